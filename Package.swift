@@ -1,0 +1,101 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// One library per role; executables are thin. See README.md and ../shared/DESIGN.md.
+let package = Package(
+    name: "authsim",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "APNsWire", targets: ["APNsWire"]),
+        .library(name: "LocalPKI", targets: ["LocalPKI"]),
+        .library(name: "APNsSender", targets: ["APNsSender"]),
+        .library(name: "APNsReceiver", targets: ["APNsReceiver"]),
+        .library(name: "Scenarios", targets: ["Scenarios"]),
+        .executable(name: "apns-sender", targets: ["apns-sender"]),
+        .executable(name: "push-receiver", targets: ["push-receiver"]),
+        .executable(name: "authsim", targets: ["authsim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // Apple's wire rules shared by sender and receiver: reasons, headers, device tokens,
+        // payload files and the ES256 provider token.
+        .target(
+            name: "APNsWire",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // The local CA, the server certificate and the APNs auth key (.p8) in Certs/.
+        .target(
+            name: "LocalPKI",
+            dependencies: [
+                "APNsWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        // The provider: an HTTP/2 + TLS client with a provider-token cache.
+        .target(
+            name: "APNsSender",
+            dependencies: [
+                "APNsWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // APNs (sandbox and production) and the device OS: validation, registry, delivery log, faults.
+        .target(
+            name: "APNsReceiver",
+            dependencies: [
+                "APNsWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Whole runs across the parts (the demo for now; scenarios come with the auth core).
+        .target(
+            name: "Scenarios",
+            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver",
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
+            name: "apns-sender",
+            dependencies: ["APNsWire", "LocalPKI", "APNsSender",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
+            name: "push-receiver",
+            dependencies: ["APNsWire", "LocalPKI", "APNsReceiver",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
+            name: "authsim",
+            dependencies: ["Scenarios", "LocalPKI",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(name: "APNsWireTests", dependencies: ["APNsWire"]),
+        .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "APNsWire"]),
+        .testTarget(
+            name: "APNsChannelTests",
+            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios"]
+        ),
+    ]
+)

@@ -1,0 +1,59 @@
+import APNsWire
+import Foundation
+
+/// The seam between the receiver (APNs) and the device OS: each accepted push that is not dropped
+/// is handed here after it is in the delivery log. The simulated device (and through it the app's
+/// delegate, which feeds the auth core's `canHandleNotification`) sits behind it.
+///
+/// Called off the connection's event loop; a slow handler never delays APNs answers.
+public protocol PushDeliveryHandler: Sendable {
+    func deliver(_ push: AcceptedPush) async
+}
+
+/// A delivery handler built from a closure.
+public struct ClosureDeliveryHandler: PushDeliveryHandler {
+    private let body: @Sendable (AcceptedPush) async -> Void
+    public init(_ body: @escaping @Sendable (AcceptedPush) async -> Void) { self.body = body }
+    public func deliver(_ push: AcceptedPush) async { await body(push) }
+}
+
+/// An app on a simulated device, as the OS sees it: a bundle ID and a way into its delegate.
+public protocol SimulatedApp: Sendable {
+    var bundleID: String { get }
+    /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`: the app gets the
+    /// payload as `userInfo` (JSON bytes here).
+    func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async
+}
+
+/// The device side of APNs: routes accepted background pushes to the app on the device the
+/// token belongs to, and records what it could not deliver (no such device or app).
+public actor DeviceHub: PushDeliveryHandler {
+    private struct DeviceKey: Hashable {
+        let environment: APNsEnvironment
+        let token: String
+    }
+    private var apps: [DeviceKey: [String: any SimulatedApp]] = [:]
+    /// Pushes that reached the hub but no app: for `authsim explain`.
+    public private(set) var undelivered: [(push: AcceptedPush, why: String)] = []
+
+    public init() {}
+
+    /// Installs `app` on the device whose token is `token` in `environment`.
+    public func install(_ app: any SimulatedApp, token: DeviceToken, environment: APNsEnvironment) {
+        apps[DeviceKey(environment: environment, token: token.hex), default: [:]][app.bundleID] = app
+    }
+
+    public func deliver(_ push: AcceptedPush) async {
+        guard push.isBackground else { return }  // alerts go to the user, not to the app's delegate
+        let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
+        guard let device = apps[key] else {
+            undelivered.append((push, "no simulated device has token \(push.deviceToken.short) in \(push.environment)"))
+            return
+        }
+        guard let app = device[push.bundleID] else {
+            undelivered.append((push, "the device has no app \(push.bundleID)"))
+            return
+        }
+        await app.didReceiveRemoteNotification(push.payload, push: push)
+    }
+}

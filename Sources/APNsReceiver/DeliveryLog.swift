@@ -1,0 +1,153 @@
+import APNsWire
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A push the receiver answered 200: what the delivery log records and what the device gets.
+public struct AcceptedPush: Sendable, Hashable {
+    public var receivedAt: Date
+    public var environment: APNsEnvironment
+    public var apnsID: String
+    public var apnsUniqueID: String?
+    public var deviceToken: DeviceToken
+    public var topic: String
+    public var bundleID: String
+    public var pushType: APNsPushType
+    public var priority: APNsPriority
+    public var expiration: Int?
+    public var collapseID: String?
+    public var teamID: String
+    public var keyID: String
+    /// The payload exactly as received (valid JSON: it was parsed before acceptance).
+    public var payload: [UInt8]
+    /// `aps` held only `content-available: 1`.
+    public var isBackground: Bool
+    /// A fault told the receiver to answer 200 and never deliver.
+    public var dropped: Bool
+}
+
+/// The durable delivery log: one JSON line per push answered 200, written (with `write(2)`, so it
+/// survives the receiver being killed) before the answer is sent.
+///
+/// Nothing is held in memory: ``entries(in:)`` reads the file.
+public final class DeliveryLog: Sendable {
+    public let file: URL
+    private let descriptor: Mutex<Int32>
+    /// Also `fsync` after each line (survives a machine crash; much slower).
+    public let syncEachWrite: Bool
+
+    /// Opens (creating) `file` for appending.
+    public init(file: URL, syncEachWrite: Bool = false) throws(ReceiverError) {
+        do {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw ReceiverError(.storage, "cannot create \(file.deletingLastPathComponent().path): \(error.localizedDescription)")
+        }
+        let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw ReceiverError(.storage, "cannot open the delivery log \(file.path): \(String(cString: strerror(errno)))")
+        }
+        self.file = file
+        self.syncEachWrite = syncEachWrite
+        descriptor = Mutex(fd)
+    }
+
+    deinit { descriptor.withLock { if $0 >= 0 { close($0) } } }
+
+    /// Appends one push. Returns only once the line is in the file (the kernel has it).
+    public func append(_ push: AcceptedPush) throws(ReceiverError) {
+        var line = Self.encode(push)
+        let failure: String? = descriptor.withLock { fd -> String? in
+            let result = line.withUTF8 { buffer -> String? in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return String(cString: strerror(errno))
+                    }
+                    offset += written
+                }
+                return nil
+            }
+            if result == nil, syncEachWrite { fsync(fd) }
+            return result
+        }
+        if let failure { throw ReceiverError(.storage, "cannot append to \(file.path): \(failure)") }
+    }
+
+    /// One log line.
+    public struct Entry: Codable, Sendable, Hashable {
+        public var time: String
+        public var environment: APNsEnvironment
+        public var apnsID: String
+        public var apnsUniqueID: String?
+        public var deviceToken: String
+        public var topic: String
+        public var pushType: String
+        public var priority: Int
+        public var expiration: Int?
+        public var collapseID: String?
+        public var teamID: String
+        public var keyID: String
+        public var background: Bool
+        public var dropped: Bool
+        public var payloadBytes: Int
+        enum CodingKeys: String, CodingKey {
+            case time, environment, apnsID = "apns-id", apnsUniqueID = "apns-unique-id", deviceToken = "device-token"
+            case topic, pushType = "push-type", priority, expiration, collapseID = "collapse-id", teamID = "team-id"
+            case keyID = "key-id", background, dropped, payloadBytes = "payload-bytes"
+        }
+    }
+
+    /// Reads a delivery log. A torn last line (a write cut by a kill) is skipped.
+    public static func entries(in file: URL) throws(ReceiverError) -> [Entry] {
+        let data: Data
+        do { data = try Data(contentsOf: file) } catch {
+            throw ReceiverError(.storage, "cannot read \(file.path): \(error.localizedDescription)")
+        }
+        let decoder = JSONDecoder()
+        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }
+    }
+
+    /// The payload is embedded as JSON: it was parsed as a JSON object before acceptance.
+    static func encode(_ push: AcceptedPush) -> String {
+        var out = "{\"time\":\"\(iso8601(push.receivedAt))\",\"environment\":\"\(push.environment.rawValue)\""
+        out += ",\"apns-id\":\"\(push.apnsID)\""
+        if let unique = push.apnsUniqueID { out += ",\"apns-unique-id\":\"\(unique)\"" }
+        out += ",\"device-token\":\"\(push.deviceToken.hex)\",\"topic\":\(jsonString(push.topic))"
+        out += ",\"push-type\":\(jsonString(push.pushType.rawValue)),\"priority\":\(push.priority.rawValue)"
+        if let expiration = push.expiration { out += ",\"expiration\":\(expiration)" }
+        if let collapse = push.collapseID { out += ",\"collapse-id\":\(jsonString(collapse))" }
+        out += ",\"team-id\":\"\(push.teamID)\",\"key-id\":\"\(push.keyID)\""
+        out += ",\"background\":\(push.isBackground),\"dropped\":\(push.dropped),\"payload-bytes\":\(push.payload.count)"
+        // Valid JSON has no raw line breaks inside strings, so turning them into spaces keeps it one line.
+        let oneLine = push.payload.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 }
+        out += ",\"payload\":" + String(decoding: oneLine, as: UTF8.self) + "}\n"
+        return out
+    }
+
+    static func jsonString(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out + "\""
+    }
+
+    static func iso8601(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+}

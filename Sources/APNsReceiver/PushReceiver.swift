@@ -1,0 +1,268 @@
+import APNsWire
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import Synchronization
+
+/// Where the receiver listens.
+public struct ReceiverListener: Sendable, Hashable {
+    public enum Transport: String, Sendable, Hashable {
+        /// TLS 1.2+; HTTP/2 whether the client offers ALPN `h2` or nothing at all.
+        case tls
+        /// HTTP/2 with prior knowledge, no TLS (for `h2load`, `curl --http2-prior-knowledge`).
+        case cleartext
+    }
+    public var host: String
+    /// 0 picks a free port (see ``PushReceiver/BoundListener``).
+    public var port: Int
+    /// The environment of connections that do not name an Apple host in TLS SNI.
+    public var environment: APNsEnvironment
+    public var transport: Transport
+
+    public init(host: String = "127.0.0.1", port: Int, environment: APNsEnvironment, transport: Transport = .tls) {
+        self.host = host
+        self.port = port
+        self.environment = environment
+        self.transport = transport
+    }
+}
+
+/// Everything a receiver is made of.
+public struct PushReceiverConfiguration: Sendable {
+    public var listeners: [ReceiverListener]
+    /// The certificate chain (PEM, leaf first) and private key (PEM) presented over TLS.
+    public var certificateChainPEM: String
+    public var privateKeyPEM: String
+    /// The provider keys APNs trusts.
+    public var trustedKeys: [TrustedProviderKey]
+    public var registry: DeviceRegistry
+    public var deliveryLog: DeliveryLog
+    public var faults: FaultPlan
+    public var delivery: (any PushDeliveryHandler)?
+    public var policy: ReceiverPolicy
+    public var clock: any WallClock
+    public var logger: Logger
+    public var observer: (@Sendable (ReceiverEvent) -> Void)?
+    /// Event-loop threads; defaults to one per core.
+    public var threads: Int
+
+    public init(listeners: [ReceiverListener], certificateChainPEM: String, privateKeyPEM: String,
+                trustedKeys: [TrustedProviderKey], registry: DeviceRegistry, deliveryLog: DeliveryLog,
+                faults: FaultPlan = FaultPlan(), delivery: (any PushDeliveryHandler)? = nil,
+                policy: ReceiverPolicy = ReceiverPolicy(), clock: any WallClock = SystemWallClock(),
+                logger: Logger = Logger(label: "push-receiver", factory: { _ in SwiftLogNoOpLogHandler() }),
+                observer: (@Sendable (ReceiverEvent) -> Void)? = nil,
+                threads: Int = System.coreCount) {
+        self.listeners = listeners
+        self.certificateChainPEM = certificateChainPEM
+        self.privateKeyPEM = privateKeyPEM
+        self.trustedKeys = trustedKeys
+        self.registry = registry
+        self.deliveryLog = deliveryLog
+        self.faults = faults
+        self.delivery = delivery
+        self.policy = policy
+        self.clock = clock
+        self.logger = logger
+        self.observer = observer
+        self.threads = threads
+    }
+}
+
+/// An APNs look-alike over HTTP/2: sandbox and production, token authentication checked as Apple
+/// checks it, a device registry, a durable delivery log, and fault injection.
+///
+/// ```swift
+/// let receiver = try await PushReceiver.start(configuration)
+/// print(receiver.listeners)   // where it listens
+/// try await receiver.shutdown()
+/// ```
+public final class PushReceiver: Sendable {
+    /// A listener and the port it got.
+    public struct BoundListener: Sendable, Hashable, CustomStringConvertible {
+        public let listener: ReceiverListener
+        public let port: Int
+        public var description: String {
+            let scheme = listener.transport == .tls ? "https" : "http (h2 prior knowledge)"
+            return "\(scheme)://\(listener.host):\(port) → \(listener.environment)"
+        }
+    }
+
+    public let listeners: [BoundListener]
+    public let configuration: PushReceiverConfiguration
+    private let group: MultiThreadedEventLoopGroup
+    private let serverChannels: [Channel]
+    private let connections: ConnectionSet
+
+    /// The HTTP/2 settings APNs announces.
+    static let apnsSettings: HTTP2Settings = [
+        HTTP2Setting(parameter: .headerTableSize, value: 4096),
+        HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),
+        HTTP2Setting(parameter: .initialWindowSize, value: 65535),
+        HTTP2Setting(parameter: .maxFrameSize, value: 16384),
+        HTTP2Setting(parameter: .maxHeaderListSize, value: 8000),
+    ]
+
+    private init(listeners: [BoundListener], configuration: PushReceiverConfiguration, group: MultiThreadedEventLoopGroup,
+                 serverChannels: [Channel], connections: ConnectionSet) {
+        self.listeners = listeners
+        self.configuration = configuration
+        self.group = group
+        self.serverChannels = serverChannels
+        self.connections = connections
+    }
+
+    /// Binds every listener and starts answering.
+    ///
+    /// - Throws: ``ReceiverError`` when the certificate or key can't be used or a port can't be bound.
+    public static func start(_ configuration: PushReceiverConfiguration) async throws(ReceiverError) -> PushReceiver {
+        guard !configuration.listeners.isEmpty else { throw ReceiverError(.configuration, "no listener configured") }
+        let sslContext: NIOSSLContext?
+        if configuration.listeners.contains(where: { $0.transport == .tls }) {
+            do {
+                let chain = try NIOSSLCertificate.fromPEMBytes(Array(configuration.certificateChainPEM.utf8))
+                let key = try NIOSSLPrivateKey(bytes: Array(configuration.privateKeyPEM.utf8), format: .pem)
+                var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) },
+                                                                   privateKey: .privateKey(key))
+                tls.minimumTLSVersion = .tlsv12
+                tls.applicationProtocols = ["h2"]
+                sslContext = try NIOSSLContext(configuration: tls)
+            } catch {
+                throw ReceiverError(.tls, "cannot use the server certificate or key: \(error)")
+            }
+        } else {
+            sslContext = nil
+        }
+        let services = ReceiverServices(
+            validator: PushValidator(tokens: ProviderTokenVerifier(keys: configuration.trustedKeys),
+                                     registry: configuration.registry, policy: configuration.policy),
+            log: configuration.deliveryLog, faults: configuration.faults, delivery: configuration.delivery,
+            clock: configuration.clock, logger: configuration.logger, events: ReceiverEvents(observer: configuration.observer))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
+        let connections = ConnectionSet()
+        var channels: [Channel] = []
+        var bound: [BoundListener] = []
+        for listener in configuration.listeners {
+            let bootstrap = ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 1024)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    connections.insert(channel)
+                    channel.closeFuture.whenComplete { _ in connections.remove(channel) }
+                    return Self.initialize(channel: channel, listener: listener, sslContext: sslContext, services: services)
+                }
+            do {
+                let channel = try await bootstrap.bind(host: listener.host, port: listener.port).get()
+                channels.append(channel)
+                bound.append(BoundListener(listener: listener, port: channel.localAddress?.port ?? listener.port))
+            } catch {
+                for channel in channels { try? await channel.close() }
+                try? await group.shutdownGracefully()
+                throw ReceiverError(.bind, "cannot listen on \(listener.host):\(listener.port): \(error)")
+            }
+        }
+        return PushReceiver(listeners: bound, configuration: configuration, group: group, serverChannels: channels,
+                            connections: connections)
+    }
+
+    /// The first bound port for an environment and transport.
+    public func port(for environment: APNsEnvironment, transport: ReceiverListener.Transport = .tls) -> Int? {
+        listeners.first { $0.listener.environment == environment && $0.listener.transport == transport }?.port
+    }
+
+    /// Stops listening, sends every open connection GOAWAY `{"reason":"Shutdown"}`, and stops.
+    public func shutdown() async {
+        for channel in serverChannels { try? await channel.close() }
+        for channel in connections.all {
+            channel.eventLoop.execute {
+                GoAway.send(on: channel, lastStreamID: .maxID, reason: .shutdown, close: true)
+            }
+        }
+        try? await group.shutdownGracefully()
+    }
+
+    private static func initialize(channel: Channel, listener: ReceiverListener, sslContext: NIOSSLContext?,
+                                   services: ReceiverServices) -> EventLoopFuture<Void> {
+        guard listener.transport == .tls, let sslContext else {
+            services.events.record(.connection(environment: listener.environment, serverName: nil, tls: false))
+            return channel.eventLoop.makeCompletedFuture {
+                try configureHTTP2(channel: channel, connection: ConnectionContext(environment: listener.environment, serverName: nil),
+                                   services: services)
+            }
+        }
+        // Read the ClientHello's SNI first: a client naming Apple's production or sandbox host gets that
+        // environment whatever the port. Then TLS, then HTTP/2, whether or not ALPN said h2.
+        let sni = SNIHandler { result in
+            var serverName: String?
+            if case .hostname(let name) = result { serverName = name }
+            let environment = serverName.flatMap(APNsEnvironment.named(byHost:)) ?? listener.environment
+            services.events.record(.connection(environment: environment, serverName: serverName, tls: true))
+            return channel.eventLoop.makeCompletedFuture {
+                let sync = channel.pipeline.syncOperations
+                try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                try configureHTTP2(channel: channel, connection: ConnectionContext(environment: environment, serverName: serverName),
+                                   services: services)
+            }
+        }
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(sni))
+        }
+    }
+
+    private static func configureHTTP2(channel: Channel, connection: ConnectionContext, services: ReceiverServices) throws {
+        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+        connectionConfiguration.initialSettings = apnsSettings
+        let bound = NIOLoopBound(connection, eventLoop: channel.eventLoop)
+        if let idle = services.validator.policy.idleTimeout {
+            try channel.pipeline.syncOperations.addHandler(
+                IdleStateHandler(allTimeout: .milliseconds(Int64(idle * 1000))))
+        }
+        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: connectionConfiguration,
+            streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(APNsStreamHandler(services: services, connection: bound.value))
+            }
+        }
+        try channel.pipeline.syncOperations.addHandler(ConnectionGuard(connection: bound))
+    }
+}
+
+/// Open connections, so shutdown can say GOAWAY to each.
+final class ConnectionSet: Sendable {
+    private let channels = Mutex<[ObjectIdentifier: Channel]>([:])
+    func insert(_ channel: Channel) { channels.withLock { $0[ObjectIdentifier(channel)] = channel } }
+    func remove(_ channel: Channel) { _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) } }
+    var all: [Channel] { channels.withLock { Array($0.values) } }
+}
+
+/// The last handler of a connection: closes it on an error nobody handled (bad TLS, a protocol
+/// error), so the client gets a closed socket and the server goes on; and says GOAWAY
+/// `{"reason":"IdleTimeout"}` to a connection idle for ``ReceiverPolicy/idleTimeout``, as APNs does.
+final class ConnectionGuard: ChannelInboundHandler {
+    typealias InboundIn = Any
+    private let connection: NIOLoopBound<ConnectionContext>
+
+    init(connection: NIOLoopBound<ConnectionContext>) { self.connection = connection }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            let state = connection.value
+            guard !state.closing else { return }
+            state.closing = true
+            GoAway.send(on: context.channel, lastStreamID: state.lastProcessedStream, reason: .idleTimeout, close: true)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+}

@@ -1,0 +1,275 @@
+import APNsWire
+import Foundation
+
+/// One request as it arrived on a stream.
+public struct IncomingPush: Sendable {
+    public var method: String?
+    public var path: String?
+    /// Regular (non-pseudo) headers, names lowercase, in arrival order.
+    public var headers: [(name: String, value: String)]
+    /// The body, kept up to ``PushValidator/maximumBufferedBody`` bytes.
+    public var body: [UInt8]
+    /// The body's full length, even when more arrived than was kept.
+    public var bodyLength: Int
+
+    public init(method: String?, path: String?, headers: [(name: String, value: String)], body: [UInt8], bodyLength: Int? = nil) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.bodyLength = bodyLength ?? body.count
+    }
+
+    func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+}
+
+/// What a connection remembers about provider tokens, as APNs does: the team bound on the first
+/// authenticated push, and the current token and since when.
+public struct ConnectionAuthState: Sendable {
+    public var boundTeam: String?
+    var currentToken: String?
+    var currentVerified: VerifiedProviderToken?
+    var currentKey: TrustedProviderKey?
+    var currentSince: Date?
+    /// How many distinct tokens this connection accepted.
+    public internal(set) var tokensAccepted = 0
+    public init() {}
+}
+
+/// A refusal: the reason APNs gives, and what exactly was wrong (for logs and explanations).
+public struct PushRejection: Sendable, Hashable, Error {
+    public var reason: APNsReason
+    public var detail: String
+    /// 410 only: when the token stopped being valid (ms since the epoch).
+    public var timestamp: Int64?
+    public init(_ reason: APNsReason, _ detail: String, timestamp: Int64? = nil) {
+        self.reason = reason
+        self.detail = detail
+        self.timestamp = timestamp
+    }
+    public var status: Int { reason.status ?? 500 }
+}
+
+/// Timing and limit rules; Apple's values by default.
+public struct ReceiverPolicy: Sendable {
+    /// Tokens whose `iat` is older than this are `ExpiredProviderToken` (Apple: 1 hour).
+    public var providerTokenMaximumAge: TimeInterval = 3600
+    /// A connection may change its token at most this often (Apple: 20 minutes).
+    public var providerTokenMinimumRefresh: TimeInterval = 1200
+    /// Tokens issued further than this in the future are refused.
+    public var providerTokenFutureTolerance: TimeInterval = 300
+    /// A connection with no traffic for this long gets GOAWAY `IdleTimeout` and is closed; `nil`: never.
+    public var idleTimeout: TimeInterval? = 3600
+    public init() {}
+}
+
+/// Checks one push as APNs does, in APNs's order, and decides the answer.
+///
+/// The order: repeated headers, `apns-id`, method, topic (present, well formed), collapse ID,
+/// priority, push type (known, matching the topic's suffix, background at priority 5 or 1),
+/// expiration, path and device token (format, then registered in this environment for this topic
+/// and still valid), the provider token, and last the payload.
+///
+/// Pure apart from the registry read: no I/O, no clock of its own (``validate(_:environment:auth:now:)`` takes `now`).
+public struct PushValidator: Sendable {
+    /// Bodies are kept up to this size; anything longer is `PayloadTooLarge` whatever its type.
+    public static let maximumBufferedBody = 5120
+
+    public let tokens: ProviderTokenVerifier
+    public let registry: DeviceRegistry
+    public let policy: ReceiverPolicy
+
+    public init(tokens: ProviderTokenVerifier, registry: DeviceRegistry, policy: ReceiverPolicy = ReceiverPolicy()) {
+        self.tokens = tokens
+        self.registry = registry
+        self.policy = policy
+    }
+
+    /// The answer to `request` on a connection in `environment` whose token state is `auth`.
+    /// `apnsID` is the ID the answer will carry (the request's if valid, else a new one).
+    public func validate(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
+                         now: Date) -> Result<AcceptedPush, PushRejection> {
+        do {
+            return .success(try check(request, environment: environment, auth: &auth, now: now))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func check(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
+                       now: Date) throws(PushRejection) -> AcceptedPush {
+        // Repeated headers.
+        var seen = Set<String>()
+        for (name, _) in request.headers where APNsHeader.singular.contains(name) {
+            guard seen.insert(name).inserted else { throw PushRejection(.duplicateHeaders, "header \(name) is repeated") }
+        }
+        // apns-id.
+        let apnsID: String
+        if let given = request.header(APNsHeader.id) {
+            guard parseAPNsID(given) != nil else {
+                throw PushRejection(.badMessageId, "apns-id \"\(Self.quote(given))\" is not a canonical UUID")
+            }
+            apnsID = given
+        } else {
+            apnsID = UUID().uuidString.lowercased()
+        }
+        // Method.
+        guard request.method == "POST" else {
+            throw PushRejection(.methodNotAllowed, "method is \(request.method ?? "missing"); APNs accepts only POST")
+        }
+        // Topic.
+        guard let topic = request.header(APNsHeader.topic) else {
+            throw PushRejection(.missingTopic, "apns-topic is required with token-based authentication")
+        }
+        guard Self.isWellFormedTopic(topic) else {
+            throw PushRejection(.badTopic, "apns-topic \"\(Self.quote(topic))\" is not a bundle ID")
+        }
+        // Collapse ID.
+        let collapseID = request.header(APNsHeader.collapseID)
+        if let collapseID, collapseID.utf8.count > APNsHeader.maximumCollapseIDBytes {
+            throw PushRejection(.badCollapseId, "apns-collapse-id is \(collapseID.utf8.count) bytes; at most \(APNsHeader.maximumCollapseIDBytes)")
+        }
+        // Priority.
+        var priority: APNsPriority?
+        if let value = request.header(APNsHeader.priority) {
+            guard let number = Int(value), let parsed = APNsPriority(rawValue: number) else {
+                throw PushRejection(.badPriority, "apns-priority \"\(Self.quote(value))\" is not 10, 5 or 1")
+            }
+            priority = parsed
+        }
+        // Push type.
+        let pushType: APNsPushType
+        if let value = request.header(APNsHeader.pushType) {
+            pushType = APNsPushType(rawValue: value)
+            guard pushType.isKnown else {
+                throw PushRejection(.invalidPushType, "apns-push-type \"\(Self.quote(value))\" is not one Apple defines")
+            }
+        } else {
+            pushType = .alert
+        }
+        if let suffix = pushType.requiredTopicSuffix, !topic.hasSuffix(suffix) {
+            throw PushRejection(.badTopic, "a \(pushType) push needs the topic <bundle ID>\(suffix), not \(topic)")
+        }
+        if pushType == .background, let priority, priority == .immediate {
+            throw PushRejection(.badPriority, "background pushes must use apns-priority 5 (or 1), not 10")
+        }
+        let resolvedPriority = priority ?? .default(for: pushType)
+        // Expiration.
+        var expiration: Int?
+        if let value = request.header(APNsHeader.expiration) {
+            guard !value.isEmpty, value.utf8.count <= 12, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let seconds = Int(value)
+            else { throw PushRejection(.badExpirationDate, "apns-expiration \"\(Self.quote(value))\" is not epoch seconds") }
+            expiration = seconds
+        }
+        // Path and device token.
+        guard let path = request.path, path.hasPrefix("/3/device/"), !path.contains("?") else {
+            throw PushRejection(.badPath, "path \"\(Self.quote(request.path ?? ""))\" is not /3/device/<token>")
+        }
+        let rawToken = String(path.dropFirst("/3/device/".count))
+        guard !rawToken.isEmpty else { throw PushRejection(.missingDeviceToken, "the path has no device token") }
+        guard let token = DeviceToken(hex: rawToken) else {
+            throw PushRejection(.badDeviceToken, "device token \"\(Self.quote(rawToken))\" is not an even-length hex string")
+        }
+        let bundleID = pushType.bundleID(forTopic: topic)
+        guard let device = registry.lookup(token, in: environment) else {
+            let other: APNsEnvironment = environment == .sandbox ? .production : .sandbox
+            if registry.lookup(token, in: other) != nil {
+                throw PushRejection(.badDeviceToken, "token \(token.short) was issued by the \(other) environment and was sent to \(environment)")
+            }
+            throw PushRejection(.badDeviceToken, "token \(token.short) is not registered in \(environment)")
+        }
+        switch device.state {
+        case .active: break
+        case .unregistered:
+            throw PushRejection(.unregistered, "token \(token.short) is no longer active for \(device.bundleID)", timestamp: device.invalidSince ?? 0)
+        case .expired:
+            throw PushRejection(.expiredToken, "token \(token.short) has expired", timestamp: device.invalidSince ?? 0)
+        }
+        guard device.bundleID == bundleID else {
+            throw PushRejection(.deviceTokenNotForTopic, "token \(token.short) belongs to \(device.bundleID), not \(bundleID)")
+        }
+        // Provider token.
+        let (verified, key) = try authenticate(request, environment: environment, auth: &auth, now: now)
+        if let topics = key.topics, !topics.contains(bundleID) {
+            throw PushRejection(.topicDisallowed, "key \(key.keyID) may push only to \(topics.sorted().joined(separator: ", "))")
+        }
+        // Payload.
+        guard request.bodyLength > 0 else { throw PushRejection(.payloadEmpty, "the request has no body") }
+        guard request.bodyLength <= pushType.maximumPayloadSize else {
+            throw PushRejection(.payloadTooLarge, "the payload is \(request.bodyLength) bytes; a \(pushType) push may carry \(pushType.maximumPayloadSize)")
+        }
+        let payload: NotificationPayload
+        do { payload = try NotificationPayload(json: request.body) } catch {
+            // APNs has no reason for malformed JSON; an unparsable body carries no notification.
+            throw PushRejection(.payloadEmpty, error.message)
+        }
+        return AcceptedPush(
+            receivedAt: now, environment: environment, apnsID: apnsID,
+            apnsUniqueID: environment == .sandbox ? UUID().uuidString.lowercased() : nil,
+            deviceToken: token, topic: topic, bundleID: bundleID, pushType: pushType, priority: resolvedPriority,
+            expiration: expiration, collapseID: collapseID, teamID: verified.teamID, keyID: verified.keyID,
+            payload: request.body, isBackground: payload.isBackground, dropped: false)
+    }
+
+    private func authenticate(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
+                              now: Date) throws(PushRejection) -> (VerifiedProviderToken, TrustedProviderKey) {
+        guard let header = request.header(APNsHeader.authorization) else {
+            throw PushRejection(.missingProviderToken, "no authorization header")
+        }
+        guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw PushRejection(.missingProviderToken, "authorization is not \"bearer <provider token>\"")
+        }
+        let jwt = String(header.dropFirst(7))
+        let verified: VerifiedProviderToken
+        let key: TrustedProviderKey
+        let isNew: Bool
+        if jwt == auth.currentToken, let cached = auth.currentVerified, let cachedKey = auth.currentKey {
+            (verified, key, isNew) = (cached, cachedKey, false)
+        } else {
+            do { (verified, key) = try tokens.verify(jwt) } catch {
+                throw PushRejection(.invalidProviderToken, error.message)
+            }
+            isNew = true
+        }
+        if let environments = key.environments, !environments.contains(environment) {
+            throw PushRejection(.badEnvironmentKeyInToken, "key \(key.keyID) is limited to \(environments.map(\.rawValue).sorted().joined(separator: ", ")), and this is \(environment)")
+        }
+        if let bound = auth.boundTeam, bound != verified.teamID {
+            throw PushRejection(.unrelatedKeyIdInToken, "this connection is bound to team \(bound); key \(verified.keyID) belongs to team \(verified.teamID): open a new connection")
+        }
+        let age = now.timeIntervalSince1970 - TimeInterval(verified.issuedAt)
+        if age > policy.providerTokenMaximumAge {
+            throw PushRejection(.expiredProviderToken, "the token was issued \(Int(age)) s ago; APNs accepts tokens up to \(Int(policy.providerTokenMaximumAge)) s old")
+        }
+        if -age > policy.providerTokenFutureTolerance {
+            throw PushRejection(.invalidProviderToken, "the token's iat is \(Int(-age)) s in the future")
+        }
+        if isNew {
+            if let since = auth.currentSince, now.timeIntervalSince(since) < policy.providerTokenMinimumRefresh {
+                throw PushRejection(.tooManyProviderTokenUpdates, "a new token \(Int(now.timeIntervalSince(since))) s after the last one on this connection; at most one per \(Int(policy.providerTokenMinimumRefresh)) s")
+            }
+            auth.currentToken = jwt
+            auth.currentVerified = verified
+            auth.currentKey = key
+            auth.currentSince = now
+            auth.boundTeam = verified.teamID
+            auth.tokensAccepted += 1
+        }
+        return (verified, key)
+    }
+
+    /// A bundle ID (with an optional push-type suffix): dot-separated, letters, digits, `-` and `_`.
+    static func isWellFormedTopic(_ topic: String) -> Bool {
+        guard !topic.isEmpty, topic.utf8.count <= 255, !topic.hasPrefix("."), !topic.hasSuffix("."), !topic.contains("..") else { return false }
+        return topic.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x2D || c == 0x5F
+        }
+    }
+
+    /// A value from the request quoted in a message: at most 64 printable ASCII characters.
+    static func quote(_ value: String) -> String {
+        let cleaned = String(value.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }.prefix(64))
+        return value.unicodeScalars.count > 64 ? cleaned + "…" : cleaned
+    }
+}

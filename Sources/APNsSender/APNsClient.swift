@@ -1,0 +1,230 @@
+import APNsWire
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// Where and how the sender connects.
+public struct APNsClientConfiguration: Sendable {
+    /// The APNs environment: names the host in TLS SNI and `:authority`.
+    public var environment: APNsEnvironment
+    /// Where the TCP connection goes.
+    public var host: String
+    public var port: Int
+    /// The name sent in TLS SNI and `:authority` (default: Apple's host for the environment).
+    public var serverName: String
+    /// `nil`: cleartext HTTP/2 with prior knowledge (the local receiver's cleartext listener only).
+    public var tls: TLS?
+    /// How many connections to spread pushes over.
+    public var connections: Int
+    /// How long to wait for one answer.
+    public var timeout: TimeInterval
+    /// How often a push refused before processing (REFUSED_STREAM, GOAWAY) is tried again.
+    public var retries: Int
+
+    public struct TLS: Sendable {
+        /// PEM certificates to trust instead of the system's roots (our local CA).
+        public var trustedRootsPEM: String?
+        public init(trustedRootsPEM: String? = nil) { self.trustedRootsPEM = trustedRootsPEM }
+    }
+
+    public init(environment: APNsEnvironment, host: String, port: Int, serverName: String? = nil, tls: TLS? = TLS(),
+                connections: Int = 1, timeout: TimeInterval = 30, retries: Int = 2) {
+        self.environment = environment
+        self.host = host
+        self.port = port
+        self.serverName = serverName ?? environment.appleHost
+        self.tls = tls
+        self.connections = connections
+        self.timeout = timeout
+        self.retries = retries
+    }
+
+    /// Apple's real host for `environment`, port 443, the system's trust store.
+    public static func apple(_ environment: APNsEnvironment) -> APNsClientConfiguration {
+        APNsClientConfiguration(environment: environment, host: environment.appleHost, port: 443)
+    }
+
+    /// The local receiver: `127.0.0.1:port`, Apple's host name in SNI (so the receiver knows the
+    /// environment), and our CA as the only trust root.
+    public static func local(_ environment: APNsEnvironment, port: Int, caPEM: String) -> APNsClientConfiguration {
+        APNsClientConfiguration(environment: environment, host: "127.0.0.1", port: port,
+                                tls: TLS(trustedRootsPEM: caPEM))
+    }
+}
+
+/// One push to send.
+public struct PushRequest: Sendable {
+    /// The token as it goes into the path (a ``APNsWire/DeviceToken``'s hex, or anything, to test rejections).
+    public var deviceToken: String
+    public var headers: PushHeaders
+    public var payload: [UInt8]
+
+    public init(deviceToken: DeviceToken, headers: PushHeaders, payload: [UInt8]) {
+        self.deviceToken = deviceToken.hex
+        self.headers = headers
+        self.payload = payload
+    }
+
+    public init(rawDeviceToken: String, headers: PushHeaders, payload: [UInt8]) {
+        self.deviceToken = rawDeviceToken
+        self.headers = headers
+        self.payload = payload
+    }
+}
+
+/// A request sent exactly as written (see ``APNsClient/send(raw:)``).
+public struct RawRequest: Sendable {
+    public var method: String
+    public var path: String
+    public var fields: [(name: String, value: String)]
+    public var body: [UInt8]
+    public init(method: String = "POST", path: String, fields: [(name: String, value: String)], body: [UInt8]) {
+        self.method = method
+        self.path = path
+        self.fields = fields
+        self.body = body
+    }
+}
+
+/// An APNs provider client: HTTP/2 over TLS (ALPN `h2`), ES256 provider tokens from a cache, many
+/// pushes in flight on each connection.
+///
+/// ```swift
+/// let client = try APNsClient(configuration: .local(.sandbox, port: 2197, caPEM: ca), tokens: cache)
+/// let response = try await client.send(PushRequest(deviceToken: token, headers: headers, payload: bytes))
+/// try await client.shutdown()
+/// ```
+public final class APNsClient: Sendable {
+    public let configuration: APNsClientConfiguration
+    public let tokens: ProviderTokenCache
+    private let group: MultiThreadedEventLoopGroup
+    private let sslContext: NIOSSLContext?
+    private let pool: ConnectionPool
+    private let logger: Logger
+
+    /// - Throws: ``SenderError`` when the trust roots can't be read.
+    public init(configuration: APNsClientConfiguration, tokens: ProviderTokenCache, threads: Int = 1,
+                logger: Logger = Logger(label: "apns-sender", factory: { _ in SwiftLogNoOpLogHandler() })) throws(SenderError) {
+        if let tls = configuration.tls {
+            var config = TLSConfiguration.makeClientConfiguration()
+            config.minimumTLSVersion = .tlsv12
+            config.applicationProtocols = ["h2"]
+            if let pem = tls.trustedRootsPEM {
+                do {
+                    config.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+                } catch {
+                    throw SenderError(.tls, "the trust roots are not PEM certificates: \(error)")
+                }
+            }
+            do { sslContext = try NIOSSLContext(configuration: config) } catch {
+                throw SenderError(.tls, "cannot set up TLS: \(error)")
+            }
+        } else {
+            sslContext = nil
+        }
+        self.configuration = configuration
+        self.tokens = tokens
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+        pool = ConnectionPool(size: max(1, configuration.connections))
+    }
+
+    /// Sends a push and returns APNs's answer. A push refused before processing (REFUSED_STREAM, or
+    /// cut off by GOAWAY) is sent again on a fresh connection, up to ``APNsClientConfiguration/retries`` times.
+    ///
+    /// - Throws: ``SenderError`` when no answer could be had.
+    public func send(_ request: PushRequest) async throws(SenderError) -> APNsResponse {
+        var attempt = 0
+        while true {
+            let connection = try await pool.connection { [self] () throws(SenderError) -> APNsConnection in
+                try await connect()
+            }
+            let token = await tokens.token()
+            do {
+                let response = try await connection.send(
+                    path: PushHeaders.path(forRaw: request.deviceToken),
+                    fields: request.headers.headerFields(authorization: token), payload: request.payload,
+                    timeout: .milliseconds(Int64(configuration.timeout * 1000)))
+                if response.reason == .expiredProviderToken { await tokens.invalidate() }
+                logger.debug("answer", metadata: [
+                    "apns-id": "\(response.apnsID ?? "-")", "device-token": "\(request.deviceToken)", "status": "\(response.status)",
+                ])
+                return response
+            } catch {
+                guard error.isRetryable, attempt < configuration.retries else { throw error }
+                attempt += 1
+                logger.info("retrying", metadata: ["device-token": "\(request.deviceToken)", "why": "\(error)"])
+            }
+        }
+    }
+
+    /// Sends a request exactly as given (method, path, headers, body; `authorization` only if in
+    /// `fields`) on the pool's next connection, without retrying: for probing how a server answers
+    /// malformed requests. Pushes belong in ``send(_:)``.
+    public func send(raw request: RawRequest) async throws(SenderError) -> APNsResponse {
+        let connection = try await pool.connection { [self] () throws(SenderError) -> APNsConnection in
+            try await connect()
+        }
+        return try await connection.send(method: request.method, path: request.path, fields: request.fields,
+                                         payload: request.body, timeout: .milliseconds(Int64(configuration.timeout * 1000)))
+    }
+
+    /// Closes every connection.
+    public func shutdown() async {
+        await pool.closeAll()
+        try? await group.shutdownGracefully()
+    }
+
+    private func connect() async throws(SenderError) -> APNsConnection {
+        let serverName = configuration.tls == nil || Self.isIPAddress(configuration.serverName) ? nil : configuration.serverName
+        return try await APNsConnection.connect(
+            group: group, host: configuration.host, port: configuration.port, authority: configuration.serverName,
+            sslContext: sslContext, serverName: serverName, timeout: .seconds(10))
+    }
+
+    static func isIPAddress(_ name: String) -> Bool {
+        (try? SocketAddress(ipAddress: name, port: 0)) != nil
+    }
+}
+
+/// Connections, created on demand, replaced when closed or told GOAWAY, handed out round-robin.
+actor ConnectionPool {
+    private var slots: [APNsConnection?]
+    private var connecting: [Task<APNsConnection, any Error>?]
+    private var next = 0
+
+    init(size: Int) {
+        slots = Array(repeating: nil, count: size)
+        connecting = Array(repeating: nil, count: size)
+    }
+
+    func connection(_ make: @escaping @Sendable () async throws(SenderError) -> APNsConnection) async throws(SenderError) -> APNsConnection {
+        let index = next
+        next = (next + 1) % slots.count
+        if let existing = slots[index], existing.isUsable { return existing }
+        if let pending = connecting[index] {
+            do { return try await pending.value } catch { throw (error as? SenderError) ?? SenderError(.connect, "\(error)") }
+        }
+        if let stale = slots[index] {
+            slots[index] = nil
+            Task { await stale.close() }
+        }
+        let task = Task { () async throws -> APNsConnection in try await make() }
+        connecting[index] = task
+        defer { connecting[index] = nil }
+        do {
+            let made = try await task.value
+            slots[index] = made
+            return made
+        } catch {
+            throw (error as? SenderError) ?? SenderError(.connect, "\(error)")
+        }
+    }
+
+    func closeAll() async {
+        for slot in slots { await slot?.close() }
+        slots = Array(repeating: nil, count: slots.count)
+    }
+}

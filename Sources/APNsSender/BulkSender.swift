@@ -1,0 +1,65 @@
+import APNsWire
+import Foundation
+
+/// Sends many pushes with a bounded number in flight, and tallies the answers.
+public struct BulkSender: Sendable {
+    public struct Result: Sendable {
+        public let request: PushRequest
+        public let outcome: Swift.Result<APNsResponse, SenderError>
+    }
+
+    public struct Report: Sendable {
+        public var sent = 0
+        public var accepted = 0
+        public var rejected = 0
+        public var unanswered = 0
+        public var reasons: [APNsReason: Int] = [:]
+        public var seconds: Double = 0
+        public var pushesPerSecond: Double { seconds > 0 ? Double(sent) / seconds : 0 }
+    }
+
+    public let client: APNsClient
+    public let concurrency: Int
+
+    public init(client: APNsClient, concurrency: Int) {
+        self.client = client
+        self.concurrency = max(1, concurrency)
+    }
+
+    /// Sends each request `times` times, `concurrency` at once; `onResult` sees each answer as it comes.
+    public func send(_ requests: [PushRequest], times: Int = 1,
+                     onResult: (Result) -> Void = { _ in }) async -> Report {
+        let total = requests.count * max(1, times)
+        let start = ContinuousClock.now
+        var report = Report()
+        await withTaskGroup(of: Result.self) { group in
+            var next = 0
+            func addNext() {
+                guard next < total else { return }
+                let request = requests[next % requests.count]
+                next += 1
+                group.addTask { [client] in
+                    do throws(SenderError) { return Result(request: request, outcome: .success(try await client.send(request))) } catch {
+                        return Result(request: request, outcome: .failure(error))
+                    }
+                }
+            }
+            for _ in 0..<min(concurrency, total) { addNext() }
+            while let result = await group.next() {
+                report.sent += 1
+                switch result.outcome {
+                case .success(let response) where response.isSuccess: report.accepted += 1
+                case .success(let response):
+                    report.rejected += 1
+                    report.reasons[response.reason ?? APNsReason(rawValue: "HTTP \(response.status)"), default: 0] += 1
+                case .failure: report.unanswered += 1
+                }
+                onResult(result)
+                addNext()
+            }
+        }
+        let elapsed = ContinuousClock.now - start
+        report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return report
+    }
+}

@@ -1,0 +1,46 @@
+import APNsWire
+import Foundation
+
+/// Hands out the provider token for a connection: one token, reused until it is
+/// ``refreshInterval`` old, then a new one. Never one per request: APNs answers
+/// `TooManyProviderTokenUpdates` to a connection that changes tokens within 20 minutes, and
+/// `ExpiredProviderToken` to one older than an hour.
+public actor ProviderTokenCache {
+    /// The shortest and longest refresh interval APNs allows: at least 20 minutes, under 60.
+    public static let allowedRefresh: Range<TimeInterval> = 1200..<3600
+    /// Peers refresh at 30–55 minutes; 50 leaves room for clock skew.
+    public static let defaultRefresh: TimeInterval = 3000
+
+    public let signer: ProviderTokenSigner
+    public let refreshInterval: TimeInterval
+    private let clock: any WallClock
+    private var current: (token: String, issuedAt: Date)?
+    /// How many tokens this cache has signed.
+    public private(set) var tokensMinted = 0
+
+    /// - Throws: ``SenderError`` when `refreshInterval` is outside ``allowedRefresh``.
+    public init(signer: ProviderTokenSigner, clock: any WallClock = SystemWallClock(),
+                refreshInterval: TimeInterval = ProviderTokenCache.defaultRefresh) throws(SenderError) {
+        guard Self.allowedRefresh.contains(refreshInterval) else {
+            throw SenderError(.configuration, "the token refresh interval must be at least 20 and under 60 minutes; got \(Int(refreshInterval)) s")
+        }
+        self.signer = signer
+        self.clock = clock
+        self.refreshInterval = refreshInterval
+    }
+
+    /// The token to send now.
+    public func token() -> String {
+        let now = clock.now
+        if let current, now.timeIntervalSince(current.issuedAt) < refreshInterval, now >= current.issuedAt {
+            return current.token
+        }
+        let token = signer.token(issuedAt: now)
+        current = (token, now)
+        tokensMinted += 1
+        return token
+    }
+
+    /// Drops the current token (after APNs called it expired or invalid), so the next push signs anew.
+    public func invalidate() { current = nil }
+}

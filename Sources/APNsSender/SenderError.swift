@@ -1,0 +1,16 @@
+/// A failure to get an answer from APNs (not an APNs rejection: those are ``APNsWire/APNsResponse``s).
+public struct SenderError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        case configuration, connect, tls, streamRefused, connectionClosed, protocolError, timeout
+    }
+    public let code: Code
+    public let message: String
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { message }
+    /// Whether the push surely was not processed and may be sent again (REFUSED_STREAM, or a GOAWAY
+    /// that excluded it, or a connection that closed before the request went out).
+    public var isRetryable: Bool { code == .streamRefused || code == .connectionClosed }
+}

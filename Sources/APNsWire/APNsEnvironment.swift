@@ -1,0 +1,37 @@
+/// The two APNs environments. Device tokens are issued for one of them and are rejected by the other
+/// with `BadDeviceToken`.
+public enum APNsEnvironment: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// Development: `api.sandbox.push.apple.com` (older name `api.development.push.apple.com`).
+    case sandbox
+    /// `api.push.apple.com`.
+    case production
+
+    public var description: String { rawValue }
+
+    /// Apple's host for this environment.
+    public var appleHost: String {
+        switch self {
+        case .sandbox: return "api.sandbox.push.apple.com"
+        case .production: return "api.push.apple.com"
+        }
+    }
+
+    /// Every host name Apple (or an older client) uses for this environment.
+    public var appleHostNames: [String] {
+        switch self {
+        case .sandbox: return ["api.sandbox.push.apple.com", "api.development.push.apple.com"]
+        case .production: return ["api.push.apple.com"]
+        }
+    }
+
+    /// The environment an Apple host name (as sent in TLS SNI or `:authority`) names, if any.
+    public static func named(byHost host: String) -> APNsEnvironment? {
+        let name = host.lowercased()
+        return allCases.first { $0.appleHostNames.contains(name) }
+    }
+
+    /// The value of `aps-environment` in a provisioning profile or entitlements file.
+    public var apsEnvironmentEntitlement: String {
+        self == .sandbox ? "development" : "production"
+    }
+}

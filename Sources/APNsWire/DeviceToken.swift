@@ -1,0 +1,78 @@
+/// A device token as it travels in the request path: an even number of hex digits.
+///
+/// Apple says not to assume a length: 32-byte tokens are common, 80-byte simulator tokens and
+/// others exist. The canonical form is lowercase hex.
+public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// Lowercase hex.
+    public let hex: String
+
+    /// Parses a hex token (either case). Returns `nil` for an empty string, an odd length, a
+    /// non-hex character, or more than ``maximumHexLength`` digits.
+    public init?(hex: String) {
+        let utf8 = hex.utf8
+        guard !utf8.isEmpty, utf8.count % 2 == 0, utf8.count <= Self.maximumHexLength,
+              utf8.allSatisfy({ Self.isHexDigit($0) })
+        else { return nil }
+        self.hex = hex.lowercased()
+    }
+
+    /// Makes a token from raw bytes, as an app receives it in
+    /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`.
+    public init(bytes: some Sequence<UInt8>) {
+        self.hex = bytes.map { Self.hexDigits[Int($0 >> 4)] + Self.hexDigits[Int($0 & 0xF)] }.joined()
+    }
+
+    /// The token's bytes.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(hex.utf8.count / 2)
+        var high: UInt8 = 0
+        for (index, char) in hex.utf8.enumerated() {
+            let value = Self.nibble(char)
+            if index % 2 == 0 { high = value } else { out.append(high << 4 | value) }
+        }
+        return out
+    }
+
+    /// The first 8 hex digits followed by an ellipsis, for logs and timelines.
+    public var short: String { String(hex.prefix(8)).uppercased() + "…" }
+
+    public var description: String { hex }
+
+    /// Tokens longer than this are refused outright (Apple's longest seen are 160 hex digits).
+    public static let maximumHexLength = 400
+
+    /// A random 32-byte token, as a real device would be issued.
+    public static func random(byteCount: Int = 32) -> DeviceToken {
+        var generator = SystemRandomNumberGenerator()
+        return DeviceToken(bytes: (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
+    private static let hexDigits = (0..<16).map { String($0, radix: 16) }
+    private static func isHexDigit(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
+    }
+    private static func nibble(_ c: UInt8) -> UInt8 {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x41...0x46: return c - 0x41 + 10
+        default: return c - 0x61 + 10
+        }
+    }
+}
+
+extension DeviceToken {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let string = try container.decode(String.self)
+        guard let token = DeviceToken(hex: string) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "not an even-length hex device token: \(string)")
+        }
+        self = token
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// A notification payload: the JSON body of a push.
+public struct NotificationPayload: Sendable, Hashable {
+    /// The exact bytes sent.
+    public let bytes: [UInt8]
+    /// `"Simulator Target Bundle"` from an `xcrun simctl push` file, removed from ``bytes``.
+    public let simulatorTargetBundle: String?
+    /// Whether `aps` holds only `"content-available": 1`: a background (silent) push.
+    public let isBackground: Bool
+
+    /// Parses a payload. `.apns` files (and plain JSON with the key) may carry
+    /// `"Simulator Target Bundle"`, which names the app and is not sent.
+    ///
+    /// - Throws: ``PayloadError`` when the bytes are not a JSON object or `aps` is not an object.
+    public init(json bytes: [UInt8]) throws(PayloadError) {
+        guard !bytes.isEmpty else { throw PayloadError(.empty, "the payload is empty") }
+        let object: [String: Any]
+        do {
+            guard let parsed = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+                throw PayloadError(.notAnObject, "the payload is JSON but not an object")
+            }
+            object = parsed
+        } catch let error as PayloadError {
+            throw error
+        } catch {
+            throw PayloadError(.invalidJSON, "the payload is not valid JSON")
+        }
+        if let aps = object["aps"], !(aps is [String: Any]) {
+            throw PayloadError(.apsNotAnObject, "\"aps\" must be an object")
+        }
+        let target = object["Simulator Target Bundle"]
+        if let target, !(target is String) {
+            throw PayloadError(.invalidTargetBundle, "\"Simulator Target Bundle\" must be a string")
+        }
+        self.simulatorTargetBundle = target as? String
+        if target != nil {
+            var stripped = object
+            stripped.removeValue(forKey: "Simulator Target Bundle")
+            // Serialising a dictionary that just came out of JSONSerialization cannot fail.
+            self.bytes = Array(try! JSONSerialization.data(withJSONObject: stripped, options: [.sortedKeys]))
+        } else {
+            self.bytes = bytes
+        }
+        self.isBackground = Self.isBackgroundOnly(object["aps"] as? [String: Any])
+    }
+
+    /// Reads a payload file: plain APNs JSON (`.json`) or an `xcrun simctl push` file (`.apns`).
+    public init(contentsOf url: URL) throws(PayloadError) {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw PayloadError(.unreadable, "cannot read \(url.path): \(error.localizedDescription)")
+        }
+        do { try self.init(json: Array(data)) } catch {
+            throw PayloadError(error.code, "\(url.lastPathComponent): \(error.message)")
+        }
+    }
+
+    /// The push type a payload implies when none is given: `background` for `content-available`
+    /// alone, else `alert`.
+    public var impliedPushType: APNsPushType { isBackground ? .background : .alert }
+
+    /// The payload as a dictionary, for handing to an app (`userInfo`).
+    public var userInfo: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]) ?? [:]
+    }
+
+    static func isBackgroundOnly(_ aps: [String: Any]?) -> Bool {
+        guard let aps, aps.count == 1, let value = aps["content-available"] else { return false }
+        if let number = value as? Int { return number == 1 }
+        return false
+    }
+}
+
+/// Why a payload was refused.
+public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        case empty, invalidJSON, notAnObject, apsNotAnObject, invalidTargetBundle, tooLarge, unreadable
+    }
+    public let code: Code
+    public let message: String
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { message }
+}

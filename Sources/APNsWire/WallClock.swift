@@ -1,0 +1,38 @@
+import Foundation
+import Synchronization
+
+/// Wall-clock time, injected wherever a timeout or a token age matters, so tests move time
+/// instead of sleeping.
+///
+/// (Swift's `Clock` measures instants, not dates; provider tokens carry dates, so this is a clock of
+/// dates.)
+public protocol WallClock: Sendable {
+    var now: Date { get }
+}
+
+/// The system's clock.
+public struct SystemWallClock: WallClock {
+    public init() {}
+    public var now: Date { Date() }
+}
+
+/// A clock that moves only when told: for tests, and for `authsim` scenarios that put a provider's
+/// clock an hour off.
+public final class ManualWallClock: WallClock {
+    private let current: Mutex<Date>
+    public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
+    public var now: Date { current.withLock { $0 } }
+    public func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    public func set(_ date: Date) { current.withLock { $0 = date } }
+}
+
+/// Another clock shifted by a fixed offset: a provider whose clock is wrong.
+public struct OffsetWallClock: WallClock {
+    public let base: any WallClock
+    public let offset: TimeInterval
+    public init(base: any WallClock = SystemWallClock(), offset: TimeInterval) {
+        self.base = base
+        self.offset = offset
+    }
+    public var now: Date { base.now.addingTimeInterval(offset) }
+}

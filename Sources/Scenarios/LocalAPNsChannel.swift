@@ -1,0 +1,89 @@
+import APNsReceiver
+import APNsSender
+import APNsWire
+import Foundation
+import LocalPKI
+import Logging
+
+/// The whole APNs channel on loopback: credentials in a folder, a receiver with sandbox and
+/// production listeners (and a cleartext one), its registry, delivery log, fault plan and device
+/// hub, and senders pointed at it. Used by `authsim` and by the tests.
+public final class LocalAPNsChannel: Sendable {
+    public let directory: URL
+    public let credentials: LocalCredentials
+    public let receiver: PushReceiver
+    public let registry: DeviceRegistry
+    public let hub: DeviceHub
+    public let faults: FaultPlan
+    public let deliveryLogFile: URL
+
+    private init(directory: URL, credentials: LocalCredentials, receiver: PushReceiver, registry: DeviceRegistry,
+                 hub: DeviceHub, faults: FaultPlan, deliveryLogFile: URL) {
+        self.directory = directory
+        self.credentials = credentials
+        self.receiver = receiver
+        self.registry = registry
+        self.hub = hub
+        self.faults = faults
+        self.deliveryLogFile = deliveryLogFile
+    }
+
+    /// Starts a receiver on free loopback ports.
+    ///
+    /// - Parameters:
+    ///   - certs: the `Certs/` folder to use (made on first use).
+    ///   - state: where the delivery log goes (`deliveries.jsonl`); the registry is in memory.
+    ///   - extraKeys: more provider keys to trust beside the one in `certs`.
+    ///   - keyEnvironments: limit the `certs` key to these environments.
+    public static func start(certs: URL, state: URL, clock: any WallClock = SystemWallClock(),
+                             extraKeys: [TrustedProviderKey] = [], keyEnvironments: Set<APNsEnvironment>? = nil,
+                             keyTopics: Set<String>? = nil, policy: ReceiverPolicy = ReceiverPolicy(),
+                             observer: (@Sendable (ReceiverEvent) -> Void)? = nil, threads: Int = 2,
+                             logger: Logger = Logger(label: "push-receiver", factory: { _ in SwiftLogNoOpLogHandler() }))
+        async throws -> LocalAPNsChannel {
+        let credentials = try CertsDirectory(certs).ensure()
+        let registry = DeviceRegistry()
+        let hub = DeviceHub()
+        let faults = FaultPlan()
+        let logFile = state.appendingPathComponent("deliveries.jsonl")
+        let log = try DeliveryLog(file: logFile)
+        let receiver = try await PushReceiver.start(PushReceiverConfiguration(
+            listeners: [
+                ReceiverListener(port: 0, environment: .sandbox),
+                ReceiverListener(port: 0, environment: .production),
+                ReceiverListener(port: 0, environment: .sandbox, transport: .cleartext),
+            ],
+            certificateChainPEM: credentials.serverCertificatePEM, privateKeyPEM: credentials.serverKeyPEM,
+            trustedKeys: [credentials.authKey.trusted(environments: keyEnvironments, topics: keyTopics)] + extraKeys,
+            registry: registry, deliveryLog: log, faults: faults, delivery: hub, policy: policy, clock: clock,
+            logger: logger, observer: observer, threads: threads))
+        return LocalAPNsChannel(directory: state, credentials: credentials, receiver: receiver, registry: registry,
+                                hub: hub, faults: faults, deliveryLogFile: logFile)
+    }
+
+    /// A sender to this receiver's TLS listener for `environment` (the environment is also named in SNI).
+    ///
+    /// - Parameters:
+    ///   - key: the provider key to sign with (default: the `Certs/` key).
+    ///   - serverName: the SNI / `:authority` name (default: Apple's host for `environment`).
+    ///   - listener: which listener to connect to (default: the one for `environment`).
+    public func client(environment: APNsEnvironment, key: APNsAuthKey? = nil, clock: any WallClock = SystemWallClock(),
+                       serverName: String? = nil, listener: APNsEnvironment? = nil, connections: Int = 1,
+                       retries: Int = 2, refresh: TimeInterval = ProviderTokenCache.defaultRefresh) throws -> APNsClient {
+        let port = receiver.port(for: listener ?? environment)!
+        var configuration = APNsClientConfiguration.local(environment, port: port, caPEM: credentials.caCertificatePEM)
+        if let serverName { configuration.serverName = serverName }
+        configuration.connections = connections
+        configuration.retries = retries
+        configuration.timeout = 10
+        let cache = try ProviderTokenCache(signer: (key ?? credentials.authKey).signer, clock: clock, refreshInterval: refresh)
+        return try APNsClient(configuration: configuration, tokens: cache)
+    }
+
+    /// Registers a device token.
+    public func register(_ token: DeviceToken, environment: APNsEnvironment, bundleID: String, label: String? = nil) throws {
+        try registry.register(RegisteredDevice(token: token, environment: environment, bundleID: bundleID, label: label))
+    }
+
+    public func shutdown() async { await receiver.shutdown() }
+}

@@ -1,0 +1,147 @@
+import APNsReceiver
+import APNsWire
+import ArgumentParser
+import Foundation
+import LocalPKI
+import Logging
+
+@main
+struct PushReceiverCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push-receiver",
+        abstract: "An APNs look-alike: HTTP/2 + TLS, token auth checked as Apple checks it, a device registry and a delivery log.",
+        discussion: """
+            Sandbox and production listen on separate ports; a client that names Apple's hosts in TLS SNI
+            (api.push.apple.com, api.sandbox.push.apple.com) gets that environment on either port.
+            Keys and certificates come from --certs (made there on first use).
+            """,
+        subcommands: [Serve.self, Devices.self],
+        defaultSubcommand: Serve.self)
+}
+
+struct StateOptions: ParsableArguments {
+    @Option(help: "Folder for the device registry (devices.json) and the delivery log (deliveries.jsonl).")
+    var state: String = "State"
+
+    var registryFile: URL { URL(fileURLWithPath: state).appendingPathComponent("devices.json") }
+    var logFile: URL { URL(fileURLWithPath: state).appendingPathComponent("deliveries.jsonl") }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Listen and answer pushes (the default).")
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "TLS port whose connections are sandbox unless SNI names the production host (0: any free port).")
+    var sandboxPort = 2197
+    @Option(help: "TLS port whose connections are production unless SNI names a sandbox host (-1: none).")
+    var productionPort = 2198
+    @Option(help: "Cleartext HTTP/2 (prior knowledge) port, for h2load and curl --http2-prior-knowledge (-1: none).")
+    var cleartextPort = -1
+    @Option(help: "Environment of the cleartext port.") var cleartextEnvironment: APNsEnvironment = .sandbox
+    @Option(help: "Folder with the CA, server certificate and APNs auth key (made on first use).")
+    var certs = "Certs"
+    @Option(help: "Your own server certificate chain (PEM), instead of the one in --certs.") var cert: String?
+    @Option(help: "The private key (PEM) of --cert.") var certKey: String?
+    @Option(help: "Also trust this APNs auth key (.p8); needs --team-id (and --key-id unless named AuthKey_<KEYID>.p8).")
+    var p8: String?
+    @Option(help: "Key ID of --p8.") var keyID: String?
+    @Option(help: "Team ID of --p8.") var teamID: String?
+    @Option(parsing: .upToNextOption, help: "Limit the --certs key to these environments.")
+    var keyEnvironments: [APNsEnvironment] = []
+    @OptionGroup var stateOptions: StateOptions
+    @Option(name: .customLong("fault"),
+            help: "Inject a fault: delay=MS | drop | reject=REASON | goaway=REASON | refuse-stream, then optionally ,token=HEX ,environment=ENV ,count=N. Repeatable.")
+    var faults: [String] = []
+    @Flag(help: "fsync the delivery log after each push (survives a machine crash; slower).") var fsync = false
+    @Flag(help: "Log every push.") var verbose = false
+
+    func run() async throws {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "push-receiver")
+        logger.logLevel = verbose ? .debug : .info
+
+        let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
+        var keys = [credentials.authKey.trusted(environments: keyEnvironments.isEmpty ? nil : Set(keyEnvironments))]
+        if let p8 {
+            guard let teamID else { throw ValidationError("--p8 needs --team-id") }
+            keys.append(try APNsAuthKey.load(p8: URL(fileURLWithPath: p8), keyID: keyID, teamID: teamID).trusted())
+        }
+        var chainPEM = credentials.serverCertificatePEM
+        var keyPEM = credentials.serverKeyPEM
+        if let cert {
+            guard let certKey else { throw ValidationError("--cert needs --cert-key") }
+            chainPEM = try String(contentsOfFile: cert, encoding: .utf8)
+            keyPEM = try String(contentsOfFile: certKey, encoding: .utf8)
+        }
+        var listeners = [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox)]
+        if productionPort >= 0 { listeners.append(ReceiverListener(host: host, port: productionPort, environment: .production)) }
+        if cleartextPort >= 0 {
+            listeners.append(ReceiverListener(host: host, port: cleartextPort, environment: cleartextEnvironment, transport: .cleartext))
+        }
+        let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
+        let registry = try DeviceRegistry(file: stateOptions.registryFile)
+        let log = try DeliveryLog(file: stateOptions.logFile, syncEachWrite: fsync)
+        let receiver = try await PushReceiver.start(PushReceiverConfiguration(
+            listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
+            registry: registry, deliveryLog: log, faults: plan, logger: logger))
+
+        say("push-receiver listening:")
+        for bound in receiver.listeners { say("  \(bound)") }
+        say("  SNI api.push.apple.com → production; api.sandbox.push.apple.com / api.development.push.apple.com → sandbox")
+        say("trusting provider keys:")
+        for key in keys {
+            let scope = key.environments.map { $0.map(\.rawValue).sorted().joined(separator: ",") } ?? "sandbox,production"
+            say("  key \(key.keyID) of team \(key.teamID) (\(scope))")
+        }
+        say("CA for clients: \(cert == nil ? credentials.caCertificateFile.path : "(your certificate)")")
+        say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
+        say("delivery log: \(stateOptions.logFile.path)\(fsync ? " (fsync)" : "")")
+        if !plan.current.isEmpty { say("faults: \(plan.current.map(\.description).joined(separator: "; "))") }
+
+        await waitForTermination()
+        say("shutting down: GOAWAY Shutdown to open connections")
+        await receiver.shutdown()
+    }
+}
+
+extension APNsEnvironment: ExpressibleByArgument {}
+
+/// Waits for SIGINT or SIGTERM.
+func waitForTermination() async {
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let queue = DispatchQueue(label: "signals")
+        let once = OnceFlag()
+        for signalNumber in [SIGINT, SIGTERM] {
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler {
+                if once.take() { continuation.resume() }
+            }
+            source.resume()
+            SignalSources.keep(source)
+        }
+    }
+}
+
+/// Keeps signal sources alive for the life of the process.
+enum SignalSources {
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+    // Called only from waitForTermination, once, before any signal can arrive.
+    static func keep(_ source: any DispatchSourceSignal) { sources.append(source) }
+}
+
+final class OnceFlag: @unchecked Sendable {
+    // Touched only on the serial "signals" queue.
+    private var taken = false
+    func take() -> Bool {
+        if taken { return false }
+        taken = true
+        return true
+    }
+}
+
+/// Writes a line to standard output at once (no stdio buffering: a script reading our output sees it live).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
