@@ -84,4 +84,7 @@ public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
     public var description: String { message }
+    /// Errors are equal when their codes are: the message is for people.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -48,11 +48,7 @@ public struct CertsDirectory: Sendable {
 
     /// Loads the folder's material, generating whatever is missing or about to expire.
     public func ensure(now: Date = Date()) throws(PKIError) -> LocalCredentials {
-        do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        } catch {
-            throw PKIError(.cannotWrite, "cannot create \(url.path): \(error.localizedDescription)")
-        }
+        try createFolder()
         let (ca, caKey) = try ensureCA(now: now)
         let serverPEM = try ensureServerCertificate(ca: ca, caKey: caKey, now: now)
         let authKey = try ensureAuthKey()
@@ -75,6 +71,7 @@ public struct CertsDirectory: Sendable {
             }
             return try APNsAuthKey.load(p8: url.appendingPathComponent(info.p8), keyID: info.keyID, teamID: info.teamID)
         }
+        try createFolder()
         let key = APNsAuthKey.generate()
         try write(key.p8PEM, to: url.appendingPathComponent(key.fileName), secret: true)
         let info = KeyInfo(keyID: key.keyID, teamID: key.teamID, p8: key.fileName)
@@ -84,6 +81,14 @@ public struct CertsDirectory: Sendable {
         try write(String(decoding: try! encoder.encode(info), as: UTF8.self) + "\n", to: keyInfoFile, secret: false)
         return try APNsAuthKey(keyID: key.keyID, teamID: key.teamID, privateKey: key.privateKey,
                                file: url.appendingPathComponent(key.fileName))
+    }
+
+    private func createFolder() throws(PKIError) {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw PKIError(.cannotWrite, "cannot create \(url.path): \(error.localizedDescription)")
+        }
     }
 
     private func ensureCA(now: Date) throws(PKIError) -> (Certificate, P256.Signing.PrivateKey) {

@@ -1,0 +1,113 @@
+import APNsReceiver
+import APNsSender
+import APNsWire
+import Foundation
+import Testing
+
+@Suite("Device registry and delivery log on disk")
+struct RegistryAndLogTests {
+    @Test("the registry persists, and a running registry sees another process's change at once")
+    func registryPersistence() throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("devices.json")
+        let running = try DeviceRegistry(file: file)
+        let token = DeviceToken.random()
+        #expect(running.lookup(token, in: .sandbox) == nil)
+
+        // The CLI, another process, registers the token: the running registry finds it on the next lookup.
+        let cli = try DeviceRegistry(file: file)
+        try cli.register(RegisteredDevice(token: token, environment: .sandbox, bundleID: "com.a"))
+        #expect(running.lookup(token, in: .sandbox)?.bundleID == "com.a")
+        #expect(running.lookup(token, in: .production) == nil)
+
+        #expect(try cli.invalidate(token, in: .sandbox, as: .unregistered, at: Date(timeIntervalSince1970: 1_700_000_000)))
+        let reopened = try DeviceRegistry(file: file)
+        #expect(reopened.lookup(token, in: .sandbox)?.state == .unregistered)
+        #expect(reopened.lookup(token, in: .sandbox)?.invalidSince == 1_700_000_000_000)
+        #expect(try reopened.remove(token, in: .sandbox))
+        #expect(try !reopened.remove(token, in: .sandbox))
+    }
+
+    @Test("a file that is not a registry is a clear error, not an empty registry")
+    func corruptRegistry() throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("devices.json")
+        try Data("{ not json".utf8).write(to: file)
+        #expect(throws: ReceiverError(.storage, "")) { try DeviceRegistry(file: file) }
+    }
+
+    @Test("the delivery log holds exactly the pushes answered 200, one JSON line each, payload included")
+    func deliveryLogMatchesAnswers() async throws {
+        try await withFixture { fixture in
+            let good = try fixture.device()
+            let client = try fixture.client()
+            let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
+            var accepted: [String] = []
+            for index in 0..<20 {
+                let target = index % 3 == 0 ? DeviceToken.random() : good
+                let response = try await client.send(PushRequest(deviceToken: target, headers: headers, payload: Fixture.silent))
+                if response.isSuccess { accepted.append(try #require(response.apnsID)) }
+            }
+            await client.shutdown()
+            let lines = try String(contentsOf: fixture.channel.deliveryLogFile, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == accepted.count)
+            #expect(try fixture.deliveryLog().map(\.apnsID) == accepted)
+            let first = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+            let payload = try #require(first["payload"] as? [String: Any])
+            #expect(payload["com.google.firebase.auth"] != nil)
+        }
+    }
+}
+
+@Suite("Provider-token cache on an injected clock")
+struct TokenCacheTests {
+    @Test("one token is reused until the refresh interval, then exactly one new one is minted")
+    func reuse() async throws {
+        let clock = ManualWallClock()
+        let signer = APNsWireTestKey.signer
+        let cache = try ProviderTokenCache(signer: signer, clock: clock)
+        let first = await cache.token()
+        clock.advance(by: 20 * 60)
+        #expect(await cache.token() == first)
+        clock.advance(by: 29 * 60 + 59)
+        #expect(await cache.token() == first)  // 49:59
+        clock.advance(by: 1)
+        let second = await cache.token()          // 50:00
+        #expect(second != first)
+        #expect(await cache.token() == second)
+        #expect(await cache.tokensMinted == 2)
+    }
+
+    @Test("refresh intervals outside [20, 60) minutes are refused", arguments: [0, 19 * 60, 60 * 60, 3 * 3600] as [Double])
+    func refreshBounds(seconds: Double) {
+        #expect(throws: SenderError(.configuration, "")) {
+            try ProviderTokenCache(signer: APNsWireTestKey.signer, refreshInterval: seconds)
+        }
+    }
+
+    @Test("a sender and receiver sharing a clock: 30 minutes on one token, then a refresh the receiver accepts")
+    func endToEnd() async throws {
+        let clock = ManualWallClock()
+        try await withFixture(clock: clock) { fixture in
+            let token = try fixture.device()
+            let client = try fixture.client()
+            let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
+            func send() async throws -> APNsResponse {
+                try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent))
+            }
+            #expect(try await send().status == 200)
+            clock.advance(by: 30 * 60)
+            #expect(try await send().status == 200)
+            clock.advance(by: 21 * 60)
+            #expect(try await send().status == 200)
+            #expect(await client.tokens.tokensMinted == 2)
+            await client.shutdown()
+        }
+    }
+}
+
+enum APNsWireTestKey {
+    static let signer = try! ProviderTokenSigner(key: .init(), keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
+}
