@@ -1,5 +1,7 @@
+import APNsWire
+
 /// A failure to get an answer from APNs (not an APNs rejection: those are ``APNsWire/APNsResponse``s).
-public struct SenderError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SenderError: CodedError {
     public enum Code: String, Sendable, Hashable {
         case configuration, connect, tls, streamRefused, connectionClosed, protocolError, timeout
     }
@@ -9,10 +11,6 @@ public struct SenderError: Error, Sendable, Hashable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-    public var description: String { message }
-    /// Errors are equal when their codes are: the message is for people.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
     /// Whether the push surely was not processed and may be sent again (REFUSED_STREAM, or a GOAWAY
     /// that excluded it, or a connection that closed before the request went out).
     public var isRetryable: Bool { code == .streamRefused || code == .connectionClosed }

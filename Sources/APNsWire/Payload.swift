@@ -73,7 +73,7 @@ public struct NotificationPayload: Sendable, Hashable {
 }
 
 /// Why a payload was refused.
-public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct PayloadError: CodedError {
     public enum Code: String, Sendable, Hashable {
         case empty, invalidJSON, notAnObject, apsNotAnObject, invalidTargetBundle, tooLarge, unreadable
     }
@@ -83,8 +83,4 @@ public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-    public var description: String { message }
-    /// Errors are equal when their codes are: the message is for people.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -62,7 +62,7 @@ public struct VerifiedProviderToken: Sendable, Hashable {
 
 /// Why a provider token was refused. ``reason`` is what APNs answers; ``message`` says exactly what
 /// was wrong, for logs and for `authsim explain`.
-public struct ProviderTokenError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ProviderTokenError: CodedError {
     public enum Code: String, Sendable, Hashable {
         case malformed, unsupportedAlgorithm, missingKeyID, unknownKeyID, missingIssuer, issuerMismatch
         case missingIssuedAt, badSignature, tooLong
@@ -76,8 +76,6 @@ public struct ProviderTokenError: Error, Sendable, Hashable, CustomStringConvert
     /// Every token error is `InvalidProviderToken` on the wire.
     public var reason: APNsReason { .invalidProviderToken }
     public var description: String { "\(reason): \(message)" }
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// A key APNs trusts: the public half of an `AuthKey_KEYID.p8` and the team it belongs to.

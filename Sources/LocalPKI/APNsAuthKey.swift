@@ -87,7 +87,7 @@ public struct APNsAuthKey: Sendable {
 }
 
 /// A key-management failure: a file that can't be read or doesn't hold what it should.
-public struct PKIError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct PKIError: CodedError {
     public enum Code: String, Sendable, Hashable { case unreadable, badKey, badCertificate, badIdentifier, cannotWrite }
     public let code: Code
     public let message: String
@@ -95,8 +95,4 @@ public struct PKIError: Error, Sendable, Hashable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-    public var description: String { message }
-    /// Errors are equal when their codes are: the message is for people.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -22,7 +22,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
 
     @Argument(help: "Payload files: APNs JSON, or xcrun simctl push .apns files (\"Simulator Target Bundle\" sets the topic).")
     var payloads: [String]
-    @Option(name: .customLong("token"), help: "Device token (hex). Repeatable.") var tokens: [String]
+    @Option(name: .customLong("token"), help: "Device token (hex). Repeatable.") var tokens: [String] = []
     @Option(help: "apns-topic (default: the payload's Simulator Target Bundle).") var topic: String?
     @Option(help: "apns-push-type (default: background for content-available-only payloads, else alert).")
     var pushType: String?
@@ -52,9 +52,12 @@ struct APNsSenderCommand: AsyncParsableCommand {
     var clockOffset: Double = 0
     @Option(help: "Mint a new provider token after this many minutes (20 ≤ m < 60).") var tokenRefreshMinutes = 50.0
     @Flag(help: "One JSON object per push, then a summary object.") var json = false
+    @Flag(help: "Print a provider token (for curl or h2load: -H \"authorization: bearer $(…)\") and exit.")
+    var printToken = false
     @Flag(help: "Log connections and retries to stderr.") var verbose = false
 
     func validate() throws {
+        if printToken { return }
         if payloads.isEmpty { throw ValidationError("give at least one payload file (see Payloads/)") }
         if tokens.isEmpty { throw ValidationError("give --token <hex device token>") }
         if count < 1 || concurrency < 1 || connections < 1 { throw ValidationError("--count, --concurrency and --connections must be at least 1") }
@@ -76,6 +79,11 @@ struct APNsSenderCommand: AsyncParsableCommand {
             key = try APNsAuthKey.load(p8: URL(fileURLWithPath: p8), keyID: keyID, teamID: teamID)
         } else {
             key = try toLocal ? certsDirectory.ensure().authKey : certsDirectory.ensureAuthKey()
+        }
+        if printToken {
+            let clock: any WallClock = clockOffset == 0 ? SystemWallClock() : OffsetWallClock(offset: clockOffset)
+            print(key.signer.token(issuedAt: clock.now))
+            return
         }
         var trustPEM: String? = try ca.map { try String(contentsOfFile: $0, encoding: .utf8) }
         if trustPEM == nil, toLocal { trustPEM = try certsDirectory.ensure().caCertificatePEM }
@@ -109,7 +117,12 @@ struct APNsSenderCommand: AsyncParsableCommand {
         }
         await client.shutdown()
         print(report.summary(json: json))
-        if report.unanswered > 0 { throw ExitCode(2) }
+        if report.unanswered > 0 {
+            if toLocal && host == nil && !json {
+                print("no answer from the local receiver at \(configuration.host):\(configuration.port): is it running? (swift run push-receiver)")
+            }
+            throw ExitCode(2)
+        }
         if report.rejected > 0 { throw ExitCode(1) }
     }
 
