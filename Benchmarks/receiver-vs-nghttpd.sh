@@ -12,7 +12,7 @@ N=${1:-200000}; C=${2:-4}; M=${3:-100}
 command -v h2load >/dev/null && command -v nghttpd >/dev/null || {
   echo "needs h2load and nghttpd: apt-get install nghttp2-client nghttp2-server" >&2; exit 2; }
 
-swift build -c release --product push-receiver --product apns-sender >/dev/null
+swift build -c release --product push-receiver >/dev/null && swift build -c release --product apns-sender >/dev/null
 BIN=$(swift build -c release --show-bin-path)
 WORK=$(mktemp -d /tmp/authsim-bench.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
@@ -24,7 +24,7 @@ JWT=$("$BIN/apns-sender" --print-token --certs "$WORK/certs")
 PAYLOAD=Payloads/background-refresh.json
 mkdir -p "$WORK/www/3/device" && echo ok > "$WORK/www/3/device/$TOKEN"
 
-"$BIN/push-receiver" --certs "$WORK/certs" --state "$WORK/state" --sandbox-port 24197 --production-port -1 \
+"$BIN/push-receiver" --certs "$WORK/certs" --state "$WORK/state" --sandbox-port 24197 --no-production-listener \
   --cleartext-port 24199 > "$WORK/receiver.log" 2>&1 &
 nghttpd --no-tls -d "$WORK/www" 24299 > /dev/null 2>&1 &
 nghttpd -d "$WORK/www" 24298 "$WORK/certs/server-key.pem" "$WORK/certs/server.pem" > /dev/null 2>&1 &

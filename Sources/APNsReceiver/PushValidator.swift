@@ -27,6 +27,8 @@ public struct IncomingPush: Sendable {
 /// authenticated push, and the current token and since when.
 public struct ConnectionAuthState: Sendable {
     public var boundTeam: String?
+    /// Makes the connection's `apns-id`s and `apns-unique-id`s.
+    public var ids = RandomIDs()
     var currentToken: String?
     var currentVerified: VerifiedProviderToken?
     var currentKey: TrustedProviderKey?
@@ -111,7 +113,7 @@ public struct PushValidator: Sendable {
             }
             apnsID = given
         } else {
-            apnsID = UUID().uuidString.lowercased()
+            apnsID = auth.ids.uuid()
         }
         // Method.
         guard request.method == "POST" else {
@@ -163,7 +165,7 @@ public struct PushValidator: Sendable {
             expiration = seconds
         }
         // Path and device token.
-        guard let path = request.path, path.hasPrefix("/3/device/"), !path.contains("?") else {
+        guard let path = request.path, path.hasPrefix("/3/device/"), !path.utf8.contains(UInt8(ascii: "?")) else {
             throw PushRejection(.badPath, "path \"\(Self.quote(request.path ?? ""))\" is not /3/device/<token>")
         }
         let rawToken = String(path.dropFirst("/3/device/".count))
@@ -206,7 +208,7 @@ public struct PushValidator: Sendable {
         }
         return AcceptedPush(
             receivedAt: now, environment: environment, apnsID: apnsID,
-            apnsUniqueID: environment == .sandbox ? UUID().uuidString.lowercased() : nil,
+            apnsUniqueID: environment == .sandbox ? auth.ids.uuid() : nil,
             deviceToken: token, topic: topic, bundleID: bundleID, pushType: pushType, priority: resolvedPriority,
             expiration: expiration, collapseID: collapseID, teamID: verified.teamID, keyID: verified.keyID,
             payload: request.body, isBackground: payload.isBackground, dropped: false)

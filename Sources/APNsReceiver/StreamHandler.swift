@@ -48,13 +48,33 @@ final class APNsStreamHandler: ChannelInboundHandler {
     private var bodyLength = 0
     private var sawHeaders = false
     private var answered = false
+    /// Answers written during a read are flushed once, at read-complete, so that a burst of requests
+    /// costs one socket write rather than one per answer. Answers written later (a delay fault) flush at once.
+    private var inRead = false
+    private var needsFlush = false
 
     init(services: ReceiverServices, connection: ConnectionContext) {
         self.services = services
         self.connection = connection
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    private func send(_ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext, last: Bool) {
+        context.write(wrapOutboundOut(payload), promise: nil)
+        guard last else { return }
+        if inRead { needsFlush = true } else { context.flush() }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        inRead = true
+        defer { inRead = false }
         switch unwrapInboundIn(data) {
         case .headers(let frame):
             if !sawHeaders {
@@ -93,13 +113,13 @@ final class APNsStreamHandler: ChannelInboundHandler {
             services.events.record(.fault(fault, environment: connection.environment))
             switch fault {
             case .reject(let reason):
-                let id = request.header(APNsHeader.id).flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? UUID().uuidString.lowercased()
+                let id = request.header(APNsHeader.id).flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? connection.auth.ids.uuid()
                 let timestamp: Int64? = reason.status == 410 ? Int64(services.clock.now.timeIntervalSince1970 * 1000) : nil
                 answer(context: context, streamID: streamID,
                        rejection: PushRejection(reason, "injected fault", timestamp: timestamp), apnsID: id)
                 return
             case .refuseStream:
-                context.writeAndFlush(wrapOutboundOut(.rstStream(.refusedStream)), promise: nil)
+                send(.rstStream(.refusedStream), context: context, last: true)
                 return
             case .goaway(let reason):
                 sendGoAway(context: context, reason: reason)
@@ -111,7 +131,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
         let now = services.clock.now
         switch services.validator.validate(request, environment: connection.environment, auth: &connection.auth, now: now) {
         case .failure(let rejection):
-            let id = request.header(APNsHeader.id).flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? UUID().uuidString.lowercased()
+            let id = request.header(APNsHeader.id).flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? connection.auth.ids.uuid()
             services.logger.debug("rejected", metadata: [
                 "apns-id": "\(id)", "device-token": "\(rawToken.prefix(16))", "reason": "\(rejection.reason)",
                 "detail": "\(rejection.detail)",
@@ -161,7 +181,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
         var fields: HPACKHeaders = [":status": "200", "apns-id": push.apnsID]
         if let unique = push.apnsUniqueID { fields.add(name: "apns-unique-id", value: unique) }
         noteProcessed(streamID)
-        context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: fields, endStream: true))), promise: nil)
+        send(.headers(.init(headers: fields, endStream: true)), context: context, last: true)
     }
 
     private func answer(context: ChannelHandlerContext, streamID: HTTP2StreamID, rejection: PushRejection, apnsID: String) {
@@ -169,11 +189,11 @@ final class APNsStreamHandler: ChannelInboundHandler {
             ":status": String(rejection.status), "content-type": "application/json", "apns-id": apnsID,
         ]
         noteProcessed(streamID)
-        context.write(wrapOutboundOut(.headers(.init(headers: fields, endStream: false))), promise: nil)
+        send(.headers(.init(headers: fields, endStream: false)), context: context, last: false)
         let bytes = APNsErrorBody(reason: rejection.reason, timestamp: rejection.status == 410 ? rejection.timestamp : nil).encoded()
         var buffer = context.channel.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
-        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
+        send(.data(.init(data: .byteBuffer(buffer), endStream: true)), context: context, last: true)
     }
 
     private func noteProcessed(_ streamID: HTTP2StreamID) {

@@ -21,7 +21,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: "Payload files: APNs JSON, or xcrun simctl push .apns files (\"Simulator Target Bundle\" sets the topic).")
-    var payloads: [String]
+    var payloads: [String] = []
     @Option(name: .customLong("token"), help: "Device token (hex). Repeatable.") var tokens: [String] = []
     @Option(help: "apns-topic (default: the payload's Simulator Target Bundle).") var topic: String?
     @Option(help: "apns-push-type (default: background for content-available-only payloads, else alert).")

@@ -33,10 +33,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "TLS port whose connections are sandbox unless SNI names the production host (0: any free port).")
     var sandboxPort = 2197
-    @Option(help: "TLS port whose connections are production unless SNI names a sandbox host (-1: none).")
+    @Option(help: "TLS port whose connections are production unless SNI names a sandbox host (0: any free port).")
     var productionPort = 2198
-    @Option(help: "Cleartext HTTP/2 (prior knowledge) port, for h2load and curl --http2-prior-knowledge (-1: none).")
-    var cleartextPort = -1
+    @Flag(help: "No production listener (production is still reachable through SNI on the sandbox port).")
+    var noProductionListener = false
+    @Option(help: "Also listen for cleartext HTTP/2 with prior knowledge on this port, for h2load and curl --http2-prior-knowledge.")
+    var cleartextPort: Int?
     @Option(help: "Environment of the cleartext port.") var cleartextEnvironment: APNsEnvironment = .sandbox
     @Option(help: "Folder with the CA, server certificate and APNs auth key (made on first use).")
     var certs = "Certs"
@@ -74,8 +76,8 @@ struct Serve: AsyncParsableCommand {
             keyPEM = try String(contentsOfFile: certKey, encoding: .utf8)
         }
         var listeners = [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox)]
-        if productionPort >= 0 { listeners.append(ReceiverListener(host: host, port: productionPort, environment: .production)) }
-        if cleartextPort >= 0 {
+        if !noProductionListener { listeners.append(ReceiverListener(host: host, port: productionPort, environment: .production)) }
+        if let cleartextPort {
             listeners.append(ReceiverListener(host: host, port: cleartextPort, environment: cleartextEnvironment, transport: .cleartext))
         }
         let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })

@@ -116,3 +116,22 @@ struct WireFormatTests {
         #expect(APNsEnvironment.named(byHost: "localhost") == nil)
     }
 }
+
+@Suite("Random IDs")
+struct RandomIDTests {
+    @Test("apns-ids are canonical lowercase version-4 UUIDs, and do not repeat")
+    func uuids() {
+        var ids = RandomIDs()
+        var seen = Set<String>()
+        for _ in 0..<10_000 {
+            let id = ids.uuid()
+            #expect(id.count == 36)
+            #expect(id == id.lowercased())
+            #expect(parseAPNsID(id) != nil)
+            #expect(Array(id)[14] == "4")
+            #expect("89ab".contains(Array(id)[19]))
+            seen.insert(id)
+        }
+        #expect(seen.count == 10_000)
+    }
+}

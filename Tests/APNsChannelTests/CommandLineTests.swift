@@ -1,0 +1,125 @@
+import APNsWire
+import Foundation
+import Testing
+
+/// The built executables sit beside the test bundle.
+func executable(_ name: String) throws -> String {
+    var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    if folder.lastPathComponent.hasSuffix(".xctest") { folder = folder.deletingLastPathComponent() }
+    let path = folder.appendingPathComponent(name).path
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+    }
+    return path
+}
+
+/// Collects a running process's standard output, line by line.
+final class LineReader: @unchecked Sendable {
+    // All state is touched under `lock`.
+    private let lock = NSLock()
+    private var buffer = ""
+    private(set) var lines: [String] = []
+
+    init(_ handle: FileHandle) {
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.lock()
+            self.buffer += String(decoding: data, as: UTF8.self)
+            while let newline = self.buffer.firstIndex(of: "\n") {
+                self.lines.append(String(self.buffer[..<newline]))
+                self.buffer.removeSubrange(...newline)
+            }
+            self.lock.unlock()
+        }
+    }
+
+    var snapshot: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines
+    }
+
+    /// Waits (up to `timeout`) until a line contains `text`.
+    func waitFor(_ text: String, timeout: Duration = .seconds(20)) async throws -> [String] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let current = snapshot
+            if current.contains(where: { $0.contains(text) }) { return current }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "no line with \"\(text)\" in \(snapshot)"])
+    }
+}
+
+@Suite("The command lines, as real processes")
+struct CommandLineTests {
+    @Test("push-receiver and apns-sender as separate processes: registry CLI, both environments, exit codes, JSON, SIGTERM")
+    func processes() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certs = folder.appendingPathComponent("Certs").path
+        let state = folder.appendingPathComponent("State").path
+        let token = DeviceToken.random().hex
+        let payload = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Payloads/firebase-auth-silent.apns").standardized.path
+
+        let added = try await runProgram([try executable("push-receiver"), "devices", "add", "--state", state,
+                                          "--environment", "sandbox", "--bundle", "com.example.authsim", "--token", token])
+        #expect(added.status == 0)
+
+        let receiver = Process()
+        receiver.executableURL = URL(fileURLWithPath: try executable("push-receiver"))
+        receiver.arguments = ["--certs", certs, "--state", state, "--sandbox-port", "0", "--production-port", "0"]
+        let pipe = Pipe()
+        receiver.standardOutput = pipe
+        receiver.standardError = FileHandle.nullDevice
+        let reader = LineReader(pipe.fileHandleForReading)
+        try receiver.run()
+        defer { if receiver.isRunning { receiver.terminate() } }
+        let banner = try await reader.waitFor("delivery log:")
+        func port(_ environment: String) throws -> String {
+            let line = try #require(banner.first { $0.contains("→ \(environment)") })
+            return String(try #require(line.split(separator: ":").last?.split(separator: " ").first))
+        }
+        #expect(banner.contains { $0.contains("trusting provider keys") })
+        #expect(banner.contains { $0.contains("(1 registered)") })
+
+        let sender = try executable("apns-sender")
+        let ok = try await runProgram([sender, payload, "--token", token, "--certs", certs, "--port", try port("sandbox"), "--json"])
+        #expect(ok.status == 0)
+        let first = try #require(ok.output.split(separator: "\n").first)
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+        #expect(answer["status"] as? Int == 200)
+        #expect(answer["apns-unique-id"] != nil)
+
+        let mismatch = try await runProgram([sender, payload, "--token", token, "--certs", certs, "--environment", "production",
+                                             "--local", "--port", try port("production")])
+        #expect(mismatch.status == 1)
+        #expect(mismatch.output.contains("400"))
+        #expect(mismatch.output.contains("reason=BadDeviceToken"))
+
+        let nobody = try await runProgram([sender, payload, "--token", token, "--certs", certs, "--port", "1"])
+        #expect(nobody.status == 2)
+        #expect(nobody.output.contains("is it running?"))
+
+        receiver.terminate()
+        receiver.waitUntilExit()
+        #expect(receiver.terminationStatus == 0)
+        #expect(try await reader.waitFor("shutting down").count > 0)
+        let log = try String(contentsOfFile: state + "/deliveries.jsonl", encoding: .utf8)
+        #expect(log.split(separator: "\n").count == 1)
+    }
+
+    @Test("bad options get clear errors, not crashes")
+    func badOptions() async throws {
+        let sender = try executable("apns-sender")
+        let noToken = try await runProgram([sender, "x.json"])
+        #expect(noToken.status != 0)
+        let badPriority = try await runProgram([sender, "x.json", "--token", "ab", "--priority", "7"])
+        #expect(badPriority.status != 0)
+        let receiver = try executable("push-receiver")
+        let badFault = try await runProgram([receiver, "--fault", "explode", "--certs", temporaryDirectory(#function).path])
+        #expect(badFault.status != 0)
+    }
+}
