@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "LocalPKI", targets: ["LocalPKI"]),
         .library(name: "APNsSender", targets: ["APNsSender"]),
         .library(name: "APNsReceiver", targets: ["APNsReceiver"]),
+        .library(name: "AuthBackend", targets: ["AuthBackend"]),
+        .library(name: "FirebaseAuthCore", targets: ["FirebaseAuthCore"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
         .executable(name: "apns-sender", targets: ["apns-sender"]),
         .executable(name: "push-receiver", targets: ["push-receiver"]),
@@ -67,10 +69,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Firebase's side: Identity Toolkit over HTTP, app credentials and the silent push, SMS outbox, ID tokens.
+        .target(
+            name: "AuthBackend",
+            dependencies: [
+                "APNsWire", "APNsSender",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // FirebaseAuth's phone-auth app verification, on Linux, with the SDK's names.
+        .target(name: "FirebaseAuthCore", dependencies: ["APNsWire"]),
         // Whole runs across the parts (the demo for now; scenarios come with the auth core).
         .target(
             name: "Scenarios",
-            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver",
+            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
                            .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
@@ -93,6 +109,11 @@ let package = Package(
         ),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire"]),
         .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "APNsWire"]),
+        .testTarget(
+            name: "AuthFlowTests",
+            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "Scenarios",
+                           .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(
             name: "APNsChannelTests",
             dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios"]

@@ -36,7 +36,12 @@ public actor DeviceHub: PushDeliveryHandler {
     /// Pushes that reached the hub but no app: for `authsim explain`.
     public private(set) var undelivered: [(push: AcceptedPush, why: String)] = []
 
-    public init() {}
+    /// How long APNs takes to reach the device. Real pushes take tens of milliseconds to seconds; an
+    /// app that asked its backend for a push has the answer long before the push comes, and Firebase
+    /// Auth relies on that (a push for a receipt it has not yet seen is not its own).
+    public let latency: Duration
+
+    public init(latency: Duration = .zero) { self.latency = latency }
 
     /// Installs `app` on the device whose token is `token` in `environment`.
     public func install(_ app: any SimulatedApp, token: DeviceToken, environment: APNsEnvironment) {
@@ -45,6 +50,7 @@ public actor DeviceHub: PushDeliveryHandler {
 
     public func deliver(_ push: AcceptedPush) async {
         guard push.isBackground else { return }  // alerts go to the user, not to the app's delegate
+        if latency > .zero { try? await Task.sleep(for: latency) }
         let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
         guard let device = apps[key] else {
             undelivered.append((push, "no simulated device has token \(push.deviceToken.short) in \(push.environment)"))

@@ -39,11 +39,12 @@ public final class LocalAPNsChannel: Sendable {
                              extraKeys: [TrustedProviderKey] = [], keyEnvironments: Set<APNsEnvironment>? = nil,
                              keyTopics: Set<String>? = nil, policy: ReceiverPolicy = ReceiverPolicy(),
                              observer: (@Sendable (ReceiverEvent) -> Void)? = nil, threads: Int = 2,
+                             deliveryLatency: Duration = .zero,
                              logger: Logger = Logger(label: "push-receiver", factory: { _ in SwiftLogNoOpLogHandler() }))
         async throws -> LocalAPNsChannel {
         let credentials = try CertsDirectory(certs).ensure()
         let registry = DeviceRegistry()
-        let hub = DeviceHub()
+        let hub = DeviceHub(latency: deliveryLatency)
         let faults = FaultPlan()
         let logFile = state.appendingPathComponent("deliveries.jsonl")
         let log = try DeliveryLog(file: logFile)

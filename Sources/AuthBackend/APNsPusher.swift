@@ -1,0 +1,28 @@
+import APNsSender
+import APNsWire
+import Foundation
+
+/// The backend's APNs provider: one `APNsClient` per environment, signing with the project's
+/// `.p8`. Pointed at the local receiver, or at Apple.
+public final class APNsPusher: SilentPusher {
+    private let clients: [APNsEnvironment: APNsClient]
+
+    public init(sandbox: APNsClient, production: APNsClient) {
+        clients = [.sandbox: sandbox, .production: production]
+    }
+
+    public func push(token: DeviceToken, environment: APNsEnvironment, topic: String, payload: [UInt8]) async -> PushResult {
+        guard let client = clients[environment] else { return PushResult(error: "no APNs client for \(environment)") }
+        let headers = PushHeaders(pushType: .background, topic: topic, priority: .consideringPower)
+        do {
+            let response = try await client.send(PushRequest(deviceToken: token, headers: headers, payload: payload))
+            return PushResult(status: response.status, reason: response.reason?.rawValue)
+        } catch {
+            return PushResult(error: error.message)
+        }
+    }
+
+    public func shutdown() async {
+        for client in clients.values { await client.shutdown() }
+    }
+}

@@ -1,0 +1,278 @@
+import APNsWire
+import Crypto
+import Foundation
+
+/// How the local backend is set up: the Firebase project and iOS app it plays, and its rules.
+public struct BackendConfiguration: Sendable {
+    public var projectID = "authsim-demo"
+    public var apiKey = "AIzaSyA-authsim-local-api-key-0000000"
+    /// The iOS app registered in the project: silent pushes go to this topic.
+    public var bundleID = "com.example.authsim"
+    /// Fictional numbers with fixed 6-digit codes: no SMS, no app verification needed (at most 10).
+    public var testPhoneNumbers: [String: String] = [:]
+    /// What verifyClient tells the app to wait for the push, in seconds.
+    public var suggestedTimeout = 5
+    /// How long an SMS code (a session) stays valid.
+    public var codeLifetime: TimeInterval = 300
+    /// How long an app credential (receipt and secret) stays valid.
+    public var receiptLifetime: TimeInterval = 3600
+    /// Wrong codes allowed per session before TOO_MANY_ATTEMPTS_TRY_LATER.
+    public var maximumCodeAttempts = 5
+    public init() {}
+
+    /// Checks the test numbers: E.164, at most 10, 6-digit codes.
+    public func validated() throws(BackendError) -> BackendConfiguration {
+        guard testPhoneNumbers.count <= 10 else {
+            throw BackendError("INVALID_CONFIG", "at most 10 test phone numbers, \(testPhoneNumbers.count) given")
+        }
+        var normalized: [String: String] = [:]
+        for (number, code) in testPhoneNumbers {
+            guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw BackendError("INVALID_CONFIG", "test code for \(number) must be 6 digits")
+            }
+            normalized[try PhoneNumbers.validate(number)] = code
+        }
+        var copy = self
+        copy.testPhoneNumbers = normalized
+        return copy
+    }
+}
+
+/// Sends the silent push that carries an app credential's secret. The backend's only way out to APNs.
+public protocol SilentPusher: Sendable {
+    func push(token: DeviceToken, environment: APNsEnvironment, topic: String, payload: [UInt8]) async -> PushResult
+}
+
+/// What APNs said to the backend's push (for timelines and explanations).
+public struct PushResult: Sendable, Hashable {
+    public var status: Int?
+    public var reason: String?
+    public var error: String?
+    public init(status: Int? = nil, reason: String? = nil, error: String? = nil) {
+        self.status = status
+        self.reason = reason
+        self.error = error
+    }
+    public var accepted: Bool { status == 200 }
+}
+
+/// One SMS the backend "sent": readable by tests and by the emulator endpoint.
+public struct SMSMessage: Sendable, Hashable, Codable {
+    public var phoneNumber: String
+    public var code: String
+    public var sessionInfo: String
+    public var languageCode: String?
+    public var text: String
+}
+
+/// Something the backend did, for timelines.
+public enum BackendEvent: Sendable {
+    case verifyClient(appToken: String, environment: APNsEnvironment, receipt: String, push: PushResult)
+    case smsSent(SMSMessage)
+    case codeReused(phoneNumber: String)
+    case signedIn(uid: String, phoneNumber: String, isNewUser: Bool)
+    case rejected(endpoint: String, BackendError)
+}
+
+/// A user the backend knows.
+public struct BackendUser: Sendable, Hashable, Codable {
+    public var localId: String
+    public var phoneNumber: String
+    public var createdAt: Date
+}
+
+/// The answer to a sign-in.
+public struct SignInResult: Sendable, Hashable {
+    public var idToken: String
+    public var refreshToken: String
+    public var expiresIn: String
+    public var localId: String
+    public var isNewUser: Bool
+    public var phoneNumber: String
+}
+
+/// Firebase's side of phone auth: app credentials (verifyClient, silent push), codes by SMS,
+/// sign-in with ID tokens. State lives here; `BackendServer` puts it on HTTP.
+public actor IdentityToolkit {
+    public nonisolated let configuration: BackendConfiguration
+    public nonisolated let tokenSigner: IDTokenSigner
+    private let pusher: (any SilentPusher)?
+    private let clock: any WallClock
+    private let observer: (@Sendable (BackendEvent) -> Void)?
+    private let usersFile: URL?
+
+    private struct Receipt {
+        let secret: String
+        let appToken: String
+        let issuedAt: Date
+    }
+    private struct Session {
+        let phoneNumber: String
+        let code: String
+        let createdAt: Date
+        var attempts: Int
+        var used: Bool
+    }
+    private var receipts: [String: Receipt] = [:]
+    private var sessions: [String: Session] = [:]
+    private var outbox: [SMSMessage] = []
+    private var users: [String: BackendUser] = [:]
+
+    public init(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
+                clock: any WallClock = SystemWallClock(), usersFile: URL? = nil,
+                observer: (@Sendable (BackendEvent) -> Void)? = nil) throws {
+        self.configuration = try configuration.validated()
+        self.pusher = pusher
+        self.clock = clock
+        self.observer = observer
+        self.usersFile = usersFile
+        self.tokenSigner = IDTokenSigner(projectID: configuration.projectID)
+        if let usersFile, FileManager.default.fileExists(atPath: usersFile.path) {
+            let list = try JSONDecoder().decode([BackendUser].self, from: Data(contentsOf: usersFile))
+            users = Dictionary(uniqueKeysWithValues: list.map { ($0.localId, $0) })
+        }
+    }
+
+    /// Every SMS sent so far.
+    public var messages: [SMSMessage] { outbox }
+    public var allUsers: [BackendUser] { users.values.sorted { $0.createdAt < $1.createdAt } }
+
+    // MARK: verifyClient
+
+    /// Issues a receipt and a secret for an APNs token, and pushes the secret to the device in the
+    /// environment `isSandbox` names. The answer does not wait for, or depend on, the push.
+    public func verifyClient(appToken: String?, isSandbox: Bool) async throws(BackendError) -> (receipt: String, suggestedTimeout: String) {
+        guard let appToken, !appToken.isEmpty else { throw reject("verifyClient", BackendError("MISSING_IOS_APP_TOKEN")) }
+        guard let token = DeviceToken(hex: appToken) else {
+            throw reject("verifyClient", BackendError("INVALID_APP_CREDENTIAL", "the APNs token is not hex"))
+        }
+        let receipt = Self.randomString(bytes: 48)
+        let secret = Self.randomString(bytes: 12)
+        receipts[receipt] = Receipt(secret: secret, appToken: appToken.uppercased(), issuedAt: clock.now)
+        let environment: APNsEnvironment = isSandbox ? .sandbox : .production
+        let payload: [String: Any] = [
+            "aps": ["content-available": 1],
+            "com.google.firebase.auth": ["receipt": receipt, "secret": secret],
+        ]
+        let bytes = Array((try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])) ?? Data())
+        let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
+            ?? PushResult(error: "the backend has no APNs sender")
+        observer?(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
+        return (receipt, String(configuration.suggestedTimeout))
+    }
+
+    // MARK: sendVerificationCode
+
+    /// Checks the app credential (or that the number is a test number) and "sends" a code.
+    /// - Returns: the session info, which the app keeps as its verification ID.
+    public func sendVerificationCode(phoneNumber: String?, iosReceipt: String?, iosSecret: String?,
+                                     recaptchaToken: String?, languageCode: String?) throws(BackendError) -> String {
+        let endpoint = "sendVerificationCode"
+        let number: String
+        do { number = try PhoneNumbers.validate(phoneNumber) } catch { throw reject(endpoint, error) }
+        let testCode = configuration.testPhoneNumbers[number]
+        if testCode == nil {
+            if let iosReceipt, !iosReceipt.isEmpty {
+                guard let iosSecret, !iosSecret.isEmpty else {
+                    throw reject(endpoint, BackendError("MISSING_APP_CREDENTIAL", "the iOS secret is missing"))
+                }
+                guard let stored = receipts[iosReceipt], constantTimeEquals(stored.secret, iosSecret) else {
+                    throw reject(endpoint, BackendError("INVALID_APP_CREDENTIAL", "the receipt and secret do not match a credential this backend issued"))
+                }
+                guard clock.now.timeIntervalSince(stored.issuedAt) <= configuration.receiptLifetime else {
+                    throw reject(endpoint, BackendError("INVALID_APP_CREDENTIAL", "the app credential has expired"))
+                }
+            } else if recaptchaToken != nil {
+                throw reject(endpoint, BackendError("CAPTCHA_CHECK_FAILED", "Recaptcha verification failed - MALFORMED"))
+            } else {
+                throw reject(endpoint, BackendError(
+                    "MISSING_APP_CREDENTIAL",
+                    "no iOS receipt and secret and no reCAPTCHA token; with app verification disabled for testing only test phone numbers work"))
+            }
+        }
+        // Re-entrant: while a code for this number is still valid, no second SMS goes out.
+        let now = clock.now
+        if let (info, _) = sessions.first(where: { $0.value.phoneNumber == number && !$0.value.used
+            && now.timeIntervalSince($0.value.createdAt) < configuration.codeLifetime }) {
+            observer?(.codeReused(phoneNumber: number))
+            return info
+        }
+        let code = testCode ?? String(format: "%06d", Int.random(in: 0..<1_000_000))
+        let sessionInfo = Self.randomString(bytes: 64)
+        sessions[sessionInfo] = Session(phoneNumber: number, code: code, createdAt: now, attempts: 0, used: false)
+        if testCode == nil {
+            let message = SMSMessage(phoneNumber: number, code: code, sessionInfo: sessionInfo, languageCode: languageCode,
+                                     text: Self.smsText(code: code, language: languageCode))
+            outbox.append(message)
+            observer?(.smsSent(message))
+        }
+        return sessionInfo
+    }
+
+    // MARK: signInWithPhoneNumber
+
+    /// Checks the code for a session, and signs the user in (creating them on first sign-in).
+    public func signInWithPhoneNumber(sessionInfo: String?, code: String?) throws(BackendError) -> SignInResult {
+        let endpoint = "signInWithPhoneNumber"
+        guard let sessionInfo, !sessionInfo.isEmpty else { throw reject(endpoint, BackendError("MISSING_SESSION_INFO")) }
+        guard let code, !code.isEmpty else { throw reject(endpoint, BackendError("MISSING_CODE")) }
+        guard var session = sessions[sessionInfo], !session.used else {
+            throw reject(endpoint, BackendError("INVALID_SESSION_INFO"))
+        }
+        guard clock.now.timeIntervalSince(session.createdAt) < configuration.codeLifetime else {
+            throw reject(endpoint, BackendError("SESSION_EXPIRED"))
+        }
+        guard session.attempts < configuration.maximumCodeAttempts else {
+            throw reject(endpoint, BackendError("TOO_MANY_ATTEMPTS_TRY_LATER"))
+        }
+        guard constantTimeEquals(session.code, code) else {
+            session.attempts += 1
+            sessions[sessionInfo] = session
+            throw reject(endpoint, BackendError("INVALID_CODE"))
+        }
+        session.used = true
+        sessions[sessionInfo] = session
+        var isNewUser = false
+        var user = users.values.first { $0.phoneNumber == session.phoneNumber }
+        if user == nil {
+            isNewUser = true
+            user = BackendUser(localId: Self.randomString(bytes: 21), phoneNumber: session.phoneNumber, createdAt: clock.now)
+            users[user!.localId] = user
+            saveUsers()
+        }
+        let idToken = tokenSigner.token(uid: user!.localId, phoneNumber: user!.phoneNumber, now: clock.now)
+        observer?(.signedIn(uid: user!.localId, phoneNumber: user!.phoneNumber, isNewUser: isNewUser))
+        return SignInResult(idToken: idToken, refreshToken: Self.randomString(bytes: 48), expiresIn: "3600",
+                            localId: user!.localId, isNewUser: isNewUser, phoneNumber: user!.phoneNumber)
+    }
+
+    /// The emulator's view of sent codes.
+    public func verificationCodes() -> [SMSMessage] { outbox }
+
+    private func reject(_ endpoint: String, _ error: BackendError) -> BackendError {
+        observer?(.rejected(endpoint: endpoint, error))
+        return error
+    }
+
+    private func saveUsers() {
+        guard let usersFile else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try? FileManager.default.createDirectory(at: usersFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? encoder.encode(allUsers).write(to: usersFile, options: .atomic)
+    }
+
+    static func smsText(code: String, language: String?) -> String {
+        switch language?.prefix(2) {
+        case "fr": return "\(code) est votre code de validation."
+        case "de": return "\(code) ist Ihr Bestätigungscode."
+        case "es": return "\(code) es tu código de verificación."
+        default: return "\(code) is your verification code."
+        }
+    }
+
+    static func randomString(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Base64URL.encode((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+}

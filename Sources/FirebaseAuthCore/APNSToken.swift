@@ -1,0 +1,43 @@
+import APNsWire
+import Foundation
+
+/// `AuthAPNSTokenType`: which APNs environment issued the token.
+public enum AuthAPNSTokenType: Int, Sendable, Hashable {
+    case unknown = 0
+    case sandbox = 1
+    case prod = 2
+}
+
+/// The device's APNs token and its (resolved) type.
+public struct AuthAPNSToken: Sendable, Hashable {
+    public let data: Data
+    public let type: AuthAPNSTokenType
+    /// Uppercase hex, as the SDK sends it to verifyClient.
+    public var string: String { data.map { String(format: "%02X", $0) }.joined() }
+}
+
+/// Reads `aps-environment` from an `embedded.mobileprovision`, as the SDK does: the file is a CMS
+/// envelope around an XML plist; the plist is found between `<plist` and `</plist>`.
+public enum ProvisioningProfile {
+    /// `Entitlements["aps-environment"]` (`development` or `production`), or `nil` when the file is
+    /// missing, unreadable, or has none.
+    public static func apsEnvironment(at url: URL) -> String? {
+        guard let data = try? Data(contentsOf: url),
+              let start = data.range(of: Data("<?xml".utf8)) ?? data.range(of: Data("<plist".utf8)),
+              let end = data.range(of: Data("</plist>".utf8), in: start.lowerBound..<data.endIndex)
+        else { return nil }
+        let plist = data[start.lowerBound..<end.upperBound]
+        guard let object = try? PropertyListSerialization.propertyList(from: Data(plist), format: nil) as? [String: Any],
+              let entitlements = object["Entitlements"] as? [String: Any]
+        else { return nil }
+        return entitlements["aps-environment"] as? String
+    }
+
+    /// The token type `.unknown` resolves to: simulator → prod; `aps-environment` development →
+    /// sandbox; anything else, missing or unreadable → prod.
+    public static func resolve(isSimulator: Bool, profile: URL?) -> AuthAPNSTokenType {
+        if isSimulator { return .prod }
+        guard let profile, apsEnvironment(at: profile) == "development" else { return .prod }
+        return .sandbox
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Synchronization
+
+/// The app around Firebase, as the SDK sees it on a device: bundle ID, the URL schemes in
+/// `Info.plist`, the provisioning profile it was signed with, whether it runs in a simulator, the
+/// app delegate (and whether it forwards notifications and URLs to Auth when swizzling is off),
+/// `UserDefaults`, and the clock every timeout comes from.
+public final class AppHost: Sendable {
+    public let bundleID: String
+    /// `CFBundleURLTypes` → `CFBundleURLSchemes`.
+    public let urlSchemes: [String]
+    public let isSimulator: Bool
+    /// `embedded.mobileprovision`, if the build has one.
+    public let provisioningProfile: URL?
+    /// With swizzling off, the delegate must pass remote notifications to `Auth.canHandleNotification`.
+    public let forwardsNotifications: Bool
+    /// …and opened URLs to `Auth.canHandle(_:)`.
+    public let forwardsURLs: Bool
+    public let userDefaults: UserDefaultsStore
+    public let clock: any Clock<Duration>
+    private let auths = Mutex<[Auth]>([])
+
+    public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
+                forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
+                userDefaults: UserDefaultsStore = UserDefaultsStore(), clock: any Clock<Duration> = ContinuousClock()) {
+        self.bundleID = bundleID
+        self.urlSchemes = urlSchemes
+        self.isSimulator = isSimulator
+        self.provisioningProfile = provisioningProfile
+        self.forwardsNotifications = forwardsNotifications
+        self.forwardsURLs = forwardsURLs
+        self.userDefaults = userDefaults
+        self.clock = clock
+    }
+
+    func attach(_ auth: Auth) { auths.withLock { $0.append(auth) } }
+
+    /// The OS hands a remote notification to the app delegate
+    /// (`application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`). A delegate that
+    /// forwards gives it to Auth; one that does not (swizzling off, forwarding forgotten) drops it.
+    /// - Returns: whether Auth handled it.
+    @discardableResult
+    public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any]) -> Bool {
+        guard forwardsNotifications else { return false }
+        for auth in auths.withLock({ $0 }) where auth.canHandleNotification(userInfo) { return true }
+        return false
+    }
+}
+
+/// A file-backed key-value store playing `UserDefaults`: what an app uses to keep the verification
+/// ID across a restart.
+public final class UserDefaultsStore: Sendable {
+    public let file: URL?
+    private let values: Mutex<[String: String]>
+
+    /// In memory, or in `file` (JSON) so that a restarted app finds its values.
+    public init(file: URL? = nil) {
+        self.file = file
+        var loaded: [String: String] = [:]
+        if let file, let data = try? Data(contentsOf: file),
+           let decoded = try? JSONDecoder().decode([String: String].self, from: data) {
+            loaded = decoded
+        }
+        values = Mutex(loaded)
+    }
+
+    public func set(_ value: String?, forKey key: String) {
+        let snapshot = values.withLock { values -> [String: String] in
+            values[key] = value
+            return values
+        }
+        guard let file else { return }
+        try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? JSONEncoder().encode(snapshot).write(to: file, options: .atomic)
+    }
+
+    public func string(forKey key: String) -> String? { values.withLock { $0[key] } }
+}

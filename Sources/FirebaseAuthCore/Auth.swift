@@ -1,0 +1,270 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `auth.settings`.
+public final class AuthSettings: Sendable {
+    private let disabled = Mutex(false)
+    /// Skips APNs, verifyClient and reCAPTCHA (but not the notification probe): only test phone
+    /// numbers work.
+    public var isAppVerificationDisabledForTesting: Bool {
+        get { disabled.withLock { $0 } }
+        set { disabled.withLock { $0 = newValue } }
+    }
+}
+
+/// An app credential: the receipt verifyClient gave, and the secret the silent push carried.
+public struct AppCredential: Sendable, Hashable {
+    public let receipt: String
+    public let secret: String
+}
+
+/// FirebaseAuth's `Auth`, for phone sign-in's app verification.
+///
+/// ```swift
+/// Auth.auth().setAPNSToken(deviceToken, type: .sandbox)
+/// let verificationID = try await PhoneAuthProvider.provider().verifyPhoneNumber("+16505551234", uiDelegate: nil)
+/// let credential = PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: "123456")
+/// let result = try await Auth.auth().signIn(with: credential)
+/// ```
+public final class Auth: Sendable {
+    public let app: FirebaseApp
+    public let settings = AuthSettings()
+
+    struct State {
+        var languageCode: String?
+        var apnsToken: AuthAPNSToken?
+        var tokenWaiters: [OneShot<AuthAPNSToken?>] = []
+        /// Receipts waiting for their push, oldest first (at most 32).
+        var pendingReceipts: [String] = []
+        var credential: AppCredential?
+        var credentialWaiters: [String: [OneShot<AppCredential?>]] = [:]
+        var probe: ProbeState = .notRun
+        var currentUser: User?
+        var emulator: String?
+    }
+    enum ProbeState { case notRun, running(OneShot<Bool>), done(Bool) }
+    let state = Mutex(State())
+
+    /// Pending receipts kept at most (the oldest is dropped).
+    static let maximumPendingReceipts = 32
+    /// How long the SDK waits for an APNs token.
+    static let apnsTokenTimeout: Duration = .seconds(5)
+    /// How long the forwarding probe waits.
+    static let probeTimeout: Duration = .seconds(1)
+    /// The probe notification the SDK hands the app delegate.
+    static let probeWarning = "This fake notification should be forwarded to Firebase Auth."
+    static let payloadKey = "com.google.firebase.auth"
+
+    init(app: FirebaseApp) {
+        self.app = app
+        app.host.attach(self)
+    }
+
+    private static let instances = Mutex<[ObjectIdentifier: Auth]>([:])
+
+    /// The `Auth` of the default app. (Configure it first with `FirebaseApp.configure(options:host:)`.)
+    public static func auth() -> Auth {
+        guard let app = FirebaseApp.app() else {
+            preconditionFailure("FirebaseApp.configure(options:host:) must be called before Auth.auth()")
+        }
+        return auth(app: app)
+    }
+
+    /// The `Auth` of `app` (one per app).
+    public static func auth(app: FirebaseApp) -> Auth {
+        instances.withLock { instances in
+            if let existing = instances[ObjectIdentifier(app)] { return existing }
+            let auth = Auth(app: app)
+            instances[ObjectIdentifier(app)] = auth
+            return auth
+        }
+    }
+
+    public var languageCode: String? {
+        get { state.withLock { $0.languageCode } }
+        set { state.withLock { $0.languageCode = newValue } }
+    }
+
+    /// Talk to a local backend instead of Google's: `http://host:port/www.googleapis.com/…`.
+    public func useEmulator(withHost host: String, port: Int) {
+        state.withLock { $0.emulator = "http://\(host):\(port)" }
+    }
+
+    public var currentUser: User? { state.withLock { $0.currentUser } }
+
+    // MARK: APNs token
+
+    /// The APNs token, once set.
+    public var apnsToken: Data? { state.withLock { $0.apnsToken?.data } }
+    public var apnsTokenType: AuthAPNSTokenType? { state.withLock { $0.apnsToken?.type } }
+
+    /// Sets the device's APNs token. `.unknown` is resolved at once: simulator → prod; else the
+    /// provisioning profile's `aps-environment` (development → sandbox; otherwise prod).
+    public func setAPNSToken(_ token: Data, type: AuthAPNSTokenType) {
+        let resolved = type == .unknown
+            ? ProvisioningProfile.resolve(isSimulator: app.host.isSimulator, profile: app.host.provisioningProfile)
+            : type
+        let value = AuthAPNSToken(data: token, type: resolved)
+        let waiters = state.withLock { state -> [OneShot<AuthAPNSToken?>] in
+            state.apnsToken = value
+            defer { state.tokenWaiters = [] }
+            return state.tokenWaiters
+        }
+        for waiter in waiters { waiter.fulfill(value) }
+    }
+
+    /// The token, waiting up to 5 s on the app's clock for one to be set.
+    func waitForAPNSToken() async -> AuthAPNSToken? {
+        let shot = OneShot<AuthAPNSToken?>()
+        if let token = state.withLock({ state -> AuthAPNSToken? in
+            if state.apnsToken == nil { state.tokenWaiters.append(shot) }
+            return state.apnsToken
+        }) { return token }
+        return await wait(for: shot, timeout: Self.apnsTokenTimeout, clock: app.host.clock, fallback: nil)
+    }
+
+    // MARK: Notifications
+
+    /// Whether this notification is Auth's: the forwarding probe (while it runs), or a silent push
+    /// carrying the secret for a pending receipt. The payload's `com.google.firebase.auth` value may
+    /// be a dictionary or a JSON string of one.
+    public func canHandleNotification(_ userInfo: [AnyHashable: Any]) -> Bool {
+        guard let raw = userInfo[Self.payloadKey] else { return false }
+        var payload = raw as? [String: Any]
+        if payload == nil, let text = raw as? String, let data = text.data(using: .utf8) {
+            payload = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        }
+        guard let payload else { return false }
+        if payload["warning"] as? String == Self.probeWarning {
+            let shot = state.withLock { state -> OneShot<Bool>? in
+                if case .running(let shot) = state.probe { return shot }
+                return nil
+            }
+            guard let shot else { return false }  // a probe after the check is not ours
+            return shot.fulfill(true)
+        }
+        guard let receipt = payload["receipt"] as? String, let secret = payload["secret"] as? String else { return false }
+        let waiters = state.withLock { state -> [OneShot<AppCredential?>]? in
+            guard let index = state.pendingReceipts.firstIndex(of: receipt) else { return nil }
+            state.pendingReceipts.remove(at: index)
+            state.credential = AppCredential(receipt: receipt, secret: secret)
+            return state.credentialWaiters.removeValue(forKey: receipt) ?? []
+        }
+        guard let waiters else { return false }
+        for waiter in waiters { waiter.fulfill(AppCredential(receipt: receipt, secret: secret)) }
+        return true
+    }
+
+    /// Runs once per process: hands the app delegate a fake notification and waits 1 s for it to
+    /// come back through `canHandleNotification`. Cached.
+    func notificationForwardingWorks() async -> Bool {
+        enum Next { case result(Bool), wait(OneShot<Bool>), run(OneShot<Bool>) }
+        let next = state.withLock { state -> Next in
+            switch state.probe {
+            case .done(let result): return .result(result)
+            case .running(let shot): return .wait(shot)
+            case .notRun:
+                let shot = OneShot<Bool>()
+                state.probe = .running(shot)
+                return .run(shot)
+            }
+        }
+        switch next {
+        case .result(let result): return result
+        case .wait(let shot): return await shot.value
+        case .run(let shot):
+            app.host.didReceiveRemoteNotification([Self.payloadKey: ["warning": Self.probeWarning]])
+            let result = await wait(for: shot, timeout: Self.probeTimeout, clock: app.host.clock, fallback: false)
+            state.withLock { $0.probe = .done(result) }
+            return result
+        }
+    }
+
+    // MARK: App credential
+
+    func addPendingReceipt(_ receipt: String) {
+        state.withLock { state in
+            state.pendingReceipts.removeAll { $0 == receipt }
+            state.pendingReceipts.append(receipt)
+            if state.pendingReceipts.count > Self.maximumPendingReceipts { state.pendingReceipts.removeFirst() }
+        }
+    }
+
+    /// The receipts still waiting for their push.
+    public var pendingReceipts: [String] { state.withLock { $0.pendingReceipts } }
+    public var cachedCredential: AppCredential? { state.withLock { $0.credential } }
+    func clearCredential() { state.withLock { $0.credential = nil } }
+
+    /// Waits up to `timeout` for the push carrying `receipt`'s secret.
+    func waitForCredential(receipt: String, timeout: Duration) async -> AppCredential? {
+        let shot = OneShot<AppCredential?>()
+        if let ready = state.withLock({ state -> AppCredential? in
+            if let credential = state.credential, credential.receipt == receipt { return credential }
+            state.credentialWaiters[receipt, default: []].append(shot)
+            return nil
+        }) { return ready }
+        return await wait(for: shot, timeout: timeout, clock: app.host.clock, fallback: nil)
+    }
+
+    // MARK: Backend and sign-in
+
+    var backend: BackendClient {
+        get throws(AuthError) {
+            guard let apiKey = app.options.apiKey else {
+                throw AuthError(.appConfigurationError, "FirebaseOptions has no API key (GoogleService-Info.plist API_KEY)")
+            }
+            let emulator = state.withLock { $0.emulator }
+            return BackendClient(base: (emulator ?? "https:/") + "/www.googleapis.com", apiKey: apiKey, session: .shared)
+        }
+    }
+
+    /// Signs in with a phone credential.
+    public func signIn(with credential: PhoneAuthCredential) async throws(AuthError) -> AuthDataResult {
+        guard !credential.verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
+        guard !credential.verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
+        let response = try await backend.call("verifyPhoneNumber", [
+            "sessionInfo": credential.verificationID, "code": credential.verificationCode,
+        ], languageCode: languageCode)
+        guard let uid = response["localId"] as? String, let idToken = response["idToken"] as? String else {
+            throw AuthError(.appConfigurationError, "verifyPhoneNumber answered without localId or idToken")
+        }
+        let user = User(uid: uid, phoneNumber: response["phoneNumber"] as? String, idToken: idToken,
+                        refreshToken: response["refreshToken"] as? String)
+        state.withLock { $0.currentUser = user }
+        return AuthDataResult(user: user, isNewUser: response["isNewUser"] as? Bool ?? false)
+    }
+
+    public func signOut() throws(AuthError) {
+        state.withLock { $0.currentUser = nil }
+    }
+
+    /// `canHandle(_ url:)`: the reCAPTCHA redirect. (Arrives with the reCAPTCHA fallback; until then
+    /// no URL is Auth's.)
+    public func canHandle(_ url: URL) -> Bool { false }
+}
+
+/// A signed-in user.
+public final class User: Sendable {
+    public let uid: String
+    public let phoneNumber: String?
+    private let idToken: String
+    public let refreshToken: String?
+
+    init(uid: String, phoneNumber: String?, idToken: String, refreshToken: String?) {
+        self.uid = uid
+        self.phoneNumber = phoneNumber
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+    }
+
+    public func getIDToken() async throws(AuthError) -> String { idToken }
+}
+
+/// What `signIn(with:)` returns.
+public struct AuthDataResult: Sendable {
+    public let user: User
+    public let isNewUser: Bool
+}

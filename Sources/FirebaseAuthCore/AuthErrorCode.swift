@@ -1,0 +1,70 @@
+import APNsWire
+import Foundation
+
+/// FirebaseAuth's error codes, with the SDK's names and numbers (domain `FIRAuthErrorDomain`).
+public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
+    case tooManyRequests = 17010
+    case credentialAlreadyInUse = 17025
+    case missingPhoneNumber = 17041
+    case invalidPhoneNumber = 17042
+    case missingVerificationCode = 17043
+    case invalidVerificationCode = 17044
+    case missingVerificationID = 17045
+    case invalidVerificationID = 17046
+    case missingAppCredential = 17047
+    case invalidAppCredential = 17048
+    case sessionExpired = 17051
+    case quotaExceeded = 17052
+    case missingAppToken = 17053
+    case notificationNotForwarded = 17054
+    case appNotVerified = 17055
+    case captchaCheckFailed = 17056
+    case webContextAlreadyPresented = 17057
+    case webContextCancelled = 17058
+    case appVerificationUserInteractionFailure = 17059
+    case invalidClientID = 17060
+    case webNetworkRequestFailed = 17061
+    case webInternalError = 17062
+    case webSignInUserInteractionFailure = 17063
+    case missingClientIdentifier = 17093
+    case missingOrInvalidNonce = 17094
+    /// Not an SDK code: where the SDK calls `fatalError` (an unregistered URL scheme, a malformed
+    /// backend answer), this toolkit throws this instead, with a message saying what to fix.
+    case appConfigurationError = 17998
+    case internalError = 17999
+
+    /// The server codes (`CODE : detail`) the SDK maps to its own.
+    static let serverCodes: [String: AuthErrorCode] = [
+        "INVALID_PHONE_NUMBER": .invalidPhoneNumber, "MISSING_PHONE_NUMBER": .missingPhoneNumber,
+        "QUOTA_EXCEEDED": .quotaExceeded, "APP_NOT_VERIFIED": .appNotVerified, "CAPTCHA_CHECK_FAILED": .captchaCheckFailed,
+        "INVALID_APP_CREDENTIAL": .invalidAppCredential, "MISSING_APP_CREDENTIAL": .missingAppCredential,
+        "INVALID_CODE": .invalidVerificationCode, "MISSING_CODE": .missingVerificationCode,
+        "INVALID_SESSION_INFO": .invalidVerificationID, "MISSING_SESSION_INFO": .missingVerificationID,
+        "SESSION_EXPIRED": .sessionExpired, "MISSING_IOS_APP_TOKEN": .missingAppToken,
+        "TOO_MANY_ATTEMPTS_TRY_LATER": .tooManyRequests, "MISSING_OR_INVALID_NONCE": .missingOrInvalidNonce,
+        "MISSING_CLIENT_IDENTIFIER": .missingClientIdentifier,
+    ]
+}
+
+/// An error from the auth core: the SDK's code, and what happened. `serverMessage` is the backend's
+/// `CODE : detail` when the error came from it.
+public struct AuthError: CodedError {
+    public let code: AuthErrorCode
+    public let message: String
+    public let serverMessage: String?
+
+    public init(_ code: AuthErrorCode, _ message: String, serverMessage: String? = nil) {
+        self.code = code
+        self.message = message
+        self.serverMessage = serverMessage
+    }
+
+    public static let errorDomain = "FIRAuthErrorDomain"
+    public var errorCode: Int { code.rawValue }
+
+    /// Maps a backend message (`CODE` or `CODE : detail`, split at the first colon) as the SDK does.
+    static func fromServer(_ message: String) -> AuthError {
+        let code = message.split(separator: ":", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? message
+        return AuthError(AuthErrorCode.serverCodes[code] ?? .internalError, message, serverMessage: message)
+    }
+}

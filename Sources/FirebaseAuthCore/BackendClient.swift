@@ -1,0 +1,40 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Calls the Identity Toolkit endpoints the iOS SDK calls (legacy v3 names), over HTTP.
+struct BackendClient: Sendable {
+    /// `https://www.googleapis.com`, or `http://host:port/www.googleapis.com` with the emulator.
+    let base: String
+    let apiKey: String
+    let session: URLSession
+
+    func call(_ name: String, _ body: [String: any Sendable], languageCode: String?) async throws(AuthError) -> [String: Any] {
+        guard let url = URL(string: "\(base)/identitytoolkit/v3/relyingparty/\(name)?key=\(apiKey)") else {
+            throw AuthError(.appConfigurationError, "cannot make a URL from \(base) and API key \(apiKey)")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let languageCode { request.setValue(languageCode, forHTTPHeaderField: "X-Firebase-Locale") }
+        request.httpBody = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+        let data: Data
+        let response: URLResponse
+        do { (data, response) = try await session.data(for: request) } catch {
+            throw AuthError(.internalError, "network error calling \(name): \(error.localizedDescription)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        guard status == 200 else {
+            if let error = object?["error"] as? [String: Any], let message = error["message"] as? String {
+                throw AuthError.fromServer(message)
+            }
+            throw AuthError(.internalError, "\(name) answered HTTP \(status) without an error body")
+        }
+        guard let object else {
+            throw AuthError(.appConfigurationError, "\(name) answered 200 with a body that is not a JSON object")
+        }
+        return object
+    }
+}

@@ -1,0 +1,50 @@
+import Synchronization
+
+/// A value that is set once and awaited: the first `fulfill` wins, later ones are ignored. Used to
+/// race "the event came" against "the clock ran out".
+final class OneShot<Value: Sendable>: Sendable {
+    private struct State {
+        var value: Value?
+        var waiters: [CheckedContinuation<Value, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    /// Sets the value unless one is set. Returns whether this call set it.
+    @discardableResult
+    func fulfill(_ value: Value) -> Bool {
+        let waiters = state.withLock { state -> [CheckedContinuation<Value, Never>]? in
+            guard state.value == nil else { return nil }
+            state.value = value
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        guard let waiters else { return false }
+        for waiter in waiters { waiter.resume(returning: value) }
+        return true
+    }
+
+    var value: Value {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Value? in
+                    if let value = state.value { return value }
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+}
+
+/// Waits for `shot`, or gives `fallback` after `timeout` on `clock`.
+func wait<Value: Sendable>(for shot: OneShot<Value>, timeout: Duration, clock: any Clock<Duration>,
+                           fallback: Value) async -> Value {
+    let timer = Task {
+        try await clock.sleep(for: timeout)
+        shot.fulfill(fallback)
+    }
+    let value = await shot.value
+    timer.cancel()
+    return value
+}

@@ -1,0 +1,142 @@
+import Foundation
+
+/// `AuthUIDelegate`: presents the reCAPTCHA page (used by the reCAPTCHA fallback).
+public protocol AuthUIDelegate: Sendable {}
+
+/// `MultiFactorSession` (accepted for signature compatibility; multi-factor is out of scope).
+public struct MultiFactorSession: Sendable {}
+
+/// The phone credential: the verification ID (the backend's session info) and the SMS code.
+public struct PhoneAuthCredential: Sendable, Hashable {
+    public let verificationID: String
+    public let verificationCode: String
+    public var provider: String { "phone" }
+}
+
+/// Why app verification fell back (for timelines and `authsim explain`).
+public enum AppVerificationPath: Sendable, Hashable {
+    case silentPush
+    case testMode
+    case reCAPTCHAFallback(reason: String)
+}
+
+/// `PhoneAuthProvider`: sends the code (after proving the app is real) and makes credentials.
+public final class PhoneAuthProvider: Sendable {
+    public let auth: Auth
+
+    private init(auth: Auth) { self.auth = auth }
+
+    /// The provider of the default app's `Auth`.
+    public static func provider() -> PhoneAuthProvider { PhoneAuthProvider(auth: Auth.auth()) }
+    public static func provider(auth: Auth) -> PhoneAuthProvider { PhoneAuthProvider(auth: auth) }
+
+    /// Sends a verification code to `phoneNumber`, proving first that the request comes from the
+    /// real app, step for step as the SDK does:
+    ///
+    /// 1. the reCAPTCHA callback URL scheme must be registered in `Info.plist` (the SDK crashes;
+    ///    this throws `appConfigurationError` naming the scheme to add);
+    /// 2. an empty number is `missingPhoneNumber`;
+    /// 3. the notification-forwarding probe (1 s, once per process) must succeed, else
+    ///    `notificationNotForwarded`; it runs in test mode too;
+    /// 4. in test mode (`settings.isAppVerificationDisabledForTesting`) the code is requested with
+    ///    the number alone;
+    /// 5. otherwise with an app credential: the cached one, or a new one (APNs token within 5 s →
+    ///    verifyClient → the silent push within `suggestedTimeout`). On `INVALID_APP_CREDENTIAL` the
+    ///    credential is dropped and the request tried once more; a second failure is `internalError`.
+    ///
+    /// - Returns: the verification ID, to keep (in `UserDefaults`) until the user types the code.
+    public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)?,
+                                  multiFactorSession: MultiFactorSession? = nil) async throws(AuthError) -> String {
+        try checkCallbackScheme()
+        guard !phoneNumber.isEmpty else { throw AuthError(.missingPhoneNumber, "the phone number is empty") }
+        guard await auth.notificationForwardingWorks() else {
+            throw AuthError(.notificationNotForwarded, """
+                the app delegate did not forward the probe notification to Auth.canHandleNotification within 1 s: \
+                with swizzling off (FirebaseAppDelegateProxyEnabled = NO), call Auth.auth().canHandleNotification(userInfo) \
+                from application(_:didReceiveRemoteNotification:fetchCompletionHandler:)
+                """)
+        }
+        let backend = try auth.backend
+        if auth.settings.isAppVerificationDisabledForTesting {
+            return try await sendCode(backend, ["phoneNumber": phoneNumber])
+        }
+        var credential = try await appCredential(backend)
+        do {
+            return try await sendCode(backend, ["phoneNumber": phoneNumber, "iosReceipt": credential.receipt,
+                                                "iosSecret": credential.secret])
+        } catch where error.code == .invalidAppCredential {
+            auth.clearCredential()
+            credential = try await appCredential(backend)
+            do {
+                return try await sendCode(backend, ["phoneNumber": phoneNumber, "iosReceipt": credential.receipt,
+                                                    "iosSecret": credential.secret])
+            } catch where error.code == .invalidAppCredential {
+                throw AuthError(.internalError, "the backend refused a fresh app credential too: \(error.message)",
+                                serverMessage: error.serverMessage)
+            }
+        }
+    }
+
+    /// The credential for `verificationID` and the code the user typed.
+    public func credential(withVerificationID verificationID: String, verificationCode: String) -> PhoneAuthCredential {
+        PhoneAuthCredential(verificationID: verificationID, verificationCode: verificationCode)
+    }
+
+    /// The scheme the reCAPTCHA page returns to: the reversed client ID when it is registered, else
+    /// the encoded app ID.
+    public var callbackScheme: String {
+        let options = auth.app.options
+        if let reversed = options.reversedClientIDScheme, auth.app.host.urlSchemes.contains(reversed) { return reversed }
+        return options.encodedAppIDScheme
+    }
+
+    private func checkCallbackScheme() throws(AuthError) {
+        let scheme = callbackScheme
+        guard auth.app.host.urlSchemes.contains(scheme) else {
+            throw AuthError(.appConfigurationError, """
+                Please register custom URL scheme \(scheme) in the app's Info.plist file \
+                (CFBundleURLTypes → CFBundleURLSchemes); the SDK stops the app with fatalError here
+                """)
+        }
+    }
+
+    private func sendCode(_ backend: BackendClient, _ body: [String: any Sendable]) async throws(AuthError) -> String {
+        let response = try await backend.call("sendVerificationCode", body, languageCode: auth.languageCode)
+        guard let sessionInfo = response["sessionInfo"] as? String else {
+            throw AuthError(.appConfigurationError, "sendVerificationCode answered without sessionInfo")
+        }
+        return sessionInfo
+    }
+
+    /// The cached credential, or a new one by silent push.
+    private func appCredential(_ backend: BackendClient) async throws(AuthError) -> AppCredential {
+        if let cached = auth.cachedCredential { return cached }
+        guard let token = await auth.waitForAPNSToken() else {
+            throw reCAPTCHAFallback(.missingAppToken, "no APNs token within 5 s (is the app registered for remote notifications?)")
+        }
+        var body: [String: any Sendable] = ["appToken": token.string]
+        if token.type == .sandbox { body["isSandbox"] = true }
+        let response: [String: Any]
+        do { response = try await backend.call("verifyClient", body, languageCode: auth.languageCode) } catch {
+            if error.code == .invalidAppCredential || error.code == .missingAppToken {
+                throw reCAPTCHAFallback(error.code, "verifyClient refused the APNs token: \(error.message)")
+            }
+            throw error
+        }
+        guard let receipt = response["receipt"] as? String, let timeoutText = response["suggestedTimeout"] as? String,
+              let seconds = Int(timeoutText), seconds >= 0
+        else {
+            throw AuthError(.appConfigurationError, "verifyClient answered without a receipt and a numeric suggestedTimeout string (the SDK stops with fatalError)")
+        }
+        auth.addPendingReceipt(receipt)
+        guard let credential = await auth.waitForCredential(receipt: receipt, timeout: .seconds(seconds)) else {
+            throw reCAPTCHAFallback(.appNotVerified, "no silent push with the secret for receipt \(receipt.prefix(8))… within suggestedTimeout \(seconds) s")
+        }
+        return credential
+    }
+
+    /// Where the SDK falls back to reCAPTCHA. Until the fallback lands, this says so and stops.
+    private func reCAPTCHAFallback(_ code: AuthErrorCode, _ why: String) -> AuthError {
+        AuthError(code, "\(why); the SDK would now fall back to reCAPTCHA, which this build does not have yet")
+    }
+}

@@ -1,0 +1,72 @@
+import APNsWire
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import Scenarios
+import Testing
+
+@Suite("Silent-push phone sign-in, end to end")
+struct SilentPushSignInTests {
+    @Test("a debug build with a sandbox token: silent push, SMS, sign-in; the ID token carries the real claims")
+    func happyPath() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let verificationID = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            #expect(auth.cachedCredential != nil)
+            #expect(auth.pendingReceipts.isEmpty)
+            let code = try #require(await world.lastCode(for: phone))
+            let result = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
+            #expect(result.isNewUser)
+            #expect(result.user.phoneNumber == phone)
+            #expect(auth.currentUser?.uid == result.user.uid)
+
+            let token = try await result.user.getIDToken()
+            let parts = token.split(separator: ".")
+            let claims = try #require(try JSONSerialization.jsonObject(with: Data(Base64URL.decode(parts[1])!)) as? [String: Any])
+            #expect(claims["iss"] as? String == "https://securetoken.google.com/authsim-demo")
+            #expect(claims["aud"] as? String == "authsim-demo")
+            #expect(claims["sub"] as? String == result.user.uid)
+            #expect(claims["phone_number"] as? String == phone)
+            #expect((claims["firebase"] as? [String: Any])?["sign_in_provider"] as? String == "phone")
+            // Signed with the key the backend publishes.
+            let signature = try P256Check.verify(token: token, jwks: world.toolkit.tokenSigner.jwks)
+            #expect(signature)
+
+            // A second verification reuses the cached credential: no second verifyClient push.
+            let before = try fixtureLogCount(world)
+            _ = try await provider.verifyPhoneNumber("+16505550000", uiDelegate: nil)
+            #expect(try fixtureLogCount(world) == before)
+        }
+    }
+
+    @Test("a debug build whose code says .prod: the push dies at production with BadDeviceToken, no credential comes")
+    func tokenTypeMismatch() async throws {
+        let clock = ManualClock()
+        try await withWorld { world, _ in
+            var profile = AppProfile()
+            profile.declaredTokenType = .prod
+            let (auth, _) = try await world.install(profile, clock: clock)
+            let attempt = Task { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil) }
+            // The probe's 1 s, then suggestedTimeout's 5 s.
+            try await waitForSleepers(clock)
+            clock.advance(by: .seconds(1))
+            try await waitForSleepers(clock)
+            clock.advance(by: .seconds(5))
+            do {
+                _ = try await attempt.value
+                Issue.record("verification succeeded without a push")
+            } catch let error as AuthError {
+                #expect(error.code == .appNotVerified)
+                #expect(error.message.contains("reCAPTCHA"))
+            }
+            #expect(auth.pendingReceipts.count == 1)
+            #expect(try fixtureLogCount(world) == 0)
+        }
+    }
+}
+
+func fixtureLogCount(_ world: PhoneAuthWorld) throws -> Int {
+    guard FileManager.default.fileExists(atPath: world.channel.deliveryLogFile.path) else { return 0 }
+    return try String(contentsOf: world.channel.deliveryLogFile, encoding: .utf8).split(separator: "\n").count
+}

@@ -1,0 +1,43 @@
+import APNsWire
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import Scenarios
+import Testing
+
+func temporaryDirectory(_ name: String) -> URL {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("authsim-flow-\(name.filter(\.isLetter).prefix(40))-\(UUID().uuidString.prefix(8))")
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Runs `body` in a fresh world (receiver, backend over HTTP, keys made for this test).
+func withWorld<T>(configuration: BackendConfiguration = BackendConfiguration(), backendClock: any WallClock = SystemWallClock(),
+                  name: String = #function, _ body: (PhoneAuthWorld, URL) async throws -> T) async throws -> T {
+    let folder = temporaryDirectory(name)
+    let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"),
+                                               state: folder.appendingPathComponent("State"),
+                                               configuration: configuration, backendClock: backendClock)
+    do {
+        let result = try await body(world, folder)
+        await world.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+        return result
+    } catch {
+        await world.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+        throw error
+    }
+}
+
+/// Waits until `clock` has `count` sleepers (a timeout has started), so advancing it is not a race.
+func waitForSleepers(_ clock: ManualClock, count: Int = 1) async throws {
+    for _ in 0..<2000 {
+        if clock.sleeperCount >= count { return }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+    Issue.record("nobody started waiting on the clock")
+}
+
+let phone = "+16505551234"
