@@ -35,12 +35,19 @@ public final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if deadline <= state.now { return true }
+                enum Next { case sleep, wake, cancelled }
+                let next = state.withLock { state -> Next in
+                    // A task cancelled before it got here must not leave a sleeper behind.
+                    if Task.isCancelled { return .cancelled }
+                    if deadline <= state.now { return .wake }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return false
+                    return .sleep
                 }
-                if resumeNow { continuation.resume() }
+                switch next {
+                case .sleep: break
+                case .wake: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                }
             }
         } onCancel: {
             let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }

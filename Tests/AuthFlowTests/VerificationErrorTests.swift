@@ -1,0 +1,273 @@
+import APNsWire
+import AuthBackend
+@testable import FirebaseAuthCore
+import Foundation
+import Scenarios
+import Testing
+
+/// Runs `verifyPhoneNumber` and returns the error code it ends with (nil on success).
+func verificationError(_ auth: Auth, _ number: String = phone) async -> AuthErrorCode? {
+    do {
+        _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: nil)
+        return nil
+    } catch { return error.code }
+}
+
+@Suite("verifyPhoneNumber's error paths, as the SDK takes them")
+struct VerificationErrorTests {
+    @Test("URL scheme not registered: a clear error naming the scheme (the SDK calls fatalError)")
+    func schemeNotRegistered() async throws {
+        try await withWorld { world, _ in
+            var profile = AppProfile()
+            profile.urlSchemes = ["com.example.authsim"]
+            let (auth, _) = try await world.install(profile)
+            do throws(AuthError) {
+                _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+                Issue.record("no error")
+            } catch {
+                #expect(error.code == .appConfigurationError)
+                #expect(error.message.contains("app-1-123456789012-ios-a1b2c3d4e5f60718"))
+            }
+        }
+    }
+
+    @Test("an empty number is missingPhoneNumber (17041)")
+    func emptyNumber() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            #expect(await verificationError(auth, "") == .missingPhoneNumber)
+            #expect(AuthErrorCode.missingPhoneNumber.rawValue == 17041)
+        }
+    }
+
+    @Test("swizzling off and no forwarding: the 1 s probe fails → notificationNotForwarded (17054), cached for the process, also in test mode")
+    func notForwarded() async throws {
+        let clock = ManualClock()
+        try await withWorld { world, _ in
+            var profile = AppProfile()
+            profile.forwardsNotifications = false
+            profile.appVerificationDisabledForTesting = true
+            let (auth, _) = try await world.install(profile, clock: clock)
+            let attempt = Task { await verificationError(auth) }
+            try await waitForSleepers(clock)
+            clock.advance(by: .milliseconds(999))
+            #expect(clock.sleeperCount == 1)
+            clock.advance(by: .milliseconds(1))
+            #expect(await attempt.value == .notificationNotForwarded)
+            // Cached: the second attempt fails at once, without waiting on the clock.
+            #expect(await verificationError(auth) == .notificationNotForwarded)
+            #expect(await world.toolkit.messages.isEmpty)
+        }
+    }
+
+    @Test("no APNs token within 5 s: missingAppToken, where the SDK falls back to reCAPTCHA")
+    func noAPNsToken() async throws {
+        let clock = ManualClock()
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(AppProfile(), clock: clock, setToken: false)
+            let attempt = Task { await verificationError(auth) }
+            try await waitForSleepers(clock)
+            clock.advance(by: .seconds(5))
+            #expect(await attempt.value == .missingAppToken)
+        }
+    }
+
+    @Test("test mode: a test number signs in with its fixed code, no APNs, no SMS; a real number fails clearly")
+    func testMode() async throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = ["+1 650-555-3434": "654321"]
+        try await withWorld(configuration: configuration) { world, _ in
+            var profile = AppProfile()
+            profile.appVerificationDisabledForTesting = true
+            let (auth, _) = try await world.install(profile, setToken: false)
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber("+16505553434", uiDelegate: nil)
+            let result = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: "654321"))
+            #expect(result.user.phoneNumber == "+16505553434")
+            #expect(await world.toolkit.messages.isEmpty)
+            #expect(try fixtureLogCount(world) == 0)
+            do throws(AuthError) {
+                _ = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+                Issue.record("a real number passed with app verification disabled")
+            } catch {
+                #expect(error.code == .missingAppCredential)
+                #expect(error.message.contains("test phone numbers"))
+            }
+        }
+    }
+
+    @Test("wrong codes: invalidVerificationCode, then tooManyRequests; a right code after that is refused too")
+    func wrongCodes() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            let code = try #require(await world.lastCode(for: phone))
+            let wrong = code == "000000" ? "111111" : "000000"
+            for _ in 0..<5 {
+                await #expect(throws: AuthError(.invalidVerificationCode, "")) {
+                    try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: wrong))
+                }
+            }
+            await #expect(throws: AuthError(.tooManyRequests, "")) {
+                try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
+            }
+            await #expect(throws: AuthError(.missingVerificationCode, "")) {
+                try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: ""))
+            }
+            await #expect(throws: AuthError(.invalidVerificationID, "")) {
+                try await auth.signIn(with: provider.credential(withVerificationID: "nope", verificationCode: code))
+            }
+        }
+    }
+
+    @Test("a code is single-use, and expires: sessionExpired (17051)")
+    func expiryAndReuse() async throws {
+        let backendClock = ManualWallClock()
+        try await withWorld(backendClock: backendClock) { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            let code = try #require(await world.lastCode(for: phone))
+            _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
+            await #expect(throws: AuthError(.invalidVerificationID, "")) {
+                try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
+            }
+            let second = try await provider.verifyPhoneNumber("+16505550001", uiDelegate: nil)
+            let secondCode = try #require(await world.lastCode(for: "+16505550001"))
+            backendClock.advance(by: 301)
+            await #expect(throws: AuthError(.sessionExpired, "")) {
+                try await auth.signIn(with: provider.credential(withVerificationID: second, verificationCode: secondCode))
+            }
+        }
+    }
+
+    @Test("re-entrant verifyPhoneNumber: the same session and no second SMS while the code is valid")
+    func reentrant() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let first = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            let second = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            #expect(first == second)
+            #expect(await world.toolkit.messages.count == 1)
+        }
+    }
+
+    @Test("an expired cached credential: INVALID_APP_CREDENTIAL, dropped, a fresh one by push, and the code is sent")
+    func retryOnce() async throws {
+        let backendClock = ManualWallClock()
+        try await withWorld(backendClock: backendClock) { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            _ = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            let firstCredential = try #require(auth.cachedCredential)
+            backendClock.advance(by: 3601)
+            _ = try await provider.verifyPhoneNumber("+16505550002", uiDelegate: nil)
+            #expect(auth.cachedCredential != firstCredential)
+            #expect(try fixtureLogCount(world) == 2)
+        }
+    }
+
+    @Test("a credential the backend refuses twice is internalError (17999)")
+    func retryFailsTwice() async throws {
+        var configuration = BackendConfiguration()
+        configuration.receiptLifetime = -1
+        try await withWorld(configuration: configuration) { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            #expect(await verificationError(auth) == .internalError)
+            #expect(try fixtureLogCount(world) == 2)
+        }
+    }
+
+    @Test("a bad number is invalidPhoneNumber with the server's detail")
+    func badNumber() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            do throws(AuthError) {
+                _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+1650", uiDelegate: nil)
+                Issue.record("no error")
+            } catch {
+                #expect(error.code == .invalidPhoneNumber)
+                #expect(error.serverMessage == "INVALID_PHONE_NUMBER : TOO_SHORT")
+            }
+        }
+    }
+
+    @Test("the app is killed after the SMS: the verification ID kept in UserDefaults signs in after a restart")
+    func restoreVerificationID() async throws {
+        try await withWorld { world, folder in
+            let defaults = folder.appendingPathComponent("UserDefaults.json")
+            let (auth, _) = try await world.install(AppProfile(), userDefaults: UserDefaultsStore(file: defaults))
+            let id = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+            auth.app.host.userDefaults.set(id, forKey: "authVerificationID")
+            // A new process: new app host, new Auth, the same UserDefaults file.
+            let (restarted, _) = try await world.install(AppProfile(), userDefaults: UserDefaultsStore(file: defaults))
+            let restored = try #require(restarted.app.host.userDefaults.string(forKey: "authVerificationID"))
+            let code = try #require(await world.lastCode(for: phone))
+            let provider = PhoneAuthProvider.provider(auth: restarted)
+            let result = try await restarted.signIn(with: provider.credential(withVerificationID: restored, verificationCode: code))
+            #expect(result.user.phoneNumber == phone)
+        }
+    }
+}
+
+@Suite("Auth's notification handling")
+struct NotificationHandlingTests {
+    func makeAuth(clock: any Clock<Duration> = ContinuousClock()) -> Auth {
+        var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
+        options.apiKey = "k"
+        let host = AppHost(bundleID: "com.a", urlSchemes: [], clock: clock)
+        return Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
+    }
+
+    @Test("the payload may be a dictionary or a JSON string; only pending receipts are Auth's")
+    func payloadForms() {
+        let auth = makeAuth()
+        auth.addPendingReceipt("R1")
+        auth.addPendingReceipt("R2")
+        #expect(!auth.canHandleNotification(["com.google.firebase.auth": ["receipt": "R9", "secret": "S"]]))
+        #expect(auth.canHandleNotification(["com.google.firebase.auth": ["receipt": "R1", "secret": "S1"]]))
+        #expect(auth.canHandleNotification(["com.google.firebase.auth": #"{"receipt":"R2","secret":"S2"}"#]))
+        #expect(auth.cachedCredential == AppCredential(receipt: "R2", secret: "S2"))
+        #expect(!auth.canHandleNotification(["com.google.firebase.auth": ["receipt": "R1", "secret": "S1"]]))
+        #expect(!auth.canHandleNotification(["aps": ["content-available": 1]]))
+        #expect(!auth.canHandleNotification(["com.google.firebase.auth": "not json"]))
+        // A probe notification after the probe is not Auth's.
+        #expect(!auth.canHandleNotification(["com.google.firebase.auth": ["warning": Auth.probeWarning]]))
+    }
+
+    @Test("at most 32 pending receipts, the oldest dropped; duplicates kept once")
+    func pendingLimit() {
+        let auth = makeAuth()
+        for index in 0..<40 { auth.addPendingReceipt("R\(index)") }
+        auth.addPendingReceipt("R39")
+        #expect(auth.pendingReceipts.count == 32)
+        #expect(auth.pendingReceipts.first == "R8")
+        #expect(!auth.canHandleNotification(["com.google.firebase.auth": ["receipt": "R0", "secret": "S"]]))
+    }
+
+    @Test("a push that comes after suggestedTimeout is still accepted and cached")
+    func latePush() async throws {
+        let clock = ManualClock()
+        let auth = makeAuth(clock: clock)
+        auth.addPendingReceipt("LATE")
+        let waiting = Task { await auth.waitForCredential(receipt: "LATE", timeout: .seconds(5)) }
+        try await waitForSleepers(clock)
+        clock.advance(by: .seconds(5))
+        #expect(await waiting.value == nil)
+        #expect(auth.canHandleNotification(["com.google.firebase.auth": ["receipt": "LATE", "secret": "S"]]))
+        #expect(auth.cachedCredential?.receipt == "LATE")
+    }
+
+    @Test("the SDK's error numbers")
+    func errorNumbers() {
+        #expect(AuthErrorCode.notificationNotForwarded.rawValue == 17054)
+        #expect(AuthErrorCode.invalidAppCredential.rawValue == 17048)
+        #expect(AuthErrorCode.webContextCancelled.rawValue == 17058)
+        #expect(AuthErrorCode.missingOrInvalidNonce.rawValue == 17094)
+        #expect(AuthErrorCode.internalError.rawValue == 17999)
+        #expect(AuthError.fromServer("INVALID_PHONE_NUMBER : TOO_LONG").code == .invalidPhoneNumber)
+        #expect(AuthError.fromServer("SOMETHING_NEW").code == .internalError)
+    }
+}
