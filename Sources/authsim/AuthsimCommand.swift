@@ -25,9 +25,11 @@ struct Demo: AsyncParsableCommand {
     func run() async throws {
         if list {
             for scenario in ChannelDemo.scenarios { say("\(scenario.name): \(scenario.summary)") }
+            for scenario in PhoneDemo.scenarios { say("\(scenario.name): \(scenario.summary)") }
             return
         }
-        let unknown = only.filter { name in !ChannelDemo.scenarios.contains { $0.name == name } }
+        let known = ChannelDemo.scenarios.map(\.name) + PhoneDemo.scenarios.map(\.name)
+        let unknown = only.filter { !known.contains($0) }
         if !unknown.isEmpty {
             throw ValidationError("unknown scenario \(unknown.joined(separator: ", ")); --list shows them")
         }
@@ -38,27 +40,36 @@ struct Demo: AsyncParsableCommand {
         say("authsim demo: the APNs channel, end to end on loopback (HTTP/2 + TLS, ES256 provider tokens)")
         say("credentials: \(certsURL.path)/ CA, server certificate, \(credentials.authKey.fileName) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
 
-        let results = try await ChannelDemo.run(certs: certsURL, state: stateURL, only: only, onStart: { scenario, channel in
-            if channel.receiver.listeners.count > 0, scenario.name == (only.first ?? ChannelDemo.scenarios[0].name) {
-                say("push-receiver: " + channel.receiver.listeners.map(\.description).joined(separator: ", "))
-            }
-            say("\n▶ \(scenario.name): \(scenario.summary)")
-        }, printer: { event in
+        let printer: @Sendable (TimelineEvent) -> Void = { event in
             let ms = String(event.milliseconds).leftPadded(to: 5)
             say("  +\(ms) ms  \(event.part.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(event.message)")
-        })
-        // Results print after their timelines (scenarios run one after another).
+        }
+        let channelNames = only.filter { name in ChannelDemo.scenarios.contains { $0.name == name } }
+        let phoneNames = only.filter { name in PhoneDemo.scenarios.contains { $0.name == name } }
+        var results: [DemoResult] = []
+        if only.isEmpty || !channelNames.isEmpty {
+            say("\n── The APNs channel: apns-sender → push-receiver → device")
+            results += try await ChannelDemo.run(certs: certsURL, state: stateURL.appendingPathComponent("channel"), only: channelNames,
+                                                 onStart: { scenario, _ in say("\n▶ \(scenario.name): \(scenario.summary)") },
+                                                 printer: printer).map(\.demoResult)
+        }
+        if only.isEmpty || !phoneNames.isEmpty {
+            say("\n── Phone sign-in: app (auth core) → backend (HTTP) → apns-sender → push-receiver → device → app")
+            results += try await PhoneDemo.run(certs: certsURL, state: stateURL.appendingPathComponent("phone"), only: phoneNames,
+                                               onStart: { scenario, _ in say("\n▶ \(scenario.name): \(scenario.summary)") },
+                                               printer: printer)
+        }
         say("")
         var failed = 0
         for result in results {
             if result.passed {
-                say("✔ \(result.scenario.name): \(result.actual!)")
+                say("✔ \(result.name): \(result.actual)")
             } else {
                 failed += 1
-                say("✘ \(result.scenario.name): expected \(result.scenario.expected), got \(result.actual.map(\.description) ?? "error: \(result.error ?? "?")")")
+                say("✘ \(result.name): expected \(result.expected), got \(result.actual)")
             }
         }
-        say("\n\(results.count - failed) of \(results.count) scenarios ended as they should. Delivery log: \(stateURL.appendingPathComponent("deliveries.jsonl").path)")
+        say("\n\(results.count - failed) of \(results.count) scenarios ended as they should. State (delivery logs, users): \(stateURL.path)")
         if failed > 0 { throw ExitCode(1) }
     }
 }

@@ -1,0 +1,150 @@
+import APNsReceiver
+import APNsWire
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import Synchronization
+
+/// A finished demo scenario of any kind: what was expected, what happened.
+public struct DemoResult: Sendable {
+    public let name: String
+    public let summary: String
+    public let expected: String
+    public let actual: String
+    public let timeline: [TimelineEvent]
+    public var passed: Bool { expected == actual }
+}
+
+/// One phone sign-in scenario: an app profile and backend set-up, and the outcome it should end with.
+public struct PhoneScenario: Sendable {
+    public let name: String
+    public let summary: String
+    /// "signed in", or the SDK error it must end with ("17054 notificationNotForwarded").
+    public let expected: String
+    public let profile: AppProfile
+    public let number: String
+
+    public init(name: String, summary: String, expected: String, profile: AppProfile, number: String = "+16505551234") {
+        self.name = name
+        self.summary = summary
+        self.expected = expected
+        self.profile = profile
+        self.number = number
+    }
+}
+
+/// Silent-push phone sign-in scenarios, run through every part: the app's auth core, the backend
+/// over HTTP, apns-sender's client, push-receiver, the device.
+public enum PhoneDemo {
+    public static let testNumber = "+16505553434"
+    public static let testCode = "654321"
+
+    public static var scenarios: [PhoneScenario] {
+        var mismatch = AppProfile()
+        mismatch.declaredTokenType = .prod
+        var noForwarding = AppProfile()
+        noForwarding.forwardsNotifications = false
+        var testMode = AppProfile()
+        testMode.appVerificationDisabledForTesting = true
+        return [
+            PhoneScenario(name: "phone-silent-push",
+                          summary: "A debug build proves itself with a silent push, gets the SMS code and signs in.",
+                          expected: "signed in", profile: AppProfile()),
+            PhoneScenario(name: "phone-token-type-mismatch",
+                          summary: "A debug build's code says setAPNSToken(token, type: .prod): the backend pushes through production, APNs answers BadDeviceToken, no push comes.",
+                          expected: "17055 appNotVerified", profile: mismatch),
+            PhoneScenario(name: "phone-not-forwarded",
+                          summary: "Swizzling is off and the app delegate does not forward notifications: the SDK's 1 s probe fails.",
+                          expected: "17054 notificationNotForwarded", profile: noForwarding),
+            PhoneScenario(name: "phone-test-number",
+                          summary: "App verification disabled for testing, a test number with its fixed code: no push, no SMS.",
+                          expected: "signed in", profile: testMode, number: testNumber),
+        ]
+    }
+
+    /// Runs the scenarios in one world. `suggestedTimeout` is short so the demo is quick.
+    public static func run(certs: URL, state: URL, only names: [String] = [], suggestedTimeout: Int = 2,
+                           onStart: @Sendable (PhoneScenario, PhoneAuthWorld) -> Void = { _, _ in },
+                           printer: (@Sendable (TimelineEvent) -> Void)? = nil) async throws -> [DemoResult] {
+        let current = Mutex<Timeline?>(nil)
+        var configuration = BackendConfiguration()
+        configuration.suggestedTimeout = suggestedTimeout
+        configuration.testPhoneNumbers = [testNumber: testCode]
+        let world = try await PhoneAuthWorld.start(
+            certs: certs, state: state, configuration: configuration,
+            receiverObserver: { event in
+                guard let timeline = current.withLock({ $0 }) else { return }
+                switch event {
+                case .accepted(let push):
+                    timeline.record(.receiver, "\(push.environment) accepts the silent push to \(push.deviceToken.short), logs it")
+                case .rejected(let rejection, _, let environment, _):
+                    timeline.record(.receiver, "\(environment) rejects the push: \(rejection.reason): \(rejection.detail)")
+                default: break
+                }
+            },
+            backendObserver: { event in
+                guard let timeline = current.withLock({ $0 }) else { return }
+                switch event {
+                case .verifyClient(let token, let environment, let receipt, let push):
+                    timeline.record(.backend, "verifyClient: receipt \(receipt.prefix(8))… for token \(token.prefix(8))…; pushed the secret via \(environment): \([push.status.map(String.init), push.reason, push.error].compactMap { $0 }.joined(separator: " "))")
+                case .smsSent(let message):
+                    timeline.record(.backend, "sendVerificationCode: SMS to \(message.phoneNumber): \"\(message.text)\"")
+                case .codeReused(let number):
+                    timeline.record(.backend, "sendVerificationCode: a code for \(number) is still valid, no second SMS")
+                case .signedIn(let uid, let number, let isNew):
+                    timeline.record(.backend, "signInWithPhoneNumber: \(number) → uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")")
+                case .rejected(let endpoint, let error):
+                    timeline.record(.backend, "\(endpoint) refuses: \(error.message)")
+                }
+            })
+        var results: [DemoResult] = []
+        for scenario in scenarios where names.isEmpty || names.contains(scenario.name) {
+            let timeline = Timeline(printer: printer)
+            current.withLock { $0 = timeline }
+            onStart(scenario, world)
+            let actual = await runOne(scenario, world: world, timeline: timeline)
+            results.append(DemoResult(name: scenario.name, summary: scenario.summary, expected: scenario.expected,
+                                      actual: actual, timeline: timeline.all))
+        }
+        current.withLock { $0 = nil }
+        await world.shutdown()
+        return results
+    }
+
+    static func runOne(_ scenario: PhoneScenario, world: PhoneAuthWorld, timeline: Timeline) async -> String {
+        do {
+            let profile = scenario.profile
+            let (auth, token) = try await world.install(profile, setToken: false)
+            timeline.record(.device, "\(profile.bundleID) (\(profile.buildEnvironment == .sandbox ? "debug" : "release") build) gets APNs token \(token.short) from \(profile.buildEnvironment)")
+            if !profile.appVerificationDisabledForTesting {
+                auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
+                timeline.record(.app, "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))")
+            } else {
+                timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true")
+            }
+            timeline.record(.app, "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(scenario.number)\", uiDelegate: nil)")
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let verificationID = try await provider.verifyPhoneNumber(scenario.number, uiDelegate: nil)
+            timeline.record(.app, "got verification ID \(verificationID.prefix(10))…; saves it in UserDefaults")
+            let code = profile.appVerificationDisabledForTesting ? testCode : (await world.lastCode(for: scenario.number) ?? "")
+            timeline.record(.app, "the user types \(code); signIn(with: credential(withVerificationID:verificationCode:))")
+            let result = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
+            timeline.record(.app, "signed in: uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")")
+            return "signed in"
+        } catch let error as AuthError {
+            timeline.record(.app, "error \(error.code.rawValue) \(error.code): \(error.message)")
+            return "\(error.code.rawValue) \(error.code)"
+        } catch {
+            timeline.record(.authsim, "error: \(error)")
+            return "error: \(error)"
+        }
+    }
+}
+
+extension ChannelScenarioResult {
+    /// The same result in the demo's common shape.
+    public var demoResult: DemoResult {
+        DemoResult(name: scenario.name, summary: scenario.summary, expected: scenario.expected.description,
+                   actual: actual?.description ?? "error: \(error ?? "?")", timeline: timeline)
+    }
+}
