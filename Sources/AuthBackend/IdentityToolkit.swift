@@ -18,6 +18,12 @@ public struct BackendConfiguration: Sendable {
     public var receiptLifetime: TimeInterval = 3600
     /// Wrong codes allowed per session before TOO_MANY_ATTEMPTS_TRY_LATER.
     public var maximumCodeAttempts = 5
+    /// The SMS region policy; `nil`: every region.
+    public var smsRegionPolicy: SMSRegionPolicy?
+    /// SMS a single number may get per day (test numbers do not count); `nil`: no limit.
+    public var smsPerNumberPerDay: Int?
+    /// SMS the project may send per day; `nil`: no limit.
+    public var smsPerProjectPerDay: Int?
     public init() {}
 
     /// Checks the test numbers: E.164, at most 10, 6-digit codes.
@@ -63,6 +69,7 @@ public struct SMSMessage: Sendable, Hashable, Codable {
     public var sessionInfo: String
     public var languageCode: String?
     public var text: String
+    public var sentAt: Date
 }
 
 /// Something the backend did, for timelines.
@@ -192,17 +199,32 @@ public actor IdentityToolkit {
         }
         // Re-entrant: while a code for this number is still valid, no second SMS goes out.
         let now = clock.now
+        if testCode == nil {
+            if let policy = configuration.smsRegionPolicy, !policy.allows(PhoneNumbers.region(of: number)) {
+                throw reject(endpoint, BackendError(
+                    "OPERATION_NOT_ALLOWED", "SMS unable to be sent until this region enabled by the app developer."))
+            }
+        }
         if let (info, _) = sessions.first(where: { $0.value.phoneNumber == number && !$0.value.used
             && now.timeIntervalSince($0.value.createdAt) < configuration.codeLifetime }) {
             observer?(.codeReused(phoneNumber: number))
             return info
+        }
+        if testCode == nil {
+            let today = outbox.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
+            if let limit = configuration.smsPerNumberPerDay, today.filter({ $0.phoneNumber == number }).count >= limit {
+                throw reject(endpoint, BackendError("QUOTA_EXCEEDED", "\(limit) SMS to this number today"))
+            }
+            if let limit = configuration.smsPerProjectPerDay, today.count >= limit {
+                throw reject(endpoint, BackendError("QUOTA_EXCEEDED", "the project's \(limit) SMS for today are used"))
+            }
         }
         let code = testCode ?? String(format: "%06d", Int.random(in: 0..<1_000_000))
         let sessionInfo = Self.randomString(bytes: 64)
         sessions[sessionInfo] = Session(phoneNumber: number, code: code, createdAt: now, attempts: 0, used: false)
         if testCode == nil {
             let message = SMSMessage(phoneNumber: number, code: code, sessionInfo: sessionInfo, languageCode: languageCode,
-                                     text: Self.smsText(code: code, language: languageCode))
+                                     text: Self.smsText(code: code, language: languageCode), sentAt: now)
             outbox.append(message)
             observer?(.smsSent(message))
         }

@@ -3,6 +3,7 @@ import Foundation
 
 /// FirebaseAuth's error codes, with the SDK's names and numbers (domain `FIRAuthErrorDomain`).
 public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
+    case operationNotAllowed = 17006
     case tooManyRequests = 17010
     case credentialAlreadyInUse = 17025
     case missingPhoneNumber = 17041
@@ -42,7 +43,7 @@ public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
         "INVALID_SESSION_INFO": .invalidVerificationID, "MISSING_SESSION_INFO": .missingVerificationID,
         "SESSION_EXPIRED": .sessionExpired, "MISSING_IOS_APP_TOKEN": .missingAppToken,
         "TOO_MANY_ATTEMPTS_TRY_LATER": .tooManyRequests, "MISSING_OR_INVALID_NONCE": .missingOrInvalidNonce,
-        "MISSING_CLIENT_IDENTIFIER": .missingClientIdentifier,
+        "MISSING_CLIENT_IDENTIFIER": .missingClientIdentifier, "OPERATION_NOT_ALLOWED": .operationNotAllowed,
     ]
 }
 

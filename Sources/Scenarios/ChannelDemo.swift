@@ -3,7 +3,6 @@ import APNsSender
 import APNsWire
 import Foundation
 import LocalPKI
-import Synchronization
 
 /// The outcome a run expects or got: an APNs answer, and whether the app's delegate got the push.
 public struct ChannelOutcome: Sendable, Hashable, CustomStringConvertible {
@@ -137,25 +136,23 @@ public enum ChannelDemo {
     public static func run(certs: URL, state: URL, only names: [String] = [],
                            onStart: @Sendable (ChannelScenario, LocalAPNsChannel) -> Void = { _, _ in },
                            printer: (@Sendable (TimelineEvent) -> Void)? = nil) async throws -> [ChannelScenarioResult] {
-        let current = Mutex<Timeline?>(nil)
+        let current = CurrentTimeline(printer: printer)
         let channel = try await LocalAPNsChannel.start(certs: certs, state: state, observer: { event in
-            guard let timeline = current.withLock({ $0 }) else { return }
             switch event {
             case .rejected(let rejection, _, let environment, _):
-                timeline.record(.receiver, "\(environment) rejects: \(rejection.reason): \(rejection.detail)")
+                current.record(.receiver, "\(environment) rejects: \(rejection.reason): \(rejection.detail)")
             case .accepted(let push):
-                timeline.record(.receiver, "\(push.environment) accepts the push for \(push.bundleID), writes it to the delivery log")
+                current.record(.receiver, "\(push.environment) accepts the push for \(push.bundleID), writes it to the delivery log")
             case .connection(let environment, let serverName, _):
-                timeline.record(.receiver, "TLS connection, SNI \(serverName ?? "none") → \(environment)")
+                current.record(.receiver, "TLS connection, SNI \(serverName ?? "none") → \(environment)")
             case .fault(let fault, _):
-                timeline.record(.receiver, "injects fault \(fault)")
+                current.record(.receiver, "injects fault \(fault)")
             }
         })
         var results: [ChannelScenarioResult] = []
         for scenario in scenarios where names.isEmpty || names.contains(scenario.name) {
-            let timeline = Timeline(printer: printer)
-            current.withLock { $0 = timeline }
             onStart(scenario, channel)
+            let timeline = current.begin()
             do {
                 let outcome = try await scenario.run(ChannelScenarioContext(channel: channel, timeline: timeline))
                 results.append(ChannelScenarioResult(scenario: scenario, actual: outcome, error: nil, timeline: timeline.all))
@@ -164,7 +161,7 @@ public enum ChannelDemo {
                 results.append(ChannelScenarioResult(scenario: scenario, actual: nil, error: "\(error)", timeline: timeline.all))
             }
         }
-        current.withLock { $0 = nil }
+        current.end()
         await channel.shutdown()
         return results
     }

@@ -3,7 +3,6 @@ import APNsWire
 import AuthBackend
 import FirebaseAuthCore
 import Foundation
-import Synchronization
 
 /// A finished demo scenario of any kind: what was expected, what happened.
 public struct DemoResult: Sendable {
@@ -66,47 +65,44 @@ public enum PhoneDemo {
     public static func run(certs: URL, state: URL, only names: [String] = [], suggestedTimeout: Int = 2,
                            onStart: @Sendable (PhoneScenario, PhoneAuthWorld) -> Void = { _, _ in },
                            printer: (@Sendable (TimelineEvent) -> Void)? = nil) async throws -> [DemoResult] {
-        let current = Mutex<Timeline?>(nil)
+        let current = CurrentTimeline(printer: printer)
         var configuration = BackendConfiguration()
         configuration.suggestedTimeout = suggestedTimeout
         configuration.testPhoneNumbers = [testNumber: testCode]
         let world = try await PhoneAuthWorld.start(
             certs: certs, state: state, configuration: configuration,
             receiverObserver: { event in
-                guard let timeline = current.withLock({ $0 }) else { return }
                 switch event {
                 case .accepted(let push):
-                    timeline.record(.receiver, "\(push.environment) accepts the silent push to \(push.deviceToken.short), logs it")
+                    current.record(.receiver, "\(push.environment) accepts the silent push to \(push.deviceToken.short), logs it")
                 case .rejected(let rejection, _, let environment, _):
-                    timeline.record(.receiver, "\(environment) rejects the push: \(rejection.reason): \(rejection.detail)")
+                    current.record(.receiver, "\(environment) rejects the push: \(rejection.reason): \(rejection.detail)")
                 default: break
                 }
             },
             backendObserver: { event in
-                guard let timeline = current.withLock({ $0 }) else { return }
                 switch event {
                 case .verifyClient(let token, let environment, let receipt, let push):
-                    timeline.record(.backend, "verifyClient: receipt \(receipt.prefix(8))… for token \(token.prefix(8))…; pushed the secret via \(environment): \([push.status.map(String.init), push.reason, push.error].compactMap { $0 }.joined(separator: " "))")
+                    current.record(.backend, "verifyClient: receipt \(receipt.prefix(8))… for token \(token.prefix(8))…; pushed the secret via \(environment): \([push.status.map(String.init), push.reason, push.error].compactMap { $0 }.joined(separator: " "))")
                 case .smsSent(let message):
-                    timeline.record(.backend, "sendVerificationCode: SMS to \(message.phoneNumber): \"\(message.text)\"")
+                    current.record(.backend, "sendVerificationCode: SMS to \(message.phoneNumber): \"\(message.text)\"")
                 case .codeReused(let number):
-                    timeline.record(.backend, "sendVerificationCode: a code for \(number) is still valid, no second SMS")
+                    current.record(.backend, "sendVerificationCode: a code for \(number) is still valid, no second SMS")
                 case .signedIn(let uid, let number, let isNew):
-                    timeline.record(.backend, "signInWithPhoneNumber: \(number) → uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")")
+                    current.record(.backend, "signInWithPhoneNumber: \(number) → uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")")
                 case .rejected(let endpoint, let error):
-                    timeline.record(.backend, "\(endpoint) refuses: \(error.message)")
+                    current.record(.backend, "\(endpoint) refuses: \(error.message)")
                 }
             })
         var results: [DemoResult] = []
         for scenario in scenarios where names.isEmpty || names.contains(scenario.name) {
-            let timeline = Timeline(printer: printer)
-            current.withLock { $0 = timeline }
             onStart(scenario, world)
+            let timeline = current.begin()
             let actual = await runOne(scenario, world: world, timeline: timeline)
             results.append(DemoResult(name: scenario.name, summary: scenario.summary, expected: scenario.expected,
                                       actual: actual, timeline: timeline.all))
         }
-        current.withLock { $0 = nil }
+        current.end()
         await world.shutdown()
         return results
     }

@@ -31,3 +31,27 @@ public final class Timeline: Sendable {
 
     public var all: [TimelineEvent] { events.withLock { $0 } }
 }
+
+/// The timeline of the scenario that is running now, for observers (receiver, backend) that
+/// outlive one scenario: what they see between scenarios is not recorded.
+public final class CurrentTimeline: Sendable {
+    private let current = Mutex<Timeline?>(nil)
+    private let printer: (@Sendable (TimelineEvent) -> Void)?
+
+    public init(printer: (@Sendable (TimelineEvent) -> Void)? = nil) { self.printer = printer }
+
+    /// Records into the running scenario's timeline, if one runs.
+    public func record(_ part: Part, _ message: @autoclosure () -> String) {
+        current.withLock { $0 }?.record(part, message())
+    }
+
+    /// Starts the timeline of the next scenario.
+    public func begin() -> Timeline {
+        let timeline = Timeline(printer: printer)
+        current.withLock { $0 = timeline }
+        return timeline
+    }
+
+    /// No scenario runs any more.
+    public func end() { current.withLock { $0 = nil } }
+}

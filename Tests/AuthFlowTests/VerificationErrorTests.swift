@@ -271,3 +271,44 @@ struct NotificationHandlingTests {
         #expect(AuthError.fromServer("SOMETHING_NEW").code == .internalError)
     }
 }
+
+@Suite("SMS region policy and quotas")
+struct SMSPolicyTests {
+    @Test("a region outside the allowlist, or on the denylist, is operationNotAllowed; test numbers are exempt")
+    func regions() async throws {
+        var configuration = BackendConfiguration()
+        configuration.smsRegionPolicy = .allowlistOnly(["US", "FR"])
+        configuration.testPhoneNumbers = ["+447700900123": "111111"]
+        try await withWorld(configuration: configuration) { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            #expect(await verificationError(auth, "+33612345678") == nil)
+            #expect(await verificationError(auth, "+447700900000") == .operationNotAllowed)
+            #expect(await verificationError(auth, "+447700900123") == nil)
+        }
+        configuration.smsRegionPolicy = .allowByDefault(disallowed: ["DE"])
+        try await withWorld(configuration: configuration, name: "denylist") { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            #expect(await verificationError(auth, "+4915112345678") == .operationNotAllowed)
+            #expect(await verificationError(auth, "+33612345678") == nil)
+        }
+        #expect(PhoneNumbers.region(of: "+16505551234") == "US")
+        #expect(PhoneNumbers.region(of: "+972501234567") == "IL")
+        #expect(PhoneNumbers.region(of: "+9991234567") == nil)
+    }
+
+    @Test("per-number and per-project daily SMS quotas: quotaExceeded (17052)")
+    func quotas() async throws {
+        var configuration = BackendConfiguration()
+        configuration.smsPerNumberPerDay = 1
+        configuration.smsPerProjectPerDay = 2
+        configuration.codeLifetime = 0  // every request is a new session, so each one would text
+        try await withWorld(configuration: configuration) { world, _ in
+            let (auth, _) = try await world.install(AppProfile())
+            #expect(await verificationError(auth, "+16505550101") == nil)
+            #expect(await verificationError(auth, "+16505550101") == .quotaExceeded)
+            #expect(await verificationError(auth, "+16505550102") == nil)
+            #expect(await verificationError(auth, "+16505550103") == .quotaExceeded)
+            #expect(await world.toolkit.messages.count == 2)
+        }
+    }
+}
