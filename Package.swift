@@ -64,6 +64,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "Logging", package: "swift-log"),
@@ -89,34 +90,42 @@ let package = Package(
             dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
                            .product(name: "Logging", package: "swift-log")]
         ),
+        // What the three command lines share: output and signal handling.
+        .target(
+            name: "CommandSupport",
+            dependencies: ["APNsWire", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(
             name: "apns-sender",
-            dependencies: ["APNsWire", "LocalPKI", "APNsSender",
+            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "CommandSupport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "push-receiver",
-            dependencies: ["APNsWire", "LocalPKI", "APNsReceiver",
+            dependencies: ["APNsWire", "LocalPKI", "APNsReceiver", "CommandSupport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "authsim",
-            dependencies: ["Scenarios", "LocalPKI",
+            dependencies: ["Scenarios", "LocalPKI", "APNsWire", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
+                           "CommandSupport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
+        // Helpers the test targets share: temporary folders, programs and server processes.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire"]),
-        .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "APNsWire"]),
+        .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "APNsWire", "TestSupport"]),
         .testTarget(
             name: "AuthFlowTests",
-            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "Scenarios",
+            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "Scenarios", "TestSupport",
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "APNsChannelTests",
-            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios"]
+            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios", "TestSupport"]
         ),
     ]
 )

@@ -33,7 +33,9 @@ public actor DeviceHub: PushDeliveryHandler {
         let token: String
     }
     private var apps: [DeviceKey: [String: any SimulatedApp]] = [:]
-    /// Pushes that reached the hub but no app: for `authsim explain`.
+    private var remote: [DeviceKey: [Int: @Sendable (AcceptedPush) -> Void]] = [:]
+    private var nextRemoteID = 0
+    /// The latest pushes (at most 1000) that reached the hub but no app: for `authsim explain`.
     public private(set) var undelivered: [(push: AcceptedPush, why: String)] = []
 
     /// How long APNs takes to reach the device. Real pushes take tens of milliseconds to seconds; an
@@ -48,18 +50,40 @@ public actor DeviceHub: PushDeliveryHandler {
         apps[DeviceKey(environment: environment, token: token.hex), default: [:]][app.bundleID] = app
     }
 
+    /// A device in another process, connected through the device gateway: it gets every push to
+    /// its token and routes it to its apps itself.
+    /// - Returns: an ID for ``disconnect(_:)``.
+    public func connect(token: DeviceToken, environment: APNsEnvironment, sink: @escaping @Sendable (AcceptedPush) -> Void) -> Int {
+        nextRemoteID += 1
+        remote[DeviceKey(environment: environment, token: token.hex), default: [:]][nextRemoteID] = sink
+        return nextRemoteID
+    }
+
+    public func disconnect(_ id: Int) {
+        for key in remote.keys { remote[key]?.removeValue(forKey: id) }
+    }
+
     public func deliver(_ push: AcceptedPush) async {
         guard push.isBackground else { return }  // alerts go to the user, not to the app's delegate
         if latency > .zero { try? await Task.sleep(for: latency) }
         let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
+        if let sinks = remote[key], !sinks.isEmpty {
+            for sink in sinks.values { sink(push) }
+            return
+        }
         guard let device = apps[key] else {
-            undelivered.append((push, "no simulated device has token \(push.deviceToken.short) in \(push.environment)"))
+            note(push, "no simulated device has token \(push.deviceToken.short) in \(push.environment)")
             return
         }
         guard let app = device[push.bundleID] else {
-            undelivered.append((push, "the device has no app \(push.bundleID)"))
+            note(push, "the device has no app \(push.bundleID)")
             return
         }
         await app.didReceiveRemoteNotification(push.payload, push: push)
+    }
+
+    private func note(_ push: AcceptedPush, _ why: String) {
+        undelivered.append((push, why))
+        if undelivered.count > 1000 { undelivered.removeFirst(undelivered.count - 1000) }
     }
 }

@@ -5,6 +5,10 @@ import AuthBackend
 import FirebaseAuthCore
 import Foundation
 import LocalPKI
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A Firebase app on a simulated device, as the OS sees it: its pushes go to the app delegate.
 public struct HostedApp: SimulatedApp {
@@ -36,22 +40,85 @@ public struct AppProfile: Sendable {
     public init() {}
 }
 
+/// How simulated devices get their tokens and their pushes: from a receiver in this process, or
+/// through the device gateway of a push-receiver in another one.
+public protocol DeviceNetwork: Sendable {
+    /// Registers a new device for `host`'s app in `environment` and routes its pushes to the app
+    /// delegate. Returns the token APNs issued.
+    func installDevice(for host: AppHost, environment: APNsEnvironment) async throws -> DeviceToken
+    func shutdown() async
+}
+
+/// Devices on a receiver in this process.
+struct LocalDeviceNetwork: DeviceNetwork {
+    let channel: LocalAPNsChannel
+    func installDevice(for host: AppHost, environment: APNsEnvironment) async throws -> DeviceToken {
+        let token = DeviceToken.random()
+        try channel.register(token, environment: environment, bundleID: host.bundleID)
+        await channel.hub.install(HostedApp(host: host), token: token, environment: environment)
+        return token
+    }
+    func shutdown() async {}
+}
+
+/// Devices linked to a push-receiver in another process through its device gateway.
+public final class RemoteDeviceNetwork: DeviceNetwork {
+    public let host: String
+    public let port: Int
+    private let devices = Mutex<[RemoteDevice]>([])
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public func installDevice(for app: AppHost, environment: APNsEnvironment) async throws -> DeviceToken {
+        let token = try await RemoteDevice.register(gatewayHost: host, gatewayPort: port, environment: environment, bundleID: app.bundleID)
+        let device = try await RemoteDevice.connect(gatewayHost: host, gatewayPort: port, token: token, environment: environment) { push in
+            guard push.bundleID == app.bundleID,
+                  let userInfo = (try? JSONSerialization.jsonObject(with: Data(push.payload))) as? [String: Any] else { return }
+            app.didReceiveRemoteNotification(userInfo)
+        }
+        devices.withLock { $0.append(device) }
+        return token
+    }
+
+    public func shutdown() async {
+        for device in devices.withLock({ $0 }) { await device.disconnect() }
+    }
+}
+
 /// Every part of silent-push phone sign-in on loopback: push-receiver, the backend (over HTTP,
 /// sending its pushes with apns-sender's client), and apps on devices whose delegate feeds the
-/// auth core.
+/// auth core. The receiver and backend run in this process (``start(certs:state:configuration:backendClock:pushLatency:receiverObserver:backendObserver:)``)
+/// or in others (``connect(backend:devices:apiKey:projectID:)``).
 public final class PhoneAuthWorld: Sendable {
-    public let channel: LocalAPNsChannel
-    public let backend: BackendServer
-    public let toolkit: IdentityToolkit
-    private let pusher: APNsPusher
+    /// The receiver, when it runs in this process.
+    public let channel: LocalAPNsChannel?
+    /// The backend's state, when it runs in this process.
+    public let toolkit: IdentityToolkit?
+    public let backendHost: String
+    public let backendPort: Int
+    public let apiKey: String
+    public let projectID: String
+    public let devices: any DeviceNetwork
+    private let server: BackendServer?
+    private let pusher: APNsPusher?
 
-    private init(channel: LocalAPNsChannel, backend: BackendServer, toolkit: IdentityToolkit, pusher: APNsPusher) {
+    private init(channel: LocalAPNsChannel?, toolkit: IdentityToolkit?, backendHost: String, backendPort: Int, apiKey: String,
+                 projectID: String, devices: any DeviceNetwork, server: BackendServer?, pusher: APNsPusher?) {
         self.channel = channel
-        self.backend = backend
         self.toolkit = toolkit
+        self.backendHost = backendHost
+        self.backendPort = backendPort
+        self.apiKey = apiKey
+        self.projectID = projectID
+        self.devices = devices
+        self.server = server
         self.pusher = pusher
     }
 
+    /// Everything in this process.
     public static func start(certs: URL, state: URL, configuration: BackendConfiguration = BackendConfiguration(),
                              backendClock: any WallClock = SystemWallClock(), pushLatency: Duration = .milliseconds(50),
                              receiverObserver: (@Sendable (ReceiverEvent) -> Void)? = nil,
@@ -62,40 +129,59 @@ public final class PhoneAuthWorld: Sendable {
                                 production: try channel.client(environment: .production))
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: backendClock,
                                           usersFile: state.appendingPathComponent("users.json"), observer: backendObserver)
-        let backend = try await BackendServer.start(toolkit: toolkit)
-        return PhoneAuthWorld(channel: channel, backend: backend, toolkit: toolkit, pusher: pusher)
+        let server = try await BackendServer.start(toolkit: toolkit)
+        return PhoneAuthWorld(channel: channel, toolkit: toolkit, backendHost: server.host, backendPort: server.port,
+                              apiKey: configuration.apiKey, projectID: configuration.projectID,
+                              devices: LocalDeviceNetwork(channel: channel), server: server, pusher: pusher)
     }
+
+    /// A backend and a push-receiver running as other processes: `backend` is the backend's
+    /// `host:port`, `devices` the receiver's device gateway.
+    public static func connect(backendHost: String, backendPort: Int, devices: RemoteDeviceNetwork,
+                               apiKey: String = BackendConfiguration().apiKey,
+                               projectID: String = BackendConfiguration().projectID) -> PhoneAuthWorld {
+        PhoneAuthWorld(channel: nil, toolkit: nil, backendHost: backendHost, backendPort: backendPort, apiKey: apiKey,
+                       projectID: projectID, devices: devices, server: nil, pusher: nil)
+    }
+
+    /// `http://host:port` of the backend.
+    public var backendURL: String { "http://\(backendHost):\(backendPort)" }
 
     /// An app installed on a new device: registers for remote notifications (APNs issues a token in
     /// the build's environment) and passes the token to Auth with the type its code declares.
     public func install(_ profile: AppProfile, clock: any Clock<Duration> = ContinuousClock(),
                         userDefaults: UserDefaultsStore = UserDefaultsStore(), setToken: Bool = true) async throws -> (Auth, DeviceToken) {
         var options = FirebaseOptions(googleAppID: profile.googleAppID, gcmSenderID: "123456789012")
-        options.apiKey = toolkit.configuration.apiKey
-        options.projectID = toolkit.configuration.projectID
+        options.apiKey = apiKey
+        options.projectID = projectID
         options.bundleID = profile.bundleID
         let host = AppHost(bundleID: profile.bundleID, urlSchemes: profile.urlSchemes ?? [options.encodedAppIDScheme],
                            isSimulator: profile.isSimulator, provisioningProfile: profile.provisioningProfile,
                            forwardsNotifications: profile.forwardsNotifications, userDefaults: userDefaults, clock: clock)
         let auth = Auth.auth(app: FirebaseApp(name: "app-\(UUID().uuidString.prefix(8))", options: options, host: host))
-        auth.useEmulator(withHost: backend.host, port: backend.port)
+        auth.useEmulator(withHost: backendHost, port: backendPort)
         auth.languageCode = profile.languageCode
         auth.settings.isAppVerificationDisabledForTesting = profile.appVerificationDisabledForTesting
-        let token = DeviceToken.random()
-        try channel.register(token, environment: profile.buildEnvironment, bundleID: profile.bundleID)
-        await channel.hub.install(HostedApp(host: host), token: token, environment: profile.buildEnvironment)
+        let token = try await devices.installDevice(for: host, environment: profile.buildEnvironment)
         if setToken { auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType) }
         return (auth, token)
     }
 
-    /// The last code texted to `phoneNumber`.
+    /// The last code texted to `phoneNumber` (from the backend's outbox, over HTTP when it runs elsewhere).
     public func lastCode(for phoneNumber: String) async -> String? {
-        await toolkit.messages.last { $0.phoneNumber == phoneNumber }?.code
+        if let toolkit { return await toolkit.messages.last { $0.phoneNumber == phoneNumber }?.code }
+        guard let url = URL(string: "\(backendURL)/emulator/v1/projects/\(projectID)/verificationCodes"),
+              let (data, _) = try? await URLSession.shared.data(from: url),
+              let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+              let codes = object["verificationCodes"] as? [[String: Any]]
+        else { return nil }
+        return codes.last { $0["phoneNumber"] as? String == phoneNumber }?["code"] as? String
     }
 
     public func shutdown() async {
-        await backend.shutdown()
-        await pusher.shutdown()
-        await channel.shutdown()
+        await devices.shutdown()
+        await server?.shutdown()
+        await pusher?.shutdown()
+        await channel?.shutdown()
     }
 }

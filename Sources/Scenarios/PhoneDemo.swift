@@ -107,7 +107,9 @@ public enum PhoneDemo {
         return results
     }
 
-    static func runOne(_ scenario: PhoneScenario, world: PhoneAuthWorld, timeline: Timeline) async -> String {
+    /// Runs one scenario in `world` and returns its outcome ("signed in" or the SDK error).
+    /// `code` overrides the one read from the backend's outbox.
+    public static func runOne(_ scenario: PhoneScenario, world: PhoneAuthWorld, timeline: Timeline, code: String? = nil) async -> String {
         do {
             let profile = scenario.profile
             let (auth, token) = try await world.install(profile, setToken: false)
@@ -122,7 +124,8 @@ public enum PhoneDemo {
             let provider = PhoneAuthProvider.provider(auth: auth)
             let verificationID = try await provider.verifyPhoneNumber(scenario.number, uiDelegate: nil)
             timeline.record(.app, "got verification ID \(verificationID.prefix(10))…; saves it in UserDefaults")
-            let code = profile.appVerificationDisabledForTesting ? testCode : (await world.lastCode(for: scenario.number) ?? "")
+            let fromOutbox = profile.appVerificationDisabledForTesting ? testCode : await world.lastCode(for: scenario.number)
+            let code = code ?? fromOutbox ?? ""
             timeline.record(.app, "the user types \(code); signIn(with: credential(withVerificationID:verificationCode:))")
             let result = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
             timeline.record(.app, "signed in: uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")")

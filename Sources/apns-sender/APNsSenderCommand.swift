@@ -1,6 +1,7 @@
 import APNsSender
 import APNsWire
 import ArgumentParser
+import CommandSupport
 import Foundation
 import LocalPKI
 import Logging
@@ -154,7 +155,6 @@ func jsonLine(_ object: [String: Any]) -> String {
     return String(decoding: data, as: UTF8.self)
 }
 
-extension APNsEnvironment: ExpressibleByArgument {}
 
 extension BulkSender.Report {
     func summary(json: Bool) -> String {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandSupport
 import Foundation
 import LocalPKI
 import Scenarios
@@ -8,7 +9,7 @@ struct AuthsimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "authsim",
         abstract: "Run Firebase phone-auth app-verification scenarios on Linux, over the real wire formats.",
-        subcommands: [Demo.self],
+        subcommands: [Demo.self, Backend.self, Phone.self],
         defaultSubcommand: Demo.self)
 }
 
@@ -72,13 +73,4 @@ struct Demo: AsyncParsableCommand {
         say("\n\(results.count - failed) of \(results.count) scenarios ended as they should. State (delivery logs, users): \(stateURL.path)")
         if failed > 0 { throw ExitCode(1) }
     }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
-}
-
-/// Writes a line to standard output at once.
-func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsWire
 import ArgumentParser
+import CommandSupport
 import Foundation
 import LocalPKI
 import Logging
@@ -40,6 +41,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Also listen for cleartext HTTP/2 with prior knowledge on this port, for h2load and curl --http2-prior-knowledge.")
     var cleartextPort: Int?
     @Option(help: "Environment of the cleartext port.") var cleartextEnvironment: APNsEnvironment = .sandbox
+    @Option(help: "Device gateway port: simulated devices in other processes register and receive their pushes here (0: any free port).")
+    var devicePort = 5223
+    @Flag(help: "No device gateway.") var noDeviceGateway = false
+    @Option(help: "Milliseconds APNs takes to reach a device (a push must not overtake the backend's answer to the app).")
+    var deliveryLatencyMs = 50
     @Option(help: "Folder with the CA, server certificate and APNs auth key (made on first use).")
     var certs = "Certs"
     @Option(help: "Your own server certificate chain (PEM), instead of the one in --certs.") var cert: String?
@@ -83,13 +89,16 @@ struct Serve: AsyncParsableCommand {
         let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
         let registry = try DeviceRegistry(file: stateOptions.registryFile)
         let log = try DeliveryLog(file: stateOptions.logFile, syncEachWrite: fsync)
+        let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs))
+        let gateway = noDeviceGateway ? nil : try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
         let receiver = try await PushReceiver.start(PushReceiverConfiguration(
             listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
-            registry: registry, deliveryLog: log, faults: plan, logger: logger))
+            registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, logger: logger))
 
         say("push-receiver listening:")
         for bound in receiver.listeners { say("  \(bound)") }
         say("  SNI api.push.apple.com → production; api.sandbox.push.apple.com / api.development.push.apple.com → sandbox")
+        if let gateway { say("device gateway: http://\(gateway.host):\(gateway.port) (devices in other processes; delivery latency \(deliveryLatencyMs) ms)") }
         say("trusting provider keys:")
         for key in keys {
             let scope = key.environments.map { $0.map(\.rawValue).sorted().joined(separator: ",") } ?? "sandbox,production"
@@ -103,47 +112,7 @@ struct Serve: AsyncParsableCommand {
         await waitForTermination()
         say("shutting down: GOAWAY Shutdown to open connections")
         await receiver.shutdown()
+        await gateway?.shutdown()
     }
 }
 
-extension APNsEnvironment: ExpressibleByArgument {}
-
-/// Waits for SIGINT or SIGTERM.
-func waitForTermination() async {
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let queue = DispatchQueue(label: "signals")
-        let once = OnceFlag()
-        for signalNumber in [SIGINT, SIGTERM] {
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler {
-                if once.take() { continuation.resume() }
-            }
-            source.resume()
-            SignalSources.keep(source)
-        }
-    }
-}
-
-/// Keeps signal sources alive for the life of the process.
-enum SignalSources {
-    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
-    // Called only from waitForTermination, once, before any signal can arrive.
-    static func keep(_ source: any DispatchSourceSignal) { sources.append(source) }
-}
-
-final class OnceFlag: @unchecked Sendable {
-    // Touched only on the serial "signals" queue.
-    private var taken = false
-    func take() -> Bool {
-        if taken { return false }
-        taken = true
-        return true
-    }
-}
-
-/// Writes a line to standard output at once (no stdio buffering: a script reading our output sees it live).
-func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}

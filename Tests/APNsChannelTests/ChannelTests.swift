@@ -4,6 +4,7 @@ import APNsWire
 import Foundation
 import LocalPKI
 import Scenarios
+import TestSupport
 import Testing
 
 @Suite("apns-sender → push-receiver over HTTP/2 + TLS")

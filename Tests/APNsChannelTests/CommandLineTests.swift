@@ -1,56 +1,7 @@
 import APNsWire
 import Foundation
+import TestSupport
 import Testing
-
-/// The built executables sit beside the test bundle.
-func executable(_ name: String) throws -> String {
-    var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    if folder.lastPathComponent.hasSuffix(".xctest") { folder = folder.deletingLastPathComponent() }
-    let path = folder.appendingPathComponent(name).path
-    guard FileManager.default.isExecutableFile(atPath: path) else {
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
-    }
-    return path
-}
-
-/// Collects a running process's standard output, line by line.
-final class LineReader: @unchecked Sendable {
-    // All state is touched under `lock`.
-    private let lock = NSLock()
-    private var buffer = ""
-    private(set) var lines: [String] = []
-
-    init(_ handle: FileHandle) {
-        handle.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.lock()
-            self.buffer += String(decoding: data, as: UTF8.self)
-            while let newline = self.buffer.firstIndex(of: "\n") {
-                self.lines.append(String(self.buffer[..<newline]))
-                self.buffer.removeSubrange(...newline)
-            }
-            self.lock.unlock()
-        }
-    }
-
-    var snapshot: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return lines
-    }
-
-    /// Waits (up to `timeout`) until a line contains `text`.
-    func waitFor(_ text: String, timeout: Duration = .seconds(20)) async throws -> [String] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let current = snapshot
-            if current.contains(where: { $0.contains(text) }) { return current }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "no line with \"\(text)\" in \(snapshot)"])
-    }
-}
 
 @Suite("The command lines, as real processes")
 struct CommandLineTests {
@@ -68,16 +19,10 @@ struct CommandLineTests {
                                           "--environment", "sandbox", "--bundle", "com.example.authsim", "--token", token])
         #expect(added.status == 0)
 
-        let receiver = Process()
-        receiver.executableURL = URL(fileURLWithPath: try executable("push-receiver"))
-        receiver.arguments = ["--certs", certs, "--state", state, "--sandbox-port", "0", "--production-port", "0"]
-        let pipe = Pipe()
-        receiver.standardOutput = pipe
-        receiver.standardError = FileHandle.nullDevice
-        let reader = LineReader(pipe.fileHandleForReading)
-        try receiver.run()
-        defer { if receiver.isRunning { receiver.terminate() } }
-        let banner = try await reader.waitFor("delivery log:")
+        let receiver = try ServerProcess([try executable("push-receiver"), "--certs", certs, "--state", state,
+                                          "--sandbox-port", "0", "--production-port", "0", "--no-device-gateway"])
+        defer { receiver.stop() }
+        let banner = try await receiver.waitFor("delivery log:")
         func port(_ environment: String) throws -> String {
             let line = try #require(banner.first { $0.contains("→ \(environment)") })
             return String(try #require(line.split(separator: ":").last?.split(separator: " ").first))
@@ -103,10 +48,9 @@ struct CommandLineTests {
         #expect(nobody.status == 2)
         #expect(nobody.output.contains("is it running?"))
 
-        receiver.terminate()
-        receiver.waitUntilExit()
-        #expect(receiver.terminationStatus == 0)
-        #expect(try await reader.waitFor("shutting down").count > 0)
+        receiver.stop()
+        #expect(receiver.process.terminationStatus == 0)
+        #expect(try await receiver.waitFor("shutting down").count > 0)
         let log = try String(contentsOfFile: state + "/deliveries.jsonl", encoding: .utf8)
         #expect(log.split(separator: "\n").count == 1)
     }

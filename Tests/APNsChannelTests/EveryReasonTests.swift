@@ -2,6 +2,7 @@ import APNsReceiver
 import APNsSender
 import APNsWire
 import Foundation
+import TestSupport
 import Testing
 
 /// How each reason is reached through the real server: by a real check on a real request, or (for

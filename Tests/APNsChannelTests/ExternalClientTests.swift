@@ -2,35 +2,9 @@ import APNsReceiver
 import APNsSender
 import APNsWire
 import Foundation
+import TestSupport
 import Testing
 
-/// Runs a program and returns its standard output and exit status.
-func runProgram(_ arguments: [String], timeout: TimeInterval = 60) async throws -> (output: String, status: Int32) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.standardError
-    try process.run()
-    let output = await Task.detached { pipe.fileHandleForReading.readDataToEndOfFile() }.value
-    process.waitUntilExit()
-    return (String(decoding: output, as: UTF8.self), process.terminationStatus)
-}
-
-/// Whether a tool an external-client test needs is here. On CI (`CI` set) a missing tool fails
-/// the test: `.ci/run` installs them. Elsewhere the test is skipped with a note.
-func toolAvailable(_ check: [String]) async -> Bool {
-    let ok = (try? await runProgram(check).status) == 0
-    if !ok {
-        if ProcessInfo.processInfo.environment["CI"] != nil {
-            Issue.record("\(check.joined(separator: " ")) failed: .ci/run must install it")
-        } else {
-            print("skipping: \(check.joined(separator: " ")) is not available here")
-        }
-    }
-    return ok
-}
 
 @Suite("Clients we did not write, against push-receiver")
 struct ExternalClientTests {

@@ -4,6 +4,7 @@ import APNsWire
 import Foundation
 import LocalPKI
 import Scenarios
+import TestSupport
 import Testing
 
 /// A real receiver on ephemeral loopback ports, with keys and certificates made for this test.
@@ -73,12 +74,6 @@ struct Fixture {
     }
 }
 
-func temporaryDirectory(_ name: String) -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("authsim-tests-\(name.filter(\.isLetter).prefix(40))-\(UUID().uuidString.prefix(8))")
-    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
 
 /// Runs `body` with a started fixture and always stops it.
 func withFixture<T>(clock: any WallClock = SystemWallClock(), policy: ReceiverPolicy = ReceiverPolicy(),

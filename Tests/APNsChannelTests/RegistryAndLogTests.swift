@@ -2,6 +2,7 @@ import APNsReceiver
 import APNsSender
 import APNsWire
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Device registry and delivery log on disk")

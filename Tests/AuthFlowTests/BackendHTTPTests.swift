@@ -2,6 +2,7 @@ import AuthBackend
 import FirebaseAuthCore
 import Foundation
 import Scenarios
+import TestSupport
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -23,19 +24,19 @@ struct BackendHTTPTests {
     @Test("the API key is required and checked; unknown paths are 404; errors use Google's envelope")
     func apiKey() async throws {
         try await withWorld { world, _ in
-            let v1 = "\(world.backend.baseURL)/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode"
+            let v1 = "\(world.backendURL)/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode"
             let (missing, missingBody) = try await post(v1, #"{"phoneNumber":"+16505551234"}"#)
             #expect(missing == 403)
             #expect(errorMessage(missingBody) == "PERMISSION_DENIED : The request is missing a valid API key.")
             let (wrong, _) = try await post(v1 + "?key=nope", "{}")
             #expect(wrong == 400)
             let (header, headerBody) = try await post(v1, #"{"phoneNumber":"+16505551234"}"#,
-                                                      headers: ["x-goog-api-key": world.toolkit.configuration.apiKey])
+                                                      headers: ["x-goog-api-key": world.toolkit!.configuration.apiKey])
             #expect(header == 400)
             #expect(errorMessage(headerBody)?.hasPrefix("MISSING_APP_CREDENTIAL") == true)
             let errors = try #require((headerBody["error"] as? [String: Any])?["errors"] as? [[String: Any]])
             #expect(errors.first?["domain"] as? String == "global")
-            let (notFound, _) = try await post("\(world.backend.baseURL)/identitytoolkit.googleapis.com/v1/accounts:nothing?key=x", "{}")
+            let (notFound, _) = try await post("\(world.backendURL)/identitytoolkit.googleapis.com/v1/accounts:nothing?key=x", "{}")
             #expect(notFound == 404)
         }
     }
@@ -47,7 +48,7 @@ struct BackendHTTPTests {
     ])
     func phoneNumbers(number: String, message: String) async throws {
         try await withWorld(name: "phone\(number)") { world, _ in
-            let url = "\(world.backend.baseURL)/www.googleapis.com/identitytoolkit/v3/relyingparty/sendVerificationCode?key=\(world.toolkit.configuration.apiKey)"
+            let url = "\(world.backendURL)/www.googleapis.com/identitytoolkit/v3/relyingparty/sendVerificationCode?key=\(world.toolkit!.configuration.apiKey)"
             let (status, body) = try await post(url, #"{"phoneNumber":"\#(number)"}"#)
             #expect(status == 400)
             #expect(errorMessage(body) == message)
@@ -57,19 +58,19 @@ struct BackendHTTPTests {
     @Test("verifyClient needs an APNs token; the emulator endpoint lists sent codes; the JWKS is published")
     func endpoints() async throws {
         try await withWorld { world, _ in
-            let key = world.toolkit.configuration.apiKey
-            let base = "\(world.backend.baseURL)/www.googleapis.com/identitytoolkit/v3/relyingparty"
+            let key = world.toolkit!.configuration.apiKey
+            let base = "\(world.backendURL)/www.googleapis.com/identitytoolkit/v3/relyingparty"
             let (status, body) = try await post("\(base)/verifyClient?key=\(key)", "{}")
             #expect(status == 400)
             #expect(errorMessage(body) == "MISSING_IOS_APP_TOKEN")
             let (auth, _) = try await world.install(AppProfile())
             _ = try await Flow.verify(auth, phone)
-            let (codesData, _) = try await URLSession.shared.data(from: URL(string: "\(world.backend.baseURL)/emulator/v1/projects/authsim-demo/verificationCodes")!)
+            let (codesData, _) = try await URLSession.shared.data(from: URL(string: "\(world.backendURL)/emulator/v1/projects/authsim-demo/verificationCodes")!)
             let codes = try #require((try JSONSerialization.jsonObject(with: codesData) as? [String: Any])?["verificationCodes"] as? [[String: Any]])
             #expect(codes.count == 1)
             #expect(codes.first?["phoneNumber"] as? String == phone)
             #expect((codes.first?["code"] as? String)?.count == 6)
-            let (jwksData, _) = try await URLSession.shared.data(from: URL(string: "\(world.backend.baseURL)/www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com")!)
+            let (jwksData, _) = try await URLSession.shared.data(from: URL(string: "\(world.backendURL)/www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com")!)
             let keys = try #require((try JSONSerialization.jsonObject(with: jwksData) as? [String: Any])?["keys"] as? [[String: Any]])
             #expect(keys.first?["alg"] as? String == "ES256")
         }

@@ -4,6 +4,7 @@ import FirebaseAuthCore
 import Foundation
 import LocalPKI
 import Scenarios
+import TestSupport
 import Testing
 
 /// Makes a real `embedded.mobileprovision`: a plist with `Entitlements.aps-environment`, signed as

@@ -3,6 +3,7 @@ import AuthBackend
 import FirebaseAuthCore
 import Foundation
 import Scenarios
+import TestSupport
 import Testing
 
 @Suite("Silent-push phone sign-in, end to end")
@@ -30,7 +31,7 @@ struct SilentPushSignInTests {
             #expect(claims["phone_number"] as? String == phone)
             #expect((claims["firebase"] as? [String: Any])?["sign_in_provider"] as? String == "phone")
             // Signed with the key the backend publishes.
-            let signature = try P256Check.verify(token: token, jwks: world.toolkit.tokenSigner.jwks)
+            let signature = try P256Check.verify(token: token, jwks: world.toolkit!.tokenSigner.jwks)
             #expect(signature)
 
             // A second verification reuses the cached credential: no second verifyClient push.
@@ -67,6 +68,6 @@ struct SilentPushSignInTests {
 }
 
 func fixtureLogCount(_ world: PhoneAuthWorld) throws -> Int {
-    guard FileManager.default.fileExists(atPath: world.channel.deliveryLogFile.path) else { return 0 }
-    return try String(contentsOf: world.channel.deliveryLogFile, encoding: .utf8).split(separator: "\n").count
+    guard FileManager.default.fileExists(atPath: world.channel!.deliveryLogFile.path) else { return 0 }
+    return try String(contentsOf: world.channel!.deliveryLogFile, encoding: .utf8).split(separator: "\n").count
 }

@@ -3,6 +3,7 @@ import AuthBackend
 @testable import FirebaseAuthCore
 import Foundation
 import Scenarios
+import TestSupport
 import Testing
 
 /// Runs `verifyPhoneNumber` and returns the error code it ends with (nil on success).
@@ -56,7 +57,7 @@ struct VerificationErrorTests {
             #expect(await attempt.value == .notificationNotForwarded)
             // Cached: the second attempt fails at once, without waiting on the clock.
             #expect(await verificationError(auth) == .notificationNotForwarded)
-            #expect(await world.toolkit.messages.isEmpty)
+            #expect(await world.toolkit!.messages.isEmpty)
         }
     }
 
@@ -84,7 +85,7 @@ struct VerificationErrorTests {
             let id = try await provider.verifyPhoneNumber("+16505553434", uiDelegate: nil)
             let result = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: "654321"))
             #expect(result.user.phoneNumber == "+16505553434")
-            #expect(await world.toolkit.messages.isEmpty)
+            #expect(await world.toolkit!.messages.isEmpty)
             #expect(try fixtureLogCount(world) == 0)
             do throws(AuthError) {
                 _ = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
@@ -150,7 +151,7 @@ struct VerificationErrorTests {
             let first = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
             let second = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
             #expect(first == second)
-            #expect(await world.toolkit.messages.count == 1)
+            #expect(await world.toolkit!.messages.count == 1)
         }
     }
 
@@ -308,7 +309,7 @@ struct SMSPolicyTests {
             #expect(await verificationError(auth, "+16505550101") == .quotaExceeded)
             #expect(await verificationError(auth, "+16505550102") == nil)
             #expect(await verificationError(auth, "+16505550103") == .quotaExceeded)
-            #expect(await world.toolkit.messages.count == 2)
+            #expect(await world.toolkit!.messages.count == 2)
         }
     }
 }

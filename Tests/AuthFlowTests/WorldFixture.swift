@@ -3,14 +3,9 @@ import AuthBackend
 import FirebaseAuthCore
 import Foundation
 import Scenarios
+import TestSupport
 import Testing
 
-func temporaryDirectory(_ name: String) -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("authsim-flow-\(name.filter(\.isLetter).prefix(40))-\(UUID().uuidString.prefix(8))")
-    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
 
 /// Runs `body` in a fresh world (receiver, backend over HTTP, keys made for this test).
 func withWorld<T>(configuration: BackendConfiguration = BackendConfiguration(), backendClock: any WallClock = SystemWallClock(),

@@ -2,21 +2,16 @@ import APNsWire
 import Crypto
 import Foundation
 import LocalPKI
+import TestSupport
 import Testing
 import X509
 
-func temporaryDirectory(_ name: String = #function) -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("authsim-tests-\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8))")
-    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
 
 @Suite("Certs/: the local CA, server certificate and APNs auth key")
 struct CertsDirectoryTests {
     @Test("first use makes everything; the second reuses it")
     func generateOnce() throws {
-        let folder = temporaryDirectory()
+        let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let first = try CertsDirectory(folder).ensure()
         let second = try CertsDirectory(folder).ensure()
@@ -39,7 +34,7 @@ struct CertsDirectoryTests {
 
     @Test("the server certificate names localhost, loopback and Apple's hosts, and chains to the CA")
     func serverCertificate() throws {
-        let folder = temporaryDirectory()
+        let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let credentials = try CertsDirectory(folder).ensure()
         let server = try Certificate(pemEncoded: credentials.serverCertificatePEM)
@@ -73,7 +68,7 @@ struct CertsDirectoryTests {
 
     @Test("a user's own .p8 loads with the key ID from its name; SEC1 and non-P-256 keys get clear errors")
     func bringYourOwnKey() throws {
-        let folder = temporaryDirectory()
+        let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let key = P256.Signing.PrivateKey()
         let file = folder.appendingPathComponent("AuthKey_ABC123DEFG.p8")

@@ -1,0 +1,51 @@
+import APNsSender
+import APNsWire
+import ArgumentParser
+import CommandSupport
+import AuthBackend
+import Foundation
+import LocalPKI
+
+/// `authsim backend`: the local Firebase backend as its own process.
+struct Backend: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the local Firebase backend (Identity Toolkit over HTTP) as its own process.",
+        discussion: """
+            verifyClient sends its silent pushes through an APNs client to a push-receiver (default 127.0.0.1:2197,
+            the environment named in TLS SNI), signing with the key in --certs.
+            """)
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port (0: any free port; the Firebase Auth emulator's is 9099).") var port = 9099
+    @Option(help: "The push-receiver's TLS port.") var receiverPort = 2197
+    @Option(help: "Folder with the CA and the APNs auth key.") var certs = "Certs"
+    @Option(help: "Folder for users.json.") var state = "State/backend"
+    @Option(help: "Seconds the app is told to wait for the silent push.") var suggestedTimeout = 5
+    @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
+
+    func run() async throws {
+        let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
+        var configuration = BackendConfiguration()
+        configuration.suggestedTimeout = suggestedTimeout
+        for entry in testNumber {
+            let parts = entry.split(separator: "=").map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--test-number takes NUMBER=CODE, e.g. +16505553434=654321") }
+            configuration.testPhoneNumbers[parts[0]] = parts[1]
+        }
+        func client(_ environment: APNsEnvironment) throws -> APNsClient {
+            try APNsClient(configuration: .local(environment, port: receiverPort, caPEM: credentials.caCertificatePEM),
+                           tokens: try ProviderTokenCache(signer: credentials.authKey.signer))
+        }
+        let pusher = APNsPusher(sandbox: try client(.sandbox), production: try client(.production))
+        let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
+                                          usersFile: URL(fileURLWithPath: state).appendingPathComponent("users.json"))
+        let server = try await BackendServer.start(toolkit: toolkit, host: host, port: port)
+        say("authsim backend listening: \(server.baseURL)")
+        say("  project \(configuration.projectID), API key \(configuration.apiKey), iOS app \(configuration.bundleID)")
+        say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
+        say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
+        await waitForTermination()
+        await server.shutdown()
+        await pusher.shutdown()
+    }
+}

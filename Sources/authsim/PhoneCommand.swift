@@ -1,0 +1,52 @@
+import APNsReceiver
+import APNsWire
+import ArgumentParser
+import CommandSupport
+import FirebaseAuthCore
+import Foundation
+import Scenarios
+
+/// `authsim phone`: one app signs in by phone against a backend and a push-receiver running as
+/// other processes.
+struct Phone: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run one phone sign-in in this process against `authsim backend` and `push-receiver` running elsewhere.",
+        discussion: "Exit status 0 when the app signs in, 1 when verification or sign-in fails (the SDK error is printed).")
+
+    @Option(help: "The backend, host:port (authsim backend).") var backend = "127.0.0.1:9099"
+    @Option(help: "The push-receiver's device gateway, host:port.") var gateway = "127.0.0.1:5223"
+    @Option(help: "Phone number.") var number = "+16505551234"
+    @Option(help: "The environment the app's build gets its APNs token from.") var build: APNsEnvironment = .sandbox
+    @Option(help: "The type the app passes to setAPNSToken: sandbox, prod or unknown.") var declaredType = "sandbox"
+    @Flag(help: "The app delegate does not forward notifications (swizzling off).") var noForwarding = false
+    @Flag(help: "auth.settings.isAppVerificationDisabledForTesting = true (give the test code with --code).") var testMode = false
+    @Option(help: "The code to type (default: read the SMS from the backend's outbox).") var code: String?
+
+    func run() async throws {
+        func split(_ text: String) throws -> (String, Int) {
+            let parts = text.split(separator: ":")
+            guard parts.count == 2, let port = Int(parts[1]) else { throw ValidationError("\(text) is not host:port") }
+            return (String(parts[0]), port)
+        }
+        let types: [String: AuthAPNSTokenType] = ["sandbox": .sandbox, "prod": .prod, "unknown": .unknown]
+        guard let type = types[declaredType] else { throw ValidationError("--declared-type is sandbox, prod or unknown") }
+        let (backendHost, backendPort) = try split(backend)
+        let (gatewayHost, gatewayPort) = try split(gateway)
+        var profile = AppProfile()
+        profile.buildEnvironment = build
+        profile.declaredTokenType = type
+        profile.forwardsNotifications = !noForwarding
+        profile.appVerificationDisabledForTesting = testMode
+        let world = PhoneAuthWorld.connect(backendHost: backendHost, backendPort: backendPort,
+                                           devices: RemoteDeviceNetwork(host: gatewayHost, port: gatewayPort))
+        let timeline = Timeline { event in
+            say("  +\(String(event.milliseconds).leftPadded(to: 5)) ms  \(event.part.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(event.message)")
+        }
+        say("phone sign-in across processes: backend http://\(backend), device gateway \(gateway)")
+        let outcome = await PhoneDemo.runOne(PhoneScenario(name: "phone", summary: "", expected: "signed in", profile: profile,
+                                                           number: number), world: world, timeline: timeline, code: code)
+        await world.shutdown()
+        say(outcome == "signed in" ? "✔ signed in" : "✘ \(outcome)")
+        if outcome != "signed in" { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import TestSupport
+import Testing
+
+@Suite("Phone sign-in across separate processes on loopback")
+struct SeparateProcessTests {
+    @Test("push-receiver, authsim backend and authsim phone as three processes: sign-in, and the token-type mismatch")
+    func threeProcesses() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certs = folder.appendingPathComponent("Certs").path
+        let receiver = try ServerProcess([try executable("push-receiver"), "--certs", certs,
+                                          "--state", folder.appendingPathComponent("receiver").path,
+                                          "--sandbox-port", "0", "--no-production-listener", "--device-port", "0"])
+        defer { receiver.stop() }
+        _ = try await receiver.waitFor("delivery log:")
+        let apnsPort = try receiver.port(after: "https")
+        let gatewayPort = try receiver.port(after: "device gateway")
+
+        let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", String(apnsPort),
+                                         "--certs", certs, "--state", folder.appendingPathComponent("backend").path,
+                                         "--suggested-timeout", "1"])
+        defer { backend.stop() }
+        _ = try await backend.waitFor("SMS outbox")
+        let backendPort = try backend.port(after: "listening")
+
+        let authsim = try executable("authsim")
+        let ok = try await runProgram([authsim, "phone", "--backend", "127.0.0.1:\(backendPort)", "--gateway", "127.0.0.1:\(gatewayPort)"])
+        #expect(ok.status == 0)
+        #expect(ok.output.contains("✔ signed in"))
+        #expect(ok.output.contains("got verification ID"))
+
+        let mismatch = try await runProgram([authsim, "phone", "--backend", "127.0.0.1:\(backendPort)",
+                                             "--gateway", "127.0.0.1:\(gatewayPort)", "--declared-type", "prod"])
+        #expect(mismatch.status == 1)
+        #expect(mismatch.output.contains("17055 appNotVerified"))
+
+        // The receiver logged exactly the one push it accepted; users persist in the backend's folder.
+        let log = try String(contentsOf: folder.appendingPathComponent("receiver/deliveries.jsonl"), encoding: .utf8)
+        #expect(log.split(separator: "\n").count == 1)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("backend/users.json").path))
+    }
+}
