@@ -59,7 +59,9 @@ final class APNsConnection: Sendable {
             }.get()
         } catch {
             channel.close(promise: nil)
-            throw SenderError(.protocolError, "HTTP/2 set-up failed: \(error)")
+            // A server that closed at once (an idle timeout, a GOAWAY) leaves no pipeline to find:
+            // nothing was sent, so the push may go again.
+            throw SenderError(channel.isActive ? .protocolError : .connectionClosed, "HTTP/2 set-up failed: \(error)")
         }
         return APNsConnection(channel: channel, multiplexer: multiplexer, authority: authority,
                               scheme: sslContext == nil ? "http" : "https", observer: observer)

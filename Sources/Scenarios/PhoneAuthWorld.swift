@@ -120,7 +120,7 @@ public final class PhoneAuthWorld: Sendable {
 
     /// Everything in this process.
     public static func start(certs: URL, state: URL, configuration: BackendConfiguration = BackendConfiguration(),
-                             backendClock: any WallClock = SystemWallClock(), pushLatency: Duration = .milliseconds(50),
+                             backendClock: any WallClock = SystemWallClock(), pushLatency: Duration = .milliseconds(250),
                              receiverObserver: (@Sendable (ReceiverEvent) -> Void)? = nil,
                              backendObserver: (@Sendable (BackendEvent) -> Void)? = nil) async throws -> PhoneAuthWorld {
         let channel = try await LocalAPNsChannel.start(certs: certs, state: state, observer: receiverObserver,

@@ -45,7 +45,7 @@ struct Serve: AsyncParsableCommand {
     var devicePort = 5223
     @Flag(help: "No device gateway.") var noDeviceGateway = false
     @Option(help: "Milliseconds APNs takes to reach a device (a push must not overtake the backend's answer to the app).")
-    var deliveryLatencyMs = 50
+    var deliveryLatencyMs = 250
     @Option(help: "Folder with the CA, server certificate and APNs auth key (made on first use).")
     var certs = "Certs"
     @Option(help: "Your own server certificate chain (PEM), instead of the one in --certs.") var cert: String?

@@ -48,8 +48,7 @@ struct CommandLineTests {
         #expect(nobody.status == 2)
         #expect(nobody.output.contains("is it running?"))
 
-        receiver.stop()
-        #expect(receiver.process.terminationStatus == 0)
+        #expect(try await receiver.terminate() == 0)
         #expect(try await receiver.waitFor("shutting down").count > 0)
         let log = try String(contentsOfFile: state + "/deliveries.jsonl", encoding: .utf8)
         #expect(log.split(separator: "\n").count == 1)

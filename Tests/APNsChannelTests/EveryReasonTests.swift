@@ -175,7 +175,7 @@ struct ValidationRuleTests {
             let port = try #require(fixture.channel.receiver.port(for: .sandbox))
             // Not TLS at all, then a torn TLS hello.
             for bytes in [Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [0x16, 0x03, 0x01, 0x00, 0xFF, 0x01]] {
-                try sendAndClose(bytes, port: port)
+                try await sendAndClose(bytes, port: port)
             }
             let token = try fixture.device()
             let client = try fixture.client()
@@ -188,13 +188,13 @@ struct ValidationRuleTests {
     @Test("a connection left idle gets GOAWAY IdleTimeout and the sender reconnects")
     func idleTimeout() async throws {
         var policy = ReceiverPolicy()
-        policy.idleTimeout = 0.2
+        policy.idleTimeout = 0.5
         try await withFixture(policy: policy) { fixture in
             let token = try fixture.device()
             let client = try fixture.client()
             let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
             #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
-            try await Task.sleep(for: .milliseconds(500))
+            try await Task.sleep(for: .milliseconds(1200))
             #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
             await client.shutdown()
         }
@@ -202,7 +202,7 @@ struct ValidationRuleTests {
 }
 
 /// Opens a TCP connection to loopback, writes `bytes`, and closes it.
-func sendAndClose(_ bytes: [UInt8], port: Int) throws {
+func sendAndClose(_ bytes: [UInt8], port: Int) async throws {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw POSIXError(.EIO) }
     defer { close(fd) }
@@ -215,5 +215,5 @@ func sendAndClose(_ bytes: [UInt8], port: Int) throws {
     }
     guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
     _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    usleep(50_000)
+    try await Task.sleep(for: .milliseconds(50))
 }

@@ -24,14 +24,10 @@ func makeProvisioningProfile(apsEnvironment: String?, in folder: URL) async thro
     try plist.write(to: source, atomically: true, encoding: .utf8)
     let credentials = try CertsDirectory(folder.appendingPathComponent("Certs")).ensure()
     let output = folder.appendingPathComponent("embedded-\(apsEnvironment ?? "none").mobileprovision")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["openssl", "cms", "-sign", "-binary", "-nodetach", "-outform", "DER", "-in", source.path,
-                         "-signer", credentials.serverCertificateFile.path, "-inkey", credentials.serverKeyFile.path,
-                         "-out", output.path]
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+    let signed = try await runProgram(["openssl", "cms", "-sign", "-binary", "-nodetach", "-outform", "DER", "-in", source.path,
+                                       "-signer", credentials.serverCertificateFile.path, "-inkey", credentials.serverKeyFile.path,
+                                       "-out", output.path])
+    guard signed.status == 0 else { throw CocoaError(.fileWriteUnknown) }
     return output
 }
 

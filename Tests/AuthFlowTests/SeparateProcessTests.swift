@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Phone sign-in across separate processes on loopback")
 struct SeparateProcessTests {
-    @Test("push-receiver, authsim backend and authsim phone as three processes: sign-in, and the token-type mismatch")
+    @Test("push-receiver, authsim backend and authsim phone as three processes: sign-in, then a wrong code")
     func threeProcesses() async throws {
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -19,7 +19,7 @@ struct SeparateProcessTests {
 
         let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", String(apnsPort),
                                          "--certs", certs, "--state", folder.appendingPathComponent("backend").path,
-                                         "--suggested-timeout", "1"])
+                                         "--suggested-timeout", "10"])
         defer { backend.stop() }
         _ = try await backend.waitFor("SMS outbox")
         let backendPort = try backend.port(after: "listening")
@@ -30,14 +30,15 @@ struct SeparateProcessTests {
         #expect(ok.output.contains("✔ signed in"))
         #expect(ok.output.contains("got verification ID"))
 
-        let mismatch = try await runProgram([authsim, "phone", "--backend", "127.0.0.1:\(backendPort)",
-                                             "--gateway", "127.0.0.1:\(gatewayPort)", "--declared-type", "prod"])
-        #expect(mismatch.status == 1)
-        #expect(mismatch.output.contains("17055 appNotVerified"))
+        // A second app, same number: its code is still valid, so no second SMS; the user types a wrong code.
+        let wrong = try await runProgram([authsim, "phone", "--backend", "127.0.0.1:\(backendPort)",
+                                          "--gateway", "127.0.0.1:\(gatewayPort)", "--number", "+16505550199", "--code", "000000"])
+        #expect(wrong.status == 1)
+        #expect(wrong.output.contains("17044 invalidVerificationCode"))
 
-        // The receiver logged exactly the one push it accepted; users persist in the backend's folder.
+        // The receiver logged exactly the two pushes it accepted; users persist in the backend's folder.
         let log = try String(contentsOf: folder.appendingPathComponent("receiver/deliveries.jsonl"), encoding: .utf8)
-        #expect(log.split(separator: "\n").count == 1)
+        #expect(log.split(separator: "\n").count == 2)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("backend/users.json").path))
     }
 }

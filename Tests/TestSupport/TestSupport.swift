@@ -10,7 +10,33 @@ public func temporaryDirectory(_ name: String) -> URL {
     return url
 }
 
-/// Runs a program to its end and returns its standard output and exit status.
+/// Foundation's `Process.run()` on Linux is not safe to call from several threads at once (a
+/// parallel test run crashed in its memcpy): every launch goes through this lock.
+private let launchLock = Mutex(())
+
+func launch(_ process: Process) throws {
+    try launchLock.withLock { _ in try process.run() }
+}
+
+/// Collects a pipe's bytes as they come, without blocking a thread.
+final class PipeCollector: Sendable {
+    private let bytes = Mutex(Data())
+    init(_ pipe: Pipe) {
+        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+            } else {
+                self.bytes.withLock { $0.append(data) }
+            }
+        }
+    }
+    var text: String { String(decoding: bytes.withLock { $0 }, as: UTF8.self) }
+}
+
+/// Runs a program to its end and returns its standard output and exit status. Never blocks a
+/// thread of the (2-thread, on this machine) cooperative pool: waiting on `Process` there starves
+/// every other test running in parallel.
 public func runProgram(_ arguments: [String]) async throws -> (output: String, status: Int32) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -18,10 +44,19 @@ public func runProgram(_ arguments: [String]) async throws -> (output: String, s
     let pipe = Pipe()
     process.standardOutput = pipe
     process.standardError = FileHandle.standardError
-    try process.run()
-    let output = await Task.detached { pipe.fileHandleForReading.readDataToEndOfFile() }.value
-    process.waitUntilExit()
-    return (String(decoding: output, as: UTF8.self), process.terminationStatus)
+    let collector = PipeCollector(pipe)
+    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+        do { try launch(process) } catch {
+            process.terminationHandler = nil
+            continuation.resume(throwing: error)
+        }
+    }
+    // The last bytes may still be in flight after the exit; wait for the pipe's end briefly.
+    for _ in 0..<50 where pipe.fileHandleForReading.readabilityHandler != nil {
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return (collector.text, status)
 }
 
 /// Whether a tool an external-client test needs is here. On CI (`CI` set) a missing tool fails
@@ -77,7 +112,7 @@ public final class ServerProcess: Sendable {
                 }
             }
         }
-        try process.run()
+        try launch(process)
     }
 
     public var output: [String] { lines.state.withLock { $0.complete } }
@@ -103,8 +138,18 @@ public final class ServerProcess: Sendable {
         return port
     }
 
+    /// SIGKILL, without waiting (safe in a `defer`). A child started from a thread that blocks
+    /// signals, as Foundation's `Process` may be, inherits the block: Python servers never see SIGTERM.
     public func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// SIGTERM, then waits (without blocking a thread) up to `timeout` for the exit.
+    /// - Returns: the exit status, or `nil` if it is still running.
+    public func terminate(timeout: Duration = .seconds(10)) async throws -> Int32? {
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        return process.isRunning ? nil : process.terminationStatus
     }
 }
