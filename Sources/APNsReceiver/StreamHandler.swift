@@ -113,7 +113,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
             services.events.record(.fault(fault, environment: connection.environment))
             switch fault {
             case .reject(let reason):
-                let id = request.header(APNsHeader.id).flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? connection.auth.ids.uuid()
+                let id = answerID(for: request)
                 let timestamp: Int64? = reason.status == 410 ? Int64(services.clock.now.timeIntervalSince1970 * 1000) : nil
                 answer(context: context, streamID: streamID,
                        rejection: PushRejection(reason, "injected fault", timestamp: timestamp), apnsID: id)
@@ -131,7 +131,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
         let now = services.clock.now
         switch services.validator.validate(request, environment: connection.environment, auth: &connection.auth, now: now) {
         case .failure(let rejection):
-            let id = request.header(APNsHeader.id).flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? connection.auth.ids.uuid()
+            let id = answerID(for: request)
             services.logger.debug("rejected", metadata: [
                 "apns-id": "\(id)", "device-token": "\(rawToken.prefix(16))", "reason": "\(rejection.reason)",
                 "detail": "\(rejection.detail)",
@@ -161,6 +161,11 @@ final class APNsStreamHandler: ChannelInboundHandler {
                 if !push.dropped, let delivery { Self.handOff(push, to: delivery) }
             }
         }
+    }
+
+    /// The `apns-id` an error answer carries: the request's when it is a UUID, else a new one.
+    private func answerID(for request: IncomingPush) -> String {
+        request.header(APNsHeader.id).flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? connection.auth.ids.uuid()
     }
 
     /// Gives an accepted push to the device side without holding up the answer.

@@ -16,6 +16,8 @@ public struct BackendConfiguration: Sendable {
     public var codeLifetime: TimeInterval = 300
     /// How long an app credential (receipt and secret) stays valid.
     public var receiptLifetime: TimeInterval = 3600
+    /// How long a reCAPTCHA token stays valid (each is good for one sendVerificationCode).
+    public var recaptchaTokenLifetime: TimeInterval = 120
     /// Wrong codes allowed per session before TOO_MANY_ATTEMPTS_TRY_LATER.
     public var maximumCodeAttempts = 5
     /// The SMS region policy; `nil`: every region.
@@ -120,7 +122,13 @@ public actor IdentityToolkit {
         var attempts: Int
         var used: Bool
     }
+    private struct RecaptchaToken {
+        let eventID: String
+        let issuedAt: Date
+        var used: Bool
+    }
     private var receipts: [String: Receipt] = [:]
+    private var recaptchaTokens: [String: RecaptchaToken] = [:]
     private var sessions: [String: Session] = [:]
     private var outbox: [SMSMessage] = []
     private var users: [String: BackendUser] = [:]
@@ -189,8 +197,8 @@ public actor IdentityToolkit {
                 guard clock.now.timeIntervalSince(stored.issuedAt) <= configuration.receiptLifetime else {
                     throw reject(endpoint, BackendError("INVALID_APP_CREDENTIAL", "the app credential has expired"))
                 }
-            } else if recaptchaToken != nil {
-                throw reject(endpoint, BackendError("CAPTCHA_CHECK_FAILED", "Recaptcha verification failed - MALFORMED"))
+            } else if let recaptchaToken {
+                try useRecaptchaToken(recaptchaToken, endpoint: endpoint)
             } else {
                 throw reject(endpoint, BackendError(
                     "MISSING_APP_CREDENTIAL",
@@ -229,6 +237,30 @@ public actor IdentityToolkit {
             observer?(.smsSent(message))
         }
         return sessionInfo
+    }
+
+    // MARK: reCAPTCHA
+
+    /// Issues the token a solved reCAPTCHA challenge yields, for the verification attempt `eventID`
+    /// (what the reCAPTCHA page hands back in its redirect). Single-use, short-lived.
+    public func issueRecaptchaToken(eventID: String) -> String {
+        let token = "03A" + Self.randomString(bytes: 96)
+        recaptchaTokens[token] = RecaptchaToken(eventID: eventID, issuedAt: clock.now, used: false)
+        return token
+    }
+
+    /// The event a token was issued for, if it was issued here.
+    public func recaptchaEventID(for token: String) -> String? { recaptchaTokens[token]?.eventID }
+
+    /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
+    private func useRecaptchaToken(_ token: String, endpoint: String) throws(BackendError) {
+        guard let (key, stored) = recaptchaTokens.first(where: { constantTimeEquals($0.key, token) }) else {
+            throw reject(endpoint, BackendError("CAPTCHA_CHECK_FAILED", "Recaptcha verification failed - MALFORMED"))
+        }
+        guard !stored.used, clock.now.timeIntervalSince(stored.issuedAt) <= configuration.recaptchaTokenLifetime else {
+            throw reject(endpoint, BackendError("CAPTCHA_CHECK_FAILED", "Recaptcha verification failed - EXPIRED"))
+        }
+        recaptchaTokens[key]?.used = true
     }
 
     // MARK: signInWithPhoneNumber

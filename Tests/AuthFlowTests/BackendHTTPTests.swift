@@ -1,3 +1,4 @@
+import APNsWire
 import AuthBackend
 import FirebaseAuthCore
 import Foundation
@@ -96,5 +97,38 @@ enum Flow {
     }
     static func signIn(_ auth: Auth, _ id: String, _ code: String) async throws -> String {
         try await auth.signIn(with: PhoneAuthProvider.provider(auth: auth).credential(withVerificationID: id, verificationCode: code)).user.uid
+    }
+}
+
+@Suite("reCAPTCHA tokens at the backend")
+struct RecaptchaTokenTests {
+    @Test("a token from a solved challenge buys one code; reused, unknown or stale it is CAPTCHA_CHECK_FAILED")
+    func singleUse() async throws {
+        let clock = ManualWallClock()
+        let toolkit = try IdentityToolkit(pusher: nil, clock: clock)
+        let token = await toolkit.issueRecaptchaToken(eventID: "ABCDEFGHIJ")
+        #expect(await toolkit.recaptchaEventID(for: token) == "ABCDEFGHIJ")
+        _ = try await toolkit.sendVerificationCode(phoneNumber: "+16505551234", iosReceipt: nil, iosSecret: nil,
+                                                   recaptchaToken: token, languageCode: nil)
+        await #expect(throws: BackendError("CAPTCHA_CHECK_FAILED")) {
+            try await toolkit.sendVerificationCode(phoneNumber: "+16505550000", iosReceipt: nil, iosSecret: nil,
+                                                   recaptchaToken: token, languageCode: nil)
+        }
+        do {
+            _ = try await toolkit.sendVerificationCode(phoneNumber: "+16505550000", iosReceipt: nil, iosSecret: nil,
+                                                       recaptchaToken: "03Anope", languageCode: nil)
+            Issue.record("an unknown token was accepted")
+        } catch {
+            #expect(error.message == "CAPTCHA_CHECK_FAILED : Recaptcha verification failed - MALFORMED")
+        }
+        let stale = await toolkit.issueRecaptchaToken(eventID: "KLMNOPQRST")
+        clock.advance(by: 121)
+        do {
+            _ = try await toolkit.sendVerificationCode(phoneNumber: "+16505550000", iosReceipt: nil, iosSecret: nil,
+                                                       recaptchaToken: stale, languageCode: nil)
+            Issue.record("a stale token was accepted")
+        } catch {
+            #expect(error.message == "CAPTCHA_CHECK_FAILED : Recaptcha verification failed - EXPIRED")
+        }
     }
 }
