@@ -1,0 +1,86 @@
+import FirebaseAuthCore
+import Foundation
+import Testing
+
+@Suite("reCAPTCHA: event IDs, the handler URL and reading the redirect")
+struct ReCAPTCHARedirectTests {
+    let scheme = "app-1-123456789012-ios-a1b2c3d4e5f60718"
+
+    func redirect(_ callbackQuery: String, scheme: String? = nil, host: String = "firebaseauth", path: String = "/link") -> URL {
+        let callback = "https://authsim-demo.firebaseapp.com/__/auth/callback?\(callbackQuery)"
+        let encoded = callback.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        return URL(string: "\(scheme ?? self.scheme)://\(host)\(path)?deep_link_id=\(encoded)")!
+    }
+
+    @Test("event IDs are 10 uppercase letters")
+    func eventIDs() {
+        for _ in 0..<100 {
+            let id = ReCAPTCHAFlow.newEventID()
+            #expect(id.count == 10 && id.allSatisfy { $0.isUppercase && $0.isASCII })
+        }
+    }
+
+    @Test("the handler URL has the SDK's parameters in the SDK's order")
+    func handlerURL() throws {
+        let url = try #require(ReCAPTCHAFlow.handlerURL(
+            base: "https://authsim-demo.firebaseapp.com", apiKey: "KEY", bundleID: "com.example.authsim", sdkVersion: "12.19.0",
+            eventID: "ABCDEFGHIJ", clientID: nil, appID: "1:123456789012:ios:a1b2c3d4e5f60718", languageCode: "fr"))
+        #expect(url.absoluteString == "https://authsim-demo.firebaseapp.com/__/auth/handler?apiKey=KEY&authType=verifyApp&ibi=com.example.authsim&v=12.19.0&eventId=ABCDEFGHIJ&appId=1%3A123456789012%3Aios%3Aa1b2c3d4e5f60718&hl=fr")
+        let withClient = try #require(ReCAPTCHAFlow.handlerURL(
+            base: "https://x.web.app", apiKey: "K", bundleID: "b", sdkVersion: "1", eventID: "E", clientID: "123.apps.googleusercontent.com",
+            appID: "1:2:ios:3", languageCode: nil))
+        #expect(withClient.query == "apiKey=K&authType=verifyApp&ibi=b&v=1&eventId=E&clientId=123.apps.googleusercontent.com")
+        #expect(ReCAPTCHAFlow.authDomain(from: ["localhost", "p.web.app", "p.firebaseapp.com"]) == "p.firebaseapp.com")
+        #expect(ReCAPTCHAFlow.authDomain(from: ["localhost", "p.web.app"]) == "p.web.app")
+        #expect(ReCAPTCHAFlow.authDomain(from: ["localhost"]) == nil)
+    }
+
+    @Test("a solved challenge gives its token; first occurrence wins; + is a space")
+    func token() {
+        let url = redirect("authType=verifyApp&recaptchaToken=03A+tok%2Fen&eventId=ABCDEFGHIJ&recaptchaToken=second")
+        #expect(ReCAPTCHAFlow.read(url, scheme: scheme, eventID: "ABCDEFGHIJ") == .token("03A tok/en"))
+    }
+
+    @Test("redirects that are not Auth's are refused with the reason", arguments: [
+        ("another scheme", "com.googleusercontent.apps.1", "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        ("another host", nil, "somewhere", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        ("another path", nil, "firebaseauth", "/other", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        ("another authType", nil, "firebaseauth", "/link", "authType=signInViaRedirect&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        ("another event", nil, "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ZZZZZZZZZZ"),
+    ] as [(String, String?, String, String, String)])
+    func notOurs(_ why: String, scheme: String?, host: String, path: String, query: String) {
+        let result = ReCAPTCHAFlow.read(redirect(query, scheme: scheme, host: host, path: path), scheme: self.scheme, eventID: "ABCDEFGHIJ")
+        guard case .notOurs = result else {
+            Issue.record("\(why): \(result)")
+            return
+        }
+    }
+
+    @Test("firebaseError codes map as the SDK maps them", arguments: [
+        ("auth/invalid-oauth-client-id", AuthErrorCode.invalidClientID), ("auth/network-request-failed", .webNetworkRequestFailed),
+        ("auth/internal-error", .webInternalError), ("auth/something-else", .webSignInUserInteractionFailure),
+    ])
+    func firebaseErrors(code: String, expected: AuthErrorCode) {
+        let json = #"{"code":"\#(code)","message":"it failed"}"#
+        let url = redirect("authType=verifyApp&eventId=ABCDEFGHIJ&firebaseError=\(json.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+        guard case .failure(let error) = ReCAPTCHAFlow.read(url, scheme: scheme, eventID: "ABCDEFGHIJ") else {
+            Issue.record("no failure")
+            return
+        }
+        #expect(error.code == expected)
+    }
+
+    @Test("malformed errors: JSON without string code/message or no deep link → 17059; invalid JSON → 17999")
+    func malformed() {
+        let noCode = redirect("authType=verifyApp&eventId=ABCDEFGHIJ&firebaseError=%7B%22code%22%3A1%7D")
+        let badJSON = redirect("authType=verifyApp&eventId=ABCDEFGHIJ&firebaseError=not-json")
+        let noLink = URL(string: "\(scheme)://firebaseauth/link?other=1")!
+        func code(_ url: URL) -> AuthErrorCode? {
+            if case .failure(let error) = ReCAPTCHAFlow.read(url, scheme: scheme, eventID: "ABCDEFGHIJ") { return error.code }
+            return nil
+        }
+        #expect(code(noCode) == .appVerificationUserInteractionFailure)
+        #expect(code(badJSON) == .internalError)
+        #expect(code(noLink) == .appVerificationUserInteractionFailure)
+    }
+}
