@@ -66,6 +66,7 @@ struct BackendRouter: Sendable {
     struct Response: Sendable {
         var status: Int
         var body: [UInt8]
+        var contentType = "application/json; charset=UTF-8"
     }
 
     func handle(method: String, uri: String, headers: [(String, String)], body: [UInt8]) async -> Response {
@@ -81,18 +82,27 @@ struct BackendRouter: Sendable {
         if method == "GET", path == "/www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com" {
             return json(toolkit.tokenSigner.jwks)
         }
+        if method == "GET", path == "/__/auth/handler" {
+            let (status, html) = await toolkit.recaptchaPage(query: query)
+            return Response(status: status, body: Array(html.utf8), contentType: "text/html; charset=utf-8")
+        }
         let key = query.first { $0.name == "key" }?.value
             ?? headers.first { $0.0.lowercased() == "x-goog-api-key" }?.1
         let endpoint = Self.endpoint(for: path)
         guard let endpoint else {
             return error(BackendError("NOT_FOUND", "no such endpoint: \(path)", status: 404))
         }
-        guard method == "POST" else { return error(BackendError("METHOD_NOT_ALLOWED", "use POST", status: 405)) }
+        guard method == "POST" || endpoint == .getProjectConfig else {
+            return error(BackendError("METHOD_NOT_ALLOWED", "use POST", status: 405))
+        }
         guard let key, !key.isEmpty else {
             return error(BackendError("PERMISSION_DENIED", "The request is missing a valid API key.", status: 403))
         }
         guard key == toolkit.configuration.apiKey else {
             return error(BackendError("API_KEY_INVALID", "API key not valid. Please pass a valid API key.", status: 400))
+        }
+        if endpoint == .getProjectConfig {
+            return json(["projectId": toolkit.configuration.projectID, "authorizedDomains": toolkit.configuration.authorizedDomains])
         }
         guard let request = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
             return error(BackendError("INVALID_JSON", "the request body is not a JSON object"))
@@ -109,6 +119,8 @@ struct BackendRouter: Sendable {
                     iosSecret: request["iosSecret"] as? String, recaptchaToken: request["recaptchaToken"] as? String,
                     languageCode: headers.first { $0.0.lowercased() == "x-firebase-locale" }?.1)
                 return json(["sessionInfo": info])
+            case .getProjectConfig:
+                return json([:])  // answered above, before the body is read
             case .signInWithPhoneNumber:
                 let result = try await toolkit.signInWithPhoneNumber(
                     sessionInfo: request["sessionInfo"] as? String,
@@ -121,11 +133,12 @@ struct BackendRouter: Sendable {
         }
     }
 
-    enum Endpoint { case verifyClient, sendVerificationCode, signInWithPhoneNumber }
+    enum Endpoint { case verifyClient, sendVerificationCode, signInWithPhoneNumber, getProjectConfig }
 
     static func endpoint(for path: String) -> Endpoint? {
         switch path {
         case "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyClient": return .verifyClient
+        case "/www.googleapis.com/identitytoolkit/v3/relyingparty/getProjectConfig": return .getProjectConfig
         case "/www.googleapis.com/identitytoolkit/v3/relyingparty/sendVerificationCode",
              "/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode": return .sendVerificationCode
         case "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPhoneNumber",
@@ -176,7 +189,7 @@ final class BackendHTTPHandler: ChannelInboundHandler {
     }
 
     private func write(_ response: BackendRouter.Response, keepAlive: Bool, context: ChannelHandlerContext) {
-        var headers = HTTPHeaders([("content-type", "application/json; charset=UTF-8"), ("content-length", String(response.body.count))])
+        var headers = HTTPHeaders([("content-type", response.contentType), ("content-length", String(response.body.count))])
         if !keepAlive { headers.add(name: "connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers))), promise: nil)
         var buffer = context.channel.allocator.buffer(capacity: response.body.count)

@@ -26,6 +26,10 @@ public struct BackendConfiguration: Sendable {
     public var smsPerNumberPerDay: Int?
     /// SMS the project may send per day; `nil`: no limit.
     public var smsPerProjectPerDay: Int?
+    /// How the reCAPTCHA page's challenge ends.
+    public var recaptchaOutcome: ReCAPTCHAOutcome = .pass
+    /// `getProjectConfig`'s authorized domains (the first `firebaseapp.com` one is the auth domain).
+    public var authorizedDomains: [String] { ["localhost", "\(projectID).firebaseapp.com", "\(projectID).web.app"] }
     public init() {}
 
     /// Checks the test numbers: E.164, at most 10, 6-digit codes.
@@ -240,6 +244,30 @@ public actor IdentityToolkit {
     }
 
     // MARK: reCAPTCHA
+
+    /// The handler page for the SDK's query: status and HTML.
+    public func recaptchaPage(query: [URLQueryItem]) -> (status: Int, html: String) {
+        switch ReCAPTCHAPage.parse(query, apiKey: configuration.apiKey, bundleID: configuration.bundleID) {
+        case .failure(let problem):
+            return (400, "<!DOCTYPE html><html><body><h1>Bad reCAPTCHA request</h1><p id=\"authsim-error\">\(ReCAPTCHAPage.escapeHTML(problem.detail ?? problem.code))</p></body></html>")
+        case .success(let request):
+            let domain = "\(configuration.projectID).firebaseapp.com"
+            switch configuration.recaptchaOutcome {
+            case .pass, .slowChallenge:
+                let token = issueRecaptchaToken(eventID: request.eventID)
+                let delay: Double
+                if case .slowChallenge(let seconds) = configuration.recaptchaOutcome { delay = seconds } else { delay = 0 }
+                let redirect = ReCAPTCHAPage.redirect(scheme: request.scheme, domain: domain, eventID: request.eventID, token: token, error: nil)
+                return (200, ReCAPTCHAPage.html(redirect: redirect, delay: delay, eventID: request.eventID))
+            case .userCancels:
+                return (200, ReCAPTCHAPage.html(redirect: nil, delay: 0, eventID: request.eventID))
+            case .firebaseError(let code, let message):
+                let redirect = ReCAPTCHAPage.redirect(scheme: request.scheme, domain: domain, eventID: request.eventID, token: nil,
+                                                      error: (code, message))
+                return (200, ReCAPTCHAPage.html(redirect: redirect, delay: 0, eventID: request.eventID))
+            }
+        }
+    }
 
     /// Issues the token a solved reCAPTCHA challenge yields, for the verification attempt `eventID`
     /// (what the reCAPTCHA page hands back in its redirect). Single-use, short-lived.
