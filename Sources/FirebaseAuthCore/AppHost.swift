@@ -35,6 +35,16 @@ public final class AppHost: Sendable {
 
     func attach(_ auth: Auth) { auths.withLock { $0.append(auth) } }
 
+    /// The OS hands the app a URL opened with its scheme (`application(_:open:options:)` or the
+    /// scene delegate's `openURLContexts`). A delegate that forwards gives it to Auth.
+    /// - Returns: whether Auth handled it.
+    @discardableResult
+    public func open(_ url: URL) -> Bool {
+        guard forwardsURLs else { return false }
+        for auth in auths.withLock({ $0 }) where auth.canHandle(url) { return true }
+        return false
+    }
+
     /// The OS hands a remote notification to the app delegate
     /// (`application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`). A delegate that
     /// forwards gives it to Auth; one that does not (swizzling off, forwarding forgotten) drops it.

@@ -44,6 +44,8 @@ public final class Auth: Sendable {
         var probe: ProbeState = .notRun
         var currentUser: User?
         var emulator: String?
+        var presentation: (eventID: String, scheme: String, outcome: OneShot<ReCAPTCHAFlow.Redirect?>)?
+        var lastVerification: AppVerificationPath?
     }
     enum ProbeState { case notRun, running(OneShot<Bool>), done(Bool) }
     let state = Mutex(State())
@@ -241,9 +243,56 @@ public final class Auth: Sendable {
         state.withLock { $0.currentUser = nil }
     }
 
-    /// `canHandle(_ url:)`: the reCAPTCHA redirect. (Arrives with the reCAPTCHA fallback; until then
-    /// no URL is Auth's.)
-    public func canHandle(_ url: URL) -> Bool { false }
+    /// `canHandle(_ url:)`: whether `url` is the redirect of the reCAPTCHA page being presented
+    /// (`<scheme>://firebaseauth/link?deep_link_id=…` for the presented event). True ends the presentation.
+    public func canHandle(_ url: URL) -> Bool {
+        guard let active = state.withLock({ $0.presentation }) else { return false }
+        let redirect = ReCAPTCHAFlow.read(url, scheme: active.scheme, eventID: active.eventID)
+        if case .notOurs = redirect { return false }
+        let mine = state.withLock { state -> Bool in
+            guard state.presentation?.eventID == active.eventID else { return false }
+            state.presentation = nil
+            return true
+        }
+        guard mine else { return false }
+        active.outcome.fulfill(redirect)
+        return true
+    }
+
+    /// The SDK version the handler URL names.
+    static let sdkVersion = "12.19.0"
+
+    /// `http://host:port` when talking to a local backend.
+    var emulatorBase: String? { state.withLock { $0.emulator } }
+
+    /// How the last `verifyPhoneNumber` proved the app (for timelines; not an SDK property).
+    public var lastAppVerification: AppVerificationPath? { state.withLock { $0.lastVerification } }
+    func noteVerification(_ path: AppVerificationPath) { state.withLock { $0.lastVerification = path } }
+
+    /// Starts presenting the reCAPTCHA page for `eventID`; a second presentation while one is
+    /// active is `webContextCancelled` (17058), as in the SDK.
+    func beginPresentation(eventID: String, scheme: String) throws(AuthError) -> OneShot<ReCAPTCHAFlow.Redirect?> {
+        let shot = OneShot<ReCAPTCHAFlow.Redirect?>()
+        let started = state.withLock { state -> Bool in
+            guard state.presentation == nil else { return false }
+            state.presentation = (eventID, scheme, shot)
+            return true
+        }
+        guard started else {
+            throw AuthError(.webContextCancelled, "a reCAPTCHA page is already being presented")
+        }
+        return shot
+    }
+
+    /// The web view closed: a presentation still active was cancelled.
+    func endPresentation(eventID: String) {
+        let shot = state.withLock { state -> OneShot<ReCAPTCHAFlow.Redirect?>? in
+            guard let active = state.presentation, active.eventID == eventID else { return nil }
+            state.presentation = nil
+            return active.outcome
+        }
+        shot?.fulfill(nil)
+    }
 }
 
 /// A signed-in user.

@@ -1,7 +1,11 @@
 import Foundation
 
-/// `AuthUIDelegate`: presents the reCAPTCHA page (used by the reCAPTCHA fallback).
-public protocol AuthUIDelegate: Sendable {}
+/// `AuthUIDelegate`: presents the reCAPTCHA page for the fallback. `present(_:host:)` shows `url`
+/// and returns when the web view closes; a page that redirects hands its URL to the OS with
+/// `host.open(_:)`, as a real browser does. ``HeadlessPresenter`` is the default.
+public protocol AuthUIDelegate: Sendable {
+    func present(_ url: URL, host: AppHost) async
+}
 
 /// `MultiFactorSession` (accepted for signature compatibility; multi-factor is out of scope).
 public struct MultiFactorSession: Sendable {}
@@ -58,15 +62,27 @@ public final class PhoneAuthProvider: Sendable {
         }
         let backend = try auth.backend
         if auth.settings.isAppVerificationDisabledForTesting {
+            auth.noteVerification(.testMode)
             return try await sendCode(backend, ["phoneNumber": phoneNumber])
         }
-        var credential = try await appCredential(backend)
+        let proof = try await appCredential(backend)
+        guard case .credential(var credential) = proof else {
+            guard case .needsReCAPTCHA(let why) = proof else { preconditionFailure() }
+            auth.noteVerification(.reCAPTCHAFallback(reason: why))
+            let token = try await reCAPTCHAToken(backend, uiDelegate: uiDelegate ?? HeadlessPresenter())
+            return try await sendCode(backend, ["phoneNumber": phoneNumber, "recaptchaToken": token])
+        }
+        auth.noteVerification(.silentPush)
         do {
             return try await sendCode(backend, ["phoneNumber": phoneNumber, "iosReceipt": credential.receipt,
                                                 "iosSecret": credential.secret])
         } catch where error.code == .invalidAppCredential {
             auth.clearCredential()
-            credential = try await appCredential(backend)
+            guard case .credential(let fresh) = try await appCredential(backend) else {
+                throw AuthError(.internalError, "the backend refused the app credential, and no fresh one came: \(error.message)",
+                                serverMessage: error.serverMessage)
+            }
+            credential = fresh
             do {
                 return try await sendCode(backend, ["phoneNumber": phoneNumber, "iosReceipt": credential.receipt,
                                                     "iosSecret": credential.secret])
@@ -108,18 +124,24 @@ public final class PhoneAuthProvider: Sendable {
         return sessionInfo
     }
 
-    /// The cached credential, or a new one by silent push.
-    private func appCredential(_ backend: BackendClient) async throws(AuthError) -> AppCredential {
-        if let cached = auth.cachedCredential { return cached }
+    enum Proof {
+        case credential(AppCredential)
+        case needsReCAPTCHA(String)
+    }
+
+    /// The cached credential, or a new one by silent push; or why the SDK falls back to reCAPTCHA.
+    private func appCredential(_ backend: BackendClient) async throws(AuthError) -> Proof {
+        if let cached = auth.cachedCredential { return .credential(cached) }
+        if auth.app.host.isSimulator { return .needsReCAPTCHA("the app runs in a simulator, which gets no silent pushes") }
         guard let token = await auth.waitForAPNSToken() else {
-            throw reCAPTCHAFallback(.missingAppToken, "no APNs token within 5 s (is the app registered for remote notifications?)")
+            return .needsReCAPTCHA("no APNs token within 5 s (is the app registered for remote notifications?)")
         }
         var body: [String: any Sendable] = ["appToken": token.string]
         if token.type == .sandbox { body["isSandbox"] = true }
         let response: [String: Any]
         do { response = try await backend.call("verifyClient", body, languageCode: auth.languageCode) } catch {
             if error.code == .invalidAppCredential || error.code == .missingAppToken {
-                throw reCAPTCHAFallback(error.code, "verifyClient refused the APNs token: \(error.message)")
+                return .needsReCAPTCHA("verifyClient refused the APNs token: \(error.message)")
             }
             throw error
         }
@@ -130,13 +152,44 @@ public final class PhoneAuthProvider: Sendable {
         }
         auth.addPendingReceipt(receipt)
         guard let credential = await auth.waitForCredential(receipt: receipt, timeout: .seconds(seconds)) else {
-            throw reCAPTCHAFallback(.appNotVerified, "no silent push with the secret for receipt \(receipt.prefix(8))… within suggestedTimeout \(seconds) s")
+            return .needsReCAPTCHA("no silent push with the secret for receipt \(receipt.prefix(8))… within suggestedTimeout \(seconds) s")
         }
-        return credential
+        return .credential(credential)
     }
 
-    /// Where the SDK falls back to reCAPTCHA. Until the fallback lands, this says so and stops.
-    private func reCAPTCHAFallback(_ code: AuthErrorCode, _ why: String) -> AuthError {
-        AuthError(code, "\(why); the SDK would now fall back to reCAPTCHA, which this build does not have yet")
+    /// The reCAPTCHA fallback: the auth domain from getProjectConfig, a new event, the handler URL
+    /// presented through `uiDelegate`, and the redirect that comes back through `canHandle(url)`.
+    private func reCAPTCHAToken(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> String {
+        let options = auth.app.options
+        guard let apiKey = options.apiKey else { throw AuthError(.appConfigurationError, "FirebaseOptions has no API key") }
+        let config = try await backend.call("getProjectConfig", [:], languageCode: nil)
+        let domains = config["authorizedDomains"] as? [String] ?? []
+        guard let domain = ReCAPTCHAFlow.authDomain(from: domains) else {
+            throw AuthError(.internalError, "getProjectConfig lists no firebaseapp.com or web.app domain: \(domains)")
+        }
+        let eventID = ReCAPTCHAFlow.newEventID()
+        let scheme = callbackScheme
+        let clientID = options.reversedClientIDScheme == scheme ? options.clientID : nil
+        guard let url = ReCAPTCHAFlow.handlerURL(
+            base: auth.emulatorBase ?? "https://\(domain)", apiKey: apiKey, bundleID: options.bundleID, sdkVersion: Auth.sdkVersion,
+            eventID: eventID, clientID: clientID, appID: options.googleAppID, languageCode: auth.languageCode)
+        else { throw AuthError(.internalError, "cannot build the reCAPTCHA URL") }
+        let outcome = try auth.beginPresentation(eventID: eventID, scheme: scheme)
+        let host = auth.app.host
+        let presenting = Task {
+            await uiDelegate.present(url, host: host)
+            // The web view closed. If no redirect reached canHandle(url), the user cancelled
+            // (or the app never passed the URL to Auth, and the page could not close itself).
+            auth.endPresentation(eventID: eventID)
+        }
+        let result = await outcome.value
+        presenting.cancel()
+        switch result {
+        case .some(.token(let token)): return token
+        case .some(.failure(let error)): throw error
+        case .some(.notOurs(let why)): throw AuthError(.internalError, why)
+        case .none:
+            throw AuthError(.webContextCancelled, "the reCAPTCHA page closed without a redirect reaching Auth.canHandle(url): the user cancelled, or the app does not pass opened URLs to Auth")
+        }
     }
 }

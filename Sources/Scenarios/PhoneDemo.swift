@@ -45,13 +45,18 @@ public enum PhoneDemo {
         noForwarding.forwardsNotifications = false
         var testMode = AppProfile()
         testMode.appVerificationDisabledForTesting = true
+        var simulator = AppProfile()
+        simulator.isSimulator = true
         return [
             PhoneScenario(name: "phone-silent-push",
                           summary: "A debug build proves itself with a silent push, gets the SMS code and signs in.",
                           expected: "signed in", profile: AppProfile()),
             PhoneScenario(name: "phone-token-type-mismatch",
-                          summary: "A debug build's code says setAPNSToken(token, type: .prod): the backend pushes through production, APNs answers BadDeviceToken, no push comes.",
-                          expected: "17055 appNotVerified", profile: mismatch),
+                          summary: "A debug build's code says setAPNSToken(token, type: .prod): the backend pushes through production, APNs answers BadDeviceToken, no push comes, and reCAPTCHA takes over.",
+                          expected: "signed in via reCAPTCHA", profile: mismatch),
+            PhoneScenario(name: "phone-simulator",
+                          summary: "The app runs in a simulator, which gets no silent pushes: the SDK goes straight to reCAPTCHA.",
+                          expected: "signed in via reCAPTCHA", profile: simulator),
             PhoneScenario(name: "phone-not-forwarded",
                           summary: "Swizzling is off and the app delegate does not forward notifications: the SDK's 1 s probe fails.",
                           expected: "17054 notificationNotForwarded", profile: noForwarding),
@@ -123,13 +128,18 @@ public enum PhoneDemo {
             timeline.record(.app, "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(scenario.number)\", uiDelegate: nil)")
             let provider = PhoneAuthProvider.provider(auth: auth)
             let verificationID = try await provider.verifyPhoneNumber(scenario.number, uiDelegate: nil)
+            var via = ""
+            if case .reCAPTCHAFallback(let why) = auth.lastAppVerification {
+                timeline.record(.app, "no app credential (\(why)): presented the reCAPTCHA page, its redirect came back through canHandle(url)")
+                via = " via reCAPTCHA"
+            }
             timeline.record(.app, "got verification ID \(verificationID.prefix(10))…; saves it in UserDefaults")
             let fromOutbox = profile.appVerificationDisabledForTesting ? testCode : await world.lastCode(for: scenario.number)
             let code = code ?? fromOutbox ?? ""
             timeline.record(.app, "the user types \(code); signIn(with: credential(withVerificationID:verificationCode:))")
             let result = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
-            timeline.record(.app, "signed in: uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")")
-            return "signed in"
+            timeline.record(.app, "signed in\(via): uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")")
+            return "signed in\(via)"
         } catch let error as AuthError {
             timeline.record(.app, "error \(error.code.rawValue) \(error.code): \(error.message)")
             return "\(error.code.rawValue) \(error.code)"

@@ -68,7 +68,7 @@ struct ProvisioningProfileTests {
         }
     }
 
-    @Test(".unknown without a profile defaults to prod: a debug build's sandbox token then never gets its push")
+    @Test(".unknown without a profile defaults to prod: a debug build's sandbox token never gets its push, and reCAPTCHA takes over")
     func unknownDefaultsToProd() async throws {
         let clock = ManualClock()
         try await withWorld { world, _ in
@@ -79,7 +79,12 @@ struct ProvisioningProfileTests {
             let attempt = Task { await verificationError(auth) }
             try await waitForSleepers(clock)
             clock.advance(by: .seconds(5))
-            #expect(await attempt.value == .appNotVerified)
+            #expect(await attempt.value == nil)
+            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+                Issue.record("no fallback")
+                return
+            }
+            #expect(why.contains("suggestedTimeout"))
         }
     }
 }

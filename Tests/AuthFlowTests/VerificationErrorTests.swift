@@ -61,7 +61,7 @@ struct VerificationErrorTests {
         }
     }
 
-    @Test("no APNs token within 5 s: missingAppToken, where the SDK falls back to reCAPTCHA")
+    @Test("no APNs token within 5 s: the SDK falls back to reCAPTCHA, and the code is sent")
     func noAPNsToken() async throws {
         let clock = ManualClock()
         try await withWorld { world, _ in
@@ -69,7 +69,13 @@ struct VerificationErrorTests {
             let attempt = Task { await verificationError(auth) }
             try await waitForSleepers(clock)
             clock.advance(by: .seconds(5))
-            #expect(await attempt.value == .missingAppToken)
+            #expect(await attempt.value == nil)
+            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+                Issue.record("no fallback: \(String(describing: auth.lastAppVerification))")
+                return
+            }
+            #expect(why.contains("no APNs token"))
+            #expect(await world.toolkit!.messages.count == 1)
         }
     }
 
@@ -310,6 +316,79 @@ struct SMSPolicyTests {
             #expect(await verificationError(auth, "+16505550102") == nil)
             #expect(await verificationError(auth, "+16505550103") == .quotaExceeded)
             #expect(await world.toolkit!.messages.count == 2)
+        }
+    }
+}
+
+
+@Suite("The reCAPTCHA fallback's own outcomes")
+struct ReCAPTCHAFallbackTests {
+    func profile() -> AppProfile {
+        var profile = AppProfile()
+        profile.isSimulator = true
+        return profile
+    }
+
+    @Test("a simulator goes straight to reCAPTCHA: no verifyClient, no push; the code is sent and sign-in works")
+    func simulator() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(profile())
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            #expect(try fixtureLogCount(world) == 0)
+            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+                Issue.record("no fallback")
+                return
+            }
+            #expect(why.contains("simulator"))
+            let code = try #require(await world.lastCode(for: phone))
+            _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
+        }
+    }
+
+    @Test("the user closes the page: webContextCancelled (17058)")
+    func userCancels() async throws {
+        var configuration = BackendConfiguration()
+        configuration.recaptchaOutcome = .userCancels
+        try await withWorld(configuration: configuration) { world, _ in
+            let (auth, _) = try await world.install(profile())
+            #expect(await verificationError(auth) == .webContextCancelled)
+            #expect(await world.toolkit!.messages.isEmpty)
+        }
+    }
+
+    @Test("the app never passes the redirect URL to canHandle: the page never closes, and it ends as a cancellation")
+    func urlNotForwarded() async throws {
+        try await withWorld { world, _ in
+            var options = FirebaseOptions(googleAppID: AppProfile().googleAppID, gcmSenderID: "123456789012")
+            options.apiKey = world.apiKey
+            options.bundleID = AppProfile().bundleID
+            let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true,
+                               forwardsURLs: false)
+            let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
+            auth.useEmulator(withHost: world.backendHost, port: world.backendPort)
+            #expect(await verificationError(auth) == .webContextCancelled)
+        }
+    }
+
+    @Test("the page reports an error: the SDK's code for it")
+    func pageError() async throws {
+        var configuration = BackendConfiguration()
+        configuration.recaptchaOutcome = .firebaseError(code: "auth/internal-error", message: "the challenge broke")
+        try await withWorld(configuration: configuration) { world, _ in
+            let (auth, _) = try await world.install(profile())
+            #expect(await verificationError(auth) == .webInternalError)
+        }
+    }
+
+    @Test("a redirect for another event, or after the presentation, is not Auth's")
+    func staleRedirects() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(profile())
+            let stale = URL(string: "app-1-123456789012-ios-a1b2c3d4e5f60718://firebaseauth/link?deep_link_id=https%3A%2F%2Fx.firebaseapp.com%2F__%2Fauth%2Fcallback%3FauthType%3DverifyApp%26recaptchaToken%3DT%26eventId%3DABCDEFGHIJ")!
+            #expect(!auth.canHandle(stale))
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+            #expect(!auth.canHandle(stale))
         }
     }
 }
