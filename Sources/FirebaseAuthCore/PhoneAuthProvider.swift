@@ -65,12 +65,14 @@ public final class PhoneAuthProvider: Sendable {
             auth.noteVerification(.testMode)
             return try await sendCode(backend, ["phoneNumber": phoneNumber])
         }
-        let proof = try await appCredential(backend)
-        guard case .credential(var credential) = proof else {
-            guard case .needsReCAPTCHA(let why) = proof else { preconditionFailure() }
+        var credential: AppCredential
+        switch try await appCredential(backend) {
+        case .needsReCAPTCHA(let why):
             auth.noteVerification(.reCAPTCHAFallback(reason: why))
             let token = try await reCAPTCHAToken(backend, uiDelegate: uiDelegate ?? HeadlessPresenter())
             return try await sendCode(backend, ["phoneNumber": phoneNumber, "recaptchaToken": token])
+        case .credential(let found):
+            credential = found
         }
         auth.noteVerification(.silentPush)
         do {
