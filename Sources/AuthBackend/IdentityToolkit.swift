@@ -132,6 +132,7 @@ public actor IdentityToolkit {
         var used: Bool
     }
     private var receipts: [String: Receipt] = [:]
+    /// Keyed by the token's SHA-256: an O(1) lookup whose timing says nothing about the token.
     private var recaptchaTokens: [String: RecaptchaToken] = [:]
     private var sessions: [String: Session] = [:]
     private var outbox: [SMSMessage] = []
@@ -273,16 +274,17 @@ public actor IdentityToolkit {
     /// (what the reCAPTCHA page hands back in its redirect). Single-use, short-lived.
     public func issueRecaptchaToken(eventID: String) -> String {
         let token = "03A" + Self.randomString(bytes: 96)
-        recaptchaTokens[token] = RecaptchaToken(eventID: eventID, issuedAt: clock.now, used: false)
+        recaptchaTokens[Self.digest(token)] = RecaptchaToken(eventID: eventID, issuedAt: clock.now, used: false)
         return token
     }
 
     /// The event a token was issued for, if it was issued here.
-    public func recaptchaEventID(for token: String) -> String? { recaptchaTokens[token]?.eventID }
+    public func recaptchaEventID(for token: String) -> String? { recaptchaTokens[Self.digest(token)]?.eventID }
 
     /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
     private func useRecaptchaToken(_ token: String, endpoint: String) throws(BackendError) {
-        guard let (key, stored) = recaptchaTokens.first(where: { constantTimeEquals($0.key, token) }) else {
+        let key = Self.digest(token)
+        guard let stored = recaptchaTokens[key] else {
             throw reject(endpoint, BackendError("CAPTCHA_CHECK_FAILED", "Recaptcha verification failed - MALFORMED"))
         }
         guard !stored.used, clock.now.timeIntervalSince(stored.issuedAt) <= configuration.recaptchaTokenLifetime else {
@@ -342,6 +344,10 @@ public actor IdentityToolkit {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try? FileManager.default.createDirectory(at: usersFile.deletingLastPathComponent(), withIntermediateDirectories: true)
         try? encoder.encode(allUsers).write(to: usersFile, options: .atomic)
+    }
+
+    static func digest(_ secret: String) -> String {
+        SHA256.hash(data: Array(secret.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     static func smsText(code: String, language: String?) -> String {
