@@ -12,9 +12,11 @@ let package = Package(
         .library(name: "APNsReceiver", targets: ["APNsReceiver"]),
         .library(name: "AuthBackend", targets: ["AuthBackend"]),
         .library(name: "FirebaseAuthCore", targets: ["FirebaseAuthCore"]),
+        .library(name: "RedirectInterceptor", targets: ["RedirectInterceptor"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
         .executable(name: "apns-sender", targets: ["apns-sender"]),
         .executable(name: "push-receiver", targets: ["push-receiver"]),
+        .executable(name: "redirect-interceptor", targets: ["redirect-interceptor"]),
         .executable(name: "authsim", targets: ["authsim"]),
     ],
     dependencies: [
@@ -84,11 +86,18 @@ let package = Package(
         ),
         // FirebaseAuth's phone-auth app verification, on Linux, with the SDK's names.
         .target(name: "FirebaseAuthCore", dependencies: ["APNsWire"]),
+        // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
+        // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
+        .target(
+            name: "RedirectInterceptor",
+            dependencies: ["APNsWire", .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio")]
+        ),
         // Whole runs across the parts (the demo for now; scenarios come with the auth core).
         .target(
             name: "Scenarios",
             dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
-                           .product(name: "Logging", package: "swift-log")]
+                           "RedirectInterceptor", .product(name: "Logging", package: "swift-log")]
         ),
         // What the three command lines share: output and signal handling.
         .target(
@@ -108,19 +117,24 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
+            name: "redirect-interceptor",
+            dependencies: ["RedirectInterceptor", "CommandSupport",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(
             name: "authsim",
             dependencies: ["Scenarios", "LocalPKI", "APNsWire", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
-                           "CommandSupport",
+                           "RedirectInterceptor", "CommandSupport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
         // Helpers the test targets share: temporary folders, programs and server processes.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["APNsWire"], path: "Tests/TestSupport"),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire"]),
         .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "APNsWire", "TestSupport"]),
         .testTarget(
             name: "AuthFlowTests",
-            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "Scenarios", "TestSupport",
+            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor", "Scenarios", "TestSupport",
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(

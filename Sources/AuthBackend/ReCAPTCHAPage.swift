@@ -10,6 +10,36 @@ public enum ReCAPTCHAOutcome: Sendable, Hashable {
     case userCancels
     /// The page reports this error (`firebaseError` JSON in the callback).
     case firebaseError(code: String, message: String)
+
+    /// Parses the command-line and scenario-file form: `pass`, `slow:<seconds>`, `cancel`,
+    /// `error:<code>[:<message>]` (e.g. `error:auth/network-request-failed`).
+    public init(argument: String) throws(BackendError) {
+        let parts = argument.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        switch parts[0] {
+        case "pass" where parts.count == 1: self = .pass
+        case "cancel" where parts.count == 1: self = .userCancels
+        case "slow":
+            guard parts.count == 2, let seconds = Double(parts[1]), seconds >= 0, seconds <= 3600 else {
+                throw BackendError("INVALID_CONFIG", "slow takes seconds: slow:2.5")
+            }
+            self = .slowChallenge(seconds: seconds)
+        case "error":
+            guard parts.count >= 2, !parts[1].isEmpty else {
+                throw BackendError("INVALID_CONFIG", "error takes a firebaseError code: error:auth/network-request-failed[:message]")
+            }
+            let message = parts.count == 3 ? parts[2] : Self.standardMessages[parts[1]] ?? "An error occurred."
+            self = .firebaseError(code: parts[1], message: message)
+        default:
+            throw BackendError("INVALID_CONFIG", "the reCAPTCHA outcome is pass, slow:<seconds>, cancel or error:<code>[:<message>], not \(argument)")
+        }
+    }
+
+    /// The messages the web widget sends with the codes the SDK maps.
+    public static let standardMessages = [
+        "auth/invalid-oauth-client-id": "The OAuth client ID provided is either invalid or does not match the specified API key.",
+        "auth/network-request-failed": "A network error (such as timeout, interrupted connection or unreachable host) has occurred.",
+        "auth/internal-error": "An internal error has occurred.",
+    ]
 }
 
 /// The fake reCAPTCHA handler page at `/__/auth/handler`: reads the SDK's query, checks it, and
@@ -57,22 +87,55 @@ enum ReCAPTCHAPage {
         return "\(scheme)://firebaseauth/link?deep_link_id=\(encode(callback))"
     }
 
+    /// The page. Without scripts it is a link (what the headless presenter follows); in a browser
+    /// its script shows the challenge's progress in `#authsim-status` and `data-state` on the body
+    /// (`solving` → `redirecting`, or `cancelled`) and then replaces the page with the redirect.
     static func html(redirect: String?, delay: Double, eventID: String) -> String {
         let link = redirect.map { escapeHTML($0) }
-        let script = link.map { url in
-            "<script>setTimeout(function () { window.location.replace(\"\(url.replacingOccurrences(of: "\"", with: "%22"))\"); }, \(Int(delay * 1000)));</script>"
-        } ?? ""
+        let script: String
+        if let redirect {
+            script = """
+                <script>
+                (function () {
+                  var target = \(javaScriptString(redirect));
+                  var status = document.getElementById("authsim-status");
+                  document.body.setAttribute("data-state", "solving");
+                  status.textContent = "Solving the challenge…";
+                  setTimeout(function () {
+                    document.body.setAttribute("data-state", "redirecting");
+                    status.textContent = "Challenge solved. Returning to the app: " + target;
+                    window.location.replace(target);
+                  }, \(Int(delay * 1000)));
+                })();
+                </script>
+                """
+        } else {
+            script = """
+                <script>
+                document.body.setAttribute("data-state", "cancelled");
+                document.getElementById("authsim-status").textContent = "The user closed the page without solving the challenge.";
+                </script>
+                """
+        }
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>Verify you're not a robot</title>
             <meta name="viewport" content="width=device-width, initial-scale=1"></head>
-            <body style="font-family: sans-serif; margin: 2em">
+            <body data-state="loaded" style="font-family: sans-serif; margin: 2em">
             <h1>authsim reCAPTCHA</h1>
-            <p>Event <code>\(eventID)</code>. \(link == nil ? "The user closes this page without solving the challenge." : "Challenge solved.")</p>
+            <p>Event <code id="authsim-event">\(eventID)</code>.</p>
+            <p id="authsim-status">\(link == nil ? "The user closes this page without solving the challenge." : "Challenge solved.")</p>
             \(link.map { "<p><a id=\"authsim-redirect\" data-delay=\"\(delay)\" href=\"\($0)\">Return to the app</a></p>" } ?? "<p id=\"authsim-cancelled\">No redirect.</p>")
             \(script)
             </body></html>
             """
+    }
+
+    /// A JavaScript string literal for `text`, safe inside a `<script>` element.
+    static func javaScriptString(_ text: String) -> String {
+        let json = (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]))
+            .map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+        return json.replacingOccurrences(of: "</", with: "<\\/")
     }
 
     static func encode(_ text: String) -> String {

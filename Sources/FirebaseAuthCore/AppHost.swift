@@ -39,10 +39,23 @@ public final class AppHost: Sendable {
     /// scene delegate's `openURLContexts`). A delegate that forwards gives it to Auth.
     /// - Returns: whether Auth handled it.
     @discardableResult
-    public func open(_ url: URL) -> Bool {
-        guard forwardsURLs else { return false }
-        for auth in auths.withLock({ $0 }) where auth.canHandle(url) { return true }
-        return false
+    public func open(_ url: URL) -> Bool { handleOpen(url).isHandled }
+
+    /// `open(_:)` with the reason a URL was not handled (for the redirect interceptor and timelines).
+    public func handleOpen(_ url: URL) -> URLHandling {
+        guard forwardsURLs else {
+            return .refused(URLRefusal(.notForwarded, """
+                the app delegate does not pass opened URLs to Auth: with swizzling off, call \
+                Auth.auth().canHandle(url) from application(_:open:options:) (or the scene delegate's scene(_:openURLContexts:))
+                """))
+        }
+        var first: URLHandling?
+        for auth in auths.withLock({ $0 }) {
+            let handling = auth.handle(url)
+            if handling.isHandled { return handling }
+            first = first ?? handling
+        }
+        return first ?? .refused(URLRefusal(.noActivePresentation, "no Firebase app is configured in this app"))
     }
 
     /// The OS hands a remote notification to the app delegate

@@ -45,6 +45,8 @@ public final class Auth: Sendable {
         var currentUser: User?
         var emulator: String?
         var presentation: (eventID: String, scheme: String, outcome: OneShot<ReCAPTCHAFlow.Redirect?>)?
+        /// Events whose presentation ended (newest last, at most 32): a later redirect for one is a replay.
+        var finishedEvents: [String] = []
         var lastVerification: AppVerificationPath?
     }
     enum ProbeState { case notRun, running(OneShot<Bool>), done(Bool) }
@@ -245,19 +247,44 @@ public final class Auth: Sendable {
 
     /// `canHandle(_ url:)`: whether `url` is the redirect of the reCAPTCHA page being presented
     /// (`<scheme>://firebaseauth/link?deep_link_id=…` for the presented event). True ends the presentation.
-    public func canHandle(_ url: URL) -> Bool {
-        guard let active = state.withLock({ $0.presentation }) else { return false }
+    public func canHandle(_ url: URL) -> Bool { handle(url).isHandled }
+
+    /// `canHandle(url)` with its reasons (not an SDK method): what the URL carried, or exactly why
+    /// Auth did not take it.
+    public func handle(_ url: URL) -> URLHandling {
+        guard let active = state.withLock({ $0.presentation }) else {
+            if let event = ReCAPTCHAFlow.eventID(of: url), isFinished(event) {
+                return .refused(URLRefusal(.replayed, "the redirect for event \(event) was already handled: a replay", eventID: event))
+            }
+            return .refused(URLRefusal(.noActivePresentation, "no reCAPTCHA page is being presented, so no redirect is expected",
+                                       eventID: ReCAPTCHAFlow.eventID(of: url)))
+        }
         let redirect = ReCAPTCHAFlow.read(url, scheme: active.scheme, eventID: active.eventID)
-        if case .notOurs = redirect { return false }
+        if case .notOurs(let refusal) = redirect {
+            if refusal.code == .eventMismatch, let event = refusal.eventID, isFinished(event) {
+                return .refused(URLRefusal(.replayed, "the redirect for event \(event) was already handled: a replay (the page presented now is event \(active.eventID))", eventID: event))
+            }
+            return .refused(refusal)
+        }
         let mine = state.withLock { state -> Bool in
             guard state.presentation?.eventID == active.eventID else { return false }
             state.presentation = nil
+            state.finishedEvents.append(active.eventID)
+            if state.finishedEvents.count > Self.maximumPendingReceipts { state.finishedEvents.removeFirst() }
             return true
         }
-        guard mine else { return false }
+        guard mine else {
+            return .refused(URLRefusal(.replayed, "the redirect for event \(active.eventID) was already handled: a replay", eventID: active.eventID))
+        }
         active.outcome.fulfill(redirect)
-        return true
+        switch redirect {
+        case .token: return .handled("the reCAPTCHA token for event \(active.eventID)")
+        case .failure(let error): return .handled("the page's error for event \(active.eventID): \(error.code.rawValue) \(error.code)")
+        case .notOurs: return .handled("event \(active.eventID)")
+        }
     }
+
+    private func isFinished(_ event: String) -> Bool { state.withLock { $0.finishedEvents.contains(event) } }
 
     /// The SDK version the handler URL names.
     static let sdkVersion = "12.19.0"
@@ -289,6 +316,8 @@ public final class Auth: Sendable {
         let shot = state.withLock { state -> OneShot<ReCAPTCHAFlow.Redirect?>? in
             guard let active = state.presentation, active.eventID == eventID else { return nil }
             state.presentation = nil
+            state.finishedEvents.append(eventID)
+            if state.finishedEvents.count > Self.maximumPendingReceipts { state.finishedEvents.removeFirst() }
             return active.outcome
         }
         shot?.fulfill(nil)

@@ -1,29 +1,151 @@
+import APNsWire
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// The default reCAPTCHA presenter: loads the page like a browser would, follows its redirect
-/// link after the page's delay (on the app's clock), and hands the URL to the OS, which opens it
-/// in the app that owns the scheme. A page without a redirect is a user who closed it.
+/// How a presenter hands the page's redirect to the OS, which opens it in the app that owns the scheme.
+public enum RedirectHandOff: Sendable {
+    /// Straight to this app (`AppHost.open(url)`), as iOS does for the app that presented the page.
+    case app
+    /// Through a program that gets the URL as its last argument: `xdg-open` (the desktop's
+    /// x-scheme-handler, e.g. a registered `redirect-interceptor`) or `redirect-interceptor open`.
+    case command([String])
+}
+
+/// The default reCAPTCHA presenter: loads the page like a browser without scripts would, follows
+/// its redirect link after the page's delay (on the app's clock), and hands the URL to the OS. A
+/// page without a redirect is a user who closed it.
 public struct HeadlessPresenter: AuthUIDelegate {
-    public init() {}
+    public let handOff: RedirectHandOff
+    /// What the presenter did, for timelines.
+    public let onEvent: @Sendable (String) -> Void
+
+    /// How long the page waits, after a successful hand-off to a command, for the URL to reach Auth.
+    public let handOffTimeout: Duration
+
+    public init(handOff: RedirectHandOff = .app, handOffTimeout: Duration = .seconds(10),
+                onEvent: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.handOff = handOff
+        self.handOffTimeout = handOffTimeout
+        self.onEvent = onEvent
+    }
 
     public func present(_ url: URL, host: AppHost) async {
-        guard let (data, _) = try? await URLSession.shared.data(from: url) else { return }
+        let data: Data
+        do { (data, _) = try await URLSession.shared.data(from: url) } catch {
+            onEvent("the page did not load: \(error.localizedDescription)")
+            return
+        }
         let html = String(decoding: data, as: UTF8.self)
+        guard let redirect = Self.redirect(in: html) else {
+            onEvent("the page has no redirect: the user closed it")
+            return
+        }
+        let delay = Self.delay(in: html)
+        if delay > .zero {
+            onEvent("the challenge takes \(delay)")
+            do { try await host.clock.sleep(for: delay) } catch { return }
+        }
+        switch handOff {
+        case .app:
+            onEvent("the page redirects to \(redirect.scheme ?? "?")://…; the OS opens it in the app")
+            host.open(redirect)
+        case .command(let command):
+            onEvent("the page redirects to \(redirect.scheme ?? "?")://…; handed to \(command.joined(separator: " "))")
+            let result = await ExternalProgram.run(command + [redirect.absoluteString])
+            let firstLine = result.output.split(separator: "\n").first.map(String.init) ?? ""
+            onEvent("\(command.first ?? "") exited \(result.status)\(firstLine.isEmpty ? "" : ": " + firstLine)")
+            // Like a web view after its redirect, the page stays until Auth takes the URL (which
+            // ends the presentation) — `gio open` returns before the handler it starts is done.
+            guard result.status == 0, !Task.isCancelled else { return }
+            do { try await host.clock.sleep(for: handOffTimeout) } catch { return }
+            onEvent("no redirect reached Auth within \(handOffTimeout) of the hand-off")
+        }
+    }
+
+    /// The page's redirect link (`<a id="authsim-redirect" href="…">`).
+    public static func redirect(in html: String) -> URL? {
         guard let marker = html.range(of: "id=\"authsim-redirect\""),
               let hrefStart = html.range(of: "href=\"", range: marker.upperBound..<html.endIndex),
-              let hrefEnd = html.range(of: "\"", range: hrefStart.upperBound..<html.endIndex),
-              let redirect = URL(string: String(html[hrefStart.upperBound..<hrefEnd.lowerBound])
-                  .replacingOccurrences(of: "&amp;", with: "&"))
-        else { return }
-        var delay = 0.0
-        if let delayStart = html.range(of: "data-delay=\""),
-           let delayEnd = html.range(of: "\"", range: delayStart.upperBound..<html.endIndex) {
-            delay = Double(html[delayStart.upperBound..<delayEnd.lowerBound]) ?? 0
+              let hrefEnd = html.range(of: "\"", range: hrefStart.upperBound..<html.endIndex)
+        else { return nil }
+        return URL(string: String(html[hrefStart.upperBound..<hrefEnd.lowerBound]).replacingOccurrences(of: "&amp;", with: "&"))
+    }
+
+    /// How long the page's challenge takes (`data-delay` seconds).
+    static func delay(in html: String) -> Duration {
+        guard let start = html.range(of: "data-delay=\""),
+              let end = html.range(of: "\"", range: start.upperBound..<html.endIndex),
+              let seconds = Double(html[start.upperBound..<end.lowerBound]), seconds > 0
+        else { return .zero }
+        return .milliseconds(Int(seconds * 1000))
+    }
+}
+
+/// Presents the page in a real browser: runs `command` with the URL (`xdg-open`, `chromium`, …)
+/// and waits, as a web view stays open, until the redirect comes back through the app's scheme
+/// (`redirect-interceptor` registered as the desktop's handler) or `timeout` passes on the app's
+/// clock (the user gave up: 17058).
+public struct BrowserPresenter: AuthUIDelegate {
+    public let command: [String]
+    public let timeout: Duration
+    public let onEvent: @Sendable (String) -> Void
+
+    public init(command: [String] = ["xdg-open"], timeout: Duration = .seconds(300),
+                onEvent: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.command = command
+        self.timeout = timeout
+        self.onEvent = onEvent
+    }
+
+    public func present(_ url: URL, host: AppHost) async {
+        onEvent("opens the page with \(command.joined(separator: " ")); waiting up to \(timeout) for the redirect")
+        let browser = Task { await ExternalProgram.run(command + [url.absoluteString]) }
+        try? await host.clock.sleep(for: timeout)
+        if !Task.isCancelled { onEvent("no redirect within \(timeout)") }
+        _ = browser
+    }
+}
+
+/// Runs a program without blocking a thread: the caller is resumed by the termination handler.
+enum ExternalProgram {
+    struct Result: Sendable {
+        let status: Int32
+        let output: String
+    }
+
+    static func run(_ arguments: [String]) async -> Result {
+        guard let first = arguments.first else { return Result(status: -1, output: "no command") }
+        let process = Process()
+        if first.contains("/") {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = Array(arguments.dropFirst())
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = arguments
         }
-        if delay > 0 { try? await host.clock.sleep(for: .milliseconds(Int(delay * 1000))) }
-        host.open(redirect)
+        // Output goes to a file, not a pipe: a program that leaves a child running (a browser
+        // started by xdg-open) would keep a pipe open and its reader waiting.
+        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        guard let output = try? FileHandle(forWritingTo: outputFile) else { return Result(status: -1, output: "cannot create \(outputFile.path)") }
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        return await withCheckedContinuation { continuation in
+            process.terminationHandler = { process in
+                try? output.close()
+                let text = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+                try? FileManager.default.removeItem(at: outputFile)
+                continuation.resume(returning: Result(status: process.terminationStatus, output: text))
+            }
+            do { try ProcessLaunch.run(process) } catch {
+                process.terminationHandler = nil
+                try? output.close()
+                try? FileManager.default.removeItem(at: outputFile)
+                continuation.resume(returning: Result(status: -1, output: "cannot run \(first): \(error.localizedDescription)"))
+            }
+        }
     }
 }

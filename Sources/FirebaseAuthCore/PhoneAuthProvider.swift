@@ -103,14 +103,12 @@ public final class PhoneAuthProvider: Sendable {
     /// The scheme the reCAPTCHA page returns to: the reversed client ID when it is registered, else
     /// the encoded app ID.
     public var callbackScheme: String {
-        let options = auth.app.options
-        if let reversed = options.reversedClientIDScheme, auth.app.host.urlSchemes.contains(reversed) { return reversed }
-        return options.encodedAppIDScheme
+        CallbackScheme.derive(options: auth.app.options, registered: auth.app.host.urlSchemes)
     }
 
     private func checkCallbackScheme() throws(AuthError) {
         let scheme = callbackScheme
-        guard auth.app.host.urlSchemes.contains(scheme) else {
+        guard CallbackScheme.isRegistered(scheme, in: auth.app.host.urlSchemes) else {
             throw AuthError(.appConfigurationError, """
                 Please register custom URL scheme \(scheme) in the app's Info.plist file \
                 (CFBundleURLTypes → CFBundleURLSchemes); the SDK stops the app with fatalError here
@@ -189,7 +187,7 @@ public final class PhoneAuthProvider: Sendable {
         switch result {
         case .some(.token(let token)): return token
         case .some(.failure(let error)): throw error
-        case .some(.notOurs(let why)): throw AuthError(.internalError, why)
+        case .some(.notOurs(let refusal)): throw AuthError(.internalError, refusal.message)
         case .none:
             throw AuthError(.webContextCancelled, "the reCAPTCHA page closed without a redirect reaching Auth.canHandle(url): the user cancelled, or the app does not pass opened URLs to Auth")
         }

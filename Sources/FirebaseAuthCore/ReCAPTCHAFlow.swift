@@ -1,3 +1,4 @@
+import APNsWire
 import Foundation
 
 /// The pieces of the SDK's reCAPTCHA fallback that are pure: the event ID, the handler URL it
@@ -40,31 +41,34 @@ public enum ReCAPTCHAFlow {
         case token(String)
         /// The page reported an error (mapped as the SDK maps it).
         case failure(AuthError)
-        /// Not Auth's URL, and why.
-        case notOurs(String)
+        /// Not the presented event's redirect (`canHandle(url)` answers false), and why.
+        case notOurs(URLRefusal)
     }
 
     /// Reads a redirect as `canHandle(url)` does: `<scheme>://firebaseauth/link?deep_link_id=<callback>`,
     /// the callback carrying `authType=verifyApp`, the expected `eventId`, and `recaptchaToken` or
     /// `firebaseError`. In each query the first occurrence of a key wins, `+` is a space, values are
-    /// percent-decoded.
+    /// percent-decoded (a value that does not decode is empty).
     public static func read(_ url: URL, scheme: String, eventID: String) -> Redirect {
-        guard url.scheme?.lowercased() == scheme.lowercased() else {
-            return .notOurs("scheme \(url.scheme ?? "none") is not the callback scheme \(scheme)")
+        // The SDK compares <scheme>://firebaseauth/link as a whole URL: exactly, case included.
+        guard url.scheme == scheme else {
+            let found = url.scheme ?? "none"
+            let hint = found.lowercased() == scheme.lowercased() ? " (only the case differs: the SDK compares exactly)" : ""
+            return .notOurs(URLRefusal(.wrongScheme, "scheme \(found) is not the callback scheme \(scheme)\(hint)"))
         }
-        guard url.host == "firebaseauth", url.path == "/link" else {
-            return .notOurs("\(url.host ?? "")\(url.path) is not firebaseauth/link")
+        guard url.host == "firebaseauth", url.path == "/link", url.user == nil, url.port == nil else {
+            return .notOurs(URLRefusal(.wrongHostOrPath, "\(url.host ?? "")\(url.path) is not firebaseauth/link"))
         }
         let outer = queryDictionary(url.query)
         guard let deepLink = outer["deep_link_id"], let callback = URL(string: deepLink) else {
-            return .failure(AuthError(.appVerificationUserInteractionFailure, "the redirect has no deep_link_id"))
+            return .notOurs(URLRefusal(.noDeepLink, "the URL has no deep_link_id carrying the page's callback"))
         }
         let inner = queryDictionary(callback.query)
         guard inner["authType"] == "verifyApp" else {
-            return .notOurs("authType is \(inner["authType"] ?? "missing"), not verifyApp")
+            return .notOurs(URLRefusal(.notVerifyApp, "authType is \(inner["authType"].map { "\"\($0)\"" } ?? "missing"), not verifyApp"))
         }
         guard inner["eventId"] == eventID else {
-            return .notOurs("event \(inner["eventId"] ?? "missing") is not the presented event \(eventID)")
+            return .notOurs(URLRefusal(.eventMismatch, "event \(inner["eventId"] ?? "missing") is not the presented event \(eventID)", eventID: inner["eventId"]))
         }
         if let errorJSON = inner["firebaseError"] {
             guard let data = errorJSON.data(using: .utf8),
@@ -86,6 +90,14 @@ public enum ReCAPTCHAFlow {
         return .token(token)
     }
 
+    /// The event a redirect names, if it is shaped like Auth's redirect at all (for diagnosis).
+    static func eventID(of url: URL) -> String? {
+        guard url.host == "firebaseauth", url.path == "/link",
+              let deepLink = queryDictionary(url.query)["deep_link_id"], let callback = URL(string: deepLink)
+        else { return nil }
+        return queryDictionary(callback.query)["eventId"]
+    }
+
     /// `a=1&b=2+3&a=9` → `["a": "1", "b": "2 3"]`: first occurrence wins, `+` is a space.
     static func queryDictionary(_ query: String?) -> [String: String] {
         var result: [String: String] = [:]
@@ -99,8 +111,7 @@ public enum ReCAPTCHAFlow {
     }
 
     private static func decode(_ text: String) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
     }
 
     private static let queryValueAllowed: CharacterSet = {
@@ -108,4 +119,45 @@ public enum ReCAPTCHAFlow {
         set.insert(charactersIn: "-._~")
         return set
     }()
+}
+
+/// Why a URL opened in the app was not handled by Auth.
+public struct URLRefusal: CodedError {
+    public enum Code: String, Sendable, Codable, CaseIterable {
+        /// The app delegate does not pass opened URLs to `Auth.canHandle(url)`.
+        case notForwarded
+        /// No reCAPTCHA page is being presented: nothing waits for a redirect.
+        case noActivePresentation
+        /// Not the callback scheme (another scheme the app registered, or a look-alike).
+        case wrongScheme
+        /// Not `<scheme>://firebaseauth/link`.
+        case wrongHostOrPath
+        /// No `deep_link_id` with the page's callback URL.
+        case noDeepLink
+        /// The callback's `authType` is not `verifyApp`.
+        case notVerifyApp
+        /// The callback is for another event than the one presented.
+        case eventMismatch
+        /// The redirect for an event that was already handled: a replay.
+        case replayed
+    }
+    public let code: Code
+    public let message: String
+    /// The event the URL named, when it named one.
+    public let eventID: String?
+    public init(_ code: Code, _ message: String, eventID: String? = nil) {
+        self.code = code
+        self.message = message
+        self.eventID = eventID
+    }
+}
+
+/// What became of a URL opened in the app.
+public enum URLHandling: Sendable, Hashable {
+    /// Auth took it: what it carried.
+    case handled(String)
+    /// Auth did not take it, and why.
+    case refused(URLRefusal)
+
+    public var isHandled: Bool { if case .handled = self { true } else { false } }
 }

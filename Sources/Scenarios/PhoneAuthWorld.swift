@@ -5,6 +5,7 @@ import AuthBackend
 import FirebaseAuthCore
 import Foundation
 import LocalPKI
+import RedirectInterceptor
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -35,6 +36,15 @@ public struct AppProfile: Sendable {
     public var isSimulator = false
     public var provisioningProfile: URL? = nil
     public var forwardsNotifications = true
+    /// Whether the delegate passes opened URLs to `Auth.canHandle(url)`.
+    public var forwardsURLs = true
+    /// The app's files (`Info.plist`, `GoogleService-Info.plist`, `embedded.mobileprovision`): when
+    /// set, the bundle ID, URL schemes, Firebase options and provisioning profile come from them.
+    public var bundle: AppBundle? = nil
+    /// The reCAPTCHA presenter (nil: the SDK's default, a ``HeadlessPresenter`` handing the redirect to the app).
+    public var uiDelegate: (any AuthUIDelegate)? = nil
+    /// Claim the app's URL schemes here while it runs, so that `redirect-interceptor` can hand it URLs.
+    public var schemeDirectory: SchemeDirectory? = nil
     public var languageCode: String? = nil
     public var appVerificationDisabledForTesting = false
     public init() {}
@@ -104,6 +114,7 @@ public final class PhoneAuthWorld: Sendable {
     public let devices: any DeviceNetwork
     private let server: BackendServer?
     private let pusher: APNsPusher?
+    private let listeners = Mutex<[SchemeListener]>([])
 
     private init(channel: LocalAPNsChannel?, toolkit: IdentityToolkit?, backendHost: String, backendPort: Int, apiKey: String,
                  projectID: String, devices: any DeviceNetwork, server: BackendServer?, pusher: APNsPusher?) {
@@ -150,18 +161,32 @@ public final class PhoneAuthWorld: Sendable {
     /// An app installed on a new device: registers for remote notifications (APNs issues a token in
     /// the build's environment) and passes the token to Auth with the type its code declares.
     public func install(_ profile: AppProfile, clock: any Clock<Duration> = ContinuousClock(),
-                        userDefaults: UserDefaultsStore = UserDefaultsStore(), setToken: Bool = true) async throws -> (Auth, DeviceToken) {
-        var options = FirebaseOptions(googleAppID: profile.googleAppID, gcmSenderID: "123456789012")
-        options.apiKey = apiKey
-        options.projectID = projectID
-        options.bundleID = profile.bundleID
-        let host = AppHost(bundleID: profile.bundleID, urlSchemes: profile.urlSchemes ?? [options.encodedAppIDScheme],
+                        userDefaults: UserDefaultsStore = UserDefaultsStore(), setToken: Bool = true,
+                        onURL: @escaping @Sendable (URL, URLHandling) -> Void = { _, _ in }) async throws -> (Auth, DeviceToken) {
+        let host: AppHost
+        var options: FirebaseOptions
+        if let bundle = profile.bundle {
+            options = bundle.options
+            host = AppHost(bundle: bundle, isSimulator: profile.isSimulator, forwardsNotifications: profile.forwardsNotifications,
+                           forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, clock: clock)
+        } else {
+            options = FirebaseOptions(googleAppID: profile.googleAppID, gcmSenderID: "123456789012")
+            options.apiKey = apiKey
+            options.projectID = projectID
+            options.bundleID = profile.bundleID
+            host = AppHost(bundleID: profile.bundleID, urlSchemes: profile.urlSchemes ?? [options.encodedAppIDScheme],
                            isSimulator: profile.isSimulator, provisioningProfile: profile.provisioningProfile,
-                           forwardsNotifications: profile.forwardsNotifications, userDefaults: userDefaults, clock: clock)
+                           forwardsNotifications: profile.forwardsNotifications, forwardsURLs: profile.forwardsURLs,
+                           userDefaults: userDefaults, clock: clock)
+        }
         let auth = Auth.auth(app: FirebaseApp(name: "app-\(UUID().uuidString.prefix(8))", options: options, host: host))
         auth.useEmulator(withHost: backendHost, port: backendPort)
         auth.languageCode = profile.languageCode
         auth.settings.isAppVerificationDisabledForTesting = profile.appVerificationDisabledForTesting
+        if let directory = profile.schemeDirectory {
+            let listener = try await SchemeListener.claim(for: host, directory: directory, onURL: onURL)
+            listeners.withLock { $0.append(listener) }
+        }
         let token = try await devices.installDevice(for: host, environment: profile.buildEnvironment)
         if setToken { auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType) }
         return (auth, token)
@@ -179,6 +204,7 @@ public final class PhoneAuthWorld: Sendable {
     }
 
     public func shutdown() async {
+        for listener in listeners.withLock({ $0 }) { await listener.stop() }
         await devices.shutdown()
         await server?.shutdown()
         await pusher?.shutdown()

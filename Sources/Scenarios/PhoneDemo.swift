@@ -117,17 +117,24 @@ public enum PhoneDemo {
     public static func runOne(_ scenario: PhoneScenario, world: PhoneAuthWorld, timeline: Timeline, code: String? = nil) async -> String {
         do {
             let profile = scenario.profile
-            let (auth, token) = try await world.install(profile, setToken: false)
-            timeline.record(.device, "\(profile.bundleID) (\(profile.buildEnvironment == .sandbox ? "debug" : "release") build) gets APNs token \(token.short) from \(profile.buildEnvironment)")
+            let (auth, token) = try await world.install(profile, setToken: false) { url, handling in
+                switch handling {
+                case .handled(let what): timeline.record(.app, "opened \(url.scheme ?? "?")://… from the interceptor: Auth.canHandle(url) took \(what)")
+                case .refused(let refusal): timeline.record(.app, "opened \(url.scheme ?? "?")://… from the interceptor: not handled (\(refusal.code.rawValue)): \(refusal.message)")
+                }
+            }
+            let bundleID = profile.bundle?.info.bundleID ?? profile.bundleID
+            timeline.record(.device, "\(bundleID) (\(profile.buildEnvironment == .sandbox ? "debug" : "release") build) gets APNs token \(token.short) from \(profile.buildEnvironment)")
             if !profile.appVerificationDisabledForTesting {
                 auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
                 timeline.record(.app, "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))")
             } else {
                 timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true")
             }
-            timeline.record(.app, "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(scenario.number)\", uiDelegate: nil)")
+            timeline.record(.app, "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(scenario.number)\", uiDelegate: \(profile.uiDelegate.map { "\(type(of: $0))()" } ?? "nil"))")
             let provider = PhoneAuthProvider.provider(auth: auth)
-            let verificationID = try await provider.verifyPhoneNumber(scenario.number, uiDelegate: nil)
+            let presenter = profile.uiDelegate ?? HeadlessPresenter { timeline.record(.browser, $0) }
+            let verificationID = try await provider.verifyPhoneNumber(scenario.number, uiDelegate: presenter)
             var via = ""
             if case .reCAPTCHAFallback(let why) = auth.lastAppVerification {
                 timeline.record(.app, "no app credential (\(why)): presented the reCAPTCHA page, its redirect came back through canHandle(url)")

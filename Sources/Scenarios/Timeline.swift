@@ -3,7 +3,7 @@ import Synchronization
 
 /// The parts of a run, as they appear in a timeline.
 public enum Part: String, Sendable, CaseIterable {
-    case app, backend, sender, receiver, device, interceptor, authsim
+    case app, browser, backend, sender, receiver, device, interceptor, authsim
 }
 
 /// One step of a run: when (milliseconds since the run began), which part, what.

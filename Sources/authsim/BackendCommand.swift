@@ -22,11 +22,22 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "Folder for users.json.") var state = "State/backend"
     @Option(help: "Seconds the app is told to wait for the silent push.") var suggestedTimeout = 5
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
+    @Option(help: ArgumentHelp("How the reCAPTCHA page's challenge ends: pass, slow:<seconds>, cancel, or error:<code>[:<message>] (e.g. error:auth/network-request-failed).",
+                               valueName: "outcome")) var recaptchaOutcome = "pass"
+    @Option(help: "The project's API key (GoogleService-Info.plist API_KEY).") var apiKey = BackendConfiguration().apiKey
+    @Option(help: "The project ID.") var projectID = BackendConfiguration().projectID
+    @Option(help: "The iOS app's bundle ID (the push topic; the reCAPTCHA page's ibi).") var bundleID = BackendConfiguration().bundleID
 
     func run() async throws {
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         var configuration = BackendConfiguration()
         configuration.suggestedTimeout = suggestedTimeout
+        configuration.apiKey = apiKey
+        configuration.projectID = projectID
+        configuration.bundleID = bundleID
+        do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
+            throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code)")
+        }
         for entry in testNumber {
             let parts = entry.split(separator: "=").map(String.init)
             guard parts.count == 2 else { throw ValidationError("--test-number takes NUMBER=CODE, e.g. +16505553434=654321") }
@@ -43,6 +54,7 @@ struct Backend: AsyncParsableCommand {
         say("authsim backend listening: \(server.baseURL)")
         say("  project \(configuration.projectID), API key \(configuration.apiKey), iOS app \(configuration.bundleID)")
         say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
+        say("  reCAPTCHA page: \(server.baseURL)/__/auth/handler, outcome \(recaptchaOutcome)")
         say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
         await waitForTermination()
         await server.shutdown()

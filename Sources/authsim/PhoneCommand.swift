@@ -4,7 +4,9 @@ import ArgumentParser
 import CommandSupport
 import FirebaseAuthCore
 import Foundation
+import RedirectInterceptor
 import Scenarios
+import Synchronization
 
 /// `authsim phone`: one app signs in by phone against a backend and a push-receiver running as
 /// other processes.
@@ -21,6 +23,17 @@ struct Phone: AsyncParsableCommand {
     @Flag(help: "The app delegate does not forward notifications (swizzling off).") var noForwarding = false
     @Flag(help: "auth.settings.isAppVerificationDisabledForTesting = true (give the test code with --code).") var testMode = false
     @Option(help: "The code to type (default: read the SMS from the backend's outbox).") var code: String?
+    @Option(help: ArgumentHelp("A built app's folder with Info.plist and GoogleService-Info.plist (XML or binary) and optionally embedded.mobileprovision.",
+                               discussion: "Bundle ID, URL schemes, Firebase options and provisioning profile then come from these files.",
+                               valueName: "dir")) var app: String?
+    @Flag(help: "The app runs in a simulator (no silent pushes: straight to reCAPTCHA).") var simulator = false
+    @Flag(help: "The app delegate does not pass opened URLs to Auth.canHandle(url).") var noUrlForwarding = false
+    @Option(help: ArgumentHelp("Where the app claims its URL schemes for redirect-interceptor.", valueName: "dir")) var runtimeDir: String?
+    @Option(help: ArgumentHelp("Load the reCAPTCHA page headless and hand its redirect to this command (e.g. xdg-open, or \"redirect-interceptor open\") instead of straight to the app.",
+                               valueName: "command")) var openRedirectsWith: String?
+    @Option(help: ArgumentHelp("Present the reCAPTCHA page in a real browser with this command (e.g. xdg-open, chromium); the redirect must come back through redirect-interceptor.",
+                               valueName: "command")) var browser: String?
+    @Option(help: "How long the browser page may take, in seconds.") var browserTimeout = 300
 
     func run() async throws {
         func split(_ text: String) throws -> (String, Int) {
@@ -33,6 +46,22 @@ struct Phone: AsyncParsableCommand {
         let (backendHost, backendPort) = try split(backend)
         let (gatewayHost, gatewayPort) = try split(gateway)
         var profile = AppProfile()
+        if let app {
+            do { profile.bundle = try AppBundle(directory: URL(fileURLWithPath: app)) } catch {
+                throw ValidationError("--app \(app): \(error.message)")
+            }
+        }
+        guard openRedirectsWith == nil || browser == nil else { throw ValidationError("--open-redirects-with and --browser exclude each other") }
+        profile.isSimulator = simulator
+        profile.forwardsURLs = !noUrlForwarding
+        profile.schemeDirectory = runtimeDir.map { SchemeDirectory(url: URL(fileURLWithPath: $0).standardizedFileURL) } ?? .standard()
+        let timelineRef = TimelineBox()
+        if let command = openRedirectsWith?.split(separator: " ").map(String.init), !command.isEmpty {
+            profile.uiDelegate = HeadlessPresenter(handOff: .command(command)) { timelineRef.record(.browser, $0) }
+        }
+        if let command = browser?.split(separator: " ").map(String.init), !command.isEmpty {
+            profile.uiDelegate = BrowserPresenter(command: command, timeout: .seconds(browserTimeout)) { timelineRef.record(.browser, $0) }
+        }
         profile.buildEnvironment = build
         profile.declaredTokenType = type
         profile.forwardsNotifications = !noForwarding
@@ -42,7 +71,11 @@ struct Phone: AsyncParsableCommand {
         let timeline = Timeline { event in
             say("  +\(String(event.milliseconds).leftPadded(to: 5)) ms  \(event.part.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(event.message)")
         }
+        timelineRef.timeline.withLock { $0 = timeline }
         say("phone sign-in across processes: backend http://\(backend), device gateway \(gateway)")
+        if let directory = profile.schemeDirectory {
+            say("the app claims its URL schemes in \(directory.url.path) (redirect-interceptor hands it URLs there)")
+        }
         let outcome = await PhoneDemo.runOne(PhoneScenario(name: "phone", summary: "", expected: "signed in", profile: profile,
                                                            number: number), world: world, timeline: timeline, code: code)
         await world.shutdown()
@@ -50,4 +83,10 @@ struct Phone: AsyncParsableCommand {
         say(signedIn ? "✔ \(outcome)" : "✘ \(outcome)")
         if !signedIn { throw ExitCode(1) }
     }
+}
+
+/// The timeline, for presenters made before it.
+final class TimelineBox: Sendable {
+    let timeline = Mutex<Timeline?>(nil)
+    func record(_ part: Part, _ message: String) { timeline.withLock { $0 }?.record(part, message) }
 }

@@ -42,18 +42,22 @@ struct ReCAPTCHARedirectTests {
     }
 
     @Test("redirects that are not Auth's are refused with the reason", arguments: [
-        ("another scheme", "com.googleusercontent.apps.1", "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
-        ("another host", nil, "somewhere", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
-        ("another path", nil, "firebaseauth", "/other", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
-        ("another authType", nil, "firebaseauth", "/link", "authType=signInViaRedirect&recaptchaToken=T&eventId=ABCDEFGHIJ"),
-        ("another event", nil, "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ZZZZZZZZZZ"),
-    ] as [(String, String?, String, String, String)])
-    func notOurs(_ why: String, scheme: String?, host: String, path: String, query: String) {
+        (URLRefusal.Code.wrongScheme, "com.googleusercontent.apps.1", "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        (.wrongScheme, "APP-1-123456789012-IOS-A1B2C3D4E5F60718", "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        (.wrongHostOrPath, nil, "somewhere", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        (.wrongHostOrPath, nil, "firebaseauth", "/other", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        (.notVerifyApp, nil, "firebaseauth", "/link", "authType=signInViaRedirect&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        (.eventMismatch, nil, "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ZZZZZZZZZZ"),
+        // The first eventId wins: a second, matching one does not make the redirect ours.
+        (.eventMismatch, nil, "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ZZZZZZZZZZ&eventId=ABCDEFGHIJ"),
+    ] as [(URLRefusal.Code, String?, String, String, String)])
+    func notOurs(_ expected: URLRefusal.Code, scheme: String?, host: String, path: String, query: String) {
         let result = ReCAPTCHAFlow.read(redirect(query, scheme: scheme, host: host, path: path), scheme: self.scheme, eventID: "ABCDEFGHIJ")
-        guard case .notOurs = result else {
-            Issue.record("\(why): \(result)")
+        guard case .notOurs(let refusal) = result else {
+            Issue.record("\(expected): \(result)")
             return
         }
+        #expect(refusal.code == expected, "\(refusal.message)")
     }
 
     @Test("firebaseError codes map as the SDK maps them", arguments: [
@@ -70,7 +74,7 @@ struct ReCAPTCHARedirectTests {
         #expect(error.code == expected)
     }
 
-    @Test("malformed errors: JSON without string code/message or no deep link → 17059; invalid JSON → 17999")
+    @Test("malformed errors: JSON without string code/message → 17059; invalid JSON → 17999; no deep link is not Auth's URL")
     func malformed() {
         let noCode = redirect("authType=verifyApp&eventId=ABCDEFGHIJ&firebaseError=%7B%22code%22%3A1%7D")
         let badJSON = redirect("authType=verifyApp&eventId=ABCDEFGHIJ&firebaseError=not-json")
@@ -81,6 +85,6 @@ struct ReCAPTCHARedirectTests {
         }
         #expect(code(noCode) == .appVerificationUserInteractionFailure)
         #expect(code(badJSON) == .internalError)
-        #expect(code(noLink) == .appVerificationUserInteractionFailure)
+        #expect(ReCAPTCHAFlow.read(noLink, scheme: scheme, eventID: "ABCDEFGHIJ") == .notOurs(URLRefusal(.noDeepLink, "")))
     }
 }

@@ -1,3 +1,4 @@
+import APNsWire
 import Foundation
 import Synchronization
 import Testing
@@ -10,12 +11,9 @@ public func temporaryDirectory(_ name: String) -> URL {
     return url
 }
 
-/// Foundation's `Process.run()` on Linux is not safe to call from several threads at once (a
-/// parallel test run crashed in its memcpy): every launch goes through this lock.
-private let launchLock = Mutex(())
-
+/// Every launch goes through the toolkit's one launch lock (see `ProcessLaunch`).
 func launch(_ process: Process) throws {
-    try launchLock.withLock { _ in try process.run() }
+    try ProcessLaunch.run(process)
 }
 
 /// Collects a pipe's bytes as they come, without blocking a thread.

@@ -1,0 +1,63 @@
+import AuthBackend
+import Foundation
+
+/// A built app's files, generated (never downloaded): `Info.plist` and `GoogleService-Info.plist`
+/// with the keys Xcode and the Firebase console write, in XML or binary form. For `authsim phone
+/// --app`, for tests, and as a starting point to compare a real app's files against.
+public struct SampleApp: Sendable {
+    public var bundleID = BackendConfiguration().bundleID
+    public var googleAppID = "1:123456789012:ios:a1b2c3d4e5f60718"
+    public var apiKey = BackendConfiguration().apiKey
+    public var projectID = BackendConfiguration().projectID
+    /// `CLIENT_ID` (older plists; nil: a newer plist without CLIENT_ID / REVERSED_CLIENT_ID).
+    public var clientID: String? = "123456789012-a1b2c3d4e5f60718a1b2c3d4e5f6.apps.googleusercontent.com"
+    /// `CFBundleURLSchemes` (nil: the encoded app ID, as the phone-auth guide says).
+    public var urlSchemes: [String]? = nil
+    public var backgroundModes = ["remote-notification"]
+    /// `FirebaseAppDelegateProxyEnabled` (nil: absent, i.e. swizzling on).
+    public var appDelegateProxyEnabled: Bool? = nil
+    /// `.xml` or `.binary` (what a built `.app` holds).
+    public var format: PropertyListSerialization.PropertyListFormat = .xml
+
+    public init() {}
+
+    public var encodedAppIDScheme: String { "app-" + googleAppID.replacingOccurrences(of: ":", with: "-") }
+
+    public var infoPlist: [String: Any] {
+        var info: [String: Any] = [
+            "CFBundleDevelopmentRegion": "en", "CFBundleExecutable": "AuthsimSample", "CFBundleIdentifier": bundleID,
+            "CFBundleInfoDictionaryVersion": "6.0", "CFBundleName": "AuthsimSample", "CFBundlePackageType": "APPL",
+            "CFBundleShortVersionString": "1.0", "CFBundleVersion": "1", "LSRequiresIPhoneOS": true,
+            "CFBundleURLTypes": [[
+                "CFBundleTypeRole": "Editor", "CFBundleURLName": bundleID,
+                "CFBundleURLSchemes": urlSchemes ?? [encodedAppIDScheme],
+            ] as [String: Any]],
+            "UIBackgroundModes": backgroundModes,
+        ]
+        if let appDelegateProxyEnabled { info["FirebaseAppDelegateProxyEnabled"] = appDelegateProxyEnabled }
+        return info
+    }
+
+    public var googleServiceInfo: [String: Any] {
+        var plist: [String: Any] = [
+            "API_KEY": apiKey, "GCM_SENDER_ID": googleAppID.split(separator: ":").dropFirst().first.map(String.init) ?? "",
+            "PLIST_VERSION": "1", "BUNDLE_ID": bundleID, "PROJECT_ID": projectID, "STORAGE_BUCKET": "\(projectID).appspot.com",
+            "IS_ADS_ENABLED": false, "IS_ANALYTICS_ENABLED": false, "IS_APPINVITE_ENABLED": true, "IS_GCM_ENABLED": true,
+            "IS_SIGNIN_ENABLED": true, "GOOGLE_APP_ID": googleAppID,
+        ]
+        if let clientID {
+            plist["CLIENT_ID"] = clientID
+            plist["REVERSED_CLIENT_ID"] = clientID.split(separator: ".").reversed().joined(separator: ".")
+        }
+        return plist
+    }
+
+    /// Writes `Info.plist` and `GoogleService-Info.plist` into `directory` (created if needed).
+    public func write(to directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for (name, plist) in [("Info.plist", infoPlist), ("GoogleService-Info.plist", googleServiceInfo)] {
+            let data = try PropertyListSerialization.data(fromPropertyList: plist, format: format, options: 0)
+            try data.write(to: directory.appendingPathComponent(name))
+        }
+    }
+}
