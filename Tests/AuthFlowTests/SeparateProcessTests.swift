@@ -1,4 +1,6 @@
 import Foundation
+import RedirectInterceptor
+import Scenarios
 import TestSupport
 import Testing
 
@@ -40,5 +42,55 @@ struct SeparateProcessTests {
         let log = try String(contentsOf: folder.appendingPathComponent("receiver/deliveries.jsonl"), encoding: .utf8)
         #expect(log.split(separator: "\n").count == 2)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("backend/users.json").path))
+    }
+
+    @Test("the reCAPTCHA fallback across four processes: an app built from binary plists, the backend's page, redirect-interceptor, the app's scheme")
+    func fallbackAcrossProcesses() async throws {
+        let folder = temporaryDirectory(#function)
+        let runtime = shortRuntimeDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            try? FileManager.default.removeItem(at: runtime)
+        }
+        let certs = folder.appendingPathComponent("Certs").path
+        let receiver = try ServerProcess([try executable("push-receiver"), "--certs", certs,
+                                          "--state", folder.appendingPathComponent("receiver").path,
+                                          "--sandbox-port", "0", "--no-production-listener", "--device-port", "0"])
+        defer { receiver.stop() }
+        _ = try await receiver.waitFor("delivery log:")
+        let apnsPort = try receiver.port(after: "https")
+        let gatewayPort = try receiver.port(after: "device gateway")
+        var sample = SampleApp()
+        sample.bundleID = "com.example.fallback"
+        sample.format = .binary
+        let app = folder.appendingPathComponent("Payload/Fallback.app")
+        try sample.write(to: app)
+
+        let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", String(apnsPort),
+                                         "--certs", certs, "--state", folder.appendingPathComponent("backend").path,
+                                         "--bundle-id", "com.example.fallback", "--recaptcha-outcome", "slow:0.2"])
+        defer { backend.stop() }
+        _ = try await backend.waitFor("SMS outbox")
+        let backendPort = try backend.port(after: "listening")
+
+        let authsim = try executable("authsim")
+        let interceptor = try executable("redirect-interceptor")
+        let common = [authsim, "phone", "--backend", "127.0.0.1:\(backendPort)", "--gateway", "127.0.0.1:\(gatewayPort)",
+                      "--app", app.path, "--simulator", "--runtime-dir", runtime.path,
+                      "--open-redirects-with", "\(interceptor) open --runtime-dir \(runtime.path)"]
+        let ok = try await runProgram(common)
+        #expect(ok.status == 0, "\(ok.output)")
+        #expect(ok.output.contains("✔ signed in via reCAPTCHA"))
+        #expect(ok.output.contains("com.example.fallback"))
+        #expect(ok.output.contains("the challenge takes 0.2 seconds"))
+        #expect(ok.output.contains("Auth.canHandle(url) took the reCAPTCHA token"))
+
+        // The same app whose delegate does not pass URLs on: the interceptor is told why, the SDK cancels.
+        let dropped = try await runProgram(common + ["--no-url-forwarding", "--number", "+16505550111"])
+        #expect(dropped.status == 1)
+        #expect(dropped.output.contains("17058 webContextCancelled"))
+        #expect(dropped.output.contains("not handled (notForwarded)"))
+        // The app gave its schemes up when it ended.
+        #expect(SchemeDirectory(url: runtime).claims().isEmpty)
     }
 }

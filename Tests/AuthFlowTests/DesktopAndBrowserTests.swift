@@ -1,0 +1,108 @@
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import RedirectInterceptor
+import Scenarios
+import Synchronization
+import TestSupport
+import Testing
+
+@Suite("The desktop's URL handler and a real browser")
+struct DesktopAndBrowserTests {
+    let scheme = "app-1-123456789012-ios-a1b2c3d4e5f60718"
+
+    @Test("register: a desktop entry xdg-mime reports as the scheme's handler; gio open dispatches the page's redirect to the app; other mimeapps.list lines survive")
+    func desktopRegistration() async throws {
+        guard await toolAvailable(["xdg-mime", "--version"]), await toolAvailable(["gio", "--version"]) else { return }
+        let runtime = shortRuntimeDirectory()
+        let xdg = temporaryDirectory(#function)
+        defer {
+            try? FileManager.default.removeItem(at: runtime)
+            try? FileManager.default.removeItem(at: xdg)
+        }
+        let environment = ["XDG_DATA_HOME=\(xdg.path)/data", "XDG_CONFIG_HOME=\(xdg.path)/config"]
+        try FileManager.default.createDirectory(at: xdg.appendingPathComponent("config"), withIntermediateDirectories: true)
+        let mimeapps = xdg.appendingPathComponent("config/mimeapps.list")
+        try "[Default Applications]\ntext/html=firefox.desktop\n\n[Removed Associations]\nimage/png=gimp.desktop\n".write(to: mimeapps, atomically: true, encoding: .utf8)
+
+        let interceptor = try executable("redirect-interceptor")
+        let registered = try await runProgram(environment + [interceptor, "register", "--runtime-dir", runtime.path, scheme])
+        #expect(registered.status == 0, "\(registered.output)")
+        #expect(registered.output.contains("freedesktop bug 104973") == (DesktopRegistration.xdgOpenWarning(for: scheme) != nil))
+        let entry = try String(contentsOf: xdg.appendingPathComponent("data/applications/authsim-redirect-\(scheme).desktop"), encoding: .utf8)
+        #expect(entry.contains("MimeType=x-scheme-handler/\(scheme);"))
+        #expect(entry.contains("/redirect-interceptor open --runtime-dir \(runtime.path) %u\n"))
+        let query = try await runProgram(environment + ["xdg-mime", "query", "default", "x-scheme-handler/\(scheme)"])
+        #expect(query.output.trimmingCharacters(in: .whitespacesAndNewlines) == "authsim-redirect-\(scheme).desktop")
+        let list = try String(contentsOf: mimeapps, encoding: .utf8)
+        #expect(list.contains("text/html=firefox.desktop"))
+        #expect(list.contains("[Removed Associations]\nimage/png=gimp.desktop"))
+
+        // The reCAPTCHA fallback with the redirect handed to the desktop, as a browser would.
+        try await withWorld { world, _ in
+            var profile = AppProfile()
+            profile.isSimulator = true
+            profile.schemeDirectory = SchemeDirectory(url: runtime)
+            let (auth, _) = try await world.install(profile)
+            let presenter = HeadlessPresenter(handOff: .command(["/usr/bin/env"] + environment + ["gio", "open"]))
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let verificationID = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
+            let code = try #require(await world.lastCode(for: phone))
+            _ = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
+        }
+        #expect(try await interceptorLog(runtime, count: 1).map { $0["outcome"] } == ["handled"])
+
+        let removed = try await runProgram(environment + [interceptor, "unregister", scheme])
+        #expect(removed.status == 0)
+        let after = try String(contentsOf: mimeapps, encoding: .utf8)
+        #expect(!after.contains(scheme))
+        #expect(after.contains("text/html=firefox.desktop"))
+    }
+
+    @Test("the handler page in headless Chromium: its script solves (slowly), redirects, and the URL it computed signs the app in; a cancelled page says so", arguments: ["slow:1", "cancel"])
+    func chromium(_ outcome: String) async throws {
+        guard await toolAvailable(["chromium", "--version"]) else { return }
+        let runtime = shortRuntimeDirectory()
+        let profileDirectory = temporaryDirectory(#function)
+        defer {
+            try? FileManager.default.removeItem(at: runtime)
+            try? FileManager.default.removeItem(at: profileDirectory)
+        }
+        let interceptor = try executable("redirect-interceptor")
+        var configuration = BackendConfiguration()
+        configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: outcome)
+        let states = Mutex<[String]>([])
+        try await withWorld(configuration: configuration) { world, _ in
+            var profile = AppProfile()
+            profile.isSimulator = true
+            profile.schemeDirectory = SchemeDirectory(url: runtime)
+            let (auth, _) = try await world.install(profile)
+            let presenter = ClosurePresenter { url, _ in
+                // Chromium runs the page's script (virtual time lets its timer fire at once) and dumps the DOM.
+                guard let dump = try? await runProgram([
+                    "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profileDirectory.path)",
+                    "--virtual-time-budget=5000", "--dump-dom", url.absoluteString,
+                ]) else { return }
+                let dom = dump.output
+                let state = dom.firstMatch(of: /data-state="([a-z]+)"/).map { String($0.1) } ?? "none"
+                states.withLock { $0.append(state) }
+                guard state == "redirecting",
+                      let target = dom.firstMatch(of: /Returning to the app: ([^<\s]+)/).map({ String($0.1).replacingOccurrences(of: "&amp;", with: "&") })
+                else { return }
+                _ = try? await runProgram([interceptor, "open", "--runtime-dir", runtime.path, target])
+            }
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            if outcome == "cancel" {
+                await #expect(throws: AuthError(.webContextCancelled, "")) {
+                    _ = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
+                }
+                #expect(states.withLock { $0 } == ["cancelled"])
+            } else {
+                let verificationID = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
+                let code = try #require(await world.lastCode(for: phone))
+                _ = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
+                #expect(states.withLock { $0 } == ["redirecting"])
+            }
+        }
+    }
+}
