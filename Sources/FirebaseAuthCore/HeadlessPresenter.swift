@@ -33,11 +33,17 @@ public struct HeadlessPresenter: AuthUIDelegate {
 
     public func present(_ url: URL, host: AppHost) async {
         let data: Data
-        do { (data, _) = try await URLSession.shared.data(from: url) } catch {
+        let response: URLResponse
+        do { (data, response) = try await URLSession.shared.data(from: url) } catch {
             onEvent("the page did not load: \(error.localizedDescription)")
             return
         }
         let html = String(decoding: data, as: UTF8.self)
+        if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
+            let detail = html.firstMatch(of: /id="authsim-error">([^<]*)</).map { String($0.1) } ?? html.prefix(200).description
+            onEvent("the page answered HTTP \(status): \(detail)")
+            return
+        }
         guard let redirect = Self.redirect(in: html) else {
             onEvent("the page has no redirect: the user closed it")
             return
@@ -50,7 +56,9 @@ public struct HeadlessPresenter: AuthUIDelegate {
         switch handOff {
         case .app:
             onEvent("the page redirects to \(redirect.scheme ?? "?")://…; the OS opens it in the app")
-            host.open(redirect)
+            if case .refused(let refusal) = host.handleOpen(redirect) {
+                onEvent("the app did not take the redirect (\(refusal.code.rawValue)): \(refusal.message)")
+            }
         case .command(let command):
             onEvent("the page redirects to \(redirect.scheme ?? "?")://…; handed to \(command.joined(separator: " "))")
             let result = await ExternalProgram.run(command + [redirect.absoluteString])

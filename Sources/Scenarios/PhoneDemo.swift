@@ -47,6 +47,11 @@ public enum PhoneDemo {
         testMode.appVerificationDisabledForTesting = true
         var simulator = AppProfile()
         simulator.isSimulator = true
+        var urlsDropped = AppProfile()
+        urlsDropped.isSimulator = true
+        urlsDropped.forwardsURLs = false
+        var noScheme = AppProfile()
+        noScheme.urlSchemes = ["com.example.authsim"]
         return [
             PhoneScenario(name: "phone-silent-push",
                           summary: "A debug build proves itself with a silent push, gets the SMS code and signs in.",
@@ -57,6 +62,12 @@ public enum PhoneDemo {
             PhoneScenario(name: "phone-simulator",
                           summary: "The app runs in a simulator, which gets no silent pushes: the SDK goes straight to reCAPTCHA.",
                           expected: "signed in via reCAPTCHA", profile: simulator),
+            PhoneScenario(name: "phone-url-not-forwarded",
+                          summary: "Swizzling is off and the delegate does not pass opened URLs to Auth.canHandle(url): the reCAPTCHA redirect is dropped, the page never closes, and the user's only way out is cancel.",
+                          expected: "17058 webContextCancelled", profile: urlsDropped),
+            PhoneScenario(name: "phone-scheme-not-registered",
+                          summary: "Info.plist lacks the encoded app ID scheme: the SDK stops at once (fatalError) naming the scheme to add.",
+                          expected: "17998 appConfigurationError", profile: noScheme),
             PhoneScenario(name: "phone-not-forwarded",
                           summary: "Swizzling is off and the app delegate does not forward notifications: the SDK's 1 s probe fails.",
                           expected: "17054 notificationNotForwarded", profile: noForwarding),

@@ -9,7 +9,7 @@ struct AuthsimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "authsim",
         abstract: "Run Firebase phone-auth app-verification scenarios on Linux, over the real wire formats.",
-        subcommands: [Demo.self, Backend.self, Phone.self],
+        subcommands: [Demo.self, Backend.self, Phone.self, SampleAppCommand.self],
         defaultSubcommand: Demo.self)
 }
 

@@ -55,6 +55,12 @@ struct RedirectInterceptorTests {
             profile.schemeDirectory = SchemeDirectory(url: runtime)
             let opened = OpenedURLs()
             let (auth, _) = try await world.install(profile, onURL: opened.record)
+            // Before any page is presented the app expects no redirect.
+            let early = try await runProgram([interceptor, "open", "--runtime-dir", runtime.path,
+                                              "\(profile.urlSchemes?.first ?? "app-1-123456789012-ios-a1b2c3d4e5f60718")://firebaseauth/link?deep_link_id=x"])
+            #expect(early.status == 1)
+            #expect(early.output.contains("(noActivePresentation)"), "\(early.output)")
+            #expect(opened.all.count == 1)
             let presenter = HeadlessPresenter(handOff: .command([interceptor, "open", "--runtime-dir", runtime.path]))
             let provider = PhoneAuthProvider.provider(auth: auth)
             let verificationID = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
@@ -66,10 +72,10 @@ struct RedirectInterceptorTests {
             let result = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
             #expect(result.user.phoneNumber == phone)
 
-            let redirect = try #require(opened.all.first?.0)
-            #expect(opened.all.count == 1)
-            #expect(opened.all.first?.1.isHandled == true)
-            #expect(try await interceptorLog(runtime, count: 1).map { $0["outcome"] } == ["handled"])
+            let redirect = try #require(opened.all.last?.0)
+            #expect(opened.all.count == 2)
+            #expect(opened.all.last?.1.isHandled == true)
+            #expect(try await interceptorLog(runtime, count: 2).map { $0["outcome"] } == ["refused", "handled"])
 
             // The same URL again: the app refuses it as a replay, and the interceptor says so.
             let replay = try await runProgram([interceptor, "open", "--runtime-dir", runtime.path, "--json", redirect.absoluteString])
@@ -118,6 +124,8 @@ struct RedirectInterceptorTests {
             var profile = AppProfile()
             profile.isSimulator = true
             profile.schemeDirectory = SchemeDirectory(url: runtime)
+            // The app also registers a scheme of its own: a redirect there reaches it, but is not Auth's.
+            profile.urlSchemes = ["app-1-123456789012-ios-a1b2c3d4e5f60718", "com.example.authsim.deeplinks"]
             let (auth, _) = try await world.install(profile)
             let results = Mutex<[(String, Int32, String)]>([])
             let presenter = ClosurePresenter { url, _ in
@@ -130,6 +138,7 @@ struct RedirectInterceptorTests {
                     ("wrongHostOrPath", real.replacingOccurrences(of: "://firebaseauth/link", with: "://firebaseauth/other")),
                     ("notVerifyApp", real.replacingOccurrences(of: "authType%3DverifyApp", with: "authType%3DsignInViaRedirect")),
                     ("noDeepLink", "\(scheme)://firebaseauth/link?link=1"),
+                    ("wrongScheme", real.replacingOccurrences(of: scheme, with: "com.example.authsim.deeplinks")),
                     ("noRunningApp", real.replacingOccurrences(of: scheme, with: String(scheme.dropLast()) + "9")),
                     ("invalidURL", "not a url"),
                     ("handled", real),
@@ -141,9 +150,9 @@ struct RedirectInterceptorTests {
             }
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter)
             // The last interceptor run finishes after the app has taken its URL.
-            for _ in 0..<300 where results.withLock({ $0.count }) < 7 { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<300 where results.withLock({ $0.count }) < 8 { try await Task.sleep(for: .milliseconds(10)) }
             let seen = results.withLock { $0 }
-            #expect(seen.map(\.0) == ["eventMismatch", "wrongHostOrPath", "notVerifyApp", "noDeepLink", "noRunningApp", "invalidURL", "handled"])
+            #expect(seen.map(\.0) == ["eventMismatch", "wrongHostOrPath", "notVerifyApp", "noDeepLink", "wrongScheme", "noRunningApp", "invalidURL", "handled"])
             for (name, status, output) in seen {
                 switch name {
                 case "handled":

@@ -2,6 +2,7 @@ import APNsWire
 import AuthBackend
 @testable import FirebaseAuthCore
 import Foundation
+import Synchronization
 import Scenarios
 import TestSupport
 import Testing
@@ -389,6 +390,47 @@ struct ReCAPTCHAFallbackTests {
             #expect(!auth.canHandle(stale))
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
             #expect(!auth.canHandle(stale))
+        }
+    }
+
+    @Test("verifyClient refuses the APNs token (an empty one: MISSING_IOS_APP_TOKEN): reCAPTCHA takes over and sign-in works")
+    func verifyClientRefuses() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(AppProfile(), setToken: false)
+            auth.setAPNSToken(Data(), type: .sandbox)
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+                Issue.record("no fallback: \(String(describing: auth.lastAppVerification))")
+                return
+            }
+            #expect(why.contains("verifyClient refused the APNs token"))
+            let code = try #require(await world.lastCode(for: phone))
+            _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
+        }
+    }
+
+    @Test("a second presentation while one is active is webContextCancelled (17058), as in the SDK")
+    func secondPresentation() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await world.install(profile())
+            let presenting = Mutex(false)
+            let released = Mutex(false)
+            // The first page stays open (the user is on it) until the test lets it close.
+            let holding = ClosurePresenter { _, _ in
+                presenting.withLock { $0 = true }
+                while !released.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+            }
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let first = Task { () -> AuthErrorCode? in
+                do throws(AuthError) { _ = try await provider.verifyPhoneNumber(phone, uiDelegate: holding); return nil } catch { return error.code }
+            }
+            for _ in 0..<1000 where !presenting.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            await #expect(throws: AuthError(.webContextCancelled, "")) {
+                _ = try await provider.verifyPhoneNumber("+16505550123", uiDelegate: nil)
+            }
+            released.withLock { $0 = true }
+            #expect(await first.value == .webContextCancelled)
         }
     }
 }

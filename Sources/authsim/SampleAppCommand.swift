@@ -1,0 +1,34 @@
+import ArgumentParser
+import CommandSupport
+import Foundation
+import Scenarios
+
+/// `authsim sample-app`: writes a built app's plists, as Xcode and the Firebase console make them.
+struct SampleAppCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sample-app",
+        abstract: "Write an app's Info.plist and GoogleService-Info.plist (XML or binary) for authsim phone --app.",
+        discussion: "The values match authsim backend's defaults, so the two work together as they are.")
+
+    @Option(help: "The app folder to write.") var output = "Payload/AuthsimSample.app"
+    @Option(help: "CFBundleIdentifier / BUNDLE_ID.") var bundleID = SampleApp().bundleID
+    @Option(help: "GOOGLE_APP_ID (1:<project number>:ios:<hex>).") var googleAppID = SampleApp().googleAppID
+    @Option(help: "CFBundleURLSchemes (repeatable; default: the encoded app ID).") var scheme: [String] = []
+    @Flag(help: "No CLIENT_ID / REVERSED_CLIENT_ID (as newer GoogleService-Info.plist files).") var noClientID = false
+    @Flag(help: "FirebaseAppDelegateProxyEnabled = NO (swizzling off).") var swizzlingOff = false
+    @Flag(help: "Binary plists (bplist00), as in a built .app.") var binary = false
+
+    func run() throws {
+        var sample = SampleApp()
+        sample.bundleID = bundleID
+        sample.googleAppID = googleAppID
+        if !scheme.isEmpty { sample.urlSchemes = scheme }
+        if noClientID { sample.clientID = nil }
+        if swizzlingOff { sample.appDelegateProxyEnabled = false }
+        sample.format = binary ? .binary : .xml
+        let folder = URL(fileURLWithPath: output)
+        try sample.write(to: folder)
+        say("wrote \(folder.appendingPathComponent("Info.plist").path) and GoogleService-Info.plist (\(binary ? "binary" : "XML"))")
+        say("  bundle \(sample.bundleID), GOOGLE_APP_ID \(sample.googleAppID), URL schemes \((sample.urlSchemes ?? [sample.encodedAppIDScheme]).joined(separator: ", "))")
+    }
+}
