@@ -46,12 +46,27 @@ public struct SchemeDirectory: Sendable, Hashable {
         }.sorted { $0.scheme < $1.scheme }
     }
 
+    /// Creates the directory (mode 0700) or checks the one there: it must be this user's and not
+    /// writable by others, or another user could plant sockets that receive this user's redirects.
     func prepare() throws(InterceptorError) {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
             throw InterceptorError(.fileError, "cannot create the runtime directory \(url.path): \(error.localizedDescription)")
+        }
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else {
+            throw InterceptorError(.fileError, "cannot stat the runtime directory \(url.path): errno \(errno)")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw InterceptorError(.fileError, "the runtime directory \(url.path) is not a directory (a symbolic link?)")
+        }
+        guard info.st_uid == getuid() else {
+            throw InterceptorError(.fileError, "the runtime directory \(url.path) belongs to uid \(info.st_uid), not to this user (\(getuid())): refusing to claim schemes there")
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            throw InterceptorError(.fileError, "the runtime directory \(url.path) is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8))): chmod go-w it")
         }
     }
 }

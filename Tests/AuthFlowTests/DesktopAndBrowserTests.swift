@@ -106,3 +106,75 @@ struct DesktopAndBrowserTests {
         }
     }
 }
+
+@Suite("BrowserPresenter: the page in a browser, the redirect back through the interceptor")
+struct BrowserPresenterTests {
+    @Test("a browser (here curl and sh, no scripts) opens the page and its link; the redirect reaches the app through redirect-interceptor")
+    func browserRoundTrip() async throws {
+        guard await toolAvailable(["curl", "--version"]) else { return }
+        let runtime = shortRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let interceptor = try executable("redirect-interceptor")
+        // What a browser does with the page: follow the link to the app's scheme and hand it to the OS.
+        let browser = """
+            link=$(curl -sf "$1" | sed -n 's/.*id="authsim-redirect"[^>]*href="\\([^"]*\\)".*/\\1/p' | sed 's/&amp;/\\&/g')
+            exec \(interceptor) open --runtime-dir \(runtime.path) "$link"
+            """
+        try await withWorld { world, _ in
+            var profile = AppProfile()
+            profile.isSimulator = true
+            profile.schemeDirectory = SchemeDirectory(url: runtime)
+            let (auth, _) = try await world.install(profile)
+            let presenter = BrowserPresenter(command: ["sh", "-c", browser, "browser"], timeout: .seconds(20))
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
+            let code = try #require(await world.lastCode(for: phone))
+            _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
+        }
+    }
+
+    @Test("a browser from which no redirect comes: the presentation ends after the timeout as a cancellation")
+    func browserTimeout() async throws {
+        try await withWorld { world, _ in
+            var profile = AppProfile()
+            profile.isSimulator = true
+            let (auth, _) = try await world.install(profile)
+            let events = Mutex<[String]>([])
+            let presenter = BrowserPresenter(command: ["true"], timeout: .milliseconds(200)) { event in events.withLock { $0.append(event) } }
+            await #expect(throws: AuthError(.webContextCancelled, "")) {
+                _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter)
+            }
+            #expect(events.withLock { $0 }.last?.contains("no redirect within") == true)
+        }
+    }
+}
+
+@Suite("The runtime directory where apps claim their schemes")
+struct RuntimeDirectoryTests {
+    @Test("a runtime directory writable by others is refused, with the fix")
+    func unsafeDirectory() async throws {
+        let runtime = shortRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        chmod(runtime.path, 0o777)
+        await #expect(throws: InterceptorError(.fileError, "")) {
+            _ = try await SchemeListener.start(schemes: ["app-1-1-ios-1"], bundleID: "com.example", directory: SchemeDirectory(url: runtime)) { _ in
+                InterceptorAnswer(handled: false, bundleID: "com.example", detail: "")
+            }
+        }
+        chmod(runtime.path, 0o700)
+        let listener = try await SchemeListener.start(schemes: ["app-1-1-ios-1"], bundleID: "com.example", directory: SchemeDirectory(url: runtime)) { _ in
+            InterceptorAnswer(handled: false, bundleID: "com.example", detail: "")
+        }
+        await listener.stop()
+    }
+
+    @Test("socket paths longer than Unix allows, and invalid schemes, are clear errors")
+    func limits() async throws {
+        let deep = SchemeDirectory(url: URL(fileURLWithPath: "/tmp/" + String(repeating: "d", count: 90)))
+        #expect(throws: InterceptorError(.pathTooLong, "")) { _ = try deep.socket(for: "app-1-123456789012-ios-a1b2c3d4e5f60718") }
+        #expect(throws: InterceptorError(.invalidScheme, "")) { try URLSchemeSyntax.validate("1app") }
+        #expect(throws: InterceptorError(.invalidScheme, "")) { try URLSchemeSyntax.validate("app_1") }
+        #expect(throws: InterceptorError(.invalidURL, "")) { _ = try URLSchemeSyntax.scheme(of: "://x") }
+        #expect(try URLSchemeSyntax.scheme(of: "com.googleusercontent.apps.123-abc://firebaseauth/link") == "com.googleusercontent.apps.123-abc")
+    }
+}
