@@ -40,9 +40,7 @@ struct DesktopAndBrowserTests {
 
         // The reCAPTCHA fallback with the redirect handed to the desktop, as a browser would.
         try await withWorld { world, _ in
-            var profile = AppProfile()
-            profile.isSimulator = true
-            profile.schemeDirectory = SchemeDirectory(url: runtime)
+            let profile = AppProfile.intercepted(runtime)
             let (auth, _) = try await world.install(profile)
             let presenter = HeadlessPresenter(handOff: .command(["/usr/bin/env"] + environment + ["gio", "open"]))
             let provider = PhoneAuthProvider.provider(auth: auth)
@@ -73,9 +71,7 @@ struct DesktopAndBrowserTests {
         configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: outcome)
         let states = Mutex<[String]>([])
         try await withWorld(configuration: configuration) { world, _ in
-            var profile = AppProfile()
-            profile.isSimulator = true
-            profile.schemeDirectory = SchemeDirectory(url: runtime)
+            let profile = AppProfile.intercepted(runtime)
             let (auth, _) = try await world.install(profile)
             let presenter = ClosurePresenter { url, _ in
                 // Chromium runs the page's script (virtual time lets its timer fire at once) and dumps the DOM.
@@ -112,18 +108,15 @@ struct BrowserPresenterTests {
     @Test("a browser (here curl and sh, no scripts) opens the page and its link; the redirect reaches the app through redirect-interceptor")
     func browserRoundTrip() async throws {
         guard await toolAvailable(["curl", "--version"]) else { return }
-        let runtime = shortRuntimeDirectory()
+        let (runtime, interceptor) = try scratchRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
-        let interceptor = try executable("redirect-interceptor")
         // What a browser does with the page: follow the link to the app's scheme and hand it to the OS.
         let browser = """
             link=$(curl -sf "$1" | sed -n 's/.*id="authsim-redirect"[^>]*href="\\([^"]*\\)".*/\\1/p' | sed 's/&amp;/\\&/g')
             exec \(interceptor) open --runtime-dir \(runtime.path) "$link"
             """
         try await withWorld { world, _ in
-            var profile = AppProfile()
-            profile.isSimulator = true
-            profile.schemeDirectory = SchemeDirectory(url: runtime)
+            let profile = AppProfile.intercepted(runtime)
             let (auth, _) = try await world.install(profile)
             let presenter = BrowserPresenter(command: ["sh", "-c", browser, "browser"], timeout: .seconds(20))
             let provider = PhoneAuthProvider.provider(auth: auth)

@@ -17,6 +17,26 @@ func shortRuntimeDirectory() -> URL {
     return url
 }
 
+extension AppProfile {
+    /// An app in a simulator (straight to reCAPTCHA) that claims its URL schemes in `runtime`.
+    static func intercepted(_ runtime: URL) -> AppProfile {
+        var profile = AppProfile()
+        profile.isSimulator = true
+        profile.schemeDirectory = SchemeDirectory(url: runtime)
+        return profile
+    }
+}
+
+/// A scratch runtime directory and the interceptor's path.
+func scratchRuntime() throws -> (runtime: URL, interceptor: String) {
+    (shortRuntimeDirectory(), try executable("redirect-interceptor"))
+}
+
+/// The presenter that hands the page's redirect to `redirect-interceptor open`.
+func interceptorPresenter(_ interceptor: String, _ runtime: URL) -> HeadlessPresenter {
+    HeadlessPresenter(handOff: .command([interceptor, "open", "--runtime-dir", runtime.path]))
+}
+
 /// What reached the app through its schemes.
 final class OpenedURLs: Sendable {
     private let entries = Mutex<[(URL, URLHandling)]>([])
@@ -46,13 +66,10 @@ func interceptorLog(_ runtime: URL) -> [[String: String]] {
 struct RedirectInterceptorTests {
     @Test("the whole fallback: the backend's page, redirect-interceptor as a process, canHandle, sign-in; the same redirect later is a replay")
     func wholeFallback() async throws {
-        let runtime = shortRuntimeDirectory()
+        let (runtime, interceptor) = try scratchRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
-        let interceptor = try executable("redirect-interceptor")
         try await withWorld { world, _ in
-            var profile = AppProfile()
-            profile.isSimulator = true
-            profile.schemeDirectory = SchemeDirectory(url: runtime)
+            let profile = AppProfile.intercepted(runtime)
             let opened = OpenedURLs()
             let (auth, _) = try await world.install(profile, onURL: opened.record)
             // Before any page is presented the app expects no redirect.
@@ -61,7 +78,7 @@ struct RedirectInterceptorTests {
             #expect(early.status == 1)
             #expect(early.output.contains("(noActivePresentation)"), "\(early.output)")
             #expect(opened.all.count == 1)
-            let presenter = HeadlessPresenter(handOff: .command([interceptor, "open", "--runtime-dir", runtime.path]))
+            let presenter = interceptorPresenter(interceptor, runtime)
             let provider = PhoneAuthProvider.provider(auth: auth)
             let verificationID = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
             guard case .reCAPTCHAFallback = auth.lastAppVerification else {
@@ -95,17 +112,14 @@ struct RedirectInterceptorTests {
         ("cancel", .webContextCancelled),
     ])
     func errorRedirects(_ outcome: String, expected: AuthErrorCode) async throws {
-        let runtime = shortRuntimeDirectory()
+        let (runtime, interceptor) = try scratchRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
-        let interceptor = try executable("redirect-interceptor")
         var configuration = BackendConfiguration()
         configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: outcome)
         try await withWorld(configuration: configuration) { world, _ in
-            var profile = AppProfile()
-            profile.isSimulator = true
-            profile.schemeDirectory = SchemeDirectory(url: runtime)
+            let profile = AppProfile.intercepted(runtime)
             let (auth, _) = try await world.install(profile)
-            let presenter = HeadlessPresenter(handOff: .command([interceptor, "open", "--runtime-dir", runtime.path]))
+            let presenter = interceptorPresenter(interceptor, runtime)
             await #expect(throws: AuthError(expected, "")) {
                 _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter)
             }
@@ -117,13 +131,10 @@ struct RedirectInterceptorTests {
 
     @Test("while the page is presented, the running app refuses other events, other paths, other auth types; look-alike schemes reach no app")
     func refusals() async throws {
-        let runtime = shortRuntimeDirectory()
+        let (runtime, interceptor) = try scratchRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
-        let interceptor = try executable("redirect-interceptor")
         try await withWorld { world, _ in
-            var profile = AppProfile()
-            profile.isSimulator = true
-            profile.schemeDirectory = SchemeDirectory(url: runtime)
+            var profile = AppProfile.intercepted(runtime)
             // The app also registers a scheme of its own: a redirect there reaches it, but is not Auth's.
             profile.urlSchemes = ["app-1-123456789012-ios-a1b2c3d4e5f60718", "com.example.authsim.deeplinks"]
             let (auth, _) = try await world.install(profile)
@@ -173,16 +184,15 @@ struct RedirectInterceptorTests {
 
     @Test("an app that does not pass opened URLs to Auth: the interceptor says notForwarded, the SDK ends with 17058")
     func notForwarded() async throws {
-        let runtime = shortRuntimeDirectory()
+        let (runtime, interceptor) = try scratchRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
-        let interceptor = try executable("redirect-interceptor")
         try await withWorld { world, _ in
             var profile = AppProfile()
             profile.isSimulator = true
             profile.forwardsURLs = false
             profile.schemeDirectory = SchemeDirectory(url: runtime)
             let (auth, _) = try await world.install(profile)
-            let presenter = HeadlessPresenter(handOff: .command([interceptor, "open", "--runtime-dir", runtime.path]))
+            let presenter = interceptorPresenter(interceptor, runtime)
             await #expect(throws: AuthError(.webContextCancelled, "")) {
                 _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter)
             }
@@ -192,9 +202,8 @@ struct RedirectInterceptorTests {
 
     @Test("with no app running: nothing owns the scheme; a stale socket does not answer; URLs come on standard input too")
     func noApp() async throws {
-        let runtime = shortRuntimeDirectory()
+        let (runtime, interceptor) = try scratchRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
-        let interceptor = try executable("redirect-interceptor")
         let url = "app-1-123456789012-ios-a1b2c3d4e5f60718://firebaseauth/link?deep_link_id=x"
         let none = try await runProgram([interceptor, "open", "--runtime-dir", runtime.path, url])
         #expect(none.status == 2)

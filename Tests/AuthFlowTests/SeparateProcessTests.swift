@@ -4,6 +4,20 @@ import Scenarios
 import TestSupport
 import Testing
 
+/// push-receiver as its own process with keys in `folder`/Certs: the process, its APNs port and its device gateway's port.
+func startReceiver(in folder: URL) async throws -> (ServerProcess, apnsPort: Int, gatewayPort: Int) {
+    let receiver = try ServerProcess([try executable("push-receiver"), "--certs", folder.appendingPathComponent("Certs").path,
+                                      "--state", folder.appendingPathComponent("receiver").path,
+                                      "--sandbox-port", "0", "--no-production-listener", "--device-port", "0"])
+    do {
+        _ = try await receiver.waitFor("delivery log:")
+        return (receiver, try receiver.port(after: "https"), try receiver.port(after: "device gateway"))
+    } catch {
+        receiver.stop()
+        throw error
+    }
+}
+
 @Suite("Phone sign-in across separate processes on loopback")
 struct SeparateProcessTests {
     @Test("push-receiver, authsim backend and authsim phone as three processes: sign-in, then a wrong code")
@@ -11,13 +25,8 @@ struct SeparateProcessTests {
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let certs = folder.appendingPathComponent("Certs").path
-        let receiver = try ServerProcess([try executable("push-receiver"), "--certs", certs,
-                                          "--state", folder.appendingPathComponent("receiver").path,
-                                          "--sandbox-port", "0", "--no-production-listener", "--device-port", "0"])
+        let (receiver, apnsPort, gatewayPort) = try await startReceiver(in: folder)
         defer { receiver.stop() }
-        _ = try await receiver.waitFor("delivery log:")
-        let apnsPort = try receiver.port(after: "https")
-        let gatewayPort = try receiver.port(after: "device gateway")
 
         let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", String(apnsPort),
                                          "--certs", certs, "--state", folder.appendingPathComponent("backend").path,
@@ -53,13 +62,8 @@ struct SeparateProcessTests {
             try? FileManager.default.removeItem(at: runtime)
         }
         let certs = folder.appendingPathComponent("Certs").path
-        let receiver = try ServerProcess([try executable("push-receiver"), "--certs", certs,
-                                          "--state", folder.appendingPathComponent("receiver").path,
-                                          "--sandbox-port", "0", "--no-production-listener", "--device-port", "0"])
+        let (receiver, apnsPort, gatewayPort) = try await startReceiver(in: folder)
         defer { receiver.stop() }
-        _ = try await receiver.waitFor("delivery log:")
-        let apnsPort = try receiver.port(after: "https")
-        let gatewayPort = try receiver.port(after: "device gateway")
         var sample = SampleApp()
         sample.bundleID = "com.example.fallback"
         sample.format = .binary
