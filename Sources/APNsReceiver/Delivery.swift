@@ -43,7 +43,18 @@ public actor DeviceHub: PushDeliveryHandler {
     /// Auth relies on that (a push for a receipt it has not yet seen is not its own).
     public let latency: Duration
 
+    /// APNs accepted the push but the device never gets it (offline, powered off, throttled by iOS).
+    public private(set) var losesPushes = false
+
     public init(latency: Duration = .zero) { self.latency = latency }
+
+    private var onLost: (@Sendable (AcceptedPush) -> Void)?
+
+    /// Makes the network lose (or stop losing) every push on its way to the device; `onLost` hears of each.
+    public func setLosesPushes(_ loses: Bool, onLost: (@Sendable (AcceptedPush) -> Void)? = nil) {
+        losesPushes = loses
+        self.onLost = onLost
+    }
 
     /// Installs `app` on the device whose token is `token` in `environment`.
     public func install(_ app: any SimulatedApp, token: DeviceToken, environment: APNsEnvironment) {
@@ -66,6 +77,11 @@ public actor DeviceHub: PushDeliveryHandler {
     public func deliver(_ push: AcceptedPush) async {
         guard push.isBackground else { return }  // alerts go to the user, not to the app's delegate
         if latency > .zero { try? await Task.sleep(for: latency) }
+        if losesPushes {
+            note(push, "lost on the way: the device is offline")
+            onLost?(push)
+            return
+        }
         let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
         if let sinks = remote[key], !sinks.isEmpty {
             for sink in sinks.values { sink(push) }

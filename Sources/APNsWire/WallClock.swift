@@ -36,3 +36,12 @@ public struct OffsetWallClock: WallClock {
     }
     public var now: Date { base.now.addingTimeInterval(offset) }
 }
+
+/// The system's time plus an offset that can be moved while it runs: a backend whose clock a
+/// scenario jumps ahead ("the user types the code ten minutes later").
+public final class AdjustableWallClock: WallClock {
+    private let offset = Mutex<TimeInterval>(0)
+    public init() {}
+    public var now: Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+    public func advance(by seconds: TimeInterval) { offset.withLock { $0 += seconds } }
+}

@@ -80,6 +80,9 @@ public struct SMSMessage: Sendable, Hashable, Codable {
 
 /// Something the backend did, for timelines.
 public enum BackendEvent: Sendable {
+    /// verifyClient made a receipt and is about to push its secret.
+    case pushing(appToken: String, environment: APNsEnvironment, receipt: String)
+    /// …and APNs answered.
     case verifyClient(appToken: String, environment: APNsEnvironment, receipt: String, push: PushResult)
     case smsSent(SMSMessage)
     case codeReused(phoneNumber: String)
@@ -175,6 +178,7 @@ public actor IdentityToolkit {
             "com.google.firebase.auth": ["receipt": receipt, "secret": secret],
         ]
         let bytes = Array((try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])) ?? Data())
+        observer?(.pushing(appToken: appToken, environment: environment, receipt: receipt))
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
         observer?(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))

@@ -13,19 +13,48 @@ public enum RedirectHandOff: Sendable {
     case command([String])
 }
 
+/// What a presenter did, for timelines.
+public struct PresenterEvent: Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// The page is open (in a browser).
+        case loaded
+        /// The page did not load, or the hand-off command failed.
+        case failed
+        /// The page closed without a redirect (the user cancelled).
+        case closed
+        /// The user works on the challenge.
+        case challenge
+        /// The page redirected to the app's scheme, and the OS opened it in the app.
+        case redirect
+        /// The redirect went to a command (xdg-open, gio open, redirect-interceptor).
+        case handedOff
+        /// The app did not take the redirect.
+        case refused
+        /// Nothing came back in time.
+        case timedOut
+    }
+    public let kind: Kind
+    public let message: String
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+    public var description: String { message }
+}
+
 /// The default reCAPTCHA presenter: loads the page like a browser without scripts would, follows
 /// its redirect link after the page's delay (on the app's clock), and hands the URL to the OS. A
 /// page without a redirect is a user who closed it.
 public struct HeadlessPresenter: AuthUIDelegate {
     public let handOff: RedirectHandOff
     /// What the presenter did, for timelines.
-    public let onEvent: @Sendable (String) -> Void
+    public let onEvent: @Sendable (PresenterEvent) -> Void
 
     /// How long the page waits, after a successful hand-off to a command, for the URL to reach Auth.
     public let handOffTimeout: Duration
 
     public init(handOff: RedirectHandOff = .app, handOffTimeout: Duration = .seconds(10),
-                onEvent: @escaping @Sendable (String) -> Void = { _ in }) {
+                onEvent: @escaping @Sendable (PresenterEvent) -> Void = { _ in }) {
         self.handOff = handOff
         self.handOffTimeout = handOffTimeout
         self.onEvent = onEvent
@@ -35,40 +64,40 @@ public struct HeadlessPresenter: AuthUIDelegate {
         let data: Data
         let response: URLResponse
         do { (data, response) = try await URLSession.shared.data(from: url) } catch {
-            onEvent("the page did not load: \(error.localizedDescription)")
+            onEvent(.init(.failed, "the page did not load: \(error.localizedDescription)"))
             return
         }
         let html = String(decoding: data, as: UTF8.self)
         if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
             let detail = html.firstMatch(of: /id="authsim-error">([^<]*)</).map { String($0.1) } ?? html.prefix(200).description
-            onEvent("the page answered HTTP \(status): \(detail)")
+            onEvent(.init(.failed, "the page answered HTTP \(status): \(detail)"))
             return
         }
         guard let redirect = Self.redirect(in: html) else {
-            onEvent("the page has no redirect: the user closed it")
+            onEvent(.init(.closed, "the page has no redirect: the user closed it"))
             return
         }
         let delay = Self.delay(in: html)
         if delay > .zero {
-            onEvent("the challenge takes \(delay)")
+            onEvent(.init(.challenge, "the challenge takes \(delay)"))
             do { try await host.clock.sleep(for: delay) } catch { return }
         }
         switch handOff {
         case .app:
-            onEvent("the page redirects to \(redirect.scheme ?? "?")://…; the OS opens it in the app")
+            onEvent(.init(.redirect, "the page redirects to \(redirect.scheme ?? "?")://…; the OS opens it in the app"))
             if case .refused(let refusal) = host.handleOpen(redirect) {
-                onEvent("the app did not take the redirect (\(refusal.code.rawValue)): \(refusal.message)")
+                onEvent(.init(.refused, "the app did not take the redirect (\(refusal.code.rawValue)): \(refusal.message)"))
             }
         case .command(let command):
-            onEvent("the page redirects to \(redirect.scheme ?? "?")://…; handed to \(command.joined(separator: " "))")
+            onEvent(.init(.handedOff, "the page redirects to \(redirect.scheme ?? "?")://…; handed to \(command.joined(separator: " "))"))
             let result = await ExternalProgram.run(command + [redirect.absoluteString])
             let firstLine = result.output.split(separator: "\n").first.map(String.init) ?? ""
-            onEvent("\(command.first ?? "") exited \(result.status)\(firstLine.isEmpty ? "" : ": " + firstLine)")
+            onEvent(.init(result.status == 0 ? .handedOff : .failed, "\(command.first ?? "") exited \(result.status)\(firstLine.isEmpty ? "" : ": " + firstLine)"))
             // Like a web view after its redirect, the page stays until Auth takes the URL (which
             // ends the presentation) — `gio open` returns before the handler it starts is done.
             guard result.status == 0, !Task.isCancelled else { return }
             do { try await host.clock.sleep(for: handOffTimeout) } catch { return }
-            onEvent("no redirect reached Auth within \(handOffTimeout) of the hand-off")
+            onEvent(.init(.timedOut, "no redirect reached Auth within \(handOffTimeout) of the hand-off"))
         }
     }
 
@@ -98,20 +127,20 @@ public struct HeadlessPresenter: AuthUIDelegate {
 public struct BrowserPresenter: AuthUIDelegate {
     public let command: [String]
     public let timeout: Duration
-    public let onEvent: @Sendable (String) -> Void
+    public let onEvent: @Sendable (PresenterEvent) -> Void
 
     public init(command: [String] = ["xdg-open"], timeout: Duration = .seconds(300),
-                onEvent: @escaping @Sendable (String) -> Void = { _ in }) {
+                onEvent: @escaping @Sendable (PresenterEvent) -> Void = { _ in }) {
         self.command = command
         self.timeout = timeout
         self.onEvent = onEvent
     }
 
     public func present(_ url: URL, host: AppHost) async {
-        onEvent("opens the page with \(command.joined(separator: " ")); waiting up to \(timeout) for the redirect")
+        onEvent(.init(.loaded, "opens the page with \(command.joined(separator: " ")); waiting up to \(timeout) for the redirect"))
         let browser = Task { await ExternalProgram.run(command + [url.absoluteString]) }
         try? await host.clock.sleep(for: timeout)
-        if !Task.isCancelled { onEvent("no redirect within \(timeout)") }
+        if !Task.isCancelled { onEvent(.init(.timedOut, "no redirect within \(timeout)")) }
         _ = browser
     }
 }
@@ -123,37 +152,17 @@ enum ExternalProgram {
         let output: String
     }
 
+    /// Output goes to a file, not a pipe: a program that leaves a child running (a browser
+    /// started by xdg-open) would keep a pipe open and its reader waiting.
     static func run(_ arguments: [String]) async -> Result {
         guard let first = arguments.first else { return Result(status: -1, output: "no command") }
-        let process = Process()
-        if first.contains("/") {
-            process.executableURL = URL(fileURLWithPath: first)
-            process.arguments = Array(arguments.dropFirst())
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-        }
-        // Output goes to a file, not a pipe: a program that leaves a child running (a browser
-        // started by xdg-open) would keep a pipe open and its reader waiting.
         let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-\(UUID().uuidString).out")
-        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        guard let output = try? FileHandle(forWritingTo: outputFile) else { return Result(status: -1, output: "cannot create \(outputFile.path)") }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        return await withCheckedContinuation { continuation in
-            process.terminationHandler = { process in
-                try? output.close()
-                let text = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
-                try? FileManager.default.removeItem(at: outputFile)
-                continuation.resume(returning: Result(status: process.terminationStatus, output: text))
-            }
-            do { try ProcessLaunch.run(process) } catch {
-                process.terminationHandler = nil
-                try? output.close()
-                try? FileManager.default.removeItem(at: outputFile)
-                continuation.resume(returning: Result(status: -1, output: "cannot run \(first): \(error.localizedDescription)"))
-            }
+        defer { try? FileManager.default.removeItem(at: outputFile) }
+        let child: ChildProcess
+        do { child = try ChildProcess(arguments, output: .file(outputFile.path), errors: .file(outputFile.path)) } catch {
+            return Result(status: -1, output: "cannot run \(first): \(error.localizedDescription)")
         }
+        let status = await child.wait()
+        return Result(status: status, output: (try? String(contentsOf: outputFile, encoding: .utf8)) ?? "")
     }
 }

@@ -54,28 +54,28 @@ public enum ChannelDemo {
 
     public static let scenarios: [ChannelScenario] = [
         ChannelScenario(
-            name: "silent-push",
+            name: "apns-silent-push",
             summary: "A debug build registers a sandbox token; the backend's silent push reaches the app's delegate.",
             expected: ChannelOutcome(status: 200, delivered: true)
         ) { context in
             try await pushToFreshDevice(context, tokenEnvironment: .sandbox, sendTo: .sandbox)
         },
         ChannelScenario(
-            name: "sandbox-token-to-production",
+            name: "apns-sandbox-token-to-production",
             summary: "A debug build's sandbox token is pushed through production (the app said type .prod): BadDeviceToken.",
             expected: ChannelOutcome(status: 400, reason: .badDeviceToken, delivered: false)
         ) { context in
             try await pushToFreshDevice(context, tokenEnvironment: .sandbox, sendTo: .production)
         },
         ChannelScenario(
-            name: "production-token-to-sandbox",
+            name: "apns-production-token-to-sandbox",
             summary: "A TestFlight build's production token is pushed through sandbox: BadDeviceToken.",
             expected: ChannelOutcome(status: 400, reason: .badDeviceToken, delivered: false)
         ) { context in
             try await pushToFreshDevice(context, tokenEnvironment: .production, sendTo: .sandbox)
         },
         ChannelScenario(
-            name: "key-and-team-swapped",
+            name: "apns-key-and-team-swapped",
             summary: "The provider put the team ID where the key ID goes, and the key ID as issuer: InvalidProviderToken.",
             expected: ChannelOutcome(status: 403, reason: .invalidProviderToken, delivered: false)
         ) { context in
@@ -84,7 +84,7 @@ public enum ChannelDemo {
             return try await pushToFreshDevice(context, tokenEnvironment: .sandbox, sendTo: .sandbox, key: swapped)
         },
         ChannelScenario(
-            name: "provider-clock-behind",
+            name: "apns-provider-clock-behind",
             summary: "The provider's clock is an hour and a minute behind, so its token is born stale: ExpiredProviderToken.",
             expected: ChannelOutcome(status: 403, reason: .expiredProviderToken, delivered: false)
         ) { context in
@@ -92,7 +92,7 @@ public enum ChannelDemo {
                                         clock: OffsetWallClock(offset: -3660))
         },
         ChannelScenario(
-            name: "app-uninstalled",
+            name: "apns-app-uninstalled",
             summary: "The user deleted the app; APNs says the token is no longer active: 410 Unregistered.",
             expected: ChannelOutcome(status: 410, reason: .unregistered, delivered: false)
         ) { context in

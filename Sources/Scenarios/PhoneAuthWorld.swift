@@ -14,12 +14,17 @@ import FoundationNetworking
 /// A Firebase app on a simulated device, as the OS sees it: its pushes go to the app delegate.
 public struct HostedApp: SimulatedApp {
     public let host: AppHost
+    /// Told of each push the device hands the app's delegate, and whether Auth took it.
+    public let onPush: @Sendable (DeviceToken, Bool) -> Void
     public var bundleID: String { host.bundleID }
-    public init(host: AppHost) { self.host = host }
+    public init(host: AppHost, onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in }) {
+        self.host = host
+        self.onPush = onPush
+    }
 
     public func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async {
         guard let userInfo = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] else { return }
-        host.didReceiveRemoteNotification(userInfo)
+        onPush(push.deviceToken, host.didReceiveRemoteNotification(userInfo))
     }
 }
 
@@ -55,17 +60,19 @@ public struct AppProfile: Sendable {
 public protocol DeviceNetwork: Sendable {
     /// Registers a new device for `host`'s app in `environment` and routes its pushes to the app
     /// delegate. Returns the token APNs issued.
-    func installDevice(for host: AppHost, environment: APNsEnvironment) async throws -> DeviceToken
+    func installDevice(for host: AppHost, environment: APNsEnvironment,
+                       onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken
     func shutdown() async
 }
 
 /// Devices on a receiver in this process.
 struct LocalDeviceNetwork: DeviceNetwork {
     let channel: LocalAPNsChannel
-    func installDevice(for host: AppHost, environment: APNsEnvironment) async throws -> DeviceToken {
+    func installDevice(for host: AppHost, environment: APNsEnvironment,
+                       onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken {
         let token = DeviceToken.random()
         try channel.register(token, environment: environment, bundleID: host.bundleID)
-        await channel.hub.install(HostedApp(host: host), token: token, environment: environment)
+        await channel.hub.install(HostedApp(host: host, onPush: onPush), token: token, environment: environment)
         return token
     }
     func shutdown() async {}
@@ -82,12 +89,13 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
         self.port = port
     }
 
-    public func installDevice(for app: AppHost, environment: APNsEnvironment) async throws -> DeviceToken {
+    public func installDevice(for app: AppHost, environment: APNsEnvironment,
+                              onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken {
         let token = try await RemoteDevice.register(gatewayHost: host, gatewayPort: port, environment: environment, bundleID: app.bundleID)
         let device = try await RemoteDevice.connect(gatewayHost: host, gatewayPort: port, token: token, environment: environment) { push in
             guard push.bundleID == app.bundleID,
                   let userInfo = (try? JSONSerialization.jsonObject(with: Data(push.payload))) as? [String: Any] else { return }
-            app.didReceiveRemoteNotification(userInfo)
+            onPush(token, app.didReceiveRemoteNotification(userInfo))
         }
         devices.withLock { $0.append(device) }
         return token
@@ -130,14 +138,17 @@ public final class PhoneAuthWorld: Sendable {
     }
 
     /// Everything in this process.
+    ///   - providerKey: what the backend signs its provider tokens with (default: the `Certs/` key).
+    ///   - providerClock: the clock of the backend's APNs client (its tokens' `iat`).
     public static func start(certs: URL, state: URL, configuration: BackendConfiguration = BackendConfiguration(),
                              backendClock: any WallClock = SystemWallClock(), pushLatency: Duration = .milliseconds(250),
+                             providerKey: APNsAuthKey? = nil, providerClock: any WallClock = SystemWallClock(),
                              receiverObserver: (@Sendable (ReceiverEvent) -> Void)? = nil,
                              backendObserver: (@Sendable (BackendEvent) -> Void)? = nil) async throws -> PhoneAuthWorld {
         let channel = try await LocalAPNsChannel.start(certs: certs, state: state, observer: receiverObserver,
                                                        deliveryLatency: pushLatency)
-        let pusher = APNsPusher(sandbox: try channel.client(environment: .sandbox),
-                                production: try channel.client(environment: .production))
+        let pusher = APNsPusher(sandbox: try channel.client(environment: .sandbox, key: providerKey, clock: providerClock),
+                                production: try channel.client(environment: .production, key: providerKey, clock: providerClock))
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: backendClock,
                                           usersFile: state.appendingPathComponent("users.json"), observer: backendObserver)
         let server = try await BackendServer.start(toolkit: toolkit)
@@ -162,7 +173,8 @@ public final class PhoneAuthWorld: Sendable {
     /// the build's environment) and passes the token to Auth with the type its code declares.
     public func install(_ profile: AppProfile, clock: any Clock<Duration> = ContinuousClock(),
                         userDefaults: UserDefaultsStore = UserDefaultsStore(), setToken: Bool = true,
-                        onURL: @escaping @Sendable (URL, URLHandling) -> Void = { _, _ in }) async throws -> (Auth, DeviceToken) {
+                        onURL: @escaping @Sendable (URL, URLHandling) -> Void = { _, _ in },
+                        onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in }) async throws -> (Auth, DeviceToken) {
         let host: AppHost
         var options: FirebaseOptions
         if let bundle = profile.bundle {
@@ -187,7 +199,7 @@ public final class PhoneAuthWorld: Sendable {
             let listener = try await SchemeListener.claim(for: host, directory: directory, onURL: onURL)
             listeners.withLock { $0.append(listener) }
         }
-        let token = try await devices.installDevice(for: host, environment: profile.buildEnvironment)
+        let token = try await devices.installDevice(for: host, environment: profile.buildEnvironment, onPush: onPush)
         if setToken { auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType) }
         return (auth, token)
     }

@@ -5,8 +5,8 @@ import CommandSupport
 import FirebaseAuthCore
 import Foundation
 import RedirectInterceptor
+import LocalPKI
 import Scenarios
-import Synchronization
 
 /// `authsim phone`: one app signs in by phone against a backend and a push-receiver running as
 /// other processes.
@@ -35,6 +35,11 @@ struct Phone: AsyncParsableCommand {
                                valueName: "command")) var browser: String?
     @Option(help: "How long the browser page may take, in seconds.") var browserTimeout = 300
 
+    @Option(help: ArgumentHelp("Take the app and the user from this scenario file (its backend and network sections belong to the other processes).",
+                               valueName: "file")) var scenario: String?
+    @Option(help: "Folder for the app's files (UserDefaults, a provisioning profile).") var state = "State/phone"
+    @Option(help: "Folder with the credentials (to sign a scenario's provisioning profile).") var certs = "Certs"
+
     func run() async throws {
         func split(_ text: String) throws -> (String, Int) {
             let parts = text.split(separator: ":")
@@ -45,48 +50,48 @@ struct Phone: AsyncParsableCommand {
         guard let type = types[declaredType] else { throw ValidationError("--declared-type is sandbox, prod or unknown") }
         let (backendHost, backendPort) = try split(backend)
         let (gatewayHost, gatewayPort) = try split(gateway)
-        var profile = AppProfile()
+        var spec = ScenarioSpec(name: "phone", summary: "one phone sign-in across processes", expectedOutcome: "signed in")
+        if let scenario {
+            do { spec = try ScenarioSpec(contentsOf: URL(fileURLWithPath: scenario)) } catch { throw ValidationError(error.message) }
+        } else {
+            spec.app.build = build
+            spec.app.declaredTokenType = type
+            spec.app.forwardsNotifications = !noForwarding
+            spec.app.forwardsURLs = !noUrlForwarding
+            spec.app.simulator = simulator
+            spec.app.testMode = testMode
+            spec.user.phoneNumber = number
+        }
+        var options = AppRunOptions()
+        options.code = code
         if let app {
-            do { profile.bundle = try AppBundle(directory: URL(fileURLWithPath: app)) } catch {
+            do { options.bundle = try AppBundle(directory: URL(fileURLWithPath: app)) } catch {
                 throw ValidationError("--app \(app): \(error.message)")
             }
         }
         guard openRedirectsWith == nil || browser == nil else { throw ValidationError("--open-redirects-with and --browser exclude each other") }
-        profile.isSimulator = simulator
-        profile.forwardsURLs = !noUrlForwarding
-        profile.schemeDirectory = runtimeDir.map { SchemeDirectory(url: URL(fileURLWithPath: $0).standardizedFileURL) } ?? .standard()
-        let timelineRef = TimelineBox()
+        options.schemeDirectory = runtimeDir.map { SchemeDirectory(url: URL(fileURLWithPath: $0).standardizedFileURL) } ?? .standard()
+        let timeline = Timeline { say(TimelineRendering.line($0)) }
         if let command = openRedirectsWith?.split(separator: " ").map(String.init), !command.isEmpty {
-            profile.uiDelegate = HeadlessPresenter(handOff: .command(command)) { timelineRef.record(.browser, $0) }
+            options.uiDelegate = HeadlessPresenter(handOff: .command(command)) { ScenarioRunner.record($0, into: timeline) }
         }
         if let command = browser?.split(separator: " ").map(String.init), !command.isEmpty {
-            profile.uiDelegate = BrowserPresenter(command: command, timeout: .seconds(browserTimeout)) { timelineRef.record(.browser, $0) }
+            options.uiDelegate = BrowserPresenter(command: command, timeout: .seconds(browserTimeout)) { ScenarioRunner.record($0, into: timeline) }
         }
-        profile.buildEnvironment = build
-        profile.declaredTokenType = type
-        profile.forwardsNotifications = !noForwarding
-        profile.appVerificationDisabledForTesting = testMode
         let world = PhoneAuthWorld.connect(backendHost: backendHost, backendPort: backendPort,
                                            devices: RemoteDeviceNetwork(host: gatewayHost, port: gatewayPort))
-        let timeline = Timeline { event in
-            say("  +\(String(event.milliseconds).leftPadded(to: 5)) ms  \(event.part.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(event.message)")
-        }
-        timelineRef.timeline.withLock { $0 = timeline }
         say("phone sign-in across processes: backend http://\(backend), device gateway \(gateway)")
-        if let directory = profile.schemeDirectory {
+        if let directory = options.schemeDirectory {
             say("the app claims its URL schemes in \(directory.url.path) (redirect-interceptor hands it URLs there)")
         }
-        let outcome = await PhoneDemo.runOne(PhoneScenario(name: "phone", summary: "", expected: "signed in", profile: profile,
-                                                           number: number), world: world, timeline: timeline, code: code)
+        let work = URL(fileURLWithPath: state)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let credentials = spec.app.provisioningProfile == nil ? nil : try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
+        let outcome = await ScenarioRunner.runApp(spec, world: world, timeline: timeline, work: work, credentials: credentials,
+                                                  backendClock: nil, options: options)
         await world.shutdown()
-        let signedIn = outcome.hasPrefix("signed in")
-        say(signedIn ? "✔ \(outcome)" : "✘ \(outcome)")
-        if !signedIn { throw ExitCode(1) }
+        let expected = scenario == nil ? outcome.hasPrefix("signed in") : outcome == spec.expectedOutcome
+        say(expected ? "✔ \(outcome)" : "✘ \(outcome)\(scenario == nil ? "" : " (expected \(spec.expectedOutcome))")")
+        if !expected { throw ExitCode(1) }
     }
-}
-
-/// The timeline, for presenters made before it.
-final class TimelineBox: Sendable {
-    let timeline = Mutex<Timeline?>(nil)
-    func record(_ part: Part, _ message: String) { timeline.withLock { $0 }?.record(part, message) }
 }

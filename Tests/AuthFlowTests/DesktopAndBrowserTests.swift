@@ -133,7 +133,7 @@ struct BrowserPresenterTests {
             profile.isSimulator = true
             let (auth, _) = try await world.install(profile)
             let events = Mutex<[String]>([])
-            let presenter = BrowserPresenter(command: ["true"], timeout: .milliseconds(200)) { event in events.withLock { $0.append(event) } }
+            let presenter = BrowserPresenter(command: ["true"], timeout: .milliseconds(200)) { event in events.withLock { $0.append(event.message) } }
             await #expect(throws: AuthError(.webContextCancelled, "")) {
                 _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter)
             }

@@ -18,7 +18,7 @@ struct GuideSnippetTests {
                                userDefaults: UserDefaultsStore(file: folder.appendingPathComponent("defaults.json")))
             FirebaseApp.configure(options: options, host: host)
             Auth.auth().useEmulator(withHost: world.backendHost, port: world.backendPort)
-            let token = try await world.devices.installDevice(for: host, environment: .sandbox)
+            let token = try await world.devices.installDevice(for: host, environment: .sandbox) { _, _ in }
 
             // As in "Authenticate with Firebase on Apple platforms using a phone number":
             Auth.auth().setAPNSToken(Data(token.bytes), type: .sandbox)

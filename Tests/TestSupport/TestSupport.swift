@@ -11,50 +11,15 @@ public func temporaryDirectory(_ name: String) -> URL {
     return url
 }
 
-/// Every launch goes through the toolkit's one launch lock (see `ProcessLaunch`).
-func launch(_ process: Process) throws {
-    try ProcessLaunch.run(process)
-}
-
-/// Collects a pipe's bytes as they come, without blocking a thread.
-final class PipeCollector: Sendable {
-    private let bytes = Mutex(Data())
-    init(_ pipe: Pipe) {
-        pipe.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-            } else {
-                self.bytes.withLock { $0.append(data) }
-            }
-        }
-    }
-    var text: String { String(decoding: bytes.withLock { $0 }, as: UTF8.self) }
-}
-
-/// Runs a program to its end and returns its standard output and exit status. Never blocks a
-/// thread of the (2-thread, on this machine) cooperative pool: waiting on `Process` there starves
-/// every other test running in parallel.
+/// Runs a program to its end and returns its standard output and exit status (standard error
+/// goes to the test's). `arguments[0]` is looked up in `PATH`; leading `NAME=value` words set the
+/// environment, as with env(1). Never blocks a thread of the (2-thread, on this machine)
+/// cooperative pool: waiting there starves every other test running in parallel.
 public func runProgram(_ arguments: [String]) async throws -> (output: String, status: Int32) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.standardError
-    let collector = PipeCollector(pipe)
-    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-        do { try launch(process) } catch {
-            process.terminationHandler = nil
-            continuation.resume(throwing: error)
-        }
-    }
-    // The last bytes may still be in flight after the exit; wait for the pipe's end briefly.
-    for _ in 0..<50 where pipe.fileHandleForReading.readabilityHandler != nil {
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    return (collector.text, status)
+    let child = try ChildProcess(["/usr/bin/env"] + arguments, output: .pipe)
+    async let output = child.readOutput()
+    let status = await child.wait()
+    return (String(decoding: await output, as: UTF8.self), status)
 }
 
 /// Whether a tool an external-client test needs is here. On CI (`CI` set) a missing tool fails
@@ -82,9 +47,9 @@ public func executable(_ name: String) throws -> String {
     return path
 }
 
-/// A server process started for a test: its output is read line by line; it is stopped with SIGTERM.
+/// A server process started for a test: its output is read line by line; it is stopped with SIGKILL or SIGTERM.
 public final class ServerProcess: Sendable {
-    public let process: Process
+    public let child: ChildProcess
     private final class Lines: Sendable {
         let state = Mutex<(complete: [String], partial: String)>(([], ""))
     }
@@ -92,16 +57,8 @@ public final class ServerProcess: Sendable {
 
     /// Starts `arguments[0]` with the rest as arguments.
     public init(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        self.process = process
-        pipe.fileHandleForReading.readabilityHandler = { [lines] handle in
-            let data = handle.availableData
-            guard !data.isEmpty else { return }
+        child = try ChildProcess(arguments, output: .pipe, errors: .discard)
+        child.readOutputChunks { [lines] data in
             lines.state.withLock { state in
                 state.partial += String(decoding: data, as: UTF8.self)
                 while let newline = state.partial.firstIndex(of: "\n") {
@@ -110,7 +67,6 @@ public final class ServerProcess: Sendable {
                 }
             }
         }
-        try launch(process)
     }
 
     public var output: [String] { lines.state.withLock { $0.complete } }
@@ -136,18 +92,15 @@ public final class ServerProcess: Sendable {
         return port
     }
 
-    /// SIGKILL, without waiting (safe in a `defer`). A child started from a thread that blocks
-    /// signals, as Foundation's `Process` may be, inherits the block: Python servers never see SIGTERM.
-    public func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
+    /// SIGKILL, without waiting (safe in a `defer`).
+    public func stop() { child.send(SIGKILL) }
 
     /// SIGTERM, then waits (without blocking a thread) up to `timeout` for the exit.
     /// - Returns: the exit status, or `nil` if it is still running.
     public func terminate(timeout: Duration = .seconds(10)) async throws -> Int32? {
-        if process.isRunning { process.terminate() }
+        child.send(SIGTERM)
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        return process.isRunning ? nil : process.terminationStatus
+        while child.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        return child.exitStatus
     }
 }

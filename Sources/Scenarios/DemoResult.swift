@@ -1,0 +1,19 @@
+import Foundation
+
+/// A finished scenario of any kind: what was expected, what happened, and its timeline.
+public struct DemoResult: Sendable {
+    public let name: String
+    public let summary: String
+    public let expected: String
+    public let actual: String
+    public let timeline: [TimelineEvent]
+    public var passed: Bool { expected == actual }
+}
+
+extension ChannelScenarioResult {
+    /// The same result in the demo's common shape.
+    public var demoResult: DemoResult {
+        DemoResult(name: scenario.name, summary: scenario.summary, expected: scenario.expected.description,
+                   actual: actual?.description ?? "error: \(error ?? "?")", timeline: timeline)
+    }
+}

@@ -1,0 +1,278 @@
+import APNsReceiver
+import APNsWire
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import LocalPKI
+import RedirectInterceptor
+
+/// How the app side of a scenario is run beyond what the file says (options of `authsim phone`).
+public struct AppRunOptions: Sendable {
+    /// The app's files instead of the scenario's app section.
+    public var bundle: AppBundle?
+    /// The reCAPTCHA presenter (nil: a headless one that records into the timeline).
+    public var uiDelegate: (any AuthUIDelegate)?
+    /// Claim the app's schemes here for `redirect-interceptor`.
+    public var schemeDirectory: SchemeDirectory?
+    /// Overrides the code the scenario says the user types.
+    public var code: String?
+    public init() {}
+}
+
+/// Runs scenario files: each in a world of its own (receiver, backend, provider, devices), with a
+/// timeline of every part's steps and messages.
+public enum ScenarioRunner {
+    /// The backend configuration a scenario asks for.
+    public static func configuration(for spec: ScenarioSpec) -> BackendConfiguration {
+        var configuration = BackendConfiguration()
+        configuration.bundleID = spec.app.bundleID
+        configuration.suggestedTimeout = spec.backend.suggestedTimeout
+        configuration.testPhoneNumbers = spec.backend.testPhoneNumbers
+        configuration.smsRegionPolicy = spec.backend.smsRegionPolicy
+        configuration.smsPerNumberPerDay = spec.backend.smsPerNumberPerDay
+        configuration.smsPerProjectPerDay = spec.backend.smsPerProjectPerDay
+        configuration.recaptchaOutcome = spec.backend.recaptcha
+        if let lifetime = spec.backend.codeLifetimeSeconds { configuration.codeLifetime = lifetime }
+        return configuration
+    }
+
+    /// Runs `spec` in a new world in this process; `state` gets its delivery log, users and files.
+    public static func run(_ spec: ScenarioSpec, certs: URL, state: URL, options: AppRunOptions = AppRunOptions(),
+                           printer: (@Sendable (TimelineEvent) -> Void)? = nil) async -> DemoResult {
+        let timeline = Timeline(printer: printer)
+        let backendClock = AdjustableWallClock()
+        let outcome: String
+        do {
+            try? FileManager.default.removeItem(at: state)
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+            let credentials = try CertsDirectory(certs).ensure()
+            var providerKey: APNsAuthKey?
+            if spec.provider.keyAndTeamSwapped {
+                let key = credentials.authKey
+                providerKey = try APNsAuthKey(keyID: key.teamID, teamID: key.keyID, privateKey: key.privateKey)
+            }
+            let world = try await PhoneAuthWorld.start(
+                certs: certs, state: state, configuration: configuration(for: spec), backendClock: backendClock,
+                pushLatency: .milliseconds(spec.network.pushLatencyMilliseconds), providerKey: providerKey,
+                providerClock: OffsetWallClock(offset: spec.provider.clockOffsetSeconds),
+                receiverObserver: { record($0, into: timeline) }, backendObserver: { record($0, into: timeline) })
+            if spec.network.pushesLost {
+                await world.channel?.hub.setLosesPushes(true) { push in
+                    timeline.record(.device, kind: .pushLost, "the push to \(push.deviceToken.short) never reaches the device: it is offline",
+                                    facts: ["token": push.deviceToken.hex, "environment": "\(push.environment)"])
+                }
+            }
+            for rule in spec.network.receiverFaults { world.channel?.faults.add(rule) }
+            let signer = providerKey ?? credentials.authKey
+            timeline.record(.authsim, "scenario \(spec.name): backend signs provider tokens kid=\(signer.keyID) iss=\(signer.teamID)\(spec.provider.clockOffsetSeconds != 0 ? " with its clock \(Int(spec.provider.clockOffsetSeconds)) s off" : "")",
+                            facts: ["keyID": signer.keyID, "teamID": signer.teamID, "trustedKeyID": credentials.authKey.keyID,
+                                    "trustedTeamID": credentials.authKey.teamID,
+                                    "providerClockOffset": String(Int(spec.provider.clockOffsetSeconds))])
+            outcome = await runApp(spec, world: world, timeline: timeline, work: state, credentials: credentials,
+                                   backendClock: backendClock, options: options)
+            await world.shutdown()
+        } catch {
+            timeline.record(.authsim, "error: \(error)")
+            outcome = "error: \(error)"
+        }
+        let passed = outcome == spec.expectedOutcome
+        timeline.record(.authsim, kind: .outcome, "\(passed ? "as expected" : "expected \(spec.expectedOutcome)"): \(outcome)",
+                        facts: ["scenario": spec.name, "expected": spec.expectedOutcome, "actual": outcome, "passed": String(passed)])
+        return DemoResult(name: spec.name, summary: spec.summary, expected: spec.expectedOutcome, actual: outcome, timeline: timeline.all)
+    }
+
+    /// The app's side: install, register for pushes, verify the number, type the code, sign in.
+    /// Returns "signed in", "signed in via reCAPTCHA", or the SDK error ("17054 notificationNotForwarded").
+    public static func runApp(_ spec: ScenarioSpec, world: PhoneAuthWorld, timeline: Timeline, work: URL,
+                              credentials: LocalCredentials?, backendClock: AdjustableWallClock?,
+                              options: AppRunOptions = AppRunOptions()) async -> String {
+        do {
+            let profile = try appProfile(spec, work: work, credentials: credentials, options: options)
+            let defaults = UserDefaultsStore(file: work.appendingPathComponent("UserDefaults-\(spec.name).json"))
+            let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults)
+            let bundleID = profile.bundle?.info.bundleID ?? profile.bundleID
+            timeline.record(.device, kind: .deviceToken,
+                            "\(bundleID) (\(spec.app.build == .sandbox ? "debug" : "release") build) registers for remote notifications: APNs \(profile.buildEnvironment) issues token \(token.short)",
+                            facts: ["token": token.hex, "environment": "\(profile.buildEnvironment)", "bundleID": bundleID,
+                                    "simulator": String(profile.isSimulator)])
+            if profile.appVerificationDisabledForTesting {
+                auth.settings.isAppVerificationDisabledForTesting = true
+                timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true")
+            }
+            auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
+            let resolved = profile.declaredTokenType == .unknown
+                ? ProvisioningProfile.resolve(isSimulator: profile.isSimulator, profile: profile.provisioningProfile) : profile.declaredTokenType
+            let apsEnvironment = profile.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) } ?? "none"
+            timeline.record(.app, kind: .setAPNSToken,
+                            "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))\(profile.declaredTokenType == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",
+                            facts: ["declaredType": "\(profile.declaredTokenType)", "resolvedType": "\(resolved)", "apsEnvironment": apsEnvironment])
+
+            let number = spec.user.phoneNumber
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let presenter = RecordingPresenter(inner: profile.uiDelegate ?? HeadlessPresenter { record($0, into: timeline) },
+                                               auth: auth, timeline: timeline)
+            timeline.record(.app, to: .backend, kind: .verifyPhoneNumber,
+                            "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(number)\", uiDelegate: \(profile.uiDelegate.map { "\(type(of: $0))()" } ?? "nil"))",
+                            facts: ["number": number])
+            let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: presenter)
+            var via = ""
+            if case .reCAPTCHAFallback = auth.lastAppVerification { via = " via reCAPTCHA" }
+            timeline.record(.app, kind: .verificationID, "got verification ID \(verificationID.prefix(10))…; saves it in UserDefaults")
+            defaults.set(verificationID, forKey: "authVerificationID")
+
+            var signingAuth = auth
+            if spec.app.restartAfterSMS {
+                timeline.record(.app, "the app is killed while the user reads the SMS, and started again")
+                let (restarted, _) = try await install(profile, world: world, timeline: timeline,
+                                                       userDefaults: UserDefaultsStore(file: defaults.file))
+                signingAuth = restarted
+                guard let restored = restarted.app.host.userDefaults.string(forKey: "authVerificationID") else {
+                    throw AuthError(.missingVerificationID, "the restarted app found no verification ID in UserDefaults")
+                }
+                timeline.record(.app, "restores verification ID \(restored.prefix(10))… from UserDefaults")
+            }
+            if spec.user.codeEnteredAfterSeconds > 0 {
+                guard let backendClock else {
+                    throw AuthError(.internalError, "codeEnteredAfterSeconds needs the backend in this process")
+                }
+                backendClock.advance(by: spec.user.codeEnteredAfterSeconds)
+                timeline.record(.authsim, "the user types the code \(Int(spec.user.codeEnteredAfterSeconds)) s later (the backend's clock jumps ahead)")
+            }
+            let sms = profile.appVerificationDisabledForTesting
+                ? spec.backend.testPhoneNumbers[number] : await world.lastCode(for: number)
+            let code: String
+            switch (options.code, spec.user.code) {
+            case (let given?, _): code = given
+            case (nil, .fixed(let digits)): code = digits
+            case (nil, .wrong): code = sms == "000000" ? "111111" : "000000"
+            case (nil, .fromSMS): code = sms ?? ""
+            }
+            let restored = signingAuth.app.host.userDefaults.string(forKey: "authVerificationID") ?? verificationID
+            timeline.record(.app, to: .backend, "the user types \(code); signIn(with: credential(withVerificationID:verificationCode:))")
+            let result = try await signingAuth.signIn(with: provider.credential(withVerificationID: restored, verificationCode: code))
+            timeline.record(.app, kind: .signedIn, "signed in\(via): uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")",
+                            facts: ["uid": result.user.uid, "path": via.isEmpty ? "silentPush" : "reCAPTCHA"])
+            return "signed in\(via)"
+        } catch let error as AuthError {
+            timeline.record(.app, kind: .authError, "error \(error.code.rawValue) \(error.code): \(error.message)",
+                            facts: ["code": String(error.code.rawValue), "name": "\(error.code)", "message": error.message])
+            return "\(error.code.rawValue) \(error.code)"
+        } catch {
+            timeline.record(.authsim, "error: \(error)")
+            return "error: \(error)"
+        }
+    }
+
+    /// The simulated app a scenario describes.
+    static func appProfile(_ spec: ScenarioSpec, work: URL, credentials: LocalCredentials?, options: AppRunOptions) throws -> AppProfile {
+        var profile = AppProfile()
+        profile.bundleID = spec.app.bundleID
+        profile.googleAppID = spec.app.googleAppID
+        profile.urlSchemes = spec.app.urlSchemes
+        profile.buildEnvironment = spec.app.build
+        profile.declaredTokenType = spec.app.declaredTokenType
+        profile.isSimulator = spec.app.simulator
+        profile.forwardsNotifications = spec.app.forwardsNotifications
+        profile.forwardsURLs = spec.app.forwardsURLs
+        profile.appVerificationDisabledForTesting = spec.app.testMode
+        profile.languageCode = spec.app.languageCode
+        profile.bundle = options.bundle
+        profile.uiDelegate = options.uiDelegate
+        profile.schemeDirectory = options.schemeDirectory
+        if let aps = spec.app.provisioningProfile {
+            guard let credentials else { throw AuthError(.internalError, "a provisioning profile needs the Certs/ credentials to sign it") }
+            let file = work.appendingPathComponent("\(spec.name)-embedded.mobileprovision")
+            try ProvisioningProfileFile.make(apsEnvironment: aps, bundleID: spec.app.bundleID, teamID: credentials.authKey.teamID,
+                                             credentials: credentials).write(to: file)
+            profile.provisioningProfile = file
+        }
+        return profile
+    }
+
+    static func install(_ profile: AppProfile, world: PhoneAuthWorld, timeline: Timeline,
+                        userDefaults: UserDefaultsStore) async throws -> (Auth, DeviceToken) {
+        try await world.install(profile, userDefaults: userDefaults, setToken: false, onURL: { url, handling in
+            switch handling {
+            case .handled(let what):
+                timeline.record(.interceptor, to: .app, kind: .redirect, "opens \(url.scheme ?? "?")://… in the app: Auth.canHandle(url) took \(what)",
+                                facts: ["handled": "true"])
+            case .refused(let refusal):
+                timeline.record(.interceptor, to: .app, kind: .redirect, "opens \(url.scheme ?? "?")://… in the app: not handled (\(refusal.code.rawValue)): \(refusal.message)",
+                                facts: ["handled": "false", "refusal": refusal.code.rawValue])
+            }
+        }, onPush: { token, handled in
+            timeline.record(.device, to: .app, kind: .pushDelivered,
+                            "hands the push to the app delegate: \(handled ? "Auth.canHandleNotification took it" : "nobody passed it to Auth.canHandleNotification")",
+                            facts: ["token": token.hex, "handled": String(handled)])
+        })
+    }
+
+    /// A presenter's events, in the timeline: the redirect is a message from the page to the app.
+    public static func record(_ event: PresenterEvent, into timeline: Timeline) {
+        switch event.kind {
+        case .redirect: timeline.record(.browser, to: .app, kind: .redirect, event.message, facts: ["handled": "pending"])
+        case .handedOff where event.message.hasPrefix("the page redirects"): timeline.record(.browser, to: .interceptor, event.message)
+        case .refused: timeline.record(.app, kind: .redirect, event.message, facts: ["handled": "false"])
+        default: timeline.record(.browser, event.message, facts: ["presenter": event.kind.rawValue])
+        }
+    }
+
+    /// The receiver's events, in the scenario's timeline.
+    static func record(_ event: ReceiverEvent, into timeline: Timeline) {
+        switch event {
+        case .accepted(let push):
+            timeline.record(.receiver, to: .device, kind: .pushAccepted,
+                            "\(push.environment) accepts the silent push to \(push.deviceToken.short) and logs it",
+                            facts: ["token": push.deviceToken.hex, "environment": "\(push.environment)"])
+        case .rejected(let rejection, _, let environment, let token):
+            timeline.record(.receiver, to: .sender, kind: .pushRejected,
+                            "\(environment) answers \(rejection.reason.status.map(String.init) ?? "?") \(rejection.reason): \(rejection.detail)",
+                            facts: ["token": token.lowercased(), "environment": "\(environment)", "reason": "\(rejection.reason)",
+                                    "status": rejection.reason.status.map(String.init) ?? "", "detail": rejection.detail])
+        case .fault(let fault, let environment):
+            timeline.record(.receiver, "\(environment) injects fault \(fault)", facts: ["fault": "\(fault)"])
+        case .connection: break
+        }
+    }
+
+    /// The backend's events, in the scenario's timeline.
+    static func record(_ event: BackendEvent, into timeline: Timeline) {
+        switch event {
+        case .pushing(let token, let environment, let receipt):
+            timeline.record(.backend, to: .sender, kind: .verifyClient,
+                            "verifyClient: receipt \(receipt.prefix(8))… for token \(token.prefix(8))…; pushes the secret via \(environment)",
+                            facts: ["token": token.lowercased(), "environment": "\(environment)", "receipt": receipt])
+            timeline.record(.sender, to: .receiver, "POST /3/device/\(token.prefix(8))… to \(environment.appleHost) (background, priority 5)",
+                            facts: ["environment": "\(environment)"])
+        case .verifyClient(_, let environment, _, let push):
+            let answer = [push.status.map(String.init), push.reason, push.error].compactMap { $0 }.joined(separator: " ")
+            timeline.record(.sender, to: .backend, "\(environment) answered \(answer); verifyClient returns the receipt to the app either way",
+                            facts: ["environment": "\(environment)", "status": push.status.map(String.init) ?? "", "reason": push.reason ?? ""])
+        case .smsSent(let message):
+            timeline.record(.backend, kind: .smsSent, "sendVerificationCode: SMS to \(message.phoneNumber): \"\(message.text)\"",
+                            facts: ["number": message.phoneNumber])
+        case .codeReused(let number):
+            timeline.record(.backend, "sendVerificationCode: a code for \(number) is still valid, no second SMS")
+        case .signedIn(let uid, let number, let isNew):
+            timeline.record(.backend, to: .app, "signInWithPhoneNumber: \(number) → uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")")
+        case .rejected(let endpoint, let error):
+            timeline.record(.backend, to: .app, kind: .backendRejected, "\(endpoint) refuses: \(error.message)",
+                            facts: ["endpoint": endpoint, "error": error.code, "detail": error.detail ?? ""])
+        }
+    }
+}
+
+/// Records the moment the SDK falls back to reCAPTCHA (and why), then presents as `inner` does.
+struct RecordingPresenter: AuthUIDelegate {
+    let inner: any AuthUIDelegate
+    let auth: Auth
+    let timeline: Timeline
+
+    func present(_ url: URL, host: AppHost) async {
+        var why = "no app credential"
+        if case .reCAPTCHAFallback(let reason) = auth.lastAppVerification { why = reason }
+        timeline.record(.app, to: .browser, kind: .fallback, "no app credential (\(why)): presents the reCAPTCHA page \(url.path)?…eventId=…",
+                        facts: ["reason": why, "url": url.absoluteString])
+        await inner.present(url, host: host)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// A timeline for people (a line per step), for machines (a JSON object per line), and as a
+/// sequence diagram (Mermaid text, or a self-contained HTML page).
+public enum TimelineRendering {
+    /// `  +  123 ms  backend   verifyClient: …` (with `→ part` for messages).
+    public static func line(_ event: TimelineEvent) -> String {
+        let ms = String(event.milliseconds)
+        let padded = String(repeating: " ", count: max(0, 5 - ms.count)) + ms
+        let part = event.part.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
+        let arrow = event.to.map { "→ \($0.rawValue): " } ?? ""
+        return "  +\(padded) ms  \(part) \(arrow)\(event.message)"
+    }
+
+    /// One JSON object (sorted keys), with the scenario's name.
+    public static func json(_ event: TimelineEvent, scenario: String) -> String {
+        var object: [String: Any] = ["scenario": scenario, "ms": event.milliseconds, "part": event.part.rawValue, "message": event.message]
+        if let to = event.to { object["to"] = to.rawValue }
+        if let kind = event.kind { object["kind"] = kind }
+        if !event.facts.isEmpty { object["facts"] = event.facts }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Reads back `--json` lines (other lines are skipped): the events per scenario, in order.
+    public static func events(fromJSONLines text: String) -> [(scenario: String, event: TimelineEvent)] {
+        text.split(separator: "\n").compactMap { line in
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                  let part = (object["part"] as? String).flatMap(Part.init(rawValue:)),
+                  let message = object["message"] as? String
+            else { return nil }
+            let event = TimelineEvent(milliseconds: (object["ms"] as? NSNumber)?.intValue ?? 0, part: part,
+                                      to: (object["to"] as? String).flatMap(Part.init(rawValue:)), kind: object["kind"] as? String,
+                                      message: message, facts: object["facts"] as? [String: String] ?? [:])
+            return (object["scenario"] as? String ?? "", event)
+        }
+    }
+
+    /// The parts a run involved, in the diagram's left-to-right order.
+    static func participants(_ events: [TimelineEvent]) -> [Part] {
+        let order: [Part] = [.app, .browser, .interceptor, .backend, .sender, .receiver, .device, .authsim]
+        let used = Set(events.flatMap { [$0.part] + ($0.to.map { [$0] } ?? []) })
+        return order.filter(used.contains)
+    }
+
+    /// A Mermaid `sequenceDiagram`: messages as arrows, steps as notes.
+    public static func mermaid(_ result: DemoResult) -> String {
+        var lines = ["sequenceDiagram", "    title \(mermaidText(result.name)): \(mermaidText(result.actual))"]
+        for part in participants(result.timeline) { lines.append("    participant \(part.rawValue)") }
+        for event in result.timeline {
+            let text = mermaidText("+\(event.milliseconds) ms \(event.message)")
+            if let to = event.to, to != event.part {
+                lines.append("    \(event.part.rawValue)->>\(to.rawValue): \(text)")
+            } else {
+                lines.append("    Note over \(event.part.rawValue): \(text)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Mermaid message text: one line, no characters Mermaid reads as syntax, not too long.
+    static func mermaidText(_ text: String) -> String {
+        var cleaned = text.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: ";", with: ",")
+            .replacingOccurrences(of: "#", with: "no. ").replacingOccurrences(of: "%", with: " percent")
+        if cleaned.count > 160 { cleaned = String(cleaned.prefix(157)) + "…" }
+        return cleaned
+    }
+
+    /// A self-contained HTML page: for each scenario, a sequence diagram (lifelines as columns,
+    /// each message an arrow from one column to another, each step a note), with no scripts and
+    /// nothing fetched.
+    public static func html(_ results: [DemoResult], title: String = "authsim run") -> String {
+        var body = ""
+        for result in results {
+            let parts = participants(result.timeline)
+            let columns = parts.count
+            body += "<section><h2>\(escape(result.name)) <span class=\"\(result.passed ? "pass" : "fail")\">\(result.passed ? "✔" : "✘") \(escape(result.actual))</span></h2>\n"
+            body += "<p class=\"summary\">\(escape(result.summary))\(result.passed ? "" : " Expected: \(escape(result.expected)).")</p>\n"
+            body += "<div class=\"diagram\" style=\"grid-template-columns: 6em repeat(\(columns), 1fr)\">\n<div></div>"
+            for part in parts { body += "<div class=\"head\">\(part.rawValue)</div>" }
+            body += "\n"
+            for event in result.timeline {
+                guard let from = parts.firstIndex(of: event.part) else { continue }
+                body += "<div class=\"ms\">+\(event.milliseconds) ms</div>"
+                if let to = event.to, let target = parts.firstIndex(of: to), target != from {
+                    let (low, high) = (min(from, target), max(from, target))
+                    for column in 0..<low { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
+                    body += "<div class=\"arrow \(target > from ? "right" : "left")\(event.kind == EventKind.pushRejected.rawValue || event.kind == EventKind.authError.rawValue ? " bad" : "")\" style=\"grid-column: \(low + 2) / span \(high - low + 1)\"><span>\(escape(event.message))</span></div>"
+                    for column in (high + 1)..<max(high + 1, columns) { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
+                } else {
+                    for column in 0..<from { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
+                    body += "<div class=\"note\(event.kind == EventKind.authError.rawValue ? " bad" : "")\">\(escape(event.message))</div>"
+                    for column in (from + 1)..<max(from + 1, columns) { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
+                }
+                body += "\n"
+            }
+            body += "</div></section>\n"
+        }
+        return """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>
+            <style>
+            body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+            h2 { font-size: 1.1em; margin-top: 2em; } .pass { color: #17702b; } .fail { color: #b3261e; }
+            .summary { color: #555; max-width: 60em; }
+            .diagram { display: grid; gap: 2px 0; font-size: 0.8em; }
+            .head { font-weight: bold; text-align: center; background: #eef; border-radius: 4px; padding: 0.3em; margin: 0 0.3em; }
+            .ms { color: #888; text-align: right; padding-right: 0.6em; white-space: nowrap; }
+            .life { border-left: 1px dashed #bbb; margin-left: 50%; }
+            .note { background: #fffbe6; border: 1px solid #e8d98c; border-radius: 4px; padding: 0.2em 0.4em; margin: 0 0.3em; }
+            .arrow { position: relative; border-bottom: 2px solid #446; margin: 0 10%; padding: 0.1em 0.4em 0.2em; text-align: center; }
+            .arrow.right::after { content: "▶"; position: absolute; right: -0.5em; bottom: -0.62em; color: #446; }
+            .arrow.left::before { content: "◀"; position: absolute; left: -0.5em; bottom: -0.62em; color: #446; }
+            .bad { border-color: #b3261e; color: #b3261e; } .note.bad { background: #fdecea; }
+            </style></head>
+            <body><h1>\(escape(title))</h1>
+            \(body)</body></html>
+            """
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}
