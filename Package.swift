@@ -138,6 +138,10 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
+            name: "ScenarioTests",
+            dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios", "TestSupport"]
+        ),
+        .testTarget(
             name: "APNsChannelTests",
             dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios", "TestSupport"]
         ),

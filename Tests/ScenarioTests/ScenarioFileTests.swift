@@ -1,0 +1,132 @@
+import APNsWire
+import FirebaseAuthCore
+import Foundation
+import LocalPKI
+import Scenarios
+import TestSupport
+import Testing
+
+/// The repository's root (the tests' sources are two folders down).
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let shippedScenarios = (try? ScenarioSpec.load(directory: repositoryRoot.appendingPathComponent("Scenarios"))) ?? []
+
+@Suite("Scenario files: the shipped ones run as they say; bad ones are refused precisely")
+struct ScenarioFileTests {
+    @Test("the shipped scenarios are there, with the twelve required cases")
+    func shipped() {
+        let names = Set(shippedScenarios.map(\.name))
+        for required in ["silent-push", "push-never-arrives", "debug-build-declares-prod", "unknown-from-development-profile",
+                         "release-build-declares-sandbox", "notifications-not-forwarded", "redirect-not-forwarded",
+                         "scheme-not-registered", "app-killed-after-sms", "test-number-test-mode", "real-number-test-mode",
+                         "key-and-team-swapped", "provider-clock-behind", "wrong-code", "session-expired", "region-blocked",
+                         "quota-exceeded"] {
+            #expect(names.contains(required), "missing \(required)")
+        }
+    }
+
+    @Test("every shipped scenario ends with the outcome it expects", arguments: shippedScenarios.map(\.name))
+    func runs(_ name: String) async throws {
+        let spec = try #require(shippedScenarios.first { $0.name == name })
+        let folder = temporaryDirectory(name)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = await ScenarioRunner.run(spec, certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"))
+        #expect(result.actual == spec.expectedOutcome, "\(result.timeline.map(TimelineRendering.line).joined(separator: "\n"))")
+        #expect(result.timeline.last?.kind == EventKind.outcome.rawValue)
+        #expect(result.timeline.contains { $0.kind == EventKind.deviceToken.rawValue })
+    }
+
+    @Test("bad files say which key is wrong and why", arguments: [
+        (#"{"format":"authsim-scenario/2","name":"x","summary":"","expect":{"outcome":"signed in"}}"#, ScenarioFileError.Code.wrongFormat, "authsim-scenario/1"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"app":{"declaredTokenTyp":"prod"}}"#, .unknownKey, "declaredTokenTyp"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"app":{"declaredTokenType":"production"}}"#, .invalidValue, "sandbox, prod, unknown"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"app":{"simulator":1}}"#, .invalidValue, "true or false"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"suggestedTimeout":true}}"#, .invalidValue, "a number"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"smsRegionPolicy":{"allowOnly":["US"],"deny":["GB"]}}}"#, .invalidValue, "not both"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"recaptcha":"maybe"}}"#, .invalidValue, "pass, slow"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"testPhoneNumbers":{"+16505553434":"12"}}}"#, .invalidValue, "6 digits"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"network":{"receiverFaults":["explode"]}}"#, .invalidValue, "receiverFaults"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"user":{"code":"12ab56"}}"#, .invalidValue, "sms, wrong or 6 digits"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":""}"#, .missingKey, "expect.outcome"),
+        (#"[1, 2]"#, .notJSON, "not a JSON object"),
+    ])
+    func badFiles(_ json: String, code: ScenarioFileError.Code, mentions: String) {
+        do {
+            _ = try ScenarioSpec(json: Data(json.utf8), source: "bad.json")
+            Issue.record("accepted: \(json)")
+        } catch {
+            #expect(error.code == code, "\(error.message)")
+            #expect(error.message.contains(mentions), "\(error.message)")
+        }
+    }
+
+    @Test("an embedded.mobileprovision made in-process is a real CMS envelope that openssl verifies and the SDK reads")
+    func provisioningProfile() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let credentials = try CertsDirectory(folder.appendingPathComponent("Certs")).ensure()
+        let file = folder.appendingPathComponent("embedded.mobileprovision")
+        try ProvisioningProfileFile.make(apsEnvironment: "development", bundleID: "com.example.authsim", teamID: "ABCDE12345",
+                                         credentials: credentials).write(to: file)
+        #expect(ProvisioningProfile.apsEnvironment(at: file) == "development")
+        #expect(ProvisioningProfile.resolve(isSimulator: false, profile: file) == .sandbox)
+        guard await toolAvailable(["openssl", "version"]) else { return }
+        let verified = try await runProgram(["openssl", "cms", "-verify", "-noverify", "-inform", "DER", "-in", file.path])
+        #expect(verified.status == 0)
+        #expect(verified.output.contains("<key>aps-environment</key>"))
+        #expect(verified.output.contains("ABCDE12345.com.example.authsim"))
+    }
+}
+
+@Suite("authsim run: the timeline as JSON lines and as a sequence diagram")
+struct RunOutputTests {
+    @Test("--json gives one event per line that reads back; --diagram writes Mermaid and HTML")
+    func outputs() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authsim = try executable("authsim")
+        let mermaid = folder.appendingPathComponent("run.mmd")
+        let run = try await runProgram([authsim, "run", "debug-build-declares-prod", "--json",
+                                        "--scenarios", repositoryRoot.appendingPathComponent("Scenarios").path,
+                                        "--certs", folder.appendingPathComponent("Certs").path,
+                                        "--state", folder.appendingPathComponent("State").path, "--diagram", mermaid.path])
+        #expect(run.status == 0)
+        let events = TimelineRendering.events(fromJSONLines: run.output)
+        #expect(events.count == run.output.split(separator: "\n").count)
+        #expect(events.allSatisfy { $0.scenario == "debug-build-declares-prod" })
+        let rejected = try #require(events.first { $0.event.kind == EventKind.pushRejected.rawValue }?.event)
+        #expect(rejected.facts["reason"] == "BadDeviceToken")
+        #expect(rejected.facts["environment"] == "production")
+        #expect(rejected.part == .receiver && rejected.to == .sender)
+        #expect(events.last?.event.facts["passed"] == "true")
+
+        let diagram = try String(contentsOf: mermaid, encoding: .utf8)
+        #expect(diagram.hasPrefix("sequenceDiagram\n"))
+        #expect(diagram.contains("    app->>backend: "))
+        #expect(diagram.contains("    receiver->>sender: "))
+        #expect(!diagram.contains(";"))
+
+        let html = folder.appendingPathComponent("run.html")
+        let again = try await runProgram([authsim, "run", repositoryRoot.appendingPathComponent("Scenarios/13-simulator.json").path,
+                                          "--certs", folder.appendingPathComponent("Certs").path,
+                                          "--state", folder.appendingPathComponent("State2").path, "--diagram", html.path])
+        #expect(again.status == 0)
+        #expect(again.output.contains("✔ simulator: signed in via reCAPTCHA"))
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.contains("<section><h2>simulator"))
+        #expect(page.contains("class=\"arrow"))
+        #expect(!page.contains("<script"))
+    }
+
+    @Test("a scenario that does not end as expected fails the run with exit status 1")
+    func unexpected() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("wrong.json")
+        try #"{"format":"authsim-scenario/1","name":"optimist","summary":"expects a silent push from a simulator","app":{"simulator":true},"expect":{"outcome":"signed in"}}"#
+            .write(to: file, atomically: true, encoding: .utf8)
+        let run = try await runProgram([try executable("authsim"), "run", file.path, "--certs", folder.appendingPathComponent("Certs").path,
+                                        "--state", folder.appendingPathComponent("State").path])
+        #expect(run.status == 1)
+        #expect(run.output.contains("✘ optimist: expected signed in, got signed in via reCAPTCHA"))
+    }
+}
