@@ -97,7 +97,7 @@ public enum ScenarioRunner {
                                     "simulator": String(profile.isSimulator)])
             if profile.appVerificationDisabledForTesting {
                 auth.settings.isAppVerificationDisabledForTesting = true
-                timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true")
+                timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true", facts: ["testMode": "true"])
             }
             auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
             let resolved = profile.declaredTokenType == .unknown

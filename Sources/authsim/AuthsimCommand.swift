@@ -9,7 +9,7 @@ struct AuthsimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "authsim",
         abstract: "Run Firebase phone-auth app-verification scenarios on Linux, over the real wire formats.",
-        subcommands: [Demo.self, Run.self, Backend.self, Phone.self, SampleAppCommand.self],
+        subcommands: [Demo.self, Run.self, Explain.self, Backend.self, Phone.self, SampleAppCommand.self],
         defaultSubcommand: Demo.self)
 }
 
@@ -46,6 +46,10 @@ struct RunOutput: ParsableArguments {
             say("")
             for result in results {
                 say(result.passed ? "✔ \(result.name): \(result.actual)" : "✘ \(result.name): expected \(result.expected), got \(result.actual)")
+                // Phone scenarios get their root cause; the channel's answers speak for themselves.
+                if result.timeline.contains(where: { $0.kind == EventKind.outcome.rawValue }) {
+                    say("    why: \(Explainer.explain(result.timeline).cause)")
+                }
             }
         }
         if let diagram {

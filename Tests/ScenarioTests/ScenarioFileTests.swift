@@ -130,3 +130,41 @@ struct RunOutputTests {
         #expect(run.output.contains("✘ optimist: expected signed in, got signed in via reCAPTCHA"))
     }
 }
+
+@Suite("authsim explain: the root cause of each shipped misconfiguration")
+struct ExplainTests {
+    @Test("each shipped scenario's explanation names the cause its file states", arguments: shippedScenarios.filter { $0.expectedCause != nil }.map(\.name))
+    func causes(_ name: String) async throws {
+        let spec = try #require(shippedScenarios.first { $0.name == name })
+        let folder = temporaryDirectory(name)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = await ScenarioRunner.run(spec, certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"))
+        let diagnosis = Explainer.explain(result.timeline)
+        #expect(diagnosis.cause.contains(spec.expectedCause!), "\(diagnosis.cause)")
+        #expect(diagnosis.code != "unknown" && diagnosis.code != "ok")
+        #expect(!diagnosis.fix.isEmpty)
+    }
+
+    @Test("the token-type mismatch is explained from --json lines by the command, naming token, environments and the declared type")
+    func command() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authsim = try executable("authsim")
+        let run = try await runProgram([authsim, "run", "debug-build-declares-prod", "release-build-declares-sandbox", "--json",
+                                        "--scenarios", repositoryRoot.appendingPathComponent("Scenarios").path,
+                                        "--certs", folder.appendingPathComponent("Certs").path, "--state", folder.appendingPathComponent("State").path])
+        #expect(run.status == 0)
+        let events = folder.appendingPathComponent("events.jsonl")
+        try run.output.write(to: events, atomically: true, encoding: .utf8)
+        let explained = try await runProgram([authsim, "explain", events.path])
+        #expect(explained.status == 0)
+        let token = try #require(TimelineRendering.events(fromJSONLines: run.output).first { $0.event.kind == EventKind.deviceToken.rawValue }?.event.facts["token"])
+        #expect(explained.output.contains("debug-build-declares-prod: the push to \(token.prefix(4).uppercased())… was rejected by production with BadDeviceToken: the token was issued in sandbox (a debug build) but the app declared type .prod"))
+        #expect(explained.output.contains("release-build-declares-sandbox: the push to"))
+        #expect(explained.output.contains("issued in production (a TestFlight / App Store build, provisioning profile aps-environment=production) but the app declared type .sandbox"))
+        #expect(explained.output.contains("fix: call setAPNSToken(token, type: .sandbox)"))
+
+        let none = try await runProgram(["sh", "-c", "echo 'not json' | \(authsim) explain"])
+        #expect(none.status != 0)
+    }
+}

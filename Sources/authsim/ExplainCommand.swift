@@ -1,0 +1,46 @@
+import ArgumentParser
+import CommandSupport
+import Foundation
+import Scenarios
+
+/// `authsim explain`: the root cause of a run, from its events.
+struct Explain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Name the root cause of a run, and the fix, from its events (`authsim run … --json` or `authsim demo --json`).",
+        discussion: "Reads JSON lines from the file, or from standard input when the file is - or absent; one diagnosis per scenario.")
+
+    @Argument(help: "The events file (JSON lines).") var file: String?
+    @Flag(help: "One JSON object per scenario: scenario, code, cause, fix.") var json = false
+
+    func run() async throws {
+        let text: String
+        if let file, file != "-" {
+            do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
+                throw ValidationError("cannot read \(file): \(error.localizedDescription)")
+            }
+        } else {
+            var lines: [String] = []
+            while let line = readLine() { lines.append(line) }
+            text = lines.joined(separator: "\n")
+        }
+        let events = TimelineRendering.events(fromJSONLines: text)
+        guard !events.isEmpty else { throw ValidationError("no events: give the JSON lines of `authsim run <scenario> --json`") }
+        var order: [String] = []
+        var byScenario: [String: [TimelineEvent]] = [:]
+        for (scenario, event) in events {
+            if byScenario[scenario] == nil { order.append(scenario) }
+            byScenario[scenario, default: []].append(event)
+        }
+        for scenario in order {
+            let diagnosis = Explainer.explain(byScenario[scenario] ?? [])
+            if json {
+                let object = ["scenario": scenario, "code": diagnosis.code, "cause": diagnosis.cause, "fix": diagnosis.fix]
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+                say(String(decoding: data, as: UTF8.self))
+            } else {
+                say("\(scenario.isEmpty ? "run" : scenario): \(diagnosis.cause).")
+                say("  fix: \(diagnosis.fix).")
+            }
+        }
+    }
+}
