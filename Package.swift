@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FirebaseAuthCore", targets: ["FirebaseAuthCore"]),
         .library(name: "RedirectInterceptor", targets: ["RedirectInterceptor"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
+        .library(name: "Diagnostics", targets: ["Diagnostics"]),
         .executable(name: "apns-sender", targets: ["apns-sender"]),
         .executable(name: "push-receiver", targets: ["push-receiver"]),
         .executable(name: "redirect-interceptor", targets: ["redirect-interceptor"]),
@@ -99,6 +100,11 @@ let package = Package(
             dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
                            "RedirectInterceptor", .product(name: "Logging", package: "swift-log")]
         ),
+        // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
+        .target(
+            name: "Diagnostics",
+            dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios"]
+        ),
         // What the three command lines share: output and signal handling.
         .target(
             name: "CommandSupport",
@@ -124,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "authsim",
             dependencies: ["Scenarios", "LocalPKI", "APNsWire", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
-                           "RedirectInterceptor", "CommandSupport",
+                           "RedirectInterceptor", "Diagnostics", "CommandSupport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
@@ -139,7 +145,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ScenarioTests",
-            dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios", "TestSupport"]
+            dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios", "Diagnostics", "TestSupport"]
         ),
         .testTarget(
             name: "APNsChannelTests",

@@ -22,15 +22,17 @@ public enum ProvisioningProfile {
     /// `Entitlements["aps-environment"]` (`development` or `production`), or `nil` when the file is
     /// missing, unreadable, or has none.
     public static func apsEnvironment(at url: URL) -> String? {
+        guard let entitlements = plist(at: url)?["Entitlements"] as? [String: Any] else { return nil }
+        return entitlements["aps-environment"] as? String
+    }
+
+    /// The whole plist inside the profile's envelope, or nil when there is none.
+    public static func plist(at url: URL) -> [String: Any]? {
         guard let data = try? Data(contentsOf: url),
               let start = data.range(of: Data("<?xml".utf8)) ?? data.range(of: Data("<plist".utf8)),
               let end = data.range(of: Data("</plist>".utf8), in: start.lowerBound..<data.endIndex)
         else { return nil }
-        let plist = data[start.lowerBound..<end.upperBound]
-        guard let object = try? PropertyListSerialization.propertyList(from: Data(plist), format: nil) as? [String: Any],
-              let entitlements = object["Entitlements"] as? [String: Any]
-        else { return nil }
-        return entitlements["aps-environment"] as? String
+        return try? PropertyListSerialization.propertyList(from: Data(data[start.lowerBound..<end.upperBound]), format: nil) as? [String: Any]
     }
 
     /// The token type `.unknown` resolves to: simulator → prod; `aps-environment` development →

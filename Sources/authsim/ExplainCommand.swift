@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandSupport
+import Diagnostics
 import Foundation
 import Scenarios
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CommandSupport
 import Foundation
+import LocalPKI
 import Scenarios
 
 /// `authsim sample-app`: writes a built app's plists, as Xcode and the Firebase console make them.
@@ -17,6 +18,10 @@ struct SampleAppCommand: ParsableCommand {
     @Flag(help: "No CLIENT_ID / REVERSED_CLIENT_ID (as newer GoogleService-Info.plist files).") var noClientID = false
     @Flag(help: "FirebaseAppDelegateProxyEnabled = NO (swizzling off).") var swizzlingOff = false
     @Flag(help: "Binary plists (bplist00), as in a built .app.") var binary = false
+    @Option(help: "Also write embedded.mobileprovision with this aps-environment (development or production), signed with --certs.")
+    var profile: String?
+    @Option(help: "Folder with the credentials that sign the profile.") var certs = "Certs"
+    @Flag(help: "Also write the APNs auth key of --certs beside the app as AuthKey_<KEYID>.p8.") var p8 = false
 
     func run() throws {
         var sample = SampleApp()
@@ -29,6 +34,20 @@ struct SampleAppCommand: ParsableCommand {
         let folder = URL(fileURLWithPath: output)
         try sample.write(to: folder)
         say("wrote \(folder.appendingPathComponent("Info.plist").path) and GoogleService-Info.plist (\(binary ? "binary" : "XML"))")
+        if profile != nil || p8 {
+            let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
+            if let profile {
+                guard ["development", "production"].contains(profile) else { throw ValidationError("--profile is development or production") }
+                try ProvisioningProfileFile.make(apsEnvironment: profile, bundleID: sample.bundleID, teamID: credentials.authKey.teamID,
+                                                 credentials: credentials).write(to: folder.appendingPathComponent("embedded.mobileprovision"))
+                say("wrote \(folder.appendingPathComponent("embedded.mobileprovision").path) (aps-environment \(profile), team \(credentials.authKey.teamID))")
+            }
+            if p8 {
+                let file = folder.deletingLastPathComponent().appendingPathComponent(credentials.authKey.fileName)
+                try credentials.authKey.p8PEM.write(to: file, atomically: true, encoding: .utf8)
+                say("wrote \(file.path) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
+            }
+        }
         say("  bundle \(sample.bundleID), GOOGLE_APP_ID \(sample.googleAppID), URL schemes \((sample.urlSchemes ?? [sample.encodedAppIDScheme]).joined(separator: ", "))")
     }
 }

@@ -1,4 +1,5 @@
 import APNsWire
+import Diagnostics
 import FirebaseAuthCore
 import Foundation
 import LocalPKI

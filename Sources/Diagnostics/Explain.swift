@@ -1,4 +1,5 @@
 import APNsWire
+import Scenarios
 import Foundation
 
 /// A run's root cause in one sentence, and the fix.

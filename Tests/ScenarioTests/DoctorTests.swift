@@ -1,0 +1,136 @@
+import Diagnostics
+import FirebaseAuthCore
+import Foundation
+import LocalPKI
+import Scenarios
+import TestSupport
+import Testing
+
+/// A generated app folder (realistic files, never downloaded) with one thing changed, and the doctor's codes for it.
+func doctorCodes(_ name: String, change: (inout SampleApp) -> Void = { _ in }, profile: String? = "development",
+                 declared: AuthAPNSTokenType? = .sandbox, keyChange: ((inout DoctorInput, APNsAuthKey) -> Void)? = nil) throws -> (errors: Set<String>, all: [Finding]) {
+    let folder = temporaryDirectory(name)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let credentials = try CertsDirectory(folder.appendingPathComponent("Certs")).ensure()
+    var sample = SampleApp()
+    sample.format = .binary
+    change(&sample)
+    let app = folder.appendingPathComponent("Payload/App.app")
+    try sample.write(to: app)
+    if let profile {
+        try ProvisioningProfileFile.make(apsEnvironment: profile == "none" ? nil : profile, bundleID: sample.bundleID,
+                                         teamID: credentials.authKey.teamID, credentials: credentials)
+            .write(to: app.appendingPathComponent("embedded.mobileprovision"))
+    }
+    var input = DoctorInput(appDirectory: app)
+    input.declaredTokenType = declared
+    let key = credentials.authKey
+    let p8 = folder.appendingPathComponent(key.fileName)
+    try key.p8PEM.write(to: p8, atomically: true, encoding: .utf8)
+    input.p8 = p8
+    input.keyID = key.keyID
+    input.teamID = key.teamID
+    keyChange?(&input, key)
+    let findings = Doctor.examine(input)
+    return (Set(findings.filter { $0.severity == .error }.map(\.code)), findings)
+}
+
+@Suite("authsim doctor: an app's files against the phone-auth setup")
+struct DoctorTests {
+    @Test("a correctly set-up app (binary plists, development profile, .sandbox, the right key) has no errors")
+    func healthy() throws {
+        let (errors, all) = try doctorCodes(#function)
+        #expect(errors.isEmpty, "\(all)")
+        #expect(Set(all.map(\.code)).isSuperset(of: ["urlScheme", "backgroundMode", "swizzling", "pushEntitlement", "tokenType", "p8"]))
+    }
+
+    @Test("each misconfiguration is found, with its fix", arguments: [
+        "schemeMissing", "reversedClientIDOnly", "backgroundMode", "devProfileDeclaresProd", "prodProfileDeclaresSandbox",
+        "noPushEntitlement", "keyAndTeamSwapped", "bundleIDMismatch", "swizzlingOff", "unknownIsFine",
+    ])
+    func misconfiguration(_ which: String) throws {
+        switch which {
+        case "schemeMissing":
+            let (errors, all) = try doctorCodes(which, change: { $0.urlSchemes = ["app-1-999999999999-ios-ffffffffffffffff"] })
+            #expect(errors == ["urlSchemeMissing"])
+            let finding = try #require(all.first { $0.code == "urlSchemeMissing" })
+            #expect(finding.fix.contains("app-1-123456789012-ios-a1b2c3d4e5f60718"))
+            #expect(finding.message.contains("looks like an encoded app ID but is not"))
+        case "reversedClientIDOnly":
+            let (errors, all) = try doctorCodes(which, change: { $0.urlSchemes = ["com.googleusercontent.apps.123456789012-a1b2c3d4e5f60718a1b2c3d4e5f6"] })
+            #expect(errors.isEmpty)
+            #expect(all.contains { $0.code == "urlScheme" && $0.message.contains("reversed client ID") })
+        case "backgroundMode":
+            #expect(try doctorCodes(which, change: { $0.backgroundModes = ["fetch"] }).errors == ["backgroundModeMissing"])
+        case "devProfileDeclaresProd":
+            let (errors, all) = try doctorCodes(which, declared: .prod)
+            #expect(errors == ["tokenTypeMismatch"])
+            #expect(all.first { $0.code == "tokenTypeMismatch" }?.message.contains("BadDeviceToken") == true)
+        case "prodProfileDeclaresSandbox":
+            #expect(try doctorCodes(which, profile: "production", declared: .sandbox).errors == ["tokenTypeMismatch"])
+        case "noPushEntitlement":
+            #expect(try doctorCodes(which, profile: "none").errors == ["pushEntitlementMissing"])
+        case "keyAndTeamSwapped":
+            let (errors, _) = try doctorCodes(which, keyChange: { input, key in
+                input.keyID = key.teamID
+                input.teamID = key.keyID
+            })
+            #expect(errors == ["keyAndTeamSwapped"])
+        case "bundleIDMismatch":
+            let (errors, _) = try doctorCodes(which, change: { $0.bundleID = "com.example.other" }, keyChange: { input, _ in
+                // GoogleService-Info.plist stays for com.example.other; Info.plist says another app.
+                let info = input.infoPlist!
+                var plist = try! PropertyListSerialization.propertyList(from: Data(contentsOf: info), format: nil) as! [String: Any]
+                plist["CFBundleIdentifier"] = "com.example.authsim"
+                try! PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0).write(to: info)
+            })
+            #expect(errors.contains("bundleIDMismatch"))
+        case "swizzlingOff":
+            let (errors, all) = try doctorCodes(which, change: { $0.appDelegateProxyEnabled = false })
+            #expect(errors.isEmpty)
+            #expect(all.first { $0.code == "swizzlingOff" }?.fix.contains("canHandleNotification") == true)
+        case "unknownIsFine":
+            let (errors, all) = try doctorCodes(which, profile: "production", declared: .unknown)
+            #expect(errors.isEmpty)
+            #expect(all.contains { $0.code == "tokenType" && $0.message.contains("production") })
+        default: Issue.record("no case \(which)")
+        }
+    }
+
+    @Test("unreadable files and a SEC1 key are errors that say what to do")
+    func badFiles() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let garbage = folder.appendingPathComponent("GoogleService-Info.plist")
+        try Data("<plist".utf8).write(to: garbage)
+        var input = DoctorInput()
+        input.googleServiceInfo = garbage
+        #expect(Doctor.examine(input).contains { $0.code == "googleServiceInfoUnreadable" && $0.severity == .error })
+
+        guard await toolAvailable(["openssl", "version"]) else { return }
+        let sec1 = folder.appendingPathComponent("AuthKey_ABCDE12345.p8")
+        let made = try await runProgram(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", sec1.path])
+        #expect(made.status == 0)
+        input = DoctorInput()
+        input.p8 = sec1
+        input.teamID = "FGHIJ67890"
+        let finding = try #require(Doctor.examine(input).first { $0.code == "p8Invalid" })
+        #expect(finding.message.contains("openssl pkcs8"))
+    }
+
+    @Test("the command prints each finding and exits 1 on errors")
+    func command() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authsim = try executable("authsim")
+        let made = try await runProgram([authsim, "sample-app", "--output", folder.appendingPathComponent("App.app").path, "--binary",
+                                         "--profile", "development", "--certs", folder.appendingPathComponent("Certs").path])
+        #expect(made.status == 0)
+        let good = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path, "--declared-type", "unknown"])
+        #expect(good.status == 0, "\(good.output)")
+        #expect(good.output.contains("0 errors"))
+        let bad = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path, "--declared-type", "prod", "--json"])
+        #expect(bad.status == 1)
+        #expect(bad.output.contains(#""code":"tokenTypeMismatch""#))
+    }
+}
