@@ -103,7 +103,7 @@ let package = Package(
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
         .target(
             name: "Diagnostics",
-            dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios"]
+            dependencies: ["APNsWire", "APNsReceiver", "LocalPKI", "FirebaseAuthCore", "Scenarios"]
         ),
         // What the three command lines share: output and signal handling.
         .target(

@@ -8,12 +8,35 @@ import Scenarios
 struct Explain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Name the root cause of a run, and the fix, from its events (`authsim run … --json` or `authsim demo --json`).",
-        discussion: "Reads JSON lines from the file, or from standard input when the file is - or absent; one diagnosis per scenario.")
+        discussion: """
+            Reads JSON lines from the file, or from standard input when the file is - or absent; one diagnosis per scenario. \
+            With --receiver-state, reads what a push-receiver saw instead (its deliveries.jsonl, rejections.jsonl and devices.json), \
+            for pushes from any backend.
+            """)
 
     @Argument(help: "The events file (JSON lines).") var file: String?
+    @Option(help: ArgumentHelp("A push-receiver's --state folder.", valueName: "dir")) var receiverState: String?
     @Flag(help: "One JSON object per scenario: scenario, code, cause, fix.") var json = false
 
     func run() async throws {
+        if let receiverState {
+            let report: ReceiverStateExplainer.Report
+            do { report = try ReceiverStateExplainer.explain(state: URL(fileURLWithPath: receiverState)) } catch {
+                throw ValidationError("\(error)")
+            }
+            if !json { say("push-receiver (\(receiverState)): \(report.accepted) accepted, \(report.rejected) rejected") }
+            for (count, diagnosis) in report.diagnoses {
+                if json {
+                    let object: [String: Any] = ["count": count, "code": diagnosis.code, "cause": diagnosis.cause, "fix": diagnosis.fix]
+                    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+                    say(String(decoding: data, as: UTF8.self))
+                } else {
+                    say("\(count) × \(diagnosis.cause).")
+                    say("  fix: \(diagnosis.fix).")
+                }
+            }
+            return
+        }
         let text: String
         if let file, file != "-" {
             do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {

@@ -26,6 +26,7 @@ struct StateOptions: ParsableArguments {
 
     var registryFile: URL { URL(fileURLWithPath: state).appendingPathComponent("devices.json") }
     var logFile: URL { URL(fileURLWithPath: state).appendingPathComponent("deliveries.jsonl") }
+    var rejectionsFile: URL { URL(fileURLWithPath: state).appendingPathComponent("rejections.jsonl") }
 }
 
 struct Serve: AsyncParsableCommand {
@@ -89,11 +90,17 @@ struct Serve: AsyncParsableCommand {
         let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
         let registry = try DeviceRegistry(file: stateOptions.registryFile)
         let log = try DeliveryLog(file: stateOptions.logFile, syncEachWrite: fsync)
+        let rejections = try RejectionLog(file: stateOptions.rejectionsFile)
         let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs))
         let gateway = noDeviceGateway ? nil : try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
         let receiver = try await PushReceiver.start(PushReceiverConfiguration(
             listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
-            registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, logger: logger))
+            registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, logger: logger,
+            observer: { event in
+                if case .rejected(let rejection, let apnsID, let environment, let token) = event {
+                    rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
+                }
+            }))
 
         say("push-receiver listening:")
         for bound in receiver.listeners { say("  \(bound)") }
@@ -107,6 +114,7 @@ struct Serve: AsyncParsableCommand {
         say("CA for clients: \(cert == nil ? credentials.caCertificateFile.path : "(your certificate)")")
         say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
         say("delivery log: \(stateOptions.logFile.path)\(fsync ? " (fsync)" : "")")
+        say("rejections: \(stateOptions.rejectionsFile.path) (authsim explain --receiver-state \(stateOptions.state) reads both)")
         if !plan.current.isEmpty { say("faults: \(plan.current.map(\.description).joined(separator: "; "))") }
 
         await waitForTermination()

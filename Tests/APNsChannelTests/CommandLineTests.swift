@@ -52,6 +52,16 @@ struct CommandLineTests {
         #expect(try await receiver.waitFor("shutting down").count > 0)
         let log = try String(contentsOfFile: state + "/deliveries.jsonl", encoding: .utf8)
         #expect(log.split(separator: "\n").count == 1)
+        let rejections = try String(contentsOfFile: state + "/rejections.jsonl", encoding: .utf8)
+        #expect(rejections.split(separator: "\n").count == 1)
+        #expect(rejections.contains(#""reason":"BadDeviceToken""#))
+
+        // What the receiver saw, explained: the sandbox token sent to production.
+        let explained = try await runProgram([try executable("authsim"), "explain", "--receiver-state", state])
+        #expect(explained.status == 0)
+        #expect(explained.output.contains("1 accepted, 1 rejected"))
+        #expect(explained.output.contains("1 × pushes were rejected by production with BadDeviceToken: their tokens were issued in sandbox (debug builds)"))
+        #expect(explained.output.contains("setAPNSToken(token, type: .sandbox)"))
     }
 
     @Test("bad options get clear errors, not crashes")

@@ -1,0 +1,62 @@
+import APNsWire
+import Foundation
+import Synchronization
+
+/// push-receiver's record of the pushes it refused: one JSON line each (environment, token,
+/// status, reason, detail), beside the delivery log, which holds exactly the pushes answered 200.
+/// `authsim explain --receiver-state` reads both.
+public final class RejectionLog: Sendable {
+    public let file: URL
+    private let descriptor: Int32
+
+    public init(file: URL) throws(ReceiverError) {
+        do {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw ReceiverError(.storage, "cannot create \(file.deletingLastPathComponent().path): \(error.localizedDescription)")
+        }
+        let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ReceiverError(.storage, "cannot open \(file.path): \(String(cString: strerror(errno)))") }
+        self.file = file
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+
+    /// One refusal.
+    public struct Entry: Codable, Sendable, Hashable {
+        public var time: Date
+        public var environment: APNsEnvironment
+        public var apnsID: String
+        public var deviceToken: String
+        public var status: Int
+        public var reason: String
+        public var detail: String
+        enum CodingKeys: String, CodingKey {
+            case time, environment, apnsID = "apns-id", deviceToken = "device-token", status, reason, detail
+        }
+    }
+
+    /// Appends one line with a single `write(2)` (lines from several threads do not interleave).
+    public func append(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date = Date()) {
+        let entry = Entry(time: time, environment: environment, apnsID: apnsID, deviceToken: deviceToken.lowercased(),
+                          status: rejection.status, reason: rejection.reason.rawValue, detail: rejection.detail)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard var line = try? encoder.encode(entry) else { return }
+        line.append(UInt8(ascii: "\n"))
+        _ = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// Reads a rejection log; torn lines are skipped.
+    public static func entries(in file: URL) throws(ReceiverError) -> [Entry] {
+        let data: Data
+        do { data = try Data(contentsOf: file) } catch {
+            throw ReceiverError(.storage, "cannot read \(file.path): \(error.localizedDescription)")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }
+    }
+}

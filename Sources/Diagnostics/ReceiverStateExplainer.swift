@@ -1,0 +1,74 @@
+import APNsReceiver
+import APNsWire
+import Foundation
+
+/// Explains what a push-receiver saw, from its state folder: `deliveries.jsonl` (answered 200),
+/// `rejections.jsonl` (refused) and `devices.json` (which environment issued each token). For
+/// pushes from your own backend, not only authsim's scenarios.
+public enum ReceiverStateExplainer {
+    public struct Report: Sendable {
+        public let accepted: Int
+        public let rejected: Int
+        /// One diagnosis per distinct cause, most frequent first.
+        public let diagnoses: [(count: Int, diagnosis: Diagnosis)]
+    }
+
+    public static func explain(state: URL) throws -> Report {
+        let deliveries = state.appendingPathComponent("deliveries.jsonl")
+        let rejectionsFile = state.appendingPathComponent("rejections.jsonl")
+        let fileManager = FileManager.default
+        guard fileManager.fileExists(atPath: deliveries.path) || fileManager.fileExists(atPath: rejectionsFile.path) else {
+            throw ReceiverError(.storage, "\(state.path) has neither deliveries.jsonl nor rejections.jsonl: is it push-receiver's --state folder?")
+        }
+        let accepted = fileManager.fileExists(atPath: deliveries.path) ? try DeliveryLog.entries(in: deliveries) : []
+        let rejected = fileManager.fileExists(atPath: rejectionsFile.path) ? try RejectionLog.entries(in: rejectionsFile) : []
+        let registryFile = state.appendingPathComponent("devices.json")
+        let registry = fileManager.fileExists(atPath: registryFile.path) ? try DeviceRegistry(file: registryFile) : DeviceRegistry()
+
+        var counts: [Diagnosis: Int] = [:]
+        var order: [Diagnosis] = []
+        for entry in rejected {
+            let diagnosis = explain(entry, registry: registry)
+            if counts[diagnosis] == nil { order.append(diagnosis) }
+            counts[diagnosis, default: 0] += 1
+        }
+        if rejected.isEmpty {
+            let diagnosis = accepted.isEmpty
+                ? Diagnosis("nothingReceived", cause: "push-receiver neither accepted nor refused a push: nothing reached it",
+                            fix: "point the backend's APNs client at push-receiver (host, port, its CA) and check that it sends")
+                : Diagnosis("allAccepted", cause: "push-receiver accepted all \(accepted.count) pushes it got\(accepted.contains { !$0.background } ? "" : " (all silent)"): if the app still shows reCAPTCHA, the push is not reaching Auth on the device",
+                            fix: "check the app: forwarding to Auth.canHandleNotification with swizzling off, and the background mode remote-notification")
+            order.append(diagnosis)
+            counts[diagnosis] = max(accepted.count, 1)
+        }
+        let diagnoses = order.map { (counts[$0]!, $0) }.sorted { $0.0 > $1.0 }
+        return Report(accepted: accepted.count, rejected: rejected.count, diagnoses: diagnoses)
+    }
+
+    static func explain(_ entry: RejectionLog.Entry, registry: DeviceRegistry) -> Diagnosis {
+        let sentTo = entry.environment
+        let other: APNsEnvironment = sentTo == .sandbox ? .production : .sandbox
+        switch entry.reason {
+        case APNsReason.badDeviceToken.rawValue:
+            if let token = DeviceToken(hex: entry.deviceToken), registry.lookup(token, in: other) != nil {
+                let origin = other == .sandbox ? "debug builds" : "TestFlight / App Store builds"
+                let right = other == .sandbox ? ".sandbox" : ".prod"
+                return Diagnosis("tokenTypeMismatch",
+                                 cause: "pushes were rejected by \(sentTo) with BadDeviceToken: their tokens were issued in \(other) (\(origin)), so the app declared the wrong token type or the backend used the wrong APNs host",
+                                 fix: "in those builds call setAPNSToken(token, type: \(right)), or .unknown to let the SDK read embedded.mobileprovision")
+            }
+            return Diagnosis("badDeviceToken", cause: "pushes were rejected by \(sentTo) with BadDeviceToken: \(entry.detail)",
+                             fix: "send the hex token the device registered, to the environment that issued it")
+        case APNsReason.invalidProviderToken.rawValue:
+            return Diagnosis("invalidProviderToken", cause: "pushes were rejected with InvalidProviderToken: \(entry.detail)",
+                             fix: "sign with the .p8 key whose Key ID is the token's kid and your Team ID as iss (swapped IDs are a common cause)")
+        case APNsReason.expiredProviderToken.rawValue:
+            return Diagnosis("expiredProviderToken", cause: "pushes were rejected with ExpiredProviderToken: \(entry.detail)",
+                             fix: "sync the provider's clock and mint a new token at least every hour")
+        default:
+            let reason = APNsReason(rawValue: entry.reason)
+            return Diagnosis("rejected\(entry.reason)", cause: "pushes were rejected by \(sentTo) with \(entry.status) \(entry.reason): \(reason.meaning)",
+                             fix: entry.detail)
+        }
+    }
+}
