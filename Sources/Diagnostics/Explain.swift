@@ -51,8 +51,8 @@ public enum Explainer {
                              fix: "hand Auth exactly the URL the page redirected to, once, while its page is presented")
         }
 
-        // The APNs channel.
-        if let rejected = first(.pushRejected) {
+        // The APNs channel: a refusal the receiver reports, or one the backend's client got (an injected fault).
+        if let rejected = first(.pushRejected) ?? first(.pushAnswer, where: { ($0.facts["status"] ?? "200") != "200" && $0.facts["status"] != "" }) {
             let token = rejected.facts["token"] ?? ""
             let short = token.prefix(4).uppercased() + "…"
             let sentTo = rejected.facts["environment"] ?? "?"
@@ -96,6 +96,13 @@ public enum Explainer {
             return Diagnosis("pushLost",
                              cause: "APNs accepted the push to \((lost.facts["token"] ?? "").prefix(4).uppercased())… but it never reached the device (offline), so after suggestedTimeout the SDK fell back to reCAPTCHA",
                              fix: "nothing to fix in the app: the fallback is the SDK's answer to a late push; check the device's network, Low Power Mode and Background App Refresh")
+        }
+        if let fallback = first(.fallback), let late = first(.pushDelivered),
+           late.milliseconds > fallback.milliseconds,
+           let accepted = first(.pushAccepted) {
+            return Diagnosis("pushTooSlow",
+                             cause: "the silent push reached the device \(late.milliseconds - accepted.milliseconds) ms after APNs accepted it, after the SDK stopped waiting (suggestedTimeout), so it presented reCAPTCHA; the late push was still cached for the next verification",
+                             fix: "nothing to fix in the app when APNs is slow; a backend that answers verifyClient with a longer suggestedTimeout gives pushes more time")
         }
         if let delivered = first(.pushDelivered, where: { $0.facts["handled"] == "false" }) {
             return Diagnosis("pushNotHandled", cause: "the silent push reached the app delegate but Auth did not take it: \(delivered.message)",

@@ -70,6 +70,15 @@ public enum ScenarioRunner {
                                     "providerClockOffset": String(Int(spec.provider.clockOffsetSeconds))])
             outcome = await runApp(spec, world: world, timeline: timeline, work: state, credentials: credentials,
                                    backendClock: backendClock, options: options)
+            // Pushes still on their way are part of the story (a late push is cached for next time).
+            let deadline = ContinuousClock.now + .milliseconds(spec.network.pushLatencyMilliseconds + 1000)
+            while ContinuousClock.now < deadline {
+                let events = timeline.all
+                let accepted = events.filter { $0.kind == EventKind.pushAccepted.rawValue }.count
+                let settled = events.filter { $0.kind == EventKind.pushDelivered.rawValue || $0.kind == EventKind.pushLost.rawValue }.count
+                if settled >= accepted { break }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
             await world.shutdown()
         } catch {
             timeline.record(.authsim, "error: \(error)")
@@ -244,10 +253,11 @@ public enum ScenarioRunner {
                             facts: ["token": token.lowercased(), "environment": "\(environment)", "receipt": receipt])
             timeline.record(.sender, to: .receiver, "POST /3/device/\(token.prefix(8))… to \(environment.appleHost) (background, priority 5)",
                             facts: ["environment": "\(environment)"])
-        case .verifyClient(_, let environment, _, let push):
+        case .verifyClient(let token, let environment, _, let push):
             let answer = [push.status.map(String.init), push.reason, push.error].compactMap { $0 }.joined(separator: " ")
-            timeline.record(.sender, to: .backend, "\(environment) answered \(answer); verifyClient returns the receipt to the app either way",
-                            facts: ["environment": "\(environment)", "status": push.status.map(String.init) ?? "", "reason": push.reason ?? ""])
+            timeline.record(.sender, to: .backend, kind: .pushAnswer, "\(environment) answered \(answer); verifyClient returns the receipt to the app either way",
+                            facts: ["token": token.lowercased(), "environment": "\(environment)", "status": push.status.map(String.init) ?? "",
+                                    "reason": push.reason ?? "", "error": push.error ?? ""])
         case .smsSent(let message):
             timeline.record(.backend, kind: .smsSent, "sendVerificationCode: SMS to \(message.phoneNumber): \"\(message.text)\"",
                             facts: ["number": message.phoneNumber])

@@ -42,6 +42,8 @@ public enum EventKind: String, Sendable, CaseIterable {
     case verifyPhoneNumber = "app.verifyPhoneNumber"
     /// The backend got verifyClient and pushed (facts: token, environment, receipt, status, reason).
     case verifyClient = "backend.verifyClient"
+    /// The backend's APNs client got its answer (facts: environment, status, reason).
+    case pushAnswer = "sender.answer"
     /// The receiver accepted a push (facts: token, environment).
     case pushAccepted = "receiver.accepted"
     /// The receiver refused a push (facts: token, environment, reason, detail).
