@@ -82,6 +82,7 @@ struct BackendRouter: Sendable {
         if method == "GET", path == "/www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com" {
             return json(toolkit.tokenSigner.jwks)
         }
+        if path.hasPrefix("/appleid/") { return await apple(method: method, path: path, body: body) }
         if method == "GET", path == "/__/auth/handler" {
             let (status, html) = await toolkit.recaptchaPage(query: query)
             return Response(status: status, body: Array(html.utf8), contentType: "text/html; charset=utf-8")
@@ -126,14 +127,40 @@ struct BackendRouter: Sendable {
                     sessionInfo: request["sessionInfo"] as? String,
                     code: (request["code"] as? String) ?? (request["verificationCode"] as? String))
                 return json(["idToken": result.idToken, "refreshToken": result.refreshToken, "expiresIn": result.expiresIn,
-                             "localId": result.localId, "isNewUser": result.isNewUser, "phoneNumber": result.phoneNumber])
+                             "localId": result.localId, "isNewUser": result.isNewUser, "phoneNumber": result.phoneNumber ?? ""])
+            case .signInWithIdp:
+                let result = try await toolkit.signInWithIdp(
+                    postBody: request["postBody"] as? String, pendingToken: request["pendingToken"] as? String,
+                    idToken: request["idToken"] as? String, displayName: request["displayName"] as? String)
+                var answer: [String: Any] = ["providerId": "apple.com", "federatedId": result.federatedId, "isNewUser": result.isNewUser,
+                                             "kind": "identitytoolkit#VerifyAssertionResponse"]
+                if let idToken = result.idToken { answer["idToken"] = idToken; answer["expiresIn"] = "3600" }
+                if let refreshToken = result.refreshToken { answer["refreshToken"] = refreshToken }
+                if let localId = result.localId { answer["localId"] = localId }
+                if let email = result.email { answer["email"] = email }
+                if let name = result.displayName { answer["displayName"] = name }
+                if let message = result.errorMessage { answer["errorMessage"] = message }
+                if let pending = result.pendingToken { answer["pendingToken"] = pending }
+                return json(answer)
+            case .revokeToken:
+                guard request["providerId"] as? String == "apple.com", request["tokenType"] as? String == "CODE" else {
+                    throw BackendError("INVALID_REQUEST", "providerId must be apple.com and tokenType CODE")
+                }
+                try await toolkit.revokeAppleToken(code: request["token"] as? String, idToken: request["idToken"] as? String)
+                return json([:])
+            case .deleteAccount:
+                try await toolkit.deleteAccount(idToken: request["idToken"] as? String)
+                return json(["kind": "identitytoolkit#DeleteAccountResponse"])
+            case .setAccountInfo:
+                let user = try await toolkit.updateProfile(idToken: request["idToken"] as? String, displayName: request["displayName"] as? String)
+                return json(["localId": user.localId, "displayName": user.displayName ?? "", "email": user.email ?? ""])
             }
         } catch {
             return self.error(error)
         }
     }
 
-    enum Endpoint { case verifyClient, sendVerificationCode, signInWithPhoneNumber, getProjectConfig }
+    enum Endpoint { case verifyClient, sendVerificationCode, signInWithPhoneNumber, getProjectConfig, signInWithIdp, revokeToken, deleteAccount, setAccountInfo }
 
     static func endpoint(for path: String) -> Endpoint? {
         switch path {
@@ -143,7 +170,46 @@ struct BackendRouter: Sendable {
              "/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode": return .sendVerificationCode
         case "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPhoneNumber",
              "/identitytoolkit.googleapis.com/v1/accounts:signInWithPhoneNumber": return .signInWithPhoneNumber
+        case "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyAssertion",
+             "/identitytoolkit.googleapis.com/v1/accounts:signInWithIdp": return .signInWithIdp
+        case "/identitytoolkit.googleapis.com/v2/accounts:revokeToken": return .revokeToken
+        case "/www.googleapis.com/identitytoolkit/v3/relyingparty/deleteAccount",
+             "/identitytoolkit.googleapis.com/v1/accounts:delete": return .deleteAccount
+        case "/www.googleapis.com/identitytoolkit/v3/relyingparty/setAccountInfo",
+             "/identitytoolkit.googleapis.com/v1/accounts:update": return .setAccountInfo
         default: return nil
+        }
+    }
+
+    /// Apple's endpoints, simulated: `GET /appleid/auth/keys` (the JWKS) and `POST /appleid/auth/authorize`
+    /// (the Sign in with Apple sheet: a user consents; the answer is what ASAuthorizationAppleIDCredential holds).
+    private func apple(method: String, path: String, body: [UInt8]) async -> Response {
+        switch (method, path) {
+        case ("GET", "/appleid/auth/keys"):
+            return json(toolkit.appleID.jwks)
+        case ("POST", "/appleid/auth/authorize"):
+            guard let request = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
+                  let clientID = request["client_id"] as? String, let user = request["user"] as? String else {
+                return error(BackendError("invalid_request", "client_id and user are required"))
+            }
+            let scopes = (request["scope"] as? String ?? "name email").split(separator: " ").map(String.init)
+            do {
+                let issuedAt = (request["issued_at"] as? Double).map { Date(timeIntervalSince1970: $0) }
+                let authorization = try toolkit.appleID.authorize(
+                    clientID: clientID, appleUser: user, nonce: request["nonce"] as? String, wantsEmail: scopes.contains("email"),
+                    wantsName: scopes.contains("name"), hideEmail: request["hide_email"] as? Bool ?? false,
+                    givenName: request["given_name"] as? String, familyName: request["family_name"] as? String, issuedAt: issuedAt)
+                var answer: [String: Any] = ["identity_token": authorization.identityToken, "authorization_code": authorization.authorizationCode,
+                                             "user": authorization.user]
+                if let email = authorization.email { answer["email"] = email }
+                if let given = authorization.givenName { answer["given_name"] = given }
+                if let family = authorization.familyName { answer["family_name"] = family }
+                return json(answer)
+            } catch {
+                return self.error(BackendError("server_error", "\(error)", status: 500))
+            }
+        default:
+            return error(BackendError("NOT_FOUND", "no such Apple endpoint: \(method) \(path)", status: 404))
         }
     }
 

@@ -28,6 +28,8 @@ public struct BackendConfiguration: Sendable {
     public var smsPerProjectPerDay: Int?
     /// How the reCAPTCHA page's challenge ends.
     public var recaptchaOutcome: ReCAPTCHAOutcome = .pass
+    /// Services IDs accepted as identity-token audiences beside the bundle ID (Sign in with Apple on the web).
+    public var appleServicesIDs: [String] = []
     /// `getProjectConfig`'s authorized domains (the first `firebaseapp.com` one is the auth domain).
     public var authorizedDomains: [String] { ["localhost", "\(projectID).firebaseapp.com", "\(projectID).web.app"] }
     public init() {}
@@ -87,14 +89,33 @@ public enum BackendEvent: Sendable {
     case smsSent(SMSMessage)
     case codeReused(phoneNumber: String)
     case signedIn(uid: String, phoneNumber: String, isNewUser: Bool)
+    /// signInWithIdp for apple.com: signed in, linked or reauthenticated.
+    case appleSignIn(uid: String, sub: String, isNewUser: Bool, linked: Bool)
+    /// The user's Apple grant was revoked, or the account deleted.
+    case appleRevoked(uid: String?, sub: String)
+    case accountDeleted(uid: String)
     case rejected(endpoint: String, BackendError)
 }
 
-/// A user the backend knows.
+/// A user the backend knows: by phone number, by Apple ID, or both (linked).
 public struct BackendUser: Sendable, Hashable, Codable {
     public var localId: String
-    public var phoneNumber: String
+    public var phoneNumber: String?
     public var createdAt: Date
+    /// The linked Apple ID (`sub`), if any.
+    public var appleSub: String?
+    public var email: String?
+    public var displayName: String?
+
+    public init(localId: String, phoneNumber: String? = nil, createdAt: Date, appleSub: String? = nil, email: String? = nil,
+                displayName: String? = nil) {
+        self.localId = localId
+        self.phoneNumber = phoneNumber
+        self.createdAt = createdAt
+        self.appleSub = appleSub
+        self.email = email
+        self.displayName = displayName
+    }
 }
 
 /// The answer to a sign-in.
@@ -104,7 +125,7 @@ public struct SignInResult: Sendable, Hashable {
     public var expiresIn: String
     public var localId: String
     public var isNewUser: Bool
-    public var phoneNumber: String
+    public var phoneNumber: String?
 }
 
 /// Firebase's side of phone auth: app credentials (verifyClient, silent push), codes by SMS,
@@ -113,8 +134,14 @@ public actor IdentityToolkit {
     public nonisolated let configuration: BackendConfiguration
     public nonisolated let tokenSigner: IDTokenSigner
     private let pusher: (any SilentPusher)?
-    private let clock: any WallClock
-    private let observer: (@Sendable (BackendEvent) -> Void)?
+    let clock: any WallClock
+    let observer: (@Sendable (BackendEvent) -> Void)?
+    /// Apple's side of Sign in with Apple, simulated.
+    public nonisolated let appleID: AppleIDProvider
+    /// SHA-256 of every Apple identity token spent: each signs in once.
+    var spentAppleTokens: Set<String> = []
+    /// Pending tokens of Apple credentials already linked to another account (single-use).
+    var pendingAppleTokens: [String: (sub: String, email: String?)] = [:]
     private let usersFile: URL?
 
     private struct Receipt {
@@ -139,7 +166,7 @@ public actor IdentityToolkit {
     private var recaptchaTokens: [String: RecaptchaToken] = [:]
     private var sessions: [String: Session] = [:]
     private var outbox: [SMSMessage] = []
-    private var users: [String: BackendUser] = [:]
+    var users: [String: BackendUser] = [:]
 
     public init(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
                 clock: any WallClock = SystemWallClock(), usersFile: URL? = nil,
@@ -150,6 +177,7 @@ public actor IdentityToolkit {
         self.observer = observer
         self.usersFile = usersFile
         self.tokenSigner = IDTokenSigner(projectID: configuration.projectID)
+        self.appleID = try AppleIDProvider(clock: clock)
         if let usersFile, FileManager.default.fileExists(atPath: usersFile.path) {
             let list = try JSONDecoder().decode([BackendUser].self, from: Data(contentsOf: usersFile))
             users = Dictionary(uniqueKeysWithValues: list.map { ($0.localId, $0) })
@@ -328,8 +356,8 @@ public actor IdentityToolkit {
             users[user!.localId] = user
             saveUsers()
         }
-        let idToken = tokenSigner.token(uid: user!.localId, phoneNumber: user!.phoneNumber, now: clock.now)
-        observer?(.signedIn(uid: user!.localId, phoneNumber: user!.phoneNumber, isNewUser: isNewUser))
+        let idToken = tokenSigner.token(for: user!, provider: "phone", now: clock.now)
+        observer?(.signedIn(uid: user!.localId, phoneNumber: session.phoneNumber, isNewUser: isNewUser))
         return SignInResult(idToken: idToken, refreshToken: Self.randomString(bytes: 48), expiresIn: "3600",
                             localId: user!.localId, isNewUser: isNewUser, phoneNumber: user!.phoneNumber)
     }
@@ -337,12 +365,12 @@ public actor IdentityToolkit {
     /// The emulator's view of sent codes.
     public func verificationCodes() -> [SMSMessage] { outbox }
 
-    private func reject(_ endpoint: String, _ error: BackendError) -> BackendError {
+    func reject(_ endpoint: String, _ error: BackendError) -> BackendError {
         observer?(.rejected(endpoint: endpoint, error))
         return error
     }
 
-    private func saveUsers() {
+    func saveUsers() {
         guard let usersFile else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
