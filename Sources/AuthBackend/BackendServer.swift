@@ -108,7 +108,7 @@ struct BackendRouter: Sendable {
         guard let request = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
             return error(BackendError("INVALID_JSON", "the request body is not a JSON object"))
         }
-        do {
+        do throws(BackendError) {
             switch endpoint {
             case .verifyClient:
                 let (receipt, timeout) = try await toolkit.verifyClient(

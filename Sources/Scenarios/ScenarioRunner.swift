@@ -265,6 +265,13 @@ public enum ScenarioRunner {
             timeline.record(.backend, "sendVerificationCode: a code for \(number) is still valid, no second SMS")
         case .signedIn(let uid, let number, let isNew):
             timeline.record(.backend, to: .app, "signInWithPhoneNumber: \(number) → uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")")
+        case .appleSignIn(let uid, let sub, let isNew, let linked):
+            timeline.record(.backend, to: .app, "signInWithIdp apple.com: Apple ID \(sub.prefix(12))… \(linked ? "linked to" : "signed in as") uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")",
+                            facts: ["uid": uid, "sub": sub, "linked": String(linked)])
+        case .appleRevoked(let uid, let sub):
+            timeline.record(.backend, "revokeToken: Apple grant of \(sub.prefix(12))… revoked\(uid.map { " for uid \($0.prefix(8))…" } ?? "")")
+        case .accountDeleted(let uid):
+            timeline.record(.backend, "deleteAccount: uid \(uid.prefix(8))… deleted")
         case .rejected(let endpoint, let error):
             timeline.record(.backend, to: .app, kind: .backendRejected, "\(endpoint) refuses: \(error.message)",
                             facts: ["endpoint": endpoint, "error": error.code, "detail": error.detail ?? ""])
