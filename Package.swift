@@ -87,7 +87,7 @@ let package = Package(
             ]
         ),
         // FirebaseAuth's phone-auth app verification, on Linux, with the SDK's names.
-        .target(name: "FirebaseAuthCore", dependencies: ["APNsWire"]),
+        .target(name: "FirebaseAuthCore", dependencies: ["APNsWire", .product(name: "Crypto", package: "swift-crypto")]),
         // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
         .target(

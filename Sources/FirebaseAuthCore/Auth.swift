@@ -235,8 +235,9 @@ public final class Auth: Sendable {
         guard let uid = response["localId"] as? String, let idToken = response["idToken"] as? String else {
             throw AuthError(.appConfigurationError, "verifyPhoneNumber answered without localId or idToken")
         }
-        let user = User(uid: uid, phoneNumber: response["phoneNumber"] as? String, idToken: idToken,
-                        refreshToken: response["refreshToken"] as? String)
+        let number = (response["phoneNumber"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let user = User(auth: self, uid: uid, phoneNumber: number, idToken: idToken,
+                        refreshToken: response["refreshToken"] as? String, providerIDs: ["phone"])
         state.withLock { $0.currentUser = user }
         return AuthDataResult(user: user, isNewUser: response["isNewUser"] as? Bool ?? false)
     }
@@ -324,25 +325,54 @@ public final class Auth: Sendable {
     }
 }
 
-/// A signed-in user.
+/// A signed-in user: `uid`, what the backend knows of them, and their ID token (renewed by
+/// reauthentication and linking).
 public final class User: Sendable {
     public let uid: String
-    public let phoneNumber: String?
-    private let idToken: String
-    public let refreshToken: String?
+    let auth: Auth
+    struct Profile {
+        var phoneNumber: String?
+        var email: String?
+        var displayName: String?
+        var idToken: String
+        var refreshToken: String?
+        var providerIDs: [String]
+    }
+    let profile: Mutex<Profile>
 
-    init(uid: String, phoneNumber: String?, idToken: String, refreshToken: String?) {
+    init(auth: Auth, uid: String, phoneNumber: String?, email: String? = nil, displayName: String? = nil, idToken: String,
+         refreshToken: String?, providerIDs: [String]) {
+        self.auth = auth
         self.uid = uid
-        self.phoneNumber = phoneNumber
-        self.idToken = idToken
-        self.refreshToken = refreshToken
+        profile = Mutex(Profile(phoneNumber: phoneNumber, email: email, displayName: displayName, idToken: idToken,
+                                refreshToken: refreshToken, providerIDs: providerIDs))
     }
 
-    public func getIDToken() async throws(AuthError) -> String { idToken }
+    public var phoneNumber: String? { profile.withLock { $0.phoneNumber } }
+    public var email: String? { profile.withLock { $0.email } }
+    public var displayName: String? { profile.withLock { $0.displayName } }
+    /// Apple gives no photo.
+    public var photoURL: URL? { nil }
+    public var refreshToken: String? { profile.withLock { $0.refreshToken } }
+    /// The providers linked to the user (`phone`, `apple.com`), as `providerData` lists them.
+    public var providerData: [String] { profile.withLock { $0.providerIDs } }
+
+    public func getIDToken() async throws(AuthError) -> String { profile.withLock { $0.idToken } }
+
+    func update(_ change: (inout Profile) -> Void) { profile.withLock { change(&$0) } }
 }
 
 /// What `signIn(with:)` returns.
 public struct AuthDataResult: Sendable {
     public let user: User
     public let isNewUser: Bool
+    /// For sign-in with an identity provider: the credential (Apple's ID token is single-use, so
+    /// this is not reusable as it is).
+    public let credential: OAuthCredential?
+
+    init(user: User, isNewUser: Bool, credential: OAuthCredential? = nil) {
+        self.user = user
+        self.isNewUser = isNewUser
+        self.credential = credential
+    }
 }

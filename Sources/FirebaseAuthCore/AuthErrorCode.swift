@@ -3,7 +3,12 @@ import Foundation
 
 /// FirebaseAuth's error codes, with the SDK's names and numbers (domain `FIRAuthErrorDomain`).
 public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
+    case invalidCredential = 17004
     case operationNotAllowed = 17006
+    case userNotFound = 17011
+    case providerAlreadyLinked = 17015
+    case invalidUserToken = 17017
+    case userMismatch = 17024
     case tooManyRequests = 17010
     case credentialAlreadyInUse = 17025
     case missingPhoneNumber = 17041
@@ -44,6 +49,9 @@ public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
         "SESSION_EXPIRED": .sessionExpired, "MISSING_IOS_APP_TOKEN": .missingAppToken,
         "TOO_MANY_ATTEMPTS_TRY_LATER": .tooManyRequests, "MISSING_OR_INVALID_NONCE": .missingOrInvalidNonce,
         "MISSING_CLIENT_IDENTIFIER": .missingClientIdentifier, "OPERATION_NOT_ALLOWED": .operationNotAllowed,
+        "INVALID_IDP_RESPONSE": .invalidCredential, "INVALID_PENDING_TOKEN": .invalidCredential,
+        "FEDERATED_USER_ID_ALREADY_LINKED": .credentialAlreadyInUse, "PROVIDER_ALREADY_LINKED": .providerAlreadyLinked,
+        "INVALID_ID_TOKEN": .invalidUserToken, "USER_NOT_FOUND": .userNotFound,
     ]
 }
 
@@ -53,11 +61,19 @@ public struct AuthError: CodedError {
     public let code: AuthErrorCode
     public let message: String
     public let serverMessage: String?
+    /// `AuthErrorUserInfoUpdatedCredentialKey`: for `credentialAlreadyInUse` from linking an Apple
+    /// credential (single-use), a fresh credential that signs in to the account that holds it.
+    public let updatedCredential: OAuthCredential?
+    /// `AuthErrorUserInfoEmailKey`.
+    public let email: String?
 
-    public init(_ code: AuthErrorCode, _ message: String, serverMessage: String? = nil) {
+    public init(_ code: AuthErrorCode, _ message: String, serverMessage: String? = nil, updatedCredential: OAuthCredential? = nil,
+                email: String? = nil) {
         self.code = code
         self.message = message
         self.serverMessage = serverMessage
+        self.updatedCredential = updatedCredential
+        self.email = email
     }
 
     public static let errorDomain = "FIRAuthErrorDomain"

@@ -10,8 +10,14 @@ struct BackendClient: Sendable {
     let apiKey: String
     let session: URLSession
 
-    func call(_ name: String, _ body: [String: any Sendable], languageCode: String?) async throws(AuthError) -> [String: Any] {
-        guard let url = URL(string: "\(base)/identitytoolkit/v3/relyingparty/\(name)?key=\(apiKey)") else {
+    /// A v2 endpoint (`accounts:revokeToken`), on identitytoolkit.googleapis.com.
+    func callV2(_ name: String, _ body: [String: any Sendable]) async throws(AuthError) -> [String: Any] {
+        let host = base.replacingOccurrences(of: "/www.googleapis.com", with: "/identitytoolkit.googleapis.com")
+        return try await call(name, body, languageCode: nil, url: "\(host)/v2/\(name)?key=\(apiKey)")
+    }
+
+    func call(_ name: String, _ body: [String: any Sendable], languageCode: String?, url override: String? = nil) async throws(AuthError) -> [String: Any] {
+        guard let url = URL(string: override ?? "\(base)/identitytoolkit/v3/relyingparty/\(name)?key=\(apiKey)") else {
             throw AuthError(.appConfigurationError, "cannot make a URL from \(base) and API key \(apiKey)")
         }
         var request = URLRequest(url: url)
