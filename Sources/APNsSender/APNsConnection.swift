@@ -61,7 +61,10 @@ final class APNsConnection: Sendable {
             channel.close(promise: nil)
             // A server that closed at once (an idle timeout, a GOAWAY) leaves no pipeline to find:
             // nothing was sent, so the push may go again.
-            throw SenderError(channel.isActive ? .protocolError : .connectionClosed, "HTTP/2 set-up failed: \(error)")
+            // The handler is gone only when the pipeline was torn down by a close that `isActive` may
+            // not show yet: that is a closed connection too.
+            let closed = !channel.isActive || (error as? ChannelPipelineError) == .notFound
+            throw SenderError(closed ? .connectionClosed : .protocolError, "HTTP/2 set-up failed: \(error)")
         }
         return APNsConnection(channel: channel, multiplexer: multiplexer, authority: authority,
                               scheme: sslContext == nil ? "http" : "https", observer: observer)

@@ -14,9 +14,9 @@ public final class AppleIDProvider: Sendable {
     /// Identity tokens live ten minutes.
     public static let tokenLifetime: TimeInterval = 600
 
-    public let keyID: String
-    private let key: _RSA.Signing.PrivateKey
     private let clock: any WallClock
+    /// Made on first use: a 2048-bit RSA key takes a while, and most backends never sign in with Apple.
+    private let keyPair = Mutex<(key: _RSA.Signing.PrivateKey, id: String)?>(nil)
     private struct Account {
         let sub: String
         let realEmail: String
@@ -35,11 +35,22 @@ public final class AppleIDProvider: Sendable {
     private let state = Mutex(State())
 
     public init(clock: any WallClock = SystemWallClock()) throws {
-        key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         self.clock = clock
-        let der = key.publicKey.derRepresentation
-        keyID = String(Base64URL.encode(Array(SHA256.hash(data: der))).prefix(10))
     }
+
+    private var signingKey: (key: _RSA.Signing.PrivateKey, id: String) {
+        keyPair.withLock { pair in
+            if let pair { return pair }
+            let key = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+            let made = (key, String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.derRepresentation))).prefix(10)))
+            pair = made
+            return made
+        }
+    }
+
+    /// The `kid` of Apple's signing key (in the JWKS and every token's header).
+    public var keyID: String { signingKey.id }
+    private var key: _RSA.Signing.PrivateKey { signingKey.key }
 
     /// What the sheet hands the app (`ASAuthorizationAppleIDCredential`).
     public struct Authorization: Sendable {

@@ -29,6 +29,45 @@ public enum Explainer {
         let device = first(.deviceToken)
         let declared = first(.setAPNSToken)
 
+        // Sign in with Apple.
+        if let credential = first(.appleCredential) {
+            let sheet = first(.appleAuthorized)
+            if errorCode == 17094 {
+                if let replay = events.first(where: { $0.facts["replay"] == "true" }), replay.milliseconds >= 0 {
+                    return Diagnosis("appleTokenReplayed",
+                                     cause: "the app sent an Apple identity token Firebase had already used (Duplicate credential received): each token signs in once",
+                                     fix: "start a new ASAuthorizationAppleIDRequest, with a new nonce, for every sign-in, reauthentication or link")
+                }
+                if credential.facts["rawNonce"]?.isEmpty != false {
+                    return Diagnosis("appleNonceMissing", cause: "Apple's identity token carries a nonce but the app sent Firebase no raw nonce (Nonce is missing in the request)",
+                                     fix: "pass the raw nonce whose SHA-256 you put in the Apple request: OAuthProvider.appleCredential(withIDToken:rawNonce:fullName:)")
+                }
+                return Diagnosis("appleNonceMismatch",
+                                 cause: "the raw nonce the app sent Firebase (\(credential.facts["rawNonce"]?.prefix(12) ?? "")…) does not hash to the nonce in Apple's identity token (\(credential.facts["tokenNonce"]?.prefix(12) ?? "")…): it belongs to another request",
+                                 fix: "keep the raw nonce of the request in flight and pass exactly it; give Apple sha256(raw), Firebase raw")
+            }
+            if errorCode == 17004, let age = sheet?.facts["ageSeconds"].flatMap(Int.init), Double(age) > 600 {
+                return Diagnosis("appleTokenExpired", cause: "Apple's identity token had expired (issued \(age) s before it reached Firebase; they live 10 minutes)",
+                                 fix: "send the token to Firebase right after the sheet returns; ask Apple again rather than storing tokens")
+            }
+            if errorCode == 17004, let aud = sheet?.facts["aud"], let message = error?.facts["message"], message.contains("aud") {
+                return Diagnosis("appleAudience", cause: "Apple's identity token is for \(aud), which Firebase's Apple provider does not accept (\(message))",
+                                 fix: "request the token with the app's bundle ID, or add the services ID in Firebase console → Authentication → Sign-in method → Apple")
+            }
+            if errorCode == 17025 {
+                return Diagnosis("appleIDAlreadyLinked", cause: "the Apple ID already has its own account, so it cannot be linked to this user (credentialAlreadyInUse)",
+                                 fix: "sign in with error.updatedCredential (AuthErrorUserInfoUpdatedCredentialKey) and merge the accounts in your app, or keep them apart")
+            }
+            if errorCode == 17024 {
+                return Diagnosis("appleUserMismatch", cause: "the Apple ID used to reauthenticate belongs to another user than the signed-in one (userMismatch)",
+                                 fix: "reauthenticate with the signed-in user's own Apple ID")
+            }
+            if let error, let code = errorCode {
+                return Diagnosis("appleError", cause: "Sign in with Apple failed with \(code) \(error.facts["name"] ?? ""): \(error.facts["message"] ?? "")", fix: "see the message")
+            }
+            return Diagnosis("ok", cause: "nothing went wrong: Sign in with Apple worked (nonce, token, Firebase's verification)", fix: "nothing to fix")
+        }
+
         // The app's configuration: it stops before anything is sent.
         if errorCode == 17998, let message = error?.facts["message"], let range = message.range(of: "custom URL scheme ") {
             let scheme = message[range.upperBound...].prefix { !$0.isWhitespace }
@@ -97,8 +136,8 @@ public enum Explainer {
                              cause: "APNs accepted the push to \((lost.facts["token"] ?? "").prefix(4).uppercased())… but it never reached the device (offline), so after suggestedTimeout the SDK fell back to reCAPTCHA",
                              fix: "nothing to fix in the app: the fallback is the SDK's answer to a late push; check the device's network, Low Power Mode and Background App Refresh")
         }
-        if let fallback = first(.fallback), let late = first(.pushDelivered),
-           late.milliseconds > fallback.milliseconds,
+        // A push that Auth took, in a flow that still fell back, came after the SDK stopped waiting.
+        if first(.fallback) != nil, let late = first(.pushDelivered, where: { $0.facts["handled"] == "true" }),
            let accepted = first(.pushAccepted) {
             return Diagnosis("pushTooSlow",
                              cause: "the silent push reached the device \(late.milliseconds - accepted.milliseconds) ms after APNs accepted it, after the SDK stopped waiting (suggestedTimeout), so it presented reCAPTCHA; the late push was still cached for the next verification",

@@ -31,6 +31,8 @@ public struct ScenarioSpec: Sendable {
     public var network = NetworkSpec()
     public var provider = ProviderSpec()
     public var user = UserSpec()
+    /// A Sign in with Apple flow instead of phone sign-in.
+    public var apple: AppleSpec?
     /// "signed in", "signed in via reCAPTCHA", or the SDK error it must end with ("17054 notificationNotForwarded").
     public var expectedOutcome: String
     /// A phrase `authsim explain` must use for this run's root cause (checked by the tests).
@@ -87,6 +89,18 @@ public struct ScenarioSpec: Sendable {
         public var keyAndTeamSwapped = false
         /// The backend's clock is off by this many seconds (its tokens' `iat`).
         public var clockOffsetSeconds: Double = 0
+    }
+
+    public struct AppleSpec: Sendable {
+        public enum Flow: String, Sendable, CaseIterable {
+            case signIn, wrongNonce, missingNonce, replayedToken, expiredToken, otherAudience, reauthenticate, reauthenticateOtherUser,
+                 linkToPhoneUser, linkTakenAppleID, revokeThenDelete
+        }
+        public var flow: Flow = .signIn
+        /// "Hide My Email": the token carries a @privaterelay.appleid.com address.
+        public var hideEmail = false
+        /// The simulated Apple ID that signs in.
+        public var appleUser = "ada"
     }
 
     public struct UserSpec: Sendable {
@@ -185,6 +199,14 @@ extension ScenarioSpec {
             self.provider.keyAndTeamSwapped = try provider.bool("keyAndTeamSwapped") ?? false
             self.provider.clockOffsetSeconds = try provider.double("clockOffsetSeconds", in: -86_400...86_400) ?? 0
             try provider.finish()
+        }
+        if let apple = try root.section("apple") {
+            var spec = AppleSpec()
+            if let flow = try apple.choice("flow", AppleSpec.Flow.allCases.map(\.rawValue)) { spec.flow = AppleSpec.Flow(rawValue: flow)! }
+            spec.hideEmail = try apple.bool("hideEmail") ?? false
+            spec.appleUser = try apple.string("appleUser") ?? "ada"
+            try apple.finish()
+            self.apple = spec
         }
         if let user = try root.section("user") {
             self.user.phoneNumber = try user.string("phoneNumber") ?? self.user.phoneNumber

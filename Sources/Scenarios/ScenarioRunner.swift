@@ -68,10 +68,14 @@ public enum ScenarioRunner {
                             facts: ["keyID": signer.keyID, "teamID": signer.teamID, "trustedKeyID": credentials.authKey.keyID,
                                     "trustedTeamID": credentials.authKey.teamID,
                                     "providerClockOffset": String(Int(spec.provider.clockOffsetSeconds))])
-            outcome = await runApp(spec, world: world, timeline: timeline, work: state, credentials: credentials,
-                                   backendClock: backendClock, options: options)
+            if let apple = spec.apple {
+                outcome = await AppleScenario.run(spec, apple: apple, world: world, timeline: timeline)
+            } else {
+                outcome = await runApp(spec, world: world, timeline: timeline, work: state, credentials: credentials,
+                                       backendClock: backendClock, options: options)
+            }
             // Pushes still on their way are part of the story (a late push is cached for next time).
-            let deadline = ContinuousClock.now + .milliseconds(spec.network.pushLatencyMilliseconds + 1000)
+            let deadline = ContinuousClock.now + .milliseconds(spec.network.pushLatencyMilliseconds + 5000)
             while ContinuousClock.now < deadline {
                 let events = timeline.all
                 let accepted = events.filter { $0.kind == EventKind.pushAccepted.rawValue }.count

@@ -66,6 +66,10 @@ public enum EventKind: String, Sendable, CaseIterable {
     case signedIn = "app.signedIn"
     /// An SDK error ended the flow (facts: code, name).
     case authError = "app.error"
+    /// The Sign in with Apple sheet returned a credential (facts: sub, nonce, aud, firstAuthorization).
+    case appleAuthorized = "device.appleAuthorized"
+    /// The app handed Firebase an Apple credential (facts: rawNonce, rawNonceHash, tokenNonce).
+    case appleCredential = "app.appleCredential"
     /// The scenario's end (facts: expected, actual, passed).
     case outcome = "scenario.outcome"
 }

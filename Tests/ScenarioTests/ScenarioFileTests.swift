@@ -20,7 +20,8 @@ struct ScenarioFileTests {
                          "release-build-declares-sandbox", "notifications-not-forwarded", "redirect-not-forwarded",
                          "scheme-not-registered", "app-killed-after-sms", "test-number-test-mode", "real-number-test-mode",
                          "key-and-team-swapped", "provider-clock-behind", "wrong-code", "session-expired", "region-blocked",
-                         "quota-exceeded"] {
+                         "quota-exceeded", "apple-sign-in", "apple-wrong-nonce", "apple-replayed-token", "apple-expired-token",
+                         "apple-reauthenticate", "apple-link-to-phone-user", "apple-revoke-then-delete"] {
             #expect(names.contains(required), "missing \(required)")
         }
     }
@@ -33,7 +34,7 @@ struct ScenarioFileTests {
         let result = await ScenarioRunner.run(spec, certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"))
         #expect(result.actual == spec.expectedOutcome, "\(result.timeline.map(TimelineRendering.line).joined(separator: "\n"))")
         #expect(result.timeline.last?.kind == EventKind.outcome.rawValue)
-        #expect(result.timeline.contains { $0.kind == EventKind.deviceToken.rawValue })
+        #expect(result.timeline.contains { $0.kind == EventKind.deviceToken.rawValue || $0.kind == EventKind.appleAuthorized.rawValue })
     }
 
     @Test("bad files say which key is wrong and why", arguments: [

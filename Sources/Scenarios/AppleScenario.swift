@@ -1,0 +1,108 @@
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+
+/// Sign in with Apple flows of scenario files, through the device's Apple sheet, the auth core and
+/// the backend.
+enum AppleScenario {
+    static func run(_ spec: ScenarioSpec, apple: ScenarioSpec.AppleSpec, world: PhoneAuthWorld, timeline: Timeline) async -> String {
+        let bundleID = spec.app.bundleID
+        var options = FirebaseOptions(googleAppID: spec.app.googleAppID, gcmSenderID: "123456789012")
+        options.apiKey = world.apiKey
+        options.bundleID = bundleID
+        func newApp() -> Auth {
+            let host = AppHost(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme])
+            let auth = Auth.auth(app: FirebaseApp(name: "apple-\(UUID().uuidString.prefix(8))", options: options, host: host))
+            auth.useEmulator(withHost: world.backendHost, port: world.backendPort)
+            return auth
+        }
+        /// The sheet, then the credential as the app builds it.
+        func sheet(_ who: String, rawSent: String?? = nil, clientID: String? = nil, issuedAt: Date? = nil,
+                   use: String = "Auth.auth().signIn(with:") async throws -> (OAuthCredential, AppleSignInSheet.Credential) {
+            let raw = AppleNonce.random()
+            let hash = AppleNonce.sha256(raw)
+            timeline.record(.app, to: .device, "ASAuthorizationAppleIDProvider().createRequest(): scopes [.fullName, .email], nonce = sha256(\(raw.prefix(6))…) = \(hash.prefix(8))…")
+            let credential = try await world.appleSheet.authorize(clientID: clientID ?? bundleID, appleUser: who, nonce: hash,
+                                                                  hideEmail: apple.hideEmail, issuedAt: issuedAt)
+            timeline.record(.device, to: .app, kind: .appleAuthorized,
+                            "\(who) consents: identity token for \(clientID ?? bundleID) (sub \(credential.user.prefix(12))…)\(credential.fullName == nil ? ", no name (not the first authorization)" : ", with name and email (first authorization)")\(issuedAt != nil ? ", issued \(Int(Date().timeIntervalSince(issuedAt!))) s ago" : "")",
+                            facts: ["sub": credential.user, "nonce": hash, "aud": clientID ?? bundleID, "firstAuthorization": String(credential.fullName != nil),
+                                    "ageSeconds": issuedAt.map { String(Int(Date().timeIntervalSince($0))) } ?? "0"])
+            let sent = rawSent ?? raw
+            timeline.record(.app, to: .backend, kind: .appleCredential,
+                            "\(use) OAuthProvider.appleCredential(withIDToken:rawNonce: \(sent.map { "\"\($0.prefix(6))…\"" } ?? "nil"), fullName:))",
+                            facts: ["rawNonce": sent ?? "", "rawNonceHash": sent.map(AppleNonce.sha256) ?? "", "tokenNonce": hash])
+            return (OAuthProvider.appleCredential(withIDToken: credential.identityToken, rawNonce: sent, fullName: credential.fullName), credential)
+        }
+        do {
+            let auth = newApp()
+            switch apple.flow {
+            case .signIn, .wrongNonce, .missingNonce, .expiredToken, .otherAudience:
+                let rawSent: String?? = apple.flow == .wrongNonce ? .some("a-nonce-from-another-request") : apple.flow == .missingNonce ? .some(nil) : nil
+                let (credential, _) = try await sheet(apple.appleUser, rawSent: rawSent,
+                                                      clientID: apple.flow == .otherAudience ? "com.example.another-app" : nil,
+                                                      issuedAt: apple.flow == .expiredToken ? Date().addingTimeInterval(-AppleIDProvider.tokenLifetime - 60) : nil)
+                let result = try await auth.signIn(with: credential)
+                timeline.record(.app, kind: .signedIn, "signed in with Apple: uid \(result.user.uid.prefix(8))…, \(result.user.displayName ?? "no name"), \(result.user.email ?? "no email")\(result.isNewUser ? " (new user)" : "")",
+                                facts: ["uid": result.user.uid, "path": "apple.com"])
+                return "signed in with Apple"
+            case .replayedToken:
+                let (credential, _) = try await sheet(apple.appleUser)
+                _ = try await auth.signIn(with: credential)
+                try auth.signOut()
+                timeline.record(.app, to: .backend, kind: .appleCredential, "signs in again with the same Apple credential (the same identity token)",
+                                facts: ["replay": "true"])
+                _ = try await auth.signIn(with: credential)
+                return "signed in with Apple"
+            case .reauthenticate, .reauthenticateOtherUser:
+                let user = try await auth.signIn(with: sheet(apple.appleUser).0).user
+                timeline.record(.app, "before deleting the account, the app asks for a recent sign-in: user.reauthenticate(with:)")
+                let other = apple.flow == .reauthenticateOtherUser ? "\(apple.appleUser)-partner" : apple.appleUser
+                try await user.reauthenticate(with: sheet(other, use: "user.reauthenticate(with:").0)
+                timeline.record(.app, kind: .signedIn, "reauthenticated uid \(user.uid.prefix(8))…", facts: ["uid": user.uid, "path": "apple.com"])
+                return "reauthenticated"
+            case .linkToPhoneUser, .linkTakenAppleID:
+                let number = spec.backend.testPhoneNumbers.first?.key ?? "+16505553434"
+                auth.settings.isAppVerificationDisabledForTesting = true
+                let provider = PhoneAuthProvider.provider(auth: auth)
+                timeline.record(.app, to: .backend, "signs in by phone first (test number \(number))")
+                let id = try await provider.verifyPhoneNumber(number, uiDelegate: nil)
+                let phoneUser = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: spec.backend.testPhoneNumbers[number] ?? "")).user
+                if apple.flow == .linkTakenAppleID {
+                    timeline.record(.authsim, "the same Apple ID already has an account of its own")
+                    _ = try await newApp().signIn(with: sheet(apple.appleUser).0)
+                }
+                do {
+                    try await phoneUser.link(with: sheet(apple.appleUser, use: "phoneUser.link(with:").0)
+                } catch let error as AuthError where error.code == .credentialAlreadyInUse {
+                    timeline.record(.app, kind: .authError, "error \(error.code.rawValue) \(error.code): the Apple ID belongs to another account; error.updatedCredential signs in to it",
+                                    facts: ["code": String(error.code.rawValue), "name": "\(error.code)", "message": error.message, "updatedCredential": String(error.updatedCredential != nil)])
+                    guard let updated = error.updatedCredential else { throw error }
+                    let other = try await newApp().signIn(with: updated)
+                    timeline.record(.app, kind: .signedIn, "signed in with the updated credential to uid \(other.user.uid.prefix(8))… (the Apple ID's own account)",
+                                    facts: ["uid": other.user.uid, "path": "apple.com"])
+                    return "\(error.code.rawValue) \(error.code)"
+                }
+                timeline.record(.app, kind: .signedIn, "linked: uid \(phoneUser.uid.prefix(8))… has \(phoneUser.providerData.joined(separator: " and "))",
+                                facts: ["uid": phoneUser.uid, "path": "apple.com"])
+                return "linked"
+            case .revokeThenDelete:
+                let (credential, sheetCredential) = try await sheet(apple.appleUser)
+                let user = try await auth.signIn(with: credential).user
+                timeline.record(.app, to: .backend, "Auth.auth().revokeToken(withAuthorizationCode:) with the sheet's authorization code")
+                try await auth.revokeToken(withAuthorizationCode: sheetCredential.authorizationCode)
+                timeline.record(.app, to: .backend, "user.delete()")
+                try await user.delete()
+                timeline.record(.app, kind: .signedIn, "account \(user.uid.prefix(8))… deleted; Apple's grant revoked", facts: ["uid": user.uid, "path": "deleted"])
+                return "deleted"
+            }
+        } catch let error as AuthError {
+            timeline.record(.app, kind: .authError, "error \(error.code.rawValue) \(error.code): \(error.message)",
+                            facts: ["code": String(error.code.rawValue), "name": "\(error.code)", "message": error.message])
+            return "\(error.code.rawValue) \(error.code)"
+        } catch {
+            timeline.record(.authsim, "error: \(error)")
+            return "error: \(error)"
+        }
+    }
+}
