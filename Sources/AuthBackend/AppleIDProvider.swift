@@ -109,9 +109,10 @@ public final class AppleIDProvider: Sendable {
         ]]]
     }
 
-    /// Verifies an identity token's RS256 signature against this provider's JWKS (as Firebase does
-    /// with Apple's), and returns its claims. Claims are checked by the caller.
-    public func verifySignature(_ token: String) throws(BackendError) -> [String: Any] {
+    /// Verifies an identity token's RS256 signature as Firebase does with Apple's: the key is the one
+    /// the JWKS (`jwks`, as fetched from `https://appleid.apple.com/auth/keys`) lists under the
+    /// token's `kid`, rebuilt from its `n` and `e`. Returns the claims; the caller checks them.
+    public static func verifySignature(_ token: String, jwks: [String: Any]) throws(BackendError) -> [String: Any] {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
               let signature = Base64URL.decode(parts[2]),
@@ -121,11 +122,16 @@ public final class AppleIDProvider: Sendable {
         guard header["alg"] as? String == "RS256" else {
             throw BackendError("INVALID_IDP_RESPONSE", "Invalid ID token: alg must be RS256, not \(header["alg"] ?? "none")")
         }
-        guard header["kid"] as? String == keyID else {
-            throw BackendError("INVALID_IDP_RESPONSE", "Invalid ID token: no key \(header["kid"] ?? "none") in https://appleid.apple.com/auth/keys")
+        let keys = jwks["keys"] as? [[String: Any]] ?? []
+        guard let kid = header["kid"] as? String, let jwk = keys.first(where: { $0["kid"] as? String == kid }),
+              jwk["kty"] as? String == "RSA", let n = (jwk["n"] as? String).flatMap({ Base64URL.decode(Substring($0)) }),
+              let e = (jwk["e"] as? String).flatMap({ Base64URL.decode(Substring($0)) }),
+              let publicKey = try? _RSA.Signing.PublicKey(n: n, e: e)
+        else {
+            throw BackendError("INVALID_IDP_RESPONSE", "Invalid ID token: no RSA key \(header["kid"] ?? "none") in https://appleid.apple.com/auth/keys")
         }
         let input = Array((parts[0] + "." + parts[1]).utf8)
-        guard key.publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5) else {
+        guard publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5) else {
             throw BackendError("INVALID_IDP_RESPONSE", "Invalid ID token: the signature does not verify")
         }
         return claims

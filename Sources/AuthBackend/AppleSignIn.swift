@@ -41,7 +41,7 @@ extension IdentityToolkit {
                 throw reject(endpoint, BackendError("INVALID_IDP_RESPONSE", "The supplied auth credential is malformed or has expired."))
             }
             let claims: [String: Any]
-            do { claims = try appleID.verifySignature(token) } catch { throw reject(endpoint, error) }
+            do { claims = try AppleIDProvider.verifySignature(token, jwks: appleID.jwks) } catch { throw reject(endpoint, error) }
             guard claims["iss"] as? String == AppleIDProvider.issuer else {
                 throw reject(endpoint, BackendError("INVALID_IDP_RESPONSE", "Invalid ID token: iss is \(claims["iss"] ?? "missing"), not \(AppleIDProvider.issuer)"))
             }

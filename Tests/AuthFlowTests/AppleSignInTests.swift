@@ -36,6 +36,22 @@ struct AppleSignInTests {
         #expect(AppleNonce.sha256("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
+    @Test("an identity token verifies with PyJWT against the published JWKS (RS256, issuer, audience, expiry)")
+    func independentVerifier() async throws {
+        guard await toolAvailable(["python3", "-c", "import jwt, cryptography"]) else { return }
+        try await withWorld { world, _ in
+            let sheet = try await world.appleSheet.authorize(clientID: bundleID, appleUser: "hal", nonce: AppleNonce.sha256("raw"))
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Clients/verify_apple_token.py").standardized.path
+            let verified = try await runProgram(["python3", script, "\(world.backendURL)/appleid/auth/keys", sheet.identityToken, bundleID])
+            #expect(verified.status == 0)
+            let claims = try #require(try JSONSerialization.jsonObject(with: Data(verified.output.utf8)) as? [String: Any])
+            #expect(claims["sub"] as? String == sheet.user)
+            #expect(claims["nonce"] as? String == AppleNonce.sha256("raw"))
+            let wrongAudience = try await runProgram(["python3", script, "\(world.backendURL)/appleid/auth/keys", sheet.identityToken, "com.example.other"])
+            #expect(wrongAudience.status != 0)
+        }
+    }
+
     @Test("happy path: the first sign-in creates the user with Apple's name and relay email; later sign-ins get no name and find the same user")
     func happyPath() async throws {
         try await withWorld { world, _ in
