@@ -26,7 +26,8 @@ struct Backend: AsyncParsableCommand {
                                valueName: "outcome")) var recaptchaOutcome = "pass"
     @Option(help: "The project's API key (GoogleService-Info.plist API_KEY).") var apiKey = BackendConfiguration().apiKey
     @Option(help: "The project ID.") var projectID = BackendConfiguration().projectID
-    @Option(help: "The iOS app's bundle ID (the push topic; the reCAPTCHA page's ibi).") var bundleID = BackendConfiguration().bundleID
+    @Option(help: "The iOS app's bundle ID (the push topic; the reCAPTCHA page's ibi; an accepted Apple token audience).") var bundleID = BackendConfiguration().bundleID
+    @Option(help: "A Sign in with Apple services ID accepted as identity-token audience (repeatable).") var appleServicesID: [String] = []
 
     func run() async throws {
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
@@ -35,6 +36,7 @@ struct Backend: AsyncParsableCommand {
         configuration.apiKey = apiKey
         configuration.projectID = projectID
         configuration.bundleID = bundleID
+        configuration.appleServicesIDs = appleServicesID
         do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
             throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code)")
         }
@@ -55,6 +57,7 @@ struct Backend: AsyncParsableCommand {
         say("  project \(configuration.projectID), API key \(configuration.apiKey), iOS app \(configuration.bundleID)")
         say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
         say("  reCAPTCHA page: \(server.baseURL)/__/auth/handler, outcome \(recaptchaOutcome)")
+        say("  Sign in with Apple: sheet POST \(server.baseURL)/appleid/auth/authorize, JWKS \(server.baseURL)/appleid/auth/keys, audiences \(([bundleID] + appleServicesID).joined(separator: ", "))")
         say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
         await waitForTermination()
         await server.shutdown()
