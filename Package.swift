@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "push-receiver", targets: ["push-receiver"]),
         .executable(name: "redirect-interceptor", targets: ["redirect-interceptor"]),
         .executable(name: "authsim", targets: ["authsim"]),
+        .executable(name: "authsim-fuzz", targets: ["authsim-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -123,6 +124,13 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
+        // The parsers that take hostile input, as fuzz targets (Fuzz/run.sh drives libFuzzer).
+        .target(
+            name: "FuzzTargets",
+            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "Scenarios",
+                           .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .executableTarget(name: "authsim-fuzz", dependencies: ["FuzzTargets"]),
         .executableTarget(
             name: "redirect-interceptor",
             dependencies: ["RedirectInterceptor", "CommandSupport",
@@ -148,6 +156,7 @@ let package = Package(
             name: "ScenarioTests",
             dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios", "Diagnostics", "TestSupport"]
         ),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         .testTarget(
             name: "APNsChannelTests",
             dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios", "TestSupport"]

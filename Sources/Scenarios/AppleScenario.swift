@@ -96,13 +96,8 @@ enum AppleScenario {
                 timeline.record(.app, kind: .signedIn, "account \(user.uid.prefix(8))… deleted; Apple's grant revoked", facts: ["uid": user.uid, "path": "deleted"])
                 return "deleted"
             }
-        } catch let error as AuthError {
-            timeline.record(.app, kind: .authError, "error \(error.code.rawValue) \(error.code): \(error.message)",
-                            facts: ["code": String(error.code.rawValue), "name": "\(error.code)", "message": error.message])
-            return "\(error.code.rawValue) \(error.code)"
         } catch {
-            timeline.record(.authsim, "error: \(error)")
-            return "error: \(error)"
+            return ScenarioRunner.outcome(of: error, in: timeline)
         }
     }
 }

@@ -166,14 +166,20 @@ public enum ScenarioRunner {
             timeline.record(.app, kind: .signedIn, "signed in\(via): uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")",
                             facts: ["uid": result.user.uid, "path": via.isEmpty ? "silentPush" : "reCAPTCHA"])
             return "signed in\(via)"
-        } catch let error as AuthError {
-            timeline.record(.app, kind: .authError, "error \(error.code.rawValue) \(error.code): \(error.message)",
-                            facts: ["code": String(error.code.rawValue), "name": "\(error.code)", "message": error.message])
-            return "\(error.code.rawValue) \(error.code)"
         } catch {
+            return ScenarioRunner.outcome(of: error, in: timeline)
+        }
+    }
+
+    /// An error that ended a flow, in the timeline, as the outcome string ("17054 notificationNotForwarded").
+    static func outcome(of error: any Error, in timeline: Timeline) -> String {
+        guard let error = error as? AuthError else {
             timeline.record(.authsim, "error: \(error)")
             return "error: \(error)"
         }
+        timeline.record(.app, kind: .authError, "error \(error.code.rawValue) \(error.code): \(error.message)",
+                        facts: ["code": String(error.code.rawValue), "name": "\(error.code)", "message": error.message])
+        return "\(error.code.rawValue) \(error.code)"
     }
 
     /// The simulated app a scenario describes.

@@ -190,13 +190,13 @@ struct ValidationRuleTests {
         var policy = ReceiverPolicy()
         // Long enough that a loaded machine still finishes a TLS handshake and the HTTP/2 preface
         // before the server gives up on the fresh connection (0.5 s was not, with the whole suite running).
-        policy.idleTimeout = 2
+        policy.idleTimeout = 4
         try await withFixture(policy: policy) { fixture in
             let token = try fixture.device()
             let client = try fixture.client()
             let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
             #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
-            try await Task.sleep(for: .milliseconds(3000))
+            try await Task.sleep(for: .milliseconds(5000))
             #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
             await client.shutdown()
         }
