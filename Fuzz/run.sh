@@ -3,10 +3,9 @@
 #
 #   Fuzz/run.sh [TARGET|all] [SECONDS]      default: all targets, 60 s each
 #
-# Builds authsim-fuzz with AddressSanitizer and libFuzzer's coverage instrumentation
-# (-sanitize=fuzzer), in .build-fuzz; authsim-fuzz keeps its own main and starts libFuzzer through
-# LLVMFuzzerRunDriver. (-sanitize-coverage=edge alone gives trace-pc-guard, which this libFuzzer
-# refuses.) Seeds come from Fuzz/corpus/TARGET;
+# Builds authsim-fuzz with -D FUZZING, AddressSanitizer and libFuzzer (-sanitize=fuzzer), in
+# .build-fuzz: libFuzzer's main drives LLVMFuzzerTestOneInput, and AUTHSIM_FUZZ_TARGET picks the
+# target. (-sanitize-coverage=edge alone gives trace-pc-guard, which this libFuzzer refuses.) Seeds come from Fuzz/corpus/TARGET;
 # new inputs go to .build-fuzz/corpus/TARGET; a crash leaves crash-* / leak-* / timeout-* files in
 # .build-fuzz/artifacts/, to be copied into Fuzz/regressions/TARGET/ (the tests replay them).
 set -euo pipefail
@@ -16,7 +15,7 @@ seconds="${2:-60}"
 
 configuration="${FUZZ_CONFIGURATION:-debug}"
 swift build -c "$configuration" --product authsim-fuzz --scratch-path .build-fuzz \
-  -Xswiftc -sanitize=fuzzer,address -Xlinker -u -Xlinker LLVMFuzzerRunDriver -Xlinker --export-dynamic
+  -Xswiftc -DFUZZING -Xswiftc -sanitize=fuzzer,address
 binary="$(swift build -c "$configuration" --scratch-path .build-fuzz --show-bin-path)/authsim-fuzz"
 
 targets=("$target")
@@ -29,7 +28,7 @@ for name in "${targets[@]}"; do
   mkdir -p ".build-fuzz/corpus/$name"
   echo "── $name: ${seconds} s"
   # -rss_limit_mb and -malloc_limit_mb make unbounded allocation a failure; -timeout a hang.
-  if ! "$binary" fuzz "$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+  if ! AUTHSIM_FUZZ_TARGET="$name" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
        -artifact_prefix=".build-fuzz/artifacts/$name-" -print_final_stats=1 \
        ".build-fuzz/corpus/$name" "Fuzz/corpus/$name"; then
     echo "✘ $name: libFuzzer found a problem; see .build-fuzz/artifacts/$name-*" >&2
