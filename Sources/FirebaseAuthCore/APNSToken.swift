@@ -28,8 +28,13 @@ public enum ProvisioningProfile {
 
     /// The whole plist inside the profile's envelope, or nil when there is none.
     public static func plist(at url: URL) -> [String: Any]? {
-        guard let data = try? Data(contentsOf: url),
-              let start = data.range(of: Data("<?xml".utf8)) ?? data.range(of: Data("<plist".utf8)),
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        return plist(in: data)
+    }
+
+    /// The plist inside a profile's bytes.
+    public static func plist(in data: Data) -> [String: Any]? {
+        guard let start = data.range(of: Data("<?xml".utf8)) ?? data.range(of: Data("<plist".utf8)),
               let end = data.range(of: Data("</plist>".utf8), in: start.lowerBound..<data.endIndex)
         else { return nil }
         return try? PropertyListSerialization.propertyList(from: Data(data[start.lowerBound..<end.upperBound]), format: nil) as? [String: Any]

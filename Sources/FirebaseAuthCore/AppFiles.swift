@@ -35,6 +35,12 @@ public struct PropertyListFile: @unchecked Sendable {
         do { data = try Data(contentsOf: url) } catch {
             throw AppFileError(.unreadable, "cannot read \(url.path): \(error.localizedDescription)")
         }
+        try self.init(data: data, url: url)
+    }
+
+    /// A property list already in memory; `url` names it in errors.
+    public init(data: Data, url: URL) throws(AppFileError) {
+        try Self.refuseSets(in: data, url: url)
         var format = PropertyListSerialization.PropertyListFormat.xml
         let object: Any
         do { object = try PropertyListSerialization.propertyList(from: data, options: [], format: &format) } catch {
@@ -49,6 +55,37 @@ public struct PropertyListFile: @unchecked Sendable {
         case .binary: self.format = .binary
         case .openStep: self.format = .openStep
         default: self.format = .xml
+        }
+    }
+
+    /// A binary plist may hold sets (marker 0xCn), which Xcode never writes and which crash
+    /// Foundation's reader on Linux (found by fuzzing: Fuzz/regressions/plist/bplist-with-set).
+    /// Walks the offset table (bounded by the file) and refuses any set before Foundation sees it.
+    static func refuseSets(in data: Data, url: URL) throws(AppFileError) {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 40, bytes.starts(with: Array("bplist00".utf8)) else { return }
+        let trailer = bytes.count - 32
+        func integer(_ start: Int, _ size: Int) -> Int? {
+            guard size >= 1, size <= 8, start >= 0, start + size <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[start..<start + size] {
+                guard value <= (Int.max >> 8) else { return nil }
+                value = value << 8 | Int(byte)
+            }
+            return value
+        }
+        let offsetSize = Int(bytes[trailer + 6])
+        guard let objects = integer(trailer + 8, 8), let table = integer(trailer + 24, 8),
+              offsetSize >= 1, offsetSize <= 8, objects <= bytes.count, table <= trailer,
+              table + objects * offsetSize <= trailer
+        else { throw AppFileError(.notAPropertyList, "\(url.path): a damaged binary plist (its trailer or offset table is out of bounds)") }
+        for index in 0..<objects {
+            guard let offset = integer(table + index * offsetSize, offsetSize), offset < trailer else {
+                throw AppFileError(.notAPropertyList, "\(url.path): a damaged binary plist (object \(index) lies outside the file)")
+            }
+            if bytes[offset] >> 4 == 0xC {
+                throw AppFileError(.notAPropertyList, "\(url.path): the binary plist holds a set, which app plists never contain")
+            }
         }
     }
 
@@ -70,7 +107,12 @@ extension FirebaseOptions {
     /// `GOOGLE_APP_ID` and `GCM_SENDER_ID` are required; `API_KEY`, `PROJECT_ID`, `BUNDLE_ID` and
     /// `CLIENT_ID` are read when present (newer files have no `CLIENT_ID`/`REVERSED_CLIENT_ID`).
     public init(contentsOf url: URL) throws(AppFileError) {
-        let plist = try PropertyListFile(contentsOf: url)
+        try self.init(plist: try PropertyListFile(contentsOf: url))
+    }
+
+    /// From a property list already read.
+    public init(plist: PropertyListFile) throws(AppFileError) {
+        let url = plist.url
         let appID = try plist.string("GOOGLE_APP_ID", required: true)!
         let parts = appID.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "1", parts[1].allSatisfy(\.isNumber), !parts[1].isEmpty, parts[2] == "ios", !parts[3].isEmpty else {
@@ -115,8 +157,12 @@ public struct AppInfo: Sendable, Hashable {
 
     /// Reads `Info.plist`, XML or binary.
     public init(contentsOf url: URL) throws(AppFileError) {
-        let plist = try PropertyListFile(contentsOf: url)
-        let name = url.lastPathComponent
+        try self.init(plist: try PropertyListFile(contentsOf: url))
+    }
+
+    /// From a property list already read.
+    public init(plist: PropertyListFile) throws(AppFileError) {
+        let name = plist.url.lastPathComponent
         bundleID = try plist.string("CFBundleIdentifier", required: true)!
         var schemes: [String] = []
         if let types = plist.dictionary["CFBundleURLTypes"] {

@@ -63,13 +63,12 @@ public enum FuzzTargets {
 
     /// Info.plist / GoogleService-Info.plist / embedded.mobileprovision bytes.
     @Sendable static func plist(_ bytes: [UInt8]) {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-fuzz-\(getpid()).plist")
-        guard (try? Data(bytes).write(to: file)) != nil else { return }
-        defer { try? FileManager.default.removeItem(at: file) }
-        _ = try? AppInfo(contentsOf: file)
-        _ = try? FirebaseOptions(contentsOf: file)
-        _ = ProvisioningProfile.plist(at: file)
-        _ = ProvisioningProfile.apsEnvironment(at: file)
+        let data = Data(bytes)
+        if let plist = try? PropertyListFile(data: data, url: URL(fileURLWithPath: "/fuzz/Info.plist")) {
+            _ = try? AppInfo(plist: plist)
+            _ = try? FirebaseOptions(plist: plist)
+        }
+        _ = ProvisioningProfile.plist(in: data)
     }
 
     /// A scenario file.

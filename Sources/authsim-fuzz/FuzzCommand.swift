@@ -18,6 +18,21 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     fuzzTarget(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
     return 0
 }
+
+/// SwiftPM links executables with `main` = `<module>_main`; this one hands the process to libFuzzer
+/// (`LLVMFuzzerRunDriver`, kept and exported by the linker flags in Fuzz/run.sh).
+@_cdecl("authsim_fuzz_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    typealias Driver = @convention(c) (UnsafeMutablePointer<Int32>, UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                                       @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32
+    guard let symbol = dlsym(nil /* RTLD_DEFAULT */, "LLVMFuzzerRunDriver") else {
+        FileHandle.standardError.write(Data("LLVMFuzzerRunDriver is not linked in: build with Fuzz/run.sh\n".utf8))
+        return 2
+    }
+    var count = argc
+    var vector = argv
+    return unsafeBitCast(symbol, to: Driver.self)(&count, &vector) { data, size in fuzzOneInput(data, size) }
+}
 #else
 /// `authsim-fuzz replay <target> <file|dir>…`: runs inputs through a fuzz target (seeds, past
 /// crashes, an input to debug). The libFuzzer build of this program is Fuzz/run.sh's.

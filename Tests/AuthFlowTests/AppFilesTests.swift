@@ -110,4 +110,19 @@ struct AppFilesTests {
             #expect(try AppInfo(contentsOf: file).appDelegateProxyEnabled == expected)
         }
     }
+
+    @Test("a binary plist holding a set (found by fuzzing: it crashed Foundation's reader) is refused, not read")
+    func binaryPlistWithSet() throws {
+        let crash = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Fuzz/regressions/plist/bplist-with-set").standardized
+        #expect(throws: AppFileError(.notAPropertyList, "")) { _ = try PropertyListFile(contentsOf: crash) }
+        #expect(throws: AppFileError(.notAPropertyList, "")) { _ = try FirebaseOptions(contentsOf: crash) }
+        // A well-formed binary plist still reads.
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var sample = SampleApp()
+        sample.format = .binary
+        try sample.write(to: folder)
+        #expect(try FirebaseOptions(contentsOf: folder.appendingPathComponent("GoogleService-Info.plist")).googleAppID == sample.googleAppID)
+    }
 }
