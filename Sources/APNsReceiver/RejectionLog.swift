@@ -6,22 +6,12 @@ import Synchronization
 /// status, reason, detail), beside the delivery log, which holds exactly the pushes answered 200.
 /// `authsim explain --receiver-state` reads both.
 public final class RejectionLog: Sendable {
-    public let file: URL
-    private let descriptor: Int32
+    public var file: URL { lines.file }
+    private let lines: LineFile
 
     public init(file: URL) throws(ReceiverError) {
-        do {
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        } catch {
-            throw ReceiverError(.storage, "cannot create \(file.deletingLastPathComponent().path): \(error.localizedDescription)")
-        }
-        let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw ReceiverError(.storage, "cannot open \(file.path): \(String(cString: strerror(errno)))") }
-        self.file = file
-        descriptor = fd
+        lines = try LineFile(file: file, what: "the rejection log")
     }
-
-    deinit { close(descriptor) }
 
     /// One refusal.
     public struct Entry: Codable, Sendable, Hashable {
@@ -37,16 +27,15 @@ public final class RejectionLog: Sendable {
         }
     }
 
-    /// Appends one line with a single `write(2)` (lines from several threads do not interleave).
+    /// Appends one line (a failure to write is not the push's problem: it is left out).
     public func append(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date = Date()) {
         let entry = Entry(time: time, environment: environment, apnsID: apnsID, deviceToken: deviceToken.lowercased(),
                           status: rejection.status, reason: rejection.reason.rawValue, detail: rejection.detail)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard var line = try? encoder.encode(entry) else { return }
-        line.append(UInt8(ascii: "\n"))
-        _ = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard let line = try? encoder.encode(entry) else { return }
+        try? lines.append(String(decoding: line, as: UTF8.self) + "\n")
     }
 
     /// Reads a rejection log; torn lines are skipped.

@@ -187,11 +187,6 @@ public struct AppInfo: Sendable, Hashable {
             throw AppFileError(.invalidValue, "\(name): FirebaseAppDelegateProxyEnabled is \(type(of: other)), not a Boolean")
         }
     }
-
-    /// Whether `scheme` is registered, compared as the SDK compares (case-insensitively).
-    public func registers(_ scheme: String) -> Bool {
-        urlSchemes.contains { $0.lowercased() == scheme.lowercased() }
-    }
 }
 
 /// A built app's files, as in `Payload/<Name>.app/`: `Info.plist`, `GoogleService-Info.plist` and,

@@ -47,6 +47,13 @@ public final class Auth: Sendable {
         var presentation: (eventID: String, scheme: String, outcome: OneShot<ReCAPTCHAFlow.Redirect?>)?
         /// Events whose presentation ended (newest last, at most 32): a later redirect for one is a replay.
         var finishedEvents: [String] = []
+
+        /// The presentation of `eventID` is over: remembered (boundedly) to recognise replays.
+        mutating func finish(_ eventID: String) {
+            presentation = nil
+            finishedEvents.append(eventID)
+            if finishedEvents.count > Auth.maximumPendingReceipts { finishedEvents.removeFirst() }
+        }
         var lastVerification: AppVerificationPath?
     }
     enum ProbeState { case notRun, running(OneShot<Bool>), done(Bool) }
@@ -269,9 +276,7 @@ public final class Auth: Sendable {
         }
         let mine = state.withLock { state -> Bool in
             guard state.presentation?.eventID == active.eventID else { return false }
-            state.presentation = nil
-            state.finishedEvents.append(active.eventID)
-            if state.finishedEvents.count > Self.maximumPendingReceipts { state.finishedEvents.removeFirst() }
+            state.finish(active.eventID)
             return true
         }
         guard mine else {
@@ -316,9 +321,7 @@ public final class Auth: Sendable {
     func endPresentation(eventID: String) {
         let shot = state.withLock { state -> OneShot<ReCAPTCHAFlow.Redirect?>? in
             guard let active = state.presentation, active.eventID == eventID else { return nil }
-            state.presentation = nil
-            state.finishedEvents.append(eventID)
-            if state.finishedEvents.count > Self.maximumPendingReceipts { state.finishedEvents.removeFirst() }
+            state.finish(eventID)
             return active.outcome
         }
         shot?.fulfill(nil)

@@ -7,14 +7,12 @@ import Foundation
 enum AppleScenario {
     static func run(_ spec: ScenarioSpec, apple: ScenarioSpec.AppleSpec, world: PhoneAuthWorld, timeline: Timeline) async -> String {
         let bundleID = spec.app.bundleID
-        var options = FirebaseOptions(googleAppID: spec.app.googleAppID, gcmSenderID: "123456789012")
-        options.apiKey = world.apiKey
-        options.bundleID = bundleID
+        var profile = AppProfile()
+        profile.bundleID = bundleID
+        profile.googleAppID = spec.app.googleAppID
+        let options = world.options(for: profile)
         func newApp() -> Auth {
-            let host = AppHost(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme])
-            let auth = Auth.auth(app: FirebaseApp(name: "apple-\(UUID().uuidString.prefix(8))", options: options, host: host))
-            auth.useEmulator(withHost: world.backendHost, port: world.backendPort)
-            return auth
+            world.auth(options: options, host: AppHost(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme]))
         }
         /// The sheet, then the credential as the app builds it.
         func sheet(_ who: String, rawSent: String?? = nil, clientID: String? = nil, issuedAt: Date? = nil,

@@ -182,17 +182,13 @@ public final class PhoneAuthWorld: Sendable {
             host = AppHost(bundle: bundle, isSimulator: profile.isSimulator, forwardsNotifications: profile.forwardsNotifications,
                            forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, clock: clock)
         } else {
-            options = FirebaseOptions(googleAppID: profile.googleAppID, gcmSenderID: "123456789012")
-            options.apiKey = apiKey
-            options.projectID = projectID
-            options.bundleID = profile.bundleID
+            options = self.options(for: profile)
             host = AppHost(bundleID: profile.bundleID, urlSchemes: profile.urlSchemes ?? [options.encodedAppIDScheme],
                            isSimulator: profile.isSimulator, provisioningProfile: profile.provisioningProfile,
                            forwardsNotifications: profile.forwardsNotifications, forwardsURLs: profile.forwardsURLs,
                            userDefaults: userDefaults, clock: clock)
         }
-        let auth = Auth.auth(app: FirebaseApp(name: "app-\(UUID().uuidString.prefix(8))", options: options, host: host))
-        auth.useEmulator(withHost: backendHost, port: backendPort)
+        let auth = self.auth(options: options, host: host)
         auth.languageCode = profile.languageCode
         auth.settings.isAppVerificationDisabledForTesting = profile.appVerificationDisabledForTesting
         if let directory = profile.schemeDirectory {
@@ -202,6 +198,22 @@ public final class PhoneAuthWorld: Sendable {
         let token = try await devices.installDevice(for: host, environment: profile.buildEnvironment, onPush: onPush)
         if setToken { auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType) }
         return (auth, token)
+    }
+
+    /// The `GoogleService-Info.plist` values of `profile`'s app, in this world's project.
+    public func options(for profile: AppProfile) -> FirebaseOptions {
+        var options = FirebaseOptions(googleAppID: profile.googleAppID, gcmSenderID: "123456789012")
+        options.apiKey = apiKey
+        options.projectID = projectID
+        options.bundleID = profile.bundleID
+        return options
+    }
+
+    /// A Firebase app of its own for `host`, its Auth talking to this world's backend.
+    public func auth(options: FirebaseOptions, host: AppHost) -> Auth {
+        let auth = Auth.auth(app: FirebaseApp(name: "app-\(UUID().uuidString.prefix(8))", options: options, host: host))
+        auth.useEmulator(withHost: backendHost, port: backendPort)
+        return auth
     }
 
     /// The last code texted to `phoneNumber` (from the backend's outbox, over HTTP when it runs elsewhere).

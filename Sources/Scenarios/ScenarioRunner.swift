@@ -113,8 +113,8 @@ public enum ScenarioRunner {
                 timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true", facts: ["testMode": "true"])
             }
             auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
-            let resolved = profile.declaredTokenType == .unknown
-                ? ProvisioningProfile.resolve(isSimulator: profile.isSimulator, profile: profile.provisioningProfile) : profile.declaredTokenType
+            // What Auth made of the declared type (`.unknown` is resolved from the profile there).
+            let resolved = auth.apnsTokenType ?? profile.declaredTokenType
             let apsEnvironment = profile.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) } ?? "none"
             timeline.record(.app, kind: .setAPNSToken,
                             "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))\(profile.declaredTokenType == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",

@@ -8,13 +8,8 @@ import Testing
 
 /// An app with Firebase configured against `world`'s backend (no device needed for Apple sign-in).
 func appleApp(_ world: PhoneAuthWorld) -> Auth {
-    var options = FirebaseOptions(googleAppID: AppProfile().googleAppID, gcmSenderID: "123456789012")
-    options.apiKey = world.apiKey
-    options.bundleID = AppProfile().bundleID
-    let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme])
-    let auth = Auth.auth(app: FirebaseApp(name: "apple-\(UUID().uuidString.prefix(8))", options: options, host: host))
-    auth.useEmulator(withHost: world.backendHost, port: world.backendPort)
-    return auth
+    let options = world.options(for: AppProfile())
+    return world.auth(options: options, host: AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme]))
 }
 
 /// The ID token's claims (no verification: the backend's JWKS does that).
