@@ -36,19 +36,19 @@ public struct AcceptedPush: Sendable, Hashable {
 /// Nothing is held in memory: ``entries(in:)`` reads the file.
 public final class DeliveryLog: Sendable {
     public var file: URL { lines.file }
-    private let lines: LineFile
+    private let lines: AppendOnlyFile
     /// Also `fsync` after each line (survives a machine crash; much slower).
     public let syncEachWrite: Bool
 
     /// Opens (creating) `file` for appending.
     public init(file: URL, syncEachWrite: Bool = false) throws(ReceiverError) {
-        lines = try LineFile(file: file, what: "the delivery log")
+        do { lines = try AppendOnlyFile(file: file, what: "the delivery log") } catch { throw ReceiverError(.storage, error.message) }
         self.syncEachWrite = syncEachWrite
     }
 
     /// Appends one push. Returns only once the line is in the file (the kernel has it).
     public func append(_ push: AcceptedPush) throws(ReceiverError) {
-        try lines.append(Self.encode(push), sync: syncEachWrite)
+        do { try lines.append(Self.encode(push), sync: syncEachWrite) } catch { throw ReceiverError(.storage, error.message) }
     }
 
     /// One log line.
@@ -130,49 +130,5 @@ public final class DeliveryLog: Sendable {
         }
         return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds % 1000), 3))Z"
-    }
-}
-
-/// A file of lines, opened once for appending: each line goes in whole with `write(2)` (looping
-/// over short writes, under a lock, so lines never interleave), optionally `fsync`ed.
-final class LineFile: Sendable {
-    let file: URL
-    private let descriptor: Mutex<Int32>
-
-    init(file: URL, what: String) throws(ReceiverError) {
-        do {
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        } catch {
-            throw ReceiverError(.storage, "cannot create \(file.deletingLastPathComponent().path): \(error.localizedDescription)")
-        }
-        let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw ReceiverError(.storage, "cannot open \(what) \(file.path): \(String(cString: strerror(errno)))")
-        }
-        self.file = file
-        descriptor = Mutex(fd)
-    }
-
-    deinit { descriptor.withLock { if $0 >= 0 { close($0) } } }
-
-    func append(_ line: String, sync: Bool = false) throws(ReceiverError) {
-        var line = line
-        let failure: String? = descriptor.withLock { fd -> String? in
-            let result = line.withUTF8 { buffer -> String? in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return String(cString: strerror(errno))
-                    }
-                    offset += written
-                }
-                return nil
-            }
-            if result == nil, sync { fsync(fd) }
-            return result
-        }
-        if let failure { throw ReceiverError(.storage, "cannot append to \(file.path): \(failure)") }
     }
 }

@@ -7,10 +7,10 @@ import Synchronization
 /// `authsim explain --receiver-state` reads both.
 public final class RejectionLog: Sendable {
     public var file: URL { lines.file }
-    private let lines: LineFile
+    private let lines: AppendOnlyFile
 
     public init(file: URL) throws(ReceiverError) {
-        lines = try LineFile(file: file, what: "the rejection log")
+        do { lines = try AppendOnlyFile(file: file, what: "the rejection log") } catch { throw ReceiverError(.storage, error.message) }
     }
 
     /// One refusal.

@@ -25,10 +25,11 @@ extension IdentityToolkit {
         var sub: String
         var email: String?
         if let pendingToken, !pendingToken.isEmpty {
-            guard let pending = pendingAppleTokens.removeValue(forKey: pendingToken) else {
+            guard let pending = state.pendingAppleTokens[pendingToken] else {
                 throw reject(endpoint, BackendError("INVALID_PENDING_TOKEN", "The pending token is unknown or was used."))
             }
-            (sub, email) = pending
+            do { try commit(.applePendingUsed(token: pendingToken)) } catch { throw reject(endpoint, error) }
+            (sub, email) = (pending.sub, pending.email)
         } else {
             let fields = Self.formFields(postBody ?? "")
             guard let provider = fields["providerId"], !provider.isEmpty else {
@@ -61,10 +62,10 @@ extension IdentityToolkit {
                 }
             }
             let spent = Self.digest(token)
-            guard !spentAppleTokens.contains(spent) else {
+            guard state.spentAppleTokens[spent] == nil else {
                 throw reject(endpoint, BackendError("MISSING_OR_INVALID_NONCE", "Duplicate credential received. Please try again with a new credential."))
             }
-            spentAppleTokens.insert(spent)
+            do { try commit(.appleTokenSpent(digest: spent, at: clock.now)) } catch { throw reject(endpoint, error) }
             guard let tokenSub = claims["sub"] as? String else {
                 throw reject(endpoint, BackendError("INVALID_IDP_RESPONSE", "Invalid ID token: no sub"))
             }
@@ -72,15 +73,15 @@ extension IdentityToolkit {
             email = claims["email"] as? String
         }
         let now = clock.now
-        let holder = users.values.first { $0.appleSub == sub }
+        let holder = state.userByAppleSub[sub].flatMap { state.users[$0] }
         if let idToken, !idToken.isEmpty {
             // Linking to the signed-in user.
-            guard let uid = tokenSigner.verifiedUID(idToken, now: now), var user = users[uid] else {
+            guard let uid = tokenSigner.verifiedUID(idToken, now: now), var user = state.users[uid] else {
                 throw reject(endpoint, BackendError("INVALID_ID_TOKEN", "The user's credential is no longer valid. The user must sign in again."))
             }
             if let holder, holder.localId != uid {
                 let pending = Self.randomString(bytes: 32)
-                pendingAppleTokens[pending] = (sub, email)
+                do { try commit(.applePending(token: pending, sub: sub, email: email, at: now)) } catch { throw reject(endpoint, error) }
                 _ = reject(endpoint, BackendError("FEDERATED_USER_ID_ALREADY_LINKED", "This credential is already associated with a different user account."))
                 return IdpResult(email: email, federatedId: sub, errorMessage: "FEDERATED_USER_ID_ALREADY_LINKED", pendingToken: pending)
             }
@@ -89,8 +90,7 @@ extension IdentityToolkit {
             }
             user.appleSub = sub
             if user.email == nil { user.email = email }
-            users[uid] = user
-            saveUsers()
+            do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
             observer?(.appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: true))
             return IdpResult(idToken: tokenSigner.token(for: user, provider: "apple.com", now: now), refreshToken: Self.randomString(bytes: 48),
                              localId: uid, email: user.email, displayName: user.displayName, federatedId: sub)
@@ -101,8 +101,7 @@ extension IdentityToolkit {
             // Apple gives the name only once, to the app; the app passes it with its first sign-in.
             user.displayName = displayName
         }
-        users[user.localId] = user
-        saveUsers()
+        do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
         observer?(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))
         return IdpResult(idToken: tokenSigner.token(for: user, provider: "apple.com", now: now), refreshToken: Self.randomString(bytes: 48),
                          localId: user.localId, isNewUser: isNew, email: user.email, displayName: user.displayName, federatedId: sub)
@@ -112,7 +111,7 @@ extension IdentityToolkit {
     /// grant with Apple, as the SDK's `revokeToken(withAuthorizationCode:)` asks before deleting.
     public func revokeAppleToken(code: String?, idToken: String?) throws(BackendError) {
         let endpoint = "revokeToken"
-        guard let idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), users[uid] != nil else {
+        guard let idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), state.users[uid] != nil else {
             throw reject(endpoint, BackendError("INVALID_ID_TOKEN", "The user's credential is no longer valid. The user must sign in again."))
         }
         guard let code, !code.isEmpty else { throw reject(endpoint, BackendError("INVALID_REQUEST", "token (the authorization code) is required")) }
@@ -123,22 +122,20 @@ extension IdentityToolkit {
 
     /// `accounts:delete` (`deleteAccount`).
     public func deleteAccount(idToken: String?) throws(BackendError) {
-        guard let idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), users[uid] != nil else {
+        guard let idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), state.users[uid] != nil else {
             throw reject("deleteAccount", BackendError("USER_NOT_FOUND"))
         }
-        users[uid] = nil
-        saveUsers()
+        do { try commit(.userDeleted(localId: uid)) } catch { throw reject("deleteAccount", error) }
         observer?(.accountDeleted(uid: uid))
     }
 
     /// `accounts:update` (`setAccountInfo`): the display name.
     public func updateProfile(idToken: String?, displayName: String?) throws(BackendError) -> BackendUser {
-        guard let idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), var user = users[uid] else {
+        guard let idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), var user = state.users[uid] else {
             throw reject("setAccountInfo", BackendError("INVALID_ID_TOKEN", "The user's credential is no longer valid. The user must sign in again."))
         }
         if let displayName { user.displayName = displayName }
-        users[uid] = user
-        saveUsers()
+        do { try commit(.user(user)) } catch { throw reject("setAccountInfo", error) }
         return user
     }
 

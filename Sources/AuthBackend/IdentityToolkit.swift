@@ -138,55 +138,52 @@ public actor IdentityToolkit {
     let observer: (@Sendable (BackendEvent) -> Void)?
     /// Apple's side of Sign in with Apple, simulated.
     public nonisolated let appleID: AppleIDProvider
-    /// SHA-256 of every Apple identity token spent: each signs in once.
-    var spentAppleTokens: Set<String> = []
-    /// Pending tokens of Apple credentials already linked to another account (single-use).
-    var pendingAppleTokens: [String: (sub: String, email: String?)] = [:]
-    private let usersFile: URL?
+    /// Users, app credentials, sessions, reCAPTCHA tokens and SMS; changed only through ``commit(_:)``.
+    var state = BackendState()
+    /// Where every change is written before its answer goes out (`nil`: memory only).
+    private let journal: BackendJournal?
+    private var commitsSincePurge = 0
 
-    private struct Receipt {
-        let secret: String
-        let appToken: String
-        let issuedAt: Date
-    }
-    private struct Session {
-        let phoneNumber: String
-        let code: String
-        let createdAt: Date
-        var attempts: Int
-        var used: Bool
-    }
-    private struct RecaptchaToken {
-        let eventID: String
-        let issuedAt: Date
-        var used: Bool
-    }
-    private var receipts: [String: Receipt] = [:]
-    /// Keyed by the token's SHA-256: an O(1) lookup whose timing says nothing about the token.
-    private var recaptchaTokens: [String: RecaptchaToken] = [:]
-    private var sessions: [String: Session] = [:]
-    private var outbox: [SMSMessage] = []
-    var users: [String: BackendUser] = [:]
-
+    /// - Parameter stateDirectory: where the backend keeps its journal and ID-token key, so that a
+    ///   backend started again on the same directory (after a crash, a kill, a restart) goes on
+    ///   with the same users, pending sessions, app credentials and reCAPTCHA tokens. `nil`: memory only.
     public init(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
-                clock: any WallClock = SystemWallClock(), usersFile: URL? = nil,
+                clock: any WallClock = SystemWallClock(), stateDirectory: URL? = nil,
                 observer: (@Sendable (BackendEvent) -> Void)? = nil) throws {
-        self.configuration = try configuration.validated()
+        let configuration = try configuration.validated()
+        self.configuration = configuration
         self.pusher = pusher
         self.clock = clock
         self.observer = observer
-        self.usersFile = usersFile
-        self.tokenSigner = IDTokenSigner(projectID: configuration.projectID)
         self.appleID = try AppleIDProvider(clock: clock)
-        if let usersFile, FileManager.default.fileExists(atPath: usersFile.path) {
-            let list = try JSONDecoder().decode([BackendUser].self, from: Data(contentsOf: usersFile))
-            users = Dictionary(uniqueKeysWithValues: list.map { ($0.localId, $0) })
+        if let stateDirectory {
+            let (journal, state, key) = try BackendJournal.open(stateDirectory, configuration: configuration, now: clock.now)
+            self.journal = journal
+            self.state = state
+            self.tokenSigner = IDTokenSigner(projectID: configuration.projectID, key: key)
+        } else {
+            self.journal = nil
+            self.tokenSigner = IDTokenSigner(projectID: configuration.projectID)
         }
     }
 
+    /// Applies a change and writes it to the journal: once this returns, a restarted backend knows it.
+    func commit(_ record: BackendRecord) throws(BackendError) {
+        try journal?.append(record)
+        state.apply(record)
+        commitsSincePurge += 1
+        if commitsSincePurge >= 4096 {
+            commitsSincePurge = 0
+            state.purge(now: clock.now, configuration: configuration)
+        }
+    }
+
+    /// The journal file, when the backend keeps its state on disk.
+    public nonisolated var journalFile: URL? { journal?.journalFile }
+
     /// Every SMS sent so far.
-    public var messages: [SMSMessage] { outbox }
-    public var allUsers: [BackendUser] { users.values.sorted { $0.createdAt < $1.createdAt } }
+    public var messages: [SMSMessage] { state.outbox }
+    public var allUsers: [BackendUser] { state.users.values.sorted { $0.createdAt < $1.createdAt } }
 
     // MARK: verifyClient
 
@@ -199,7 +196,9 @@ public actor IdentityToolkit {
         }
         let receipt = Self.randomString(bytes: 48)
         let secret = Self.randomString(bytes: 12)
-        receipts[receipt] = Receipt(secret: secret, appToken: appToken.uppercased(), issuedAt: clock.now)
+        do {
+            try commit(.receipt(id: receipt, secretSHA256: Self.digest(secret), appToken: appToken.uppercased(), issuedAt: clock.now))
+        } catch { throw reject("verifyClient", error) }
         let environment: APNsEnvironment = isSandbox ? .sandbox : .production
         let payload: [String: Any] = [
             "aps": ["content-available": 1],
@@ -228,7 +227,7 @@ public actor IdentityToolkit {
                 guard let iosSecret, !iosSecret.isEmpty else {
                     throw reject(endpoint, BackendError("MISSING_APP_CREDENTIAL", "the iOS secret is missing"))
                 }
-                guard let stored = receipts[iosReceipt], constantTimeEquals(stored.secret, iosSecret) else {
+                guard let stored = state.receipts[iosReceipt], constantTimeEquals(stored.secretSHA256, Self.digest(iosSecret)) else {
                     throw reject(endpoint, BackendError("INVALID_APP_CREDENTIAL", "the receipt and secret do not match a credential this backend issued"))
                 }
                 guard clock.now.timeIntervalSince(stored.issuedAt) <= configuration.receiptLifetime else {
@@ -250,13 +249,13 @@ public actor IdentityToolkit {
                     "OPERATION_NOT_ALLOWED", "SMS unable to be sent until this region enabled by the app developer."))
             }
         }
-        if let (info, _) = sessions.first(where: { $0.value.phoneNumber == number && !$0.value.used
-            && now.timeIntervalSince($0.value.createdAt) < configuration.codeLifetime }) {
+        if let info = state.latestSession[number], let session = state.sessions[info], !session.used,
+           now.timeIntervalSince(session.createdAt) < configuration.codeLifetime {
             observer?(.codeReused(phoneNumber: number))
             return info
         }
         if testCode == nil {
-            let today = outbox.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
+            let today = state.outbox.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
             if let limit = configuration.smsPerNumberPerDay, today.filter({ $0.phoneNumber == number }).count >= limit {
                 throw reject(endpoint, BackendError("QUOTA_EXCEEDED", "\(limit) SMS to this number today"))
             }
@@ -266,13 +265,15 @@ public actor IdentityToolkit {
         }
         let code = testCode ?? String(format: "%06d", Int.random(in: 0..<1_000_000))
         let sessionInfo = Self.randomString(bytes: 64)
-        sessions[sessionInfo] = Session(phoneNumber: number, code: code, createdAt: now, attempts: 0, used: false)
-        if testCode == nil {
-            let message = SMSMessage(phoneNumber: number, code: code, sessionInfo: sessionInfo, languageCode: languageCode,
-                                     text: Self.smsText(code: code, language: languageCode), sentAt: now)
-            outbox.append(message)
-            observer?(.smsSent(message))
-        }
+        do {
+            try commit(.session(id: sessionInfo, phoneNumber: number, code: code, createdAt: now))
+            if testCode == nil {
+                let message = SMSMessage(phoneNumber: number, code: code, sessionInfo: sessionInfo, languageCode: languageCode,
+                                         text: Self.smsText(code: code, language: languageCode), sentAt: now)
+                try commit(.sms(message))
+                observer?(.smsSent(message))
+            }
+        } catch { throw reject(endpoint, error) }
         return sessionInfo
     }
 
@@ -287,7 +288,10 @@ public actor IdentityToolkit {
             let domain = "\(configuration.projectID).firebaseapp.com"
             switch configuration.recaptchaOutcome {
             case .pass, .slowChallenge:
-                let token = issueRecaptchaToken(eventID: request.eventID)
+                let token: String
+                do { token = try issueRecaptchaToken(eventID: request.eventID) } catch {
+                    return (500, "<!DOCTYPE html><html><body><h1>Backend error</h1><p id=\"authsim-error\">\(ReCAPTCHAPage.escapeHTML(error.message))</p></body></html>")
+                }
                 let delay: Double
                 if case .slowChallenge(let seconds) = configuration.recaptchaOutcome { delay = seconds } else { delay = 0 }
                 let redirect = ReCAPTCHAPage.redirect(scheme: request.scheme, domain: domain, eventID: request.eventID, token: token, error: nil)
@@ -304,25 +308,25 @@ public actor IdentityToolkit {
 
     /// Issues the token a solved reCAPTCHA challenge yields, for the verification attempt `eventID`
     /// (what the reCAPTCHA page hands back in its redirect). Single-use, short-lived.
-    public func issueRecaptchaToken(eventID: String) -> String {
+    public func issueRecaptchaToken(eventID: String) throws(BackendError) -> String {
         let token = "03A" + Self.randomString(bytes: 96)
-        recaptchaTokens[Self.digest(token)] = RecaptchaToken(eventID: eventID, issuedAt: clock.now, used: false)
+        try commit(.recaptcha(digest: Self.digest(token), eventID: eventID, issuedAt: clock.now))
         return token
     }
 
     /// The event a token was issued for, if it was issued here.
-    public func recaptchaEventID(for token: String) -> String? { recaptchaTokens[Self.digest(token)]?.eventID }
+    public func recaptchaEventID(for token: String) -> String? { state.recaptchaTokens[Self.digest(token)]?.eventID }
 
     /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
     private func useRecaptchaToken(_ token: String, endpoint: String) throws(BackendError) {
         let key = Self.digest(token)
-        guard let stored = recaptchaTokens[key] else {
+        guard let stored = state.recaptchaTokens[key] else {
             throw reject(endpoint, BackendError("CAPTCHA_CHECK_FAILED", "Recaptcha verification failed - MALFORMED"))
         }
         guard !stored.used, clock.now.timeIntervalSince(stored.issuedAt) <= configuration.recaptchaTokenLifetime else {
             throw reject(endpoint, BackendError("CAPTCHA_CHECK_FAILED", "Recaptcha verification failed - EXPIRED"))
         }
-        recaptchaTokens[key]?.used = true
+        do { try commit(.recaptchaUsed(digest: key)) } catch { throw reject(endpoint, error) }
     }
 
     // MARK: signInWithPhoneNumber
@@ -332,7 +336,7 @@ public actor IdentityToolkit {
         let endpoint = "signInWithPhoneNumber"
         guard let sessionInfo, !sessionInfo.isEmpty else { throw reject(endpoint, BackendError("MISSING_SESSION_INFO")) }
         guard let code, !code.isEmpty else { throw reject(endpoint, BackendError("MISSING_CODE")) }
-        guard var session = sessions[sessionInfo], !session.used else {
+        guard let session = state.sessions[sessionInfo], !session.used else {
             throw reject(endpoint, BackendError("INVALID_SESSION_INFO"))
         }
         guard clock.now.timeIntervalSince(session.createdAt) < configuration.codeLifetime else {
@@ -342,20 +346,19 @@ public actor IdentityToolkit {
             throw reject(endpoint, BackendError("TOO_MANY_ATTEMPTS_TRY_LATER"))
         }
         guard constantTimeEquals(session.code, code) else {
-            session.attempts += 1
-            sessions[sessionInfo] = session
+            do { try commit(.wrongCode(session: sessionInfo)) } catch { throw reject(endpoint, error) }
             throw reject(endpoint, BackendError("INVALID_CODE"))
         }
-        session.used = true
-        sessions[sessionInfo] = session
         var isNewUser = false
-        var user = users.values.first { $0.phoneNumber == session.phoneNumber }
-        if user == nil {
-            isNewUser = true
-            user = BackendUser(localId: Self.randomString(bytes: 21), phoneNumber: session.phoneNumber, createdAt: clock.now)
-            users[user!.localId] = user
-            saveUsers()
-        }
+        var user = state.userByPhone[session.phoneNumber].flatMap { state.users[$0] }
+        do {
+            try commit(.sessionUsed(session: sessionInfo))
+            if user == nil {
+                isNewUser = true
+                user = BackendUser(localId: Self.randomString(bytes: 21), phoneNumber: session.phoneNumber, createdAt: clock.now)
+                try commit(.user(user!))
+            }
+        } catch { throw reject(endpoint, error) }
         let idToken = tokenSigner.token(for: user!, provider: "phone", now: clock.now)
         observer?(.signedIn(uid: user!.localId, phoneNumber: session.phoneNumber, isNewUser: isNewUser))
         return SignInResult(idToken: idToken, refreshToken: Self.randomString(bytes: 48), expiresIn: "3600",
@@ -363,19 +366,11 @@ public actor IdentityToolkit {
     }
 
     /// The emulator's view of sent codes.
-    public func verificationCodes() -> [SMSMessage] { outbox }
+    public func verificationCodes() -> [SMSMessage] { state.outbox }
 
     func reject(_ endpoint: String, _ error: BackendError) -> BackendError {
         observer?(.rejected(endpoint: endpoint, error))
         return error
-    }
-
-    func saveUsers() {
-        guard let usersFile else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try? FileManager.default.createDirectory(at: usersFile.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try? encoder.encode(allUsers).write(to: usersFile, options: .atomic)
     }
 
     static func digest(_ secret: String) -> String {

@@ -150,7 +150,7 @@ public final class PhoneAuthWorld: Sendable {
         let pusher = APNsPusher(sandbox: try channel.client(environment: .sandbox, key: providerKey, clock: providerClock),
                                 production: try channel.client(environment: .production, key: providerKey, clock: providerClock))
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: backendClock,
-                                          usersFile: state.appendingPathComponent("users.json"), observer: backendObserver)
+                                          stateDirectory: state.appendingPathComponent("backend"), observer: backendObserver)
         let server = try await BackendServer.start(toolkit: toolkit)
         return PhoneAuthWorld(channel: channel, toolkit: toolkit, backendHost: server.host, backendPort: server.port,
                               apiKey: configuration.apiKey, projectID: configuration.projectID,

@@ -19,7 +19,7 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "Port (0: any free port; the Firebase Auth emulator's is 9099).") var port = 9099
     @Option(help: "The push-receiver's TLS port.") var receiverPort = 2197
     @Option(help: "Folder with the CA and the APNs auth key.") var certs = "Certs"
-    @Option(help: "Folder for users.json.") var state = "State/backend"
+    @Option(help: "Folder for the backend's state (journal.jsonl, id-token-key.pem): kept across restarts, users' alone (0700).") var state = "State/backend"
     @Option(help: "Seconds the app is told to wait for the silent push.") var suggestedTimeout = 5
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
     @Option(help: ArgumentHelp("How the reCAPTCHA page's challenge ends: pass, slow:<seconds>, cancel, or error:<code>[:<message>] (e.g. error:auth/network-request-failed).",
@@ -51,7 +51,7 @@ struct Backend: AsyncParsableCommand {
         }
         let pusher = APNsPusher(sandbox: try client(.sandbox), production: try client(.production))
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
-                                          usersFile: URL(fileURLWithPath: state).appendingPathComponent("users.json"))
+                                          stateDirectory: URL(fileURLWithPath: state))
         let server = try await BackendServer.start(toolkit: toolkit, host: host, port: port)
         say("authsim backend listening: \(server.baseURL)")
         say("  project \(configuration.projectID), API key \(configuration.apiKey), iOS app \(configuration.bundleID)")

@@ -84,7 +84,7 @@ struct BackendHTTPTests {
             let id = try await Flow.verify(auth, phone)
             let code = try #require(await world.lastCode(for: phone))
             let uid = try await Flow.signIn(auth, id, code)
-            let restarted = try IdentityToolkit(pusher: nil, usersFile: folder.appendingPathComponent("State/users.json"))
+            let restarted = try IdentityToolkit(pusher: nil, stateDirectory: folder.appendingPathComponent("State/backend"))
             #expect(await restarted.allUsers.map(\.localId) == [uid])
         }
     }
@@ -106,7 +106,7 @@ struct RecaptchaTokenTests {
     func singleUse() async throws {
         let clock = ManualWallClock()
         let toolkit = try IdentityToolkit(pusher: nil, clock: clock)
-        let token = await toolkit.issueRecaptchaToken(eventID: "ABCDEFGHIJ")
+        let token = try await toolkit.issueRecaptchaToken(eventID: "ABCDEFGHIJ")
         #expect(await toolkit.recaptchaEventID(for: token) == "ABCDEFGHIJ")
         _ = try await toolkit.sendVerificationCode(phoneNumber: "+16505551234", iosReceipt: nil, iosSecret: nil,
                                                    recaptchaToken: token, languageCode: nil)
@@ -121,7 +121,7 @@ struct RecaptchaTokenTests {
         } catch {
             #expect(error.message == "CAPTCHA_CHECK_FAILED : Recaptcha verification failed - MALFORMED")
         }
-        let stale = await toolkit.issueRecaptchaToken(eventID: "KLMNOPQRST")
+        let stale = try await toolkit.issueRecaptchaToken(eventID: "KLMNOPQRST")
         clock.advance(by: 121)
         do {
             _ = try await toolkit.sendVerificationCode(phoneNumber: "+16505550000", iosReceipt: nil, iosSecret: nil,

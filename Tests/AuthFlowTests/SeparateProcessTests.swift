@@ -50,7 +50,7 @@ struct SeparateProcessTests {
         // The receiver logged exactly the two pushes it accepted; users persist in the backend's folder.
         let log = try String(contentsOf: folder.appendingPathComponent("receiver/deliveries.jsonl"), encoding: .utf8)
         #expect(log.split(separator: "\n").count == 2)
-        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("backend/users.json").path))
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("backend/journal.jsonl").path))
     }
 
     @Test("the reCAPTCHA fallback across four processes: an app built from binary plists, the backend's page, redirect-interceptor, the app's scheme")

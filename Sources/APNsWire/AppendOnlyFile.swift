@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a file of lines could not be opened or appended to.
+public struct FileStoreError: CodedError {
+    public enum Code: String, Sendable, Hashable { case create, open, write }
+    public let code: Code
+    public let message: String
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// A file of lines, opened once for appending: each line goes in whole with `write(2)` (looping
+/// over short writes, under a lock, so lines never interleave), optionally `fsync`ed. Once
+/// ``append(_:sync:)`` returns, the line is the kernel's: it survives the process being killed.
+///
+/// The delivery and rejection logs of push-receiver and the backend's journal are such files.
+public final class AppendOnlyFile: Sendable {
+    public let file: URL
+    private let descriptor: Mutex<Int32>
+
+    /// Opens (creating, with `mode`) `file` for appending; `what` names it in errors.
+    public init(file: URL, what: String, mode: mode_t = 0o644) throws(FileStoreError) {
+        do {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw FileStoreError(.create, "cannot create \(file.deletingLastPathComponent().path): \(error.localizedDescription)")
+        }
+        let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            throw FileStoreError(.open, "cannot open \(what) \(file.path): \(String(cString: strerror(errno)))")
+        }
+        self.file = file
+        descriptor = Mutex(fd)
+    }
+
+    deinit { descriptor.withLock { if $0 >= 0 { close($0) } } }
+
+    /// Appends `line` (which should end with a newline) in one piece.
+    public func append(_ line: String, sync: Bool = false) throws(FileStoreError) {
+        var line = line
+        let failure: String? = descriptor.withLock { fd -> String? in
+            let result = line.withUTF8 { buffer -> String? in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return String(cString: strerror(errno))
+                    }
+                    offset += written
+                }
+                return nil
+            }
+            if result == nil, sync { fsync(fd) }
+            return result
+        }
+        if let failure { throw FileStoreError(.write, "cannot append to \(file.path): \(failure)") }
+    }
+}

@@ -1,0 +1,235 @@
+import APNsWire
+import Crypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One change to the backend's state. Every change goes through ``BackendState/apply(_:)``, live
+/// and when the journal is replayed after a restart, so both see the same state.
+enum BackendRecord: Codable, Sendable {
+    /// verifyClient issued an app credential (the secret is kept as its SHA-256).
+    case receipt(id: String, secretSHA256: String, appToken: String, issuedAt: Date)
+    /// sendVerificationCode opened a session (the verification ID) with this code.
+    case session(id: String, phoneNumber: String, code: String, createdAt: Date)
+    case wrongCode(session: String)
+    case sessionUsed(session: String)
+    /// A solved reCAPTCHA challenge's token, by SHA-256.
+    case recaptcha(digest: String, eventID: String, issuedAt: Date)
+    case recaptchaUsed(digest: String)
+    case sms(SMSMessage)
+    case user(BackendUser)
+    case userDeleted(localId: String)
+    /// An Apple identity token that signed in (each does once), by SHA-256.
+    case appleTokenSpent(digest: String, at: Date)
+    /// An Apple ID linked to another account: a single-use pending token to sign in with instead.
+    case applePending(token: String, sub: String, email: String?, at: Date)
+    case applePendingUsed(token: String)
+}
+
+/// What the backend knows, in memory: users, app credentials, sessions, reCAPTCHA tokens, SMS.
+struct BackendState {
+    struct Receipt {
+        let secretSHA256: String
+        let appToken: String
+        let issuedAt: Date
+    }
+    struct Session {
+        let phoneNumber: String
+        let code: String
+        let createdAt: Date
+        var attempts = 0
+        var used = false
+    }
+    struct RecaptchaToken {
+        let eventID: String
+        let issuedAt: Date
+        var used = false
+    }
+    struct Pending {
+        let sub: String
+        let email: String?
+        let at: Date
+    }
+    var receipts: [String: Receipt] = [:]
+    var sessions: [String: Session] = [:]
+    /// The newest session of each number (sendVerificationCode is re-entrant per number).
+    var latestSession: [String: String] = [:]
+    /// Keyed by the token's SHA-256: an O(1) lookup whose timing says nothing about the token.
+    var recaptchaTokens: [String: RecaptchaToken] = [:]
+    var outbox: [SMSMessage] = []
+    var users: [String: BackendUser] = [:]
+    var userByPhone: [String: String] = [:]
+    var userByAppleSub: [String: String] = [:]
+    var spentAppleTokens: [String: Date] = [:]
+    var pendingAppleTokens: [String: Pending] = [:]
+
+    mutating func apply(_ record: BackendRecord) {
+        switch record {
+        case .receipt(let id, let secret, let appToken, let issuedAt):
+            receipts[id] = Receipt(secretSHA256: secret, appToken: appToken, issuedAt: issuedAt)
+        case .session(let id, let phoneNumber, let code, let createdAt):
+            sessions[id] = Session(phoneNumber: phoneNumber, code: code, createdAt: createdAt)
+            latestSession[phoneNumber] = id
+        case .wrongCode(let id):
+            sessions[id]?.attempts += 1
+        case .sessionUsed(let id):
+            sessions[id]?.used = true
+        case .recaptcha(let digest, let eventID, let issuedAt):
+            recaptchaTokens[digest] = RecaptchaToken(eventID: eventID, issuedAt: issuedAt)
+        case .recaptchaUsed(let digest):
+            recaptchaTokens[digest]?.used = true
+        case .sms(let message):
+            outbox.append(message)
+        case .user(let user):
+            if let old = users[user.localId] {
+                if let phone = old.phoneNumber { userByPhone[phone] = nil }
+                if let sub = old.appleSub { userByAppleSub[sub] = nil }
+            }
+            users[user.localId] = user
+            if let phone = user.phoneNumber { userByPhone[phone] = user.localId }
+            if let sub = user.appleSub { userByAppleSub[sub] = user.localId }
+        case .userDeleted(let localId):
+            if let old = users.removeValue(forKey: localId) {
+                if let phone = old.phoneNumber { userByPhone[phone] = nil }
+                if let sub = old.appleSub { userByAppleSub[sub] = nil }
+            }
+        case .appleTokenSpent(let digest, let at):
+            spentAppleTokens[digest] = at
+        case .applePending(let token, let sub, let email, let at):
+            pendingAppleTokens[token] = Pending(sub: sub, email: email, at: at)
+        case .applePendingUsed(let token):
+            pendingAppleTokens[token] = nil
+        }
+    }
+
+    /// Forgets what can no longer change an answer: sessions, credentials and tokens a day past
+    /// their lifetime (until then their own errors, SESSION_EXPIRED and so on, still come back),
+    /// SMS older than the day the quotas count.
+    mutating func purge(now: Date, configuration: BackendConfiguration) {
+        let day: TimeInterval = 86_400
+        receipts = receipts.filter { now.timeIntervalSince($0.value.issuedAt) < configuration.receiptLifetime + day }
+        sessions = sessions.filter { now.timeIntervalSince($0.value.createdAt) < configuration.codeLifetime + day }
+        latestSession = latestSession.filter { sessions[$0.value] != nil }
+        recaptchaTokens = recaptchaTokens.filter { now.timeIntervalSince($0.value.issuedAt) < configuration.recaptchaTokenLifetime + day }
+        outbox.removeAll { now.timeIntervalSince($0.sentAt) >= day }
+        spentAppleTokens = spentAppleTokens.filter { now.timeIntervalSince($0.value) < AppleIDProvider.tokenLifetime + day }
+        pendingAppleTokens = pendingAppleTokens.filter { now.timeIntervalSince($0.value.at) < day }
+    }
+
+    /// The records that rebuild this state (what a compacted journal holds).
+    var records: [BackendRecord] {
+        var out: [BackendRecord] = users.values.sorted { $0.createdAt < $1.createdAt }.map { .user($0) }
+        for (id, r) in receipts { out.append(.receipt(id: id, secretSHA256: r.secretSHA256, appToken: r.appToken, issuedAt: r.issuedAt)) }
+        for (id, s) in sessions.sorted(by: { $0.value.createdAt < $1.value.createdAt }) {
+            out.append(.session(id: id, phoneNumber: s.phoneNumber, code: s.code, createdAt: s.createdAt))
+            out += Array(repeating: .wrongCode(session: id), count: s.attempts)
+            if s.used { out.append(.sessionUsed(session: id)) }
+        }
+        for (digest, t) in recaptchaTokens {
+            out.append(.recaptcha(digest: digest, eventID: t.eventID, issuedAt: t.issuedAt))
+            if t.used { out.append(.recaptchaUsed(digest: digest)) }
+        }
+        out += outbox.map { .sms($0) }
+        for (digest, at) in spentAppleTokens { out.append(.appleTokenSpent(digest: digest, at: at)) }
+        for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at)) }
+        return out
+    }
+}
+
+/// The backend's state directory: `journal.jsonl` (one ``BackendRecord`` per line, appended with
+/// `write(2)` before the answer that depends on it goes out, so a backend killed with SIGKILL and
+/// started again knows its users, pending sessions, app credentials and reCAPTCHA tokens) and
+/// `id-token-key.pem` (so ID tokens issued before a restart stay valid). The directory is the
+/// user's alone (0700); it holds secrets.
+struct BackendJournal: Sendable {
+    let directory: URL
+    private let file: AppendOnlyFile
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    var journalFile: URL { directory.appendingPathComponent("journal.jsonl") }
+
+    /// Opens `directory`, replays its journal into a state, and rewrites the journal compacted
+    /// (purged as of `now`). A torn last line (a write cut by a kill) is skipped; any other bad
+    /// line is an error naming the line.
+    static func open(_ directory: URL, configuration: BackendConfiguration, now: Date) throws(BackendError) -> (BackendJournal, BackendState, P256.Signing.PrivateKey) {
+        let manager = FileManager.default
+        do {
+            try manager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw BackendError("STATE_UNAVAILABLE", "cannot create \(directory.path): \(error.localizedDescription)", status: 500)
+        }
+        let key = try idTokenKey(in: directory)
+        let journal = directory.appendingPathComponent("journal.jsonl")
+        var state = BackendState()
+        if let data = manager.contents(atPath: journal.path) {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            for (index, line) in lines.enumerated() where !line.isEmpty {
+                do {
+                    state.apply(try decoder.decode(BackendRecord.self, from: Data(line)))
+                } catch {
+                    let isTornTail = index == lines.count - 1 && data.last != UInt8(ascii: "\n")
+                    if isTornTail { break }
+                    throw BackendError("STATE_CORRUPT", "\(journal.path) line \(index + 1) is not a backend record: \(error)", status: 500)
+                }
+            }
+        }
+        state.purge(now: now, configuration: configuration)
+        // Compact: the live records into a new file, then rename over the old one.
+        let compacted = directory.appendingPathComponent("journal.jsonl.new")
+        var text = ""
+        for record in state.records { text += encode(record) }
+        do {
+            try Data(text.utf8).write(to: compacted)
+            _ = chmod(compacted.path, 0o600)
+            guard rename(compacted.path, journal.path) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        } catch {
+            throw BackendError("STATE_UNAVAILABLE", "cannot rewrite \(journal.path): \(error)", status: 500)
+        }
+        do {
+            let file = try AppendOnlyFile(file: journal, what: "the backend journal", mode: 0o600)
+            return (BackendJournal(directory: directory, file: file), state, key)
+        } catch {
+            throw BackendError("STATE_UNAVAILABLE", error.message, status: 500)
+        }
+    }
+
+    private init(directory: URL, file: AppendOnlyFile) {
+        self.directory = directory
+        self.file = file
+    }
+
+    func append(_ record: BackendRecord) throws(BackendError) {
+        do { try file.append(Self.encode(record)) } catch {
+            throw BackendError("STATE_UNAVAILABLE", error.message, status: 500)
+        }
+    }
+
+    static func encode(_ record: BackendRecord) -> String {
+        // Encoding a Codable enum of strings, dates and optionals cannot fail.
+        String(decoding: try! encoder.encode(record), as: UTF8.self) + "\n"
+    }
+
+    /// The ES256 key that signs ID tokens: read from `id-token-key.pem`, or made and written (0600).
+    private static func idTokenKey(in directory: URL) throws(BackendError) -> P256.Signing.PrivateKey {
+        let file = directory.appendingPathComponent("id-token-key.pem")
+        if let pem = try? String(contentsOf: file, encoding: .utf8) {
+            do { return try P256.Signing.PrivateKey(pemRepresentation: pem) } catch {
+                throw BackendError("STATE_CORRUPT", "\(file.path) is not a P-256 private key in PEM: \(error)", status: 500)
+            }
+        }
+        let key = P256.Signing.PrivateKey()
+        guard FileManager.default.createFile(atPath: file.path, contents: Data(key.pemRepresentation.utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw BackendError("STATE_UNAVAILABLE", "cannot write \(file.path)", status: 500)
+        }
+        return key
+    }
+}
