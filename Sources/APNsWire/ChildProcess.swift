@@ -75,6 +75,10 @@ public final class ChildProcess: Sendable {
             case .file(let path): posix_spawn_file_actions_addopen(&actions, descriptor, path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
             }
         }
+        // Only 0, 1 and 2 go to the child. Sockets opened without close-on-exec (SwiftNIO accepts and
+        // connects without it) would otherwise live on in every child, and a connection this process
+        // closes would stay open for its peer as long as, say, a browser we started runs.
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         let pairs = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
@@ -106,6 +110,13 @@ public final class ChildProcess: Sendable {
         }
         thread.start()
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
+    /// module does not declare.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     /// The exit status once the child has ended (128 + the signal if a signal ended it).
     public var exitStatus: Int32? { status.withLock { $0.code } }
