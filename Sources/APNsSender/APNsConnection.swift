@@ -74,13 +74,14 @@ final class APNsConnection: Sendable {
     func send(method: String = "POST", path: String, fields: [(name: String, value: String)], payload: [UInt8],
               timeout: TimeAmount) async throws(SenderError) -> APNsResponse {
         let promise = channel.eventLoop.makePromise(of: APNsResponse.self)
+        let streamID = StreamIDBox()
         var headers = HPACKHeaders([(":method", method), (":scheme", scheme), (":path", path), (":authority", authority)])
         for field in fields { headers.add(name: field.name, value: field.value) }
         headers.add(name: "content-length", value: String(payload.count))
         let requestHeaders = headers
         multiplexer.createStreamChannel { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(ResponseHandler(promise: promise))
+                try stream.pipeline.syncOperations.addHandler(ResponseHandler(promise: promise, streamID: streamID))
             }
         }.whenComplete { result in
             switch result {
@@ -96,6 +97,10 @@ final class APNsConnection: Sendable {
                 stream.flush()
             }
         }
+        // However the connection ends, this push gets an answer at once (not only at the timeout).
+        channel.closeFuture.whenComplete { _ in
+            promise.fail(SenderError(.interrupted, "the connection closed before an answer: APNs may have accepted the push (not retried, so it is not delivered twice)"))
+        }
         let timer = channel.eventLoop.scheduleTask(in: timeout) {
             promise.fail(SenderError(.timeout, "no answer within \(timeout.nanoseconds / 1_000_000_000) s"))
         }
@@ -105,8 +110,12 @@ final class APNsConnection: Sendable {
             return response
         } catch let error as SenderError {
             timer.cancel()
-            if error.code == .connectionClosed, let reason = goAwayReason {
-                throw SenderError(.connectionClosed, "the server sent GOAWAY (\(reason)) before answering")
+            if error.code == .interrupted, let reason = goAwayReason {
+                // HTTP/2's promise: streams above GOAWAY's last stream ID were not processed.
+                if let last = observer.lastStreamID.withLock({ $0 }), let id = streamID.value, id > last {
+                    throw SenderError(.streamRefused, "the server's GOAWAY (\(reason)) excluded this push (stream \(id) > last stream \(last)): not processed, safe to retry")
+                }
+                throw SenderError(.interrupted, "the server sent GOAWAY (\(reason)) and closed before answering: it may have accepted the push")
             }
             throw error
         } catch {
@@ -124,11 +133,15 @@ final class APNsConnection: Sendable {
 private final class ResponseHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     private let promise: EventLoopPromise<APNsResponse>
+    private let streamID: StreamIDBox
     private var response = APNsResponse(status: 0)
     private var body: [UInt8] = []
     private var done = false
 
-    init(promise: EventLoopPromise<APNsResponse>) { self.promise = promise }
+    init(promise: EventLoopPromise<APNsResponse>, streamID: StreamIDBox) {
+        self.promise = promise
+        self.streamID = streamID
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -157,15 +170,17 @@ private final class ResponseHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        fail(SenderError(.connectionClosed, "the stream closed before an answer"))
+        streamID.record(context.channel)
+        fail(SenderError(.interrupted, "the connection closed after the push was sent and before an answer: APNs may have accepted it (not retried, so it is not delivered twice)"))
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        streamID.record(context.channel)
         if let streamError = error as? NIOHTTP2Errors.StreamClosed, streamError.errorCode == .refusedStream {
             fail(SenderError(.streamRefused, "the server refused the stream (REFUSED_STREAM): not processed, safe to retry"))
         } else {
-            fail(SenderError(.connectionClosed, "stream error: \(error)"))
+            fail(SenderError(.interrupted, "stream error after the push was sent: \(error)"))
         }
         context.close(promise: nil)
     }
@@ -187,17 +202,30 @@ private final class ResponseHandler: ChannelInboundHandler {
     }
 }
 
-/// Remembers a GOAWAY's reason (its debug data is `{"reason":…}`).
+/// Remembers a GOAWAY: its reason (the debug data is `{"reason":…}`) and its last stream ID, above
+/// which the server promises it processed nothing.
 final class GoAwayObserver: ChannelInboundHandler, Sendable {
     typealias InboundIn = HTTP2Frame
     let reason = Mutex<APNsReason?>(nil)
+    let lastStreamID = Mutex<HTTP2StreamID?>(nil)
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        if case .goAway(_, let code, let opaque) = frame.payload {
+        if case .goAway(let last, let code, let opaque) = frame.payload {
             let parsed = opaque.flatMap { APNsErrorBody.decode($0.readableBytesView) }.map { APNsReason(wire: $0.reason) }
             reason.withLock { $0 = parsed ?? APNsReason(rawValue: "GOAWAY \(code)") }
+            lastStreamID.withLock { $0 = min($0 ?? last, last) }
         }
         context.fireChannelRead(data)
+    }
+}
+
+/// A stream's ID, once it has one (IDs are given when the first frame goes out).
+final class StreamIDBox: Sendable {
+    private let id = Mutex<HTTP2StreamID?>(nil)
+    var value: HTTP2StreamID? { id.withLock { $0 } }
+    func record(_ channel: Channel) {
+        guard let found = try? channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID) else { return }
+        id.withLock { $0 = $0 ?? found }
     }
 }

@@ -13,6 +13,8 @@ public struct BulkSender: Sendable {
         public var accepted = 0
         public var rejected = 0
         public var unanswered = 0
+        /// Of the unanswered, those whose connection died after they were sent: APNs may have them.
+        public var interrupted = 0
         public var reasons: [APNsReason: Int] = [:]
         public var seconds: Double = 0
         public var pushesPerSecond: Double { seconds > 0 ? Double(sent) / seconds : 0 }
@@ -21,9 +23,14 @@ public struct BulkSender: Sendable {
     public let client: APNsClient
     public let concurrency: Int
 
-    public init(client: APNsClient, concurrency: Int) {
+    /// Give every push an `apns-id` of its own (a new UUID), so each answer, log line and failure
+    /// can be matched to its push; requests that carry one keep it.
+    public let assignAPNsIDs: Bool
+
+    public init(client: APNsClient, concurrency: Int, assignAPNsIDs: Bool = false) {
         self.client = client
         self.concurrency = max(1, concurrency)
+        self.assignAPNsIDs = assignAPNsIDs
     }
 
     /// Sends each request `times` times, `concurrency` at once; `onResult` sees each answer as it comes.
@@ -36,7 +43,8 @@ public struct BulkSender: Sendable {
             var next = 0
             func addNext() {
                 guard next < total else { return }
-                let request = requests[next % requests.count]
+                var request = requests[next % requests.count]
+                if assignAPNsIDs, request.headers.apnsID == nil { request.headers.apnsID = UUID() }
                 next += 1
                 group.addTask { [client] in
                     do throws(SenderError) { return Result(request: request, outcome: .success(try await client.send(request))) } catch {
@@ -52,7 +60,9 @@ public struct BulkSender: Sendable {
                 case .success(let response):
                     report.rejected += 1
                     report.reasons[response.reason ?? APNsReason(rawValue: "HTTP \(response.status)"), default: 0] += 1
-                case .failure: report.unanswered += 1
+                case .failure(let error):
+                    report.unanswered += 1
+                    if error.code == .interrupted { report.interrupted += 1 }
                 }
                 onResult(result)
                 addNext()

@@ -3,7 +3,7 @@ import APNsWire
 /// A failure to get an answer from APNs (not an APNs rejection: those are ``APNsWire/APNsResponse``s).
 public struct SenderError: CodedError {
     public enum Code: String, Sendable, Hashable {
-        case configuration, connect, tls, streamRefused, connectionClosed, protocolError, timeout
+        case configuration, connect, tls, streamRefused, connectionClosed, interrupted, protocolError, timeout
     }
     public let code: Code
     public let message: String
@@ -12,6 +12,8 @@ public struct SenderError: CodedError {
         self.message = message
     }
     /// Whether the push surely was not processed and may be sent again (REFUSED_STREAM, or a GOAWAY
-    /// that excluded it, or a connection that closed before the request went out).
+    /// that excluded it, or a connection that closed before the request went out). A push whose
+    /// connection died after it was sent (``Code/interrupted``) may have been accepted: it is not
+    /// retried, since a retry could deliver it twice.
     public var isRetryable: Bool { code == .streamRefused || code == .connectionClosed }
 }

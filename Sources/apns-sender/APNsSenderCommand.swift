@@ -31,9 +31,11 @@ struct APNsSenderCommand: AsyncParsableCommand {
     @Option(help: "apns-expiration, epoch seconds (0: deliver once, don't store).") var expiration: Int?
     @Option(help: "apns-collapse-id.") var collapseID: String?
     @Option(help: "apns-id to send (default: none, APNs makes one).") var apnsID: String?
+    @Flag(name: .customLong("unique-apns-ids"), help: "Give each push an apns-id of its own (a new UUID), to match answers, failures and the receiver's log.") var uniqueAPNsIDs = false
     @Option(help: "Send each payload to each token this many times.") var count = 1
     @Option(help: "Pushes in flight at once.") var concurrency = 1
     @Option(help: "HTTP/2 connections to spread them over.") var connections = 1
+    @Option(help: "Times a push refused unprocessed (REFUSED_STREAM, excluded by GOAWAY) is sent again.") var retries = 2
 
     @Option(help: "sandbox or production. Without --local or --host, this sends to Apple's real host.")
     var environment: APNsEnvironment?
@@ -62,8 +64,10 @@ struct APNsSenderCommand: AsyncParsableCommand {
         if payloads.isEmpty { throw ValidationError("give at least one payload file (see Payloads/)") }
         if tokens.isEmpty { throw ValidationError("give --token <hex device token>") }
         if count < 1 || concurrency < 1 || connections < 1 { throw ValidationError("--count, --concurrency and --connections must be at least 1") }
+        if retries < 0 { throw ValidationError("--retries must be 0 or more") }
         if let priority, APNsPriority(rawValue: priority) == nil { throw ValidationError("--priority must be 10, 5 or 1") }
         if let apnsID, parseAPNsID(apnsID) == nil { throw ValidationError("--apns-id must be a UUID") }
+        if apnsID != nil, uniqueAPNsIDs { throw ValidationError("--apns-id and --unique-apns-ids exclude each other") }
     }
 
     func run() async throws {
@@ -91,7 +95,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
         let target = host ?? (toLocal ? "127.0.0.1" : env.appleHost)
         let configuration = APNsClientConfiguration(
             environment: env, host: target, port: port ?? (toLocal ? 2197 : 443),
-            tls: cleartext ? nil : .init(trustedRootsPEM: trustPEM), connections: connections)
+            tls: cleartext ? nil : .init(trustedRootsPEM: trustPEM), connections: connections, retries: retries)
         let clock: any WallClock = clockOffset == 0 ? SystemWallClock() : OffsetWallClock(offset: clockOffset)
         let cache = try ProviderTokenCache(signer: key.signer, clock: clock, refreshInterval: tokenRefreshMinutes * 60)
         let client = try APNsClient(configuration: configuration, tokens: cache, logger: logger)
@@ -113,7 +117,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
             print("sending \(requests.count * count) push(es) to \(where_), key \(key.keyID), team \(key.teamID)")
         }
 
-        let report = await BulkSender(client: client, concurrency: concurrency).send(requests, times: count) { result in
+        let report = await BulkSender(client: client, concurrency: concurrency, assignAPNsIDs: uniqueAPNsIDs).send(requests, times: count) { result in
             print(Self.line(for: result, json: json))
         }
         await client.shutdown()
@@ -144,8 +148,13 @@ struct APNsSenderCommand: AsyncParsableCommand {
             if let timestamp = response.timestamp { text += " timestamp=\(timestamp)" }
             return text
         case .failure(let error):
-            if json { return jsonLine(["token": result.request.deviceToken, "error": error.message, "code": error.code.rawValue]) }
-            return "ERR \(String(result.request.deviceToken.prefix(16)))… \(error.message)"
+            let sentID = result.request.headers.apnsID?.uuidString.lowercased()
+            if json {
+                var object: [String: Any] = ["token": result.request.deviceToken, "error": error.message, "code": error.code.rawValue]
+                object["apns-id"] = sentID
+                return jsonLine(object)
+            }
+            return "ERR \(String(result.request.deviceToken.prefix(16)))… \(sentID.map { "apns-id=\($0) " } ?? "")\(error.message)"
         }
     }
 }
@@ -159,11 +168,11 @@ func jsonLine(_ object: [String: Any]) -> String {
 extension BulkSender.Report {
     func summary(json: Bool) -> String {
         if json {
-            return jsonLine(["sent": sent, "accepted": accepted, "rejected": rejected, "unanswered": unanswered,
+            return jsonLine(["sent": sent, "accepted": accepted, "rejected": rejected, "unanswered": unanswered, "interrupted": interrupted,
                              "seconds": seconds, "pushesPerSecond": pushesPerSecond,
                              "reasons": Dictionary(uniqueKeysWithValues: reasons.map { ($0.key.rawValue, $0.value) })])
         }
-        var text = "sent \(sent): \(accepted) accepted, \(rejected) rejected, \(unanswered) unanswered in \(String(format: "%.3f", seconds)) s (\(Int(pushesPerSecond)) pushes/s)"
+        var text = "sent \(sent): \(accepted) accepted, \(rejected) rejected, \(unanswered) unanswered\(interrupted > 0 ? " (\(interrupted) interrupted after sending: APNs may have them)" : "") in \(String(format: "%.3f", seconds)) s (\(Int(pushesPerSecond)) pushes/s)"
         for (reason, count) in reasons.sorted(by: { $0.value > $1.value }) { text += "\n  \(count)× \(reason): \(reason.meaning)" }
         return text
     }
