@@ -178,21 +178,35 @@ public final class PushReceiver: Sendable {
     /// Stops listening, sends every open connection GOAWAY `{"reason":"Shutdown"}`, and stops.
     public func shutdown() async {
         for channel in serverChannels { try? await channel.close() }
-        for channel in connections.all {
+        let open = connections.all
+        for channel in open {
             channel.eventLoop.execute {
-                GoAway.send(on: channel, lastStreamID: .maxID, reason: .shutdown, close: true)
+                GoAway.send(on: channel, lastStreamID: .maxID, reason: .shutdown, closeAfter: GoAway.grace)
             }
+        }
+        // Clients read the GOAWAY and hang up; whatever is left open after a moment is closed.
+        if !open.isEmpty {
+            let deadline = ContinuousClock.now + .milliseconds(300)
+            while !connections.all.isEmpty, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         }
         try? await group.shutdownGracefully()
     }
 
     private static func initialize(channel: Channel, listener: ReceiverListener, sslContext: NIOSSLContext?,
                                    services: ReceiverServices) -> EventLoopFuture<Void> {
+        // Closed unless the client's HTTP/2 preface arrives in time (ConnectionGuard cancels this).
+        let timeout = services.validator.policy.handshakeTimeout
+        let deadline = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) {
+            services.events.record(.handshakeTimedOut(seconds: timeout))
+            channel.close(promise: nil)
+        }
+        channel.closeFuture.whenComplete { _ in deadline.cancel() }
+        let handshake = NIOLoopBound(deadline, eventLoop: channel.eventLoop)
         guard listener.transport == .tls, let sslContext else {
             services.events.record(.connection(environment: listener.environment, serverName: nil, tls: false))
             return channel.eventLoop.makeCompletedFuture {
                 try configureHTTP2(channel: channel, connection: ConnectionContext(environment: listener.environment, serverName: nil),
-                                   services: services)
+                                   services: services, handshake: handshake.value)
             }
         }
         // Read the ClientHello's SNI first: a client naming Apple's production or sandbox host gets that
@@ -206,7 +220,7 @@ public final class PushReceiver: Sendable {
                 let sync = channel.pipeline.syncOperations
                 try sync.addHandler(NIOSSLServerHandler(context: sslContext))
                 try configureHTTP2(channel: channel, connection: ConnectionContext(environment: environment, serverName: serverName),
-                                   services: services)
+                                   services: services, handshake: handshake.value)
             }
         }
         return channel.eventLoop.makeCompletedFuture {
@@ -214,7 +228,8 @@ public final class PushReceiver: Sendable {
         }
     }
 
-    private static func configureHTTP2(channel: Channel, connection: ConnectionContext, services: ReceiverServices) throws {
+    private static func configureHTTP2(channel: Channel, connection: ConnectionContext, services: ReceiverServices,
+                                       handshake: Scheduled<Void>) throws {
         var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
         connectionConfiguration.initialSettings = apnsSettings
         let bound = NIOLoopBound(connection, eventLoop: channel.eventLoop)
@@ -230,7 +245,7 @@ public final class PushReceiver: Sendable {
                 try stream.pipeline.syncOperations.addHandler(APNsStreamHandler(services: services, connection: bound.value))
             }
         }
-        try channel.pipeline.syncOperations.addHandler(ConnectionGuard(connection: bound))
+        try channel.pipeline.syncOperations.addHandler(ConnectionGuard(connection: bound, handshake: handshake))
     }
 }
 
@@ -248,8 +263,21 @@ final class ConnectionSet: Sendable {
 final class ConnectionGuard: ChannelInboundHandler {
     typealias InboundIn = Any
     private let connection: NIOLoopBound<ConnectionContext>
+    private var handshake: Scheduled<Void>?
 
-    init(connection: NIOLoopBound<ConnectionContext>) { self.connection = connection }
+    init(connection: NIOLoopBound<ConnectionContext>, handshake: Scheduled<Void>) {
+        self.connection = connection
+        self.handshake = handshake
+    }
+
+    /// The first frame past the HTTP/2 handler means TLS and the client's preface are done.
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if let handshake {
+            handshake.cancel()
+            self.handshake = nil
+        }
+        context.fireChannelRead(data)
+    }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
@@ -260,7 +288,7 @@ final class ConnectionGuard: ChannelInboundHandler {
             let state = connection.value
             guard !state.closing else { return }
             state.closing = true
-            GoAway.send(on: context.channel, lastStreamID: state.lastProcessedStream, reason: .idleTimeout, close: true)
+            GoAway.send(on: context.channel, lastStreamID: state.lastProcessedStream, reason: .idleTimeout, closeAfter: GoAway.grace)
             return
         }
         context.fireUserInboundEventTriggered(event)

@@ -62,6 +62,9 @@ public struct ReceiverPolicy: Sendable {
     public var providerTokenFutureTolerance: TimeInterval = 300
     /// A connection with no traffic for this long gets GOAWAY `IdleTimeout` and is closed; `nil`: never.
     public var idleTimeout: TimeInterval? = 3600
+    /// A new connection must finish TLS and send the HTTP/2 preface within this time, or it is
+    /// closed: a client that connects and says nothing (or half a ClientHello) cannot hold a socket.
+    public var handshakeTimeout: TimeInterval = 10
     public init() {}
 }
 

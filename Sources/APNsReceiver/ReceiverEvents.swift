@@ -6,6 +6,8 @@ public enum ReceiverEvent: Sendable {
     case rejected(PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String)
     case fault(Fault, environment: APNsEnvironment)
     case connection(environment: APNsEnvironment, serverName: String?, tls: Bool)
+    /// A connection that did not finish TLS and the HTTP/2 preface in time was closed.
+    case handshakeTimedOut(seconds: Double)
 }
 
 /// An optional observer of receiver events; without one, nothing is recorded (nothing grows under load).

@@ -106,6 +106,11 @@ final class APNsStreamHandler: ChannelInboundHandler {
         answered = true
         let streamID = (try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)) ?? .rootStream
         let request = IncomingPush(method: method, path: path, headers: headers, body: body, bodyLength: bodyLength)
+        // After GOAWAY nothing new is processed: the stream is refused, so the client may send it again.
+        if connection.closing {
+            send(.rstStream(.refusedStream), context: context, last: true)
+            return
+        }
         let rawToken = path.map { $0.hasPrefix("/3/device/") ? String($0.dropFirst(10)) : "" } ?? ""
         var delay: Int?
         var drop = false
@@ -208,19 +213,31 @@ final class APNsStreamHandler: ChannelInboundHandler {
     private func sendGoAway(context: ChannelHandlerContext, reason: APNsReason) {
         guard let parent = context.channel.parent else { return }
         connection.closing = true
-        GoAway.send(on: parent, lastStreamID: connection.lastProcessedStream, reason: reason, close: true)
+        GoAway.send(on: parent, lastStreamID: connection.lastProcessedStream, reason: reason, closeAfter: GoAway.grace)
     }
 }
 
 /// GOAWAY as APNs sends it: the debug data is `{"reason":…}`.
 enum GoAway {
-    static func send(on channel: Channel, lastStreamID: HTTP2StreamID, reason: APNsReason, close: Bool) {
+    /// How long a connection told GOAWAY stays open before the server closes it: time for answers
+    /// still queued to go out and for the client to read them and hang up first. Closing at once
+    /// would make the kernel answer the client's unread requests with a TCP reset, which throws
+    /// away answers and the GOAWAY itself before the client reads them.
+    static let grace: TimeAmount = .seconds(1)
+
+    /// Sends GOAWAY; then, if `closeAfter` is given, closes the connection that much later (unless
+    /// the client closed it first).
+    static func send(on channel: Channel, lastStreamID: HTTP2StreamID, reason: APNsReason, closeAfter: TimeAmount?) {
         let bytes = APNsErrorBody(reason: reason).encoded()
         var buffer = channel.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         let frame = HTTP2Frame(streamID: .rootStream,
                                payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: buffer))
         let written = channel.writeAndFlush(frame)
-        if close { written.whenComplete { _ in channel.close(promise: nil) } }
+        guard let closeAfter else { return }
+        written.whenComplete { _ in
+            let close = channel.eventLoop.scheduleTask(in: closeAfter) { channel.close(promise: nil) }
+            channel.closeFuture.whenComplete { _ in close.cancel() }
+        }
     }
 }

@@ -37,6 +37,17 @@ public final class AppendOnlyFile: Sendable {
         guard fd >= 0 else {
             throw FileStoreError(.open, "cannot open \(what) \(file.path): \(String(cString: strerror(errno)))")
         }
+        // A last line cut short (the writer was killed mid-write) is ended here, so the next line
+        // starts on a line of its own and readers skip only the torn one.
+        var size = stat()
+        if fstat(fd, &size) == 0, size.st_size > 0 {
+            let reader = open(file.path, O_RDONLY | O_CLOEXEC)
+            var last: UInt8 = 0
+            if reader >= 0 {
+                if pread(reader, &last, 1, size.st_size - 1) == 1, last != UInt8(ascii: "\n") { _ = write(fd, "\n", 1) }
+                close(reader)
+            }
+        }
         self.file = file
         descriptor = Mutex(fd)
     }

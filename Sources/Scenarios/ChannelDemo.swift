@@ -147,6 +147,8 @@ public enum ChannelDemo {
                 current.record(.receiver, "TLS connection, SNI \(serverName ?? "none") → \(environment)")
             case .fault(let fault, _):
                 current.record(.receiver, "injects fault \(fault)")
+            case .handshakeTimedOut(let seconds):
+                current.record(.receiver, "closes a connection that did not finish TLS and the HTTP/2 preface in \(seconds) s")
             }
         })
         var results: [ChannelScenarioResult] = []

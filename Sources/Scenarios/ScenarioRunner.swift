@@ -250,6 +250,8 @@ public enum ScenarioRunner {
                                     "status": rejection.reason.status.map(String.init) ?? "", "detail": rejection.detail])
         case .fault(let fault, let environment):
             timeline.record(.receiver, "\(environment) injects fault \(fault)", facts: ["fault": "\(fault)"])
+        case .handshakeTimedOut(let seconds):
+            timeline.record(.receiver, "closes a connection that did not finish TLS and the HTTP/2 preface in \(seconds) s")
         case .connection: break
         }
     }

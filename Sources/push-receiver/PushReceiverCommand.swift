@@ -62,6 +62,8 @@ struct Serve: AsyncParsableCommand {
             help: "Inject a fault: delay=MS | drop | reject=REASON | goaway=REASON | refuse-stream, then optionally ,token=HEX ,environment=ENV ,count=N. Repeatable.")
     var faults: [String] = []
     @Flag(help: "fsync the delivery log after each push (survives a machine crash; slower).") var fsync = false
+    @Option(help: "Seconds a new connection has to finish TLS and send the HTTP/2 preface before it is closed.") var handshakeTimeout = 10.0
+    @Option(help: "Seconds without traffic before a connection gets GOAWAY IdleTimeout (Apple: about an hour).") var idleTimeout = 3600.0
     @Flag(help: "Log every push.") var verbose = false
 
     func run() async throws {
@@ -87,6 +89,11 @@ struct Serve: AsyncParsableCommand {
         if let cleartextPort {
             listeners.append(ReceiverListener(host: host, port: cleartextPort, environment: cleartextEnvironment, transport: .cleartext))
         }
+        guard handshakeTimeout > 0, idleTimeout > 0 else { throw ValidationError("--handshake-timeout and --idle-timeout must be positive") }
+        var policy = ReceiverPolicy()
+        policy.handshakeTimeout = handshakeTimeout
+        policy.idleTimeout = idleTimeout
+        let descriptors = raiseDescriptorLimit()
         let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
         let registry = try DeviceRegistry(file: stateOptions.registryFile)
         let log = try DeliveryLog(file: stateOptions.logFile, syncEachWrite: fsync)
@@ -95,7 +102,7 @@ struct Serve: AsyncParsableCommand {
         let gateway = noDeviceGateway ? nil : try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
         let receiver = try await PushReceiver.start(PushReceiverConfiguration(
             listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
-            registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, logger: logger,
+            registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, policy: policy, logger: logger,
             observer: { event in
                 if case .rejected(let rejection, let apnsID, let environment, let token) = event {
                     rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
@@ -115,6 +122,7 @@ struct Serve: AsyncParsableCommand {
         say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
         say("delivery log: \(stateOptions.logFile.path)\(fsync ? " (fsync)" : "")")
         say("rejections: \(stateOptions.rejectionsFile.path) (authsim explain --receiver-state \(stateOptions.state) reads both)")
+        say("connections: up to about \(descriptors) open (file descriptors); \(handshakeTimeout) s to finish the handshake, GOAWAY IdleTimeout after \(idleTimeout) s idle")
         if !plan.current.isEmpty { say("faults: \(plan.current.map(\.description).joined(separator: "; "))") }
 
         await waitForTermination()
@@ -124,3 +132,16 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+
+/// Raises the soft limit on open files to the hard limit (as servers do), so thousands of client
+/// connections fit; returns the limit now in force.
+func raiseDescriptorLimit() -> UInt64 {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+    if limit.rlim_cur < limit.rlim_max {
+        var raised = limit
+        raised.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+    }
+    return UInt64(limit.rlim_cur)
+}
