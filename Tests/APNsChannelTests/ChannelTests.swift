@@ -202,7 +202,7 @@ struct FaultTests {
                 deviceToken: token, headers: PushHeaders(pushType: .background, topic: Fixture.bundleID), payload: Fixture.silent))
             Issue.record("a push went through a stopped receiver")
         } catch {
-            #expect(error.code == .connectionClosed || error.code == .connect)
+            #expect(error.code == .connectionClosed || error.code == .connect, "\(error.code): \(error)")
         }
         await client.shutdown()
     }

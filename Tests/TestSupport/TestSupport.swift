@@ -61,10 +61,9 @@ public final class ServerProcess: Sendable {
         child.readOutputChunks { [lines] data in
             lines.state.withLock { state in
                 state.partial += String(decoding: data, as: UTF8.self)
-                while let newline = state.partial.firstIndex(of: "\n") {
-                    state.complete.append(String(state.partial[..<newline]))
-                    state.partial.removeSubrange(...newline)
-                }
+                guard let last = state.partial.lastIndex(of: "\n") else { return }
+                state.complete += state.partial[..<last].split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                state.partial = String(state.partial[state.partial.index(after: last)...])
             }
         }
     }
@@ -80,6 +79,24 @@ public final class ServerProcess: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "no line with \"\(text)\" in \(output)"])
+    }
+
+    /// Waits (up to `timeout`) until at least `count` lines have come.
+    public func waitForLines(_ count: Int, timeout: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while lines.state.withLock({ $0.complete.count }) < count {
+            guard ContinuousClock.now < deadline else {
+                throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "fewer than \(count) lines: \(output.suffix(5))"])
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Waits (up to `timeout`) for the process to exit; its status, or `nil` if it still runs.
+    public func exit(timeout: Duration = .seconds(60)) async throws -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while child.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        return child.exitStatus
     }
 
     /// The port in the first line containing `marker`, written `…:PORT` (optionally followed by a space).

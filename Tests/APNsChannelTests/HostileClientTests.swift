@@ -1,0 +1,162 @@
+import APNsReceiver
+import APNsSender
+import APNsWire
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Clients that hold sockets without speaking, or leave in the middle of a request.
+@Suite("Hostile clients against the receiver")
+struct HostileClientTests {
+    final class Counter: Sendable {
+        let value = Mutex(0)
+        func add() { value.withLock { $0 += 1 } }
+        var count: Int { value.withLock { $0 } }
+    }
+
+    @Test("thousands of connections that never finish TLS or the preface: pushes still go through, and each is closed after the handshake timeout")
+    func idleConnections() async throws {
+        let descriptors = raiseOpenFileLimit()
+        // Each connection costs a descriptor here and one in the receiver (same process).
+        let wanted = min(3_000, (Int(descriptors) - 1_000) / 2)
+        try #require(wanted >= 500, "only \(descriptors) file descriptors")
+        var policy = ReceiverPolicy()
+        policy.handshakeTimeout = 3
+        let timedOut = Counter()
+        let fixture = try await Fixture.start(policy: policy, observer: { event in
+            if case .handshakeTimedOut = event { timedOut.add() }
+        })
+        let tlsPort = try #require(fixture.channel.receiver.port(for: .sandbox))
+        let clearPort = try #require(fixture.channel.receiver.port(for: .sandbox, transport: .cleartext))
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        for index in 0..<wanted {
+            let fd = try connectLoopback(port: index % 3 == 1 ? clearPort : tlsPort)
+            sockets.append(fd)
+            if index % 3 == 2 {
+                // Half a ClientHello, then silence.
+                let torn: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]
+                _ = torn.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            }
+        }
+        // While they are all open, a real sender still gets its push through.
+        let token = try fixture.device()
+        let client = try fixture.client()
+        let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
+        #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
+
+        // After the handshake timeout the receiver has closed every one of them.
+        let deadline = ContinuousClock.now + .seconds(30)
+        var open = sockets
+        while !open.isEmpty, ContinuousClock.now < deadline {
+            open.removeAll { isClosedByPeer($0) }
+            if !open.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(open.isEmpty, "\(open.count) of \(wanted) still open")
+        #expect(timedOut.count >= wanted)
+        // The sender's own connection finished its handshake in time and is still in use.
+        #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
+        await client.shutdown()
+        #expect(try fixture.deliveryLog().count == 2)
+        await fixture.stop()
+    }
+
+    @Test("clients that vanish mid-request (headers sent, body cut, socket closed) leave nothing logged and the receiver answering")
+    func vanishMidStream() async throws {
+        try await withFixture { fixture in
+            let clearPort = try #require(fixture.channel.receiver.port(for: .sandbox, transport: .cleartext))
+            let token = try fixture.device()
+            var headerBlock: [UInt8] = []
+            for (name, value) in [(":method", "POST"), (":scheme", "http"), (":path", "/3/device/\(token.hex)"), (":authority", "localhost")]
+                + fixture.goodFields() + [("content-length", String(Fixture.silent.count))] {
+                headerBlock += hpackLiteral(name, value)
+            }
+            for round in 0..<100 {
+                let fd = try connectLoopback(port: clearPort)
+                var bytes = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, flags: 0, stream: 0, [])
+                // Every other client stops after the headers; the rest send half the body.
+                bytes += frame(type: 1, flags: 0x4, stream: 1, headerBlock)
+                if round % 2 == 1 { bytes += frame(type: 0, flags: 0, stream: 1, Array(Fixture.silent.prefix(20))) }
+                _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                close(fd)
+            }
+            let client = try fixture.client()
+            let response = try await client.send(PushRequest(deviceToken: token, headers: PushHeaders(pushType: .background, topic: Fixture.bundleID),
+                                                             payload: Fixture.silent))
+            await client.shutdown()
+            #expect(response.status == 200)
+            #expect(try fixture.deliveryLog().count == 1, "only the whole push is logged")
+        }
+    }
+}
+
+/// Raises this process's open-file soft limit to the hard limit; returns the limit in force.
+func raiseOpenFileLimit() -> UInt64 {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+    if limit.rlim_cur < limit.rlim_max {
+        var raised = limit
+        raised.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+    }
+    return UInt64(limit.rlim_cur)
+}
+
+/// A connected TCP socket to 127.0.0.1:`port`.
+func connectLoopback(port: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else {
+        close(fd)
+        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
+    }
+    return fd
+}
+
+/// Whether the peer has closed `fd` (a read sees end of file or a reset), without blocking.
+func isClosedByPeer(_ fd: Int32) -> Bool {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let read = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        if read == 0 { return true }
+        if read < 0 { return errno != EAGAIN && errno != EWOULDBLOCK }
+        // The server said something (a TLS alert, a GOAWAY): keep reading until it closes.
+    }
+}
+
+/// An HTTP/2 frame: 24-bit length, type, flags, 31-bit stream ID, payload.
+func frame(type: UInt8, flags: UInt8, stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
+    let length = UInt32(payload.count)
+    return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
+            UInt8(stream >> 24 & 0x7F), UInt8(stream >> 16 & 0xFF), UInt8(stream >> 8 & 0xFF), UInt8(stream & 0xFF)] + payload
+}
+
+/// HPACK "literal header field without indexing, new name", no Huffman coding (RFC 7541 §6.2.2).
+func hpackLiteral(_ name: String, _ value: String) -> [UInt8] {
+    func string(_ text: String) -> [UInt8] { hpackInteger(text.utf8.count, prefixBits: 7) + Array(text.utf8) }
+    return [0x00] + string(name) + string(value)
+}
+
+/// An HPACK integer with an N-bit prefix (RFC 7541 §5.1); the prefix's other bits are 0.
+func hpackInteger(_ value: Int, prefixBits: Int) -> [UInt8] {
+    let limit = (1 << prefixBits) - 1
+    guard value >= limit else { return [UInt8(value)] }
+    var out = [UInt8(limit)]
+    var rest = value - limit
+    while rest >= 128 {
+        out.append(UInt8(rest % 128 + 128))
+        rest /= 128
+    }
+    out.append(UInt8(rest))
+    return out
+}
