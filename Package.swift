@@ -88,7 +88,10 @@ let package = Package(
             ]
         ),
         // FirebaseAuth's phone-auth app verification, on Linux, with the SDK's names.
-        .target(name: "FirebaseAuthCore", dependencies: ["APNsWire", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "FirebaseAuthCore", dependencies: ["APNsWire", .product(name: "Crypto", package: "swift-crypto"),
+                                                 .product(name: "NIOCore", package: "swift-nio"),
+                                                 .product(name: "NIOPosix", package: "swift-nio"),
+                                                 .product(name: "NIOHTTP1", package: "swift-nio")]),
         // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
         .target(
@@ -106,6 +109,11 @@ let package = Package(
         .target(
             name: "Diagnostics",
             dependencies: ["APNsWire", "APNsReceiver", "LocalPKI", "FirebaseAuthCore", "Scenarios"]
+        ),
+        // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
+        .target(
+            name: "Benchmarking",
+            dependencies: ["APNsWire", "AuthBackend", "FirebaseAuthCore", "Scenarios", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // What the three command lines share: output and signal handling.
         .target(
@@ -139,7 +147,7 @@ let package = Package(
         .executableTarget(
             name: "authsim",
             dependencies: ["Scenarios", "LocalPKI", "APNsWire", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
-                           "RedirectInterceptor", "Diagnostics", "CommandSupport",
+                           "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),

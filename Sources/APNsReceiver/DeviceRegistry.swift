@@ -124,12 +124,15 @@ public final class DeviceRegistry: Sendable {
     }
 
     private func mutate(_ change: (inout [Key: RegisteredDevice]) -> Void) throws(ReceiverError) {
-        if file != nil { try reload(force: false) }
+        guard let file else {
+            state.withLock { change(&$0.devices) }
+            return
+        }
+        try reload(force: false)
         let snapshot = state.withLock { state -> [RegisteredDevice] in
             change(&state.devices)
             return Array(state.devices.values)
         }
-        guard let file else { return }
         let sorted = snapshot.sorted { ($0.environment.rawValue, $0.token.hex) < ($1.environment.rawValue, $1.token.hex) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

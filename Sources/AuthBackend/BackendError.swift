@@ -23,7 +23,7 @@ public struct BackendError: CodedError {
             "code": status, "message": message,
             "errors": [["message": message, "reason": status == 403 ? "forbidden" : "invalid", "domain": "global"]],
         ]]
-        return Array((try? JSONSerialization.data(withJSONObject: envelope, options: [.sortedKeys])) ?? Data())
+        return CompactJSON.bytes(envelope) ?? []
     }
 
     public static let missingAPIKey = BackendError("PERMISSION_DENIED", nil, status: 403)

@@ -214,7 +214,7 @@ struct BackendRouter: Sendable {
     }
 
     private func json(_ object: Any) -> Response {
-        Response(status: 200, body: Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()))
+        Response(status: 200, body: CompactJSON.bytes(object) ?? [])
     }
 
     private func error(_ error: BackendError) -> Response { Response(status: error.status, body: error.body) }

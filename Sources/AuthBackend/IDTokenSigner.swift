@@ -42,7 +42,7 @@ public struct IDTokenSigner: Sendable {
         }
         if let name = user.displayName { claims["name"] = name }
         func segment(_ object: [String: Any]) -> String {
-            Base64URL.encode(Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()))
+            Base64URL.encode(CompactJSON.bytes(object) ?? [])
         }
         let input = segment(header) + "." + segment(claims)
         let signature = try! key.signature(for: Array(input.utf8))

@@ -204,7 +204,7 @@ public actor IdentityToolkit {
             "aps": ["content-available": 1],
             "com.google.firebase.auth": ["receipt": receipt, "secret": secret],
         ]
-        let bytes = Array((try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])) ?? Data())
+        let bytes = CompactJSON.bytes(payload) ?? []
         observer?(.pushing(appToken: appToken, environment: environment, receipt: receipt))
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
@@ -255,7 +255,9 @@ public actor IdentityToolkit {
             return info
         }
         if testCode == nil {
-            let today = state.outbox.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
+            // Quotas count the day's SMS (only when a quota is set: the outbox can be long).
+            let today = configuration.smsPerNumberPerDay == nil && configuration.smsPerProjectPerDay == nil
+                ? [] : state.outbox.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
             if let limit = configuration.smsPerNumberPerDay, today.filter({ $0.phoneNumber == number }).count >= limit {
                 throw reject(endpoint, BackendError("QUOTA_EXCEEDED", "\(limit) SMS to this number today"))
             }
@@ -365,6 +367,9 @@ public actor IdentityToolkit {
                             localId: user!.localId, isNewUser: isNewUser, phoneNumber: user!.phoneNumber)
     }
 
+    /// The code of a session (a verification ID), as the SMS carried it.
+    public func code(forSession sessionInfo: String) -> String? { state.sessions[sessionInfo]?.code }
+
     /// The emulator's view of sent codes.
     public func verificationCodes() -> [SMSMessage] { state.outbox }
 
@@ -374,7 +379,14 @@ public actor IdentityToolkit {
     }
 
     static func digest(_ secret: String) -> String {
-        SHA256.hash(data: Array(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for byte in SHA256.hash(data: Array(secret.utf8)) {
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func smsText(code: String, language: String?) -> String {
@@ -387,7 +399,11 @@ public actor IdentityToolkit {
     }
 
     static func randomString(bytes count: Int) -> String {
+        // Eight bytes per call of the system generator (one getrandom each), not one.
         var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 8)
+        while bytes.count < count { withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0) } }
+        return Base64URL.encode(Array(bytes.prefix(count)))
     }
 }

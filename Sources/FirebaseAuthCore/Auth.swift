@@ -228,7 +228,7 @@ public final class Auth: Sendable {
                 throw AuthError(.appConfigurationError, "FirebaseOptions has no API key (GoogleService-Info.plist API_KEY)")
             }
             let emulator = state.withLock { $0.emulator }
-            return BackendClient(base: (emulator ?? "https:/") + "/www.googleapis.com", apiKey: apiKey, session: .shared)
+            return BackendClient(base: (emulator ?? "https:/") + "/www.googleapis.com", apiKey: apiKey, http: .shared)
         }
     }
 

@@ -1,3 +1,4 @@
+import APNsWire
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -8,7 +9,7 @@ struct BackendClient: Sendable {
     /// `https://www.googleapis.com`, or `http://host:port/www.googleapis.com` with the emulator.
     let base: String
     let apiKey: String
-    let session: URLSession
+    let http: HTTPClient
 
     /// A v2 endpoint (`accounts:revokeToken`), on identitytoolkit.googleapis.com.
     func callV2(_ name: String, _ body: [String: any Sendable]) async throws(AuthError) -> [String: Any] {
@@ -20,17 +21,17 @@ struct BackendClient: Sendable {
         guard let url = URL(string: override ?? "\(base)/identitytoolkit/v3/relyingparty/\(name)?key=\(apiKey)") else {
             throw AuthError(.appConfigurationError, "cannot make a URL from \(base) and API key \(apiKey)")
         }
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let languageCode { request.setValue(languageCode, forHTTPHeaderField: "X-Firebase-Locale") }
-        request.httpBody = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        let data: Data
-        let response: URLResponse
-        do { (data, response) = try await session.data(for: request) } catch {
-            throw AuthError(.internalError, "network error calling \(name): \(error.localizedDescription)")
+        var headers = ["Content-Type": "application/json"]
+        if let languageCode { headers["X-Firebase-Locale"] = languageCode }
+        let answer: HTTPAnswer
+        do {
+            answer = try await http.request("POST", url, headers: headers,
+                                            body: CompactJSON.bytes(body).map { Data($0) })
+        } catch {
+            throw AuthError(.internalError, "network error calling \(name): \(error)")
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let data = answer.body
+        let status = answer.status
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
         guard status == 200 else {
             if let error = object?["error"] as? [String: Any], let message = error["message"] as? String {

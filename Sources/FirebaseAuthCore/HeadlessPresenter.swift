@@ -61,14 +61,14 @@ public struct HeadlessPresenter: AuthUIDelegate {
     }
 
     public func present(_ url: URL, host: AppHost) async {
-        let data: Data
-        let response: URLResponse
-        do { (data, response) = try await URLSession.shared.data(from: url) } catch {
-            onEvent(.init(.failed, "the page did not load: \(error.localizedDescription)"))
+        let answer: HTTPAnswer
+        do { answer = try await HTTPClient.shared.request("GET", url) } catch {
+            onEvent(.init(.failed, "the page did not load: \(error)"))
             return
         }
-        let html = String(decoding: data, as: UTF8.self)
-        if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
+        let html = String(decoding: answer.body, as: UTF8.self)
+        if answer.status != 200 {
+            let status = answer.status
             let detail = html.firstMatch(of: /id="authsim-error">([^<]*)</).map { String($0.1) } ?? html.prefix(200).description
             onEvent(.init(.failed, "the page answered HTTP \(status): \(detail)"))
             return

@@ -19,3 +19,25 @@ struct ChildProcessTests {
         #expect(await child.wait() == 0)
     }
 }
+
+@Suite("Compact JSON")
+struct CompactJSONTests {
+    @Test("writes what JSONSerialization writes with sorted keys, for the values the backend sends")
+    func sameAsFoundation() throws {
+        let samples: [[String: Any]] = [
+            ["aps": ["content-available": 1], "com.google.firebase.auth": ["receipt": "R/1+", "secret": "S\"\\\n\u{1}é"]],
+            ["alg": "ES256", "kid": "abc", "typ": "JWT", "n": -12, "ok": true, "no": false, "list": ["a", "b"], "empty": [:] as [String: Any]],
+            ["error": ["code": 400, "message": "INVALID_CODE", "errors": [["reason": "invalid", "domain": "global"]]]],
+        ]
+        for sample in samples {
+            let ours = try #require(CompactJSON.encode(sample))
+            let theirs = String(decoding: try JSONSerialization.data(withJSONObject: sample, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
+            #expect(ours == theirs)
+            // And it reads back to the same thing.
+            let parsed = try JSONSerialization.jsonObject(with: Data(ours.utf8))
+            #expect(String(decoding: try JSONSerialization.data(withJSONObject: parsed, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self) == ours)
+        }
+        #expect(CompactJSON.encode(["date": Date()]) == nil)
+        #expect(CompactJSON.encode(["x": Double.nan]) == nil)
+    }
+}

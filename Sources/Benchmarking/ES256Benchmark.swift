@@ -1,0 +1,48 @@
+import APNsWire
+import Crypto
+import Foundation
+
+/// ES256 rates, measured as `openssl speed ecdsap256` measures them (sign and verify a 32-byte
+/// digest with a P-256 key, one thread), and for whole provider tokens (sign a JWT; verify one
+/// with the receiver's strict verifier).
+public enum ES256Benchmark {
+    public struct Report: Sendable {
+        public var signsPerSecond: Double
+        public var verifiesPerSecond: Double
+        public var tokenSignsPerSecond: Double
+        public var tokenVerifiesPerSecond: Double
+    }
+
+    public static func run(seconds: Double) throws -> Report {
+        let key = P256.Signing.PrivateKey()
+        let digest = SHA256.hash(data: Array("authsim".utf8))
+        let signature = try key.signature(for: digest)
+        let signs = try rate(seconds) { _ = try key.signature(for: digest) }
+        let verifies = try rate(seconds) { precondition(key.publicKey.isValidSignature(signature, for: digest)) }
+
+        let keyID = AppleIdentifier.random()
+        let teamID = AppleIdentifier.random()
+        let signer = try ProviderTokenSigner(key: key, keyID: keyID, teamID: teamID)
+        let verifier = ProviderTokenVerifier(keys: [TrustedProviderKey(keyID: keyID, teamID: teamID, publicKey: key.publicKey)])
+        let now = Date()
+        let token = signer.token(issuedAt: now)
+        let tokenSigns = try rate(seconds) { _ = signer.token(issuedAt: now) }
+        let tokenVerifies = try rate(seconds) { _ = try verifier.verify(token) }
+        return Report(signsPerSecond: signs, verifiesPerSecond: verifies, tokenSignsPerSecond: tokenSigns,
+                      tokenVerifiesPerSecond: tokenVerifies)
+    }
+
+    /// Calls `body` in batches for about `seconds`; calls per second.
+    static func rate(_ seconds: Double, _ body: () throws -> Void) throws -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var count = 0
+        while true {
+            for _ in 0..<100 { try body() }
+            count += 100
+            let elapsed = clock.now - start
+            let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            if secondsElapsed >= seconds { return Double(count) / secondsElapsed }
+        }
+    }
+}

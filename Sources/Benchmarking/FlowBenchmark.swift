@@ -1,0 +1,119 @@
+import APNsWire
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import Scenarios
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whole phone sign-ins, many at once, through every part in this process: each flow installs an
+/// app on a new simulated device (a registered APNs token), calls `verifyPhoneNumber` (verifyClient,
+/// the silent push through apns-sender's client and push-receiver, or the reCAPTCHA page and the
+/// redirect when pushes are lost), reads its code from the SMS outbox, and signs in.
+public enum FlowBenchmark {
+    public enum Path: String, Sendable, CaseIterable {
+        /// verifyClient → silent push → sendVerificationCode → signIn.
+        case silentPush = "silent-push"
+        /// Pushes are lost: the SDK waits `suggestedTimeout`, then the reCAPTCHA page and its redirect.
+        case recaptcha
+    }
+
+    public struct Report: Sendable {
+        public var path: Path
+        public var flows: Int
+        public var failures: Int
+        public var firstFailure: String?
+        public var wallSeconds: Double
+        /// Per-flow latency, from install to signed in, in milliseconds.
+        public var p50: Double
+        public var p99: Double
+        public var max: Double
+        /// The process's peak resident memory (VmHWM), in megabytes, after the run.
+        public var peakMegabytes: Double
+        public var flowsPerSecond: Double { wallSeconds > 0 ? Double(flows) / wallSeconds : 0 }
+    }
+
+    /// Runs `count` flows, at most `concurrency` at a time, in a world made in `folder`.
+    /// - Parameter pushLatency: how long APNs takes to reach a device (a real push takes longer).
+    public static func run(path: Path, count: Int, concurrency: Int, folder: URL,
+                           pushLatency: Duration = .milliseconds(100), suggestedTimeout: Int = 1) async throws -> Report {
+        var configuration = BackendConfiguration()
+        configuration.suggestedTimeout = suggestedTimeout
+        let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"),
+                                                   state: folder.appendingPathComponent("State"),
+                                                   configuration: configuration, pushLatency: pushLatency)
+        if path == .recaptcha { await world.channel?.hub.setLosesPushes(true) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        var latencies: [Double] = []
+        latencies.reserveCapacity(count)
+        var failures = 0
+        var firstFailure: String?
+        await withTaskGroup(of: Result<Double, any Error>.self) { group in
+            var next = 0
+            func addNext() {
+                guard next < count else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    let began = clock.now
+                    do {
+                        try await flow(index, world: world)
+                        let elapsed = clock.now - began
+                        return .success(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            for _ in 0..<min(concurrency, count) { addNext() }
+            while let result = await group.next() {
+                switch result {
+                case .success(let milliseconds): latencies.append(milliseconds)
+                case .failure(let error):
+                    failures += 1
+                    if firstFailure == nil { firstFailure = "\(error)" }
+                }
+                addNext()
+            }
+        }
+        let elapsed = clock.now - start
+        await world.shutdown()
+        latencies.sort()
+        func percentile(_ p: Double) -> Double {
+            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int((p * Double(latencies.count)).rounded(.up)) - 1)]
+        }
+        return Report(path: path, flows: count, failures: failures, firstFailure: firstFailure,
+                      wallSeconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+                      p50: percentile(0.5), p99: percentile(0.99), max: latencies.last ?? 0, peakMegabytes: peakResidentMegabytes())
+    }
+
+    /// One sign-in, for the `index`th fictional number.
+    static func flow(_ index: Int, world: PhoneAuthWorld) async throws {
+        let number = "+1650" + String(format: "%07d", index % 10_000_000)
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let (auth, _) = try await world.install(AppProfile())
+        let t1 = clock.now
+        let provider = PhoneAuthProvider.provider(auth: auth)
+        let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: nil)
+        let t2 = clock.now
+        guard let code = await world.toolkit?.code(forSession: verificationID) else {
+            throw AuthError(.internalError, "no SMS for \(number)")
+        }
+        _ = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
+        let t3 = clock.now
+        if ProcessInfo.processInfo.environment["AUTHSIM_BENCH_STAGES"] != nil, index % 100 == 0 {
+            print("flow \(index): install \(t1 - t0), verify \(t2 - t1), sign-in \(t3 - t2)")
+        }
+    }
+
+    /// VmHWM from /proc/self/status, in megabytes.
+    public static func peakResidentMegabytes() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }
+        return kilobytes / 1024
+    }
+}

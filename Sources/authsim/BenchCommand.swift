@@ -1,0 +1,62 @@
+import ArgumentParser
+import Benchmarking
+import Foundation
+
+/// `authsim bench`: the measurements behind `Benchmarks/run.sh` (build with `-c release`).
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure ES256 rates and whole sign-in flows (Benchmarks/run.sh runs these beside the reference tools).",
+        subcommands: [ES256.self, Flows.self])
+
+    struct ES256: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "P-256 sign and verify rates (as openssl speed ecdsap256 measures them) and provider-token rates, one thread.")
+        @Option(help: "Seconds per measurement.") var seconds = 3.0
+        @Flag(help: "One JSON object.") var json = false
+
+        func run() throws {
+            let report = try ES256Benchmark.run(seconds: seconds)
+            if json {
+                print(#"{"sign":\#(Int(report.signsPerSecond)),"verify":\#(Int(report.verifiesPerSecond)),"tokenSign":\#(Int(report.tokenSignsPerSecond)),"tokenVerify":\#(Int(report.tokenVerifiesPerSecond))}"#)
+            } else {
+                print("ES256 (swift-crypto), one thread: \(Int(report.signsPerSecond)) sign/s, \(Int(report.verifiesPerSecond)) verify/s; "
+                      + "provider tokens: \(Int(report.tokenSignsPerSecond)) signed/s, \(Int(report.tokenVerifiesPerSecond)) verified/s")
+            }
+        }
+    }
+
+    struct Flows: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Many phone sign-ins at once through every part in this process; wall time, p50/p99 per flow, peak memory.")
+        @Option(help: "silent-push or recaptcha.") var path: String = FlowBenchmark.Path.silentPush.rawValue
+        @Option(help: "Flows (simulated devices), each with its own app and number.") var count = 10_000
+        @Option(help: "Flows in progress at once (default: all).") var concurrency: Int?
+        @Option(help: "Milliseconds APNs takes to reach a device.") var pushLatency = 100
+        @Option(help: "verifyClient's suggestedTimeout, seconds (how long the SDK waits for the push before reCAPTCHA).") var suggestedTimeout = 1
+        @Flag(help: "One JSON object.") var json = false
+
+        func validate() throws {
+            guard FlowBenchmark.Path(rawValue: path) != nil else { throw ValidationError("--path must be silent-push or recaptcha") }
+            guard count > 0, (concurrency ?? 1) > 0, pushLatency >= 0, suggestedTimeout > 0 else {
+                throw ValidationError("--count, --concurrency and --suggested-timeout must be positive")
+            }
+        }
+
+        func run() async throws {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-bench-\(UUID().uuidString.prefix(8))")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let report = try await FlowBenchmark.run(path: FlowBenchmark.Path(rawValue: path)!, count: count,
+                                                     concurrency: concurrency ?? count, folder: folder,
+                                                     pushLatency: .milliseconds(pushLatency), suggestedTimeout: suggestedTimeout)
+            if json {
+                print(#"{"path":"\#(path)","flows":\#(report.flows),"failures":\#(report.failures),"wallSeconds":\#(report.wallSeconds),"p50ms":\#(report.p50),"p99ms":\#(report.p99),"maxms":\#(report.max),"peakMB":\#(report.peakMegabytes)}"#)
+            } else {
+                print(String(format: "%@: %d flows in %.2f s (%.0f flows/s), %d failed; per flow p50 %.0f ms, p99 %.0f ms, max %.0f ms; peak RSS %.0f MB",
+                             path, report.flows, report.wallSeconds, report.flowsPerSecond, report.failures, report.p50, report.p99,
+                             report.max, report.peakMegabytes))
+                if let first = report.firstFailure { print("first failure: \(first)") }
+            }
+            if report.failures > 0 { throw ExitCode(1) }
+        }
+    }
+}
