@@ -399,11 +399,8 @@ public actor IdentityToolkit {
     }
 
     static func randomString(bytes count: Int) -> String {
-        // Eight bytes per call of the system generator (one getrandom each), not one.
-        var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count + 8)
-        while bytes.count < count { withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0) } }
-        return Base64URL.encode(Array(bytes.prefix(count)))
+        // BoringSSL's CSPRNG (through swift-crypto), in user space: the system generator costs a
+        // getrandom call per eight bytes.
+        SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Base64URL.encode($0) }
     }
 }

@@ -2,6 +2,7 @@ import APNsWire
 import AuthBackend
 import FirebaseAuthCore
 import Foundation
+import Synchronization
 import Scenarios
 #if canImport(Glibc)
 import Glibc
@@ -23,6 +24,9 @@ public enum FlowBenchmark {
         public var path: Path
         public var flows: Int
         public var failures: Int
+        /// Flows that went through the reCAPTCHA page (on the silent-push path: their push came
+        /// before verifyClient's answer, or after `suggestedTimeout`).
+        public var reCAPTCHAs: Int
         public var firstFailure: String?
         public var wallSeconds: Double
         /// Per-flow latency, from install to signed in, in milliseconds.
@@ -44,6 +48,7 @@ public enum FlowBenchmark {
                                                    state: folder.appendingPathComponent("State"),
                                                    configuration: configuration, pushLatency: pushLatency)
         if path == .recaptcha { await world.channel?.hub.setLosesPushes(true) }
+        let presented = Counter()
         let clock = ContinuousClock()
         let start = clock.now
         var latencies: [Double] = []
@@ -59,7 +64,7 @@ public enum FlowBenchmark {
                 group.addTask {
                     let began = clock.now
                     do {
-                        try await flow(index, world: world)
+                        try await flow(index, world: world, presented: presented)
                         let elapsed = clock.now - began
                         return .success(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
                     } catch {
@@ -84,20 +89,20 @@ public enum FlowBenchmark {
         func percentile(_ p: Double) -> Double {
             latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int((p * Double(latencies.count)).rounded(.up)) - 1)]
         }
-        return Report(path: path, flows: count, failures: failures, firstFailure: firstFailure,
+        return Report(path: path, flows: count, failures: failures, reCAPTCHAs: presented.value, firstFailure: firstFailure,
                       wallSeconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
                       p50: percentile(0.5), p99: percentile(0.99), max: latencies.last ?? 0, peakMegabytes: peakResidentMegabytes())
     }
 
     /// One sign-in, for the `index`th fictional number.
-    static func flow(_ index: Int, world: PhoneAuthWorld) async throws {
+    static func flow(_ index: Int, world: PhoneAuthWorld, presented: Counter) async throws {
         let number = "+1650" + String(format: "%07d", index % 10_000_000)
         let clock = ContinuousClock()
         let t0 = clock.now
         let (auth, _) = try await world.install(AppProfile())
         let t1 = clock.now
         let provider = PhoneAuthProvider.provider(auth: auth)
-        let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: nil)
+        let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: CountingPresenter(count: presented))
         let t2 = clock.now
         guard let code = await world.toolkit?.code(forSession: verificationID) else {
             throw AuthError(.internalError, "no SMS for \(number)")
@@ -115,5 +120,21 @@ public enum FlowBenchmark {
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
               let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }
         return kilobytes / 1024
+    }
+}
+
+/// A thread-safe count.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+/// The SDK's default presenter, counted.
+struct CountingPresenter: AuthUIDelegate {
+    let count: Counter
+    func present(_ url: URL, host: AppHost) async {
+        count.add()
+        await HeadlessPresenter().present(url, host: host)
     }
 }

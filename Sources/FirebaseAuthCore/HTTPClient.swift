@@ -28,12 +28,13 @@ struct HTTPFailure: Error, Sendable, CustomStringConvertible {
 final class HTTPClient: Sendable {
     static let shared = HTTPClient()
 
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
     /// Idle connections per `host:port`.
     private let idle = Mutex<[String: [Channel]]>([:])
-    /// At most this many requests in flight (so as many connections): thousands of simulated apps
-    /// share them, as a browser's connection limit makes pages share, and file descriptors last.
-    private let slots = Limiter(128)
+    /// At most 128 requests in flight per `host:port` (so as many connections): thousands of
+    /// simulated apps share them, as a browser's per-host limit makes pages share, and file
+    /// descriptors last. Per host, so that one busy backend does not hold up another's apps.
+    private let slots = Mutex<[String: Limiter]>([:])
 
     func request(_ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil,
                  timeout: Duration = .seconds(60)) async throws(HTTPFailure) -> HTTPAnswer {
@@ -45,8 +46,14 @@ final class HTTPClient: Sendable {
         head.headers.add(name: "Host", value: "\(host):\(port)")
         for (name, value) in headers { head.headers.add(name: name, value: value) }
         head.headers.add(name: "Content-Length", value: String(body?.count ?? 0))
-        await slots.acquire()
-        defer { slots.release() }
+        let limiter = slots.withLock { slots in
+            if let limiter = slots["\(host):\(port)"] { return limiter }
+            let limiter = Limiter(128)
+            slots["\(host):\(port)"] = limiter
+            return limiter
+        }
+        await limiter.acquire()
+        defer { limiter.release() }
         // A kept-alive connection the server closed meanwhile fails at once: try a fresh one then.
         for attempt in 0..<2 {
             let (channel, reused) = try await connection(host: host, port: port, fresh: attempt > 0)

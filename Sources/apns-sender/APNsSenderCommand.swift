@@ -55,6 +55,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
     var clockOffset: Double = 0
     @Option(help: "Mint a new provider token after this many minutes (20 ≤ m < 60).") var tokenRefreshMinutes = 50.0
     @Flag(help: "One JSON object per push, then a summary object.") var json = false
+    @Flag(help: "Print only the summary (for load runs: a line per push costs more than sending it).") var quiet = false
     @Flag(help: "Print a provider token (for curl or h2load: -H \"authorization: bearer $(…)\") and exit.")
     var printToken = false
     @Flag(help: "Log connections and retries to stderr.") var verbose = false
@@ -118,7 +119,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
         }
 
         let report = await BulkSender(client: client, concurrency: concurrency, assignAPNsIDs: uniqueAPNsIDs).send(requests, times: count) { result in
-            print(Self.line(for: result, json: json))
+            if !quiet { print(Self.line(for: result, json: json)) }
         }
         await client.shutdown()
         print(report.summary(json: json))
@@ -160,8 +161,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
 }
 
 func jsonLine(_ object: [String: Any]) -> String {
-    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-    return String(decoding: data, as: UTF8.self)
+    CompactJSON.encode(object) ?? "{}"
 }
 
 

@@ -41,3 +41,24 @@ struct CompactJSONTests {
         #expect(CompactJSON.encode(["x": Double.nan]) == nil)
     }
 }
+
+@Suite("Base64url")
+struct Base64URLTests {
+    @Test("encodes as Foundation's base64 with the url-safe alphabet and no padding; decodes it back, padded or not")
+    func matchesFoundation() throws {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let foundation = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            let unpadded = String(foundation.prefix { $0 != "=" })
+            #expect(Base64URL.encode(bytes) == unpadded)
+            #expect(Base64URL.decode(Substring(unpadded)) == bytes)
+            #expect(Base64URL.decode(Substring(foundation)) == bytes)
+        }
+        #expect(Base64URL.decode("a+b/") == nil)
+        #expect(Base64URL.decode("abcde") == nil)
+        #expect(Base64URL.decode("ab===") == nil)
+        #expect(Base64URL.decode("abc==") == nil)
+    }
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Every benchmark of issue 7, each beside its reference tool in the same command (release builds).
+#
+#   Benchmarks/run.sh            everything (about 10 minutes on 2 cores)
+#   Benchmarks/run.sh quick      smaller counts (about 3 minutes)
+#   Benchmarks/run.sh receiver|sender|es256|flows|growth
+#
+# Needs h2load and nghttpd (apt-get install nghttp2-client nghttp2-server), openssl, and for the
+# sender's reference aioapns (pip install aioapns). Prints a Markdown table per part; BENCHMARKS.md
+# holds the latest figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WHAT=${1:-all}
+QUICK=0; [ "$WHAT" = quick ] && { QUICK=1; WHAT=all; }
+PUSHES=$([ $QUICK = 1 ] && echo 50000 || echo 200000)
+
+for tool in h2load nghttpd openssl python3; do
+  command -v $tool >/dev/null || { echo "needs $tool (apt-get install nghttp2-client nghttp2-server openssl python3)" >&2; exit 2; }
+done
+echo "building release products…" >&2
+swift build -c release >/dev/null
+BIN=$(swift build -c release --show-bin-path)
+WORK=$(mktemp -d /tmp/authsim-bench.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+TOKEN=5f3a00112233445566778899aabbccddeeff00112233445566778899aabbccdd
+TOPIC=com.example.authsim
+PAYLOAD=Payloads/background-refresh.json
+ratio() { awk "BEGIN {printf \"%.2f\", $1/$2}"; }
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo), $(uname -sr), $(swift --version 2>&1 | head -1)"
+
+start_receiver() { # state-dir tls-port cleartext-port → receiver pid in RECEIVER
+  "$BIN/push-receiver" devices add --state "$1" --environment sandbox --bundle $TOPIC --token $TOKEN >/dev/null
+  "$BIN/push-receiver" --certs "$WORK/certs" --state "$1" --sandbox-port "$2" --no-production-listener \
+    --cleartext-port "$3" --no-device-gateway > "$1.log" 2>&1 &
+  RECEIVER=$!
+  for _ in $(seq 100); do grep -q "delivery log:" "$1.log" 2>/dev/null && return; sleep 0.1; done
+  echo "push-receiver did not start: $(cat "$1.log")" >&2; exit 1
+}
+h2rate() { # url requests clients streams → req/s
+  h2load -n "$2" -c "$3" -m "$4" -d $PAYLOAD -H "authorization: bearer $JWT" -H "apns-topic: $TOPIC" \
+    -H "apns-push-type: background" -H "apns-priority: 5" "$1/3/device/$TOKEN" 2>&1 \
+    | awk '/^finished in/ {gsub(",","",$4); print $4}'
+}
+JWT=$("$BIN/apns-sender" --print-token --certs "$WORK/certs")
+mkdir -p "$WORK/www/3/device" && echo ok > "$WORK/www/3/device/$TOKEN"
+nghttpd --no-tls -d "$WORK/www" 24299 > /dev/null 2>&1 &
+nghttpd -d "$WORK/www" 24298 "$WORK/certs/server-key.pem" "$WORK/certs/server.pem" > /dev/null 2>&1 &
+sleep 0.5
+
+if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
+  start_receiver "$WORK/state-r" 24197 24199
+  echo; echo "### push-receiver (full validation) vs nghttpd: h2load -n $PUSHES -c 4 -m 100, background pushes"
+  echo "| transport | push-receiver req/s | nghttpd req/s | ratio |"; echo "|---|---|---|---|"
+  a=$(h2rate http://127.0.0.1:24199 $PUSHES 4 100); b=$(h2rate http://127.0.0.1:24299 $PUSHES 4 100)
+  echo "| cleartext h2 | $a | $b | $(ratio $a $b)× |"
+  a=$(h2rate https://127.0.0.1:24197 $PUSHES 4 100); b=$(h2rate https://127.0.0.1:24298 $PUSHES 4 100)
+  echo "| TLS (ALPN h2) | $a | $b | $(ratio $a $b)× |"
+  kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
+  echo "(delivery log: $(wc -l < "$WORK/state-r/deliveries.jsonl") lines for $((2 * PUSHES)) pushes answered)"
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = sender ]; then
+  N=$([ $QUICK = 1 ] && echo 20000 || echo 100000)
+  echo; echo "### apns-sender into nghttpd (a sink that answers 200), beside h2load into the same sink: $N pushes"
+  echo "| sink | apns-sender pushes/s | h2load req/s | ratio |"; echo "|---|---|---|---|"
+  sender() { "$BIN/apns-sender" $PAYLOAD --token $TOKEN --topic $TOPIC --certs "$WORK/certs" --count "$1" \
+      --concurrency 400 --connections 4 --json --quiet "${@:2}" | tail -1 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["pushesPerSecond"]))'; }
+  a=$(sender $N --cleartext --port 24299); b=$(h2rate http://127.0.0.1:24299 $N 4 100)
+  echo "| nghttpd --no-tls | $a | $b | $(ratio $a $b)× |"
+  a=$(sender $N --port 24298); b=$(h2rate https://127.0.0.1:24298 $N 4 100)
+  echo "| nghttpd (TLS) | $a | $b | $(ratio $a $b)× |"
+  if python3 -c "import aioapns" 2>/dev/null; then
+    M=$([ $QUICK = 1 ] && echo 5000 || echo 20000)
+    start_receiver "$WORK/state-s" 24397 24399
+    echo; echo "### apns-sender vs aioapns (PyPI), both into push-receiver over TLS: $M pushes"
+    echo "| client | pushes/s | ratio |"; echo "|---|---|---|"
+    a=$(sender $M --port 24397)
+    b=$(python3 Benchmarks/aioapns_bulk.py "$WORK/certs" 24397 $TOPIC $TOKEN $M 100 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["pushesPerSecond"]))')
+    echo "| apns-sender | $a | $(ratio $a $b)× |"; echo "| aioapns 4.0 | $b | 1.00× |"
+    kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
+  else
+    echo "(aioapns not installed: pip install aioapns, for the sender-vs-aioapns figure)"
+  fi
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = es256 ]; then
+  echo; echo "### ES256, one thread: swift-crypto (as apns-sender and push-receiver use it) vs openssl speed ecdsap256"
+  read -r sign verify tsign tverify < <("$BIN/authsim" bench es256 --seconds 3 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["sign"], d["verify"], d["tokenSign"], d["tokenVerify"])')
+  # openssl's best of three runs, as ours is (this VM's CPU steal moves single runs by a third).
+  OSPEED=$(for _ in 1 2 3; do openssl speed -seconds 1 ecdsap256 2>/dev/null | awk '/nistp256/ {print $(NF-1), $NF}'; done)
+  osign=$(echo "$OSPEED" | awk '{print $1}' | sort -n | tail -1); overify=$(echo "$OSPEED" | awk '{print $2}' | sort -n | tail -1)
+  echo "| operation | ours /s | openssl /s | ratio |"; echo "|---|---|---|---|"
+  echo "| sign | $sign | ${osign%.*} | $(ratio $sign $osign)× |"
+  echo "| verify | $verify | ${overify%.*} | $(ratio $verify $overify)× |"
+  echo "| whole provider token: sign (header, claims, base64url, ES256) | $tsign | | $(ratio $tsign $osign)× of openssl's sign |"
+  echo "| whole provider token: strict verify | $tverify | | $(ratio $tverify $overify)× of openssl's verify |"
+fi
+
+flows() { "$BIN/authsim" bench flows --json "$@" | tail -1; }
+row() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("| %s | %d | %.2f | %d | %.0f | %.0f | %.0f | %d | %d |" % (d["path"], d["flows"], d["wallSeconds"], d["flows"]/d["wallSeconds"], d["p50ms"], d["p99ms"], d["peakMB"], d["recaptchas"], d["failures"]))' "$1"; }
+if [ "$WHAT" = all ] || [ "$WHAT" = flows ]; then
+  N=$([ $QUICK = 1 ] && echo 2000 || echo 10000)
+  echo; echo "### Whole sign-ins, $N simulated devices at once, every part in one process (APNs latency 250 ms, suggestedTimeout 5 s)"
+  echo "| path | flows | wall s | flows/s | p50 ms | p99 ms | peak MB | via reCAPTCHA | failed |"; echo "|---|---|---|---|---|---|---|---|---|"
+  row "$(flows --count $N)"
+  row "$(flows --count $N --path recaptcha)"
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = growth ]; then
+  echo; echo "### Growth: pushes through push-receiver (h2load -c 4 -m 100, TLS) and sign-ins (1,000 in flight)"
+  echo "| pushes | seconds | req/s | receiver peak RSS MB | delivery log lines |"; echo "|---|---|---|---|---|"
+  SIZES=$([ $QUICK = 1 ] && echo "1000 10000" || echo "1000 10000 100000")
+  for n in $SIZES 1000000; do
+    [ $QUICK = 1 ] && [ $n = 1000000 ] && continue
+    rm -rf "$WORK/state-g"; start_receiver "$WORK/state-g" 24597 24599
+    s=$(date +%s.%N); r=$(h2rate https://127.0.0.1:24597 $n 4 100); e=$(date +%s.%N)
+    peak=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' /proc/$RECEIVER/status)
+    kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
+    echo "| $n | $(awk "BEGIN {printf \"%.2f\", $e-$s}") | $r | $peak | $(wc -l < "$WORK/state-g/deliveries.jsonl") |"
+  done
+  echo
+  echo "| path | flows | wall s | flows/s | p50 ms | p99 ms | peak MB | via reCAPTCHA | failed |"; echo "|---|---|---|---|---|---|---|---|---|"
+  for n in $SIZES; do row "$(flows --count $n --concurrency 1000)"; done
+fi
