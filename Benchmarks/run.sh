@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark of issue 7, each beside its reference tool in the same command (release builds).
 #
-#   Benchmarks/run.sh            everything (about 10 minutes on 2 cores)
+#   Benchmarks/run.sh            everything (about 15 minutes on 2 cores)
 #   Benchmarks/run.sh quick      smaller counts (about 3 minutes)
 #   Benchmarks/run.sh receiver|sender|es256|flows|growth
 #
