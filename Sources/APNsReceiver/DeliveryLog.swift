@@ -90,32 +90,16 @@ public final class DeliveryLog: Sendable {
         var out = "{\"time\":\"\(iso8601(push.receivedAt))\",\"environment\":\"\(push.environment.rawValue)\""
         out += ",\"apns-id\":\"\(push.apnsID)\""
         if let unique = push.apnsUniqueID { out += ",\"apns-unique-id\":\"\(unique)\"" }
-        out += ",\"device-token\":\"\(push.deviceToken.hex)\",\"topic\":\(jsonString(push.topic))"
-        out += ",\"push-type\":\(jsonString(push.pushType.rawValue)),\"priority\":\(push.priority.rawValue)"
+        out += ",\"device-token\":\"\(push.deviceToken.hex)\",\"topic\":\(CompactJSON.string(push.topic))"
+        out += ",\"push-type\":\(CompactJSON.string(push.pushType.rawValue)),\"priority\":\(push.priority.rawValue)"
         if let expiration = push.expiration { out += ",\"expiration\":\(expiration)" }
-        if let collapse = push.collapseID { out += ",\"collapse-id\":\(jsonString(collapse))" }
+        if let collapse = push.collapseID { out += ",\"collapse-id\":\(CompactJSON.string(collapse))" }
         out += ",\"team-id\":\"\(push.teamID)\",\"key-id\":\"\(push.keyID)\""
         out += ",\"background\":\(push.isBackground),\"dropped\":\(push.dropped),\"payload-bytes\":\(push.payload.count)"
         // Valid JSON has no raw line breaks inside strings, so turning them into spaces keeps it one line.
         let oneLine = push.payload.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 }
         out += ",\"payload\":" + String(decoding: oneLine, as: UTF8.self) + "}\n"
         return out
-    }
-
-    static func jsonString(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
     }
 
     /// `2026-11-22T01:02:03.456Z`, by hand: Foundation's ISO 8601 style costs more than the rest of a line.

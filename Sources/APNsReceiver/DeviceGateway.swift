@@ -53,7 +53,7 @@ public final class DeviceGateway: Sendable {
     static func line(_ push: AcceptedPush) -> String {
         let payload = String(decoding: push.payload.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 }, as: UTF8.self)
         return "{\"apns-id\":\"\(push.apnsID)\",\"environment\":\"\(push.environment.rawValue)\",\"device-token\":\"\(push.deviceToken.hex)\""
-            + ",\"bundle-id\":\(DeliveryLog.jsonString(push.bundleID)),\"push-type\":\(DeliveryLog.jsonString(push.pushType.rawValue))"
+            + ",\"bundle-id\":\(CompactJSON.string(push.bundleID)),\"push-type\":\(CompactJSON.string(push.pushType.rawValue))"
             + ",\"payload\":\(payload)}\n"
     }
 }
@@ -127,7 +127,7 @@ private final class GatewayHandler: ChannelInboundHandler {
                                                    label: object["label"] as? String))
             respond(status: .ok, json: "{\"token\":\"\(token.hex)\",\"environment\":\"\(environment.rawValue)\"}", context: context)
         } catch {
-            respond(status: .internalServerError, json: "{\"error\":\(DeliveryLog.jsonString(error.message))}", context: context)
+            respond(status: .internalServerError, json: "{\"error\":\(CompactJSON.string(error.message))}", context: context)
         }
     }
 

@@ -33,7 +33,7 @@ public final class RemoteDevice: Sendable {
     /// Asks the gateway for a token for `bundleID` in `environment` (as `registerForRemoteNotifications` does).
     public static func register(gatewayHost: String, gatewayPort: Int, environment: APNsEnvironment,
                                 bundleID: String) async throws(ReceiverError) -> DeviceToken {
-        let body = "{\"environment\":\"\(environment.rawValue)\",\"bundleID\":\(DeliveryLog.jsonString(bundleID))}"
+        let body = "{\"environment\":\"\(environment.rawValue)\",\"bundleID\":\(CompactJSON.string(bundleID))}"
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { Task { try? await group.shutdownGracefully() } }
         let promise = group.next().makePromise(of: [UInt8].self)

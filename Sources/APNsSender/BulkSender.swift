@@ -69,7 +69,7 @@ public struct BulkSender: Sendable {
             }
         }
         let elapsed = ContinuousClock.now - start
-        report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        report.seconds = elapsed.inSeconds
         return report
     }
 }

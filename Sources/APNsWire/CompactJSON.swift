@@ -54,6 +54,13 @@ public enum CompactJSON {
         return true
     }
 
+    /// `text` as a JSON string literal, quotes included.
+    public static func string(_ text: String) -> String {
+        var out = ""
+        appendString(text, to: &out)
+        return out
+    }
+
     /// A JSON string literal: quotes, backslashes and control characters escaped (and `/` as is).
     public static func appendString(_ text: String, to out: inout String) {
         out += "\""

@@ -19,7 +19,7 @@ public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible 
     /// Makes a token from raw bytes, as an app receives it in
     /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`.
     public init(bytes: some Sequence<UInt8>) {
-        self.hex = bytes.map { Self.hexDigits[Int($0 >> 4)] + Self.hexDigits[Int($0 & 0xF)] }.joined()
+        self.hex = Hex.encode(bytes)
     }
 
     /// The token's bytes.
@@ -48,7 +48,6 @@ public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible 
         return DeviceToken(bytes: (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
-    private static let hexDigits = (0..<16).map { String($0, radix: 16) }
     private static func isHexDigit(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
     }

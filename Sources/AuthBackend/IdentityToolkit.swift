@@ -379,14 +379,7 @@ public actor IdentityToolkit {
     }
 
     static func digest(_ secret: String) -> String {
-        let hex = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for byte in SHA256.hash(data: Array(secret.utf8)) {
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        Hex.encode(SHA256.hash(data: Array(secret.utf8)))
     }
 
     static func smsText(code: String, language: String?) -> String {

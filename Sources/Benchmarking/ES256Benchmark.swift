@@ -48,7 +48,7 @@ public enum ES256Benchmark {
             for _ in 0..<100 { try body() }
             count += 100
             let elapsed = clock.now - start
-            let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let secondsElapsed = elapsed.inSeconds
             if secondsElapsed >= seconds { return Double(count) / secondsElapsed }
         }
     }

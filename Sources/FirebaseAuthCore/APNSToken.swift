@@ -13,7 +13,7 @@ public struct AuthAPNSToken: Sendable, Hashable {
     public let data: Data
     public let type: AuthAPNSTokenType
     /// Uppercase hex, as the SDK sends it to verifyClient.
-    public var string: String { DeviceToken(bytes: Array(data)).hex.uppercased() }
+    public var string: String { Hex.encode(data, uppercase: true) }
 }
 
 /// Reads `aps-environment` from an `embedded.mobileprovision`, as the SDK does: the file is a CMS

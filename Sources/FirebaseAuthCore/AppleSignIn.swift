@@ -1,3 +1,4 @@
+import APNsWire
 import Crypto
 import Foundation
 
@@ -17,7 +18,7 @@ public enum AppleNonce {
 
     /// Lowercase hex SHA-256, what goes into `ASAuthorizationAppleIDRequest.nonce`.
     public static func sha256(_ input: String) -> String {
-        SHA256.hash(data: Array(input.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Array(input.utf8)))
     }
 }
 

@@ -1,3 +1,4 @@
+import APNsWire
 import ArgumentParser
 import Benchmarking
 import Foundation
@@ -17,7 +18,8 @@ struct Bench: AsyncParsableCommand {
         func run() throws {
             let report = try ES256Benchmark.run(seconds: seconds)
             if json {
-                print(#"{"sign":\#(Int(report.signsPerSecond)),"verify":\#(Int(report.verifiesPerSecond)),"tokenSign":\#(Int(report.tokenSignsPerSecond)),"tokenVerify":\#(Int(report.tokenVerifiesPerSecond))}"#)
+                print(CompactJSON.encode(["sign": Int(report.signsPerSecond), "verify": Int(report.verifiesPerSecond),
+                                          "tokenSign": Int(report.tokenSignsPerSecond), "tokenVerify": Int(report.tokenVerifiesPerSecond)])!)
             } else {
                 print("ES256 (swift-crypto), one thread: \(Int(report.signsPerSecond)) sign/s, \(Int(report.verifiesPerSecond)) verify/s; "
                       + "provider tokens: \(Int(report.tokenSignsPerSecond)) signed/s, \(Int(report.tokenVerifiesPerSecond)) verified/s")
@@ -49,7 +51,9 @@ struct Bench: AsyncParsableCommand {
                                                      concurrency: concurrency ?? count, folder: folder,
                                                      pushLatency: .milliseconds(pushLatency), suggestedTimeout: suggestedTimeout)
             if json {
-                print(#"{"path":"\#(path)","flows":\#(report.flows),"failures":\#(report.failures),"recaptchas":\#(report.reCAPTCHAs),"wallSeconds":\#(report.wallSeconds),"p50ms":\#(report.p50),"p99ms":\#(report.p99),"maxms":\#(report.max),"peakMB":\#(report.peakMegabytes)}"#)
+                print(CompactJSON.encode(["path": path, "flows": report.flows, "failures": report.failures, "recaptchas": report.reCAPTCHAs,
+                                          "wallSeconds": report.wallSeconds, "p50ms": report.p50, "p99ms": report.p99,
+                                          "maxms": report.max, "peakMB": report.peakMegabytes])!)
             } else {
                 print(String(format: "%@: %d flows in %.2f s (%.0f flows/s), %d failed; per flow p50 %.0f ms, p99 %.0f ms, max %.0f ms; peak RSS %.0f MB",
                              path, report.flows, report.wallSeconds, report.flowsPerSecond, report.failures, report.p50, report.p99,

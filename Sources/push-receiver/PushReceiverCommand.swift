@@ -93,7 +93,7 @@ struct Serve: AsyncParsableCommand {
         var policy = ReceiverPolicy()
         policy.handshakeTimeout = handshakeTimeout
         policy.idleTimeout = idleTimeout
-        let descriptors = raiseDescriptorLimit()
+        let descriptors = raiseOpenFileLimit()
         let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
         let registry = try DeviceRegistry(file: stateOptions.registryFile)
         let log = try DeliveryLog(file: stateOptions.logFile, syncEachWrite: fsync)
@@ -133,15 +133,3 @@ struct Serve: AsyncParsableCommand {
 }
 
 
-/// Raises the soft limit on open files to the hard limit (as servers do), so thousands of client
-/// connections fit; returns the limit now in force.
-func raiseDescriptorLimit() -> UInt64 {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-    if limit.rlim_cur < limit.rlim_max {
-        var raised = limit
-        raised.rlim_cur = limit.rlim_max
-        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-    }
-    return UInt64(limit.rlim_cur)
-}

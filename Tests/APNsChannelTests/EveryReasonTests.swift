@@ -207,17 +207,8 @@ struct ValidationRuleTests {
 
 /// Opens a TCP connection to loopback, writes `bytes`, and closes it.
 func sendAndClose(_ bytes: [UInt8], port: Int) async throws {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw POSIXError(.EIO) }
+    let fd = try connectLoopback(port: port)
     defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
     _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     try await Task.sleep(for: .milliseconds(50))
 }

@@ -94,18 +94,6 @@ struct HostileClientTests {
     }
 }
 
-/// Raises this process's open-file soft limit to the hard limit; returns the limit in force.
-func raiseOpenFileLimit() -> UInt64 {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-    if limit.rlim_cur < limit.rlim_max {
-        var raised = limit
-        raised.rlim_cur = limit.rlim_max
-        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-    }
-    return UInt64(limit.rlim_cur)
-}
-
 /// A connected TCP socket to 127.0.0.1:`port`.
 func connectLoopback(port: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
