@@ -26,6 +26,18 @@ TOKEN=5f3a00112233445566778899aabbccddeeff00112233445566778899aabbccdd
 TOPIC=com.example.authsim
 PAYLOAD=Payloads/background-refresh.json
 ratio() { awk "BEGIN {printf \"%.2f\", $1/$2}"; }
+ROUNDS=${ROUNDS:-3}
+# best "ours-command" "reference-command": runs them alternately ROUNDS times and prints the best
+# figure of each ("a b"). This VM's CPU steal moves single runs by a third or more, and it hits
+# both sides alike only when they take turns.
+best() {
+  local a=0 b=0 x
+  for _ in $(seq "$ROUNDS"); do
+    x=$(eval "$1"); a=$(awk "BEGIN {printf \"%d\", ($x > $a) ? $x : $a}")
+    x=$(eval "$2"); b=$(awk "BEGIN {printf \"%d\", ($x > $b) ? $x : $b}")
+  done
+  echo "$a $b"
+}
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo), $(uname -sr), $(swift --version 2>&1 | head -1)"
 
 start_receiver() { # state-dir tls-port cleartext-port → receiver pid in RECEIVER
@@ -49,25 +61,25 @@ sleep 0.5
 
 if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
   start_receiver "$WORK/state-r" 24197 24199
-  echo; echo "### push-receiver (full validation) vs nghttpd: h2load -n $PUSHES -c 4 -m 100, background pushes"
+  echo; echo "### push-receiver (full validation) vs nghttpd: h2load -n $PUSHES -c 4 -m 100, background pushes, best of $ROUNDS alternating runs"
   echo "| transport | push-receiver req/s | nghttpd req/s | ratio |"; echo "|---|---|---|---|"
-  a=$(h2rate http://127.0.0.1:24199 $PUSHES 4 100); b=$(h2rate http://127.0.0.1:24299 $PUSHES 4 100)
+  read -r a b < <(best "h2rate http://127.0.0.1:24199 $PUSHES 4 100" "h2rate http://127.0.0.1:24299 $PUSHES 4 100")
   echo "| cleartext h2 | $a | $b | $(ratio $a $b)× |"
-  a=$(h2rate https://127.0.0.1:24197 $PUSHES 4 100); b=$(h2rate https://127.0.0.1:24298 $PUSHES 4 100)
+  read -r a b < <(best "h2rate https://127.0.0.1:24197 $PUSHES 4 100" "h2rate https://127.0.0.1:24298 $PUSHES 4 100")
   echo "| TLS (ALPN h2) | $a | $b | $(ratio $a $b)× |"
   kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
-  echo "(delivery log: $(wc -l < "$WORK/state-r/deliveries.jsonl") lines for $((2 * PUSHES)) pushes answered)"
+  echo "(delivery log: $(wc -l < "$WORK/state-r/deliveries.jsonl") lines for $((2 * ROUNDS * PUSHES)) pushes answered)"
 fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = sender ]; then
   N=$([ $QUICK = 1 ] && echo 20000 || echo 100000)
-  echo; echo "### apns-sender into nghttpd (a sink that answers 200), beside h2load into the same sink: $N pushes"
+  echo; echo "### apns-sender into nghttpd (a sink that answers 200), beside h2load into the same sink: $N pushes, best of $ROUNDS alternating runs"
   echo "| sink | apns-sender pushes/s | h2load req/s | ratio |"; echo "|---|---|---|---|"
   sender() { "$BIN/apns-sender" $PAYLOAD --token $TOKEN --topic $TOPIC --certs "$WORK/certs" --count "$1" \
       --concurrency 400 --connections 4 --json --quiet "${@:2}" | tail -1 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["pushesPerSecond"]))'; }
-  a=$(sender $N --cleartext --port 24299); b=$(h2rate http://127.0.0.1:24299 $N 4 100)
+  read -r a b < <(best "sender $N --cleartext --port 24299" "h2rate http://127.0.0.1:24299 $N 4 100")
   echo "| nghttpd --no-tls | $a | $b | $(ratio $a $b)× |"
-  a=$(sender $N --port 24298); b=$(h2rate https://127.0.0.1:24298 $N 4 100)
+  read -r a b < <(best "sender $N --port 24298" "h2rate https://127.0.0.1:24298 $N 4 100")
   echo "| nghttpd (TLS) | $a | $b | $(ratio $a $b)× |"
   if python3 -c "import aioapns" 2>/dev/null; then
     M=$([ $QUICK = 1 ] && echo 5000 || echo 20000)

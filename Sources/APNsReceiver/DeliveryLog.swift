@@ -48,7 +48,14 @@ public final class DeliveryLog: Sendable {
 
     /// Appends one push. Returns only once the line is in the file (the kernel has it).
     public func append(_ push: AcceptedPush) throws(ReceiverError) {
-        do { try lines.append(Self.encode(push), sync: syncEachWrite) } catch { throw ReceiverError(.storage, error.message) }
+        var line: [UInt8] = []
+        Self.encode(push, into: &line)
+        try append(lines: line)
+    }
+
+    /// Appends lines made by ``encode(_:into:)``, with one `write(2)`.
+    func append(lines: [UInt8]) throws(ReceiverError) {
+        do { try self.lines.append(lines, sync: syncEachWrite) } catch { throw ReceiverError(.storage, error.message) }
     }
 
     /// One log line.
@@ -85,34 +92,87 @@ public final class DeliveryLog: Sendable {
         return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }
     }
 
-    /// The payload is embedded as JSON: it was parsed as a JSON object before acceptance.
-    static func encode(_ push: AcceptedPush) -> String {
-        var out = "{\"time\":\"\(iso8601(push.receivedAt))\",\"environment\":\"\(push.environment.rawValue)\""
-        out += ",\"apns-id\":\"\(push.apnsID)\""
-        if let unique = push.apnsUniqueID { out += ",\"apns-unique-id\":\"\(unique)\"" }
-        out += ",\"device-token\":\"\(push.deviceToken.hex)\",\"topic\":\(CompactJSON.string(push.topic))"
-        out += ",\"push-type\":\(CompactJSON.string(push.pushType.rawValue)),\"priority\":\(push.priority.rawValue)"
-        if let expiration = push.expiration { out += ",\"expiration\":\(expiration)" }
-        if let collapse = push.collapseID { out += ",\"collapse-id\":\(CompactJSON.string(collapse))" }
-        out += ",\"team-id\":\"\(push.teamID)\",\"key-id\":\"\(push.keyID)\""
-        out += ",\"background\":\(push.isBackground),\"dropped\":\(push.dropped),\"payload-bytes\":\(push.payload.count)"
+    /// One line, appended to `out`. The payload is embedded as JSON: it was parsed as a JSON
+    /// object before acceptance. Built byte by byte: string interpolation cost more than the write.
+    static func encode(_ push: AcceptedPush, into out: inout [UInt8]) {
+        out.reserveCapacity(out.count + 400 + push.payload.count)
+        func raw(_ text: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) }
+        func ascii(_ text: String) { out.append(contentsOf: text.utf8) }
+        raw("{\"time\":\"")
+        iso8601(push.receivedAt, into: &out)
+        raw("\",\"environment\":\"")
+        ascii(push.environment.rawValue)
+        raw("\",\"apns-id\":\"")
+        ascii(push.apnsID)
+        if let unique = push.apnsUniqueID {
+            raw("\",\"apns-unique-id\":\"")
+            ascii(unique)
+        }
+        raw("\",\"device-token\":\"")
+        ascii(push.deviceToken.hex)
+        raw("\",\"topic\":")
+        CompactJSON.appendString(push.topic, to: &out)
+        raw(",\"push-type\":")
+        CompactJSON.appendString(push.pushType.rawValue, to: &out)
+        raw(",\"priority\":")
+        ascii(String(push.priority.rawValue))
+        if let expiration = push.expiration {
+            raw(",\"expiration\":")
+            ascii(String(expiration))
+        }
+        if let collapse = push.collapseID {
+            raw(",\"collapse-id\":")
+            CompactJSON.appendString(collapse, to: &out)
+        }
+        raw(",\"team-id\":")
+        CompactJSON.appendString(push.teamID, to: &out)
+        raw(",\"key-id\":")
+        CompactJSON.appendString(push.keyID, to: &out)
+        push.isBackground ? raw(",\"background\":true") : raw(",\"background\":false")
+        push.dropped ? raw(",\"dropped\":true") : raw(",\"dropped\":false")
+        raw(",\"payload-bytes\":")
+        ascii(String(push.payload.count))
+        raw(",\"payload\":")
         // Valid JSON has no raw line breaks inside strings, so turning them into spaces keeps it one line.
-        let oneLine = push.payload.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 }
-        out += ",\"payload\":" + String(decoding: oneLine, as: UTF8.self) + "}\n"
-        return out
+        for byte in push.payload { out.append(byte == 0x0A || byte == 0x0D ? 0x20 : byte) }
+        raw("}\n")
+    }
+
+    /// One line as a string (tests and tools).
+    static func encode(_ push: AcceptedPush) -> String {
+        var out: [UInt8] = []
+        encode(push, into: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `2026-11-22T01:02:03.456Z`, by hand: Foundation's ISO 8601 style costs more than the rest of a line.
     static func iso8601(_ date: Date) -> String {
+        var out: [UInt8] = []
+        iso8601(date, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func iso8601(_ date: Date, into out: inout [UInt8]) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        func digits(_ value: Int32, _ width: Int) {
+            var divisor: Int32 = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: (rest / divisor) % 10))
+                rest %= divisor
+                divisor /= 10
+            }
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds % 1000), 3))Z"
+        digits(parts.tm_year + 1900, 4); out.append(UInt8(ascii: "-"))
+        digits(parts.tm_mon + 1, 2); out.append(UInt8(ascii: "-"))
+        digits(parts.tm_mday, 2); out.append(UInt8(ascii: "T"))
+        digits(parts.tm_hour, 2); out.append(UInt8(ascii: ":"))
+        digits(parts.tm_min, 2); out.append(UInt8(ascii: ":"))
+        digits(parts.tm_sec, 2); out.append(UInt8(ascii: "."))
+        digits(Int32(milliseconds % 1000), 3); out.append(UInt8(ascii: "Z"))
     }
 }

@@ -2,7 +2,6 @@ import APNsWire
 import Foundation
 import Logging
 import NIOCore
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
@@ -98,15 +97,6 @@ public final class PushReceiver: Sendable {
     private let serverChannels: [Channel]
     private let connections: ConnectionSet
 
-    /// The HTTP/2 settings APNs announces.
-    static let apnsSettings: HTTP2Settings = [
-        HTTP2Setting(parameter: .headerTableSize, value: 4096),
-        HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),
-        HTTP2Setting(parameter: .initialWindowSize, value: 65535),
-        HTTP2Setting(parameter: .maxFrameSize, value: 16384),
-        HTTP2Setting(parameter: .maxHeaderListSize, value: 8000),
-    ]
-
     private init(listeners: [BoundListener], configuration: PushReceiverConfiguration, group: MultiThreadedEventLoopGroup,
                  serverChannels: [Channel], connections: ConnectionSet) {
         self.listeners = listeners
@@ -181,7 +171,11 @@ public final class PushReceiver: Sendable {
         let open = connections.all
         for channel in open {
             channel.eventLoop.execute {
-                GoAway.send(on: channel, lastStreamID: .maxID, reason: .shutdown, closeAfter: GoAway.grace)
+                // A connection still in its TLS handshake has no HTTP/2 yet: it is just closed.
+                guard let handler = try? channel.pipeline.syncOperations.handler(type: APNsConnectionHandler.self) else {
+                    return channel.close(promise: nil)
+                }
+                handler.goAway(reason: .shutdown, lastStreamID: UInt32(Int32.max))
             }
         }
         // Clients read the GOAWAY and hang up; whatever is left open after a moment is closed.
@@ -194,7 +188,7 @@ public final class PushReceiver: Sendable {
 
     private static func initialize(channel: Channel, listener: ReceiverListener, sslContext: NIOSSLContext?,
                                    services: ReceiverServices) -> EventLoopFuture<Void> {
-        // Closed unless the client's HTTP/2 preface arrives in time (ConnectionGuard cancels this).
+        // Closed unless the client's HTTP/2 preface and SETTINGS arrive in time (APNsConnectionHandler cancels this).
         let timeout = services.validator.policy.handshakeTimeout
         let deadline = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) {
             services.events.record(.handshakeTimedOut(seconds: timeout))
@@ -230,22 +224,12 @@ public final class PushReceiver: Sendable {
 
     private static func configureHTTP2(channel: Channel, connection: ConnectionContext, services: ReceiverServices,
                                        handshake: Scheduled<Void>) throws {
-        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-        connectionConfiguration.initialSettings = apnsSettings
-        let bound = NIOLoopBound(connection, eventLoop: channel.eventLoop)
+        let sync = channel.pipeline.syncOperations
         if let idle = services.validator.policy.idleTimeout {
-            try channel.pipeline.syncOperations.addHandler(
-                IdleStateHandler(allTimeout: .milliseconds(Int64(idle * 1000))))
+            try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(idle * 1000))))
         }
-        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connectionConfiguration,
-            streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(APNsStreamHandler(services: services, connection: bound.value))
-            }
-        }
-        try channel.pipeline.syncOperations.addHandler(ConnectionGuard(connection: bound, handshake: handshake))
+        try sync.addHandler(APNsConnectionHandler(exchange: PushExchange(services: services, connection: connection),
+                                                  handshake: handshake, allocator: channel.allocator))
     }
 }
 
@@ -255,42 +239,4 @@ final class ConnectionSet: Sendable {
     func insert(_ channel: Channel) { channels.withLock { $0[ObjectIdentifier(channel)] = channel } }
     func remove(_ channel: Channel) { _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) } }
     var all: [Channel] { channels.withLock { Array($0.values) } }
-}
-
-/// The last handler of a connection: closes it on an error nobody handled (bad TLS, a protocol
-/// error), so the client gets a closed socket and the server goes on; and says GOAWAY
-/// `{"reason":"IdleTimeout"}` to a connection idle for ``ReceiverPolicy/idleTimeout``, as APNs does.
-final class ConnectionGuard: ChannelInboundHandler {
-    typealias InboundIn = Any
-    private let connection: NIOLoopBound<ConnectionContext>
-    private var handshake: Scheduled<Void>?
-
-    init(connection: NIOLoopBound<ConnectionContext>, handshake: Scheduled<Void>) {
-        self.connection = connection
-        self.handshake = handshake
-    }
-
-    /// The first frame past the HTTP/2 handler means TLS and the client's preface are done.
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if let handshake {
-            handshake.cancel()
-            self.handshake = nil
-        }
-        context.fireChannelRead(data)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            let state = connection.value
-            guard !state.closing else { return }
-            state.closing = true
-            GoAway.send(on: context.channel, lastStreamID: state.lastProcessedStream, reason: .idleTimeout, closeAfter: GoAway.grace)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
 }

@@ -104,9 +104,12 @@ public struct PushValidator: Sendable {
     private func check(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
                        now: Date) throws(PushRejection) -> AcceptedPush {
         // Repeated headers.
-        var seen = Set<String>()
-        for (name, _) in request.headers where APNsHeader.singular.contains(name) {
-            guard seen.insert(name).inserted else { throw PushRejection(.duplicateHeaders, "header \(name) is repeated") }
+        // (A handful of headers: comparing pairs costs less than hashing them.)
+        for (index, header) in request.headers.enumerated() where header.name.hasPrefix("apns-") || header.name == APNsHeader.authorization {
+            guard APNsHeader.singular.contains(header.name) else { continue }
+            for earlier in request.headers[..<index] where earlier.name == header.name {
+                throw PushRejection(.duplicateHeaders, "header \(header.name) is repeated")
+            }
         }
         // apns-id.
         let apnsID: String
@@ -266,10 +269,15 @@ public struct PushValidator: Sendable {
 
     /// A bundle ID (with an optional push-type suffix): dot-separated, letters, digits, `-` and `_`.
     static func isWellFormedTopic(_ topic: String) -> Bool {
-        guard !topic.isEmpty, topic.utf8.count <= 255, !topic.hasPrefix("."), !topic.hasSuffix("."), !topic.contains("..") else { return false }
-        return topic.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x2D || c == 0x5F
+        let bytes = topic.utf8
+        guard !bytes.isEmpty, bytes.count <= 255, bytes.first != 0x2E, bytes.last != 0x2E else { return false }
+        var previous: UInt8 = 0
+        for c in bytes {
+            guard (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x2D || c == 0x5F,
+                  !(c == 0x2E && previous == 0x2E) else { return false }
+            previous = c
         }
+        return true
     }
 
     /// A value from the request quoted in a message: at most 64 printable ASCII characters.

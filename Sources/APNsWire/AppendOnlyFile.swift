@@ -57,22 +57,31 @@ public final class AppendOnlyFile: Sendable {
     /// Appends `line` (which should end with a newline) in one piece.
     public func append(_ line: String, sync: Bool = false) throws(FileStoreError) {
         var line = line
-        let failure: String? = descriptor.withLock { fd -> String? in
-            let result = line.withUTF8 { buffer -> String? in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return String(cString: strerror(errno))
-                    }
-                    offset += written
-                }
-                return nil
-            }
-            if result == nil, sync { fsync(fd) }
-            return result
-        }
+        let failure = line.withUTF8 { writeAll(UnsafeRawBufferPointer($0), sync: sync) }
         if let failure { throw FileStoreError(.write, "cannot append to \(file.path): \(failure)") }
+    }
+
+    /// Appends `lines` (each ending with a newline) in one piece.
+    public func append(_ lines: [UInt8], sync: Bool = false) throws(FileStoreError) {
+        let failure = lines.withUnsafeBytes { writeAll($0, sync: sync) }
+        if let failure { throw FileStoreError(.write, "cannot append to \(file.path): \(failure)") }
+    }
+
+    /// Writes all of `buffer` under the lock; the error text when a write fails.
+    private func writeAll(_ buffer: UnsafeRawBufferPointer, sync: Bool) -> String? {
+        guard buffer.count > 0 else { return nil }
+        return descriptor.withLock { fd -> String? in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return String(cString: strerror(errno))
+                }
+                offset += written
+            }
+            if sync { fsync(fd) }
+            return nil
+        }
     }
 }

@@ -15,35 +15,30 @@ public struct NotificationPayload: Sendable, Hashable {
     /// - Throws: ``PayloadError`` when the bytes are not a JSON object or `aps` is not an object.
     public init(json bytes: [UInt8]) throws(PayloadError) {
         guard !bytes.isEmpty else { throw PayloadError(.empty, "the payload is empty") }
-        let object: [String: Any]
-        do {
-            guard let parsed = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-                throw PayloadError(.notAnObject, "the payload is JSON but not an object")
-            }
-            object = parsed
-        } catch let error as PayloadError {
-            throw error
-        } catch {
+        guard let shape = PayloadScanner.scan(bytes) else { throw PayloadError(.invalidJSON, "the payload is not valid JSON") }
+        guard shape.isObject else { throw PayloadError(.notAnObject, "the payload is JSON but not an object") }
+        if let aps = shape.aps, aps != .object { throw PayloadError(.apsNotAnObject, "\"aps\" must be an object") }
+        self.isBackground = shape.aps == .object && shape.apsKeys == [Self.contentAvailable] && shape.contentAvailableIsOne
+        guard shape.hasTargetBundle else {
+            self.bytes = bytes
+            self.simulatorTargetBundle = nil
+            return
+        }
+        // Only `.apns` files carry the key: parse them whole, to take it out.
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
             throw PayloadError(.invalidJSON, "the payload is not valid JSON")
         }
-        if let aps = object["aps"], !(aps is [String: Any]) {
-            throw PayloadError(.apsNotAnObject, "\"aps\" must be an object")
-        }
-        let target = object["Simulator Target Bundle"]
-        if let target, !(target is String) {
+        guard let target = object["Simulator Target Bundle"] as? String else {
             throw PayloadError(.invalidTargetBundle, "\"Simulator Target Bundle\" must be a string")
         }
-        self.simulatorTargetBundle = target as? String
-        if target != nil {
-            var stripped = object
-            stripped.removeValue(forKey: "Simulator Target Bundle")
-            // Serialising a dictionary that just came out of JSONSerialization cannot fail.
-            self.bytes = Array(try! JSONSerialization.data(withJSONObject: stripped, options: [.sortedKeys]))
-        } else {
-            self.bytes = bytes
-        }
-        self.isBackground = Self.isBackgroundOnly(object["aps"] as? [String: Any])
+        self.simulatorTargetBundle = target
+        var stripped = object
+        stripped.removeValue(forKey: "Simulator Target Bundle")
+        // Serialising a dictionary that just came out of JSONSerialization cannot fail.
+        self.bytes = Array(try! JSONSerialization.data(withJSONObject: stripped, options: [.sortedKeys]))
     }
+
+    private static let contentAvailable = Array("content-available".utf8)
 
     /// Reads a payload file: plain APNs JSON (`.json`) or an `xcrun simctl push` file (`.apns`).
     public init(contentsOf url: URL) throws(PayloadError) {
@@ -63,12 +58,6 @@ public struct NotificationPayload: Sendable, Hashable {
     /// The payload as a dictionary, for handing to an app (`userInfo`).
     public var userInfo: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]) ?? [:]
-    }
-
-    static func isBackgroundOnly(_ aps: [String: Any]?) -> Bool {
-        guard let aps, aps.count == 1, let value = aps["content-available"] else { return false }
-        if let number = value as? Int { return number == 1 }
-        return false
     }
 }
 

@@ -33,17 +33,23 @@ public struct RandomIDs: Sendable {
         var low = next()
         high = (high & ~0xF000) | 0x4000                      // version 4
         low = (low & ~(0xC000_0000_0000_0000)) | 0x8000_0000_0000_0000  // variant 10
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: UInt8(ascii: "-"), count: 36)
-        var index = 0
-        for (word, positions) in [(high, 0..<16), (low, 16..<32)] {
-            for nibble in positions {
-                if index == 8 || index == 13 || index == 18 || index == 23 { index += 1 }
-                let shift = UInt64(60 - 4 * (nibble - positions.lowerBound))
-                out[index] = digits[Int((word >> shift) & 0xF)]
-                index += 1
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var index = 0
+            func digits(of word: UInt64, first: Int) {
+                for nibble in 0..<16 {
+                    let position = first + nibble
+                    if position == 8 || position == 12 || position == 16 || position == 20 {
+                        out[index] = UInt8(ascii: "-")
+                        index += 1
+                    }
+                    let value = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * nibble)) & 0xF
+                    out[index] = value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+                    index += 1
+                }
             }
+            digits(of: high, first: 0)
+            digits(of: low, first: 16)
+            return 36
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }

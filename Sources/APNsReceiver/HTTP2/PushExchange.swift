@@ -1,0 +1,130 @@
+import APNsWire
+import Foundation
+import Logging
+
+/// What one connection remembers, touched only on its event loop.
+final class ConnectionContext {
+    let environment: APNsEnvironment
+    let serverName: String?
+    var auth = ConnectionAuthState()
+    /// The highest stream this connection answered (GOAWAY's last-stream-ID).
+    var lastProcessedStream: UInt32 = 0
+    /// GOAWAY was sent: nothing new is processed.
+    var closing = false
+
+    init(environment: APNsEnvironment, serverName: String?) {
+        self.environment = environment
+        self.serverName = serverName
+    }
+}
+
+/// The services every connection needs, shared by all connections.
+struct ReceiverServices: Sendable {
+    let validator: PushValidator
+    let log: DeliveryLog
+    let faults: FaultPlan
+    let delivery: (any PushDeliveryHandler)?
+    let clock: any WallClock
+    let logger: Logger
+    let events: ReceiverEvents
+}
+
+/// The answer to one request, as APNs gives it: 200 with `apns-id` (and `apns-unique-id` in
+/// sandbox) and no body; or the status, `content-type: application/json` and the JSON reason.
+struct PushAnswer {
+    var status: Int
+    var apnsID: String
+    var apnsUniqueID: String?
+    var body: [UInt8]?
+    /// Handed to the device side once the answer is written.
+    var delivery: AcceptedPush?
+}
+
+/// What the connection does with a finished request.
+enum PushDecision {
+    /// Reset the stream with REFUSED_STREAM: not processed, the client may send it again.
+    case refuse
+    /// Say GOAWAY with `{"reason":…}` and close after ``GoAwayTiming/grace``.
+    case goAway(APNsReason)
+    /// Answer, at once or after a delay fault.
+    case answer(PushAnswer, delayMilliseconds: Int?)
+    /// Accepted: answer 200 once ``PushExchange/commit(_:)`` has it in the delivery log.
+    case accept(AcceptedPush, delayMilliseconds: Int?)
+}
+
+/// APNs's side of one request: faults, validation, the delivery log and events. No I/O apart
+/// from the log; the connection writes whatever this decides.
+struct PushExchange {
+    let services: ReceiverServices
+    let connection: ConnectionContext
+
+    func decide(_ request: IncomingPush) -> PushDecision {
+        // After GOAWAY nothing new is processed: the stream is refused, so the client may send it again.
+        if connection.closing { return .refuse }
+        let rawToken = request.path.map { $0.hasPrefix("/3/device/") ? String($0.dropFirst(10)) : "" } ?? ""
+        var delay: Int?
+        var drop = false
+        if let fault = services.faults.take(token: rawToken, environment: connection.environment) {
+            services.events.record(.fault(fault, environment: connection.environment))
+            switch fault {
+            case .reject(let reason):
+                let timestamp: Int64? = reason.status == 410 ? Int64(services.clock.now.timeIntervalSince1970 * 1000) : nil
+                return .answer(rejection(PushRejection(reason, "injected fault", timestamp: timestamp), apnsID: answerID(for: request)),
+                               delayMilliseconds: nil)
+            case .refuseStream: return .refuse
+            case .goaway(let reason): return .goAway(reason)
+            case .delay(let milliseconds): delay = milliseconds
+            case .drop: drop = true
+            }
+        }
+        let now = services.clock.now
+        switch services.validator.validate(request, environment: connection.environment, auth: &connection.auth, now: now) {
+        case .failure(let rejection):
+            let id = answerID(for: request)
+            services.logger.debug("rejected", metadata: [
+                "apns-id": "\(id)", "device-token": "\(rawToken.prefix(16))", "reason": "\(rejection.reason)",
+                "detail": "\(rejection.detail)",
+            ])
+            services.events.record(.rejected(rejection, apnsID: id, environment: connection.environment, deviceToken: rawToken))
+            return .answer(self.rejection(rejection, apnsID: id), delayMilliseconds: delay)
+        case .success(var push):
+            push.dropped = drop
+            return .accept(push, delayMilliseconds: delay)
+        }
+    }
+
+    /// Puts accepted pushes in the delivery log with one write, and returns their answers: 200,
+    /// or 500 `InternalServerError` for all of them when the log cannot be written.
+    func commit(_ pushes: [AcceptedPush], lines: [UInt8]) -> [PushAnswer] {
+        do {
+            try services.log.append(lines: lines)
+        } catch {
+            services.logger.error("delivery log write failed", metadata: ["error": "\(error)"])
+            return pushes.map { rejection(PushRejection(.internalServerError, "the delivery log could not be written"), apnsID: $0.apnsID) }
+        }
+        return pushes.map { push in
+            services.logger.debug("accepted", metadata: [
+                "apns-id": "\(push.apnsID)", "device-token": "\(push.deviceToken.hex)", "environment": "\(push.environment)",
+            ])
+            services.events.record(.accepted(push))
+            return PushAnswer(status: 200, apnsID: push.apnsID, apnsUniqueID: push.apnsUniqueID,
+                              delivery: push.dropped || services.delivery == nil ? nil : push)
+        }
+    }
+
+    /// Gives an accepted push to the device side without holding up the answer.
+    func handOff(_ push: AcceptedPush) {
+        guard let delivery = services.delivery else { return }
+        Task { await delivery.deliver(push) }
+    }
+
+    private func rejection(_ rejection: PushRejection, apnsID: String) -> PushAnswer {
+        let body = APNsErrorBody(reason: rejection.reason, timestamp: rejection.status == 410 ? rejection.timestamp : nil).encoded()
+        return PushAnswer(status: rejection.status, apnsID: apnsID, body: body)
+    }
+
+    /// The `apns-id` an error answer carries: the request's when it is a UUID, else a new one.
+    private func answerID(for request: IncomingPush) -> String {
+        request.header(APNsHeader.id).flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? connection.auth.ids.uuid()
+    }
+}
