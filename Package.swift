@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "APNsWire", targets: ["APNsWire"]),
         .library(name: "LocalPKI", targets: ["LocalPKI"]),
+        .library(name: "HTTP2Wire", targets: ["HTTP2Wire"]),
         .library(name: "APNsSender", targets: ["APNsSender"]),
         .library(name: "APNsReceiver", targets: ["APNsReceiver"]),
         .library(name: "AuthBackend", targets: ["AuthBackend"]),
@@ -48,15 +49,21 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        // HTTP/2 frames and HPACK primitives, for the sender's and the receiver's own HTTP/2.
+        .target(
+            name: "HTTP2Wire",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+        ),
         // The provider: an HTTP/2 + TLS client with a provider-token cache.
         .target(
             name: "APNsSender",
             dependencies: [
                 "APNsWire",
+                "HTTP2Wire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -65,6 +72,7 @@ let package = Package(
             name: "APNsReceiver",
             dependencies: [
                 "APNsWire",
+                "HTTP2Wire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
@@ -167,7 +175,8 @@ let package = Package(
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         .testTarget(
             name: "APNsChannelTests",
-            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios", "TestSupport"]
+            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios", "TestSupport",
+                           .product(name: "NIOHPACK", package: "swift-nio-http2")]
         ),
     ]
 )

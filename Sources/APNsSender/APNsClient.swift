@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// Where and how the sender connects.
 public struct APNsClientConfiguration: Sendable {
@@ -141,13 +142,13 @@ public final class APNsClient: Sendable {
             let connection = try await pool.connection { [self] () throws(SenderError) -> APNsConnection in
                 try await connect()
             }
-            let token = await tokens.token()
+            let token = tokens.token()
             do {
                 let response = try await connection.send(
                     path: PushHeaders.path(forRaw: request.deviceToken),
                     fields: request.headers.headerFields(authorization: token), payload: request.payload,
                     timeout: .milliseconds(Int64(configuration.timeout * 1000)))
-                if response.reason == .expiredProviderToken { await tokens.invalidate() }
+                if response.reason == .expiredProviderToken { tokens.invalidate() }
                 logger.debug("answer", metadata: [
                     "apns-id": "\(response.apnsID ?? "-")", "device-token": "\(request.deviceToken)", "status": "\(response.status)",
                 ])
@@ -190,41 +191,61 @@ public final class APNsClient: Sendable {
 }
 
 /// Connections, created on demand, replaced when closed or told GOAWAY, handed out round-robin.
-actor ConnectionPool {
-    private var slots: [APNsConnection?]
-    private var connecting: [Task<APNsConnection, any Error>?]
-    private var next = 0
+/// A lock, not an actor: handing out a live connection is the hot path of every push.
+final class ConnectionPool: Sendable {
+    private struct Slots {
+        var connections: [APNsConnection?]
+        var connecting: [Task<APNsConnection, any Error>?]
+        var next = 0
+    }
+    private enum Step {
+        case ready(APNsConnection)
+        case wait(Task<APNsConnection, any Error>)
+        case made(Task<APNsConnection, any Error>, index: Int, stale: APNsConnection?)
+    }
+    private let slots: Mutex<Slots>
 
     init(size: Int) {
-        slots = Array(repeating: nil, count: size)
-        connecting = Array(repeating: nil, count: size)
+        slots = Mutex(Slots(connections: Array(repeating: nil, count: size), connecting: Array(repeating: nil, count: size)))
     }
 
     func connection(_ make: @escaping @Sendable () async throws(SenderError) -> APNsConnection) async throws(SenderError) -> APNsConnection {
-        let index = next
-        next = (next + 1) % slots.count
-        if let existing = slots[index], existing.isUsable { return existing }
-        if let pending = connecting[index] {
-            do { return try await pending.value } catch { throw (error as? SenderError) ?? SenderError(.connect, "\(error)") }
+        let step = slots.withLock { slots -> Step in
+            let index = slots.next
+            slots.next = (slots.next + 1) % slots.connections.count
+            if let existing = slots.connections[index], existing.isUsable { return .ready(existing) }
+            if let pending = slots.connecting[index] { return .wait(pending) }
+            let stale = slots.connections[index]
+            slots.connections[index] = nil
+            let task = Task { () async throws -> APNsConnection in try await make() }
+            slots.connecting[index] = task
+            return .made(task, index: index, stale: stale)
         }
-        if let stale = slots[index] {
-            slots[index] = nil
-            Task { await stale.close() }
-        }
-        let task = Task { () async throws -> APNsConnection in try await make() }
-        connecting[index] = task
-        defer { connecting[index] = nil }
-        do {
-            let made = try await task.value
-            slots[index] = made
-            return made
-        } catch {
-            throw (error as? SenderError) ?? SenderError(.connect, "\(error)")
+        switch step {
+        case .ready(let connection):
+            return connection
+        case .wait(let task):
+            do { return try await task.value } catch { throw (error as? SenderError) ?? SenderError(.connect, "\(error)") }
+        case .made(let task, let index, let stale):
+            if let stale { Task { await stale.close() } }
+            let result = await task.result
+            slots.withLock { slots in
+                slots.connecting[index] = nil
+                if case .success(let made) = result { slots.connections[index] = made }
+            }
+            switch result {
+            case .success(let made): return made
+            case .failure(let error): throw (error as? SenderError) ?? SenderError(.connect, "\(error)")
+            }
         }
     }
 
     func closeAll() async {
-        for slot in slots { await slot?.close() }
-        slots = Array(repeating: nil, count: slots.count)
+        let open = slots.withLock { slots -> [APNsConnection] in
+            let open = slots.connections.compactMap { $0 }
+            slots.connections = Array(repeating: nil, count: slots.connections.count)
+            return open
+        }
+        for connection in open { await connection.close() }
     }
 }

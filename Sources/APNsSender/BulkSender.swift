@@ -1,5 +1,6 @@
 import APNsWire
 import Foundation
+import Synchronization
 
 /// Sends many pushes with a bounded number in flight, and tallies the answers.
 public struct BulkSender: Sendable {
@@ -18,6 +19,28 @@ public struct BulkSender: Sendable {
         public var reasons: [APNsReason: Int] = [:]
         public var seconds: Double = 0
         public var pushesPerSecond: Double { seconds > 0 ? Double(sent) / seconds : 0 }
+
+        mutating func record(_ outcome: Swift.Result<APNsResponse, SenderError>) {
+            sent += 1
+            switch outcome {
+            case .success(let response) where response.isSuccess: accepted += 1
+            case .success(let response):
+                rejected += 1
+                reasons[response.reason ?? APNsReason(rawValue: "HTTP \(response.status)"), default: 0] += 1
+            case .failure(let error):
+                unanswered += 1
+                if error.code == .interrupted { interrupted += 1 }
+            }
+        }
+
+        mutating func add(_ other: Report) {
+            sent += other.sent
+            accepted += other.accepted
+            rejected += other.rejected
+            unanswered += other.unanswered
+            interrupted += other.interrupted
+            reasons.merge(other.reasons, uniquingKeysWith: +)
+        }
     }
 
     public let client: APNsClient
@@ -33,43 +56,50 @@ public struct BulkSender: Sendable {
         self.assignAPNsIDs = assignAPNsIDs
     }
 
-    /// Sends each request `times` times, `concurrency` at once; `onResult` sees each answer as it comes.
+    /// Sends each request `times` times, `concurrency` at once; `onResult` sees each answer as it
+    /// comes (from several tasks at once).
+    ///
+    /// `concurrency` workers each send one push after another: a task per worker, not per push.
     public func send(_ requests: [PushRequest], times: Int = 1,
-                     onResult: (Result) -> Void = { _ in }) async -> Report {
+                     onResult: @escaping @Sendable (Result) -> Void = { _ in }) async -> Report {
         let total = requests.count * max(1, times)
         let start = ContinuousClock.now
+        let claims = Claims(total: total)
         var report = Report()
-        await withTaskGroup(of: Result.self) { group in
-            var next = 0
-            func addNext() {
-                guard next < total else { return }
-                var request = requests[next % requests.count]
-                if assignAPNsIDs, request.headers.apnsID == nil { request.headers.apnsID = UUID() }
-                next += 1
-                group.addTask { [client] in
-                    do throws(SenderError) { return Result(request: request, outcome: .success(try await client.send(request))) } catch {
-                        return Result(request: request, outcome: .failure(error))
+        await withTaskGroup(of: Report.self) { group in
+            for _ in 0..<min(concurrency, total) {
+                group.addTask { [client, assignAPNsIDs] in
+                    var partial = Report()
+                    while true {
+                        guard let index = claims.next() else { break }
+                        var request = requests[index % requests.count]
+                        if assignAPNsIDs, request.headers.apnsID == nil { request.headers.apnsID = UUID() }
+                        let outcome: Swift.Result<APNsResponse, SenderError>
+                        do throws(SenderError) { outcome = .success(try await client.send(request)) } catch { outcome = .failure(error) }
+                        partial.record(outcome)
+                        onResult(Result(request: request, outcome: outcome))
                     }
+                    return partial
                 }
             }
-            for _ in 0..<min(concurrency, total) { addNext() }
-            while let result = await group.next() {
-                report.sent += 1
-                switch result.outcome {
-                case .success(let response) where response.isSuccess: report.accepted += 1
-                case .success(let response):
-                    report.rejected += 1
-                    report.reasons[response.reason ?? APNsReason(rawValue: "HTTP \(response.status)"), default: 0] += 1
-                case .failure(let error):
-                    report.unanswered += 1
-                    if error.code == .interrupted { report.interrupted += 1 }
-                }
-                onResult(result)
-                addNext()
-            }
+            for await partial in group { report.add(partial) }
         }
         let elapsed = ContinuousClock.now - start
         report.seconds = elapsed.inSeconds
         return report
+    }
+}
+
+/// Hands out push indexes to the workers, each once.
+private final class Claims: Sendable {
+    private let claimed = Mutex(0)
+    private let total: Int
+    init(total: Int) { self.total = total }
+    func next() -> Int? {
+        claimed.withLock { next in
+            guard next < total else { return nil }
+            next += 1
+            return next - 1
+        }
     }
 }

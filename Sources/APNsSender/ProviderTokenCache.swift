@@ -1,11 +1,15 @@
 import APNsWire
 import Foundation
+import Synchronization
 
 /// Hands out the provider token for a connection: one token, reused until it is
 /// ``refreshInterval`` old, then a new one. Never one per request: APNs answers
 /// `TooManyProviderTokenUpdates` to a connection that changes tokens within 20 minutes, and
 /// `ExpiredProviderToken` to one older than an hour.
-public actor ProviderTokenCache {
+///
+/// A lock, not an actor: every push asks for the token, and the answer is almost always the
+/// one already made.
+public final class ProviderTokenCache: Sendable {
     /// The shortest and longest refresh interval APNs allows: at least 20 minutes, under 60.
     public static let allowedRefresh: Range<TimeInterval> = 1200..<3600
     /// Peers refresh at 30–55 minutes; 50 leaves room for clock skew.
@@ -14,9 +18,13 @@ public actor ProviderTokenCache {
     public let signer: ProviderTokenSigner
     public let refreshInterval: TimeInterval
     private let clock: any WallClock
-    private var current: (token: String, issuedAt: Date)?
+    private struct State {
+        var current: (token: String, issuedAt: Date)?
+        var minted = 0
+    }
+    private let state = Mutex(State())
     /// How many tokens this cache has signed.
-    public private(set) var tokensMinted = 0
+    public var tokensMinted: Int { state.withLock { $0.minted } }
 
     /// - Throws: ``SenderError`` when `refreshInterval` is outside ``allowedRefresh``.
     public init(signer: ProviderTokenSigner, clock: any WallClock = SystemWallClock(),
@@ -32,15 +40,17 @@ public actor ProviderTokenCache {
     /// The token to send now.
     public func token() -> String {
         let now = clock.now
-        if let current, now.timeIntervalSince(current.issuedAt) < refreshInterval, now >= current.issuedAt {
-            return current.token
+        return state.withLock { state in
+            if let current = state.current, now.timeIntervalSince(current.issuedAt) < refreshInterval, now >= current.issuedAt {
+                return current.token
+            }
+            let token = signer.token(issuedAt: now)
+            state.current = (token, now)
+            state.minted += 1
+            return token
         }
-        let token = signer.token(issuedAt: now)
-        current = (token, now)
-        tokensMinted += 1
-        return token
     }
 
     /// Drops the current token (after APNs called it expired or invalid), so the next push signs anew.
-    public func invalidate() { current = nil }
+    public func invalidate() { state.withLock { $0.current = nil } }
 }

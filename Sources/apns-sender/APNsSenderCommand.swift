@@ -99,7 +99,9 @@ struct APNsSenderCommand: AsyncParsableCommand {
             tls: cleartext ? nil : .init(trustedRootsPEM: trustPEM), connections: connections, retries: retries)
         let clock: any WallClock = clockOffset == 0 ? SystemWallClock() : OffsetWallClock(offset: clockOffset)
         let cache = try ProviderTokenCache(signer: key.signer, clock: clock, refreshInterval: tokenRefreshMinutes * 60)
-        let client = try APNsClient(configuration: configuration, tokens: cache, logger: logger)
+        // One event-loop thread per connection, up to one per core.
+        let threads = min(connections, ProcessInfo.processInfo.activeProcessorCount)
+        let client = try APNsClient(configuration: configuration, tokens: cache, threads: threads, logger: logger)
 
         let composer = PushComposer(
             topic: topic, pushType: pushType.map(APNsPushType.init(rawValue:)), priority: priority.flatMap(APNsPriority.init(rawValue:)),

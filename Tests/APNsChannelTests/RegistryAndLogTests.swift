@@ -69,16 +69,16 @@ struct TokenCacheTests {
         let clock = ManualWallClock()
         let signer = APNsWireTestKey.signer
         let cache = try ProviderTokenCache(signer: signer, clock: clock)
-        let first = await cache.token()
+        let first = cache.token()
         clock.advance(by: 20 * 60)
-        #expect(await cache.token() == first)
+        #expect(cache.token() == first)
         clock.advance(by: 29 * 60 + 59)
-        #expect(await cache.token() == first)  // 49:59
+        #expect(cache.token() == first)  // 49:59
         clock.advance(by: 1)
-        let second = await cache.token()          // 50:00
+        let second = cache.token()          // 50:00
         #expect(second != first)
-        #expect(await cache.token() == second)
-        #expect(await cache.tokensMinted == 2)
+        #expect(cache.token() == second)
+        #expect(cache.tokensMinted == 2)
     }
 
     @Test("refresh intervals outside [20, 60) minutes are refused", arguments: [0, 19 * 60, 60 * 60, 3 * 3600] as [Double])

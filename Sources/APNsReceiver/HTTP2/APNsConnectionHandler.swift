@@ -1,4 +1,5 @@
 import APNsWire
+import HTTP2Wire
 import NIOCore
 import NIOHPACK
 
@@ -179,20 +180,15 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             output.writeWindowUpdate(stream: 0, increment: Self.connectionWindow - HTTP2Limits.defaultWindow)
             receiveWindow = Self.connectionWindow
         }
-        while phase != .failed, var buffer = inbound, buffer.readableBytes >= HTTP2Limits.frameHeaderLength {
-            let length = Int(buffer.getInteger(at: buffer.readerIndex, as: UInt8.self)!) << 16
-                | Int(buffer.getInteger(at: buffer.readerIndex + 1, as: UInt16.self)!)
-            guard length <= HTTP2Limits.defaultMaxFrameSize else {
-                return fail(.frameSizeError, "a \(length)-byte frame; the limit is \(HTTP2Limits.defaultMaxFrameSize)")
+        while phase != .failed, var buffer = inbound, let header = buffer.peekHTTP2FrameHeader() {
+            guard header.length <= HTTP2Limits.defaultMaxFrameSize else {
+                return fail(.frameSizeError, "a \(header.length)-byte frame; the limit is \(HTTP2Limits.defaultMaxFrameSize)")
             }
-            guard buffer.readableBytes >= HTTP2Limits.frameHeaderLength + length else { return }
-            buffer.moveReaderIndex(forwardBy: 3)
-            let rawType = buffer.readInteger(as: UInt8.self)!
-            let flags = buffer.readInteger(as: UInt8.self)!
-            let stream = buffer.readInteger(as: UInt32.self)! & 0x7fff_ffff
-            var payload = buffer.readSlice(length: length)!
+            guard buffer.readableBytes >= HTTP2Limits.frameHeaderLength + header.length else { return }
+            buffer.moveReaderIndex(forwardBy: HTTP2Limits.frameHeaderLength)
+            var payload = buffer.readSlice(length: header.length)!
             inbound = buffer
-            frame(rawType: rawType, flags: flags, stream: stream, payload: &payload, context: context)
+            frame(rawType: header.type, flags: header.flags, stream: header.stream, payload: &payload, context: context)
         }
     }
 

@@ -1,0 +1,139 @@
+import NIOCore
+
+// HTTP/2's wire format (RFC 9113) and HPACK's primitives (RFC 7541), shared by push-receiver's
+// server side and apns-sender's client side, which both work on the connection's bytes directly.
+
+
+/// A frame's 9-byte header (RFC 9113 §4.1).
+public struct HTTP2FrameHeader: Sendable, Hashable {
+    public var length: Int
+    /// The raw type: unknown types are ignored, not errors.
+    public var type: UInt8
+    public var flags: UInt8
+    public var stream: UInt32
+}
+
+/// HTTP/2 frame types (RFC 9113 §6).
+public enum HTTP2FrameType: UInt8, Sendable {
+    case data = 0x0, headers = 0x1, priority = 0x2, rstStream = 0x3, settings = 0x4, pushPromise = 0x5,
+         ping = 0x6, goAway = 0x7, windowUpdate = 0x8, continuation = 0x9
+}
+
+/// Frame flags (RFC 9113 §6).
+public enum HTTP2Flag {
+    public static let endStream: UInt8 = 0x1
+    public static let ack: UInt8 = 0x1
+    public static let endHeaders: UInt8 = 0x4
+    public static let padded: UInt8 = 0x8
+    public static let priority: UInt8 = 0x20
+}
+
+/// Error codes of RST_STREAM and GOAWAY (RFC 9113 §7).
+public enum HTTP2Code: UInt32, Sendable {
+    case noError = 0x0, protocolError = 0x1, internalError = 0x2, flowControlError = 0x3, settingsTimeout = 0x4,
+         streamClosed = 0x5, frameSizeError = 0x6, refusedStream = 0x7, cancel = 0x8, compressionError = 0x9,
+         connectError = 0xa, enhanceYourCalm = 0xb, inadequateSecurity = 0xc, http11Required = 0xd
+}
+
+/// SETTINGS parameters (RFC 9113 §6.5.2).
+public enum HTTP2SettingID: UInt16, Sendable {
+    case headerTableSize = 0x1, enablePush = 0x2, maxConcurrentStreams = 0x3, initialWindowSize = 0x4,
+         maxFrameSize = 0x5, maxHeaderListSize = 0x6
+}
+
+public enum HTTP2Limits {
+    /// The client connection preface.
+    public static let preface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+    public static let frameHeaderLength = 9
+    public static let defaultWindow = 65_535
+    public static let maximumWindow = Int(Int32.max)
+    public static let defaultMaxFrameSize = 16_384
+    public static let largestMaxFrameSize = 16_777_215
+}
+
+/// Reading and writing frames.
+extension ByteBuffer {
+    /// The header of the next frame, when its 9 bytes are here (nothing is consumed).
+    public func peekHTTP2FrameHeader() -> HTTP2FrameHeader? {
+        guard readableBytes >= HTTP2Limits.frameHeaderLength else { return nil }
+        let length = Int(getInteger(at: readerIndex, as: UInt8.self)!) << 16 | Int(getInteger(at: readerIndex + 1, as: UInt16.self)!)
+        return HTTP2FrameHeader(length: length, type: getInteger(at: readerIndex + 3, as: UInt8.self)!,
+                                flags: getInteger(at: readerIndex + 4, as: UInt8.self)!,
+                                stream: getInteger(at: readerIndex + 5, as: UInt32.self)! & 0x7fff_ffff)
+    }
+
+    public mutating func writeFrameHeader(length: Int, type: HTTP2FrameType, flags: UInt8 = 0, stream: UInt32) {
+        writeInteger(UInt8(truncatingIfNeeded: length >> 16))
+        writeInteger(UInt16(truncatingIfNeeded: length))
+        writeInteger(type.rawValue)
+        writeInteger(flags)
+        writeInteger(stream & 0x7fff_ffff)
+    }
+
+    public mutating func writeSettingsFrame(_ settings: [(HTTP2SettingID, UInt32)]) {
+        writeFrameHeader(length: settings.count * 6, type: .settings, stream: 0)
+        for (id, value) in settings {
+            writeInteger(id.rawValue)
+            writeInteger(value)
+        }
+    }
+
+    public mutating func writeWindowUpdate(stream: UInt32, increment: Int) {
+        writeFrameHeader(length: 4, type: .windowUpdate, stream: stream)
+        writeInteger(UInt32(increment) & 0x7fff_ffff)
+    }
+
+    public mutating func writeResetStream(stream: UInt32, code: HTTP2Code) {
+        writeFrameHeader(length: 4, type: .rstStream, stream: stream)
+        writeInteger(code.rawValue)
+    }
+
+    public mutating func writeGoAway(lastStreamID: UInt32, code: HTTP2Code, debugData: [UInt8]) {
+        writeFrameHeader(length: 8 + debugData.count, type: .goAway, stream: 0)
+        writeInteger(lastStreamID & 0x7fff_ffff)
+        writeInteger(code.rawValue)
+        writeBytes(debugData)
+    }
+}
+
+
+/// HPACK's primitive encodings (RFC 7541 §5).
+public enum HPACK {
+    /// An integer with an N-bit prefix; `pattern` holds the representation's leading bits.
+    public static func writeInteger(_ value: Int, prefixBits: Int, pattern: UInt8, into block: inout ByteBuffer) {
+        let limit = (1 << prefixBits) - 1
+        guard value >= limit else {
+            block.writeInteger(pattern | UInt8(value))
+            return
+        }
+        block.writeInteger(pattern | UInt8(limit))
+        var rest = value - limit
+        while rest >= 128 {
+            block.writeInteger(UInt8(rest & 0x7f | 0x80))
+            rest >>= 7
+        }
+        block.writeInteger(UInt8(rest))
+    }
+
+    /// A string literal as plain octets (no Huffman coding, which every decoder accepts).
+    public static func writeString(_ value: String, into block: inout ByteBuffer) {
+        writeInteger(value.utf8.count, prefixBits: 7, pattern: 0x00, into: &block)
+        block.writeString(value)
+    }
+
+    /// Reads an integer with an N-bit prefix (at most 2^28); nil when it is cut short or too large.
+    public static func readInteger(_ block: inout ByteBuffer, prefixBits: Int) -> Int? {
+        guard let first = block.readInteger(as: UInt8.self) else { return nil }
+        let limit = (1 << prefixBits) - 1
+        var value = Int(first) & limit
+        guard value == limit else { return value }
+        var shift = 0
+        while let byte = block.readInteger(as: UInt8.self) {
+            value += Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+            if shift > 28 { return nil }
+        }
+        return nil
+    }
+}
