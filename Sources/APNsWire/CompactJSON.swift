@@ -6,48 +6,56 @@ import Foundation
 public enum CompactJSON {
     /// The JSON text of `value`; `nil` for a value JSON cannot hold (a date, a non-finite number…).
     public static func encode(_ value: Any) -> String? {
-        var out = ""
+        bytes(value).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// ``encode(_:)`` as UTF-8 bytes (how it is built: appending to a `String` scalar by scalar cost
+    /// more than the rest of a backend answer).
+    public static func bytes(_ value: Any) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         return write(value, into: &out) ? out : nil
     }
 
-    /// ``encode(_:)`` as bytes.
-    public static func bytes(_ value: Any) -> [UInt8]? { encode(value).map { Array($0.utf8) } }
+    private static func append(_ text: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
 
-    private static func write(_ value: Any, into out: inout String) -> Bool {
+    private static func write(_ value: Any, into out: inout [UInt8]) -> Bool {
         switch value {
         case let text as String:
             appendString(text, to: &out)
         case let flag as Bool:
-            out += flag ? "true" : "false"
+            append(flag ? "true" : "false", to: &out)
         case let number as Int:
-            out += String(number)
+            out.append(contentsOf: String(number).utf8)
         case let number as Int64:
-            out += String(number)
+            out.append(contentsOf: String(number).utf8)
         case let number as Double:
             guard number.isFinite else { return false }
-            out += number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+            out.append(contentsOf: (number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)).utf8)
         case let object as [String: Any]:
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             var first = true
             for key in object.keys.sorted() {
-                if !first { out += "," }
+                if !first { out.append(UInt8(ascii: ",")) }
                 first = false
                 appendString(key, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 guard write(object[key]!, into: &out) else { return false }
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         case let object as [String: any Sendable]:
             return write(object as [String: Any], into: &out)
         case let array as [Any]:
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, element) in array.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 guard write(element, into: &out) else { return false }
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case is NSNull:
-            out += "null"
+            append("null", to: &out)
         default:
             return false
         }
@@ -56,48 +64,36 @@ public enum CompactJSON {
 
     /// `text` as a JSON string literal, quotes included.
     public static func string(_ text: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
         appendString(text, to: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A JSON string literal: quotes, backslashes and control characters escaped (and `/` as is).
     public static func appendString(_ text: String, to out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        out += string(text)
     }
 
-    /// A JSON string literal appended as UTF-8 bytes, escaped as ``appendString(_:to:)-(String,String)`` does.
+    /// A JSON string literal appended as UTF-8 bytes.
     public static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x00..<0x20:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0F)])
-            default: out.append(byte)
+        let utf8 = text.utf8
+        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: utf8)
+        } else {
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): append("\\\"", to: &out)
+                case UInt8(ascii: "\\"): append("\\\\", to: &out)
+                case 0x0A: append("\\n", to: &out)
+                case 0x0D: append("\\r", to: &out)
+                case 0x09: append("\\t", to: &out)
+                case 0x00..<0x20:
+                    append("\\u00", to: &out)
+                    out.append(hexDigits[Int(byte >> 4)])
+                    out.append(hexDigits[Int(byte & 0x0F)])
+                default: out.append(byte)
+                }
             }
         }
         out.append(UInt8(ascii: "\""))
