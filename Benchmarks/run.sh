@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every benchmark of issue 7, each beside its reference tool in the same command (release builds).
 #
-#   Benchmarks/run.sh            everything (about 15 minutes on 2 cores)
-#   Benchmarks/run.sh quick      smaller counts (about 3 minutes)
+#   Benchmarks/run.sh            everything (about 5 minutes on 2 cores)
+#   Benchmarks/run.sh quick      smaller counts (about 1 minute)
 #   Benchmarks/run.sh receiver|sender|es256|flows|growth
 #
 # Needs h2load and nghttpd (apt-get install nghttp2-client nghttp2-server), openssl, and for the
