@@ -17,6 +17,16 @@ struct RawHTTP2Tests {
         struct Frame { var type: UInt8; var flags: UInt8; var stream: UInt32; var payload: [UInt8] }
         let fd: Int32
         private var pending: [UInt8] = []
+        /// The server side skips the client's 24-byte preface before reading frames.
+        private var prefaceToSkip = 0
+
+        /// The server side of a connection a test server accepted.
+        init(accepted fd: Int32) {
+            self.fd = fd
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            prefaceToSkip = 24
+        }
 
         init(port: Int, settings: [(UInt16, UInt32)] = []) throws {
             fd = try connectLoopback(port: port)
@@ -38,7 +48,11 @@ struct RawHTTP2Tests {
         /// The next frame, or nil when the server closed the connection (or 10 s passed).
         func next() -> Frame? {
             while true {
-                if pending.count >= 9 {
+                if prefaceToSkip > 0, pending.count >= prefaceToSkip {
+                    pending.removeFirst(prefaceToSkip)
+                    prefaceToSkip = 0
+                }
+                if prefaceToSkip == 0, pending.count >= 9 {
                     let length = Int(pending[0]) << 16 | Int(pending[1]) << 8 | Int(pending[2])
                     if pending.count >= 9 + length {
                         let stream = UInt32(pending[5] & 0x7F) << 24 | UInt32(pending[6]) << 16 | UInt32(pending[7]) << 8 | UInt32(pending[8])

@@ -34,8 +34,23 @@ struct OutgoingPush: Sendable {
     /// Resumed exactly once, on the event loop: with the answer or with why there is none.
     var reply: UnsafeContinuation<Result<APNsResponse, SenderError>, Never>
     var timeout: TimeAmount
+    /// When "no answer within `timeout`" is due: counted from when the push was handed over, so a
+    /// push that waits for a free stream does not wait longer.
+    let deadline: NIODeadline
+
+    init(method: String, path: String, fields: [(name: String, value: String)], body: [UInt8],
+         reply: UnsafeContinuation<Result<APNsResponse, SenderError>, Never>, timeout: TimeAmount) {
+        self.method = method
+        self.path = path
+        self.fields = fields
+        self.body = body
+        self.reply = reply
+        self.timeout = timeout
+        self.deadline = .now() + timeout
+    }
 
     func fail(_ error: SenderError) { reply.resume(returning: .failure(error)) }
+    var timedOut: SenderError { SenderError(.timeout, "no answer within \(timeout.nanoseconds / 1_000_000_000) s") }
 }
 
 /// The client side of one HTTP/2 connection, on the connection's bytes (after TLS, if any): the
@@ -58,17 +73,16 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         /// Request bytes not yet sent for lack of window.
         var pendingBody: [UInt8]?
         var sendWindow: Int
-        var receiveWindow = HTTP2Limits.defaultWindow
         var unacknowledged = 0
         let deadline: NIODeadline
         let timeout: TimeAmount
 
-        init(id: UInt32, reply: UnsafeContinuation<Result<APNsResponse, SenderError>, Never>, sendWindow: Int, timeout: TimeAmount) {
+        init(id: UInt32, push: OutgoingPush, sendWindow: Int) {
             self.id = id
-            self.reply = reply
+            self.reply = push.reply
             self.sendWindow = sendWindow
-            self.timeout = timeout
-            self.deadline = .now() + timeout
+            self.timeout = push.timeout
+            self.deadline = push.deadline
         }
     }
 
@@ -146,6 +160,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
                 open(push)
             } else {
                 waiting.append(push)
+                if timerDeadline.map({ push.deadline < $0 }) ?? true { armTimer(at: push.deadline) }
             }
         }
         flush()
@@ -159,7 +174,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         }
         let id = nextStreamID
         nextStreamID += 2
-        let stream = Stream(id: id, reply: push.reply, sendWindow: peerInitialWindow, timeout: push.timeout)
+        let stream = Stream(id: id, push: push, sendWindow: peerInitialWindow)
         streams[id] = stream
         var fields: [(name: String, value: String)] = [(":method", push.method), (":scheme", scheme), (":path", push.path),
                                                        (":authority", authority)]
@@ -184,22 +199,36 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         timer = context.eventLoop.scheduleTask(deadline: deadline) { bound.value.sweepTimeouts() }
     }
 
-    /// Fails the pushes whose answer is overdue (and resets their streams), then sets the timer
-    /// for the next deadline.
+    /// Fails the pushes whose answer is overdue (resetting their streams; a push still waiting for a
+    /// stream was never sent), then sets the timer for the next deadline.
     private func sweepTimeouts() {
         timer = nil
         timerDeadline = nil
         let now = NIODeadline.now()
         var next: NIODeadline?
+        func consider(_ deadline: NIODeadline) {
+            if next.map({ deadline < $0 }) ?? true { next = deadline }
+        }
         for stream in Array(streams.values) {
             if stream.deadline <= now {
                 finish(stream, .failure(SenderError(.timeout, "no answer within \(stream.timeout.nanoseconds / 1_000_000_000) s")))
                 output.writeResetStream(stream: stream.id, code: .cancel)
-            } else if next.map({ stream.deadline < $0 }) ?? true {
-                next = stream.deadline
+            } else {
+                consider(stream.deadline)
             }
         }
-        if let next { armTimer(at: next) }
+        if waiting[waitingHead...].contains(where: { $0.deadline <= now }) {
+            let still = waiting[waitingHead...].filter { push in
+                guard push.deadline <= now else { return true }
+                push.fail(push.timedOut)
+                return false
+            }
+            waiting = Array(still)
+            waitingHead = 0
+        }
+        for push in waiting[waitingHead...] { consider(push.deadline) }
+        // Streams opened above (as others finished) may have set an earlier timer already.
+        if let next, timerDeadline.map({ next < $0 }) ?? true { armTimer(at: next) }
         flush()
     }
 

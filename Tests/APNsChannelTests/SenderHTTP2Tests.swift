@@ -1,0 +1,123 @@
+import APNsSender
+import APNsWire
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// apns-sender's HTTP/2 is its own; these tests put it in front of a server written frame by frame,
+/// to reach what push-receiver never does: no free streams, and no flow-control window.
+@Suite("apns-sender's HTTP/2 against a hand-written server")
+struct SenderHTTP2Tests {
+    /// A one-connection cleartext HTTP/2 server on a thread of its own, scripted by `script`.
+    final class ScriptedServer: @unchecked Sendable {
+        let port: Int
+        private let listener: Int32
+
+        init(script: @escaping @Sendable (RawHTTP2Tests.RawClient) -> Void) throws {
+            let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, length) } }
+            guard bound == 0, listen(socketFD, 4) == 0 else {
+                close(socketFD)
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) } }
+            listener = socketFD
+            port = Int(UInt16(bigEndian: address.sin_port))
+            Thread.detachNewThread {
+                let fd = accept(socketFD, nil, nil)
+                guard fd >= 0 else { return }
+                script(RawHTTP2Tests.RawClient(accepted: fd))
+            }
+        }
+
+        deinit { close(listener) }
+    }
+
+    static func client(port: Int, timeout: TimeInterval) throws -> APNsClient {
+        let configuration = APNsClientConfiguration(environment: .sandbox, host: "127.0.0.1", port: port, tls: nil,
+                                                    timeout: timeout, retries: 0)
+        return try APNsClient(configuration: configuration, tokens: try ProviderTokenCache(signer: APNsWireTestKey.signer))
+    }
+
+    static let push = PushRequest(rawDeviceToken: "ab12", headers: PushHeaders(pushType: .background, topic: "com.example.app"),
+                                  payload: Array(#"{"aps":{"content-available":1}}"#.utf8))
+
+    @Test("a server that allows no streams: the push fails with a timeout after its deadline, it does not hang")
+    func noStreams() async throws {
+        let server = try ScriptedServer { connection in
+            // SETTINGS_MAX_CONCURRENT_STREAMS 0, then read until the client leaves.
+            connection.send(HTTP2TestFrames.frame(type: 4, flags: 0, stream: 0, [0, 3, 0, 0, 0, 0]))
+            while connection.next() != nil {}
+        }
+        let client = try Self.client(port: server.port, timeout: 1)
+        let started = ContinuousClock.now
+        do {
+            let response = try await client.send(Self.push)
+            Issue.record("an answer from a server that allows no streams: \(response.status)")
+        } catch {
+            #expect(error.code == .timeout, "\(error)")
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        await client.shutdown()
+    }
+
+    @Test("a server that opens no window: the body waits for WINDOW_UPDATE, then goes, and the answer arrives")
+    func flowControl() async throws {
+        let received = ReceivedBody()
+        let server = try ScriptedServer { connection in
+            // SETTINGS_INITIAL_WINDOW_SIZE 0: no stream may send DATA yet.
+            connection.send(HTTP2TestFrames.frame(type: 4, flags: 0, stream: 0, [0, 4, 0, 0, 0, 0]))
+            var sawHeaders = false
+            while let frame = connection.next() {
+                if frame.type == 1 && !sawHeaders {
+                    sawHeaders = true
+                    // Give the stream a window only after its headers came alone.
+                    connection.send(HTTP2TestFrames.frame(type: 8, flags: 0, stream: frame.stream, [0, 0, 0x10, 0]))
+                }
+                if frame.type == 0 {
+                    received.append(frame.payload, sawHeadersFirst: sawHeaders)
+                    if frame.flags & 1 == 1 {
+                        // :status 200, apns-id as a literal.
+                        let id = Array("0e4b7ed3-1d5b-4a32-9b49-a4b7f4d0f3a1".utf8)
+                        let block: [UInt8] = [0x88, 0x00, 7] + Array("apns-id".utf8) + [UInt8(id.count)] + id
+                        connection.send(HTTP2TestFrames.frame(type: 1, flags: 0x5, stream: frame.stream, block))
+                    }
+                }
+            }
+        }
+        let client = try Self.client(port: server.port, timeout: 10)
+        let response = try await client.send(Self.push)
+        await client.shutdown()
+        #expect(response.status == 200)
+        #expect(response.apnsID == "0e4b7ed3-1d5b-4a32-9b49-a4b7f4d0f3a1")
+        #expect(received.bytes == Self.push.payload)
+        #expect(received.inOrder)
+    }
+
+    final class ReceivedBody: @unchecked Sendable {
+        private let lock = NSLock()
+        private var data: [UInt8] = []
+        private var ordered = true
+        func append(_ bytes: [UInt8], sawHeadersFirst: Bool) {
+            lock.withLock {
+                data += bytes
+                ordered = ordered && sawHeadersFirst
+            }
+        }
+        var bytes: [UInt8] { lock.withLock { data } }
+        var inOrder: Bool { lock.withLock { ordered } }
+    }
+}
+
+/// `frame(type:flags:stream:_:)` under a name that closures with a `frame` variable can still reach.
+enum HTTP2TestFrames {
+    static func frame(type: UInt8, flags: UInt8, stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
+        APNsChannelTests.frame(type: type, flags: flags, stream: stream, payload)
+    }
+}
