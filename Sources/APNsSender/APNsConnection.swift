@@ -59,7 +59,8 @@ final class APNsConnection: Sendable {
             // A server that closed at once (an idle timeout, a GOAWAY) leaves no pipeline to find:
             // nothing was sent, so the push may go again.
             channel.close(promise: nil)
-            throw SenderError(.connectionClosed, "the connection closed while HTTP/2 was being set up: \(error)")
+            let why = state.closedBecause ?? "closed by the server"
+            throw SenderError(.connectionClosed, "the connection closed while HTTP/2 was being set up (\(why)): not processed, safe to retry")
         }
         return APNsConnection(channel: channel, handler: handler, state: state)
     }

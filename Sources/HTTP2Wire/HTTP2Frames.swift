@@ -137,3 +137,53 @@ public enum HPACK {
         return nil
     }
 }
+
+/// The receiving side of one flow-control window, a connection's or a stream's (RFC 9113 §5.2):
+/// DATA takes from it, and once half of it is used a WINDOW_UPDATE gives that back.
+public struct HTTP2InboundWindow: Sendable {
+    public private(set) var available: Int
+    private let size: Int
+    private var unacknowledged = 0
+
+    public init(size: Int = HTTP2Limits.defaultWindow) {
+        self.size = size
+        self.available = size
+    }
+
+    /// Counts a DATA frame's whole payload (padding included) against the window; false when it
+    /// does not fit (a FLOW_CONTROL_ERROR).
+    public mutating func receive(_ length: Int) -> Bool {
+        guard length <= available else { return false }
+        available -= length
+        unacknowledged += length
+        return true
+    }
+
+    /// The WINDOW_UPDATE increment due now, if half the window is used; the window is whole again after it.
+    public mutating func dueUpdate() -> Int? {
+        guard unacknowledged >= size / 2 else { return nil }
+        defer { unacknowledged = 0 }
+        available += unacknowledged
+        return unacknowledged
+    }
+}
+
+extension ByteBuffer {
+    /// Takes a DATA or HEADERS frame's padding (flag PADDED) off its payload, and with
+    /// `priorityFields` (HEADERS with flag PRIORITY) the five priority bytes; false when the frame
+    /// is too short for them (a PROTOCOL_ERROR).
+    public mutating func stripHTTP2Padding(flags: UInt8, priorityFields: Bool) -> Bool {
+        var padding = 0
+        if flags & HTTP2Flag.padded != 0 {
+            guard let length = readInteger(as: UInt8.self) else { return false }
+            padding = Int(length)
+        }
+        if priorityFields {
+            guard readableBytes >= 5 else { return false }
+            moveReaderIndex(forwardBy: 5)
+        }
+        guard padding <= readableBytes else { return false }
+        moveWriterIndex(to: writerIndex - padding)
+        return true
+    }
+}

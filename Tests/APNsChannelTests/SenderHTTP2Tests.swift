@@ -51,9 +51,10 @@ struct SenderHTTP2Tests {
     @Test("a server that allows no streams: the push fails with a timeout after its deadline, it does not hang")
     func noStreams() async throws {
         let server = try ScriptedServer { connection in
-            // SETTINGS_MAX_CONCURRENT_STREAMS 0, then read until the client leaves.
+            // SETTINGS_MAX_CONCURRENT_STREAMS 0, then read until the client leaves (or a minute passes:
+            // each read gives up after 10 s of silence).
             connection.send(HTTP2TestFrames.frame(type: 4, flags: 0, stream: 0, [0, 3, 0, 0, 0, 0]))
-            while connection.next() != nil {}
+            for _ in 0..<6 { while connection.next() != nil {} }
         }
         let client = try Self.client(port: server.port, timeout: 1)
         let started = ContinuousClock.now
@@ -61,9 +62,10 @@ struct SenderHTTP2Tests {
             let response = try await client.send(Self.push)
             Issue.record("an answer from a server that allows no streams: \(response.status)")
         } catch {
+            // Not `connectionClosed` from the server giving up a minute later: the push's own deadline.
             #expect(error.code == .timeout, "\(error)")
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(ContinuousClock.now - started < .seconds(50))
         await client.shutdown()
     }
 

@@ -61,18 +61,16 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let head: RequestHead
         var body: [UInt8] = []
         var bodyLength = 0
-        var receiveWindow: Int
-        var unacknowledged = 0
+        var receiveWindow = HTTP2InboundWindow()
         var sendWindow: Int
         var remoteClosed = false
         /// An answer body waiting for flow-control window.
         var pendingBody: [UInt8]?
         var pendingDelivery: AcceptedPush?
 
-        init(id: UInt32, head: RequestHead, receiveWindow: Int, sendWindow: Int) {
+        init(id: UInt32, head: RequestHead, sendWindow: Int) {
             self.id = id
             self.head = head
-            self.receiveWindow = receiveWindow
             self.sendWindow = sendWindow
         }
     }
@@ -98,8 +96,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private var streams: [UInt32: Stream] = [:]
     private var highestStreamID: UInt32 = 0
     private var headerBlock: HeaderBlock?
-    private var receiveWindow = HTTP2Limits.defaultWindow
-    private var unacknowledged = 0
+    private var receiveWindow = HTTP2InboundWindow()
     private var sendWindow = HTTP2Limits.defaultWindow
     private var peerInitialWindow = HTTP2Limits.defaultWindow
     private var peerMaxFrameSize = HTTP2Limits.defaultMaxFrameSize
@@ -178,7 +175,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             phase = .firstSettings
             output.writeSettingsFrame(Self.settings)
             output.writeWindowUpdate(stream: 0, increment: Self.connectionWindow - HTTP2Limits.defaultWindow)
-            receiveWindow = Self.connectionWindow
+            receiveWindow = HTTP2InboundWindow(size: Self.connectionWindow)
         }
         while phase != .failed, var buffer = inbound, let header = buffer.peekHTTP2FrameHeader() {
             guard header.length <= HTTP2Limits.defaultMaxFrameSize else {
@@ -240,40 +237,30 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private func data(flags: UInt8, stream id: UInt32, payload: inout ByteBuffer) {
         guard id != 0 else { return fail(.protocolError, "DATA on stream 0") }
         let flowLength = payload.readableBytes
-        guard flowLength <= receiveWindow else { return fail(.flowControlError, "DATA beyond the connection window") }
-        receiveWindow -= flowLength
-        unacknowledged += flowLength
-        if unacknowledged >= Self.connectionWindow / 2 {
-            output.writeWindowUpdate(stream: 0, increment: unacknowledged)
-            receiveWindow += unacknowledged
-            unacknowledged = 0
-        }
+        guard receiveWindow.receive(flowLength) else { return fail(.flowControlError, "DATA beyond the connection window") }
+        if let increment = receiveWindow.dueUpdate() { output.writeWindowUpdate(stream: 0, increment: increment) }
         guard let stream = streams[id] else {
             // DATA on a stream this side reset or answered is ignored; on an idle stream it is an error.
             if id > highestStreamID { fail(.protocolError, "DATA on idle stream \(id)") }
             return
         }
         guard !stream.remoteClosed else { return reset(id, .streamClosed) }
-        guard flowLength <= stream.receiveWindow else { return reset(id, .flowControlError) }
-        guard strip(flags: flags, payload: &payload, priority: false) else { return fail(.protocolError, "DATA padding longer than the frame") }
-        stream.receiveWindow -= flowLength
-        stream.unacknowledged += flowLength
+        guard stream.receiveWindow.receive(flowLength) else { return reset(id, .flowControlError) }
+        guard payload.stripHTTP2Padding(flags: flags, priorityFields: false) else { return fail(.protocolError, "DATA padding longer than the frame") }
         stream.bodyLength += payload.readableBytes
         let room = PushValidator.maximumBufferedBody + 1 - stream.body.count
         if room > 0 { stream.body.append(contentsOf: payload.readableBytesView.prefix(room)) }
         if flags & HTTP2Flag.endStream != 0 {
             stream.remoteClosed = true
             finish(stream)
-        } else if stream.unacknowledged >= HTTP2Limits.defaultWindow / 2 {
-            output.writeWindowUpdate(stream: id, increment: stream.unacknowledged)
-            stream.receiveWindow += stream.unacknowledged
-            stream.unacknowledged = 0
+        } else if let increment = stream.receiveWindow.dueUpdate() {
+            output.writeWindowUpdate(stream: id, increment: increment)
         }
     }
 
     private func headers(flags: UInt8, stream id: UInt32, payload: inout ByteBuffer) {
         guard id != 0, id & 1 == 1 else { return fail(.protocolError, "HEADERS on stream \(id)") }
-        guard strip(flags: flags, payload: &payload, priority: flags & HTTP2Flag.priority != 0) else {
+        guard payload.stripHTTP2Padding(flags: flags, priorityFields: flags & HTTP2Flag.priority != 0) else {
             return fail(.protocolError, "HEADERS padding longer than the frame")
         }
         let endStream = flags & HTTP2Flag.endStream != 0
@@ -330,7 +317,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     private func open(_ id: UInt32, head: RequestHead, endStream: Bool) {
-        let stream = Stream(id: id, head: head, receiveWindow: HTTP2Limits.defaultWindow, sendWindow: peerInitialWindow)
+        let stream = Stream(id: id, head: head, sendWindow: peerInitialWindow)
         streams[id] = stream
         if endStream {
             stream.remoteClosed = true
@@ -423,22 +410,6 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             return fail(.protocolError, "WINDOW_UPDATE on idle stream \(id)")
         }
         sendBlocked()
-    }
-
-    /// Removes padding (and the priority fields of HEADERS); false when the padding is too long.
-    private func strip(flags: UInt8, payload: inout ByteBuffer, priority: Bool) -> Bool {
-        var padding = 0
-        if flags & HTTP2Flag.padded != 0 {
-            guard let length = payload.readInteger(as: UInt8.self) else { return false }
-            padding = Int(length)
-        }
-        if priority {
-            guard payload.readableBytes >= 5 else { return false }
-            payload.moveReaderIndex(forwardBy: 5)
-        }
-        guard padding <= payload.readableBytes else { return false }
-        payload.moveWriterIndex(to: payload.writerIndex - padding)
-        return true
     }
 
     // MARK: Answering

@@ -10,12 +10,21 @@ final class ClientConnectionState: Sendable {
         var usable = true
         var goAwayReason: APNsReason?
         var goAwayLastStream: UInt32?
+        var closedBecause: String?
     }
     private let state = Mutex(State())
 
     var usable: Bool { state.withLock { $0.usable } }
     var goAwayReason: APNsReason? { state.withLock { $0.goAwayReason } }
+    /// Why the connection was closed from this side (a TLS or socket error, an HTTP/2 error), if it was.
+    var closedBecause: String? { state.withLock { $0.closedBecause } }
     func retire() { state.withLock { $0.usable = false } }
+    func retire(because reason: String) {
+        state.withLock {
+            $0.usable = false
+            $0.closedBecause = $0.closedBecause ?? reason
+        }
+    }
     func recordGoAway(reason: APNsReason, lastStream: UInt32) {
         state.withLock {
             $0.usable = false
@@ -73,7 +82,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         /// Request bytes not yet sent for lack of window.
         var pendingBody: [UInt8]?
         var sendWindow: Int
-        var unacknowledged = 0
+        var receiveWindow = HTTP2InboundWindow()
         let deadline: NIODeadline
         let timeout: TimeAmount
 
@@ -104,8 +113,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     private var peerInitialWindow = HTTP2Limits.defaultWindow
     private var peerMaxFrameSize = HTTP2Limits.defaultMaxFrameSize
     private var sendWindow = HTTP2Limits.defaultWindow
-    private var receiveWindow = HTTP2Limits.defaultWindow
-    private var unacknowledged = 0
+    private var receiveWindow = HTTP2InboundWindow()
     private var blocked: [UInt32] = []
     private var encoder = HPACKRequestEncoder()
     private var decoder: HPACKDecoder
@@ -357,6 +365,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        state.retire(because: "\(error)")
         context.close(promise: nil)
     }
 
@@ -374,11 +383,9 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         switch type {
         case .headers:
             guard header.stream != 0 else { return connectionError(.protocolError, "HEADERS on stream 0") }
-            var padding = 0
-            if header.flags & HTTP2Flag.padded != 0 { padding = Int(payload.readInteger(as: UInt8.self) ?? 0) }
-            if header.flags & HTTP2Flag.priority != 0 { payload.moveReaderIndex(forwardBy: min(5, payload.readableBytes)) }
-            guard padding <= payload.readableBytes else { return connectionError(.protocolError, "HEADERS padding longer than the frame") }
-            payload.moveWriterIndex(to: payload.writerIndex - padding)
+            guard payload.stripHTTP2Padding(flags: header.flags, priorityFields: header.flags & HTTP2Flag.priority != 0) else {
+                return connectionError(.protocolError, "HEADERS padding longer than the frame")
+            }
             headerBlock = (header.stream, header.flags & HTTP2Flag.endStream != 0, payload)
             if header.flags & HTTP2Flag.endHeaders != 0 { completeHeaderBlock() }
         case .continuation:
@@ -440,28 +447,21 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     private func data(_ header: HTTP2FrameHeader, payload: inout ByteBuffer) {
         let length = payload.readableBytes
-        guard length <= receiveWindow else { return connectionError(.flowControlError, "DATA beyond the connection window") }
-        receiveWindow -= length
-        unacknowledged += length
-        if unacknowledged >= HTTP2Limits.defaultWindow / 2 {
-            output.writeWindowUpdate(stream: 0, increment: unacknowledged)
-            receiveWindow += unacknowledged
-            unacknowledged = 0
-        }
+        guard receiveWindow.receive(length) else { return connectionError(.flowControlError, "DATA beyond the connection window") }
+        if let increment = receiveWindow.dueUpdate() { output.writeWindowUpdate(stream: 0, increment: increment) }
         guard let stream = streams[header.stream] else { return }
-        var padding = 0
-        if header.flags & HTTP2Flag.padded != 0 { padding = Int(payload.readInteger(as: UInt8.self) ?? 0) }
-        guard padding <= payload.readableBytes else { return connectionError(.protocolError, "DATA padding longer than the frame") }
-        payload.moveWriterIndex(to: payload.writerIndex - padding)
+        guard stream.receiveWindow.receive(length) else {
+            output.writeResetStream(stream: stream.id, code: .flowControlError)
+            return finish(stream, .failure(SenderError(.protocolError, "the server sent more DATA than the stream's window allows")))
+        }
+        guard payload.stripHTTP2Padding(flags: header.flags, priorityFields: false) else {
+            return connectionError(.protocolError, "DATA padding longer than the frame")
+        }
         if stream.body.count < 65_536 { stream.body.append(contentsOf: payload.readableBytesView.prefix(65_536 - stream.body.count)) }
         if header.flags & HTTP2Flag.endStream != 0 {
             complete(stream)
-        } else {
-            stream.unacknowledged += length
-            if stream.unacknowledged >= HTTP2Limits.defaultWindow / 2 {
-                output.writeWindowUpdate(stream: stream.id, increment: stream.unacknowledged)
-                stream.unacknowledged = 0
-            }
+        } else if let increment = stream.receiveWindow.dueUpdate() {
+            output.writeWindowUpdate(stream: stream.id, increment: increment)
         }
     }
 
@@ -507,7 +507,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     private func connectionError(_ code: HTTP2Code, _ detail: String) {
         guard !closed, let context else { return }
-        state.retire()
+        state.retire(because: "HTTP/2 \(code): \(detail)")
         output.writeGoAway(lastStreamID: 0, code: code, debugData: Array(detail.utf8.prefix(256)))
         flushNow()
         context.close(promise: nil)
