@@ -491,14 +491,22 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         if !inRead, let context { flushOutput(context: context) }
     }
 
-    /// Writes a stream's pending answer body if the windows allow; true when it went out.
+    /// Writes as much of a stream's answer body as the windows allow (in frames the client's
+    /// SETTINGS_MAX_FRAME_SIZE permits); true when all of it went out.
     private func sendBody(of stream: Stream) -> Bool {
-        guard let body = stream.pendingBody else { return true }
-        guard body.count <= sendWindow, body.count <= stream.sendWindow, body.count <= peerMaxFrameSize else { return false }
-        sendWindow -= body.count
-        stream.sendWindow -= body.count
-        output.writeFrameHeader(length: body.count, type: .data, flags: HTTP2Flag.endStream, stream: stream.id)
-        output.writeBytes(body)
+        guard var body = stream.pendingBody else { return true }
+        while !body.isEmpty {
+            let length = min(body.count, sendWindow, stream.sendWindow, peerMaxFrameSize)
+            guard length > 0 else {
+                stream.pendingBody = body
+                return false
+            }
+            sendWindow -= length
+            stream.sendWindow -= length
+            output.writeFrameHeader(length: length, type: .data, flags: length == body.count ? HTTP2Flag.endStream : 0, stream: stream.id)
+            output.writeBytes(body[..<length])
+            body.removeFirst(length)
+        }
         stream.pendingBody = nil
         complete(stream)
         return true
