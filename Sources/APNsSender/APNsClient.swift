@@ -157,6 +157,11 @@ public final class APNsClient: Sendable {
                 guard error.isRetryable, attempt < configuration.retries else { throw error }
                 attempt += 1
                 logger.info("retrying", metadata: ["device-token": "\(request.deviceToken)", "why": "\(error)"])
+                // A refused stream goes again at once; a connection that closed under us is given a
+                // moment (50 ms, doubling, at most 1 s) rather than reconnected in a tight loop.
+                if error.code == .connectionClosed {
+                    try? await Task.sleep(for: .milliseconds(min(1_000, 50 << min(attempt - 1, 5))))
+                }
             }
         }
     }
