@@ -197,9 +197,15 @@ struct StaleConnection: Error, CustomStringConvertible {
 
 /// A counting semaphore for async callers, first come first served.
 final class Limiter: Sendable {
-    private let state: Mutex<(available: Int, waiters: [CheckedContinuation<Void, Never>])>
+    private struct State {
+        var available: Int
+        /// Waiters in arrival order from `head` on (a queue without `removeFirst`'s O(n) per release).
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var head = 0
+    }
+    private let state: Mutex<State>
 
-    init(_ count: Int) { state = Mutex((count, [])) }
+    init(_ count: Int) { state = Mutex(State(available: count)) }
 
     func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -217,11 +223,20 @@ final class Limiter: Sendable {
 
     func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.waiters.isEmpty {
+            guard state.head < state.waiters.count else {
                 state.available += 1
                 return nil
             }
-            return state.waiters.removeFirst()
+            let next = state.waiters[state.head]
+            state.head += 1
+            if state.head == state.waiters.count {
+                state.waiters.removeAll(keepingCapacity: true)
+                state.head = 0
+            } else if state.head >= 1024, state.head * 2 >= state.waiters.count {
+                state.waiters.removeFirst(state.head)
+                state.head = 0
+            }
+            return next
         }
         next?.resume()
     }
