@@ -54,7 +54,7 @@ public enum HTTP2Limits {
 /// Reading and writing frames.
 extension ByteBuffer {
     /// The header of the next frame, when its 9 bytes are here (nothing is consumed).
-    public func peekHTTP2FrameHeader() -> HTTP2FrameHeader? {
+    func peekHTTP2FrameHeader() -> HTTP2FrameHeader? {
         guard readableBytes >= HTTP2Limits.frameHeaderLength else { return nil }
         let length = Int(getInteger(at: readerIndex, as: UInt8.self)!) << 16 | Int(getInteger(at: readerIndex + 1, as: UInt16.self)!)
         return HTTP2FrameHeader(length: length, type: getInteger(at: readerIndex + 3, as: UInt8.self)!,
@@ -86,6 +86,23 @@ extension ByteBuffer {
     public mutating func writeResetStream(stream: UInt32, code: HTTP2Code) {
         writeFrameHeader(length: 4, type: .rstStream, stream: stream)
         writeInteger(code.rawValue)
+    }
+
+    /// DATA frames for as much of `body` as both windows allow, each at most `maxFrameSize`, the
+    /// last with END_STREAM; what went out is taken off `body` and off both windows. True when all
+    /// of it went out.
+    public mutating func writeDataFrames(_ body: inout [UInt8], stream: UInt32, connectionWindow: inout Int,
+                                         streamWindow: inout Int, maxFrameSize: Int) -> Bool {
+        while !body.isEmpty {
+            let length = min(body.count, connectionWindow, streamWindow, maxFrameSize)
+            guard length > 0 else { return false }
+            connectionWindow -= length
+            streamWindow -= length
+            writeFrameHeader(length: length, type: .data, flags: length == body.count ? HTTP2Flag.endStream : 0, stream: stream)
+            writeBytes(body[..<length])
+            body.removeFirst(length)
+        }
+        return true
     }
 
     public mutating func writeGoAway(lastStreamID: UInt32, code: HTTP2Code, debugData: [UInt8]) {
@@ -185,5 +202,54 @@ extension ByteBuffer {
         guard padding <= readableBytes else { return false }
         moveWriterIndex(to: writerIndex - padding)
         return true
+    }
+}
+
+/// What a connection has read and not yet used, cut into frames: the bytes of several reads
+/// are joined until a whole frame is there.
+public struct HTTP2FrameReader {
+    public enum Next {
+        case frame(HTTP2FrameHeader, payload: ByteBuffer)
+        /// Not a whole frame yet.
+        case needMore
+        /// A frame longer than the maximum announced (a FRAME_SIZE_ERROR).
+        case tooLarge(HTTP2FrameHeader)
+    }
+
+    public enum Preface { case complete, needMore, invalid }
+
+    private var pending: ByteBuffer?
+
+    public init() {}
+
+    public mutating func append(_ bytes: inout ByteBuffer) {
+        if pending == nil { pending = bytes } else { pending!.writeBuffer(&bytes) }
+    }
+
+    /// Takes the client connection preface (servers only), or says it is not there.
+    public mutating func readClientPreface() -> Preface {
+        guard let buffer = pending else { return .needMore }
+        guard buffer.readableBytes >= HTTP2Limits.preface.count else {
+            // A partial preface must at least be the start of the real one.
+            return HTTP2Limits.preface.starts(with: buffer.readableBytesView) ? .needMore : .invalid
+        }
+        return pending!.readBytes(length: HTTP2Limits.preface.count) == HTTP2Limits.preface ? .complete : .invalid
+    }
+
+    /// The next whole frame, whose payload is at most `maxLength` bytes.
+    public mutating func next(maxLength: Int = HTTP2Limits.defaultMaxFrameSize) -> Next {
+        guard var buffer = pending, let header = buffer.peekHTTP2FrameHeader() else { return .needMore }
+        guard header.length <= maxLength else { return .tooLarge(header) }
+        guard buffer.readableBytes >= HTTP2Limits.frameHeaderLength + header.length else { return .needMore }
+        buffer.moveReaderIndex(forwardBy: HTTP2Limits.frameHeaderLength)
+        let payload = buffer.readSlice(length: header.length)!
+        pending = buffer
+        return .frame(header, payload: payload)
+    }
+
+    /// After a read: lets go of what was used.
+    public mutating func compact() {
+        guard let buffer = pending else { return }
+        if buffer.readableBytes == 0 { pending = nil } else if buffer.readerIndex > 64 * 1024 { pending!.discardReadBytes() }
     }
 }

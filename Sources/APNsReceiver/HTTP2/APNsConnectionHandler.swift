@@ -87,7 +87,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private let exchange: PushExchange
     private var handshake: Scheduled<Void>?
     private var phase = Phase.preface
-    private var inbound: ByteBuffer?
+    private var inbound = HTTP2FrameReader()
     private var output: ByteBuffer
     private var decoder: HPACKDecoder
     /// Counts header blocks that changed the HPACK table; a memo is good only within one generation.
@@ -123,13 +123,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
         guard phase != .failed else { return }
-        if inbound == nil { inbound = bytes } else { inbound!.writeBuffer(&bytes) }
+        inbound.append(&bytes)
         inRead = true
         defer { inRead = false }
         parse(context: context)
-        if let buffer = inbound {
-            if buffer.readableBytes == 0 { inbound = nil } else if buffer.readerIndex > 64 * 1024 { inbound!.discardReadBytes() }
-        }
+        inbound.compact()
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -162,30 +160,24 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private func parse(context: ChannelHandlerContext) {
         if phase == .preface {
-            guard let buffer = inbound, buffer.readableBytes >= HTTP2Limits.preface.count else {
-                // A partial preface must at least be a prefix of the real one.
-                if let buffer = inbound, !HTTP2Limits.preface.starts(with: buffer.readableBytesView) {
-                    fail(.protocolError, "not an HTTP/2 connection preface")
-                }
-                return
-            }
-            guard inbound!.readBytes(length: HTTP2Limits.preface.count) == HTTP2Limits.preface else {
-                return fail(.protocolError, "not an HTTP/2 connection preface")
+            switch inbound.readClientPreface() {
+            case .needMore: return
+            case .invalid: return fail(.protocolError, "not an HTTP/2 connection preface")
+            case .complete: break
             }
             phase = .firstSettings
             output.writeSettingsFrame(Self.settings)
             output.writeWindowUpdate(stream: 0, increment: Self.connectionWindow - HTTP2Limits.defaultWindow)
             receiveWindow = HTTP2InboundWindow(size: Self.connectionWindow)
         }
-        while phase != .failed, var buffer = inbound, let header = buffer.peekHTTP2FrameHeader() {
-            guard header.length <= HTTP2Limits.defaultMaxFrameSize else {
+        while phase != .failed {
+            switch inbound.next() {
+            case .needMore: return
+            case .tooLarge(let header):
                 return fail(.frameSizeError, "a \(header.length)-byte frame; the limit is \(HTTP2Limits.defaultMaxFrameSize)")
+            case .frame(let header, var payload):
+                frame(rawType: header.type, flags: header.flags, stream: header.stream, payload: &payload, context: context)
             }
-            guard buffer.readableBytes >= HTTP2Limits.frameHeaderLength + header.length else { return }
-            buffer.moveReaderIndex(forwardBy: HTTP2Limits.frameHeaderLength)
-            var payload = buffer.readSlice(length: header.length)!
-            inbound = buffer
-            frame(rawType: header.type, flags: header.flags, stream: header.stream, payload: &payload, context: context)
         }
     }
 
@@ -495,21 +487,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// SETTINGS_MAX_FRAME_SIZE permits); true when all of it went out.
     private func sendBody(of stream: Stream) -> Bool {
         guard var body = stream.pendingBody else { return true }
-        while !body.isEmpty {
-            let length = min(body.count, sendWindow, stream.sendWindow, peerMaxFrameSize)
-            guard length > 0 else {
-                stream.pendingBody = body
-                return false
-            }
-            sendWindow -= length
-            stream.sendWindow -= length
-            output.writeFrameHeader(length: length, type: .data, flags: length == body.count ? HTTP2Flag.endStream : 0, stream: stream.id)
-            output.writeBytes(body[..<length])
-            body.removeFirst(length)
-        }
-        stream.pendingBody = nil
-        complete(stream)
-        return true
+        let done = output.writeDataFrames(&body, stream: stream.id, connectionWindow: &sendWindow,
+                                          streamWindow: &stream.sendWindow, maxFrameSize: peerMaxFrameSize)
+        stream.pendingBody = done ? nil : body
+        if done { complete(stream) }
+        return done
     }
 
     private func sendBlocked() {

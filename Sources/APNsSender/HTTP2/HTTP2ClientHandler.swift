@@ -118,10 +118,9 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     private var encoder = HPACKRequestEncoder()
     private var decoder: HPACKDecoder
     private var headerBlock: (stream: UInt32, endStream: Bool, fragment: ByteBuffer)?
-    private var inbound: ByteBuffer?
+    private var inbound = HTTP2FrameReader()
     private var output: ByteBuffer
     private var inRead = false
-    private var flushScheduled = false
     /// One timer for the earliest answer deadline, not one per push (``sweepTimeouts()``).
     private var timer: Scheduled<Void>?
     private var timerDeadline: NIODeadline?
@@ -258,21 +257,10 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     /// Sends as much of a stream's body as the windows allow; true when all of it went out.
     private func sendBody(of stream: Stream) -> Bool {
         guard var body = stream.pendingBody else { return true }
-        while !body.isEmpty {
-            let length = min(body.count, sendWindow, stream.sendWindow, peerMaxFrameSize)
-            guard length > 0 else {
-                stream.pendingBody = body
-                return false
-            }
-            sendWindow -= length
-            stream.sendWindow -= length
-            let last = length == body.count
-            output.writeFrameHeader(length: length, type: .data, flags: last ? HTTP2Flag.endStream : 0, stream: stream.id)
-            output.writeBytes(body[..<length])
-            body.removeFirst(length)
-        }
-        stream.pendingBody = nil
-        return true
+        let done = output.writeDataFrames(&body, stream: stream.id, connectionWindow: &sendWindow,
+                                          streamWindow: &stream.sendWindow, maxFrameSize: peerMaxFrameSize)
+        stream.pendingBody = done ? nil : body
+        return done
     }
 
     private func sendBlocked() {
@@ -299,19 +287,9 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         }
     }
 
-    /// Writes out what is queued: at the end of this read, or on the next event-loop turn.
+    /// Writes out what is queued. Reads flush at read-complete; everything else (a batch of pushes
+    /// from the mailbox, the timer, the preface) is already one batch and flushes when done.
     private func flush() {
-        guard output.readableBytes > 0, let context, !inRead, !flushScheduled else { return }
-        flushScheduled = true
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.execute {
-            let handler = bound.value
-            handler.flushScheduled = false
-            handler.flushNow()
-        }
-    }
-
-    private func flushNow() {
         guard output.readableBytes > 0, let context else { return }
         let bytes = output
         output = context.channel.allocator.buffer(capacity: 4096)
@@ -323,27 +301,24 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
         guard !closed else { return }
-        if inbound == nil { inbound = bytes } else { inbound!.writeBuffer(&bytes) }
+        inbound.append(&bytes)
         inRead = true
-        while !closed, var buffer = inbound, let header = buffer.peekHTTP2FrameHeader() {
-            guard header.length <= HTTP2Limits.defaultMaxFrameSize else {
+        reading: while !closed {
+            switch inbound.next() {
+            case .needMore: break reading
+            case .tooLarge(let header):
                 connectionError(.frameSizeError, "a \(header.length)-byte frame from the server")
-                break
+                break reading
+            case .frame(let header, var payload):
+                frame(header, payload: &payload)
             }
-            guard buffer.readableBytes >= HTTP2Limits.frameHeaderLength + header.length else { break }
-            buffer.moveReaderIndex(forwardBy: HTTP2Limits.frameHeaderLength)
-            var payload = buffer.readSlice(length: header.length)!
-            inbound = buffer
-            frame(header, payload: &payload)
         }
         inRead = false
-        if let buffer = inbound {
-            if buffer.readableBytes == 0 { inbound = nil } else if buffer.readerIndex > 64 * 1024 { inbound!.discardReadBytes() }
-        }
+        inbound.compact()
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        flushNow()
+        flush()
         context.fireChannelReadComplete()
     }
 
@@ -509,7 +484,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         guard !closed, let context else { return }
         state.retire(because: "HTTP/2 \(code): \(detail)")
         output.writeGoAway(lastStreamID: 0, code: code, debugData: Array(detail.utf8.prefix(256)))
-        flushNow()
+        flush()
         context.close(promise: nil)
     }
 
