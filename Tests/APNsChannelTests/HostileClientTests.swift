@@ -31,18 +31,27 @@ struct HostileClientTests {
         })
         let tlsPort = try #require(fixture.channel.receiver.port(for: .sandbox))
         let clearPort = try #require(fixture.channel.receiver.port(for: .sandbox, transport: .cleartext))
-        var sockets: [Int32] = []
-        defer { for fd in sockets { close(fd) } }
-        for index in 0..<wanted {
-            if index % 100 == 99 { await Task.yield() }
-            let fd = try connectLoopback(port: index % 3 == 1 ? clearPort : tlsPort)
-            sockets.append(fd)
-            if index % 3 == 2 {
-                // Half a ClientHello, then silence.
-                let torn: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]
-                _ = torn.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        // Blocking connects, so on a thread of their own: a full accept queue makes connect(2) wait
+        // for SYN retransmits, seconds that would otherwise stall the whole suite's tasks.
+        let sockets = try await onOwnThread { () throws -> [Int32] in
+            var opened: [Int32] = []
+            do {
+                for index in 0..<wanted {
+                    let fd = try connectLoopback(port: index % 3 == 1 ? clearPort : tlsPort)
+                    opened.append(fd)
+                    if index % 3 == 2 {
+                        // Half a ClientHello, then silence.
+                        let torn: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]
+                        _ = torn.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                    }
+                }
+            } catch {
+                for fd in opened { close(fd) }
+                throw error
             }
+            return opened
         }
+        defer { for fd in sockets { close(fd) } }
         // While they are all open, a real sender still gets its push through.
         let token = try fixture.device()
         let client = try fixture.client()
@@ -91,6 +100,14 @@ struct HostileClientTests {
             #expect(response.status == 200)
             #expect(try fixture.deliveryLog().count == 1, "only the whole push is logged")
         }
+    }
+}
+
+/// Runs blocking socket work on a thread of its own: tests must not block the cooperative pool
+/// (two threads here), which every other test running in parallel needs.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
 

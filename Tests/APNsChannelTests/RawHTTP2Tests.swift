@@ -79,13 +79,6 @@ struct RawHTTP2Tests {
         }
     }
 
-    /// Runs blocking socket work on a thread of its own.
-    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     /// The `:status` of an answer's header block, as push-receiver writes it (no dynamic table).
     static func status(_ block: [UInt8]) -> Int? {
         guard let first = block.first else { return nil }
@@ -136,7 +129,7 @@ struct RawHTTP2Tests {
                 (11, indexed63, 200),
                 (13, indexed62, 400),
             ]
-            let statuses = try await Self.offPool { () -> [UInt32: Int] in
+            let statuses = try await onOwnThread { () -> [UInt32: Int] in
                 let client = try RawClient(port: port)
                 var answers: [UInt32: Int] = [:]
                 for entry in blocks {
@@ -170,7 +163,7 @@ struct RawHTTP2Tests {
                 ("garbage HPACK", frame(type: 1, flags: 0x5, stream: 1, [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]), 0x9),
             ]
             for entry in cases {
-                let (code, closed) = try await Self.offPool { () -> (UInt32?, Bool) in
+                let (code, closed) = try await onOwnThread { () -> (UInt32?, Bool) in
                     let client = try RawClient(port: port)
                     client.send(entry.bytes)
                     let frames = client.read { $0.type == 7 }
@@ -180,7 +173,7 @@ struct RawHTTP2Tests {
                 #expect(closed, "\(entry.name): the connection is closed after GOAWAY")
             }
             // Not HTTP/2 at all: GOAWAY PROTOCOL_ERROR and closed.
-            let (code, closed) = try await Self.offPool { () -> (UInt32?, Bool) in
+            let (code, closed) = try await onOwnThread { () -> (UInt32?, Bool) in
                 let fd = try connectLoopback(port: port)
                 defer { close(fd) }
                 let request = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
@@ -221,7 +214,7 @@ struct RawHTTP2Tests {
             let connectionHeader = good + hpackLiteral("connection", "keep-alive")
             let withoutScheme = ([(":method", "POST"), (":path", "/3/device/\(token.hex)")] + fixture.goodFields())
                 .flatMap { hpackLiteral($0.0, $0.1) }
-            let results = try await Self.offPool { () -> ([UInt32: UInt32], [UInt8]?, Int?) in
+            let results = try await onOwnThread { () -> ([UInt32: UInt32], [UInt8]?, Int?) in
                 let client = try RawClient(port: port)
                 client.send(frame(type: 1, flags: 0x5, stream: 1, uppercase)
                             + frame(type: 1, flags: 0x5, stream: 3, connectionHeader)
@@ -253,7 +246,7 @@ struct RawHTTP2Tests {
             let port = try #require(fixture.channel.receiver.port(for: .sandbox, transport: .cleartext))
             let token = try fixture.device()
             // A body larger than the 64 KiB stream window: the client may send only what the windows allow.
-            let (status, updates) = try await Self.offPool { () -> (Int?, Int) in
+            let (status, updates) = try await onOwnThread { () -> (Int?, Int) in
                 let client = try RawClient(port: port)
                 let length = 100_000
                 client.send(frame(type: 1, flags: 0x4, stream: 1, Self.request(fixture, token: token, bodyLength: length)))
@@ -281,7 +274,7 @@ struct RawHTTP2Tests {
             #expect(updates >= 1)
 
             // SETTINGS_INITIAL_WINDOW_SIZE 0: the 400's JSON body waits until the stream's window opens.
-            let (frames, late) = try await Self.offPool { () -> ([UInt8], [UInt8]) in
+            let (frames, late) = try await onOwnThread { () -> ([UInt8], [UInt8]) in
                 let client = try RawClient(port: port, settings: [(0x4, 0)])
                 client.send(frame(type: 1, flags: 0x5, stream: 1, Self.request(fixture, token: token, extra: [("apns-id", "not-a-uuid")], bodyLength: 0)))
                 let before = client.read { $0.type == 1 && $0.stream == 1 }.map(\.type)
@@ -302,7 +295,7 @@ struct RawHTTP2Tests {
         try await withFixture { fixture in
             let port = try #require(fixture.channel.receiver.port(for: .sandbox, transport: .cleartext))
             let token = try fixture.device()
-            let (refused, answered) = try await Self.offPool { () -> ([UInt32], Int) in
+            let (refused, answered) = try await onOwnThread { () -> ([UInt32], Int) in
                 let client = try RawClient(port: port)
                 let block = Self.request(fixture, token: token)
                 var bytes: [UInt8] = []
