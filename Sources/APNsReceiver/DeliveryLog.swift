@@ -138,20 +138,7 @@ public final class DeliveryLog: Sendable {
         raw("}\n")
     }
 
-    /// One line as a string (tests and tools).
-    static func encode(_ push: AcceptedPush) -> String {
-        var out: [UInt8] = []
-        encode(push, into: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// `2026-11-22T01:02:03.456Z`, by hand: Foundation's ISO 8601 style costs more than the rest of a line.
-    static func iso8601(_ date: Date) -> String {
-        var out: [UInt8] = []
-        iso8601(date, into: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
     static func iso8601(_ date: Date, into out: inout [UInt8]) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(milliseconds / 1000)

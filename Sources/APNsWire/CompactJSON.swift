@@ -69,12 +69,8 @@ public enum CompactJSON {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// A JSON string literal: quotes, backslashes and control characters escaped (and `/` as is).
-    public static func appendString(_ text: String, to out: inout String) {
-        out += string(text)
-    }
-
-    /// A JSON string literal appended as UTF-8 bytes.
+    /// A JSON string literal appended as UTF-8 bytes: quotes, backslashes and control characters
+    /// escaped (and `/` as is).
     public static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         let utf8 = text.utf8

@@ -79,11 +79,7 @@ struct HostileClientTests {
         try await withFixture { fixture in
             let clearPort = try #require(fixture.channel.receiver.port(for: .sandbox, transport: .cleartext))
             let token = try fixture.device()
-            var headerBlock: [UInt8] = []
-            for (name, value) in [(":method", "POST"), (":scheme", "http"), (":path", "/3/device/\(token.hex)"), (":authority", "localhost")]
-                + fixture.goodFields() + [("content-length", String(Fixture.silent.count))] {
-                headerBlock += hpackLiteral(name, value)
-            }
+            let headerBlock = RawHTTP2Tests.request(fixture, token: token)
             for round in 0..<100 {
                 let fd = try connectLoopback(port: clearPort)
                 var bytes = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, flags: 0, stream: 0, [])
