@@ -6,6 +6,7 @@ let package = Package(
     name: "authsim",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "Utilities", targets: ["Utilities"]),
         .library(name: "APNsWire", targets: ["APNsWire"]),
         .library(name: "LocalPKI", targets: ["LocalPKI"]),
         .library(name: "HTTP2Wire", targets: ["HTTP2Wire"]),
@@ -33,17 +34,20 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
+        // What every part uses and none owns, with no APNs or Firebase meaning: child processes,
+        // append-only files, compact JSON, base64url, hex, clocks, random IDs, coded errors.
+        .target(name: "Utilities"),
         // Apple's wire rules shared by sender and receiver: reasons, headers, device tokens,
         // payload files and the ES256 provider token.
         .target(
             name: "APNsWire",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Utilities", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The local CA, the server certificate and the APNs auth key (.p8) in Certs/.
         .target(
             name: "LocalPKI",
             dependencies: [
-                "APNsWire",
+                "APNsWire", "Utilities",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -58,7 +62,7 @@ let package = Package(
         .target(
             name: "APNsSender",
             dependencies: [
-                "APNsWire",
+                "APNsWire", "Utilities",
                 "HTTP2Wire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -71,7 +75,7 @@ let package = Package(
         .target(
             name: "APNsReceiver",
             dependencies: [
-                "APNsWire",
+                "APNsWire", "Utilities",
                 "HTTP2Wire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -86,7 +90,7 @@ let package = Package(
         .target(
             name: "AuthBackend",
             dependencies: [
-                "APNsWire", "APNsSender",
+                "APNsWire", "Utilities", "APNsSender",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -96,7 +100,7 @@ let package = Package(
             ]
         ),
         // FirebaseAuth's phone-auth app verification, on Linux, with the SDK's names.
-        .target(name: "FirebaseAuthCore", dependencies: ["APNsWire", .product(name: "Crypto", package: "swift-crypto"),
+        .target(name: "FirebaseAuthCore", dependencies: ["Utilities", .product(name: "Crypto", package: "swift-crypto"),
                                                  .product(name: "NIOCore", package: "swift-nio"),
                                                  .product(name: "NIOPosix", package: "swift-nio"),
                                                  .product(name: "NIOHTTP1", package: "swift-nio")]),
@@ -104,13 +108,13 @@ let package = Package(
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
         .target(
             name: "RedirectInterceptor",
-            dependencies: ["APNsWire", .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["Utilities", .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio")]
         ),
         // Whole runs across the parts (the demo for now; scenarios come with the auth core).
         .target(
             name: "Scenarios",
-            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
+            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
                            "RedirectInterceptor", .product(name: "Logging", package: "swift-log")]
         ),
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
@@ -121,7 +125,7 @@ let package = Package(
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
         .target(
             name: "Benchmarking",
-            dependencies: ["APNsWire", "AuthBackend", "FirebaseAuthCore", "Scenarios", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // What the three command lines share: output and signal handling.
         .target(
@@ -130,13 +134,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "apns-sender",
-            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "CommandSupport",
+            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "CommandSupport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "push-receiver",
-            dependencies: ["APNsWire", "LocalPKI", "APNsReceiver", "CommandSupport",
+            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "CommandSupport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
@@ -154,18 +158,19 @@ let package = Package(
         ),
         .executableTarget(
             name: "authsim",
-            dependencies: ["Scenarios", "LocalPKI", "APNsWire", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
+            dependencies: ["Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
                            "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")]
         ),
         // Helpers the test targets share: temporary folders, programs and server processes.
-        .target(name: "TestSupport", dependencies: ["APNsWire"], path: "Tests/TestSupport"),
-        .testTarget(name: "APNsWireTests", dependencies: ["APNsWire"]),
-        .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "APNsWire", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
+        .testTarget(name: "UtilitiesTests", dependencies: ["Utilities"]),
+        .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities"]),
+        .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport"]),
         .testTarget(
             name: "AuthFlowTests",
-            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor", "Scenarios", "TestSupport",
+            dependencies: ["APNsWire", "Utilities", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor", "Scenarios", "TestSupport",
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
@@ -175,7 +180,7 @@ let package = Package(
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         .testTarget(
             name: "APNsChannelTests",
-            dependencies: ["APNsWire", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios", "TestSupport",
+            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios", "TestSupport",
                            .product(name: "NIOHPACK", package: "swift-nio-http2")]
         ),
     ]

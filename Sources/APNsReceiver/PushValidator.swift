@@ -1,4 +1,5 @@
 import APNsWire
+import Utilities
 import Foundation
 
 /// One request as it arrived on a stream.

@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 
 /// A receiver failure that is not an APNs answer: a port that can't be bound, a file that can't be
 /// written, a bad option.

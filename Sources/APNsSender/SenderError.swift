@@ -1,4 +1,5 @@
 import APNsWire
+import Utilities
 
 /// A failure to get an answer from APNs (not an APNs rejection: those are ``APNsWire/APNsResponse``s).
 public struct SenderError: CodedError {

@@ -1,3 +1,4 @@
+import Utilities
 /// A device token as it travels in the request path: an even number of hex digits.
 ///
 /// Apple says not to assume a length: 32-byte tokens are common, 80-byte simulator tokens and

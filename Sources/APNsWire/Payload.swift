@@ -1,3 +1,4 @@
+import Utilities
 import Foundation
 
 /// A notification payload: the JSON body of a push.

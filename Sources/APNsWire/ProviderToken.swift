@@ -1,3 +1,4 @@
+import Utilities
 import Crypto
 import Foundation
 

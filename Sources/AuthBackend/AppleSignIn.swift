@@ -1,4 +1,3 @@
-import APNsWire
 import Crypto
 import Foundation
 

@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import Foundation
 
 /// An Identity Toolkit error: HTTP status, a code such as `INVALID_CODE`, and an optional detail.

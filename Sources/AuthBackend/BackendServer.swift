@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import Foundation
 import Logging
 import NIOCore

@@ -1,4 +1,5 @@
 import APNsWire
+import Utilities
 import Crypto
 import Foundation
 

@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import Foundation
 
 /// `AuthAPNSTokenType`: which APNs environment issued the token.

@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import Foundation
 
 /// Why an app file could not be used.

@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import Foundation
 
 /// FirebaseAuth's error codes, with the SDK's names and numbers (domain `FIRAuthErrorDomain`).

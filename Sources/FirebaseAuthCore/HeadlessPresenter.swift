@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

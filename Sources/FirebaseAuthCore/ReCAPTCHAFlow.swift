@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import Foundation
 
 /// The pieces of the SDK's reCAPTCHA fallback that are pure: the event ID, the handler URL it

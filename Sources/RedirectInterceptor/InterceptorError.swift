@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 
 /// Why a URL could not be handed to an app, or a scheme not claimed or registered.
 public struct InterceptorError: CodedError {

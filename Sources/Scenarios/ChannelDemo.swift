@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsSender
 import APNsWire
+import Utilities
 import Foundation
 import LocalPKI
 

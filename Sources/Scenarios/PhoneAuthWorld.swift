@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsSender
 import APNsWire
+import Utilities
 import AuthBackend
 import FirebaseAuthCore
 import Foundation

@@ -1,5 +1,4 @@
 import APNsReceiver
-import APNsWire
 import Foundation
 
 /// A stand-in app whose delegate keeps every notification it gets, so a run can wait for one.

@@ -1,5 +1,6 @@
 import APNsReceiver
 import APNsWire
+import Utilities
 import AuthBackend
 import FirebaseAuthCore
 import Foundation

@@ -1,5 +1,6 @@
 import APNsSender
 import APNsWire
+import Utilities
 import ArgumentParser
 import CommandSupport
 import Foundation

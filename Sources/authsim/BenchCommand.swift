@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import ArgumentParser
 import Benchmarking
 import Foundation

@@ -1,4 +1,3 @@
-import APNsWire
 import ArgumentParser
 import CommandSupport
 import Diagnostics

@@ -1,5 +1,6 @@
 import APNsReceiver
 import APNsWire
+import Utilities
 import ArgumentParser
 import CommandSupport
 import Foundation

@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import AuthBackend
 import FirebaseAuthCore
 import Foundation

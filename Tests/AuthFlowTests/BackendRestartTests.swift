@@ -1,4 +1,3 @@
-import APNsWire
 @testable import AuthBackend
 import Foundation
 #if canImport(FoundationNetworking)

@@ -1,4 +1,3 @@
-import APNsWire
 import AuthBackend
 import FirebaseAuthCore
 import Foundation

@@ -1,4 +1,5 @@
 import APNsWire
+import Utilities
 import AuthBackend
 import FirebaseAuthCore
 import Foundation

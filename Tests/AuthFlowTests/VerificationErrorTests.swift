@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import AuthBackend
 @testable import FirebaseAuthCore
 import Foundation

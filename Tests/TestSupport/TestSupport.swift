@@ -1,4 +1,4 @@
-import APNsWire
+import Utilities
 import Foundation
 import Synchronization
 import Testing
