@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "Utilities", targets: ["Utilities"]),
         .library(name: "APNsWire", targets: ["APNsWire"]),
+        .library(name: "IdentityToolkitAPI", targets: ["IdentityToolkitAPI"]),
         .library(name: "LocalPKI", targets: ["LocalPKI"]),
         .library(name: "HTTP2Wire", targets: ["HTTP2Wire"]),
         .library(name: "APNsSender", targets: ["APNsSender"]),
@@ -43,6 +44,10 @@ let package = Package(
             name: "APNsWire",
             dependencies: ["Utilities", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The contract between the app and Firebase: Codable requests and responses of every
+        // Identity Toolkit call the SDK and the Admin SDK make (named as the SDK's RPC types), the
+        // server's error codes and envelope, the endpoints and their paths, ID-token claims.
+        .target(name: "IdentityToolkitAPI", dependencies: ["Utilities"]),
         // The local CA, the server certificate and the APNs auth key (.p8) in Certs/.
         .target(
             name: "LocalPKI",
@@ -166,6 +171,7 @@ let package = Package(
         // Helpers the test targets share: temporary folders, programs and server processes.
         .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
         .testTarget(name: "UtilitiesTests", dependencies: ["Utilities"]),
+        .testTarget(name: "IdentityToolkitAPITests", dependencies: ["IdentityToolkitAPI"]),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities"]),
         .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport"]),
         .testTarget(

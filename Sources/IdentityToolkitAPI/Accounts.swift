@@ -1,0 +1,404 @@
+import Foundation
+
+// Accounts after sign-in, identity providers and tokens. Fields and wire names as the SDK's RPC
+// types (FirebaseAuth 12.19 `Backend/RPC/VerifyAssertionRequest.swift`, `RevokeTokenRequest.swift`,
+// `GetAccountInfoRequest.swift`, `SetAccountInfoRequest.swift`, `DeleteAccountRequest.swift`,
+// `SecureTokenRequest.swift`, `VerifyCustomTokenRequest.swift`) and the Identity Toolkit REST API.
+
+/// `verifyAssertion` (v1 `accounts:signInWithIdp`): an identity provider's credential, in
+/// `postBody` as a form (`providerId=apple.com&id_token=…&nonce=…`), or a `pendingToken`.
+public struct VerifyAssertionRequest: AuthRPCRequest, Hashable {
+    public typealias Response = VerifyAssertionResponse
+    public static let endpoint = IdentityToolkitEndpoint.verifyAssertion
+    /// Unused by the server but required ("http://localhost" from the SDK).
+    public var requestUri: String?
+    public var postBody: String?
+    public var pendingToken: String?
+    /// The signed-in user's ID token, when linking.
+    public var idToken: String?
+    public var returnSecureToken: Bool?
+    public var returnIdpCredential: Bool?
+    public var sessionId: String?
+    public var tenantId: String?
+    /// `false` when reauthenticating: an unknown user is not created.
+    public var autoCreate: Bool?
+
+    public init(requestUri: String? = "http://localhost", postBody: String? = nil, pendingToken: String? = nil, idToken: String? = nil,
+                returnSecureToken: Bool? = true, returnIdpCredential: Bool? = true, sessionId: String? = nil, tenantId: String? = nil,
+                autoCreate: Bool? = nil) {
+        self.requestUri = requestUri
+        self.postBody = postBody
+        self.pendingToken = pendingToken
+        self.idToken = idToken
+        self.returnSecureToken = returnSecureToken
+        self.returnIdpCredential = returnIdpCredential
+        self.sessionId = sessionId
+        self.tenantId = tenantId
+        self.autoCreate = autoCreate
+    }
+}
+
+public struct VerifyAssertionResponse: Codable, Sendable, Hashable {
+    /// `identitytoolkit#VerifyAssertionResponse`.
+    public var kind: String?
+    public var federatedId: String?
+    public var providerId: String?
+    public var localId: String?
+    public var email: String?
+    public var displayName: String?
+    public var idToken: String?
+    public var refreshToken: String?
+    public var expiresIn: String?
+    public var isNewUser: Bool?
+    /// With `returnIdpCredential`, an error in a 200 answer: `FEDERATED_USER_ID_ALREADY_LINKED`.
+    public var errorMessage: String?
+    /// A single-use token that signs in with the provider's credential again (for the SDK's
+    /// `AuthErrorUserInfoUpdatedCredentialKey`).
+    public var pendingToken: String?
+    public var oauthIdToken: String?
+    public var rawUserInfo: String?
+    public var needConfirmation: Bool?
+    public var emailVerified: Bool?
+    /// A second factor is required: no `idToken`, but these.
+    public var mfaPendingCredential: String?
+    public var mfaInfo: [MFAEnrollment]?
+
+    public init(kind: String? = "identitytoolkit#VerifyAssertionResponse", federatedId: String? = nil, providerId: String? = nil,
+                localId: String? = nil, email: String? = nil, displayName: String? = nil, idToken: String? = nil,
+                refreshToken: String? = nil, expiresIn: String? = nil, isNewUser: Bool? = nil, errorMessage: String? = nil,
+                pendingToken: String? = nil, mfaPendingCredential: String? = nil, mfaInfo: [MFAEnrollment]? = nil) {
+        self.kind = kind
+        self.federatedId = federatedId
+        self.providerId = providerId
+        self.localId = localId
+        self.email = email
+        self.displayName = displayName
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+        self.isNewUser = isNewUser
+        self.errorMessage = errorMessage
+        self.pendingToken = pendingToken
+        self.mfaPendingCredential = mfaPendingCredential
+        self.mfaInfo = mfaInfo
+    }
+}
+
+/// v2 `accounts:revokeToken`: revokes the user's Apple grant with Apple.
+public struct RevokeTokenRequest: AuthRPCRequest, Hashable {
+    public typealias Response = EmptyResponse
+    public static let endpoint = IdentityToolkitEndpoint.revokeToken
+    public var providerId: String?
+    /// The SDK's `TokenType` raw value as a string: `"3"` (authorization code) from FirebaseAuth.
+    public var tokenType: String?
+    /// The authorization code.
+    public var token: String?
+    public var idToken: String?
+    public var tenantId: String?
+
+    public init(providerId: String?, tokenType: String?, token: String?, idToken: String?, tenantId: String? = nil) {
+        self.providerId = providerId
+        self.tokenType = tokenType
+        self.token = token
+        self.idToken = idToken
+        self.tenantId = tenantId
+    }
+}
+
+/// `deleteAccount` (v1 `accounts:delete`): by the user's ID token, or (Admin SDK) by `localId`.
+public struct DeleteAccountRequest: AuthRPCRequest, Hashable {
+    public typealias Response = DeleteAccountResponse
+    public static let endpoint = IdentityToolkitEndpoint.deleteAccount
+    public var idToken: String?
+    public var localId: String?
+    public var tenantId: String?
+    public init(idToken: String?, localId: String? = nil, tenantId: String? = nil) {
+        self.idToken = idToken
+        self.localId = localId
+        self.tenantId = tenantId
+    }
+}
+
+public struct DeleteAccountResponse: Codable, Sendable, Hashable {
+    /// `identitytoolkit#DeleteAccountResponse` (the Admin SDK checks it is there).
+    public var kind: String?
+    public init(kind: String? = "identitytoolkit#DeleteAccountResponse") { self.kind = kind }
+}
+
+/// `setAccountInfo` (v1 `accounts:update`): the user's own changes by ID token, or an Admin SDK
+/// update by `localId`.
+public struct SetAccountInfoRequest: AuthRPCRequest, Hashable {
+    public typealias Response = SetAccountInfoResponse
+    public static let endpoint = IdentityToolkitEndpoint.setAccountInfo
+    public var idToken: String?
+    public var localId: String?
+    public var displayName: String?
+    public var email: String?
+    public var photoUrl: String?
+    public var phoneNumber: String?
+    /// `DISPLAY_NAME`, `PHOTO_URL`, …
+    public var deleteAttribute: [String]?
+    /// Provider IDs to unlink (`phone`, `apple.com`).
+    public var deleteProvider: [String]?
+    public var returnSecureToken: Bool?
+    /// Admin: disable or enable the user.
+    public var disableUser: Bool?
+    /// Admin: custom claims, as a JSON object in a string.
+    public var customAttributes: String?
+    /// Admin: tokens issued before this (seconds since 1970, as a string) are revoked.
+    public var validSince: String?
+    public var emailVerified: Bool?
+    public var tenantId: String?
+
+    public init(idToken: String? = nil, localId: String? = nil, displayName: String? = nil, email: String? = nil,
+                photoUrl: String? = nil, phoneNumber: String? = nil, deleteAttribute: [String]? = nil, deleteProvider: [String]? = nil,
+                returnSecureToken: Bool? = nil, disableUser: Bool? = nil, customAttributes: String? = nil, validSince: String? = nil,
+                emailVerified: Bool? = nil, tenantId: String? = nil) {
+        self.idToken = idToken
+        self.localId = localId
+        self.displayName = displayName
+        self.email = email
+        self.photoUrl = photoUrl
+        self.phoneNumber = phoneNumber
+        self.deleteAttribute = deleteAttribute
+        self.deleteProvider = deleteProvider
+        self.returnSecureToken = returnSecureToken
+        self.disableUser = disableUser
+        self.customAttributes = customAttributes
+        self.validSince = validSince
+        self.emailVerified = emailVerified
+        self.tenantId = tenantId
+    }
+}
+
+public struct SetAccountInfoResponse: Codable, Sendable, Hashable {
+    public var kind: String?
+    public var localId: String?
+    public var email: String?
+    public var displayName: String?
+    public var providerUserInfo: [ProviderUserInfo]?
+    public var idToken: String?
+    public var refreshToken: String?
+    public var expiresIn: String?
+
+    public init(kind: String? = "identitytoolkit#SetAccountInfoResponse", localId: String?, email: String? = nil,
+                displayName: String? = nil, providerUserInfo: [ProviderUserInfo]? = nil, idToken: String? = nil,
+                refreshToken: String? = nil, expiresIn: String? = nil) {
+        self.kind = kind
+        self.localId = localId
+        self.email = email
+        self.displayName = displayName
+        self.providerUserInfo = providerUserInfo
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+    }
+}
+
+/// `getAccountInfo` (v1 `accounts:lookup`): the user of an ID token, or (Admin SDK) users by ID,
+/// email, phone number or provider UID.
+public struct GetAccountInfoRequest: AuthRPCRequest, Hashable {
+    public typealias Response = GetAccountInfoResponse
+    public static let endpoint = IdentityToolkitEndpoint.getAccountInfo
+    /// One identity at a provider, as `federatedUserId` names it.
+    public struct FederatedUserID: Codable, Sendable, Hashable {
+        public var providerId: String
+        public var rawId: String
+        public init(providerId: String, rawId: String) {
+            self.providerId = providerId
+            self.rawId = rawId
+        }
+    }
+    public var idToken: String?
+    public var localId: [String]?
+    public var email: [String]?
+    public var phoneNumber: [String]?
+    public var federatedUserId: [FederatedUserID]?
+    public var tenantId: String?
+
+    public init(idToken: String? = nil, localId: [String]? = nil, email: [String]? = nil, phoneNumber: [String]? = nil,
+                federatedUserId: [FederatedUserID]? = nil, tenantId: String? = nil) {
+        self.idToken = idToken
+        self.localId = localId
+        self.email = email
+        self.phoneNumber = phoneNumber
+        self.federatedUserId = federatedUserId
+        self.tenantId = tenantId
+    }
+}
+
+public struct GetAccountInfoResponse: Codable, Sendable, Hashable {
+    public var kind: String?
+    /// Absent when no user matched.
+    public var users: [UserInfo]?
+    public init(kind: String? = "identitytoolkit#GetAccountInfoResponse", users: [UserInfo]?) {
+        self.kind = kind
+        self.users = users
+    }
+}
+
+/// A user as the service describes it (`accounts:lookup`, `accounts:batchGet`, `accounts:batchCreate`).
+public struct UserInfo: Codable, Sendable, Hashable {
+    public var localId: String
+    public var email: String?
+    public var emailVerified: Bool?
+    public var displayName: String?
+    public var photoUrl: String?
+    public var phoneNumber: String?
+    public var disabled: Bool?
+    public var providerUserInfo: [ProviderUserInfo]?
+    /// Seconds since 1970, as a string: tokens issued before are revoked.
+    public var validSince: String?
+    /// Milliseconds since 1970, as strings.
+    public var createdAt: String?
+    public var lastLoginAt: String?
+    /// RFC 3339.
+    public var lastRefreshAt: String?
+    /// Custom claims, a JSON object in a string.
+    public var customAttributes: String?
+    public var mfaInfo: [MFAEnrollment]?
+    public var tenantId: String?
+
+    public init(localId: String, email: String? = nil, emailVerified: Bool? = nil, displayName: String? = nil,
+                photoUrl: String? = nil, phoneNumber: String? = nil, disabled: Bool? = nil,
+                providerUserInfo: [ProviderUserInfo]? = nil, validSince: String? = nil, createdAt: String? = nil,
+                lastLoginAt: String? = nil, lastRefreshAt: String? = nil, customAttributes: String? = nil,
+                mfaInfo: [MFAEnrollment]? = nil, tenantId: String? = nil) {
+        self.localId = localId
+        self.email = email
+        self.emailVerified = emailVerified
+        self.displayName = displayName
+        self.photoUrl = photoUrl
+        self.phoneNumber = phoneNumber
+        self.disabled = disabled
+        self.providerUserInfo = providerUserInfo
+        self.validSince = validSince
+        self.createdAt = createdAt
+        self.lastLoginAt = lastLoginAt
+        self.lastRefreshAt = lastRefreshAt
+        self.customAttributes = customAttributes
+        self.mfaInfo = mfaInfo
+        self.tenantId = tenantId
+    }
+}
+
+/// One provider linked to a user (`phone`, `apple.com`).
+public struct ProviderUserInfo: Codable, Sendable, Hashable {
+    public var providerId: String
+    public var rawId: String?
+    public var federatedId: String?
+    public var email: String?
+    public var displayName: String?
+    public var photoUrl: String?
+    public var phoneNumber: String?
+    public init(providerId: String, rawId: String? = nil, federatedId: String? = nil, email: String? = nil,
+                displayName: String? = nil, photoUrl: String? = nil, phoneNumber: String? = nil) {
+        self.providerId = providerId
+        self.rawId = rawId
+        self.federatedId = federatedId
+        self.email = email
+        self.displayName = displayName
+        self.photoUrl = photoUrl
+        self.phoneNumber = phoneNumber
+    }
+}
+
+/// `verifyCustomToken` (v1 `accounts:signInWithCustomToken`): a token the Admin SDK minted.
+public struct VerifyCustomTokenRequest: AuthRPCRequest, Hashable {
+    public typealias Response = VerifyCustomTokenResponse
+    public static let endpoint = IdentityToolkitEndpoint.verifyCustomToken
+    public var token: String?
+    public var returnSecureToken: Bool?
+    public var tenantId: String?
+    public init(token: String?, returnSecureToken: Bool? = true, tenantId: String? = nil) {
+        self.token = token
+        self.returnSecureToken = returnSecureToken
+        self.tenantId = tenantId
+    }
+}
+
+public struct VerifyCustomTokenResponse: Codable, Sendable, Hashable {
+    public var kind: String?
+    public var idToken: String?
+    public var refreshToken: String?
+    public var expiresIn: String?
+    public var isNewUser: Bool?
+    public init(kind: String? = "identitytoolkit#VerifyCustomTokenResponse", idToken: String?, refreshToken: String?,
+                expiresIn: String?, isNewUser: Bool?) {
+        self.kind = kind
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+        self.isNewUser = isNewUser
+    }
+}
+
+/// `securetoken.googleapis.com/v1/token`: a refresh token for a fresh ID token. The SDK sends JSON
+/// with `grantType` and `refreshToken`; REST clients send `grant_type` and `refresh_token` (JSON
+/// or a form): both spellings are read, the SDK's is written.
+public struct SecureTokenRequest: AuthRPCRequest, Hashable {
+    public typealias Response = SecureTokenResponse
+    public static let endpoint = IdentityToolkitEndpoint.secureToken
+    /// `refresh_token` or `authorization_code`.
+    public var grantType: String?
+    public var refreshToken: String?
+    public var code: String?
+    public var scope: String?
+
+    public init(grantType: String?, refreshToken: String? = nil, code: String? = nil, scope: String? = nil) {
+        self.grantType = grantType
+        self.refreshToken = refreshToken
+        self.code = code
+        self.scope = scope
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case grantType, refreshToken, code, scope
+        case grantTypeSnake = "grant_type", refreshTokenSnake = "refresh_token"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        grantType = try container.decodeIfPresent(String.self, forKey: .grantType)
+            ?? container.decodeIfPresent(String.self, forKey: .grantTypeSnake)
+        refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
+            ?? container.decodeIfPresent(String.self, forKey: .refreshTokenSnake)
+        code = try container.decodeIfPresent(String.self, forKey: .code)
+        scope = try container.decodeIfPresent(String.self, forKey: .scope)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(grantType, forKey: .grantType)
+        try container.encodeIfPresent(refreshToken, forKey: .refreshToken)
+        try container.encodeIfPresent(code, forKey: .code)
+        try container.encodeIfPresent(scope, forKey: .scope)
+    }
+}
+
+/// The Secure Token service's answer, in its own snake_case.
+public struct SecureTokenResponse: Codable, Sendable, Hashable {
+    public var accessToken: String?
+    public var expiresIn: String?
+    public var tokenType: String?
+    public var refreshToken: String?
+    public var idToken: String?
+    public var userId: String?
+    public var projectId: String?
+
+    public init(accessToken: String?, expiresIn: String?, tokenType: String? = "Bearer", refreshToken: String?, idToken: String?,
+                userId: String?, projectId: String?) {
+        self.accessToken = accessToken
+        self.expiresIn = expiresIn
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+        self.userId = userId
+        self.projectId = projectId
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token", expiresIn = "expires_in", tokenType = "token_type", refreshToken = "refresh_token"
+        case idToken = "id_token", userId = "user_id", projectId = "project_id"
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// One Identity Toolkit (or Secure Token) endpoint: where it lives, its name, and its HTTP method.
+///
+/// The real services live on three hosts; the Firebase Auth Emulator (and `authsim backend`) puts
+/// the host in the path instead (`http://127.0.0.1:9099/www.googleapis.com/identitytoolkit/v3/…`).
+/// ``path`` is that emulator-style path, the one the backend routes on; ``url(emulator:apiKey:projectID:query:)``
+/// builds what a client calls, as the SDK's `IdentityToolkitRequest.requestURL()` does.
+///
+/// ```swift
+/// IdentityToolkitEndpoint.verifyClient.path
+/// // "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyClient"
+/// IdentityToolkitEndpoint.verifyClient.url(emulator: "127.0.0.1:9099", apiKey: "K")
+/// // http://127.0.0.1:9099/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyClient?key=K
+/// ```
+public struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// Which API an endpoint belongs to: its host and path prefix.
+    public enum Service: Sendable, Hashable {
+        /// `www.googleapis.com/identitytoolkit/v3/relyingparty/<name>`: the legacy API most of the
+        /// iOS SDK's calls go to.
+        case relyingParty
+        /// `identitytoolkit.googleapis.com/v1/<name>`: the current API (`accounts:…`).
+        case v1
+        /// `identitytoolkit.googleapis.com/v2/<name>`: Identity Platform (multi-factor, reCAPTCHA
+        /// config, token revocation); the SDK's `useIdentityPlatform: true`.
+        case v2
+        /// `identitytoolkit.googleapis.com/v1/projects/{project}/<name>`: what the Admin SDKs call.
+        case v1Project
+        /// `securetoken.googleapis.com/v1/<name>`: ID-token refresh.
+        case secureToken
+        /// `/emulator/v1/projects/{project}/<name>`: the Auth Emulator's own (no host, no API key).
+        case emulator
+
+        /// The production host.
+        public var host: String? {
+            switch self {
+            case .relyingParty: "www.googleapis.com"
+            case .v1, .v2, .v1Project: "identitytoolkit.googleapis.com"
+            case .secureToken: "securetoken.googleapis.com"
+            case .emulator: nil
+            }
+        }
+
+        /// The path below the host, before the endpoint's name (`{project}` where the project goes).
+        var prefix: String {
+            switch self {
+            case .relyingParty: "/identitytoolkit/v3/relyingparty/"
+            case .v1: "/v1/"
+            case .v2: "/v2/"
+            case .v1Project: "/v1/projects/{project}/"
+            case .secureToken: "/v1/"
+            case .emulator: "/emulator/v1/projects/{project}/"
+            }
+        }
+
+        /// Whether calls carry the API key (`?key=` or `x-goog-api-key`). Admin calls carry an
+        /// OAuth bearer token instead; the emulator's own endpoints carry nothing.
+        public var needsAPIKey: Bool {
+            switch self {
+            case .relyingParty, .v1, .v2, .secureToken: true
+            case .v1Project, .emulator: false
+            }
+        }
+    }
+
+    public enum Method: String, Sendable, Hashable {
+        case get = "GET", post = "POST", delete = "DELETE"
+    }
+
+    public let service: Service
+    /// `verifyClient`, `accounts:sendVerificationCode`, `accounts/mfaSignIn:start`, `token`, …
+    public let name: String
+    public let method: Method
+
+    public init(_ service: Service, _ name: String, method: Method = .post) {
+        self.service = service
+        self.name = name
+        self.method = method
+    }
+
+    /// The emulator-style path, with `{project}` where an Admin or emulator endpoint takes the
+    /// project ID: `/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyClient`,
+    /// `/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:lookup`.
+    public var path: String {
+        (service.host.map { "/" + $0 } ?? "") + service.prefix + name
+    }
+
+    /// ``path`` with the project filled in.
+    public func path(projectID: String?) -> String {
+        path.replacingOccurrences(of: "{project}", with: projectID ?? "")
+    }
+
+    /// What a client calls: `https://<host>/<path>?key=<apiKey>` in production,
+    /// `http://<emulator>/<host>/<path>?key=<apiKey>` against an emulator (`host:port`). `query`
+    /// items follow the key, in order. `nil` when the parts do not make a URL.
+    public func url(emulator: String?, apiKey: String?, projectID: String? = nil,
+                    query: [URLQueryItem] = []) -> URL? {
+        let base: String
+        if let emulator {
+            base = "http://\(emulator)\(path(projectID: projectID))"
+        } else if let host = service.host {
+            base = "https://\(host)\(service.prefix.replacingOccurrences(of: "{project}", with: projectID ?? ""))\(name)"
+        } else {
+            return nil
+        }
+        var components = URLComponents(string: base)
+        var items: [URLQueryItem] = []
+        if service.needsAPIKey, let apiKey { items.append(URLQueryItem(name: "key", value: apiKey)) }
+        items += query
+        if !items.isEmpty { components?.queryItems = items }
+        return components?.url
+    }
+
+    public var description: String { "\(method.rawValue) \(path)" }
+}
+
+extension IdentityToolkitEndpoint {
+    // MARK: What the iOS SDK calls (FirebaseAuth 12.19, Backend/RPC)
+
+    /// `VerifyClientRequest`: an APNs token for a receipt; the backend pushes the secret.
+    public static let verifyClient = Self(.relyingParty, "verifyClient")
+    /// `GetProjectConfigRequest` (a GET: the SDK sends no body).
+    public static let getProjectConfig = Self(.relyingParty, "getProjectConfig", method: .get)
+    /// `SendVerificationCodeRequest`.
+    public static let sendVerificationCode = Self(.relyingParty, "sendVerificationCode")
+    /// `VerifyPhoneNumberRequest` (= `accounts:signInWithPhoneNumber`).
+    public static let verifyPhoneNumber = Self(.relyingParty, "verifyPhoneNumber")
+    /// `VerifyAssertionRequest` (= `accounts:signInWithIdp`).
+    public static let verifyAssertion = Self(.relyingParty, "verifyAssertion")
+    /// `GetAccountInfoRequest` (= `accounts:lookup`).
+    public static let getAccountInfo = Self(.relyingParty, "getAccountInfo")
+    /// `SetAccountInfoRequest` (= `accounts:update`).
+    public static let setAccountInfo = Self(.relyingParty, "setAccountInfo")
+    /// `DeleteAccountRequest` (= `accounts:delete`).
+    public static let deleteAccount = Self(.relyingParty, "deleteAccount")
+    /// `VerifyCustomTokenRequest` (= `accounts:signInWithCustomToken`).
+    public static let verifyCustomToken = Self(.relyingParty, "verifyCustomToken")
+    /// `SignUpNewUserRequest` (= `accounts:signUp`).
+    public static let signUpNewUser = Self(.relyingParty, "signupNewUser")
+    /// `GetRecaptchaConfigRequest`: `GET …/v2/recaptchaConfig?key=…&clientType=…&version=…`.
+    public static let getRecaptchaConfig = Self(.v2, "recaptchaConfig", method: .get)
+    /// `RevokeTokenRequest`.
+    public static let revokeToken = Self(.v2, "accounts:revokeToken")
+    /// `StartMFAEnrollmentRequest`.
+    public static let startMFAEnrollment = Self(.v2, "accounts/mfaEnrollment:start")
+    /// `FinalizeMFAEnrollmentRequest`.
+    public static let finalizeMFAEnrollment = Self(.v2, "accounts/mfaEnrollment:finalize")
+    /// `WithdrawMFARequest`.
+    public static let withdrawMFA = Self(.v2, "accounts/mfaEnrollment:withdraw")
+    /// `StartMFASignInRequest`.
+    public static let startMFASignIn = Self(.v2, "accounts/mfaSignIn:start")
+    /// `FinalizeMFASignInRequest`.
+    public static let finalizeMFASignIn = Self(.v2, "accounts/mfaSignIn:finalize")
+    /// `SecureTokenRequest`: a refresh token for a fresh ID token.
+    public static let secureToken = Self(.secureToken, "token")
+
+    // MARK: The same calls under their v1 names (REST clients, the Auth Emulator's own paths)
+
+    public static let accountsSendVerificationCode = Self(.v1, "accounts:sendVerificationCode")
+    public static let accountsSignInWithPhoneNumber = Self(.v1, "accounts:signInWithPhoneNumber")
+    public static let accountsSignInWithIdp = Self(.v1, "accounts:signInWithIdp")
+    public static let accountsLookup = Self(.v1, "accounts:lookup")
+    public static let accountsUpdate = Self(.v1, "accounts:update")
+    public static let accountsDelete = Self(.v1, "accounts:delete")
+    public static let accountsSignInWithCustomToken = Self(.v1, "accounts:signInWithCustomToken")
+    public static let accountsSignUp = Self(.v1, "accounts:signUp")
+
+    // MARK: What the Admin SDKs call (`/v1/projects/{project}/…`, bearer token)
+
+    /// Create a user (`auth.create_user`).
+    public static let adminCreateAccount = Self(.v1Project, "accounts")
+    public static let adminLookup = Self(.v1Project, "accounts:lookup")
+    public static let adminUpdate = Self(.v1Project, "accounts:update")
+    public static let adminDelete = Self(.v1Project, "accounts:delete")
+    public static let adminBatchDelete = Self(.v1Project, "accounts:batchDelete")
+    /// List users a page at a time (`auth.list_users`): `GET …?maxResults=…&nextPageToken=…`.
+    public static let adminBatchGet = Self(.v1Project, "accounts:batchGet", method: .get)
+    /// Import users (`auth.import_users`).
+    public static let adminBatchCreate = Self(.v1Project, "accounts:batchCreate")
+    public static let adminQuery = Self(.v1Project, "accounts:query")
+
+    // MARK: The Auth Emulator's own
+
+    /// The SMS outbox: `GET /emulator/v1/projects/{project}/verificationCodes`.
+    public static let emulatorVerificationCodes = Self(.emulator, "verificationCodes", method: .get)
+}

@@ -1,0 +1,187 @@
+import Utilities
+
+/// An Identity Toolkit error: the server's code (`INVALID_CODE`), an optional detail, and the HTTP
+/// status. On the wire it is Google's envelope (``ErrorResponse``) whose message is `CODE` or
+/// `CODE : detail`, as the real service writes it and the SDK splits it (at the first colon).
+///
+/// The backend throws these; the auth core reads them back from the envelope.
+///
+/// ```swift
+/// throw IdentityToolkitError(.invalidPhoneNumber, "TOO_SHORT")
+/// // 400 {"error":{"code":400,"message":"INVALID_PHONE_NUMBER : TOO_SHORT",…}}
+/// ```
+public struct IdentityToolkitError: CodedError {
+    public let code: Code
+    public let detail: String?
+    public let status: Int
+
+    /// - Parameter status: the HTTP status; by default the one the service answers with `code`.
+    public init(_ code: Code, _ detail: String? = nil, status: Int? = nil) {
+        self.code = code
+        self.detail = detail
+        self.status = status ?? code.defaultStatus
+    }
+
+    /// `CODE` or `CODE : detail`.
+    public var message: String { detail.map { "\(code.rawValue) : \($0)" } ?? code.rawValue }
+
+    /// Google's error envelope for this error.
+    public var response: ErrorResponse {
+        let reason = switch status {
+        case 403: "forbidden"
+        case 404: "notFound"
+        default: "invalid"
+        }
+        return ErrorResponse(error: .init(code: status, message: message,
+                                          errors: [.init(message: message, reason: reason, domain: "global")]))
+    }
+
+    /// The envelope as JSON bytes.
+    public var body: [UInt8] {
+        // Strings and numbers always encode.
+        (try? IdentityToolkitJSON.encode(response)) ?? Array(#"{"error":{"code":500,"message":"INTERNAL"}}"#.utf8)
+    }
+
+    /// Reads an envelope's message back into an error (the code before the first colon, the
+    /// detail after it, both trimmed), as the SDK's `splitStringAtFirstColon` does.
+    public init(message: String, status: Int) {
+        let parts = message.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let code = parts[0].trimmingCharacters(in: .whitespaces)
+        let detail = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : nil
+        self.init(Code(rawValue: code), detail.flatMap { $0.isEmpty ? nil : $0 }, status: status)
+    }
+}
+
+extension IdentityToolkitError {
+    /// A server error code. A struct rather than an enum so that codes this toolkit does not know
+    /// yet still travel (and compare) as themselves; the known ones are constants.
+    public struct Code: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { rawValue = value }
+        public var description: String { rawValue }
+
+        /// The HTTP status the service answers with this code.
+        public var defaultStatus: Int {
+            switch self {
+            case .permissionDenied: 403
+            case .notFound: 404
+            case .methodNotAllowed: 405
+            case .payloadTooLarge: 413
+            case .notImplemented: 501
+            case .stateUnavailable, .stateCorrupt, .bindFailed, .internal: 500
+            default: 400
+            }
+        }
+
+        // Phone sign-in (`sendVerificationCode`, `signInWithPhoneNumber`).
+        public static let missingPhoneNumber: Self = "MISSING_PHONE_NUMBER"
+        public static let invalidPhoneNumber: Self = "INVALID_PHONE_NUMBER"
+        public static let missingSessionInfo: Self = "MISSING_SESSION_INFO"
+        public static let invalidSessionInfo: Self = "INVALID_SESSION_INFO"
+        public static let missingCode: Self = "MISSING_CODE"
+        public static let invalidCode: Self = "INVALID_CODE"
+        public static let sessionExpired: Self = "SESSION_EXPIRED"
+        public static let invalidTemporaryProof: Self = "INVALID_TEMPORARY_PROOF"
+        public static let phoneNumberExists: Self = "PHONE_NUMBER_EXISTS"
+        public static let quotaExceeded: Self = "QUOTA_EXCEEDED"
+        public static let tooManyAttemptsTryLater: Self = "TOO_MANY_ATTEMPTS_TRY_LATER"
+        public static let operationNotAllowed: Self = "OPERATION_NOT_ALLOWED"
+        // App verification (`verifyClient`, the app credential, reCAPTCHA).
+        public static let missingIOSAppToken: Self = "MISSING_IOS_APP_TOKEN"
+        public static let missingAppCredential: Self = "MISSING_APP_CREDENTIAL"
+        public static let invalidAppCredential: Self = "INVALID_APP_CREDENTIAL"
+        public static let appNotVerified: Self = "APP_NOT_VERIFIED"
+        public static let captchaCheckFailed: Self = "CAPTCHA_CHECK_FAILED"
+        public static let missingClientIdentifier: Self = "MISSING_CLIENT_IDENTIFIER"
+        public static let missingRecaptchaToken: Self = "MISSING_RECAPTCHA_TOKEN"
+        public static let invalidRecaptchaToken: Self = "INVALID_RECAPTCHA_TOKEN"
+        public static let missingRecaptchaVersion: Self = "MISSING_RECAPTCHA_VERSION"
+        public static let invalidRecaptchaVersion: Self = "INVALID_RECAPTCHA_VERSION"
+        public static let invalidReqType: Self = "INVALID_REQ_TYPE"
+        // Accounts and tokens.
+        public static let userNotFound: Self = "USER_NOT_FOUND"
+        public static let userDisabled: Self = "USER_DISABLED"
+        public static let invalidIDToken: Self = "INVALID_ID_TOKEN"
+        public static let tokenExpired: Self = "TOKEN_EXPIRED"
+        public static let invalidRefreshToken: Self = "INVALID_REFRESH_TOKEN"
+        public static let invalidGrantType: Self = "INVALID_GRANT_TYPE"
+        public static let missingRefreshToken: Self = "MISSING_REFRESH_TOKEN"
+        public static let invalidCustomToken: Self = "INVALID_CUSTOM_TOKEN"
+        public static let credentialMismatch: Self = "CREDENTIAL_MISMATCH"
+        public static let credentialTooOldLoginAgain: Self = "CREDENTIAL_TOO_OLD_LOGIN_AGAIN"
+        public static let duplicateLocalID: Self = "DUPLICATE_LOCAL_ID"
+        public static let emailExists: Self = "EMAIL_EXISTS"
+        public static let adminOnlyOperation: Self = "ADMIN_ONLY_OPERATION"
+        // Identity providers (Sign in with Apple).
+        public static let missingOrInvalidProviderID: Self = "MISSING_OR_INVALID_PROVIDER_ID"
+        public static let invalidProviderID: Self = "INVALID_PROVIDER_ID"
+        public static let invalidIDPResponse: Self = "INVALID_IDP_RESPONSE"
+        public static let invalidPendingToken: Self = "INVALID_PENDING_TOKEN"
+        public static let missingOrInvalidNonce: Self = "MISSING_OR_INVALID_NONCE"
+        public static let federatedUserIDAlreadyLinked: Self = "FEDERATED_USER_ID_ALREADY_LINKED"
+        public static let providerAlreadyLinked: Self = "PROVIDER_ALREADY_LINKED"
+        // Multi-factor.
+        public static let missingMFAPendingCredential: Self = "MISSING_MFA_PENDING_CREDENTIAL"
+        public static let invalidMFAPendingCredential: Self = "INVALID_MFA_PENDING_CREDENTIAL"
+        public static let missingMFAEnrollmentID: Self = "MISSING_MFA_ENROLLMENT_ID"
+        public static let mfaEnrollmentNotFound: Self = "MFA_ENROLLMENT_NOT_FOUND"
+        public static let secondFactorExists: Self = "SECOND_FACTOR_EXISTS"
+        public static let secondFactorLimitExceeded: Self = "SECOND_FACTOR_LIMIT_EXCEEDED"
+        public static let unsupportedFirstFactor: Self = "UNSUPPORTED_FIRST_FACTOR"
+        public static let unverifiedEmail: Self = "UNVERIFIED_EMAIL"
+        // Tenants, blocking functions.
+        public static let tenantIDMismatch: Self = "TENANT_ID_MISMATCH"
+        public static let unsupportedTenantOperation: Self = "UNSUPPORTED_TENANT_OPERATION"
+        public static let blockingFunctionErrorResponse: Self = "BLOCKING_FUNCTION_ERROR_RESPONSE"
+        // The request itself.
+        public static let permissionDenied: Self = "PERMISSION_DENIED"
+        public static let apiKeyInvalid: Self = "API_KEY_INVALID"
+        public static let invalidJSON: Self = "INVALID_JSON"
+        public static let invalidRequest: Self = "INVALID_REQUEST"
+        public static let notFound: Self = "NOT_FOUND"
+        public static let methodNotAllowed: Self = "METHOD_NOT_ALLOWED"
+        public static let payloadTooLarge: Self = "PAYLOAD_TOO_LARGE"
+        public static let notImplemented: Self = "NOT_IMPLEMENTED"
+        public static let `internal`: Self = "INTERNAL"
+        // This toolkit's own: the backend's configuration and state.
+        /// A configuration the backend refuses (test numbers, reCAPTCHA outcome, …).
+        public static let invalidConfig: Self = "INVALID_CONFIG"
+        /// The state folder cannot be written.
+        public static let stateUnavailable: Self = "STATE_UNAVAILABLE"
+        /// The state folder holds something the backend cannot read.
+        public static let stateCorrupt: Self = "STATE_CORRUPT"
+        /// The backend cannot listen where it was told to.
+        public static let bindFailed: Self = "BIND_FAILED"
+    }
+}
+
+/// Google's error envelope: `{"error":{"code":400,"message":"INVALID_CODE","errors":[{"message":"INVALID_CODE","reason":"invalid","domain":"global"}]}}`.
+public struct ErrorResponse: Codable, Sendable, Hashable {
+    public struct Body: Codable, Sendable, Hashable {
+        public var code: Int
+        public var message: String
+        public var errors: [Item]?
+        /// `INVALID_ARGUMENT`, … (newer Google APIs add it).
+        public var status: String?
+        public init(code: Int, message: String, errors: [Item]? = nil, status: String? = nil) {
+            self.code = code
+            self.message = message
+            self.errors = errors
+            self.status = status
+        }
+    }
+    public struct Item: Codable, Sendable, Hashable {
+        public var message: String?
+        /// `invalid`, `forbidden`, `notFound`; `keyInvalid…` and `ipRefererBlocked` for API-key problems.
+        public var reason: String?
+        public var domain: String?
+        public init(message: String?, reason: String?, domain: String?) {
+            self.message = message
+            self.reason = reason
+            self.domain = domain
+        }
+    }
+    public var error: Body
+    public init(error: Body) { self.error = error }
+}

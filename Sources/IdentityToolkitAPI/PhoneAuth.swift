@@ -1,0 +1,225 @@
+import Foundation
+
+// Phone sign-in and the app verification before it. Fields and wire names as the SDK's RPC types
+// (FirebaseAuth 12.19 `Backend/VerifyClientRequest.swift`, `Backend/RPC/SendVerificationTokenRequest.swift`,
+// `VerifyPhoneNumberRequest.swift`, `GetProjectConfigRequest.swift`, `GetRecaptchaConfigRequest.swift`
+// and their responses).
+
+/// `verifyClient`: the app's APNs token; the backend answers with a receipt and pushes the matching
+/// secret to the device.
+public struct VerifyClientRequest: AuthRPCRequest, Hashable {
+    public typealias Response = VerifyClientResponse
+    public static let endpoint = IdentityToolkitEndpoint.verifyClient
+    /// The APNs token, uppercase hex.
+    public var appToken: String?
+    /// Sent (as `true`) only for a sandbox token; absent means production.
+    public var isSandbox: Bool?
+
+    public init(appToken: String?, isSandbox: Bool) {
+        self.appToken = appToken
+        self.isSandbox = isSandbox ? true : nil
+    }
+}
+
+public struct VerifyClientResponse: Codable, Sendable, Hashable {
+    public var receipt: String?
+    /// Seconds to wait for the push, as a string (the SDK reads it with `Double(_:)`).
+    public var suggestedTimeout: String?
+    public init(receipt: String?, suggestedTimeout: String?) {
+        self.receipt = receipt
+        self.suggestedTimeout = suggestedTimeout
+    }
+}
+
+/// `sendVerificationCode`: the number, and the proof that the app is real (an app credential or a
+/// reCAPTCHA token; neither in test mode).
+public struct SendVerificationCodeRequest: AuthRPCRequest, Hashable {
+    public typealias Response = SendVerificationCodeResponse
+    public static let endpoint = IdentityToolkitEndpoint.sendVerificationCode
+    public var phoneNumber: String?
+    /// The app credential: the receipt from verifyClient…
+    public var iosReceipt: String?
+    /// …and the secret its silent push carried.
+    public var iosSecret: String?
+    /// The reCAPTCHA v2 token from the fallback page.
+    public var recaptchaToken: String?
+    /// A reCAPTCHA Enterprise token, or `NO_RECAPTCHA` (SMS defense in AUDIT or ENFORCE).
+    public var captchaResponse: String?
+    /// `RECAPTCHA_ENTERPRISE` with `captchaResponse`.
+    public var recaptchaVersion: String?
+    /// `CLIENT_TYPE_IOS` from the SDK.
+    public var clientType: String?
+    public var tenantId: String?
+    /// Android's proofs, accepted in the shape only.
+    public var playIntegrityToken: String?
+    public var safetyNetToken: String?
+
+    public init(phoneNumber: String?, iosReceipt: String? = nil, iosSecret: String? = nil, recaptchaToken: String? = nil,
+                captchaResponse: String? = nil, recaptchaVersion: String? = nil, clientType: String? = nil, tenantId: String? = nil) {
+        self.phoneNumber = phoneNumber
+        self.iosReceipt = iosReceipt
+        self.iosSecret = iosSecret
+        self.recaptchaToken = recaptchaToken
+        self.captchaResponse = captchaResponse
+        self.recaptchaVersion = recaptchaVersion
+        self.clientType = clientType
+        self.tenantId = tenantId
+    }
+}
+
+public struct SendVerificationCodeResponse: Codable, Sendable, Hashable {
+    /// The verification ID the app keeps until the user types the code.
+    public var sessionInfo: String?
+    public init(sessionInfo: String?) { self.sessionInfo = sessionInfo }
+}
+
+/// `verifyPhoneNumber` (v1 `accounts:signInWithPhoneNumber`): the code for a session, or a
+/// temporary proof; with `idToken` to link or reauthenticate.
+public struct VerifyPhoneNumberRequest: AuthRPCRequest, Hashable {
+    public typealias Response = VerifyPhoneNumberResponse
+    public static let endpoint = IdentityToolkitEndpoint.verifyPhoneNumber
+    /// The verification ID.
+    public var sessionInfo: String?
+    public var code: String?
+    /// The signed-in user's ID token, when linking or reauthenticating.
+    public var idToken: String?
+    public var temporaryProof: String?
+    public var phoneNumber: String?
+    /// `SIGN_UP_OR_IN`, `REAUTH`, `LINK`, `UPDATE` (`VERIFY_OP_UNSPECIFIED`).
+    public var operation: String?
+    public var tenantId: String?
+
+    public init(sessionInfo: String?, code: String?, idToken: String? = nil, temporaryProof: String? = nil,
+                phoneNumber: String? = nil, operation: String? = nil, tenantId: String? = nil) {
+        self.sessionInfo = sessionInfo
+        self.code = code
+        self.idToken = idToken
+        self.temporaryProof = temporaryProof
+        self.phoneNumber = phoneNumber
+        self.operation = operation
+        self.tenantId = tenantId
+    }
+}
+
+public struct VerifyPhoneNumberResponse: Codable, Sendable, Hashable {
+    public var idToken: String?
+    public var refreshToken: String?
+    /// Seconds, as a string ("3600").
+    public var expiresIn: String?
+    public var localId: String?
+    public var isNewUser: Bool?
+    public var phoneNumber: String?
+    /// With `phoneNumber`, instead of a session: the number belongs to another account.
+    public var temporaryProof: String?
+    public var temporaryProofExpiresIn: String?
+    /// A second factor is required: no `idToken`, but these.
+    public var mfaPendingCredential: String?
+    public var mfaInfo: [MFAEnrollment]?
+
+    public init(idToken: String? = nil, refreshToken: String? = nil, expiresIn: String? = nil, localId: String? = nil,
+                isNewUser: Bool? = nil, phoneNumber: String? = nil, temporaryProof: String? = nil,
+                temporaryProofExpiresIn: String? = nil, mfaPendingCredential: String? = nil, mfaInfo: [MFAEnrollment]? = nil) {
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+        self.localId = localId
+        self.isNewUser = isNewUser
+        self.phoneNumber = phoneNumber
+        self.temporaryProof = temporaryProof
+        self.temporaryProofExpiresIn = temporaryProofExpiresIn
+        self.mfaPendingCredential = mfaPendingCredential
+        self.mfaInfo = mfaInfo
+    }
+}
+
+/// `getProjectConfig`: a GET without parameters; the answer names the auth domains.
+public struct GetProjectConfigRequest: AuthRPCQueryRequest, Hashable {
+    public typealias Response = GetProjectConfigResponse
+    public static let endpoint = IdentityToolkitEndpoint.getProjectConfig
+    public init() {}
+    public init(queryItems: [URLQueryItem]) {}
+}
+
+public struct GetProjectConfigResponse: Codable, Sendable, Hashable {
+    public var projectId: String?
+    /// The first one ending in `firebaseapp.com` (else `web.app`) hosts the reCAPTCHA page.
+    public var authorizedDomains: [String]?
+    public init(projectId: String?, authorizedDomains: [String]?) {
+        self.projectId = projectId
+        self.authorizedDomains = authorizedDomains
+    }
+}
+
+/// `GET …/v2/recaptchaConfig?key=…&clientType=CLIENT_TYPE_IOS&version=RECAPTCHA_ENTERPRISE[&tenantId=…]`:
+/// the project's reCAPTCHA Enterprise site key and enforcement state per provider.
+public struct GetRecaptchaConfigRequest: AuthRPCQueryRequest, Hashable {
+    public typealias Response = GetRecaptchaConfigResponse
+    public static let endpoint = IdentityToolkitEndpoint.getRecaptchaConfig
+    public var clientType: String?
+    public var version: String?
+    public var tenantId: String?
+
+    public init(clientType: String? = "CLIENT_TYPE_IOS", version: String? = "RECAPTCHA_ENTERPRISE", tenantId: String? = nil) {
+        self.clientType = clientType
+        self.version = version
+        self.tenantId = tenantId
+    }
+
+    public init(queryItems: [URLQueryItem]) {
+        func value(_ name: String) -> String? { queryItems.first { $0.name == name }?.value }
+        self.init(clientType: value("clientType"), version: value("version"), tenantId: value("tenantId"))
+    }
+
+    /// In the SDK's order: clientType, version, then tenantId when there is one.
+    public var queryItems: [URLQueryItem] {
+        var items: [URLQueryItem] = []
+        if let clientType { items.append(URLQueryItem(name: "clientType", value: clientType)) }
+        if let version { items.append(URLQueryItem(name: "version", value: version)) }
+        if let tenantId { items.append(URLQueryItem(name: "tenantId", value: tenantId)) }
+        return items
+    }
+}
+
+public struct GetRecaptchaConfigResponse: Codable, Sendable, Hashable {
+    /// One provider's enforcement: `provider` `EMAIL_PASSWORD_PROVIDER` or `PHONE_PROVIDER`,
+    /// `enforcementState` `OFF`, `AUDIT` or `ENFORCE`.
+    public struct EnforcementState: Codable, Sendable, Hashable {
+        public var provider: String
+        public var enforcementState: String
+        public init(provider: String, enforcementState: String) {
+            self.provider = provider
+            self.enforcementState = enforcementState
+        }
+    }
+    /// `projects/<project>/keys/<site key>`.
+    public var recaptchaKey: String?
+    public var recaptchaEnforcementState: [EnforcementState]?
+    public var useSmsTollFraudProtection: Bool?
+    public var useSmsBotScore: Bool?
+
+    public init(recaptchaKey: String?, recaptchaEnforcementState: [EnforcementState]?, useSmsTollFraudProtection: Bool? = nil,
+                useSmsBotScore: Bool? = nil) {
+        self.recaptchaKey = recaptchaKey
+        self.recaptchaEnforcementState = recaptchaEnforcementState
+        self.useSmsTollFraudProtection = useSmsTollFraudProtection
+        self.useSmsBotScore = useSmsBotScore
+    }
+}
+
+/// One SMS in the Auth Emulator's outbox.
+public struct VerificationCode: Codable, Sendable, Hashable {
+    public var code: String
+    public var phoneNumber: String
+    public var sessionInfo: String
+    public init(code: String, phoneNumber: String, sessionInfo: String) {
+        self.code = code
+        self.phoneNumber = phoneNumber
+        self.sessionInfo = sessionInfo
+    }
+}
+
+/// `GET /emulator/v1/projects/{project}/verificationCodes`.
+public struct VerificationCodesResponse: Codable, Sendable, Hashable {
+    public var verificationCodes: [VerificationCode]
+    public init(verificationCodes: [VerificationCode]) { self.verificationCodes = verificationCodes }
+}
