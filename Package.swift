@@ -105,10 +105,14 @@ let package = Package(
             ]
         ),
         // FirebaseAuth's phone-auth app verification, on Linux, with the SDK's names.
-        .target(name: "FirebaseAuthCore", dependencies: ["Utilities", .product(name: "Crypto", package: "swift-crypto"),
-                                                 .product(name: "NIOCore", package: "swift-nio"),
-                                                 .product(name: "NIOPosix", package: "swift-nio"),
-                                                 .product(name: "NIOHTTP1", package: "swift-nio")]),
+        .target(
+            name: "FirebaseAuthCore",
+            dependencies: ["Utilities", "IdentityToolkitAPI", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
+        ),
         // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
         .target(

@@ -230,9 +230,9 @@ extension AppHost {
     /// The app described by a bundle's files, on a device (or a simulator).
     public convenience init(bundle: AppBundle, isSimulator: Bool = false, forwardsNotifications: Bool = true,
                             forwardsURLs: Bool = true, userDefaults: UserDefaultsStore = UserDefaultsStore(),
-                            clock: any Clock<Duration> = ContinuousClock()) {
+                            clock: any Clock<Duration> = ContinuousClock(), transport: (any AuthTransport)? = nil) {
         self.init(bundleID: bundle.info.bundleID, urlSchemes: bundle.info.urlSchemes, isSimulator: isSimulator,
                   provisioningProfile: bundle.provisioningProfile, forwardsNotifications: forwardsNotifications,
-                  forwardsURLs: forwardsURLs, userDefaults: userDefaults, clock: clock)
+                  forwardsURLs: forwardsURLs, userDefaults: userDefaults, clock: clock, transport: transport)
     }
 }

@@ -18,11 +18,24 @@ public final class AppHost: Sendable {
     public let forwardsURLs: Bool
     public let userDefaults: UserDefaultsStore
     public let clock: any Clock<Duration>
-    private let auths = Mutex<[Auth]>([])
+    /// The device's network, as the app's `Auth` and its web views use it: the transport given
+    /// (one shared by every app a simulation hosts), or one of the app's own, made on first use.
+    public var transport: any AuthTransport {
+        ownTransport.withLock { own in
+            if let own { return own }
+            let made = NIOHTTP1Transport()
+            own = made
+            return made
+        }
+    }
+    private let ownTransport: Mutex<(any AuthTransport)?>
+    /// The app's `Auth`s, weakly: an `Auth` nobody holds is gone, and no longer gets notifications.
+    private let auths = Mutex<[WeakAuth]>([])
 
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
-                userDefaults: UserDefaultsStore = UserDefaultsStore(), clock: any Clock<Duration> = ContinuousClock()) {
+                userDefaults: UserDefaultsStore = UserDefaultsStore(), clock: any Clock<Duration> = ContinuousClock(),
+                transport: (any AuthTransport)? = nil) {
         self.bundleID = bundleID
         self.urlSchemes = urlSchemes
         self.isSimulator = isSimulator
@@ -31,9 +44,18 @@ public final class AppHost: Sendable {
         self.forwardsURLs = forwardsURLs
         self.userDefaults = userDefaults
         self.clock = clock
+        ownTransport = Mutex(transport)
     }
 
-    func attach(_ auth: Auth) { auths.withLock { $0.append(auth) } }
+    func attach(_ auth: Auth) {
+        auths.withLock { auths in
+            auths.removeAll { $0.auth == nil }
+            auths.append(WeakAuth(auth: auth))
+        }
+    }
+
+    /// The app's live `Auth`s.
+    private var liveAuths: [Auth] { auths.withLock { $0.compactMap(\.auth) } }
 
     /// The OS hands the app a URL opened with its scheme (`application(_:open:options:)` or the
     /// scene delegate's `openURLContexts`). A delegate that forwards gives it to Auth.
@@ -50,7 +72,7 @@ public final class AppHost: Sendable {
                 """))
         }
         var first: URLHandling?
-        for auth in auths.withLock({ $0 }) {
+        for auth in liveAuths {
             let handling = auth.handle(url)
             if handling.isHandled { return handling }
             first = first ?? handling
@@ -65,9 +87,14 @@ public final class AppHost: Sendable {
     @discardableResult
     public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any]) -> Bool {
         guard forwardsNotifications else { return false }
-        for auth in auths.withLock({ $0 }) where auth.canHandleNotification(userInfo) { return true }
+        for auth in liveAuths where auth.canHandleNotification(userInfo) { return true }
         return false
     }
+}
+
+/// An `Auth` the host does not keep alive.
+private struct WeakAuth: Sendable {
+    weak let auth: Auth?
 }
 
 /// A file-backed key-value store playing `UserDefaults`: what an app uses to keep the verification

@@ -1,6 +1,7 @@
 import Utilities
 import Crypto
 import Foundation
+import IdentityToolkitAPI
 
 /// The nonce of Sign in with Apple, as Firebase's sample makes it: random characters from the
 /// sample's charset (which lacks "W", as the sample's does), the SHA-256 hex of it sent to Apple,
@@ -88,9 +89,8 @@ extension Auth {
     /// requires it before the account is deleted).
     public func revokeToken(withAuthorizationCode code: String) async throws(AuthError) {
         guard let user = currentUser else { throw AuthError(.userNotFound, "no user is signed in") }
-        _ = try await backend.callV2("accounts:revokeToken", [
-            "providerId": "apple.com", "tokenType": "CODE", "token": code, "idToken": try await user.getIDToken(),
-        ])
+        _ = try await backend.call(RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: code,
+                                                      idToken: try await user.getIDToken()))
     }
 
     /// signInWithIdp: a session for the credential's user, or linking to `user`.
@@ -98,38 +98,38 @@ extension Auth {
         guard credential.providerID == "apple.com" else {
             throw AuthError(.invalidCredential, "this auth core signs in with apple.com credentials, not \(credential.providerID)")
         }
-        var body: [String: any Sendable] = ["requestUri": "http://localhost", "returnSecureToken": true, "returnIdpCredential": true]
-        if let pending = credential.pendingToken { body["pendingToken"] = pending } else { body["postBody"] = credential.postBody }
-        if let user { body["idToken"] = try await user.getIDToken() }
-        let response = try await backend.call("verifyAssertion", body, languageCode: languageCode)
-        if let message = response["errorMessage"] as? String {
-            let updated = (response["pendingToken"] as? String).map {
+        var request = VerifyAssertionRequest()
+        if let pending = credential.pendingToken { request.pendingToken = pending } else { request.postBody = credential.postBody }
+        if let user { request.idToken = try await user.getIDToken() }
+        let response = try await backend.call(request)
+        if let message = response.errorMessage {
+            let updated = response.pendingToken.map {
                 OAuthCredential(providerID: "apple.com", idToken: nil, rawNonce: nil, fullName: nil, pendingToken: $0)
             }
             let mapped = AuthError.fromServer(message)
             throw AuthError(mapped.code, "\(message): this Apple ID is linked to another account; sign in with error.updatedCredential",
-                            serverMessage: message, updatedCredential: updated, email: response["email"] as? String)
+                            serverMessage: message, updatedCredential: updated, email: response.email)
         }
-        guard let uid = response["localId"] as? String, let idToken = response["idToken"] as? String else {
+        guard let uid = response.localId, let idToken = response.idToken else {
             throw AuthError(.appConfigurationError, "verifyAssertion answered without localId or idToken")
         }
-        let isNew = response["isNewUser"] as? Bool ?? false
-        var displayName = response["displayName"] as? String
+        let isNew = response.isNewUser ?? false
+        var displayName = response.displayName
         if isNew, displayName == nil, let name = credential.displayName {
-            let updated = try await backend.call("setAccountInfo", ["idToken": idToken, "displayName": name], languageCode: nil)
-            displayName = (updated["displayName"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? name
+            let updated = try await backend.call(SetAccountInfoRequest(idToken: idToken, displayName: name))
+            displayName = updated.displayName.flatMap { $0.isEmpty ? nil : $0 } ?? name
         }
         if let user {
             user.update {
                 $0.idToken = idToken
-                $0.refreshToken = response["refreshToken"] as? String
+                $0.refreshToken = response.refreshToken
                 if !$0.providerIDs.contains("apple.com") { $0.providerIDs.append("apple.com") }
-                $0.email = $0.email ?? response["email"] as? String
+                $0.email = $0.email ?? response.email
             }
             return (user, false)
         }
-        let signedIn = User(auth: self, uid: uid, phoneNumber: nil, email: response["email"] as? String, displayName: displayName,
-                            idToken: idToken, refreshToken: response["refreshToken"] as? String, providerIDs: ["apple.com"])
+        let signedIn = User(auth: self, uid: uid, phoneNumber: nil, email: response.email, displayName: displayName,
+                            idToken: idToken, refreshToken: response.refreshToken, providerIDs: ["apple.com"])
         return (signedIn, isNew)
     }
 }
@@ -161,7 +161,7 @@ extension User {
 
     /// `delete()`: deletes the account; the user is signed out.
     public func delete() async throws(AuthError) {
-        _ = try await auth.backend.call("deleteAccount", ["idToken": try await getIDToken()], languageCode: nil)
+        _ = try await auth.backend.call(DeleteAccountRequest(idToken: try await getIDToken()))
         auth.state.withLock { if $0.currentUser?.uid == uid { $0.currentUser = nil } }
     }
 }

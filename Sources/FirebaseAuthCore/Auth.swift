@@ -1,8 +1,6 @@
 import Foundation
+import IdentityToolkitAPI
 import Synchronization
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// `auth.settings`.
 public final class AuthSettings: Sendable {
@@ -30,7 +28,13 @@ public struct AppCredential: Sendable, Hashable {
 /// let result = try await Auth.auth().signIn(with: credential)
 /// ```
 public final class Auth: Sendable {
-    public let app: FirebaseApp
+    /// The app this `Auth` belongs to; weak, as in the SDK (the app owns its `Auth`).
+    public weak let app: FirebaseApp?
+    /// The app's options and host, kept here: an `Auth` outlives an app nobody holds.
+    let options: FirebaseOptions
+    let host: AppHost
+    /// How this `Auth` talks HTTP: its host's network.
+    let transport: any AuthTransport
     public let settings = AuthSettings()
 
     struct State {
@@ -69,12 +73,14 @@ public final class Auth: Sendable {
     static let probeWarning = "This fake notification should be forwarded to Firebase Auth."
     static let payloadKey = "com.google.firebase.auth"
 
+    /// Made by ``auth(app:)`` only: one per app, kept by the app.
     init(app: FirebaseApp) {
         self.app = app
+        options = app.options
+        host = app.host
+        transport = app.host.transport
         app.host.attach(self)
     }
-
-    private static let instances = Mutex<[ObjectIdentifier: Auth]>([:])
 
     /// The `Auth` of the default app. (Configure it first with `FirebaseApp.configure(options:host:)`.)
     public static func auth() -> Auth {
@@ -84,15 +90,9 @@ public final class Auth: Sendable {
         return auth(app: app)
     }
 
-    /// The `Auth` of `app` (one per app).
-    public static func auth(app: FirebaseApp) -> Auth {
-        instances.withLock { instances in
-            if let existing = instances[ObjectIdentifier(app)] { return existing }
-            let auth = Auth(app: app)
-            instances[ObjectIdentifier(app)] = auth
-            return auth
-        }
-    }
+    /// The `Auth` of `app`: one per app, made on first use and kept by the app (so it goes with the
+    /// app, as in the SDK, rather than in a registry that never forgets).
+    public static func auth(app: FirebaseApp) -> Auth { app.auth }
 
     public var languageCode: String? {
         get { state.withLock { $0.languageCode } }
@@ -101,7 +101,7 @@ public final class Auth: Sendable {
 
     /// Talk to a local backend instead of Google's: `http://host:port/www.googleapis.com/…`.
     public func useEmulator(withHost host: String, port: Int) {
-        state.withLock { $0.emulator = "http://\(host):\(port)" }
+        state.withLock { $0.emulator = "\(host):\(port)" }
     }
 
     public var currentUser: User? { state.withLock { $0.currentUser } }
@@ -116,7 +116,7 @@ public final class Auth: Sendable {
     /// provisioning profile's `aps-environment` (development → sandbox; otherwise prod).
     public func setAPNSToken(_ token: Data, type: AuthAPNSTokenType) {
         let resolved = type == .unknown
-            ? ProvisioningProfile.resolve(isSimulator: app.host.isSimulator, profile: app.host.provisioningProfile)
+            ? ProvisioningProfile.resolve(isSimulator: host.isSimulator, profile: host.provisioningProfile)
             : type
         let value = AuthAPNSToken(data: token, type: resolved)
         let waiters = state.withLock { state -> [OneShot<AuthAPNSToken?>] in
@@ -134,7 +134,7 @@ public final class Auth: Sendable {
             if state.apnsToken == nil { state.tokenWaiters.append(shot) }
             return state.apnsToken
         }) { return token }
-        return await wait(for: shot, timeout: Self.apnsTokenTimeout, clock: app.host.clock, fallback: nil)
+        return await wait(for: shot, timeout: Self.apnsTokenTimeout, clock: host.clock, fallback: nil)
     }
 
     // MARK: Notifications
@@ -187,8 +187,8 @@ public final class Auth: Sendable {
         case .result(let result): return result
         case .wait(let shot): return await shot.value
         case .run(let shot):
-            app.host.didReceiveRemoteNotification([Self.payloadKey: ["warning": Self.probeWarning]])
-            let result = await wait(for: shot, timeout: Self.probeTimeout, clock: app.host.clock, fallback: false)
+            host.didReceiveRemoteNotification([Self.payloadKey: ["warning": Self.probeWarning]])
+            let result = await wait(for: shot, timeout: Self.probeTimeout, clock: host.clock, fallback: false)
             state.withLock { $0.probe = .done(result) }
             return result
         }
@@ -217,18 +217,19 @@ public final class Auth: Sendable {
             state.credentialWaiters[receipt, default: []].append(shot)
             return nil
         }) { return ready }
-        return await wait(for: shot, timeout: timeout, clock: app.host.clock, fallback: nil)
+        return await wait(for: shot, timeout: timeout, clock: host.clock, fallback: nil)
     }
 
     // MARK: Backend and sign-in
 
+    /// The Identity Toolkit, as this `Auth` calls it (its emulator, API key, language, transport).
     var backend: BackendClient {
         get throws(AuthError) {
-            guard let apiKey = app.options.apiKey else {
+            guard let apiKey = options.apiKey else {
                 throw AuthError(.appConfigurationError, "FirebaseOptions has no API key (GoogleService-Info.plist API_KEY)")
             }
-            let emulator = state.withLock { $0.emulator }
-            return BackendClient(base: (emulator ?? "https:/") + "/www.googleapis.com", apiKey: apiKey, http: .shared)
+            let (emulator, languageCode) = state.withLock { ($0.emulator, $0.languageCode) }
+            return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, transport: transport)
         }
     }
 
@@ -236,17 +237,16 @@ public final class Auth: Sendable {
     public func signIn(with credential: PhoneAuthCredential) async throws(AuthError) -> AuthDataResult {
         guard !credential.verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
         guard !credential.verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
-        let response = try await backend.call("verifyPhoneNumber", [
-            "sessionInfo": credential.verificationID, "code": credential.verificationCode,
-        ], languageCode: languageCode)
-        guard let uid = response["localId"] as? String, let idToken = response["idToken"] as? String else {
+        let response = try await backend.call(VerifyPhoneNumberRequest(sessionInfo: credential.verificationID,
+                                                                       code: credential.verificationCode))
+        guard let uid = response.localId, let idToken = response.idToken else {
             throw AuthError(.appConfigurationError, "verifyPhoneNumber answered without localId or idToken")
         }
-        let number = (response["phoneNumber"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let number = response.phoneNumber.flatMap { $0.isEmpty ? nil : $0 }
         let user = User(auth: self, uid: uid, phoneNumber: number, idToken: idToken,
-                        refreshToken: response["refreshToken"] as? String, providerIDs: ["phone"])
+                        refreshToken: response.refreshToken, providerIDs: ["phone"])
         state.withLock { $0.currentUser = user }
-        return AuthDataResult(user: user, isNewUser: response["isNewUser"] as? Bool ?? false)
+        return AuthDataResult(user: user, isNewUser: response.isNewUser ?? false)
     }
 
     public func signOut() throws(AuthError) {
@@ -296,7 +296,7 @@ public final class Auth: Sendable {
     static let sdkVersion = "12.19.0"
 
     /// `http://host:port` when talking to a local backend.
-    var emulatorBase: String? { state.withLock { $0.emulator } }
+    var emulatorBase: String? { state.withLock { $0.emulator }.map { "http://\($0)" } }
 
     /// How the last `verifyPhoneNumber` proved the app (for timelines; not an SDK property).
     public var lastAppVerification: AppVerificationPath? { state.withLock { $0.lastVerification } }

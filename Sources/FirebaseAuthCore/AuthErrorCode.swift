@@ -1,3 +1,4 @@
+import IdentityToolkitAPI
 import Utilities
 import Foundation
 
@@ -39,19 +40,20 @@ public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
     case appConfigurationError = 17998
     case internalError = 17999
 
-    /// The server codes (`CODE : detail`) the SDK maps to its own.
-    static let serverCodes: [String: AuthErrorCode] = [
-        "INVALID_PHONE_NUMBER": .invalidPhoneNumber, "MISSING_PHONE_NUMBER": .missingPhoneNumber,
-        "QUOTA_EXCEEDED": .quotaExceeded, "APP_NOT_VERIFIED": .appNotVerified, "CAPTCHA_CHECK_FAILED": .captchaCheckFailed,
-        "INVALID_APP_CREDENTIAL": .invalidAppCredential, "MISSING_APP_CREDENTIAL": .missingAppCredential,
-        "INVALID_CODE": .invalidVerificationCode, "MISSING_CODE": .missingVerificationCode,
-        "INVALID_SESSION_INFO": .invalidVerificationID, "MISSING_SESSION_INFO": .missingVerificationID,
-        "SESSION_EXPIRED": .sessionExpired, "MISSING_IOS_APP_TOKEN": .missingAppToken,
-        "TOO_MANY_ATTEMPTS_TRY_LATER": .tooManyRequests, "MISSING_OR_INVALID_NONCE": .missingOrInvalidNonce,
-        "MISSING_CLIENT_IDENTIFIER": .missingClientIdentifier, "OPERATION_NOT_ALLOWED": .operationNotAllowed,
-        "INVALID_IDP_RESPONSE": .invalidCredential, "INVALID_PENDING_TOKEN": .invalidCredential,
-        "FEDERATED_USER_ID_ALREADY_LINKED": .credentialAlreadyInUse, "PROVIDER_ALREADY_LINKED": .providerAlreadyLinked,
-        "INVALID_ID_TOKEN": .invalidUserToken, "USER_NOT_FOUND": .userNotFound,
+    /// The server codes (`CODE : detail`) the SDK maps to its own (FirebaseAuth 12.19
+    /// `Backend/AuthBackend.swift` `clientError(withServerErrorMessage:…)`); others are `internalError`.
+    static let serverCodes: [IdentityToolkitError.Code: AuthErrorCode] = [
+        .invalidPhoneNumber: .invalidPhoneNumber, .missingPhoneNumber: .missingPhoneNumber,
+        .quotaExceeded: .quotaExceeded, .appNotVerified: .appNotVerified, .captchaCheckFailed: .captchaCheckFailed,
+        .invalidAppCredential: .invalidAppCredential, .missingAppCredential: .missingAppCredential,
+        .invalidCode: .invalidVerificationCode, .missingCode: .missingVerificationCode,
+        .invalidSessionInfo: .invalidVerificationID, .missingSessionInfo: .missingVerificationID,
+        .sessionExpired: .sessionExpired, .missingIOSAppToken: .missingAppToken,
+        .tooManyAttemptsTryLater: .tooManyRequests, .missingOrInvalidNonce: .missingOrInvalidNonce,
+        .missingClientIdentifier: .missingClientIdentifier, .operationNotAllowed: .operationNotAllowed,
+        .invalidIDPResponse: .invalidCredential, .invalidPendingToken: .invalidCredential,
+        .federatedUserIDAlreadyLinked: .credentialAlreadyInUse, .providerAlreadyLinked: .providerAlreadyLinked,
+        .invalidIDToken: .invalidUserToken, .userNotFound: .userNotFound,
     ]
 }
 
@@ -81,7 +83,7 @@ public struct AuthError: CodedError {
 
     /// Maps a backend message (`CODE` or `CODE : detail`, split at the first colon) as the SDK does.
     static func fromServer(_ message: String) -> AuthError {
-        let code = message.split(separator: ":", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? message
-        return AuthError(AuthErrorCode.serverCodes[code] ?? .internalError, message, serverMessage: message)
+        let server = IdentityToolkitError(message: message, status: 400)
+        return AuthError(AuthErrorCode.serverCodes[server.code] ?? .internalError, message, serverMessage: message)
     }
 }

@@ -1,47 +1,44 @@
-import Utilities
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import IdentityToolkitAPI
 
-/// Calls the Identity Toolkit endpoints the iOS SDK calls (legacy v3 names), over HTTP.
+/// Calls Identity Toolkit endpoints as the SDK does (`AuthBackend.call(with:)`), typed: a request
+/// goes out as JSON (a GET's as its query), the answer comes back as the request's response type,
+/// and an error envelope becomes the SDK's ``AuthError``.
 struct BackendClient: Sendable {
-    /// `https://www.googleapis.com`, or `http://host:port/www.googleapis.com` with the emulator.
-    let base: String
+    /// `host:port` of an emulator (the local backend), or `nil` for Google's hosts.
+    let emulator: String?
     let apiKey: String
-    let http: HTTPClient
+    let languageCode: String?
+    let transport: any AuthTransport
 
-    /// A v2 endpoint (`accounts:revokeToken`), on identitytoolkit.googleapis.com.
-    func callV2(_ name: String, _ body: [String: any Sendable]) async throws(AuthError) -> [String: Any] {
-        let host = base.replacingOccurrences(of: "/www.googleapis.com", with: "/identitytoolkit.googleapis.com")
-        return try await call(name, body, languageCode: nil, url: "\(host)/v2/\(name)?key=\(apiKey)")
-    }
-
-    func call(_ name: String, _ body: [String: any Sendable], languageCode: String?, url override: String? = nil) async throws(AuthError) -> [String: Any] {
-        guard let url = URL(string: override ?? "\(base)/identitytoolkit/v3/relyingparty/\(name)?key=\(apiKey)") else {
-            throw AuthError(.appConfigurationError, "cannot make a URL from \(base) and API key \(apiKey)")
+    func call<Request: AuthRPCRequest>(_ request: Request) async throws(AuthError) -> Request.Response {
+        let endpoint = Request.endpoint
+        guard let url = endpoint.url(emulator: emulator, apiKey: apiKey, query: request.queryItems) else {
+            throw AuthError(.appConfigurationError, "cannot make a URL for \(endpoint.name) from the emulator host \(emulator ?? "-") and API key \(apiKey)")
         }
-        var headers = ["Content-Type": "application/json"]
-        if let languageCode { headers["X-Firebase-Locale"] = languageCode }
-        let answer: HTTPAnswer
-        do {
-            answer = try await http.request("POST", url, headers: headers,
-                                            body: CompactJSON.bytes(body).map { Data($0) })
-        } catch {
-            throw AuthError(.internalError, "network error calling \(name): \(error)")
-        }
-        let data = answer.body
-        let status = answer.status
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        guard status == 200 else {
-            if let error = object?["error"] as? [String: Any], let message = error["message"] as? String {
-                throw AuthError.fromServer(message)
+        var headers: [(name: String, value: String)] = []
+        var body: [UInt8]?
+        if endpoint.method != .get {
+            headers.append(("Content-Type", "application/json"))
+            do { body = try IdentityToolkitJSON.encode(request) } catch {
+                throw AuthError(.internalError, "cannot encode \(endpoint.name): \(error.message)")
             }
-            throw AuthError(.internalError, "\(name) answered HTTP \(status) without an error body")
         }
-        guard let object else {
-            throw AuthError(.appConfigurationError, "\(name) answered 200 with a body that is not a JSON object")
+        if let languageCode, !languageCode.isEmpty { headers.append(("X-Firebase-Locale", languageCode)) }
+        let answer: TransportResponse
+        do {
+            answer = try await transport.send(TransportRequest(method: endpoint.method.rawValue, url: url, headers: headers, body: body))
+        } catch {
+            throw AuthError(.internalError, "network error calling \(endpoint.name): \(error.message)")
         }
-        return object
+        guard answer.status == 200 else {
+            if let envelope = try? IdentityToolkitJSON.decode(ErrorResponse.self, from: answer.body) {
+                throw AuthError.fromServer(envelope.error.message)
+            }
+            throw AuthError(.internalError, "\(endpoint.name) answered HTTP \(answer.status) without an error body")
+        }
+        do { return try IdentityToolkitJSON.decode(Request.Response.self, from: answer.body) } catch {
+            throw AuthError(.appConfigurationError, "\(endpoint.name) answered 200 with a body that is not a \(Request.Response.self): \(error.message)")
+        }
     }
 }

@@ -34,10 +34,23 @@ public final class FirebaseApp: Sendable {
     /// The app around Firebase: its bundle, Info.plist, delegate, device.
     public let host: AppHost
 
+    /// This app's `Auth`, made on first use (``Auth/auth(app:)``).
+    private let authInstance = Mutex<Auth?>(nil)
+
     public init(name: String, options: FirebaseOptions, host: AppHost) {
         self.name = name
         self.options = options
         self.host = host
+    }
+
+    /// The app's `Auth`: the app keeps it (strongly; `Auth.app` is weak, as in the SDK).
+    var auth: Auth {
+        authInstance.withLock { instance in
+            if let instance { return instance }
+            let auth = Auth(app: self)
+            instance = auth
+            return auth
+        }
     }
 
     private static let defaultApp = Mutex<FirebaseApp?>(nil)

@@ -1,8 +1,5 @@
 import Utilities
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// How a presenter hands the page's redirect to the OS, which opens it in the app that owns the scheme.
 public enum RedirectHandOff: Sendable {
@@ -61,8 +58,8 @@ public struct HeadlessPresenter: AuthUIDelegate {
     }
 
     public func present(_ url: URL, host: AppHost) async {
-        let answer: HTTPAnswer
-        do { answer = try await HTTPClient.shared.request("GET", url) } catch {
+        let answer: TransportResponse
+        do { answer = try await host.transport.send(TransportRequest(method: "GET", url: url)) } catch {
             onEvent(.init(.failed, "the page did not load: \(error)"))
             return
         }

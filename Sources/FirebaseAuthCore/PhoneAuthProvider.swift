@@ -1,4 +1,5 @@
 import Foundation
+import IdentityToolkitAPI
 
 /// `AuthUIDelegate`: presents the reCAPTCHA page for the fallback. `present(_:host:)` shows `url`
 /// and returns when the web view closes; a page that redirects hands its URL to the OS with
@@ -63,21 +64,21 @@ public final class PhoneAuthProvider: Sendable {
         let backend = try auth.backend
         if auth.settings.isAppVerificationDisabledForTesting {
             auth.noteVerification(.testMode)
-            return try await sendCode(backend, ["phoneNumber": phoneNumber])
+            return try await sendCode(backend, SendVerificationCodeRequest(phoneNumber: phoneNumber))
         }
         var credential: AppCredential
         switch try await appCredential(backend) {
         case .needsReCAPTCHA(let why):
             auth.noteVerification(.reCAPTCHAFallback(reason: why))
             let token = try await reCAPTCHAToken(backend, uiDelegate: uiDelegate ?? HeadlessPresenter())
-            return try await sendCode(backend, ["phoneNumber": phoneNumber, "recaptchaToken": token])
+            return try await sendCode(backend, SendVerificationCodeRequest(phoneNumber: phoneNumber, recaptchaToken: token))
         case .credential(let found):
             credential = found
         }
         auth.noteVerification(.silentPush)
         do {
-            return try await sendCode(backend, ["phoneNumber": phoneNumber, "iosReceipt": credential.receipt,
-                                                "iosSecret": credential.secret])
+            return try await sendCode(backend, SendVerificationCodeRequest(phoneNumber: phoneNumber, iosReceipt: credential.receipt,
+                                                                           iosSecret: credential.secret))
         } catch where error.code == .invalidAppCredential {
             auth.clearCredential()
             guard case .credential(let fresh) = try await appCredential(backend) else {
@@ -86,8 +87,8 @@ public final class PhoneAuthProvider: Sendable {
             }
             credential = fresh
             do {
-                return try await sendCode(backend, ["phoneNumber": phoneNumber, "iosReceipt": credential.receipt,
-                                                    "iosSecret": credential.secret])
+                return try await sendCode(backend, SendVerificationCodeRequest(phoneNumber: phoneNumber, iosReceipt: credential.receipt,
+                                                                               iosSecret: credential.secret))
             } catch where error.code == .invalidAppCredential {
                 throw AuthError(.internalError, "the backend refused a fresh app credential too: \(error.message)",
                                 serverMessage: error.serverMessage)
@@ -103,12 +104,12 @@ public final class PhoneAuthProvider: Sendable {
     /// The scheme the reCAPTCHA page returns to: the reversed client ID when it is registered, else
     /// the encoded app ID.
     public var callbackScheme: String {
-        CallbackScheme.derive(options: auth.app.options, registered: auth.app.host.urlSchemes)
+        CallbackScheme.derive(options: auth.options, registered: auth.host.urlSchemes)
     }
 
     private func checkCallbackScheme() throws(AuthError) {
         let scheme = callbackScheme
-        guard CallbackScheme.isRegistered(scheme, in: auth.app.host.urlSchemes) else {
+        guard CallbackScheme.isRegistered(scheme, in: auth.host.urlSchemes) else {
             throw AuthError(.appConfigurationError, """
                 Please register custom URL scheme \(scheme) in the app's Info.plist file \
                 (CFBundleURLTypes → CFBundleURLSchemes); the SDK stops the app with fatalError here
@@ -116,9 +117,9 @@ public final class PhoneAuthProvider: Sendable {
         }
     }
 
-    private func sendCode(_ backend: BackendClient, _ body: [String: any Sendable]) async throws(AuthError) -> String {
-        let response = try await backend.call("sendVerificationCode", body, languageCode: auth.languageCode)
-        guard let sessionInfo = response["sessionInfo"] as? String else {
+    private func sendCode(_ backend: BackendClient, _ request: SendVerificationCodeRequest) async throws(AuthError) -> String {
+        let response = try await backend.call(request)
+        guard let sessionInfo = response.sessionInfo else {
             throw AuthError(.appConfigurationError, "sendVerificationCode answered without sessionInfo")
         }
         return sessionInfo
@@ -132,20 +133,18 @@ public final class PhoneAuthProvider: Sendable {
     /// The cached credential, or a new one by silent push; or why the SDK falls back to reCAPTCHA.
     private func appCredential(_ backend: BackendClient) async throws(AuthError) -> Proof {
         if let cached = auth.cachedCredential { return .credential(cached) }
-        if auth.app.host.isSimulator { return .needsReCAPTCHA("the app runs in a simulator, which gets no silent pushes") }
+        if auth.host.isSimulator { return .needsReCAPTCHA("the app runs in a simulator, which gets no silent pushes") }
         guard let token = await auth.waitForAPNSToken() else {
             return .needsReCAPTCHA("no APNs token within 5 s (is the app registered for remote notifications?)")
         }
-        var body: [String: any Sendable] = ["appToken": token.string]
-        if token.type == .sandbox { body["isSandbox"] = true }
-        let response: [String: Any]
-        do { response = try await backend.call("verifyClient", body, languageCode: auth.languageCode) } catch {
+        let response: VerifyClientResponse
+        do { response = try await backend.call(VerifyClientRequest(appToken: token.string, isSandbox: token.type == .sandbox)) } catch {
             if error.code == .invalidAppCredential || error.code == .missingAppToken {
                 return .needsReCAPTCHA("verifyClient refused the APNs token: \(error.message)")
             }
             throw error
         }
-        guard let receipt = response["receipt"] as? String, let timeoutText = response["suggestedTimeout"] as? String,
+        guard let receipt = response.receipt, let timeoutText = response.suggestedTimeout,
               let seconds = Int(timeoutText), seconds >= 0
         else {
             throw AuthError(.appConfigurationError, "verifyClient answered without a receipt and a numeric suggestedTimeout string (the SDK stops with fatalError)")
@@ -160,10 +159,10 @@ public final class PhoneAuthProvider: Sendable {
     /// The reCAPTCHA fallback: the auth domain from getProjectConfig, a new event, the handler URL
     /// presented through `uiDelegate`, and the redirect that comes back through `canHandle(url)`.
     private func reCAPTCHAToken(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> String {
-        let options = auth.app.options
+        let options = auth.options
         guard let apiKey = options.apiKey else { throw AuthError(.appConfigurationError, "FirebaseOptions has no API key") }
-        let config = try await backend.call("getProjectConfig", [:], languageCode: nil)
-        let domains = config["authorizedDomains"] as? [String] ?? []
+        let config = try await backend.call(GetProjectConfigRequest())
+        let domains = config.authorizedDomains ?? []
         guard let domain = ReCAPTCHAFlow.authDomain(from: domains) else {
             throw AuthError(.internalError, "getProjectConfig lists no firebaseapp.com or web.app domain: \(domains)")
         }
@@ -175,7 +174,7 @@ public final class PhoneAuthProvider: Sendable {
             eventID: eventID, clientID: clientID, appID: options.googleAppID, languageCode: auth.languageCode)
         else { throw AuthError(.internalError, "cannot build the reCAPTCHA URL") }
         let outcome = try auth.beginPresentation(eventID: eventID, scheme: scheme)
-        let host = auth.app.host
+        let host = auth.host
         let presenting = Task {
             await uiDelegate.present(url, host: host)
             // The web view closed. If no redirect reached canHandle(url), the user cancelled

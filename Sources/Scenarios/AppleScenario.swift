@@ -12,7 +12,7 @@ enum AppleScenario {
         profile.googleAppID = spec.app.googleAppID
         let options = world.options(for: profile)
         func newApp() -> Auth {
-            world.auth(options: options, host: AppHost(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme]))
+            world.auth(options: options, host: AppHost(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme], transport: world.transport))
         }
         /// The sheet, then the credential as the app builds it.
         func sheet(_ who: String, rawSent: String?? = nil, clientID: String? = nil, issuedAt: Date? = nil,

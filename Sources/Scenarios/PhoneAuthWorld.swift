@@ -5,12 +5,10 @@ import Utilities
 import AuthBackend
 import FirebaseAuthCore
 import Foundation
+import IdentityToolkitAPI
 import LocalPKI
 import RedirectInterceptor
 import Synchronization
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A Firebase app on a simulated device, as the OS sees it: its pushes go to the app delegate.
 public struct HostedApp: SimulatedApp {
@@ -121,6 +119,8 @@ public final class PhoneAuthWorld: Sendable {
     public let apiKey: String
     public let projectID: String
     public let devices: any DeviceNetwork
+    /// The simulated devices' network: every app this world hosts talks HTTP through it.
+    public let transport: NIOHTTP1Transport
     private let server: BackendServer?
     private let pusher: APNsPusher?
     private let listeners = Mutex<[SchemeListener]>([])
@@ -134,6 +134,7 @@ public final class PhoneAuthWorld: Sendable {
         self.apiKey = apiKey
         self.projectID = projectID
         self.devices = devices
+        self.transport = NIOHTTP1Transport()
         self.server = server
         self.pusher = pusher
     }
@@ -181,13 +182,13 @@ public final class PhoneAuthWorld: Sendable {
         if let bundle = profile.bundle {
             options = bundle.options
             host = AppHost(bundle: bundle, isSimulator: profile.isSimulator, forwardsNotifications: profile.forwardsNotifications,
-                           forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, clock: clock)
+                           forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, clock: clock, transport: transport)
         } else {
             options = self.options(for: profile)
             host = AppHost(bundleID: profile.bundleID, urlSchemes: profile.urlSchemes ?? [options.encodedAppIDScheme],
                            isSimulator: profile.isSimulator, provisioningProfile: profile.provisioningProfile,
                            forwardsNotifications: profile.forwardsNotifications, forwardsURLs: profile.forwardsURLs,
-                           userDefaults: userDefaults, clock: clock)
+                           userDefaults: userDefaults, clock: clock, transport: transport)
         }
         let auth = self.auth(options: options, host: host)
         auth.languageCode = profile.languageCode
@@ -220,12 +221,13 @@ public final class PhoneAuthWorld: Sendable {
     /// The last code texted to `phoneNumber` (from the backend's outbox, over HTTP when it runs elsewhere).
     public func lastCode(for phoneNumber: String) async -> String? {
         if let toolkit { return await toolkit.messages.last { $0.phoneNumber == phoneNumber }?.code }
-        guard let url = URL(string: "\(backendURL)/emulator/v1/projects/\(projectID)/verificationCodes"),
-              let (data, _) = try? await URLSession.shared.data(from: url),
-              let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-              let codes = object["verificationCodes"] as? [[String: Any]]
+        let endpoint = IdentityToolkitEndpoint.emulatorVerificationCodes
+        guard let url = endpoint.url(emulator: "\(backendHost):\(backendPort)", apiKey: nil, projectID: projectID),
+              let answer = try? await transport.send(TransportRequest(method: endpoint.method.rawValue, url: url)),
+              answer.status == 200,
+              let outbox = try? IdentityToolkitJSON.decode(VerificationCodesResponse.self, from: answer.body)
         else { return nil }
-        return codes.last { $0["phoneNumber"] as? String == phoneNumber }?["code"] as? String
+        return outbox.verificationCodes.last { $0.phoneNumber == phoneNumber }?.code
     }
 
     public func shutdown() async {
@@ -234,5 +236,6 @@ public final class PhoneAuthWorld: Sendable {
         await server?.shutdown()
         await pusher?.shutdown()
         await channel?.shutdown()
+        transport.shutdown()
     }
 }

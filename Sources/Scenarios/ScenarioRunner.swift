@@ -135,12 +135,13 @@ public enum ScenarioRunner {
             defaults.set(verificationID, forKey: "authVerificationID")
 
             var signingAuth = auth
+            var signingDefaults = defaults
             if spec.app.restartAfterSMS {
                 timeline.record(.app, "the app is killed while the user reads the SMS, and started again")
-                let (restarted, _) = try await install(profile, world: world, timeline: timeline,
-                                                       userDefaults: UserDefaultsStore(file: defaults.file))
+                signingDefaults = UserDefaultsStore(file: defaults.file)
+                let (restarted, _) = try await install(profile, world: world, timeline: timeline, userDefaults: signingDefaults)
                 signingAuth = restarted
-                guard let restored = restarted.app.host.userDefaults.string(forKey: "authVerificationID") else {
+                guard let restored = signingDefaults.string(forKey: "authVerificationID") else {
                     throw AuthError(.missingVerificationID, "the restarted app found no verification ID in UserDefaults")
                 }
                 timeline.record(.app, "restores verification ID \(restored.prefix(10))… from UserDefaults")
@@ -161,7 +162,7 @@ public enum ScenarioRunner {
             case (nil, .wrong): code = sms == "000000" ? "111111" : "000000"
             case (nil, .fromSMS): code = sms ?? ""
             }
-            let restored = signingAuth.app.host.userDefaults.string(forKey: "authVerificationID") ?? verificationID
+            let restored = signingDefaults.string(forKey: "authVerificationID") ?? verificationID
             timeline.record(.app, to: .backend, "the user types \(code); signIn(with: credential(withVerificationID:verificationCode:))")
             let result = try await signingAuth.signIn(with: provider.credential(withVerificationID: restored, verificationCode: code))
             timeline.record(.app, kind: .signedIn, "signed in\(via): uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")",

@@ -9,7 +9,7 @@ import Testing
 /// An app with Firebase configured against `world`'s backend (no device needed for Apple sign-in).
 func appleApp(_ world: PhoneAuthWorld) -> Auth {
     let options = world.options(for: AppProfile())
-    return world.auth(options: options, host: AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme]))
+    return world.auth(options: options, host: AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], transport: world.transport))
 }
 
 /// The ID token's claims (no verification: the backend's JWKS does that).

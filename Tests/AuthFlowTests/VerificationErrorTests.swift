@@ -206,12 +206,14 @@ struct VerificationErrorTests {
     func restoreVerificationID() async throws {
         try await withWorld { world, folder in
             let defaults = folder.appendingPathComponent("UserDefaults.json")
-            let (auth, _) = try await world.install(AppProfile(), userDefaults: UserDefaultsStore(file: defaults))
+            let before = UserDefaultsStore(file: defaults)
+            let (auth, _) = try await world.install(AppProfile(), userDefaults: before)
             let id = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
-            auth.app.host.userDefaults.set(id, forKey: "authVerificationID")
+            before.set(id, forKey: "authVerificationID")
             // A new process: new app host, new Auth, the same UserDefaults file.
-            let (restarted, _) = try await world.install(AppProfile(), userDefaults: UserDefaultsStore(file: defaults))
-            let restored = try #require(restarted.app.host.userDefaults.string(forKey: "authVerificationID"))
+            let after = UserDefaultsStore(file: defaults)
+            let (restarted, _) = try await world.install(AppProfile(), userDefaults: after)
+            let restored = try #require(after.string(forKey: "authVerificationID"))
             let code = try #require(await world.lastCode(for: phone))
             let provider = PhoneAuthProvider.provider(auth: restarted)
             let result = try await restarted.signIn(with: provider.credential(withVerificationID: restored, verificationCode: code))

@@ -1,0 +1,76 @@
+import Foundation
+import Utilities
+
+/// How the auth core talks HTTP: one request, one whole answer. Each ``Auth`` is given one through
+/// its app's ``AppHost`` (so that thousands of simulated apps can share one connection pool), or
+/// owns a fresh one.
+///
+/// The SDK's seam is the same: `AuthBackendRPCIssuer` (FirebaseAuth 12.19
+/// `Backend/AuthBackendRPCIssuer.swift`), one per `Auth`, around a `GTMSessionFetcherService`.
+public protocol AuthTransport: Sendable {
+    /// Sends `request` and returns the whole answer, whatever its status. Throws only when no
+    /// answer came (no connection, a timeout, a connection closed mid-answer, an answer over the
+    /// size limit).
+    func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse
+}
+
+/// An HTTP request as the auth core makes them.
+public struct TransportRequest: Sendable {
+    public var method: String
+    public var url: URL
+    /// Header fields, in order.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]?
+    /// How long to wait for the whole answer.
+    public var timeout: Duration
+
+    public init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
+                timeout: Duration = .seconds(60)) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// An answer: status, header fields (names lowercased) and body.
+public struct TransportResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of the header field `name` (any case).
+    public func header(_ name: String) -> String? {
+        let lowered = name.lowercased()
+        return headers.first { $0.name == lowered }?.value
+    }
+}
+
+/// Why a request got no answer.
+public struct TransportError: CodedError {
+    public enum Code: String, Sendable {
+        /// No connection could be made.
+        case unreachable
+        /// No whole answer within the request's timeout.
+        case timedOut
+        /// The connection closed before the whole answer came.
+        case closed
+        /// The answer's body was larger than the transport takes.
+        case tooLarge
+        /// The URL is not one this transport can call.
+        case badURL
+    }
+    public let code: Code
+    public let message: String
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
