@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 // One library per role; executables are thin. See README.md and ../shared/DESIGN.md.
@@ -33,6 +33,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // The backend's and the device gateway's HTTP (router, middleware, errors, testing helpers).
+        // Traits off: no swift-configuration, FoundationEssentials for its form coders.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // What every part uses and none owns, with no APNs or Firebase meaning: child processes,
@@ -48,6 +52,12 @@ let package = Package(
         // Identity Toolkit call the SDK and the Admin SDK make (named as the SDK's RPC types), the
         // server's error codes and envelope, the endpoints and their paths, ID-token claims.
         .target(name: "IdentityToolkitAPI", dependencies: ["Utilities"]),
+        // A Hummingbird router served on a port it reports, stopped gracefully: the backend's and
+        // the device gateway's HTTP.
+        .target(
+            name: "HTTPServerSupport",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")]
+        ),
         // The local CA, the server certificate and the APNs auth key (.p8) in Certs/.
         .target(
             name: "LocalPKI",
@@ -95,12 +105,13 @@ let package = Package(
         .target(
             name: "AuthBackend",
             dependencies: [
-                "APNsWire", "Utilities", "APNsSender",
+                "APNsWire", "Utilities", "APNsSender", "IdentityToolkitAPI", "HTTPServerSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -176,6 +187,11 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
         .testTarget(name: "UtilitiesTests", dependencies: ["Utilities"]),
         .testTarget(name: "IdentityToolkitAPITests", dependencies: ["IdentityToolkitAPI"]),
+        .testTarget(
+            name: "BackendRouteTests",
+            dependencies: ["AuthBackend", "IdentityToolkitAPI", .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird")]
+        ),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities"]),
         .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport"]),
         .testTarget(

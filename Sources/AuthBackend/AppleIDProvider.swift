@@ -1,8 +1,112 @@
+import IdentityToolkitAPI
 import Utilities
 import Crypto
 import CryptoExtras
 import Foundation
 import Synchronization
+
+/// The claims of an Apple identity token, as Apple writes them (`email_verified` and
+/// `is_private_email` as the strings "true" and "false").
+public struct AppleIdentityTokenClaims: Codable, Sendable, Hashable {
+    public var iss: String?
+    public var aud: String?
+    public var sub: String?
+    public var iat: Int?
+    public var exp: Int?
+    public var authTime: Int?
+    /// What the app put in the request: the SHA-256 hex of its raw nonce.
+    public var nonce: String?
+    public var cHash: String?
+    public var nonceSupported: Bool?
+    public var email: String?
+    public var emailVerified: String?
+    public var isPrivateEmail: String?
+
+    public init(iss: String?, aud: String?, sub: String?, iat: Int?, exp: Int?, authTime: Int?, nonce: String?,
+                cHash: String? = nil, nonceSupported: Bool? = nil, email: String? = nil, emailVerified: String? = nil,
+                isPrivateEmail: String? = nil) {
+        self.iss = iss
+        self.aud = aud
+        self.sub = sub
+        self.iat = iat
+        self.exp = exp
+        self.authTime = authTime
+        self.nonce = nonce
+        self.cHash = cHash
+        self.nonceSupported = nonceSupported
+        self.email = email
+        self.emailVerified = emailVerified
+        self.isPrivateEmail = isPrivateEmail
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case iss, aud, sub, iat, exp, nonce, email
+        case authTime = "auth_time", cHash = "c_hash", nonceSupported = "nonce_supported", emailVerified = "email_verified"
+        case isPrivateEmail = "is_private_email"
+    }
+}
+
+/// What the device's Sign in with Apple sheet asks the simulated Apple ID provider
+/// (`POST /appleid/auth/authorize`): a user (a name for a simulated Apple ID) consents to `client_id`.
+public struct AppleAuthorizeRequest: Codable, Sendable, Hashable {
+    public var clientID: String
+    public var user: String
+    /// Space-separated: `name email` by default.
+    public var scope: String?
+    /// The SHA-256 hex of the app's raw nonce.
+    public var nonce: String?
+    public var hideEmail: Bool?
+    public var givenName: String?
+    public var familyName: String?
+    /// Seconds since 1970: backdates the token (an expired one, for tests).
+    public var issuedAt: Double?
+
+    public init(clientID: String, user: String, scope: String? = nil, nonce: String? = nil, hideEmail: Bool? = nil,
+                givenName: String? = nil, familyName: String? = nil, issuedAt: Double? = nil) {
+        self.clientID = clientID
+        self.user = user
+        self.scope = scope
+        self.nonce = nonce
+        self.hideEmail = hideEmail
+        self.givenName = givenName
+        self.familyName = familyName
+        self.issuedAt = issuedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case user, scope, nonce
+        case clientID = "client_id", hideEmail = "hide_email", givenName = "given_name", familyName = "family_name"
+        case issuedAt = "issued_at"
+    }
+}
+
+/// What the sheet hands the app (`ASAuthorizationAppleIDCredential`), as the provider answers it.
+public struct AppleAuthorizeResponse: Codable, Sendable, Hashable {
+    public var identityToken: String
+    public var authorizationCode: String
+    /// The stable user identifier (`sub`).
+    public var user: String
+    /// Only on the first authorization for this app, and only if asked for.
+    public var email: String?
+    public var givenName: String?
+    public var familyName: String?
+
+    public init(identityToken: String, authorizationCode: String, user: String, email: String?, givenName: String?,
+                familyName: String?) {
+        self.identityToken = identityToken
+        self.authorizationCode = authorizationCode
+        self.user = user
+        self.email = email
+        self.givenName = givenName
+        self.familyName = familyName
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case user, email
+        case identityToken = "identity_token", authorizationCode = "authorization_code", givenName = "given_name"
+        case familyName = "family_name"
+    }
+}
 
 /// Apple's side of Sign in with Apple, simulated: the authorization sheet (a user consents; Apple
 /// returns an identity token and an authorization code), RS256 identity tokens
@@ -64,6 +168,18 @@ public final class AppleIDProvider: Sendable {
         public let familyName: String?
     }
 
+    /// The sheet's request, as `POST /appleid/auth/authorize` takes it.
+    public func authorize(_ request: AppleAuthorizeRequest) throws -> AppleAuthorizeResponse {
+        let scopes = (request.scope ?? "name email").split(separator: " ")
+        let authorization = try authorize(
+            clientID: request.clientID, appleUser: request.user, nonce: request.nonce, wantsEmail: scopes.contains("email"),
+            wantsName: scopes.contains("name"), hideEmail: request.hideEmail ?? false, givenName: request.givenName,
+            familyName: request.familyName, issuedAt: request.issuedAt.map { Date(timeIntervalSince1970: $0) })
+        return AppleAuthorizeResponse(identityToken: authorization.identityToken, authorizationCode: authorization.authorizationCode,
+                                      user: authorization.user, email: authorization.email, givenName: authorization.givenName,
+                                      familyName: authorization.familyName)
+    }
+
     /// A user (named by `appleUser`, e.g. "alice") signs in to `clientID`. `nonce` is what the app
     /// put in the request (the SHA-256 hex of its raw nonce); Apple copies it into the token.
     /// Name and email come back only the first time the user consents to this app, as with Apple.
@@ -81,17 +197,15 @@ public final class AppleIDProvider: Sendable {
             return (account, first)
         }
         let email = hideEmail ? account.relayEmail : account.realEmail
-        var claims: [String: Any] = [
-            "iss": Self.issuer, "aud": clientID, "sub": account.sub, "iat": Int(now.timeIntervalSince1970),
-            "exp": Int(now.timeIntervalSince1970 + Self.tokenLifetime), "auth_time": Int(now.timeIntervalSince1970),
-            "c_hash": Self.hex(11), "nonce_supported": true,
-        ]
+        let issued = Int(now.timeIntervalSince1970)
+        var claims = AppleIdentityTokenClaims(iss: Self.issuer, aud: clientID, sub: account.sub, iat: issued,
+                                              exp: issued + Int(Self.tokenLifetime), authTime: issued, nonce: nonce,
+                                              cHash: Self.hex(11), nonceSupported: true)
         if wantsEmail {
-            claims["email"] = email
-            claims["email_verified"] = "true"
-            claims["is_private_email"] = hideEmail ? "true" : "false"
+            claims.email = email
+            claims.emailVerified = "true"
+            claims.isPrivateEmail = hideEmail ? "true" : "false"
         }
-        if let nonce { claims["nonce"] = nonce }
         let token = try sign(claims)
         let code = "c" + Self.hex(16).lowercased() + ".0.r" + Self.hex(6).lowercased()
         state.withLock { $0.codes[code] = Code(sub: account.sub, clientID: clientID, revoked: false) }
@@ -101,44 +215,41 @@ public final class AppleIDProvider: Sendable {
     }
 
     /// `https://appleid.apple.com/auth/keys`.
-    public var jwks: [String: Any] {
+    public var jwks: JSONWebKeySet {
         let primitives = try? key.publicKey.getKeyPrimitives()
-        return ["keys": [[
-            "kty": "RSA", "kid": keyID, "use": "sig", "alg": "RS256",
-            "n": Base64URL.encode(Array(primitives?.modulus ?? Data())), "e": Base64URL.encode(Array(primitives?.publicExponent ?? Data())),
-        ]]]
+        return JSONWebKeySet(keys: [JSONWebKey(
+            kty: "RSA", kid: keyID, alg: "RS256", use: "sig",
+            n: Base64URL.encode(Array(primitives?.modulus ?? Data())), e: Base64URL.encode(Array(primitives?.publicExponent ?? Data())))])
     }
 
     /// Verifies an identity token's RS256 signature as Firebase does with Apple's: the key is the one
     /// the JWKS (`jwks`, as fetched from `https://appleid.apple.com/auth/keys`) lists under the
     /// token's `kid`, rebuilt from its `n` and `e`. Returns the claims; the caller checks them.
-    public static func verifySignature(_ token: String, jwks: [String: Any]) throws(BackendError) -> [String: Any] {
+    public static func verifySignature(_ token: String, jwks: JSONWebKeySet) throws(IdentityToolkitError) -> AppleIdentityTokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
               let signature = Base64URL.decode(parts[2]),
-              let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
-              let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any]
-        else { throw BackendError("INVALID_IDP_RESPONSE", "The supplied auth credential is malformed or has expired.") }
-        guard header["alg"] as? String == "RS256" else {
-            throw BackendError("INVALID_IDP_RESPONSE", "Invalid ID token: alg must be RS256, not \(header["alg"] ?? "none")")
+              let header = try? IdentityToolkitJSON.decode(JWTHeader.self, from: headerBytes),
+              let claims = try? IdentityToolkitJSON.decode(AppleIdentityTokenClaims.self, from: claimBytes)
+        else { throw IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired.") }
+        guard header.alg == "RS256" else {
+            throw IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: alg must be RS256, not \(header.alg)")
         }
-        let keys = jwks["keys"] as? [[String: Any]] ?? []
-        guard let kid = header["kid"] as? String, let jwk = keys.first(where: { $0["kid"] as? String == kid }),
-              jwk["kty"] as? String == "RSA", let n = (jwk["n"] as? String).flatMap({ Base64URL.decode(Substring($0)) }),
-              let e = (jwk["e"] as? String).flatMap({ Base64URL.decode(Substring($0)) }),
+        guard let kid = header.kid, let jwk = jwks.key(id: kid), jwk.kty == "RSA",
+              let n = jwk.n.flatMap({ Base64URL.decode(Substring($0)) }), let e = jwk.e.flatMap({ Base64URL.decode(Substring($0)) }),
               let publicKey = try? _RSA.Signing.PublicKey(n: n, e: e)
         else {
-            throw BackendError("INVALID_IDP_RESPONSE", "Invalid ID token: no RSA key \(header["kid"] ?? "none") in https://appleid.apple.com/auth/keys")
+            throw IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: no RSA key \(header.kid ?? "none") in https://appleid.apple.com/auth/keys")
         }
         let input = Array((parts[0] + "." + parts[1]).utf8)
         guard publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5) else {
-            throw BackendError("INVALID_IDP_RESPONSE", "Invalid ID token: the signature does not verify")
+            throw IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: the signature does not verify")
         }
         return claims
     }
 
     /// `https://appleid.apple.com/auth/revoke` for an authorization code: the user's grant to the app ends.
-    public func revoke(code: String, clientID: String) throws(BackendError) -> String {
+    public func revoke(code: String, clientID: String) throws(IdentityToolkitError) -> String {
         let sub = state.withLock { state -> String? in
             guard var entry = state.codes[code], entry.clientID == clientID, !entry.revoked else { return nil }
             entry.revoked = true
@@ -148,15 +259,13 @@ public final class AppleIDProvider: Sendable {
             }
             return entry.sub
         }
-        guard let sub else { throw BackendError("INVALID_IDP_RESPONSE", "invalid_grant: the authorization code is unknown, revoked, or for another client") }
+        guard let sub else { throw IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client") }
         return sub
     }
 
-    private func sign(_ claims: [String: Any]) throws -> String {
-        func segment(_ object: [String: Any]) throws -> String {
-            Base64URL.encode(Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])))
-        }
-        let input = try segment(["alg": "RS256", "kid": keyID]) + "." + segment(claims)
+    private func sign(_ claims: AppleIdentityTokenClaims) throws -> String {
+        func segment(_ value: some Encodable) throws -> String { Base64URL.encode(try IdentityToolkitJSON.encode(value)) }
+        let input = try segment(JWTHeader(alg: "RS256", kid: keyID, typ: nil)) + "." + segment(claims)
         let signature = try key.signature(for: Array(input.utf8), padding: .insecurePKCS1v1_5)
         return input + "." + Base64URL.encode(Array(signature.rawRepresentation))
     }

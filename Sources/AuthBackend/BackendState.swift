@@ -1,3 +1,4 @@
+import IdentityToolkitAPI
 import Utilities
 import Crypto
 import Foundation
@@ -151,12 +152,12 @@ struct BackendJournal: Sendable {
     /// Opens `directory`, replays its journal into a state, and rewrites the journal compacted
     /// (purged as of `now`). A torn last line (a write cut by a kill) is skipped; any other bad
     /// line is an error naming the line.
-    static func open(_ directory: URL, configuration: BackendConfiguration, now: Date) throws(BackendError) -> (BackendJournal, BackendState, P256.Signing.PrivateKey) {
+    static func open(_ directory: URL, configuration: BackendConfiguration, now: Date) throws(IdentityToolkitError) -> (BackendJournal, BackendState, P256.Signing.PrivateKey) {
         let manager = FileManager.default
         do {
             try manager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw BackendError("STATE_UNAVAILABLE", "cannot create \(directory.path): \(error.localizedDescription)", status: 500)
+            throw IdentityToolkitError(.stateUnavailable, "cannot create \(directory.path): \(error.localizedDescription)", status: 500)
         }
         let key = try idTokenKey(in: directory)
         let journal = directory.appendingPathComponent("journal.jsonl")
@@ -171,7 +172,7 @@ struct BackendJournal: Sendable {
                 } catch {
                     let isTornTail = index == lines.count - 1 && data.last != UInt8(ascii: "\n")
                     if isTornTail { break }
-                    throw BackendError("STATE_CORRUPT", "\(journal.path) line \(index + 1) is not a backend record: \(error)", status: 500)
+                    throw IdentityToolkitError(.stateCorrupt, "\(journal.path) line \(index + 1) is not a backend record: \(error)", status: 500)
                 }
             }
         }
@@ -185,13 +186,13 @@ struct BackendJournal: Sendable {
             _ = chmod(compacted.path, 0o600)
             guard rename(compacted.path, journal.path) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         } catch {
-            throw BackendError("STATE_UNAVAILABLE", "cannot rewrite \(journal.path): \(error)", status: 500)
+            throw IdentityToolkitError(.stateUnavailable, "cannot rewrite \(journal.path): \(error)", status: 500)
         }
         do {
             let file = try AppendOnlyFile(file: journal, what: "the backend journal", mode: 0o600)
             return (BackendJournal(directory: directory, file: file), state, key)
         } catch {
-            throw BackendError("STATE_UNAVAILABLE", error.message, status: 500)
+            throw IdentityToolkitError(.stateUnavailable, error.message, status: 500)
         }
     }
 
@@ -200,9 +201,9 @@ struct BackendJournal: Sendable {
         self.file = file
     }
 
-    func append(_ record: BackendRecord) throws(BackendError) {
+    func append(_ record: BackendRecord) throws(IdentityToolkitError) {
         do { try file.append(Self.encode(record)) } catch {
-            throw BackendError("STATE_UNAVAILABLE", error.message, status: 500)
+            throw IdentityToolkitError(.stateUnavailable, error.message, status: 500)
         }
     }
 
@@ -248,17 +249,17 @@ struct BackendJournal: Sendable {
     }
 
     /// The ES256 key that signs ID tokens: read from `id-token-key.pem`, or made and written (0600).
-    private static func idTokenKey(in directory: URL) throws(BackendError) -> P256.Signing.PrivateKey {
+    private static func idTokenKey(in directory: URL) throws(IdentityToolkitError) -> P256.Signing.PrivateKey {
         let file = directory.appendingPathComponent("id-token-key.pem")
         if let pem = try? String(contentsOf: file, encoding: .utf8) {
             do { return try P256.Signing.PrivateKey(pemRepresentation: pem) } catch {
-                throw BackendError("STATE_CORRUPT", "\(file.path) is not a P-256 private key in PEM: \(error)", status: 500)
+                throw IdentityToolkitError(.stateCorrupt, "\(file.path) is not a P-256 private key in PEM: \(error)", status: 500)
             }
         }
         let key = P256.Signing.PrivateKey()
         guard FileManager.default.createFile(atPath: file.path, contents: Data(key.pemRepresentation.utf8),
                                              attributes: [.posixPermissions: 0o600]) else {
-            throw BackendError("STATE_UNAVAILABLE", "cannot write \(file.path)", status: 500)
+            throw IdentityToolkitError(.stateUnavailable, "cannot write \(file.path)", status: 500)
         }
         return key
     }

@@ -1,3 +1,4 @@
+import IdentityToolkitAPI
 import Utilities
 import Crypto
 import Foundation
@@ -24,27 +25,19 @@ public struct IDTokenSigner: Sendable {
 
     /// An ID token for `user`, signed in with `provider` (`phone`, `apple.com`).
     public func token(for user: BackendUser, provider: String, now: Date) -> String {
-        let iat = Int(now.timeIntervalSince1970)
-        let header: [String: Any] = ["alg": "ES256", "kid": keyID, "typ": "JWT"]
         var identities: [String: [String]] = [:]
         if let phone = user.phoneNumber { identities["phone"] = [phone] }
         if let sub = user.appleSub { identities["apple.com"] = [sub] }
         if let email = user.email { identities["email"] = [email] }
-        var claims: [String: Any] = [
-            "iss": "https://securetoken.google.com/\(projectID)", "aud": projectID, "sub": user.localId, "user_id": user.localId,
-            "iat": iat, "exp": iat + 3600, "auth_time": iat,
-            "firebase": ["identities": identities, "sign_in_provider": provider],
-        ]
-        if let phone = user.phoneNumber { claims["phone_number"] = phone }
-        if let email = user.email {
-            claims["email"] = email
-            claims["email_verified"] = true
+        let claims = FirebaseIDTokenClaims(projectID: projectID, uid: user.localId, issuedAt: Int(now.timeIntervalSince1970),
+                                           phoneNumber: user.phoneNumber, email: user.email,
+                                           emailVerified: user.email == nil ? nil : true, name: user.displayName,
+                                           firebase: .init(identities: identities, signInProvider: provider))
+        func segment(_ value: some Encodable) -> String {
+            // Strings, integers and dictionaries of them always encode.
+            Base64URL.encode((try? IdentityToolkitJSON.encode(value)) ?? [])
         }
-        if let name = user.displayName { claims["name"] = name }
-        func segment(_ object: [String: Any]) -> String {
-            Base64URL.encode(CompactJSON.bytes(object) ?? [])
-        }
-        let input = segment(header) + "." + segment(claims)
+        let input = segment(JWTHeader(alg: "ES256", kid: keyID)) + "." + segment(claims)
         let signature = try! key.signature(for: Array(input.utf8))
         return input + "." + Base64URL.encode(Array(signature.rawRepresentation))
     }
@@ -55,18 +48,16 @@ public struct IDTokenSigner: Sendable {
         guard parts.count == 3, let claimBytes = Base64URL.decode(parts[1]), let signatureBytes = Base64URL.decode(parts[2]),
               let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
               key.publicKey.isValidSignature(signature, for: Array((parts[0] + "." + parts[1]).utf8)),
-              let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any],
-              claims["aud"] as? String == projectID, let exp = claims["exp"] as? Int, Double(exp) > now.timeIntervalSince1970
+              let claims = try? IdentityToolkitJSON.decode(FirebaseIDTokenClaims.self, from: claimBytes),
+              claims.aud == projectID, Double(claims.exp) > now.timeIntervalSince1970
         else { return nil }
-        return claims["sub"] as? String
+        return claims.sub
     }
 
     /// The JWKS the backend publishes.
-    public var jwks: [String: Any] {
+    public var jwks: JSONWebKeySet {
         let raw = Array(key.publicKey.rawRepresentation)
-        return ["keys": [[
-            "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": keyID,
-            "x": Base64URL.encode(raw[0..<32]), "y": Base64URL.encode(raw[32..<64]),
-        ]]]
+        return JSONWebKeySet(keys: [JSONWebKey(kty: "EC", kid: keyID, alg: "ES256", use: "sig", crv: "P-256",
+                                               x: Base64URL.encode(raw[0..<32]), y: Base64URL.encode(raw[32..<64]))])
     }
 }

@@ -1,3 +1,4 @@
+import IdentityToolkitAPI
 import APNsWire
 import Utilities
 import Crypto
@@ -36,14 +37,14 @@ public struct BackendConfiguration: Sendable {
     public init() {}
 
     /// Checks the test numbers: E.164, at most 10, 6-digit codes.
-    public func validated() throws(BackendError) -> BackendConfiguration {
+    public func validated() throws(IdentityToolkitError) -> BackendConfiguration {
         guard testPhoneNumbers.count <= 10 else {
-            throw BackendError("INVALID_CONFIG", "at most 10 test phone numbers, \(testPhoneNumbers.count) given")
+            throw IdentityToolkitError(.invalidConfig, "at most 10 test phone numbers, \(testPhoneNumbers.count) given")
         }
         var normalized: [String: String] = [:]
         for (number, code) in testPhoneNumbers {
             guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-                throw BackendError("INVALID_CONFIG", "test code for \(number) must be 6 digits")
+                throw IdentityToolkitError(.invalidConfig, "test code for \(number) must be 6 digits")
             }
             normalized[try PhoneNumbers.validate(number)] = code
         }
@@ -95,7 +96,12 @@ public enum BackendEvent: Sendable {
     /// The user's Apple grant was revoked, or the account deleted.
     case appleRevoked(uid: String?, sub: String)
     case accountDeleted(uid: String)
-    case rejected(endpoint: String, BackendError)
+    case rejected(endpoint: BackendOperation, IdentityToolkitError)
+}
+
+/// The backend's operations, as timelines and explanations name them.
+public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
+    case verifyClient, sendVerificationCode, signInWithPhoneNumber, signInWithIdp, revokeToken, deleteAccount, setAccountInfo
 }
 
 /// A user the backend knows: by phone number, by Apple ID, or both (linked).
@@ -117,16 +123,6 @@ public struct BackendUser: Sendable, Hashable, Codable {
         self.email = email
         self.displayName = displayName
     }
-}
-
-/// The answer to a sign-in.
-public struct SignInResult: Sendable, Hashable {
-    public var idToken: String
-    public var refreshToken: String
-    public var expiresIn: String
-    public var localId: String
-    public var isNewUser: Bool
-    public var phoneNumber: String?
 }
 
 /// Firebase's side of phone auth: app credentials (verifyClient, silent push), codes by SMS,
@@ -169,7 +165,7 @@ public actor IdentityToolkit {
     }
 
     /// Applies a change and writes it to the journal: once this returns, a restarted backend knows it.
-    func commit(_ record: BackendRecord) throws(BackendError) {
+    func commit(_ record: BackendRecord) throws(IdentityToolkitError) {
         try journal?.append(record)
         state.apply(record)
         commitsSincePurge += 1
@@ -190,54 +186,52 @@ public actor IdentityToolkit {
 
     /// Issues a receipt and a secret for an APNs token, and pushes the secret to the device in the
     /// environment `isSandbox` names. The answer does not wait for, or depend on, the push.
-    public func verifyClient(appToken: String?, isSandbox: Bool) async throws(BackendError) -> (receipt: String, suggestedTimeout: String) {
-        guard let appToken, !appToken.isEmpty else { throw reject("verifyClient", BackendError("MISSING_IOS_APP_TOKEN")) }
+    public func verifyClient(_ request: VerifyClientRequest) async throws(IdentityToolkitError) -> VerifyClientResponse {
+        guard let appToken = request.appToken, !appToken.isEmpty else { throw reject(.verifyClient, IdentityToolkitError(.missingIOSAppToken)) }
         guard let token = DeviceToken(hex: appToken) else {
-            throw reject("verifyClient", BackendError("INVALID_APP_CREDENTIAL", "the APNs token is not hex"))
+            throw reject(.verifyClient, IdentityToolkitError(.invalidAppCredential, "the APNs token is not hex"))
         }
         let receipt = Self.randomString(bytes: 48)
         let secret = Self.randomString(bytes: 12)
         do {
             try commit(.receipt(id: receipt, secretSHA256: Self.digest(secret), appToken: appToken.uppercased(), issuedAt: clock.now))
-        } catch { throw reject("verifyClient", error) }
-        let environment: APNsEnvironment = isSandbox ? .sandbox : .production
-        let payload: [String: Any] = [
-            "aps": ["content-available": 1],
-            "com.google.firebase.auth": ["receipt": receipt, "secret": secret],
-        ]
-        let bytes = CompactJSON.bytes(payload) ?? []
+        } catch { throw reject(.verifyClient, error) }
+        let environment: APNsEnvironment = request.isSandbox == true ? .sandbox : .production
+        let bytes = FirebaseAuthPush(receipt: receipt, secret: secret).payload
         observer?(.pushing(appToken: appToken, environment: environment, receipt: receipt))
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
         observer?(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
-        return (receipt, String(configuration.suggestedTimeout))
+        return VerifyClientResponse(receipt: receipt, suggestedTimeout: String(configuration.suggestedTimeout))
     }
 
     // MARK: sendVerificationCode
 
     /// Checks the app credential (or that the number is a test number) and "sends" a code.
     /// - Returns: the session info, which the app keeps as its verification ID.
-    public func sendVerificationCode(phoneNumber: String?, iosReceipt: String?, iosSecret: String?,
-                                     recaptchaToken: String?, languageCode: String?) throws(BackendError) -> String {
-        let endpoint = "sendVerificationCode"
+    /// - Parameter languageCode: the request's `X-Firebase-Locale`: the SMS's language.
+    public func sendVerificationCode(_ request: SendVerificationCodeRequest,
+                                     languageCode: String? = nil) throws(IdentityToolkitError) -> SendVerificationCodeResponse {
+        let endpoint = BackendOperation.sendVerificationCode
+        let (iosReceipt, iosSecret, recaptchaToken) = (request.iosReceipt, request.iosSecret, request.recaptchaToken)
         let number: String
-        do { number = try PhoneNumbers.validate(phoneNumber) } catch { throw reject(endpoint, error) }
+        do { number = try PhoneNumbers.validate(request.phoneNumber) } catch { throw reject(endpoint, error) }
         let testCode = configuration.testPhoneNumbers[number]
         if testCode == nil {
             if let iosReceipt, !iosReceipt.isEmpty {
                 guard let iosSecret, !iosSecret.isEmpty else {
-                    throw reject(endpoint, BackendError("MISSING_APP_CREDENTIAL", "the iOS secret is missing"))
+                    throw reject(endpoint, IdentityToolkitError(.missingAppCredential, "the iOS secret is missing"))
                 }
                 guard let stored = state.receipts[iosReceipt], constantTimeEquals(stored.secretSHA256, Self.digest(iosSecret)) else {
-                    throw reject(endpoint, BackendError("INVALID_APP_CREDENTIAL", "the receipt and secret do not match a credential this backend issued"))
+                    throw reject(endpoint, IdentityToolkitError(.invalidAppCredential, "the receipt and secret do not match a credential this backend issued"))
                 }
                 guard clock.now.timeIntervalSince(stored.issuedAt) <= configuration.receiptLifetime else {
-                    throw reject(endpoint, BackendError("INVALID_APP_CREDENTIAL", "the app credential has expired"))
+                    throw reject(endpoint, IdentityToolkitError(.invalidAppCredential, "the app credential has expired"))
                 }
             } else if let recaptchaToken {
                 try useRecaptchaToken(recaptchaToken, endpoint: endpoint)
             } else {
-                throw reject(endpoint, BackendError(
+                throw reject(endpoint, IdentityToolkitError(
                     "MISSING_APP_CREDENTIAL",
                     "no iOS receipt and secret and no reCAPTCHA token; with app verification disabled for testing only test phone numbers work"))
             }
@@ -246,24 +240,24 @@ public actor IdentityToolkit {
         let now = clock.now
         if testCode == nil {
             if let policy = configuration.smsRegionPolicy, !policy.allows(PhoneNumbers.region(of: number)) {
-                throw reject(endpoint, BackendError(
+                throw reject(endpoint, IdentityToolkitError(
                     "OPERATION_NOT_ALLOWED", "SMS unable to be sent until this region enabled by the app developer."))
             }
         }
         if let info = state.latestSession[number], let session = state.sessions[info], !session.used,
            now.timeIntervalSince(session.createdAt) < configuration.codeLifetime {
             observer?(.codeReused(phoneNumber: number))
-            return info
+            return SendVerificationCodeResponse(sessionInfo: info)
         }
         if testCode == nil {
             // Quotas count the day's SMS (only when a quota is set: the outbox can be long).
             let today = configuration.smsPerNumberPerDay == nil && configuration.smsPerProjectPerDay == nil
                 ? [] : state.outbox.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
             if let limit = configuration.smsPerNumberPerDay, today.filter({ $0.phoneNumber == number }).count >= limit {
-                throw reject(endpoint, BackendError("QUOTA_EXCEEDED", "\(limit) SMS to this number today"))
+                throw reject(endpoint, IdentityToolkitError(.quotaExceeded, "\(limit) SMS to this number today"))
             }
             if let limit = configuration.smsPerProjectPerDay, today.count >= limit {
-                throw reject(endpoint, BackendError("QUOTA_EXCEEDED", "the project's \(limit) SMS for today are used"))
+                throw reject(endpoint, IdentityToolkitError(.quotaExceeded, "the project's \(limit) SMS for today are used"))
             }
         }
         let code = testCode ?? String(format: "%06d", Int.random(in: 0..<1_000_000))
@@ -277,7 +271,7 @@ public actor IdentityToolkit {
                 observer?(.smsSent(message))
             }
         } catch { throw reject(endpoint, error) }
-        return sessionInfo
+        return SendVerificationCodeResponse(sessionInfo: sessionInfo)
     }
 
     // MARK: reCAPTCHA
@@ -286,7 +280,7 @@ public actor IdentityToolkit {
     public func recaptchaPage(query: [URLQueryItem]) -> (status: Int, html: String) {
         switch ReCAPTCHAPage.parse(query, apiKey: configuration.apiKey, bundleID: configuration.bundleID) {
         case .failure(let problem):
-            return (400, "<!DOCTYPE html><html><body><h1>Bad reCAPTCHA request</h1><p id=\"authsim-error\">\(ReCAPTCHAPage.escapeHTML(problem.detail ?? problem.code))</p></body></html>")
+            return (400, "<!DOCTYPE html><html><body><h1>Bad reCAPTCHA request</h1><p id=\"authsim-error\">\(ReCAPTCHAPage.escapeHTML(problem.detail ?? problem.code.rawValue))</p></body></html>")
         case .success(let request):
             let domain = "\(configuration.projectID).firebaseapp.com"
             switch configuration.recaptchaOutcome {
@@ -311,7 +305,7 @@ public actor IdentityToolkit {
 
     /// Issues the token a solved reCAPTCHA challenge yields, for the verification attempt `eventID`
     /// (what the reCAPTCHA page hands back in its redirect). Single-use, short-lived.
-    public func issueRecaptchaToken(eventID: String) throws(BackendError) -> String {
+    public func issueRecaptchaToken(eventID: String) throws(IdentityToolkitError) -> String {
         let token = "03A" + Self.randomString(bytes: 96)
         try commit(.recaptcha(digest: Self.digest(token), eventID: eventID, issuedAt: clock.now))
         return token
@@ -321,13 +315,13 @@ public actor IdentityToolkit {
     public func recaptchaEventID(for token: String) -> String? { state.recaptchaTokens[Self.digest(token)]?.eventID }
 
     /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
-    private func useRecaptchaToken(_ token: String, endpoint: String) throws(BackendError) {
+    private func useRecaptchaToken(_ token: String, endpoint: BackendOperation) throws(IdentityToolkitError) {
         let key = Self.digest(token)
         guard let stored = state.recaptchaTokens[key] else {
-            throw reject(endpoint, BackendError("CAPTCHA_CHECK_FAILED", "Recaptcha verification failed - MALFORMED"))
+            throw reject(endpoint, IdentityToolkitError(.captchaCheckFailed, "Recaptcha verification failed - MALFORMED"))
         }
         guard !stored.used, clock.now.timeIntervalSince(stored.issuedAt) <= configuration.recaptchaTokenLifetime else {
-            throw reject(endpoint, BackendError("CAPTCHA_CHECK_FAILED", "Recaptcha verification failed - EXPIRED"))
+            throw reject(endpoint, IdentityToolkitError(.captchaCheckFailed, "Recaptcha verification failed - EXPIRED"))
         }
         do { try commit(.recaptchaUsed(digest: key)) } catch { throw reject(endpoint, error) }
     }
@@ -335,22 +329,23 @@ public actor IdentityToolkit {
     // MARK: signInWithPhoneNumber
 
     /// Checks the code for a session, and signs the user in (creating them on first sign-in).
-    public func signInWithPhoneNumber(sessionInfo: String?, code: String?) throws(BackendError) -> SignInResult {
-        let endpoint = "signInWithPhoneNumber"
-        guard let sessionInfo, !sessionInfo.isEmpty else { throw reject(endpoint, BackendError("MISSING_SESSION_INFO")) }
-        guard let code, !code.isEmpty else { throw reject(endpoint, BackendError("MISSING_CODE")) }
+    public func signInWithPhoneNumber(_ request: VerifyPhoneNumberRequest) throws(IdentityToolkitError) -> VerifyPhoneNumberResponse {
+        let endpoint = BackendOperation.signInWithPhoneNumber
+        let (sessionInfo, code) = (request.sessionInfo, request.code)
+        guard let sessionInfo, !sessionInfo.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingSessionInfo)) }
+        guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingCode)) }
         guard let session = state.sessions[sessionInfo], !session.used else {
-            throw reject(endpoint, BackendError("INVALID_SESSION_INFO"))
+            throw reject(endpoint, IdentityToolkitError(.invalidSessionInfo))
         }
         guard clock.now.timeIntervalSince(session.createdAt) < configuration.codeLifetime else {
-            throw reject(endpoint, BackendError("SESSION_EXPIRED"))
+            throw reject(endpoint, IdentityToolkitError(.sessionExpired))
         }
         guard session.attempts < configuration.maximumCodeAttempts else {
-            throw reject(endpoint, BackendError("TOO_MANY_ATTEMPTS_TRY_LATER"))
+            throw reject(endpoint, IdentityToolkitError(.tooManyAttemptsTryLater))
         }
         guard constantTimeEquals(session.code, code) else {
             do { try commit(.wrongCode(session: sessionInfo)) } catch { throw reject(endpoint, error) }
-            throw reject(endpoint, BackendError("INVALID_CODE"))
+            throw reject(endpoint, IdentityToolkitError(.invalidCode))
         }
         var isNewUser = false
         var user = state.userByPhone[session.phoneNumber].flatMap { state.users[$0] }
@@ -364,17 +359,27 @@ public actor IdentityToolkit {
         } catch { throw reject(endpoint, error) }
         let idToken = tokenSigner.token(for: user!, provider: "phone", now: clock.now)
         observer?(.signedIn(uid: user!.localId, phoneNumber: session.phoneNumber, isNewUser: isNewUser))
-        return SignInResult(idToken: idToken, refreshToken: Self.randomString(bytes: 48), expiresIn: "3600",
-                            localId: user!.localId, isNewUser: isNewUser, phoneNumber: user!.phoneNumber)
+        return VerifyPhoneNumberResponse(idToken: idToken, refreshToken: Self.randomString(bytes: 48), expiresIn: "3600",
+                                         localId: user!.localId, isNewUser: isNewUser, phoneNumber: user!.phoneNumber ?? "")
     }
 
     /// The code of a session (a verification ID), as the SMS carried it.
     public func code(forSession sessionInfo: String) -> String? { state.sessions[sessionInfo]?.code }
 
-    /// The emulator's view of sent codes.
-    public func verificationCodes() -> [SMSMessage] { state.outbox }
+    /// The emulator's view of sent codes (`GET /emulator/v1/projects/{project}/verificationCodes`).
+    public func verificationCodes() -> VerificationCodesResponse {
+        VerificationCodesResponse(verificationCodes: state.outbox.map {
+            VerificationCode(code: $0.code, phoneNumber: $0.phoneNumber, sessionInfo: $0.sessionInfo)
+        })
+    }
 
-    func reject(_ endpoint: String, _ error: BackendError) -> BackendError {
+    /// `getProjectConfig`: the project and its authorized domains (the first `firebaseapp.com`
+    /// one is the auth domain the reCAPTCHA page is on).
+    public nonisolated func projectConfig() -> GetProjectConfigResponse {
+        GetProjectConfigResponse(projectId: configuration.projectID, authorizedDomains: configuration.authorizedDomains)
+    }
+
+    func reject(_ endpoint: BackendOperation, _ error: IdentityToolkitError) -> IdentityToolkitError {
         observer?(.rejected(endpoint: endpoint, error))
         return error
     }

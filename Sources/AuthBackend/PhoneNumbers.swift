@@ -1,15 +1,16 @@
+import IdentityToolkitAPI
 /// Phone-number checks as the service makes them: E.164 (`+` and 8 to 15 digits).
 public enum PhoneNumbers {
     /// The number in E.164 form, or the error the service answers.
-    public static func validate(_ number: String?) throws(BackendError) -> String {
-        guard let number, !number.isEmpty else { throw BackendError("MISSING_PHONE_NUMBER") }
+    public static func validate(_ number: String?) throws(IdentityToolkitError) -> String {
+        guard let number, !number.isEmpty else { throw IdentityToolkitError(.missingPhoneNumber) }
         let compact = number.filter { $0 != " " && $0 != "-" && $0 != "(" && $0 != ")" }
         guard compact.hasPrefix("+"), compact.dropFirst().allSatisfy(\.isASCII), compact.dropFirst().allSatisfy(\.isNumber),
               compact.count > 1
-        else { throw BackendError("INVALID_PHONE_NUMBER", "Invalid format.") }
+        else { throw IdentityToolkitError(.invalidPhoneNumber, "Invalid format.") }
         let digits = compact.count - 1
-        if digits < 8 { throw BackendError("INVALID_PHONE_NUMBER", "TOO_SHORT") }
-        if digits > 15 { throw BackendError("INVALID_PHONE_NUMBER", "TOO_LONG") }
+        if digits < 8 { throw IdentityToolkitError(.invalidPhoneNumber, "TOO_SHORT") }
+        if digits > 15 { throw IdentityToolkitError(.invalidPhoneNumber, "TOO_LONG") }
         return compact
     }
 }

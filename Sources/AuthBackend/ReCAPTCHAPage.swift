@@ -1,3 +1,4 @@
+import IdentityToolkitAPI
 import Foundation
 
 /// How the fake reCAPTCHA challenge ends, set per run.
@@ -13,24 +14,24 @@ public enum ReCAPTCHAOutcome: Sendable, Hashable {
 
     /// Parses the command-line and scenario-file form: `pass`, `slow:<seconds>`, `cancel`,
     /// `error:<code>[:<message>]` (e.g. `error:auth/network-request-failed`).
-    public init(argument: String) throws(BackendError) {
+    public init(argument: String) throws(IdentityToolkitError) {
         let parts = argument.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         switch parts[0] {
         case "pass" where parts.count == 1: self = .pass
         case "cancel" where parts.count == 1: self = .userCancels
         case "slow":
             guard parts.count == 2, let seconds = Double(parts[1]), seconds >= 0, seconds <= 3600 else {
-                throw BackendError("INVALID_CONFIG", "slow takes seconds: slow:2.5")
+                throw IdentityToolkitError(.invalidConfig, "slow takes seconds: slow:2.5")
             }
             self = .slowChallenge(seconds: seconds)
         case "error":
             guard parts.count >= 2, !parts[1].isEmpty else {
-                throw BackendError("INVALID_CONFIG", "error takes a firebaseError code: error:auth/network-request-failed[:message]")
+                throw IdentityToolkitError(.invalidConfig, "error takes a firebaseError code: error:auth/network-request-failed[:message]")
             }
             let message = parts.count == 3 ? parts[2] : Self.standardMessages[parts[1]] ?? "An error occurred."
             self = .firebaseError(code: parts[1], message: message)
         default:
-            throw BackendError("INVALID_CONFIG", "the reCAPTCHA outcome is pass, slow:<seconds>, cancel or error:<code>[:<message>], not \(argument)")
+            throw IdentityToolkitError(.invalidConfig, "the reCAPTCHA outcome is pass, slow:<seconds>, cancel or error:<code>[:<message>], not \(argument)")
         }
     }
 
@@ -55,13 +56,13 @@ enum ReCAPTCHAPage {
     }
 
     /// Checks the handler's query as the page would, and says what is wrong.
-    static func parse(_ items: [URLQueryItem], apiKey: String, bundleID: String) -> Result<Query, BackendError> {
+    static func parse(_ items: [URLQueryItem], apiKey: String, bundleID: String) -> Result<Query, IdentityToolkitError> {
         func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
-        guard value("apiKey") == apiKey else { return .failure(BackendError("INVALID_REQUEST", "apiKey is missing or not this project's")) }
-        guard value("authType") == "verifyApp" else { return .failure(BackendError("INVALID_REQUEST", "authType must be verifyApp")) }
-        guard let ibi = value("ibi"), ibi == bundleID else { return .failure(BackendError("INVALID_REQUEST", "ibi must be the iOS app's bundle ID \(bundleID)")) }
+        guard value("apiKey") == apiKey else { return .failure(IdentityToolkitError(.invalidRequest, "apiKey is missing or not this project's")) }
+        guard value("authType") == "verifyApp" else { return .failure(IdentityToolkitError(.invalidRequest, "authType must be verifyApp")) }
+        guard let ibi = value("ibi"), ibi == bundleID else { return .failure(IdentityToolkitError(.invalidRequest, "ibi must be the iOS app's bundle ID \(bundleID)")) }
         guard let event = value("eventId"), event.count == 10, event.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
-            return .failure(BackendError("INVALID_REQUEST", "eventId must be 10 uppercase letters"))
+            return .failure(IdentityToolkitError(.invalidRequest, "eventId must be 10 uppercase letters"))
         }
         let scheme: String
         if let clientID = value("clientId"), !clientID.isEmpty {
@@ -69,7 +70,7 @@ enum ReCAPTCHAPage {
         } else if let appID = value("appId"), !appID.isEmpty {
             scheme = "app-" + appID.replacingOccurrences(of: ":", with: "-")
         } else {
-            return .failure(BackendError("INVALID_REQUEST", "appId or clientId is required"))
+            return .failure(IdentityToolkitError(.invalidRequest, "appId or clientId is required"))
         }
         return .success(Query(apiKey: apiKey, bundleID: ibi, eventID: event, scheme: scheme, language: value("hl")))
     }

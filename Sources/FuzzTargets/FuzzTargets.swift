@@ -4,6 +4,7 @@ import AuthBackend
 import Crypto
 import FirebaseAuthCore
 import Foundation
+import IdentityToolkitAPI
 import Scenarios
 
 /// The parsers that take hostile input, each as a function of raw bytes that must return (never
@@ -78,7 +79,7 @@ public enum FuzzTargets {
 
     /// An identity token at signInWithIdp, against a JWKS with one (fuzzed-for) RSA key slot.
     @Sendable static func appleToken(_ bytes: [UInt8]) {
-        let jwks: [String: Any] = ["keys": [["kty": "RSA", "kid": "K", "n": "AQAB", "e": "AQAB"]]]
+        let jwks = JSONWebKeySet(keys: [JSONWebKey(kty: "RSA", kid: "K", alg: nil, n: "AQAB", e: "AQAB")])
         _ = try? AppleIDProvider.verifySignature(String(decoding: bytes, as: UTF8.self), jwks: jwks)
     }
 

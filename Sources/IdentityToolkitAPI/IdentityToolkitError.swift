@@ -13,13 +13,14 @@ import Utilities
 public struct IdentityToolkitError: CodedError {
     public let code: Code
     public let detail: String?
-    public let status: Int
+    /// The HTTP status it is answered with.
+    public let httpStatus: Int
 
     /// - Parameter status: the HTTP status; by default the one the service answers with `code`.
     public init(_ code: Code, _ detail: String? = nil, status: Int? = nil) {
         self.code = code
         self.detail = detail
-        self.status = status ?? code.defaultStatus
+        self.httpStatus = status ?? code.defaultStatus
     }
 
     /// `CODE` or `CODE : detail`.
@@ -27,12 +28,12 @@ public struct IdentityToolkitError: CodedError {
 
     /// Google's error envelope for this error.
     public var response: ErrorResponse {
-        let reason = switch status {
+        let reason = switch httpStatus {
         case 403: "forbidden"
         case 404: "notFound"
         default: "invalid"
         }
-        return ErrorResponse(error: .init(code: status, message: message,
+        return ErrorResponse(error: .init(code: httpStatus, message: message,
                                           errors: [.init(message: message, reason: reason, domain: "global")]))
     }
 

@@ -223,3 +223,30 @@ public struct VerificationCodesResponse: Codable, Sendable, Hashable {
     public var verificationCodes: [VerificationCode]
     public init(verificationCodes: [VerificationCode]) { self.verificationCodes = verificationCodes }
 }
+
+/// The silent push `verifyClient` sends: `{"aps":{"content-available":1},"com.google.firebase.auth":{"receipt":…,"secret":…}}`,
+/// which the app hands to `Auth.canHandleNotification(_:)`.
+public struct FirebaseAuthPush: Codable, Sendable, Hashable {
+    public struct APS: Codable, Sendable, Hashable {
+        public var contentAvailable: Int
+        enum CodingKeys: String, CodingKey { case contentAvailable = "content-available" }
+    }
+    public struct Credential: Codable, Sendable, Hashable {
+        public var receipt: String
+        public var secret: String
+    }
+    public var aps: APS
+    public var firebaseAuth: Credential
+    enum CodingKeys: String, CodingKey { case aps, firebaseAuth = "com.google.firebase.auth" }
+
+    public init(receipt: String, secret: String) {
+        aps = APS(contentAvailable: 1)
+        firebaseAuth = Credential(receipt: receipt, secret: secret)
+    }
+
+    /// The payload's JSON bytes (keys sorted).
+    public var payload: [UInt8] {
+        // Strings and an integer always encode.
+        (try? IdentityToolkitJSON.encode(self)) ?? []
+    }
+}

@@ -31,6 +31,10 @@ public struct JSONWebKeySet: Codable, Sendable, Hashable {
     public var keys: [JSONWebKey]
     public init(keys: [JSONWebKey]) { self.keys = keys }
 
+    /// Where Google publishes the keys of Firebase ID tokens, emulator-style:
+    /// `https://www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com`.
+    public static let firebaseIDTokenKeysPath = "/www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com"
+
     /// The key named `kid`.
     public func key(id: String) -> JSONWebKey? { keys.first { $0.kid == id } }
 }

@@ -1,7 +1,7 @@
+import AuthBackend
+import FirebaseAuthCore
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import IdentityToolkitAPI
 
 /// The device's Sign in with Apple sheet (`ASAuthorizationController`), against the backend's
 /// simulated Apple ID provider: a user consents, and the app gets what
@@ -9,8 +9,13 @@ import FoundationNetworking
 public struct AppleSignInSheet: Sendable {
     /// The backend, `http://host:port`.
     public let backend: String
+    /// The device's network.
+    public let transport: any AuthTransport
 
-    public init(backend: String) { self.backend = backend }
+    public init(backend: String, transport: any AuthTransport) {
+        self.backend = backend
+        self.transport = transport
+    }
 
     /// What the sheet returns.
     public struct Credential: Sendable {
@@ -31,33 +36,26 @@ public struct AppleSignInSheet: Sendable {
     public func authorize(clientID: String, appleUser: String, nonce: String?, scopes: [String] = ["name", "email"], hideEmail: Bool = false,
                           givenName: String? = "Ada", familyName: String? = "Lovelace", issuedAt: Date? = nil) async throws -> Credential {
         guard let url = URL(string: "\(backend)/appleid/auth/authorize") else { throw SheetError(description: "bad backend \(backend)") }
-        var body: [String: Any] = ["client_id": clientID, "user": appleUser, "scope": scopes.joined(separator: " "), "hide_email": hideEmail]
-        if let nonce { body["nonce"] = nonce }
-        if let givenName { body["given_name"] = givenName }
-        if let familyName { body["family_name"] = familyName }
-        if let issuedAt { body["issued_at"] = issuedAt.timeIntervalSince1970 }
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        let (data, response) = try await URLSession.shared.data(for: request)
-        guard (response as? HTTPURLResponse)?.statusCode == 200,
-              let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let token = object["identity_token"] as? String, let code = object["authorization_code"] as? String,
-              let user = object["user"] as? String
-        else { throw SheetError(description: "the Apple ID provider answered \(String(decoding: data, as: UTF8.self))") }
+        let request = AppleAuthorizeRequest(clientID: clientID, user: appleUser, scope: scopes.joined(separator: " "), nonce: nonce,
+                                            hideEmail: hideEmail, givenName: givenName, familyName: familyName,
+                                            issuedAt: issuedAt?.timeIntervalSince1970)
+        let answer = try await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")],
+                                                               body: try IdentityToolkitJSON.encode(request)))
+        guard answer.status == 200, let granted = try? IdentityToolkitJSON.decode(AppleAuthorizeResponse.self, from: answer.body) else {
+            throw SheetError(description: "the Apple ID provider answered \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        }
         var name: PersonNameComponents?
-        if object["given_name"] != nil || object["family_name"] != nil {
+        if granted.givenName != nil || granted.familyName != nil {
             var components = PersonNameComponents()
-            components.givenName = object["given_name"] as? String
-            components.familyName = object["family_name"] as? String
+            components.givenName = granted.givenName
+            components.familyName = granted.familyName
             name = components
         }
-        return Credential(identityToken: token, authorizationCode: code, user: user, email: object["email"] as? String, fullName: name)
+        return Credential(identityToken: granted.identityToken, authorizationCode: granted.authorizationCode, user: granted.user,
+                          email: granted.email, fullName: name)
     }
 }
-
 extension PhoneAuthWorld {
     /// The Sign in with Apple sheet of this world's devices.
-    public var appleSheet: AppleSignInSheet { AppleSignInSheet(backend: backendURL) }
+    public var appleSheet: AppleSignInSheet { AppleSignInSheet(backend: backendURL, transport: transport) }
 }

@@ -175,7 +175,7 @@ extension ScenarioSpec {
             self.backend.smsPerProjectPerDay = try backend.int("smsPerProjectPerDay", in: 0...1_000_000)
             if let outcome = try backend.string("recaptcha") {
                 do { self.backend.recaptcha = try ReCAPTCHAOutcome(argument: outcome) } catch {
-                    throw ScenarioFileError(.invalidValue, "\(backend.path).recaptcha: \(error.detail ?? error.code)")
+                    throw ScenarioFileError(.invalidValue, "\(backend.path).recaptcha: \(error.detail ?? error.code.rawValue)")
                 }
             }
             self.backend.codeLifetimeSeconds = try backend.double("codeLifetimeSeconds", in: 1...86_400)
@@ -183,7 +183,7 @@ extension ScenarioSpec {
             var check = BackendConfiguration()
             check.testPhoneNumbers = self.backend.testPhoneNumbers
             do { _ = try check.validated() } catch {
-                throw ScenarioFileError(.invalidValue, "\(backend.path).testPhoneNumbers: \(error.detail ?? error.code)")
+                throw ScenarioFileError(.invalidValue, "\(backend.path).testPhoneNumbers: \(error.detail ?? error.code.rawValue)")
             }
         }
         if let network = try root.section("network") {

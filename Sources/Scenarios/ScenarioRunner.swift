@@ -288,7 +288,7 @@ public enum ScenarioRunner {
             timeline.record(.backend, "deleteAccount: uid \(uid.prefix(8))… deleted")
         case .rejected(let endpoint, let error):
             timeline.record(.backend, to: .app, kind: .backendRejected, "\(endpoint) refuses: \(error.message)",
-                            facts: ["endpoint": endpoint, "error": error.code, "detail": error.detail ?? ""])
+                            facts: ["endpoint": endpoint.rawValue, "error": error.code.rawValue, "detail": error.detail ?? ""])
         }
     }
 }

@@ -38,7 +38,7 @@ struct Backend: AsyncParsableCommand {
         configuration.bundleID = bundleID
         configuration.appleServicesIDs = appleServicesID
         do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
-            throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code)")
+            throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code.rawValue)")
         }
         for entry in testNumber {
             let parts = entry.split(separator: "=").map(String.init)

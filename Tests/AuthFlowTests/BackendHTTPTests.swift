@@ -1,3 +1,4 @@
+import IdentityToolkitAPI
 import Utilities
 import AuthBackend
 import FirebaseAuthCore
@@ -108,26 +109,22 @@ struct RecaptchaTokenTests {
         let toolkit = try IdentityToolkit(pusher: nil, clock: clock)
         let token = try await toolkit.issueRecaptchaToken(eventID: "ABCDEFGHIJ")
         #expect(await toolkit.recaptchaEventID(for: token) == "ABCDEFGHIJ")
-        _ = try await toolkit.sendVerificationCode(phoneNumber: "+16505551234", iosReceipt: nil, iosSecret: nil,
-                                                   recaptchaToken: token, languageCode: nil)
-        await #expect(throws: BackendError("CAPTCHA_CHECK_FAILED")) {
-            try await toolkit.sendVerificationCode(phoneNumber: "+16505550000", iosReceipt: nil, iosSecret: nil,
-                                                   recaptchaToken: token, languageCode: nil)
+        _ = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505551234", recaptchaToken: token))
+        await #expect(throws: IdentityToolkitError(.captchaCheckFailed)) {
+            try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550000", recaptchaToken: token))
         }
         do {
-            _ = try await toolkit.sendVerificationCode(phoneNumber: "+16505550000", iosReceipt: nil, iosSecret: nil,
-                                                       recaptchaToken: "03Anope", languageCode: nil)
+            _ = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550000", recaptchaToken: "03Anope"))
             Issue.record("an unknown token was accepted")
-        } catch {
+        } catch let error as IdentityToolkitError {
             #expect(error.message == "CAPTCHA_CHECK_FAILED : Recaptcha verification failed - MALFORMED")
         }
         let stale = try await toolkit.issueRecaptchaToken(eventID: "KLMNOPQRST")
         clock.advance(by: 121)
         do {
-            _ = try await toolkit.sendVerificationCode(phoneNumber: "+16505550000", iosReceipt: nil, iosSecret: nil,
-                                                       recaptchaToken: stale, languageCode: nil)
+            _ = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550000", recaptchaToken: stale))
             Issue.record("a stale token was accepted")
-        } catch {
+        } catch let error as IdentityToolkitError {
             #expect(error.message == "CAPTCHA_CHECK_FAILED : Recaptcha verification failed - EXPIRED")
         }
     }

@@ -1,4 +1,5 @@
 @testable import AuthBackend
+import IdentityToolkitAPI
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -142,9 +143,9 @@ struct BackendRestartTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let state = folder.appendingPathComponent("backend")
         let toolkit = try IdentityToolkit(pusher: nil, stateDirectory: state)
-        let session = try await toolkit.sendVerificationCode(phoneNumber: "+16505550150", iosReceipt: nil, iosSecret: nil,
-                                                             recaptchaToken: try await toolkit.issueRecaptchaToken(eventID: "ABCDEFGHIJ"),
-                                                             languageCode: nil)
+        let token = try await toolkit.issueRecaptchaToken(eventID: "ABCDEFGHIJ")
+        let session = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550150", recaptchaToken: token))
+            .sessionInfo
         let journal = state.appendingPathComponent("journal.jsonl")
         let handle = try FileHandle(forWritingTo: journal)
         try handle.seekToEnd()

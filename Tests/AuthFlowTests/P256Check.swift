@@ -4,10 +4,11 @@ import Foundation
 
 /// Verifies an ES256 JWT against a JWKS, independently of the backend's signer.
 enum P256Check {
-    static func verify(token: String, jwks: [String: Any]) throws -> Bool {
+    /// - Parameter jwks: the key set as published (JSON), read here with Foundation's parser.
+    static func verify(token: String, jwks: Data) throws -> Bool {
         let parts = token.split(separator: ".")
         guard parts.count == 3, let header = try JSONSerialization.jsonObject(with: Data(Base64URL.decode(parts[0])!)) as? [String: Any],
-              let keys = jwks["keys"] as? [[String: Any]],
+              let keys = (try JSONSerialization.jsonObject(with: jwks) as? [String: Any])?["keys"] as? [[String: Any]],
               let jwk = keys.first(where: { $0["kid"] as? String == header["kid"] as? String }),
               let x = (jwk["x"] as? String).flatMap({ Base64URL.decode(Substring($0)) }),
               let y = (jwk["y"] as? String).flatMap({ Base64URL.decode(Substring($0)) })

@@ -3,6 +3,10 @@ import Utilities
 import AuthBackend
 import FirebaseAuthCore
 import Foundation
+import IdentityToolkitAPI
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Scenarios
 import TestSupport
 import Testing
@@ -32,7 +36,8 @@ struct SilentPushSignInTests {
             #expect(claims["phone_number"] as? String == phone)
             #expect((claims["firebase"] as? [String: Any])?["sign_in_provider"] as? String == "phone")
             // Signed with the key the backend publishes.
-            let signature = try P256Check.verify(token: token, jwks: world.toolkit!.tokenSigner.jwks)
+            let (jwks, _) = try await URLSession.shared.data(from: URL(string: world.backendURL + JSONWebKeySet.firebaseIDTokenKeysPath)!)
+            let signature = try P256Check.verify(token: token, jwks: jwks)
             #expect(signature)
 
             // A second verification reuses the cached credential: no second verifyClient push.

@@ -78,7 +78,7 @@ struct IdentityToolkitAPITests {
     @Test("the error envelope: CODE : detail written, and read back split at the first colon")
     func envelope() throws {
         let error = IdentityToolkitError(.captchaCheckFailed, "Recaptcha verification failed - EXPIRED")
-        #expect(error.status == 400)
+        #expect(error.httpStatus == 400)
         let decoded = try IdentityToolkitJSON.decode(ErrorResponse.self, from: error.body)
         #expect(decoded.error.message == "CAPTCHA_CHECK_FAILED : Recaptcha verification failed - EXPIRED")
         #expect(decoded.error.errors?.first?.reason == "invalid")
@@ -87,7 +87,7 @@ struct IdentityToolkitAPITests {
         #expect(back.detail == "Recaptcha verification failed - EXPIRED")
         #expect(IdentityToolkitError(message: "INVALID_CODE", status: 400).detail == nil)
         #expect(IdentityToolkitError(message: "SOMETHING_NEW : a: b", status: 400).code.rawValue == "SOMETHING_NEW")
-        #expect(IdentityToolkitError(.permissionDenied).status == 403)
+        #expect(IdentityToolkitError(.permissionDenied).httpStatus == 403)
         #expect(IdentityToolkitError(.permissionDenied).response.error.errors?.first?.reason == "forbidden")
     }
 

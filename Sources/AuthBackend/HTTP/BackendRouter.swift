@@ -1,0 +1,222 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import IdentityToolkitAPI
+import NIOCore
+import Synchronization
+
+/// The backend's routes: each Identity Toolkit endpoint (under every path the SDK, REST clients and
+/// the Auth Emulator use for it) decodes its typed request, asks the ``IdentityToolkit``, and
+/// answers its typed response; errors render themselves in Google's envelope.
+///
+/// Middleware, outermost first: ``ErrorEnvelopeMiddleware`` (anything thrown becomes the
+/// envelope: unknown paths 404, a known path with another method 405, bodies over the limit 413),
+/// then on the Identity Toolkit routes ``APIKeyMiddleware``.
+enum BackendRouter {
+    /// Request bodies over this are refused with 413 (the SDK's largest body, an Apple identity
+    /// token with its post body, is a few kilobytes).
+    static let maximumBodyBytes = 1_000_000
+
+    static func make(toolkit: IdentityToolkit) -> Router<BackendRequestContext> {
+        let router = Router(context: BackendRequestContext.self)
+        let routes = RouteMethods()
+        router.add(middleware: ErrorEnvelopeMiddleware(routes: routes))
+        let keyed = router.group().add(middleware: APIKeyMiddleware(apiKey: toolkit.configuration.apiKey))
+
+        keyed.rpc(VerifyClientRequest.self, at: [.verifyClient], table: routes) { request, _ in
+            try await toolkit.verifyClient(request)
+        }
+        keyed.rpc(SendVerificationCodeRequest.self, at: [.sendVerificationCode, .accountsSendVerificationCode], table: routes) { body, request in
+            try await toolkit.sendVerificationCode(body, languageCode: request.headers[.firebaseLocale])
+        }
+        keyed.rpc(VerifyPhoneNumberRequest.self, at: [.verifyPhoneNumber, .accountsSignInWithPhoneNumber], table: routes) { request, _ in
+            try await toolkit.signInWithPhoneNumber(request)
+        }
+        keyed.query(GetProjectConfigRequest.self, at: [.getProjectConfig], table: routes) { _, _ in toolkit.projectConfig() }
+        // Older versions of the auth core POSTed getProjectConfig; the service takes both.
+        keyed.rpc(GetProjectConfigRequest.self, at: [.getProjectConfig], table: routes) { _, _ in toolkit.projectConfig() }
+        keyed.rpc(VerifyAssertionRequest.self, at: [.verifyAssertion, .accountsSignInWithIdp], table: routes) { request, _ in
+            try await toolkit.signInWithIdp(request)
+        }
+        keyed.rpc(RevokeTokenRequest.self, at: [.revokeToken], table: routes) { request, _ in try await toolkit.revokeToken(request) }
+        keyed.rpc(DeleteAccountRequest.self, at: [.deleteAccount, .accountsDelete], table: routes) { request, _ in
+            try await toolkit.deleteAccount(request)
+        }
+        keyed.rpc(SetAccountInfoRequest.self, at: [.setAccountInfo, .accountsUpdate], table: routes) { request, _ in
+            try await toolkit.setAccountInfo(request)
+        }
+
+        // The Auth Emulator's own, and the public keys: no API key.
+        router.get(RouterPath(IdentityToolkitEndpoint.emulatorVerificationCodes.path)) { _, _ in
+            try JSONBody(await toolkit.verificationCodes())
+        }
+        routes.add(IdentityToolkitEndpoint.emulatorVerificationCodes.path, .get)
+        router.get(RouterPath(JSONWebKeySet.firebaseIDTokenKeysPath)) { _, _ in try JSONBody(toolkit.tokenSigner.jwks) }
+        routes.add(JSONWebKeySet.firebaseIDTokenKeysPath, .get)
+
+        // The reCAPTCHA page (HTML), as the SDK's web view loads it.
+        router.get("/__/auth/handler") { request, _ in
+            let (status, html) = await toolkit.recaptchaPage(query: request.uri.queryItems)
+            return Response(status: .init(code: status), headers: [.contentType: "text/html; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: html)))
+        }
+        routes.add("/__/auth/handler", .get)
+
+        // Apple's side of Sign in with Apple.
+        router.get("/appleid/auth/keys") { _, _ in try JSONBody(toolkit.appleID.jwks) }
+        routes.add("/appleid/auth/keys", .get)
+        router.post("/appleid/auth/authorize") { request, context in
+            let body = try await request.body.collect(upTo: maximumBodyBytes)
+            let asked: AppleAuthorizeRequest
+            do { asked = try IdentityToolkitJSON.decode(AppleAuthorizeRequest.self, from: body.readableBytesView) } catch let error as IdentityToolkitError {
+                throw IdentityToolkitError("invalid_request", "client_id and user are required: \(error.detail ?? error.message)")
+            }
+            do { return try JSONBody(try toolkit.appleID.authorize(asked)) } catch {
+                throw IdentityToolkitError("server_error", "\(error)", status: 500)
+            }
+        }
+        routes.add("/appleid/auth/authorize", .post)
+        return router
+    }
+}
+
+/// What a backend request carries beyond Hummingbird's own: nothing yet but the body limit.
+struct BackendRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    init(source: ApplicationRequestContextSource) { coreContext = .init(source: source) }
+    var maxUploadSize: Int { BackendRouter.maximumBodyBytes }
+}
+
+/// The methods each registered path answers (filled while the router is built, read while it
+/// serves), for 405 rather than 404 on a known path.
+final class RouteMethods: Sendable {
+    private let methods = Mutex<[String: Set<String>]>([:])
+    func add(_ path: String, _ method: IdentityToolkitEndpoint.Method) {
+        methods.withLock { $0[path, default: []].insert(method.rawValue) }
+    }
+    /// The methods `path` answers (an emulator path with any project); empty for an unknown path.
+    func methods(for path: String) -> Set<String> {
+        methods.withLock { table in
+            if let exact = table[path] { return exact }
+            let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+            for (template, methods) in table where template.contains("{") {
+                let pattern = template.split(separator: "/", omittingEmptySubsequences: false)
+                if pattern.count == parts.count, zip(pattern, parts).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) { return methods }
+            }
+            return []
+        }
+    }
+}
+
+extension RouterGroup<BackendRequestContext> {
+    /// A POST endpoint with a JSON body, under each of `endpoints`' paths.
+    @discardableResult
+    func rpc<Call: AuthRPCRequest>(_ type: Call.Type, at endpoints: [IdentityToolkitEndpoint], table: RouteMethods,
+                                   _ handle: @escaping @Sendable (Call, Request) async throws -> Call.Response) -> Self {
+        for endpoint in endpoints {
+            post(RouterPath(endpoint.path)) { request, context in
+                let body = try await request.body.collect(upTo: context.maxUploadSize)
+                let call = try IdentityToolkitJSON.decode(Call.self, from: body.readableBytesView)
+                return try JSONBody(try await handle(call, request))
+            }
+            table.add(endpoint.path, .post)
+        }
+        return self
+    }
+
+    /// A GET endpoint whose request is its query.
+    @discardableResult
+    func query<Call: AuthRPCQueryRequest>(_ type: Call.Type, at endpoints: [IdentityToolkitEndpoint], table: RouteMethods,
+                                          _ handle: @escaping @Sendable (Call, Request) async throws -> Call.Response) -> Self {
+        for endpoint in endpoints {
+            get(RouterPath(endpoint.path)) { request, _ in
+                let call = try Call(queryItems: request.uri.queryItems)
+                return try JSONBody(try await handle(call, request))
+            }
+            table.add(endpoint.path, .get)
+        }
+        return self
+    }
+}
+
+/// A Codable value as the answer: `application/json; charset=UTF-8`, keys sorted.
+struct JSONBody<Value: Encodable>: ResponseGenerator {
+    let bytes: [UInt8]
+    init(_ value: Value) throws(IdentityToolkitError) { bytes = try IdentityToolkitJSON.encode(value) }
+    func response(from request: Request, context: some RequestContext) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=UTF-8"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+/// The backend's errors answer for themselves: Google's envelope, with the code's HTTP status.
+/// (The conformance lives here, not beside the type: the API module stays free of server code, as
+/// the auth core depends on it.)
+extension IdentityToolkitError: HTTPResponseError {
+    public var status: HTTPResponse.Status { .init(code: httpStatus) }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=UTF-8"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// Anything thrown on the way becomes an ``IdentityToolkitError`` in Google's envelope: an unknown
+/// path is 404 NOT_FOUND, a known path asked with another method 405, a body over the limit 413,
+/// anything else 500. (Without it Hummingbird answers those with empty bodies the SDK cannot read.)
+struct ErrorEnvelopeMiddleware: RouterMiddleware {
+    typealias Context = BackendRequestContext
+    let routes: RouteMethods
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as IdentityToolkitError {
+            throw error
+        } catch is NIOTooManyBytesError {
+            throw IdentityToolkitError(.payloadTooLarge, "the request body is larger than \(BackendRouter.maximumBodyBytes) bytes")
+        } catch let error as HTTPError where error.status == .notFound {
+            let allowed = routes.methods(for: request.uri.path)
+            guard allowed.isEmpty else {
+                throw IdentityToolkitError(.methodNotAllowed, "\(request.uri.path) takes \(allowed.sorted().joined(separator: " or ")), not \(request.method)")
+            }
+            throw IdentityToolkitError(.notFound, "no such endpoint: \(request.uri.path)")
+        } catch let error as HTTPError {
+            throw IdentityToolkitError(.init(rawValue: "HTTP_\(error.status.code)"), error.body ?? error.status.reasonPhrase,
+                                       status: error.status.code)
+        } catch {
+            throw IdentityToolkitError(.internal, "\(error)")
+        }
+    }
+}
+
+/// The API key on every Identity Toolkit call: `?key=` or `x-goog-api-key`. Missing: 403
+/// PERMISSION_DENIED; not the project's: 400 API_KEY_INVALID (the service's words).
+struct APIKeyMiddleware: RouterMiddleware {
+    typealias Context = BackendRequestContext
+    let apiKey: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let given = request.uri.queryParameters.get("key") ?? request.headers[.googAPIKey]
+        guard let given, !given.isEmpty else {
+            throw IdentityToolkitError(.permissionDenied, "The request is missing a valid API key.")
+        }
+        guard constantTimeEquals(given, apiKey) else {
+            throw IdentityToolkitError(.apiKeyInvalid, "API key not valid. Please pass a valid API key.")
+        }
+        return try await next(request, context)
+    }
+}
+
+extension HTTPField.Name {
+    static let googAPIKey = Self("x-goog-api-key")!
+    static let firebaseLocale = Self("x-firebase-locale")!
+}
+
+extension URI {
+    /// The query as `URLQueryItem`s, percent-decoded, in order.
+    var queryItems: [URLQueryItem] {
+        URLComponents(string: "http://host/?" + (query ?? ""))?.queryItems ?? []
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Hummingbird
+import IdentityToolkitAPI
+import Logging
+import NIOCore
+import HTTPServerSupport
+
+/// The local backend on HTTP: Identity Toolkit JSON with emulator-style paths, on Hummingbird.
+///
+/// | path | what |
+/// |---|---|
+/// | `/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyClient` | app credential: receipt, suggestedTimeout; sends the silent push |
+/// | `…/v3/relyingparty/sendVerificationCode`, `/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode` | a code by SMS |
+/// | `…/v3/relyingparty/verifyPhoneNumber`, `…/v1/accounts:signInWithPhoneNumber` | sign in with the code |
+/// | `…/v3/relyingparty/verifyAssertion`, `…/v1/accounts:signInWithIdp` | Sign in with Apple |
+/// | `…/v3/relyingparty/getProjectConfig` | the authorized domains |
+/// | `/emulator/v1/projects/{project}/verificationCodes` | the SMS outbox |
+/// | `/www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com` | the ID-token keys (JWKS) |
+/// | `/__/auth/handler` | the reCAPTCHA page |
+/// | `/appleid/auth/keys`, `/appleid/auth/authorize` | Apple's side of Sign in with Apple |
+///
+/// Every Identity Toolkit call needs the API key (`?key=` or `x-goog-api-key`); ``BackendRouter``
+/// says which route takes what.
+public final class BackendServer: Sendable {
+    public let toolkit: IdentityToolkit
+    private let server: RunningServer
+
+    private init(toolkit: IdentityToolkit, server: RunningServer) {
+        self.toolkit = toolkit
+        self.server = server
+    }
+
+    public var host: String { server.host }
+    public var port: Int { server.port }
+    /// `http://host:port`: what an app gives `auth.useEmulator(withHost:port:)`.
+    public var baseURL: String { server.baseURL }
+
+    /// Starts listening on `host:port` (0: any free port) and returns once it does.
+    /// - Parameter logger: where the backend logs what a user debugging a run wants to see
+    ///   (refused requests, silent pushes that failed); silent by default.
+    public static func start(toolkit: IdentityToolkit, host: String = "127.0.0.1", port: Int = 0,
+                             logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() }))
+    async throws(IdentityToolkitError) -> BackendServer {
+        do {
+            let server = try await RunningServer.start(router: BackendRouter.make(toolkit: toolkit), host: host, port: port,
+                                                       name: "the backend", logger: logger)
+            return BackendServer(toolkit: toolkit, server: server)
+        } catch {
+            throw IdentityToolkitError(.bindFailed, error.message)
+        }
+    }
+
+    /// Stops listening; requests in flight are answered first.
+    public func shutdown() async { await server.shutdown() }
+}

@@ -1,0 +1,103 @@
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// A Hummingbird router served on a port: started in the background, reporting the port it got
+/// (ask for port 0 to get a free one), stopped gracefully. What the backend and the device gateway
+/// share; each keeps its own routes and errors.
+///
+/// ```swift
+/// let server = try await RunningServer.start(router: router, host: "127.0.0.1", port: 0, name: "the backend")
+/// print(server.port)
+/// await server.shutdown()
+/// ```
+public final class RunningServer: Sendable {
+    public let host: String
+    public let port: Int
+    private let group: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    private init(host: String, port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
+        self.host = host
+        self.port = port
+        self.group = group
+        self.running = running
+    }
+
+    /// Starts serving `router` on `host:port`; returns once the server listens.
+    /// - Parameters:
+    ///   - name: what the server is, for the error when it cannot listen ("the backend").
+    ///   - logger: Hummingbird's own logging (silent by default).
+    /// - Throws: ``ServerStartError`` when the address cannot be bound.
+    public static func start<Context: RequestContext>(
+        router: Router<Context>, host: String, port: Int, name: String,
+        logger: Logger = Logger(label: "authsim.http", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) async throws(ServerStartError) -> RunningServer where Context: InitializableFromSource<ApplicationRequestContextSource> {
+        let listening = ListeningPort()
+        let application = Application(
+            router: router, configuration: .init(address: .hostname(host, port: port), serverName: nil, reuseAddress: true),
+            onServerRunning: { channel in listening.resolve(channel.localAddress?.port ?? port) }, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
+        let running = Task {
+            do { try await group.run() } catch {
+                listening.fail(error)
+                throw error
+            }
+            listening.fail(CancellationError())
+        }
+        do {
+            return RunningServer(host: host, port: try await listening.port, group: group, running: running)
+        } catch {
+            running.cancel()
+            throw ServerStartError(message: "\(name) cannot listen on \(host):\(port): \(error)")
+        }
+    }
+
+    /// `http://host:port`.
+    public var baseURL: String { "http://\(host):\(port)" }
+
+    /// Stops listening; requests in flight are answered first.
+    public func shutdown() async {
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+    }
+}
+
+/// Why a server did not start (the address is taken, not local, not allowed).
+public struct ServerStartError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// The port a starting server reports, or why it never listened.
+private final class ListeningPort: Sendable {
+    private let state = Mutex<(result: Result<Int, any Error>?, waiters: [CheckedContinuation<Int, any Error>])>((nil, []))
+
+    func resolve(_ port: Int) { finish(.success(port)) }
+    func fail(_ error: any Error) { finish(.failure(error)) }
+
+    private func finish(_ result: Result<Int, any Error>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Int, any Error>] in
+            guard state.result == nil else { return [] }
+            state.result = result
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+    }
+
+    var port: Int {
+        get async throws {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready = state.withLock { state -> Result<Int, any Error>? in
+                    if let result = state.result { return result }
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+@testable import AuthBackend
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import IdentityToolkitAPI
+import Testing
+
+/// The backend's routes, in process through Hummingbird's router test framework: which route takes
+/// what, the API-key middleware, and every error in Google's envelope.
+@Suite("The backend's routes")
+struct BackendRouteTests {
+    let toolkit: IdentityToolkit
+    let key: String
+
+    init() throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = ["+16505553434": "654321"]
+        toolkit = try IdentityToolkit(configuration: configuration, pusher: nil)
+        key = configuration.apiKey
+    }
+
+    var app: some ApplicationProtocol { Application(router: BackendRouter.make(toolkit: toolkit)) }
+
+    static let v3 = "/www.googleapis.com/identitytoolkit/v3/relyingparty"
+
+    @Test("the API key: missing is 403 PERMISSION_DENIED, wrong is 400 API_KEY_INVALID, by query or x-goog-api-key")
+    func apiKey() async throws {
+        try await app.test(.router) { client in
+            try await client.execute(uri: "\(Self.v3)/verifyClient", method: .post, body: json("{}")) { response in
+                #expect(response.status == .forbidden)
+                #expect(envelope(response)?.message == "PERMISSION_DENIED : The request is missing a valid API key.")
+                #expect(envelope(response)?.errors?.first?.reason == "forbidden")
+            }
+            try await client.execute(uri: "\(Self.v3)/verifyClient?key=nope", method: .post, body: json("{}")) { response in
+                #expect(response.status == .badRequest)
+                #expect(envelope(response)?.message.hasPrefix("API_KEY_INVALID") == true)
+            }
+            try await client.execute(uri: "\(Self.v3)/verifyClient", method: .post, headers: [.init("x-goog-api-key")!: key],
+                                     body: json("{}")) { response in
+                #expect(envelope(response)?.message == "MISSING_IOS_APP_TOKEN")
+            }
+        }
+    }
+
+    @Test("unknown paths are 404, a known path asked with another method 405, both in the envelope")
+    func notFoundAndMethod() async throws {
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/identitytoolkit.googleapis.com/v1/accounts:nothing?key=\(key)", method: .post, body: json("{}")) { response in
+                #expect(response.status == .notFound)
+                #expect(envelope(response)?.message == "NOT_FOUND : no such endpoint: /identitytoolkit.googleapis.com/v1/accounts:nothing")
+            }
+            try await client.execute(uri: "\(Self.v3)/verifyClient?key=\(key)", method: .get) { response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(envelope(response)?.message.hasPrefix("METHOD_NOT_ALLOWED : /www.googleapis.com/identitytoolkit/v3/relyingparty/verifyClient takes POST") == true)
+            }
+            try await client.execute(uri: "/emulator/v1/projects/any-project/verificationCodes", method: .post) { response in
+                #expect(response.status == .methodNotAllowed)
+            }
+        }
+    }
+
+    @Test("a body over the limit is 413 (it was cut silently before); malformed JSON and wrong types name the problem")
+    func bodies() async throws {
+        try await app.test(.router) { client in
+            let huge = "{\"phoneNumber\":\"" + String(repeating: "1", count: BackendRouter.maximumBodyBytes) + "\"}"
+            try await client.execute(uri: "\(Self.v3)/sendVerificationCode?key=\(key)", method: .post, body: json(huge)) { response in
+                #expect(response.status == .contentTooLarge)
+                #expect(envelope(response)?.message.hasPrefix("PAYLOAD_TOO_LARGE") == true)
+            }
+            try await client.execute(uri: "\(Self.v3)/sendVerificationCode?key=\(key)", method: .post, body: json("{\"phone")) { response in
+                #expect(response.status == .badRequest)
+                #expect(envelope(response)?.message.hasPrefix("INVALID_JSON : Invalid JSON payload received.") == true)
+            }
+            try await client.execute(uri: "\(Self.v3)/verifyClient?key=\(key)", method: .post,
+                                     body: json(#"{"appToken":"AB","isSandbox":"yes"}"#)) { response in
+                #expect(response.status == .badRequest)
+                #expect(envelope(response)?.message.contains("isSandbox") == true)
+            }
+        }
+    }
+
+    @Test("a test number signs in through the v1 and v3 paths alike; the outbox and getProjectConfig (GET and POST) answer")
+    func endpoints() async throws {
+        try await app.test(.router) { client in
+            let sessionInfo = try await client.execute(uri: "/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode?key=\(key)",
+                                                       method: .post, body: json(#"{"phoneNumber":"+16505553434"}"#)) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "application/json; charset=UTF-8")
+                return try IdentityToolkitJSON.decode(SendVerificationCodeResponse.self, from: response.body.readableBytesView).sessionInfo
+            }
+            let body = try IdentityToolkitJSON.encode(VerifyPhoneNumberRequest(sessionInfo: sessionInfo, code: "654321"))
+            try await client.execute(uri: "\(Self.v3)/verifyPhoneNumber?key=\(key)", method: .post, body: ByteBuffer(bytes: body)) { response in
+                let answer = try IdentityToolkitJSON.decode(VerifyPhoneNumberResponse.self, from: response.body.readableBytesView)
+                #expect(answer.phoneNumber == "+16505553434")
+                #expect(answer.isNewUser == true)
+                #expect(answer.expiresIn == "3600")
+            }
+            for method in [HTTPRequest.Method.get, .post] {
+                try await client.execute(uri: "\(Self.v3)/getProjectConfig?key=\(key)", method: method, body: method == .post ? json("{}") : nil) { response in
+                    let config = try IdentityToolkitJSON.decode(GetProjectConfigResponse.self, from: response.body.readableBytesView)
+                    #expect(config.authorizedDomains?.contains("authsim-demo.firebaseapp.com") == true)
+                }
+            }
+            try await client.execute(uri: "/emulator/v1/projects/authsim-demo/verificationCodes", method: .get) { response in
+                // Test numbers get no SMS.
+                let outbox = try IdentityToolkitJSON.decode(VerificationCodesResponse.self, from: response.body.readableBytesView)
+                #expect(outbox.verificationCodes == [])
+            }
+        }
+    }
+
+    private func json(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+    /// The answer's error envelope (`nil` when it is not one: the expectation then fails).
+    private func envelope(_ response: TestResponse) -> ErrorResponse.Body? {
+        try? IdentityToolkitJSON.decode(ErrorResponse.self, from: response.body.readableBytesView).error
+    }
+}
