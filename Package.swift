@@ -56,7 +56,15 @@ let package = Package(
         // the device gateway's HTTP.
         .target(
             name: "HTTPServerSupport",
-            dependencies: [.product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")]
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        // The HTTP/1.1 client every part uses (the auth core's transport, remote devices): our own
+        // on SwiftNIO, kept-alive connections, http and https, whole answers or streams of lines.
+        .target(
+            name: "HTTPTransport",
+            dependencies: ["Utilities", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         // The local CA, the server certificate and the APNs auth key (.p8) in Certs/.
         .target(
@@ -90,7 +98,9 @@ let package = Package(
         .target(
             name: "APNsReceiver",
             dependencies: [
-                "APNsWire", "Utilities",
+                "APNsWire", "Utilities", "HTTPTransport", "HTTPServerSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 "HTTP2Wire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -118,11 +128,7 @@ let package = Package(
         // FirebaseAuth's phone-auth app verification, on Linux, with the SDK's names.
         .target(
             name: "FirebaseAuthCore",
-            dependencies: ["Utilities", "IdentityToolkitAPI", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "NIOCore", package: "swift-nio"),
-                           .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
+            dependencies: ["Utilities", "IdentityToolkitAPI", "HTTPTransport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
@@ -187,6 +193,11 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
         .testTarget(name: "UtilitiesTests", dependencies: ["Utilities"]),
         .testTarget(name: "IdentityToolkitAPITests", dependencies: ["IdentityToolkitAPI"]),
+        .testTarget(
+            name: "HTTPTransportTests",
+            dependencies: ["HTTPTransport", "HTTPServerSupport", "LocalPKI", "Utilities", "TestSupport",
+                           .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
+        ),
         .testTarget(
             name: "BackendRouteTests",
             dependencies: ["AuthBackend", "IdentityToolkitAPI", .product(name: "Hummingbird", package: "hummingbird"),

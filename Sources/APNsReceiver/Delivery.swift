@@ -71,8 +71,14 @@ public actor DeviceHub: PushDeliveryHandler {
     }
 
     public func disconnect(_ id: Int) {
-        for key in remote.keys { remote[key]?.removeValue(forKey: id) }
+        for key in remote.keys {
+            remote[key]?.removeValue(forKey: id)
+            if remote[key]?.isEmpty == true { remote[key] = nil }
+        }
     }
+
+    /// Devices in other processes connected through the gateway now.
+    public var connectedDeviceCount: Int { remote.values.reduce(0) { $0 + $1.count } }
 
     public func deliver(_ push: AcceptedPush) async {
         guard push.isBackground else { return }  // alerts go to the user, not to the app's delegate

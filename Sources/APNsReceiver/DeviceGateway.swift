@@ -1,56 +1,104 @@
 import APNsWire
-import Utilities
 import Foundation
+import HTTPServerSupport
+import Hummingbird
+import HummingbirdCore
+import Logging
 import NIOCore
-import NIOHTTP1
-import NIOPosix
+import Synchronization
+import Utilities
 
 /// Where devices in other processes meet APNs, as real devices keep a connection to APNs: they
 /// register for a token, then hold a stream open on which each push to that token arrives as one
-/// JSON line. (HTTP/1.1 on loopback; the provider side stays HTTP/2 + TLS.)
+/// JSON line. (HTTP/1.1 on loopback, on Hummingbird; the provider side stays HTTP/2 + TLS.)
 ///
 /// | request | answer |
 /// |---|---|
-/// | `POST /devices` `{"environment","bundleID","token"?,"label"?}` | `{"token"}`: registered (a new random token unless given) |
-/// | `GET /devices/{environment}/{token}/notifications` | chunked NDJSON: first `{"connected":true}`, then one line per push |
+/// | `POST /devices` `{"environment","bundleID","token"?,"label"?}` | `{"token","environment"}`: registered (a new random token unless given) |
+/// | `GET /devices/{environment}/{token}/notifications` | chunked NDJSON: first `{"connected":true}`, then one ``GatewayPush`` per line |
+///
+/// Errors are `{"error":"…"}` with 400 (a bad registration), 404, 405 or 413 (a body over 64 KB).
 public final class DeviceGateway: Sendable {
-    public let host: String
-    public let port: Int
-    private let channel: Channel
-    private let group: MultiThreadedEventLoopGroup
+    private let server: RunningServer
+    private let streams: GatewayStreams
 
-    private init(host: String, port: Int, channel: Channel, group: MultiThreadedEventLoopGroup) {
-        self.host = host
-        self.port = port
-        self.channel = channel
-        self.group = group
+    private init(server: RunningServer, streams: GatewayStreams) {
+        self.server = server
+        self.streams = streams
     }
 
-    public static func start(host: String = "127.0.0.1", port: Int = 0, registry: DeviceRegistry, hub: DeviceHub) async throws(ReceiverError) -> DeviceGateway {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(GatewayHandler(registry: registry, hub: hub))
-                }
-            }
+    public var host: String { server.host }
+    public var port: Int { server.port }
+
+    public static func start(host: String = "127.0.0.1", port: Int = 0, registry: DeviceRegistry, hub: DeviceHub,
+                             logger: Logger = Logger(label: "authsim.device-gateway", factory: { _ in SwiftLogNoOpLogHandler() }))
+    async throws(ReceiverError) -> DeviceGateway {
+        let streams = GatewayStreams()
         do {
-            let channel = try await bootstrap.bind(host: host, port: port).get()
-            return DeviceGateway(host: host, port: channel.localAddress?.port ?? port, channel: channel, group: group)
+            let server = try await RunningServer.start(
+                router: router(registry: registry, hub: hub, streams: streams), host: host, port: port, name: "the device gateway",
+                server: .http1(configuration: .init(additionalChannelHandlers: [HangUpDetector(streams: streams)])), logger: logger)
+            return DeviceGateway(server: server, streams: streams)
         } catch {
-            try? await group.shutdownGracefully()
-            throw ReceiverError(.bind, "cannot listen for devices on \(host):\(port): \(error)")
+            throw ReceiverError(.bind, "cannot listen for devices on \(host):\(port): \(error.message)")
         }
     }
 
+    /// Ends every device's stream, then stops listening.
     public func shutdown() async {
-        try? await channel.close()
-        try? await group.shutdownGracefully()
+        streams.finishAll()
+        await server.shutdown()
     }
 
-    /// One push as a gateway line.
+    /// Registration bodies over this are refused with 413.
+    static let maximumBodyBytes = 65_536
+
+    static func router(registry: DeviceRegistry, hub: DeviceHub, streams: GatewayStreams) -> Router<GatewayRequestContext> {
+        let router = Router(context: GatewayRequestContext.self)
+        router.add(middleware: GatewayErrorMiddleware())
+        router.post("/devices") { request, context in
+            let body = try await request.body.collect(upTo: maximumBodyBytes)
+            guard let asked = try? JSONDecoder().decode(DeviceRegistration.self, from: Data(body.readableBytesView)),
+                  let environment = APNsEnvironment(rawValue: asked.environment), !asked.bundleID.isEmpty
+            else { throw GatewayError(.badRequest, #"send {"environment":"sandbox|production","bundleID":"…"}"#) }
+            var token = DeviceToken.random()
+            if let given = asked.token {
+                guard let parsed = DeviceToken(hex: given) else { throw GatewayError(.badRequest, "token must be even-length hex") }
+                token = parsed
+            }
+            do {
+                try registry.register(RegisteredDevice(token: token, environment: environment, bundleID: asked.bundleID, label: asked.label))
+            } catch {
+                throw GatewayError(.internalServerError, "\(error)")
+            }
+            return try GatewayJSON(RegisteredToken(token: token.hex, environment: environment.rawValue))
+        }
+        router.get("/devices/:environment/:token/notifications") { _, context in
+            guard let environment = context.parameters.get("environment").flatMap(APNsEnvironment.init(rawValue:)),
+                  let token = context.parameters.get("token").flatMap(DeviceToken.init(hex:))
+            else { throw GatewayError(.notFound, GatewayErrorMiddleware.endpoints) }
+            let (lines, sink) = AsyncStream.makeStream(of: ByteBuffer.self)
+            // The device hanging up ends the stream (``HangUpDetector``): one that only waits for
+            // pushes would not notice.
+            let stream = streams.add(sink, channel: context.channel)
+            let subscription = await hub.connect(token: token, environment: environment) { push in
+                sink.yield(ByteBuffer(string: line(push)))
+            }
+            return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody { writer in
+                defer {
+                    streams.remove(stream)
+                    Task { await hub.disconnect(subscription) }
+                }
+                try await writer.write(ByteBuffer(string: "{\"connected\":true}\n"))
+                for await line in lines { try await writer.write(line) }
+                try await writer.finish(nil)
+            })
+        }
+        return router
+    }
+
+    /// One push as a gateway line (``GatewayPush``), built as text: the payload goes in as the
+    /// JSON it is (line breaks in it turned to spaces), not re-encoded.
     static func line(_ push: AcceptedPush) -> String {
         let payload = String(decoding: push.payload.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 }, as: UTF8.self)
         return "{\"apns-id\":\"\(push.apnsID)\",\"environment\":\"\(push.environment.rawValue)\",\"device-token\":\"\(push.deviceToken.hex)\""
@@ -59,108 +107,143 @@ public final class DeviceGateway: Sendable {
     }
 }
 
-private final class GatewayHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+/// `POST /devices`.
+public struct DeviceRegistration: Codable, Sendable, Hashable {
+    /// `sandbox` or `production`.
+    public var environment: String
+    public var bundleID: String
+    /// A token to register; a random one when absent.
+    public var token: String?
+    public var label: String?
+    public init(environment: String, bundleID: String, token: String? = nil, label: String? = nil) {
+        self.environment = environment
+        self.bundleID = bundleID
+        self.token = token
+        self.label = label
+    }
+}
 
-    private let registry: DeviceRegistry
-    private let hub: DeviceHub
-    private var head: HTTPRequestHead?
-    private var body: [UInt8] = []
-    private var subscription: Int?
+/// The answer to a registration.
+public struct RegisteredToken: Codable, Sendable, Hashable {
+    public var token: String
+    public var environment: String
+}
 
-    init(registry: DeviceRegistry, hub: DeviceHub) {
-        self.registry = registry
-        self.hub = hub
+/// One line of a device's notification stream.
+public struct GatewayPush: Codable, Sendable, Hashable {
+    public var apnsID: String
+    public var environment: String
+    public var deviceToken: String
+    public var bundleID: String
+    public var pushType: String
+    public var payload: JSONValue
+    enum CodingKeys: String, CodingKey {
+        case environment, payload
+        case apnsID = "apns-id", deviceToken = "device-token", bundleID = "bundle-id", pushType = "push-type"
+    }
+}
+
+/// What a gateway request carries: the connection, whose hang-up ends a stream.
+struct GatewayRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+}
+
+/// The open notification streams, by connection: a device hanging up ends its stream, and shutting
+/// the gateway down ends them all (an open stream would hold a graceful shutdown for ever).
+final class GatewayStreams: Sendable {
+    private struct Open {
+        let sink: AsyncStream<ByteBuffer>.Continuation
+        let channel: ObjectIdentifier
+    }
+    private let open = Mutex<(next: Int, streams: [Int: Open])>((0, [:]))
+
+    func add(_ sink: AsyncStream<ByteBuffer>.Continuation, channel: any Channel) -> Int {
+        open.withLock { state in
+            state.next += 1
+            state.streams[state.next] = Open(sink: sink, channel: ObjectIdentifier(channel))
+            return state.next
+        }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            self.head = head
-            body = []
-        case .body(let buffer):
-            if body.count < 65_536 { body.append(contentsOf: buffer.readableBytesView) }
-        case .end:
-            guard let head else { return }
-            route(head, context: context)
-        }
+    func remove(_ id: Int) { _ = open.withLock { $0.streams.removeValue(forKey: id) } }
+
+    /// The device on `channel` hung up.
+    func hungUp(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        for stream in open.withLock({ $0.streams.values.filter { $0.channel == id } }) { stream.sink.finish() }
+    }
+
+    func finishAll() {
+        for stream in open.withLock({ $0.streams.values }) { stream.sink.finish() }
+    }
+}
+
+/// Tells the streams when a device hangs up. Hummingbird allows half-closed connections, so a
+/// device's close shows as its input ending, and nothing is written to a stream waiting for pushes:
+/// without this the subscription would outlive the device.
+final class HangUpDetector: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private let streams: GatewayStreams
+    init(streams: GatewayStreams) { self.streams = streams }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed { streams.hungUp(context.channel) }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let subscription {
-            let hub = self.hub
-            Task { await hub.disconnect(subscription) }
-        }
+        streams.hungUp(context.channel)
         context.fireChannelInactive()
     }
+}
 
-    private func route(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let parts = head.uri.split(separator: "/").map(String.init)
-        if head.method == .POST, parts == ["devices"] {
-            register(context: context)
-        } else if head.method == .GET, parts.count == 4, parts[0] == "devices", parts[3] == "notifications",
-                  let environment = APNsEnvironment(rawValue: parts[1]), let token = DeviceToken(hex: parts[2]) {
-            stream(token: token, environment: environment, context: context)
-        } else {
-            respond(status: .notFound, json: #"{"error":"no such endpoint: POST /devices or GET /devices/{environment}/{token}/notifications"}"#, context: context)
-        }
+/// A gateway error: `{"error":"…"}` with its status.
+struct GatewayError: HTTPResponseError {
+    let status: HTTPResponse.Status
+    let message: String
+    init(_ status: HTTPResponse.Status, _ message: String) {
+        self.status = status
+        self.message = message
     }
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        try GatewayJSON(["error": message]).response(from: request, context: context, status: status)
+    }
+}
 
-    private func register(context: ChannelHandlerContext) {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
-              let environment = (object["environment"] as? String).flatMap(APNsEnvironment.init(rawValue:)),
-              let bundleID = object["bundleID"] as? String, !bundleID.isEmpty
-        else {
-            respond(status: .badRequest, json: #"{"error":"send {\"environment\":\"sandbox|production\",\"bundleID\":\"…\"}"}"#, context: context)
-            return
-        }
-        var token = DeviceToken.random()
-        if let given = object["token"] as? String {
-            guard let parsed = DeviceToken(hex: given) else {
-                respond(status: .badRequest, json: #"{"error":"token must be even-length hex"}"#, context: context)
-                return
-            }
-            token = parsed
-        }
+/// A Codable answer as JSON.
+struct GatewayJSON: ResponseGenerator {
+    let bytes: Data
+    init(_ value: some Encodable) throws { bytes = try JSONEncoder().encode(value) }
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        response(from: request, context: context, status: .ok)
+    }
+    func response(from request: Request, context: some RequestContext, status: HTTPResponse.Status) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+/// Unknown paths, other methods and bodies over the limit answer in the gateway's own JSON.
+struct GatewayErrorMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+    static let endpoints = "no such endpoint: POST /devices or GET /devices/{environment}/{token}/notifications"
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
-            try registry.register(RegisteredDevice(token: token, environment: environment, bundleID: bundleID,
-                                                   label: object["label"] as? String))
-            respond(status: .ok, json: "{\"token\":\"\(token.hex)\",\"environment\":\"\(environment.rawValue)\"}", context: context)
+            return try await next(request, context)
+        } catch let error as GatewayError {
+            throw error
+        } catch is NIOTooManyBytesError {
+            throw GatewayError(.contentTooLarge, "the registration is larger than \(DeviceGateway.maximumBodyBytes) bytes")
+        } catch let error as HTTPError where error.status == .notFound {
+            let known = request.uri.path == "/devices" || request.uri.path.hasSuffix("/notifications")
+            throw GatewayError(known ? .methodNotAllowed : .notFound, Self.endpoints)
         } catch {
-            respond(status: .internalServerError, json: "{\"error\":\(CompactJSON.string(error.message))}", context: context)
+            throw GatewayError(.internalServerError, "\(error)")
         }
-    }
-
-    private func stream(token: DeviceToken, environment: APNsEnvironment, context: ChannelHandlerContext) {
-        let headers = HTTPHeaders([("content-type", "application/x-ndjson"), ("transfer-encoding", "chunked")])
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
-        let channel = context.channel
-        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let hub = self.hub
-        context.eventLoop.makeFutureWithTask {
-            await hub.connect(token: token, environment: environment) { push in
-                let line = DeviceGateway.line(push)
-                channel.eventLoop.execute {
-                    var buffer = channel.allocator.buffer(capacity: line.utf8.count)
-                    buffer.writeString(line)
-                    channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
-                }
-            }
-        }.whenSuccess { id in
-            bound.value.subscription = id
-            var buffer = channel.allocator.buffer(capacity: 20)
-            buffer.writeString("{\"connected\":true}\n")
-            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
-        }
-    }
-
-    private func respond(status: HTTPResponseStatus, json: String, context: ChannelHandlerContext) {
-        let headers = HTTPHeaders([("content-type", "application/json"), ("content-length", String(json.utf8.count))])
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-        var buffer = context.channel.allocator.buffer(capacity: json.utf8.count)
-        buffer.writeString(json)
-        context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 }

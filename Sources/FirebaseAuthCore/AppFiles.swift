@@ -1,5 +1,6 @@
 import Utilities
 import Foundation
+import HTTPTransport
 
 /// Why an app file could not be used.
 public struct AppFileError: CodedError {
@@ -230,7 +231,7 @@ extension AppHost {
     /// The app described by a bundle's files, on a device (or a simulator).
     public convenience init(bundle: AppBundle, isSimulator: Bool = false, forwardsNotifications: Bool = true,
                             forwardsURLs: Bool = true, userDefaults: UserDefaultsStore = UserDefaultsStore(),
-                            clock: any Clock<Duration> = ContinuousClock(), transport: (any AuthTransport)? = nil) {
+                            clock: any Clock<Duration> = ContinuousClock(), transport: (any HTTPTransport)? = nil) {
         self.init(bundleID: bundle.info.bundleID, urlSchemes: bundle.info.urlSchemes, isSimulator: isSimulator,
                   provisioningProfile: bundle.provisioningProfile, forwardsNotifications: forwardsNotifications,
                   forwardsURLs: forwardsURLs, userDefaults: userDefaults, clock: clock, transport: transport)

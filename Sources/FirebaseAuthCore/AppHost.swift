@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTransport
 import Synchronization
 
 /// The app around Firebase, as the SDK sees it on a device: bundle ID, the URL schemes in
@@ -20,7 +21,7 @@ public final class AppHost: Sendable {
     public let clock: any Clock<Duration>
     /// The device's network, as the app's `Auth` and its web views use it: the transport given
     /// (one shared by every app a simulation hosts), or one of the app's own, made on first use.
-    public var transport: any AuthTransport {
+    public var transport: any HTTPTransport {
         ownTransport.withLock { own in
             if let own { return own }
             let made = NIOHTTP1Transport()
@@ -28,14 +29,14 @@ public final class AppHost: Sendable {
             return made
         }
     }
-    private let ownTransport: Mutex<(any AuthTransport)?>
+    private let ownTransport: Mutex<(any HTTPTransport)?>
     /// The app's `Auth`s, weakly: an `Auth` nobody holds is gone, and no longer gets notifications.
     private let auths = Mutex<[WeakAuth]>([])
 
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
                 userDefaults: UserDefaultsStore = UserDefaultsStore(), clock: any Clock<Duration> = ContinuousClock(),
-                transport: (any AuthTransport)? = nil) {
+                transport: (any HTTPTransport)? = nil) {
         self.bundleID = bundleID
         self.urlSchemes = urlSchemes
         self.isSimulator = isSimulator

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTransport
 import IdentityToolkitAPI
 import Synchronization
 
@@ -34,7 +35,7 @@ public final class Auth: Sendable {
     let options: FirebaseOptions
     let host: AppHost
     /// How this `Auth` talks HTTP: its host's network.
-    let transport: any AuthTransport
+    let transport: any HTTPTransport
     public let settings = AuthSettings()
 
     struct State {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTransport
 import IdentityToolkitAPI
 
 /// Calls Identity Toolkit endpoints as the SDK does (`AuthBackend.call(with:)`), typed: a request
@@ -9,7 +10,7 @@ struct BackendClient: Sendable {
     let emulator: String?
     let apiKey: String
     let languageCode: String?
-    let transport: any AuthTransport
+    let transport: any HTTPTransport
 
     func call<Request: AuthRPCRequest>(_ request: Request) async throws(AuthError) -> Request.Response {
         let endpoint = Request.endpoint

@@ -1,5 +1,6 @@
 import Utilities
 import Foundation
+import HTTPTransport
 
 /// How a presenter hands the page's redirect to the OS, which opens it in the app that owns the scheme.
 public enum RedirectHandOff: Sendable {

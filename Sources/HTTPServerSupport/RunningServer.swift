@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -29,15 +30,17 @@ public final class RunningServer: Sendable {
     /// Starts serving `router` on `host:port`; returns once the server listens.
     /// - Parameters:
     ///   - name: what the server is, for the error when it cannot listen ("the backend").
+    ///   - server: how connections are set up (HTTP/1.1 by default; extra channel handlers go here).
     ///   - logger: Hummingbird's own logging (silent by default).
     /// - Throws: ``ServerStartError`` when the address cannot be bound.
     public static func start<Context: RequestContext>(
-        router: Router<Context>, host: String, port: Int, name: String,
+        router: Router<Context>, host: String, port: Int, name: String, server: HTTPServerBuilder = .http1(),
         logger: Logger = Logger(label: "authsim.http", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws(ServerStartError) -> RunningServer where Context: InitializableFromSource<ApplicationRequestContextSource> {
         let listening = ListeningPort()
         let application = Application(
-            router: router, configuration: .init(address: .hostname(host, port: port), serverName: nil, reuseAddress: true),
+            router: router, server: server,
+            configuration: .init(address: .hostname(host, port: port), serverName: nil, reuseAddress: true),
             onServerRunning: { channel in listening.resolve(channel.localAddress?.port ?? port) }, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
         let running = Task {

@@ -1,6 +1,7 @@
 import AuthBackend
 import FirebaseAuthCore
 import Foundation
+import HTTPTransport
 import IdentityToolkitAPI
 
 /// The device's Sign in with Apple sheet (`ASAuthorizationController`), against the backend's
@@ -10,9 +11,9 @@ public struct AppleSignInSheet: Sendable {
     /// The backend, `http://host:port`.
     public let backend: String
     /// The device's network.
-    public let transport: any AuthTransport
+    public let transport: any HTTPTransport
 
-    public init(backend: String, transport: any AuthTransport) {
+    public init(backend: String, transport: any HTTPTransport) {
         self.backend = backend
         self.transport = transport
     }

@@ -5,6 +5,7 @@ import Utilities
 import AuthBackend
 import FirebaseAuthCore
 import Foundation
+import HTTPTransport
 import IdentityToolkitAPI
 import LocalPKI
 import RedirectInterceptor
@@ -82,6 +83,8 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
     public let host: String
     public let port: Int
     private let devices = Mutex<[RemoteDevice]>([])
+    /// One HTTP client for every device of this network.
+    private let transport = NIOHTTP1Transport()
 
     public init(host: String, port: Int) {
         self.host = host
@@ -90,8 +93,10 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
 
     public func installDevice(for app: AppHost, environment: APNsEnvironment,
                               onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken {
-        let token = try await RemoteDevice.register(gatewayHost: host, gatewayPort: port, environment: environment, bundleID: app.bundleID)
-        let device = try await RemoteDevice.connect(gatewayHost: host, gatewayPort: port, token: token, environment: environment) { push in
+        let token = try await RemoteDevice.register(gatewayHost: host, gatewayPort: port, environment: environment, bundleID: app.bundleID,
+                                                    transport: transport)
+        let device = try await RemoteDevice.connect(gatewayHost: host, gatewayPort: port, token: token, environment: environment,
+                                                    transport: transport) { push in
             guard push.bundleID == app.bundleID,
                   let userInfo = (try? JSONSerialization.jsonObject(with: Data(push.payload))) as? [String: Any] else { return }
             onPush(token, app.didReceiveRemoteNotification(userInfo))
@@ -102,6 +107,7 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
 
     public func shutdown() async {
         for device in devices.withLock({ $0 }) { await device.disconnect() }
+        transport.shutdown()
     }
 }
 

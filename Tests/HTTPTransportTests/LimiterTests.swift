@@ -1,4 +1,4 @@
-@testable import FirebaseAuthCore
+@testable import HTTPTransport
 import Synchronization
 import Testing
 

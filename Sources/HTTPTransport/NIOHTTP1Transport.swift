@@ -6,7 +6,7 @@ import NIOSSL
 import Synchronization
 import Utilities
 
-/// An ``AuthTransport`` written on SwiftNIO's HTTP/1.1 codec: kept-alive connections per
+/// An ``HTTPTransport`` written on SwiftNIO's HTTP/1.1 codec: kept-alive connections per
 /// scheme, host and port, at most 128 requests in flight per host; `http://` (the local backend,
 /// the Firebase Auth Emulator) and `https://` (Google's hosts, with the system's trust roots).
 ///
@@ -14,7 +14,7 @@ import Utilities
 /// about 500 requests a second here, so ten thousand simulated apps signing in at once queued
 /// behind it for minutes; AsyncHTTPClient 1.37 took 5.0–5.7 s and 479 MB for the ten thousand
 /// silent-push sign-ins of `Benchmarks/run.sh flows`, this client 3.6–4.3 s and 256 MB.
-public final class NIOHTTP1Transport: AuthTransport {
+public final class NIOHTTP1Transport: HTTPTransport {
     private let group: any EventLoopGroup
     /// Idle connections per `host:port`.
     private let idle = Mutex<[String: [Channel]]>([:])
@@ -64,12 +64,7 @@ public final class NIOHTTP1Transport: AuthTransport {
         let secure = scheme == "https"
         let port = url.port ?? (secure ? 443 : 80)
         let key = "\(scheme)://\(host):\(port)"
-        var path = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { path += "?" + query }
-        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: path)
-        head.headers.add(name: "Host", value: url.port == nil ? host : "\(host):\(port)")
-        for (name, value) in request.headers { head.headers.add(name: name, value: value) }
-        head.headers.add(name: "Content-Length", value: String(request.body?.count ?? 0))
+        let head = requestHead(request, host: host, port: port)
         let limiter = slots.withLock { slots in
             if let limiter = slots[key] { return limiter }
             let limiter = Limiter(connectionsPerHost)
@@ -99,6 +94,16 @@ public final class NIOHTTP1Transport: AuthTransport {
         throw TransportError(.closed, "\(request.method) \(url.absoluteString): the connection closed before an answer")
     }
 
+    private func requestHead(_ request: TransportRequest, host: String, port: Int) -> HTTPRequestHead {
+        var path = request.url.path.isEmpty ? "/" : request.url.path
+        if let query = request.url.query { path += "?" + query }
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: path)
+        head.headers.add(name: "Host", value: request.url.port == nil ? host : "\(host):\(port)")
+        for (name, value) in request.headers { head.headers.add(name: name, value: value) }
+        head.headers.add(name: "Content-Length", value: String(request.body?.count ?? 0))
+        return head
+    }
+
     /// A kept-alive connection, or a new one; and whether it was kept alive.
     private func connection(key: String, host: String, port: Int, secure: Bool, fresh: Bool) async throws(TransportError) -> (Channel, Bool) {
         if !fresh {
@@ -107,9 +112,15 @@ public final class NIOHTTP1Transport: AuthTransport {
             }
         }
         let limit = maximumResponseBytes
+        return (try await connect(key: key, host: host, port: port, secure: secure) { AnswerCollector(limit: limit) }, false)
+    }
+
+    /// A new connection to `host:port` whose pipeline ends in the handler `last` makes.
+    private func connect(key: String, host: String, port: Int, secure: Bool,
+                         _ last: @escaping @Sendable () -> any ChannelHandler) async throws(TransportError) -> Channel {
         let tls = secure ? try tlsContext() : nil
         do {
-            return (try await ClientBootstrap(group: group)
+            return try await ClientBootstrap(group: group)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connectTimeout(.seconds(10))
                 .channelInitializer { channel in
@@ -118,12 +129,52 @@ public final class NIOHTTP1Transport: AuthTransport {
                             try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: host))
                         }
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        try channel.pipeline.syncOperations.addHandler(AnswerCollector(limit: limit))
+                        try channel.pipeline.syncOperations.addHandler(last())
                     }
                 }
-                .connect(host: host, port: port).get(), false)
+                .connect(host: host, port: port).get()
         } catch {
             throw TransportError(.unreachable, "cannot connect to \(key): \(error)")
+        }
+    }
+
+    /// Sends `request` on a connection of its own and hands each line of the answer's body to
+    /// `onLine` as it comes (a stream of JSON lines, as the device gateway sends pushes). Returns
+    /// once the answer's head came with status 200; another status is thrown with the answer's
+    /// body. `onEnd` hears once when the stream ends: `nil` when the server ended it, the error
+    /// otherwise (the connection lost, a line over `maximumResponseBytes`). ``LineStream/close()``
+    /// ends it from this side (then `onEnd` is not called).
+    public func lines(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
+                      onEnd: @escaping @Sendable (TransportError?) -> Void = { _ in }) async throws(TransportError) -> LineStream {
+        let url = request.url
+        guard let scheme = url.scheme, scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
+            throw TransportError(.badURL, "\(url.absoluteString) is not an http:// or https:// URL with a host")
+        }
+        let secure = scheme == "https"
+        let port = url.port ?? (secure ? 443 : 80)
+        let head = requestHead(request, host: host, port: port)
+        let limit = maximumResponseBytes
+        let started = LineStreamStart()
+        let channel = try await connect(key: "\(scheme)://\(host):\(port)", host: host, port: port, secure: secure) {
+            LineSplitter(limit: limit, started: started, onLine: onLine, onEnd: onEnd)
+        }
+        let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(request.timeout.inSeconds * 1e9))) {
+            started.finish(.failure(TransportError(.timedOut, "no answer within \(request.timeout)")))
+        }
+        channel.eventLoop.execute {
+            channel.write(HTTPClientRequestPart.head(head), promise: nil)
+            if let body = request.body, !body.isEmpty {
+                channel.write(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: body))), promise: nil)
+            }
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        }
+        defer { timer.cancel() }
+        do {
+            try await started.wait()
+            return LineStream(channel: channel, started: started)
+        } catch {
+            channel.close(promise: nil)
+            throw TransportError(error.code, "\(request.method) \(url.absoluteString): \(error.message)")
         }
     }
 
@@ -223,6 +274,127 @@ private final class AnswerCollector: ChannelInboundHandler {
         if let promise {
             self.promise = nil
             promise.fail(error)
+        }
+        context.close(promise: nil)
+    }
+}
+
+/// An answer streamed line by line (``NIOHTTP1Transport/lines(_:onLine:onEnd:)``).
+public final class LineStream: Sendable {
+    private let channel: any Channel
+    private let started: LineStreamStart
+
+    fileprivate init(channel: any Channel, started: LineStreamStart) {
+        self.channel = channel
+        self.started = started
+    }
+
+    /// Ends the stream from this side and closes its connection.
+    public func close() async {
+        started.closedHere()
+        try? await channel.close()
+    }
+}
+
+/// The head of a streamed answer: 200 starts the stream; anything else (with its body) is an error.
+private final class LineStreamStart: Sendable {
+    private struct State {
+        var result: Result<Void, TransportError>?
+        var waiter: CheckedContinuation<Result<Void, TransportError>, Never>?
+        var closedHere = false
+    }
+    private let state = Mutex(State())
+
+    /// The first call decides; later ones are ignored.
+    func finish(_ result: Result<Void, TransportError>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Result<Void, TransportError>, Never>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: result)
+    }
+
+    func wait() async throws(TransportError) {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, TransportError>, Never>) in
+            let ready = state.withLock { state -> Result<Void, TransportError>? in
+                if let result = state.result { return result }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+        try result.get()
+    }
+
+    func closedHere() { state.withLock { $0.closedHere = true } }
+    var wasClosedHere: Bool { state.withLock { $0.closedHere } }
+}
+
+/// Splits a streamed answer's body into lines for ``NIOHTTP1Transport/lines(_:onLine:onEnd:)``.
+private final class LineSplitter: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    private let limit: Int
+    private let started: LineStreamStart
+    private let onLine: @Sendable ([UInt8]) -> Void
+    private let onEnd: @Sendable (TransportError?) -> Void
+    private var status = 0
+    private var pending: [UInt8] = []
+    private var ended = false
+
+    init(limit: Int, started: LineStreamStart, onLine: @escaping @Sendable ([UInt8]) -> Void,
+         onEnd: @escaping @Sendable (TransportError?) -> Void) {
+        self.limit = limit
+        self.started = started
+        self.onLine = onLine
+        self.onEnd = onEnd
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+            if status == 200 { started.finish(.success(())) }
+        case .body(let buffer):
+            pending.append(contentsOf: buffer.readableBytesView)
+            guard status == 200 else {
+                if pending.count > limit { end(TransportError(.tooLarge, "the answer is larger than \(limit) bytes"), context: context) }
+                return
+            }
+            var start = pending.startIndex
+            while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                onLine(Array(pending[start..<newline]))
+                start = pending.index(after: newline)
+            }
+            pending.removeSubrange(..<start)
+            if pending.count > limit { end(TransportError(.tooLarge, "a line is longer than \(limit) bytes"), context: context) }
+        case .end:
+            if status != 200 {
+                started.finish(.failure(TransportError(.closed, "answered HTTP \(status): \(String(decoding: pending, as: UTF8.self))")))
+            }
+            end(nil, context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        started.finish(.failure(TransportError(.closed, "the connection closed before an answer")))
+        if !ended, !started.wasClosedHere {
+            ended = true
+            onEnd(TransportError(.closed, "the connection closed"))
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        end(TransportError(.closed, "\(error)"), context: context)
+    }
+
+    private func end(_ error: TransportError?, context: ChannelHandlerContext) {
+        started.finish(.failure(error ?? TransportError(.closed, "the answer ended at once")))
+        if !ended, !started.wasClosedHere {
+            ended = true
+            onEnd(error)
         }
         context.close(promise: nil)
     }

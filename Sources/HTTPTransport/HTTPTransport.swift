@@ -1,13 +1,14 @@
 import Foundation
 import Utilities
 
-/// How the auth core talks HTTP: one request, one whole answer. Each ``Auth`` is given one through
-/// its app's ``AppHost`` (so that thousands of simulated apps can share one connection pool), or
-/// owns a fresh one.
+/// How the parts talk HTTP as clients: one request, one whole answer. The auth core's `Auth` is
+/// given one through its app's host (so that thousands of simulated apps share one connection
+/// pool) or makes its own; devices in another process than push-receiver use one for the device
+/// gateway.
 ///
-/// The SDK's seam is the same: `AuthBackendRPCIssuer` (FirebaseAuth 12.19
+/// For the auth core this is the SDK's seam: `AuthBackendRPCIssuer` (FirebaseAuth 12.19
 /// `Backend/AuthBackendRPCIssuer.swift`), one per `Auth`, around a `GTMSessionFetcherService`.
-public protocol AuthTransport: Sendable {
+public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the whole answer, whatever its status. Throws only when no
     /// answer came (no connection, a timeout, a connection closed mid-answer, an answer over the
     /// size limit).

@@ -1,0 +1,176 @@
+import Foundation
+import HTTPServerSupport
+import HTTPTransport
+import Hummingbird
+import LocalPKI
+import NIOCore
+import NIOSSL
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+import TestSupport
+import Testing
+
+/// The HTTP client every part uses, against real servers: Hummingbird on loopback, and
+/// `openssl s_server` (an HTTP server we did not write) for `https://`.
+@Suite("The HTTP transport")
+struct TransportTests {
+    /// A Hummingbird server with a few routes for the client to meet.
+    static func withServer(_ body: (String) async throws -> Void) async throws {
+        let router = Router()
+        router.get("/small") { _, _ in "hello" }
+        router.get("/big") { _, _ in String(repeating: "x", count: 100_000) }
+        router.get("/slow") { _, _ -> String in
+            try await Task.sleep(for: .milliseconds(1500))
+            return "late"
+        }
+        router.post("/echo") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            return Response(status: .created, headers: [.contentType: "text/plain"], body: .init(byteBuffer: body))
+        }
+        router.get("/lines") { _, _ in
+            Response(status: .ok, body: ResponseBody { writer in
+                for index in 0..<3 { try await writer.write(ByteBuffer(string: "{\"n\":\(index)}\n")) }
+                try await writer.write(ByteBuffer(string: "{\"n\":"))
+                try await writer.write(ByteBuffer(string: "3}\n"))
+                try await writer.finish(nil)
+            })
+        }
+        router.get("/missing-lines") { _, _ in Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: "nothing here"))) }
+        let server = try await RunningServer.start(router: router, host: "127.0.0.1", port: 0, name: "the test server")
+        do {
+            try await body(server.baseURL)
+            await server.shutdown()
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+
+    @Test("whole answers over kept-alive connections; any status is an answer, not an error")
+    func answers() async throws {
+        try await Self.withServer { base in
+            let transport = NIOHTTP1Transport()
+            defer { transport.shutdown() }
+            for _ in 0..<3 {
+                let answer = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/small")!))
+                #expect(answer.status == 200)
+                #expect(String(decoding: answer.body, as: UTF8.self) == "hello")
+            }
+            let echoed = try await transport.send(TransportRequest(method: "POST", url: URL(string: base + "/echo")!,
+                                                                   headers: [("Content-Type", "text/plain")], body: Array("ping".utf8)))
+            #expect(echoed.status == 201)
+            #expect(echoed.header("Content-Type") == "text/plain")
+            #expect(echoed.body == Array("ping".utf8))
+            let missing = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/nothing")!))
+            #expect(missing.status == 404)
+        }
+    }
+
+    @Test("an answer over the size limit, a server that does not answer in time, and no server at all are errors that say so")
+    func failures() async throws {
+        try await Self.withServer { base in
+            let small = NIOHTTP1Transport(maximumResponseBytes: 10_000)
+            defer { small.shutdown() }
+            let tooLarge = await #expect(throws: TransportError.self) {
+                try await small.send(TransportRequest(method: "GET", url: URL(string: base + "/big")!))
+            }
+            #expect(tooLarge?.code == .tooLarge)
+            let slow = await #expect(throws: TransportError.self) {
+                try await small.send(TransportRequest(method: "GET", url: URL(string: base + "/slow")!, timeout: .milliseconds(300)))
+            }
+            #expect(slow?.code == .timedOut)
+            // The transport still works after both.
+            let after = try await small.send(TransportRequest(method: "GET", url: URL(string: base + "/small")!))
+            #expect(after.status == 200)
+        }
+        let closedPort = try freePort()
+        let refused = await #expect(throws: TransportError.self) {
+            try await NIOHTTP1Transport().send(TransportRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(closedPort)/")!))
+        }
+        #expect(refused?.code == .unreachable)
+        let badURL = await #expect(throws: TransportError.self) {
+            try await NIOHTTP1Transport().send(TransportRequest(method: "GET", url: URL(string: "ftp://127.0.0.1/")!))
+        }
+        #expect(badURL?.code == .badURL)
+    }
+
+    @Test("a streamed answer comes line by line, lines split across writes joined; a refused stream is an error with its body")
+    func lineStreams() async throws {
+        try await Self.withServer { base in
+            let transport = NIOHTTP1Transport()
+            defer { transport.shutdown() }
+            let lines = Collected()
+            let ended = Collected()
+            let stream = try await transport.lines(TransportRequest(method: "GET", url: URL(string: base + "/lines")!)) { line in
+                lines.add(String(decoding: line, as: UTF8.self))
+            } onEnd: { error in
+                ended.add(error.map { "\($0)" } ?? "ended")
+            }
+            try await waitUntil { ended.values == ["ended"] }
+            #expect(lines.values == [#"{"n":0}"#, #"{"n":1}"#, #"{"n":2}"#, #"{"n":3}"#])
+            await stream.close()
+            let refused = await #expect(throws: TransportError.self) {
+                try await transport.lines(TransportRequest(method: "GET", url: URL(string: base + "/missing-lines")!)) { _ in }
+            }
+            #expect(refused?.message.contains("HTTP 404: nothing here") == true)
+        }
+    }
+
+    @Test("https:// with TLS 1.2+ against openssl s_server: trusted through the given CA, refused with the system's roots")
+    func https() async throws {
+        guard await toolAvailable(["openssl", "version"]) else { return }
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let credentials = try CertsDirectory(folder.appendingPathComponent("Certs")).ensure()
+        let port = try freePort()
+        let server = try ServerProcess(["/usr/bin/env", "openssl", "s_server", "-accept", "127.0.0.1:\(port)", "-www", "-quiet",
+                                        "-cert", credentials.serverCertificateFile.path, "-key", credentials.serverKeyFile.path])
+        defer { server.stop() }
+        let url = URL(string: "https://localhost:\(port)/")!
+        let roots = try NIOSSLCertificate.fromPEMBytes(Array(credentials.caCertificatePEM.utf8))
+        let trusting = NIOHTTP1Transport(trustRoots: .certificates(roots))
+        defer { trusting.shutdown() }
+        var answer: TransportResponse?
+        for _ in 0..<100 where answer == nil {
+            answer = try? await trusting.send(TransportRequest(method: "GET", url: url, timeout: .seconds(5)))
+            if answer == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(answer?.status == 200)
+        let page = String(decoding: answer?.body ?? [], as: UTF8.self)
+        #expect(page.contains("s_server"))
+        await #expect(throws: TransportError.self) {
+            try await NIOHTTP1Transport().send(TransportRequest(method: "GET", url: url, timeout: .seconds(5)))
+        }
+    }
+}
+
+/// Strings collected from callbacks on other threads.
+final class Collected: Sendable {
+    private let state = Mutex<[String]>([])
+    func add(_ value: String) { state.withLock { $0.append(value) } }
+    var values: [String] { state.withLock { $0 } }
+}
+
+/// Waits (up to 10 s) until `condition` holds.
+func waitUntil(_ condition: () -> Bool) async throws {
+    for _ in 0..<1000 {
+        if condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("the condition never held")
+}
+
+/// A loopback port nothing listens on (bound, then released).
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
