@@ -1,6 +1,8 @@
 import APNsWire
-import Scenarios
+import FirebaseAuthCore
 import Foundation
+import IdentityToolkitAPI
+import Scenarios
 
 /// A run's root cause in one sentence, and the fix.
 public struct Diagnosis: Sendable, Hashable {
@@ -21,178 +23,204 @@ public struct Diagnosis: Sendable, Hashable {
 /// user.
 public enum Explainer {
     public static func explain(_ events: [TimelineEvent]) -> Diagnosis {
-        func first(_ kind: EventKind, where condition: (TimelineEvent) -> Bool = { _ in true }) -> TimelineEvent? {
-            events.first { $0.kind == kind.rawValue && condition($0) }
-        }
-        let error = first(.authError)
-        let errorCode = error.flatMap { Int($0.facts["code"] ?? "") }
-        let device = first(.deviceToken)
-        let declared = first(.setAPNSToken)
+        // The facts each rule reads, typed.
+        let error = events.first { fact -> (code: Int, name: String, message: String)? in
+            if case .authError(let code, let name, let message, _) = fact { (code, name, message) } else { nil }
+        }?.value
+        let errorCode = error.flatMap { AuthErrorCode(rawValue: $0.code) }
+        let device = events.first { fact -> (token: String, environment: APNsEnvironment)? in
+            if case .deviceToken(let token, let environment, _, _) = fact { (token, environment) } else { nil }
+        }?.value
+        let declared = events.first { fact -> (declared: String, resolved: String, aps: String)? in
+            if case .setAPNSToken(let declared, let resolved, let aps) = fact { (declared, resolved, aps) } else { nil }
+        }?.value
+        let testMode = events.contains(.testMode)
 
         // Sign in with Apple.
-        if let credential = first(.appleCredential) {
-            let sheet = first(.appleAuthorized)
-            if errorCode == 17094 {
-                if let replay = events.first(where: { $0.facts["replay"] == "true" }), replay.milliseconds >= 0 {
+        if let credential = events.first({ fact -> (rawNonce: String, tokenNonce: String)? in
+            if case .appleCredential(let raw, _, let tokenNonce) = fact { (raw, tokenNonce) } else { nil }
+        })?.value {
+            let sheet = events.first { fact -> (aud: String, ageSeconds: Int)? in
+                if case .appleAuthorized(_, _, let aud, _, let age) = fact { (aud, age) } else { nil }
+            }?.value
+            switch errorCode {
+            case .missingOrInvalidNonce:
+                if events.contains(where: { $0.fact == .appleCredentialReplayed }) {
                     return Diagnosis("appleTokenReplayed",
                                      cause: "the app sent an Apple identity token Firebase had already used (Duplicate credential received): each token signs in once",
                                      fix: "start a new ASAuthorizationAppleIDRequest, with a new nonce, for every sign-in, reauthentication or link")
                 }
-                if credential.facts["rawNonce"]?.isEmpty != false {
+                if credential.rawNonce.isEmpty {
                     return Diagnosis("appleNonceMissing", cause: "Apple's identity token carries a nonce but the app sent Firebase no raw nonce (Nonce is missing in the request)",
                                      fix: "pass the raw nonce whose SHA-256 you put in the Apple request: OAuthProvider.appleCredential(withIDToken:rawNonce:fullName:)")
                 }
                 return Diagnosis("appleNonceMismatch",
-                                 cause: "the raw nonce the app sent Firebase (\(credential.facts["rawNonce"]?.prefix(12) ?? "")…) does not hash to the nonce in Apple's identity token (\(credential.facts["tokenNonce"]?.prefix(12) ?? "")…): it belongs to another request",
+                                 cause: "the raw nonce the app sent Firebase (\(credential.rawNonce.prefix(12))…) does not hash to the nonce in Apple's identity token (\(credential.tokenNonce.prefix(12))…): it belongs to another request",
                                  fix: "keep the raw nonce of the request in flight and pass exactly it; give Apple sha256(raw), Firebase raw")
-            }
-            if errorCode == 17004, let age = sheet?.facts["ageSeconds"].flatMap(Int.init), Double(age) > 600 {
-                return Diagnosis("appleTokenExpired", cause: "Apple's identity token had expired (issued \(age) s before it reached Firebase; they live 10 minutes)",
+            case .invalidCredential where (sheet?.ageSeconds ?? 0) > 600:
+                return Diagnosis("appleTokenExpired", cause: "Apple's identity token had expired (issued \(sheet?.ageSeconds ?? 0) s before it reached Firebase; they live 10 minutes)",
                                  fix: "send the token to Firebase right after the sheet returns; ask Apple again rather than storing tokens")
-            }
-            if errorCode == 17004, let aud = sheet?.facts["aud"], let message = error?.facts["message"], message.contains("aud") {
-                return Diagnosis("appleAudience", cause: "Apple's identity token is for \(aud), which Firebase's Apple provider does not accept (\(message))",
+            case .invalidCredential where sheet != nil && error?.message.contains("aud") == true:
+                return Diagnosis("appleAudience", cause: "Apple's identity token is for \(sheet?.aud ?? ""), which Firebase's Apple provider does not accept (\(error?.message ?? ""))",
                                  fix: "request the token with the app's bundle ID, or add the services ID in Firebase console → Authentication → Sign-in method → Apple")
-            }
-            if errorCode == 17025 {
+            case .credentialAlreadyInUse:
                 return Diagnosis("appleIDAlreadyLinked", cause: "the Apple ID already has its own account, so it cannot be linked to this user (credentialAlreadyInUse)",
                                  fix: "sign in with error.updatedCredential (AuthErrorUserInfoUpdatedCredentialKey) and merge the accounts in your app, or keep them apart")
-            }
-            if errorCode == 17024 {
+            case .userMismatch:
                 return Diagnosis("appleUserMismatch", cause: "the Apple ID used to reauthenticate belongs to another user than the signed-in one (userMismatch)",
                                  fix: "reauthenticate with the signed-in user's own Apple ID")
+            default:
+                if let error {
+                    return Diagnosis("appleError", cause: "Sign in with Apple failed with \(error.code) \(error.name): \(error.message)", fix: "see the message")
+                }
+                return Diagnosis("ok", cause: "nothing went wrong: Sign in with Apple worked (nonce, token, Firebase's verification)", fix: "nothing to fix")
             }
-            if let error, let code = errorCode {
-                return Diagnosis("appleError", cause: "Sign in with Apple failed with \(code) \(error.facts["name"] ?? ""): \(error.facts["message"] ?? "")", fix: "see the message")
-            }
-            return Diagnosis("ok", cause: "nothing went wrong: Sign in with Apple worked (nonce, token, Firebase's verification)", fix: "nothing to fix")
         }
 
         // The app's configuration: it stops before anything is sent.
-        if errorCode == 17998, let message = error?.facts["message"], let range = message.range(of: "custom URL scheme ") {
+        if errorCode == .appConfigurationError, let message = error?.message, let range = message.range(of: "custom URL scheme ") {
             let scheme = message[range.upperBound...].prefix { !$0.isWhitespace }
             return Diagnosis("schemeNotRegistered",
                              cause: "the app's Info.plist does not register the URL scheme \(scheme), which the reCAPTCHA fallback returns to, so the SDK stops at once (fatalError on a device)",
                              fix: "add \(scheme) to CFBundleURLTypes → CFBundleURLSchemes in Info.plist (the encoded app ID from GOOGLE_APP_ID, or the REVERSED_CLIENT_ID if you use it)")
         }
-        if errorCode == 17054 {
+        if errorCode == .notificationNotForwarded {
             return Diagnosis("notificationsNotForwarded",
                              cause: "the app delegate never passed the SDK's probe notification to Auth.canHandleNotification within 1 s, so verifyPhoneNumber fails with notificationNotForwarded",
                              fix: "with FirebaseAppDelegateProxyEnabled = NO, call Auth.auth().canHandleNotification(userInfo) first in application(_:didReceiveRemoteNotification:fetchCompletionHandler:) (and return if it is true)")
         }
-        if let refused = first(.redirect, where: { $0.facts["handled"] == "false" }) {
-            if refused.message.contains("notForwarded") || refused.facts["refusal"] == "notForwarded" {
+        if let refused = events.first({ fact -> String?? in
+            if case .redirect(.refused, let refusal) = fact { refusal } else { nil }
+        }) {
+            if refused.value == URLRefusal.Code.notForwarded.rawValue || refused.event.message.contains("notForwarded") {
                 return Diagnosis("redirectNotForwarded",
                                  cause: "the reCAPTCHA page's redirect reached the app but its delegate did not pass the URL to Auth.canHandle(url), so the page never closed and the flow ended as a cancellation (17058)",
                                  fix: "with swizzling off, call Auth.auth().canHandle(url) in application(_:open:options:) (or scene(_:openURLContexts:) with scenes) and return if it is true")
             }
-            return Diagnosis("redirectRefused", cause: "the reCAPTCHA redirect was refused by the app: \(refused.message)",
+            return Diagnosis("redirectRefused", cause: "the reCAPTCHA redirect was refused by the app: \(refused.event.message)",
                              fix: "hand Auth exactly the URL the page redirected to, once, while its page is presented")
         }
 
         // The APNs channel: a refusal the receiver reports, or one the backend's client got (an injected fault).
-        if let rejected = first(.pushRejected) ?? first(.pushAnswer, where: { ($0.facts["status"] ?? "200") != "200" && $0.facts["status"] != "" }) {
-            let token = rejected.facts["token"] ?? ""
-            let short = token.prefix(4).uppercased() + "…"
-            let sentTo = rejected.facts["environment"] ?? "?"
-            let reason = rejected.facts["reason"] ?? "?"
+        let rejection = events.first { fact -> (token: String, environment: APNsEnvironment, reason: APNsReason, detail: String?)? in
+            if case .pushRejected(let token, let environment, let reason, _, let detail) = fact { (token, environment, reason, detail) } else { nil }
+        }?.value ?? events.first { fact -> (token: String, environment: APNsEnvironment, reason: APNsReason, detail: String?)? in
+            if case .pushAnswer(let token, let environment, let status?, let reason, _) = fact, status != 200 {
+                (token, environment, APNsReason(rawValue: reason ?? "?"), nil)
+            } else { nil }
+        }?.value
+        if let rejection {
+            let short = rejection.token.prefix(4).uppercased() + "…"
+            let sentTo = rejection.environment
+            let reason = rejection.reason
             switch reason {
-            case APNsReason.badDeviceToken.rawValue:
-                let issued = device?.facts["token"]?.lowercased() == token ? device?.facts["environment"] : nil
-                let profile = declared?.facts["apsEnvironment"].flatMap { $0 == "none" ? nil : $0 }
-                let type = declared?.facts["declaredType"] ?? "?"
-                let resolved = declared?.facts["resolvedType"] ?? type
+            case .badDeviceToken:
+                let issued = device?.token.lowercased() == rejection.token ? device?.environment : nil
+                let profile = declared.flatMap { $0.aps == "none" ? nil : $0.aps }
+                let type = declared?.declared ?? "?"
+                let resolved = declared?.resolved ?? type
                 let typeText = type == "unknown" ? ".unknown (resolved to .\(resolved))" : ".\(type)"
                 if let issued, issued != sentTo {
-                    let origin = issued == "sandbox" ? "a debug build" : "a TestFlight / App Store build"
-                    let right = issued == "sandbox" ? ".sandbox" : ".prod"
+                    let origin = issued == .sandbox ? "a debug build" : "a TestFlight / App Store build"
+                    let right = issued == .sandbox ? ".sandbox" : ".prod"
                     return Diagnosis("tokenTypeMismatch",
                                      cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: the token was issued in \(issued) (\(origin)\(profile.map { ", provisioning profile aps-environment=\($0)" } ?? "")) but the app declared type \(typeText), so no silent push came and the SDK fell back to reCAPTCHA",
                                      fix: "call setAPNSToken(token, type: \(right)) in this build, or type: .unknown to let the SDK read aps-environment from embedded.mobileprovision")
                 }
-                return Diagnosis("badDeviceToken", cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: \(rejected.facts["detail"] ?? APNsReason.badDeviceToken.meaning)",
+                return Diagnosis("badDeviceToken", cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: \(rejection.detail ?? APNsReason.badDeviceToken.meaning)",
                                  fix: "send the token the device registered, hex-encoded, to the environment it was issued in")
-            case APNsReason.invalidProviderToken.rawValue:
-                let setup = events.first { $0.facts["keyID"] != nil }
-                if let setup, setup.facts["keyID"] == setup.facts["trustedTeamID"], setup.facts["teamID"] == setup.facts["trustedKeyID"] {
+            case .invalidProviderToken:
+                let setup = events.first { fact -> (keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String)? in
+                    if case .providerSetup(let keyID, let teamID, let trustedKeyID, let trustedTeamID, _) = fact {
+                        (keyID, teamID, trustedKeyID, trustedTeamID)
+                    } else { nil }
+                }?.value
+                if let setup, setup.keyID == setup.trustedTeamID, setup.teamID == setup.trustedKeyID {
                     return Diagnosis("keyAndTeamSwapped",
-                                     cause: "every push was rejected with InvalidProviderToken: the backend's provider token has kid=\(setup.facts["keyID"] ?? "?") (the team ID) and iss=\(setup.facts["teamID"] ?? "?") (the key ID), swapped, so no silent push ever comes and every sign-in needs reCAPTCHA",
-                                     fix: "configure the APNs auth key in Firebase (Project settings → Cloud Messaging) with Key ID \(setup.facts["trustedKeyID"] ?? "?") and Team ID \(setup.facts["trustedTeamID"] ?? "?")")
+                                     cause: "every push was rejected with InvalidProviderToken: the backend's provider token has kid=\(setup.keyID) (the team ID) and iss=\(setup.teamID) (the key ID), swapped, so no silent push ever comes and every sign-in needs reCAPTCHA",
+                                     fix: "configure the APNs auth key in Firebase (Project settings → Cloud Messaging) with Key ID \(setup.trustedKeyID) and Team ID \(setup.trustedTeamID)")
                 }
-                return Diagnosis("invalidProviderToken", cause: "the push to \(short) was rejected with InvalidProviderToken: \(rejected.facts["detail"] ?? APNsReason.invalidProviderToken.meaning)",
+                return Diagnosis("invalidProviderToken", cause: "the push to \(short) was rejected with InvalidProviderToken: \(rejection.detail ?? APNsReason.invalidProviderToken.meaning)",
                                  fix: "sign with the .p8 key whose Key ID is the token's kid, and put your Team ID in iss")
-            case APNsReason.expiredProviderToken.rawValue:
-                let offset = events.compactMap { $0.facts["providerClockOffset"] }.first.flatMap(Int.init) ?? 0
+            case .expiredProviderToken:
+                let offset = events.first { fact -> Int? in
+                    if case .providerSetup(_, _, _, _, let offset) = fact { offset } else { nil }
+                }?.value ?? 0
                 return Diagnosis("expiredProviderToken",
                                  cause: "the push to \(short) was rejected with ExpiredProviderToken: the provider token's iat is over an hour old\(offset < 0 ? ", because the backend's clock is \(-offset) s behind" : ""), so no silent push came and the SDK fell back to reCAPTCHA",
                                  fix: "sync the backend's clock (NTP) and mint a new provider token at least every hour (not more than every 20 minutes)")
             default:
-                return Diagnosis("pushRejected", cause: "the push to \(short) was rejected by \(sentTo) with \(reason): \(rejected.facts["detail"] ?? APNsReason(rawValue: reason).meaning)",
-                                 fix: "fix the request as the reason says: \(APNsReason(rawValue: reason).meaning)")
+                return Diagnosis("pushRejected", cause: "the push to \(short) was rejected by \(sentTo) with \(reason): \(rejection.detail ?? reason.meaning)",
+                                 fix: "fix the request as the reason says: \(reason.meaning)")
             }
         }
-        if let lost = first(.pushLost) {
+        if let lost = events.first({ fact -> String? in if case .pushLost(let token, _) = fact { token } else { nil } }) {
             return Diagnosis("pushLost",
-                             cause: "APNs accepted the push to \((lost.facts["token"] ?? "").prefix(4).uppercased())… but it never reached the device (offline), so after suggestedTimeout the SDK fell back to reCAPTCHA",
+                             cause: "APNs accepted the push to \(lost.value.prefix(4).uppercased())… but it never reached the device (offline), so after suggestedTimeout the SDK fell back to reCAPTCHA",
                              fix: "nothing to fix in the app: the fallback is the SDK's answer to a late push; check the device's network, Low Power Mode and Background App Refresh")
         }
+        let fallback = events.first { fact -> String? in if case .fallback(let reason, _) = fact { reason } else { nil } }
+        func delivered(handled: Bool) -> TimelineEvent? {
+            events.first { fact -> Bool? in if case .pushDelivered(_, handled) = fact { true } else { nil } }?.event
+        }
         // A push that Auth took, in a flow that still fell back, came after the SDK stopped waiting.
-        if first(.fallback) != nil, let late = first(.pushDelivered, where: { $0.facts["handled"] == "true" }),
-           let accepted = first(.pushAccepted) {
+        if fallback != nil, let late = delivered(handled: true), let accepted = events.first(where: { $0.kind == .pushAccepted }) {
             return Diagnosis("pushTooSlow",
                              cause: "the silent push reached the device \(late.milliseconds - accepted.milliseconds) ms after APNs accepted it, after the SDK stopped waiting (suggestedTimeout), so it presented reCAPTCHA; the late push was still cached for the next verification",
                              fix: "nothing to fix in the app when APNs is slow; a backend that answers verifyClient with a longer suggestedTimeout gives pushes more time")
         }
-        if let delivered = first(.pushDelivered, where: { $0.facts["handled"] == "false" }) {
-            return Diagnosis("pushNotHandled", cause: "the silent push reached the app delegate but Auth did not take it: \(delivered.message)",
+        if let unhandled = delivered(handled: false) {
+            return Diagnosis("pushNotHandled", cause: "the silent push reached the app delegate but Auth did not take it: \(unhandled.message)",
                              fix: "pass remote notifications to Auth.auth().canHandleNotification(userInfo) before your own handling")
         }
 
         // The backend's refusals.
-        if let refused = first(.backendRejected) {
-            let detail = refused.facts["detail"].flatMap { $0.isEmpty ? nil : $0 }
-            switch refused.facts["error"] {
-            case "INVALID_CODE":
+        if let refused = events.first({ fact -> (endpoint: String, error: IdentityToolkitError.Code, detail: String?)? in
+            if case .backendRejected(let endpoint, let error, let detail) = fact { (endpoint, .init(rawValue: error), detail) } else { nil }
+        }) {
+            let detail = refused.value.detail
+            switch refused.value.error {
+            case .invalidCode:
                 return Diagnosis("wrongCode", cause: "the user typed a code that is not the one texted, so signIn failed with invalidVerificationCode",
                                  fix: "let the user retry (5 wrong codes end the session) or resend the code")
-            case "SESSION_EXPIRED":
+            case .sessionExpired:
                 return Diagnosis("sessionExpired", cause: "the code had expired when the user typed it, so signIn failed with sessionExpired",
                                  fix: "call verifyPhoneNumber again for a new code (codes are valid for a few minutes)")
-            case "OPERATION_NOT_ALLOWED":
+            case .operationNotAllowed:
                 return Diagnosis("regionBlocked", cause: "the project's SMS region policy does not allow this number's region\(detail.map { " (\($0))" } ?? ""), so no code was sent",
                                  fix: "allow the region in Firebase console → Authentication → Settings → SMS region policy")
-            case "QUOTA_EXCEEDED":
+            case .quotaExceeded:
                 return Diagnosis("quotaExceeded", cause: "the project's SMS quota is used up\(detail.map { " (\($0))" } ?? ""), so no code was sent",
                                  fix: "raise the quota (Authentication → Settings → SMS quota) or use test phone numbers for testing")
-            case "MISSING_APP_CREDENTIAL" where events.contains(where: { $0.facts["testMode"] == "true" }):
+            case .missingAppCredential where testMode:
                 return Diagnosis("realNumberInTestMode",
                                  cause: "app verification is disabled for testing but the number is not one of the project's test numbers, so the backend refused to text it (no app credential, no reCAPTCHA token)",
                                  fix: "use a fictional test number (Authentication → Sign-in method → Phone → test numbers) with isAppVerificationDisabledForTesting, or turn it off for real numbers")
             default:
-                return Diagnosis("backendRefused", cause: "\(refused.facts["endpoint"] ?? "the backend") refused: \(refused.message)",
-                                 fix: "see the error: \(refused.facts["error"] ?? "")")
+                return Diagnosis("backendRefused", cause: "\(refused.value.endpoint) refused: \(refused.event.message)",
+                                 fix: "see the error: \(refused.value.error)")
             }
         }
 
         // The user, or nothing wrong.
-        if errorCode == 17058 {
+        if errorCode == .webContextCancelled {
             return Diagnosis("userCancelled", cause: "the user closed the reCAPTCHA page without solving it, so verifyPhoneNumber failed with webContextCancelled",
                              fix: "nothing to fix: offer to try again")
         }
-        if let error, let code = errorCode {
-            return Diagnosis("authError", cause: "the flow ended with SDK error \(code) \(error.facts["name"] ?? ""): \(error.facts["message"] ?? error.message)",
+        if let error {
+            return Diagnosis("authError", cause: "the flow ended with SDK error \(error.code) \(error.name): \(error.message)",
                              fix: "see the error's message")
         }
-        if let fallback = first(.fallback) {
-            let why = fallback.facts["reason"] ?? "no app credential"
+        if let fallback {
+            let why = fallback.value.isEmpty ? "no app credential" : fallback.value
             if why.contains("simulator") {
                 return Diagnosis("simulator", cause: "the app runs in a simulator, which gets no silent pushes, so the SDK went straight to reCAPTCHA (the user still signed in)",
                                  fix: "test silent-push verification on a device; in simulators use test phone numbers with isAppVerificationDisabledForTesting")
             }
             return Diagnosis("fallback", cause: "no silent push proved the app (\(why)), so the SDK used reCAPTCHA", fix: "see the timeline for the push")
         }
-        if first(.signedIn) != nil {
-            if events.contains(where: { $0.facts["testMode"] == "true" }) {
+        if events.contains(.signedIn) {
+            if testMode {
                 return Diagnosis("ok", cause: "nothing went wrong: app verification was disabled for testing, and the test number signed in with its fixed code (no push, no reCAPTCHA, no SMS)",
                                  fix: "nothing to fix (never ship with isAppVerificationDisabledForTesting)")
             }

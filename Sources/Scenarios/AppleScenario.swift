@@ -22,14 +22,15 @@ enum AppleScenario {
             timeline.record(.app, to: .device, "ASAuthorizationAppleIDProvider().createRequest(): scopes [.fullName, .email], nonce = sha256(\(raw.prefix(6))…) = \(hash.prefix(8))…")
             let credential = try await world.appleSheet.authorize(clientID: clientID ?? bundleID, appleUser: who, nonce: hash,
                                                                   hideEmail: apple.hideEmail, issuedAt: issuedAt)
-            timeline.record(.device, to: .app, kind: .appleAuthorized,
+            timeline.record(.device, to: .app,
                             "\(who) consents: identity token for \(clientID ?? bundleID) (sub \(credential.user.prefix(12))…)\(credential.fullName == nil ? ", no name (not the first authorization)" : ", with name and email (first authorization)")\(issuedAt != nil ? ", issued \(Int(Date().timeIntervalSince(issuedAt!))) s ago" : "")",
-                            facts: ["sub": credential.user, "nonce": hash, "aud": clientID ?? bundleID, "firstAuthorization": String(credential.fullName != nil),
-                                    "ageSeconds": issuedAt.map { String(Int(Date().timeIntervalSince($0))) } ?? "0"])
+                            .appleAuthorized(sub: credential.user, nonce: hash, aud: clientID ?? bundleID,
+                                             firstAuthorization: credential.fullName != nil,
+                                             ageSeconds: issuedAt.map { Int(Date().timeIntervalSince($0)) } ?? 0))
             let sent = rawSent ?? raw
-            timeline.record(.app, to: .backend, kind: .appleCredential,
+            timeline.record(.app, to: .backend,
                             "\(use) OAuthProvider.appleCredential(withIDToken:rawNonce: \(sent.map { "\"\($0.prefix(6))…\"" } ?? "nil"), fullName:))",
-                            facts: ["rawNonce": sent ?? "", "rawNonceHash": sent.map(AppleNonce.sha256) ?? "", "tokenNonce": hash])
+                            .appleCredential(rawNonce: sent ?? "", rawNonceHash: sent.map(AppleNonce.sha256) ?? "", tokenNonce: hash))
             return (OAuthProvider.appleCredential(withIDToken: credential.identityToken, rawNonce: sent, fullName: credential.fullName), credential)
         }
         do {
@@ -41,15 +42,15 @@ enum AppleScenario {
                                                       clientID: apple.flow == .otherAudience ? "com.example.another-app" : nil,
                                                       issuedAt: apple.flow == .expiredToken ? Date().addingTimeInterval(-AppleIDProvider.tokenLifetime - 60) : nil)
                 let result = try await auth.signIn(with: credential)
-                timeline.record(.app, kind: .signedIn, "signed in with Apple: uid \(result.user.uid.prefix(8))…, \(result.user.displayName ?? "no name"), \(result.user.email ?? "no email")\(result.isNewUser ? " (new user)" : "")",
-                                facts: ["uid": result.user.uid, "path": "apple.com"])
+                timeline.record(.app, "signed in with Apple: uid \(result.user.uid.prefix(8))…, \(result.user.displayName ?? "no name"), \(result.user.email ?? "no email")\(result.isNewUser ? " (new user)" : "")",
+                                .signedIn(uid: result.user.uid, path: .apple))
                 return "signed in with Apple"
             case .replayedToken:
                 let (credential, _) = try await sheet(apple.appleUser)
                 _ = try await auth.signIn(with: credential)
                 try auth.signOut()
-                timeline.record(.app, to: .backend, kind: .appleCredential, "signs in again with the same Apple credential (the same identity token)",
-                                facts: ["replay": "true"])
+                timeline.record(.app, to: .backend, "signs in again with the same Apple credential (the same identity token)",
+                                .appleCredentialReplayed)
                 _ = try await auth.signIn(with: credential)
                 return "signed in with Apple"
             case .reauthenticate, .reauthenticateOtherUser:
@@ -57,7 +58,7 @@ enum AppleScenario {
                 timeline.record(.app, "before deleting the account, the app asks for a recent sign-in: user.reauthenticate(with:)")
                 let other = apple.flow == .reauthenticateOtherUser ? "\(apple.appleUser)-partner" : apple.appleUser
                 try await user.reauthenticate(with: sheet(other, use: "user.reauthenticate(with:").0)
-                timeline.record(.app, kind: .signedIn, "reauthenticated uid \(user.uid.prefix(8))…", facts: ["uid": user.uid, "path": "apple.com"])
+                timeline.record(.app, "reauthenticated uid \(user.uid.prefix(8))…", .signedIn(uid: user.uid, path: .apple))
                 return "reauthenticated"
             case .linkToPhoneUser, .linkTakenAppleID:
                 let number = spec.backend.testPhoneNumbers.first?.key ?? "+16505553434"
@@ -73,16 +74,17 @@ enum AppleScenario {
                 do {
                     try await phoneUser.link(with: sheet(apple.appleUser, use: "phoneUser.link(with:").0)
                 } catch let error as AuthError where error.code == .credentialAlreadyInUse {
-                    timeline.record(.app, kind: .authError, "error \(error.code.rawValue) \(error.code): the Apple ID belongs to another account; error.updatedCredential signs in to it",
-                                    facts: ["code": String(error.code.rawValue), "name": "\(error.code)", "message": error.message, "updatedCredential": String(error.updatedCredential != nil)])
+                    timeline.record(.app, "error \(error.code.rawValue) \(error.code): the Apple ID belongs to another account; error.updatedCredential signs in to it",
+                                    .authError(code: error.code.rawValue, name: "\(error.code)", message: error.message,
+                                               updatedCredential: error.updatedCredential != nil))
                     guard let updated = error.updatedCredential else { throw error }
                     let other = try await newApp().signIn(with: updated)
-                    timeline.record(.app, kind: .signedIn, "signed in with the updated credential to uid \(other.user.uid.prefix(8))… (the Apple ID's own account)",
-                                    facts: ["uid": other.user.uid, "path": "apple.com"])
+                    timeline.record(.app, "signed in with the updated credential to uid \(other.user.uid.prefix(8))… (the Apple ID's own account)",
+                                    .signedIn(uid: other.user.uid, path: .apple))
                     return "\(error.code.rawValue) \(error.code)"
                 }
-                timeline.record(.app, kind: .signedIn, "linked: uid \(phoneUser.uid.prefix(8))… has \(phoneUser.providerData.joined(separator: " and "))",
-                                facts: ["uid": phoneUser.uid, "path": "apple.com"])
+                timeline.record(.app, "linked: uid \(phoneUser.uid.prefix(8))… has \(phoneUser.providerData.joined(separator: " and "))",
+                                .signedIn(uid: phoneUser.uid, path: .apple))
                 return "linked"
             case .revokeThenDelete:
                 let (credential, sheetCredential) = try await sheet(apple.appleUser)
@@ -91,7 +93,7 @@ enum AppleScenario {
                 try await auth.revokeToken(withAuthorizationCode: sheetCredential.authorizationCode)
                 timeline.record(.app, to: .backend, "user.delete()")
                 try await user.delete()
-                timeline.record(.app, kind: .signedIn, "account \(user.uid.prefix(8))… deleted; Apple's grant revoked", facts: ["uid": user.uid, "path": "deleted"])
+                timeline.record(.app, "account \(user.uid.prefix(8))… deleted; Apple's grant revoked", .signedIn(uid: user.uid, path: .deleted))
                 return "deleted"
             }
         } catch {

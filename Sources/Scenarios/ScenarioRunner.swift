@@ -59,16 +59,16 @@ public enum ScenarioRunner {
                 receiverObserver: { record($0, into: timeline) }, backendObserver: { record($0, into: timeline) })
             if spec.network.pushesLost {
                 await world.channel?.hub.setLosesPushes(true) { push in
-                    timeline.record(.device, kind: .pushLost, "the push to \(push.deviceToken.short) never reaches the device: it is offline",
-                                    facts: ["token": push.deviceToken.hex, "environment": "\(push.environment)"])
+                    timeline.record(.device, "the push to \(push.deviceToken.short) never reaches the device: it is offline",
+                                    .pushLost(token: push.deviceToken.hex, environment: push.environment))
                 }
             }
             for rule in spec.network.receiverFaults { world.channel?.faults.add(rule) }
             let signer = providerKey ?? credentials.authKey
             timeline.record(.authsim, "scenario \(spec.name): backend signs provider tokens kid=\(signer.keyID) iss=\(signer.teamID)\(spec.provider.clockOffsetSeconds != 0 ? " with its clock \(Int(spec.provider.clockOffsetSeconds)) s off" : "")",
-                            facts: ["keyID": signer.keyID, "teamID": signer.teamID, "trustedKeyID": credentials.authKey.keyID,
-                                    "trustedTeamID": credentials.authKey.teamID,
-                                    "providerClockOffset": String(Int(spec.provider.clockOffsetSeconds))])
+                            .providerSetup(keyID: signer.keyID, teamID: signer.teamID, trustedKeyID: credentials.authKey.keyID,
+                                           trustedTeamID: credentials.authKey.teamID,
+                                           clockOffsetSeconds: Int(spec.provider.clockOffsetSeconds)))
             if let apple = spec.apple {
                 outcome = await AppleScenario.run(spec, apple: apple, world: world, timeline: timeline)
             } else {
@@ -79,8 +79,8 @@ public enum ScenarioRunner {
             let deadline = ContinuousClock.now + .milliseconds(spec.network.pushLatencyMilliseconds + 5000)
             while ContinuousClock.now < deadline {
                 let events = timeline.all
-                let accepted = events.filter { $0.kind == EventKind.pushAccepted.rawValue }.count
-                let settled = events.filter { $0.kind == EventKind.pushDelivered.rawValue || $0.kind == EventKind.pushLost.rawValue }.count
+                let accepted = events.filter { $0.kind == .pushAccepted }.count
+                let settled = events.filter { $0.kind == .pushDelivered || $0.kind == .pushLost }.count
                 if settled >= accepted { break }
                 try? await Task.sleep(for: .milliseconds(20))
             }
@@ -90,8 +90,8 @@ public enum ScenarioRunner {
             outcome = "error: \(error)"
         }
         let passed = outcome == spec.expectedOutcome
-        timeline.record(.authsim, kind: .outcome, "\(passed ? "as expected" : "expected \(spec.expectedOutcome)"): \(outcome)",
-                        facts: ["scenario": spec.name, "expected": spec.expectedOutcome, "actual": outcome, "passed": String(passed)])
+        timeline.record(.authsim, "\(passed ? "as expected" : "expected \(spec.expectedOutcome)"): \(outcome)",
+                        .outcome(scenario: spec.name, expected: spec.expectedOutcome, actual: outcome, passed: passed))
         return DemoResult(name: spec.name, summary: spec.summary, expected: spec.expectedOutcome, actual: outcome, timeline: timeline.all)
     }
 
@@ -105,33 +105,40 @@ public enum ScenarioRunner {
             let defaults = UserDefaultsStore(file: work.appendingPathComponent("UserDefaults-\(spec.name).json"))
             let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults)
             let bundleID = profile.bundle?.info.bundleID ?? profile.bundleID
-            timeline.record(.device, kind: .deviceToken,
+            timeline.record(.device,
                             "\(bundleID) (\(spec.app.build == .sandbox ? "debug" : "release") build) registers for remote notifications: APNs \(profile.buildEnvironment) issues token \(token.short)",
-                            facts: ["token": token.hex, "environment": "\(profile.buildEnvironment)", "bundleID": bundleID,
-                                    "simulator": String(profile.isSimulator)])
+                            .deviceToken(token: token.hex, environment: profile.buildEnvironment, bundleID: bundleID,
+                                         simulator: profile.isSimulator))
             if profile.appVerificationDisabledForTesting {
                 auth.settings.isAppVerificationDisabledForTesting = true
-                timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true", facts: ["testMode": "true"])
+                timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true", .testMode)
             }
             auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
             // What Auth made of the declared type (`.unknown` is resolved from the profile there).
             let resolved = auth.apnsTokenType ?? profile.declaredTokenType
             let apsEnvironment = profile.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) } ?? "none"
-            timeline.record(.app, kind: .setAPNSToken,
+            timeline.record(.app,
                             "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))\(profile.declaredTokenType == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",
-                            facts: ["declaredType": "\(profile.declaredTokenType)", "resolvedType": "\(resolved)", "apsEnvironment": apsEnvironment])
+                            .setAPNSToken(declaredType: "\(profile.declaredTokenType)", resolvedType: "\(resolved)", apsEnvironment: apsEnvironment))
 
             let number = spec.user.phoneNumber
             let provider = PhoneAuthProvider.provider(auth: auth)
             let presenter = RecordingPresenter(inner: profile.uiDelegate ?? HeadlessPresenter { record($0, into: timeline) },
                                                auth: auth, timeline: timeline)
-            timeline.record(.app, to: .backend, kind: .verifyPhoneNumber,
+            timeline.record(.app, to: .backend,
                             "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(number)\", uiDelegate: \(profile.uiDelegate.map { "\(type(of: $0))()" } ?? "nil"))",
-                            facts: ["number": number])
+                            .verifyPhoneNumber(number: number))
             let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: presenter)
             var via = ""
-            if case .reCAPTCHAFallback = auth.lastAppVerification { via = " via reCAPTCHA" }
-            timeline.record(.app, kind: .verificationID, "got verification ID \(verificationID.prefix(10))…; saves it in UserDefaults")
+            var path = SignInPath.silentPush
+            switch auth.lastAppVerification {
+            case .reCAPTCHAFallback:
+                via = " via reCAPTCHA"
+                path = .reCAPTCHA
+            case .testMode: path = .testMode
+            case .silentPush, nil: break
+            }
+            timeline.record(.app, "got verification ID \(verificationID.prefix(10))…; saves it in UserDefaults", .verificationID)
             defaults.set(verificationID, forKey: "authVerificationID")
 
             var signingAuth = auth
@@ -165,8 +172,8 @@ public enum ScenarioRunner {
             let restored = signingDefaults.string(forKey: "authVerificationID") ?? verificationID
             timeline.record(.app, to: .backend, "the user types \(code); signIn(with: credential(withVerificationID:verificationCode:))")
             let result = try await signingAuth.signIn(with: provider.credential(withVerificationID: restored, verificationCode: code))
-            timeline.record(.app, kind: .signedIn, "signed in\(via): uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")",
-                            facts: ["uid": result.user.uid, "path": via.isEmpty ? "silentPush" : "reCAPTCHA"])
+            timeline.record(.app, "signed in\(via): uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")",
+                            .signedIn(uid: result.user.uid, path: path))
             return "signed in\(via)"
         } catch {
             return ScenarioRunner.outcome(of: error, in: timeline)
@@ -179,8 +186,8 @@ public enum ScenarioRunner {
             timeline.record(.authsim, "error: \(error)")
             return "error: \(error)"
         }
-        timeline.record(.app, kind: .authError, "error \(error.code.rawValue) \(error.code): \(error.message)",
-                        facts: ["code": String(error.code.rawValue), "name": "\(error.code)", "message": error.message])
+        timeline.record(.app, "error \(error.code.rawValue) \(error.code): \(error.message)",
+                        .authError(code: error.code.rawValue, name: "\(error.code)", message: error.message, updatedCredential: nil))
         return "\(error.code.rawValue) \(error.code)"
     }
 
@@ -215,26 +222,26 @@ public enum ScenarioRunner {
         try await world.install(profile, userDefaults: userDefaults, setToken: false, onURL: { url, handling in
             switch handling {
             case .handled(let what):
-                timeline.record(.interceptor, to: .app, kind: .redirect, "opens \(url.scheme ?? "?")://… in the app: Auth.canHandle(url) took \(what)",
-                                facts: ["handled": "true"])
+                timeline.record(.interceptor, to: .app, "opens \(url.scheme ?? "?")://… in the app: Auth.canHandle(url) took \(what)",
+                                .redirect(handling: .handled, refusal: nil))
             case .refused(let refusal):
-                timeline.record(.interceptor, to: .app, kind: .redirect, "opens \(url.scheme ?? "?")://… in the app: not handled (\(refusal.code.rawValue)): \(refusal.message)",
-                                facts: ["handled": "false", "refusal": refusal.code.rawValue])
+                timeline.record(.interceptor, to: .app, "opens \(url.scheme ?? "?")://… in the app: not handled (\(refusal.code.rawValue)): \(refusal.message)",
+                                .redirect(handling: .refused, refusal: refusal.code.rawValue))
             }
         }, onPush: { token, handled in
-            timeline.record(.device, to: .app, kind: .pushDelivered,
+            timeline.record(.device, to: .app,
                             "hands the push to the app delegate: \(handled ? "Auth.canHandleNotification took it" : "nobody passed it to Auth.canHandleNotification")",
-                            facts: ["token": token.hex, "handled": String(handled)])
+                            .pushDelivered(token: token.hex, handled: handled))
         })
     }
 
     /// A presenter's events, in the timeline: the redirect is a message from the page to the app.
     public static func record(_ event: PresenterEvent, into timeline: Timeline) {
         switch event.kind {
-        case .redirect: timeline.record(.browser, to: .app, kind: .redirect, event.message, facts: ["handled": "pending"])
+        case .redirect: timeline.record(.browser, to: .app, event.message, .redirect(handling: .pending, refusal: nil))
         case .handedOff where event.message.hasPrefix("the page redirects"): timeline.record(.browser, to: .interceptor, event.message)
-        case .refused: timeline.record(.app, kind: .redirect, event.message, facts: ["handled": "false"])
-        default: timeline.record(.browser, event.message, facts: ["presenter": event.kind.rawValue])
+        case .refused: timeline.record(.app, event.message, .redirect(handling: .refused, refusal: nil))
+        default: timeline.record(.browser, event.message, .presenter(kind: event.kind.rawValue))
         }
     }
 
@@ -242,16 +249,16 @@ public enum ScenarioRunner {
     static func record(_ event: ReceiverEvent, into timeline: Timeline) {
         switch event {
         case .accepted(let push):
-            timeline.record(.receiver, to: .device, kind: .pushAccepted,
+            timeline.record(.receiver, to: .device,
                             "\(push.environment) accepts the silent push to \(push.deviceToken.short) and logs it",
-                            facts: ["token": push.deviceToken.hex, "environment": "\(push.environment)"])
+                            .pushAccepted(token: push.deviceToken.hex, environment: push.environment))
         case .rejected(let rejection, _, let environment, let token):
-            timeline.record(.receiver, to: .sender, kind: .pushRejected,
+            timeline.record(.receiver, to: .sender,
                             "\(environment) answers \(rejection.reason.status.map(String.init) ?? "?") \(rejection.reason): \(rejection.detail)",
-                            facts: ["token": token.lowercased(), "environment": "\(environment)", "reason": "\(rejection.reason)",
-                                    "status": rejection.reason.status.map(String.init) ?? "", "detail": rejection.detail])
+                            .pushRejected(token: token.lowercased(), environment: environment, reason: rejection.reason,
+                                          status: rejection.reason.status, detail: rejection.detail))
         case .fault(let fault, let environment):
-            timeline.record(.receiver, "\(environment) injects fault \(fault)", facts: ["fault": "\(fault)"])
+            timeline.record(.receiver, "\(environment) injects fault \(fault)", .receiverFault("\(fault)"))
         case .handshakeTimedOut(let seconds):
             timeline.record(.receiver, "closes a connection that did not finish TLS and the HTTP/2 preface in \(seconds) s")
         case .connection: break
@@ -262,33 +269,32 @@ public enum ScenarioRunner {
     static func record(_ event: BackendEvent, into timeline: Timeline) {
         switch event {
         case .pushing(let token, let environment, let receipt):
-            timeline.record(.backend, to: .sender, kind: .verifyClient,
+            timeline.record(.backend, to: .sender,
                             "verifyClient: receipt \(receipt.prefix(8))… for token \(token.prefix(8))…; pushes the secret via \(environment)",
-                            facts: ["token": token.lowercased(), "environment": "\(environment)", "receipt": receipt])
-            timeline.record(.sender, to: .receiver, "POST /3/device/\(token.prefix(8))… to \(environment.appleHost) (background, priority 5)",
-                            facts: ["environment": "\(environment)"])
+                            .verifyClient(token: token.lowercased(), environment: environment, receipt: receipt))
+            timeline.record(.sender, to: .receiver, "POST /3/device/\(token.prefix(8))… to \(environment.appleHost) (background, priority 5)")
         case .verifyClient(let token, let environment, _, let push):
             let answer = [push.status.map(String.init), push.reason, push.error].compactMap { $0 }.joined(separator: " ")
-            timeline.record(.sender, to: .backend, kind: .pushAnswer, "\(environment) answered \(answer); verifyClient returns the receipt to the app either way",
-                            facts: ["token": token.lowercased(), "environment": "\(environment)", "status": push.status.map(String.init) ?? "",
-                                    "reason": push.reason ?? "", "error": push.error ?? ""])
+            timeline.record(.sender, to: .backend, "\(environment) answered \(answer); verifyClient returns the receipt to the app either way",
+                            .pushAnswer(token: token.lowercased(), environment: environment, status: push.status, reason: push.reason,
+                                        error: push.error))
         case .smsSent(let message):
-            timeline.record(.backend, kind: .smsSent, "sendVerificationCode: SMS to \(message.phoneNumber): \"\(message.text)\"",
-                            facts: ["number": message.phoneNumber])
+            timeline.record(.backend, "sendVerificationCode: SMS to \(message.phoneNumber): \"\(message.text)\"",
+                            .smsSent(number: message.phoneNumber))
         case .codeReused(let number):
             timeline.record(.backend, "sendVerificationCode: a code for \(number) is still valid, no second SMS")
         case .signedIn(let uid, let number, let isNew):
             timeline.record(.backend, to: .app, "signInWithPhoneNumber: \(number) → uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")")
         case .appleSignIn(let uid, let sub, let isNew, let linked):
             timeline.record(.backend, to: .app, "signInWithIdp apple.com: Apple ID \(sub.prefix(12))… \(linked ? "linked to" : "signed in as") uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")",
-                            facts: ["uid": uid, "sub": sub, "linked": String(linked)])
+                            .appleSignIn(uid: uid, sub: sub, linked: linked))
         case .appleRevoked(let uid, let sub):
             timeline.record(.backend, "revokeToken: Apple grant of \(sub.prefix(12))… revoked\(uid.map { " for uid \($0.prefix(8))…" } ?? "")")
         case .accountDeleted(let uid):
             timeline.record(.backend, "deleteAccount: uid \(uid.prefix(8))… deleted")
         case .rejected(let endpoint, let error):
-            timeline.record(.backend, to: .app, kind: .backendRejected, "\(endpoint) refuses: \(error.message)",
-                            facts: ["endpoint": endpoint.rawValue, "error": error.code.rawValue, "detail": error.detail ?? ""])
+            timeline.record(.backend, to: .app, "\(endpoint) refuses: \(error.message)",
+                            .backendRejected(endpoint: endpoint.rawValue, error: error.code.rawValue, detail: error.detail))
         }
     }
 }
@@ -302,8 +308,8 @@ struct RecordingPresenter: AuthUIDelegate {
     func present(_ url: URL, host: AppHost) async {
         var why = "no app credential"
         if case .reCAPTCHAFallback(let reason) = auth.lastAppVerification { why = reason }
-        timeline.record(.app, to: .browser, kind: .fallback, "no app credential (\(why)): presents the reCAPTCHA page \(url.path)?…eventId=…",
-                        facts: ["reason": why, "url": url.absoluteString])
+        timeline.record(.app, to: .browser, "no app credential (\(why)): presents the reCAPTCHA page \(url.path)?…eventId=…",
+                        .fallback(reason: why, url: url.absoluteString))
         await inner.present(url, host: host)
     }
 }

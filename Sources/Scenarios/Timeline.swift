@@ -1,3 +1,4 @@
+import APNsWire
 import Foundation
 import Synchronization
 
@@ -7,71 +8,333 @@ public enum Part: String, Sendable, CaseIterable, Codable {
 }
 
 /// One step of a run: when (milliseconds since the run began), which part, what; for a message
-/// between parts, whom it went to; for machines (`--json`, `authsim explain`), a stable kind and
-/// the facts behind the sentence.
-public struct TimelineEvent: Sendable, Hashable, Codable {
+/// between parts, whom it went to; and for the steps `authsim explain` reasons over, the typed
+/// ``RunFact`` behind the sentence.
+public struct TimelineEvent: Sendable, Hashable {
     public let milliseconds: Int
     public let part: Part
     /// The part a message went to (an arrow in the diagram); nil for a step within `part`.
     public let to: Part?
-    /// A stable code (see ``EventKind``); nil for narration.
-    public let kind: String?
     public let message: String
-    /// What `explain` reasons over: reason, environment, token, declared type, …
-    public let facts: [String: String]
+    /// What happened, for machines; nil for narration.
+    public let fact: RunFact?
 
-    public init(milliseconds: Int, part: Part, to: Part? = nil, kind: String? = nil, message: String, facts: [String: String] = [:]) {
+    public init(milliseconds: Int, part: Part, to: Part? = nil, message: String, fact: RunFact? = nil) {
         self.milliseconds = milliseconds
         self.part = part
         self.to = to
-        self.kind = kind
         self.message = message
-        self.facts = facts
+        self.fact = fact
     }
 
-    enum CodingKeys: String, CodingKey { case milliseconds = "ms", part, to, kind, message, facts }
+    /// The fact's stable kind (the `kind` of `--json` lines).
+    public var kind: EventKind? { fact?.kind }
+}
+
+/// How a phone sign-in ended up proving the app, or what else signed the user in.
+public enum SignInPath: String, Sendable, Hashable, Codable {
+    case silentPush, reCAPTCHA, testMode
+    case apple = "apple.com"
+    /// The account was deleted (the Apple revoke-then-delete flow's end).
+    case deleted
+}
+
+/// What became of a redirect handed to the app.
+public enum RedirectHandling: String, Sendable, Hashable, Codable {
+    /// `Auth.canHandle(url)` took it.
+    case handled = "true"
+    /// It was not Auth's (see the refusal).
+    case refused = "false"
+    /// The page sent it; the OS has yet to hand it over.
+    case pending
+}
+
+/// What `authsim explain` reasons over: each case one kind of event, its associated values the
+/// facts behind the sentence. On `--json` lines each is a `kind` and a `facts` object of strings
+/// (`Scenarios/README.md` lists them).
+public enum RunFact: Sendable, Hashable {
+    /// The device got an APNs token.
+    case deviceToken(token: String, environment: APNsEnvironment, bundleID: String, simulator: Bool)
+    /// The app turned on `isAppVerificationDisabledForTesting`.
+    case testMode
+    /// The app passed the token to Auth: the type its code declared and what Auth made of it.
+    case setAPNSToken(declaredType: String, resolvedType: String, apsEnvironment: String)
+    /// The app asked for a verification code.
+    case verifyPhoneNumber(number: String)
+    /// The backend got verifyClient and pushes the secret.
+    case verifyClient(token: String, environment: APNsEnvironment, receipt: String)
+    /// The backend's APNs client got its answer (status nil: no answer, see `error`).
+    case pushAnswer(token: String, environment: APNsEnvironment, status: Int?, reason: String?, error: String?)
+    /// The receiver accepted a push.
+    case pushAccepted(token: String, environment: APNsEnvironment)
+    /// The receiver refused a push.
+    case pushRejected(token: String, environment: APNsEnvironment, reason: APNsReason, status: Int?, detail: String)
+    /// The receiver injected a fault.
+    case receiverFault(String)
+    /// APNs accepted the push but the device never got it.
+    case pushLost(token: String, environment: APNsEnvironment)
+    /// The push reached the app's delegate; `handled`: Auth took it.
+    case pushDelivered(token: String, handled: Bool)
+    /// No app credential: the app presents reCAPTCHA, and why.
+    case fallback(reason: String, url: String)
+    /// What the reCAPTCHA presenter did (``FirebaseAuthCore/PresenterEvent/Kind`` raw value).
+    case presenter(kind: String)
+    /// The page's redirect went to the app; for a refusal, its ``FirebaseAuthCore/URLRefusal`` code.
+    case redirect(handling: RedirectHandling, refusal: String?)
+    /// The backend texted a code.
+    case smsSent(number: String)
+    /// The backend refused a request.
+    case backendRejected(endpoint: String, error: String, detail: String?)
+    /// The app got a verification ID.
+    case verificationID
+    /// The app signed in (or linked, reauthenticated, deleted).
+    case signedIn(uid: String, path: SignInPath)
+    /// The backend signed an Apple ID in, or linked it.
+    case appleSignIn(uid: String, sub: String, linked: Bool)
+    /// An SDK error ended the flow: its `AuthErrorCode` number and name.
+    case authError(code: Int, name: String, message: String, updatedCredential: Bool?)
+    /// The Sign in with Apple sheet returned a credential.
+    case appleAuthorized(sub: String, nonce: String, aud: String, firstAuthorization: Bool, ageSeconds: Int)
+    /// The app handed Firebase an Apple credential (`rawNonce` empty: none).
+    case appleCredential(rawNonce: String, rawNonceHash: String, tokenNonce: String)
+    /// The app sent the same Apple credential again.
+    case appleCredentialReplayed
+    /// How the scenario's backend signs provider tokens, and what the receiver trusts.
+    case providerSetup(keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String, clockOffsetSeconds: Int)
+    /// The scenario's end.
+    case outcome(scenario: String, expected: String, actual: String, passed: Bool)
 }
 
 /// The kinds of events runs record (the `kind` of `--json` lines).
-public enum EventKind: String, Sendable, CaseIterable {
-    /// The device got an APNs token (facts: token, environment, bundleID).
+public enum EventKind: String, Sendable, CaseIterable, Codable {
     case deviceToken = "device.token"
-    /// The app passed the token to Auth (facts: declaredType, resolvedType, profile).
+    case testMode = "app.testMode"
     case setAPNSToken = "app.setAPNSToken"
-    /// The app asked for a verification code (facts: number).
     case verifyPhoneNumber = "app.verifyPhoneNumber"
-    /// The backend got verifyClient and pushed (facts: token, environment, receipt, status, reason).
     case verifyClient = "backend.verifyClient"
-    /// The backend's APNs client got its answer (facts: environment, status, reason).
     case pushAnswer = "sender.answer"
-    /// The receiver accepted a push (facts: token, environment).
     case pushAccepted = "receiver.accepted"
-    /// The receiver refused a push (facts: token, environment, reason, detail).
     case pushRejected = "receiver.rejected"
-    /// APNs accepted the push but the device never got it (facts: token, environment).
+    case receiverFault = "receiver.fault"
     case pushLost = "device.lost"
-    /// The push reached the app's delegate (facts: token, handled).
     case pushDelivered = "device.delivered"
-    /// No app credential: the app presents reCAPTCHA (facts: reason).
     case fallback = "app.fallback"
-    /// The page's redirect went to the app (facts: handled, refusal).
+    case presenter = "browser.presenter"
     case redirect = "app.redirect"
-    /// The backend texted a code (facts: number).
     case smsSent = "backend.sms"
-    /// The backend refused a request (facts: endpoint, error).
     case backendRejected = "backend.rejected"
-    /// The app got a verification ID.
     case verificationID = "app.verificationID"
-    /// The app signed in (facts: uid, path).
     case signedIn = "app.signedIn"
-    /// An SDK error ended the flow (facts: code, name).
+    case appleSignIn = "backend.appleSignIn"
     case authError = "app.error"
-    /// The Sign in with Apple sheet returned a credential (facts: sub, nonce, aud, firstAuthorization).
     case appleAuthorized = "device.appleAuthorized"
-    /// The app handed Firebase an Apple credential (facts: rawNonce, rawNonceHash, tokenNonce).
     case appleCredential = "app.appleCredential"
-    /// The scenario's end (facts: expected, actual, passed).
+    case providerSetup = "authsim.providerSetup"
     case outcome = "scenario.outcome"
+}
+
+extension RunFact {
+    public var kind: EventKind {
+        switch self {
+        case .deviceToken: .deviceToken
+        case .testMode: .testMode
+        case .setAPNSToken: .setAPNSToken
+        case .verifyPhoneNumber: .verifyPhoneNumber
+        case .verifyClient: .verifyClient
+        case .pushAnswer: .pushAnswer
+        case .pushAccepted: .pushAccepted
+        case .pushRejected: .pushRejected
+        case .receiverFault: .receiverFault
+        case .pushLost: .pushLost
+        case .pushDelivered: .pushDelivered
+        case .fallback: .fallback
+        case .presenter: .presenter
+        case .redirect: .redirect
+        case .smsSent: .smsSent
+        case .backendRejected: .backendRejected
+        case .verificationID: .verificationID
+        case .signedIn: .signedIn
+        case .appleSignIn: .appleSignIn
+        case .authError: .authError
+        case .appleAuthorized: .appleAuthorized
+        case .appleCredential, .appleCredentialReplayed: .appleCredential
+        case .providerSetup: .providerSetup
+        case .outcome: .outcome
+        }
+    }
+
+    /// The `facts` object of a `--json` line: every value a string.
+    public var facts: [String: String] {
+        switch self {
+        case .deviceToken(let token, let environment, let bundleID, let simulator):
+            ["token": token, "environment": environment.rawValue, "bundleID": bundleID, "simulator": String(simulator)]
+        case .testMode: ["testMode": "true"]
+        case .setAPNSToken(let declared, let resolved, let aps):
+            ["declaredType": declared, "resolvedType": resolved, "apsEnvironment": aps]
+        case .verifyPhoneNumber(let number): ["number": number]
+        case .verifyClient(let token, let environment, let receipt):
+            ["token": token, "environment": environment.rawValue, "receipt": receipt]
+        case .pushAnswer(let token, let environment, let status, let reason, let error):
+            ["token": token, "environment": environment.rawValue, "status": status.map(String.init) ?? "", "reason": reason ?? "",
+             "error": error ?? ""]
+        case .pushAccepted(let token, let environment), .pushLost(let token, let environment):
+            ["token": token, "environment": environment.rawValue]
+        case .pushRejected(let token, let environment, let reason, let status, let detail):
+            ["token": token, "environment": environment.rawValue, "reason": reason.rawValue, "status": status.map(String.init) ?? "",
+             "detail": detail]
+        case .receiverFault(let fault): ["fault": fault]
+        case .pushDelivered(let token, let handled): ["token": token, "handled": String(handled)]
+        case .fallback(let reason, let url): ["reason": reason, "url": url]
+        case .presenter(let kind): ["presenter": kind]
+        case .redirect(let handling, let refusal):
+            refusal.map { ["handled": handling.rawValue, "refusal": $0] } ?? ["handled": handling.rawValue]
+        case .smsSent(let number): ["number": number]
+        case .backendRejected(let endpoint, let error, let detail): ["endpoint": endpoint, "error": error, "detail": detail ?? ""]
+        case .verificationID: [:]
+        case .signedIn(let uid, let path): ["uid": uid, "path": path.rawValue]
+        case .appleSignIn(let uid, let sub, let linked): ["uid": uid, "sub": sub, "linked": String(linked)]
+        case .authError(let code, let name, let message, let updated):
+            updated.map { ["code": String(code), "name": name, "message": message, "updatedCredential": String($0)] }
+                ?? ["code": String(code), "name": name, "message": message]
+        case .appleAuthorized(let sub, let nonce, let aud, let first, let age):
+            ["sub": sub, "nonce": nonce, "aud": aud, "firstAuthorization": String(first), "ageSeconds": String(age)]
+        case .appleCredential(let raw, let rawHash, let tokenNonce):
+            ["rawNonce": raw, "rawNonceHash": rawHash, "tokenNonce": tokenNonce]
+        case .appleCredentialReplayed: ["replay": "true"]
+        case .providerSetup(let keyID, let teamID, let trustedKeyID, let trustedTeamID, let offset):
+            ["keyID": keyID, "teamID": teamID, "trustedKeyID": trustedKeyID, "trustedTeamID": trustedTeamID,
+             "providerClockOffset": String(offset)]
+        case .outcome(let scenario, let expected, let actual, let passed):
+            ["scenario": scenario, "expected": expected, "actual": actual, "passed": String(passed)]
+        }
+    }
+
+    /// Reads a `--json` line's `kind` and `facts` back. Lines written before kinds were typed carry
+    /// some facts without a kind (`testMode`, `keyID`, `fault`, `presenter`, `sub`): those are read
+    /// too. Narration (no kind, no such facts) is `nil`.
+    /// - Throws: ``TimelineFormatError`` for an unknown kind or a fact missing or malformed.
+    public init?(kind: String?, facts: [String: String]) throws(TimelineFormatError) {
+        let reader = FactReader(kind: kind ?? "(no kind)", facts: facts)
+        guard let kind else {
+            if facts["testMode"] == "true" { self = .testMode; return }
+            if facts["keyID"] != nil { try self.init(kind: EventKind.providerSetup.rawValue, facts: facts); return }
+            if facts["fault"] != nil { try self.init(kind: EventKind.receiverFault.rawValue, facts: facts); return }
+            if facts["presenter"] != nil { try self.init(kind: EventKind.presenter.rawValue, facts: facts); return }
+            if facts["sub"] != nil, facts["linked"] != nil { try self.init(kind: EventKind.appleSignIn.rawValue, facts: facts); return }
+            return nil
+        }
+        guard let known = EventKind(rawValue: kind) else {
+            throw TimelineFormatError("unknown event kind \(kind) (this authsim knows \(EventKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        switch known {
+        case .deviceToken:
+            self = .deviceToken(token: try reader.string("token"), environment: try reader.environment("environment"),
+                                bundleID: try reader.string("bundleID"), simulator: try reader.bool("simulator", default: false))
+        case .testMode: self = .testMode
+        case .setAPNSToken:
+            self = .setAPNSToken(declaredType: try reader.string("declaredType"), resolvedType: try reader.string("resolvedType"),
+                                 apsEnvironment: facts["apsEnvironment"] ?? "none")
+        case .verifyPhoneNumber: self = .verifyPhoneNumber(number: try reader.string("number"))
+        case .verifyClient:
+            self = .verifyClient(token: try reader.string("token"), environment: try reader.environment("environment"),
+                                 receipt: facts["receipt"] ?? "")
+        case .pushAnswer:
+            self = .pushAnswer(token: facts["token"] ?? "", environment: try reader.environment("environment"),
+                               status: try reader.optionalInt("status"), reason: reader.optional("reason"), error: reader.optional("error"))
+        case .pushAccepted: self = .pushAccepted(token: try reader.string("token"), environment: try reader.environment("environment"))
+        case .pushRejected:
+            self = .pushRejected(token: try reader.string("token"), environment: try reader.environment("environment"),
+                                 reason: APNsReason(rawValue: try reader.string("reason")), status: try reader.optionalInt("status"),
+                                 detail: facts["detail"] ?? "")
+        case .receiverFault: self = .receiverFault(try reader.string("fault"))
+        case .pushLost: self = .pushLost(token: try reader.string("token"), environment: try reader.environment("environment"))
+        case .pushDelivered: self = .pushDelivered(token: try reader.string("token"), handled: try reader.bool("handled"))
+        case .fallback: self = .fallback(reason: facts["reason"] ?? "", url: facts["url"] ?? "")
+        case .presenter: self = .presenter(kind: try reader.string("presenter"))
+        case .redirect:
+            guard let handling = RedirectHandling(rawValue: try reader.string("handled")) else {
+                throw reader.malformed("handled", "true, false or pending")
+            }
+            self = .redirect(handling: handling, refusal: reader.optional("refusal"))
+        case .smsSent: self = .smsSent(number: try reader.string("number"))
+        case .backendRejected:
+            self = .backendRejected(endpoint: try reader.string("endpoint"), error: try reader.string("error"), detail: reader.optional("detail"))
+        case .verificationID: self = .verificationID
+        case .signedIn:
+            guard let path = SignInPath(rawValue: try reader.string("path")) else {
+                throw reader.malformed("path", "silentPush, reCAPTCHA, testMode, apple.com or deleted")
+            }
+            self = .signedIn(uid: try reader.string("uid"), path: path)
+        case .appleSignIn:
+            self = .appleSignIn(uid: try reader.string("uid"), sub: try reader.string("sub"), linked: try reader.bool("linked"))
+        case .authError:
+            self = .authError(code: try reader.int("code"), name: facts["name"] ?? "", message: facts["message"] ?? "",
+                              updatedCredential: try reader.optionalBool("updatedCredential"))
+        case .appleAuthorized:
+            self = .appleAuthorized(sub: try reader.string("sub"), nonce: try reader.string("nonce"), aud: try reader.string("aud"),
+                                    firstAuthorization: try reader.bool("firstAuthorization"),
+                                    ageSeconds: try reader.optionalInt("ageSeconds") ?? 0)
+        case .appleCredential:
+            if facts["replay"] == "true" { self = .appleCredentialReplayed; return }
+            self = .appleCredential(rawNonce: facts["rawNonce"] ?? "", rawNonceHash: facts["rawNonceHash"] ?? "",
+                                    tokenNonce: try reader.string("tokenNonce"))
+        case .providerSetup:
+            self = .providerSetup(keyID: try reader.string("keyID"), teamID: try reader.string("teamID"),
+                                  trustedKeyID: try reader.string("trustedKeyID"), trustedTeamID: try reader.string("trustedTeamID"),
+                                  clockOffsetSeconds: try reader.optionalInt("providerClockOffset") ?? 0)
+        case .outcome:
+            self = .outcome(scenario: facts["scenario"] ?? "", expected: try reader.string("expected"), actual: try reader.string("actual"),
+                            passed: try reader.bool("passed"))
+        }
+    }
+}
+
+/// A `--json` line the reader cannot take: which kind, which fact, what was expected.
+public struct TimelineFormatError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Reads typed facts from a `facts` object of strings.
+private struct FactReader {
+    let kind: String
+    let facts: [String: String]
+
+    func malformed(_ name: String, _ expected: String) -> TimelineFormatError {
+        TimelineFormatError("\(kind): fact \(name) is \(facts[name].map { "\"\($0)\"" } ?? "missing"), expected \(expected)")
+    }
+    func string(_ name: String) throws(TimelineFormatError) -> String {
+        guard let value = facts[name] else { throw malformed(name, "a string") }
+        return value
+    }
+    func optional(_ name: String) -> String? { facts[name].flatMap { $0.isEmpty ? nil : $0 } }
+    func int(_ name: String) throws(TimelineFormatError) -> Int {
+        guard let value = facts[name].flatMap({ Int($0) }) else { throw malformed(name, "an integer") }
+        return value
+    }
+    func optionalInt(_ name: String) throws(TimelineFormatError) -> Int? {
+        guard let text = optional(name) else { return nil }
+        guard let value = Int(text) else { throw malformed(name, "an integer") }
+        return value
+    }
+    func bool(_ name: String, default fallback: Bool? = nil) throws(TimelineFormatError) -> Bool {
+        if facts[name] == nil, let fallback { return fallback }
+        guard let value = try optionalBool(name) else { throw malformed(name, "true or false") }
+        return value
+    }
+    func optionalBool(_ name: String) throws(TimelineFormatError) -> Bool? {
+        switch facts[name] {
+        case nil, "": return nil
+        case "true": return true
+        case "false": return false
+        default: throw malformed(name, "true or false")
+        }
+    }
+    func environment(_ name: String) throws(TimelineFormatError) -> APNsEnvironment {
+        guard let value = facts[name].flatMap(APNsEnvironment.init(rawValue:)) else { throw malformed(name, "sandbox or production") }
+        return value
+    }
 }
 
 /// Records what each part did, with elapsed milliseconds, and prints it as it happens.
@@ -82,10 +345,10 @@ public final class Timeline: Sendable {
 
     public init(printer: (@Sendable (TimelineEvent) -> Void)? = nil) { self.printer = printer }
 
-    public func record(_ part: Part, to: Part? = nil, kind: EventKind? = nil, _ message: String, facts: [String: String] = [:]) {
+    public func record(_ part: Part, to: Part? = nil, _ message: String, _ fact: RunFact? = nil) {
         let elapsed = ContinuousClock.now - start
         let ms = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
-        let event = TimelineEvent(milliseconds: ms, part: part, to: to, kind: kind?.rawValue, message: message, facts: facts)
+        let event = TimelineEvent(milliseconds: ms, part: part, to: to, message: message, fact: fact)
         events.withLock { $0.append(event) }
         printer?(event)
     }
@@ -102,9 +365,8 @@ public final class CurrentTimeline: Sendable {
     public init(printer: (@Sendable (TimelineEvent) -> Void)? = nil) { self.printer = printer }
 
     /// Records into the running scenario's timeline, if one runs.
-    public func record(_ part: Part, to: Part? = nil, kind: EventKind? = nil, _ message: @autoclosure () -> String,
-                       facts: @autoclosure () -> [String: String] = [:]) {
-        current.withLock { $0 }?.record(part, to: to, kind: kind, message(), facts: facts())
+    public func record(_ part: Part, to: Part? = nil, _ message: @autoclosure () -> String, _ fact: @autoclosure () -> RunFact? = nil) {
+        current.withLock { $0 }?.record(part, to: to, message(), fact())
     }
 
     /// Starts the timeline of the next scenario.
@@ -116,4 +378,17 @@ public final class CurrentTimeline: Sendable {
 
     /// No scenario runs any more.
     public func end() { current.withLock { $0 = nil } }
+}
+
+extension Sequence<TimelineEvent> {
+    /// The first event whose fact `extract` takes, with what it took.
+    public func first<Value>(_ extract: (RunFact) -> Value?) -> (event: TimelineEvent, value: Value)? {
+        for event in self {
+            if let fact = event.fact, let value = extract(fact) { return (event, value) }
+        }
+        return nil
+    }
+
+    /// Whether any event's fact is `fact`'s kind.
+    public func contains(_ kind: EventKind) -> Bool { contains { $0.kind == kind } }
 }

@@ -12,28 +12,33 @@ public enum TimelineRendering {
         return "  +\(padded) ms  \(part) \(arrow)\(event.message)"
     }
 
-    /// One JSON object (sorted keys), with the scenario's name.
+    /// One JSON object (sorted keys), with the scenario's name: see ``TimelineLine``.
     public static func json(_ event: TimelineEvent, scenario: String) -> String {
-        var object: [String: Any] = ["scenario": scenario, "ms": event.milliseconds, "part": event.part.rawValue, "message": event.message]
-        if let to = event.to { object["to"] = to.rawValue }
-        if let kind = event.kind { object["kind"] = kind }
-        if !event.facts.isEmpty { object["facts"] = event.facts }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        let line = TimelineLine(scenario: scenario, ms: event.milliseconds, part: event.part, to: event.to, kind: event.kind?.rawValue,
+                                message: event.message, facts: event.fact.map(\.facts).flatMap { $0.isEmpty ? nil : $0 })
+        // Strings, integers and dictionaries of strings always encode.
+        return String(decoding: (try? TimelineLine.encoder.encode(line)) ?? Data(), as: UTF8.self)
     }
 
-    /// Reads back `--json` lines (other lines are skipped): the events per scenario, in order.
-    public static func events(fromJSONLines text: String) -> [(scenario: String, event: TimelineEvent)] {
-        text.split(separator: "\n").compactMap { line in
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                  let part = (object["part"] as? String).flatMap(Part.init(rawValue:)),
-                  let message = object["message"] as? String
-            else { return nil }
-            let event = TimelineEvent(milliseconds: (object["ms"] as? NSNumber)?.intValue ?? 0, part: part,
-                                      to: (object["to"] as? String).flatMap(Part.init(rawValue:)), kind: object["kind"] as? String,
-                                      message: message, facts: object["facts"] as? [String: String] ?? [:])
-            return (object["scenario"] as? String ?? "", event)
+    /// Reads back `--json` lines: the events per scenario, in order. Lines that are not JSON
+    /// objects (other output mixed in) are skipped; an event line the reader cannot take is an
+    /// error naming the line.
+    public static func events(fromJSONLines text: String) throws(TimelineFormatError) -> [(scenario: String, event: TimelineEvent)] {
+        var events: [(scenario: String, event: TimelineEvent)] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            guard line.first == "{" else { continue }
+            let decoded: TimelineLine
+            do { decoded = try JSONDecoder().decode(TimelineLine.self, from: Data(line.utf8)) } catch {
+                throw TimelineFormatError("line \(index + 1) is not an event (scenario, ms, part, message, kind, facts): \(error)")
+            }
+            let fact: RunFact?
+            do { fact = try RunFact(kind: decoded.kind, facts: decoded.facts ?? [:]) } catch {
+                throw TimelineFormatError("line \(index + 1): \(error.message)")
+            }
+            events.append((decoded.scenario ?? "", TimelineEvent(milliseconds: decoded.ms ?? 0, part: decoded.part, to: decoded.to,
+                                                                message: decoded.message, fact: fact)))
         }
+        return events
     }
 
     /// The parts a run involved, in the diagram's left-to-right order.
@@ -85,11 +90,11 @@ public enum TimelineRendering {
                 if let to = event.to, let target = parts.firstIndex(of: to), target != from {
                     let (low, high) = (min(from, target), max(from, target))
                     for column in 0..<low { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
-                    body += "<div class=\"arrow \(target > from ? "right" : "left")\(event.kind == EventKind.pushRejected.rawValue || event.kind == EventKind.authError.rawValue ? " bad" : "")\" style=\"grid-column: \(low + 2) / span \(high - low + 1)\"><span>\(escape(event.message))</span></div>"
+                    body += "<div class=\"arrow \(target > from ? "right" : "left")\(event.kind == .pushRejected || event.kind == .authError ? " bad" : "")\" style=\"grid-column: \(low + 2) / span \(high - low + 1)\"><span>\(escape(event.message))</span></div>"
                     for column in (high + 1)..<max(high + 1, columns) { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
                 } else {
                     for column in 0..<from { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
-                    body += "<div class=\"note\(event.kind == EventKind.authError.rawValue ? " bad" : "")\">\(escape(event.message))</div>"
+                    body += "<div class=\"note\(event.kind == .authError ? " bad" : "")\">\(escape(event.message))</div>"
                     for column in (from + 1)..<max(from + 1, columns) { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
                 }
                 body += "\n"
@@ -122,4 +127,22 @@ public enum TimelineRendering {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
+}
+
+/// One `--json` line: `scenario`, `ms` since the scenario began, `part`, `to` (a message's
+/// receiver), `message`, and for facts `kind` and `facts` (strings; `Scenarios/README.md`).
+public struct TimelineLine: Codable, Sendable, Hashable {
+    public var scenario: String?
+    public var ms: Int?
+    public var part: Part
+    public var to: Part?
+    public var kind: String?
+    public var message: String
+    public var facts: [String: String]?
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 }

@@ -48,7 +48,7 @@ struct RunOutput: ParsableArguments {
             for result in results {
                 say(result.passed ? "✔ \(result.name): \(result.actual)" : "✘ \(result.name): expected \(result.expected), got \(result.actual)")
                 // Phone scenarios get their root cause; the channel's answers speak for themselves.
-                if result.timeline.contains(where: { $0.kind == EventKind.outcome.rawValue }) {
+                if result.timeline.contains(.outcome) {
                     say("    why: \(Explainer.explain(result.timeline).cause)")
                 }
             }

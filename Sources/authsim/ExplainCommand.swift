@@ -47,7 +47,10 @@ struct Explain: AsyncParsableCommand {
             while let line = readLine() { lines.append(line) }
             text = lines.joined(separator: "\n")
         }
-        let events = TimelineRendering.events(fromJSONLines: text)
+        let events: [(scenario: String, event: TimelineEvent)]
+        do { events = try TimelineRendering.events(fromJSONLines: text) } catch {
+            throw ValidationError("\(file ?? "standard input"): \(error.message)")
+        }
         guard !events.isEmpty else { throw ValidationError("no events: give the JSON lines of `authsim run <scenario> --json`") }
         var order: [String] = []
         var byScenario: [String: [TimelineEvent]] = [:]

@@ -33,8 +33,8 @@ struct ScenarioFileTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let result = await ScenarioRunner.run(spec, certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"))
         #expect(result.actual == spec.expectedOutcome, "\(result.timeline.map(TimelineRendering.line).joined(separator: "\n"))")
-        #expect(result.timeline.last?.kind == EventKind.outcome.rawValue)
-        #expect(result.timeline.contains { $0.kind == EventKind.deviceToken.rawValue || $0.kind == EventKind.appleAuthorized.rawValue })
+        #expect(result.timeline.last?.kind == .outcome)
+        #expect(result.timeline.contains(.deviceToken) || result.timeline.contains(.appleAuthorized))
     }
 
     @Test("bad files say which key is wrong and why", arguments: [
@@ -92,14 +92,23 @@ struct RunOutputTests {
                                         "--certs", folder.appendingPathComponent("Certs").path,
                                         "--state", folder.appendingPathComponent("State").path, "--diagram", mermaid.path])
         #expect(run.status == 0)
-        let events = TimelineRendering.events(fromJSONLines: run.output)
+        let events = try TimelineRendering.events(fromJSONLines: run.output)
         #expect(events.count == run.output.split(separator: "\n").count)
         #expect(events.allSatisfy { $0.scenario == "debug-build-declares-prod" })
-        let rejected = try #require(events.first { $0.event.kind == EventKind.pushRejected.rawValue }?.event)
-        #expect(rejected.facts["reason"] == "BadDeviceToken")
-        #expect(rejected.facts["environment"] == "production")
-        #expect(rejected.part == .receiver && rejected.to == .sender)
-        #expect(events.last?.event.facts["passed"] == "true")
+        let rejected = try #require(events.first { $0.event.kind == .pushRejected }?.event)
+        guard case .pushRejected(_, let environment, let reason, _, _) = rejected.fact else {
+            Issue.record("no rejection fact")
+            return
+        }
+        #expect(reason == .badDeviceToken)
+        #expect(environment == .production)
+        #expect(rejected.fact?.facts["reason"] == "BadDeviceToken")
+        #expect(rejected.part == Part.receiver && rejected.to == Part.sender)
+        guard case .outcome(_, _, _, let passed) = events.last?.event.fact else {
+            Issue.record("no outcome")
+            return
+        }
+        #expect(passed)
 
         let diagram = try String(contentsOf: mermaid, encoding: .utf8)
         #expect(diagram.hasPrefix("sequenceDiagram\n"))
@@ -160,7 +169,9 @@ struct ExplainTests {
         try run.output.write(to: events, atomically: true, encoding: .utf8)
         let explained = try await runProgram([authsim, "explain", events.path])
         #expect(explained.status == 0)
-        let token = try #require(TimelineRendering.events(fromJSONLines: run.output).first { $0.event.kind == EventKind.deviceToken.rawValue }?.event.facts["token"])
+        let token = try #require(try TimelineRendering.events(fromJSONLines: run.output).map(\.event).first { fact -> String? in
+            if case .deviceToken(let token, _, _, _) = fact { token } else { nil }
+        }?.value)
         #expect(explained.output.contains("debug-build-declares-prod: the push to \(token.prefix(4).uppercased())… was rejected by production with BadDeviceToken: the token was issued in sandbox (a debug build) but the app declared type .prod"))
         #expect(explained.output.contains("release-build-declares-sandbox: the push to"))
         #expect(explained.output.contains("issued in production (a TestFlight / App Store build, provisioning profile aps-environment=production) but the app declared type .sandbox"))

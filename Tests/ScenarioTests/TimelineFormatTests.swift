@@ -1,0 +1,82 @@
+import APNsWire
+import Foundation
+import Scenarios
+import Testing
+
+/// The `--json` line format of typed timeline facts: every fact written and read back the same,
+/// lines from before kinds were typed still read, and bad lines refused with the line and fact.
+@Suite("Timeline facts on --json lines")
+struct TimelineFormatTests {
+    /// One of every kind of fact (the test below checks none is missing).
+    static let samples: [RunFact] = [
+        .deviceToken(token: "ab12", environment: .sandbox, bundleID: "com.a", simulator: false),
+        .testMode,
+        .setAPNSToken(declaredType: "unknown", resolvedType: "sandbox", apsEnvironment: "development"),
+        .verifyPhoneNumber(number: "+16505551234"),
+        .verifyClient(token: "ab12", environment: .production, receipt: "R"),
+        .pushAnswer(token: "ab12", environment: .production, status: 400, reason: "BadDeviceToken", error: nil),
+        .pushAnswer(token: "ab12", environment: .sandbox, status: nil, reason: nil, error: "connection refused"),
+        .pushAccepted(token: "ab12", environment: .sandbox),
+        .pushRejected(token: "ab12", environment: .production, reason: .badDeviceToken, status: 400, detail: "issued in sandbox"),
+        .receiverFault("delay 2 s"),
+        .pushLost(token: "ab12", environment: .sandbox),
+        .pushDelivered(token: "ab12", handled: true),
+        .fallback(reason: "no APNs token within 5 s", url: "http://127.0.0.1:9099/__/auth/handler?apiKey=K"),
+        .presenter(kind: "challenge"),
+        .redirect(handling: .refused, refusal: "notForwarded"),
+        .redirect(handling: .pending, refusal: nil),
+        .smsSent(number: "+16505551234"),
+        .backendRejected(endpoint: "sendVerificationCode", error: "QUOTA_EXCEEDED", detail: "the project's 10 SMS for today are used"),
+        .verificationID,
+        .signedIn(uid: "u1", path: .reCAPTCHA),
+        .appleSignIn(uid: "u1", sub: "001.abc", linked: true),
+        .authError(code: 17054, name: "notificationNotForwarded", message: "no probe", updatedCredential: nil),
+        .authError(code: 17025, name: "credentialAlreadyInUse", message: "taken", updatedCredential: true),
+        .appleAuthorized(sub: "001.abc", nonce: "9f", aud: "com.a", firstAuthorization: true, ageSeconds: 660),
+        .appleCredential(rawNonce: "", rawNonceHash: "", tokenNonce: "9f"),
+        .appleCredentialReplayed,
+        .providerSetup(keyID: "KEY", teamID: "TEAM", trustedKeyID: "KEY", trustedTeamID: "TEAM", clockOffsetSeconds: -3700),
+        .outcome(scenario: "s", expected: "signed in", actual: "signed in", passed: true),
+    ]
+
+    @Test("every fact is written as a kind and string facts and read back the same; every kind is covered")
+    func roundTrip() throws {
+        #expect(Set(Self.samples.map(\.kind)) == Set(EventKind.allCases))
+        let text = Self.samples.enumerated().map { index, fact in
+            TimelineRendering.json(TimelineEvent(milliseconds: index, part: .app, message: "step \(index)", fact: fact), scenario: "s")
+        }.joined(separator: "\n")
+        let read = try TimelineRendering.events(fromJSONLines: "some other output\n" + text)
+        #expect(read.map(\.event.fact) == Self.samples)
+        #expect(read.map(\.event.milliseconds) == Array(Self.samples.indices))
+    }
+
+    @Test("lines from before kinds were typed (facts without a kind) are read as the facts they are")
+    func legacyLines() throws {
+        let lines = [
+            #"{"facts":{"testMode":"true"},"message":"auth.settings.isAppVerificationDisabledForTesting = true","ms":3,"part":"app","scenario":"s"}"#,
+            #"{"facts":{"keyID":"TEAM","providerClockOffset":"0","teamID":"KEY","trustedKeyID":"KEY","trustedTeamID":"TEAM"},"message":"m","ms":0,"part":"authsim","scenario":"s"}"#,
+            #"{"facts":{"replay":"true"},"kind":"app.appleCredential","message":"again","ms":9,"part":"app","scenario":"s"}"#,
+            #"{"message":"narration","ms":1,"part":"backend","scenario":"s"}"#,
+        ].joined(separator: "\n")
+        let read = try TimelineRendering.events(fromJSONLines: lines).map(\.event.fact)
+        #expect(read == [.testMode, .providerSetup(keyID: "TEAM", teamID: "KEY", trustedKeyID: "KEY", trustedTeamID: "TEAM", clockOffsetSeconds: 0),
+                         .appleCredentialReplayed, nil])
+    }
+
+    @Test("an unknown kind, a missing fact or a malformed one is an error naming the line and the fact", arguments: [
+        (#"{"kind":"app.teleported","message":"m","part":"app"}"#, "line 2: unknown event kind app.teleported"),
+        (#"{"kind":"device.delivered","facts":{"token":"ab"},"message":"m","part":"device"}"#,
+         "line 2: device.delivered: fact handled is missing, expected true or false"),
+        (#"{"kind":"receiver.rejected","facts":{"token":"ab","environment":"staging","reason":"X"},"message":"m","part":"receiver"}"#,
+         "line 2: receiver.rejected: fact environment is \"staging\", expected sandbox or production"),
+        (#"{"kind":"app.error","facts":{"code":"seventeen"},"message":"m","part":"app"}"#,
+         "line 2: app.error: fact code is \"seventeen\", expected an integer"),
+        (#"{"kind":"app.signedIn","message":"m","part":"flying"}"#, "line 2 is not an event"),
+    ])
+    func refusals(line: String, message: String) {
+        let error = #expect(throws: TimelineFormatError.self) {
+            try TimelineRendering.events(fromJSONLines: "preamble\n" + line)
+        }
+        #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "no error")")
+    }
+}
