@@ -128,7 +128,8 @@ let package = Package(
         // FirebaseAuth's phone-auth app verification, on Linux, with the SDK's names.
         .target(
             name: "FirebaseAuthCore",
-            dependencies: ["Utilities", "IdentityToolkitAPI", "HTTPTransport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Utilities", "IdentityToolkitAPI", "HTTPTransport", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "Logging", package: "swift-log")]
         ),
         // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
@@ -156,7 +157,8 @@ let package = Package(
         // What the three command lines share: output and signal handling.
         .target(
             name: "CommandSupport",
-            dependencies: ["APNsWire", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["APNsWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "apns-sender",
@@ -207,8 +209,10 @@ let package = Package(
         .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport"]),
         .testTarget(
             name: "AuthFlowTests",
-            dependencies: ["APNsWire", "Utilities", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor", "Scenarios", "TestSupport",
-                           .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor",
+                           "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport",
+                           .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "InMemoryLogging", package: "swift-log")]
         ),
         .testTarget(
             name: "ScenarioTests",

@@ -3,6 +3,7 @@ import APNsWire
 import Utilities
 import Crypto
 import Foundation
+import Logging
 
 /// How the local backend is set up: the Firebase project and iOS app it plays, and its rules.
 public struct BackendConfiguration: Sendable {
@@ -133,6 +134,8 @@ public actor IdentityToolkit {
     private let pusher: (any SilentPusher)?
     let clock: any WallClock
     let observer: (@Sendable (BackendEvent) -> Void)?
+    /// What a user debugging a run wants to see: refused requests, silent pushes that failed.
+    let logger: Logger
     /// Apple's side of Sign in with Apple, simulated.
     public nonisolated let appleID: AppleIDProvider
     /// Users, app credentials, sessions, reCAPTCHA tokens and SMS; changed only through ``commit(_:)``.
@@ -146,12 +149,14 @@ public actor IdentityToolkit {
     ///   with the same users, pending sessions, app credentials and reCAPTCHA tokens. `nil`: memory only.
     public init(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
                 clock: any WallClock = SystemWallClock(), stateDirectory: URL? = nil,
-                observer: (@Sendable (BackendEvent) -> Void)? = nil) throws {
+                observer: (@Sendable (BackendEvent) -> Void)? = nil,
+                logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         let configuration = try configuration.validated()
         self.configuration = configuration
         self.pusher = pusher
         self.clock = clock
         self.observer = observer
+        self.logger = logger
         self.appleID = try AppleIDProvider(clock: clock)
         if let stateDirectory {
             let (journal, state, key) = try BackendJournal.open(stateDirectory, configuration: configuration, now: clock.now)
@@ -202,6 +207,17 @@ public actor IdentityToolkit {
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
         observer?(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
+        let metadata: Logger.Metadata = [
+            "device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))",
+            "status": "\(result.status.map(String.init) ?? "none")", "reason": "\(result.reason ?? "")", "error": "\(result.error ?? "")",
+        ]
+        if result.accepted {
+            logger.debug("verifyClient: silent push accepted", metadata: metadata)
+        } else if result.status != nil {
+            logger.warning("verifyClient: APNs refused the silent push; the app will fall back to reCAPTCHA", metadata: metadata)
+        } else {
+            logger.warning("verifyClient: the silent push could not be sent; the app will fall back to reCAPTCHA", metadata: metadata)
+        }
         return VerifyClientResponse(receipt: receipt, suggestedTimeout: String(configuration.suggestedTimeout))
     }
 
@@ -380,6 +396,7 @@ public actor IdentityToolkit {
     }
 
     func reject(_ endpoint: BackendOperation, _ error: IdentityToolkitError) -> IdentityToolkitError {
+        logger.info("request refused", metadata: ["endpoint": "\(endpoint)", "error": "\(error.message)"])
         observer?(.rejected(endpoint: endpoint, error))
         return error
     }

@@ -2,6 +2,7 @@ import APNsWire
 import ArgumentParser
 import Dispatch
 import Foundation
+import Logging
 import Synchronization
 
 /// Writes a line to standard output at once (no stdio buffering: a script or test reading the
@@ -38,3 +39,15 @@ extension String {
 }
 
 extension APNsEnvironment: ExpressibleByArgument {}
+
+/// `--log-level trace|debug|info|notice|warning|error|critical`.
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Sends every library's log to standard error (what `say` prints goes to standard output) and
+/// returns the command's logger at `level`.
+public func bootstrapLogging(_ label: String, level: Logger.Level) -> Logger {
+    LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+    var logger = Logger(label: label)
+    logger.logLevel = level
+    return logger
+}

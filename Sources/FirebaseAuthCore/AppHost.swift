@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import HTTPTransport
 import Synchronization
 
@@ -19,6 +20,9 @@ public final class AppHost: Sendable {
     public let forwardsURLs: Bool
     public let userDefaults: UserDefaultsStore
     public let clock: any Clock<Duration>
+    /// The app's log: what its `Auth` did that a user debugging the app wants to see (why app
+    /// verification fell back to reCAPTCHA, what the backend refused). Silent by default.
+    public let logger: Logger
     /// The device's network, as the app's `Auth` and its web views use it: the transport given
     /// (one shared by every app a simulation hosts), or one of the app's own, made on first use.
     public var transport: any HTTPTransport {
@@ -36,7 +40,8 @@ public final class AppHost: Sendable {
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
                 userDefaults: UserDefaultsStore = UserDefaultsStore(), clock: any Clock<Duration> = ContinuousClock(),
-                transport: (any HTTPTransport)? = nil) {
+                transport: (any HTTPTransport)? = nil,
+                logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.bundleID = bundleID
         self.urlSchemes = urlSchemes
         self.isSimulator = isSimulator
@@ -46,6 +51,7 @@ public final class AppHost: Sendable {
         self.userDefaults = userDefaults
         self.clock = clock
         ownTransport = Mutex(transport)
+        self.logger = logger
     }
 
     func attach(_ auth: Auth) {

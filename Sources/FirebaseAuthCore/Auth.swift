@@ -230,7 +230,7 @@ public final class Auth: Sendable {
                 throw AuthError(.appConfigurationError, "FirebaseOptions has no API key (GoogleService-Info.plist API_KEY)")
             }
             let (emulator, languageCode) = state.withLock { ($0.emulator, $0.languageCode) }
-            return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, transport: transport)
+            return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, transport: transport, logger: host.logger)
         }
     }
 
@@ -301,7 +301,15 @@ public final class Auth: Sendable {
 
     /// How the last `verifyPhoneNumber` proved the app (for timelines; not an SDK property).
     public var lastAppVerification: AppVerificationPath? { state.withLock { $0.lastVerification } }
-    func noteVerification(_ path: AppVerificationPath) { state.withLock { $0.lastVerification = path } }
+    func noteVerification(_ path: AppVerificationPath) {
+        state.withLock { $0.lastVerification = path }
+        switch path {
+        case .silentPush: host.logger.debug("app verified by silent push", metadata: ["bundle-id": "\(host.bundleID)"])
+        case .testMode: host.logger.info("app verification disabled for testing: only test numbers get codes", metadata: ["bundle-id": "\(host.bundleID)"])
+        case .reCAPTCHAFallback(let reason):
+            host.logger.notice("app verification falls back to reCAPTCHA", metadata: ["bundle-id": "\(host.bundleID)", "why": "\(reason)"])
+        }
+    }
 
     /// Starts presenting the reCAPTCHA page for `eventID`; a second presentation while one is
     /// active is `webContextCancelled` (17058), as in the SDK.

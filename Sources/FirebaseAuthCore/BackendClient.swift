@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTransport
 import IdentityToolkitAPI
+import Logging
 
 /// Calls Identity Toolkit endpoints as the SDK does (`AuthBackend.call(with:)`), typed: a request
 /// goes out as JSON (a GET's as its query), the answer comes back as the request's response type,
@@ -11,6 +12,7 @@ struct BackendClient: Sendable {
     let apiKey: String
     let languageCode: String?
     let transport: any HTTPTransport
+    let logger: Logger
 
     func call<Request: AuthRPCRequest>(_ request: Request) async throws(AuthError) -> Request.Response {
         let endpoint = Request.endpoint
@@ -30,10 +32,13 @@ struct BackendClient: Sendable {
         do {
             answer = try await transport.send(TransportRequest(method: endpoint.method.rawValue, url: url, headers: headers, body: body))
         } catch {
+            logger.info("no answer from the backend", metadata: ["endpoint": "\(endpoint.name)", "error": "\(error.message)"])
             throw AuthError(.internalError, "network error calling \(endpoint.name): \(error.message)")
         }
         guard answer.status == 200 else {
             if let envelope = try? IdentityToolkitJSON.decode(ErrorResponse.self, from: answer.body) {
+                logger.info("the backend refused", metadata: ["endpoint": "\(endpoint.name)", "status": "\(answer.status)",
+                                                              "error": "\(envelope.error.message)"])
                 throw AuthError.fromServer(envelope.error.message)
             }
             throw AuthError(.internalError, "\(endpoint.name) answered HTTP \(answer.status) without an error body")

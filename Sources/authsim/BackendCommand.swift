@@ -5,6 +5,7 @@ import CommandSupport
 import AuthBackend
 import Foundation
 import LocalPKI
+import Logging
 
 /// `authsim backend`: the local Firebase backend as its own process.
 struct Backend: AsyncParsableCommand {
@@ -28,8 +29,11 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "The project ID.") var projectID = BackendConfiguration().projectID
     @Option(help: "The iOS app's bundle ID (the push topic; the reCAPTCHA page's ibi; an accepted Apple token audience).") var bundleID = BackendConfiguration().bundleID
     @Option(help: "A Sign in with Apple services ID accepted as identity-token audience (repeatable).") var appleServicesID: [String] = []
+    @Option(help: ArgumentHelp("What goes to standard error: info shows refused requests and silent pushes APNs refused or that could not be sent; debug every push and request.",
+                               valueName: "level")) var logLevel: Logger.Level = .info
 
     func run() async throws {
+        let logger = bootstrapLogging("authsim.backend", level: logLevel)
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         var configuration = BackendConfiguration()
         configuration.suggestedTimeout = suggestedTimeout
@@ -51,8 +55,12 @@ struct Backend: AsyncParsableCommand {
         }
         let pusher = APNsPusher(sandbox: try client(.sandbox), production: try client(.production))
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
-                                          stateDirectory: URL(fileURLWithPath: state))
-        let server = try await BackendServer.start(toolkit: toolkit, host: host, port: port)
+                                          stateDirectory: URL(fileURLWithPath: state), logger: logger)
+        // Hummingbird's own lines (server started, connection errors) only when debugging.
+        var serverLogger = logger
+        serverLogger.logLevel = max(logLevel, .warning)
+        if logLevel <= .debug { serverLogger.logLevel = logLevel }
+        let server = try await BackendServer.start(toolkit: toolkit, host: host, port: port, logger: serverLogger)
         say("authsim backend listening: \(server.baseURL)")
         say("  project \(configuration.projectID), API key \(configuration.apiKey), iOS app \(configuration.bundleID)")
         say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")

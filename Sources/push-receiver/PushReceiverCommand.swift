@@ -68,9 +68,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Log every push.") var verbose = false
 
     func run() async throws {
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        var logger = Logger(label: "push-receiver")
-        logger.logLevel = verbose ? .debug : .info
+        let logger = bootstrapLogging("push-receiver", level: verbose ? .debug : .info)
 
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         var keys = [credentials.authKey.trusted(environments: keyEnvironments.isEmpty ? nil : Set(keyEnvironments))]

@@ -82,9 +82,9 @@ struct PushExchange {
         switch services.validator.validate(request, environment: connection.environment, auth: &connection.auth, now: now) {
         case .failure(let rejection):
             let id = answerID(for: request)
-            services.logger.debug("rejected", metadata: [
-                "apns-id": "\(id)", "device-token": "\(rawToken.prefix(16))", "reason": "\(rejection.reason)",
-                "detail": "\(rejection.detail)",
+            services.logger.notice("push rejected", metadata: [
+                "apns-id": "\(id)", "device-token": "\(rawToken.prefix(16))", "environment": "\(connection.environment)",
+                "status": "\(rejection.reason.status ?? 0)", "reason": "\(rejection.reason)", "detail": "\(rejection.detail)",
             ])
             services.events.record(.rejected(rejection, apnsID: id, environment: connection.environment, deviceToken: rawToken))
             return .answer(self.rejection(rejection, apnsID: id), delayMilliseconds: delay)
