@@ -180,7 +180,7 @@ struct BackendJournal: Sendable {
         // Compact: the live records into a new file, then rename over the old one.
         let compacted = directory.appendingPathComponent("journal.jsonl.new")
         var text = ""
-        for record in state.records { text += encode(record) }
+        for record in state.records { text += try encode(record) }
         do {
             try Data(text.utf8).write(to: compacted)
             _ = chmod(compacted.path, 0o600)
@@ -202,51 +202,24 @@ struct BackendJournal: Sendable {
     }
 
     func append(_ record: BackendRecord) throws(IdentityToolkitError) {
-        do { try file.append(Self.encode(record)) } catch {
+        let line = try Self.encode(record)
+        do { try file.append(line) } catch {
             throw IdentityToolkitError(.stateUnavailable, error.message, status: 500)
         }
     }
 
-    /// One journal line: the JSON that `BackendRecord`'s Codable conformance reads back (dates as
-    /// seconds since 1970), written by hand: JSONEncoder cost more than the rest of a commit.
-    static func encode(_ record: BackendRecord) -> String {
-        func date(_ value: Date) -> Double { value.timeIntervalSince1970 }
-        func user(_ user: BackendUser) -> [String: Any] {
-            var object: [String: Any] = ["localId": user.localId, "createdAt": date(user.createdAt)]
-            object["phoneNumber"] = user.phoneNumber
-            object["appleSub"] = user.appleSub
-            object["email"] = user.email
-            object["displayName"] = user.displayName
-            return object
+    /// One journal line: the record's own Codable form, dates as seconds since 1970.
+    static func encode(_ record: BackendRecord) throws(IdentityToolkitError) -> String {
+        do { return String(decoding: try encoder.encode(record), as: UTF8.self) + "\n" } catch {
+            throw IdentityToolkitError(.stateUnavailable, "cannot write a journal record: \(error)", status: 500)
         }
-        let object: [String: Any]
-        switch record {
-        case .receipt(let id, let secret, let appToken, let issuedAt):
-            object = ["receipt": ["id": id, "secretSHA256": secret, "appToken": appToken, "issuedAt": date(issuedAt)]]
-        case .session(let id, let phoneNumber, let code, let createdAt):
-            object = ["session": ["id": id, "phoneNumber": phoneNumber, "code": code, "createdAt": date(createdAt)]]
-        case .wrongCode(let session): object = ["wrongCode": ["session": session]]
-        case .sessionUsed(let session): object = ["sessionUsed": ["session": session]]
-        case .recaptcha(let digest, let eventID, let issuedAt):
-            object = ["recaptcha": ["digest": digest, "eventID": eventID, "issuedAt": date(issuedAt)]]
-        case .recaptchaUsed(let digest): object = ["recaptchaUsed": ["digest": digest]]
-        case .sms(let message):
-            var sms: [String: Any] = ["phoneNumber": message.phoneNumber, "code": message.code, "sessionInfo": message.sessionInfo,
-                                      "text": message.text, "sentAt": date(message.sentAt)]
-            sms["languageCode"] = message.languageCode
-            object = ["sms": ["_0": sms]]
-        case .user(let value): object = ["user": ["_0": user(value)]]
-        case .userDeleted(let localId): object = ["userDeleted": ["localId": localId]]
-        case .appleTokenSpent(let digest, let at): object = ["appleTokenSpent": ["digest": digest, "at": date(at)]]
-        case .applePending(let token, let sub, let email, let at):
-            var pending: [String: Any] = ["token": token, "sub": sub, "at": date(at)]
-            pending["email"] = email
-            object = ["applePending": pending]
-        case .applePendingUsed(let token): object = ["applePendingUsed": ["token": token]]
-        }
-        // Strings, numbers and dictionaries of them always encode.
-        return CompactJSON.encode(object)! + "\n"
     }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return encoder
+    }()
 
     /// The ES256 key that signs ID tokens: read from `id-token-key.pem`, or made and written (0600).
     private static func idTokenKey(in directory: URL) throws(IdentityToolkitError) -> P256.Signing.PrivateKey {

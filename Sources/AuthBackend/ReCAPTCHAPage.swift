@@ -80,7 +80,8 @@ enum ReCAPTCHAPage {
         var callback = "https://\(domain)/__/auth/callback?authType=verifyApp"
         if let token { callback += "&recaptchaToken=\(encode(token))" }
         if let error {
-            let json = (try? JSONSerialization.data(withJSONObject: ["code": error.0, "message": error.1], options: [.sortedKeys]))
+            // Two strings always encode.
+            let json = (try? IdentityToolkitJSON.encode(FirebaseWebError(code: error.0, message: error.1)))
                 .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
             callback += "&firebaseError=\(encode(json))"
         }
@@ -134,8 +135,8 @@ enum ReCAPTCHAPage {
 
     /// A JavaScript string literal for `text`, safe inside a `<script>` element.
     static func javaScriptString(_ text: String) -> String {
-        let json = (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]))
-            .map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+        // JSONEncoder escapes "/" (as "\/"), so "</script>" cannot end the element early.
+        let json = (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
         return json.replacingOccurrences(of: "</", with: "<\\/")
     }
 

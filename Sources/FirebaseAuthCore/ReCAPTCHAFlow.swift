@@ -71,10 +71,12 @@ public enum ReCAPTCHAFlow {
             return .notOurs(URLRefusal(.eventMismatch, "event \(inner["eventId"] ?? "missing") is not the presented event \(eventID)", eventID: inner["eventId"]))
         }
         if let errorJSON = inner["firebaseError"] {
-            guard let data = errorJSON.data(using: .utf8),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-            else { return .failure(AuthError(.internalError, "firebaseError is not JSON: \(errorJSON)")) }
-            guard let code = object["code"] as? String, let message = object["message"] as? String else {
+            // Read as any JSON object first: not JSON at all is 17999, JSON without string code and
+            // message 17059, as the SDK tells them apart.
+            guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(errorJSON.utf8)) else {
+                return .failure(AuthError(.internalError, "firebaseError is not JSON: \(errorJSON)"))
+            }
+            guard case .string(let code)? = object["code"], case .string(let message)? = object["message"] else {
                 return .failure(AuthError(.appVerificationUserInteractionFailure, "firebaseError has no string code and message"))
             }
             switch code {

@@ -250,3 +250,15 @@ public struct FirebaseAuthPush: Codable, Sendable, Hashable {
         (try? IdentityToolkitJSON.encode(self)) ?? []
     }
 }
+
+/// The error the reCAPTCHA page reports in its redirect (`firebaseError`, as the web widget writes
+/// it): `{"code":"auth/network-request-failed","message":"…"}`. The SDK maps `code`
+/// (FirebaseAuth 12.19 `PhoneAuthProvider.swift`, `AuthWebUtils.swift`).
+public struct FirebaseWebError: Codable, Sendable, Hashable {
+    public var code: String
+    public var message: String
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+}

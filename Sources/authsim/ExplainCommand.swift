@@ -27,9 +27,7 @@ struct Explain: AsyncParsableCommand {
             if !json { say("push-receiver (\(receiverState)): \(report.accepted) accepted, \(report.rejected) rejected") }
             for (count, diagnosis) in report.diagnoses {
                 if json {
-                    let object: [String: Any] = ["count": count, "code": diagnosis.code, "cause": diagnosis.cause, "fix": diagnosis.fix]
-                    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                    say(String(decoding: data, as: UTF8.self))
+                    say(try Self.line(DiagnosisLine(scenario: nil, count: count, diagnosis: diagnosis)))
                 } else {
                     say("\(count) × \(diagnosis.cause).")
                     say("  fix: \(diagnosis.fix).")
@@ -61,13 +59,36 @@ struct Explain: AsyncParsableCommand {
         for scenario in order {
             let diagnosis = Explainer.explain(byScenario[scenario] ?? [])
             if json {
-                let object = ["scenario": scenario, "code": diagnosis.code, "cause": diagnosis.cause, "fix": diagnosis.fix]
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                say(String(decoding: data, as: UTF8.self))
+                say(try Self.line(DiagnosisLine(scenario: scenario, count: nil, diagnosis: diagnosis)))
             } else {
                 say("\(scenario.isEmpty ? "run" : scenario): \(diagnosis.cause).")
                 say("  fix: \(diagnosis.fix).")
             }
         }
+    }
+
+    /// One `--json` line, keys sorted.
+    static func line(_ value: DiagnosisLine) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
+
+/// `authsim explain --json`: one diagnosis per scenario (or per cause, with its count, for
+/// `--receiver-state`).
+struct DiagnosisLine: Encodable {
+    var scenario: String?
+    var count: Int?
+    var code: String
+    var cause: String
+    var fix: String
+
+    init(scenario: String?, count: Int?, diagnosis: Diagnosis) {
+        self.scenario = scenario
+        self.count = count
+        code = diagnosis.code
+        cause = diagnosis.cause
+        fix = diagnosis.fix
     }
 }

@@ -167,7 +167,7 @@ struct BackendRestartTests {
 
 @Suite("The backend journal's lines")
 struct BackendJournalLineTests {
-    @Test("every kind of record, written by hand, reads back through Codable as itself")
+    @Test("every kind of record is written as a journal line and reads back as itself")
     func roundTrip() throws {
         let now = Date(timeIntervalSince1970: 1_763_789_012.345)
         let message = SMSMessage(phoneNumber: "+16505550100", code: "123456", sessionInfo: "S", languageCode: nil, text: "t\"x\n", sentAt: now)
@@ -189,7 +189,7 @@ struct BackendJournalLineTests {
         encoder.dateEncodingStrategy = .secondsSince1970
         encoder.outputFormatting = [.sortedKeys]
         for record in records {
-            let line = BackendJournal.encode(record)
+            let line = try BackendJournal.encode(record)
             let decoded = try decoder.decode(BackendRecord.self, from: Data(line.utf8))
             #expect(try encoder.encode(decoded) == encoder.encode(record), "\(line)")
         }
