@@ -25,6 +25,11 @@ public struct AppFileError: CodedError {
 
 /// A property list read from disk, in either of the formats Xcode writes (XML, or binary
 /// `bplist00` as found inside a built `.app`).
+///
+/// `@unchecked Sendable` because `dictionary` holds Foundation objects the compiler cannot check:
+/// they are the immutable ones `PropertyListSerialization` makes (no mutable-containers option),
+/// the property is a `let`, and nothing here hands out a way to change them, so sharing across
+/// threads only ever reads them.
 public struct PropertyListFile: @unchecked Sendable {
     public enum Format: String, Sendable { case xml, binary, openStep }
     public let url: URL

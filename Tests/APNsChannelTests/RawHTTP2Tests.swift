@@ -13,6 +13,9 @@ import Glibc
 @Suite("push-receiver's HTTP/2, frame by frame")
 struct RawHTTP2Tests {
     /// A client writing frames by hand on a blocking socket (run off the cooperative pool).
+    ///
+    /// `@unchecked Sendable` because its read buffer is mutable but never shared: each client is
+    /// used by one thread at a time, the test that made it or the server thread it was handed to.
     final class RawClient: @unchecked Sendable {
         struct Frame { var type: UInt8; var flags: UInt8; var stream: UInt32; var payload: [UInt8] }
         let fd: Int32

@@ -1,6 +1,7 @@
 import APNsSender
 import APNsWire
 import Foundation
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ import Glibc
 @Suite("apns-sender's HTTP/2 against a hand-written server")
 struct SenderHTTP2Tests {
     /// A one-connection cleartext HTTP/2 server on a thread of its own, scripted by `script`.
-    final class ScriptedServer: @unchecked Sendable {
+    final class ScriptedServer: Sendable {
         let port: Int
         private let listener: Int32
 
@@ -102,18 +103,16 @@ struct SenderHTTP2Tests {
         #expect(received.inOrder)
     }
 
-    final class ReceivedBody: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data: [UInt8] = []
-        private var ordered = true
+    final class ReceivedBody: Sendable {
+        private let state = Mutex<(data: [UInt8], ordered: Bool)>(([], true))
         func append(_ bytes: [UInt8], sawHeadersFirst: Bool) {
-            lock.withLock {
-                data += bytes
-                ordered = ordered && sawHeadersFirst
+            state.withLock { state in
+                state.data += bytes
+                state.ordered = state.ordered && sawHeadersFirst
             }
         }
-        var bytes: [UInt8] { lock.withLock { data } }
-        var inOrder: Bool { lock.withLock { ordered } }
+        var bytes: [UInt8] { state.withLock { $0.data } }
+        var inOrder: Bool { state.withLock { $0.ordered } }
     }
 }
 
