@@ -1,7 +1,17 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// One library per role; executables are thin. See README.md and ../shared/DESIGN.md.
+// One library per role; executables are thin. See README.md ("Layout") and ../shared/DESIGN.md.
+// Targets are listed bottom-up: generic pieces, wire formats and contracts, the parts, then what
+// runs them.
+
+let nio = { (name: String) in Target.Dependency.product(name: name, package: "swift-nio") }
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdCore = Target.Dependency.product(name: "HummingbirdCore", package: "hummingbird")
+
 let package = Package(
     name: "authsim",
     platforms: [.macOS(.v15)],
@@ -9,8 +19,10 @@ let package = Package(
         .library(name: "Utilities", targets: ["Utilities"]),
         .library(name: "APNsWire", targets: ["APNsWire"]),
         .library(name: "IdentityToolkitAPI", targets: ["IdentityToolkitAPI"]),
-        .library(name: "LocalPKI", targets: ["LocalPKI"]),
         .library(name: "HTTP2Wire", targets: ["HTTP2Wire"]),
+        .library(name: "HTTPTransport", targets: ["HTTPTransport"]),
+        .library(name: "HTTPServerSupport", targets: ["HTTPServerSupport"]),
+        .library(name: "LocalPKI", targets: ["LocalPKI"]),
         .library(name: "APNsSender", targets: ["APNsSender"]),
         .library(name: "APNsReceiver", targets: ["APNsReceiver"]),
         .library(name: "AuthBackend", targets: ["AuthBackend"]),
@@ -33,185 +45,162 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        // The backend's and the device gateway's HTTP (router, middleware, errors, testing helpers).
-        // Traits off: no swift-configuration, FoundationEssentials for its form coders.
+        // The backend's and the device gateway's HTTP: router, middleware, errors that render
+        // themselves, HummingbirdTesting. Traits off: no swift-configuration, FoundationEssentials
+        // for its form coders. (HummingbirdTesting brings AsyncHTTPClient, for the tests only.)
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        // Named because the backend and HTTPServerSupport use their types directly; Hummingbird
+        // depends on both already.
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
+        // MARK: Generic pieces
+
         // What every part uses and none owns, with no APNs or Firebase meaning: child processes,
-        // append-only files, compact JSON, base64url, hex, clocks, random IDs, coded errors.
+        // append-only files, compact JSON, any-JSON values, base64url, hex, clocks, random IDs,
+        // process limits, coded errors.
         .target(name: "Utilities"),
+
+        // MARK: Wire formats and contracts
+
         // Apple's wire rules shared by sender and receiver: reasons, headers, device tokens,
         // payload files and the ES256 provider token.
-        .target(
-            name: "APNsWire",
-            dependencies: ["Utilities", .product(name: "Crypto", package: "swift-crypto")]
-        ),
+        .target(name: "APNsWire", dependencies: ["Utilities", crypto]),
         // The contract between the app and Firebase: Codable requests and responses of every
         // Identity Toolkit call the SDK and the Admin SDK make (named as the SDK's RPC types), the
         // server's error codes and envelope, the endpoints and their paths, ID-token claims.
         .target(name: "IdentityToolkitAPI", dependencies: ["Utilities"]),
-        // A Hummingbird router served on a port it reports, stopped gracefully: the backend's and
-        // the device gateway's HTTP.
-        .target(
-            name: "HTTPServerSupport",
-            dependencies: [.product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
-                           .product(name: "Logging", package: "swift-log")]
-        ),
+        // HTTP/2 frames and HPACK primitives, for the sender's and the receiver's own HTTP/2.
+        .target(name: "HTTP2Wire", dependencies: [nio("NIOCore")]),
+
+        // MARK: HTTP/1.1, both ends
+
         // The HTTP/1.1 client every part uses (the auth core's transport, remote devices): our own
-        // on SwiftNIO, kept-alive connections, http and https, whole answers or streams of lines.
+        // on SwiftNIO (measured against AsyncHTTPClient: BENCHMARKS.md), kept-alive connections,
+        // http and https, whole answers or streams of lines.
         .target(
             name: "HTTPTransport",
-            dependencies: ["Utilities", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
+            dependencies: ["Utilities", nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
+        // A Hummingbird router served on a port it reports, stopped gracefully: what the backend
+        // and the device gateway share.
+        .target(
+            name: "HTTPServerSupport",
+            dependencies: [hummingbird, hummingbirdCore, logging, nio("NIOCore"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
+        ),
+
+        // MARK: The parts
+
         // The local CA, the server certificate and the APNs auth key (.p8) in Certs/.
         .target(
             name: "LocalPKI",
-            dependencies: [
-                "APNsWire", "Utilities",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ]
-        ),
-        // HTTP/2 frames and HPACK primitives, for the sender's and the receiver's own HTTP/2.
-        .target(
-            name: "HTTP2Wire",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["APNsWire", "Utilities", crypto, .product(name: "X509", package: "swift-certificates"),
+                           .product(name: "SwiftASN1", package: "swift-asn1")]
         ),
         // The provider: an HTTP/2 + TLS client with a provider-token cache.
         .target(
             name: "APNsSender",
-            dependencies: [
-                "APNsWire", "Utilities",
-                "HTTP2Wire",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", nio("NIOCore"), nio("NIOPosix"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                           .product(name: "NIOHPACK", package: "swift-nio-http2"), logging]
         ),
-        // APNs (sandbox and production) and the device OS: validation, registry, delivery log, faults.
+        // APNs (sandbox and production) and the device OS: validation, registry, delivery log,
+        // faults, and the device gateway for devices in other processes.
         .target(
             name: "APNsReceiver",
-            dependencies: [
-                "APNsWire", "Utilities", "HTTPTransport", "HTTPServerSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                "HTTP2Wire",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", "HTTPTransport", "HTTPServerSupport",
+                           nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                           .product(name: "NIOHPACK", package: "swift-nio-http2"), hummingbird, hummingbirdCore, logging]
         ),
-        // Firebase's side: Identity Toolkit over HTTP, app credentials and the silent push, SMS outbox, ID tokens.
+        // Firebase's side: Identity Toolkit over HTTP (Hummingbird), app credentials and the
+        // silent push, SMS outbox, ID tokens, Apple's side of Sign in with Apple.
         .target(
             name: "AuthBackend",
-            dependencies: [
-                "APNsWire", "Utilities", "APNsSender", "IdentityToolkitAPI", "HTTPServerSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["APNsWire", "Utilities", "APNsSender", "IdentityToolkitAPI", "HTTPServerSupport",
+                           crypto, .product(name: "CryptoExtras", package: "swift-crypto"), nio("NIOCore"),
+                           hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging]
         ),
-        // FirebaseAuth's phone-auth app verification, on Linux, with the SDK's names.
+        // FirebaseAuth's phone-auth app verification and Sign in with Apple, on Linux, with the SDK's names.
         .target(
             name: "FirebaseAuthCore",
-            dependencies: ["Utilities", "IdentityToolkitAPI", "HTTPTransport", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Utilities", "IdentityToolkitAPI", "HTTPTransport", crypto, logging]
         ),
         // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
-        .target(
-            name: "RedirectInterceptor",
-            dependencies: ["Utilities", .product(name: "NIOCore", package: "swift-nio"),
-                           .product(name: "NIOPosix", package: "swift-nio")]
-        ),
-        // Whole runs across the parts (the demo for now; scenarios come with the auth core).
+        .target(name: "RedirectInterceptor", dependencies: ["Utilities", nio("NIOCore"), nio("NIOPosix")]),
+
+        // MARK: What runs the parts
+
+        // Whole runs across the parts: scenario files, typed timelines, the demo.
         .target(
             name: "Scenarios",
             dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
-                           "RedirectInterceptor", .product(name: "Logging", package: "swift-log")]
+                           "IdentityToolkitAPI", "HTTPTransport", "RedirectInterceptor", logging]
         ),
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
         .target(
             name: "Diagnostics",
-            dependencies: ["APNsWire", "APNsReceiver", "LocalPKI", "FirebaseAuthCore", "Scenarios"]
+            dependencies: ["APNsWire", "APNsReceiver", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
         ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
         .target(
             name: "Benchmarking",
-            dependencies: ["APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", crypto]
         ),
-        // What the three command lines share: output and signal handling.
-        .target(
-            name: "CommandSupport",
-            dependencies: ["APNsWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Logging", package: "swift-log")]
-        ),
-        .executableTarget(
-            name: "apns-sender",
-            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "CommandSupport",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Logging", package: "swift-log")]
-        ),
-        .executableTarget(
-            name: "push-receiver",
-            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "CommandSupport",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Logging", package: "swift-log")]
-        ),
+        // What the command lines share: output, signal handling, logging set-up.
+        .target(name: "CommandSupport", dependencies: ["APNsWire", argumentParser, logging]),
         // The parsers that take hostile input, as fuzz targets (Fuzz/run.sh drives libFuzzer).
         .target(
             name: "FuzzTargets",
-            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "Scenarios",
-                           .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios", crypto]
         ),
-        .executableTarget(name: "authsim-fuzz", dependencies: ["FuzzTargets"]),
+
+        // MARK: Executables (thin)
+
+        .executableTarget(
+            name: "apns-sender",
+            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "CommandSupport", argumentParser, logging]
+        ),
+        .executableTarget(
+            name: "push-receiver",
+            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "CommandSupport", argumentParser, logging]
+        ),
         .executableTarget(
             name: "redirect-interceptor",
-            dependencies: ["RedirectInterceptor", "CommandSupport",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["RedirectInterceptor", "CommandSupport", argumentParser]
         ),
         .executableTarget(
             name: "authsim",
-            dependencies: ["Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
-                           "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
+                           "FirebaseAuthCore", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking",
+                           argumentParser, logging]
         ),
+        .executableTarget(name: "authsim-fuzz", dependencies: ["FuzzTargets"]),
+
+        // MARK: Tests
+
         // Helpers the test targets share: temporary folders, programs and server processes.
         .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
         .testTarget(name: "UtilitiesTests", dependencies: ["Utilities"]),
+        .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities", crypto]),
         .testTarget(name: "IdentityToolkitAPITests", dependencies: ["IdentityToolkitAPI"]),
         .testTarget(
             name: "HTTPTransportTests",
-            dependencies: ["HTTPTransport", "HTTPServerSupport", "LocalPKI", "Utilities", "TestSupport",
-                           .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
+            dependencies: ["HTTPTransport", "HTTPServerSupport", "LocalPKI", "TestSupport", hummingbird, nio("NIOCore"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
+        .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport", crypto, .product(name: "X509", package: "swift-certificates")]),
         .testTarget(
             name: "BackendRouteTests",
-            dependencies: ["AuthBackend", "IdentityToolkitAPI", .product(name: "Hummingbird", package: "hummingbird"),
-                           .product(name: "HummingbirdTesting", package: "hummingbird")]
+            dependencies: ["AuthBackend", "IdentityToolkitAPI", hummingbird, .product(name: "HummingbirdTesting", package: "hummingbird")]
         ),
-        .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities"]),
-        .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport"]),
         .testTarget(
             name: "AuthFlowTests",
             dependencies: ["APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor",
-                           "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport",
-                           .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+                           "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport", "LocalPKI", crypto, logging,
                            .product(name: "InMemoryLogging", package: "swift-log")]
         ),
         .testTarget(
@@ -221,8 +210,8 @@ let package = Package(
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         .testTarget(
             name: "APNsChannelTests",
-            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "Scenarios", "TestSupport",
-                           .product(name: "NIOHPACK", package: "swift-nio-http2")]
+            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "HTTPTransport", "Scenarios", "TestSupport",
+                           nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]
         ),
     ]
 )
