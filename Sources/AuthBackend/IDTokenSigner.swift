@@ -10,11 +10,15 @@ public struct IDTokenSigner: Sendable {
     public let projectID: String
     public let keyID: String
     private let key: P256.Signing.PrivateKey
+    /// The token header's segment: the same for every token this signer makes.
+    private let headerSegment: String
 
     public init(projectID: String, key: P256.Signing.PrivateKey = .init()) {
         self.projectID = projectID
         self.key = key
-        self.keyID = String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.rawRepresentation))).prefix(16))
+        let keyID = String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.rawRepresentation))).prefix(16))
+        self.keyID = keyID
+        headerSegment = Base64URL.encode((try? IdentityToolkitJSON.encode(JWTHeader(alg: "ES256", kid: keyID))) ?? [])
     }
 
     public var publicKey: P256.Signing.PublicKey { key.publicKey }
@@ -37,7 +41,7 @@ public struct IDTokenSigner: Sendable {
             // Strings, integers and dictionaries of them always encode.
             Base64URL.encode((try? IdentityToolkitJSON.encode(value)) ?? [])
         }
-        let input = segment(JWTHeader(alg: "ES256", kid: keyID)) + "." + segment(claims)
+        let input = headerSegment + "." + segment(claims)
         let signature = try! key.signature(for: Array(input.utf8))
         return input + "." + Base64URL.encode(Array(signature.rawRepresentation))
     }

@@ -44,13 +44,15 @@ public enum IdentityToolkitJSON {
     /// ``IdentityToolkitError`` saying which field, as the real service does ("Invalid value at
     /// 'is_sandbox' (TYPE_BOOL), "yes"").
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>) throws(IdentityToolkitError) -> T {
-        do { return try JSONDecoder().decode(type, from: Data(bytes)) } catch let error as DecodingError {
+        do { return try decoder.decode(type, from: Data(bytes)) } catch let error as DecodingError {
             throw IdentityToolkitError(.invalidJSON, describe(error))
         } catch {
             throw IdentityToolkitError(.invalidJSON, "Invalid JSON payload received. \(error)")
         }
     }
 
+    // One of each, shared: swift-foundation's coders are Sendable and keep no state between calls.
+    private static let decoder = JSONDecoder()
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
