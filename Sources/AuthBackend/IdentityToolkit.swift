@@ -207,10 +207,10 @@ public actor IdentityToolkit {
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
         observer?(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
-        let metadata: Logger.Metadata = [
-            "device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))",
-            "status": "\(result.status.map(String.init) ?? "none")", "reason": "\(result.reason ?? "")", "error": "\(result.error ?? "")",
-        ]
+        var metadata: Logger.Metadata = ["device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))"]
+        if let status = result.status { metadata["status"] = "\(status)" }
+        if let reason = result.reason { metadata["reason"] = "\(reason)" }
+        if let error = result.error { metadata["error"] = "\(error)" }
         if result.accepted {
             logger.debug("verifyClient: silent push accepted", metadata: metadata)
         } else if result.status != nil {
