@@ -11,6 +11,9 @@ extension IdentityToolkit {
         let (postBody, pendingToken, idToken) = (request.postBody, request.pendingToken, request.idToken)
         var sub: String
         var email: String?
+        var emailVerified = true
+        /// The name the SDK sends on the first authorization (`user={"name":{…}}` in the post body).
+        var name: String?
         if let pendingToken, !pendingToken.isEmpty {
             guard let pending = state.pendingAppleTokens[pendingToken] else {
                 throw reject(endpoint, IdentityToolkitError(.invalidPendingToken, "The pending token is unknown or was used."))
@@ -58,6 +61,8 @@ extension IdentityToolkit {
             }
             sub = tokenSub
             email = claims.email
+            emailVerified = claims.emailVerified != "false"
+            name = fields["user"].flatMap(Self.appleUserName)
         }
         let now = clock.now
         let holder = state.userByAppleSub[sub].flatMap { state.users[$0] }
@@ -78,30 +83,49 @@ extension IdentityToolkit {
                 throw reject(endpoint, IdentityToolkitError(.providerAlreadyLinked, "User has already been linked to the given provider."))
             }
             user.appleSub = sub
-            if user.email == nil { user.email = email }
+            if user.email == nil {
+                user.email = email
+                user.emailVerified = emailVerified
+            }
             do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
+            let tokens = try issueTokens(for: user, provider: "apple.com", endpoint: endpoint)
             observer?(.appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: true))
             return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: uid, email: user.email,
-                                           displayName: user.displayName,
-                                           idToken: tokenSigner.token(for: user, provider: "apple.com", now: now),
-                                           refreshToken: Self.randomString(bytes: 48), expiresIn: "3600", isNewUser: false)
+                                           displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
+                                           expiresIn: tokens.expiresIn, isNewUser: false)
         }
-        let user = holder ?? BackendUser(localId: Self.randomString(bytes: 21), createdAt: now, appleSub: sub, email: email)
+        // Reauthentication sends autoCreate: false: an Apple ID with no account is not signed up.
+        if holder == nil, request.autoCreate == false {
+            throw reject(endpoint, IdentityToolkitError(.userNotFound, "There is no user record for this Apple ID, and autoCreate is false."))
+        }
+        let user = holder ?? BackendUser(localId: Self.randomString(bytes: 21), createdAt: now, appleSub: sub, email: email,
+                                         emailVerified: email == nil ? nil : emailVerified, displayName: name)
         let isNew = holder == nil
-        do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
+        if isNew {
+            do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
+        }
+        // A user with a second factor gets a pending credential for it, not a session.
+        if user.hasSecondFactor {
+            let pending = try openMFAPending(for: user, provider: "apple.com", endpoint: endpoint)
+            observer?(.secondFactorRequired(uid: user.localId, provider: "apple.com"))
+            return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
+                                           displayName: user.displayName, isNewUser: false, mfaPendingCredential: pending,
+                                           mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) })
+        }
+        let tokens = try issueTokens(for: user, provider: "apple.com", endpoint: endpoint)
         observer?(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))
         return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
-                                       displayName: user.displayName,
-                                       idToken: tokenSigner.token(for: user, provider: "apple.com", now: now),
-                                       refreshToken: Self.randomString(bytes: 48), expiresIn: "3600", isNewUser: isNew)
+                                       displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
+                                       expiresIn: tokens.expiresIn, isNewUser: isNew)
     }
 
     /// `accounts:revokeToken` (`providerId` apple.com, `tokenType` CODE): revokes the user's Apple
     /// grant with Apple, as the SDK's `revokeToken(withAuthorizationCode:)` asks before deleting.
     public func revokeToken(_ request: RevokeTokenRequest) throws(IdentityToolkitError) -> EmptyResponse {
         let endpoint = BackendOperation.revokeToken
-        guard request.providerId == "apple.com", request.tokenType == "CODE" else {
-            throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE"))
+        // The SDK sends the enum's raw value as a string ("3"); REST clients its name ("CODE").
+        guard request.providerId == "apple.com", request.tokenType == "3" || request.tokenType == "CODE" else {
+            throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE (3), not \(request.tokenType ?? "none")"))
         }
         let (code, idToken) = (request.token, request.idToken)
         guard let idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), state.users[uid] != nil else {
@@ -132,6 +156,20 @@ extension IdentityToolkit {
         if let displayName = request.displayName { user.displayName = displayName }
         do { try commit(.user(user)) } catch { throw reject(.setAccountInfo, error) }
         return SetAccountInfoResponse(localId: user.localId, email: user.email ?? "", displayName: user.displayName ?? "")
+    }
+
+    /// The display name in the SDK's `user={"name":{"firstName":…,"lastName":…}}`: "First Last".
+    static func appleUserName(_ json: String) -> String? {
+        struct AppleUser: Decodable {
+            struct Name: Decodable {
+                let firstName: String?
+                let lastName: String?
+            }
+            let name: Name?
+        }
+        guard let user = try? JSONDecoder().decode(AppleUser.self, from: Data(json.utf8)), let name = user.name else { return nil }
+        let text = [name.firstName, name.lastName].compactMap { $0 }.joined(separator: " ")
+        return text.isEmpty ? nil : text
     }
 
     /// `id_token=…&providerId=apple.com&nonce=…` → fields (percent-decoded, `+` as space, first wins).

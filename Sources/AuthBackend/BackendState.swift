@@ -11,8 +11,9 @@ import Glibc
 enum BackendRecord: Codable, Sendable {
     /// verifyClient issued an app credential (the secret is kept as its SHA-256).
     case receipt(id: String, secretSHA256: String, appToken: String, issuedAt: Date)
-    /// sendVerificationCode opened a session (the verification ID) with this code.
-    case session(id: String, phoneNumber: String, code: String, createdAt: Date)
+    /// sendVerificationCode (or a multi-factor start) opened a session (the verification ID) with
+    /// this code; `purpose` nil for a first factor.
+    case session(id: String, phoneNumber: String, code: String, createdAt: Date, purpose: SessionPurpose? = nil)
     case wrongCode(session: String)
     case sessionUsed(session: String)
     /// A solved reCAPTCHA challenge's token, by SHA-256.
@@ -26,6 +27,31 @@ enum BackendRecord: Codable, Sendable {
     /// An Apple ID linked to another account: a single-use pending token to sign in with instead.
     case applePending(token: String, sub: String, email: String?, at: Date)
     case applePendingUsed(token: String)
+    /// A refresh token was issued (kept by SHA-256), for what sign-in.
+    case refreshToken(digest: String, localId: String, provider: String, secondFactor: String?, issuedAt: Date)
+    /// A first factor of a user with a second factor: the pending credential (by SHA-256) that a
+    /// second factor turns into a session, once.
+    case mfaPending(digest: String, localId: String, provider: String, at: Date)
+    case mfaPendingUsed(digest: String)
+    /// Linking a number another account holds: a proof (by SHA-256) that the user verified it,
+    /// which signs in to that account once.
+    case temporaryProof(digest: String, phoneNumber: String, at: Date)
+    case temporaryProofUsed(digest: String)
+}
+
+/// What a code session is for: a first factor (nil), enrolling a phone as a second factor, or a
+/// second factor completing a sign-in. A code sent for one cannot be spent on another.
+enum SessionPurpose: Codable, Sendable, Hashable {
+    case mfaEnrollment(localId: String)
+    case mfaSignIn(pendingDigest: String, enrollmentID: String)
+
+    /// Sessions are re-entrant per number and purpose: this is the purpose's part of the key.
+    var key: String {
+        switch self {
+        case .mfaEnrollment(let localId): "enroll:\(localId)"
+        case .mfaSignIn(let pending, let enrollment): "signIn:\(pending):\(enrollment)"
+        }
+    }
 }
 
 /// What the backend knows, in memory: users, app credentials, sessions, reCAPTCHA tokens, SMS.
@@ -39,7 +65,20 @@ struct BackendState {
         let phoneNumber: String
         let code: String
         let createdAt: Date
+        var purpose: SessionPurpose?
         var attempts = 0
+        var used = false
+    }
+    struct RefreshToken {
+        let localId: String
+        let provider: String
+        let secondFactor: String?
+        let issuedAt: Date
+    }
+    struct MFAPending {
+        let localId: String
+        let provider: String
+        let at: Date
         var used = false
     }
     struct RecaptchaToken {
@@ -54,8 +93,14 @@ struct BackendState {
     }
     var receipts: [String: Receipt] = [:]
     var sessions: [String: Session] = [:]
-    /// The newest session of each number (sendVerificationCode is re-entrant per number).
+    /// The newest session of each number and purpose (``sessionKey(_:_:)``): sendVerificationCode is
+    /// re-entrant per number.
     var latestSession: [String: String] = [:]
+    /// Refresh tokens and multi-factor pending credentials, by SHA-256.
+    var refreshTokens: [String: RefreshToken] = [:]
+    var mfaPending: [String: MFAPending] = [:]
+    /// Temporary proofs of numbers, by SHA-256: the number, when, and whether spent.
+    var temporaryProofs: [String: (phoneNumber: String, at: Date, used: Bool)] = [:]
     /// Keyed by the token's SHA-256: an O(1) lookup whose timing says nothing about the token.
     var recaptchaTokens: [String: RecaptchaToken] = [:]
     var outbox: [SMSMessage] = []
@@ -69,9 +114,9 @@ struct BackendState {
         switch record {
         case .receipt(let id, let secret, let appToken, let issuedAt):
             receipts[id] = Receipt(secretSHA256: secret, appToken: appToken, issuedAt: issuedAt)
-        case .session(let id, let phoneNumber, let code, let createdAt):
-            sessions[id] = Session(phoneNumber: phoneNumber, code: code, createdAt: createdAt)
-            latestSession[phoneNumber] = id
+        case .session(let id, let phoneNumber, let code, let createdAt, let purpose):
+            sessions[id] = Session(phoneNumber: phoneNumber, code: code, createdAt: createdAt, purpose: purpose)
+            latestSession[Self.sessionKey(phoneNumber, purpose)] = id
         case .wrongCode(let id):
             sessions[id]?.attempts += 1
         case .sessionUsed(let id):
@@ -95,13 +140,29 @@ struct BackendState {
                 if let phone = old.phoneNumber { userByPhone[phone] = nil }
                 if let sub = old.appleSub { userByAppleSub[sub] = nil }
             }
+            refreshTokens = refreshTokens.filter { $0.value.localId != localId }
         case .appleTokenSpent(let digest, let at):
             spentAppleTokens[digest] = at
         case .applePending(let token, let sub, let email, let at):
             pendingAppleTokens[token] = Pending(sub: sub, email: email, at: at)
         case .applePendingUsed(let token):
             pendingAppleTokens[token] = nil
+        case .refreshToken(let digest, let localId, let provider, let secondFactor, let issuedAt):
+            refreshTokens[digest] = RefreshToken(localId: localId, provider: provider, secondFactor: secondFactor, issuedAt: issuedAt)
+        case .mfaPending(let digest, let localId, let provider, let at):
+            mfaPending[digest] = MFAPending(localId: localId, provider: provider, at: at)
+        case .mfaPendingUsed(let digest):
+            mfaPending[digest]?.used = true
+        case .temporaryProof(let digest, let phoneNumber, let at):
+            temporaryProofs[digest] = (phoneNumber, at, false)
+        case .temporaryProofUsed(let digest):
+            temporaryProofs[digest]?.used = true
         }
+    }
+
+    /// The key of ``latestSession``: the number, and the purpose when it is not a first factor.
+    static func sessionKey(_ phoneNumber: String, _ purpose: SessionPurpose?) -> String {
+        purpose.map { "\($0.key)|\(phoneNumber)" } ?? phoneNumber
     }
 
     /// Forgets what can no longer change an answer: sessions, credentials and tokens a day past
@@ -116,6 +177,8 @@ struct BackendState {
         outbox.removeAll { now.timeIntervalSince($0.sentAt) >= day }
         spentAppleTokens = spentAppleTokens.filter { now.timeIntervalSince($0.value) < AppleIDProvider.tokenLifetime + day }
         pendingAppleTokens = pendingAppleTokens.filter { now.timeIntervalSince($0.value.at) < day }
+        mfaPending = mfaPending.filter { now.timeIntervalSince($0.value.at) < configuration.mfaPendingCredentialLifetime + day }
+        temporaryProofs = temporaryProofs.filter { now.timeIntervalSince($0.value.at) < configuration.temporaryProofLifetime + day }
     }
 
     /// The records that rebuild this state (what a compacted journal holds).
@@ -123,7 +186,7 @@ struct BackendState {
         var out: [BackendRecord] = users.values.sorted { $0.createdAt < $1.createdAt }.map { .user($0) }
         for (id, r) in receipts { out.append(.receipt(id: id, secretSHA256: r.secretSHA256, appToken: r.appToken, issuedAt: r.issuedAt)) }
         for (id, s) in sessions.sorted(by: { $0.value.createdAt < $1.value.createdAt }) {
-            out.append(.session(id: id, phoneNumber: s.phoneNumber, code: s.code, createdAt: s.createdAt))
+            out.append(.session(id: id, phoneNumber: s.phoneNumber, code: s.code, createdAt: s.createdAt, purpose: s.purpose))
             out += Array(repeating: .wrongCode(session: id), count: s.attempts)
             if s.used { out.append(.sessionUsed(session: id)) }
         }
@@ -134,6 +197,17 @@ struct BackendState {
         out += outbox.map { .sms($0) }
         for (digest, at) in spentAppleTokens { out.append(.appleTokenSpent(digest: digest, at: at)) }
         for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at)) }
+        for (digest, r) in refreshTokens {
+            out.append(.refreshToken(digest: digest, localId: r.localId, provider: r.provider, secondFactor: r.secondFactor, issuedAt: r.issuedAt))
+        }
+        for (digest, proof) in temporaryProofs {
+            out.append(.temporaryProof(digest: digest, phoneNumber: proof.phoneNumber, at: proof.at))
+            if proof.used { out.append(.temporaryProofUsed(digest: digest)) }
+        }
+        for (digest, m) in mfaPending {
+            out.append(.mfaPending(digest: digest, localId: m.localId, provider: m.provider, at: m.at))
+            if m.used { out.append(.mfaPendingUsed(digest: digest)) }
+        }
         return out
     }
 }

@@ -27,16 +27,19 @@ public struct IDTokenSigner: Sendable {
         token(for: BackendUser(localId: uid, phoneNumber: phoneNumber, createdAt: now), provider: "phone", now: now)
     }
 
-    /// An ID token for `user`, signed in with `provider` (`phone`, `apple.com`).
-    public func token(for user: BackendUser, provider: String, now: Date) -> String {
+    /// An ID token for `user`, signed in with `provider` (`phone`, `apple.com`), and with the
+    /// second factor `secondFactor` (an enrollment ID) when one completed the sign-in.
+    public func token(for user: BackendUser, provider: String, secondFactor: String? = nil, now: Date) -> String {
         var identities: [String: [String]] = [:]
         if let phone = user.phoneNumber { identities["phone"] = [phone] }
         if let sub = user.appleSub { identities["apple.com"] = [sub] }
         if let email = user.email { identities["email"] = [email] }
         let claims = FirebaseIDTokenClaims(projectID: projectID, uid: user.localId, issuedAt: Int(now.timeIntervalSince1970),
                                            phoneNumber: user.phoneNumber, email: user.email,
-                                           emailVerified: user.email == nil ? nil : true, name: user.displayName,
-                                           firebase: .init(identities: identities, signInProvider: provider))
+                                           emailVerified: user.email == nil ? nil : (user.emailVerified ?? true), name: user.displayName,
+                                           firebase: .init(identities: identities, signInProvider: provider,
+                                                           signInSecondFactor: secondFactor == nil ? nil : "phone",
+                                                           secondFactorIdentifier: secondFactor))
         func segment(_ value: some Encodable) -> String {
             // Strings, integers and dictionaries of them always encode.
             Base64URL.encode((try? IdentityToolkitJSON.encode(value)) ?? [])
@@ -47,7 +50,10 @@ public struct IDTokenSigner: Sendable {
     }
 
     /// The user ID in one of this signer's tokens, if it is valid at `now`.
-    public func verifiedUID(_ token: String, now: Date) -> String? {
+    public func verifiedUID(_ token: String, now: Date) -> String? { verifiedClaims(token, now: now)?.sub }
+
+    /// The claims of one of this signer's tokens, if it is valid at `now`.
+    public func verifiedClaims(_ token: String, now: Date) -> FirebaseIDTokenClaims? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let claimBytes = Base64URL.decode(parts[1]), let signatureBytes = Base64URL.decode(parts[2]),
               let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
@@ -55,7 +61,7 @@ public struct IDTokenSigner: Sendable {
               let claims = try? IdentityToolkitJSON.decode(FirebaseIDTokenClaims.self, from: claimBytes),
               claims.aud == projectID, Double(claims.exp) > now.timeIntervalSince1970
         else { return nil }
-        return claims.sub
+        return claims
     }
 
     /// The JWKS the backend publishes.

@@ -29,6 +29,15 @@ public struct BackendConfiguration: Sendable {
     public var smsPerNumberPerDay: Int?
     /// SMS the project may send per day; `nil`: no limit.
     public var smsPerProjectPerDay: Int?
+    /// Whether SMS multi-factor authentication is on for the project (Firebase console →
+    /// Authentication → Sign-in method → Multi-factor); off, its calls are OPERATION_NOT_ALLOWED.
+    public var multiFactorEnabled = true
+    /// Second factors a user may enroll.
+    public var maximumSecondFactors = 5
+    /// How long a first factor's `mfaPendingCredential` stays good for its second factor.
+    public var mfaPendingCredentialLifetime: TimeInterval = 600
+    /// How long a temporary proof (linking a number another account holds) stays good.
+    public var temporaryProofLifetime: TimeInterval = 3600
     /// How the reCAPTCHA page's challenge ends.
     public var recaptchaOutcome: ReCAPTCHAOutcome = .pass
     /// Services IDs accepted as identity-token audiences beside the bundle ID (Sign in with Apple on the web).
@@ -97,15 +106,28 @@ public enum BackendEvent: Sendable {
     /// The user's Apple grant was revoked, or the account deleted.
     case appleRevoked(uid: String?, sub: String)
     case accountDeleted(uid: String)
+    /// A first factor for a user with a second factor: a pending credential, not a session.
+    case secondFactorRequired(uid: String, provider: String)
+    /// A phone was enrolled as a second factor.
+    case secondFactorEnrolled(uid: String, enrollmentID: String, phoneNumber: String)
+    /// A second factor completed a sign-in.
+    case secondFactorSignedIn(uid: String, enrollmentID: String)
     case rejected(endpoint: BackendOperation, IdentityToolkitError)
 }
 
 /// The backend's operations, as timelines and explanations name them.
 public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
     case verifyClient, sendVerificationCode, signInWithPhoneNumber, signInWithIdp, revokeToken, deleteAccount, setAccountInfo
+    case getAccountInfo, secureToken, mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize
+
+    /// The second factor's operations.
+    public static let secondFactorOperations: Set<BackendOperation> = [
+        .mfaEnrollmentStart, .mfaEnrollmentFinalize, .mfaEnrollmentWithdraw, .mfaSignInStart, .mfaSignInFinalize,
+    ]
 }
 
-/// A user the backend knows: by phone number, by Apple ID, or both (linked).
+/// A user the backend knows: by phone number, by Apple ID, or both (linked); with the second
+/// factors they enrolled.
 public struct BackendUser: Sendable, Hashable, Codable {
     public var localId: String
     public var phoneNumber: String?
@@ -113,16 +135,39 @@ public struct BackendUser: Sendable, Hashable, Codable {
     /// The linked Apple ID (`sub`), if any.
     public var appleSub: String?
     public var email: String?
+    /// Whether the email was verified (Apple's are); multi-factor enrollment needs it.
+    public var emailVerified: Bool?
     public var displayName: String?
+    /// Enrolled second factors (phone numbers), oldest first.
+    public var mfaEnrollments: [MFAEnrollmentRecord]?
 
     public init(localId: String, phoneNumber: String? = nil, createdAt: Date, appleSub: String? = nil, email: String? = nil,
-                displayName: String? = nil) {
+                emailVerified: Bool? = nil, displayName: String? = nil, mfaEnrollments: [MFAEnrollmentRecord]? = nil) {
         self.localId = localId
         self.phoneNumber = phoneNumber
         self.createdAt = createdAt
         self.appleSub = appleSub
         self.email = email
+        self.emailVerified = emailVerified
         self.displayName = displayName
+        self.mfaEnrollments = mfaEnrollments
+    }
+
+    /// Whether a second factor stands between a first factor and a session.
+    public var hasSecondFactor: Bool { !(mfaEnrollments ?? []).isEmpty }
+}
+
+/// One enrolled phone second factor.
+public struct MFAEnrollmentRecord: Sendable, Hashable, Codable {
+    public var id: String
+    public var phoneNumber: String
+    public var displayName: String?
+    public var enrolledAt: Date
+    public init(id: String, phoneNumber: String, displayName: String?, enrolledAt: Date) {
+        self.id = id
+        self.phoneNumber = phoneNumber
+        self.displayName = displayName
+        self.enrolledAt = enrolledAt
     }
 }
 
@@ -229,41 +274,58 @@ public actor IdentityToolkit {
     public func sendVerificationCode(_ request: SendVerificationCodeRequest,
                                      languageCode: String? = nil) throws(IdentityToolkitError) -> SendVerificationCodeResponse {
         let endpoint = BackendOperation.sendVerificationCode
-        let (iosReceipt, iosSecret, recaptchaToken) = (request.iosReceipt, request.iosSecret, request.recaptchaToken)
         let number: String
         do { number = try PhoneNumbers.validate(request.phoneNumber) } catch { throw reject(endpoint, error) }
+        if let holder = state.userByPhone[number].flatMap({ state.users[$0] }), holder.hasSecondFactor {
+            throw reject(endpoint, IdentityToolkitError(
+                .unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user."))
+        }
+        try checkAppProof(number: number, iosReceipt: request.iosReceipt, iosSecret: request.iosSecret,
+                          recaptchaToken: request.recaptchaToken, endpoint: endpoint)
+        return SendVerificationCodeResponse(
+            sessionInfo: try openSession(number: number, purpose: nil, languageCode: languageCode, endpoint: endpoint))
+    }
+
+    /// The proof that a request comes from the real app: a test number needs none; otherwise an app
+    /// credential (the receipt and the secret its silent push carried) or a reCAPTCHA token.
+    func checkAppProof(number: String, iosReceipt: String?, iosSecret: String?, recaptchaToken: String?,
+                       endpoint: BackendOperation) throws(IdentityToolkitError) {
+        guard configuration.testPhoneNumbers[number] == nil else { return }
+        if let iosReceipt, !iosReceipt.isEmpty {
+            guard let iosSecret, !iosSecret.isEmpty else {
+                throw reject(endpoint, IdentityToolkitError(.missingAppCredential, "the iOS secret is missing"))
+            }
+            guard let stored = state.receipts[iosReceipt], constantTimeEquals(stored.secretSHA256, Self.digest(iosSecret)) else {
+                throw reject(endpoint, IdentityToolkitError(.invalidAppCredential, "the receipt and secret do not match a credential this backend issued"))
+            }
+            guard clock.now.timeIntervalSince(stored.issuedAt) <= configuration.receiptLifetime else {
+                throw reject(endpoint, IdentityToolkitError(.invalidAppCredential, "the app credential has expired"))
+            }
+        } else if let recaptchaToken {
+            try useRecaptchaToken(recaptchaToken, endpoint: endpoint)
+        } else {
+            throw reject(endpoint, IdentityToolkitError(
+                .missingAppCredential,
+                "no iOS receipt and secret and no reCAPTCHA token; with app verification disabled for testing only test phone numbers work"))
+        }
+    }
+
+    /// Opens a code session for `number` (or hands back the one still valid for the same number
+    /// and purpose) and "texts" its code: the region policy and the quotas apply to real numbers;
+    /// test numbers get their fixed code and no SMS.
+    func openSession(number: String, purpose: SessionPurpose?, languageCode: String?,
+                     endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
         let testCode = configuration.testPhoneNumbers[number]
-        if testCode == nil {
-            if let iosReceipt, !iosReceipt.isEmpty {
-                guard let iosSecret, !iosSecret.isEmpty else {
-                    throw reject(endpoint, IdentityToolkitError(.missingAppCredential, "the iOS secret is missing"))
-                }
-                guard let stored = state.receipts[iosReceipt], constantTimeEquals(stored.secretSHA256, Self.digest(iosSecret)) else {
-                    throw reject(endpoint, IdentityToolkitError(.invalidAppCredential, "the receipt and secret do not match a credential this backend issued"))
-                }
-                guard clock.now.timeIntervalSince(stored.issuedAt) <= configuration.receiptLifetime else {
-                    throw reject(endpoint, IdentityToolkitError(.invalidAppCredential, "the app credential has expired"))
-                }
-            } else if let recaptchaToken {
-                try useRecaptchaToken(recaptchaToken, endpoint: endpoint)
-            } else {
-                throw reject(endpoint, IdentityToolkitError(
-                    "MISSING_APP_CREDENTIAL",
-                    "no iOS receipt and secret and no reCAPTCHA token; with app verification disabled for testing only test phone numbers work"))
-            }
-        }
-        // Re-entrant: while a code for this number is still valid, no second SMS goes out.
         let now = clock.now
-        if testCode == nil {
-            if let policy = configuration.smsRegionPolicy, !policy.allows(PhoneNumbers.region(of: number)) {
-                throw reject(endpoint, IdentityToolkitError(
-                    "OPERATION_NOT_ALLOWED", "SMS unable to be sent until this region enabled by the app developer."))
-            }
+        if testCode == nil, let policy = configuration.smsRegionPolicy, !policy.allows(PhoneNumbers.region(of: number)) {
+            throw reject(endpoint, IdentityToolkitError(
+                .operationNotAllowed, "SMS unable to be sent until this region enabled by the app developer."))
         }
-        if let info = state.latestSession[number], let session = state.sessions[info], !session.used,
+        // Re-entrant: while a code for this number (and purpose) is still valid, no second SMS goes out.
+        if let info = state.latestSession[BackendState.sessionKey(number, purpose)], let session = state.sessions[info], !session.used,
            now.timeIntervalSince(session.createdAt) < configuration.codeLifetime {
             observer?(.codeReused(phoneNumber: number))
-            return SendVerificationCodeResponse(sessionInfo: info)
+            return info
         }
         if testCode == nil {
             // Quotas count the day's SMS (only when a quota is set: the outbox can be long).
@@ -279,7 +341,7 @@ public actor IdentityToolkit {
         let code = testCode ?? String(format: "%06d", Int.random(in: 0..<1_000_000))
         let sessionInfo = Self.randomString(bytes: 64)
         do {
-            try commit(.session(id: sessionInfo, phoneNumber: number, code: code, createdAt: now))
+            try commit(.session(id: sessionInfo, phoneNumber: number, code: code, createdAt: now, purpose: purpose))
             if testCode == nil {
                 let message = SMSMessage(phoneNumber: number, code: code, sessionInfo: sessionInfo, languageCode: languageCode,
                                          text: Self.smsText(code: code, language: languageCode), sentAt: now)
@@ -287,7 +349,7 @@ public actor IdentityToolkit {
                 observer?(.smsSent(message))
             }
         } catch { throw reject(endpoint, error) }
-        return SendVerificationCodeResponse(sessionInfo: sessionInfo)
+        return sessionInfo
     }
 
     // MARK: reCAPTCHA
@@ -344,13 +406,82 @@ public actor IdentityToolkit {
 
     // MARK: signInWithPhoneNumber
 
-    /// Checks the code for a session, and signs the user in (creating them on first sign-in).
+    /// Checks the code for a session (or a temporary proof), then signs the number's user in
+    /// (creating them on first sign-in), or with the ID token of a signed-in user links the
+    /// number to them (`operation: LINK`), as the service and the Auth Emulator do
+    /// (firebase-tools `operations.ts` `signInWithPhoneNumber`):
+    /// - a number another account holds is not linked: the answer is 200 with `phoneNumber` and a
+    ///   `temporaryProof` (the SDK's `credentialAlreadyInUse` with a credential that signs in to
+    ///   that account); a temporary proof spent that way again is `PHONE_NUMBER_EXISTS`;
+    /// - `operation: REAUTH` never creates a user: `USER_NOT_FOUND` for an unknown number;
+    /// - a user with a second factor cannot use the number as a first factor
+    ///   (`UNSUPPORTED_FIRST_FACTOR`: Firebase supports multi-factor with every provider but phone).
     public func signInWithPhoneNumber(_ request: VerifyPhoneNumberRequest) throws(IdentityToolkitError) -> VerifyPhoneNumberResponse {
         let endpoint = BackendOperation.signInWithPhoneNumber
-        let (sessionInfo, code) = (request.sessionInfo, request.code)
+        let number: String
+        var proofDigest: String?
+        if let proof = request.temporaryProof, !proof.isEmpty {
+            guard let claimed = request.phoneNumber, !claimed.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingPhoneNumber)) }
+            let digest = Self.digest(proof)
+            guard let stored = state.temporaryProofs[digest], !stored.used, stored.phoneNumber == claimed,
+                  clock.now.timeIntervalSince(stored.at) <= configuration.temporaryProofLifetime else {
+                throw reject(endpoint, IdentityToolkitError(.invalidTemporaryProof))
+            }
+            number = stored.phoneNumber
+            proofDigest = digest
+        } else {
+            number = try spendSession(request.sessionInfo, code: request.code, purpose: nil, endpoint: endpoint).phoneNumber
+        }
+        let holder = state.userByPhone[number].flatMap { state.users[$0] }
+        var signedIn: BackendUser?
+        if let idToken = request.idToken, !idToken.isEmpty {
+            (signedIn, _) = try signedInUser(idToken, endpoint: endpoint)
+        }
+        if let signedIn, let holder, holder.localId != signedIn.localId {
+            guard proofDigest == nil else { throw reject(endpoint, IdentityToolkitError(.phoneNumberExists)) }
+            let proof = Self.randomString(bytes: 48)
+            do { try commit(.temporaryProof(digest: Self.digest(proof), phoneNumber: number, at: clock.now)) } catch { throw reject(endpoint, error) }
+            _ = reject(endpoint, IdentityToolkitError(.phoneNumberExists, "linking: \(number) belongs to another account; answered a temporary proof"))
+            return VerifyPhoneNumberResponse(phoneNumber: number, temporaryProof: proof,
+                                             temporaryProofExpiresIn: String(Int(configuration.temporaryProofLifetime)))
+        }
+        var user = signedIn ?? holder
+        if user == nil, request.operation == "REAUTH" {
+            throw reject(endpoint, IdentityToolkitError(.userNotFound, "There is no user record for \(number) to reauthenticate."))
+        }
+        if let existing = user, existing.hasSecondFactor {
+            throw reject(endpoint, IdentityToolkitError(
+                .unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user."))
+        }
+        let isNewUser = user == nil
+        do {
+            if let proofDigest { try commit(.temporaryProofUsed(digest: proofDigest)) }
+            if var existing = user {
+                if existing.phoneNumber != number {
+                    existing.phoneNumber = number
+                    try commit(.user(existing))
+                    user = existing
+                }
+            } else {
+                let created = BackendUser(localId: Self.randomString(bytes: 21), phoneNumber: number, createdAt: clock.now)
+                try commit(.user(created))
+                user = created
+            }
+        } catch { throw reject(endpoint, error) }
+        guard let user else { throw reject(endpoint, IdentityToolkitError(.internal, "no user after sign-in")) }
+        let tokens = try issueTokens(for: user, provider: "phone", endpoint: endpoint)
+        observer?(.signedIn(uid: user.localId, phoneNumber: number, isNewUser: isNewUser))
+        return VerifyPhoneNumberResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn,
+                                         localId: user.localId, isNewUser: isNewUser, phoneNumber: number)
+    }
+
+    /// Spends a code session: it must exist for `purpose`, be unused and unexpired, have attempts
+    /// left, and `code` must be its code (a wrong one counts). Returns the session, now used.
+    func spendSession(_ sessionInfo: String?, code: String?, purpose: SessionPurpose?,
+                      endpoint: BackendOperation) throws(IdentityToolkitError) -> BackendState.Session {
         guard let sessionInfo, !sessionInfo.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingSessionInfo)) }
         guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingCode)) }
-        guard let session = state.sessions[sessionInfo], !session.used else {
+        guard let session = state.sessions[sessionInfo], !session.used, session.purpose == purpose else {
             throw reject(endpoint, IdentityToolkitError(.invalidSessionInfo))
         }
         guard clock.now.timeIntervalSince(session.createdAt) < configuration.codeLifetime else {
@@ -363,20 +494,22 @@ public actor IdentityToolkit {
             do { try commit(.wrongCode(session: sessionInfo)) } catch { throw reject(endpoint, error) }
             throw reject(endpoint, IdentityToolkitError(.invalidCode))
         }
-        var isNewUser = false
-        var user = state.userByPhone[session.phoneNumber].flatMap { state.users[$0] }
+        do { try commit(.sessionUsed(session: sessionInfo)) } catch { throw reject(endpoint, error) }
+        return session
+    }
+
+    /// An ID token and a refresh token (kept, by SHA-256, for ``secureToken(_:)``) for `user`
+    /// signed in with `provider`, and with `secondFactor` (an enrollment ID) when a second factor
+    /// completed the sign-in.
+    func issueTokens(for user: BackendUser, provider: String, secondFactor: String? = nil,
+                     endpoint: BackendOperation) throws(IdentityToolkitError) -> (idToken: String, refreshToken: String, expiresIn: String) {
+        let refreshToken = Self.randomString(bytes: 48)
+        let now = clock.now
         do {
-            try commit(.sessionUsed(session: sessionInfo))
-            if user == nil {
-                isNewUser = true
-                user = BackendUser(localId: Self.randomString(bytes: 21), phoneNumber: session.phoneNumber, createdAt: clock.now)
-                try commit(.user(user!))
-            }
+            try commit(.refreshToken(digest: Self.digest(refreshToken), localId: user.localId, provider: provider,
+                                     secondFactor: secondFactor, issuedAt: now))
         } catch { throw reject(endpoint, error) }
-        let idToken = tokenSigner.token(for: user!, provider: "phone", now: clock.now)
-        observer?(.signedIn(uid: user!.localId, phoneNumber: session.phoneNumber, isNewUser: isNewUser))
-        return VerifyPhoneNumberResponse(idToken: idToken, refreshToken: Self.randomString(bytes: 48), expiresIn: "3600",
-                                         localId: user!.localId, isNewUser: isNewUser, phoneNumber: user!.phoneNumber ?? "")
+        return (tokenSigner.token(for: user, provider: provider, secondFactor: secondFactor, now: now), refreshToken, "3600")
     }
 
     /// The code of a session (a verification ID), as the SMS carried it.

@@ -13,4 +13,15 @@ public enum PhoneNumbers {
         if digits > 15 { throw IdentityToolkitError(.invalidPhoneNumber, "TOO_LONG") }
         return compact
     }
+
+    /// The number with all but its last four digits as `*` (`+*******1234`), as a second factor's
+    /// hint shows it before the second factor is passed.
+    public static func obfuscated(_ number: String) -> String {
+        var digits = 0
+        return String(number.reversed().map { character -> Character in
+            guard character.isNumber else { return character }
+            digits += 1
+            return digits > 4 ? "*" : character
+        }.reversed())
+    }
 }

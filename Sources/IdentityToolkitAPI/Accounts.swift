@@ -230,15 +230,16 @@ public struct GetAccountInfoRequest: AuthRPCRequest, Hashable {
 public struct GetAccountInfoResponse: Codable, Sendable, Hashable {
     public var kind: String?
     /// Absent when no user matched.
-    public var users: [UserInfo]?
-    public init(kind: String? = "identitytoolkit#GetAccountInfoResponse", users: [UserInfo]?) {
+    public var users: [UserRecord]?
+    public init(kind: String? = "identitytoolkit#GetAccountInfoResponse", users: [UserRecord]?) {
         self.kind = kind
         self.users = users
     }
 }
 
-/// A user as the service describes it (`accounts:lookup`, `accounts:batchGet`, `accounts:batchCreate`).
-public struct UserInfo: Codable, Sendable, Hashable {
+/// A user as the service describes it (`accounts:lookup`, `accounts:batchGet`, `accounts:batchCreate`): the
+/// REST API's `UserInfo`, named apart from the SDK's `UserInfo` protocol (a linked provider).
+public struct UserRecord: Codable, Sendable, Hashable {
     public var localId: String
     public var email: String?
     public var emailVerified: Bool?

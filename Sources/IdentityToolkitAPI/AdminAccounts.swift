@@ -91,10 +91,10 @@ public struct DownloadAccountRequest: AuthRPCQueryRequest, Hashable {
 
 public struct DownloadAccountResponse: Codable, Sendable, Hashable {
     public var kind: String?
-    public var users: [UserInfo]?
+    public var users: [UserRecord]?
     /// Absent on the last page.
     public var nextPageToken: String?
-    public init(kind: String? = "identitytoolkit#DownloadAccountResponse", users: [UserInfo]?, nextPageToken: String?) {
+    public init(kind: String? = "identitytoolkit#DownloadAccountResponse", users: [UserRecord]?, nextPageToken: String?) {
         self.kind = kind
         self.users = users
         self.nextPageToken = nextPageToken
@@ -105,9 +105,9 @@ public struct DownloadAccountResponse: Codable, Sendable, Hashable {
 public struct UploadAccountRequest: AuthRPCRequest, Hashable {
     public typealias Response = UploadAccountResponse
     public static let endpoint = IdentityToolkitEndpoint.adminBatchCreate
-    public var users: [UserInfo]?
+    public var users: [UserRecord]?
     public var hashAlgorithm: String?
-    public init(users: [UserInfo]?, hashAlgorithm: String? = nil) {
+    public init(users: [UserRecord]?, hashAlgorithm: String? = nil) {
         self.users = users
         self.hashAlgorithm = hashAlgorithm
     }
@@ -195,8 +195,8 @@ public struct QueryUserInfoRequest: AuthRPCRequest, Hashable {
 
 public struct QueryUserInfoResponse: Codable, Sendable, Hashable {
     public var recordsCount: String?
-    public var userInfo: [UserInfo]?
-    public init(recordsCount: String?, userInfo: [UserInfo]?) {
+    public var userInfo: [UserRecord]?
+    public init(recordsCount: String?, userInfo: [UserRecord]?) {
         self.recordsCount = recordsCount
         self.userInfo = userInfo
     }

@@ -60,12 +60,20 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         public var identities: [String: [String]]
         /// `phone`, `apple.com`, `custom`, …
         public var signInProvider: String
-        public init(identities: [String: [String]], signInProvider: String) {
+        /// `phone` when a second factor completed the sign-in.
+        public var signInSecondFactor: String?
+        /// The enrollment ID of that second factor.
+        public var secondFactorIdentifier: String?
+        public init(identities: [String: [String]], signInProvider: String, signInSecondFactor: String? = nil,
+                    secondFactorIdentifier: String? = nil) {
             self.identities = identities
             self.signInProvider = signInProvider
+            self.signInSecondFactor = signInSecondFactor
+            self.secondFactorIdentifier = secondFactorIdentifier
         }
         enum CodingKeys: String, CodingKey {
-            case identities, signInProvider = "sign_in_provider"
+            case identities, signInProvider = "sign_in_provider", signInSecondFactor = "sign_in_second_factor"
+            case secondFactorIdentifier = "second_factor_identifier"
         }
     }
     public var iss: String

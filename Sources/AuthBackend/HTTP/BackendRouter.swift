@@ -46,6 +46,38 @@ enum BackendRouter {
         keyed.rpc(SetAccountInfoRequest.self, at: [.setAccountInfo, .accountsUpdate], table: routes) { request, _ in
             try await toolkit.setAccountInfo(request)
         }
+        keyed.rpc(GetAccountInfoRequest.self, at: [.getAccountInfo, .accountsLookup], table: routes) { request, _ in
+            try await toolkit.getAccountInfo(request)
+        }
+        // Multi-factor (Identity Platform v2).
+        keyed.rpc(StartMFAEnrollmentRequest.self, at: [.startMFAEnrollment], table: routes) { request, _ in
+            try await toolkit.startMFAEnrollment(request)
+        }
+        keyed.rpc(FinalizeMFAEnrollmentRequest.self, at: [.finalizeMFAEnrollment], table: routes) { request, _ in
+            try await toolkit.finalizeMFAEnrollment(request)
+        }
+        keyed.rpc(WithdrawMFARequest.self, at: [.withdrawMFA], table: routes) { request, _ in try await toolkit.withdrawMFA(request) }
+        keyed.rpc(StartMFASignInRequest.self, at: [.startMFASignIn], table: routes) { request, _ in
+            try await toolkit.startMFASignIn(request)
+        }
+        keyed.rpc(FinalizeMFASignInRequest.self, at: [.finalizeMFASignIn], table: routes) { request, _ in
+            try await toolkit.finalizeMFASignIn(request)
+        }
+        // The Secure Token service: the SDK posts JSON, REST clients a form.
+        keyed.post(RouterPath(IdentityToolkitEndpoint.secureToken.path)) { request, context in
+            let body = try await request.body.collect(upTo: context.maxUploadSize)
+            let call: SecureTokenRequest
+            if request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
+                let form = URLComponents(string: "http://host/?" + String(buffer: body))?.queryItems ?? []
+                func value(_ name: String) -> String? { form.first { $0.name == name }?.value }
+                call = SecureTokenRequest(grantType: value("grant_type") ?? value("grantType"),
+                                          refreshToken: value("refresh_token") ?? value("refreshToken"), code: value("code"))
+            } else {
+                call = try IdentityToolkitJSON.decode(SecureTokenRequest.self, from: body.readableBytesView)
+            }
+            return try JSONBody(try await toolkit.secureToken(call))
+        }
+        routes.add(IdentityToolkitEndpoint.secureToken.path, .post)
 
         // The Auth Emulator's own, and the public keys: no API key.
         router.get(RouterPath(IdentityToolkitEndpoint.emulatorVerificationCodes.path)) { _, _ in

@@ -1,0 +1,282 @@
+import Foundation
+import IdentityToolkitAPI
+import Utilities
+
+// Phone multi-factor as the service answers it (v2 `accounts/mfaEnrollment:*`, `accounts/mfaSignIn:*`),
+// with the rules and messages the Firebase Auth Emulator keeps from production
+// (firebase-tools `src/emulator/auth/operations.ts` `mfaEnrollmentStart`…`mfaSignInFinalize`),
+// plus what the emulator skips: the app verification of each start request, pending credentials
+// that expire and serve once.
+
+extension IdentityToolkit {
+    /// First factors that cannot lead to a second one (the service's list).
+    static let mfaIneligibleProviders: Set<String> = ["phone", "anonymous", "custom", "gc.apple.com"]
+
+    // MARK: Enrollment
+
+    /// `accounts/mfaEnrollment:start`: a signed-in user (by a first factor that allows it, with a
+    /// verified email) asks for a code to the phone they enroll. The request carries the same app
+    /// verification as `sendVerificationCode`.
+    public func startMFAEnrollment(_ request: StartMFAEnrollmentRequest) throws(IdentityToolkitError) -> StartMFAEnrollmentResponse {
+        let endpoint = BackendOperation.mfaEnrollmentStart
+        let (user, _) = try enrollingUser(request.idToken, endpoint: endpoint)
+        guard let info = request.phoneEnrollmentInfo else {
+            throw reject(endpoint, IdentityToolkitError("INVALID_ARGUMENT", "phoneEnrollmentInfo is missing"))
+        }
+        let number: String
+        do { number = try PhoneNumbers.validate(info.phoneNumber) } catch {
+            throw reject(endpoint, IdentityToolkitError(.invalidPhoneNumber, "Invalid format."))
+        }
+        guard !(user.mfaEnrollments ?? []).contains(where: { $0.phoneNumber == number }) else {
+            throw reject(endpoint, IdentityToolkitError(.secondFactorExists, "Phone number already enrolled as second factor for this account."))
+        }
+        guard (user.mfaEnrollments ?? []).count < configuration.maximumSecondFactors else {
+            throw reject(endpoint, IdentityToolkitError(
+                .secondFactorLimitExceeded, "The maximum allowed number of second factors (\(configuration.maximumSecondFactors)) on a user has been exceeded."))
+        }
+        try checkAppProof(number: number, iosReceipt: info.iosReceipt, iosSecret: info.iosSecret,
+                          recaptchaToken: info.recaptchaToken, endpoint: endpoint)
+        let sessionInfo = try openSession(number: number, purpose: .mfaEnrollment(localId: user.localId), languageCode: nil,
+                                          endpoint: endpoint)
+        return StartMFAEnrollmentResponse(phoneSessionInfo: StartMFAPhoneResponseInfo(sessionInfo: sessionInfo))
+    }
+
+    /// `accounts/mfaEnrollment:finalize`: the code for the enrollment's session; the phone becomes
+    /// a second factor, and the answer's tokens record it.
+    public func finalizeMFAEnrollment(_ request: FinalizeMFAEnrollmentRequest) throws(IdentityToolkitError) -> FinalizeMFAEnrollmentResponse {
+        let endpoint = BackendOperation.mfaEnrollmentFinalize
+        var (user, provider) = try enrollingUser(request.idToken, endpoint: endpoint)
+        guard let info = request.phoneVerificationInfo else {
+            throw reject(endpoint, IdentityToolkitError("INVALID_ARGUMENT", "phoneVerificationInfo is missing"))
+        }
+        let session = try spendSession(info.sessionInfo, code: info.code, purpose: .mfaEnrollment(localId: user.localId), endpoint: endpoint)
+        guard !(user.mfaEnrollments ?? []).contains(where: { $0.phoneNumber == session.phoneNumber }) else {
+            throw reject(endpoint, IdentityToolkitError(.secondFactorExists, "Phone number already enrolled as second factor for this account."))
+        }
+        let enrollment = MFAEnrollmentRecord(id: Self.randomString(bytes: 21), phoneNumber: session.phoneNumber,
+                                             displayName: request.displayName, enrolledAt: clock.now)
+        user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
+        do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
+        observer?(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: enrollment.phoneNumber))
+        let tokens = try issueTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)
+        return FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken,
+                                             phoneSessionInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
+    }
+
+    /// `accounts/mfaEnrollment:withdraw`: the user removes one of their second factors.
+    public func withdrawMFA(_ request: WithdrawMFARequest) throws(IdentityToolkitError) -> WithdrawMFAResponse {
+        let endpoint = BackendOperation.mfaEnrollmentWithdraw
+        var (user, provider) = try signedInUser(request.idToken, endpoint: endpoint)
+        let before = user.mfaEnrollments ?? []
+        let after = before.filter { $0.id != request.mfaEnrollmentId }
+        guard after.count < before.count else {
+            throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(request.mfaEnrollmentId ?? "(none given)")."))
+        }
+        user.mfaEnrollments = after
+        do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
+        let tokens = try issueTokens(for: user, provider: provider, endpoint: endpoint)
+        return WithdrawMFAResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
+    }
+
+    // MARK: Sign-in
+
+    /// `accounts/mfaSignIn:start`: after a first factor answered `mfaPendingCredential`, a code to
+    /// the enrolled phone named by `mfaEnrollmentId`, behind the same app verification as any code.
+    public func startMFASignIn(_ request: StartMFASignInRequest) throws(IdentityToolkitError) -> StartMFASignInResponse {
+        let endpoint = BackendOperation.mfaSignInStart
+        try requireMultiFactor(endpoint)
+        guard let credential = request.mfaPendingCredential, !credential.isEmpty else {
+            throw reject(endpoint, IdentityToolkitError(.missingMFAPendingCredential, "Request does not have MFA pending credential."))
+        }
+        guard let enrollmentID = request.mfaEnrollmentId, !enrollmentID.isEmpty else {
+            throw reject(endpoint, IdentityToolkitError(.missingMFAEnrollmentID, "No second factor identifier is provided."))
+        }
+        let (digest, _, user) = try pending(credential, endpoint: endpoint)
+        guard let enrollment = user.mfaEnrollments?.first(where: { $0.id == enrollmentID }) else {
+            throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
+        }
+        let info = request.phoneSignInInfo
+        try checkAppProof(number: enrollment.phoneNumber, iosReceipt: info?.iosReceipt, iosSecret: info?.iosSecret,
+                          recaptchaToken: info?.recaptchaToken, endpoint: endpoint)
+        let sessionInfo = try openSession(number: enrollment.phoneNumber,
+                                          purpose: .mfaSignIn(pendingDigest: digest, enrollmentID: enrollmentID),
+                                          languageCode: nil, endpoint: endpoint)
+        return StartMFASignInResponse(phoneResponseInfo: StartMFAPhoneResponseInfo(sessionInfo: sessionInfo))
+    }
+
+    /// `accounts/mfaSignIn:finalize`: the second factor's code for the pending credential's
+    /// session; the pending credential is spent, and the answer is the session.
+    public func finalizeMFASignIn(_ request: FinalizeMFASignInRequest) throws(IdentityToolkitError) -> FinalizeMFASignInResponse {
+        let endpoint = BackendOperation.mfaSignInFinalize
+        try requireMultiFactor(endpoint)
+        guard let credential = request.mfaPendingCredential, !credential.isEmpty else {
+            throw reject(endpoint, IdentityToolkitError(.missingMFAPendingCredential, "Please set MFA Pending Credential."))
+        }
+        guard let info = request.phoneVerificationInfo else {
+            throw reject(endpoint, IdentityToolkitError("INVALID_ARGUMENT", "MFA provider not supported!"))
+        }
+        let (digest, provider, user) = try pending(credential, endpoint: endpoint)
+        guard let sessionInfo = info.sessionInfo, !sessionInfo.isEmpty else {
+            throw reject(endpoint, IdentityToolkitError(.missingSessionInfo))
+        }
+        guard case .mfaSignIn(digest, let enrollmentID)? = state.sessions[sessionInfo]?.purpose else {
+            throw reject(endpoint, IdentityToolkitError(.invalidSessionInfo, "the verification ID is not a second-factor code for this pending credential"))
+        }
+        _ = try spendSession(sessionInfo, code: info.code, purpose: .mfaSignIn(pendingDigest: digest, enrollmentID: enrollmentID),
+                             endpoint: endpoint)
+        guard user.mfaEnrollments?.contains(where: { $0.id == enrollmentID }) == true else {
+            throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
+        }
+        do { try commit(.mfaPendingUsed(digest: digest)) } catch { throw reject(endpoint, error) }
+        let tokens = try issueTokens(for: user, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)
+        observer?(.secondFactorSignedIn(uid: user.localId, enrollmentID: enrollmentID))
+        return FinalizeMFASignInResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
+    }
+
+    /// A pending credential for `user`'s second factor, after a first factor with `provider`.
+    func openMFAPending(for user: BackendUser, provider: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
+        let credential = Self.randomString(bytes: 48)
+        do { try commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider, at: clock.now)) } catch {
+            throw reject(endpoint, error)
+        }
+        return credential
+    }
+
+    /// A second factor as the first factor's answer lists it: the number hidden but for its last four digits.
+    static func hint(_ enrollment: MFAEnrollmentRecord) -> MFAEnrollment {
+        MFAEnrollment(mfaEnrollmentId: enrollment.id, displayName: enrollment.displayName,
+                      phoneInfo: PhoneNumbers.obfuscated(enrollment.phoneNumber), enrolledAt: rfc3339(enrollment.enrolledAt))
+    }
+
+    /// `2026-11-23T10:15:30.123Z`, as the service writes `enrolledAt`.
+    static func rfc3339(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    // MARK: The checks they share
+
+    /// The pending credential's digest, provider and user: it must be one this backend issued,
+    /// unspent, not older than its lifetime, for a user who still exists.
+    private func pending(_ credential: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (String, String, BackendUser) {
+        let digest = Self.digest(credential)
+        guard let pending = state.mfaPending[digest] else {
+            throw reject(endpoint, IdentityToolkitError(.invalidMFAPendingCredential, "The MFA pending credential is not one this backend issued."))
+        }
+        guard !pending.used else {
+            throw reject(endpoint, IdentityToolkitError(.invalidMFAPendingCredential, "The MFA pending credential was already used: sign in with the first factor again."))
+        }
+        guard clock.now.timeIntervalSince(pending.at) <= configuration.mfaPendingCredentialLifetime else {
+            throw reject(endpoint, IdentityToolkitError(
+                .invalidMFAPendingCredential,
+                "The MFA pending credential has expired (\(Int(configuration.mfaPendingCredentialLifetime)) s after the first factor): sign in with the first factor again."))
+        }
+        guard let user = state.users[pending.localId] else {
+            throw reject(endpoint, IdentityToolkitError(.userNotFound, "The user of the MFA pending credential no longer exists."))
+        }
+        return (digest, pending.provider, user)
+    }
+
+    private func requireMultiFactor(_ endpoint: BackendOperation) throws(IdentityToolkitError) {
+        guard configuration.multiFactorEnabled else {
+            throw reject(endpoint, IdentityToolkitError(.operationNotAllowed, "SMS based MFA not enabled."))
+        }
+    }
+
+    /// The user of an ID token, and the provider they signed in with.
+    func signedInUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
+        guard let idToken, !idToken.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_ID_TOKEN")) }
+        guard let claims = tokenSigner.verifiedClaims(idToken, now: clock.now) else {
+            throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+        }
+        guard let user = state.users[claims.sub] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
+        return (user, claims.firebase.signInProvider)
+    }
+
+    /// The user of an ID token who may enroll a second factor: MFA on, a first factor that allows
+    /// it, a verified email.
+    private func enrollingUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
+        try requireMultiFactor(endpoint)
+        let (user, provider) = try signedInUser(idToken, endpoint: endpoint)
+        guard !Self.mfaIneligibleProviders.contains(provider) else {
+            throw reject(endpoint, IdentityToolkitError(
+                .unsupportedFirstFactor, "MFA is not available for the given first factor (\(provider)): sign in with Apple (or email) first."))
+        }
+        guard user.email != nil, user.emailVerified != false else {
+            throw reject(endpoint, IdentityToolkitError(.unverifiedEmail, "Need to verify email first before enrolling second factors."))
+        }
+        return (user, provider)
+    }
+
+    // MARK: Set-up (scenarios, the Admin SDK)
+
+    /// Enrolls `phoneNumber` as a second factor of `localId` without a code (what the Admin SDK's
+    /// `update_user(multi_factor=…)` and a scenario's set-up do).
+    @discardableResult
+    public func enrollSecondFactor(localId: String, phoneNumber: String, displayName: String?) throws(IdentityToolkitError) -> MFAEnrollmentRecord {
+        guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
+        let number = try PhoneNumbers.validate(phoneNumber)
+        guard !(user.mfaEnrollments ?? []).contains(where: { $0.phoneNumber == number }) else {
+            throw IdentityToolkitError(.secondFactorExists, "Phone number already enrolled as second factor for this account.")
+        }
+        let enrollment = MFAEnrollmentRecord(id: Self.randomString(bytes: 21), phoneNumber: number, displayName: displayName,
+                                             enrolledAt: clock.now)
+        user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
+        try commit(.user(user))
+        return enrollment
+    }
+
+    /// Gives `localId` the phone number `phoneNumber` (links the phone provider) without a code.
+    public func setPhoneNumber(localId: String, phoneNumber: String) throws(IdentityToolkitError) {
+        guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
+        let number = try PhoneNumbers.validate(phoneNumber)
+        if let holder = state.userByPhone[number], holder != localId { throw IdentityToolkitError(.phoneNumberExists) }
+        user.phoneNumber = number
+        try commit(.user(user))
+    }
+
+    // MARK: Accounts and tokens
+
+    /// `getAccountInfo` (`accounts:lookup`) with an ID token: the user as the SDK reads them after
+    /// every sign-in (providers, second factors with their numbers).
+    public func getAccountInfo(_ request: GetAccountInfoRequest) throws(IdentityToolkitError) -> GetAccountInfoResponse {
+        let (user, _) = try signedInUser(request.idToken, endpoint: .getAccountInfo)
+        return GetAccountInfoResponse(users: [Self.userInfo(user)])
+    }
+
+    /// A user as `accounts:lookup` describes them.
+    static func userInfo(_ user: BackendUser) -> UserRecord {
+        var providers: [ProviderUserInfo] = []
+        if let phone = user.phoneNumber { providers.append(ProviderUserInfo(providerId: "phone", rawId: phone, phoneNumber: phone)) }
+        if let sub = user.appleSub {
+            providers.append(ProviderUserInfo(providerId: "apple.com", rawId: sub, federatedId: sub, email: user.email))
+        }
+        let enrollments = (user.mfaEnrollments ?? []).map {
+            MFAEnrollment(mfaEnrollmentId: $0.id, displayName: $0.displayName, phoneInfo: $0.phoneNumber, enrolledAt: rfc3339($0.enrolledAt))
+        }
+        return UserRecord(localId: user.localId, email: user.email, emailVerified: user.email == nil ? nil : (user.emailVerified ?? true),
+                        displayName: user.displayName, phoneNumber: user.phoneNumber, providerUserInfo: providers,
+                        createdAt: String(Int64(user.createdAt.timeIntervalSince1970 * 1000)),
+                        mfaInfo: enrollments.isEmpty ? nil : enrollments)
+    }
+
+    /// `securetoken.googleapis.com/v1/token` (`grant_type=refresh_token`): a fresh ID token for a
+    /// refresh token this backend issued, with the same sign-in provider and second factor.
+    public func secureToken(_ request: SecureTokenRequest) throws(IdentityToolkitError) -> SecureTokenResponse {
+        let endpoint = BackendOperation.secureToken
+        guard request.grantType == "refresh_token" else {
+            throw reject(endpoint, IdentityToolkitError(.invalidGrantType, "grant_type must be refresh_token, not \(request.grantType ?? "none")"))
+        }
+        guard let refreshToken = request.refreshToken, !refreshToken.isEmpty else {
+            throw reject(endpoint, IdentityToolkitError(.missingRefreshToken))
+        }
+        guard let stored = state.refreshTokens[Self.digest(refreshToken)] else {
+            throw reject(endpoint, IdentityToolkitError(.invalidRefreshToken))
+        }
+        guard let user = state.users[stored.localId] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
+        let idToken = tokenSigner.token(for: user, provider: stored.provider, secondFactor: stored.secondFactor, now: clock.now)
+        return SecureTokenResponse(accessToken: idToken, expiresIn: "3600", refreshToken: refreshToken, idToken: idToken,
+                                   userId: user.localId, projectId: configuration.projectID)
+    }
+}
