@@ -143,7 +143,7 @@ let package = Package(
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
         .target(
             name: "Diagnostics",
-            dependencies: ["APNsWire", "APNsReceiver", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
+            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
         ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
         .target(

@@ -1,4 +1,5 @@
 import APNsWire
+import AuthBackend
 import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
@@ -35,9 +36,24 @@ public enum Explainer {
             if case .setAPNSToken(let declared, let resolved, let aps) = fact { (declared, resolved, aps) } else { nil }
         }?.value
         let testMode = events.contains(.testMode)
+        // A second factor was part of the run (its first factor is Sign in with Apple, whose own
+        // diagnoses then give way to the second factor's).
+        let secondFactorPurpose = events.first { fact -> VerificationPurpose? in
+            if case .verifyPhoneNumber(_, let purpose) = fact, purpose != .firstFactor { purpose } else { nil }
+        }?.value
+        let multiFactorRefusals: Set<IdentityToolkitError.Code> = [
+            .unsupportedFirstFactor, .invalidMFAPendingCredential, .missingMFAPendingCredential, .missingMFAEnrollmentID,
+            .mfaEnrollmentNotFound, .secondFactorExists, .secondFactorLimitExceeded, .unverifiedEmail,
+        ]
+        let multiFactor = secondFactorPurpose != nil || events.contains(.mfaPending) || events.contains(.mfaEnrolled)
+            || events.contains(.mfaSignedIn) || events.contains(.secondFactorRequired)
+            || events.contains { event in
+                if case .backendRejected(_, let error, _) = event.fact { multiFactorRefusals.contains(.init(rawValue: error)) } else { false }
+            }
+        let forSecondFactor = secondFactorPurpose.map { $0 == .mfaEnrollment ? " (for the second factor being enrolled: the same app verification guards it)" : " (for the second factor's code: the same app verification guards it)" } ?? ""
 
         // Sign in with Apple.
-        if let credential = events.first({ fact -> (rawNonce: String, tokenNonce: String)? in
+        if !multiFactor, let credential = events.first({ fact -> (rawNonce: String, tokenNonce: String)? in
             if case .appleCredential(let raw, _, let tokenNonce) = fact { (raw, tokenNonce) } else { nil }
         })?.value {
             let sheet = events.first { fact -> (aud: String, ageSeconds: Int)? in
@@ -124,7 +140,7 @@ public enum Explainer {
                     let origin = issued == .sandbox ? "a debug build" : "a TestFlight / App Store build"
                     let right = issued == .sandbox ? ".sandbox" : ".prod"
                     return Diagnosis("tokenTypeMismatch",
-                                     cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: the token was issued in \(issued) (\(origin)\(profile.map { ", provisioning profile aps-environment=\($0)" } ?? "")) but the app declared type \(typeText), so no silent push came and the SDK fell back to reCAPTCHA",
+                                     cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: the token was issued in \(issued) (\(origin)\(profile.map { ", provisioning profile aps-environment=\($0)" } ?? "")) but the app declared type \(typeText), so no silent push came and the SDK fell back to reCAPTCHA\(forSecondFactor)",
                                      fix: "call setAPNSToken(token, type: \(right)) in this build, or type: .unknown to let the SDK read aps-environment from embedded.mobileprovision")
                 }
                 return Diagnosis("badDeviceToken", cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: \(rejection.detail ?? APNsReason.badDeviceToken.meaning)",
@@ -179,7 +195,36 @@ public enum Explainer {
             if case .backendRejected(let endpoint, let error, let detail) = fact { (endpoint, .init(rawValue: error), detail) } else { nil }
         }) {
             let detail = refused.value.detail
+            let operation = BackendOperation(rawValue: refused.value.endpoint)
+            let secondFactorEndpoint = operation.map(BackendOperation.secondFactorOperations.contains) ?? false
             switch refused.value.error {
+            case .invalidCode where secondFactorEndpoint:
+                return Diagnosis("wrongSecondFactorCode",
+                                 cause: "the user typed a code for the second factor that is not the one texted to it, so \(refused.value.endpoint) failed with invalidVerificationCode (17044)",
+                                 fix: "let the user retry with the resolver's session, or request a new code with verifyPhoneNumber(with: hint, uiDelegate:, multiFactorSession: resolver.session)")
+            case .invalidMFAPendingCredential:
+                if detail?.contains("expired") == true {
+                    return Diagnosis("mfaPendingCredentialExpired",
+                                     cause: "the first factor's pending credential had expired when the second factor was asked for (\(detail ?? "")), so \(refused.value.endpoint) failed with invalidMultiFactorSession (17083)",
+                                     fix: "finish the second factor within 10 minutes of the first; after that, sign in with the first factor again for a new MultiFactorResolver")
+                }
+                return Diagnosis("mfaPendingCredentialInvalid",
+                                 cause: "the second factor came with a pending credential the backend did not accept (\(detail ?? "malformed or spent")), so \(refused.value.endpoint) failed with invalidMultiFactorSession (17083)",
+                                 fix: "use the resolver of the latest secondFactorRequired error, once; sign in with the first factor again for a new one")
+            case .unsupportedFirstFactor where operation == .sendVerificationCode || operation == .signInWithPhoneNumber:
+                return Diagnosis("phoneFirstFactorForMultiFactorUser",
+                                 cause: "the number belongs to an account with a second factor, and a phone number cannot be the first factor of a multi-factor account, so \(refused.value.endpoint) failed with unsupportedFirstFactor (17089) before any code was sent",
+                                 fix: "sign this user in with their other provider (Sign in with Apple) and finish with the MultiFactorResolver of the secondFactorRequired (17078) error; the guide's secondFactorRequired branch is never reached with a phone credential")
+            case .unsupportedFirstFactor:
+                return Diagnosis("unsupportedFirstFactor",
+                                 cause: "the user signed in by phone, and Firebase does not allow multi-factor for phone-first-factor accounts, so \(refused.value.endpoint) failed with unsupportedFirstFactor (17089)",
+                                 fix: "enroll second factors for users who sign in with Apple (or email), with a verified email")
+            case .secondFactorExists:
+                return Diagnosis("secondFactorAlreadyEnrolled", cause: "the number is already one of the account's second factors, so enrolling it again failed with secondFactorAlreadyEnrolled (17087)",
+                                 fix: "check user.multiFactor.enrolledFactors before enrolling; enroll another number")
+            case .mfaEnrollmentNotFound:
+                return Diagnosis("secondFactorNotFound", cause: "the second factor named is not one of the account's (\(detail ?? "")), so \(refused.value.endpoint) failed with multiFactorInfoNotFound (17084)",
+                                 fix: "use one of resolver.hints (or user.multiFactor.enrolledFactors) as they are")
             case .invalidCode:
                 return Diagnosis("wrongCode", cause: "the user typed a code that is not the one texted, so signIn failed with invalidVerificationCode",
                                  fix: "let the user retry (5 wrong codes end the session) or resend the code")
@@ -218,6 +263,14 @@ public enum Explainer {
                                  fix: "test silent-push verification on a device; in simulators use test phone numbers with isAppVerificationDisabledForTesting")
             }
             return Diagnosis("fallback", cause: "no silent push proved the app (\(why)), so the SDK used reCAPTCHA", fix: "see the timeline for the push")
+        }
+        if events.contains(.mfaSignedIn) {
+            return Diagnosis("ok", cause: "nothing went wrong: the first factor (Sign in with Apple) asked for the second, the app proved itself for the second factor's code by silent push, and the user signed in with both",
+                             fix: "nothing to fix")
+        }
+        if events.contains(.mfaEnrolled) {
+            return Diagnosis("ok", cause: "nothing went wrong: the app proved itself by silent push for the second factor's code, and the phone was enrolled as a second factor",
+                             fix: "nothing to fix")
         }
         if events.contains(.signedIn) {
             if testMode {

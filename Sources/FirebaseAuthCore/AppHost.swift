@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import HTTPTransport
 import Synchronization
+import Utilities
 
 /// The app around Firebase, as the SDK sees it on a device: bundle ID, the URL schemes in
 /// `Info.plist`, the provisioning profile it was signed with, whether it runs in a simulator, the
@@ -20,6 +21,8 @@ public final class AppHost: Sendable {
     public let forwardsURLs: Bool
     public let userDefaults: UserDefaultsStore
     public let clock: any Clock<Duration>
+    /// The device's wall clock: when ID tokens expire (the SDK compares against `Date()`).
+    public let wallClock: any WallClock
     /// The app's log: what its `Auth` did that a user debugging the app wants to see (why app
     /// verification fell back to reCAPTCHA, what the backend refused). Silent by default.
     public let logger: Logger
@@ -40,7 +43,7 @@ public final class AppHost: Sendable {
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
                 userDefaults: UserDefaultsStore = UserDefaultsStore(), clock: any Clock<Duration> = ContinuousClock(),
-                transport: (any HTTPTransport)? = nil,
+                wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.bundleID = bundleID
         self.urlSchemes = urlSchemes
@@ -50,6 +53,7 @@ public final class AppHost: Sendable {
         self.forwardsURLs = forwardsURLs
         self.userDefaults = userDefaults
         self.clock = clock
+        self.wallClock = wallClock
         ownTransport = Mutex(transport)
         self.logger = logger
     }

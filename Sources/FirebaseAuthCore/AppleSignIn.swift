@@ -23,145 +23,107 @@ public enum AppleNonce {
     }
 }
 
-/// An identity provider's credential: Apple's identity token with the raw nonce (and, on the first
-/// sign-in only, the user's name), or a pending token from an earlier `credentialAlreadyInUse`.
-public final class OAuthCredential: Sendable {
-    public let providerID: String
-    public let idToken: String?
-    public let rawNonce: String?
-    public let fullName: PersonNameComponents?
-    let pendingToken: String?
-
-    init(providerID: String, idToken: String?, rawNonce: String?, fullName: PersonNameComponents?, pendingToken: String? = nil) {
-        self.providerID = providerID
-        self.idToken = idToken
-        self.rawNonce = rawNonce
-        self.fullName = fullName
-        self.pendingToken = pendingToken
-    }
-
-    /// The `postBody` of signInWithIdp.
-    var postBody: String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        var fields = ["providerId=\(providerID)"]
-        if let idToken { fields.insert("id_token=\(idToken.addingPercentEncoding(withAllowedCharacters: allowed) ?? idToken)", at: 0) }
-        if let rawNonce { fields.append("nonce=\(rawNonce.addingPercentEncoding(withAllowedCharacters: allowed) ?? rawNonce)") }
-        return fields.joined(separator: "&")
-    }
-
-    /// "Given Family", as the SDK formats `fullName` for the display name.
-    var displayName: String? {
-        guard let fullName else { return nil }
-        let name = [fullName.givenName, fullName.familyName].compactMap { $0 }.joined(separator: " ")
-        return name.isEmpty ? nil : name
-    }
-}
-
-/// `OAuthProvider`'s credential factories.
-public enum OAuthProvider {
-    /// `OAuthProvider.appleCredential(withIDToken:rawNonce:fullName:)`.
-    public static func appleCredential(withIDToken idToken: String, rawNonce: String?, fullName: PersonNameComponents?) -> OAuthCredential {
-        OAuthCredential(providerID: "apple.com", idToken: idToken, rawNonce: rawNonce, fullName: fullName)
-    }
-
-    /// `OAuthProvider.credential(providerID:idToken:rawNonce:)` (reauthentication has no name).
-    public static func credential(providerID: String, idToken: String, rawNonce: String?) -> OAuthCredential {
-        OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
-    }
-
-    /// `OAuthProvider.credential(withProviderID:idToken:rawNonce:)`, the older spelling.
-    public static func credential(withProviderID providerID: String, idToken: String, rawNonce: String?) -> OAuthCredential {
-        credential(providerID: providerID, idToken: idToken, rawNonce: rawNonce)
-    }
-}
-
 extension Auth {
-    /// Signs in with an identity provider's credential (Sign in with Apple). A new user gets the
-    /// credential's `fullName` as display name, as the SDK sets it (Apple sends the name once).
-    public func signIn(with credential: OAuthCredential) async throws(AuthError) -> AuthDataResult {
-        let (user, isNew) = try await idpSignIn(credential, linkingTo: nil)
-        state.withLock { $0.currentUser = user }
-        return AuthDataResult(user: user, isNewUser: isNew, credential: credential)
+    /// signInWithIdp (`verifyAssertion`) for an Apple credential, as the SDK's
+    /// `internalSignInAndRetrieveData` sends it: the identity token, raw nonce and (on the first
+    /// authorization) the user's name in `postBody`, or a pending token; `autoCreate: false` when
+    /// reauthenticating, so no account is made for an unknown Apple ID. A user with a second
+    /// factor gets `secondFactorRequired` (17078) with its resolver.
+    func idpSignIn(_ credential: OAuthCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
+        guard credential.providerID == AuthProviderID.apple.rawValue else {
+            throw AuthError(.invalidProviderID, "this auth core signs in with apple.com credentials, not \(credential.providerID)")
+        }
+        var request = VerifyAssertionRequest()
+        request.autoCreate = !isReauthentication
+        if let pending = credential.pendingToken { request.pendingToken = pending } else { request.postBody = credential.postBody }
+        let response = try await verifyAssertion(request)
+        guard let providerID = response.providerId, !providerID.isEmpty else {
+            throw AuthError(.internalError, "verifyAssertion answered without providerId (the SDK's unexpected response)")
+        }
+        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+        return AuthDataResult(user: user,
+                              additionalUserInfo: AdditionalUserInfo(providerID: providerID, isNewUser: response.isNewUser ?? false,
+                                                                     username: nil),
+                              credential: OAuthCredential(response: response))
+    }
+
+    /// `verifyAssertion`, with what the SDK makes of its answer: a second factor required
+    /// (17078, with a ``MultiFactorResolver``), an error in a 200 answer (`returnIdpCredential`:
+    /// `FEDERATED_USER_ID_ALREADY_LINKED` is 17025 with the credential that signs in to the
+    /// account holding the Apple ID), an account to confirm (17012).
+    func verifyAssertion(_ request: VerifyAssertionRequest) async throws(AuthError) -> VerifyAssertionResponse {
+        let response = try await backend.call(request)
+        if response.idToken == nil, let enrollments = response.mfaInfo {
+            let resolver = MultiFactorResolver(mfaPendingCredential: response.mfaPendingCredential,
+                                               hints: MultiFactorInfo.factors(from: enrollments), auth: self)
+            throw AuthError(.secondFactorRequired,
+                            "the account has \(enrollments.count) second factor\(enrollments.count == 1 ? "" : "s"): finish with the resolver in userInfo[AuthErrorUserInfoMultiFactorResolverKey]",
+                            resolver: resolver)
+        }
+        if let message = response.errorMessage {
+            let mapped = AuthError.fromServer(message)
+            guard mapped.code == .credentialAlreadyInUse else { throw mapped }
+            throw AuthError(.credentialAlreadyInUse,
+                            "\(message): this Apple ID is linked to another account; sign in with userInfo[AuthErrorUserInfoUpdatedCredentialKey]",
+                            serverMessage: message, updatedCredential: OAuthCredential(response: response),
+                            email: response.email.flatMap { $0.isEmpty ? nil : $0 })
+        }
+        if response.needConfirmation == true {
+            throw AuthError(.accountExistsWithDifferentCredential, "an account with this email exists with another sign-in method",
+                            updatedCredential: OAuthCredential(response: response), email: response.email)
+        }
+        return response
+    }
+
+    /// `user.link(with:)` after its providerAlreadyLinked check: a phone credential by
+    /// `verifyPhoneNumber` with the user's ID token (`operation: LINK`), an Apple one by
+    /// `verifyAssertion` with it; then the user's tokens and profile are renewed.
+    func link(_ user: User, with credential: AuthCredential) async throws(AuthError) -> AuthDataResult {
+        let idToken = try await user.getIDToken()
+        switch credential {
+        case let phone as PhoneAuthCredential:
+            var request = VerifyPhoneNumberRequest(sessionInfo: nil, code: nil, idToken: idToken, operation: "LINK")
+            if let proof = phone.temporaryProof {
+                request.temporaryProof = proof
+                request.phoneNumber = phone.phoneNumber
+            } else {
+                guard !phone.verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
+                guard !phone.verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
+                request.sessionInfo = phone.verificationID
+                request.code = phone.verificationCode
+            }
+            let response = try await backend.call(request)
+            if let proof = response.temporaryProof, !proof.isEmpty, let number = response.phoneNumber, !number.isEmpty {
+                throw AuthError(.credentialAlreadyInUse,
+                                "\(number) belongs to another account; sign in to it with userInfo[AuthErrorUserInfoUpdatedCredentialKey]",
+                                updatedCredential: PhoneAuthCredential(temporaryProof: proof, phoneNumber: number))
+            }
+            try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+            return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: AuthProviderID.phone.rawValue,
+                                                                                     isNewUser: false, username: nil))
+        case let oauth as OAuthCredential:
+            guard oauth.providerID == AuthProviderID.apple.rawValue else {
+                throw AuthError(.invalidProviderID, "this auth core links apple.com credentials, not \(oauth.providerID)")
+            }
+            var request = VerifyAssertionRequest(idToken: idToken)
+            if let pending = oauth.pendingToken { request.pendingToken = pending } else { request.postBody = oauth.postBody }
+            let response = try await verifyAssertion(request)
+            try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+            return AuthDataResult(user: user,
+                                  additionalUserInfo: AdditionalUserInfo(providerID: oauth.providerID, isNewUser: false, username: nil),
+                                  credential: OAuthCredential(response: response))
+        default:
+            throw AuthError(.invalidCredential, "this auth core links phone and apple.com credentials, not \(credential)")
+        }
     }
 
     /// `revokeToken(withAuthorizationCode:)`: revokes the signed-in user's Apple grant (Apple
-    /// requires it before the account is deleted).
+    /// requires it before the account is deleted). The SDK sends `tokenType` `"3"` (its enum's raw
+    /// value for an authorization code). Without a signed-in user the SDK never calls back; this
+    /// throws `nullUser` (17067).
     public func revokeToken(withAuthorizationCode code: String) async throws(AuthError) {
-        guard let user = currentUser else { throw AuthError(.userNotFound, "no user is signed in") }
-        _ = try await backend.call(RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: code,
+        guard let user = currentUser else { throw AuthError(.nullUser, "no user is signed in: revokeToken needs the signed-in user's ID token") }
+        _ = try await backend.call(RevokeTokenRequest(providerId: AuthProviderID.apple.rawValue, tokenType: "3", token: code,
                                                       idToken: try await user.getIDToken()))
-    }
-
-    /// signInWithIdp: a session for the credential's user, or linking to `user`.
-    func idpSignIn(_ credential: OAuthCredential, linkingTo user: User?) async throws(AuthError) -> (User, Bool) {
-        guard credential.providerID == "apple.com" else {
-            throw AuthError(.invalidCredential, "this auth core signs in with apple.com credentials, not \(credential.providerID)")
-        }
-        var request = VerifyAssertionRequest()
-        if let pending = credential.pendingToken { request.pendingToken = pending } else { request.postBody = credential.postBody }
-        if let user { request.idToken = try await user.getIDToken() }
-        let response = try await backend.call(request)
-        if let message = response.errorMessage {
-            let updated = response.pendingToken.map {
-                OAuthCredential(providerID: "apple.com", idToken: nil, rawNonce: nil, fullName: nil, pendingToken: $0)
-            }
-            let mapped = AuthError.fromServer(message)
-            throw AuthError(mapped.code, "\(message): this Apple ID is linked to another account; sign in with error.updatedCredential",
-                            serverMessage: message, updatedCredential: updated, email: response.email)
-        }
-        guard let uid = response.localId, let idToken = response.idToken else {
-            throw AuthError(.appConfigurationError, "verifyAssertion answered without localId or idToken")
-        }
-        let isNew = response.isNewUser ?? false
-        var displayName = response.displayName
-        if isNew, displayName == nil, let name = credential.displayName {
-            let updated = try await backend.call(SetAccountInfoRequest(idToken: idToken, displayName: name))
-            displayName = updated.displayName.flatMap { $0.isEmpty ? nil : $0 } ?? name
-        }
-        if let user {
-            user.update {
-                $0.idToken = idToken
-                $0.refreshToken = response.refreshToken
-                if !$0.providerIDs.contains("apple.com") { $0.providerIDs.append("apple.com") }
-                $0.email = $0.email ?? response.email
-            }
-            return (user, false)
-        }
-        let signedIn = User(auth: self, uid: uid, phoneNumber: nil, email: response.email, displayName: displayName,
-                            idToken: idToken, refreshToken: response.refreshToken, providerIDs: ["apple.com"])
-        return (signedIn, isNew)
-    }
-}
-
-extension User {
-    /// `reauthenticate(with:)`: a fresh sign-in with the provider; it must be this user
-    /// (`userMismatch` 17024 otherwise). The user's tokens are renewed.
-    @discardableResult
-    public func reauthenticate(with credential: OAuthCredential) async throws(AuthError) -> AuthDataResult {
-        let (fresh, _) = try await auth.idpSignIn(credential, linkingTo: nil)
-        guard fresh.uid == uid else {
-            throw AuthError(.userMismatch, "the credential is for user \(fresh.uid.prefix(8))…, not the signed-in user \(uid.prefix(8))…")
-        }
-        let token = try await fresh.getIDToken()
-        update {
-            $0.idToken = token
-            $0.refreshToken = fresh.refreshToken
-        }
-        return AuthDataResult(user: self, isNewUser: false, credential: credential)
-    }
-
-    /// `link(with:)`: adds the Apple ID to this user. If another account holds it:
-    /// `credentialAlreadyInUse` (17025) with `updatedCredential` to sign in to that account.
-    @discardableResult
-    public func link(with credential: OAuthCredential) async throws(AuthError) -> AuthDataResult {
-        _ = try await auth.idpSignIn(credential, linkingTo: self)
-        return AuthDataResult(user: self, isNewUser: false, credential: credential)
-    }
-
-    /// `delete()`: deletes the account; the user is signed out.
-    public func delete() async throws(AuthError) {
-        _ = try await auth.backend.call(DeleteAccountRequest(idToken: try await getIDToken()))
-        auth.state.withLock { if $0.currentUser?.uid == uid { $0.currentUser = nil } }
     }
 }

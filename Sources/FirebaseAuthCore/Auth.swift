@@ -2,6 +2,7 @@ import Foundation
 import HTTPTransport
 import IdentityToolkitAPI
 import Synchronization
+import Utilities
 
 /// `auth.settings`.
 public final class AuthSettings: Sendable {
@@ -234,24 +235,112 @@ public final class Auth: Sendable {
         }
     }
 
-    /// Signs in with a phone credential.
-    public func signIn(with credential: PhoneAuthCredential) async throws(AuthError) -> AuthDataResult {
-        guard !credential.verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
-        guard !credential.verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
-        let response = try await backend.call(VerifyPhoneNumberRequest(sessionInfo: credential.verificationID,
-                                                                       code: credential.verificationCode))
-        guard let uid = response.localId, let idToken = response.idToken else {
-            throw AuthError(.appConfigurationError, "verifyPhoneNumber answered without localId or idToken")
-        }
-        let number = response.phoneNumber.flatMap { $0.isEmpty ? nil : $0 }
-        let user = User(auth: self, uid: uid, phoneNumber: number, idToken: idToken,
-                        refreshToken: response.refreshToken, providerIDs: ["phone"])
-        state.withLock { $0.currentUser = user }
-        return AuthDataResult(user: user, isNewUser: response.isNewUser ?? false)
+    /// Signs in with `credential` (a phone credential, or an identity provider's) and makes the
+    /// user the current user. For a user with a second factor, this throws
+    /// `secondFactorRequired` (17078) whose `userInfo[AuthErrorUserInfoMultiFactorResolverKey]`
+    /// finishes the sign-in.
+    @discardableResult
+    public func signIn(with credential: AuthCredential) async throws(AuthError) -> AuthDataResult {
+        let result = try await internalSignIn(with: credential, isReauthentication: false)
+        updateCurrentUser(result.user)
+        return result
     }
 
+    /// The SDK's `internalSignInAndRetrieveData(withCredential:isReauthentication:)`: the sign-in
+    /// request for the credential's kind, then the user loaded (`completeSignIn`). The current
+    /// user is not changed.
+    func internalSignIn(with credential: AuthCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
+        switch credential {
+        case let phone as PhoneAuthCredential:
+            let operation = isReauthentication ? "REAUTH" : "SIGN_UP_OR_IN"
+            var request = VerifyPhoneNumberRequest(sessionInfo: nil, code: nil, operation: operation)
+            if let proof = phone.temporaryProof {
+                request.temporaryProof = proof
+                request.phoneNumber = phone.phoneNumber
+            } else {
+                guard !phone.verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
+                guard !phone.verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
+                request.sessionInfo = phone.verificationID
+                request.code = phone.verificationCode
+            }
+            let response = try await backend.call(request)
+            if let proof = response.temporaryProof, !proof.isEmpty, let number = response.phoneNumber, !number.isEmpty {
+                // The SDK's `phoneCredentialInUse`: any phone answer with a temporary proof.
+                throw AuthError(.credentialAlreadyInUse, "\(number) belongs to another account",
+                                updatedCredential: PhoneAuthCredential(temporaryProof: proof, phoneNumber: number))
+            }
+            let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken,
+                                                expiresIn: response.expiresIn)
+            return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(
+                providerID: AuthProviderID.phone.rawValue, isNewUser: response.isNewUser ?? false, username: nil))
+        case let oauth as OAuthCredential:
+            return try await idpSignIn(oauth, isReauthentication: isReauthentication)
+        default:
+            throw AuthError(.invalidCredential, "this auth core signs in with phone and apple.com credentials, not \(credential)")
+        }
+    }
+
+    /// The SDK's `completeSignIn(withAccessToken:accessTokenExpirationDate:refreshToken:)`: a user
+    /// for the tokens a sign-in answered, its ID token refreshed if its expiry is unknown (a second
+    /// factor's answer has no `expiresIn`), its profile loaded with `getAccountInfo`.
+    func completeSignIn(idToken: String?, refreshToken: String?, expiresIn: String?) async throws(AuthError) -> User {
+        guard let idToken, !idToken.isEmpty, let refreshToken, !refreshToken.isEmpty else {
+            throw AuthError(.invalidUserToken, "Invalid user token: accessToken or refreshToken is nil")
+        }
+        guard let uid = Self.subject(of: idToken) else {
+            throw AuthError(.invalidUserToken, "the ID token the backend answered is not a JWT with a sub claim")
+        }
+        let user = User(auth: self, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn))
+        user.update(with: try await accountInfo(idToken: try await user.getIDToken()))
+        return user
+    }
+
+    /// Renews `user` in place with the tokens a call answered (enrolling or removing a second
+    /// factor, reauthentication, linking): the same refresh and `getAccountInfo` as a sign-in.
+    func renew(_ user: User, idToken: String?, refreshToken: String?, expiresIn: String?) async throws(AuthError) {
+        guard let idToken, !idToken.isEmpty else {
+            throw AuthError(.invalidUserToken, "Invalid user token: accessToken is nil")
+        }
+        user.setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn))
+        user.update(with: try await accountInfo(idToken: try await user.getIDToken()))
+    }
+
+    /// `now + expiresIn` (seconds, a string), or nil.
+    func expiration(_ expiresIn: String?) -> Date? {
+        expiresIn.flatMap(Double.init).map { host.wallClock.now.addingTimeInterval($0) }
+    }
+
+    /// `getAccountInfo` for the user of `idToken`.
+    func accountInfo(idToken: String) async throws(AuthError) -> UserRecord {
+        let response = try await backend.call(GetAccountInfoRequest(idToken: idToken))
+        guard let record = response.users?.first else {
+            throw AuthError(.userNotFound, "getAccountInfo answered without the user")
+        }
+        return record
+    }
+
+    /// The `sub` claim of a JWT, unverified (the backend vouches for its own answer).
+    static func subject(of jwt: String) -> String? {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+              let claims = try? JSONDecoder().decode(Subject.self, from: Data(payload)) else { return nil }
+        return claims.sub
+    }
+    private struct Subject: Decodable { let sub: String }
+
+    /// Makes `user` the current user.
+    func updateCurrentUser(_ user: User) {
+        state.withLock { $0.currentUser = user }
+    }
+
+    /// Signs the current user out.
     public func signOut() throws(AuthError) {
         state.withLock { $0.currentUser = nil }
+    }
+
+    /// Signs out `uid` if it is the current user (after deleting the account).
+    func signOut(ifCurrent uid: String) {
+        state.withLock { if $0.currentUser?.uid == uid { $0.currentUser = nil } }
     }
 
     /// `canHandle(_ url:)`: whether `url` is the redirect of the reCAPTCHA page being presented
@@ -334,57 +423,5 @@ public final class Auth: Sendable {
             return active.outcome
         }
         shot?.fulfill(nil)
-    }
-}
-
-/// A signed-in user: `uid`, what the backend knows of them, and their ID token (renewed by
-/// reauthentication and linking).
-public final class User: Sendable {
-    public let uid: String
-    let auth: Auth
-    struct Profile {
-        var phoneNumber: String?
-        var email: String?
-        var displayName: String?
-        var idToken: String
-        var refreshToken: String?
-        var providerIDs: [String]
-    }
-    let profile: Mutex<Profile>
-
-    init(auth: Auth, uid: String, phoneNumber: String?, email: String? = nil, displayName: String? = nil, idToken: String,
-         refreshToken: String?, providerIDs: [String]) {
-        self.auth = auth
-        self.uid = uid
-        profile = Mutex(Profile(phoneNumber: phoneNumber, email: email, displayName: displayName, idToken: idToken,
-                                refreshToken: refreshToken, providerIDs: providerIDs))
-    }
-
-    public var phoneNumber: String? { profile.withLock { $0.phoneNumber } }
-    public var email: String? { profile.withLock { $0.email } }
-    public var displayName: String? { profile.withLock { $0.displayName } }
-    /// Apple gives no photo.
-    public var photoURL: URL? { nil }
-    public var refreshToken: String? { profile.withLock { $0.refreshToken } }
-    /// The providers linked to the user (`phone`, `apple.com`), as `providerData` lists them.
-    public var providerData: [String] { profile.withLock { $0.providerIDs } }
-
-    public func getIDToken() async throws(AuthError) -> String { profile.withLock { $0.idToken } }
-
-    func update(_ change: (inout Profile) -> Void) { profile.withLock { change(&$0) } }
-}
-
-/// What `signIn(with:)` returns.
-public struct AuthDataResult: Sendable {
-    public let user: User
-    public let isNewUser: Bool
-    /// For sign-in with an identity provider: the credential (Apple's ID token is single-use, so
-    /// this is not reusable as it is).
-    public let credential: OAuthCredential?
-
-    init(user: User, isNewUser: Bool, credential: OAuthCredential? = nil) {
-        self.user = user
-        self.isNewUser = isNewUser
-        self.credential = credential
     }
 }

@@ -8,16 +8,6 @@ public protocol AuthUIDelegate: Sendable {
     func present(_ url: URL, host: AppHost) async
 }
 
-/// `MultiFactorSession` (accepted for signature compatibility; multi-factor is out of scope).
-public struct MultiFactorSession: Sendable {}
-
-/// The phone credential: the verification ID (the backend's session info) and the SMS code.
-public struct PhoneAuthCredential: Sendable, Hashable {
-    public let verificationID: String
-    public let verificationCode: String
-    public var provider: String { "phone" }
-}
-
 /// Why app verification fell back (for timelines and `authsim explain`).
 public enum AppVerificationPath: Sendable, Hashable {
     case silentPush
@@ -36,7 +26,8 @@ public final class PhoneAuthProvider: Sendable {
     public static func provider(auth: Auth) -> PhoneAuthProvider { PhoneAuthProvider(auth: auth) }
 
     /// Sends a verification code to `phoneNumber`, proving first that the request comes from the
-    /// real app, step for step as the SDK does:
+    /// real app, step for step as the SDK does (`PhoneAuthProvider.swift` `verifyPhoneNumber`,
+    /// `internalVerify`, `verifyClAndSendVerificationCode`):
     ///
     /// 1. the reCAPTCHA callback URL scheme must be registered in `Info.plist` (the SDK crashes;
     ///    this throws `appConfigurationError` naming the scheme to add);
@@ -45,12 +36,19 @@ public final class PhoneAuthProvider: Sendable {
     ///    `notificationNotForwarded`; it runs in test mode too;
     /// 4. in test mode (`settings.isAppVerificationDisabledForTesting`) the code is requested with
     ///    the number alone;
-    /// 5. otherwise with an app credential: the cached one, or a new one (APNs token within 5 s →
-    ///    verifyClient → the silent push within `suggestedTimeout`). On `INVALID_APP_CREDENTIAL` the
-    ///    credential is dropped and the request tried once more; a second failure is `internalError`.
+    /// 5. otherwise with an app credential (the cached one, or a new one: APNs token within 5 s →
+    ///    verifyClient → the silent push within `suggestedTimeout`) or, failing that, a reCAPTCHA
+    ///    token. On `INVALID_APP_CREDENTIAL` the credential is dropped and the whole path runs once
+    ///    more (it may end in reCAPTCHA); a second refusal is `internalError` (17999).
+    ///
+    /// With a `multiFactorSession` the code is for a second factor, behind the same app
+    /// verification: `accounts/mfaEnrollment:start` for a session from `user.multiFactor`, or
+    /// `accounts/mfaSignIn:start` for a resolver's session (use
+    /// ``verifyPhoneNumber(with:uiDelegate:multiFactorSession:)`` with the chosen hint, which names
+    /// the factor).
     ///
     /// - Returns: the verification ID, to keep (in `UserDefaults`) until the user types the code.
-    public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)?,
+    public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession? = nil) async throws(AuthError) -> String {
         try checkCallbackScheme()
         guard !phoneNumber.isEmpty else { throw AuthError(.missingPhoneNumber, "the phone number is empty") }
@@ -61,39 +59,81 @@ public final class PhoneAuthProvider: Sendable {
                 from application(_:didReceiveRemoteNotification:fetchCompletionHandler:)
                 """)
         }
+        let verificationID = try await verifyAndSend(phoneNumber, retryOnInvalidAppCredential: true, session: multiFactorSession,
+                                                     uiDelegate: uiDelegate)
+        guard !verificationID.isEmpty else {
+            throw AuthError(.invalidVerificationID, "Invalid verification ID: the backend answered without one")
+        }
+        return verificationID
+    }
+
+    /// A second factor's code, to the factor a ``MultiFactorResolver`` hinted: its enrollment ID
+    /// goes out with the session (the SDK sets `session.multiFactorInfo`), and its masked number
+    /// as the number, as the SDK sends them.
+    public func verifyPhoneNumber(with multiFactorInfo: PhoneMultiFactorInfo, uiDelegate: (any AuthUIDelegate)? = nil,
+                                  multiFactorSession: MultiFactorSession?) async throws(AuthError) -> String {
+        multiFactorSession?.multiFactorInfo = multiFactorInfo
+        return try await verifyPhoneNumber(multiFactorInfo.phoneNumber, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
+    }
+
+    /// The SDK's `verifyClAndSendVerificationCode`: the proof (none in test mode), the request for
+    /// the session's kind, and the one rerun on `INVALID_APP_CREDENTIAL`.
+    private func verifyAndSend(_ phoneNumber: String, retryOnInvalidAppCredential: Bool, session: MultiFactorSession?,
+                               uiDelegate: (any AuthUIDelegate)?) async throws(AuthError) -> String {
         let backend = try auth.backend
+        let proof: AppProof
         if auth.settings.isAppVerificationDisabledForTesting {
             auth.noteVerification(.testMode)
-            return try await sendCode(backend, SendVerificationCodeRequest(phoneNumber: phoneNumber))
+            proof = .none
+        } else {
+            proof = try await appProof(backend, uiDelegate: uiDelegate ?? HeadlessPresenter())
         }
-        var credential: AppCredential
-        switch try await appCredential(backend) {
-        case .needsReCAPTCHA(let why):
-            auth.noteVerification(.reCAPTCHAFallback(reason: why))
-            let token = try await reCAPTCHAToken(backend, uiDelegate: uiDelegate ?? HeadlessPresenter())
-            return try await sendCode(backend, SendVerificationCodeRequest(phoneNumber: phoneNumber, recaptchaToken: token))
-        case .credential(let found):
-            credential = found
-        }
-        auth.noteVerification(.silentPush)
         do {
-            return try await sendCode(backend, SendVerificationCodeRequest(phoneNumber: phoneNumber, iosReceipt: credential.receipt,
-                                                                           iosSecret: credential.secret))
+            return try await send(backend, phoneNumber, proof: proof, session: session)
         } catch where error.code == .invalidAppCredential {
+            guard retryOnInvalidAppCredential else {
+                throw AuthError(.internalError, "the backend refused the app credential again after a fresh verification: \(error.message)",
+                                serverMessage: error.serverMessage, underlyingError: error as NSError)
+            }
             auth.clearCredential()
-            guard case .credential(let fresh) = try await appCredential(backend) else {
-                throw AuthError(.internalError, "the backend refused the app credential, and no fresh one came: \(error.message)",
-                                serverMessage: error.serverMessage)
-            }
-            credential = fresh
-            do {
-                return try await sendCode(backend, SendVerificationCodeRequest(phoneNumber: phoneNumber, iosReceipt: credential.receipt,
-                                                                               iosSecret: credential.secret))
-            } catch where error.code == .invalidAppCredential {
-                throw AuthError(.internalError, "the backend refused a fresh app credential too: \(error.message)",
-                                serverMessage: error.serverMessage)
-            }
+            auth.host.logger.notice("the backend refused the app credential; verifying the app again", metadata: ["why": "\(error.message)"])
+            return try await verifyAndSend(phoneNumber, retryOnInvalidAppCredential: false, session: session, uiDelegate: uiDelegate)
         }
+    }
+
+    /// What proves the app in a code request.
+    enum AppProof {
+        case credential(AppCredential)
+        case recaptcha(String)
+        /// Test mode: nothing.
+        case none
+    }
+
+    /// The code request for the session's kind: `sendVerificationCode` (a first factor),
+    /// `accounts/mfaEnrollment:start` (a session with the user's ID token) or
+    /// `accounts/mfaSignIn:start` (a session with a pending credential); the SDK's
+    /// `executeMFARequest`.
+    private func send(_ backend: BackendClient, _ phoneNumber: String, proof: AppProof,
+                      session: MultiFactorSession?) async throws(AuthError) -> String {
+        var receipt: String?, secret: String?, recaptchaToken: String?
+        switch proof {
+        case .credential(let credential): (receipt, secret) = (credential.receipt, credential.secret)
+        case .recaptcha(let token): recaptchaToken = token
+        case .none: break
+        }
+        guard let session else {
+            let response = try await backend.call(SendVerificationCodeRequest(phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret,
+                                                                              recaptchaToken: recaptchaToken))
+            return response.sessionInfo ?? ""
+        }
+        let info = StartMFAPhoneRequestInfo(phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret, recaptchaToken: recaptchaToken)
+        if let idToken = session.idToken {
+            let response = try await backend.call(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: info))
+            return response.phoneSessionInfo?.sessionInfo ?? ""
+        }
+        let response = try await backend.call(StartMFASignInRequest(mfaPendingCredential: session.mfaPendingCredential,
+                                                                    mfaEnrollmentId: session.multiFactorInfo?.uid, phoneSignInInfo: info))
+        return response.phoneResponseInfo?.sessionInfo ?? ""
     }
 
     /// The credential for `verificationID` and the code the user typed.
@@ -117,30 +157,26 @@ public final class PhoneAuthProvider: Sendable {
         }
     }
 
-    private func sendCode(_ backend: BackendClient, _ request: SendVerificationCodeRequest) async throws(AuthError) -> String {
-        let response = try await backend.call(request)
-        guard let sessionInfo = response.sessionInfo else {
-            throw AuthError(.appConfigurationError, "sendVerificationCode answered without sessionInfo")
+    /// The SDK's `verifyClient(withUIDelegate:)`: the cached credential, or a new one by silent
+    /// push; or, where the SDK falls back (a simulator, no APNs token within 5 s, verifyClient
+    /// refusing the token, no push within `suggestedTimeout`), a reCAPTCHA token.
+    private func appProof(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> AppProof {
+        func fallback(_ why: String) async throws(AuthError) -> AppProof {
+            auth.noteVerification(.reCAPTCHAFallback(reason: why))
+            return .recaptcha(try await reCAPTCHAToken(backend, uiDelegate: uiDelegate))
         }
-        return sessionInfo
-    }
-
-    enum Proof {
-        case credential(AppCredential)
-        case needsReCAPTCHA(String)
-    }
-
-    /// The cached credential, or a new one by silent push; or why the SDK falls back to reCAPTCHA.
-    private func appCredential(_ backend: BackendClient) async throws(AuthError) -> Proof {
-        if let cached = auth.cachedCredential { return .credential(cached) }
-        if auth.host.isSimulator { return .needsReCAPTCHA("the app runs in a simulator, which gets no silent pushes") }
+        if auth.host.isSimulator { return try await fallback("the app runs in a simulator, which gets no silent pushes") }
+        if let cached = auth.cachedCredential {
+            auth.noteVerification(.silentPush)
+            return .credential(cached)
+        }
         guard let token = await auth.waitForAPNSToken() else {
-            return .needsReCAPTCHA("no APNs token within 5 s (is the app registered for remote notifications?)")
+            return try await fallback("no APNs token within 5 s (is the app registered for remote notifications?)")
         }
         let response: VerifyClientResponse
         do { response = try await backend.call(VerifyClientRequest(appToken: token.string, isSandbox: token.type == .sandbox)) } catch {
             if error.code == .invalidAppCredential || error.code == .missingAppToken {
-                return .needsReCAPTCHA("verifyClient refused the APNs token: \(error.message)")
+                return try await fallback("verifyClient refused the APNs token: \(error.message)")
             }
             throw error
         }
@@ -151,8 +187,9 @@ public final class PhoneAuthProvider: Sendable {
         }
         auth.addPendingReceipt(receipt)
         guard let credential = await auth.waitForCredential(receipt: receipt, timeout: .seconds(seconds)) else {
-            return .needsReCAPTCHA("no silent push with the secret for receipt \(receipt.prefix(8))… within suggestedTimeout \(seconds) s")
+            return try await fallback("no silent push with the secret for receipt \(receipt.prefix(8))… within suggestedTimeout \(seconds) s")
         }
+        auth.noteVerification(.silentPush)
         return .credential(credential)
     }
 

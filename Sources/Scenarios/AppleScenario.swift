@@ -14,24 +14,10 @@ enum AppleScenario {
         func newApp() -> Auth {
             world.auth(options: options, host: AppHost(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme], transport: world.transport))
         }
-        /// The sheet, then the credential as the app builds it.
         func sheet(_ who: String, rawSent: String?? = nil, clientID: String? = nil, issuedAt: Date? = nil,
                    use: String = "Auth.auth().signIn(with:") async throws -> (OAuthCredential, AppleSignInSheet.Credential) {
-            let raw = AppleNonce.random()
-            let hash = AppleNonce.sha256(raw)
-            timeline.record(.app, to: .device, "ASAuthorizationAppleIDProvider().createRequest(): scopes [.fullName, .email], nonce = sha256(\(raw.prefix(6))…) = \(hash.prefix(8))…")
-            let credential = try await world.appleSheet.authorize(clientID: clientID ?? bundleID, appleUser: who, nonce: hash,
-                                                                  hideEmail: apple.hideEmail, issuedAt: issuedAt)
-            timeline.record(.device, to: .app,
-                            "\(who) consents: identity token for \(clientID ?? bundleID) (sub \(credential.user.prefix(12))…)\(credential.fullName == nil ? ", no name (not the first authorization)" : ", with name and email (first authorization)")\(issuedAt != nil ? ", issued \(Int(Date().timeIntervalSince(issuedAt!))) s ago" : "")",
-                            .appleAuthorized(sub: credential.user, nonce: hash, aud: clientID ?? bundleID,
-                                             firstAuthorization: credential.fullName != nil,
-                                             ageSeconds: issuedAt.map { Int(Date().timeIntervalSince($0)) } ?? 0))
-            let sent = rawSent ?? raw
-            timeline.record(.app, to: .backend,
-                            "\(use) OAuthProvider.appleCredential(withIDToken:rawNonce: \(sent.map { "\"\($0.prefix(6))…\"" } ?? "nil"), fullName:))",
-                            .appleCredential(rawNonce: sent ?? "", rawNonceHash: sent.map(AppleNonce.sha256) ?? "", tokenNonce: hash))
-            return (OAuthProvider.appleCredential(withIDToken: credential.identityToken, rawNonce: sent, fullName: credential.fullName), credential)
+            try await appleCredential(who, bundleID: bundleID, hideEmail: apple.hideEmail, world: world, timeline: timeline,
+                                      rawSent: rawSent, clientID: clientID, issuedAt: issuedAt, use: use)
         }
         do {
             let auth = newApp()
@@ -83,7 +69,7 @@ enum AppleScenario {
                                     .signedIn(uid: other.user.uid, path: .apple))
                     return "\(error.code.rawValue) \(error.code)"
                 }
-                timeline.record(.app, "linked: uid \(phoneUser.uid.prefix(8))… has \(phoneUser.providerData.joined(separator: " and "))",
+                timeline.record(.app, "linked: uid \(phoneUser.uid.prefix(8))… has \(phoneUser.providerData.map(\.providerID).joined(separator: " and "))",
                                 .signedIn(uid: phoneUser.uid, path: .apple))
                 return "linked"
             case .revokeThenDelete:
@@ -99,5 +85,27 @@ enum AppleScenario {
         } catch {
             return ScenarioRunner.outcome(of: error, in: timeline)
         }
+    }
+
+    /// The Sign in with Apple sheet for `who` (a new nonce, its hash in the request), then the
+    /// credential as the app builds it, in the timeline.
+    static func appleCredential(_ who: String, bundleID: String, hideEmail: Bool, world: PhoneAuthWorld, timeline: Timeline,
+                                rawSent: String?? = nil, clientID: String? = nil, issuedAt: Date? = nil,
+                                use: String = "Auth.auth().signIn(with:") async throws -> (OAuthCredential, AppleSignInSheet.Credential) {
+        let raw = AppleNonce.random()
+        let hash = AppleNonce.sha256(raw)
+        timeline.record(.app, to: .device, "ASAuthorizationAppleIDProvider().createRequest(): scopes [.fullName, .email], nonce = sha256(\(raw.prefix(6))…) = \(hash.prefix(8))…")
+        let credential = try await world.appleSheet.authorize(clientID: clientID ?? bundleID, appleUser: who, nonce: hash,
+                                                              hideEmail: hideEmail, issuedAt: issuedAt)
+        timeline.record(.device, to: .app,
+                        "\(who) consents: identity token for \(clientID ?? bundleID) (sub \(credential.user.prefix(12))…)\(credential.fullName == nil ? ", no name (not the first authorization)" : ", with name and email (first authorization)")\(issuedAt != nil ? ", issued \(Int(Date().timeIntervalSince(issuedAt!))) s ago" : "")",
+                        .appleAuthorized(sub: credential.user, nonce: hash, aud: clientID ?? bundleID,
+                                         firstAuthorization: credential.fullName != nil,
+                                         ageSeconds: issuedAt.map { Int(Date().timeIntervalSince($0)) } ?? 0))
+        let sent = rawSent ?? raw
+        timeline.record(.app, to: .backend,
+                        "\(use) OAuthProvider.appleCredential(withIDToken:rawNonce: \(sent.map { "\"\($0.prefix(6))…\"" } ?? "nil"), fullName:))",
+                        .appleCredential(rawNonce: sent ?? "", rawNonceHash: sent.map(AppleNonce.sha256) ?? "", tokenNonce: hash))
+        return (OAuthProvider.appleCredential(withIDToken: credential.identityToken, rawNonce: sent, fullName: credential.fullName), credential)
     }
 }

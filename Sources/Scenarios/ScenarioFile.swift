@@ -32,8 +32,10 @@ public struct ScenarioSpec: Sendable {
     public var network = NetworkSpec()
     public var provider = ProviderSpec()
     public var user = UserSpec()
-    /// A Sign in with Apple flow instead of phone sign-in.
+    /// A Sign in with Apple flow instead of phone sign-in (with `multiFactor`: the first factor's Apple ID).
     public var apple: AppleSpec?
+    /// A phone second-factor flow (the first factor is Sign in with Apple).
+    public var multiFactor: MultiFactorSpec?
     /// "signed in", "signed in via reCAPTCHA", or the SDK error it must end with ("17054 notificationNotForwarded").
     public var expectedOutcome: String
     /// A phrase `authsim explain` must use for this run's root cause (checked by the tests).
@@ -102,6 +104,24 @@ public struct ScenarioSpec: Sendable {
         public var hideEmail = false
         /// The simulated Apple ID that signs in.
         public var appleUser = "ada"
+    }
+
+    public struct MultiFactorSpec: Sendable {
+        public enum Flow: String, Sendable, CaseIterable {
+            /// A user signed in with Apple enrolls a phone as second factor.
+            case enroll
+            /// A user with a phone second factor signs in with Apple, then the second factor.
+            case signIn
+            /// A user with a second factor signs in by phone (the guide's snippet's first factor).
+            case phoneFirstFactor
+        }
+        public var flow: Flow = .signIn
+        /// The second factor's number (nil: `user.phoneNumber`).
+        public var secondFactor: String?
+        public var displayName = "Phone"
+        /// How long the user leaves the second-factor prompt before asking for the code (the
+        /// backend's clock jumps ahead; the first factor's pending credential lives 10 minutes).
+        public var startAfterSeconds: Double = 0
     }
 
     public struct UserSpec: Sendable {
@@ -208,6 +228,17 @@ extension ScenarioSpec {
             spec.appleUser = try apple.string("appleUser") ?? "ada"
             try apple.finish()
             self.apple = spec
+        }
+        if let multiFactor = try root.section("multiFactor") {
+            var spec = MultiFactorSpec()
+            if let flow = try multiFactor.choice("flow", MultiFactorSpec.Flow.allCases.map(\.rawValue)) {
+                spec.flow = MultiFactorSpec.Flow(rawValue: flow)!
+            }
+            spec.secondFactor = try multiFactor.string("secondFactor")
+            spec.displayName = try multiFactor.string("displayName") ?? spec.displayName
+            spec.startAfterSeconds = try multiFactor.double("startAfterSeconds", in: 0...86_400) ?? 0
+            try multiFactor.finish()
+            self.multiFactor = spec
         }
         if let user = try root.section("user") {
             self.user.phoneNumber = try user.string("phoneNumber") ?? self.user.phoneNumber

@@ -69,7 +69,10 @@ public enum ScenarioRunner {
                             .providerSetup(keyID: signer.keyID, teamID: signer.teamID, trustedKeyID: credentials.authKey.keyID,
                                            trustedTeamID: credentials.authKey.teamID,
                                            clockOffsetSeconds: Int(spec.provider.clockOffsetSeconds)))
-            if let apple = spec.apple {
+            if let multiFactor = spec.multiFactor {
+                outcome = await MultiFactorScenario.run(spec, multiFactor: multiFactor, world: world, timeline: timeline, work: state,
+                                                        credentials: credentials, backendClock: backendClock)
+            } else if let apple = spec.apple {
                 outcome = await AppleScenario.run(spec, apple: apple, world: world, timeline: timeline)
             } else {
                 outcome = await runApp(spec, world: world, timeline: timeline, work: state, credentials: credentials,
@@ -101,33 +104,15 @@ public enum ScenarioRunner {
                               credentials: LocalCredentials?, backendClock: AdjustableWallClock?,
                               options: AppRunOptions = AppRunOptions()) async -> String {
         do {
-            let profile = try appProfile(spec, work: work, credentials: credentials, options: options)
-            let defaults = UserDefaultsStore(file: work.appendingPathComponent("UserDefaults-\(spec.name).json"))
-            let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults)
-            let bundleID = profile.bundle?.info.bundleID ?? profile.bundleID
-            timeline.record(.device,
-                            "\(bundleID) (\(spec.app.build == .sandbox ? "debug" : "release") build) registers for remote notifications: APNs \(profile.buildEnvironment) issues token \(token.short)",
-                            .deviceToken(token: token.hex, environment: profile.buildEnvironment, bundleID: bundleID,
-                                         simulator: profile.isSimulator))
-            if profile.appVerificationDisabledForTesting {
-                auth.settings.isAppVerificationDisabledForTesting = true
-                timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true", .testMode)
-            }
-            auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
-            // What Auth made of the declared type (`.unknown` is resolved from the profile there).
-            let resolved = auth.apnsTokenType ?? profile.declaredTokenType
-            let apsEnvironment = profile.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) } ?? "none"
-            timeline.record(.app,
-                            "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))\(profile.declaredTokenType == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",
-                            .setAPNSToken(declaredType: "\(profile.declaredTokenType)", resolvedType: "\(resolved)", apsEnvironment: apsEnvironment))
-
+            let (auth, profile, defaults) = try await prepareApp(spec, world: world, timeline: timeline, work: work,
+                                                                 credentials: credentials, options: options)
             let number = spec.user.phoneNumber
             let provider = PhoneAuthProvider.provider(auth: auth)
             let presenter = RecordingPresenter(inner: profile.uiDelegate ?? HeadlessPresenter { record($0, into: timeline) },
                                                auth: auth, timeline: timeline)
             timeline.record(.app, to: .backend,
                             "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(number)\", uiDelegate: \(profile.uiDelegate.map { "\(type(of: $0))()" } ?? "nil"))",
-                            .verifyPhoneNumber(number: number))
+                            .verifyPhoneNumber(number: number, purpose: .firstFactor))
             let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: presenter)
             var via = ""
             var path = SignInPath.silentPush
@@ -153,22 +138,8 @@ public enum ScenarioRunner {
                 }
                 timeline.record(.app, "restores verification ID \(restored.prefix(10))… from UserDefaults")
             }
-            if spec.user.codeEnteredAfterSeconds > 0 {
-                guard let backendClock else {
-                    throw AuthError(.internalError, "codeEnteredAfterSeconds needs the backend in this process")
-                }
-                backendClock.advance(by: spec.user.codeEnteredAfterSeconds)
-                timeline.record(.authsim, "the user types the code \(Int(spec.user.codeEnteredAfterSeconds)) s later (the backend's clock jumps ahead)")
-            }
-            let sms = profile.appVerificationDisabledForTesting
-                ? spec.backend.testPhoneNumbers[number] : await world.lastCode(for: number)
-            let code: String
-            switch (options.code, spec.user.code) {
-            case (let given?, _): code = given
-            case (nil, .fixed(let digits)): code = digits
-            case (nil, .wrong): code = sms == "000000" ? "111111" : "000000"
-            case (nil, .fromSMS): code = sms ?? ""
-            }
+            let code = try await typedCode(spec, number: number, world: world, timeline: timeline, backendClock: backendClock,
+                                           options: options, testMode: profile.appVerificationDisabledForTesting)
             let restored = signingDefaults.string(forKey: "authVerificationID") ?? verificationID
             timeline.record(.app, to: .backend, "the user types \(code); signIn(with: credential(withVerificationID:verificationCode:))")
             let result = try await signingAuth.signIn(with: provider.credential(withVerificationID: restored, verificationCode: code))
@@ -177,6 +148,54 @@ public enum ScenarioRunner {
             return "signed in\(via)"
         } catch {
             return ScenarioRunner.outcome(of: error, in: timeline)
+        }
+    }
+
+    /// The app installed on a device as the scenario builds it, in the timeline: the device's APNs
+    /// token, test mode, and `setAPNSToken` with what Auth made of the declared type.
+    static func prepareApp(_ spec: ScenarioSpec, world: PhoneAuthWorld, timeline: Timeline, work: URL, credentials: LocalCredentials?,
+                           options: AppRunOptions) async throws -> (Auth, AppProfile, UserDefaultsStore) {
+        let profile = try appProfile(spec, work: work, credentials: credentials, options: options)
+        let defaults = UserDefaultsStore(file: work.appendingPathComponent("UserDefaults-\(spec.name).json"))
+        let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults)
+        let bundleID = profile.bundle?.info.bundleID ?? profile.bundleID
+        timeline.record(.device,
+                        "\(bundleID) (\(spec.app.build == .sandbox ? "debug" : "release") build) registers for remote notifications: APNs \(profile.buildEnvironment) issues token \(token.short)",
+                        .deviceToken(token: token.hex, environment: profile.buildEnvironment, bundleID: bundleID,
+                                     simulator: profile.isSimulator))
+        if profile.appVerificationDisabledForTesting {
+            auth.settings.isAppVerificationDisabledForTesting = true
+            timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true", .testMode)
+        }
+        auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
+        // What Auth made of the declared type (`.unknown` is resolved from the profile there).
+        let resolved = auth.apnsTokenType ?? profile.declaredTokenType
+        let apsEnvironment = profile.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) } ?? "none"
+        timeline.record(.app,
+                        "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))\(profile.declaredTokenType == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",
+                        .setAPNSToken(declaredType: "\(profile.declaredTokenType)", resolvedType: "\(resolved)", apsEnvironment: apsEnvironment))
+        return (auth, profile, defaults)
+    }
+
+    /// The code the user types for `number`: the SMS's (or the test number's fixed code), a wrong
+    /// one, or the file's digits; typed `codeEnteredAfterSeconds` later (the backend's clock jumps).
+    static func typedCode(_ spec: ScenarioSpec, number: String, world: PhoneAuthWorld, timeline: Timeline,
+                          backendClock: AdjustableWallClock?, options: AppRunOptions, testMode: Bool) async throws -> String {
+        if spec.user.codeEnteredAfterSeconds > 0 {
+            guard let backendClock else {
+                throw AuthError(.internalError, "codeEnteredAfterSeconds needs the backend in this process")
+            }
+            backendClock.advance(by: spec.user.codeEnteredAfterSeconds)
+            timeline.record(.authsim, "the user types the code \(Int(spec.user.codeEnteredAfterSeconds)) s later (the backend's clock jumps ahead)")
+        }
+        // Test numbers get no SMS: their code is the fixed one.
+        var sms = spec.backend.testPhoneNumbers[number]
+        if sms == nil, !testMode { sms = await world.lastCode(for: number) }
+        switch (options.code, spec.user.code) {
+        case (let given?, _): return given
+        case (nil, .fixed(let digits)): return digits
+        case (nil, .wrong): return sms == "000000" ? "111111" : "000000"
+        case (nil, .fromSMS): return sms ?? ""
         }
     }
 
@@ -279,7 +298,7 @@ public enum ScenarioRunner {
                             .pushAnswer(token: token.lowercased(), environment: environment, status: push.status, reason: push.reason,
                                         error: push.error))
         case .smsSent(let message):
-            timeline.record(.backend, "sendVerificationCode: SMS to \(message.phoneNumber): \"\(message.text)\"",
+            timeline.record(.backend, "SMS to \(message.phoneNumber): \"\(message.text)\"",
                             .smsSent(number: message.phoneNumber))
         case .codeReused(let number):
             timeline.record(.backend, "sendVerificationCode: a code for \(number) is still valid, no second SMS")
@@ -292,6 +311,16 @@ public enum ScenarioRunner {
             timeline.record(.backend, "revokeToken: Apple grant of \(sub.prefix(12))… revoked\(uid.map { " for uid \($0.prefix(8))…" } ?? "")")
         case .accountDeleted(let uid):
             timeline.record(.backend, "deleteAccount: uid \(uid.prefix(8))… deleted")
+        case .secondFactorRequired(let uid, let provider):
+            timeline.record(.backend, to: .app,
+                            "signInWithIdp \(provider): uid \(uid.prefix(8))… has a second factor: answers mfaPendingCredential and mfaInfo, no ID token",
+                            .mfaPending(uid: uid, provider: provider))
+        case .secondFactorEnrolled(let uid, let enrollmentID, let number):
+            timeline.record(.backend, to: .app, "mfaEnrollment:finalize: \(number) enrolled as second factor \(enrollmentID.prefix(8))… of uid \(uid.prefix(8))…",
+                            .mfaEnrolled(uid: uid, enrollmentID: enrollmentID, phoneNumber: number))
+        case .secondFactorSignedIn(let uid, let enrollmentID):
+            timeline.record(.backend, to: .app, "mfaSignIn:finalize: second factor \(enrollmentID.prefix(8))… passed; uid \(uid.prefix(8))… signed in (sign_in_second_factor: phone)",
+                            .mfaSignedIn(uid: uid, enrollmentID: enrollmentID))
         case .rejected(let endpoint, let error):
             timeline.record(.backend, to: .app, "\(endpoint) refuses: \(error.message)",
                             .backendRejected(endpoint: endpoint.rawValue, error: error.code.rawValue, detail: error.detail))

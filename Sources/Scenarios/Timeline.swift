@@ -31,6 +31,12 @@ public struct TimelineEvent: Sendable, Hashable {
     public var kind: EventKind? { fact?.kind }
 }
 
+/// What a verification code was asked for: a first factor, or a second one (enrolling it, or
+/// finishing a sign-in with it).
+public enum VerificationPurpose: String, Sendable, Hashable, Codable {
+    case firstFactor, mfaEnrollment, mfaSignIn
+}
+
 /// How a phone sign-in ended up proving the app, or what else signed the user in.
 public enum SignInPath: String, Sendable, Hashable, Codable {
     case silentPush, reCAPTCHA, testMode
@@ -59,8 +65,8 @@ public enum RunFact: Sendable, Hashable {
     case testMode
     /// The app passed the token to Auth: the type its code declared and what Auth made of it.
     case setAPNSToken(declaredType: String, resolvedType: String, apsEnvironment: String)
-    /// The app asked for a verification code.
-    case verifyPhoneNumber(number: String)
+    /// The app asked for a verification code, for a first factor or a second one.
+    case verifyPhoneNumber(number: String, purpose: VerificationPurpose)
     /// The backend got verifyClient and pushes the secret.
     case verifyClient(token: String, environment: APNsEnvironment, receipt: String)
     /// The backend's APNs client got its answer (status nil: no answer, see `error`).
@@ -101,6 +107,14 @@ public enum RunFact: Sendable, Hashable {
     case appleCredentialReplayed
     /// How the scenario's backend signs provider tokens, and what the receiver trusts.
     case providerSetup(keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String, clockOffsetSeconds: Int)
+    /// A first factor for a user with a second factor: the backend answered a pending credential.
+    case mfaPending(uid: String, provider: String)
+    /// The app got `secondFactorRequired` (17078) with a resolver listing `hints` factors.
+    case secondFactorRequired(hints: Int)
+    /// The backend enrolled a phone as a second factor.
+    case mfaEnrolled(uid: String, enrollmentID: String, phoneNumber: String)
+    /// A second factor completed a sign-in.
+    case mfaSignedIn(uid: String, enrollmentID: String)
     /// The scenario's end.
     case outcome(scenario: String, expected: String, actual: String, passed: Bool)
 }
@@ -130,6 +144,10 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
     case appleAuthorized = "device.appleAuthorized"
     case appleCredential = "app.appleCredential"
     case providerSetup = "authsim.providerSetup"
+    case mfaPending = "backend.mfaPending"
+    case secondFactorRequired = "app.secondFactorRequired"
+    case mfaEnrolled = "backend.mfaEnrolled"
+    case mfaSignedIn = "backend.mfaSignedIn"
     case outcome = "scenario.outcome"
 }
 
@@ -159,6 +177,10 @@ extension RunFact {
         case .appleAuthorized: .appleAuthorized
         case .appleCredential, .appleCredentialReplayed: .appleCredential
         case .providerSetup: .providerSetup
+        case .mfaPending: .mfaPending
+        case .secondFactorRequired: .secondFactorRequired
+        case .mfaEnrolled: .mfaEnrolled
+        case .mfaSignedIn: .mfaSignedIn
         case .outcome: .outcome
         }
     }
@@ -171,7 +193,7 @@ extension RunFact {
         case .testMode: ["testMode": "true"]
         case .setAPNSToken(let declared, let resolved, let aps):
             ["declaredType": declared, "resolvedType": resolved, "apsEnvironment": aps]
-        case .verifyPhoneNumber(let number): ["number": number]
+        case .verifyPhoneNumber(let number, let purpose): ["number": number, "purpose": purpose.rawValue]
         case .verifyClient(let token, let environment, let receipt):
             ["token": token, "environment": environment.rawValue, "receipt": receipt]
         case .pushAnswer(let token, let environment, let status, let reason, let error):
@@ -204,6 +226,10 @@ extension RunFact {
         case .providerSetup(let keyID, let teamID, let trustedKeyID, let trustedTeamID, let offset):
             ["keyID": keyID, "teamID": teamID, "trustedKeyID": trustedKeyID, "trustedTeamID": trustedTeamID,
              "providerClockOffset": String(offset)]
+        case .mfaPending(let uid, let provider): ["uid": uid, "provider": provider]
+        case .secondFactorRequired(let hints): ["hints": String(hints)]
+        case .mfaEnrolled(let uid, let enrollmentID, let phoneNumber): ["uid": uid, "enrollmentID": enrollmentID, "number": phoneNumber]
+        case .mfaSignedIn(let uid, let enrollmentID): ["uid": uid, "enrollmentID": enrollmentID]
         case .outcome(let scenario, let expected, let actual, let passed):
             ["scenario": scenario, "expected": expected, "actual": actual, "passed": String(passed)]
         }
@@ -234,7 +260,12 @@ extension RunFact {
         case .setAPNSToken:
             self = .setAPNSToken(declaredType: try reader.string("declaredType"), resolvedType: try reader.string("resolvedType"),
                                  apsEnvironment: facts["apsEnvironment"] ?? "none")
-        case .verifyPhoneNumber: self = .verifyPhoneNumber(number: try reader.string("number"))
+        case .verifyPhoneNumber:
+            // Lines written before second factors had no purpose: a first factor.
+            guard let purpose = VerificationPurpose(rawValue: facts["purpose"] ?? VerificationPurpose.firstFactor.rawValue) else {
+                throw reader.malformed("purpose", "firstFactor, mfaEnrollment or mfaSignIn")
+            }
+            self = .verifyPhoneNumber(number: try reader.string("number"), purpose: purpose)
         case .verifyClient:
             self = .verifyClient(token: try reader.string("token"), environment: try reader.environment("environment"),
                                  receipt: facts["receipt"] ?? "")
@@ -282,6 +313,11 @@ extension RunFact {
             self = .providerSetup(keyID: try reader.string("keyID"), teamID: try reader.string("teamID"),
                                   trustedKeyID: try reader.string("trustedKeyID"), trustedTeamID: try reader.string("trustedTeamID"),
                                   clockOffsetSeconds: try reader.optionalInt("providerClockOffset") ?? 0)
+        case .mfaPending: self = .mfaPending(uid: try reader.string("uid"), provider: try reader.string("provider"))
+        case .secondFactorRequired: self = .secondFactorRequired(hints: try reader.int("hints"))
+        case .mfaEnrolled:
+            self = .mfaEnrolled(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"), phoneNumber: try reader.string("number"))
+        case .mfaSignedIn: self = .mfaSignedIn(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"))
         case .outcome:
             self = .outcome(scenario: facts["scenario"] ?? "", expected: try reader.string("expected"), actual: try reader.string("actual"),
                             passed: try reader.bool("passed"))

@@ -65,7 +65,7 @@ struct AppleSignInTests {
             #expect(first.user.displayName == "Ada Lovelace")
             #expect(first.user.email == sheet.email)
             #expect(first.user.photoURL == nil)
-            #expect(first.user.providerData == ["apple.com"])
+            #expect(first.user.providerData.map(\.providerID) == ["apple.com"])
             let firebaseToken = claims(try await first.user.getIDToken())
             #expect((firebaseToken["firebase"] as? [String: Any])?["sign_in_provider"] as? String == "apple.com")
 
@@ -144,7 +144,7 @@ struct AppleSignInTests {
     @Test("link an Apple ID to a phone user; an Apple ID another account holds is credentialAlreadyInUse with a single-use updated credential")
     func link() async throws {
         var configuration = BackendConfiguration()
-        configuration.testPhoneNumbers = ["+16505553434": "654321"]
+        configuration.testPhoneNumbers = ["+16505553434": "654321", "+16505553535": "765432"]
         try await withWorld(configuration: configuration) { world, _ in
             var profile = AppProfile()
             profile.appVerificationDisabledForTesting = true
@@ -159,7 +159,7 @@ struct AppleSignInTests {
                 return OAuthProvider.appleCredential(withIDToken: sheet.identityToken, rawNonce: raw, fullName: sheet.fullName)
             }
             try await phoneUser.link(with: credential("erin"))
-            #expect(phoneUser.providerData == ["phone", "apple.com"])
+            #expect(phoneUser.providerData.map(\.providerID).sorted() == ["apple.com", "phone"])
             let identities = (claims(try await phoneUser.getIDToken())["firebase"] as? [String: Any])?["identities"] as? [String: Any]
             #expect(identities?["phone"] != nil && identities?["apple.com"] != nil)
 
@@ -167,11 +167,22 @@ struct AppleSignInTests {
             let other = appleApp(world)
             #expect(try await other.signIn(with: credential("erin")).user.uid == phoneUser.uid)
 
-            // Frank has his own Apple account; linking it to the phone user fails, with a way in to Frank's.
+            // A second Apple ID for a user who has one: providerAlreadyLinked (17015) before any
+            // request, as the SDK checks providerData first (User.swift 679–688).
+            let rejectedBefore = await world.toolkit!.allUsers.count
+            let frankFirst = try await credential("frank")
+            var already: AuthError?
+            do throws(AuthError) { try await phoneUser.link(with: frankFirst) } catch { already = error }
+            #expect(already?.code == .providerAlreadyLinked)
+            #expect(await world.toolkit!.allUsers.count == rejectedBefore)
+
+            // Frank has his own Apple account; linking it to another phone user fails, with a way in to Frank's.
+            let id2 = try await provider.verifyPhoneNumber("+16505553535", uiDelegate: nil)
+            let secondPhoneUser = try await auth.signIn(with: provider.credential(withVerificationID: id2, verificationCode: "765432")).user
             let frank = try await appleApp(world).signIn(with: credential("frank")).user
             let frankAgain = try await credential("frank")
             var linkError: AuthError?
-            do throws(AuthError) { try await phoneUser.link(with: frankAgain) } catch { linkError = error }
+            do throws(AuthError) { try await secondPhoneUser.link(with: frankAgain) } catch { linkError = error }
             do {
                 let error = try #require(linkError, "linked an Apple ID that another account holds")
                 #expect(error.code == .credentialAlreadyInUse)

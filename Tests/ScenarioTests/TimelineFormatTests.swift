@@ -12,7 +12,8 @@ struct TimelineFormatTests {
         .deviceToken(token: "ab12", environment: .sandbox, bundleID: "com.a", simulator: false),
         .testMode,
         .setAPNSToken(declaredType: "unknown", resolvedType: "sandbox", apsEnvironment: "development"),
-        .verifyPhoneNumber(number: "+16505551234"),
+        .verifyPhoneNumber(number: "+16505551234", purpose: .firstFactor),
+        .verifyPhoneNumber(number: "+16505551234", purpose: .mfaSignIn),
         .verifyClient(token: "ab12", environment: .production, receipt: "R"),
         .pushAnswer(token: "ab12", environment: .production, status: 400, reason: "BadDeviceToken", error: nil),
         .pushAnswer(token: "ab12", environment: .sandbox, status: nil, reason: nil, error: "connection refused"),
@@ -36,6 +37,10 @@ struct TimelineFormatTests {
         .appleCredential(rawNonce: "", rawNonceHash: "", tokenNonce: "9f"),
         .appleCredentialReplayed,
         .providerSetup(keyID: "KEY", teamID: "TEAM", trustedKeyID: "KEY", trustedTeamID: "TEAM", clockOffsetSeconds: -3700),
+        .mfaPending(uid: "u1", provider: "apple.com"),
+        .secondFactorRequired(hints: 2),
+        .mfaEnrolled(uid: "u1", enrollmentID: "e1", phoneNumber: "+16505551234"),
+        .mfaSignedIn(uid: "u1", enrollmentID: "e1"),
         .outcome(scenario: "s", expected: "signed in", actual: "signed in", passed: true),
     ]
 

@@ -1,0 +1,150 @@
+import Foundation
+
+// The completion-handler form of every call the phone-auth and Apple sign-in guides make, beside
+// its async form, as FirebaseAuth 12.19 offers both.
+//
+// The main queue, on Linux. The SDK calls these completions on the main queue
+// (`DispatchQueue.main.async` in `Auth.wrapMainAsync`, `await MainActor.run` or `@MainActor`
+// closures elsewhere). Here they are `@MainActor` closures run through the main actor, whose
+// executor is the main dispatch queue: `dispatchPrecondition(condition: .onQueue(.main))` holds in
+// them, and UI-bound code in them is checked by the compiler. Linux has no UIApplication to drain
+// that queue: a program whose entry point is `async` (`@main` with `static func main() async`,
+// an `AsyncParsableCommand`, `swift test`) has it drained by the Swift runtime (which calls
+// `dispatchMain()`, after which a worker thread, not thread 1, serves the queue, so
+// `Thread.isMainThread` is false there); a synchronous `main` must call `dispatchMain()` or run
+// `RunLoop.main`, as an iOS app whose main thread is blocked would never see them either.
+//
+// Each completion is called exactly once. Where the SDK calls a completion synchronously
+// (`MultiFactor.getSessionWithCompletion`), so does this.
+
+/// Runs `work`, then hands its result or error to `completion` on the main queue, once.
+func complete<Value: Sendable>(_ completion: (@MainActor (Value?, (any Error)?) -> Void)?,
+                               _ work: @escaping @Sendable () async throws(AuthError) -> Value) {
+    Task {
+        let result: Result<Value, AuthError>
+        do throws(AuthError) { result = .success(try await work()) } catch { result = .failure(error) }
+        guard let completion else { return }
+        await MainActor.run {
+            switch result {
+            case .success(let value): completion(value, nil)
+            case .failure(let error): completion(nil, error)
+            }
+        }
+    }
+}
+
+/// ``complete(_:_:)`` for calls that give back no value.
+func complete(_ completion: (@MainActor ((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws(AuthError) -> Void) {
+    Task {
+        var failure: AuthError?
+        do throws(AuthError) { try await work() } catch { failure = error }
+        guard let completion else { return }
+        await MainActor.run { [failure] in completion(failure) }
+    }
+}
+
+extension Auth {
+    /// `signIn(with:completion:)`: ``signIn(with:)`` with a completion on the main queue.
+    public func signIn(with credential: AuthCredential, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws(AuthError) -> AuthDataResult in try await self.signIn(with: credential) }
+    }
+
+    /// `revokeToken(withAuthorizationCode:completion:)`.
+    public func revokeToken(withAuthorizationCode authorizationCode: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws(AuthError) in try await self.revokeToken(withAuthorizationCode: authorizationCode) }
+    }
+}
+
+extension PhoneAuthProvider {
+    /// `verifyPhoneNumber(_:uiDelegate:completion:)`: the verification ID, or the error.
+    public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)? = nil,
+                                  completion: (@MainActor (String?, (any Error)?) -> Void)?) {
+        verifyPhoneNumber(phoneNumber, uiDelegate: uiDelegate, multiFactorSession: nil, completion: completion)
+    }
+
+    /// `verifyPhoneNumber(_:uiDelegate:multiFactorSession:completion:)`.
+    public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)? = nil,
+                                  multiFactorSession: MultiFactorSession? = nil,
+                                  completion: (@MainActor (String?, (any Error)?) -> Void)?) {
+        complete(completion) { () async throws(AuthError) -> String in
+            try await self.verifyPhoneNumber(phoneNumber, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
+        }
+    }
+
+    /// `verifyPhoneNumber(with:uiDelegate:multiFactorSession:completion:)`: a second factor's code,
+    /// to the hint the user chose.
+    public func verifyPhoneNumber(with multiFactorInfo: PhoneMultiFactorInfo, uiDelegate: (any AuthUIDelegate)? = nil,
+                                  multiFactorSession: MultiFactorSession?,
+                                  completion: (@MainActor (String?, (any Error)?) -> Void)?) {
+        complete(completion) { () async throws(AuthError) -> String in
+            try await self.verifyPhoneNumber(with: multiFactorInfo, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
+        }
+    }
+}
+
+extension User {
+    /// `getIDToken(completion:)`.
+    public func getIDToken(completion: (@MainActor (String?, (any Error)?) -> Void)?) {
+        getIDTokenForcingRefresh(false, completion: completion)
+    }
+
+    /// `getIDTokenForcingRefresh(_:completion:)`.
+    public func getIDTokenForcingRefresh(_ forceRefresh: Bool, completion: (@MainActor (String?, (any Error)?) -> Void)?) {
+        complete(completion) { () async throws(AuthError) -> String in try await self.getIDToken(forcingRefresh: forceRefresh) }
+    }
+
+    /// `reauthenticate(with:completion:)`.
+    public func reauthenticate(with credential: AuthCredential, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws(AuthError) -> AuthDataResult in try await self.reauthenticate(with: credential) }
+    }
+
+    /// `link(with:completion:)`.
+    public func link(with credential: AuthCredential, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws(AuthError) -> AuthDataResult in try await self.link(with: credential) }
+    }
+
+    /// `delete(completion:)`.
+    public func delete(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws(AuthError) in try await self.delete() }
+    }
+
+    /// `reload(completion:)`.
+    public func reload(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws(AuthError) in try await self.reload() }
+    }
+}
+
+extension MultiFactor {
+    /// `getSessionWithCompletion(_:)`: the SDK calls it at once, on the caller's thread; so does this.
+    public func getSessionWithCompletion(_ completion: ((MultiFactorSession?, (any Error)?) -> Void)?) {
+        guard let user else {
+            completion?(nil, AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)"))
+            return
+        }
+        completion?(MultiFactorSession(idToken: user.rawIDToken, mfaPendingCredential: nil), nil)
+    }
+
+    /// `enroll(with:displayName:completion:)`.
+    public func enroll(with assertion: MultiFactorAssertion, displayName: String?, completion: (@MainActor ((any Error)?) -> Void)?) {
+        complete(completion) { () async throws(AuthError) in try await self.enroll(with: assertion, displayName: displayName) }
+    }
+
+    /// `unenroll(with:completion:)`.
+    public func unenroll(with factorInfo: MultiFactorInfo, completion: (@MainActor ((any Error)?) -> Void)?) {
+        unenroll(withFactorUID: factorInfo.uid, completion: completion)
+    }
+
+    /// `unenroll(withFactorUID:completion:)`. (The SDK calls this completion off the main queue
+    /// when the backend refuses; this always uses the main queue.)
+    public func unenroll(withFactorUID factorUID: String, completion: (@MainActor ((any Error)?) -> Void)?) {
+        complete(completion) { () async throws(AuthError) in try await self.unenroll(withFactorUID: factorUID) }
+    }
+}
+
+extension MultiFactorResolver {
+    /// `resolveSignIn(with:completion:)`.
+    public func resolveSignIn(with assertion: MultiFactorAssertion,
+                              completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws(AuthError) -> AuthDataResult in try await self.resolveSignIn(with: assertion) }
+    }
+}

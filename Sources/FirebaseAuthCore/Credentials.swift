@@ -1,0 +1,159 @@
+import Foundation
+import IdentityToolkitAPI
+
+/// The providers the SDK names (`AuthProviderID` in FirebaseAuth 12.19); this auth core signs in
+/// with `phone` and `apple.com`.
+public enum AuthProviderID: String, Sendable, Hashable, CaseIterable {
+    case apple = "apple.com"
+    case phone
+    case email = "password"
+    case google = "google.com"
+    case facebook = "facebook.com"
+    case gitHub = "github.com"
+    case twitter = "twitter.com"
+    case gameCenter = "gc.apple.com"
+    case firebase = "firebase"
+}
+
+/// What `signIn(with:)`, `reauthenticate(with:)` and `link(with:)` take: the SDK's
+/// `AuthCredential`, with ``PhoneAuthCredential`` and ``OAuthCredential`` under it.
+///
+/// `@unchecked Sendable` because the compiler does not check a class that has subclasses: every
+/// stored property here and in the subclasses is a `let` of a Sendable type, and the class is not
+/// `open`, so no subclass outside this module can add mutable state.
+public class AuthCredential: @unchecked Sendable, CustomStringConvertible {
+    /// The provider's ID: `phone`, `apple.com`.
+    public let provider: String
+
+    init(provider: String) { self.provider = provider }
+
+    public var description: String { "\(type(of: self))(\(provider))" }
+}
+
+/// The phone credential: the verification ID (the backend's session info) and the SMS code; or,
+/// from a `credentialAlreadyInUse` error while linking a number another account holds, the
+/// number and the backend's temporary proof (the SDK's two `credentialKind`s).
+public final class PhoneAuthCredential: AuthCredential, Hashable, @unchecked Sendable {
+    public let verificationID: String
+    public let verificationCode: String
+    /// The temporary proof kind: the number…
+    let phoneNumber: String?
+    /// …and the proof that its owner verified it.
+    let temporaryProof: String?
+
+    init(verificationID: String, verificationCode: String) {
+        self.verificationID = verificationID
+        self.verificationCode = verificationCode
+        phoneNumber = nil
+        temporaryProof = nil
+        super.init(provider: AuthProviderID.phone.rawValue)
+    }
+
+    init(temporaryProof: String, phoneNumber: String) {
+        verificationID = ""
+        verificationCode = ""
+        self.phoneNumber = phoneNumber
+        self.temporaryProof = temporaryProof
+        super.init(provider: AuthProviderID.phone.rawValue)
+    }
+
+    public static func == (lhs: PhoneAuthCredential, rhs: PhoneAuthCredential) -> Bool {
+        lhs.verificationID == rhs.verificationID && lhs.verificationCode == rhs.verificationCode
+            && lhs.phoneNumber == rhs.phoneNumber && lhs.temporaryProof == rhs.temporaryProof
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(verificationID)
+        hasher.combine(verificationCode)
+        hasher.combine(temporaryProof)
+    }
+}
+
+/// An identity provider's credential: Apple's identity token with the raw nonce (and, on the first
+/// sign-in only, the user's name), or a pending token from an earlier `credentialAlreadyInUse`.
+public final class OAuthCredential: AuthCredential, @unchecked Sendable {
+    public let providerID: String
+    public let idToken: String?
+    public let rawNonce: String?
+    /// Never set by Sign in with Apple; here because the SDK's credential has it.
+    public let accessToken: String?
+    public let secret: String?
+    public let fullName: PersonNameComponents?
+    let pendingToken: String?
+
+    init(providerID: String, idToken: String?, rawNonce: String?, accessToken: String? = nil, fullName: PersonNameComponents?,
+         pendingToken: String? = nil) {
+        self.providerID = providerID
+        self.idToken = idToken
+        self.rawNonce = rawNonce
+        self.accessToken = accessToken
+        secret = nil
+        self.fullName = fullName
+        self.pendingToken = pendingToken
+        super.init(provider: providerID)
+    }
+
+    /// The credential a `verifyAssertion` answer stands for (the SDK's
+    /// `OAuthCredential(withVerifyAssertionResponse:)`): its pending token signs in again.
+    convenience init(response: VerifyAssertionResponse) {
+        self.init(providerID: response.providerId ?? AuthProviderID.apple.rawValue, idToken: response.oauthIdToken, rawNonce: nil,
+                  fullName: nil, pendingToken: response.pendingToken)
+    }
+
+    /// The `postBody` of signInWithIdp, as the SDK builds it (`VerifyAssertionRequest`, through
+    /// `URLComponents.queryItems`, so with its percent-encoding): the provider, the identity token,
+    /// the raw nonce, and on the first authorization the user's name as
+    /// `user={"name":{"firstName":…,"lastName":…}}` (keys sorted).
+    var postBody: String {
+        var items = [URLQueryItem(name: "providerId", value: providerID)]
+        if let idToken { items.append(URLQueryItem(name: "id_token", value: idToken)) }
+        if let rawNonce { items.append(URLQueryItem(name: "nonce", value: rawNonce)) }
+        if let accessToken { items.append(URLQueryItem(name: "access_token", value: accessToken)) }
+        if let fullName, fullName.givenName != nil || fullName.familyName != nil {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            if let json = try? encoder.encode(["name": AppleName(firstName: fullName.givenName, lastName: fullName.familyName)]),
+               let text = String(data: json, encoding: .utf8) {
+                items.append(URLQueryItem(name: "user", value: text))
+            }
+        }
+        var components = URLComponents()
+        components.queryItems = items
+        return components.query ?? ""
+    }
+
+    private struct AppleName: Encodable {
+        let firstName: String?
+        let lastName: String?
+    }
+}
+
+/// `OAuthProvider`'s credential factories, in every spelling the guides and the SDK use.
+public enum OAuthProvider {
+    /// `OAuthProvider.appleCredential(withIDToken:rawNonce:fullName:)`: the Apple guide's sign-in.
+    public static func appleCredential(withIDToken idToken: String, rawNonce: String?, fullName: PersonNameComponents?) -> OAuthCredential {
+        OAuthCredential(providerID: AuthProviderID.apple.rawValue, idToken: idToken, rawNonce: rawNonce, fullName: fullName)
+    }
+
+    /// `OAuthProvider.credential(withProviderID:IDToken:rawNonce:)`: the Apple guide's
+    /// reauthentication spelling (capital `IDToken`).
+    public static func credential(withProviderID providerID: String, IDToken idToken: String, rawNonce: String?) -> OAuthCredential {
+        OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
+    }
+
+    /// `OAuthProvider.credential(withProviderID:idToken:rawNonce:)`.
+    public static func credential(withProviderID providerID: String, idToken: String, rawNonce: String?) -> OAuthCredential {
+        OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
+    }
+
+    /// `OAuthProvider.credential(providerID: .apple, idToken:rawNonce:accessToken:)` (FirebaseAuth 12).
+    public static func credential(providerID: AuthProviderID, idToken: String, rawNonce: String? = nil,
+                                  accessToken: String? = nil) -> OAuthCredential {
+        OAuthCredential(providerID: providerID.rawValue, idToken: idToken, rawNonce: rawNonce, accessToken: accessToken, fullName: nil)
+    }
+
+    /// `OAuthProvider.credential(providerID:idToken:rawNonce:)` with the provider as a string.
+    public static func credential(providerID: String, idToken: String, rawNonce: String?) -> OAuthCredential {
+        OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import IdentityToolkitAPI
+import Synchronization
+
+// Phone multi-factor, with the SDK's names and behaviour (FirebaseAuth 12.19
+// `MultiFactor/MultiFactor.swift`, `MultiFactorSession.swift`, `MultiFactorResolver.swift`,
+// `MultiFactorInfo.swift`, `Phone/PhoneMultiFactor*.swift`). The second factor's code goes out
+// behind the same app verification as a first factor's (``PhoneAuthProvider``), so a token-type
+// mismatch or forgotten forwarding breaks it the same way.
+
+/// One enrolled second factor: `uid` (the enrollment ID), `displayName`, `enrollmentDate`,
+/// `factorID` (`phone`).
+///
+/// `@unchecked Sendable` because the compiler does not check a class with subclasses: every stored
+/// property here and in ``PhoneMultiFactorInfo`` is a `let` of a Sendable type, and the class is
+/// not `open`, so no subclass outside this module can add mutable state.
+public class MultiFactorInfo: @unchecked Sendable, CustomStringConvertible {
+    /// The enrollment ID (`mfaEnrollmentId`), which `unenroll(withFactorUID:)` and the sign-in use.
+    public let uid: String
+    public let displayName: String?
+    public let enrollmentDate: Date
+    /// ``PhoneMultiFactorInfo/PhoneMultiFactorID`` or ``PhoneMultiFactorInfo/TOTPMultiFactorID``.
+    public let factorID: String
+
+    init(uid: String, displayName: String?, enrollmentDate: Date, factorID: String) {
+        self.uid = uid
+        self.displayName = displayName
+        self.enrollmentDate = enrollmentDate
+        self.factorID = factorID
+    }
+
+    public var description: String { "\(type(of: self))(\(factorID) \(uid.prefix(8))…\(displayName.map { " \"\($0)\"" } ?? ""))" }
+
+    /// The factors of a service answer (`mfaInfo`): phone ones; others (TOTP, which this auth core
+    /// does not verify) are left out, as the SDK logs and skips an unsupported type.
+    static func factors(from enrollments: [MFAEnrollment]) -> [MultiFactorInfo] {
+        enrollments.compactMap { PhoneMultiFactorInfo(enrollment: $0) }
+    }
+}
+
+/// A phone second factor: `phoneNumber` is the whole number once signed in, and only its last
+/// four digits (`+*******1234`) in the hints of a ``MultiFactorResolver``.
+public final class PhoneMultiFactorInfo: MultiFactorInfo, @unchecked Sendable {
+    /// `FIRPhoneMultiFactorID`.
+    public static let PhoneMultiFactorID = "phone"
+    /// `FIRTOTPMultiFactorID`.
+    public static let TOTPMultiFactorID = "totp"
+    public let phoneNumber: String
+
+    /// The SDK stops with `fatalError` on an enrollment without an ID or a number; this skips it.
+    init?(enrollment: MFAEnrollment) {
+        guard let id = enrollment.mfaEnrollmentId, !id.isEmpty, let phone = enrollment.phoneInfo else { return nil }
+        phoneNumber = phone
+        super.init(uid: id, displayName: enrollment.displayName,
+                   enrollmentDate: enrollment.enrolledAt.flatMap(Self.date(rfc3339:)) ?? Date(),
+                   factorID: Self.PhoneMultiFactorID)
+    }
+
+    /// `2026-11-23T10:15:30.123Z` (with or without the fraction).
+    static func date(rfc3339 text: String) -> Date? {
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+    }
+}
+
+/// Proof of a second factor, for ``MultiFactor/enroll(with:displayName:)`` and
+/// ``MultiFactorResolver/resolveSignIn(with:)``.
+///
+/// `@unchecked Sendable`: see ``MultiFactorInfo``; the subclass adds only a `let`.
+public class MultiFactorAssertion: @unchecked Sendable {
+    public let factorID: String
+    init(factorID: String) { self.factorID = factorID }
+}
+
+/// A phone second factor's proof: the credential of its SMS code.
+public final class PhoneMultiFactorAssertion: MultiFactorAssertion, @unchecked Sendable {
+    let authCredential: PhoneAuthCredential
+    init(credential: PhoneAuthCredential) {
+        authCredential = credential
+        super.init(factorID: PhoneMultiFactorInfo.PhoneMultiFactorID)
+    }
+}
+
+/// `PhoneMultiFactorGenerator.assertion(with:)`.
+public enum PhoneMultiFactorGenerator {
+    public static func assertion(with phoneAuthCredential: PhoneAuthCredential) -> PhoneMultiFactorAssertion {
+        PhoneMultiFactorAssertion(credential: phoneAuthCredential)
+    }
+}
+
+/// What a second factor's code is requested for: enrolling one (a signed-in user's ID token) or
+/// finishing a sign-in (the first factor's pending credential). Made by
+/// ``MultiFactor/session()`` and by a ``MultiFactorResolver``; passed to
+/// `verifyPhoneNumber(_:uiDelegate:multiFactorSession:)`.
+public final class MultiFactorSession: Sendable, CustomStringConvertible {
+    /// The user's ID token when the session was made (enrollment).
+    let idToken: String?
+    /// The first factor's pending credential (sign-in).
+    let mfaPendingCredential: String?
+    /// The factor chosen for a sign-in: `verifyPhoneNumber(with:uiDelegate:multiFactorSession:)`
+    /// sets it, as the SDK does, and its `uid` goes out as `mfaEnrollmentId`.
+    private let chosen = Mutex<MultiFactorInfo?>(nil)
+
+    init(idToken: String?, mfaPendingCredential: String?) {
+        self.idToken = idToken
+        self.mfaPendingCredential = mfaPendingCredential
+    }
+
+    var multiFactorInfo: MultiFactorInfo? {
+        get { chosen.withLock { $0 } }
+        set { chosen.withLock { $0 = newValue } }
+    }
+
+    public var description: String {
+        idToken != nil ? "MultiFactorSession(enrollment)" : "MultiFactorSession(sign-in\(multiFactorInfo.map { ", factor \($0.uid.prefix(8))…" } ?? ""))"
+    }
+}
+
+/// `user.multiFactor`: the user's second factors, and enrolling or removing one.
+public final class MultiFactor: Sendable {
+    private let factors: Mutex<[MultiFactorInfo]>
+    /// The user this belongs to (weakly, as in the SDK).
+    private let owner = Mutex<WeakUser>(WeakUser(user: nil))
+
+    init(factors: [MultiFactorInfo] = []) { self.factors = Mutex(factors) }
+
+    /// The second factors enrolled, as the last `getAccountInfo` listed them.
+    public var enrolledFactors: [MultiFactorInfo] { factors.withLock { $0 } }
+
+    var user: User? {
+        get { owner.withLock { $0.user } }
+        set { owner.withLock { $0 = WeakUser(user: newValue) } }
+    }
+
+    func replace(with enrollments: [MFAEnrollment]) { factors.withLock { $0 = MultiFactorInfo.factors(from: enrollments) } }
+
+    /// A session for enrolling a second factor: carries the user's ID token of this moment.
+    public func session() async throws(AuthError) -> MultiFactorSession {
+        guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
+        return MultiFactorSession(idToken: user.rawIDToken, mfaPendingCredential: nil)
+    }
+
+    /// Enrolls the second factor `assertion` proves (the code of
+    /// `verifyPhoneNumber(_:uiDelegate:multiFactorSession:)` with this user's session): the
+    /// backend's `accounts/mfaEnrollment:finalize`, then the user's tokens and profile are renewed
+    /// (a token refresh and `getAccountInfo`, as the SDK's `completeSignIn` does). The SDK makes a
+    /// new `User` for the current user here, leaving the app's `user` with the old tokens; this
+    /// renews the same object, so both stay right.
+    public func enroll(with assertion: MultiFactorAssertion, displayName: String?) async throws(AuthError) {
+        guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
+        guard let phone = assertion as? PhoneMultiFactorAssertion else {
+            // The SDK returns without calling the completion for a factor it does not know.
+            throw AuthError(.internalError, "this auth core enrolls phone second factors only, not \(assertion.factorID)")
+        }
+        let auth = user.auth
+        let response = try await auth.backend.call(FinalizeMFAEnrollmentRequest(
+            idToken: user.rawIDToken, displayName: displayName,
+            phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
+                                                               code: phone.authCredential.verificationCode)))
+        try await auth.renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+    }
+
+    /// Removes the second factor `factorInfo`: `accounts/mfaEnrollment:withdraw`, then the user's
+    /// tokens and profile are renewed. If renewing fails (the tokens were revoked with the factor),
+    /// the user is signed out, as the SDK does.
+    public func unenroll(with factorInfo: MultiFactorInfo) async throws(AuthError) {
+        try await unenroll(withFactorUID: factorInfo.uid)
+    }
+
+    /// ``unenroll(with:)`` by enrollment ID.
+    public func unenroll(withFactorUID factorUID: String) async throws(AuthError) {
+        guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
+        let auth = user.auth
+        let response = try await auth.backend.call(WithdrawMFARequest(idToken: user.rawIDToken, mfaEnrollmentId: factorUID))
+        do {
+            try await auth.renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+        } catch {
+            try? auth.signOut()
+            throw error
+        }
+    }
+}
+
+/// What finishes a sign-in that needs a second factor: `hints` (the user's factors, numbers
+/// masked), the `session` to request a code with, and `resolveSignIn(with:)`. It arrives in the
+/// `secondFactorRequired` (17078) error's `userInfo[AuthErrorUserInfoMultiFactorResolverKey]`.
+public final class MultiFactorResolver: Sendable, CustomStringConvertible {
+    public let session: MultiFactorSession
+    public let hints: [MultiFactorInfo]
+    public let auth: Auth
+    let mfaPendingCredential: String?
+
+    init(mfaPendingCredential: String?, hints: [MultiFactorInfo], auth: Auth) {
+        self.mfaPendingCredential = mfaPendingCredential
+        self.hints = hints
+        self.auth = auth
+        session = MultiFactorSession(idToken: nil, mfaPendingCredential: mfaPendingCredential)
+    }
+
+    public var description: String { "MultiFactorResolver(\(hints.count) hint\(hints.count == 1 ? "" : "s"): \(hints))" }
+
+    /// Finishes the sign-in with the second factor's proof: `accounts/mfaSignIn:finalize`, then the
+    /// user is loaded (a token refresh and `getAccountInfo`) and becomes the current user.
+    public func resolveSignIn(with assertion: MultiFactorAssertion) async throws(AuthError) -> AuthDataResult {
+        guard let phone = assertion as? PhoneMultiFactorAssertion else {
+            throw AuthError(.internalError, "this auth core resolves phone second factors only, not \(assertion.factorID)")
+        }
+        let response = try await auth.backend.call(FinalizeMFASignInRequest(
+            mfaPendingCredential: mfaPendingCredential,
+            phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
+                                                               code: phone.authCredential.verificationCode)))
+        let user = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+        auth.updateCurrentUser(user)
+        return AuthDataResult(user: user, additionalUserInfo: nil)
+    }
+}
+
+/// A user held weakly (a `MultiFactor` does not keep its user alive).
+struct WeakUser: Sendable {
+    weak var user: User?
+}

@@ -1,0 +1,257 @@
+import Foundation
+import IdentityToolkitAPI
+import Synchronization
+import Utilities
+
+/// A provider linked to a user, as `user.providerData` lists them (the SDK's `UserInfo` protocol).
+public protocol UserInfo: Sendable {
+    /// `phone`, `apple.com`; `Firebase` for the ``User`` itself.
+    var providerID: String { get }
+    /// The provider's ID for the user: the number for `phone`, Apple's `sub` for `apple.com`.
+    var uid: String { get }
+    var displayName: String? { get }
+    var photoURL: URL? { get }
+    var email: String? { get }
+    var phoneNumber: String? { get }
+}
+
+/// One linked provider, as `getAccountInfo` describes it.
+struct ProviderInfo: UserInfo, Hashable {
+    let providerID: String
+    let uid: String
+    let displayName: String?
+    let photoURL: URL?
+    let email: String?
+    let phoneNumber: String?
+
+    init(_ provider: ProviderUserInfo) {
+        providerID = provider.providerId
+        uid = provider.rawId ?? provider.federatedId ?? ""
+        displayName = provider.displayName
+        photoURL = provider.photoUrl.flatMap(URL.init(string:))
+        email = provider.email
+        phoneNumber = provider.phoneNumber
+    }
+}
+
+/// `user.metadata`: when the account was made and last signed in.
+public struct UserMetadata: Sendable, Hashable {
+    public let creationDate: Date?
+    public let lastSignInDate: Date?
+}
+
+/// A signed-in user, as the SDK keeps one: the profile of the last `getAccountInfo` (phone,
+/// email, name, linked providers, second factors) and the tokens, the ID token renewed through
+/// the Secure Token service when it is within five minutes of expiring.
+public final class User: UserInfo, Sendable, CustomStringConvertible {
+    public let uid: String
+    /// The `Auth` the user belongs to.
+    let auth: Auth
+    /// `user.multiFactor`: the second factors, and enrolling or removing one.
+    public let multiFactor: MultiFactor
+
+    struct Profile {
+        var phoneNumber: String?
+        var email: String?
+        var isEmailVerified = false
+        var displayName: String?
+        var photoURL: URL?
+        var providers: [ProviderInfo] = []
+        var metadata = UserMetadata(creationDate: nil, lastSignInDate: nil)
+    }
+    struct Tokens {
+        var idToken: String
+        var refreshToken: String
+        /// When the ID token stops being good; `nil`: unknown, so the next use refreshes it (as
+        /// the SDK does after a second factor, whose answer has no `expiresIn`).
+        var expiration: Date?
+        /// The refresh in flight, which concurrent callers share (the SDK's `TokenRefreshCoalescer`).
+        var refreshing: Task<String, any Error>?
+    }
+    private let profile = Mutex(Profile())
+    private let tokens: Mutex<Tokens>
+
+    init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?) {
+        self.auth = auth
+        self.uid = uid
+        tokens = Mutex(Tokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration))
+        multiFactor = MultiFactor()
+        multiFactor.user = self
+    }
+
+    public var description: String { "User(\(uid.prefix(8))…, \(providerData.map(\.providerID).joined(separator: ", ")))" }
+
+    // MARK: The profile
+
+    /// `Firebase`, as the SDK's user says.
+    public var providerID: String { "Firebase" }
+    public var phoneNumber: String? { profile.withLock { $0.phoneNumber } }
+    public var email: String? { profile.withLock { $0.email } }
+    public var isEmailVerified: Bool { profile.withLock { $0.isEmailVerified } }
+    public var displayName: String? { profile.withLock { $0.displayName } }
+    /// Apple gives no photo; set only if the backend has one.
+    public var photoURL: URL? { profile.withLock { $0.photoURL } }
+    /// Phone and Apple users are never anonymous.
+    public var isAnonymous: Bool { false }
+    /// This auth core has no tenants.
+    public var tenantID: String? { nil }
+    public var metadata: UserMetadata { profile.withLock { $0.metadata } }
+    /// The providers linked to the user (`phone`, `apple.com`).
+    public var providerData: [any UserInfo] { profile.withLock { $0.providers } }
+    public var refreshToken: String? { tokens.withLock { $0.refreshToken } }
+
+    /// The ID token as held, without refreshing (what the SDK's `rawAccessToken()` returns).
+    var rawIDToken: String { tokens.withLock { $0.idToken } }
+
+    /// Takes the backend's description of the user (`getAccountInfo`).
+    func update(with record: UserRecord) {
+        profile.withLock { profile in
+            profile.phoneNumber = record.phoneNumber.flatMap { $0.isEmpty ? nil : $0 }
+            profile.email = record.email
+            profile.isEmailVerified = record.emailVerified ?? false
+            profile.displayName = record.displayName
+            profile.photoURL = record.photoUrl.flatMap(URL.init(string:))
+            profile.providers = (record.providerUserInfo ?? []).map(ProviderInfo.init)
+            profile.metadata = UserMetadata(creationDate: record.createdAt.flatMap(Self.date(milliseconds:)),
+                                            lastSignInDate: record.lastLoginAt.flatMap(Self.date(milliseconds:)))
+        }
+        multiFactor.replace(with: record.mfaInfo ?? [])
+    }
+
+    private static func date(milliseconds text: String) -> Date? {
+        Double(text).map { Date(timeIntervalSince1970: $0 / 1000) }
+    }
+
+    /// Takes another session's tokens (reauthentication, linking).
+    func adoptTokens(of other: User) {
+        let fresh = other.tokens.withLock { ($0.idToken, $0.refreshToken, $0.expiration) }
+        tokens.withLock {
+            $0.idToken = fresh.0
+            $0.refreshToken = fresh.1
+            $0.expiration = fresh.2
+        }
+    }
+
+    func setTokens(idToken: String, refreshToken: String?, expiration: Date?) {
+        tokens.withLock {
+            $0.idToken = idToken
+            if let refreshToken, !refreshToken.isEmpty { $0.refreshToken = refreshToken }
+            $0.expiration = expiration
+        }
+    }
+
+    // MARK: The ID token
+
+    /// The ID token, refreshed first (the Secure Token service, `grant_type=refresh_token`) when it
+    /// expires within five minutes, its expiry is unknown, or `forceRefresh` is set.
+    ///
+    /// - Throws: the backend's refusal of the refresh: `userTokenExpired` (17021) for a revoked
+    ///   refresh token, `userDisabled` (17005), `userNotFound` (17011); `networkError` (17020)
+    ///   when the service cannot be reached.
+    public func getIDToken(forcingRefresh forceRefresh: Bool = false) async throws(AuthError) -> String {
+        let now = auth.host.wallClock.now
+        enum Next { case token(String), wait(Task<String, any Error>) }
+        let next = tokens.withLock { tokens -> Next in
+            if !forceRefresh, let expiration = tokens.expiration, expiration.timeIntervalSince(now) > User.refreshMargin {
+                return .token(tokens.idToken)
+            }
+            if let refreshing = tokens.refreshing { return .wait(refreshing) }
+            let refreshToken = tokens.refreshToken
+            let task = Task<String, any Error> { [weak self] in
+                guard let self else { throw AuthError(.nullUser, "the user was released while its token was refreshed") }
+                return try await self.refresh(refreshToken)
+            }
+            tokens.refreshing = task
+            return .wait(task)
+        }
+        switch next {
+        case .token(let token): return token
+        case .wait(let task):
+            do { return try await task.value } catch let error as AuthError { throw error } catch {
+                throw AuthError(.internalError, "the token refresh failed: \(error)")
+            }
+        }
+    }
+
+    /// The SDK refreshes a token this close to its expiry (`kFiveMinutes` in `SecureTokenService.swift`).
+    static let refreshMargin: TimeInterval = 5 * 60
+
+    private func refresh(_ refreshToken: String) async throws(AuthError) -> String {
+        defer { tokens.withLock { $0.refreshing = nil } }
+        let response = try await auth.backend.call(SecureTokenRequest(grantType: "refresh_token", refreshToken: refreshToken))
+        guard let idToken = response.accessToken ?? response.idToken, !idToken.isEmpty else {
+            throw AuthError(.internalError, "the Secure Token service answered without access_token")
+        }
+        let expiration = response.expiresIn.flatMap(Double.init).map { auth.host.wallClock.now.addingTimeInterval($0) }
+        setTokens(idToken: idToken, refreshToken: response.refreshToken, expiration: expiration)
+        return idToken
+    }
+
+    // MARK: Reauthentication, linking, deletion
+
+    /// A fresh sign-in with `credential`, which must be this user's (`userMismatch` 17024
+    /// otherwise, also for a credential of no account: the SDK turns `userNotFound` into it); the
+    /// user's tokens are renewed. An Apple credential is sent with `autoCreate: false`.
+    @discardableResult
+    public func reauthenticate(with credential: AuthCredential) async throws(AuthError) -> AuthDataResult {
+        let result: AuthDataResult
+        do { result = try await auth.internalSignIn(with: credential, isReauthentication: true) } catch where error.code == .userNotFound {
+            throw AuthError(.userMismatch, "the credential belongs to no account, so not to the signed-in user \(uid.prefix(8))… (\(error.message))",
+                            serverMessage: error.serverMessage)
+        }
+        guard result.user.uid == uid else {
+            throw AuthError(.userMismatch, "the credential is for user \(result.user.uid.prefix(8))…, not the signed-in user \(uid.prefix(8))…")
+        }
+        adoptTokens(of: result.user)
+        if let record = try? await auth.accountInfo(idToken: rawIDToken) { update(with: record) }
+        return AuthDataResult(user: self, additionalUserInfo: result.additionalUserInfo, credential: result.credential)
+    }
+
+    /// Adds `credential`'s provider to this user. A provider already linked is
+    /// `providerAlreadyLinked` (17015) without a request, as in the SDK; an Apple ID another
+    /// account holds is `credentialAlreadyInUse` (17025) with `updatedCredential` to sign in to it.
+    @discardableResult
+    public func link(with credential: AuthCredential) async throws(AuthError) -> AuthDataResult {
+        if providerData.contains(where: { $0.providerID == credential.provider }) {
+            throw AuthError(.providerAlreadyLinked, "\(credential.provider) is already linked to user \(uid.prefix(8))…")
+        }
+        return try await auth.link(self, with: credential)
+    }
+
+    /// Deletes the account; the user is signed out.
+    public func delete() async throws(AuthError) {
+        _ = try await auth.backend.call(DeleteAccountRequest(idToken: try await getIDToken(), localId: uid))
+        auth.signOut(ifCurrent: uid)
+    }
+
+    /// Loads the profile again (`getAccountInfo`): the second factors, linked providers, name.
+    public func reload() async throws(AuthError) {
+        update(with: try await auth.accountInfo(idToken: try await getIDToken()))
+    }
+}
+
+/// What a sign-in returns: the user, what the provider said, and for an identity provider its
+/// credential.
+public struct AuthDataResult: Sendable {
+    public let user: User
+    public let additionalUserInfo: AdditionalUserInfo?
+    /// For sign-in with an identity provider: the credential (Apple's ID token is single-use, so
+    /// this is not reusable as it is).
+    public let credential: OAuthCredential?
+
+    init(user: User, additionalUserInfo: AdditionalUserInfo?, credential: OAuthCredential? = nil) {
+        self.user = user
+        self.additionalUserInfo = additionalUserInfo
+        self.credential = credential
+    }
+
+    /// `additionalUserInfo?.isNewUser` (not an SDK property: a shortcut the tests use).
+    public var isNewUser: Bool { additionalUserInfo?.isNewUser ?? false }
+}
+
+/// What the provider said at sign-in.
+public struct AdditionalUserInfo: Sendable, Hashable {
+    public let providerID: String
+    public let isNewUser: Bool
+    public let username: String?
+}
