@@ -207,6 +207,12 @@ let package = Package(
             name: "ScenarioTests",
             dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios", "Diagnostics", "TestSupport"]
         ),
+        // The phone-auth, multi-factor and Apple sign-in guides' Swift, as developers paste it,
+        // run against the real backend on the default app.
+        .testTarget(
+            name: "GuideCodeTests",
+            dependencies: ["FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
+        ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         .testTarget(
             name: "APNsChannelTests",

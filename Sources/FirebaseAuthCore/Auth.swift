@@ -6,7 +6,17 @@ import Utilities
 
 /// `auth.settings`.
 public final class AuthSettings: Sendable {
-    private let disabled = Mutex(false)
+    private let disabled: Mutex<Bool>
+
+    public init() { disabled = Mutex(false) }
+
+    /// A copy (the SDK's `settings` is `@NSCopying`: setting it copies).
+    func copy() -> AuthSettings {
+        let copy = AuthSettings()
+        copy.isAppVerificationDisabledForTesting = isAppVerificationDisabledForTesting
+        return copy
+    }
+
     /// Skips APNs, verifyClient and reCAPTCHA (but not the notification probe): only test phone
     /// numbers work.
     public var isAppVerificationDisabledForTesting: Bool {
@@ -37,9 +47,19 @@ public final class Auth: Sendable {
     let host: AppHost
     /// How this `Auth` talks HTTP: its host's network.
     let transport: any HTTPTransport
-    public let settings = AuthSettings()
+
+    /// `auth.settings`: optional, as in the SDK (`Auth.auth().settings?.isAppVerificationDisabledForTesting = true`);
+    /// never nil unless the app sets it so. Setting it stores a copy.
+    public var settings: AuthSettings? {
+        get { state.withLock { $0.settings } }
+        set { state.withLock { $0.settings = newValue?.copy() } }
+    }
+
+    /// Whether test mode is on (`settings?.isAppVerificationDisabledForTesting`).
+    var isAppVerificationDisabledForTesting: Bool { settings?.isAppVerificationDisabledForTesting == true }
 
     struct State {
+        var settings: AuthSettings? = AuthSettings()
         var languageCode: String?
         var apnsToken: AuthAPNSToken?
         var tokenWaiters: [OneShot<AuthAPNSToken?>] = []

@@ -82,7 +82,7 @@ public final class PhoneAuthProvider: Sendable {
                                uiDelegate: (any AuthUIDelegate)?) async throws(AuthError) -> String {
         let backend = try auth.backend
         let proof: AppProof
-        if auth.settings.isAppVerificationDisabledForTesting {
+        if auth.isAppVerificationDisabledForTesting {
             auth.noteVerification(.testMode)
             proof = .none
         } else {

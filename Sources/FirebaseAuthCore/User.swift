@@ -255,3 +255,8 @@ public struct AdditionalUserInfo: Sendable, Hashable {
     public let isNewUser: Bool
     public let username: String?
 }
+
+/// Users compare by identity, as the SDK's `NSObject` users do (`XCTAssertEqual(user, Auth.auth().currentUser)`).
+extension User: Equatable {
+    public static func == (lhs: User, rhs: User) -> Bool { lhs === rhs }
+}

@@ -48,7 +48,7 @@ enum AppleScenario {
                 return "reauthenticated"
             case .linkToPhoneUser, .linkTakenAppleID:
                 let number = spec.backend.testPhoneNumbers.first?.key ?? "+16505553434"
-                auth.settings.isAppVerificationDisabledForTesting = true
+                auth.settings?.isAppVerificationDisabledForTesting = true
                 let provider = PhoneAuthProvider.provider(auth: auth)
                 timeline.record(.app, to: .backend, "signs in by phone first (test number \(number))")
                 let id = try await provider.verifyPhoneNumber(number, uiDelegate: nil)

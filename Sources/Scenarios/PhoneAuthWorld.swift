@@ -198,7 +198,7 @@ public final class PhoneAuthWorld: Sendable {
         }
         let auth = self.auth(options: options, host: host)
         auth.languageCode = profile.languageCode
-        auth.settings.isAppVerificationDisabledForTesting = profile.appVerificationDisabledForTesting
+        auth.settings?.isAppVerificationDisabledForTesting = profile.appVerificationDisabledForTesting
         if let directory = profile.schemeDirectory {
             let listener = try await SchemeListener.claim(for: host, directory: directory, onURL: onURL)
             listeners.withLock { $0.append(listener) }

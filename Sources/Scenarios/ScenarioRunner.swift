@@ -164,8 +164,8 @@ public enum ScenarioRunner {
                         .deviceToken(token: token.hex, environment: profile.buildEnvironment, bundleID: bundleID,
                                      simulator: profile.isSimulator))
         if profile.appVerificationDisabledForTesting {
-            auth.settings.isAppVerificationDisabledForTesting = true
-            timeline.record(.app, "auth.settings.isAppVerificationDisabledForTesting = true", .testMode)
+            auth.settings?.isAppVerificationDisabledForTesting = true
+            timeline.record(.app, "auth.settings?.isAppVerificationDisabledForTesting = true", .testMode)
         }
         auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
         // What Auth made of the declared type (`.unknown` is resolved from the profile there).

@@ -21,7 +21,7 @@ struct Phone: AsyncParsableCommand {
     @Option(help: "The environment the app's build gets its APNs token from.") var build: APNsEnvironment = .sandbox
     @Option(help: "The type the app passes to setAPNSToken: sandbox, prod or unknown.") var declaredType = "sandbox"
     @Flag(help: "The app delegate does not forward notifications (swizzling off).") var noForwarding = false
-    @Flag(help: "auth.settings.isAppVerificationDisabledForTesting = true (give the test code with --code).") var testMode = false
+    @Flag(help: "auth.settings?.isAppVerificationDisabledForTesting = true (give the test code with --code).") var testMode = false
     @Option(help: "The code to type (default: read the SMS from the backend's outbox).") var code: String?
     @Option(help: ArgumentHelp("A built app's folder with Info.plist and GoogleService-Info.plist (XML or binary) and optionally embedded.mobileprovision.",
                                discussion: "Bundle ID, URL schemes, Firebase options and provisioning profile then come from these files.",

@@ -58,7 +58,7 @@ struct TimelineFormatTests {
     @Test("lines from before kinds were typed (facts without a kind) are read as the facts they are")
     func legacyLines() throws {
         let lines = [
-            #"{"facts":{"testMode":"true"},"message":"auth.settings.isAppVerificationDisabledForTesting = true","ms":3,"part":"app","scenario":"s"}"#,
+            #"{"facts":{"testMode":"true"},"message":"auth.settings?.isAppVerificationDisabledForTesting = true","ms":3,"part":"app","scenario":"s"}"#,
             #"{"facts":{"keyID":"TEAM","providerClockOffset":"0","teamID":"KEY","trustedKeyID":"KEY","trustedTeamID":"TEAM"},"message":"m","ms":0,"part":"authsim","scenario":"s"}"#,
             #"{"facts":{"replay":"true"},"kind":"app.appleCredential","message":"again","ms":9,"part":"app","scenario":"s"}"#,
             #"{"message":"narration","ms":1,"part":"backend","scenario":"s"}"#,

@@ -1,0 +1,190 @@
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import Scenarios
+import Testing
+
+/// "Authenticate Using Apple on Apple platforms" (firebase.google.com/docs/auth/ios/apple), its
+/// Swift as the guide writes it: the credential with the full name, `signIn(with:)` with a
+/// completion, reauthentication with `credential(withProviderID:IDToken:rawNonce:)`, linking with
+/// the updated credential from the NSError's userInfo, revocation and deletion in the async form.
+extension GuideCode {
+    @Suite("Sign in with Apple, as the Apple sign-in guide writes it")
+    struct AppleGuide {
+        @Test("sign in with a completion: the name Apple gave on the first authorization becomes the display name; getIDToken(completion:) and getIDTokenForcingRefresh on the main queue")
+        func signIn() async throws {
+            try await withGuideWorld { guide in
+                let apple = try await guide.appleAuthorization("ada")
+                let check = await CompletionCheck()
+                let result: (AuthDataResult?, (any Error)?) = await withCheckedContinuation { done in
+                    // Initialize a Firebase credential, including the user's full name.
+                    let credential = OAuthProvider.appleCredential(withIDToken: apple.idTokenString,
+                                                                   rawNonce: apple.nonce,
+                                                                   fullName: apple.fullName)
+                    // Sign in with Firebase.
+                    Auth.auth().signIn(with: credential) { (authResult, error) in
+                        check.called("signIn")
+                        if let error {
+                            // Error. If error.code == .MissingOrInvalidNonce, make sure
+                            // you're sending the SHA256-hashed nonce as a hex string with
+                            // your request to Apple.
+                            done.resume(returning: (nil, error))
+                            return
+                        }
+                        // User is signed in to Firebase with Apple.
+                        done.resume(returning: (authResult, nil))
+                    }
+                }
+                #expect(result.1 == nil)
+                let user = try #require(result.0?.user)
+                #expect(user.displayName == "Ada Lovelace")
+                #expect(result.0?.additionalUserInfo?.providerID == "apple.com")
+                #expect(result.0?.additionalUserInfo?.isNewUser == true)
+                #expect(user.providerData.map(\.providerID) == ["apple.com"])
+
+                let tokens: (String?, String?) = await withCheckedContinuation { done in
+                    Task { @MainActor in
+                        user.getIDToken { token, _ in
+                            check.called("getIDToken")
+                            user.getIDTokenForcingRefresh(true) { refreshed, _ in
+                                check.called("getIDTokenForcingRefresh")
+                                done.resume(returning: (token, refreshed))
+                            }
+                        }
+                    }
+                }
+                #expect(tokens.0 != nil && tokens.1 != nil)
+                await check.expectEachOnce()
+            }
+        }
+
+        @Test("reauthenticate the current user with credential(withProviderID: \"apple.com\", IDToken:rawNonce:) and a completion; another Apple ID is userMismatch (17024)")
+        func reauthenticate() async throws {
+            try await withGuideWorld { guide in
+                let apple = try await guide.appleAuthorization("ada")
+                _ = try await Auth.auth().signIn(with: OAuthProvider.appleCredential(withIDToken: apple.idTokenString, rawNonce: apple.nonce,
+                                                                                      fullName: apple.fullName))
+                for (who, expected) in [("ada", nil), ("bob", AuthErrorCode.userMismatch)] as [(String, AuthErrorCode?)] {
+                    let fresh = try await guide.appleAuthorization(who)
+                    let error: (any Error)? = await withCheckedContinuation { done in
+                        Task { @MainActor in
+                            // Initialize a fresh Firebase credential.
+                            let credential = OAuthProvider.credential(withProviderID: "apple.com",
+                                                                      IDToken: fresh.idTokenString,
+                                                                      rawNonce: fresh.nonce)
+                            // Reauthenticate current Apple user with fresh Apple credential.
+                            Auth.auth().currentUser?.reauthenticate(with: credential) { (authResult, error) in
+                                guard error != nil else { done.resume(returning: nil); return }
+                                done.resume(returning: error)
+                            }
+                        }
+                    }
+                    #expect((error as NSError?)?.code == expected?.rawValue, "\(who)")
+                }
+                #expect(Auth.auth().currentUser != nil)
+            }
+        }
+
+        @Test("link an Apple ID another account holds: credentialAlreadyInUse (17025); the guide signs in with userInfo[AuthErrorUserInfoUpdatedCredentialKey] as? OAuthCredential")
+        func linkWithUpdatedCredential() async throws {
+            var configuration = BackendConfiguration()
+            configuration.testPhoneNumbers = ["+16505554567": "123456"]
+            try await withGuideWorld(configuration: configuration) { guide in
+                // Erin has an Apple account of her own.
+                let erin = try await guide.appleAuthorization("erin")
+                let erinsAccount = try await Auth.auth().signIn(with: OAuthProvider.appleCredential(withIDToken: erin.idTokenString, rawNonce: erin.nonce,
+                                                                                                      fullName: erin.fullName)).user.uid
+                try Auth.auth().signOut()
+                // Signed in by phone, she links her Apple ID.
+                Auth.auth().settings?.isAppVerificationDisabledForTesting = true
+                let id = try await PhoneAuthProvider.provider().verifyPhoneNumber("+16505554567", uiDelegate: nil)
+                let user = try await Auth.auth().signIn(with: PhoneAuthProvider.provider().credential(withVerificationID: id, verificationCode: "123456")).user
+                let again = try await guide.appleAuthorization("erin")
+                let credential = OAuthProvider.appleCredential(withIDToken: again.idTokenString, rawNonce: again.nonce, fullName: nil)
+                let signedInTo: String? = await withCheckedContinuation { done in
+                    Task { @MainActor in
+                        // Link the current user with the Apple credential...
+                        user.link(with: credential) { authResult, error in
+                            if let error = error, (error as NSError).code == AuthErrorCode.credentialAlreadyInUse.rawValue {
+                                if let updatedCredential = (error as NSError).userInfo[AuthErrorUserInfoUpdatedCredentialKey] as? OAuthCredential {
+                                    // Signing in using the updated credentials
+                                    Auth.auth().signIn(with: updatedCredential) { (authResult, error) in
+                                        done.resume(returning: authResult?.user.uid)
+                                    }
+                                    return
+                                }
+                            }
+                            done.resume(returning: nil)
+                        }
+                    }
+                }
+                #expect(signedInTo == erinsAccount)
+            }
+        }
+
+        @Test("revoke the Apple grant, then delete the user, in the async form; without a user revokeToken says so instead of never calling back")
+        func revokeAndDelete() async throws {
+            try await withGuideWorld { guide in
+                let apple = try await guide.appleAuthorization("ada")
+                let user = try await Auth.auth().signIn(with: OAuthProvider.appleCredential(withIDToken: apple.idTokenString, rawNonce: apple.nonce,
+                                                                                          fullName: apple.fullName)).user
+                do {
+                    try await Auth.auth().revokeToken(withAuthorizationCode: apple.authorizationCode)
+                    try await user.delete()
+                } catch {
+                    Issue.record("\(error)")
+                }
+                #expect(Auth.auth().currentUser == nil)
+                #expect(await guide.toolkit.allUsers.isEmpty)
+
+                let error: (any Error)? = await withCheckedContinuation { done in
+                    Auth.auth().revokeToken(withAuthorizationCode: "code") { error in done.resume(returning: error) }
+                }
+                #expect((error as NSError?)?.code == AuthErrorCode.nullUser.rawValue)
+            }
+        }
+
+        @Test("sign out as the guide catches it: try Auth.auth().signOut() with `let signOutError as NSError`")
+        func signOut() async throws {
+            try await withGuideWorld { guide in
+                let apple = try await guide.appleAuthorization("ada")
+                _ = try await Auth.auth().signIn(with: OAuthProvider.appleCredential(withIDToken: apple.idTokenString, rawNonce: apple.nonce, fullName: nil))
+                let firebaseAuth = Auth.auth()
+                do {
+                    try firebaseAuth.signOut()
+                } catch let signOutError as NSError {
+                    Issue.record("Error signing out: \(signOutError)")
+                }
+                #expect(Auth.auth().currentUser == nil)
+            }
+        }
+
+        @Test("delete(completion:) and link(with:completion:) for a second Apple ID: providerAlreadyLinked (17015) without a request")
+        func completions() async throws {
+            try await withGuideWorld { guide in
+                let apple = try await guide.appleAuthorization("ada")
+                let user = try await Auth.auth().signIn(with: OAuthProvider.appleCredential(withIDToken: apple.idTokenString, rawNonce: apple.nonce,
+                                                                                          fullName: nil)).user
+                let other = try await guide.appleAuthorization("bob")
+                let check = await CompletionCheck()
+                let linkError: (any Error)? = await withCheckedContinuation { done in
+                    user.link(with: OAuthProvider.credential(providerID: .apple, idToken: other.idTokenString, rawNonce: other.nonce)) { _, error in
+                        check.called("link")
+                        done.resume(returning: error)
+                    }
+                }
+                #expect((linkError as NSError?)?.code == AuthErrorCode.providerAlreadyLinked.rawValue)
+                #expect((linkError as NSError?)?.userInfo[AuthErrorUserInfoNameKey] as? String == "ERROR_PROVIDER_ALREADY_LINKED")
+                let deleteError: (any Error)? = await withCheckedContinuation { done in
+                    user.delete { error in
+                        check.called("delete")
+                        done.resume(returning: error)
+                    }
+                }
+                #expect(deleteError == nil)
+                #expect(Auth.auth().currentUser == nil)
+                await check.expectEachOnce()
+            }
+        }
+    }
+}
