@@ -29,6 +29,7 @@ extension Auth {
     /// authorization) the user's name in `postBody`, or a pending token; `autoCreate: false` when
     /// reauthenticating, so no account is made for an unknown Apple ID. A user with a second
     /// factor gets `secondFactorRequired` (17078) with its resolver.
+    @inline(never)
     func idpSignIn(_ credential: OAuthCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
         guard credential.providerID == AuthProviderID.apple.rawValue else {
             throw AuthError(.invalidProviderID, "this auth core signs in with apple.com credentials, not \(credential.providerID)")
@@ -51,6 +52,7 @@ extension Auth {
     /// (17078, with a ``MultiFactorResolver``), an error in a 200 answer (`returnIdpCredential`:
     /// `FEDERATED_USER_ID_ALREADY_LINKED` is 17025 with the credential that signs in to the
     /// account holding the Apple ID), an account to confirm (17012).
+    @inline(never)
     func verifyAssertion(_ request: VerifyAssertionRequest) async throws(AuthError) -> VerifyAssertionResponse {
         let response = try await backend.call(request)
         if response.idToken == nil, let enrollments = response.mfaInfo {

@@ -272,27 +272,7 @@ public final class Auth: Sendable {
     func internalSignIn(with credential: AuthCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
         switch credential {
         case let phone as PhoneAuthCredential:
-            let operation = isReauthentication ? "REAUTH" : "SIGN_UP_OR_IN"
-            var request = VerifyPhoneNumberRequest(sessionInfo: nil, code: nil, operation: operation)
-            if let proof = phone.temporaryProof {
-                request.temporaryProof = proof
-                request.phoneNumber = phone.phoneNumber
-            } else {
-                guard !phone.verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
-                guard !phone.verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
-                request.sessionInfo = phone.verificationID
-                request.code = phone.verificationCode
-            }
-            let response = try await backend.call(request)
-            if let proof = response.temporaryProof, !proof.isEmpty, let number = response.phoneNumber, !number.isEmpty {
-                // The SDK's `phoneCredentialInUse`: any phone answer with a temporary proof.
-                throw AuthError(.credentialAlreadyInUse, "\(number) belongs to another account",
-                                updatedCredential: PhoneAuthCredential(temporaryProof: proof, phoneNumber: number))
-            }
-            let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken,
-                                                expiresIn: response.expiresIn)
-            return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(
-                providerID: AuthProviderID.phone.rawValue, isNewUser: response.isNewUser ?? false, username: nil))
+            return try await phoneSignIn(phone, isReauthentication: isReauthentication)
         case let oauth as OAuthCredential:
             return try await idpSignIn(oauth, isReauthentication: isReauthentication)
         default:
@@ -300,9 +280,39 @@ public final class Auth: Sendable {
         }
     }
 
+    /// `verifyPhoneNumber` (v1 `accounts:signInWithPhoneNumber`) with the code or a temporary
+    /// proof, then the user loaded. (Not inlined: an async function's frame holds every callee
+    /// inlined into it, and ten thousand sign-ins at once pay for each byte.)
+    @inline(never)
+    private func phoneSignIn(_ phone: PhoneAuthCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
+        let operation = isReauthentication ? "REAUTH" : "SIGN_UP_OR_IN"
+        var request = VerifyPhoneNumberRequest(sessionInfo: nil, code: nil, operation: operation)
+        if let proof = phone.temporaryProof {
+            request.temporaryProof = proof
+            request.phoneNumber = phone.phoneNumber
+        } else {
+            guard !phone.verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
+            guard !phone.verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
+            request.sessionInfo = phone.verificationID
+            request.code = phone.verificationCode
+        }
+        let response = try await backend.call(request)
+        if let proof = response.temporaryProof, !proof.isEmpty, let number = response.phoneNumber, !number.isEmpty {
+            // The SDK's `phoneCredentialInUse`: any phone answer with a temporary proof.
+            throw AuthError(.credentialAlreadyInUse, "\(number) belongs to another account",
+                            updatedCredential: PhoneAuthCredential(temporaryProof: proof, phoneNumber: number))
+        }
+        let isNewUser = response.isNewUser ?? false
+        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken,
+                                            expiresIn: response.expiresIn)
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(
+            providerID: AuthProviderID.phone.rawValue, isNewUser: isNewUser, username: nil))
+    }
+
     /// The SDK's `completeSignIn(withAccessToken:accessTokenExpirationDate:refreshToken:)`: a user
     /// for the tokens a sign-in answered, its ID token refreshed if its expiry is unknown (a second
     /// factor's answer has no `expiresIn`), its profile loaded with `getAccountInfo`.
+    @inline(never)
     func completeSignIn(idToken: String?, refreshToken: String?, expiresIn: String?) async throws(AuthError) -> User {
         guard let idToken, !idToken.isEmpty, let refreshToken, !refreshToken.isEmpty else {
             throw AuthError(.invalidUserToken, "Invalid user token: accessToken or refreshToken is nil")
@@ -317,6 +327,7 @@ public final class Auth: Sendable {
 
     /// Renews `user` in place with the tokens a call answered (enrolling or removing a second
     /// factor, reauthentication, linking): the same refresh and `getAccountInfo` as a sign-in.
+    @inline(never)
     func renew(_ user: User, idToken: String?, refreshToken: String?, expiresIn: String?) async throws(AuthError) {
         guard let idToken, !idToken.isEmpty else {
             throw AuthError(.invalidUserToken, "Invalid user token: accessToken is nil")
@@ -331,6 +342,7 @@ public final class Auth: Sendable {
     }
 
     /// `getAccountInfo` for the user of `idToken`.
+    @inline(never)
     func accountInfo(idToken: String) async throws(AuthError) -> UserRecord {
         let response = try await backend.call(GetAccountInfoRequest(idToken: idToken))
         guard let record = response.users?.first else {

@@ -78,6 +78,7 @@ public final class PhoneAuthProvider: Sendable {
 
     /// The SDK's `verifyClAndSendVerificationCode`: the proof (none in test mode), the request for
     /// the session's kind, and the one rerun on `INVALID_APP_CREDENTIAL`.
+    @inline(never)
     private func verifyAndSend(_ phoneNumber: String, retryOnInvalidAppCredential: Bool, session: MultiFactorSession?,
                                uiDelegate: (any AuthUIDelegate)?) async throws(AuthError) -> String {
         let backend = try auth.backend
@@ -113,6 +114,7 @@ public final class PhoneAuthProvider: Sendable {
     /// `accounts/mfaEnrollment:start` (a session with the user's ID token) or
     /// `accounts/mfaSignIn:start` (a session with a pending credential); the SDK's
     /// `executeMFARequest`.
+    @inline(never)
     private func send(_ backend: BackendClient, _ phoneNumber: String, proof: AppProof,
                       session: MultiFactorSession?) async throws(AuthError) -> String {
         var receipt: String?, secret: String?, recaptchaToken: String?
@@ -121,19 +123,33 @@ public final class PhoneAuthProvider: Sendable {
         case .recaptcha(let token): recaptchaToken = token
         case .none: break
         }
+        // Each kind in a function of its own: an async frame holds the requests and answers of
+        // every call made in it, and each sign-in in flight holds this one.
         guard let session else {
-            let response = try await backend.call(SendVerificationCodeRequest(phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret,
-                                                                              recaptchaToken: recaptchaToken))
-            return response.sessionInfo ?? ""
+            return try await sendFirstFactor(backend, SendVerificationCodeRequest(
+                phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret, recaptchaToken: recaptchaToken))
         }
         let info = StartMFAPhoneRequestInfo(phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret, recaptchaToken: recaptchaToken)
         if let idToken = session.idToken {
-            let response = try await backend.call(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: info))
-            return response.phoneSessionInfo?.sessionInfo ?? ""
+            return try await startEnrollment(backend, StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: info))
         }
-        let response = try await backend.call(StartMFASignInRequest(mfaPendingCredential: session.mfaPendingCredential,
+        return try await startSignIn(backend, StartMFASignInRequest(mfaPendingCredential: session.mfaPendingCredential,
                                                                     mfaEnrollmentId: session.multiFactorInfo?.uid, phoneSignInInfo: info))
-        return response.phoneResponseInfo?.sessionInfo ?? ""
+    }
+
+    @inline(never)
+    private func sendFirstFactor(_ backend: BackendClient, _ request: SendVerificationCodeRequest) async throws(AuthError) -> String {
+        try await backend.call(request).sessionInfo ?? ""
+    }
+
+    @inline(never)
+    private func startEnrollment(_ backend: BackendClient, _ request: StartMFAEnrollmentRequest) async throws(AuthError) -> String {
+        try await backend.call(request).phoneSessionInfo?.sessionInfo ?? ""
+    }
+
+    @inline(never)
+    private func startSignIn(_ backend: BackendClient, _ request: StartMFASignInRequest) async throws(AuthError) -> String {
+        try await backend.call(request).phoneResponseInfo?.sessionInfo ?? ""
     }
 
     /// The credential for `verificationID` and the code the user typed.
@@ -160,6 +176,7 @@ public final class PhoneAuthProvider: Sendable {
     /// The SDK's `verifyClient(withUIDelegate:)`: the cached credential, or a new one by silent
     /// push; or, where the SDK falls back (a simulator, no APNs token within 5 s, verifyClient
     /// refusing the token, no push within `suggestedTimeout`), a reCAPTCHA token.
+    @inline(never)
     private func appProof(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> AppProof {
         func fallback(_ why: String) async throws(AuthError) -> AppProof {
             auth.noteVerification(.reCAPTCHAFallback(reason: why))
@@ -195,6 +212,7 @@ public final class PhoneAuthProvider: Sendable {
 
     /// The reCAPTCHA fallback: the auth domain from getProjectConfig, a new event, the handler URL
     /// presented through `uiDelegate`, and the redirect that comes back through `canHandle(url)`.
+    @inline(never)
     private func reCAPTCHAToken(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> String {
         let options = auth.options
         guard let apiKey = options.apiKey else { throw AuthError(.appConfigurationError, "FirebaseOptions has no API key") }

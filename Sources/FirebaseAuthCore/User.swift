@@ -176,6 +176,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     /// The SDK refreshes a token this close to its expiry (`kFiveMinutes` in `SecureTokenService.swift`).
     static let refreshMargin: TimeInterval = 5 * 60
 
+    @inline(never)
     private func refresh(_ refreshToken: String) async throws(AuthError) -> String {
         defer { tokens.withLock { $0.refreshing = nil } }
         let response = try await auth.backend.call(SecureTokenRequest(grantType: "refresh_token", refreshToken: refreshToken))

@@ -43,4 +43,30 @@ struct GuideSnippetTests {
             #expect(error.message.contains("suggestedTimeout"))
         }
     }
+
+    @Test("a backend that cannot be reached is networkError (17020) with the transport's error underneath, as the SDK's AuthBackend.swift maps a call without data")
+    func unreachable() async throws {
+        // A port nothing listens on: bind one, note it, close it.
+        let socket = try await ServerProcess(["/usr/bin/env", "python3", "-c",
+                                              "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print('port', s.getsockname()[1], flush=True)"])
+        let line = try #require(try await socket.waitFor("port").first { $0.hasPrefix("port") })
+        let port = try #require(Int(line.split(separator: " ")[1]))
+        _ = try? await socket.exit()
+        var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
+        options.apiKey = "k"
+        let host = AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])
+        let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
+        auth.useEmulator(withHost: "127.0.0.1", port: port)
+        auth.settings?.isAppVerificationDisabledForTesting = true
+        do throws(AuthError) {
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+            Issue.record("no error")
+        } catch {
+            #expect(error.code == .networkError)
+            let bridged = error as NSError
+            #expect(bridged.userInfo[AuthErrorUserInfoNameKey] as? String == "ERROR_NETWORK_REQUEST_FAILED")
+            #expect(bridged.userInfo[NSUnderlyingErrorKey] != nil)
+            #expect(bridged.localizedDescription == "Network error (such as timeout, interrupted connection or unreachable host) has occurred.")
+        }
+    }
 }
