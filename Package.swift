@@ -175,7 +175,7 @@ let package = Package(
         .executableTarget(
             name: "authsim",
             dependencies: ["Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
-                           "FirebaseAuthCore", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking",
+                           "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking",
                            argumentParser, logging]
         ),
         .executableTarget(name: "authsim-fuzz", dependencies: ["FuzzTargets"]),

@@ -37,6 +37,9 @@ enum BackendRecord: Codable, Sendable {
     /// which signs in to that account once.
     case temporaryProof(digest: String, phoneNumber: String, at: Date)
     case temporaryProofUsed(digest: String)
+    /// The simulated reCAPTCHA Enterprise service issued a token (by SHA-256) for an action.
+    case enterpriseToken(digest: String, action: String, issuedAt: Date)
+    case enterpriseTokenUsed(digest: String)
 }
 
 /// What a code session is for: a first factor (nil), enrolling a phone as a second factor, or a
@@ -101,6 +104,8 @@ struct BackendState {
     var mfaPending: [String: MFAPending] = [:]
     /// Temporary proofs of numbers, by SHA-256: the number, when, and whether spent.
     var temporaryProofs: [String: (phoneNumber: String, at: Date, used: Bool)] = [:]
+    /// reCAPTCHA Enterprise tokens, by SHA-256: their action, when, whether assessed.
+    var enterpriseTokens: [String: (action: String, issuedAt: Date, used: Bool)] = [:]
     /// Keyed by the token's SHA-256: an O(1) lookup whose timing says nothing about the token.
     var recaptchaTokens: [String: RecaptchaToken] = [:]
     var outbox: [SMSMessage] = []
@@ -157,6 +162,10 @@ struct BackendState {
             temporaryProofs[digest] = (phoneNumber, at, false)
         case .temporaryProofUsed(let digest):
             temporaryProofs[digest]?.used = true
+        case .enterpriseToken(let digest, let action, let issuedAt):
+            enterpriseTokens[digest] = (action, issuedAt, false)
+        case .enterpriseTokenUsed(let digest):
+            enterpriseTokens[digest]?.used = true
         }
     }
 
@@ -179,6 +188,7 @@ struct BackendState {
         pendingAppleTokens = pendingAppleTokens.filter { now.timeIntervalSince($0.value.at) < day }
         mfaPending = mfaPending.filter { now.timeIntervalSince($0.value.at) < configuration.mfaPendingCredentialLifetime + day }
         temporaryProofs = temporaryProofs.filter { now.timeIntervalSince($0.value.at) < configuration.temporaryProofLifetime + day }
+        enterpriseTokens = enterpriseTokens.filter { now.timeIntervalSince($0.value.issuedAt) < IdentityToolkit.enterpriseTokenLifetime + day }
     }
 
     /// The records that rebuild this state (what a compacted journal holds).
@@ -199,6 +209,10 @@ struct BackendState {
         for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at)) }
         for (digest, r) in refreshTokens {
             out.append(.refreshToken(digest: digest, localId: r.localId, provider: r.provider, secondFactor: r.secondFactor, issuedAt: r.issuedAt))
+        }
+        for (digest, token) in enterpriseTokens {
+            out.append(.enterpriseToken(digest: digest, action: token.action, issuedAt: token.issuedAt))
+            if token.used { out.append(.enterpriseTokenUsed(digest: digest)) }
         }
         for (digest, proof) in temporaryProofs {
             out.append(.temporaryProof(digest: digest, phoneNumber: proof.phoneNumber, at: proof.at))

@@ -40,6 +40,20 @@ public struct BackendConfiguration: Sendable {
     public var temporaryProofLifetime: TimeInterval = 3600
     /// How the reCAPTCHA page's challenge ends.
     public var recaptchaOutcome: ReCAPTCHAOutcome = .pass
+    /// reCAPTCHA SMS defense on the phone provider (Firebase console → Authentication → Settings
+    /// → reCAPTCHA): OFF, AUDIT or ENFORCE.
+    public var phoneRecaptchaEnforcement: RecaptchaEnforcement = .off
+    /// The project's reCAPTCHA Enterprise key for iOS (the last part of `projects/<p>/keys/<key>`).
+    public var recaptchaSiteKey = "6LcAuthsimLocalIOSSiteKey000000000000000"
+    /// Whether the toll-fraud risk score decides (the project's `useSmsTollFraudProtection`).
+    public var useSmsTollFraudProtection = true
+    /// The project's `useSmsBotScore`, reported by `recaptchaConfig`.
+    public var useSmsBotScore = false
+    /// The SMS toll-fraud risk every assessment finds (0 = surely legitimate, 1 = surely fraud):
+    /// what a scenario sets to play an attacker's number.
+    public var tollFraudRiskScore = 0.1
+    /// Scores above this are blocked (the project's toll-fraud managed rule).
+    public var tollFraudThreshold = 0.5
     /// Services IDs accepted as identity-token audiences beside the bundle ID (Sign in with Apple on the web).
     public var appleServicesIDs: [String] = []
     /// `getProjectConfig`'s authorized domains (the first `firebaseapp.com` one is the auth domain).
@@ -112,6 +126,10 @@ public enum BackendEvent: Sendable {
     case secondFactorEnrolled(uid: String, enrollmentID: String, phoneNumber: String)
     /// A second factor completed a sign-in.
     case secondFactorSignedIn(uid: String, enrollmentID: String)
+    /// The app asked for the project's reCAPTCHA config (SMS defense's state).
+    case recaptchaConfig(phone: RecaptchaEnforcement)
+    /// reCAPTCHA SMS defense assessed a code request's token.
+    case recaptchaAssessment(endpoint: BackendOperation, enforcement: RecaptchaEnforcement, RecaptchaAssessment)
     case rejected(endpoint: BackendOperation, IdentityToolkitError)
 }
 
@@ -119,6 +137,7 @@ public enum BackendEvent: Sendable {
 public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
     case verifyClient, sendVerificationCode, signInWithPhoneNumber, signInWithIdp, revokeToken, deleteAccount, setAccountInfo
     case getAccountInfo, secureToken, mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize
+    case recaptchaConfig
 
     /// The second factor's operations.
     public static let secondFactorOperations: Set<BackendOperation> = [
@@ -281,16 +300,27 @@ public actor IdentityToolkit {
                 .unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user."))
         }
         try checkAppProof(number: number, iosReceipt: request.iosReceipt, iosSecret: request.iosSecret,
-                          recaptchaToken: request.recaptchaToken, endpoint: endpoint)
+                          recaptchaToken: request.recaptchaToken, captchaResponse: request.captchaResponse,
+                          recaptchaVersion: request.recaptchaVersion, clientType: request.clientType,
+                          action: .sendVerificationCode, endpoint: endpoint)
         return SendVerificationCodeResponse(
             sessionInfo: try openSession(number: number, purpose: nil, languageCode: languageCode, endpoint: endpoint))
     }
 
-    /// The proof that a request comes from the real app: a test number needs none; otherwise an app
-    /// credential (the receipt and the secret its silent push carried) or a reCAPTCHA token.
+    /// The proof that a request comes from the real app: a test number needs none; with SMS
+    /// defense in AUDIT or ENFORCE a reCAPTCHA Enterprise token that passes the assessment
+    /// (``smsDefense(captchaResponse:recaptchaVersion:clientType:action:hasLegacyProof:endpoint:)``);
+    /// otherwise an app credential (the receipt and the secret its silent push carried) or a
+    /// reCAPTCHA v2 token.
     func checkAppProof(number: String, iosReceipt: String?, iosSecret: String?, recaptchaToken: String?,
-                       endpoint: BackendOperation) throws(IdentityToolkitError) {
+                       captchaResponse: String? = nil, recaptchaVersion: String? = nil, clientType: String? = nil,
+                       action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) {
         guard configuration.testPhoneNumbers[number] == nil else { return }
+        let hasLegacyProof = !(iosReceipt ?? "").isEmpty || recaptchaToken != nil
+        if try smsDefense(captchaResponse: captchaResponse, recaptchaVersion: recaptchaVersion, clientType: clientType, action: action,
+                          hasLegacyProof: hasLegacyProof, endpoint: endpoint) {
+            return
+        }
         if let iosReceipt, !iosReceipt.isEmpty {
             guard let iosSecret, !iosSecret.isEmpty else {
                 throw reject(endpoint, IdentityToolkitError(.missingAppCredential, "the iOS secret is missing"))

@@ -35,7 +35,9 @@ extension IdentityToolkit {
                 .secondFactorLimitExceeded, "The maximum allowed number of second factors (\(configuration.maximumSecondFactors)) on a user has been exceeded."))
         }
         try checkAppProof(number: number, iosReceipt: info.iosReceipt, iosSecret: info.iosSecret,
-                          recaptchaToken: info.recaptchaToken, endpoint: endpoint)
+                          recaptchaToken: info.recaptchaToken, captchaResponse: info.captchaResponse,
+                          recaptchaVersion: info.recaptchaVersion, clientType: info.clientType,
+                          action: .mfaSmsEnrollment, endpoint: endpoint)
         let sessionInfo = try openSession(number: number, purpose: .mfaEnrollment(localId: user.localId), languageCode: nil,
                                           endpoint: endpoint)
         return StartMFAEnrollmentResponse(phoneSessionInfo: StartMFAPhoneResponseInfo(sessionInfo: sessionInfo))
@@ -97,7 +99,9 @@ extension IdentityToolkit {
         }
         let info = request.phoneSignInInfo
         try checkAppProof(number: enrollment.phoneNumber, iosReceipt: info?.iosReceipt, iosSecret: info?.iosSecret,
-                          recaptchaToken: info?.recaptchaToken, endpoint: endpoint)
+                          recaptchaToken: info?.recaptchaToken, captchaResponse: info?.captchaResponse,
+                          recaptchaVersion: info?.recaptchaVersion, clientType: info?.clientType,
+                          action: .mfaSmsSignIn, endpoint: endpoint)
         let sessionInfo = try openSession(number: enrollment.phoneNumber,
                                           purpose: .mfaSignIn(pendingDigest: digest, enrollmentID: enrollmentID),
                                           languageCode: nil, endpoint: endpoint)

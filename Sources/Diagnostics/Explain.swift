@@ -105,6 +105,36 @@ public enum Explainer {
                              cause: "the app delegate never passed the SDK's probe notification to Auth.canHandleNotification within 1 s, so verifyPhoneNumber fails with notificationNotForwarded",
                              fix: "with FirebaseAppDelegateProxyEnabled = NO, call Auth.auth().canHandleNotification(userInfo) first in application(_:didReceiveRemoteNotification:fetchCompletionHandler:) (and return if it is true)")
         }
+        // reCAPTCHA SMS defense: the project's state, and what the backend made of the app's token.
+        let smsDefense = events.first { fact -> String? in if case .smsDefense(let state) = fact { state } else { nil } }?.value
+        let assessment = events.first { fact -> (enforcement: String, verdict: String, score: Double?, detail: String)? in
+            if case .recaptchaAssessment(_, let enforcement, let verdict, let score, let detail) = fact, verdict != "passed" {
+                (enforcement, verdict, score, detail)
+            } else { nil }
+        }?.value
+        if errorCode == .recaptchaSDKNotLinked {
+            let state = smsDefense ?? "AUDIT or ENFORCE"
+            return Diagnosis("recaptchaSDKNotLinked",
+                             cause: "the project's reCAPTCHA SMS defense is \(state) and the app does not link the RecaptchaEnterprise SDK, so verifyPhoneNumber failed with recaptchaSDKNotLinked (17208) before any code was sent\(state == "AUDIT" ? ": FirebaseAuth 12.19 throws it in AUDIT too, instead of falling back to the silent push" : "; nothing falls back to APNs")",
+                             fix: "add the RecaptchaEnterprise package to the app (https://cloud.google.com/recaptcha-enterprise/docs/instrument-ios-apps), or set the phone provider's SMS defense to OFF until every app version links it")
+        }
+        if errorCode == .recaptchaActionCreationFailed {
+            return Diagnosis("recaptchaActionMissing", cause: "the app links a RecaptchaEnterprise SDK without RCAAction, so FirebaseAuth could not make an action and verifyPhoneNumber failed with 17210",
+                             fix: "update the RecaptchaEnterprise package to a version with RCAAction (18.x)")
+        }
+        if let assessment, assessment.enforcement == "ENFORCE" {
+            if assessment.verdict == "tollFraud" {
+                return Diagnosis("smsDefenseTollFraud",
+                                 cause: "reCAPTCHA SMS defense (ENFORCE) blocked the code: \(assessment.detail), so no SMS was sent and verifyPhoneNumber failed with \(error.map { "\($0.code) \($0.name)" } ?? "an error") (the SDK reports the server's refusal as internalError)",
+                                 fix: "for an attacker's number this is the protection working; for real users, raise the toll-fraud managed rule's threshold, or watch the scores in AUDIT first")
+            }
+            return Diagnosis("smsDefenseRefused",
+                             cause: "reCAPTCHA SMS defense (ENFORCE) refused the request's reCAPTCHA Enterprise token: \(assessment.detail); in ENFORCE nothing falls back to APNs",
+                             fix: "make sure the app links RecaptchaEnterprise and can reach Google's reCAPTCHA service, and that the key in the project's reCAPTCHA config is for this bundle ID")
+        }
+        /// AUDIT's fallback: the token did not pass, so the SDK verified the app the old way.
+        let auditFallback = assessment.map { "reCAPTCHA SMS defense (AUDIT) did not pass the app's reCAPTCHA Enterprise token (\($0.detail)), so the SDK fell back to the silent push" }
+
         if let refused = events.first({ fact -> String?? in
             if case .redirect(.refused, let refusal) = fact { refusal } else { nil }
         }) {
@@ -171,8 +201,8 @@ public enum Explainer {
             }
         }
         if let lost = events.first({ fact -> String? in if case .pushLost(let token, _) = fact { token } else { nil } }) {
-            return Diagnosis("pushLost",
-                             cause: "APNs accepted the push to \(lost.value.prefix(4).uppercased())… but it never reached the device (offline), so after suggestedTimeout the SDK fell back to reCAPTCHA",
+            return Diagnosis(auditFallback == nil ? "pushLost" : "auditFallbackPushLost",
+                             cause: "\(auditFallback.map { "\($0); " } ?? "")APNs accepted the push to \(lost.value.prefix(4).uppercased())… but it never reached the device (offline), so after suggestedTimeout the SDK fell back to reCAPTCHA",
                              fix: "nothing to fix in the app: the fallback is the SDK's answer to a late push; check the device's network, Low Power Mode and Background App Refresh")
         }
         let fallback = events.first { fact -> String? in if case .fallback(let reason, _) = fact { reason } else { nil } }
@@ -188,6 +218,12 @@ public enum Explainer {
         if let unhandled = delivered(handled: false) {
             return Diagnosis("pushNotHandled", cause: "the silent push reached the app delegate but Auth did not take it: \(unhandled.message)",
                              fix: "pass remote notifications to Auth.auth().canHandleNotification(userInfo) before your own handling")
+        }
+
+        // AUDIT refused the token and the silent push proved the app instead.
+        if let auditFallback, events.contains(.signedIn) {
+            return Diagnosis("auditFallback", cause: "\(auditFallback), which proved the app: the user signed in, through the pre-SMS-defense path",
+                             fix: "in AUDIT this is the designed fallback; check why the token did not pass before moving to ENFORCE, where it would have blocked the code")
         }
 
         // The backend's refusals.
@@ -263,6 +299,10 @@ public enum Explainer {
                                  fix: "test silent-push verification on a device; in simulators use test phone numbers with isAppVerificationDisabledForTesting")
             }
             return Diagnosis("fallback", cause: "no silent push proved the app (\(why)), so the SDK used reCAPTCHA", fix: "see the timeline for the push")
+        }
+        if events.contains(where: { if case .signedIn(_, .recaptchaEnterprise) = $0.fact { true } else { false } }) {
+            return Diagnosis("ok", cause: "nothing went wrong: reCAPTCHA SMS defense (\(smsDefense ?? "on")) passed the app's reCAPTCHA Enterprise token, so the code went out with no silent push and no page",
+                             fix: "nothing to fix")
         }
         if events.contains(.mfaSignedIn) {
             return Diagnosis("ok", cause: "nothing went wrong: the first factor (Sign in with Apple) asked for the second, the app proved itself for the second factor's code by silent push, and the user signed in with both",

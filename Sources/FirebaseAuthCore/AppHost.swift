@@ -20,6 +20,8 @@ public final class AppHost: Sendable {
     /// …and opened URLs to `Auth.canHandle(_:)`.
     public let forwardsURLs: Bool
     public let userDefaults: UserDefaultsStore
+    /// The RecaptchaEnterprise SDK, if the app links it (SMS defense in AUDIT or ENFORCE needs it).
+    public let recaptchaEnterprise: RecaptchaEnterpriseSDK?
     public let clock: any Clock<Duration>
     /// The device's wall clock: when ID tokens expire (the SDK compares against `Date()`).
     public let wallClock: any WallClock
@@ -42,7 +44,8 @@ public final class AppHost: Sendable {
 
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
-                userDefaults: UserDefaultsStore = UserDefaultsStore(), clock: any Clock<Duration> = ContinuousClock(),
+                userDefaults: UserDefaultsStore = UserDefaultsStore(), recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil,
+                clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.bundleID = bundleID
@@ -52,6 +55,7 @@ public final class AppHost: Sendable {
         self.forwardsNotifications = forwardsNotifications
         self.forwardsURLs = forwardsURLs
         self.userDefaults = userDefaults
+        self.recaptchaEnterprise = recaptchaEnterprise
         self.clock = clock
         self.wallClock = wallClock
         ownTransport = Mutex(transport)

@@ -61,6 +61,8 @@ public final class Auth: Sendable {
     struct State {
         var settings: AuthSettings? = AuthSettings()
         var languageCode: String?
+        /// The project's reCAPTCHA config, as the last `getRecaptchaConfig` answered it.
+        var recaptchaConfig: RecaptchaConfig?
         var apnsToken: AuthAPNSToken?
         var tokenWaiters: [OneShot<AuthAPNSToken?>] = []
         /// Receipts waiting for their push, oldest first (at most 32).
@@ -427,9 +429,16 @@ public final class Auth: Sendable {
         switch path {
         case .silentPush: host.logger.debug("app verified by silent push", metadata: ["bundle-id": "\(host.bundleID)"])
         case .testMode: host.logger.info("app verification disabled for testing: only test numbers get codes", metadata: ["bundle-id": "\(host.bundleID)"])
+        case .recaptchaEnterprise: host.logger.debug("app verified by a reCAPTCHA Enterprise token (SMS defense)", metadata: ["bundle-id": "\(host.bundleID)"])
         case .reCAPTCHAFallback(let reason):
             host.logger.notice("app verification falls back to reCAPTCHA", metadata: ["bundle-id": "\(host.bundleID)", "why": "\(reason)"])
         }
+    }
+
+    /// The project's SMS defense, as the last `getRecaptchaConfig` said (not an SDK property).
+    public var lastSMSDefense: RecaptchaEnforcement? { state.withLock { $0.recaptchaConfig?.phone } }
+    func noteSMSDefense(_ state: RecaptchaEnforcement) {
+        if state != .off { host.logger.debug("SMS defense is \(state.rawValue)", metadata: ["bundle-id": "\(host.bundleID)"]) }
     }
 
     /// Starts presenting the reCAPTCHA page for `eventID`; a second presentation while one is

@@ -8,10 +8,12 @@ public protocol AuthUIDelegate: Sendable {
     func present(_ url: URL, host: AppHost) async
 }
 
-/// Why app verification fell back (for timelines and `authsim explain`).
+/// How the last code request proved the app (for timelines and `authsim explain`).
 public enum AppVerificationPath: Sendable, Hashable {
     case silentPush
     case testMode
+    /// SMS defense (AUDIT or ENFORCE): a reCAPTCHA Enterprise token, no app credential.
+    case recaptchaEnterprise
     case reCAPTCHAFallback(reason: String)
 }
 
@@ -59,8 +61,28 @@ public final class PhoneAuthProvider: Sendable {
                 from application(_:didReceiveRemoteNotification:fetchCompletionHandler:)
                 """)
         }
-        let verificationID = try await verifyAndSend(phoneNumber, retryOnInvalidAppCredential: true, session: multiFactorSession,
+        let verificationID: String
+        if auth.isAppVerificationDisabledForTesting {
+            // Test mode asks for no reCAPTCHA config (PhoneAuthProvider.swift internalVerify).
+            verificationID = try await verifyAndSend(phoneNumber, retryOnInvalidAppCredential: true, session: multiFactorSession,
                                                      uiDelegate: uiDelegate)
+        } else {
+            // The SDK asks for the project's reCAPTCHA config every time, then branches on the
+            // phone provider's SMS defense (PhoneAuthProvider.swift 247–272).
+            let config = try await auth.retrieveRecaptchaConfig(forceRefresh: true)
+            auth.noteSMSDefense(config.phone)
+            switch config.phone {
+            case .off:
+                verificationID = try await verifyAndSend(phoneNumber, retryOnInvalidAppCredential: true, session: multiFactorSession,
+                                                         uiDelegate: uiDelegate)
+            case .audit:
+                verificationID = try await verifyAndSendWithRecaptcha(phoneNumber, retryOnInvalidAppCredential: true,
+                                                                      session: multiFactorSession, uiDelegate: uiDelegate)
+            case .enforce:
+                verificationID = try await verifyAndSendWithRecaptcha(phoneNumber, retryOnInvalidAppCredential: false,
+                                                                      session: multiFactorSession, uiDelegate: uiDelegate)
+            }
+        }
         guard !verificationID.isEmpty else {
             throw AuthError(.invalidVerificationID, "Invalid verification ID: the backend answered without one")
         }
@@ -77,29 +99,64 @@ public final class PhoneAuthProvider: Sendable {
     }
 
     /// The SDK's `verifyClAndSendVerificationCode`: the proof (none in test mode), the request for
-    /// the session's kind, and the one rerun on `INVALID_APP_CREDENTIAL`.
+    /// the session's kind, and the one rerun on `INVALID_APP_CREDENTIAL`. With `auditFallback`
+    /// (SMS defense in AUDIT refused the reCAPTCHA Enterprise token) the request also carries
+    /// `captchaResponse: NO_RECAPTCHA`, as the SDK sends it.
     @inline(never)
     private func verifyAndSend(_ phoneNumber: String, retryOnInvalidAppCredential: Bool, session: MultiFactorSession?,
-                               uiDelegate: (any AuthUIDelegate)?) async throws(AuthError) -> String {
+                               uiDelegate: (any AuthUIDelegate)?, auditFallback: Bool = false) async throws(AuthError) -> String {
         let backend = try auth.backend
         let proof: AppProof
+        var enterprise: String?
         if auth.isAppVerificationDisabledForTesting {
             auth.noteVerification(.testMode)
             proof = .none
         } else {
             proof = try await appProof(backend, uiDelegate: uiDelegate ?? HeadlessPresenter())
+            if auditFallback { enterprise = Auth.noRecaptcha }
         }
         do {
-            return try await send(backend, phoneNumber, proof: proof, session: session)
-        } catch where error.code == .invalidAppCredential {
-            guard retryOnInvalidAppCredential else {
-                throw AuthError(.internalError, "the backend refused the app credential again after a fresh verification: \(error.message)",
-                                serverMessage: error.serverMessage, underlyingError: error as NSError)
-            }
-            auth.clearCredential()
-            auth.host.logger.notice("the backend refused the app credential; verifying the app again", metadata: ["why": "\(error.message)"])
-            return try await verifyAndSend(phoneNumber, retryOnInvalidAppCredential: false, session: session, uiDelegate: uiDelegate)
+            return try await send(backend, phoneNumber, proof: proof, enterprise: enterprise, session: session)
+        } catch {
+            return try await handleVerifyError(error, phoneNumber, retry: retryOnInvalidAppCredential, session: session,
+                                                         uiDelegate: uiDelegate, auditFallback: auditFallback)
         }
+    }
+
+    /// The SDK's `verifyClAndSendVerificationCodeWithRecaptcha` (SMS defense in AUDIT or ENFORCE):
+    /// a reCAPTCHA Enterprise token for the request's action and no app credential. In AUDIT a
+    /// refusal (`INVALID_APP_CREDENTIAL`) reruns the silent-push path once, with `NO_RECAPTCHA`;
+    /// in ENFORCE nothing falls back to APNs.
+    @inline(never)
+    private func verifyAndSendWithRecaptcha(_ phoneNumber: String, retryOnInvalidAppCredential: Bool, session: MultiFactorSession?,
+                                            uiDelegate: (any AuthUIDelegate)?) async throws(AuthError) -> String {
+        let action: RecaptchaAction = session == nil ? .sendVerificationCode : session?.idToken != nil ? .mfaSmsEnrollment : .mfaSmsSignIn
+        do {
+            let backend = try auth.backend
+            let token = try await auth.recaptchaEnterpriseToken(action: action)
+            auth.noteVerification(.recaptchaEnterprise)
+            return try await send(backend, phoneNumber, proof: .none, enterprise: token, session: session)
+        } catch {
+            return try await handleVerifyError(error, phoneNumber, retry: retryOnInvalidAppCredential, session: session,
+                                                         uiDelegate: uiDelegate, auditFallback: true)
+        }
+    }
+
+    /// The SDK's `handleVerifyErrorWithRetry`: on `INVALID_APP_CREDENTIAL`, drop the credential and
+    /// run the whole silent-push path once more (PhoneAuthProvider.swift 468–486; it may end in
+    /// reCAPTCHA); a second refusal is `internalError` (17999) with the refusal underneath. Other
+    /// errors pass through.
+    private func handleVerifyError(_ error: AuthError, _ phoneNumber: String, retry: Bool, session: MultiFactorSession?,
+                                             uiDelegate: (any AuthUIDelegate)?, auditFallback: Bool) async throws(AuthError) -> String {
+        guard error.code == .invalidAppCredential else { throw error }
+        guard retry else {
+            throw AuthError(.internalError, "the backend refused the app credential again after a fresh verification: \(error.message)",
+                            serverMessage: error.serverMessage, underlyingError: error as NSError)
+        }
+        auth.clearCredential()
+        auth.host.logger.notice("the backend refused the app credential; verifying the app again", metadata: ["why": "\(error.message)"])
+        return try await verifyAndSend(phoneNumber, retryOnInvalidAppCredential: false, session: session, uiDelegate: uiDelegate,
+                                       auditFallback: auditFallback)
     }
 
     /// What proves the app in a code request.
@@ -115,7 +172,7 @@ public final class PhoneAuthProvider: Sendable {
     /// `accounts/mfaSignIn:start` (a session with a pending credential); the SDK's
     /// `executeMFARequest`.
     @inline(never)
-    private func send(_ backend: BackendClient, _ phoneNumber: String, proof: AppProof,
+    private func send(_ backend: BackendClient, _ phoneNumber: String, proof: AppProof, enterprise: String?,
                       session: MultiFactorSession?) async throws(AuthError) -> String {
         var receipt: String?, secret: String?, recaptchaToken: String?
         switch proof {
@@ -123,13 +180,19 @@ public final class PhoneAuthProvider: Sendable {
         case .recaptcha(let token): recaptchaToken = token
         case .none: break
         }
+        let version = enterprise == nil ? nil : Auth.recaptchaVersion
         // Each kind in a function of its own: an async frame holds the requests and answers of
         // every call made in it, and each sign-in in flight holds this one.
         guard let session else {
+            // `clientType` always (SendVerificationTokenRequest.swift 64–85).
             return try await sendFirstFactor(backend, SendVerificationCodeRequest(
-                phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret, recaptchaToken: recaptchaToken))
+                phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret, recaptchaToken: recaptchaToken,
+                captchaResponse: enterprise, recaptchaVersion: version, clientType: Auth.clientType))
         }
-        let info = StartMFAPhoneRequestInfo(phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret, recaptchaToken: recaptchaToken)
+        // The second factor's `clientType` comes with the reCAPTCHA fields only, as the SDK injects them.
+        let info = StartMFAPhoneRequestInfo(phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret, recaptchaToken: recaptchaToken,
+                                            captchaResponse: enterprise, recaptchaVersion: version,
+                                            clientType: enterprise == nil ? nil : Auth.clientType)
         if let idToken = session.idToken {
             return try await startEnrollment(backend, StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: info))
         }

@@ -100,6 +100,12 @@ extension IdentityToolkitError {
         public static let missingRecaptchaVersion: Self = "MISSING_RECAPTCHA_VERSION"
         public static let invalidRecaptchaVersion: Self = "INVALID_RECAPTCHA_VERSION"
         public static let invalidReqType: Self = "INVALID_REQ_TYPE"
+        public static let missingClientType: Self = "MISSING_CLIENT_TYPE"
+        public static let invalidRecaptchaAction: Self = "INVALID_RECAPTCHA_ACTION"
+        public static let recaptchaNotEnabled: Self = "RECAPTCHA_NOT_ENABLED"
+        /// The simulated reCAPTCHA Enterprise service's: a site key that is not the project's, or
+        /// not for this app.
+        public static let invalidSiteKey: Self = "INVALID_SITE_KEY"
         // Accounts and tokens.
         public static let userNotFound: Self = "USER_NOT_FOUND"
         public static let userDisabled: Self = "USER_DISABLED"

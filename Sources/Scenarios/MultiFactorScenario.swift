@@ -25,13 +25,7 @@ enum MultiFactorScenario {
                                                         world: world, timeline: timeline).0
             }
             /// What proved the app for the last code.
-            func via() -> (String, SignInPath) {
-                switch auth.lastAppVerification {
-                case .reCAPTCHAFallback: (" via reCAPTCHA", .reCAPTCHA)
-                case .testMode: ("", .testMode)
-                case .silentPush, nil: ("", .silentPush)
-                }
-            }
+            func via() -> (String, SignInPath) { ScenarioRunner.via(auth) }
             func code(for number: String) async throws -> String {
                 try await ScenarioRunner.typedCode(spec, number: number, world: world, timeline: timeline, backendClock: backendClock,
                                                    options: AppRunOptions(), testMode: profile.appVerificationDisabledForTesting)

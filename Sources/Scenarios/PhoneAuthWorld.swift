@@ -52,6 +52,8 @@ public struct AppProfile: Sendable {
     public var schemeDirectory: SchemeDirectory? = nil
     public var languageCode: String? = nil
     public var appVerificationDisabledForTesting = false
+    /// Whether (and how) the app links the RecaptchaEnterprise SDK.
+    public var recaptchaEnterprise: ScenarioSpec.RecaptchaEnterpriseLinkage = .notLinked
     public init() {}
 }
 
@@ -185,16 +187,24 @@ public final class PhoneAuthWorld: Sendable {
                         onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in }) async throws -> (Auth, DeviceToken) {
         let host: AppHost
         var options: FirebaseOptions
+        let recaptchaEnterprise: RecaptchaEnterpriseSDK? = switch profile.recaptchaEnterprise {
+        case .notLinked: nil
+        case .linked: RecaptchaEnterpriseSDK(service: backendURL)
+        case .noActionClass: RecaptchaEnterpriseSDK(service: backendURL, hasActionClass: false)
+        // A port of the loopback range nothing listens on: the SDK's calls fail at once.
+        case .unreachable: RecaptchaEnterpriseSDK(service: "http://127.0.0.1:9")
+        }
         if let bundle = profile.bundle {
             options = bundle.options
             host = AppHost(bundle: bundle, isSimulator: profile.isSimulator, forwardsNotifications: profile.forwardsNotifications,
-                           forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, clock: clock, transport: transport)
+                           forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, recaptchaEnterprise: recaptchaEnterprise,
+                           clock: clock, transport: transport)
         } else {
             options = self.options(for: profile)
             host = AppHost(bundleID: profile.bundleID, urlSchemes: profile.urlSchemes ?? [options.encodedAppIDScheme],
                            isSimulator: profile.isSimulator, provisioningProfile: profile.provisioningProfile,
                            forwardsNotifications: profile.forwardsNotifications, forwardsURLs: profile.forwardsURLs,
-                           userDefaults: userDefaults, clock: clock, transport: transport)
+                           userDefaults: userDefaults, recaptchaEnterprise: recaptchaEnterprise, clock: clock, transport: transport)
         }
         let auth = self.auth(options: options, host: host)
         auth.languageCode = profile.languageCode

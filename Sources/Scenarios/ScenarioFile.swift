@@ -4,6 +4,7 @@ import Utilities
 import AuthBackend
 import FirebaseAuthCore
 import Foundation
+import IdentityToolkitAPI
 
 /// Why a scenario file cannot be used: the file and the exact key.
 public struct ScenarioFileError: CodedError {
@@ -66,6 +67,20 @@ public struct ScenarioSpec: Sendable {
         public var languageCode: String?
         /// The app is killed after the SMS and started again; it restores the verification ID from UserDefaults.
         public var restartAfterSMS = false
+        /// Whether the app links the RecaptchaEnterprise SDK (SMS defense in AUDIT or ENFORCE needs it).
+        public var recaptchaEnterprise: RecaptchaEnterpriseLinkage = .notLinked
+    }
+
+    /// How an app carries the RecaptchaEnterprise SDK.
+    public enum RecaptchaEnterpriseLinkage: String, Sendable, CaseIterable {
+        /// Not in the app (most apps): AUDIT and ENFORCE fail with 17208.
+        case notLinked
+        /// Linked, and Google's reCAPTCHA service answers it.
+        case linked
+        /// Linked, but an old version without `RCAAction` (17210).
+        case noActionClass
+        /// Linked, but the service cannot be reached: every token is `NO_RECAPTCHA`.
+        case unreachable
     }
 
     public struct BackendSpec: Sendable {
@@ -76,6 +91,11 @@ public struct ScenarioSpec: Sendable {
         public var smsPerProjectPerDay: Int?
         public var recaptcha: ReCAPTCHAOutcome = .pass
         public var codeLifetimeSeconds: Double?
+        /// The phone provider's reCAPTCHA SMS defense.
+        public var recaptchaEnforcement: RecaptchaEnforcement = .off
+        /// The toll-fraud risk each assessment finds, and the project's threshold.
+        public var tollFraudRiskScore = 0.1
+        public var tollFraudThreshold = 0.5
     }
 
     public struct NetworkSpec: Sendable {
@@ -176,6 +196,9 @@ extension ScenarioSpec {
             self.app.testMode = try app.bool("appVerificationDisabledForTesting") ?? false
             self.app.languageCode = try app.string("languageCode")
             self.app.restartAfterSMS = try app.bool("restartAfterSMS") ?? false
+            if let linkage = try app.choice("recaptchaEnterprise", RecaptchaEnterpriseLinkage.allCases.map(\.rawValue)) {
+                self.app.recaptchaEnterprise = RecaptchaEnterpriseLinkage(rawValue: linkage)!
+            }
             try app.finish()
         }
         if let backend = try root.section("backend") {
@@ -199,6 +222,11 @@ extension ScenarioSpec {
                 }
             }
             self.backend.codeLifetimeSeconds = try backend.double("codeLifetimeSeconds", in: 1...86_400)
+            if let state = try backend.choice("recaptchaEnforcement", RecaptchaEnforcement.allCases.map(\.rawValue)) {
+                self.backend.recaptchaEnforcement = RecaptchaEnforcement(rawValue: state)!
+            }
+            self.backend.tollFraudRiskScore = try backend.double("tollFraudRiskScore", in: 0...1) ?? 0.1
+            self.backend.tollFraudThreshold = try backend.double("tollFraudThreshold", in: 0...1) ?? 0.5
             try backend.finish()
             var check = BackendConfiguration()
             check.testPhoneNumbers = self.backend.testPhoneNumbers

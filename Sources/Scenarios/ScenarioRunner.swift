@@ -34,6 +34,9 @@ public enum ScenarioRunner {
         configuration.smsPerProjectPerDay = spec.backend.smsPerProjectPerDay
         configuration.recaptchaOutcome = spec.backend.recaptcha
         if let lifetime = spec.backend.codeLifetimeSeconds { configuration.codeLifetime = lifetime }
+        configuration.phoneRecaptchaEnforcement = spec.backend.recaptchaEnforcement
+        configuration.tollFraudRiskScore = spec.backend.tollFraudRiskScore
+        configuration.tollFraudThreshold = spec.backend.tollFraudThreshold
         return configuration
     }
 
@@ -114,15 +117,7 @@ public enum ScenarioRunner {
                             "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(number)\", uiDelegate: \(profile.uiDelegate.map { "\(type(of: $0))()" } ?? "nil"))",
                             .verifyPhoneNumber(number: number, purpose: .firstFactor))
             let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: presenter)
-            var via = ""
-            var path = SignInPath.silentPush
-            switch auth.lastAppVerification {
-            case .reCAPTCHAFallback:
-                via = " via reCAPTCHA"
-                path = .reCAPTCHA
-            case .testMode: path = .testMode
-            case .silentPush, nil: break
-            }
+            let (via, path) = Self.via(auth)
             timeline.record(.app, "got verification ID \(verificationID.prefix(10))…; saves it in UserDefaults", .verificationID)
             defaults.set(verificationID, forKey: "authVerificationID")
 
@@ -148,6 +143,16 @@ public enum ScenarioRunner {
             return "signed in\(via)"
         } catch {
             return ScenarioRunner.outcome(of: error, in: timeline)
+        }
+    }
+
+    /// How the last code request proved the app: the outcome's suffix and the path.
+    static func via(_ auth: Auth) -> (String, SignInPath) {
+        switch auth.lastAppVerification {
+        case .reCAPTCHAFallback: (" via reCAPTCHA", .reCAPTCHA)
+        case .recaptchaEnterprise: (" via reCAPTCHA Enterprise", .recaptchaEnterprise)
+        case .testMode: ("", .testMode)
+        case .silentPush, nil: ("", .silentPush)
         }
     }
 
@@ -223,6 +228,7 @@ public enum ScenarioRunner {
         profile.forwardsURLs = spec.app.forwardsURLs
         profile.appVerificationDisabledForTesting = spec.app.testMode
         profile.languageCode = spec.app.languageCode
+        profile.recaptchaEnterprise = spec.app.recaptchaEnterprise
         profile.bundle = options.bundle
         profile.uiDelegate = options.uiDelegate
         profile.schemeDirectory = options.schemeDirectory
@@ -321,6 +327,14 @@ public enum ScenarioRunner {
         case .secondFactorSignedIn(let uid, let enrollmentID):
             timeline.record(.backend, to: .app, "mfaSignIn:finalize: second factor \(enrollmentID.prefix(8))… passed; uid \(uid.prefix(8))… signed in (sign_in_second_factor: phone)",
                             .mfaSignedIn(uid: uid, enrollmentID: enrollmentID))
+        case .recaptchaConfig(let phone):
+            timeline.record(.backend, to: .app,
+                            "recaptchaConfig: the phone provider's reCAPTCHA SMS defense is \(phone.rawValue)\(phone == .off ? "" : " (with the project's reCAPTCHA Enterprise key)")",
+                            .smsDefense(state: phone.rawValue))
+        case .recaptchaAssessment(let endpoint, let enforcement, let assessment):
+            timeline.record(.backend, "\(endpoint): SMS defense (\(enforcement.rawValue)) assesses the reCAPTCHA Enterprise token: \(assessment.verdict.rawValue): \(assessment.detail)",
+                            .recaptchaAssessment(endpoint: endpoint.rawValue, enforcement: enforcement.rawValue, verdict: assessment.verdict.rawValue,
+                                                 riskScore: assessment.riskScore, detail: assessment.detail))
         case .rejected(let endpoint, let error):
             timeline.record(.backend, to: .app, "\(endpoint) refuses: \(error.message)",
                             .backendRejected(endpoint: endpoint.rawValue, error: error.code.rawValue, detail: error.detail))

@@ -40,6 +40,8 @@ public enum VerificationPurpose: String, Sendable, Hashable, Codable {
 /// How a phone sign-in ended up proving the app, or what else signed the user in.
 public enum SignInPath: String, Sendable, Hashable, Codable {
     case silentPush, reCAPTCHA, testMode
+    /// SMS defense (AUDIT or ENFORCE) passed a reCAPTCHA Enterprise token: no push, no page.
+    case recaptchaEnterprise
     case apple = "apple.com"
     /// The account was deleted (the Apple revoke-then-delete flow's end).
     case deleted
@@ -115,6 +117,10 @@ public enum RunFact: Sendable, Hashable {
     case mfaEnrolled(uid: String, enrollmentID: String, phoneNumber: String)
     /// A second factor completed a sign-in.
     case mfaSignedIn(uid: String, enrollmentID: String)
+    /// The app fetched the project's reCAPTCHA config: the phone provider's SMS defense.
+    case smsDefense(state: String)
+    /// SMS defense assessed a code request's reCAPTCHA Enterprise token.
+    case recaptchaAssessment(endpoint: String, enforcement: String, verdict: String, riskScore: Double?, detail: String)
     /// The scenario's end.
     case outcome(scenario: String, expected: String, actual: String, passed: Bool)
 }
@@ -148,6 +154,8 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
     case secondFactorRequired = "app.secondFactorRequired"
     case mfaEnrolled = "backend.mfaEnrolled"
     case mfaSignedIn = "backend.mfaSignedIn"
+    case smsDefense = "app.recaptchaConfig"
+    case recaptchaAssessment = "backend.recaptchaAssessment"
     case outcome = "scenario.outcome"
 }
 
@@ -181,6 +189,8 @@ extension RunFact {
         case .secondFactorRequired: .secondFactorRequired
         case .mfaEnrolled: .mfaEnrolled
         case .mfaSignedIn: .mfaSignedIn
+        case .smsDefense: .smsDefense
+        case .recaptchaAssessment: .recaptchaAssessment
         case .outcome: .outcome
         }
     }
@@ -230,6 +240,9 @@ extension RunFact {
         case .secondFactorRequired(let hints): ["hints": String(hints)]
         case .mfaEnrolled(let uid, let enrollmentID, let phoneNumber): ["uid": uid, "enrollmentID": enrollmentID, "number": phoneNumber]
         case .mfaSignedIn(let uid, let enrollmentID): ["uid": uid, "enrollmentID": enrollmentID]
+        case .smsDefense(let state): ["state": state]
+        case .recaptchaAssessment(let endpoint, let enforcement, let verdict, let score, let detail):
+            ["endpoint": endpoint, "enforcement": enforcement, "verdict": verdict, "riskScore": score.map { String($0) } ?? "", "detail": detail]
         case .outcome(let scenario, let expected, let actual, let passed):
             ["scenario": scenario, "expected": expected, "actual": actual, "passed": String(passed)]
         }
@@ -293,7 +306,7 @@ extension RunFact {
         case .verificationID: self = .verificationID
         case .signedIn:
             guard let path = SignInPath(rawValue: try reader.string("path")) else {
-                throw reader.malformed("path", "silentPush, reCAPTCHA, testMode, apple.com or deleted")
+                throw reader.malformed("path", "silentPush, reCAPTCHA, testMode, recaptchaEnterprise, apple.com or deleted")
             }
             self = .signedIn(uid: try reader.string("uid"), path: path)
         case .appleSignIn:
@@ -318,6 +331,14 @@ extension RunFact {
         case .mfaEnrolled:
             self = .mfaEnrolled(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"), phoneNumber: try reader.string("number"))
         case .mfaSignedIn: self = .mfaSignedIn(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"))
+        case .smsDefense: self = .smsDefense(state: try reader.string("state"))
+        case .recaptchaAssessment:
+            let score = try reader.optional("riskScore").map { text throws(TimelineFormatError) -> Double in
+                guard let value = Double(text) else { throw reader.malformed("riskScore", "a number") }
+                return value
+            }
+            self = .recaptchaAssessment(endpoint: try reader.string("endpoint"), enforcement: try reader.string("enforcement"),
+                                        verdict: try reader.string("verdict"), riskScore: score, detail: facts["detail"] ?? "")
         case .outcome:
             self = .outcome(scenario: facts["scenario"] ?? "", expected: try reader.string("expected"), actual: try reader.string("actual"),
                             passed: try reader.bool("passed"))

@@ -4,6 +4,7 @@ import ArgumentParser
 import CommandSupport
 import AuthBackend
 import Foundation
+import IdentityToolkitAPI
 import LocalPKI
 import Logging
 
@@ -25,6 +26,10 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
     @Option(help: ArgumentHelp("How the reCAPTCHA page's challenge ends: pass, slow:<seconds>, cancel, or error:<code>[:<message>] (e.g. error:auth/network-request-failed).",
                                valueName: "outcome")) var recaptchaOutcome = "pass"
+    @Option(help: ArgumentHelp("reCAPTCHA SMS defense on the phone provider: off, audit or enforce (AUDIT and ENFORCE need the app to link RecaptchaEnterprise).",
+                               valueName: "state")) var recaptchaEnforcement = "off"
+    @Option(help: "The SMS toll-fraud risk score (0…1) every reCAPTCHA Enterprise assessment finds.") var tollFraudRisk = BackendConfiguration().tollFraudRiskScore
+    @Option(help: "Toll-fraud risk scores above this (0…1) are blocked.") var tollFraudThreshold = BackendConfiguration().tollFraudThreshold
     @Option(help: "The project's API key (GoogleService-Info.plist API_KEY).") var apiKey = BackendConfiguration().apiKey
     @Option(help: "The project ID.") var projectID = BackendConfiguration().projectID
     @Option(help: "The iOS app's bundle ID (the push topic; the reCAPTCHA page's ibi; an accepted Apple token audience).") var bundleID = BackendConfiguration().bundleID
@@ -44,6 +49,15 @@ struct Backend: AsyncParsableCommand {
         do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
             throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code.rawValue)")
         }
+        guard let enforcement = RecaptchaEnforcement(argument: recaptchaEnforcement) else {
+            throw ValidationError("--recaptcha-enforcement is off, audit or enforce, not \(recaptchaEnforcement)")
+        }
+        guard (0...1).contains(tollFraudRisk), (0...1).contains(tollFraudThreshold) else {
+            throw ValidationError("--toll-fraud-risk and --toll-fraud-threshold are scores from 0 to 1")
+        }
+        configuration.phoneRecaptchaEnforcement = enforcement
+        configuration.tollFraudRiskScore = tollFraudRisk
+        configuration.tollFraudThreshold = tollFraudThreshold
         for entry in testNumber {
             let parts = entry.split(separator: "=").map(String.init)
             guard parts.count == 2 else { throw ValidationError("--test-number takes NUMBER=CODE, e.g. +16505553434=654321") }
@@ -67,6 +81,7 @@ struct Backend: AsyncParsableCommand {
         say("  reCAPTCHA page: \(server.baseURL)/__/auth/handler, outcome \(recaptchaOutcome)")
         say("  Sign in with Apple: sheet POST \(server.baseURL)/appleid/auth/authorize, JWKS \(server.baseURL)/appleid/auth/keys, audiences \(([bundleID] + appleServicesID).joined(separator: ", "))")
         say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
+        say("  reCAPTCHA SMS defense: \(enforcement.rawValue)\(enforcement == .off ? "" : ", site key \(configuration.recaptchaSiteKey), toll-fraud risk \(tollFraudRisk) (blocked above \(tollFraudThreshold))")")
         await waitForTermination()
         await server.shutdown()
         await pusher.shutdown()

@@ -11,10 +11,15 @@ struct GuideSnippetTests {
     @Test("a malformed verifyClient answer is a clear error (the SDK stops with fatalError)")
     func malformedVerifyClient() async throws {
         guard await toolAvailable(["python3", "--version"]) else { return }
-        // A deliberately broken backend, not ours: answers verifyClient without suggestedTimeout.
+        // A deliberately broken backend, not ours: SMS defense off, then verifyClient answered
+        // without suggestedTimeout.
         let script = """
             import http.server, json, sys
             class H(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    body = json.dumps({"recaptchaEnforcementState": [{"provider": "PHONE_PROVIDER", "enforcementState": "OFF"}]}).encode()
+                    self.send_response(200); self.send_header('content-length', str(len(body))); self.end_headers()
+                    self.wfile.write(body)
                 def do_POST(self):
                     self.rfile.read(int(self.headers.get('content-length', 0)))
                     body = json.dumps({"receipt": "R"}).encode()
@@ -67,6 +72,41 @@ struct GuideSnippetTests {
             #expect(bridged.userInfo[AuthErrorUserInfoNameKey] as? String == "ERROR_NETWORK_REQUEST_FAILED")
             #expect(bridged.userInfo[NSUnderlyingErrorKey] != nil)
             #expect(bridged.localizedDescription == "Network error (such as timeout, interrupted connection or unreachable host) has occurred.")
+        }
+    }
+
+    @Test("a backend without getRecaptchaConfig (the Firebase Auth Emulator answers 501, firebase-ios-sdk#14242) fails verifyPhoneNumber: the SDK asks for it first (PhoneAuthProvider.swift 247)")
+    func noRecaptchaConfig() async throws {
+        guard await toolAvailable(["python3", "--version"]) else { return }
+        let script = """
+            import http.server, json
+            class H(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    body = json.dumps({"error": {"code": 501, "message": "NOT_IMPLEMENTED : recaptchaConfig is not implemented in the Auth Emulator."}}).encode()
+                    self.send_response(501); self.send_header('content-length', str(len(body))); self.end_headers()
+                    self.wfile.write(body)
+                def log_message(self, *a): pass
+            s = http.server.HTTPServer(('127.0.0.1', 0), H)
+            print('port', s.server_port, flush=True)
+            s.serve_forever()
+            """
+        let server = try ServerProcess(["/usr/bin/env", "python3", "-c", script])
+        defer { server.stop() }
+        let line = try #require(try await server.waitFor("port").first { $0.hasPrefix("port") })
+        let port = try #require(Int(line.split(separator: " ")[1]))
+        var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
+        options.apiKey = "k"
+        let host = AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])
+        let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
+        auth.useEmulator(withHost: "127.0.0.1", port: port)
+        auth.settings?.isAppVerificationDisabledForTesting = false
+        auth.setAPNSToken(Data([1, 2, 3, 4]), type: .sandbox)
+        do throws(AuthError) {
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+            Issue.record("no error")
+        } catch {
+            #expect(error.code == .internalError)
+            #expect(error.message.contains("NOT_IMPLEMENTED"))
         }
     }
 }

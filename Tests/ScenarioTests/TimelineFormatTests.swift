@@ -41,6 +41,10 @@ struct TimelineFormatTests {
         .secondFactorRequired(hints: 2),
         .mfaEnrolled(uid: "u1", enrollmentID: "e1", phoneNumber: "+16505551234"),
         .mfaSignedIn(uid: "u1", enrollmentID: "e1"),
+        .smsDefense(state: "AUDIT"),
+        .recaptchaAssessment(endpoint: "sendVerificationCode", enforcement: "ENFORCE", verdict: "tollFraud", riskScore: 0.92, detail: "over"),
+        .recaptchaAssessment(endpoint: "mfaSignInStart", enforcement: "AUDIT", verdict: "missing", riskScore: nil, detail: "NO_RECAPTCHA"),
+        .signedIn(uid: "u2", path: .recaptchaEnterprise),
         .outcome(scenario: "s", expected: "signed in", actual: "signed in", passed: true),
     ]
 

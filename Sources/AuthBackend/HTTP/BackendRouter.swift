@@ -34,6 +34,9 @@ enum BackendRouter {
             try await toolkit.signInWithPhoneNumber(request)
         }
         keyed.query(GetProjectConfigRequest.self, at: [.getProjectConfig], table: routes) { _, _ in toolkit.projectConfig() }
+        keyed.query(GetRecaptchaConfigRequest.self, at: [.getRecaptchaConfig], table: routes) { request, _ in
+            try await toolkit.recaptchaConfig(request)
+        }
         // Older versions of the auth core POSTed getProjectConfig; the service takes both.
         keyed.rpc(GetProjectConfigRequest.self, at: [.getProjectConfig], table: routes) { _, _ in toolkit.projectConfig() }
         keyed.rpc(VerifyAssertionRequest.self, at: [.verifyAssertion, .accountsSignInWithIdp], table: routes) { request, _ in
@@ -94,6 +97,14 @@ enum BackendRouter {
                             body: .init(byteBuffer: ByteBuffer(string: html)))
         }
         routes.add("/__/auth/handler", .get)
+
+        // The reCAPTCHA Enterprise service, as the app's RecaptchaEnterprise SDK calls it (simulated).
+        router.post(RouterPath(RecaptchaEnterpriseService.executePath)) { request, context in
+            let body = try await request.body.collect(upTo: context.maxUploadSize)
+            let asked = try IdentityToolkitJSON.decode(RecaptchaEnterpriseExecuteRequest.self, from: body.readableBytesView)
+            return try JSONBody(try await toolkit.executeRecaptchaEnterprise(asked))
+        }
+        routes.add(RecaptchaEnterpriseService.executePath, .post)
 
         // Apple's side of Sign in with Apple.
         router.get("/appleid/auth/keys") { _, _ in try JSONBody(toolkit.appleID.jwks) }

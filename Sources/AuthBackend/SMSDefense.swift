@@ -1,0 +1,146 @@
+import Foundation
+import IdentityToolkitAPI
+import Utilities
+
+// reCAPTCHA SMS defense (reCAPTCHA Enterprise on the phone provider), as Identity Platform runs it
+// (cloud.google.com/identity-platform/docs/recaptcha-sms and the v2 `getRecaptchaConfig`
+// reference), and the reCAPTCHA Enterprise service the app's RecaptchaEnterprise SDK talks to,
+// simulated here as Apple's side of Sign in with Apple is.
+//
+// - OFF: no assessment; a code needs an app credential (the silent push) or a reCAPTCHA v2 token.
+// - AUDIT: a request with a reCAPTCHA Enterprise token that passes the assessment (a real token
+//   for the right action and site key, a toll-fraud risk under the threshold) gets its code with no
+//   app credential. One that fails it is INVALID_APP_CREDENTIAL unless it also carries an app
+//   credential or a v2 token (the SDK's fallback: it clears its credential and verifies the app by
+//   silent push, sending `NO_RECAPTCHA`, as the docs describe "fallback verification methods").
+// - ENFORCE: only a passing reCAPTCHA Enterprise token gets a code; MISSING_RECAPTCHA_TOKEN,
+//   INVALID_RECAPTCHA_TOKEN, INVALID_RECAPTCHA_ACTION, MISSING_/INVALID_RECAPTCHA_VERSION,
+//   MISSING_CLIENT_TYPE otherwise (the codes the Firebase JS SDK maps). A risk over the threshold
+//   is refused with INVALID_RECAPTCHA_TOKEN and the score in the detail: the service's code for a
+//   blocked score is not documented (the SDK answers 17999 for any of these).
+
+/// What one reCAPTCHA Enterprise assessment found (for timelines and `explain`).
+public struct RecaptchaAssessment: Sendable, Hashable {
+    public enum Verdict: String, Sendable, Hashable {
+        /// A real token, for the right action and key, and a toll-fraud risk under the threshold.
+        case passed
+        /// No token, or the SDK's `NO_RECAPTCHA` (its client could not get one).
+        case missing
+        /// A token the service never issued, expired (2 minutes) or already used.
+        case invalid
+        /// A token minted for another action.
+        case wrongAction
+        /// The toll-fraud risk score is over the project's threshold.
+        case tollFraud
+    }
+    public var verdict: Verdict
+    public var action: String?
+    public var riskScore: Double?
+    public var detail: String
+}
+
+extension IdentityToolkit {
+    /// How long a reCAPTCHA Enterprise token stays good (the service's two minutes).
+    static let enterpriseTokenLifetime: TimeInterval = 120
+
+    /// The fake answer the SDK sends when its reCAPTCHA Enterprise client gave no token.
+    static let noRecaptcha = "NO_RECAPTCHA"
+
+    /// `GET /v2/recaptchaConfig`: the project's reCAPTCHA Enterprise key (only when a provider is
+    /// in AUDIT or ENFORCE, as the service answers) and the enforcement state of each provider.
+    public func recaptchaConfig(_ request: GetRecaptchaConfigRequest) throws(IdentityToolkitError) -> GetRecaptchaConfigResponse {
+        let endpoint = BackendOperation.recaptchaConfig
+        if let version = request.version, version != "RECAPTCHA_ENTERPRISE" {
+            throw reject(endpoint, IdentityToolkitError(.invalidRecaptchaVersion, "The reCAPTCHA version must be RECAPTCHA_ENTERPRISE, not \(version)."))
+        }
+        let phone = configuration.phoneRecaptchaEnforcement
+        let enabled = phone != .off
+        observer?(.recaptchaConfig(phone: phone))
+        return GetRecaptchaConfigResponse(
+            recaptchaKey: enabled ? "projects/\(configuration.projectID)/keys/\(configuration.recaptchaSiteKey)" : nil,
+            recaptchaEnforcementState: [
+                .init(provider: "EMAIL_PASSWORD_PROVIDER", enforcementState: RecaptchaEnforcement.off.rawValue),
+                .init(provider: "PHONE_PROVIDER", enforcementState: phone.rawValue),
+            ],
+            useSmsTollFraudProtection: enabled ? configuration.useSmsTollFraudProtection : nil,
+            useSmsBotScore: enabled ? configuration.useSmsBotScore : nil)
+    }
+
+    /// The simulated reCAPTCHA Enterprise service: a token for `action` with the project's site
+    /// key, for the iOS app the key is restricted to. What the RecaptchaEnterprise SDK's
+    /// `execute(withAction:)` gets from Google.
+    public func executeRecaptchaEnterprise(_ request: RecaptchaEnterpriseExecuteRequest) throws(IdentityToolkitError) -> RecaptchaEnterpriseExecuteResponse {
+        guard configuration.phoneRecaptchaEnforcement != .off else {
+            throw IdentityToolkitError(.recaptchaNotEnabled, "reCAPTCHA Enterprise is not enabled for project \(configuration.projectID).")
+        }
+        guard constantTimeEquals(request.siteKey, configuration.recaptchaSiteKey) else {
+            throw IdentityToolkitError(.invalidSiteKey, "\(request.siteKey) is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
+        }
+        guard request.bundleID == configuration.bundleID else {
+            throw IdentityToolkitError(.invalidSiteKey, "The key \(request.siteKey) is restricted to bundle ID \(configuration.bundleID), not \(request.bundleID).")
+        }
+        let token = "03A" + Self.randomString(bytes: 96)
+        try commit(.enterpriseToken(digest: Self.digest(token), action: request.action, issuedAt: clock.now))
+        return RecaptchaEnterpriseExecuteResponse(token: token)
+    }
+
+    /// Assesses a request's reCAPTCHA Enterprise token for `action` (spending it).
+    func assess(captchaResponse: String?, action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) -> RecaptchaAssessment {
+        guard let token = captchaResponse, !token.isEmpty, token != Self.noRecaptcha else {
+            return RecaptchaAssessment(verdict: .missing, action: nil, riskScore: nil,
+                                       detail: captchaResponse == Self.noRecaptcha ? "the app sent NO_RECAPTCHA: its reCAPTCHA Enterprise client gave no token"
+                                           : "the request carries no reCAPTCHA Enterprise token")
+        }
+        let digest = Self.digest(token)
+        guard let stored = state.enterpriseTokens[digest], !stored.used,
+              clock.now.timeIntervalSince(stored.issuedAt) <= Self.enterpriseTokenLifetime else {
+            return RecaptchaAssessment(verdict: .invalid, action: nil, riskScore: nil,
+                                       detail: "the token is unknown, expired (2 minutes) or already used")
+        }
+        do { try commit(.enterpriseTokenUsed(digest: digest)) } catch { throw reject(endpoint, error) }
+        guard stored.action == action.rawValue else {
+            return RecaptchaAssessment(verdict: .wrongAction, action: stored.action, riskScore: nil,
+                                       detail: "the token was made for action \(stored.action), not \(action.rawValue)")
+        }
+        let score = configuration.tollFraudRiskScore
+        if configuration.useSmsTollFraudProtection, score > configuration.tollFraudThreshold {
+            return RecaptchaAssessment(verdict: .tollFraud, action: stored.action, riskScore: score,
+                                       detail: "the SMS toll-fraud risk score \(Self.score(score)) is above the project's threshold \(Self.score(configuration.tollFraudThreshold))")
+        }
+        return RecaptchaAssessment(verdict: .passed, action: stored.action, riskScore: score,
+                                   detail: "a valid token for \(action.rawValue), toll-fraud risk \(Self.score(score))")
+    }
+
+    static func score(_ value: Double) -> String { String(format: "%.2f", value) }
+
+    /// What SMS defense decides for a code request: `true` when a passing assessment alone lets
+    /// the code go out (AUDIT, ENFORCE); `false` when the legacy app verification must decide
+    /// (OFF, or AUDIT's fallback). Throws ENFORCE's refusals and AUDIT's INVALID_APP_CREDENTIAL.
+    func smsDefense(captchaResponse: String?, recaptchaVersion: String?, clientType: String?, action: RecaptchaAction,
+                    hasLegacyProof: Bool, endpoint: BackendOperation) throws(IdentityToolkitError) -> Bool {
+        let state = configuration.phoneRecaptchaEnforcement
+        guard state != .off else { return false }
+        if state == .enforce {
+            guard let clientType, !clientType.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingClientType)) }
+            guard let recaptchaVersion, !recaptchaVersion.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingRecaptchaVersion)) }
+            guard recaptchaVersion == "RECAPTCHA_ENTERPRISE" else {
+                throw reject(endpoint, IdentityToolkitError(.invalidRecaptchaVersion, "The reCAPTCHA version must be RECAPTCHA_ENTERPRISE, not \(recaptchaVersion)."))
+            }
+            guard let token = captchaResponse, !token.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingRecaptchaToken)) }
+        }
+        let assessment = try assess(captchaResponse: captchaResponse, action: action, endpoint: endpoint)
+        observer?(.recaptchaAssessment(endpoint: endpoint, enforcement: state, assessment))
+        if assessment.verdict == .passed { return true }
+        if state == .audit {
+            // The SDK's fallback: a request that also proves the app the legacy way decides there.
+            if hasLegacyProof { return false }
+            throw reject(endpoint, IdentityToolkitError(
+                .invalidAppCredential, "reCAPTCHA SMS defense (AUDIT) did not pass: \(assessment.detail); verify the app by silent push or reCAPTCHA v2"))
+        }
+        switch assessment.verdict {
+        case .wrongAction: throw reject(endpoint, IdentityToolkitError(.invalidRecaptchaAction, assessment.detail))
+        default: throw reject(endpoint, IdentityToolkitError(.invalidRecaptchaToken, assessment.detail))
+        }
+    }
+}
+

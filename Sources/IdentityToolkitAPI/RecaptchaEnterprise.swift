@@ -1,0 +1,41 @@
+import Foundation
+
+// reCAPTCHA Enterprise as the iOS SDK uses it for SMS defense: the enforcement states
+// `getRecaptchaConfig` reports, the actions the SDK names its tokens with, and the call the app's
+// RecaptchaEnterprise SDK makes to Google's reCAPTCHA service, which `authsim backend` simulates.
+
+/// The reCAPTCHA enforcement state of a provider (`OFF`, `AUDIT`, `ENFORCE`).
+public enum RecaptchaEnforcement: String, Sendable, Hashable, Codable, CaseIterable {
+    case off = "OFF", audit = "AUDIT", enforce = "ENFORCE"
+
+    /// `off`, `audit`, `enforce` in any case.
+    public init?(argument: String) { self.init(rawValue: argument.uppercased()) }
+}
+
+/// The actions the SDK names its reCAPTCHA Enterprise tokens with (`AuthRecaptchaAction`).
+public enum RecaptchaAction: String, Sendable, Hashable, Codable, CaseIterable {
+    case sendVerificationCode, mfaSmsEnrollment, mfaSmsSignIn, signInWithPassword, getOobCode, signUpPassword, defaultAction
+}
+
+/// The simulated reCAPTCHA Enterprise service: what the RecaptchaEnterprise SDK asks it.
+public struct RecaptchaEnterpriseExecuteRequest: Codable, Sendable, Hashable {
+    public var siteKey: String
+    public var action: String
+    /// The app's bundle ID (keys for iOS are restricted to bundle IDs).
+    public var bundleID: String
+    public init(siteKey: String, action: String, bundleID: String) {
+        self.siteKey = siteKey
+        self.action = action
+        self.bundleID = bundleID
+    }
+}
+
+public struct RecaptchaEnterpriseExecuteResponse: Codable, Sendable, Hashable {
+    public var token: String
+    public init(token: String) { self.token = token }
+}
+
+/// Where the simulated reCAPTCHA Enterprise service answers (on the backend's port).
+public enum RecaptchaEnterpriseService {
+    public static let executePath = "/recaptchaenterprise.googleapis.com/v1/ios:execute"
+}
