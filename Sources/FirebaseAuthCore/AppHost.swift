@@ -22,6 +22,10 @@ public final class AppHost: Sendable {
     public let userDefaults: UserDefaultsStore
     /// The RecaptchaEnterprise SDK, if the app links it (SMS defense in AUDIT or ENFORCE needs it).
     public let recaptchaEnterprise: RecaptchaEnterpriseSDK?
+    /// `CFBundleShortVersionString`, as GTMSessionFetcher puts it in the user agent.
+    public let appVersion: String
+    /// The device as GTMSessionFetcher's `GTMFetcherSystemVersionString` names it (`iPhone/18.1 hw/iPhone17_3`).
+    public let systemVersion: String
     public let clock: any Clock<Duration>
     /// The device's wall clock: when ID tokens expire (the SDK compares against `Date()`).
     public let wallClock: any WallClock
@@ -45,6 +49,7 @@ public final class AppHost: Sendable {
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
                 userDefaults: UserDefaultsStore = UserDefaultsStore(), recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil,
+                appVersion: String = "1.0", systemVersion: String? = nil,
                 clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
@@ -56,6 +61,8 @@ public final class AppHost: Sendable {
         self.forwardsURLs = forwardsURLs
         self.userDefaults = userDefaults
         self.recaptchaEnterprise = recaptchaEnterprise
+        self.appVersion = appVersion
+        self.systemVersion = systemVersion ?? (isSimulator ? "iPhone/18.1 hw/sim" : "iPhone/18.1 hw/iPhone17_3")
         self.clock = clock
         self.wallClock = wallClock
         ownTransport = Mutex(transport)

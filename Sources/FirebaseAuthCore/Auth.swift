@@ -233,7 +233,9 @@ public final class Auth: Sendable {
     public var cachedCredential: AppCredential? { state.withLock { $0.credential } }
     func clearCredential() { state.withLock { $0.credential = nil } }
 
-    /// Waits up to `timeout` for the push carrying `receipt`'s secret.
+    /// Waits up to `timeout` for the push carrying `receipt`'s secret. When the time is up the
+    /// SDK hands back whatever credential it holds, even one a late push for an older receipt
+    /// brought meanwhile (AuthAppCredentialManager.swift `callbackWithReceipt`, 105–110).
     func waitForCredential(receipt: String, timeout: Duration) async -> AppCredential? {
         let shot = OneShot<AppCredential?>()
         if let ready = state.withLock({ state -> AppCredential? in
@@ -241,7 +243,11 @@ public final class Auth: Sendable {
             state.credentialWaiters[receipt, default: []].append(shot)
             return nil
         }) { return ready }
-        return await wait(for: shot, timeout: timeout, clock: host.clock, fallback: nil)
+        if let pushed = await wait(for: shot, timeout: timeout, clock: host.clock, fallback: nil) { return pushed }
+        return state.withLock { state in
+            state.credentialWaiters[receipt] = nil
+            return state.credential
+        }
     }
 
     // MARK: Backend and sign-in
@@ -418,6 +424,10 @@ public final class Auth: Sendable {
 
     /// The SDK version the handler URL names.
     static let sdkVersion = "12.19.0"
+
+    /// `AuthBackend.authUserAgent()`: `FirebaseAuth.iOS/12.19.0` and GTMSessionFetcher's standard
+    /// user agent (the app's bundle ID and version, the system). The reCAPTCHA page's `v`.
+    var userAgent: String { "FirebaseAuth.iOS/\(Self.sdkVersion) \(host.bundleID)/\(host.appVersion) \(host.systemVersion)" }
 
     /// `http://host:port` when talking to a local backend.
     var emulatorBase: String? { state.withLock { $0.emulator }.map { "http://\($0)" } }

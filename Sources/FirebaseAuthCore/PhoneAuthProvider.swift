@@ -260,14 +260,15 @@ public final class PhoneAuthProvider: Sendable {
             }
             throw error
         }
+        // The SDK reads suggestedTimeout with Double(_:) (VerifyClientResponse.swift): "2.5" waits 2.5 s.
         guard let receipt = response.receipt, let timeoutText = response.suggestedTimeout,
-              let seconds = Int(timeoutText), seconds >= 0
+              let seconds = Double(timeoutText), seconds.isFinite
         else {
             throw AuthError(.appConfigurationError, "verifyClient answered without a receipt and a numeric suggestedTimeout string (the SDK stops with fatalError)")
         }
         auth.addPendingReceipt(receipt)
-        guard let credential = await auth.waitForCredential(receipt: receipt, timeout: .seconds(seconds)) else {
-            return try await fallback("no silent push with the secret for receipt \(receipt.prefix(8))… within suggestedTimeout \(seconds) s")
+        guard let credential = await auth.waitForCredential(receipt: receipt, timeout: .milliseconds(Int64(max(0, seconds) * 1000))) else {
+            return try await fallback("no silent push with the secret for receipt \(receipt.prefix(8))… within suggestedTimeout \(timeoutText) s")
         }
         auth.noteVerification(.silentPush)
         return .credential(credential)
@@ -288,7 +289,7 @@ public final class PhoneAuthProvider: Sendable {
         let scheme = callbackScheme
         let clientID = options.reversedClientIDScheme == scheme ? options.clientID : nil
         guard let url = ReCAPTCHAFlow.handlerURL(
-            base: auth.emulatorBase ?? "https://\(domain)", apiKey: apiKey, bundleID: options.bundleID, sdkVersion: Auth.sdkVersion,
+            base: auth.emulatorBase ?? "https://\(domain)", apiKey: apiKey, bundleID: options.bundleID, userAgent: auth.userAgent,
             eventID: eventID, clientID: clientID, appID: options.googleAppID, languageCode: auth.languageCode)
         else { throw AuthError(.internalError, "cannot build the reCAPTCHA URL") }
         let outcome = try auth.beginPresentation(eventID: eventID, scheme: scheme)

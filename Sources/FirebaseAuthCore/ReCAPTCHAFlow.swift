@@ -17,21 +17,21 @@ public enum ReCAPTCHAFlow {
 
     /// `https://<authDomain>/__/auth/handler?apiKey=…&authType=verifyApp&ibi=…&v=…&eventId=…&(clientId=…|appId=…)[&hl=…]`,
     /// in the SDK's parameter order. `clientId` when the reversed client ID is the callback scheme.
-    public static func handlerURL(base: String, apiKey: String, bundleID: String, sdkVersion: String, eventID: String,
+    public static func handlerURL(base: String, apiKey: String, bundleID: String, userAgent: String, eventID: String,
                                   clientID: String?, appID: String, languageCode: String?) -> URL? {
         var items = [
             URLQueryItem(name: "apiKey", value: apiKey), URLQueryItem(name: "authType", value: "verifyApp"),
-            URLQueryItem(name: "ibi", value: bundleID), URLQueryItem(name: "v", value: sdkVersion),
+            URLQueryItem(name: "ibi", value: bundleID), URLQueryItem(name: "v", value: userAgent),
             URLQueryItem(name: "eventId", value: eventID),
         ]
         if let clientID { items.append(URLQueryItem(name: "clientId", value: clientID)) } else {
             items.append(URLQueryItem(name: "appId", value: appID))
         }
         if let languageCode, !languageCode.isEmpty { items.append(URLQueryItem(name: "hl", value: languageCode)) }
-        var components = URLComponents(string: base + "/__/auth/handler")
-        components?.percentEncodedQueryItems = items.map {
-            URLQueryItem(name: $0.name, value: $0.value?.addingPercentEncoding(withAllowedCharacters: queryValueAllowed))
-        }
+        // Through URLComponents.queryItems, as the SDK builds it (PhoneAuthProvider.swift reCAPTCHAURL):
+        // its percent-encoding, not a stricter one (":" and "/" stay as they are).
+        var components = URLComponents(string: base + "/__/auth/handler?")
+        components?.queryItems = items
         return components?.url
     }
 
@@ -70,26 +70,44 @@ public enum ReCAPTCHAFlow {
         guard inner["eventId"] == eventID else {
             return .notOurs(URLRefusal(.eventMismatch, "event \(inner["eventId"] ?? "missing") is not the presented event \(eventID)", eventID: inner["eventId"]))
         }
-        if let errorJSON = inner["firebaseError"] {
+        return readCallback(url)
+    }
+
+    /// The SDK's `reCAPTCHAToken(forURL:)` (PhoneAuthProvider.swift 578–615), once the redirect
+    /// matched: the query read with `URLComponents.queryItems` (percent-decoded, `+` kept: the
+    /// matcher above decodes `+` as a space, this does not), first occurrence winning;
+    /// `recaptchaToken` before `firebaseError`, an empty token passing as it is; `firebaseError`
+    /// that is not JSON 17999, JSON without string `code` and `message` 17059, as is a callback
+    /// with neither.
+    static func readCallback(_ url: URL) -> Redirect {
+        func first(_ name: String, in items: [URLQueryItem]?) -> String?? {
+            guard let item = items?.first(where: { $0.name == name }) else { return nil }
+            return .some(item.value)
+        }
+        guard case let deepLink?? = first("deep_link_id", in: URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems) else {
+            return .failure(AuthError(.appVerificationUserInteractionFailure, "Failed to get url Components for url: \(url)"))
+        }
+        let items = URLComponents(string: deepLink)?.queryItems
+        if case let token?? = first("recaptchaToken", in: items) {
+            return .token(token)
+        }
+        if case let errorJSON?? = first("firebaseError", in: items) {
             // Read as any JSON object first: not JSON at all is 17999, JSON without string code and
             // message 17059, as the SDK tells them apart.
             guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(errorJSON.utf8)) else {
                 return .failure(AuthError(.internalError, "firebaseError is not JSON: \(errorJSON)"))
             }
-            guard case .string(let code)? = object["code"], case .string(let message)? = object["message"] else {
-                return .failure(AuthError(.appVerificationUserInteractionFailure, "firebaseError has no string code and message"))
-            }
-            switch code {
-            case "auth/invalid-oauth-client-id": return .failure(AuthError(.invalidClientID, message))
-            case "auth/network-request-failed": return .failure(AuthError(.webNetworkRequestFailed, message))
-            case "auth/internal-error": return .failure(AuthError(.webInternalError, message))
-            default: return .failure(AuthError(.webSignInUserInteractionFailure, "\(code): \(message)"))
+            if case .string(let code)? = object["code"], case .string(let message)? = object["message"] {
+                switch code {
+                case "auth/invalid-oauth-client-id": return .failure(AuthError(.invalidClientID, message))
+                case "auth/network-request-failed": return .failure(AuthError(.webNetworkRequestFailed, message))
+                case "auth/internal-error": return .failure(AuthError(.webInternalError, message))
+                default: return .failure(AuthError(.webSignInUserInteractionFailure, "\(code): \(message)"))
+                }
             }
         }
-        guard let token = inner["recaptchaToken"], !token.isEmpty else {
-            return .failure(AuthError(.appVerificationUserInteractionFailure, "the callback has neither recaptchaToken nor firebaseError"))
-        }
-        return .token(token)
+        return .failure(AuthError(.appVerificationUserInteractionFailure,
+                                  "An unknown error occurred with the following response: \(deepLink) (no recaptchaToken, no firebaseError with a string code and message)"))
     }
 
     /// The event a redirect names, if it is shaped like Auth's redirect at all (for diagnosis).
@@ -100,7 +118,8 @@ public enum ReCAPTCHAFlow {
         return queryDictionary(callback.query)["eventId"]
     }
 
-    /// `a=1&b=2+3&a=9` → `["a": "1", "b": "2 3"]`: first occurrence wins, `+` is a space.
+    /// `a=1&b=2+3&a=9` → `["a": "1", "b": "2 3"]`: first occurrence wins, `+` is a space (the
+    /// SDK's `dictionary(withHttpArgumentsString:)`, which its callback matcher uses).
     static func queryDictionary(_ query: String?) -> [String: String] {
         var result: [String: String] = [:]
         for pair in (query ?? "").split(separator: "&") {
@@ -116,11 +135,6 @@ public enum ReCAPTCHAFlow {
         text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
     }
 
-    private static let queryValueAllowed: CharacterSet = {
-        var set = CharacterSet.alphanumerics
-        set.insert(charactersIn: "-._~")
-        return set
-    }()
 }
 
 /// Why a URL opened in the app was not handled by Auth.

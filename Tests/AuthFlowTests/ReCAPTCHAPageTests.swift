@@ -25,7 +25,7 @@ struct ReCAPTCHAPageTests {
 
     func page(_ world: PhoneAuthWorld, eventID: String, bundleID: String = "com.example.authsim") async throws -> (Int, String) {
         let url = try #require(ReCAPTCHAFlow.handlerURL(base: world.backendURL, apiKey: world.apiKey, bundleID: bundleID,
-                                                         sdkVersion: "12.19.0", eventID: eventID, clientID: nil, appID: appID,
+                                                         userAgent: "FirebaseAuth.iOS/12.19.0 com.example.authsim/1.0 iPhone/18.1 hw/iPhone17_3", eventID: eventID, clientID: nil, appID: appID,
                                                          languageCode: "en"))
         let (data, response) = try await URLSession.shared.data(from: url)
         return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))

@@ -20,14 +20,14 @@ struct ReCAPTCHARedirectTests {
         }
     }
 
-    @Test("the handler URL has the SDK's parameters in the SDK's order")
+    @Test("the handler URL has the SDK's parameters in the SDK's order, encoded by URLComponents as the SDK's are; v is the SDK's user agent (AuthBackend.authUserAgent)")
     func handlerURL() throws {
         let url = try #require(ReCAPTCHAFlow.handlerURL(
-            base: "https://authsim-demo.firebaseapp.com", apiKey: "KEY", bundleID: "com.example.authsim", sdkVersion: "12.19.0",
+            base: "https://authsim-demo.firebaseapp.com", apiKey: "KEY", bundleID: "com.example.authsim", userAgent: "FirebaseAuth.iOS/12.19.0 com.example.authsim/1.0 iPhone/18.1 hw/iPhone17_3",
             eventID: "ABCDEFGHIJ", clientID: nil, appID: "1:123456789012:ios:a1b2c3d4e5f60718", languageCode: "fr"))
-        #expect(url.absoluteString == "https://authsim-demo.firebaseapp.com/__/auth/handler?apiKey=KEY&authType=verifyApp&ibi=com.example.authsim&v=12.19.0&eventId=ABCDEFGHIJ&appId=1%3A123456789012%3Aios%3Aa1b2c3d4e5f60718&hl=fr")
+        #expect(url.absoluteString == "https://authsim-demo.firebaseapp.com/__/auth/handler?apiKey=KEY&authType=verifyApp&ibi=com.example.authsim&v=FirebaseAuth.iOS/12.19.0%20com.example.authsim/1.0%20iPhone/18.1%20hw/iPhone17_3&eventId=ABCDEFGHIJ&appId=1:123456789012:ios:a1b2c3d4e5f60718&hl=fr")
         let withClient = try #require(ReCAPTCHAFlow.handlerURL(
-            base: "https://x.web.app", apiKey: "K", bundleID: "b", sdkVersion: "1", eventID: "E", clientID: "123.apps.googleusercontent.com",
+            base: "https://x.web.app", apiKey: "K", bundleID: "b", userAgent: "1", eventID: "E", clientID: "123.apps.googleusercontent.com",
             appID: "1:2:ios:3", languageCode: nil))
         #expect(withClient.query == "apiKey=K&authType=verifyApp&ibi=b&v=1&eventId=E&clientId=123.apps.googleusercontent.com")
         #expect(ReCAPTCHAFlow.authDomain(from: ["localhost", "p.web.app", "p.firebaseapp.com"]) == "p.firebaseapp.com")
@@ -35,10 +35,25 @@ struct ReCAPTCHARedirectTests {
         #expect(ReCAPTCHAFlow.authDomain(from: ["localhost"]) == nil)
     }
 
-    @Test("a solved challenge gives its token; first occurrence wins; + is a space")
+    @Test("a solved challenge gives its token as URLComponents reads it: first occurrence wins, + stays +, percent-escapes decoded (PhoneAuthProvider.swift 578–615)")
     func token() {
         let url = redirect("authType=verifyApp&recaptchaToken=03A+tok%2Fen&eventId=ABCDEFGHIJ&recaptchaToken=second")
-        #expect(ReCAPTCHAFlow.read(url, scheme: scheme, eventID: "ABCDEFGHIJ") == .token("03A tok/en"))
+        #expect(ReCAPTCHAFlow.read(url, scheme: scheme, eventID: "ABCDEFGHIJ") == .token("03A+tok/en"))
+    }
+
+    @Test("recaptchaToken is read before firebaseError, and an empty one passes as it is (the backend then refuses it), as the SDK does")
+    func tokenFirst() {
+        let json = #"{"code":"auth/internal-error","message":"m"}"#.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let both = redirect("authType=verifyApp&eventId=ABCDEFGHIJ&firebaseError=\(json)&recaptchaToken=T")
+        #expect(ReCAPTCHAFlow.read(both, scheme: scheme, eventID: "ABCDEFGHIJ") == .token("T"))
+        let empty = redirect("authType=verifyApp&eventId=ABCDEFGHIJ&recaptchaToken=")
+        #expect(ReCAPTCHAFlow.read(empty, scheme: scheme, eventID: "ABCDEFGHIJ") == .token(""))
+        let neither = redirect("authType=verifyApp&eventId=ABCDEFGHIJ")
+        guard case .failure(let error) = ReCAPTCHAFlow.read(neither, scheme: scheme, eventID: "ABCDEFGHIJ") else {
+            Issue.record("no failure")
+            return
+        }
+        #expect(error.code == .appVerificationUserInteractionFailure)
     }
 
     @Test("redirects that are not Auth's are refused with the reason", arguments: [
