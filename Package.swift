@@ -88,7 +88,7 @@ let package = Package(
         // and the device gateway share.
         .target(
             name: "HTTPServerSupport",
-            dependencies: [hummingbird, hummingbirdCore, logging, nio("NIOCore"),
+            dependencies: [hummingbird, hummingbirdCore, logging, nio("NIOCore"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
 

@@ -336,7 +336,7 @@ public actor IdentityToolkit {
         } else {
             throw reject(endpoint, IdentityToolkitError(
                 .missingAppCredential,
-                "no iOS receipt and secret and no reCAPTCHA token; with app verification disabled for testing only test phone numbers work"))
+                "no iOS receipt and secret and no reCAPTCHA token; with app verification disabled for testing (settings.isAppVerificationDisabledForTesting, which useEmulator(withHost:port:) turns on) only test phone numbers work"))
         }
     }
 

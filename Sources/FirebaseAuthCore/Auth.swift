@@ -123,9 +123,19 @@ public final class Auth: Sendable {
         set { state.withLock { $0.languageCode = newValue } }
     }
 
-    /// Talk to a local backend instead of Google's: `http://host:port/www.googleapis.com/…`.
+    /// Talks to a local backend instead of Google's (`http://host:port/www.googleapis.com/…`), as
+    /// the SDK does (Auth.swift `useEmulator`): an IPv6 host goes in brackets, and **app
+    /// verification is turned off for testing** (`settings?.isAppVerificationDisabledForTesting =
+    /// true`), so only test numbers get codes until the app turns it back off. The emulator's
+    /// host:port is then the auth domain of the reCAPTCHA page, at `https://host:port/__/auth/handler`
+    /// (AuthWebUtils.swift `fetchAuthDomain`; no `getProjectConfig`). An empty host, where the SDK
+    /// stops with `fatalError`, makes every later call fail with `appConfigurationError`.
     public func useEmulator(withHost host: String, port: Int) {
-        state.withLock { $0.emulator = "\(host):\(port)" }
+        let formatted = host.contains(":") ? "[\(host)]" : host
+        state.withLock {
+            $0.emulator = host.isEmpty ? "" : "\(formatted):\(port)"
+            $0.settings?.isAppVerificationDisabledForTesting = true
+        }
     }
 
     public var currentUser: User? { state.withLock { $0.currentUser } }
@@ -259,6 +269,7 @@ public final class Auth: Sendable {
                 throw AuthError(.appConfigurationError, "FirebaseOptions has no API key (GoogleService-Info.plist API_KEY)")
             }
             let (emulator, languageCode) = state.withLock { ($0.emulator, $0.languageCode) }
+            if emulator == "" { throw AuthError(.appConfigurationError, "useEmulator(withHost:port:) was given an empty host (the SDK stops with fatalError: Cannot connect to empty host)") }
             return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, transport: transport, logger: host.logger)
         }
     }
@@ -429,8 +440,8 @@ public final class Auth: Sendable {
     /// user agent (the app's bundle ID and version, the system). The reCAPTCHA page's `v`.
     var userAgent: String { "FirebaseAuth.iOS/\(Self.sdkVersion) \(host.bundleID)/\(host.appVersion) \(host.systemVersion)" }
 
-    /// `http://host:port` when talking to a local backend.
-    var emulatorBase: String? { state.withLock { $0.emulator }.map { "http://\($0)" } }
+    /// The emulator's `host:port`, when talking to a local backend.
+    var emulatorHost: String? { state.withLock { $0.emulator } }
 
     /// How the last `verifyPhoneNumber` proved the app (for timelines; not an SDK property).
     public var lastAppVerification: AppVerificationPath? { state.withLock { $0.lastVerification } }

@@ -274,22 +274,31 @@ public final class PhoneAuthProvider: Sendable {
         return .credential(credential)
     }
 
+    /// `AuthWebUtils.fetchAuthDomain`: with the emulator, its host:port (no request); else the
+    /// first authorized domain ending in `firebaseapp.com`, then `web.app`, from getProjectConfig.
+    @inline(never)
+    private func authDomain(_ backend: BackendClient) async throws(AuthError) -> String {
+        if let emulator = auth.emulatorHost { return emulator }
+        let config = try await backend.call(GetProjectConfigRequest())
+        let domains = config.authorizedDomains ?? []
+        guard let domain = ReCAPTCHAFlow.authDomain(from: domains) else {
+            throw AuthError(.internalError, "getProjectConfig lists no firebaseapp.com or web.app domain: \(domains)")
+        }
+        return domain
+    }
+
     /// The reCAPTCHA fallback: the auth domain from getProjectConfig, a new event, the handler URL
     /// presented through `uiDelegate`, and the redirect that comes back through `canHandle(url)`.
     @inline(never)
     private func reCAPTCHAToken(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> String {
         let options = auth.options
         guard let apiKey = options.apiKey else { throw AuthError(.appConfigurationError, "FirebaseOptions has no API key") }
-        let config = try await backend.call(GetProjectConfigRequest())
-        let domains = config.authorizedDomains ?? []
-        guard let domain = ReCAPTCHAFlow.authDomain(from: domains) else {
-            throw AuthError(.internalError, "getProjectConfig lists no firebaseapp.com or web.app domain: \(domains)")
-        }
+        let domain = try await authDomain(backend)
         let eventID = ReCAPTCHAFlow.newEventID()
         let scheme = callbackScheme
         let clientID = options.reversedClientIDScheme == scheme ? options.clientID : nil
         guard let url = ReCAPTCHAFlow.handlerURL(
-            base: auth.emulatorBase ?? "https://\(domain)", apiKey: apiKey, bundleID: options.bundleID, userAgent: auth.userAgent,
+            base: "https://\(domain)", apiKey: apiKey, bundleID: options.bundleID, userAgent: auth.userAgent,
             eventID: eventID, clientID: clientID, appID: options.googleAppID, languageCode: auth.languageCode)
         else { throw AuthError(.internalError, "cannot build the reCAPTCHA URL") }
         let outcome = try auth.beginPresentation(eventID: eventID, scheme: scheme)

@@ -43,6 +43,14 @@ public final class NIOHTTP1Transport: HTTPTransport {
         tlsConfiguration = configuration
     }
 
+    /// A transport whose `https://` trusts the system's roots and the CA in `caPEM` (a device on
+    /// which the developer installed the local CA, as for a simulator talking to a local backend).
+    /// A PEM that does not parse leaves the system's roots alone.
+    public convenience init(trustingCAPEM caPEM: String) {
+        let extra = (try? NIOSSLCertificate.fromPEMBytes(Array(caPEM.utf8))) ?? []
+        self.init(trustRoots: extra.isEmpty ? .default : .certificates(extra))
+    }
+
     deinit {
         for channel in idle.withLock({ $0.values.flatMap { $0 } }) { channel.close(promise: nil) }
     }
@@ -115,6 +123,12 @@ public final class NIOHTTP1Transport: HTTPTransport {
         return (try await connect(key: key, host: host, port: port, secure: secure) { AnswerCollector(limit: limit) }, false)
     }
 
+    /// Whether `host` is an IPv4 or IPv6 literal (brackets allowed).
+    static func isIPAddress(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return (try? SocketAddress(ipAddress: bare, port: 0)) != nil
+    }
+
     /// A new connection to `host:port` whose pipeline ends in the handler `last` makes.
     private func connect(key: String, host: String, port: Int, secure: Bool,
                          _ last: @escaping @Sendable () -> any ChannelHandler) async throws(TransportError) -> Channel {
@@ -126,7 +140,10 @@ public final class NIOHTTP1Transport: HTTPTransport {
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let tls {
-                            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: host))
+                            // An IP literal is no server name (RFC 6066 §3): no SNI, and the
+                            // certificate is checked against the peer's address.
+                            let name = Self.isIPAddress(host) ? nil : host
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
                         }
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
                         try channel.pipeline.syncOperations.addHandler(last())

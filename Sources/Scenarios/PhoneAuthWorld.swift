@@ -134,7 +134,7 @@ public final class PhoneAuthWorld: Sendable {
     private let listeners = Mutex<[SchemeListener]>([])
 
     private init(channel: LocalAPNsChannel?, toolkit: IdentityToolkit?, backendHost: String, backendPort: Int, apiKey: String,
-                 projectID: String, devices: any DeviceNetwork, server: BackendServer?, pusher: APNsPusher?) {
+                 projectID: String, devices: any DeviceNetwork, server: BackendServer?, pusher: APNsPusher?, caPEM: String?) {
         self.channel = channel
         self.toolkit = toolkit
         self.backendHost = backendHost
@@ -142,7 +142,9 @@ public final class PhoneAuthWorld: Sendable {
         self.apiKey = apiKey
         self.projectID = projectID
         self.devices = devices
-        self.transport = NIOHTTP1Transport()
+        // The devices trust the local CA, as a simulator does once the developer installs it: the
+        // reCAPTCHA page is at https://<backend>/__/auth/handler, as the SDK opens it with useEmulator.
+        self.transport = caPEM.map { NIOHTTP1Transport(trustingCAPEM: $0) } ?? NIOHTTP1Transport()
         self.server = server
         self.pusher = pusher
     }
@@ -161,19 +163,22 @@ public final class PhoneAuthWorld: Sendable {
                                 production: try channel.client(environment: .production, key: providerKey, clock: providerClock))
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: backendClock,
                                           stateDirectory: state.appendingPathComponent("backend"), observer: backendObserver)
-        let server = try await BackendServer.start(toolkit: toolkit)
+        let credentials = channel.credentials
+        let server = try await BackendServer.start(toolkit: toolkit, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM))
         return PhoneAuthWorld(channel: channel, toolkit: toolkit, backendHost: server.host, backendPort: server.port,
                               apiKey: configuration.apiKey, projectID: configuration.projectID,
-                              devices: LocalDeviceNetwork(channel: channel), server: server, pusher: pusher)
+                              devices: LocalDeviceNetwork(channel: channel), server: server, pusher: pusher,
+                              caPEM: credentials.caCertificatePEM)
     }
 
     /// A backend and a push-receiver running as other processes: `backend` is the backend's
     /// `host:port`, `devices` the receiver's device gateway.
+    /// - Parameter caPEM: the local CA the devices trust (the backend's HTTPS reCAPTCHA page).
     public static func connect(backendHost: String, backendPort: Int, devices: RemoteDeviceNetwork,
                                apiKey: String = BackendConfiguration().apiKey,
-                               projectID: String = BackendConfiguration().projectID) -> PhoneAuthWorld {
+                               projectID: String = BackendConfiguration().projectID, caPEM: String? = nil) -> PhoneAuthWorld {
         PhoneAuthWorld(channel: nil, toolkit: nil, backendHost: backendHost, backendPort: backendPort, apiKey: apiKey,
-                       projectID: projectID, devices: devices, server: nil, pusher: nil)
+                       projectID: projectID, devices: devices, server: nil, pusher: nil, caPEM: caPEM)
     }
 
     /// `http://host:port` of the backend.
@@ -228,9 +233,13 @@ public final class PhoneAuthWorld: Sendable {
     }
 
     /// A Firebase app of its own for `host`, its Auth talking to this world's backend.
+    /// `useEmulator` turns app verification off for testing, as the SDK's does; the world turns
+    /// it back on (an app exercising the channel against a local backend must do the same), and
+    /// ``install(_:clock:userDefaults:setToken:onURL:onPush:)`` sets it as the profile says.
     public func auth(options: FirebaseOptions, host: AppHost) -> Auth {
         let auth = Auth.auth(app: FirebaseApp(name: "app-\(UUID().uuidString.prefix(8))", options: options, host: host))
         auth.useEmulator(withHost: backendHost, port: backendPort)
+        auth.settings?.isAppVerificationDisabledForTesting = false
         return auth
     }
 

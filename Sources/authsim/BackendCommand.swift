@@ -74,11 +74,12 @@ struct Backend: AsyncParsableCommand {
         var serverLogger = logger
         serverLogger.logLevel = max(logLevel, .warning)
         if logLevel <= .debug { serverLogger.logLevel = logLevel }
-        let server = try await BackendServer.start(toolkit: toolkit, host: host, port: port, logger: serverLogger)
+        let server = try await BackendServer.start(toolkit: toolkit, host: host, port: port,
+                                                   tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), logger: serverLogger)
         say("authsim backend listening: \(server.baseURL)")
         say("  project \(configuration.projectID), API key \(configuration.apiKey), iOS app \(configuration.bundleID)")
         say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
-        say("  reCAPTCHA page: \(server.baseURL)/__/auth/handler, outcome \(recaptchaOutcome)")
+        say("  reCAPTCHA page: https://\(server.host):\(server.port)/__/auth/handler (HTTPS on the same port, as the SDK opens it with useEmulator; trust \(certs)/ca.pem), outcome \(recaptchaOutcome)")
         say("  Sign in with Apple: sheet POST \(server.baseURL)/appleid/auth/authorize, JWKS \(server.baseURL)/appleid/auth/keys, audiences \(([bundleID] + appleServicesID).joined(separator: ", "))")
         say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
         say("  reCAPTCHA SMS defense: \(enforcement.rawValue)\(enforcement == .off ? "" : ", site key \(configuration.recaptchaSiteKey), toll-fraud risk \(tollFraudRisk) (blocked above \(tollFraudThreshold))")")

@@ -38,7 +38,7 @@ struct Phone: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Take the app and the user from this scenario file (its backend and network sections belong to the other processes).",
                                valueName: "file")) var scenario: String?
     @Option(help: "Folder for the app's files (UserDefaults, a provisioning profile).") var state = "State/phone"
-    @Option(help: "Folder with the credentials (to sign a scenario's provisioning profile).") var certs = "Certs"
+    @Option(help: "Folder with the credentials: the local CA the device trusts (the backend's HTTPS reCAPTCHA page) and the key that signs a scenario's provisioning profile; use the backend's --certs.") var certs = "Certs"
 
     func run() async throws {
         func split(_ text: String) throws -> (String, Int) {
@@ -78,8 +78,14 @@ struct Phone: AsyncParsableCommand {
         if let command = browser?.split(separator: " ").map(String.init), !command.isEmpty {
             options.uiDelegate = BrowserPresenter(command: command, timeout: .seconds(browserTimeout)) { ScenarioRunner.record($0, into: timeline) }
         }
+        // The device trusts the local CA (the backend's HTTPS reCAPTCHA page), when there is one.
+        let caFile = CertsDirectory(URL(fileURLWithPath: certs)).caCertificateFile
+        let caPEM = try? String(contentsOf: caFile, encoding: .utf8)
+        if caPEM == nil {
+            say("note: no CA at \(caFile.path): the device trusts only the system's roots, so the backend's HTTPS reCAPTCHA page will not load (give the backend's --certs)")
+        }
         let world = PhoneAuthWorld.connect(backendHost: backendHost, backendPort: backendPort,
-                                           devices: RemoteDeviceNetwork(host: gatewayHost, port: gatewayPort))
+                                           devices: RemoteDeviceNetwork(host: gatewayHost, port: gatewayPort), caPEM: caPEM)
         say("phone sign-in across processes: backend http://\(backend), device gateway \(gateway)")
         if let directory = options.schemeDirectory {
             say("the app claims its URL schemes in \(directory.url.path) (redirect-interceptor hands it URLs there)")

@@ -116,7 +116,7 @@ struct RecaptchaTokenTests {
         do {
             _ = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550000", recaptchaToken: "03Anope"))
             Issue.record("an unknown token was accepted")
-        } catch let error as IdentityToolkitError {
+        } catch {
             #expect(error.message == "CAPTCHA_CHECK_FAILED : Recaptcha verification failed - MALFORMED")
         }
         let stale = try await toolkit.issueRecaptchaToken(eventID: "KLMNOPQRST")
@@ -124,7 +124,7 @@ struct RecaptchaTokenTests {
         do {
             _ = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550000", recaptchaToken: stale))
             Issue.record("a stale token was accepted")
-        } catch let error as IdentityToolkitError {
+        } catch {
             #expect(error.message == "CAPTCHA_CHECK_FAILED : Recaptcha verification failed - EXPIRED")
         }
     }

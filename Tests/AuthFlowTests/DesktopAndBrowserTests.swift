@@ -70,14 +70,20 @@ struct DesktopAndBrowserTests {
         var configuration = BackendConfiguration()
         configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: outcome)
         let states = Mutex<[String]>([])
-        try await withWorld(configuration: configuration) { world, _ in
+        try await withWorld(configuration: configuration) { world, folder in
             let profile = AppProfile.intercepted(runtime)
             let (auth, _) = try await world.install(profile)
+            // The page is https://<backend>/__/auth/handler (useEmulator makes the backend the auth
+            // domain): Chromium trusts the local server's key, as a developer's browser trusts the local CA.
+            let pin = try await runProgram(["sh", "-c", "openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+                                            "spki", folder.appendingPathComponent("Certs/server.pem").path])
+            let spki = pin.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(pin.status == 0 && spki.count == 44, "\(pin.output)")
             let presenter = ClosurePresenter { url, _ in
                 // Chromium runs the page's script (virtual time lets its timer fire at once) and dumps the DOM.
                 guard let dump = try? await runProgram([
                     "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profileDirectory.path)",
-                    "--virtual-time-budget=5000", "--dump-dom", url.absoluteString,
+                    "--ignore-certificate-errors-spki-list=\(spki)", "--virtual-time-budget=5000", "--dump-dom", url.absoluteString,
                 ]) else { return }
                 let dom = dump.output
                 let state = dom.firstMatch(of: /data-state="([a-z]+)"/).map { String($0.1) } ?? "none"
@@ -111,14 +117,16 @@ struct BrowserPresenterTests {
         let (runtime, interceptor) = try scratchRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
         // What a browser does with the page: follow the link to the app's scheme and hand it to the OS.
+        // The page is HTTPS on the backend's port; curl trusts the local CA (--cacert), as a developer's machine would.
         let browser = """
-            link=$(curl -sf "$1" | sed -n 's/.*id="authsim-redirect"[^>]*href="\\([^"]*\\)".*/\\1/p' | sed 's/&amp;/\\&/g')
+            link=$(curl -sf --cacert "$CA" "$1" | sed -n 's/.*id="authsim-redirect"[^>]*href="\\([^"]*\\)".*/\\1/p' | sed 's/&amp;/\\&/g')
             exec \(interceptor) open --runtime-dir \(runtime.path) "$link"
             """
-        try await withWorld { world, _ in
+        try await withWorld { world, folder in
             let profile = AppProfile.intercepted(runtime)
             let (auth, _) = try await world.install(profile)
-            let presenter = BrowserPresenter(command: ["sh", "-c", browser, "browser"], timeout: .seconds(20))
+            let ca = folder.appendingPathComponent("Certs/ca.pem").path
+            let presenter = BrowserPresenter(command: ["env", "CA=\(ca)", "sh", "-c", browser, "browser"], timeout: .seconds(20))
             let provider = PhoneAuthProvider.provider(auth: auth)
             let id = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
             let code = try #require(await world.lastCode(for: phone))

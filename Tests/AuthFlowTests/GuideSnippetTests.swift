@@ -39,6 +39,7 @@ struct GuideSnippetTests {
         let host = AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])
         let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
         auth.useEmulator(withHost: "127.0.0.1", port: port)
+        auth.settings?.isAppVerificationDisabledForTesting = false
         auth.setAPNSToken(Data([1, 2, 3, 4]), type: .sandbox)
         do throws(AuthError) {
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)

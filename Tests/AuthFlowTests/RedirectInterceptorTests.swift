@@ -1,5 +1,6 @@
 import AuthBackend
 import FirebaseAuthCore
+import HTTPTransport
 import Foundation
 import RedirectInterceptor
 import Scenarios
@@ -139,9 +140,9 @@ struct RedirectInterceptorTests {
             profile.urlSchemes = ["app-1-123456789012-ios-a1b2c3d4e5f60718", "com.example.authsim.deeplinks"]
             let (auth, _) = try await world.install(profile)
             let results = Mutex<[(String, Int32, String)]>([])
-            let presenter = ClosurePresenter { url, _ in
-                guard let (data, _) = try? await URLSession.shared.data(from: url),
-                      let redirect = HeadlessPresenter.redirect(in: String(decoding: data, as: UTF8.self)) else { return }
+            let presenter = ClosurePresenter { url, host in
+                guard let page = try? await host.transport.send(TransportRequest(method: "GET", url: url)),
+                      let redirect = HeadlessPresenter.redirect(in: String(decoding: page.body, as: UTF8.self)) else { return }
                 let real = redirect.absoluteString
                 let scheme = redirect.scheme!
                 let variants = [

@@ -80,7 +80,7 @@ struct SeparateProcessTests {
         let authsim = try executable("authsim")
         let interceptor = try executable("redirect-interceptor")
         let common = [authsim, "phone", "--backend", "127.0.0.1:\(backendPort)", "--gateway", "127.0.0.1:\(gatewayPort)",
-                      "--app", app.path, "--simulator", "--runtime-dir", runtime.path,
+                      "--certs", certs, "--app", app.path, "--simulator", "--runtime-dir", runtime.path,
                       "--open-redirects-with", "\(interceptor) open --runtime-dir \(runtime.path)"]
         let ok = try await runProgram(common)
         #expect(ok.status == 0, "\(ok.output)")

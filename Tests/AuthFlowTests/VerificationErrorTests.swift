@@ -367,9 +367,8 @@ struct ReCAPTCHAFallbackTests {
             options.apiKey = world.apiKey
             options.bundleID = AppProfile().bundleID
             let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true,
-                               forwardsURLs: false)
-            let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
-            auth.useEmulator(withHost: world.backendHost, port: world.backendPort)
+                               forwardsURLs: false, transport: world.transport)
+            let auth = world.auth(options: options, host: host)
             #expect(await verificationError(auth) == .webContextCancelled)
         }
     }

@@ -34,6 +34,8 @@ struct GuideWorld {
         let host = AppHost(bundleID: configuration.bundleID, urlSchemes: [options.encodedAppIDScheme], transport: world.transport)
         FirebaseApp.configure(options: options, host: host)
         Auth.auth().useEmulator(withHost: world.backendHost, port: world.backendPort)
+        // useEmulator turns app verification off, as the SDK's does; these apps prove themselves.
+        Auth.auth().settings?.isAppVerificationDisabledForTesting = false
         let token = try await world.devices.installDevice(for: host, environment: .sandbox) { _, _ in }
         Auth.auth().setAPNSToken(Data(token.bytes), type: tokenType)
         guard let toolkit = world.toolkit else { throw GuideError("the world runs its backend elsewhere") }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import IdentityToolkitAPI
 import Logging
 import NIOCore
@@ -38,12 +39,24 @@ public final class BackendServer: Sendable {
     /// Starts listening on `host:port` (0: any free port) and returns once it does.
     /// - Parameter logger: where the backend logs what a user debugging a run wants to see
     ///   (refused requests, silent pushes that failed); silent by default.
+    /// - Parameter tls: a certificate chain and key (PEM) to answer HTTPS on the same port too:
+    ///   the SDK opens the reCAPTCHA page at `https://<emulator host:port>/__/auth/handler` while
+    ///   its API calls to the same host:port are plain HTTP. Without it the backend is HTTP only,
+    ///   as the Firebase Auth Emulator is.
     public static func start(toolkit: IdentityToolkit, host: String = "127.0.0.1", port: Int = 0,
+                             tls: (certificateChainPEM: String, privateKeyPEM: String)? = nil,
                              logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(IdentityToolkitError) -> BackendServer {
+        let builder: HTTPServerBuilder
+        do {
+            builder = try tls.map { try HTTPServerBuilder.http1AndTLS(certificateChainPEM: $0.certificateChainPEM, privateKeyPEM: $0.privateKeyPEM) }
+                ?? .http1()
+        } catch {
+            throw IdentityToolkitError(.invalidConfig, "cannot use the TLS certificate or key: \(error)")
+        }
         do {
             let server = try await RunningServer.start(router: BackendRouter.make(toolkit: toolkit), host: host, port: port,
-                                                       name: "the backend", logger: logger)
+                                                       name: "the backend", server: builder, logger: logger)
             return BackendServer(toolkit: toolkit, server: server)
         } catch {
             throw IdentityToolkitError(.bindFailed, error.message)
