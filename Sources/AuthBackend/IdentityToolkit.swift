@@ -56,6 +56,13 @@ public struct BackendConfiguration: Sendable {
     public var tollFraudThreshold = 0.5
     /// Services IDs accepted as identity-token audiences beside the bundle ID (Sign in with Apple on the web).
     public var appleServicesIDs: [String] = []
+    /// The project number (`GCM_SENDER_ID` in GoogleService-Info.plist): the consumer named in
+    /// the front end's API-key errors.
+    public var projectNumber = "123456789012"
+    /// The API key's application restriction, as the Google Cloud console sets it (Credentials →
+    /// the key → Application restrictions → iOS apps): the bundle IDs whose requests
+    /// (`X-Ios-Bundle-Identifier`) it accepts. Empty: no restriction.
+    public var apiKeyIOSBundleIDs: [String] = []
     /// `getProjectConfig`'s authorized domains (the first `firebaseapp.com` one is the auth domain).
     public var authorizedDomains: [String] { ["localhost", "\(projectID).firebaseapp.com", "\(projectID).web.app"] }
     public init() {}
@@ -131,6 +138,11 @@ public enum BackendEvent: Sendable {
     /// reCAPTCHA SMS defense assessed a code request's token.
     case recaptchaAssessment(endpoint: BackendOperation, enforcement: RecaptchaEnforcement, RecaptchaAssessment)
     case rejected(endpoint: BackendOperation, IdentityToolkitError)
+    /// Google's front end refused a request before Identity Toolkit saw it (a missing, invalid or
+    /// iOS-restricted API key): the request's path and the error.
+    case frontendRefused(path: String, IdentityToolkitError)
+    /// A queued ``BackendFault`` answered a request instead of the toolkit.
+    case faultAnswered(path: String, BackendFault)
 }
 
 /// The backend's operations, as timelines and explanations name them.
@@ -198,6 +210,8 @@ public actor IdentityToolkit {
     private let pusher: (any SilentPusher)?
     let clock: any WallClock
     let observer: (@Sendable (BackendEvent) -> Void)?
+    /// Answers to give instead of the service's (tests, scenarios).
+    public nonisolated let faults = BackendFaults()
     /// What a user debugging a run wants to see: refused requests, silent pushes that failed.
     let logger: Logger
     /// Apple's side of Sign in with Apple, simulated.

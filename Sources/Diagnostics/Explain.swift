@@ -52,6 +52,30 @@ public enum Explainer {
             }
         let forSecondFactor = secondFactorPurpose.map { $0 == .mfaEnrollment ? " (for the second factor being enrolled: the same app verification guards it)" : " (for the second factor's code: the same app verification guards it)" } ?? ""
 
+        // Google's front end refused the app's requests before Identity Toolkit saw them.
+        if let refusal = events.first({ fact -> (endpoint: String, detail: String?)? in
+            if case .backendRejected(let endpoint, let code, let detail) = fact,
+               code == IdentityToolkitError.Code.apiKeyIOSAppBlocked.rawValue || code == IdentityToolkitError.Code.apiKeyInvalid.rawValue {
+                (endpoint, detail)
+            } else { nil }
+        })?.value {
+            let reported = error.map { " FirebaseAuth 12.19 does not map it: the app sees \($0.code) \($0.name), the message only under NSUnderlyingError's FIRAuthErrorUserInfoDeserializedResponseKey" } ?? ""
+            if refusal.detail?.hasPrefix("Requests from this iOS client application") == true {
+                return Diagnosis("apiKeyIOSAppBlocked",
+                                 cause: "the API key is restricted to other iOS apps than this one: Google refused \(refusal.endpoint) with 403 \"\(refusal.detail ?? "")\" (the bundle ID is the app's X-Ios-Bundle-Identifier, Bundle.main's, not GoogleService-Info.plist's BUNDLE_ID).\(reported)",
+                                 fix: "add the app's bundle ID to the key's iOS-app restriction (Google Cloud console → APIs & Services → Credentials → the key in GoogleService-Info.plist → Application restrictions), or use the key made for this app")
+            }
+            return Diagnosis("apiKeyInvalid",
+                             cause: "the API key is not valid for the project: Google refused \(refusal.endpoint) with 400 \"\(refusal.detail ?? "")\".\(reported)",
+                             fix: "download GoogleService-Info.plist again from the Firebase console and use its API_KEY")
+        }
+
+        if errorCode == .blockingCloudFunctionError {
+            return Diagnosis("blockingFunction",
+                             cause: "the project's blocking function (beforeCreate or beforeSignIn) refused the sign-in: the backend answered BLOCKING_FUNCTION_ERROR_RESPONSE, which the SDK reports as blockingCloudFunctionError (17105) with the function's own message as the description: \"\(error.map { AuthError.sdkDescription(.blockingCloudFunctionError, serverMessage: $0.message) } ?? "")\"",
+                             fix: "read the function's logs (Firebase console → Functions); the HttpsError it throws is what the app shows, so make it say what the user can do")
+        }
+
         // Sign in with Apple.
         if !multiFactor, let credential = events.first({ fact -> (rawNonce: String, tokenNonce: String)? in
             if case .appleCredential(let raw, _, let tokenNonce) = fact { (raw, tokenNonce) } else { nil }

@@ -27,6 +27,8 @@ public final class AppHost: Sendable {
     /// The device as GTMSessionFetcher's `GTMFetcherSystemVersionString` names it (`iPhone/18.1 hw/iPhone17_3`).
     public let systemVersion: String
     public let clock: any Clock<Duration>
+    /// `Bundle.main.preferredLocalizations`: the first goes out as `Accept-Language`.
+    public let preferredLocalizations: [String]
     /// The device's wall clock: when ID tokens expire (the SDK compares against `Date()`).
     public let wallClock: any WallClock
     /// The app's log: what its `Auth` did that a user debugging the app wants to see (why app
@@ -49,7 +51,7 @@ public final class AppHost: Sendable {
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
                 userDefaults: UserDefaultsStore = UserDefaultsStore(), recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil,
-                appVersion: String = "1.0", systemVersion: String? = nil,
+                appVersion: String = "1.0", systemVersion: String? = nil, preferredLocalizations: [String] = ["en"],
                 clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
@@ -63,6 +65,7 @@ public final class AppHost: Sendable {
         self.recaptchaEnterprise = recaptchaEnterprise
         self.appVersion = appVersion
         self.systemVersion = systemVersion ?? (isSimulator ? "iPhone/18.1 hw/sim" : "iPhone/18.1 hw/iPhone17_3")
+        self.preferredLocalizations = preferredLocalizations
         self.clock = clock
         self.wallClock = wallClock
         ownTransport = Mutex(transport)

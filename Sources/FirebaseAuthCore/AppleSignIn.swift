@@ -63,7 +63,12 @@ extension Auth {
                             resolver: resolver)
         }
         if let message = response.errorMessage {
-            let mapped = AuthError.fromServer(message)
+            // The SDK maps the messages it knows and, for others, goes on with the answer
+            // (AuthBackend.swift 263–279); here an unknown one is a clear internalError instead.
+            guard let mapped = AuthError.fromServer(message) else {
+                throw AuthError(.internalError, "signInWithIdp answered 200 with errorMessage \(message), which FirebaseAuth 12.19 does not map",
+                                serverMessage: message)
+            }
             guard mapped.code == .credentialAlreadyInUse else { throw mapped }
             throw AuthError(.credentialAlreadyInUse,
                             "\(message): this Apple ID is linked to another account; sign in with userInfo[AuthErrorUserInfoUpdatedCredentialKey]",

@@ -103,7 +103,23 @@ public final class Auth: Sendable {
         options = app.options
         host = app.host
         transport = app.host.transport
+        requestHeaders = Self.requestHeaders(bundleID: app.host.bundleID, appID: app.options.googleAppID,
+                                             language: app.host.preferredLocalizations.first)
         app.host.attach(self)
+    }
+
+    /// The header fields every request carries (`AuthBackend.request(for:…)`, AuthBackend.swift
+    /// 81–106): `X-Client-Version`, `X-Ios-Bundle-Identifier` (the app's bundle, not
+    /// GoogleService-Info.plist's), `X-Firebase-GMPID` and `Accept-Language`. `X-Firebase-Locale`
+    /// is added per request; `X-Firebase-AppCheck` goes only with App Check (not modelled) and
+    /// `X-Firebase-Client` is FirebaseCore's heartbeat telemetry (not modelled; nothing checks it).
+    let requestHeaders: [(name: String, value: String)]
+
+    static func requestHeaders(bundleID: String, appID: String, language: String?) -> [(name: String, value: String)] {
+        var headers = [("X-Client-Version", "iOS/FirebaseSDK/\(sdkVersion)/FirebaseCore-iOS"), ("X-Ios-Bundle-Identifier", bundleID),
+                       ("X-Firebase-GMPID", appID)]
+        if let language { headers.append(("Accept-Language", language)) }
+        return headers
     }
 
     /// The `Auth` of the default app. (Configure it first with `FirebaseApp.configure(options:host:)`.)
@@ -270,7 +286,8 @@ public final class Auth: Sendable {
             }
             let (emulator, languageCode) = state.withLock { ($0.emulator, $0.languageCode) }
             if emulator == "" { throw AuthError(.appConfigurationError, "useEmulator(withHost:port:) was given an empty host (the SDK stops with fatalError: Cannot connect to empty host)") }
-            return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, transport: transport, logger: host.logger)
+            return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, headers: requestHeaders, transport: transport,
+                                 logger: host.logger)
         }
     }
 

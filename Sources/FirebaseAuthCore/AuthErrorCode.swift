@@ -448,9 +448,7 @@ public struct AuthError: CodedError, CustomNSError, LocalizedError {
     /// What the SDK puts in `localizedDescription`: the server's detail after `CODE : `, or the
     /// code's own message (FirebaseAuth 12.19 `AuthErrorUtils.error(code:message:)`).
     public var errorDescription: String? {
-        if let serverMessage, let detail = IdentityToolkitError(message: serverMessage, status: 400).detail, !detail.isEmpty {
-            return detail
-        }
+        if let serverMessage { return Self.sdkDescription(code, serverMessage: serverMessage) }
         return code.errorDescription
     }
 
@@ -465,50 +463,5 @@ public struct AuthError: CodedError, CustomNSError, LocalizedError {
         if let email { info[AuthErrors.userInfoEmailKey] = email }
         if let underlyingError { info[NSUnderlyingErrorKey] = underlyingError }
         return info
-    }
-
-    /// The server codes (`CODE : detail`) the SDK maps to its own (FirebaseAuth 12.19
-    /// `Backend/AuthBackend.swift` `clientError(withServerErrorMessage:…)`); any other is
-    /// `internalError`, as the SDK's unexpected-error response is.
-    static let serverCodes: [IdentityToolkitError.Code: AuthErrorCode] = [
-        "USER_NOT_FOUND": .userNotFound, "MISSING_CONTINUE_URI": .missingContinueURI, "INVALID_IDENTIFIER": .invalidEmail,
-        "INVALID_ID_TOKEN": .invalidUserToken, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN": .requiresRecentLogin,
-        "EMAIL_EXISTS": .emailAlreadyInUse, "OPERATION_NOT_ALLOWED": .operationNotAllowed,
-        "PASSWORD_LOGIN_DISABLED": .operationNotAllowed, "USER_DISABLED": .userDisabled, "INVALID_EMAIL": .invalidEmail,
-        "EXPIRED_OOB_CODE": .expiredActionCode, "INVALID_OOB_CODE": .invalidActionCode,
-        "INVALID_MESSAGE_PAYLOAD": .invalidMessagePayload, "INVALID_SENDER": .invalidSender,
-        "INVALID_RECIPIENT_EMAIL": .invalidRecipientEmail, "WEAK_PASSWORD": .weakPassword,
-        "TOO_MANY_ATTEMPTS_TRY_LATER": .tooManyRequests, "EMAIL_NOT_FOUND": .userNotFound, "MISSING_EMAIL": .missingEmail,
-        "MISSING_IOS_BUNDLE_ID": .missingIosBundleID, "MISSING_ANDROID_PACKAGE_NAME": .missingAndroidPackageName,
-        "UNAUTHORIZED_DOMAIN": .unauthorizedDomain, "INVALID_CONTINUE_URI": .invalidContinueURI,
-        "INVALID_PASSWORD": .wrongPassword, "INVALID_IDP_RESPONSE": .invalidCredential, "INVALID_PENDING_TOKEN": .invalidCredential,
-        "INVALID_LOGIN_CREDENTIALS": .invalidCredential, "INVALID_CUSTOM_TOKEN": .invalidCustomToken,
-        "CREDENTIAL_MISMATCH": .customTokenMismatch, "INVALID_PHONE_NUMBER": .invalidPhoneNumber,
-        "QUOTA_EXCEEDED": .quotaExceeded, "APP_NOT_VERIFIED": .appNotVerified, "CAPTCHA_CHECK_FAILED": .captchaCheckFailed,
-        "INVALID_APP_CREDENTIAL": .invalidAppCredential, "MISSING_APP_CREDENTIAL": .missingAppCredential,
-        "INVALID_CODE": .invalidVerificationCode, "INVALID_HOSTING_LINK_DOMAIN": .invalidHostingLinkDomain,
-        "INVALID_SESSION_INFO": .invalidVerificationID, "SESSION_EXPIRED": .sessionExpired,
-        "ADMIN_ONLY_OPERATION": .adminRestrictedOperation, "BLOCKING_FUNCTION_ERROR_RESPONSE": .blockingCloudFunctionError,
-        "EMAIL_CHANGE_NEEDS_VERIFICATION": .emailChangeNeedsVerification,
-        "INVALID_MFA_PENDING_CREDENTIAL": .invalidMultiFactorSession, "INVALID_PROVIDER_ID": .invalidProviderID,
-        "MFA_ENROLLMENT_NOT_FOUND": .multiFactorInfoNotFound, "MISSING_CLIENT_IDENTIFIER": .missingClientIdentifier,
-        "MISSING_IOS_APP_TOKEN": .missingAppToken, "MISSING_MFA_ENROLLMENT_ID": .missingMultiFactorInfo,
-        "MISSING_MFA_PENDING_CREDENTIAL": .missingMultiFactorSession, "MISSING_OR_INVALID_NONCE": .missingOrInvalidNonce,
-        "PASSWORD_DOES_NOT_MEET_REQUIREMENTS": .passwordDoesNotMeetRequirements,
-        "SECOND_FACTOR_EXISTS": .secondFactorAlreadyEnrolled, "SECOND_FACTOR_LIMIT_EXCEEDED": .maximumSecondFactorCountExceeded,
-        "TENANT_ID_MISMATCH": .tenantIDMismatch, "TOKEN_EXPIRED": .userTokenExpired,
-        "UNSUPPORTED_FIRST_FACTOR": .unsupportedFirstFactor, "UNSUPPORTED_TENANT_OPERATION": .unsupportedTenantOperation,
-        "UNVERIFIED_EMAIL": .unverifiedEmail, "FEDERATED_USER_ID_ALREADY_LINKED": .credentialAlreadyInUse,
-        // Not in the SDK's table, kept from this toolkit's earlier mapping: the SDK checks these
-        // cases itself before any request (an empty number, code or verification ID), so only a
-        // hand-made request meets them; PROVIDER_ALREADY_LINKED is what linking a second Apple ID answers.
-        "MISSING_PHONE_NUMBER": .missingPhoneNumber, "MISSING_CODE": .missingVerificationCode,
-        "MISSING_SESSION_INFO": .missingVerificationID, "PROVIDER_ALREADY_LINKED": .providerAlreadyLinked,
-    ]
-
-    /// Maps a backend message (`CODE` or `CODE : detail`, split at the first colon) as the SDK does.
-    static func fromServer(_ message: String) -> AuthError {
-        let server = IdentityToolkitError(message: message, status: 400)
-        return AuthError(serverCodes[server.code] ?? .internalError, message, serverMessage: message)
     }
 }

@@ -11,6 +11,8 @@ struct BackendClient: Sendable {
     let emulator: String?
     let apiKey: String
     let languageCode: String?
+    /// The app's fixed header fields (``Auth/requestHeaders``).
+    let headers: [(name: String, value: String)]
     let transport: any HTTPTransport
     let logger: Logger
 
@@ -36,10 +38,10 @@ struct BackendClient: Sendable {
         guard let url = endpoint.url(emulator: emulator, apiKey: apiKey, query: request.queryItems) else {
             throw AuthError(.appConfigurationError, "cannot make a URL for \(endpoint.name) from the emulator host \(emulator ?? "-") and API key \(apiKey)")
         }
-        var headers: [(name: String, value: String)] = []
+        // Content-Type on every request, a GET's too, as the SDK sets it.
+        var headers = [(name: "Content-Type", value: "application/json")] + self.headers
         var body: [UInt8]?
         if endpoint.method != .get {
-            headers.append(("Content-Type", "application/json"))
             do { body = try IdentityToolkitJSON.encode(request) } catch {
                 throw AuthError(.internalError, "cannot encode \(endpoint.name): \(error.message)")
             }
@@ -54,19 +56,18 @@ struct BackendClient: Sendable {
                          underlyingError: error as NSError)
     }
 
-    /// The answer: the response type for a 200, the backend's error mapped as the SDK maps it otherwise.
+    /// The answer: the response type for a 2xx, the backend's error read as the SDK reads it
+    /// otherwise (GTMSessionFetcher calls any status from 300 an error).
     private func read<Response: Decodable>(_ type: Response.Type, from answer: TransportResponse,
                                           endpoint: IdentityToolkitEndpoint) throws(AuthError) -> Response {
-        guard answer.status == 200 else {
-            if let envelope = try? IdentityToolkitJSON.decode(ErrorResponse.self, from: answer.body) {
-                logger.info("the backend refused", metadata: ["endpoint": "\(endpoint.name)", "status": "\(answer.status)",
-                                                              "error": "\(envelope.error.message)"])
-                throw AuthError.fromServer(envelope.error.message)
-            }
-            throw AuthError(.internalError, "\(endpoint.name) answered HTTP \(answer.status) without an error body")
+        guard (200..<300).contains(answer.status) else {
+            let error = AuthError.fromErrorAnswer(status: answer.status, body: answer.body, endpoint: endpoint.name)
+            logger.info("the backend refused", metadata: ["endpoint": "\(endpoint.name)", "status": "\(answer.status)",
+                                                          "error": "\(error.serverMessage ?? error.message)"])
+            throw error
         }
         do { return try IdentityToolkitJSON.decode(Response.self, from: answer.body) } catch {
-            throw AuthError(.appConfigurationError, "\(endpoint.name) answered 200 with a body that is not a \(Response.self): \(error.message)")
+            throw AuthError.fromUndecodableAnswer(body: answer.body, endpoint: endpoint.name, why: error.message)
         }
     }
 }

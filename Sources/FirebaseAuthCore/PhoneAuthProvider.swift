@@ -298,7 +298,7 @@ public final class PhoneAuthProvider: Sendable {
         let scheme = callbackScheme
         let clientID = options.reversedClientIDScheme == scheme ? options.clientID : nil
         guard let url = ReCAPTCHAFlow.handlerURL(
-            base: "https://\(domain)", apiKey: apiKey, bundleID: options.bundleID, userAgent: auth.userAgent,
+            base: "https://\(domain)", apiKey: apiKey, bundleID: auth.host.bundleID, userAgent: auth.userAgent,  // ibi: Bundle.main's (PAP 622)
             eventID: eventID, clientID: clientID, appID: options.googleAppID, languageCode: auth.languageCode)
         else { throw AuthError(.internalError, "cannot build the reCAPTCHA URL") }
         let outcome = try auth.beginPresentation(eventID: eventID, scheme: scheme)

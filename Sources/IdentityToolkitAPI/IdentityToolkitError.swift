@@ -15,19 +15,44 @@ public struct IdentityToolkitError: CodedError {
     public let detail: String?
     /// The HTTP status it is answered with.
     public let httpStatus: Int
+    /// Set for what Google's API front end answers before Identity Toolkit sees the request (a
+    /// missing, invalid or restricted API key): a sentence rather than `CODE : detail`, with
+    /// Google's reason, status and `ErrorInfo`.
+    public let frontend: Frontend?
 
     /// - Parameter status: the HTTP status; by default the one the service answers with `code`.
     public init(_ code: Code, _ detail: String? = nil, status: Int? = nil) {
         self.code = code
         self.detail = detail
         self.httpStatus = status ?? code.defaultStatus
+        self.frontend = nil
     }
 
-    /// `CODE` or `CODE : detail`.
-    public var message: String { detail.map { "\(code.rawValue) : \($0)" } ?? code.rawValue }
+    /// A front-end error: `code` names it here (it is not on the wire), `frontend` is what is.
+    public init(_ code: Code, frontend: Frontend, status: Int) {
+        self.code = code
+        self.detail = frontend.message
+        self.httpStatus = status
+        self.frontend = frontend
+    }
+
+    /// `CODE` or `CODE : detail`; a front-end error's sentence.
+    public var message: String {
+        if let frontend { return frontend.message }
+        return detail.map { "\(code.rawValue) : \($0)" } ?? code.rawValue
+    }
 
     /// Google's error envelope for this error.
     public var response: ErrorResponse {
+        if let frontend {
+            let details = frontend.errorInfo.map { info in
+                [ErrorResponse.Detail(type: ErrorResponse.Detail.errorInfoType, reason: info, domain: "googleapis.com",
+                                      metadata: ["service": frontend.service].merging(frontend.consumer.map { ["consumer": $0] } ?? [:]) { a, _ in a })]
+            }
+            return ErrorResponse(error: .init(code: httpStatus, message: frontend.message,
+                                              errors: [.init(message: frontend.message, reason: frontend.reason, domain: "global")],
+                                              status: frontend.status, details: details))
+        }
         let reason = switch httpStatus {
         case 403: "forbidden"
         case 404: "notFound"
@@ -35,6 +60,50 @@ public struct IdentityToolkitError: CodedError {
         }
         return ErrorResponse(error: .init(code: httpStatus, message: message,
                                           errors: [.init(message: message, reason: reason, domain: "global")]))
+    }
+
+    /// What Google's front end writes in an envelope: the sentence, `errors[0].reason`, `status`,
+    /// and the `ErrorInfo` detail's reason (`API_KEY_INVALID`, `API_KEY_IOS_APP_BLOCKED`).
+    public struct Frontend: Sendable, Hashable {
+        public var message: String
+        public var reason: String
+        public var status: String
+        public var errorInfo: String?
+        public var service: String
+        public var consumer: String?
+        public init(message: String, reason: String, status: String, errorInfo: String?,
+                    service: String = "identitytoolkit.googleapis.com", consumer: String? = nil) {
+            self.message = message
+            self.reason = reason
+            self.status = status
+            self.errorInfo = errorInfo
+            self.service = service
+            self.consumer = consumer
+        }
+    }
+
+    /// No API key: 403 `The request is missing a valid API key.` (`forbidden`, `PERMISSION_DENIED`).
+    public static func apiKeyMissing() -> IdentityToolkitError {
+        IdentityToolkitError(.permissionDenied, frontend: Frontend(message: "The request is missing a valid API key.", reason: "forbidden",
+                                                                    status: "PERMISSION_DENIED", errorInfo: nil), status: 403)
+    }
+
+    /// A key that is not the project's: 400 `API key not valid. Please pass a valid API key.`
+    /// (`badRequest`, `INVALID_ARGUMENT`, `API_KEY_INVALID`), as the service answers today (the
+    /// SDK's `keyInvalid` reason is an older service's; today's answer is 17999 in the SDK).
+    public static func apiKeyInvalid() -> IdentityToolkitError {
+        IdentityToolkitError(.apiKeyInvalid, frontend: Frontend(message: "API key not valid. Please pass a valid API key.", reason: "badRequest",
+                                                                 status: "INVALID_ARGUMENT", errorInfo: "API_KEY_INVALID"), status: 400)
+    }
+
+    /// A key restricted to iOS apps the request's `X-Ios-Bundle-Identifier` is not among: 403
+    /// `Requests from this iOS client application <bundle> are blocked.` (`<empty>` without the
+    /// header; `forbidden`, `PERMISSION_DENIED`, `API_KEY_IOS_APP_BLOCKED`).
+    public static func iosAppBlocked(bundleID: String?, projectNumber: String) -> IdentityToolkitError {
+        let who = bundleID.flatMap { $0.isEmpty ? nil : $0 } ?? "<empty>"
+        return IdentityToolkitError(.apiKeyIOSAppBlocked, frontend: Frontend(
+            message: "Requests from this iOS client application \(who) are blocked.", reason: "forbidden", status: "PERMISSION_DENIED",
+            errorInfo: "API_KEY_IOS_APP_BLOCKED", consumer: "projects/\(projectNumber)"), status: 403)
     }
 
     /// The envelope as JSON bytes.
@@ -65,7 +134,7 @@ extension IdentityToolkitError {
         /// The HTTP status the service answers with this code.
         public var defaultStatus: Int {
             switch self {
-            case .permissionDenied: 403
+            case .permissionDenied, .apiKeyIOSAppBlocked: 403
             case .notFound: 404
             case .methodNotAllowed: 405
             case .payloadTooLarge: 413
@@ -144,6 +213,8 @@ extension IdentityToolkitError {
         // The request itself.
         public static let permissionDenied: Self = "PERMISSION_DENIED"
         public static let apiKeyInvalid: Self = "API_KEY_INVALID"
+        /// The key is restricted to iOS apps and the request's bundle ID is not one of them.
+        public static let apiKeyIOSAppBlocked: Self = "API_KEY_IOS_APP_BLOCKED"
         public static let invalidJSON: Self = "INVALID_JSON"
         public static let invalidRequest: Self = "INVALID_REQUEST"
         public static let notFound: Self = "NOT_FOUND"
@@ -171,11 +242,31 @@ public struct ErrorResponse: Codable, Sendable, Hashable {
         public var errors: [Item]?
         /// `INVALID_ARGUMENT`, … (newer Google APIs add it).
         public var status: String?
-        public init(code: Int, message: String, errors: [Item]? = nil, status: String? = nil) {
+        /// `google.rpc.ErrorInfo` and the like (the front end's API-key errors carry one).
+        public var details: [Detail]?
+        public init(code: Int, message: String, errors: [Item]? = nil, status: String? = nil, details: [Detail]? = nil) {
             self.code = code
             self.message = message
             self.errors = errors
             self.status = status
+            self.details = details
+        }
+    }
+    /// One of `error.details`: `{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": …}`.
+    public struct Detail: Codable, Sendable, Hashable {
+        public static let errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+        public var type: String
+        public var reason: String?
+        public var domain: String?
+        public var metadata: [String: String]?
+        public init(type: String, reason: String?, domain: String?, metadata: [String: String]?) {
+            self.type = type
+            self.reason = reason
+            self.domain = domain
+            self.metadata = metadata
+        }
+        enum CodingKeys: String, CodingKey {
+            case type = "@type", reason, domain, metadata
         }
     }
     public struct Item: Codable, Sendable, Hashable {

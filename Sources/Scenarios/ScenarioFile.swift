@@ -96,6 +96,10 @@ public struct ScenarioSpec: Sendable {
         /// The toll-fraud risk each assessment finds, and the project's threshold.
         public var tollFraudRiskScore = 0.1
         public var tollFraudThreshold = 0.5
+        /// The API key's iOS-app restriction (empty: none).
+        public var apiKeyIOSBundleIDs: [String] = []
+        /// Answers the backend gives instead of the service's (in-process backends only).
+        public var faults: [BackendFault] = []
     }
 
     public struct NetworkSpec: Sendable {
@@ -227,6 +231,24 @@ extension ScenarioSpec {
             }
             self.backend.tollFraudRiskScore = try backend.double("tollFraudRiskScore", in: 0...1) ?? 0.1
             self.backend.tollFraudThreshold = try backend.double("tollFraudThreshold", in: 0...1) ?? 0.5
+            self.backend.apiKeyIOSBundleIDs = try backend.strings("apiKeyIOSBundleIDs") ?? []
+            for fault in try backend.sections("faults") ?? [] {
+                guard let endpoint = try fault.string("endpoint"), !endpoint.isEmpty else { throw fault.missing("endpoint") }
+                let status = try fault.int("status", in: 100...599) ?? 400
+                let times = try fault.int("times", in: 1...1000) ?? 1
+                let message = try fault.string("message")
+                let body = try fault.string("body")
+                let reason = try fault.string("reason")
+                try fault.finish()
+                switch (message, body) {
+                case (let message?, nil):
+                    self.backend.faults.append(.error(message, status: status, reason: reason, on: endpoint, times: times))
+                case (nil, let body?):
+                    self.backend.faults.append(.raw(status: status, body: body, on: endpoint, times: times))
+                default:
+                    throw ScenarioFileError(.invalidValue, "\(fault.path) needs message (an error envelope) or body (sent as it is), not both or neither")
+                }
+            }
             try backend.finish()
             var check = BackendConfiguration()
             check.testPhoneNumbers = self.backend.testPhoneNumbers
@@ -374,6 +396,13 @@ final class JSONSection {
     /// JSONSerialization gives NSNumber for numbers and Booleans alike; only the `true`/`false`
     /// literals have the `char` type.
     static func isBoolean(_ number: NSNumber) -> Bool { String(cString: number.objCType) == "c" }
+
+    /// A list of objects, each a section of its own (`key[0]`, `key[1]`, …).
+    func sections(_ key: String) throws(ScenarioFileError) -> [JSONSection]? {
+        guard let raw = value(key) else { return nil }
+        guard let list = raw as? [[String: Any]] else { throw wrong(key, "a list of objects") }
+        return list.enumerated().map { JSONSection($0.element, path: "\(path).\(key)[\($0.offset)]") }
+    }
 
     func section(_ key: String) throws(ScenarioFileError) -> JSONSection? {
         guard let raw = value(key) else { return nil }

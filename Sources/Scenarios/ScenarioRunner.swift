@@ -37,6 +37,7 @@ public enum ScenarioRunner {
         configuration.phoneRecaptchaEnforcement = spec.backend.recaptchaEnforcement
         configuration.tollFraudRiskScore = spec.backend.tollFraudRiskScore
         configuration.tollFraudThreshold = spec.backend.tollFraudThreshold
+        configuration.apiKeyIOSBundleIDs = spec.backend.apiKeyIOSBundleIDs
         return configuration
     }
 
@@ -67,6 +68,10 @@ public enum ScenarioRunner {
                 }
             }
             for rule in spec.network.receiverFaults { world.channel?.faults.add(rule) }
+            for fault in spec.backend.faults {
+                world.toolkit?.faults.add(fault)
+                timeline.record(.authsim, "the backend will answer \(fault.endpoint) \(fault.times == 1 ? "once" : "\(fault.times) times") with HTTP \(fault.status) \(fault.serverMessage ?? fault.body.prefix(60).description)")
+            }
             let signer = providerKey ?? credentials.authKey
             timeline.record(.authsim, "scenario \(spec.name): backend signs provider tokens kid=\(signer.keyID) iss=\(signer.teamID)\(spec.provider.clockOffsetSeconds != 0 ? " with its clock \(Int(spec.provider.clockOffsetSeconds)) s off" : "")",
                             .providerSetup(keyID: signer.keyID, teamID: signer.teamID, trustedKeyID: credentials.authKey.keyID,
@@ -338,6 +343,15 @@ public enum ScenarioRunner {
         case .rejected(let endpoint, let error):
             timeline.record(.backend, to: .app, "\(endpoint) refuses: \(error.message)",
                             .backendRejected(endpoint: endpoint.rawValue, error: error.code.rawValue, detail: error.detail))
+        case .frontendRefused(let path, let error):
+            let endpoint = path.split(separator: "/").last.map(String.init) ?? path
+            timeline.record(.backend, to: .app, "Google's front end refuses \(endpoint) before Identity Toolkit sees it: HTTP \(error.httpStatus) \(error.message)",
+                            .backendRejected(endpoint: endpoint, error: error.code.rawValue, detail: error.message))
+        case .faultAnswered(let path, let fault):
+            let endpoint = path.split(separator: "/").last.map(String.init) ?? path
+            let message = fault.serverMessage
+            timeline.record(.backend, to: .app, "\(endpoint) answers the scenario's injected HTTP \(fault.status) \(message ?? String(fault.body.prefix(80)))",
+                            .backendRejected(endpoint: endpoint, error: fault.serverCode, detail: message))
         }
     }
 }

@@ -34,6 +34,9 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "The project ID.") var projectID = BackendConfiguration().projectID
     @Option(help: "The iOS app's bundle ID (the push topic; the reCAPTCHA page's ibi; an accepted Apple token audience).") var bundleID = BackendConfiguration().bundleID
     @Option(help: "A Sign in with Apple services ID accepted as identity-token audience (repeatable).") var appleServicesID: [String] = []
+    @Option(help: ArgumentHelp("Restrict the API key to this iOS bundle ID, as Google Cloud console's \"iOS apps\" restriction does (repeatable): requests whose X-Ios-Bundle-Identifier is another get 403 \"Requests from this iOS client application … are blocked.\"",
+                               valueName: "bundle-id")) var apiKeyIOSBundleID: [String] = []
+    @Option(help: "The project number (GCM_SENDER_ID), named in the API key's errors.") var projectNumber = BackendConfiguration().projectNumber
     @Option(help: ArgumentHelp("What goes to standard error: info shows refused requests and silent pushes APNs refused or that could not be sent; debug every push and request.",
                                valueName: "level")) var logLevel: Logger.Level = .info
 
@@ -46,6 +49,8 @@ struct Backend: AsyncParsableCommand {
         configuration.projectID = projectID
         configuration.bundleID = bundleID
         configuration.appleServicesIDs = appleServicesID
+        configuration.apiKeyIOSBundleIDs = apiKeyIOSBundleID
+        configuration.projectNumber = projectNumber
         do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
             throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code.rawValue)")
         }
@@ -77,7 +82,7 @@ struct Backend: AsyncParsableCommand {
         let server = try await BackendServer.start(toolkit: toolkit, host: host, port: port,
                                                    tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), logger: serverLogger)
         say("authsim backend listening: \(server.baseURL)")
-        say("  project \(configuration.projectID), API key \(configuration.apiKey), iOS app \(configuration.bundleID)")
+        say("  project \(configuration.projectID) (\(configuration.projectNumber)), API key \(configuration.apiKey)\(apiKeyIOSBundleID.isEmpty ? "" : " restricted to iOS apps \(apiKeyIOSBundleID.joined(separator: ", "))"), iOS app \(configuration.bundleID)")
         say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
         say("  reCAPTCHA page: https://\(server.host):\(server.port)/__/auth/handler (HTTPS on the same port, as the SDK opens it with useEmulator; trust \(certs)/ca.pem), outcome \(recaptchaOutcome)")
         say("  Sign in with Apple: sheet POST \(server.baseURL)/appleid/auth/authorize, JWKS \(server.baseURL)/appleid/auth/keys, audiences \(([bundleID] + appleServicesID).joined(separator: ", "))")

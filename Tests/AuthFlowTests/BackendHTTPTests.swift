@@ -29,7 +29,7 @@ struct BackendHTTPTests {
             let v1 = "\(world.backendURL)/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode"
             let (missing, missingBody) = try await post(v1, #"{"phoneNumber":"+16505551234"}"#)
             #expect(missing == 403)
-            #expect(errorMessage(missingBody) == "PERMISSION_DENIED : The request is missing a valid API key.")
+            #expect(errorMessage(missingBody) == "The request is missing a valid API key.")
             let (wrong, _) = try await post(v1 + "?key=nope", "{}")
             #expect(wrong == 400)
             let (header, headerBody) = try await post(v1, #"{"phoneNumber":"+16505551234"}"#,

@@ -7,17 +7,6 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Passes every request on to `inner` and keeps its method and URL: which calls the SDK made.
-private final class RecordingTransport: HTTPTransport {
-    let inner: any HTTPTransport
-    let seen = Mutex<[String]>([])
-    init(_ inner: any HTTPTransport) { self.inner = inner }
-    func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
-        seen.withLock { $0.append("\(request.method) \(request.url.absoluteString)") }
-        return try await inner.send(request)
-    }
-}
-
 @Suite("useEmulator as the SDK's: test mode, IPv6 hosts, and the reCAPTCHA page at https://<emulator>/__/auth/handler")
 struct EmulatorHostTests {
     func options(_ world: PhoneAuthWorld) -> FirebaseOptions {
@@ -108,7 +97,7 @@ struct EmulatorHostTests {
             #expect(url.scheme == "https")
             #expect(url.host == world.backendHost && url.port == world.backendPort)
             #expect(url.path == "/__/auth/handler")
-            let calls = recording.seen.withLock { $0 }
+            let calls = recording.seen
             #expect(!calls.contains { $0.contains("getProjectConfig") }, "\(calls)")
             // API calls stay plain HTTP on the same port; the page alone is HTTPS.
             #expect(calls.filter { $0.contains("/__/auth/handler") }.allSatisfy { $0.hasPrefix("GET https://") })

@@ -23,17 +23,23 @@ struct BackendRouteTests {
 
     static let v3 = "/www.googleapis.com/identitytoolkit/v3/relyingparty"
 
-    @Test("the API key: missing is 403 PERMISSION_DENIED, wrong is 400 API_KEY_INVALID, by query or x-goog-api-key")
+    // The front end's answers as real clients have logged them (firebase-ios-sdk#1941, flutter#28631).
+    @Test("the API key: missing is 403 PERMISSION_DENIED, wrong is 400 INVALID_ARGUMENT with ErrorInfo API_KEY_INVALID, by query or x-goog-api-key")
     func apiKey() async throws {
         try await app.test(.router) { client in
             try await client.execute(uri: "\(Self.v3)/verifyClient", method: .post, body: json("{}")) { response in
                 #expect(response.status == .forbidden)
-                #expect(envelope(response)?.message == "PERMISSION_DENIED : The request is missing a valid API key.")
+                #expect(envelope(response)?.message == "The request is missing a valid API key.")
                 #expect(envelope(response)?.errors?.first?.reason == "forbidden")
+                #expect(envelope(response)?.status == "PERMISSION_DENIED")
             }
             try await client.execute(uri: "\(Self.v3)/verifyClient?key=nope", method: .post, body: json("{}")) { response in
                 #expect(response.status == .badRequest)
-                #expect(envelope(response)?.message.hasPrefix("API_KEY_INVALID") == true)
+                #expect(envelope(response)?.message == "API key not valid. Please pass a valid API key.")
+                #expect(envelope(response)?.errors?.first?.reason == "badRequest")
+                #expect(envelope(response)?.status == "INVALID_ARGUMENT")
+                #expect(envelope(response)?.details?.first?.reason == "API_KEY_INVALID")
+                #expect(envelope(response)?.details?.first?.type == "type.googleapis.com/google.rpc.ErrorInfo")
             }
             try await client.execute(uri: "\(Self.v3)/verifyClient", method: .post, headers: [.init("x-goog-api-key")!: key],
                                      body: json("{}")) { response in

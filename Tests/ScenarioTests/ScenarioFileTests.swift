@@ -48,6 +48,11 @@ struct ScenarioFileTests {
         (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"testPhoneNumbers":{"+16505553434":"12"}}}"#, .invalidValue, "6 digits"),
         (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"network":{"receiverFaults":["explode"]}}"#, .invalidValue, "receiverFaults"),
         (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"user":{"code":"12ab56"}}"#, .invalidValue, "sms, wrong or 6 digits"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"faults":[{"endpoint":"verifyClient","message":"X","body":"{}"}]}}"#, .invalidValue, "backend.faults[0] needs message"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"faults":[{"message":"X"}]}}"#, .missingKey, "backend.faults[0] has no endpoint"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"faults":[{"endpoint":"verifyClient","message":"X","status":99}]}}"#, .invalidValue, "backend.faults[0].status"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"faults":{"endpoint":"verifyClient"}}}"#, .invalidValue, "a list of objects"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"apiKeyIOSBundleIDs":"com.a"}}"#, .invalidValue, "a list of strings"),
         (#"{"format":"authsim-scenario/1","name":"x","summary":""}"#, .missingKey, "expect.outcome"),
         (#"[1, 2]"#, .notJSON, "not a JSON object"),
     ])

@@ -22,7 +22,10 @@ enum BackendRouter {
         let router = Router(context: BackendRequestContext.self)
         let routes = RouteMethods()
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes))
-        let keyed = router.group().add(middleware: APIKeyMiddleware(apiKey: toolkit.configuration.apiKey))
+        let keyed = router.group()
+            .add(middleware: APIKeyMiddleware(apiKey: toolkit.configuration.apiKey, iosBundleIDs: toolkit.configuration.apiKeyIOSBundleIDs,
+                                              projectNumber: toolkit.configuration.projectNumber, observer: toolkit.observer))
+            .add(middleware: FaultMiddleware(faults: toolkit.faults, observer: toolkit.observer))
 
         keyed.rpc(VerifyClientRequest.self, at: [.verifyClient], table: routes) { request, _ in
             try await toolkit.verifyClient(request)
@@ -236,25 +239,58 @@ struct ErrorEnvelopeMiddleware: RouterMiddleware {
 
 /// The API key on every Identity Toolkit call: `?key=` or `x-goog-api-key`. Missing: 403
 /// PERMISSION_DENIED; not the project's: 400 API_KEY_INVALID (the service's words).
+/// What Google's front end checks before Identity Toolkit sees a request: the API key (`?key=` or
+/// `x-goog-api-key`), and, for a key restricted to iOS apps, the request's
+/// `X-Ios-Bundle-Identifier`. Its errors are the front end's, not Identity Toolkit's.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = BackendRequestContext
     let apiKey: String
+    /// Empty: the key has no iOS-app restriction.
+    let iosBundleIDs: [String]
+    let projectNumber: String
+    let observer: (@Sendable (BackendEvent) -> Void)?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let given = request.uri.queryParameters.get("key") ?? request.headers[.googAPIKey]
-        guard let given, !given.isEmpty else {
-            throw IdentityToolkitError(.permissionDenied, "The request is missing a valid API key.")
-        }
-        guard constantTimeEquals(given, apiKey) else {
-            throw IdentityToolkitError(.apiKeyInvalid, "API key not valid. Please pass a valid API key.")
+        if let refusal = refusal(request) {
+            observer?(.frontendRefused(path: request.uri.path, refusal))
+            throw refusal
         }
         return try await next(request, context)
+    }
+
+    private func refusal(_ request: Request) -> IdentityToolkitError? {
+        let given = request.uri.queryParameters.get("key") ?? request.headers[.googAPIKey]
+        guard let given, !given.isEmpty else { return .apiKeyMissing() }
+        guard constantTimeEquals(given, apiKey) else { return .apiKeyInvalid() }
+        if !iosBundleIDs.isEmpty {
+            let bundleID = request.headers[.iosBundleIdentifier]
+            guard let bundleID, iosBundleIDs.contains(bundleID) else {
+                return .iosAppBlocked(bundleID: bundleID, projectNumber: projectNumber)
+            }
+        }
+        return nil
+    }
+}
+
+/// Answers a request with a queued ``BackendFault`` for its endpoint, if there is one, instead of
+/// the toolkit: what a test or scenario needs to see an app meet any answer the service can give.
+struct FaultMiddleware: RouterMiddleware {
+    typealias Context = BackendRequestContext
+    let faults: BackendFaults
+    let observer: (@Sendable (BackendEvent) -> Void)?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let fault = faults.take(path: request.uri.path) else { return try await next(request, context) }
+        observer?(.faultAnswered(path: request.uri.path, fault))
+        return Response(status: .init(code: fault.status), headers: [.contentType: "application/json; charset=UTF-8"],
+                        body: .init(byteBuffer: ByteBuffer(string: fault.body)))
     }
 }
 
 extension HTTPField.Name {
     static let googAPIKey = Self("x-goog-api-key")!
     static let firebaseLocale = Self("x-firebase-locale")!
+    static let iosBundleIdentifier = Self("x-ios-bundle-identifier")!
 }
 
 extension URI {
