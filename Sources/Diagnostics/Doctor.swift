@@ -40,6 +40,9 @@ public struct DoctorInput: Sendable {
     public var teamID: String?
     /// What the app passes to `setAPNSToken(_:type:)`, if known.
     public var declaredTokenType: AuthAPNSTokenType?
+    /// The `.app` folder, to look for the RecaptchaEnterprise SDK (its framework, or its classes
+    /// in the executable `CFBundleExecutable` names).
+    public var appDirectory: URL?
     public init() {}
 
     /// The files of an app folder (`Info.plist`, `GoogleService-Info.plist`, `embedded.mobileprovision`), where present.
@@ -51,6 +54,7 @@ public struct DoctorInput: Sendable {
         infoPlist = existing("Info.plist")
         googleServiceInfo = existing("GoogleService-Info.plist")
         provisioningProfile = existing("embedded.mobileprovision")
+        self.appDirectory = appDirectory
     }
 }
 
@@ -120,7 +124,38 @@ public enum Doctor {
         }
         findings += checkProfile(input, bundleID: info?.bundleID, now: now)
         findings += checkKey(input)
+        if let directory = input.appDirectory { findings += checkRecaptchaEnterprise(directory, executable: info?.executable) }
         return findings
+    }
+
+    /// reCAPTCHA SMS defense (AUDIT or ENFORCE) needs the RecaptchaEnterprise SDK in the app, with
+    /// `RCAAction` (18.x): without it FirebaseAuth 12.19 fails with 17208, in AUDIT too; with an
+    /// old one, 17210. Linked dynamically it is `Frameworks/RecaptchaEnterprise.framework`;
+    /// statically (Swift Package Manager), its Objective-C class names are in the executable.
+    static func checkRecaptchaEnterprise(_ directory: URL, executable: String?) -> [Finding] {
+        var places: [URL] = []
+        let framework = directory.appendingPathComponent("Frameworks/RecaptchaEnterprise.framework/RecaptchaEnterprise")
+        if FileManager.default.fileExists(atPath: framework.path) { places.append(framework) }
+        if let executable { places.append(directory.appendingPathComponent(executable)) }
+        let readable = places.compactMap { url in (try? Data(contentsOf: url, options: .mappedIfSafe)).map { (url, $0) } }
+        guard !readable.isEmpty else {
+            return [Finding("recaptchaEnterpriseUnchecked", .warning, file: executable ?? "the app's executable",
+                            "no executable to look in: whether the app links RecaptchaEnterprise (needed when the project turns on reCAPTCHA SMS defense) is not checked",
+                            fix: "pass the built .app folder (with its executable) to --app")]
+        }
+        let hasRecaptcha = readable.first { $0.1.range(of: Data("RCARecaptcha".utf8)) != nil }
+        guard let hasRecaptcha else {
+            return [Finding("recaptchaEnterpriseMissing", .warning, file: readable[0].0.lastPathComponent,
+                            "the app does not link RecaptchaEnterprise: if the project's phone provider turns on reCAPTCHA SMS defense (AUDIT or ENFORCE), verifyPhoneNumber fails with 17208 recaptchaSDKNotLinked before any code is sent (in AUDIT too; nothing falls back to APNs)",
+                            fix: "add the RecaptchaEnterprise package (https://cloud.google.com/recaptcha-enterprise/docs/instrument-ios-apps) before the project turns SMS defense on")]
+        }
+        guard readable.contains(where: { $0.1.range(of: Data("RCAAction".utf8)) != nil }) else {
+            return [Finding("recaptchaEnterpriseOld", .error, file: hasRecaptcha.0.lastPathComponent,
+                            "RecaptchaEnterprise is linked without RCAAction: with SMS defense on, FirebaseAuth cannot make its action and verifyPhoneNumber fails with 17210",
+                            fix: "update the RecaptchaEnterprise package to 18.x")]
+        }
+        return [Finding("recaptchaEnterprise", .ok, file: hasRecaptcha.0.lastPathComponent,
+                        "RecaptchaEnterprise is linked (RCARecaptcha, RCAAction): reCAPTCHA SMS defense can run")]
     }
 
     static func checkSchemes(info: AppInfo, options: FirebaseOptions) -> [Finding] {
@@ -165,7 +200,7 @@ public enum Doctor {
         }
         guard let aps else {
             findings.append(Finding("pushEntitlementMissing", .error, file: url.lastPathComponent,
-                                    "no aps-environment entitlement: the app gets no APNs token, and every verification falls back to reCAPTCHA",
+                                    "no aps-environment entitlement: registerForRemoteNotifications() fails (no valid aps-environment entitlement string found for application), which ends FirebaseAuth's wait for a token at once, and every verification falls back to reCAPTCHA",
                                     fix: "Signing & Capabilities → + Push Notifications, then regenerate the profile"))
             return findings
         }

@@ -318,6 +318,16 @@ public enum Explainer {
         }
         if let fallback {
             let why = fallback.value.isEmpty ? "no app credential" : fallback.value
+            if let failure = events.first({ fact -> String? in if case .apnsRegistrationFailed(let reason) = fact { reason } else { nil } }) {
+                return Diagnosis("apnsRegistrationFailed",
+                                 cause: "registerForRemoteNotifications() failed (\(failure.value)): the build has no Push Notifications entitlement, so there is no APNs token; the failure ended FirebaseAuth's wait for one at once and it used reCAPTCHA",
+                                 fix: "add the Push Notifications capability to the target (Signing & Capabilities) so the provisioning profile carries aps-environment, and rebuild")
+            }
+            if why.contains("no APNs token within 5 s") {
+                return Diagnosis("noAPNsToken",
+                                 cause: "no APNs token reached Auth within 5 s of FirebaseAuth asking the app to register for remote notifications, so it used reCAPTCHA",
+                                 fix: "check that the device can reach APNs and that the token reaches Auth (swizzling on, or Auth.auth().setAPNSToken(deviceToken, type:) in application(_:didRegisterForRemoteNotificationsWithDeviceToken:)); register at launch so the token is there before verifyPhoneNumber")
+            }
             if why.contains("simulator") {
                 return Diagnosis("simulator", cause: "the app runs in a simulator, which gets no silent pushes, so the SDK went straight to reCAPTCHA (the user still signed in)",
                                  fix: "test silent-push verification on a device; in simulators use test phone numbers with isAppVerificationDisabledForTesting")

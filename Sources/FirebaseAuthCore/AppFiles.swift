@@ -153,13 +153,16 @@ public struct AppInfo: Sendable, Hashable {
     /// `FirebaseAppDelegateProxyEnabled` (default true). False means swizzling is off: the app's
     /// delegate must forward notifications and URLs to Auth itself.
     public var appDelegateProxyEnabled: Bool
+    /// `CFBundleExecutable`: the app's binary in its folder.
+    public var executable: String?
 
     public init(bundleID: String, urlSchemes: [String], backgroundModes: [String] = ["remote-notification"],
-                appDelegateProxyEnabled: Bool = true) {
+                appDelegateProxyEnabled: Bool = true, executable: String? = nil) {
         self.bundleID = bundleID
         self.urlSchemes = urlSchemes
         self.backgroundModes = backgroundModes
         self.appDelegateProxyEnabled = appDelegateProxyEnabled
+        self.executable = executable
     }
 
     /// Reads `Info.plist`, XML or binary.
@@ -186,6 +189,7 @@ public struct AppInfo: Sendable, Hashable {
         }
         urlSchemes = schemes
         backgroundModes = plist.dictionary["UIBackgroundModes"] as? [String] ?? []
+        executable = plist.dictionary["CFBundleExecutable"] as? String
         switch plist.dictionary["FirebaseAppDelegateProxyEnabled"] {
         case nil: appDelegateProxyEnabled = true
         case let flag as Bool: appDelegateProxyEnabled = flag

@@ -115,6 +115,66 @@ public final class AppHost: Sendable {
         for auth in liveAuths where auth.canHandleNotification(userInfo) { return true }
         return false
     }
+
+    // MARK: Registering for remote notifications
+
+    /// What `registerForRemoteNotifications()` gets from the OS: the device's token, or why
+    /// registration failed (no `aps-environment` entitlement, …).
+    public enum RemoteNotificationRegistration: Sendable {
+        case token(Data)
+        case failed(String)
+    }
+
+    /// The device's side of `registerForRemoteNotifications()`, set by the device network that
+    /// installed the app: asks APNs and answers, or never answers (`nil`: no network to APNs).
+    public typealias Registrar = @Sendable () async -> RemoteNotificationRegistration?
+    /// The app delegate's `didRegisterForRemoteNotificationsWithDeviceToken` and
+    /// `didFailToRegisterForRemoteNotificationsWithError`.
+    public typealias RegistrationDelegate = @Sendable (RemoteNotificationRegistration) -> Void
+
+    private let registration = Mutex<(registrar: Registrar?, delegate: RegistrationDelegate?)>((nil, nil))
+
+    /// Installs the device's side of registration (done by the device network).
+    public func setRegistrar(_ registrar: @escaping Registrar) {
+        registration.withLock { $0.registrar = registrar }
+    }
+
+    /// Installs the app delegate's two registration callbacks. Without one, the SDK's app-delegate
+    /// proxy (swizzling on) passes the outcome to each `Auth`: the token as `.unknown`, its type
+    /// from the provisioning profile (Auth.swift 47–57).
+    public func setRegistrationDelegate(_ delegate: @escaping RegistrationDelegate) {
+        registration.withLock { $0.delegate = delegate }
+    }
+
+    /// `UIApplication.registerForRemoteNotifications()`: asks the device for the app's token and
+    /// hands the outcome to the app delegate, later, as iOS does. An app on no device (nothing
+    /// installed its registrar) gets a failure, as a simulator without push support once did.
+    @discardableResult
+    public func registerForRemoteNotifications() -> Task<Void, Never> {
+        let (registrar, delegate) = registration.withLock { ($0.registrar, $0.delegate) }
+        return Task { [weak self] in
+            let outcome: RemoteNotificationRegistration?
+            if let registrar { outcome = await registrar() } else { outcome = .failed("the app is on no device: nothing can issue an APNs token") }
+            guard let self, let outcome else { return }
+            if let delegate {
+                delegate(outcome)
+                return
+            }
+            for auth in self.liveAuths {
+                switch outcome {
+                case .token(let data): auth.application(self, didRegisterForRemoteNotificationsWithDeviceToken: data)
+                case .failed(let reason): auth.application(self, didFailToRegisterForRemoteNotificationsWithError: RegistrationFailure(reason))
+                }
+            }
+        }
+    }
+}
+
+/// Why the OS could not register the app for remote notifications (iOS's `NSError`, here a message).
+public struct RegistrationFailure: Error, LocalizedError, Sendable {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var errorDescription: String? { reason }
 }
 
 /// An `Auth` the host does not keep alive.

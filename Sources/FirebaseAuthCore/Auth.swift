@@ -64,7 +64,7 @@ public final class Auth: Sendable {
         /// The project's reCAPTCHA config, as the last `getRecaptchaConfig` answered it.
         var recaptchaConfig: RecaptchaConfig?
         var apnsToken: AuthAPNSToken?
-        var tokenWaiters: [OneShot<AuthAPNSToken?>] = []
+        var tokenWaiters: [OneShot<APNSTokenWait>] = []
         /// Receipts waiting for their push, oldest first (at most 32).
         var pendingReceipts: [String] = []
         var credential: AppCredential?
@@ -169,22 +169,55 @@ public final class Auth: Sendable {
             ? ProvisioningProfile.resolve(isSimulator: host.isSimulator, profile: host.provisioningProfile)
             : type
         let value = AuthAPNSToken(data: token, type: resolved)
-        let waiters = state.withLock { state -> [OneShot<AuthAPNSToken?>] in
+        let waiters = state.withLock { state -> [OneShot<APNSTokenWait>] in
             state.apnsToken = value
             defer { state.tokenWaiters = [] }
             return state.tokenWaiters
         }
-        for waiter in waiters { waiter.fulfill(value) }
+        for waiter in waiters { waiter.fulfill(.token(value)) }
     }
 
-    /// The token, waiting up to 5 s on the app's clock for one to be set.
-    func waitForAPNSToken() async -> AuthAPNSToken? {
-        let shot = OneShot<AuthAPNSToken?>()
-        if let token = state.withLock({ state -> AuthAPNSToken? in
-            if state.apnsToken == nil { state.tokenWaiters.append(shot) }
-            return state.apnsToken
-        }) { return token }
-        return await wait(for: shot, timeout: Self.apnsTokenTimeout, clock: host.clock, fallback: nil)
+    /// How a wait for the APNs token ended.
+    enum APNSTokenWait: Sendable {
+        case token(AuthAPNSToken)
+        /// Nothing within 5 s.
+        case timedOut
+        /// The OS said registration failed (`didFailToRegisterForRemoteNotificationsWithError`).
+        case failed(String)
+    }
+
+    /// The token, as `AuthAPNSTokenManager.getToken` gets it (AuthAPNSTokenManager.swift 51–76):
+    /// at once if set; else the first waiter asks the app to `registerForRemoteNotifications()`
+    /// and every waiter waits up to 5 s on the app's clock, ended early by a token or by a
+    /// registration failure.
+    func waitForAPNSToken() async -> APNSTokenWait {
+        let shot = OneShot<APNSTokenWait>()
+        let (token, first) = state.withLock { state -> (AuthAPNSToken?, Bool) in
+            guard state.apnsToken == nil else { return (state.apnsToken, false) }
+            state.tokenWaiters.append(shot)
+            return (nil, state.tokenWaiters.count == 1)
+        }
+        if let token { return .token(token) }
+        if first { host.registerForRemoteNotifications() }
+        return await wait(for: shot, timeout: Self.apnsTokenTimeout, clock: host.clock, fallback: .timedOut)
+    }
+
+    /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`, as the SDK's app-delegate
+    /// proxy calls it (Auth.swift 47–50): the token, its type from the provisioning profile.
+    public func application(_ application: AppHost, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        setAPNSToken(deviceToken, type: .unknown)
+    }
+
+    /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)` (Auth.swift 52–57): ends
+    /// every wait for the token at once (`AuthAPNSTokenManager.cancel(withError:)`), so
+    /// `verifyPhoneNumber` goes to reCAPTCHA without waiting 5 s.
+    public func application(_ application: AppHost, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
+        let waiters = state.withLock { state -> [OneShot<APNSTokenWait>] in
+            defer { state.tokenWaiters = [] }
+            return state.tokenWaiters
+        }
+        let reason = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        for waiter in waiters { waiter.fulfill(.failed(reason)) }
     }
 
     // MARK: Notifications

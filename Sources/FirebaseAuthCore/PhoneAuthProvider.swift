@@ -150,8 +150,12 @@ public final class PhoneAuthProvider: Sendable {
                                              uiDelegate: (any AuthUIDelegate)?, auditFallback: Bool) async throws(AuthError) -> String {
         guard error.code == .invalidAppCredential else { throw error }
         guard retry else {
+            // PAP 482: unexpectedResponse(deserializedResponse: nil, underlyingError: error), i.e.
+            // FIRAuthInternalErrorDomain 4 over the refusal.
             throw AuthError(.internalError, "the backend refused the app credential again after a fresh verification: \(error.message)",
-                            serverMessage: error.serverMessage, underlyingError: error as NSError)
+                            serverMessage: error.serverMessage,
+                            underlyingError: NSError(domain: AuthInternalErrors.domain, code: AuthInternalErrors.Code.unexpectedResponse.rawValue,
+                                                     userInfo: [NSUnderlyingErrorKey: error as NSError]))
         }
         auth.clearCredential()
         auth.host.logger.notice("the backend refused the app credential; verifying the app again", metadata: ["why": "\(error.message)"])
@@ -250,8 +254,13 @@ public final class PhoneAuthProvider: Sendable {
             auth.noteVerification(.silentPush)
             return .credential(cached)
         }
-        guard let token = await auth.waitForAPNSToken() else {
-            return try await fallback("no APNs token within 5 s (is the app registered for remote notifications?)")
+        let token: AuthAPNSToken
+        switch await auth.waitForAPNSToken() {
+        case .token(let value): token = value
+        case .timedOut:
+            return try await fallback("no APNs token within 5 s (the SDK asked the app to register for remote notifications; no token reached Auth)")
+        case .failed(let reason):
+            return try await fallback("registering for remote notifications failed: \(reason)")
         }
         let response: VerifyClientResponse
         do { response = try await backend.call(VerifyClientRequest(appToken: token.string, isSandbox: token.type == .sandbox)) } catch {

@@ -54,6 +54,23 @@ public struct AppProfile: Sendable {
     public var appVerificationDisabledForTesting = false
     /// Whether (and how) the app links the RecaptchaEnterprise SDK.
     public var recaptchaEnterprise: ScenarioSpec.RecaptchaEnterpriseLinkage = .notLinked
+    /// What the OS answers `registerForRemoteNotifications()` (the app's at launch, or the SDK's
+    /// when it needs a token and has none).
+    public var apnsRegistration: APNsRegistrationOutcome = .token
+
+    /// How the OS answers an app's registration for remote notifications.
+    public enum APNsRegistrationOutcome: String, Sendable, CaseIterable {
+        /// APNs issues the device's token; the app delegate passes it to Auth with the declared type.
+        case token
+        /// `didFailToRegisterForRemoteNotificationsWithError` (the build has no `aps-environment`
+        /// entitlement); the SDK's app-delegate proxy passes it to Auth.
+        case fails
+        /// Nothing, ever (the device cannot reach APNs).
+        case neverAnswers
+    }
+
+    /// iOS's error for a build signed without the Push Notifications capability.
+    public static let noEntitlementError = "no valid \u{201C}aps-environment\u{201D} entitlement string found for application"
     public init() {}
 }
 
@@ -184,12 +201,17 @@ public final class PhoneAuthWorld: Sendable {
     /// `http://host:port` of the backend.
     public var backendURL: String { "http://\(backendHost):\(backendPort)" }
 
-    /// An app installed on a new device: registers for remote notifications (APNs issues a token in
-    /// the build's environment) and passes the token to Auth with the type its code declares.
+    /// An app installed on a new device, whose registration for remote notifications is answered
+    /// as `profile.apnsRegistration` says (APNs issues a token in the build's environment, which
+    /// the app delegate passes to Auth with the type its code declares). With `setToken` the app
+    /// registers at launch and the token is set before this returns; without it the app never
+    /// registers, and the SDK asks for registration when it needs the token (row 11).
+    /// `onRegistration` hears every answer the app delegate gets.
     public func install(_ profile: AppProfile, clock: any Clock<Duration> = ContinuousClock(),
                         userDefaults: UserDefaultsStore = UserDefaultsStore(), setToken: Bool = true,
                         onURL: @escaping @Sendable (URL, URLHandling) -> Void = { _, _ in },
-                        onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in }) async throws -> (Auth, DeviceToken) {
+                        onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in },
+                        onRegistration: @escaping @Sendable (AppHost.RemoteNotificationRegistration) -> Void = { _ in }) async throws -> (Auth, DeviceToken) {
         let host: AppHost
         var options: FirebaseOptions
         let recaptchaEnterprise: RecaptchaEnterpriseSDK? = switch profile.recaptchaEnterprise {
@@ -219,7 +241,26 @@ public final class PhoneAuthWorld: Sendable {
             listeners.withLock { $0.append(listener) }
         }
         let token = try await devices.installDevice(for: host, environment: profile.buildEnvironment, onPush: onPush)
-        if setToken { auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType) }
+        // registerForRemoteNotifications(): APNs gives the installed device's token again, or
+        // the profile's failure; the app delegate passes the outcome to Auth.
+        let outcome = profile.apnsRegistration
+        host.setRegistrar {
+            switch outcome {
+            case .token: .token(Data(token.bytes))
+            case .fails: .failed(AppProfile.noEntitlementError)
+            case .neverAnswers: nil
+            }
+        }
+        let declared = profile.declaredTokenType
+        host.setRegistrationDelegate { [weak auth, weak host] registration in
+            guard let auth, let host else { return }
+            switch registration {
+            case .token(let data): auth.setAPNSToken(data, type: declared)
+            case .failed(let reason): auth.application(host, didFailToRegisterForRemoteNotificationsWithError: RegistrationFailure(reason))
+            }
+            onRegistration(registration)
+        }
+        if setToken { await host.registerForRemoteNotifications().value }
         return (auth, token)
     }
 

@@ -18,6 +18,11 @@ public struct SampleApp: Sendable {
     public var appDelegateProxyEnabled: Bool? = nil
     /// `.xml` or `.binary` (what a built `.app` holds).
     public var format: PropertyListSerialization.PropertyListFormat = .xml
+    /// When set, a stand-in for the app's executable (`AuthsimSample`) is written: a Mach-O 64 magic
+    /// and these Objective-C class names, NUL-separated, as `__objc_classname` holds them (e.g.
+    /// `RCARecaptcha` and `RCAAction` for an app that links RecaptchaEnterprise statically). It
+    /// is not runnable; `authsim doctor` reads the names out of it as it does out of a real binary.
+    public var linkedClasses: [String]? = nil
 
     public init() {}
 
@@ -58,6 +63,11 @@ public struct SampleApp: Sendable {
         for (name, plist) in [("Info.plist", infoPlist), ("GoogleService-Info.plist", googleServiceInfo)] {
             let data = try PropertyListSerialization.data(fromPropertyList: plist, format: format, options: 0)
             try data.write(to: directory.appendingPathComponent(name))
+        }
+        if let linkedClasses {
+            var binary: [UInt8] = [0xCF, 0xFA, 0xED, 0xFE]  // MH_MAGIC_64, little-endian
+            for name in linkedClasses { binary += Array(name.utf8) + [0] }
+            try Data(binary).write(to: directory.appendingPathComponent("AuthsimSample"))
         }
     }
 }

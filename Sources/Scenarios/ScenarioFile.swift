@@ -69,6 +69,21 @@ public struct ScenarioSpec: Sendable {
         public var restartAfterSMS = false
         /// Whether the app links the RecaptchaEnterprise SDK (SMS defense in AUDIT or ENFORCE needs it).
         public var recaptchaEnterprise: RecaptchaEnterpriseLinkage = .notLinked
+        /// How the app gets its APNs token.
+        public var apnsRegistration: APNsRegistration = .atLaunch
+    }
+
+    /// How the app registers for remote notifications, and what the OS answers.
+    public enum APNsRegistration: String, Sendable, CaseIterable {
+        /// The app registers at launch; its delegate passes the token to `setAPNSToken(_:type:)`.
+        case atLaunch
+        /// The app never registers: the SDK does when it needs a token, and the delegate passes it on.
+        case whenAuthAsks
+        /// The build lacks the `aps-environment` entitlement: registration fails, and the SDK's
+        /// app-delegate proxy tells Auth at once.
+        case fails
+        /// The OS never answers (the device cannot reach APNs): the SDK waits its 5 s.
+        case neverAnswers
     }
 
     /// How an app carries the RecaptchaEnterprise SDK.
@@ -202,6 +217,9 @@ extension ScenarioSpec {
             self.app.restartAfterSMS = try app.bool("restartAfterSMS") ?? false
             if let linkage = try app.choice("recaptchaEnterprise", RecaptchaEnterpriseLinkage.allCases.map(\.rawValue)) {
                 self.app.recaptchaEnterprise = RecaptchaEnterpriseLinkage(rawValue: linkage)!
+            }
+            if let registration = try app.choice("apnsRegistration", APNsRegistration.allCases.map(\.rawValue)) {
+                self.app.apnsRegistration = APNsRegistration(rawValue: registration)!
             }
             try app.finish()
         }

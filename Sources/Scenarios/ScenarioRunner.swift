@@ -6,6 +6,7 @@ import FirebaseAuthCore
 import Foundation
 import LocalPKI
 import RedirectInterceptor
+import Synchronization
 
 /// How the app side of a scenario is run beyond what the file says (options of `authsim phone`).
 public struct AppRunOptions: Sendable {
@@ -167,16 +168,44 @@ public enum ScenarioRunner {
                            options: AppRunOptions) async throws -> (Auth, AppProfile, UserDefaultsStore) {
         let profile = try appProfile(spec, work: work, credentials: credentials, options: options)
         let defaults = UserDefaultsStore(file: work.appendingPathComponent("UserDefaults-\(spec.name).json"))
-        let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults)
         let bundleID = profile.bundle?.info.bundleID ?? profile.bundleID
-        timeline.record(.device,
-                        "\(bundleID) (\(spec.app.build == .sandbox ? "debug" : "release") build) registers for remote notifications: APNs \(profile.buildEnvironment) issues token \(token.short)",
-                        .deviceToken(token: token.hex, environment: profile.buildEnvironment, bundleID: bundleID,
-                                     simulator: profile.isSimulator))
+        let build = spec.app.build == .sandbox ? "debug" : "release"
+        let registration = spec.app.apnsRegistration
+        let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults) { outcome, token in
+            // What the app delegate gets when the SDK (not the app) asked for registration.
+            guard registration != .atLaunch else { return }
+            switch outcome {
+            case .token:
+                timeline.record(.device, to: .app,
+                                "registerForRemoteNotifications(), called by FirebaseAuth: APNs \(profile.buildEnvironment) issues token \(token.short); the app delegate passes it: setAPNSToken(token, type: .\(profile.declaredTokenType))",
+                                .deviceToken(token: token.hex, environment: profile.buildEnvironment, bundleID: bundleID, simulator: profile.isSimulator))
+            case .failed(let reason):
+                timeline.record(.device, to: .app, "registerForRemoteNotifications() fails: \(reason); the SDK's app-delegate proxy tells Auth (didFailToRegisterForRemoteNotificationsWithError)",
+                                .apnsRegistrationFailed(reason: reason))
+            }
+        }
         if profile.appVerificationDisabledForTesting {
             auth.settings?.isAppVerificationDisabledForTesting = true
             timeline.record(.app, "auth.settings?.isAppVerificationDisabledForTesting = true", .testMode)
         }
+        switch registration {
+        case .whenAuthAsks:
+            timeline.record(.app, "\(bundleID) (\(build) build) does not register for remote notifications at launch: FirebaseAuth will, when it needs the token")
+            return (auth, profile, defaults)
+        case .fails:
+            timeline.record(.device, "\(bundleID) (\(build) build) registers for remote notifications at launch: it fails: \(AppProfile.noEntitlementError)",
+                            .apnsRegistrationFailed(reason: AppProfile.noEntitlementError))
+            return (auth, profile, defaults)
+        case .neverAnswers:
+            timeline.record(.device, "\(bundleID) (\(build) build) registers for remote notifications at launch: the device cannot reach APNs, no answer comes")
+            return (auth, profile, defaults)
+        case .atLaunch:
+            break
+        }
+        timeline.record(.device,
+                        "\(bundleID) (\(build) build) registers for remote notifications: APNs \(profile.buildEnvironment) issues token \(token.short)",
+                        .deviceToken(token: token.hex, environment: profile.buildEnvironment, bundleID: bundleID,
+                                     simulator: profile.isSimulator))
         auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
         // What Auth made of the declared type (`.unknown` is resolved from the profile there).
         let resolved = auth.apnsTokenType ?? profile.declaredTokenType
@@ -234,6 +263,11 @@ public enum ScenarioRunner {
         profile.appVerificationDisabledForTesting = spec.app.testMode
         profile.languageCode = spec.app.languageCode
         profile.recaptchaEnterprise = spec.app.recaptchaEnterprise
+        profile.apnsRegistration = switch spec.app.apnsRegistration {
+        case .atLaunch, .whenAuthAsks: .token
+        case .fails: .fails
+        case .neverAnswers: .neverAnswers
+        }
         profile.bundle = options.bundle
         profile.uiDelegate = options.uiDelegate
         profile.schemeDirectory = options.schemeDirectory
@@ -247,9 +281,11 @@ public enum ScenarioRunner {
         return profile
     }
 
-    static func install(_ profile: AppProfile, world: PhoneAuthWorld, timeline: Timeline,
-                        userDefaults: UserDefaultsStore) async throws -> (Auth, DeviceToken) {
-        try await world.install(profile, userDefaults: userDefaults, setToken: false, onURL: { url, handling in
+    static func install(_ profile: AppProfile, world: PhoneAuthWorld, timeline: Timeline, userDefaults: UserDefaultsStore,
+                        onRegistration: @escaping @Sendable (AppHost.RemoteNotificationRegistration, DeviceToken) -> Void = { _, _ in })
+    async throws -> (Auth, DeviceToken) {
+        let token = Mutex<DeviceToken?>(nil)
+        let installed = try await world.install(profile, userDefaults: userDefaults, setToken: false, onURL: { url, handling in
             switch handling {
             case .handled(let what):
                 timeline.record(.interceptor, to: .app, "opens \(url.scheme ?? "?")://… in the app: Auth.canHandle(url) took \(what)",
@@ -262,7 +298,12 @@ public enum ScenarioRunner {
             timeline.record(.device, to: .app,
                             "hands the push to the app delegate: \(handled ? "Auth.canHandleNotification took it" : "nobody passed it to Auth.canHandleNotification")",
                             .pushDelivered(token: token.hex, handled: handled))
+        }, onRegistration: { outcome in
+            // Later registrations (the SDK's) come after install returned the token.
+            if let issued = token.withLock({ $0 }) { onRegistration(outcome, issued) }
         })
+        token.withLock { $0 = installed.1 }
+        return installed
     }
 
     /// A presenter's events, in the timeline: the redirect is a message from the page to the app.

@@ -121,6 +121,8 @@ public enum RunFact: Sendable, Hashable {
     case smsDefense(state: String)
     /// SMS defense assessed a code request's reCAPTCHA Enterprise token.
     case recaptchaAssessment(endpoint: String, enforcement: String, verdict: String, riskScore: Double?, detail: String)
+    /// The OS could not register the app for remote notifications (`didFailToRegister…`).
+    case apnsRegistrationFailed(reason: String)
     /// The scenario's end.
     case outcome(scenario: String, expected: String, actual: String, passed: Bool)
 }
@@ -156,6 +158,7 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
     case mfaSignedIn = "backend.mfaSignedIn"
     case smsDefense = "app.recaptchaConfig"
     case recaptchaAssessment = "backend.recaptchaAssessment"
+    case apnsRegistrationFailed = "device.registrationFailed"
     case outcome = "scenario.outcome"
 }
 
@@ -191,6 +194,7 @@ extension RunFact {
         case .mfaSignedIn: .mfaSignedIn
         case .smsDefense: .smsDefense
         case .recaptchaAssessment: .recaptchaAssessment
+        case .apnsRegistrationFailed: .apnsRegistrationFailed
         case .outcome: .outcome
         }
     }
@@ -241,6 +245,7 @@ extension RunFact {
         case .mfaEnrolled(let uid, let enrollmentID, let phoneNumber): ["uid": uid, "enrollmentID": enrollmentID, "number": phoneNumber]
         case .mfaSignedIn(let uid, let enrollmentID): ["uid": uid, "enrollmentID": enrollmentID]
         case .smsDefense(let state): ["state": state]
+        case .apnsRegistrationFailed(let reason): ["reason": reason]
         case .recaptchaAssessment(let endpoint, let enforcement, let verdict, let score, let detail):
             ["endpoint": endpoint, "enforcement": enforcement, "verdict": verdict, "riskScore": score.map { String($0) } ?? "", "detail": detail]
         case .outcome(let scenario, let expected, let actual, let passed):
@@ -332,6 +337,7 @@ extension RunFact {
             self = .mfaEnrolled(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"), phoneNumber: try reader.string("number"))
         case .mfaSignedIn: self = .mfaSignedIn(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"))
         case .smsDefense: self = .smsDefense(state: try reader.string("state"))
+        case .apnsRegistrationFailed: self = .apnsRegistrationFailed(reason: try reader.string("reason"))
         case .recaptchaAssessment:
             let score = try reader.optional("riskScore").map { text throws(TimelineFormatError) -> Double in
                 guard let value = Double(text) else { throw reader.malformed("riskScore", "a number") }

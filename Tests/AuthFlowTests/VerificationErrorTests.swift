@@ -62,11 +62,14 @@ struct VerificationErrorTests {
         }
     }
 
-    @Test("no APNs token within 5 s: the SDK falls back to reCAPTCHA, and the code is sent")
+    // AuthAPNSTokenManager.swift 51–76: the SDK asks for registration and waits 5 s.
+    @Test("no APNs token within 5 s (the OS never answers the registration): the SDK falls back to reCAPTCHA, and the code is sent")
     func noAPNsToken() async throws {
         let clock = ManualClock()
         try await withWorld { world, _ in
-            let (auth, _) = try await world.install(AppProfile(), clock: clock, setToken: false)
+            var profile = AppProfile()
+            profile.apnsRegistration = .neverAnswers
+            let (auth, _) = try await world.install(profile, clock: clock, setToken: false)
             let attempt = Task { await verificationError(auth) }
             try await waitForSleepers(clock)
             clock.advance(by: .seconds(5))
@@ -77,6 +80,51 @@ struct VerificationErrorTests {
             }
             #expect(why.contains("no APNs token"))
             #expect(await world.toolkit!.messages.count == 1)
+        }
+    }
+
+    // AuthAPNSTokenManager.swift 62–67: with no token, the SDK calls registerForRemoteNotifications itself.
+    @Test("an app that never registers for remote notifications: the SDK registers it, the token reaches Auth, and the silent push signs in (AuthAPNSTokenManager.swift 62–67)")
+    func sdkRegisters() async throws {
+        try await withWorld { world, _ in
+            let registrations = Mutex(0)
+            let (auth, _) = try await world.install(AppProfile(), setToken: false, onRegistration: { outcome in
+                if case .token = outcome { registrations.withLock { $0 += 1 } }
+            })
+            #expect(auth.apnsTokenType == nil)
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            #expect(auth.lastAppVerification == .silentPush)
+            #expect(registrations.withLock { $0 } == 1)
+            let code = try #require(await world.lastCode(for: phone))
+            _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
+        }
+    }
+
+    // Auth.swift 52–57 and AuthAPNSTokenManager.swift 120: didFail ends the wait at once.
+    @Test("registration fails (a build without the aps-environment entitlement): the failure ends the SDK's wait at once, no 5 s, and reCAPTCHA proves the app (Auth.swift 52–57)")
+    func registrationFails() async throws {
+        let clock = ManualClock()
+        try await withWorld { world, _ in
+            var profile = AppProfile()
+            profile.apnsRegistration = .fails
+            let (auth, _) = try await world.install(profile, clock: clock, setToken: false)
+            // The clock never moves: only the failure can end the wait.
+            let attempt = Task { await verificationError(auth) }
+            let finished = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { _ = await attempt.value; return true }
+                group.addTask { try? await Task.sleep(for: .seconds(20)); return false }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            #expect(finished, "verifyPhoneNumber waited for the clock")
+            #expect(await attempt.value == nil)
+            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+                Issue.record("no fallback: \(String(describing: auth.lastAppVerification))")
+                return
+            }
+            #expect(why.contains("aps-environment"), "\(why)")
         }
     }
 
@@ -177,13 +225,24 @@ struct VerificationErrorTests {
         }
     }
 
-    @Test("a credential the backend refuses twice is internalError (17999)")
+    // PhoneAuthProvider.swift 468–486: cleared and rerun once; the second refusal is
+    // unexpectedResponse (FIRAuthInternalErrorDomain 4) over the INVALID_APP_CREDENTIAL error.
+    @Test("a credential the backend refuses twice is internalError (17999) over FIRAuthInternalErrorDomain 4 over 17048 (PhoneAuthProvider.swift 468–486)")
     func retryFailsTwice() async throws {
         var configuration = BackendConfiguration()
         configuration.receiptLifetime = -1
         try await withWorld(configuration: configuration) { world, _ in
             let (auth, _) = try await world.install(AppProfile())
-            #expect(await verificationError(auth) == .internalError)
+            do throws(AuthError) {
+                _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+                Issue.record("no error")
+            } catch {
+                #expect(error.code == .internalError)
+                let inner = try #require((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)
+                #expect(inner.domain == "FIRAuthInternalErrorDomain" && inner.code == 4)
+                let refusal = try #require(inner.userInfo[NSUnderlyingErrorKey] as? NSError)
+                #expect(refusal.domain == "FIRAuthErrorDomain" && refusal.code == 17048)
+            }
             #expect(try fixtureLogCount(world) == 2)
         }
     }

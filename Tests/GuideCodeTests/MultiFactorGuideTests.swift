@@ -195,7 +195,7 @@ extension GuideCode {
                 let user = try await Self.signInWithApple(guide, "grace").user
                 let controller = await EnrollViewController { number in await guide.sms(to: number) }
                 #expect(await controller.enroll(user, phoneNumber: Self.secondFactor, displayName: "phone1") == nil)
-                let check = await CompletionCheck()
+                let check = CompletionCheck()
                 let error: (any Error)? = await withCheckedContinuation { done in
                     Task { @MainActor in
                         #expect(user == Auth.auth().currentUser)

@@ -97,6 +97,22 @@ struct DoctorTests {
         }
     }
 
+    // SMS defense needs RecaptchaEnterprise with RCAAction (RV, PAP 367–413: 17208, 17210).
+    @Test("RecaptchaEnterprise in the app's executable: linked (ok), missing (a warning naming 17208), without RCAAction (an error naming 17210), no executable (unchecked)")
+    func recaptchaEnterprise() throws {
+        let linked = try doctorCodes("rceLinked", change: { $0.linkedClasses = ["AppDelegate", "RCARecaptcha", "RCAAction", "RCARecaptchaClient"] })
+        #expect(linked.all.contains { $0.code == "recaptchaEnterprise" && $0.severity == .ok })
+        let missing = try doctorCodes("rceMissing", change: { $0.linkedClasses = ["AppDelegate", "SceneDelegate"] })
+        let warning = try #require(missing.all.first { $0.code == "recaptchaEnterpriseMissing" })
+        #expect(warning.severity == .warning && warning.message.contains("17208"))
+        #expect(missing.errors.isEmpty)
+        let old = try doctorCodes("rceOld", change: { $0.linkedClasses = ["AppDelegate", "RCARecaptcha"] })
+        #expect(old.errors == ["recaptchaEnterpriseOld"])
+        #expect(old.all.first { $0.code == "recaptchaEnterpriseOld" }?.message.contains("17210") == true)
+        let unchecked = try doctorCodes("rceUnchecked")
+        #expect(unchecked.all.contains { $0.code == "recaptchaEnterpriseUnchecked" && $0.severity == .warning })
+    }
+
     @Test("unreadable files and a SEC1 key are errors that say what to do")
     func badFiles() async throws {
         let folder = temporaryDirectory(#function)

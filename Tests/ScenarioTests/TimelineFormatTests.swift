@@ -42,6 +42,7 @@ struct TimelineFormatTests {
         .mfaEnrolled(uid: "u1", enrollmentID: "e1", phoneNumber: "+16505551234"),
         .mfaSignedIn(uid: "u1", enrollmentID: "e1"),
         .smsDefense(state: "AUDIT"),
+        .apnsRegistrationFailed(reason: "no valid \u{201C}aps-environment\u{201D} entitlement string found for application"),
         .recaptchaAssessment(endpoint: "sendVerificationCode", enforcement: "ENFORCE", verdict: "tollFraud", riskScore: 0.92, detail: "over"),
         .recaptchaAssessment(endpoint: "mfaSignInStart", enforcement: "AUDIT", verdict: "missing", riskScore: nil, detail: "NO_RECAPTCHA"),
         .signedIn(uid: "u2", path: .recaptchaEnterprise),
