@@ -241,12 +241,12 @@ extension AppHost {
     /// The app described by a bundle's files, on a device (or a simulator).
     public convenience init(bundle: AppBundle, isSimulator: Bool = false, forwardsNotifications: Bool = true,
                             forwardsURLs: Bool = true, userDefaults: UserDefaultsStore = UserDefaultsStore(),
-                            recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil,
+                            keychain: Keychain = Keychain(), recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil,
                             clock: any Clock<Duration> = ContinuousClock(), transport: (any HTTPTransport)? = nil,
                             logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.init(bundleID: bundle.info.bundleID, urlSchemes: bundle.info.urlSchemes, isSimulator: isSimulator,
                   provisioningProfile: bundle.provisioningProfile, forwardsNotifications: forwardsNotifications,
-                  forwardsURLs: forwardsURLs, userDefaults: userDefaults, recaptchaEnterprise: recaptchaEnterprise, clock: clock,
+                  forwardsURLs: forwardsURLs, userDefaults: userDefaults, keychain: keychain, recaptchaEnterprise: recaptchaEnterprise, clock: clock,
                   transport: transport, logger: logger)
     }
 }

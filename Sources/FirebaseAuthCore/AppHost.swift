@@ -20,6 +20,8 @@ public final class AppHost: Sendable {
     /// …and opened URLs to `Auth.canHandle(_:)`.
     public let forwardsURLs: Bool
     public let userDefaults: UserDefaultsStore
+    /// The app's keychain: where `Auth` keeps the app credential, pending receipts and the user.
+    public let keychain: Keychain
     /// The RecaptchaEnterprise SDK, if the app links it (SMS defense in AUDIT or ENFORCE needs it).
     public let recaptchaEnterprise: RecaptchaEnterpriseSDK?
     /// `CFBundleShortVersionString`, as GTMSessionFetcher puts it in the user agent.
@@ -50,8 +52,8 @@ public final class AppHost: Sendable {
 
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
-                userDefaults: UserDefaultsStore = UserDefaultsStore(), recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil,
-                appVersion: String = "1.0", systemVersion: String? = nil, preferredLocalizations: [String] = ["en"],
+                userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
+                recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil, appVersion: String = "1.0", systemVersion: String? = nil, preferredLocalizations: [String] = ["en"],
                 clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
@@ -62,6 +64,7 @@ public final class AppHost: Sendable {
         self.forwardsNotifications = forwardsNotifications
         self.forwardsURLs = forwardsURLs
         self.userDefaults = userDefaults
+        self.keychain = keychain
         self.recaptchaEnterprise = recaptchaEnterprise
         self.appVersion = appVersion
         self.systemVersion = systemVersion ?? (isSimulator ? "iPhone/18.1 hw/sim" : "iPhone/18.1 hw/iPhone17_3")
@@ -90,6 +93,9 @@ public final class AppHost: Sendable {
 
     /// `open(_:)` with the reason a URL was not handled (for the redirect interceptor and timelines).
     public func handleOpen(_ url: URL) -> URLHandling {
+        if isTerminated {
+            return .refused(URLRefusal(.noActivePresentation, "the app's process was killed: nothing waits for this redirect"))
+        }
         guard forwardsURLs else {
             return .refused(URLRefusal(.notForwarded, """
                 the app delegate does not pass opened URLs to Auth: with swizzling off, call \
@@ -111,9 +117,25 @@ public final class AppHost: Sendable {
     /// - Returns: whether Auth handled it.
     @discardableResult
     public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any]) -> Bool {
-        guard forwardsNotifications else { return false }
+        guard forwardsNotifications, !isTerminated else { return false }
         for auth in liveAuths where auth.canHandleNotification(userInfo) { return true }
         return false
+    }
+
+    // MARK: The process
+
+    private let terminated = Mutex(false)
+
+    /// Whether iOS killed the app's process.
+    public var isTerminated: Bool { terminated.withLock { $0 } }
+
+    /// iOS kills the app's process (memory pressure, a crash, the user swiping it away): its
+    /// `Auth`s stop where they are (every wait ends, nothing more is sent) and it takes no more
+    /// notifications or URLs. What it wrote to the keychain and UserDefaults stays for the next
+    /// process, which ``PhoneAuthWorld`` starts on the same device.
+    public func terminate() {
+        terminated.withLock { $0 = true }
+        for auth in liveAuths { auth.terminate() }
     }
 
     // MARK: Registering for remote notifications

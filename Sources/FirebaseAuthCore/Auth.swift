@@ -26,7 +26,7 @@ public final class AuthSettings: Sendable {
 }
 
 /// An app credential: the receipt verifyClient gave, and the secret the silent push carried.
-public struct AppCredential: Sendable, Hashable {
+public struct AppCredential: Sendable, Hashable, Codable {
     public let receipt: String
     public let secret: String
 }
@@ -44,7 +44,10 @@ public final class Auth: Sendable {
     public weak let app: FirebaseApp?
     /// The app's options and host, kept here: an `Auth` outlives an app nobody holds.
     let options: FirebaseOptions
-    let host: AppHost
+    /// The app around this `Auth`: its device, delegate and files (authsim's; the SDK has UIApplication).
+    public let host: AppHost
+    /// The app's name (`__FIRAPP_DEFAULT` for the default app): the keychain's user key starts with it.
+    let appName: String
     /// How this `Auth` talks HTTP: its host's network.
     let transport: any HTTPTransport
 
@@ -83,6 +86,8 @@ public final class Auth: Sendable {
             if finishedEvents.count > Auth.maximumPendingReceipts { finishedEvents.removeFirst() }
         }
         var lastVerification: AppVerificationPath?
+        /// The app's process was killed: nothing more happens.
+        var terminated = false
     }
     enum ProbeState { case notRun, running(OneShot<Bool>), done(Bool) }
     let state = Mutex(State())
@@ -105,7 +110,9 @@ public final class Auth: Sendable {
         transport = app.host.transport
         requestHeaders = Self.requestHeaders(bundleID: app.host.bundleID, appID: app.options.googleAppID,
                                              language: app.host.preferredLocalizations.first)
+        appName = app.name
         app.host.attach(self)
+        restoreFromKeychain()
     }
 
     /// The header fields every request carries (`AuthBackend.request(for:…)`, AuthBackend.swift
@@ -192,6 +199,7 @@ public final class Auth: Sendable {
     /// registration failure.
     func waitForAPNSToken() async -> APNSTokenWait {
         let shot = OneShot<APNSTokenWait>()
+        if isTerminated { return .failed("the app's process was killed") }
         let (token, first) = state.withLock { state -> (AuthAPNSToken?, Bool) in
             guard state.apnsToken == nil else { return (state.apnsToken, false) }
             state.tokenWaiters.append(shot)
@@ -248,6 +256,7 @@ public final class Auth: Sendable {
             return state.credentialWaiters.removeValue(forKey: receipt) ?? []
         }
         guard let waiters else { return false }
+        saveAppCredentials()
         for waiter in waiters { waiter.fulfill(AppCredential(receipt: receipt, secret: secret)) }
         return true
     }
@@ -285,27 +294,38 @@ public final class Auth: Sendable {
             state.pendingReceipts.append(receipt)
             if state.pendingReceipts.count > Self.maximumPendingReceipts { state.pendingReceipts.removeFirst() }
         }
+        saveAppCredentials()
     }
 
     /// The receipts still waiting for their push.
     public var pendingReceipts: [String] { state.withLock { $0.pendingReceipts } }
     public var cachedCredential: AppCredential? { state.withLock { $0.credential } }
-    func clearCredential() { state.withLock { $0.credential = nil } }
+    func clearCredential() {
+        state.withLock { $0.credential = nil }
+        saveAppCredentials()
+    }
 
     /// Waits up to `timeout` for the push carrying `receipt`'s secret. When the time is up the
     /// SDK hands back whatever credential it holds, even one a late push for an older receipt
     /// brought meanwhile (AuthAppCredentialManager.swift `callbackWithReceipt`, 105–110).
     func waitForCredential(receipt: String, timeout: Duration) async -> AppCredential? {
         let shot = OneShot<AppCredential?>()
-        if let ready = state.withLock({ state -> AppCredential? in
-            if let credential = state.credential, credential.receipt == receipt { return credential }
+        enum Start { case ready(AppCredential), dead, wait }
+        let start = state.withLock { state -> Start in
+            if state.terminated { return .dead }
+            if let credential = state.credential, credential.receipt == receipt { return .ready(credential) }
             state.credentialWaiters[receipt, default: []].append(shot)
-            return nil
-        }) { return ready }
+            return .wait
+        }
+        switch start {
+        case .ready(let credential): return credential
+        case .dead: return nil
+        case .wait: break
+        }
         if let pushed = await wait(for: shot, timeout: timeout, clock: host.clock, fallback: nil) { return pushed }
         return state.withLock { state in
             state.credentialWaiters[receipt] = nil
-            return state.credential
+            return state.terminated ? nil : state.credential
         }
     }
 
@@ -319,8 +339,9 @@ public final class Auth: Sendable {
             }
             let (emulator, languageCode) = state.withLock { ($0.emulator, $0.languageCode) }
             if emulator == "" { throw AuthError(.appConfigurationError, "useEmulator(withHost:port:) was given an empty host (the SDK stops with fatalError: Cannot connect to empty host)") }
+            if isTerminated { throw AuthError(.internalError, "the app's process was killed") }
             return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, headers: requestHeaders, transport: transport,
-                                 logger: host.logger)
+                                 logger: host.logger, host: host)
         }
     }
 
@@ -432,16 +453,23 @@ public final class Auth: Sendable {
     /// Makes `user` the current user.
     func updateCurrentUser(_ user: User) {
         state.withLock { $0.currentUser = user }
+        saveUser(user)
     }
 
-    /// Signs the current user out.
+    /// Signs the current user out (and removes it from the keychain).
     public func signOut() throws(AuthError) {
         state.withLock { $0.currentUser = nil }
+        saveUser(nil)
     }
 
     /// Signs out `uid` if it is the current user (after deleting the account).
     func signOut(ifCurrent uid: String) {
-        state.withLock { if $0.currentUser?.uid == uid { $0.currentUser = nil } }
+        let removed = state.withLock { state -> Bool in
+            guard state.currentUser?.uid == uid else { return false }
+            state.currentUser = nil
+            return true
+        }
+        if removed { saveUser(nil) }
     }
 
     /// `canHandle(_ url:)`: whether `url` is the redirect of the reCAPTCHA page being presented
@@ -516,6 +544,7 @@ public final class Auth: Sendable {
     /// active is `webContextCancelled` (17058), as in the SDK.
     func beginPresentation(eventID: String, scheme: String) throws(AuthError) -> OneShot<ReCAPTCHAFlow.Redirect?> {
         let shot = OneShot<ReCAPTCHAFlow.Redirect?>()
+        if state.withLock({ $0.terminated }) { throw AuthError(.internalError, "the app's process was killed") }
         let started = state.withLock { state -> Bool in
             guard state.presentation == nil else { return false }
             state.presentation = (eventID, scheme, shot)
@@ -536,4 +565,22 @@ public final class Auth: Sendable {
         }
         shot?.fulfill(nil)
     }
+
+    /// iOS killed the app's process (``AppHost/terminate()``): every wait ends now and nothing
+    /// more is sent; what the keychain holds stays for the next process.
+    func terminate() {
+        let (tokens, credentials, presentation) = state.withLock { state in
+            state.terminated = true
+            let waiting = (state.tokenWaiters, state.credentialWaiters.values.flatMap { $0 }, state.presentation?.outcome)
+            state.tokenWaiters = []
+            state.credentialWaiters = [:]
+            state.presentation = nil
+            return waiting
+        }
+        for waiter in tokens { waiter.fulfill(.failed("the app's process was killed")) }
+        for waiter in credentials { waiter.fulfill(nil) }
+        presentation?.fulfill(nil)
+    }
+
+    var isTerminated: Bool { state.withLock { $0.terminated } }
 }

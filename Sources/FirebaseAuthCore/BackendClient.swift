@@ -15,6 +15,8 @@ struct BackendClient: Sendable {
     let headers: [(name: String, value: String)]
     let transport: any HTTPTransport
     let logger: Logger
+    /// The app: a killed one sends nothing more.
+    let host: AppHost
 
     /// Sends `request` and reads its answer. Only the prepared request lives across the wait:
     /// building it and reading the answer are synchronous helpers, so this async frame stays small
@@ -24,6 +26,7 @@ struct BackendClient: Sendable {
     ///   transport's error underneath, as the SDK's `AuthBackend.swift` does) when no answer came.
     @inline(never)
     func call<Request: AuthRPCRequest>(_ request: Request) async throws(AuthError) -> Request.Response {
+        if host.isTerminated { throw AuthError(.internalError, "the app's process was killed") }
         let prepared = try prepare(request)
         let answer: TransportResponse
         do { answer = try await transport.send(prepared) } catch {

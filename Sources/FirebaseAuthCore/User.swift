@@ -58,6 +58,8 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         var photoURL: URL?
         var providers: [ProviderInfo] = []
         var metadata = UserMetadata(creationDate: nil, lastSignInDate: nil)
+        /// The description it came from, kept for the keychain.
+        var record: UserRecord?
     }
     struct Tokens {
         var idToken: String
@@ -104,8 +106,9 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     var rawIDToken: String { tokens.withLock { $0.idToken } }
 
     /// Takes the backend's description of the user (`getAccountInfo`).
-    func update(with record: UserRecord) {
+    func update(with record: UserRecord, persist: Bool = true) {
         profile.withLock { profile in
+            profile.record = record
             profile.phoneNumber = record.phoneNumber.flatMap { $0.isEmpty ? nil : $0 }
             profile.email = record.email
             profile.isEmailVerified = record.emailVerified ?? false
@@ -116,6 +119,13 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
                                             lastSignInDate: record.lastLoginAt.flatMap(Self.date(milliseconds:)))
         }
         multiFactor.replace(with: record.mfaInfo ?? [])
+        if persist { auth.saveUser(self) }
+    }
+
+    /// What the keychain keeps of the user.
+    var stored: StoredUser {
+        let (idToken, refreshToken, expiration) = tokens.withLock { ($0.idToken, $0.refreshToken, $0.expiration) }
+        return StoredUser(uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration, record: profile.withLock { $0.record })
     }
 
     private static func date(milliseconds text: String) -> Date? {
@@ -130,6 +140,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
             $0.refreshToken = fresh.1
             $0.expiration = fresh.2
         }
+        auth.saveUser(self)
     }
 
     func setTokens(idToken: String, refreshToken: String?, expiration: Date?) {
@@ -138,6 +149,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
             if let refreshToken, !refreshToken.isEmpty { $0.refreshToken = refreshToken }
             $0.expiration = expiration
         }
+        auth.saveUser(self)
     }
 
     // MARK: The ID token

@@ -15,7 +15,7 @@ enum MultiFactorScenario {
         let apple = spec.apple ?? ScenarioSpec.AppleSpec()
         let secondFactor = multiFactor.secondFactor ?? spec.user.phoneNumber
         do {
-            let (auth, profile, _) = try await ScenarioRunner.prepareApp(spec, world: world, timeline: timeline, work: work,
+            let (auth, profile, _, _) = try await ScenarioRunner.prepareApp(spec, world: world, timeline: timeline, work: work,
                                                                           credentials: credentials, options: AppRunOptions())
             let provider = PhoneAuthProvider.provider(auth: auth)
             let presenter = RecordingPresenter(inner: HeadlessPresenter { ScenarioRunner.record($0, into: timeline) },

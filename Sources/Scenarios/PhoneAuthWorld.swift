@@ -81,6 +81,10 @@ public protocol DeviceNetwork: Sendable {
     /// delegate. Returns the token APNs issued.
     func installDevice(for host: AppHost, environment: APNsEnvironment,
                        onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken
+    /// The app started again on the device that has `token`: its pushes go to `host` from now on
+    /// (the process before it is gone).
+    func relaunch(_ host: AppHost, on token: DeviceToken, environment: APNsEnvironment,
+                  onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws
     func shutdown() async
 }
 
@@ -93,6 +97,10 @@ struct LocalDeviceNetwork: DeviceNetwork {
         try channel.register(token, environment: environment, bundleID: host.bundleID)
         await channel.hub.install(HostedApp(host: host, onPush: onPush), token: token, environment: environment)
         return token
+    }
+    func relaunch(_ host: AppHost, on token: DeviceToken, environment: APNsEnvironment,
+                  onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws {
+        await channel.hub.install(HostedApp(host: host, onPush: onPush), token: token, environment: environment)
     }
     func shutdown() async {}
 }
@@ -114,6 +122,18 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
                               onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken {
         let token = try await RemoteDevice.register(gatewayHost: host, gatewayPort: port, environment: environment, bundleID: app.bundleID,
                                                     transport: transport)
+        try await relaunch(app, on: token, environment: environment, onPush: onPush)
+        return token
+    }
+
+    public func relaunch(_ app: AppHost, on token: DeviceToken, environment: APNsEnvironment,
+                         onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws {
+        // The process before this one is gone: its connection for the token goes with it.
+        let previous = devices.withLock { devices in
+            defer { devices.removeAll { $0.token == token } }
+            return devices.filter { $0.token == token }
+        }
+        for device in previous { await device.disconnect() }
         let device = try await RemoteDevice.connect(gatewayHost: host, gatewayPort: port, token: token, environment: environment,
                                                     transport: transport) { push in
             guard push.bundleID == app.bundleID,
@@ -121,7 +141,6 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
             onPush(token, app.didReceiveRemoteNotification(userInfo))
         }
         devices.withLock { $0.append(device) }
-        return token
     }
 
     public func shutdown() async {
@@ -207,8 +226,13 @@ public final class PhoneAuthWorld: Sendable {
     /// registers at launch and the token is set before this returns; without it the app never
     /// registers, and the SDK asks for registration when it needs the token (row 11).
     /// `onRegistration` hears every answer the app delegate gets.
+    ///
+    /// An app killed and started again is installed once more with the same `userDefaults`,
+    /// `keychain` and `appName`, on the same `device` (the token the first install returned): its
+    /// pushes go to the new process, whose `Auth` finds what the old one kept in the keychain.
     public func install(_ profile: AppProfile, clock: any Clock<Duration> = ContinuousClock(),
-                        userDefaults: UserDefaultsStore = UserDefaultsStore(), setToken: Bool = true,
+                        userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
+                        appName: String? = nil, device: DeviceToken? = nil, setToken: Bool = true,
                         onURL: @escaping @Sendable (URL, URLHandling) -> Void = { _, _ in },
                         onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in },
                         onRegistration: @escaping @Sendable (AppHost.RemoteNotificationRegistration) -> Void = { _ in }) async throws -> (Auth, DeviceToken) {
@@ -224,23 +248,30 @@ public final class PhoneAuthWorld: Sendable {
         if let bundle = profile.bundle {
             options = bundle.options
             host = AppHost(bundle: bundle, isSimulator: profile.isSimulator, forwardsNotifications: profile.forwardsNotifications,
-                           forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, recaptchaEnterprise: recaptchaEnterprise,
-                           clock: clock, transport: transport)
+                           forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, keychain: keychain,
+                           recaptchaEnterprise: recaptchaEnterprise, clock: clock, transport: transport)
         } else {
             options = self.options(for: profile)
             host = AppHost(bundleID: profile.bundleID, urlSchemes: profile.urlSchemes ?? [options.encodedAppIDScheme],
                            isSimulator: profile.isSimulator, provisioningProfile: profile.provisioningProfile,
                            forwardsNotifications: profile.forwardsNotifications, forwardsURLs: profile.forwardsURLs,
-                           userDefaults: userDefaults, recaptchaEnterprise: recaptchaEnterprise, clock: clock, transport: transport)
+                           userDefaults: userDefaults, keychain: keychain, recaptchaEnterprise: recaptchaEnterprise, clock: clock,
+                           transport: transport)
         }
-        let auth = self.auth(options: options, host: host)
+        let auth = self.auth(options: options, host: host, appName: appName)
         auth.languageCode = profile.languageCode
         auth.settings?.isAppVerificationDisabledForTesting = profile.appVerificationDisabledForTesting
         if let directory = profile.schemeDirectory {
             let listener = try await SchemeListener.claim(for: host, directory: directory, onURL: onURL)
             listeners.withLock { $0.append(listener) }
         }
-        let token = try await devices.installDevice(for: host, environment: profile.buildEnvironment, onPush: onPush)
+        let token: DeviceToken
+        if let device {
+            try await devices.relaunch(host, on: device, environment: profile.buildEnvironment, onPush: onPush)
+            token = device
+        } else {
+            token = try await devices.installDevice(for: host, environment: profile.buildEnvironment, onPush: onPush)
+        }
         // registerForRemoteNotifications(): APNs gives the installed device's token again, or
         // the profile's failure; the app delegate passes the outcome to Auth.
         let outcome = profile.apnsRegistration
@@ -277,8 +308,10 @@ public final class PhoneAuthWorld: Sendable {
     /// `useEmulator` turns app verification off for testing, as the SDK's does; the world turns
     /// it back on (an app exercising the channel against a local backend must do the same), and
     /// ``install(_:clock:userDefaults:setToken:onURL:onPush:)`` sets it as the profile says.
-    public func auth(options: FirebaseOptions, host: AppHost) -> Auth {
-        let auth = Auth.auth(app: FirebaseApp(name: "app-\(UUID().uuidString.prefix(8))", options: options, host: host))
+    /// - Parameter appName: the `FirebaseApp`'s name (the keychain's user item is named after it);
+    ///   by default a new one.
+    public func auth(options: FirebaseOptions, host: AppHost, appName: String? = nil) -> Auth {
+        let auth = Auth.auth(app: FirebaseApp(name: appName ?? "app-\(UUID().uuidString.prefix(8))", options: options, host: host))
         auth.useEmulator(withHost: backendHost, port: backendPort)
         auth.settings?.isAppVerificationDisabledForTesting = false
         return auth

@@ -71,6 +71,9 @@ public struct ScenarioSpec: Sendable {
         public var recaptchaEnterprise: RecaptchaEnterpriseLinkage = .notLinked
         /// How the app gets its APNs token.
         public var apnsRegistration: APNsRegistration = .atLaunch
+        /// iOS kills the app after verifyClient answered and before the push: the push starts it
+        /// again, and the user asks for the code once more.
+        public var killedBeforePush = false
     }
 
     /// How the app registers for remote notifications, and what the OS answers.
@@ -218,6 +221,7 @@ extension ScenarioSpec {
             if let linkage = try app.choice("recaptchaEnterprise", RecaptchaEnterpriseLinkage.allCases.map(\.rawValue)) {
                 self.app.recaptchaEnterprise = RecaptchaEnterpriseLinkage(rawValue: linkage)!
             }
+            self.app.killedBeforePush = try app.bool("killedBeforePush") ?? false
             if let registration = try app.choice("apnsRegistration", APNsRegistration.allCases.map(\.rawValue)) {
                 self.app.apnsRegistration = APNsRegistration(rawValue: registration)!
             }

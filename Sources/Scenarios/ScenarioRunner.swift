@@ -113,9 +113,13 @@ public enum ScenarioRunner {
                               credentials: LocalCredentials?, backendClock: AdjustableWallClock?,
                               options: AppRunOptions = AppRunOptions()) async -> String {
         do {
-            let (auth, profile, defaults) = try await prepareApp(spec, world: world, timeline: timeline, work: work,
-                                                                 credentials: credentials, options: options)
+            var (auth, profile, defaults, device) = try await prepareApp(spec, world: world, timeline: timeline, work: work,
+                                                                         credentials: credentials, options: options)
             let number = spec.user.phoneNumber
+            if spec.app.killedBeforePush {
+                auth = try await killBeforePush(spec, auth: auth, profile: profile, defaults: defaults, device: device, world: world,
+                                                timeline: timeline, work: work)
+            }
             let provider = PhoneAuthProvider.provider(auth: auth)
             let presenter = RecordingPresenter(inner: profile.uiDelegate ?? HeadlessPresenter { record($0, into: timeline) },
                                                auth: auth, timeline: timeline)
@@ -132,8 +136,11 @@ public enum ScenarioRunner {
             if spec.app.restartAfterSMS {
                 timeline.record(.app, "the app is killed while the user reads the SMS, and started again")
                 signingDefaults = UserDefaultsStore(file: defaults.file)
-                let (restarted, _) = try await install(profile, world: world, timeline: timeline, userDefaults: signingDefaults)
+                // The same device and keychain: the new process's Auth finds what the old one kept.
+                let (restarted, _) = try await install(profile, world: world, timeline: timeline, userDefaults: signingDefaults,
+                                                       keychain: Keychain(file: keychainFile(spec, work: work)), device: device)
                 signingAuth = restarted
+                timeline.record(.app, "its Auth reads the keychain (firebase_auth_\(profile.googleAppID)): \(restarted.cachedCredential == nil ? "no app credential" : "the app credential")\(restarted.pendingReceipts.isEmpty ? "" : ", \(restarted.pendingReceipts.count) pending receipt(s)")")
                 guard let restored = signingDefaults.string(forKey: "authVerificationID") else {
                     throw AuthError(.missingVerificationID, "the restarted app found no verification ID in UserDefaults")
                 }
@@ -164,14 +171,59 @@ public enum ScenarioRunner {
 
     /// The app installed on a device as the scenario builds it, in the timeline: the device's APNs
     /// token, test mode, and `setAPNSToken` with what Auth made of the declared type.
+    /// The first verifyPhoneNumber, cut short: iOS kills the app once verifyClient has answered
+    /// (the receipt is in the keychain) and before the push; the push starts the app again on the
+    /// same device, and its new `Auth` takes the push for the old receipt. Returns the new `Auth`.
+    static func killBeforePush(_ spec: ScenarioSpec, auth: Auth, profile: AppProfile, defaults: UserDefaultsStore, device: DeviceToken,
+                               world: PhoneAuthWorld, timeline: Timeline, work: URL) async throws -> Auth {
+        let number = spec.user.phoneNumber
+        timeline.record(.app, to: .backend, "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(number)\", uiDelegate: nil)",
+                        .verifyPhoneNumber(number: number, purpose: .firstFactor))
+        let first = Task { try? await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: HeadlessPresenter()) }
+        // Killed once the receipt is in the keychain (the SDK saves it as verifyClient answers).
+        let file = keychainFile(spec, work: work)
+        func saved() -> Bool {
+            Keychain(file: file).data(service: auth.keychainService, account: Auth.keychainAccountPrefix + Auth.appCredentialsKey) != nil
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !saved() || auth.pendingReceipts.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        guard let receipt = auth.pendingReceipts.first else {
+            first.cancel()
+            throw AuthError(.internalError, "verifyClient never answered, so there was nothing to kill the app after")
+        }
+        auth.host.terminate()
+        timeline.record(.app, "iOS kills the app after verifyClient answered (receipt \(receipt.prefix(8))… in the keychain) and before the push")
+        let (relaunched, _) = try await install(profile, world: world, timeline: timeline, userDefaults: UserDefaultsStore(file: defaults.file),
+                                                keychain: Keychain(file: keychainFile(spec, work: work)), device: device)
+        _ = await first.value
+        timeline.record(.app, "the push starts the app again on the same device: its Auth reads the keychain: \(relaunched.pendingReceipts.count) pending receipt(s)")
+        relaunched.setAPNSToken(Data(device.bytes), type: profile.declaredTokenType)
+        let arrival = ContinuousClock.now + .seconds(10)
+        while relaunched.cachedCredential == nil, ContinuousClock.now < arrival { try await Task.sleep(for: .milliseconds(10)) }
+        timeline.record(.app, relaunched.cachedCredential == nil
+                        ? "the push never came: the relaunched app holds no app credential"
+                        : "Auth took the push for the receipt the killed process asked for: the app credential is cached, in the keychain too; the user asks for the code again")
+        return relaunched
+    }
+
+    /// The app's keychain, a file in the run's folder (kept across a restart).
+    static func keychainFile(_ spec: ScenarioSpec, work: URL) -> URL {
+        work.appendingPathComponent("Keychain-\(spec.name).json")
+    }
+
+    /// The app's `FirebaseApp` name, as a real app's default app is named.
+    static let appName = "__FIRAPP_DEFAULT"
+
     static func prepareApp(_ spec: ScenarioSpec, world: PhoneAuthWorld, timeline: Timeline, work: URL, credentials: LocalCredentials?,
-                           options: AppRunOptions) async throws -> (Auth, AppProfile, UserDefaultsStore) {
+                           options: AppRunOptions) async throws -> (Auth, AppProfile, UserDefaultsStore, DeviceToken) {
         let profile = try appProfile(spec, work: work, credentials: credentials, options: options)
         let defaults = UserDefaultsStore(file: work.appendingPathComponent("UserDefaults-\(spec.name).json"))
         let bundleID = profile.bundle?.info.bundleID ?? profile.bundleID
         let build = spec.app.build == .sandbox ? "debug" : "release"
         let registration = spec.app.apnsRegistration
-        let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults) { outcome, token in
+        try? FileManager.default.removeItem(at: keychainFile(spec, work: work))
+        let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults,
+                                              keychain: Keychain(file: keychainFile(spec, work: work))) { outcome, token in
             // What the app delegate gets when the SDK (not the app) asked for registration.
             guard registration != .atLaunch else { return }
             switch outcome {
@@ -191,14 +243,14 @@ public enum ScenarioRunner {
         switch registration {
         case .whenAuthAsks:
             timeline.record(.app, "\(bundleID) (\(build) build) does not register for remote notifications at launch: FirebaseAuth will, when it needs the token")
-            return (auth, profile, defaults)
+            return (auth, profile, defaults, token)
         case .fails:
             timeline.record(.device, "\(bundleID) (\(build) build) registers for remote notifications at launch: it fails: \(AppProfile.noEntitlementError)",
                             .apnsRegistrationFailed(reason: AppProfile.noEntitlementError))
-            return (auth, profile, defaults)
+            return (auth, profile, defaults, token)
         case .neverAnswers:
             timeline.record(.device, "\(bundleID) (\(build) build) registers for remote notifications at launch: the device cannot reach APNs, no answer comes")
-            return (auth, profile, defaults)
+            return (auth, profile, defaults, token)
         case .atLaunch:
             break
         }
@@ -213,7 +265,7 @@ public enum ScenarioRunner {
         timeline.record(.app,
                         "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))\(profile.declaredTokenType == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",
                         .setAPNSToken(declaredType: "\(profile.declaredTokenType)", resolvedType: "\(resolved)", apsEnvironment: apsEnvironment))
-        return (auth, profile, defaults)
+        return (auth, profile, defaults, token)
     }
 
     /// The code the user types for `number`: the SMS's (or the test number's fixed code), a wrong
@@ -282,10 +334,12 @@ public enum ScenarioRunner {
     }
 
     static func install(_ profile: AppProfile, world: PhoneAuthWorld, timeline: Timeline, userDefaults: UserDefaultsStore,
+                        keychain: Keychain, device: DeviceToken? = nil,
                         onRegistration: @escaping @Sendable (AppHost.RemoteNotificationRegistration, DeviceToken) -> Void = { _, _ in })
     async throws -> (Auth, DeviceToken) {
         let token = Mutex<DeviceToken?>(nil)
-        let installed = try await world.install(profile, userDefaults: userDefaults, setToken: false, onURL: { url, handling in
+        let installed = try await world.install(profile, userDefaults: userDefaults, keychain: keychain, appName: appName, device: device,
+                                                setToken: false, onURL: { url, handling in
             switch handling {
             case .handled(let what):
                 timeline.record(.interceptor, to: .app, "opens \(url.scheme ?? "?")://… in the app: Auth.canHandle(url) took \(what)",

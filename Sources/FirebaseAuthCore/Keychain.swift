@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+
+/// The device's keychain as FirebaseAuth uses it, one per app: generic-password items named by
+/// service and account, kept in a file (`0600`, its folder `0700`) so that an app killed and
+/// started again finds them, as iOS's keychain outlives the process.
+///
+/// FirebaseAuth 12.19 (`Storage/AuthKeychainServices.swift`, `Auth.swift` 1656, 1798) keeps its
+/// items in the service `firebase_auth_<GOOGLE_APP_ID>` under the account
+/// `firebase_auth_1_<key>`, readable after first unlock on this device only:
+///
+/// | key | what |
+/// |---|---|
+/// | `app_credentials` | the app credential (`full_credential`: receipt and secret) and the receipts still waiting for their push (`pending_receipts`) |
+/// | `<app name>_firebase_user` | the signed-in user (`__FIRAPP_DEFAULT_firebase_user` for the default app) |
+///
+/// The names are the SDK's; an item's data is JSON here, where the SDK writes an
+/// `NSKeyedArchiver` archive of its own classes (nothing but the SDK reads either).
+///
+/// A file that cannot be read is left as it is (nothing is written over it) and the keychain
+/// works in memory: ``loadError`` says why, and the app's `Auth` logs it.
+public final class Keychain: Sendable {
+    /// One keychain item.
+    public struct Item: Codable, Sendable, Hashable {
+        public var service: String
+        public var account: String
+        /// `kSecAttrAccessible`.
+        public var accessible: String
+        public var data: Data
+    }
+
+    struct FileContents: Codable {
+        var format: String
+        var items: [Item]
+    }
+
+    static let format = "authsim-keychain/1"
+    /// What the SDK sets on its items.
+    public static let accessibleAfterFirstUnlockThisDeviceOnly = "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly"
+
+    /// Where the items live; `nil`: in memory only (an app that is never restarted).
+    public let file: URL?
+    /// Why the file could not be read (it is then never written).
+    public let loadError: String?
+    /// The items, and whether the file may be written. A lock: `Auth` reads and writes from any thread.
+    private let state: Mutex<[Item]>
+
+    public init(file: URL? = nil) {
+        self.file = file
+        var items: [Item] = []
+        var problem: String?
+        if let file, let data = try? Data(contentsOf: file) {
+            do {
+                let contents = try JSONDecoder().decode(FileContents.self, from: data)
+                if contents.format == Self.format { items = contents.items } else {
+                    problem = "\(file.path) is \(contents.format), not \(Self.format)"
+                }
+            } catch {
+                problem = "\(file.path) is not a keychain file (\(error)); left untouched, the keychain is in memory"
+            }
+        }
+        loadError = problem
+        state = Mutex(items)
+    }
+
+    /// The data of the item `account` in `service`.
+    public func data(service: String, account: String) -> Data? {
+        state.withLock { items in items.first { $0.service == service && $0.account == account }?.data }
+    }
+
+    /// Adds or replaces the item. - Throws: when the file cannot be written (the item is kept in memory).
+    public func set(_ data: Data, service: String, account: String,
+                    accessible: String = Keychain.accessibleAfterFirstUnlockThisDeviceOnly) throws(KeychainError) {
+        let snapshot = state.withLock { items -> [Item] in
+            items.removeAll { $0.service == service && $0.account == account }
+            items.append(Item(service: service, account: account, accessible: accessible, data: data))
+            return items
+        }
+        try save(snapshot)
+    }
+
+    /// Deletes the item, if there is one.
+    public func remove(service: String, account: String) throws(KeychainError) {
+        let snapshot = state.withLock { items -> [Item]? in
+            let before = items.count
+            items.removeAll { $0.service == service && $0.account == account }
+            return items.count == before ? nil : items
+        }
+        if let snapshot { try save(snapshot) }
+    }
+
+    /// Every item (for `authsim` to show what an app keeps).
+    public var items: [Item] { state.withLock { $0 } }
+
+    /// Writes `items` to the file: a new file `0600` beside it, renamed over the old one.
+    private func save(_ items: [Item]) throws(KeychainError) {
+        guard let file else { return }
+        guard loadError == nil else { throw KeychainError("the keychain file \(file.path) could not be read, so it is not written: \(loadError!)") }
+        do {
+            let folder = file.deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            let data = try encoder.encode(FileContents(format: Self.format, items: items))
+            let temporary = folder.appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
+            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw KeychainError("cannot create \(temporary.path)")
+            }
+            if rename(temporary.path, file.path) != 0 {
+                let reason = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(at: temporary)
+                throw KeychainError("cannot move the keychain into \(file.path): \(reason)")
+            }
+        } catch let error as KeychainError {
+            throw error
+        } catch {
+            throw KeychainError("cannot write the keychain \(file.path): \(error)")
+        }
+    }
+}
+
+/// Why the keychain could not be written.
+public struct KeychainError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,137 @@
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import Scenarios
+import TestSupport
+import Testing
+import Utilities
+
+/// Row 6: what FirebaseAuth keeps in the keychain (`AuthAppCredentialManager.swift` 33–48,
+/// `Auth.swift` 1656, 1772–1793, 1986–2010), across an app's death and relaunch.
+@Suite("Row 6: the keychain across a relaunch: app credential, pending receipts, the signed-in user")
+struct KeychainTests {
+    static let appName = "relaunched-app"
+    static let service = "firebase_auth_1:123456789012:ios:a1b2c3d4e5f60718"
+
+    func permissions(_ url: URL) throws -> Int {
+        try (FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    @Test("killed after verifyClient, before the push: relaunched on the same device with the same keychain, the app takes the late push for the pre-kill receipt, and the next verifyPhoneNumber uses that credential with no new verifyClient (AuthAppCredentialManager.swift 33–48)")
+    func latePushAfterRelaunch() async throws {
+        try await withWorld { world, folder in
+            let file = folder.appendingPathComponent("Device/Keychain/com.example.authsim.json")
+            let (first, device) = try await world.install(AppProfile(), keychain: Keychain(file: file), appName: Self.appName)
+            let doomed = Task { await verificationError(first) }
+            // The receipt is in the keychain once verifyClient answers (the SDK saves on every change).
+            func stored() -> Data? { Keychain(file: file).data(service: Self.service, account: "firebase_auth_1_app_credentials") }
+            for _ in 0..<500 where stored() == nil { try await Task.sleep(for: .milliseconds(2)) }
+            let receipt = try #require(first.pendingReceipts.first)
+            let stored = try #require(stored())
+            let items = try #require(try JSONSerialization.jsonObject(with: stored) as? [String: Any])
+            #expect(items["pending_receipts"] as? [String] == [receipt])
+            #expect(first.cachedCredential == nil)
+
+            // iOS kills the app: its verifyPhoneNumber stops there, nothing more is sent. The push
+            // (500 ms on its way) wakes a new process on the same device.
+            first.host.terminate()
+            #expect(await doomed.value == .internalError)
+            let (second, _) = try await world.install(AppProfile(), keychain: Keychain(file: file), appName: Self.appName, device: device)
+            #expect(second.pendingReceipts == [receipt])
+            for _ in 0..<300 where second.cachedCredential == nil { try await Task.sleep(for: .milliseconds(10)) }
+            let credential = try #require(second.cachedCredential)
+            #expect(credential.receipt == receipt)
+            #expect(second.pendingReceipts.isEmpty)
+
+            // The next sign-in needs no push: the cached credential proves the app.
+            let provider = PhoneAuthProvider.provider(auth: second)
+            let id = try await provider.verifyPhoneNumber("+16505550177", uiDelegate: nil)
+            #expect(second.lastAppVerification == .silentPush)
+            #expect(try fixtureLogCount(world) == 1)
+            let code = try #require(await world.lastCode(for: "+16505550177"))
+            _ = try await second.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
+
+            // The file is the user's alone, in a folder that is too.
+            #expect(try permissions(file) == 0o600)
+            #expect(try permissions(file.deletingLastPathComponent()) == 0o700)
+            // The killed process sent nothing after its death: one code, for the relaunched app.
+            #expect(await world.toolkit!.messages.count == 1)
+        }
+    }
+
+    @Test("the signed-in user survives a relaunch (Auth.swift 1772–1793): same uid and phone, tokens that refresh; signOut removes it from the keychain")
+    func userRestored() async throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = ["+16505554567": "123456"]
+        try await withWorld(configuration: configuration) { world, folder in
+            let file = folder.appendingPathComponent("keychain.json")
+            var profile = AppProfile()
+            profile.appVerificationDisabledForTesting = true
+            let (first, device) = try await world.install(profile, keychain: Keychain(file: file), appName: Self.appName)
+            let provider = PhoneAuthProvider.provider(auth: first)
+            let id = try await provider.verifyPhoneNumber("+16505554567", uiDelegate: nil)
+            let uid = try await first.signIn(with: provider.credential(withVerificationID: id, verificationCode: "123456")).user.uid
+            #expect(Keychain(file: file).data(service: Self.service, account: "firebase_auth_1_\(Self.appName)_firebase_user") != nil)
+
+            let (second, _) = try await world.install(profile, keychain: Keychain(file: file), appName: Self.appName, device: device)
+            let restored = try #require(second.currentUser)
+            #expect(restored.uid == uid)
+            #expect(restored.phoneNumber == "+16505554567")
+            #expect(restored.providerData.map(\.providerID) == ["phone"])
+            let token = try await restored.getIDToken(forcingRefresh: true)
+            let payload = try #require(Base64URL.decode(token.split(separator: ".")[1]))
+            #expect((try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])?["sub"] as? String == uid)
+
+            // Another app name is another user item: nothing restored there.
+            let (other, _) = try await world.install(profile, keychain: Keychain(file: file), appName: "another-app", device: device)
+            #expect(other.currentUser == nil)
+
+            try second.signOut()
+            #expect(Keychain(file: file).data(service: Self.service, account: "firebase_auth_1_\(Self.appName)_firebase_user") == nil)
+            let (third, _) = try await world.install(profile, keychain: Keychain(file: file), appName: Self.appName, device: device)
+            #expect(third.currentUser == nil)
+        }
+    }
+
+    @Test("a keychain file that is not one is left untouched: Auth starts empty, works in memory, and the file keeps its bytes")
+    func damagedFile() async throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = ["+16505554567": "123456"]
+        try await withWorld(configuration: configuration) { world, folder in
+            let file = folder.appendingPathComponent("keychain.json")
+            try Data("{\"half\": ".utf8).write(to: file)
+            let keychain = Keychain(file: file)
+            #expect(keychain.loadError?.contains("not a keychain file") == true)
+            var profile = AppProfile()
+            profile.appVerificationDisabledForTesting = true
+            let (auth, _) = try await world.install(profile, keychain: keychain, appName: Self.appName)
+            #expect(auth.currentUser == nil)
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber("+16505554567", uiDelegate: nil)
+            _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: "123456"))
+            #expect(auth.currentUser != nil)
+            #expect(try Data(contentsOf: file) == Data("{\"half\": ".utf8))
+            #expect(throws: KeychainError.self) { try keychain.set(Data([1]), service: "s", account: "a") }
+        }
+    }
+
+    @Test("items are kept by service and account, replaced, removed, and read back by a new process; another format is refused")
+    func keychainFile() throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("a/b/keychain.json")
+        let keychain = Keychain(file: file)
+        try keychain.set(Data("one".utf8), service: "s1", account: "x")
+        try keychain.set(Data("two".utf8), service: "s2", account: "x")
+        try keychain.set(Data("three".utf8), service: "s1", account: "x")
+        let reread = Keychain(file: file)
+        #expect(reread.data(service: "s1", account: "x") == Data("three".utf8))
+        #expect(reread.data(service: "s2", account: "x") == Data("two".utf8))
+        #expect(reread.items.allSatisfy { $0.accessible == "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly" })
+        try reread.remove(service: "s2", account: "x")
+        #expect(Keychain(file: file).data(service: "s2", account: "x") == nil)
+        #expect(try permissions(file) == 0o600)
+        try Data(#"{"format":"authsim-keychain/9","items":[]}"#.utf8).write(to: file)
+        #expect(Keychain(file: file).loadError?.contains("authsim-keychain/9") == true)
+    }
+}
