@@ -1,0 +1,205 @@
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import HTTPTransport
+import Scenarios
+import TestSupport
+import Testing
+import Utilities
+
+/// The rows of `../shared/reference/sdk-12-gaps.md` not covered by a suite of their own, each
+/// through the real backend, with the SDK file and line it reproduces. (Rows 5, 6, 11, 12 and the
+/// error list have suites of their own: EmulatorHostTests, KeychainTests, VerificationErrorTests,
+/// RequestHeaderTests, ServerErrorTableTests; 4 is `retryFailsTwice`; 14–20 are in GuideSnippetTests,
+/// ReCAPTCHARedirectTests, AppleSignInTests and the multi-factor suites.)
+@Suite("The SDK's verifyPhoneNumber, row by row (sdk-12-gaps.md)")
+struct SDKRowTests {
+    static let testNumber = "+16505554567"
+
+    /// An app on its own transport recorder, in `world`.
+    func app(_ world: PhoneAuthWorld, profile: AppProfile = AppProfile(), clock: any Clock<Duration> = ContinuousClock(),
+             urlSchemes: [String]? = nil, linksRecaptcha: Bool = false) async throws -> (Auth, RecordingTransport) {
+        var options = world.options(for: profile)
+        options.bundleID = profile.bundleID
+        let recording = RecordingTransport(world.transport)
+        let host = AppHost(bundleID: profile.bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme],
+                           recaptchaEnterprise: linksRecaptcha ? RecaptchaEnterpriseSDK(service: world.backendURL) : nil,
+                           clock: clock, transport: recording)
+        let auth = world.auth(options: options, host: host)
+        let token = try await world.devices.installDevice(for: host, environment: .sandbox) { _, _ in }
+        auth.setAPNSToken(Data(token.bytes), type: .sandbox)
+        return (auth, recording)
+    }
+
+    /// The JSON body of the recorded requests to `endpoint` (how the path ends).
+    func bodies(_ recording: RecordingTransport, _ endpoint: String) -> [[String: Any]] {
+        recording.requests.withLock { $0 }.filter { $0.url.path.hasSuffix("/" + endpoint) }.compactMap { request in
+            request.body.flatMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
+        }
+    }
+
+    /// The API calls, by how their paths end.
+    func calls(_ recording: RecordingTransport) -> [String] {
+        recording.requests.withLock { $0 }.compactMap { request in
+            request.url.path.contains("googleapis.com") ? request.url.lastPathComponent : nil
+        }
+    }
+
+    // Rows 1 and 2: PhoneAuthProvider.swift 107–245 and AuthRecaptchaVerifier.swift 159.
+    @Test("row 1–2: the order: scheme, empty number, probe, then test mode (no config) or the reCAPTCHA config first, a GET with the key, clientType and version (PhoneAuthProvider.swift 107–245, AuthRecaptchaVerifier.swift 159)")
+    func order() async throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = [Self.testNumber: "123456"]
+        try await withWorld(configuration: configuration) { world, _ in
+            // An unregistered scheme stops before any request; so does an empty number.
+            let (unregistered, silent) = try await app(world, urlSchemes: ["com.example.other"])
+            await #expect(throws: AuthError(.appConfigurationError, "")) {
+                _ = try await PhoneAuthProvider.provider(auth: unregistered).verifyPhoneNumber("+16505551234", uiDelegate: nil)
+            }
+            let (auth, recording) = try await app(world)
+            await #expect(throws: AuthError(.missingPhoneNumber, "")) {
+                _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("", uiDelegate: nil)
+            }
+            #expect(calls(silent).isEmpty && calls(recording).isEmpty)
+
+            // Test mode: no reCAPTCHA config, no verifyClient; only the code request.
+            auth.settings?.isAppVerificationDisabledForTesting = true
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(Self.testNumber, uiDelegate: nil)
+            #expect(calls(recording) == ["sendVerificationCode"])
+
+            // Outside test mode the config comes first, every time (forceRefresh).
+            auth.settings?.isAppVerificationDisabledForTesting = false
+            for number in ["+16505551234", "+16505551235"] {
+                _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: nil)
+            }
+            #expect(calls(recording) == ["sendVerificationCode", "recaptchaConfig", "verifyClient", "sendVerificationCode",
+                                         "recaptchaConfig", "sendVerificationCode"])
+            let config = try #require(recording.requests.withLock { $0 }.first { $0.url.path.hasSuffix("/v2/recaptchaConfig") })
+            #expect(config.method == "GET")
+            #expect(config.url.query == "key=\(world.apiKey)&clientType=CLIENT_TYPE_IOS&version=RECAPTCHA_ENTERPRISE")
+        }
+    }
+
+    // Row 3: PhoneAuthProvider.swift 247–272 and 367–413.
+    @Test("row 3: ENFORCE sends a reCAPTCHA Enterprise token and never APNs; without the SDK linked 17208 before any code request; AUDIT whose token is refused reruns through verifyClient with NO_RECAPTCHA (PhoneAuthProvider.swift 247–272, 367–413)")
+    func smsDefense() async throws {
+        var enforce = BackendConfiguration()
+        enforce.phoneRecaptchaEnforcement = .enforce
+        try await withWorld(configuration: enforce) { world, _ in
+            let (auth, recording) = try await app(world, linksRecaptcha: true)
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
+            #expect(auth.lastAppVerification == .recaptchaEnterprise)
+            // The app's RecaptchaEnterprise SDK asks Google's service (ios:execute) for the token.
+            #expect(calls(recording) == ["recaptchaConfig", "ios:execute", "sendVerificationCode"])
+            let body = try #require(bodies(recording, "sendVerificationCode").first)
+            #expect((body["captchaResponse"] as? String)?.isEmpty == false)
+            #expect(body["recaptchaVersion"] as? String == "RECAPTCHA_ENTERPRISE")
+            #expect(body["clientType"] as? String == "CLIENT_TYPE_IOS")
+            #expect(body["iosReceipt"] == nil && body["recaptchaToken"] == nil)
+
+            let (unlinked, bare) = try await app(world, linksRecaptcha: false)
+            await #expect(throws: AuthError(.recaptchaSDKNotLinked, "")) {
+                _ = try await PhoneAuthProvider.provider(auth: unlinked).verifyPhoneNumber("+16505551236", uiDelegate: nil)
+            }
+            #expect(calls(bare) == ["recaptchaConfig"])
+        }
+        var audit = BackendConfiguration()
+        audit.phoneRecaptchaEnforcement = .audit
+        audit.tollFraudRiskScore = 0.9
+        try await withWorld(configuration: audit) { world, _ in
+            let (auth, recording) = try await app(world, linksRecaptcha: true)
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
+            #expect(calls(recording) == ["recaptchaConfig", "ios:execute", "sendVerificationCode", "verifyClient", "sendVerificationCode"])
+            let rerun = try #require(bodies(recording, "sendVerificationCode").last)
+            #expect(rerun["captchaResponse"] as? String == "NO_RECAPTCHA")
+            #expect((rerun["iosReceipt"] as? String)?.isEmpty == false)
+            #expect(auth.lastAppVerification == .silentPush)
+        }
+    }
+
+    // Row 7: AuthAppCredentialManager.swift 105–110 (`callbackWithReceipt`).
+    @Test("row 7: when the wait for receipt B ends, the SDK takes the credential a late push for the older receipt A brought, and the code goes out with it (AuthAppCredentialManager.swift 105–110)")
+    func lateOlderReceipt() async throws {
+        try await withWorld { world, _ in
+            let clock = ManualClock()
+            let (auth, recording) = try await app(world, clock: clock)
+            let channel = try #require(world.channel)
+            await channel.hub.setLosesPushes(true)
+            // A: its push is lost on the way; the SDK gives up on the app's clock and uses reCAPTCHA.
+            let first = Task { await verificationError(auth, "+16505551234") }
+            try await waitForSleepers(clock)
+            clock.advance(by: .seconds(5))
+            #expect(await first.value == nil)
+            guard case .reCAPTCHAFallback = auth.lastAppVerification else { Issue.record("\(String(describing: auth.lastAppVerification))"); return }
+            // B: a second number; its push is lost too, and the flow waits.
+            let second = Task { await verificationError(auth, "+16505551235") }
+            try await waitForSleepers(clock)
+            #expect(auth.pendingReceipts.count == 2)
+            // Now A's push arrives, late: the OS hands it to the app.
+            let log = try String(contentsOf: channel.deliveryLogFile, encoding: .utf8).split(separator: "\n")
+            let firstPush = try #require(log.first.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            let payload = try #require(firstPush["payload"] as? [String: Any])
+            let receiptA = try #require((payload["com.google.firebase.auth"] as? [String: Any])?["receipt"] as? String)
+            #expect(auth.host.didReceiveRemoteNotification(payload))
+            #expect(auth.cachedCredential?.receipt == receiptA)
+            clock.advance(by: .seconds(5))
+            #expect(await second.value == nil)
+            #expect(auth.lastAppVerification == .silentPush)
+            #expect(bodies(recording, "sendVerificationCode").last?["iosReceipt"] as? String == receiptA)
+        }
+    }
+
+    // Row 8: SendVerificationTokenRequest.swift 64–85.
+    @Test("row 8: clientType CLIENT_TYPE_IOS on every sendVerificationCode, with SMS defense OFF too (SendVerificationTokenRequest.swift 64–85)")
+    func clientType() async throws {
+        try await withWorld { world, _ in
+            let (auth, recording) = try await app(world)
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
+            let body = try #require(bodies(recording, "sendVerificationCode").first)
+            #expect(body["clientType"] as? String == "CLIENT_TYPE_IOS")
+            #expect(body["captchaResponse"] == nil && body["recaptchaVersion"] == nil)
+        }
+    }
+
+    // Row 9: PhoneAuthProvider.swift 114–120.
+    @Test("row 9: an answer without sessionInfo is invalidVerificationID (17046), \"Invalid verification ID\" (PhoneAuthProvider.swift 114–120)")
+    func noSessionInfo() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await app(world)
+            world.toolkit?.faults.add(.raw(status: 200, body: "{}", on: "sendVerificationCode"))
+            #expect(await verificationError(auth) == .invalidVerificationID)
+        }
+    }
+
+    // Row 10: VerifyClientResponse (suggestedTimeout read with Double(_:)).
+    @Test("row 10: suggestedTimeout \"0.25\" is a quarter second, as Double(_:) reads it (VerifyClientResponse.swift)")
+    func fractionalTimeout() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await app(world)
+            // A receipt no push will ever carry, and a fractional wait.
+            world.toolkit?.faults.add(.raw(status: 200, body: #"{"receipt":"R-no-push","suggestedTimeout":"0.25"}"#, on: "verifyClient"))
+            let started = ContinuousClock.now
+            #expect(await verificationError(auth) == nil)
+            #expect(ContinuousClock.now - started < .seconds(3))
+            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else { Issue.record("no fallback"); return }
+            #expect(why.contains("suggestedTimeout 0.25"), "\(why)")
+        }
+    }
+
+    // Row 13: VerifyPhoneNumberRequest (operation), Auth.swift completeSignIn → getAccountInfo.
+    @Test("row 13: the sign-in sends operation SIGN_UP_OR_IN and then getAccountInfo loads the user (VerifyPhoneNumberRequest.swift, Auth.swift completeSignIn)")
+    func signInThenAccountInfo() async throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = [Self.testNumber: "123456"]
+        try await withWorld(configuration: configuration) { world, _ in
+            let (auth, recording) = try await app(world)
+            auth.settings?.isAppVerificationDisabledForTesting = true
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(Self.testNumber, uiDelegate: nil)
+            let user = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: "123456")).user
+            #expect(calls(recording) == ["sendVerificationCode", "verifyPhoneNumber", "getAccountInfo"])
+            #expect(bodies(recording, "verifyPhoneNumber").first?["operation"] as? String == "SIGN_UP_OR_IN")
+            #expect(user.providerData.map(\.providerID) == ["phone"])
+        }
+    }
+}
