@@ -175,12 +175,17 @@ struct SDKRowTests {
     @Test("row 10: suggestedTimeout \"0.25\" is a quarter second, as Double(_:) reads it (VerifyClientResponse.swift)")
     func fractionalTimeout() async throws {
         try await withWorld { world, _ in
-            let (auth, _) = try await app(world)
-            // A receipt no push will ever carry, and a fractional wait.
+            let clock = ManualClock()
+            let (auth, _) = try await app(world, clock: clock)
+            // A receipt no push will ever carry, and a fractional wait, on the app's clock.
             world.toolkit?.faults.add(.raw(status: 200, body: #"{"receipt":"R-no-push","suggestedTimeout":"0.25"}"#, on: "verifyClient"))
-            let started = ContinuousClock.now
-            #expect(await verificationError(auth) == nil)
-            #expect(ContinuousClock.now - started < .seconds(3))
+            let attempt = Task { await verificationError(auth) }
+            try await waitForSleepers(clock)
+            clock.advance(by: .milliseconds(200))
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(auth.lastAppVerification == nil, "gave up before 0.25 s")
+            clock.advance(by: .milliseconds(50))
+            #expect(await attempt.value == nil)
             guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else { Issue.record("no fallback"); return }
             #expect(why.contains("suggestedTimeout 0.25"), "\(why)")
         }
