@@ -207,4 +207,42 @@ struct SDKRowTests {
             #expect(user.providerData.map(\.providerID) == ["phone"])
         }
     }
+
+    // Row 17: VerifyAssertionRequest.swift (postBody with user, autoCreate), Auth.swift reauthenticate.
+    // Row 19: RevokeTokenRequest.swift (tokenType = AuthTokenType.authorizationCode's raw value, 3).
+    @Test("rows 17 and 19: Apple's postBody carries the name as user JSON, with requestUri, returnSecureToken, returnIdpCredential; reauthentication sends autoCreate false; revokeToken sends tokenType 3 (VerifyAssertionRequest.swift, RevokeTokenRequest.swift)")
+    func appleRequests() async throws {
+        try await withWorld { world, _ in
+            let options = world.options(for: AppProfile())
+            let recording = RecordingTransport(world.transport)
+            let auth = world.auth(options: options, host: AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme],
+                                                                  transport: recording))
+            let raw = AppleNonce.random()
+            let sheet = try await world.appleSheet.authorize(clientID: options.bundleID, appleUser: "grace", nonce: AppleNonce.sha256(raw))
+            let user = try await auth.signIn(with: OAuthProvider.appleCredential(withIDToken: sheet.identityToken, rawNonce: raw,
+                                                                                fullName: sheet.fullName)).user
+            let signIn = try #require(bodies(recording, "verifyAssertion").first)
+            let postBody = try #require(signIn["postBody"] as? String)
+            let fields = URLComponents(string: "http://x/?" + postBody)?.queryItems ?? []
+            #expect(fields.first { $0.name == "providerId" }?.value == "apple.com")
+            #expect(fields.first { $0.name == "nonce" }?.value == raw)
+            let name = try #require(fields.first { $0.name == "user" }?.value)
+            let given = try #require(sheet.fullName?.givenName)
+            #expect(name.contains("\"firstName\":\"\(given)\""), "\(name)")
+            #expect(signIn["returnSecureToken"] as? Bool == true && signIn["returnIdpCredential"] as? Bool == true)
+            #expect(signIn["requestUri"] as? String != nil)
+            #expect(signIn["autoCreate"] as? Bool != false)
+
+            let raw2 = AppleNonce.random()
+            let again = try await world.appleSheet.authorize(clientID: options.bundleID, appleUser: "grace", nonce: AppleNonce.sha256(raw2))
+            try await user.reauthenticate(with: OAuthProvider.credential(providerID: "apple.com", idToken: again.identityToken, rawNonce: raw2))
+            #expect(bodies(recording, "verifyAssertion").last?["autoCreate"] as? Bool == false)
+
+            try await auth.revokeToken(withAuthorizationCode: sheet.authorizationCode)
+            let revoke = try #require(bodies(recording, "accounts:revokeToken").first)
+            #expect(revoke["tokenType"] as? String == "3")
+            #expect(revoke["providerId"] as? String == "apple.com")
+            #expect(revoke["token"] as? String == sheet.authorizationCode)
+        }
+    }
 }
