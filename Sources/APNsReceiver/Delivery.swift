@@ -50,6 +50,20 @@ public actor DeviceHub: PushDeliveryHandler {
 
     private var onLost: (@Sendable (AcceptedPush) -> Void)?
 
+    /// Pushes on their way wait while the network is paused, and go on when it resumes.
+    private var paused = false
+    private var resumers: [CheckedContinuation<Void, Never>] = []
+
+    /// Holds (or releases) every push on its way to the devices: for a story in which a push
+    /// must arrive after something else happened (the app killed and started again).
+    public func setPaused(_ pause: Bool) {
+        paused = pause
+        guard !pause else { return }
+        let waiting = resumers
+        resumers = []
+        for resumer in waiting { resumer.resume() }
+    }
+
     /// Makes the network lose (or stop losing) every push on its way to the device; `onLost` hears of each.
     public func setLosesPushes(_ loses: Bool, onLost: (@Sendable (AcceptedPush) -> Void)? = nil) {
         losesPushes = loses
@@ -83,6 +97,7 @@ public actor DeviceHub: PushDeliveryHandler {
     public func deliver(_ push: AcceptedPush) async {
         guard push.isBackground else { return }  // alerts go to the user, not to the app's delegate
         if latency > .zero { try? await Task.sleep(for: latency) }
+        while paused { await withCheckedContinuation { resumers.append($0) } }
         if losesPushes {
             note(push, "lost on the way: the device is offline")
             onLost?(push)

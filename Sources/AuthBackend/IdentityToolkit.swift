@@ -218,6 +218,9 @@ public actor IdentityToolkit {
     public nonisolated let appleID: AppleIDProvider
     /// Users, app credentials, sessions, reCAPTCHA tokens and SMS; changed only through ``commit(_:)``.
     var state = BackendState()
+    /// The project's reCAPTCHA SMS defense, from the configuration and changed at run time through
+    /// the project config (``updateProjectConfig(_:)``). In memory, as the emulator's config is.
+    var smsDefenseSettings: SMSDefenseSettings
     /// Where every change is written before its answer goes out (`nil`: memory only).
     private let journal: BackendJournal?
     private var commitsSincePurge = 0
@@ -236,6 +239,7 @@ public actor IdentityToolkit {
         self.observer = observer
         self.logger = logger
         self.appleID = try AppleIDProvider(clock: clock)
+        self.smsDefenseSettings = SMSDefenseSettings(configuration)
         if let stateDirectory {
             let (journal, state, key) = try BackendJournal.open(stateDirectory, configuration: configuration, now: clock.now)
             self.journal = journal

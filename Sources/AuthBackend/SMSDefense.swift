@@ -39,7 +39,64 @@ public struct RecaptchaAssessment: Sendable, Hashable {
     public var detail: String
 }
 
+/// The project's SMS defense as it stands: the configuration's at start, then the project config's.
+struct SMSDefenseSettings: Sendable {
+    var phone: RecaptchaEnforcement
+    var useSmsTollFraudProtection: Bool
+    var useSmsBotScore: Bool
+    /// Scores above this are blocked (the toll-fraud managed rule's start score).
+    var tollFraudThreshold: Double
+    /// What every assessment finds (the simulation's, not the project's).
+    var tollFraudRiskScore: Double
+
+    init(_ configuration: BackendConfiguration) {
+        phone = configuration.phoneRecaptchaEnforcement
+        useSmsTollFraudProtection = configuration.useSmsTollFraudProtection
+        useSmsBotScore = configuration.useSmsBotScore
+        tollFraudThreshold = configuration.tollFraudThreshold
+        tollFraudRiskScore = configuration.tollFraudRiskScore
+    }
+}
+
 extension IdentityToolkit {
+    /// The project config: its reCAPTCHA part, as the Admin API writes it.
+    public func projectConfigForAdmin() -> EmulatorProjectConfig {
+        let settings = smsDefenseSettings
+        return EmulatorProjectConfig(recaptchaConfig: ProjectRecaptchaConfig(
+            phoneEnforcementState: settings.phone.rawValue, emailPasswordEnforcementState: RecaptchaEnforcement.off.rawValue,
+            useSmsTollFraudProtection: settings.useSmsTollFraudProtection, useSmsBotScore: settings.useSmsBotScore,
+            tollFraudManagedRules: [.init(startScore: settings.tollFraudThreshold, action: "BLOCK")]))
+    }
+
+    /// Changes the project's reCAPTCHA config (the fields given; others stay), as the Admin API's
+    /// `updateProjectConfig` does: the next `recaptchaConfig` and code request see it.
+    /// - Throws: `INVALID_CONFIG` naming the field for a state other than OFF, AUDIT, ENFORCE, a
+    ///   start score outside 0…1, an action other than BLOCK, or email/password enforcement.
+    public func updateProjectConfig(_ patch: EmulatorProjectConfig) throws(IdentityToolkitError) -> EmulatorProjectConfig {
+        guard let recaptcha = patch.recaptchaConfig else { return projectConfigForAdmin() }
+        var settings = smsDefenseSettings
+        if let state = recaptcha.phoneEnforcementState {
+            guard let parsed = RecaptchaEnforcement(rawValue: state) else {
+                throw IdentityToolkitError(.invalidConfig, "recaptchaConfig.phoneEnforcementState must be OFF, AUDIT or ENFORCE, not \(state)")
+            }
+            settings.phone = parsed
+        }
+        if let state = recaptcha.emailPasswordEnforcementState, state != RecaptchaEnforcement.off.rawValue {
+            throw IdentityToolkitError(.invalidConfig, "recaptchaConfig.emailPasswordEnforcementState: email/password sign-in is not modelled; only OFF")
+        }
+        if let flag = recaptcha.useSmsTollFraudProtection { settings.useSmsTollFraudProtection = flag }
+        if let flag = recaptcha.useSmsBotScore { settings.useSmsBotScore = flag }
+        if let rules = recaptcha.tollFraudManagedRules {
+            guard rules.count == 1, let rule = rules.first, rule.action == "BLOCK", (0...1).contains(rule.startScore) else {
+                throw IdentityToolkitError(.invalidConfig, "recaptchaConfig.tollFraudManagedRules: one rule {startScore: 0…1, action: BLOCK}")
+            }
+            settings.tollFraudThreshold = rule.startScore
+        }
+        smsDefenseSettings = settings
+        logger.info("project reCAPTCHA config changed", metadata: ["phone": "\(settings.phone.rawValue)", "tollFraudThreshold": "\(settings.tollFraudThreshold)"])
+        return projectConfigForAdmin()
+    }
+
     /// How long a reCAPTCHA Enterprise token stays good (the service's two minutes).
     static let enterpriseTokenLifetime: TimeInterval = 120
 
@@ -53,7 +110,7 @@ extension IdentityToolkit {
         if let version = request.version, version != "RECAPTCHA_ENTERPRISE" {
             throw reject(endpoint, IdentityToolkitError(.invalidRecaptchaVersion, "The reCAPTCHA version must be RECAPTCHA_ENTERPRISE, not \(version)."))
         }
-        let phone = configuration.phoneRecaptchaEnforcement
+        let phone = smsDefenseSettings.phone
         let enabled = phone != .off
         observer?(.recaptchaConfig(phone: phone))
         return GetRecaptchaConfigResponse(
@@ -62,15 +119,15 @@ extension IdentityToolkit {
                 .init(provider: "EMAIL_PASSWORD_PROVIDER", enforcementState: RecaptchaEnforcement.off.rawValue),
                 .init(provider: "PHONE_PROVIDER", enforcementState: phone.rawValue),
             ],
-            useSmsTollFraudProtection: enabled ? configuration.useSmsTollFraudProtection : nil,
-            useSmsBotScore: enabled ? configuration.useSmsBotScore : nil)
+            useSmsTollFraudProtection: enabled ? smsDefenseSettings.useSmsTollFraudProtection : nil,
+            useSmsBotScore: enabled ? smsDefenseSettings.useSmsBotScore : nil)
     }
 
     /// The simulated reCAPTCHA Enterprise service: a token for `action` with the project's site
     /// key, for the iOS app the key is restricted to. What the RecaptchaEnterprise SDK's
     /// `execute(withAction:)` gets from Google.
     public func executeRecaptchaEnterprise(_ request: RecaptchaEnterpriseExecuteRequest) throws(IdentityToolkitError) -> RecaptchaEnterpriseExecuteResponse {
-        guard configuration.phoneRecaptchaEnforcement != .off else {
+        guard smsDefenseSettings.phone != .off else {
             throw IdentityToolkitError(.recaptchaNotEnabled, "reCAPTCHA Enterprise is not enabled for project \(configuration.projectID).")
         }
         guard constantTimeEquals(request.siteKey, configuration.recaptchaSiteKey) else {
@@ -102,10 +159,11 @@ extension IdentityToolkit {
             return RecaptchaAssessment(verdict: .wrongAction, action: stored.action, riskScore: nil,
                                        detail: "the token was made for action \(stored.action), not \(action.rawValue)")
         }
-        let score = configuration.tollFraudRiskScore
-        if configuration.useSmsTollFraudProtection, score > configuration.tollFraudThreshold {
+        let settings = smsDefenseSettings
+        let score = settings.tollFraudRiskScore
+        if settings.useSmsTollFraudProtection, score > settings.tollFraudThreshold {
             return RecaptchaAssessment(verdict: .tollFraud, action: stored.action, riskScore: score,
-                                       detail: "the SMS toll-fraud risk score \(Self.score(score)) is above the project's threshold \(Self.score(configuration.tollFraudThreshold))")
+                                       detail: "the SMS toll-fraud risk score \(Self.score(score)) is above the project's threshold \(Self.score(settings.tollFraudThreshold))")
         }
         return RecaptchaAssessment(verdict: .passed, action: stored.action, riskScore: score,
                                    detail: "a valid token for \(action.rawValue), toll-fraud risk \(Self.score(score))")
@@ -118,7 +176,7 @@ extension IdentityToolkit {
     /// (OFF, or AUDIT's fallback). Throws ENFORCE's refusals and AUDIT's INVALID_APP_CREDENTIAL.
     func smsDefense(captchaResponse: String?, recaptchaVersion: String?, clientType: String?, action: RecaptchaAction,
                     hasLegacyProof: Bool, endpoint: BackendOperation) throws(IdentityToolkitError) -> Bool {
-        let state = configuration.phoneRecaptchaEnforcement
+        let state = smsDefenseSettings.phone
         guard state != .off else { return false }
         if state == .enforce {
             guard let clientType, !clientType.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingClientType)) }

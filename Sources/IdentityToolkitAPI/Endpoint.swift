@@ -64,7 +64,7 @@ public struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConvertib
     }
 
     public enum Method: String, Sendable, Hashable {
-        case get = "GET", post = "POST", delete = "DELETE"
+        case get = "GET", post = "POST", delete = "DELETE", patch = "PATCH"
     }
 
     public let service: Service

@@ -262,3 +262,39 @@ public struct FirebaseWebError: Codable, Sendable, Hashable {
         self.message = message
     }
 }
+
+/// The project's reCAPTCHA config as the Admin API writes it (`projects/{p}/config`
+/// `recaptchaConfig`; `updateProjectConfig` in the Admin SDKs), and as `authsim backend` takes it at
+/// `GET`/`PATCH /emulator/v1/projects/{p}/config`.
+public struct ProjectRecaptchaConfig: Codable, Sendable, Hashable {
+    /// One managed rule for SMS toll fraud: scores from `startScore` up get `action` (`BLOCK`).
+    public struct TollFraudRule: Codable, Sendable, Hashable {
+        public var startScore: Double
+        public var action: String
+        public init(startScore: Double, action: String = "BLOCK") {
+            self.startScore = startScore
+            self.action = action
+        }
+    }
+    /// `OFF`, `AUDIT` or `ENFORCE`.
+    public var phoneEnforcementState: String?
+    /// Always `OFF` here (email/password is not modelled).
+    public var emailPasswordEnforcementState: String?
+    public var useSmsTollFraudProtection: Bool?
+    public var useSmsBotScore: Bool?
+    public var tollFraudManagedRules: [TollFraudRule]?
+    public init(phoneEnforcementState: String? = nil, emailPasswordEnforcementState: String? = nil, useSmsTollFraudProtection: Bool? = nil,
+                useSmsBotScore: Bool? = nil, tollFraudManagedRules: [TollFraudRule]? = nil) {
+        self.phoneEnforcementState = phoneEnforcementState
+        self.emailPasswordEnforcementState = emailPasswordEnforcementState
+        self.useSmsTollFraudProtection = useSmsTollFraudProtection
+        self.useSmsBotScore = useSmsBotScore
+        self.tollFraudManagedRules = tollFraudManagedRules
+    }
+}
+
+/// The project config a local backend exposes and takes: `{"recaptchaConfig": {…}}`.
+public struct EmulatorProjectConfig: Codable, Sendable, Hashable {
+    public var recaptchaConfig: ProjectRecaptchaConfig?
+    public init(recaptchaConfig: ProjectRecaptchaConfig?) { self.recaptchaConfig = recaptchaConfig }
+}

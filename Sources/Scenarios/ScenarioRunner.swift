@@ -179,6 +179,9 @@ public enum ScenarioRunner {
         let number = spec.user.phoneNumber
         timeline.record(.app, to: .backend, "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(number)\", uiDelegate: nil)",
                         .verifyPhoneNumber(number: number, purpose: .firstFactor))
+        // The push waits on the network until the app has been started again (a push cannot
+        // outrun the kill in this story); across processes there is no such hold.
+        await world.channel?.hub.setPaused(true)
         let first = Task { try? await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: HeadlessPresenter()) }
         // Killed once the receipt is in the keychain (the SDK saves it as verifyClient answers).
         let file = keychainFile(spec, work: work)
@@ -188,6 +191,7 @@ public enum ScenarioRunner {
         let deadline = ContinuousClock.now + .seconds(10)
         while !saved() || auth.pendingReceipts.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         guard let receipt = auth.pendingReceipts.first else {
+            await world.channel?.hub.setPaused(false)
             first.cancel()
             throw AuthError(.internalError, "verifyClient never answered, so there was nothing to kill the app after")
         }
@@ -196,6 +200,7 @@ public enum ScenarioRunner {
         let (relaunched, _) = try await install(profile, world: world, timeline: timeline, userDefaults: UserDefaultsStore(file: defaults.file),
                                                 keychain: Keychain(file: keychainFile(spec, work: work)), device: device)
         _ = await first.value
+        await world.channel?.hub.setPaused(false)
         timeline.record(.app, "the push starts the app again on the same device: its Auth reads the keychain: \(relaunched.pendingReceipts.count) pending receipt(s)")
         relaunched.setAPNSToken(Data(device.bytes), type: profile.declaredTokenType)
         let arrival = ContinuousClock.now + .seconds(10)

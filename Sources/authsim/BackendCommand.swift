@@ -87,6 +87,7 @@ struct Backend: AsyncParsableCommand {
         say("  reCAPTCHA page: https://\(server.host):\(server.port)/__/auth/handler (HTTPS on the same port, as the SDK opens it with useEmulator; trust \(certs)/ca.pem), outcome \(recaptchaOutcome)")
         say("  Sign in with Apple: sheet POST \(server.baseURL)/appleid/auth/authorize, JWKS \(server.baseURL)/appleid/auth/keys, audiences \(([bundleID] + appleServicesID).joined(separator: ", "))")
         say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
+        say("  project config (reCAPTCHA SMS defense at run time): GET/PATCH \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/config")
         say("  reCAPTCHA SMS defense: \(enforcement.rawValue)\(enforcement == .off ? "" : ", site key \(configuration.recaptchaSiteKey), toll-fraud risk \(tollFraudRisk) (blocked above \(tollFraudThreshold))")")
         await waitForTermination()
         await server.shutdown()

@@ -22,6 +22,10 @@ struct KeychainTests {
         try await withWorld { world, folder in
             let file = folder.appendingPathComponent("Device/Keychain/com.example.authsim.json")
             let (first, device) = try await world.install(AppProfile(), keychain: Keychain(file: file), appName: Self.appName)
+            // The push is held on its way (logged by APNs, not yet at the device), so that it
+            // reaches the device only once the app has been killed and started again.
+            let channel = try #require(world.channel)
+            await channel.hub.setLosesPushes(true)
             let doomed = Task { await verificationError(first) }
             // The receipt is in the keychain once verifyClient answers (the SDK saves on every change).
             func stored() -> Data? { Keychain(file: file).data(service: Self.service, account: "firebase_auth_1_app_credentials") }
@@ -33,12 +37,16 @@ struct KeychainTests {
             #expect(first.cachedCredential == nil)
 
             // iOS kills the app: its verifyPhoneNumber stops there, nothing more is sent. The push
-            // (500 ms on its way) wakes a new process on the same device.
+            // wakes a new process on the same device, which hands it to the app delegate.
             first.host.terminate()
             #expect(await doomed.value == .internalError)
             let (second, _) = try await world.install(AppProfile(), keychain: Keychain(file: file), appName: Self.appName, device: device)
             #expect(second.pendingReceipts == [receipt])
-            for _ in 0..<300 where second.cachedCredential == nil { try await Task.sleep(for: .milliseconds(10)) }
+            await channel.hub.setLosesPushes(false)
+            let logged = try String(contentsOf: channel.deliveryLogFile, encoding: .utf8).split(separator: "\n")
+            let push = try #require(logged.first.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            #expect(push["device-token"] as? String == device.hex)
+            #expect(second.host.didReceiveRemoteNotification(try #require(push["payload"] as? [String: Any])))
             let credential = try #require(second.cachedCredential)
             #expect(credential.receipt == receipt)
             #expect(second.pendingReceipts.isEmpty)

@@ -245,4 +245,38 @@ struct SDKRowTests {
             #expect(revoke["token"] as? String == sheet.authorizationCode)
         }
     }
+
+    @Test("row 3, the project's side: PATCH /emulator/v1/projects/{p}/config with the Admin API's recaptchaConfig turns SMS defense to ENFORCE at run time (curl); the next verifyPhoneNumber sees it; bad fields are refused by name")
+    func projectConfig() async throws {
+        guard await toolAvailable(["curl", "--version"]) else { return }
+        try await withWorld { world, _ in
+            let url = "\(world.backendURL)/emulator/v1/projects/\(world.projectID)/config"
+            func curl(_ arguments: [String]) async throws -> (status: String, body: [String: Any]) {
+                let run = try await runProgram(["curl", "-s", "-w", "\n%{http_code}"] + arguments)
+                let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false)
+                let body = (try? JSONSerialization.jsonObject(with: Data(lines.dropLast().joined(separator: "\n").utf8))) as? [String: Any] ?? [:]
+                return (String(lines.last ?? ""), body)
+            }
+            let before = try await curl([url])
+            #expect(before.status == "200")
+            #expect((before.body["recaptchaConfig"] as? [String: Any])?["phoneEnforcementState"] as? String == "OFF")
+
+            let patch = #"{"recaptchaConfig":{"phoneEnforcementState":"ENFORCE","tollFraudManagedRules":[{"startScore":0.7,"action":"BLOCK"}]}}"#
+            let after = try await curl(["-X", "PATCH", "-H", "Content-Type: application/json", "-d", patch, url])
+            #expect(after.status == "200")
+            let config = try #require(after.body["recaptchaConfig"] as? [String: Any])
+            #expect(config["phoneEnforcementState"] as? String == "ENFORCE")
+            #expect(((config["tollFraudManagedRules"] as? [[String: Any]])?.first?["startScore"] as? Double) == 0.7)
+
+            // The app sees ENFORCE in its next config fetch: without the RecaptchaEnterprise SDK, 17208.
+            let (auth, _) = try await app(world)
+            #expect(await verificationError(auth) == .recaptchaSDKNotLinked)
+
+            let bad = try await curl(["-X", "PATCH", "-H", "Content-Type: application/json", "-d", #"{"recaptchaConfig":{"phoneEnforcementState":"ON"}}"#, url])
+            #expect(bad.status == "400")
+            #expect(((bad.body["error"] as? [String: Any])?["message"] as? String)?.contains("phoneEnforcementState") == true)
+            let otherProject = try await curl([url.replacingOccurrences(of: "/\(world.projectID)/", with: "/someone-else/")])
+            #expect(otherProject.status == "404")
+        }
+    }
 }

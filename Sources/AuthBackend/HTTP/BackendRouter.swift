@@ -90,6 +90,26 @@ enum BackendRouter {
             try JSONBody(await toolkit.verificationCodes())
         }
         routes.add(IdentityToolkitEndpoint.emulatorVerificationCodes.path, .get)
+        // The project config (its reCAPTCHA part), as the emulator's own config endpoint: no key.
+        let configPath = "/emulator/v1/projects/{project}/config"
+        @Sendable func checkProject(_ context: BackendRequestContext) throws {
+            let asked = context.parameters.get("project") ?? ""
+            guard asked == toolkit.configuration.projectID else {
+                throw IdentityToolkitError(.notFound, "project \(asked) is not this backend's (\(toolkit.configuration.projectID))")
+            }
+        }
+        router.get("/emulator/v1/projects/:project/config") { _, context in
+            try checkProject(context)
+            return try JSONBody(await toolkit.projectConfigForAdmin())
+        }
+        router.patch("/emulator/v1/projects/:project/config") { request, context in
+            try checkProject(context)
+            let body = try await request.body.collect(upTo: context.maxUploadSize)
+            let patch = try IdentityToolkitJSON.decode(EmulatorProjectConfig.self, from: body.readableBytesView)
+            return try JSONBody(try await toolkit.updateProjectConfig(patch))
+        }
+        routes.add(configPath, .get)
+        routes.add(configPath, .patch)
         router.get(RouterPath(JSONWebKeySet.firebaseIDTokenKeysPath)) { _, _ in try JSONBody(toolkit.tokenSigner.jwks) }
         routes.add(JSONWebKeySet.firebaseIDTokenKeysPath, .get)
 
@@ -139,7 +159,7 @@ struct BackendRequestContext: RequestContext {
 final class RouteMethods: Sendable {
     private let methods = Mutex<[String: Set<String>]>([:])
     func add(_ path: String, _ method: IdentityToolkitEndpoint.Method) {
-        methods.withLock { $0[path, default: []].insert(method.rawValue) }
+        methods.withLock { _ = $0[path, default: []].insert(method.rawValue) }
     }
     /// The methods `path` answers (an emulator path with any project); empty for an unknown path.
     func methods(for path: String) -> Set<String> {
