@@ -89,22 +89,8 @@ extension Auth {
         let idToken = try await user.getIDToken()
         switch credential {
         case let phone as PhoneAuthCredential:
-            var request = VerifyPhoneNumberRequest(sessionInfo: nil, code: nil, idToken: idToken, operation: "LINK")
-            if let proof = phone.temporaryProof {
-                request.temporaryProof = proof
-                request.phoneNumber = phone.phoneNumber
-            } else {
-                guard !phone.verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
-                guard !phone.verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
-                request.sessionInfo = phone.verificationID
-                request.code = phone.verificationCode
-            }
-            let response = try await backend.call(request)
-            if let proof = response.temporaryProof, !proof.isEmpty, let number = response.phoneNumber, !number.isEmpty {
-                throw AuthError(.credentialAlreadyInUse,
-                                "\(number) belongs to another account; sign in to it with userInfo[AuthErrorUserInfoUpdatedCredentialKey]",
-                                updatedCredential: PhoneAuthCredential(temporaryProof: proof, phoneNumber: number))
-            }
+            let response = try await backend.call(try phone.verifyRequest(operation: "LINK", idToken: idToken))
+            if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: AuthProviderID.phone.rawValue,
                                                                                      isNewUser: false, username: nil))

@@ -86,8 +86,6 @@ public final class Auth: Sendable {
             if finishedEvents.count > Auth.maximumPendingReceipts { finishedEvents.removeFirst() }
         }
         var lastVerification: AppVerificationPath?
-        /// The app's process was killed: nothing more happens.
-        var terminated = false
     }
     enum ProbeState { case notRun, running(OneShot<Bool>), done(Bool) }
     let state = Mutex(State())
@@ -199,14 +197,20 @@ public final class Auth: Sendable {
     /// registration failure.
     func waitForAPNSToken() async -> APNSTokenWait {
         let shot = OneShot<APNSTokenWait>()
-        if isTerminated { return .failed("the app's process was killed") }
-        let (token, first) = state.withLock { state -> (AuthAPNSToken?, Bool) in
-            guard state.apnsToken == nil else { return (state.apnsToken, false) }
+        enum Start { case dead, token(AuthAPNSToken), wait(first: Bool) }
+        // The host's flag is read under this lock: a waiter added before `terminate()` drains
+        // the waiters is drained; one added after sees the flag.
+        let start = state.withLock { state -> Start in
+            if host.isTerminated { return .dead }
+            if let token = state.apnsToken { return .token(token) }
             state.tokenWaiters.append(shot)
-            return (nil, state.tokenWaiters.count == 1)
+            return .wait(first: state.tokenWaiters.count == 1)
         }
-        if let token { return .token(token) }
-        if first { host.registerForRemoteNotifications() }
+        switch start {
+        case .dead: return .failed("the app's process was killed")
+        case .token(let token): return .token(token)
+        case .wait(let first): if first { host.registerForRemoteNotifications() }
+        }
         return await wait(for: shot, timeout: Self.apnsTokenTimeout, clock: host.clock, fallback: .timedOut)
     }
 
@@ -312,7 +316,7 @@ public final class Auth: Sendable {
         let shot = OneShot<AppCredential?>()
         enum Start { case ready(AppCredential), dead, wait }
         let start = state.withLock { state -> Start in
-            if state.terminated { return .dead }
+            if host.isTerminated { return .dead }
             if let credential = state.credential, credential.receipt == receipt { return .ready(credential) }
             state.credentialWaiters[receipt, default: []].append(shot)
             return .wait
@@ -325,7 +329,7 @@ public final class Auth: Sendable {
         if let pushed = await wait(for: shot, timeout: timeout, clock: host.clock, fallback: nil) { return pushed }
         return state.withLock { state in
             state.credentialWaiters[receipt] = nil
-            return state.terminated ? nil : state.credential
+            return host.isTerminated ? nil : state.credential
         }
     }
 
@@ -339,7 +343,6 @@ public final class Auth: Sendable {
             }
             let (emulator, languageCode) = state.withLock { ($0.emulator, $0.languageCode) }
             if emulator == "" { throw AuthError(.appConfigurationError, "useEmulator(withHost:port:) was given an empty host (the SDK stops with fatalError: Cannot connect to empty host)") }
-            if isTerminated { throw AuthError(.internalError, "the app's process was killed") }
             return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, headers: requestHeaders, transport: transport,
                                  logger: host.logger, host: host)
         }
@@ -376,22 +379,8 @@ public final class Auth: Sendable {
     @inline(never)
     private func phoneSignIn(_ phone: PhoneAuthCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
         let operation = isReauthentication ? "REAUTH" : "SIGN_UP_OR_IN"
-        var request = VerifyPhoneNumberRequest(sessionInfo: nil, code: nil, operation: operation)
-        if let proof = phone.temporaryProof {
-            request.temporaryProof = proof
-            request.phoneNumber = phone.phoneNumber
-        } else {
-            guard !phone.verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
-            guard !phone.verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
-            request.sessionInfo = phone.verificationID
-            request.code = phone.verificationCode
-        }
-        let response = try await backend.call(request)
-        if let proof = response.temporaryProof, !proof.isEmpty, let number = response.phoneNumber, !number.isEmpty {
-            // The SDK's `phoneCredentialInUse`: any phone answer with a temporary proof.
-            throw AuthError(.credentialAlreadyInUse, "\(number) belongs to another account",
-                            updatedCredential: PhoneAuthCredential(temporaryProof: proof, phoneNumber: number))
-        }
+        let response = try await backend.call(try phone.verifyRequest(operation: operation))
+        if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
         let isNewUser = response.isNewUser ?? false
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken,
                                             expiresIn: response.expiresIn)
@@ -544,7 +533,7 @@ public final class Auth: Sendable {
     /// active is `webContextCancelled` (17058), as in the SDK.
     func beginPresentation(eventID: String, scheme: String) throws(AuthError) -> OneShot<ReCAPTCHAFlow.Redirect?> {
         let shot = OneShot<ReCAPTCHAFlow.Redirect?>()
-        if state.withLock({ $0.terminated }) { throw AuthError(.internalError, "the app's process was killed") }
+        if host.isTerminated { throw AuthError(.internalError, "the app's process was killed") }
         let started = state.withLock { state -> Bool in
             guard state.presentation == nil else { return false }
             state.presentation = (eventID, scheme, shot)
@@ -566,11 +555,11 @@ public final class Auth: Sendable {
         shot?.fulfill(nil)
     }
 
-    /// iOS killed the app's process (``AppHost/terminate()``): every wait ends now and nothing
-    /// more is sent; what the keychain holds stays for the next process.
+    /// iOS killed the app's process (``AppHost/terminate()``, which sets the host's flag first):
+    /// every wait ends now and nothing more is sent; what the keychain holds stays for the next
+    /// process.
     func terminate() {
         let (tokens, credentials, presentation) = state.withLock { state in
-            state.terminated = true
             let waiting = (state.tokenWaiters, state.credentialWaiters.values.flatMap { $0 }, state.presentation?.outcome)
             state.tokenWaiters = []
             state.credentialWaiters = [:]
@@ -581,6 +570,4 @@ public final class Auth: Sendable {
         for waiter in credentials { waiter.fulfill(nil) }
         presentation?.fulfill(nil)
     }
-
-    var isTerminated: Bool { state.withLock { $0.terminated } }
 }

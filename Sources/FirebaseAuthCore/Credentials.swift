@@ -157,3 +157,31 @@ public enum OAuthProvider {
         OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
     }
 }
+
+extension PhoneAuthCredential {
+    /// The `verifyPhoneNumber` request this credential makes for `operation` (`SIGN_UP_OR_IN`,
+    /// `REAUTH`, `LINK`): the temporary proof and its number, or the verification ID and code
+    /// (both required, as the SDK checks before any request).
+    func verifyRequest(operation: String, idToken: String? = nil) throws(AuthError) -> VerifyPhoneNumberRequest {
+        var request = VerifyPhoneNumberRequest(sessionInfo: nil, code: nil, idToken: idToken, operation: operation)
+        if let temporaryProof {
+            request.temporaryProof = temporaryProof
+            request.phoneNumber = phoneNumber
+        } else {
+            guard !verificationID.isEmpty else { throw AuthError(.missingVerificationID, "the verification ID is empty") }
+            guard !verificationCode.isEmpty else { throw AuthError(.missingVerificationCode, "the verification code is empty") }
+            request.sessionInfo = verificationID
+            request.code = verificationCode
+        }
+        return request
+    }
+
+    /// The SDK's `phoneCredentialInUse`: any phone answer with a temporary proof means the number
+    /// belongs to another account, whose credential goes back as the updated credential.
+    static func inUse(_ response: VerifyPhoneNumberResponse) -> AuthError? {
+        guard let proof = response.temporaryProof, !proof.isEmpty, let number = response.phoneNumber, !number.isEmpty else { return nil }
+        return AuthError(.credentialAlreadyInUse,
+                         "\(number) belongs to another account; sign in to it with userInfo[AuthErrorUserInfoUpdatedCredentialKey]",
+                         updatedCredential: PhoneAuthCredential(temporaryProof: proof, phoneNumber: number))
+    }
+}

@@ -71,12 +71,13 @@ public final class Keychain: Sendable {
     /// Adds or replaces the item. - Throws: when the file cannot be written (the item is kept in memory).
     public func set(_ data: Data, service: String, account: String,
                     accessible: String = Keychain.accessibleAfterFirstUnlockThisDeviceOnly) throws(KeychainError) {
-        let snapshot = state.withLock { items -> [Item] in
+        // A keychain in memory copies nothing out (the sign-in path saves on every change).
+        let snapshot = state.withLock { items -> [Item]? in
             items.removeAll { $0.service == service && $0.account == account }
             items.append(Item(service: service, account: account, accessible: accessible, data: data))
-            return items
+            return file == nil ? nil : items
         }
-        try save(snapshot)
+        if let snapshot { try save(snapshot) }
     }
 
     /// Deletes the item, if there is one.
@@ -84,7 +85,7 @@ public final class Keychain: Sendable {
         let snapshot = state.withLock { items -> [Item]? in
             let before = items.count
             items.removeAll { $0.service == service && $0.account == account }
-            return items.count == before ? nil : items
+            return items.count == before || file == nil ? nil : items
         }
         if let snapshot { try save(snapshot) }
     }
