@@ -32,14 +32,7 @@ struct GuideSnippetTests {
             """
         let server = try ServerProcess(["/usr/bin/env", "python3", "-c", script])
         defer { server.stop() }
-        let line = try #require(try await server.waitFor("port").first { $0.hasPrefix("port") })
-        let port = try #require(Int(line.split(separator: " ")[1]))
-        var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
-        options.apiKey = "k"
-        let host = AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])
-        let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
-        auth.useEmulator(withHost: "127.0.0.1", port: port)
-        auth.settings?.isAppVerificationDisabledForTesting = false
+        let auth = emulatorApp(port: try await printedPort(server), testMode: false)
         auth.setAPNSToken(Data([1, 2, 3, 4]), type: .sandbox)
         do throws(AuthError) {
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
@@ -55,15 +48,9 @@ struct GuideSnippetTests {
         // A port nothing listens on: bind one, note it, close it.
         let socket = try await ServerProcess(["/usr/bin/env", "python3", "-c",
                                               "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print('port', s.getsockname()[1], flush=True)"])
-        let line = try #require(try await socket.waitFor("port").first { $0.hasPrefix("port") })
-        let port = try #require(Int(line.split(separator: " ")[1]))
+        let port = try await printedPort(socket)
         _ = try? await socket.exit()
-        var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
-        options.apiKey = "k"
-        let host = AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])
-        let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
-        auth.useEmulator(withHost: "127.0.0.1", port: port)
-        auth.settings?.isAppVerificationDisabledForTesting = true
+        let auth = emulatorApp(port: port, testMode: true)
         do throws(AuthError) {
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
             Issue.record("no error")
@@ -93,14 +80,7 @@ struct GuideSnippetTests {
             """
         let server = try ServerProcess(["/usr/bin/env", "python3", "-c", script])
         defer { server.stop() }
-        let line = try #require(try await server.waitFor("port").first { $0.hasPrefix("port") })
-        let port = try #require(Int(line.split(separator: " ")[1]))
-        var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
-        options.apiKey = "k"
-        let host = AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])
-        let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
-        auth.useEmulator(withHost: "127.0.0.1", port: port)
-        auth.settings?.isAppVerificationDisabledForTesting = false
+        let auth = emulatorApp(port: try await printedPort(server), testMode: false)
         auth.setAPNSToken(Data([1, 2, 3, 4]), type: .sandbox)
         do throws(AuthError) {
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
@@ -110,4 +90,22 @@ struct GuideSnippetTests {
             #expect(error.message.contains("NOT_IMPLEMENTED"))
         }
     }
+}
+
+/// The port a helper process printed on its first `port N` line.
+func printedPort(_ process: ServerProcess) async throws -> Int {
+    let line = try #require(try await process.waitFor("port").first { $0.hasPrefix("port") })
+    return try #require(Int(line.split(separator: " ")[1]))
+}
+
+/// A bare app (API key `k`, no device) whose Auth talks to a backend at 127.0.0.1:`port` as
+/// `useEmulator` makes it, with test mode as given (useEmulator turns it on).
+func emulatorApp(port: Int, testMode: Bool) -> Auth {
+    var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
+    options.apiKey = "k"
+    let host = AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])
+    let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
+    auth.useEmulator(withHost: "127.0.0.1", port: port)
+    auth.settings?.isAppVerificationDisabledForTesting = testMode
+    return auth
 }
