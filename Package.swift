@@ -120,8 +120,8 @@ let package = Package(
         .target(
             name: "AuthBackend",
             dependencies: ["APNsWire", "Utilities", "APNsSender", "IdentityToolkitAPI", "HTTPServerSupport",
-                           crypto, .product(name: "CryptoExtras", package: "swift-crypto"), nio("NIOCore"),
-                           hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging]
+                           crypto, .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                           nio("NIOCore"), hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging]
         ),
         // FirebaseAuth's phone-auth app verification and Sign in with Apple, on Linux, with the SDK's names.
         .target(
@@ -195,12 +195,13 @@ let package = Package(
         .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport", crypto, .product(name: "X509", package: "swift-certificates")]),
         .testTarget(
             name: "BackendRouteTests",
-            dependencies: ["AuthBackend", "IdentityToolkitAPI", hummingbird, .product(name: "HummingbirdTesting", package: "hummingbird")]
+            dependencies: ["AuthBackend", "IdentityToolkitAPI", "TestSupport", "Utilities", crypto, .product(name: "CryptoExtras", package: "swift-crypto"),
+                           hummingbird, .product(name: "HummingbirdTesting", package: "hummingbird")]
         ),
         .testTarget(
             name: "AuthFlowTests",
             dependencies: ["APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor",
-                           "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport", "LocalPKI", crypto, logging,
+                           "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport", "LocalPKI", crypto, .product(name: "CryptoExtras", package: "swift-crypto"), logging,
                            .product(name: "InMemoryLogging", package: "swift-log")]
         ),
         .testTarget(

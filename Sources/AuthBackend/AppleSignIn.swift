@@ -98,7 +98,7 @@ extension IdentityToolkit {
         if holder == nil, request.autoCreate == false {
             throw reject(endpoint, IdentityToolkitError(.userNotFound, "There is no user record for this Apple ID, and autoCreate is false."))
         }
-        let user = holder ?? BackendUser(localId: Self.randomString(bytes: 21), createdAt: now, appleSub: sub, email: email,
+        let user = holder ?? BackendUser(localId: newLocalID(hint: sub), createdAt: now, appleSub: sub, email: email,
                                          emailVerified: email == nil ? nil : emailVerified, displayName: name)
         let isNew = holder == nil
         if isNew {

@@ -1,6 +1,7 @@
 import IdentityToolkitAPI
 import Utilities
 import Crypto
+import CryptoExtras
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +29,8 @@ enum BackendRecord: Codable, Sendable {
     case applePending(token: String, sub: String, email: String?, at: Date)
     case applePendingUsed(token: String)
     /// A refresh token was issued (kept by SHA-256), for what sign-in.
-    case refreshToken(digest: String, localId: String, provider: String, secondFactor: String?, issuedAt: Date)
+    /// `claims`: a custom token's claims (a JSON object as text), kept for the tokens it refreshes.
+    case refreshToken(digest: String, localId: String, provider: String, secondFactor: String?, issuedAt: Date, claims: String? = nil)
     /// A first factor of a user with a second factor: the pending credential (by SHA-256) that a
     /// second factor turns into a session, once.
     case mfaPending(digest: String, localId: String, provider: String, at: Date)
@@ -40,6 +42,8 @@ enum BackendRecord: Codable, Sendable {
     /// The simulated reCAPTCHA Enterprise service issued a token (by SHA-256) for an action.
     case enterpriseToken(digest: String, action: String, issuedAt: Date)
     case enterpriseTokenUsed(digest: String)
+    /// Every user went (the emulator's `DELETE …/accounts`), with their refresh tokens and pending credentials.
+    case accountsReset
 }
 
 /// What a code session is for: a first factor (nil), enrolling a phone as a second factor, or a
@@ -76,7 +80,9 @@ struct BackendState {
         let localId: String
         let provider: String
         let secondFactor: String?
+        /// The sign-in: every ID token it refreshes keeps this `auth_time`.
         let issuedAt: Date
+        var claims: String? = nil
     }
     struct MFAPending {
         let localId: String
@@ -152,8 +158,11 @@ struct BackendState {
             pendingAppleTokens[token] = Pending(sub: sub, email: email, at: at)
         case .applePendingUsed(let token):
             pendingAppleTokens[token] = nil
-        case .refreshToken(let digest, let localId, let provider, let secondFactor, let issuedAt):
-            refreshTokens[digest] = RefreshToken(localId: localId, provider: provider, secondFactor: secondFactor, issuedAt: issuedAt)
+        case .refreshToken(let digest, let localId, let provider, let secondFactor, let issuedAt, let claims):
+            refreshTokens[digest] = RefreshToken(localId: localId, provider: provider, secondFactor: secondFactor, issuedAt: issuedAt,
+                                                 claims: claims)
+            // A sign-in: the user's last one (a compacted journal lists tokens in any order).
+            if let last = users[localId]?.lastLoginAt, last >= issuedAt {} else { users[localId]?.lastLoginAt = issuedAt }
         case .mfaPending(let digest, let localId, let provider, let at):
             mfaPending[digest] = MFAPending(localId: localId, provider: provider, at: at)
         case .mfaPendingUsed(let digest):
@@ -166,6 +175,14 @@ struct BackendState {
             enterpriseTokens[digest] = (action, issuedAt, false)
         case .enterpriseTokenUsed(let digest):
             enterpriseTokens[digest]?.used = true
+        case .accountsReset:
+            users = [:]
+            userByPhone = [:]
+            userByAppleSub = [:]
+            refreshTokens = [:]
+            mfaPending = [:]
+            pendingAppleTokens = [:]
+            temporaryProofs = [:]
         }
     }
 
@@ -208,7 +225,8 @@ struct BackendState {
         for (digest, at) in spentAppleTokens { out.append(.appleTokenSpent(digest: digest, at: at)) }
         for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at)) }
         for (digest, r) in refreshTokens {
-            out.append(.refreshToken(digest: digest, localId: r.localId, provider: r.provider, secondFactor: r.secondFactor, issuedAt: r.issuedAt))
+            out.append(.refreshToken(digest: digest, localId: r.localId, provider: r.provider, secondFactor: r.secondFactor, issuedAt: r.issuedAt,
+                                     claims: r.claims))
         }
         for (digest, token) in enterpriseTokens {
             out.append(.enterpriseToken(digest: digest, action: token.action, issuedAt: token.issuedAt))
@@ -229,7 +247,7 @@ struct BackendState {
 /// The backend's state directory: `journal.jsonl` (one ``BackendRecord`` per line, appended with
 /// `write(2)` before the answer that depends on it goes out, so a backend killed with SIGKILL and
 /// started again knows its users, pending sessions, app credentials and reCAPTCHA tokens) and
-/// `id-token-key.pem` (so ID tokens issued before a restart stay valid). The directory is the
+/// `id-token-rsa-key.pem` (so ID tokens issued before a restart stay valid). The directory is the
 /// user's alone (0700); it holds secrets.
 struct BackendJournal: Sendable {
     let directory: URL
@@ -240,7 +258,7 @@ struct BackendJournal: Sendable {
     /// Opens `directory`, replays its journal into a state, and rewrites the journal compacted
     /// (purged as of `now`). A torn last line (a write cut by a kill) is skipped; any other bad
     /// line is an error naming the line.
-    static func open(_ directory: URL, configuration: BackendConfiguration, now: Date) throws(IdentityToolkitError) -> (BackendJournal, BackendState, P256.Signing.PrivateKey) {
+    static func open(_ directory: URL, configuration: BackendConfiguration, now: Date) throws(IdentityToolkitError) -> (BackendJournal, BackendState, _RSA.Signing.PrivateKey) {
         let manager = FileManager.default
         do {
             try manager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -309,15 +327,17 @@ struct BackendJournal: Sendable {
         return encoder
     }()
 
-    /// The ES256 key that signs ID tokens: read from `id-token-key.pem`, or made and written (0600).
-    private static func idTokenKey(in directory: URL) throws(IdentityToolkitError) -> P256.Signing.PrivateKey {
-        let file = directory.appendingPathComponent("id-token-key.pem")
+    /// The RS256 key that signs ID tokens: read from `id-token-rsa-key.pem`, or made and written
+    /// (0600). (Before RS256 the key was a P-256 one in `id-token-key.pem`: tokens it signed are
+    /// no longer valid, as after a key rotation.)
+    private static func idTokenKey(in directory: URL) throws(IdentityToolkitError) -> _RSA.Signing.PrivateKey {
+        let file = directory.appendingPathComponent("id-token-rsa-key.pem")
         if let pem = try? String(contentsOf: file, encoding: .utf8) {
-            do { return try P256.Signing.PrivateKey(pemRepresentation: pem) } catch {
-                throw IdentityToolkitError(.stateCorrupt, "\(file.path) is not a P-256 private key in PEM: \(error)", status: 500)
+            do { return try _RSA.Signing.PrivateKey(pemRepresentation: pem) } catch {
+                throw IdentityToolkitError(.stateCorrupt, "\(file.path) is not an RSA private key in PEM: \(error)", status: 500)
             }
         }
-        let key = P256.Signing.PrivateKey()
+        let key = IDTokenSigner.makeKey()
         guard FileManager.default.createFile(atPath: file.path, contents: Data(key.pemRepresentation.utf8),
                                              attributes: [.posixPermissions: 0o600]) else {
             throw IdentityToolkitError(.stateUnavailable, "cannot write \(file.path)", status: 500)

@@ -1,73 +1,132 @@
 import IdentityToolkitAPI
 import Utilities
 import Crypto
+import CryptoExtras
 import Foundation
+import X509
 
-/// Mints Firebase ID tokens with the real claim set, signed ES256 with a key the backend
-/// publishes as a JWKS. (Firebase signs RS256; ES256 keeps this backend on swift-crypto's core API.
-/// Verifiers must read `alg` from the JWKS, as they should anyway.)
+/// Mints Firebase ID tokens as the service does: RS256 with a 2048-bit key named by `kid`, the
+/// claim set Firebase writes (``FirebaseIDTokenClaims``), and the public key published where
+/// Google publishes its own: as X.509 certificates (`…/robot/v1/metadata/x509/securetoken@…`, what
+/// the Admin SDKs fetch) and as a JWKS (`…/service_accounts/v1/jwk/securetoken@…`). A JWT library
+/// pointed at those verifies our tokens as it verifies Google's.
 public struct IDTokenSigner: Sendable {
     public let projectID: String
     public let keyID: String
-    private let key: P256.Signing.PrivateKey
+    private let key: _RSA.Signing.PrivateKey
     /// The token header's segment: the same for every token this signer makes.
     private let headerSegment: String
+    /// A self-signed certificate of the public key, PEM, as Google's x509 endpoint serves them.
+    public let certificatePEM: String
 
-    public init(projectID: String, key: P256.Signing.PrivateKey = .init()) {
+    /// - Parameter key: the signing key; by default one shared by every memory-only backend of
+    ///   this process (a 2048-bit RSA key takes a while to make).
+    public init(projectID: String, key: _RSA.Signing.PrivateKey = IDTokenSigner.processKey) throws {
         self.projectID = projectID
         self.key = key
-        let keyID = String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.rawRepresentation))).prefix(16))
-        self.keyID = keyID
-        headerSegment = Base64URL.encode((try? IdentityToolkitJSON.encode(JWTHeader(alg: "ES256", kid: keyID))) ?? [])
+        let keyID = Hex.encode(SHA256.hash(data: Array(key.publicKey.derRepresentation))).prefix(40).lowercased()
+        self.keyID = String(keyID)
+        headerSegment = Base64URL.encode((try? IdentityToolkitJSON.encode(JWTHeader(alg: "RS256", kid: self.keyID))) ?? [])
+        certificatePEM = try Self.certificate(for: key)
     }
 
-    public var publicKey: P256.Signing.PublicKey { key.publicKey }
+    /// The key memory-only backends of this process sign with.
+    public static let processKey: _RSA.Signing.PrivateKey = makeKey()
 
-    public func token(uid: String, phoneNumber: String, now: Date) -> String {
-        token(for: BackendUser(localId: uid, phoneNumber: phoneNumber, createdAt: now), provider: "phone", now: now)
+    public static func makeKey() -> _RSA.Signing.PrivateKey {
+        // 2048 bits is a size BoringSSL always makes.
+        try! _RSA.Signing.PrivateKey(keySize: .bits2048)
     }
 
-    /// An ID token for `user`, signed in with `provider` (`phone`, `apple.com`), and with the
-    /// second factor `secondFactor` (an enrollment ID) when one completed the sign-in.
-    public func token(for user: BackendUser, provider: String, secondFactor: String? = nil, now: Date) -> String {
+    public var publicKey: _RSA.Signing.PublicKey { key.publicKey }
+
+    /// An ID token for `user`, signed in with `provider` (`phone`, `apple.com`, `custom`) at
+    /// `authTime` (the sign-in; a refresh keeps it), with the second factor `secondFactor` (an
+    /// enrollment ID) when one completed the sign-in, and the user's custom claims plus
+    /// `extraClaims` (a custom token's).
+    public func token(for user: BackendUser, provider: String, secondFactor: String? = nil, authTime: Date? = nil,
+                      extraClaims: [String: JSONValue] = [:], now: Date) -> String {
         var identities: [String: [String]] = [:]
         if let phone = user.phoneNumber { identities["phone"] = [phone] }
         if let sub = user.appleSub { identities["apple.com"] = [sub] }
         if let email = user.email { identities["email"] = [email] }
+        for other in user.otherProviders ?? [] {
+            if let rawId = other.rawId { identities[other.providerId, default: []].append(rawId) }
+        }
+        var custom = user.customClaims
+        custom.merge(extraClaims) { _, extra in extra }
         let claims = FirebaseIDTokenClaims(projectID: projectID, uid: user.localId, issuedAt: Int(now.timeIntervalSince1970),
+                                           authTime: authTime.map { Int($0.timeIntervalSince1970) },
                                            phoneNumber: user.phoneNumber, email: user.email,
                                            emailVerified: user.email == nil ? nil : (user.emailVerified ?? true), name: user.displayName,
+                                           picture: user.photoUrl, customClaims: custom,
                                            firebase: .init(identities: identities, signInProvider: provider,
                                                            signInSecondFactor: secondFactor == nil ? nil : "phone",
                                                            secondFactorIdentifier: secondFactor))
-        func segment(_ value: some Encodable) -> String {
-            // Strings, integers and dictionaries of them always encode.
-            Base64URL.encode((try? IdentityToolkitJSON.encode(value)) ?? [])
-        }
-        let input = headerSegment + "." + segment(claims)
-        let signature = try! key.signature(for: Array(input.utf8))
+        // Strings, numbers and dictionaries of them always encode.
+        let input = headerSegment + "." + Base64URL.encode((try? IdentityToolkitJSON.encode(claims)) ?? [])
+        let signature = try! key.signature(for: Array(input.utf8), padding: .insecurePKCS1v1_5)
         return input + "." + Base64URL.encode(Array(signature.rawRepresentation))
     }
 
     /// The user ID in one of this signer's tokens, if it is valid at `now`.
     public func verifiedUID(_ token: String, now: Date) -> String? { verifiedClaims(token, now: now)?.sub }
 
-    /// The claims of one of this signer's tokens, if it is valid at `now`.
+    /// The claims of one of this signer's tokens, if it is valid at `now`: RS256 under our `kid`
+    /// only (no `none`, no other algorithm), our project, not expired.
     public func verifiedClaims(_ token: String, now: Date) -> FirebaseIDTokenClaims? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let claimBytes = Base64URL.decode(parts[1]), let signatureBytes = Base64URL.decode(parts[2]),
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
-              key.publicKey.isValidSignature(signature, for: Array((parts[0] + "." + parts[1]).utf8)),
+        guard parts.count == 3, parts[0] == headerSegment[...] || headerMatches(parts[0]),
+              let claimBytes = Base64URL.decode(parts[1]), let signatureBytes = Base64URL.decode(parts[2]),
+              key.publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signatureBytes),
+                                             for: Array((parts[0] + "." + parts[1]).utf8), padding: .insecurePKCS1v1_5),
               let claims = try? IdentityToolkitJSON.decode(FirebaseIDTokenClaims.self, from: claimBytes),
               claims.aud == projectID, Double(claims.exp) > now.timeIntervalSince1970
         else { return nil }
         return claims
     }
 
-    /// The JWKS the backend publishes.
-    public var jwks: JSONWebKeySet {
-        let raw = Array(key.publicKey.rawRepresentation)
-        return JSONWebKeySet(keys: [JSONWebKey(kty: "EC", kid: keyID, alg: "ES256", use: "sig", crv: "P-256",
-                                               x: Base64URL.encode(raw[0..<32]), y: Base64URL.encode(raw[32..<64]))])
+    /// A header written by another encoder (keys in another order) with the same algorithm and key.
+    private func headerMatches(_ segment: Substring) -> Bool {
+        guard let bytes = Base64URL.decode(segment), let header = try? IdentityToolkitJSON.decode(JWTHeader.self, from: bytes) else { return false }
+        return header.alg == "RS256" && header.kid == keyID
     }
+
+    /// The JWKS (`…/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com`).
+    public var jwks: JSONWebKeySet {
+        let primitives = try? key.publicKey.getKeyPrimitives()
+        return JSONWebKeySet(keys: [JSONWebKey(kty: "RSA", kid: keyID, alg: "RS256", use: "sig",
+                                               n: Base64URL.encode(Array(primitives?.modulus ?? Data())),
+                                               e: Base64URL.encode(Array(primitives?.publicExponent ?? Data())))])
+    }
+
+    /// `{kid: certificate PEM}` (`…/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com`).
+    public var x509Certificates: [String: String] { [keyID: certificatePEM] }
+
+    /// A self-signed certificate of `key` (as Google's are: `CN=securetoken.system.gserviceaccount.com`),
+    /// valid from a day before now for a year.
+    static func certificate(for key: _RSA.Signing.PrivateKey) throws -> String {
+        let name = try DistinguishedName { CommonName("securetoken.system.gserviceaccount.com") }
+        let now = Date()
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-86_400), notValidAfter: now.addingTimeInterval(365 * 86_400),
+            issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                try ExtendedKeyUsage([.clientAuth])
+            },
+            issuerPrivateKey: .init(key))
+        return try certificate.serializeAsPEM().pemString
+    }
+}
+
+extension JSONWebKeySet {
+    /// Where Google publishes the ID-token keys as a JWKS today, emulator-style:
+    /// `https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com`.
+    public static let firebaseIDTokenJWKPath = "/www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"
+    /// …and as X.509 certificates by key ID (what the Admin SDKs fetch):
+    /// `https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com`.
+    public static let firebaseIDTokenX509Path = "/www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
 }

@@ -13,6 +13,12 @@ public struct BackendConfiguration: Sendable {
     public var bundleID = "com.example.authsim"
     /// Fictional numbers with fixed 6-digit codes: no SMS, no app verification needed (at most 10).
     public var testPhoneNumbers: [String: String] = [:]
+    /// The code every SMS carries (6 digits) instead of a random one: what a CI run that reads no
+    /// outbox needs (firebase-tools#4290). `nil`: random codes.
+    public var fixedSMSCode: String?
+    /// Derive new users' local IDs from this seed and their phone number or Apple ID instead of
+    /// at random, so the same user has the same ID in every run (firebase-tools#3421). `nil`: random.
+    public var idSeed: String?
     /// What verifyClient tells the app to wait for the push, in seconds.
     public var suggestedTimeout = 5
     /// How long an SMS code (a session) stays valid.
@@ -78,6 +84,9 @@ public struct BackendConfiguration: Sendable {
                 throw IdentityToolkitError(.invalidConfig, "test code for \(number) must be 6 digits")
             }
             normalized[try PhoneNumbers.validate(number)] = code
+        }
+        if let code = fixedSMSCode, code.count != 6 || !code.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            throw IdentityToolkitError(.invalidConfig, "the fixed SMS code must be 6 digits, not \(code)")
         }
         var copy = self
         copy.testPhoneNumbers = normalized
@@ -149,7 +158,7 @@ public enum BackendEvent: Sendable {
 public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
     case verifyClient, sendVerificationCode, signInWithPhoneNumber, signInWithIdp, revokeToken, deleteAccount, setAccountInfo
     case getAccountInfo, secureToken, mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize
-    case recaptchaConfig
+    case recaptchaConfig, signInWithCustomToken
 
     /// The second factor's operations.
     public static let secondFactorOperations: Set<BackendOperation> = [
@@ -158,7 +167,7 @@ public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable 
 }
 
 /// A user the backend knows: by phone number, by Apple ID, or both (linked); with the second
-/// factors they enrolled.
+/// factors they enrolled, and what the Admin SDKs set (disabled, custom claims, revocation).
 public struct BackendUser: Sendable, Hashable, Codable {
     public var localId: String
     public var phoneNumber: String?
@@ -171,6 +180,25 @@ public struct BackendUser: Sendable, Hashable, Codable {
     public var displayName: String?
     /// Enrolled second factors (phone numbers), oldest first.
     public var mfaEnrollments: [MFAEnrollmentRecord]?
+    public var photoUrl: String?
+    /// A disabled user cannot sign in or refresh a token (USER_DISABLED).
+    public var disabled: Bool?
+    /// Custom claims, a JSON object as text (at most 1,000 characters), as the Admin SDKs set them.
+    public var customAttributes: String?
+    /// Tokens issued before this (seconds since 1970) are revoked: refresh tokens stop working,
+    /// ID tokens issued earlier are TOKEN_EXPIRED here and revoked for `verify_id_token(check_revoked=True)`.
+    public var validSince: Int64?
+    /// The last sign-in (not a refresh).
+    public var lastLoginAt: Date?
+    /// Whether the user signed in with a custom token.
+    public var customAuth: Bool?
+    /// Providers this backend does not sign in with (google.com, password, …), kept from an import
+    /// so that an export gives them back.
+    public var otherProviders: [ProviderUserInfo]?
+    /// An email/password user's hash and salt from an import, kept as given, never checked.
+    public var passwordHash: String?
+    public var salt: String?
+    public var passwordUpdatedAt: Double?
 
     public init(localId: String, phoneNumber: String? = nil, createdAt: Date, appleSub: String? = nil, email: String? = nil,
                 emailVerified: Bool? = nil, displayName: String? = nil, mfaEnrollments: [MFAEnrollmentRecord]? = nil) {
@@ -186,6 +214,13 @@ public struct BackendUser: Sendable, Hashable, Codable {
 
     /// Whether a second factor stands between a first factor and a session.
     public var hasSecondFactor: Bool { !(mfaEnrollments ?? []).isEmpty }
+
+    /// The custom claims as values (empty when none; the text was checked when it was set).
+    public var customClaims: [String: JSONValue] {
+        guard let customAttributes, !customAttributes.isEmpty,
+              let claims = try? JSONDecoder().decode([String: JSONValue].self, from: Data(customAttributes.utf8)) else { return [:] }
+        return claims
+    }
 }
 
 /// One enrolled phone second factor.
@@ -221,6 +256,11 @@ public actor IdentityToolkit {
     /// The project's reCAPTCHA SMS defense, from the configuration and changed at run time through
     /// the project config (``updateProjectConfig(_:)``). In memory, as the emulator's config is.
     var smsDefenseSettings: SMSDefenseSettings
+    /// The project's test phone numbers: the configuration's, changed at run time through the
+    /// project config (`signIn.phoneNumber.testPhoneNumbers`). In memory, as the emulator's config is.
+    var testPhoneNumbers: [String: String]
+    /// The emulator's own sign-in settings, kept and echoed by the project config (and its export).
+    var emulatorSignIn = EmulatorSignInSettings()
     /// Where every change is written before its answer goes out (`nil`: memory only).
     private let journal: BackendJournal?
     private var commitsSincePurge = 0
@@ -240,14 +280,15 @@ public actor IdentityToolkit {
         self.logger = logger
         self.appleID = try AppleIDProvider(clock: clock)
         self.smsDefenseSettings = SMSDefenseSettings(configuration)
+        self.testPhoneNumbers = configuration.testPhoneNumbers
         if let stateDirectory {
             let (journal, state, key) = try BackendJournal.open(stateDirectory, configuration: configuration, now: clock.now)
             self.journal = journal
             self.state = state
-            self.tokenSigner = IDTokenSigner(projectID: configuration.projectID, key: key)
+            self.tokenSigner = try IDTokenSigner(projectID: configuration.projectID, key: key)
         } else {
             self.journal = nil
-            self.tokenSigner = IDTokenSigner(projectID: configuration.projectID)
+            self.tokenSigner = try IDTokenSigner(projectID: configuration.projectID)
         }
     }
 
@@ -333,7 +374,7 @@ public actor IdentityToolkit {
     func checkAppProof(number: String, iosReceipt: String?, iosSecret: String?, recaptchaToken: String?,
                        captchaResponse: String? = nil, recaptchaVersion: String? = nil, clientType: String? = nil,
                        action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) {
-        guard configuration.testPhoneNumbers[number] == nil else { return }
+        guard testPhoneNumbers[number] == nil else { return }
         let hasLegacyProof = !(iosReceipt ?? "").isEmpty || recaptchaToken != nil
         if try smsDefense(captchaResponse: captchaResponse, recaptchaVersion: recaptchaVersion, clientType: clientType, action: action,
                           hasLegacyProof: hasLegacyProof, endpoint: endpoint) {
@@ -363,7 +404,7 @@ public actor IdentityToolkit {
     /// test numbers get their fixed code and no SMS.
     func openSession(number: String, purpose: SessionPurpose?, languageCode: String?,
                      endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
-        let testCode = configuration.testPhoneNumbers[number]
+        let testCode = testPhoneNumbers[number]
         let now = clock.now
         if testCode == nil, let policy = configuration.smsRegionPolicy, !policy.allows(PhoneNumbers.region(of: number)) {
             throw reject(endpoint, IdentityToolkitError(
@@ -386,7 +427,7 @@ public actor IdentityToolkit {
                 throw reject(endpoint, IdentityToolkitError(.quotaExceeded, "the project's \(limit) SMS for today are used"))
             }
         }
-        let code = testCode ?? String(format: "%06d", Int.random(in: 0..<1_000_000))
+        let code = testCode ?? configuration.fixedSMSCode ?? String(format: "%06d", Int.random(in: 0..<1_000_000))
         let sessionInfo = Self.randomString(bytes: 64)
         do {
             try commit(.session(id: sessionInfo, phoneNumber: number, code: code, createdAt: now, purpose: purpose))
@@ -511,7 +552,7 @@ public actor IdentityToolkit {
                     user = existing
                 }
             } else {
-                let created = BackendUser(localId: Self.randomString(bytes: 21), phoneNumber: number, createdAt: clock.now)
+                let created = BackendUser(localId: newLocalID(hint: number), phoneNumber: number, createdAt: clock.now)
                 try commit(.user(created))
                 user = created
             }
@@ -548,16 +589,27 @@ public actor IdentityToolkit {
 
     /// An ID token and a refresh token (kept, by SHA-256, for ``secureToken(_:)``) for `user`
     /// signed in with `provider`, and with `secondFactor` (an enrollment ID) when a second factor
-    /// completed the sign-in.
-    func issueTokens(for user: BackendUser, provider: String, secondFactor: String? = nil,
+    /// completed the sign-in; `claims` are a custom token's (a JSON object as text). A disabled
+    /// user gets USER_DISABLED instead.
+    func issueTokens(for user: BackendUser, provider: String, secondFactor: String? = nil, claims: String? = nil,
                      endpoint: BackendOperation) throws(IdentityToolkitError) -> (idToken: String, refreshToken: String, expiresIn: String) {
+        try requireEnabled(user, endpoint: endpoint)
         let refreshToken = Self.randomString(bytes: 48)
         let now = clock.now
         do {
             try commit(.refreshToken(digest: Self.digest(refreshToken), localId: user.localId, provider: provider,
-                                     secondFactor: secondFactor, issuedAt: now))
+                                     secondFactor: secondFactor, issuedAt: now, claims: claims))
         } catch { throw reject(endpoint, error) }
-        return (tokenSigner.token(for: user, provider: provider, secondFactor: secondFactor, now: now), refreshToken, "3600")
+        let extra = claims.flatMap { try? JSONDecoder().decode([String: JSONValue].self, from: Data($0.utf8)) } ?? [:]
+        return (tokenSigner.token(for: user, provider: provider, secondFactor: secondFactor, authTime: now, extraClaims: extra, now: now),
+                refreshToken, "3600")
+    }
+
+    /// USER_DISABLED for a user an admin disabled: no sign-in, no refresh, no call with their ID token.
+    func requireEnabled(_ user: BackendUser, endpoint: BackendOperation) throws(IdentityToolkitError) {
+        if user.disabled == true {
+            throw reject(endpoint, IdentityToolkitError(.userDisabled, "The user account has been disabled by an administrator."))
+        }
     }
 
     /// The code of a session (a verification ID), as the SMS carried it.

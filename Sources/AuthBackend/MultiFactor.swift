@@ -139,6 +139,7 @@ extension IdentityToolkit {
 
     /// A pending credential for `user`'s second factor, after a first factor with `provider`.
     func openMFAPending(for user: BackendUser, provider: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
+        try requireEnabled(user, endpoint: endpoint)
         let credential = Self.randomString(bytes: 48)
         do { try commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider, at: clock.now)) } catch {
             throw reject(endpoint, error)
@@ -195,6 +196,11 @@ extension IdentityToolkit {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }
         guard let user = state.users[claims.sub] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
+        // Revoked (the Admin SDK's revoke_refresh_tokens), as the Auth Emulator's parseIdToken checks.
+        if let validSince = user.validSince, Int64(claims.iat) < validSince {
+            throw reject(endpoint, IdentityToolkitError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again."))
+        }
+        try requireEnabled(user, endpoint: endpoint)
         return (user, claims.firebase.signInProvider)
     }
 
@@ -249,20 +255,30 @@ extension IdentityToolkit {
         return GetAccountInfoResponse(users: [Self.userInfo(user)])
     }
 
-    /// A user as `accounts:lookup` describes them.
+    /// A user as `accounts:lookup` and `accounts:batchGet` describe them (and as the Auth
+    /// Emulator's export writes them).
     static func userInfo(_ user: BackendUser) -> UserRecord {
         var providers: [ProviderUserInfo] = []
         if let phone = user.phoneNumber { providers.append(ProviderUserInfo(providerId: "phone", rawId: phone, phoneNumber: phone)) }
         if let sub = user.appleSub {
             providers.append(ProviderUserInfo(providerId: "apple.com", rawId: sub, federatedId: sub, email: user.email))
         }
+        providers += user.otherProviders ?? []
+        if user.passwordHash != nil, let email = user.email {
+            providers.append(ProviderUserInfo(providerId: "password", rawId: email, federatedId: email, email: email, displayName: user.displayName))
+        }
         let enrollments = (user.mfaEnrollments ?? []).map {
             MFAEnrollment(mfaEnrollmentId: $0.id, displayName: $0.displayName, phoneInfo: $0.phoneNumber, enrolledAt: rfc3339($0.enrolledAt))
         }
+        func milliseconds(_ date: Date) -> String { String(Int64((date.timeIntervalSince1970 * 1000).rounded())) }
         return UserRecord(localId: user.localId, email: user.email, emailVerified: user.email == nil ? nil : (user.emailVerified ?? true),
-                        displayName: user.displayName, phoneNumber: user.phoneNumber, providerUserInfo: providers,
-                        createdAt: String(Int64(user.createdAt.timeIntervalSince1970 * 1000)),
-                        mfaInfo: enrollments.isEmpty ? nil : enrollments)
+                          displayName: user.displayName, photoUrl: user.photoUrl, phoneNumber: user.phoneNumber,
+                          disabled: user.disabled ?? false, providerUserInfo: providers,
+                          validSince: user.validSince.map { String($0) },
+                          createdAt: milliseconds(user.createdAt), lastLoginAt: user.lastLoginAt.map(milliseconds),
+                          customAttributes: user.customAttributes, mfaInfo: enrollments.isEmpty ? nil : enrollments,
+                          customAuth: user.customAuth, passwordHash: user.passwordHash, salt: user.salt,
+                          passwordUpdatedAt: user.passwordUpdatedAt)
     }
 
     /// `securetoken.googleapis.com/v1/token` (`grant_type=refresh_token`): a fresh ID token for a
@@ -279,7 +295,14 @@ extension IdentityToolkit {
             throw reject(endpoint, IdentityToolkitError(.invalidRefreshToken))
         }
         guard let user = state.users[stored.localId] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
-        let idToken = tokenSigner.token(for: user, provider: stored.provider, secondFactor: stored.secondFactor, now: clock.now)
+        try requireEnabled(user, endpoint: endpoint)
+        // Revoked: the service answers TOKEN_EXPIRED (the SDK's 17021, userTokenExpired).
+        if let validSince = user.validSince, Int64(stored.issuedAt.timeIntervalSince1970) < validSince {
+            throw reject(endpoint, IdentityToolkitError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again."))
+        }
+        let extra = stored.claims.flatMap { try? JSONDecoder().decode([String: JSONValue].self, from: Data($0.utf8)) } ?? [:]
+        let idToken = tokenSigner.token(for: user, provider: stored.provider, secondFactor: stored.secondFactor, authTime: stored.issuedAt,
+                                        extraClaims: extra, now: clock.now)
         return SecureTokenResponse(accessToken: idToken, expiresIn: "3600", refreshToken: refreshToken, idToken: idToken,
                                    userId: user.localId, projectId: configuration.projectID)
     }

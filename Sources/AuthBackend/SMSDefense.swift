@@ -62,18 +62,48 @@ extension IdentityToolkit {
     /// The project config: its reCAPTCHA part, as the Admin API writes it.
     public func projectConfigForAdmin() -> EmulatorProjectConfig {
         let settings = smsDefenseSettings
-        return EmulatorProjectConfig(recaptchaConfig: ProjectRecaptchaConfig(
-            phoneEnforcementState: settings.phone.rawValue, emailPasswordEnforcementState: RecaptchaEnforcement.off.rawValue,
-            useSmsTollFraudProtection: settings.useSmsTollFraudProtection, useSmsBotScore: settings.useSmsBotScore,
-            tollFraudManagedRules: [.init(startScore: settings.tollFraudThreshold, action: "BLOCK")]))
+        return EmulatorProjectConfig(
+            signIn: .init(allowDuplicateEmails: emulatorSignIn.allowDuplicateEmails,
+                          phoneNumber: .init(enabled: true, testPhoneNumbers: testPhoneNumbers)),
+            emailPrivacyConfig: .init(enableImprovedEmailPrivacy: emulatorSignIn.enableImprovedEmailPrivacy),
+            recaptchaConfig: ProjectRecaptchaConfig(
+                phoneEnforcementState: settings.phone.rawValue, emailPasswordEnforcementState: RecaptchaEnforcement.off.rawValue,
+                useSmsTollFraudProtection: settings.useSmsTollFraudProtection, useSmsBotScore: settings.useSmsBotScore,
+                tollFraudManagedRules: [.init(startScore: settings.tollFraudThreshold, action: "BLOCK")]),
+            authsim: .init(bundleID: configuration.bundleID, suggestedTimeoutSeconds: configuration.suggestedTimeout,
+                           receiptLifetimeSeconds: Int(configuration.receiptLifetime), codeLifetimeSeconds: Int(configuration.codeLifetime),
+                           fixedSMSCode: configuration.fixedSMSCode, idSeed: configuration.idSeed != nil))
     }
 
-    /// Changes the project's reCAPTCHA config (the fields given; others stay), as the Admin API's
-    /// `updateProjectConfig` does: the next `recaptchaConfig` and code request see it.
-    /// - Throws: `INVALID_CONFIG` naming the field for a state other than OFF, AUDIT, ENFORCE, a
-    ///   start score outside 0…1, an action other than BLOCK, or email/password enforcement.
+    /// The project config in the Auth Emulator's own shape (`signIn.allowDuplicateEmails`,
+    /// `emailPrivacyConfig`): what an export's `config.json` holds, so that the emulator loads it.
+    public func projectConfigForExport() -> EmulatorProjectConfig {
+        EmulatorProjectConfig(signIn: .init(allowDuplicateEmails: emulatorSignIn.allowDuplicateEmails),
+                              emailPrivacyConfig: .init(enableImprovedEmailPrivacy: emulatorSignIn.enableImprovedEmailPrivacy))
+    }
+
+    /// Changes the project config (the fields given; others stay): the emulator's sign-in
+    /// settings, the test phone numbers (replaced as a whole, checked as at start-up), and the
+    /// reCAPTCHA config as the Admin API's `updateProjectConfig` does (the next `recaptchaConfig`
+    /// and code request see it). Nothing changes unless everything given is good.
     public func updateProjectConfig(_ patch: EmulatorProjectConfig) throws(IdentityToolkitError) -> EmulatorProjectConfig {
-        guard let recaptcha = patch.recaptchaConfig else { return projectConfigForAdmin() }
+        var numbers = testPhoneNumbers
+        if let given = patch.signIn?.phoneNumber?.testPhoneNumbers {
+            var check = configuration
+            check.testPhoneNumbers = given
+            numbers = try check.validated().testPhoneNumbers
+        }
+        if patch.signIn?.phoneNumber?.enabled == false {
+            throw IdentityToolkitError(.invalidConfig, "signIn.phoneNumber.enabled: phone sign-in is what this backend is for; it stays on")
+        }
+        var signIn = emulatorSignIn
+        if let flag = patch.signIn?.allowDuplicateEmails { signIn.allowDuplicateEmails = flag }
+        if let flag = patch.emailPrivacyConfig?.enableImprovedEmailPrivacy { signIn.enableImprovedEmailPrivacy = flag }
+        guard let recaptcha = patch.recaptchaConfig else {
+            testPhoneNumbers = numbers
+            emulatorSignIn = signIn
+            return projectConfigForAdmin()
+        }
         var settings = smsDefenseSettings
         if let state = recaptcha.phoneEnforcementState {
             guard let parsed = RecaptchaEnforcement(rawValue: state) else {
@@ -93,6 +123,8 @@ extension IdentityToolkit {
             settings.tollFraudThreshold = rule.startScore
         }
         smsDefenseSettings = settings
+        testPhoneNumbers = numbers
+        emulatorSignIn = signIn
         logger.info("project reCAPTCHA config changed", metadata: ["phone": "\(settings.phone.rawValue)", "tollFraudThreshold": "\(settings.tollFraudThreshold)"])
         return projectConfigForAdmin()
     }
@@ -202,3 +234,11 @@ extension IdentityToolkit {
     }
 }
 
+
+/// The Auth Emulator's own sign-in settings (`signIn.allowDuplicateEmails`,
+/// `emailPrivacyConfig.enableImprovedEmailPrivacy`): no email sign-in here reads them, but they are
+/// kept so that a config imported from the emulator goes back to it unchanged.
+struct EmulatorSignInSettings: Sendable, Hashable {
+    var allowDuplicateEmails = false
+    var enableImprovedEmailPrivacy = false
+}

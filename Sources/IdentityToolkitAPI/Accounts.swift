@@ -1,4 +1,5 @@
 import Foundation
+import Utilities
 
 // Accounts after sign-in, identity providers and tokens. Fields and wire names as the SDK's RPC
 // types (FirebaseAuth 12.19 `Backend/RPC/VerifyAssertionRequest.swift`, `RevokeTokenRequest.swift`,
@@ -146,9 +147,20 @@ public struct SetAccountInfoRequest: AuthRPCRequest, Hashable {
     /// Admin: custom claims, as a JSON object in a string.
     public var customAttributes: String?
     /// Admin: tokens issued before this (seconds since 1970, as a string) are revoked.
-    public var validSince: String?
+    @Int64Text public var validSince: String?
     public var emailVerified: Bool?
     public var tenantId: String?
+    /// Admin: the user's second factors, replaced by these (none: all withdrawn).
+    public var mfa: MFAUpdate?
+    /// Admin: when the user was created / last signed in (milliseconds since 1970, as strings).
+    @Int64Text public var createdAt: String?
+    @Int64Text public var lastLoginAt: String?
+
+    /// `{"enrollments": [...]}`.
+    public struct MFAUpdate: Codable, Sendable, Hashable {
+        public var enrollments: [MFAEnrollment]?
+        public init(enrollments: [MFAEnrollment]?) { self.enrollments = enrollments }
+    }
 
     public init(idToken: String? = nil, localId: String? = nil, displayName: String? = nil, email: String? = nil,
                 photoUrl: String? = nil, phoneNumber: String? = nil, deleteAttribute: [String]? = nil, deleteProvider: [String]? = nil,
@@ -249,22 +261,35 @@ public struct UserRecord: Codable, Sendable, Hashable {
     public var disabled: Bool?
     public var providerUserInfo: [ProviderUserInfo]?
     /// Seconds since 1970, as a string: tokens issued before are revoked.
-    public var validSince: String?
+    @Int64Text public var validSince: String?
     /// Milliseconds since 1970, as strings.
-    public var createdAt: String?
-    public var lastLoginAt: String?
+    @Int64Text public var createdAt: String?
+    @Int64Text public var lastLoginAt: String?
     /// RFC 3339.
     public var lastRefreshAt: String?
     /// Custom claims, a JSON object in a string.
     public var customAttributes: String?
     public var mfaInfo: [MFAEnrollment]?
     public var tenantId: String?
+    /// Whether the user ever signed in with a custom token.
+    public var customAuth: Bool?
+    /// An email/password user's hash and salt, kept as given (an import, an emulator export):
+    /// this backend signs nobody in with them.
+    public var passwordHash: String?
+    public var salt: String?
+    /// Milliseconds since 1970 (a number, as the Auth Emulator writes it).
+    public var passwordUpdatedAt: Double?
 
     public init(localId: String, email: String? = nil, emailVerified: Bool? = nil, displayName: String? = nil,
                 photoUrl: String? = nil, phoneNumber: String? = nil, disabled: Bool? = nil,
                 providerUserInfo: [ProviderUserInfo]? = nil, validSince: String? = nil, createdAt: String? = nil,
                 lastLoginAt: String? = nil, lastRefreshAt: String? = nil, customAttributes: String? = nil,
-                mfaInfo: [MFAEnrollment]? = nil, tenantId: String? = nil) {
+                mfaInfo: [MFAEnrollment]? = nil, tenantId: String? = nil, customAuth: Bool? = nil, passwordHash: String? = nil,
+                salt: String? = nil, passwordUpdatedAt: Double? = nil) {
+        self.customAuth = customAuth
+        self.passwordHash = passwordHash
+        self.salt = salt
+        self.passwordUpdatedAt = passwordUpdatedAt
         self.localId = localId
         self.email = email
         self.emailVerified = emailVerified

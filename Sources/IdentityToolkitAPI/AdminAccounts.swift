@@ -107,9 +107,15 @@ public struct UploadAccountRequest: AuthRPCRequest, Hashable {
     public static let endpoint = IdentityToolkitEndpoint.adminBatchCreate
     public var users: [UserRecord]?
     public var hashAlgorithm: String?
-    public init(users: [UserRecord]?, hashAlgorithm: String? = nil) {
+    /// Replace users whose local ID exists (otherwise they are errors).
+    public var allowOverwrite: Bool?
+    /// Refuse the batch if two of its users share a provider's raw ID.
+    public var sanityCheck: Bool?
+    public init(users: [UserRecord]?, hashAlgorithm: String? = nil, allowOverwrite: Bool? = nil, sanityCheck: Bool? = nil) {
         self.users = users
         self.hashAlgorithm = hashAlgorithm
+        self.allowOverwrite = allowOverwrite
+        self.sanityCheck = sanityCheck
     }
 }
 
@@ -175,8 +181,8 @@ public struct QueryUserInfoRequest: AuthRPCRequest, Hashable {
     }
     public var returnUserInfo: Bool?
     /// Strings on the wire (int64).
-    public var limit: String?
-    public var offset: String?
+    @Int64Text public var limit: String?
+    @Int64Text public var offset: String?
     public var expression: [Expression]?
     /// `ASC` or `DESC`.
     public var order: String?

@@ -106,6 +106,31 @@ public struct IdentityToolkitError: CodedError {
             errorInfo: "API_KEY_IOS_APP_BLOCKED", consumer: "projects/\(projectNumber)"), status: 403)
     }
 
+    /// A body with a field the REST API does not have: 400 `Invalid JSON payload received. Unknown
+    /// name "x": Cannot find field.` (`invalid`, `INVALID_ARGUMENT`), as Google's front end and the
+    /// Auth Emulator answer.
+    public static func unknownField(_ name: String, at path: String? = nil) -> IdentityToolkitError {
+        let where_ = path.map { " at '\($0)'" } ?? ""
+        let message = "Invalid JSON payload received. Unknown name \"\(name)\"\(where_): Cannot find field."
+        return IdentityToolkitError(.invalidJSON, frontend: Frontend(message: message, reason: "invalid", status: "INVALID_ARGUMENT",
+                                                                      errorInfo: nil), status: 400)
+    }
+
+    /// An Admin call without an OAuth 2 bearer token: 401, in the Auth Emulator's words.
+    public static func missingCredential() -> IdentityToolkitError {
+        IdentityToolkitError(.unauthenticated, frontend: Frontend(
+            message: "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.",
+            reason: "required", status: "UNAUTHENTICATED", errorInfo: nil), status: 401)
+    }
+
+    /// An Admin call whose bearer token is neither `owner` (what the Admin SDKs send an emulator)
+    /// nor a Google access token (`ya29.…`): 401 `Invalid Credentials`, as the emulator answers.
+    public static func invalidCredential() -> IdentityToolkitError {
+        IdentityToolkitError(.unauthenticated, frontend: Frontend(
+            message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.",
+            reason: "authError", status: "UNAUTHENTICATED", errorInfo: nil), status: 401)
+    }
+
     /// The envelope as JSON bytes.
     public var body: [UInt8] {
         // Strings and numbers always encode.
@@ -134,6 +159,7 @@ extension IdentityToolkitError {
         /// The HTTP status the service answers with this code.
         public var defaultStatus: Int {
             switch self {
+            case .unauthenticated: 401
             case .permissionDenied, .apiKeyIOSAppBlocked: 403
             case .notFound: 404
             case .methodNotAllowed: 405
@@ -210,6 +236,26 @@ extension IdentityToolkitError {
         public static let tenantIDMismatch: Self = "TENANT_ID_MISMATCH"
         public static let unsupportedTenantOperation: Self = "UNSUPPORTED_TENANT_OPERATION"
         public static let blockingFunctionErrorResponse: Self = "BLOCKING_FUNCTION_ERROR_RESPONSE"
+        // User management (the Admin SDKs' calls) and custom tokens.
+        public static let missingLocalID: Self = "MISSING_LOCAL_ID"
+        public static let invalidEmail: Self = "INVALID_EMAIL"
+        public static let invalidMFAPhoneNumber: Self = "INVALID_MFA_PHONE_NUMBER"
+        public static let localIDListExceedsLimit: Self = "LOCAL_ID_LIST_EXCEEDS_LIMIT"
+        public static let missingUserAccount: Self = "MISSING_USER_ACCOUNT"
+        public static let invalidClaims: Self = "INVALID_CLAIMS"
+        public static let claimsTooLarge: Self = "CLAIMS_TOO_LARGE"
+        public static let forbiddenClaim: Self = "FORBIDDEN_CLAIM"
+        public static let missingCustomToken: Self = "MISSING_CUSTOM_TOKEN"
+        public static let missingIdentifier: Self = "MISSING_IDENTIFIER"
+        public static let unexpectedParameter: Self = "UNEXPECTED_PARAMETER"
+        public static let insufficientPermission: Self = "INSUFFICIENT_PERMISSION"
+        public static let invalidIdentifier: Self = "INVALID_IDENTIFIER"
+        /// The project is not this backend's (the service's answer for a project without Identity Toolkit).
+        public static let configurationNotFound: Self = "CONFIGURATION_NOT_FOUND"
+        public static let unauthenticated: Self = "UNAUTHENTICATED"
+        public static let invalidArgument: Self = "INVALID_ARGUMENT"
+        /// A field of the REST API this backend does not implement (tenants, email links, passwords).
+        public static let unsupportedField: Self = "UNSUPPORTED_FIELD"
         // The request itself.
         public static let permissionDenied: Self = "PERMISSION_DENIED"
         public static let apiKeyInvalid: Self = "API_KEY_INVALID"

@@ -11,7 +11,11 @@ public struct MFAEnrollment: Codable, Sendable, Hashable {
     public var phoneInfo: String?
     /// RFC 3339.
     public var enrolledAt: String?
-    public init(mfaEnrollmentId: String?, displayName: String? = nil, phoneInfo: String? = nil, enrolledAt: String? = nil) {
+    /// The whole number where `phoneInfo` is masked (the Auth Emulator's exports carry it).
+    public var unobfuscatedPhoneInfo: String?
+    public init(mfaEnrollmentId: String?, displayName: String? = nil, phoneInfo: String? = nil, enrolledAt: String? = nil,
+                unobfuscatedPhoneInfo: String? = nil) {
+        self.unobfuscatedPhoneInfo = unobfuscatedPhoneInfo
         self.mfaEnrollmentId = mfaEnrollmentId
         self.displayName = displayName
         self.phoneInfo = phoneInfo

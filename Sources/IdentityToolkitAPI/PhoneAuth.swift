@@ -293,8 +293,67 @@ public struct ProjectRecaptchaConfig: Codable, Sendable, Hashable {
     }
 }
 
-/// The project config a local backend exposes and takes: `{"recaptchaConfig": {…}}`.
+/// The project config the Auth Emulator exposes and takes (`GET|PATCH /emulator/v1/projects/{p}/config`):
+/// its `signIn` and `emailPrivacyConfig`, and what authsim adds: the Admin API's
+/// `signIn.phoneNumber.testPhoneNumbers`, its `recaptchaConfig` (SMS defense), and the APNs
+/// channel's settings (`authsim`, read-only: flags set them).
 public struct EmulatorProjectConfig: Codable, Sendable, Hashable {
+    public struct SignIn: Codable, Sendable, Hashable {
+        public struct PhoneNumber: Codable, Sendable, Hashable {
+            public var enabled: Bool?
+            /// Fictional numbers and their fixed 6-digit codes (at most 10).
+            public var testPhoneNumbers: [String: String]?
+            public init(enabled: Bool? = nil, testPhoneNumbers: [String: String]? = nil) {
+                self.enabled = enabled
+                self.testPhoneNumbers = testPhoneNumbers
+            }
+        }
+        /// The emulator's setting; kept and echoed (there is no email sign-in here).
+        public var allowDuplicateEmails: Bool?
+        public var phoneNumber: PhoneNumber?
+        public init(allowDuplicateEmails: Bool? = nil, phoneNumber: PhoneNumber? = nil) {
+            self.allowDuplicateEmails = allowDuplicateEmails
+            self.phoneNumber = phoneNumber
+        }
+    }
+    public struct EmailPrivacyConfig: Codable, Sendable, Hashable {
+        public var enableImprovedEmailPrivacy: Bool?
+        public init(enableImprovedEmailPrivacy: Bool?) { self.enableImprovedEmailPrivacy = enableImprovedEmailPrivacy }
+    }
+    /// The silent-push channel, as the backend was started.
+    public struct Channel: Codable, Sendable, Hashable {
+        public var bundleID: String?
+        public var suggestedTimeoutSeconds: Int?
+        public var receiptLifetimeSeconds: Int?
+        public var codeLifetimeSeconds: Int?
+        public var fixedSMSCode: String?
+        public var idSeed: Bool?
+        public init(bundleID: String?, suggestedTimeoutSeconds: Int?, receiptLifetimeSeconds: Int?, codeLifetimeSeconds: Int?,
+                    fixedSMSCode: String?, idSeed: Bool?) {
+            self.bundleID = bundleID
+            self.suggestedTimeoutSeconds = suggestedTimeoutSeconds
+            self.receiptLifetimeSeconds = receiptLifetimeSeconds
+            self.codeLifetimeSeconds = codeLifetimeSeconds
+            self.fixedSMSCode = fixedSMSCode
+            self.idSeed = idSeed
+        }
+    }
+    public var signIn: SignIn?
+    public var emailPrivacyConfig: EmailPrivacyConfig?
     public var recaptchaConfig: ProjectRecaptchaConfig?
-    public init(recaptchaConfig: ProjectRecaptchaConfig?) { self.recaptchaConfig = recaptchaConfig }
+    public var authsim: Channel?
+    public init(signIn: SignIn? = nil, emailPrivacyConfig: EmailPrivacyConfig? = nil, recaptchaConfig: ProjectRecaptchaConfig? = nil,
+                authsim: Channel? = nil) {
+        self.signIn = signIn
+        self.emailPrivacyConfig = emailPrivacyConfig
+        self.recaptchaConfig = recaptchaConfig
+        self.authsim = authsim
+    }
+}
+
+extension EmulatorProjectConfig: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = ["signIn", "emailPrivacyConfig", "recaptchaConfig", "authsim"]
+    public static var unsupportedFields: [String: String] {
+        ["authsim": "the APNs channel's settings are read-only here: start authsim backend with other flags"]
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Utilities
 
 /// A JSON Web Key (RFC 7517) as Google and Apple publish them: EC keys (`crv`, `x`, `y`) or RSA
 /// keys (`n`, `e`).
@@ -53,7 +54,9 @@ public struct JWTHeader: Codable, Sendable, Hashable {
 
 /// The claims of a Firebase ID token, as the service writes them: `iss`
 /// `https://securetoken.google.com/<project>`, `aud` the project, `sub` = `user_id` = the user's
-/// local ID, `firebase.sign_in_provider` and the identities per provider.
+/// local ID, `auth_time` the sign-in (kept across refreshes), `firebase.sign_in_provider` and the
+/// identities per provider, and the user's custom claims (the Admin SDK's
+/// `set_custom_user_claims`, a custom token's `claims`) at the top level beside them.
 public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
     public struct Firebase: Codable, Sendable, Hashable {
         /// `{"phone": ["+1…"], "apple.com": ["001234.…"], "email": ["…"]}`.
@@ -87,10 +90,21 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
     public var email: String?
     public var emailVerified: Bool?
     public var name: String?
+    public var picture: String?
     public var firebase: Firebase
+    /// Custom claims: written at the top level, never over a reserved claim
+    /// (``reservedClaimNames``).
+    public var customClaims: [String: JSONValue]
+
+    /// What custom claims may not be named (firebase-tools `FORBIDDEN_CUSTOM_CLAIMS`, the Admin SDKs'
+    /// `RESERVED_CLAIMS`).
+    public static let reservedClaimNames: Set<String> = [
+        "iss", "aud", "sub", "iat", "exp", "nbf", "jti", "nonce", "azp", "acr", "amr", "cnf", "auth_time", "firebase", "at_hash", "c_hash",
+    ]
 
     public init(projectID: String, uid: String, issuedAt: Int, lifetime: Int = 3600, authTime: Int? = nil, phoneNumber: String? = nil,
-                email: String? = nil, emailVerified: Bool? = nil, name: String? = nil, firebase: Firebase) {
+                email: String? = nil, emailVerified: Bool? = nil, name: String? = nil, picture: String? = nil,
+                customClaims: [String: JSONValue] = [:], firebase: Firebase) {
         iss = "https://securetoken.google.com/\(projectID)"
         aud = projectID
         sub = uid
@@ -102,11 +116,69 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         self.email = email
         self.emailVerified = emailVerified
         self.name = name
+        self.picture = picture
+        self.customClaims = customClaims
         self.firebase = firebase
     }
 
-    enum CodingKeys: String, CodingKey {
-        case iss, aud, sub, iat, exp, email, name, firebase
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case iss, aud, sub, iat, exp, email, name, picture, firebase
         case userId = "user_id", authTime = "auth_time", phoneNumber = "phone_number", emailVerified = "email_verified"
+    }
+
+    /// Any claim name, for the custom ones.
+    struct ClaimName: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        iss = try container.decode(String.self, forKey: .iss)
+        aud = try container.decode(String.self, forKey: .aud)
+        sub = try container.decode(String.self, forKey: .sub)
+        userId = try container.decode(String.self, forKey: .userId)
+        iat = try container.decode(Int.self, forKey: .iat)
+        exp = try container.decode(Int.self, forKey: .exp)
+        authTime = try container.decode(Int.self, forKey: .authTime)
+        phoneNumber = try container.decodeIfPresent(String.self, forKey: .phoneNumber)
+        email = try container.decodeIfPresent(String.self, forKey: .email)
+        emailVerified = try container.decodeIfPresent(Bool.self, forKey: .emailVerified)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        picture = try container.decodeIfPresent(String.self, forKey: .picture)
+        firebase = try container.decode(Firebase.self, forKey: .firebase)
+        let known = Set(CodingKeys.allCases.map(\.stringValue))
+        let all = try decoder.container(keyedBy: ClaimName.self)
+        var custom: [String: JSONValue] = [:]
+        for key in all.allKeys where !known.contains(key.stringValue) {
+            custom[key.stringValue] = try all.decode(JSONValue.self, forKey: key)
+        }
+        customClaims = custom
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        // Custom claims first, then the service's own over them (as firebase-tools' generateJwt
+        // spreads them): a custom `email` cannot pass for the verified one.
+        var all = encoder.container(keyedBy: ClaimName.self)
+        let known = Set(CodingKeys.allCases.map(\.stringValue))
+        for (name, value) in customClaims where !known.contains(name) && !Self.reservedClaimNames.contains(name) {
+            try all.encode(value, forKey: ClaimName(stringValue: name))
+        }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(iss, forKey: .iss)
+        try container.encode(aud, forKey: .aud)
+        try container.encode(sub, forKey: .sub)
+        try container.encode(userId, forKey: .userId)
+        try container.encode(iat, forKey: .iat)
+        try container.encode(exp, forKey: .exp)
+        try container.encode(authTime, forKey: .authTime)
+        try container.encodeIfPresent(phoneNumber, forKey: .phoneNumber)
+        try container.encodeIfPresent(email, forKey: .email)
+        try container.encodeIfPresent(emailVerified, forKey: .emailVerified)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encodeIfPresent(picture, forKey: .picture)
+        try container.encode(firebase, forKey: .firebase)
     }
 }

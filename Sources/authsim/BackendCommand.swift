@@ -37,6 +37,14 @@ struct Backend: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Restrict the API key to this iOS bundle ID, as Google Cloud console's \"iOS apps\" restriction does (repeatable): requests whose X-Ios-Bundle-Identifier is another get 403 \"Requests from this iOS client application … are blocked.\"",
                                valueName: "bundle-id")) var apiKeyIOSBundleID: [String] = []
     @Option(help: "The project number (GCM_SENDER_ID), named in the API key's errors.") var projectNumber = BackendConfiguration().projectNumber
+    @Option(help: ArgumentHelp("Load users and config from an Auth Emulator export (the folder `firebase emulators:export` or --export-on-exit wrote, or its auth_export folder) before serving; users with the same ID are replaced.",
+                               valueName: "dir")) var `import`: String?
+    @Option(help: ArgumentHelp("On SIGTERM or Ctrl-C, write users and config to this folder in the Auth Emulator's export format (firebase-export-metadata.json, auth_export/accounts.json, config.json), which `firebase emulators:start --import` loads.",
+                               valueName: "dir")) var exportOnExit: String?
+    @Option(help: ArgumentHelp("Every SMS carries this 6-digit code instead of a random one (CI that reads no outbox).", valueName: "code"))
+    var smsCode: String?
+    @Option(help: ArgumentHelp("Derive new users' IDs from this seed and their phone number or Apple ID, so the same user gets the same UID in every run.",
+                               valueName: "seed")) var idSeed: String?
     @Option(help: ArgumentHelp("What goes to standard error: info shows refused requests and silent pushes APNs refused or that could not be sent; debug every push and request.",
                                valueName: "level")) var logLevel: Logger.Level = .info
 
@@ -51,6 +59,8 @@ struct Backend: AsyncParsableCommand {
         configuration.appleServicesIDs = appleServicesID
         configuration.apiKeyIOSBundleIDs = apiKeyIOSBundleID
         configuration.projectNumber = projectNumber
+        configuration.fixedSMSCode = smsCode
+        configuration.idSeed = idSeed
         do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
             throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code.rawValue)")
         }
@@ -75,6 +85,10 @@ struct Backend: AsyncParsableCommand {
         let pusher = APNsPusher(sandbox: try client(.sandbox), production: try client(.production))
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
                                           stateDirectory: URL(fileURLWithPath: state), logger: logger)
+        if let folder = self.import {
+            let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
+            say("authsim backend imported \(report.users) users from \(report.files.joined(separator: ", "))")
+        }
         // Hummingbird's own lines (server started, connection errors) only when debugging.
         var serverLogger = logger
         serverLogger.logLevel = max(logLevel, .warning)
@@ -89,7 +103,13 @@ struct Backend: AsyncParsableCommand {
         say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
         say("  project config (reCAPTCHA SMS defense at run time): GET/PATCH \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/config")
         say("  reCAPTCHA SMS defense: \(enforcement.rawValue)\(enforcement == .off ? "" : ", site key \(configuration.recaptchaSiteKey), toll-fraud risk \(tollFraudRisk) (blocked above \(tollFraudThreshold))")")
+        say("  Admin SDKs: FIREBASE_AUTH_EMULATOR_HOST=\(server.host):\(server.port) (user management, custom tokens, verify_id_token); ID-token keys at \(server.baseURL)\(JSONWebKeySet.firebaseIDTokenJWKPath)")
+        if let smsCode { say("  every SMS code is \(smsCode)") }
         await waitForTermination()
+        if let folder = exportOnExit {
+            try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
+            say("authsim backend exported \(await toolkit.allUsers.count) users to \(folder)")
+        }
         await server.shutdown()
         await pusher.shutdown()
     }

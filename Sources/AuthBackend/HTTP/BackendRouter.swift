@@ -69,6 +69,9 @@ enum BackendRouter {
         keyed.rpc(FinalizeMFASignInRequest.self, at: [.finalizeMFASignIn], table: routes) { request, _ in
             try await toolkit.finalizeMFASignIn(request)
         }
+        keyed.rpc(VerifyCustomTokenRequest.self, at: [.verifyCustomToken, .accountsSignInWithCustomToken], table: routes) { request, _ in
+            try await toolkit.signInWithCustomToken(request)
+        }
         // The Secure Token service: the SDK posts JSON, REST clients a form.
         keyed.post(RouterPath(IdentityToolkitEndpoint.secureToken.path)) { request, context in
             let body = try await request.body.collect(upTo: context.maxUploadSize)
@@ -105,13 +108,22 @@ enum BackendRouter {
         router.patch("/emulator/v1/projects/:project/config") { request, context in
             try checkProject(context)
             let body = try await request.body.collect(upTo: context.maxUploadSize)
-            let patch = try IdentityToolkitJSON.decode(EmulatorProjectConfig.self, from: body.readableBytesView)
+            let patch = try IdentityToolkitJSON.decodeChecked(EmulatorProjectConfig.self, from: body.readableBytesView, what: "the project config")
             return try JSONBody(try await toolkit.updateProjectConfig(patch))
         }
         routes.add(configPath, .get)
         routes.add(configPath, .patch)
-        router.get(RouterPath(JSONWebKeySet.firebaseIDTokenKeysPath)) { _, _ in try JSONBody(toolkit.tokenSigner.jwks) }
-        routes.add(JSONWebKeySet.firebaseIDTokenKeysPath, .get)
+        // The ID tokens' public key where Google publishes its own: JWKS (two paths) and X.509.
+        for path in [JSONWebKeySet.firebaseIDTokenKeysPath, JSONWebKeySet.firebaseIDTokenJWKPath] {
+            router.get(RouterPath(path)) { _, _ in try JSONBody(toolkit.tokenSigner.jwks, cacheSeconds: 21_600) }
+            routes.add(path, .get)
+        }
+        router.get(RouterPath(JSONWebKeySet.firebaseIDTokenX509Path)) { _, _ in
+            try JSONBody(toolkit.tokenSigner.x509Certificates, cacheSeconds: 21_600)
+        }
+        routes.add(JSONWebKeySet.firebaseIDTokenX509Path, .get)
+
+        AdminRoutes.add(to: router, toolkit: toolkit, table: routes)
 
         // The reCAPTCHA page (HTML), as the SDK's web view loads it.
         router.get("/__/auth/handler") { request, _ in
@@ -206,13 +218,20 @@ extension RouterGroup<BackendRequestContext> {
     }
 }
 
-/// A Codable value as the answer: `application/json; charset=UTF-8`, keys sorted.
+/// A Codable value as the answer: `application/json; charset=UTF-8`, keys sorted; with
+/// `cacheSeconds`, `Cache-Control: public, max-age=…` (as Google serves its keys: verifiers cache
+/// them for that long).
 struct JSONBody<Value: Encodable>: ResponseGenerator {
     let bytes: [UInt8]
-    init(_ value: Value) throws(IdentityToolkitError) { bytes = try IdentityToolkitJSON.encode(value) }
+    let cacheSeconds: Int?
+    init(_ value: Value, cacheSeconds: Int? = nil) throws(IdentityToolkitError) {
+        bytes = try IdentityToolkitJSON.encode(value)
+        self.cacheSeconds = cacheSeconds
+    }
     func response(from request: Request, context: some RequestContext) -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json; charset=UTF-8"],
-                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
+        if let cacheSeconds { headers[.cacheControl] = "public, max-age=\(cacheSeconds), must-revalidate, no-transform" }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }
 

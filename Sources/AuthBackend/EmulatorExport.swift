@@ -1,0 +1,143 @@
+import IdentityToolkitAPI
+import Utilities
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Firebase Emulator Suite's export format, auth part, as `firebase emulators:export DIR` and
+/// `--export-on-exit DIR` write it (firebase-tools `src/emulator/hubExport.ts`) and
+/// `--import DIR` reads it (`src/emulator/auth/index.ts`):
+///
+/// ```
+/// DIR/firebase-export-metadata.json   {"version": "…", "auth": {"version": "…", "path": "auth_export"}}
+/// DIR/auth_export/accounts.json       an accounts:batchGet?maxResults=-1 answer: {"kind": …, "users": [...]}
+/// DIR/auth_export/config.json         the emulator's project config: {"signIn": {…}, "emailPrivacyConfig": {…}}
+/// ```
+///
+/// authsim writes exactly that (so the Auth Emulator imports it), plus
+/// `auth_export/authsim-config.json`: the rest of its project config (test numbers, reCAPTCHA SMS
+/// defense), which the emulator does not read.
+public enum EmulatorExport {
+    public static let metadataFile = "firebase-export-metadata.json"
+
+    /// The folder holding `accounts.json` for an import of `directory`: the metadata's `auth.path`,
+    /// else `auth_export`, else the folder itself (an `auth_export` folder given directly).
+    public static func authFolder(in directory: URL) throws(IdentityToolkitError) -> URL {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw IdentityToolkitError(.invalidConfig, "--import \(directory.path): no such folder")
+        }
+        let metadata = directory.appendingPathComponent(metadataFile)
+        if let data = FileManager.default.contents(atPath: metadata.path) {
+            struct Metadata: Decodable {
+                struct Part: Decodable { let path: String }
+                let auth: Part?
+            }
+            let parsed: Metadata
+            do { parsed = try JSONDecoder().decode(Metadata.self, from: data) } catch {
+                throw IdentityToolkitError(.invalidConfig, "\(metadata.path) is not an emulator export's metadata: \(error)")
+            }
+            guard let auth = parsed.auth else {
+                throw IdentityToolkitError(.invalidConfig, "\(metadata.path) has no auth part: the export was made without the Auth Emulator")
+            }
+            return directory.appendingPathComponent(auth.path)
+        }
+        let nested = directory.appendingPathComponent("auth_export")
+        if FileManager.default.fileExists(atPath: nested.appendingPathComponent("accounts.json").path) { return nested }
+        if FileManager.default.fileExists(atPath: directory.appendingPathComponent("accounts.json").path) { return directory }
+        throw IdentityToolkitError(.invalidConfig, "--import \(directory.path): no \(metadataFile), auth_export/accounts.json or accounts.json")
+    }
+
+    /// What an import found: users imported, and the config files read.
+    public struct ImportReport: Sendable {
+        public var users: Int
+        public var files: [String]
+    }
+
+    /// Loads an export into `toolkit`: the config (emulator's, then authsim's), then the accounts
+    /// (users with the same local ID are replaced, so the same seed can be imported on every
+    /// start). Any user that cannot be imported fails the whole import, naming it.
+    public static func load(_ directory: URL, into toolkit: IdentityToolkit) async throws(IdentityToolkitError) -> ImportReport {
+        let folder = try authFolder(in: directory)
+        var files: [String] = []
+        for name in ["config.json", "authsim-config.json"] {
+            let file = folder.appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
+            let config: EmulatorProjectConfig
+            do { config = try IdentityToolkitJSON.decodeChecked(EmulatorProjectConfig.self, from: data, what: file.path) } catch {
+                throw IdentityToolkitError(.invalidConfig, "\(file.path): \(error.message)")
+            }
+            do { _ = try await toolkit.updateProjectConfig(config) } catch {
+                throw IdentityToolkitError(.invalidConfig, "\(file.path): \(error.message)")
+            }
+            files.append(file.path)
+        }
+        var users = 0
+        let accounts = folder.appendingPathComponent("accounts.json")
+        if let data = FileManager.default.contents(atPath: accounts.path) {
+            var request: UploadAccountRequest
+            do { request = try UploadAccountRequest.checkedExport(data) } catch {
+                throw IdentityToolkitError(.invalidConfig, "\(accounts.path): \(error.message)")
+            }
+            let all = request.users ?? []
+            for start in stride(from: 0, to: all.count, by: IdentityToolkit.maximumBatchSize) {
+                request.users = Array(all[start..<min(start + IdentityToolkit.maximumBatchSize, all.count)])
+                request.allowOverwrite = true
+                let answer = try await toolkit.adminBatchCreate(request)
+                if let failure = answer.error?.first {
+                    let id = request.users?[failure.index].localId ?? "?"
+                    throw IdentityToolkitError(.invalidConfig, "\(accounts.path): user \(start + failure.index) (\(id)): \(failure.message)")
+                }
+            }
+            users = all.count
+            files.append(accounts.path)
+        }
+        return ImportReport(users: users, files: files)
+    }
+
+    /// Writes `toolkit`'s users and config to `directory` in the export format (each file
+    /// written whole, then renamed over the old one; the folder the user's alone, 0700, as
+    /// exports hold phone numbers).
+    public static func write(_ toolkit: IdentityToolkit, to directory: URL, version: String) async throws(IdentityToolkitError) {
+        let folder = directory.appendingPathComponent("auth_export")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw IdentityToolkitError(.stateUnavailable, "cannot create \(folder.path): \(error.localizedDescription)")
+        }
+        struct Metadata: Encodable {
+            struct Part: Encodable { let version: String; let path: String }
+            let version: String
+            let auth: Part
+        }
+        let accounts = await toolkit.exportAccounts()
+        let config = await toolkit.projectConfigForExport()
+        var ours = await toolkit.projectConfigForAdmin()
+        ours.authsim = nil
+        ours.emailPrivacyConfig = nil
+        ours.signIn?.allowDuplicateEmails = nil
+        try writeJSON(accounts, to: folder.appendingPathComponent("accounts.json"))
+        try writeJSON(config, to: folder.appendingPathComponent("config.json"))
+        try writeJSON(ours, to: folder.appendingPathComponent("authsim-config.json"))
+        try writeJSON(Metadata(version: version, auth: .init(version: version, path: "auth_export")),
+                      to: directory.appendingPathComponent(metadataFile))
+    }
+
+    static func writeJSON(_ value: some Encodable, to file: URL) throws(IdentityToolkitError) {
+        let bytes = try IdentityToolkitJSON.encode(value)
+        let temporary = file.appendingPathExtension("new")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]),
+              rename(temporary.path, file.path) == 0 else {
+            throw IdentityToolkitError(.stateUnavailable, "cannot write \(file.path)")
+        }
+    }
+}
+
+extension UploadAccountRequest {
+    /// An export's `accounts.json`: a `batchGet` answer (`kind`, `users`), its users checked as a
+    /// `batchCreate`'s.
+    static func checkedExport(_ data: Data) throws(IdentityToolkitError) -> UploadAccountRequest {
+        try checked(Array(data))
+    }
+}

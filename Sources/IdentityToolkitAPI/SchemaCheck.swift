@@ -1,0 +1,196 @@
+import Foundation
+import Utilities
+
+/// A REST message whose body is checked against the API's schema before it is decoded, as the
+/// Auth Emulator (and Google's front end) check it: a field the API does not have is 400
+/// `Invalid JSON payload received. Unknown name "x": Cannot find field.`; a field the API has but
+/// this backend does not implement (tenants, passwords, email links) is 400 `UNSUPPORTED_FIELD`
+/// naming it, never silently ignored.
+///
+/// Field lists: the Identity Toolkit v1 discovery document as firebase-tools carries it
+/// (`src/emulator/auth/apiSpec.ts`).
+public protocol SchemaCheckedMessage: Decodable {
+    /// Every field of the REST message.
+    static var schemaFields: Set<String> { get }
+    /// Fields of the schema this backend refuses, with why.
+    static var unsupportedFields: [String: String] { get }
+}
+
+extension SchemaCheckedMessage {
+    public static var unsupportedFields: [String: String] { [:] }
+
+    /// Checks the top-level fields of a JSON object against the schema (`path` names where the
+    /// object sits, for nested ones).
+    public static func checkFields(of object: [String: JSONValue], at path: String? = nil,
+                                   what: String) throws(IdentityToolkitError) {
+        for name in object.keys.sorted() {
+            guard schemaFields.contains(name) else { throw IdentityToolkitError.unknownField(name, at: path) }
+            if let why = unsupportedFields[name], object[name] != .null {
+                let field = path.map { "\($0).\(name)" } ?? name
+                throw IdentityToolkitError(.unsupportedField, "\(field) (\(what)): \(why)")
+            }
+        }
+    }
+}
+
+extension IdentityToolkitJSON {
+    /// Decodes a body of a schema-checked message: a JSON object, its fields in the schema and
+    /// implemented here, then the typed decode (wrong types answer which field).
+    public static func decodeChecked<T: SchemaCheckedMessage>(_ type: T.Type, from bytes: some Collection<UInt8>,
+                                                              what: String) throws(IdentityToolkitError) -> T {
+        let object: [String: JSONValue]
+        do { object = try JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) } catch {
+            if (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))) != nil {
+                throw IdentityToolkitError(.invalidJSON, frontend: .init(
+                    message: "Invalid JSON payload received. Expected an object for \(what).", reason: "invalid",
+                    status: "INVALID_ARGUMENT", errorInfo: nil), status: 400)
+            }
+            throw IdentityToolkitError(.invalidJSON, frontend: .init(
+                message: "Invalid JSON payload received. \(error)", reason: "parseError", status: "INVALID_ARGUMENT", errorInfo: nil),
+                status: 400)
+        }
+        try T.checkFields(of: object, what: what)
+        return try decode(type, from: bytes)
+    }
+}
+
+/// Refusals shared by the user-management messages.
+enum Unsupported {
+    static let tenants = "authsim backend plays one project without tenants"
+    static let passwords = "authsim backend does not do email/password sign-in (phone, Apple and custom tokens only)"
+    static let emailLinks = "authsim backend does not do email links"
+    static let delegation = "authsim backend plays one project; target it by its own ID"
+    static let captcha = "captcha fields belong to client sign-up, which authsim backend does not do"
+    static let passkeys = "authsim backend does not do passkeys"
+}
+
+extension SignUpNewUserRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = [
+        "captchaChallenge", "captchaResponse", "clientType", "disabled", "displayName", "email", "emailVerified", "idToken", "instanceId",
+        "localId", "mfaInfo", "password", "phoneNumber", "photoUrl", "recaptchaVersion", "targetProjectId", "tenantId",
+    ]
+    public static var unsupportedFields: [String: String] {
+        ["password": Unsupported.passwords, "tenantId": Unsupported.tenants, "targetProjectId": Unsupported.delegation,
+         "captchaChallenge": Unsupported.captcha, "captchaResponse": Unsupported.captcha, "clientType": Unsupported.captcha,
+         "recaptchaVersion": Unsupported.captcha, "idToken": "an admin create makes a new user; it links nothing",
+         "instanceId": Unsupported.delegation, "mfaInfo": "enroll second factors with accounts:update's mfa.enrollments"]
+    }
+}
+
+extension GetAccountInfoRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = [
+        "delegatedProjectNumber", "email", "federatedUserId", "idToken", "initialEmail", "localId", "phoneNumber", "targetProjectId", "tenantId",
+    ]
+    public static var unsupportedFields: [String: String] {
+        ["delegatedProjectNumber": Unsupported.delegation, "targetProjectId": Unsupported.delegation, "tenantId": Unsupported.tenants,
+         "initialEmail": Unsupported.emailLinks]
+    }
+}
+
+extension SetAccountInfoRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = [
+        "captchaChallenge", "captchaResponse", "createdAt", "customAttributes", "delegatedProjectNumber", "deleteAttribute", "deleteProvider",
+        "disableUser", "displayName", "email", "emailVerified", "idToken", "instanceId", "lastLoginAt", "linkProviderUserInfo", "localId",
+        "mfa", "oobCode", "password", "phoneNumber", "photoUrl", "provider", "returnSecureToken", "targetProjectId", "tenantId",
+        "upgradeToFederatedLogin", "validSince", "deletePasskey",
+    ]
+    public static var unsupportedFields: [String: String] {
+        ["password": Unsupported.passwords, "oobCode": Unsupported.emailLinks, "tenantId": Unsupported.tenants,
+         "targetProjectId": Unsupported.delegation, "delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation,
+         "captchaChallenge": Unsupported.captcha, "captchaResponse": Unsupported.captcha, "provider": "not implemented (nor in the Auth Emulator)",
+         "upgradeToFederatedLogin": "not implemented (nor in the Auth Emulator)", "deletePasskey": Unsupported.passkeys,
+         "linkProviderUserInfo": "link providers by signing in with them (phone, Apple)"]
+    }
+}
+
+extension DeleteAccountRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = ["delegatedProjectNumber", "idToken", "localId", "targetProjectId", "tenantId"]
+    public static var unsupportedFields: [String: String] {
+        ["delegatedProjectNumber": Unsupported.delegation, "targetProjectId": Unsupported.delegation, "tenantId": Unsupported.tenants]
+    }
+}
+
+extension BatchDeleteAccountsRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = ["force", "localIds", "tenantId"]
+    public static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
+}
+
+extension UploadAccountRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = [
+        "allowOverwrite", "argon2Parameters", "blockSize", "cpuMemCost", "delegatedProjectNumber", "dkLen", "hashAlgorithm", "memoryCost",
+        "parallelization", "passwordHashOrder", "rounds", "saltSeparator", "sanityCheck", "signerKey", "tenantId", "users",
+    ]
+    public static var unsupportedFields: [String: String] {
+        var refused = ["tenantId": Unsupported.tenants, "delegatedProjectNumber": Unsupported.delegation]
+        for name in ["argon2Parameters", "blockSize", "cpuMemCost", "dkLen", "hashAlgorithm", "memoryCost", "parallelization",
+                     "passwordHashOrder", "rounds", "saltSeparator", "signerKey"] {
+            refused[name] = "password hashes are kept as given, not checked: " + Unsupported.passwords
+        }
+        return refused
+    }
+}
+
+extension UserRecord: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = [
+        "createdAt", "customAttributes", "customAuth", "dateOfBirth", "disabled", "displayName", "email", "emailLinkSignin", "emailVerified",
+        "initialEmail", "language", "lastLoginAt", "lastRefreshAt", "localId", "mfaInfo", "passwordHash", "passwordUpdatedAt", "phoneNumber",
+        "photoUrl", "providerUserInfo", "rawPassword", "salt", "screenName", "tenantId", "timeZone", "validSince", "version", "passkeyInfo",
+    ]
+    public static var unsupportedFields: [String: String] {
+        ["rawPassword": Unsupported.passwords, "tenantId": Unsupported.tenants, "passkeyInfo": Unsupported.passkeys]
+    }
+}
+
+extension QueryUserInfoRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = ["expression", "limit", "offset", "order", "returnUserInfo", "sortBy", "tenantId"]
+    public static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
+}
+
+extension VerifyCustomTokenRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = ["delegatedProjectNumber", "instanceId", "returnSecureToken", "tenantId", "token"]
+    public static var unsupportedFields: [String: String] {
+        ["tenantId": Unsupported.tenants, "delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation]
+    }
+}
+
+/// An `int64` field of the REST API: strings on the wire (`"1700000000"`), as Google writes them,
+/// but numbers are taken too, as Google's JSON parser takes them (the Python Admin SDK sends
+/// `validSince` and an import's `createdAt` as numbers).
+@propertyWrapper
+public struct Int64Text: Codable, Sendable, Hashable {
+    public var wrappedValue: String?
+    public init(wrappedValue: String?) { self.wrappedValue = wrappedValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            wrappedValue = nil
+        } else if let text = try? container.decode(String.self) {
+            guard Int64(text) != nil else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "Expected an int64, as a number or a string of digits, not \"\(text)\"")
+            }
+            wrappedValue = text
+        } else if let number = try? container.decode(Int64.self) {
+            wrappedValue = String(number)
+        } else {
+            throw DecodingError.typeMismatch(Int64.self, .init(codingPath: decoder.codingPath, debugDescription: "Expected an int64 (TYPE_INT64)"))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
+
+extension KeyedDecodingContainer {
+    public func decode(_ type: Int64Text.Type, forKey key: Key) throws -> Int64Text {
+        try decodeIfPresent(type, forKey: key) ?? Int64Text(wrappedValue: nil)
+    }
+}
+
+extension KeyedEncodingContainer {
+    public mutating func encode(_ value: Int64Text, forKey key: Key) throws {
+        if let text = value.wrappedValue { try encode(text, forKey: key) }
+    }
+}
