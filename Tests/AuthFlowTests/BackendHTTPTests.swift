@@ -74,7 +74,8 @@ struct BackendHTTPTests {
             #expect((codes.first?["code"] as? String)?.count == 6)
             let (jwksData, _) = try await URLSession.shared.data(from: URL(string: "\(world.backendURL)/www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com")!)
             let keys = try #require((try JSONSerialization.jsonObject(with: jwksData) as? [String: Any])?["keys"] as? [[String: Any]])
-            #expect(keys.first?["alg"] as? String == "ES256")
+            #expect(keys.first?["alg"] as? String == "RS256")
+            #expect(keys.first?["kty"] as? String == "RSA")
         }
     }
 

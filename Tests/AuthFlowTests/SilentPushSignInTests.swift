@@ -37,7 +37,7 @@ struct SilentPushSignInTests {
             #expect((claims["firebase"] as? [String: Any])?["sign_in_provider"] as? String == "phone")
             // Signed with the key the backend publishes.
             let (jwks, _) = try await URLSession.shared.data(from: URL(string: world.backendURL + JSONWebKeySet.firebaseIDTokenKeysPath)!)
-            let signature = try P256Check.verify(token: token, jwks: jwks)
+            let signature = try RS256Check.verify(token: token, jwks: jwks)
             #expect(signature)
 
             // A second verification reuses the cached credential: no second verifyClient push.

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The Firebase Admin SDK for Python (PyPI `firebase-admin`, installed by `.ci/run`), unchanged,
+/// against a real `authsim backend` process as its Auth Emulator (`FIREBASE_AUTH_EMULATOR_HOST`):
+/// `Tests/Clients/firebase_admin_suite.py` makes every call and checks every answer; this starts
+/// the backend on an Auth Emulator export (`--import`), stops it with SIGTERM so that it writes
+/// its own export (`--export-on-exit`), and starts a second backend on that export.
+@Suite("The Firebase Admin SDK against authsim backend")
+struct AdminSDKTests {
+    static let project = "authsim-demo"
+    static let apiKey = "AIzaSyA-authsim-local-api-key-0000000"
+    static var clients: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Clients").standardized }
+
+    /// `authsim backend` on any free port; its `host:port` once it listens.
+    func startBackend(_ folder: URL, _ extra: [String]) async throws -> (ServerProcess, String) {
+        let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", "1",
+                                         "--state", folder.appendingPathComponent("State").path,
+                                         "--certs", folder.appendingPathComponent("Certs").path,
+                                         "--test-number", "+16505553434=654321", "--id-seed", "ci-seed", "--sms-code", "123456"] + extra)
+        _ = try await backend.waitFor("listening:", timeout: .seconds(60))
+        return (backend, "127.0.0.1:\(try backend.port(after: "listening:"))")
+    }
+
+    @Test("every user-management call, custom tokens, RS256 keys, revocation, disabled users, import and export, bad input")
+    func adminSDK() async throws {
+        guard await toolAvailable(["python3", "-c", "import firebase_admin, jwt, requests"]) else { return }
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let export = folder.appendingPathComponent("export")
+        let (backend, host) = try await startBackend(folder.appendingPathComponent("first"), [
+            "--import", Self.clients.appendingPathComponent("emulator_export").path, "--export-on-exit", export.path,
+        ])
+        defer { backend.stop() }
+        #expect(backend.output.contains { $0.contains("imported 4 users") }, "\(backend.output)")
+
+        let run = try await runProgram(["python3", Self.clients.appendingPathComponent("firebase_admin_suite.py").path, host, Self.project, Self.apiKey])
+        let lines = run.output.split(separator: "\n").map(String.init)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(lines.last == "done", "\(run.output)")
+        #expect(lines.filter { $0.hasPrefix("ok ") }.count == 14, "\(run.output)")
+        let uid = lines.first { $0.hasPrefix("uid-of-test-number ") }?.split(separator: " ").last.map(String.init)
+        let users = lines.first { $0.hasPrefix("users-at-exit ") }?.split(separator: " ").last.flatMap { Int($0) }
+
+        // SIGTERM: the export is written, in the emulator's layout.
+        #expect(try await backend.terminate(timeout: .seconds(20)) == 0)
+        let metadata = try JSONSerialization.jsonObject(with: Data(contentsOf: export.appendingPathComponent("firebase-export-metadata.json"))) as? [String: Any]
+        #expect((metadata?["auth"] as? [String: Any])?["path"] as? String == "auth_export")
+        let accounts = try JSONSerialization.jsonObject(with: Data(contentsOf: export.appendingPathComponent("auth_export/accounts.json"))) as? [String: Any]
+        #expect(accounts?["kind"] as? String == "identitytoolkit#DownloadAccountResponse")
+        #expect((accounts?["users"] as? [Any])?.count == users)
+        let config = try JSONSerialization.jsonObject(with: Data(contentsOf: export.appendingPathComponent("auth_export/config.json"))) as? [String: Any]
+        #expect(Set(config?.keys.map { $0 } ?? []) == ["signIn", "emailPrivacyConfig"], "only the emulator's own keys, so that it loads the file")
+
+        // A second backend on our export: the same users; the test number's user keeps its UID
+        // (--id-seed), here and in a fresh state.
+        let (second, secondHost) = try await startBackend(folder.appendingPathComponent("second"), ["--import", export.path])
+        defer { second.stop() }
+        #expect(second.output.contains { $0.contains("imported \(users ?? -1) users") }, "\(second.output)")
+        let listed = try await runProgram(["curl", "-s", "-H", "Authorization: Bearer owner",
+                                           "http://\(secondHost)/identitytoolkit.googleapis.com/v1/projects/\(Self.project)/accounts:batchGet?maxResults=-1"])
+        let body = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any]
+        let ids = ((body?["users"] as? [[String: Any]]) ?? []).compactMap { $0["localId"] as? String }
+        #expect(ids.count == users)
+        #expect(uid.map(ids.contains) == true)
+
+        let (third, thirdHost) = try await startBackend(folder.appendingPathComponent("third"), [])
+        defer { third.stop() }
+        let sent = try await runProgram(["curl", "-s", "-H", "Content-Type: application/json", "-d", #"{"phoneNumber":"+16505553434"}"#,
+                                         "http://\(thirdHost)/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode?key=\(Self.apiKey)"])
+        let session = (try JSONSerialization.jsonObject(with: Data(sent.output.utf8)) as? [String: Any])?["sessionInfo"] as? String
+        let signed = try await runProgram(["curl", "-s", "-H", "Content-Type: application/json", "-d",
+                                           #"{"sessionInfo":"\#(session ?? "")","code":"654321"}"#,
+                                           "http://\(thirdHost)/identitytoolkit.googleapis.com/v1/accounts:signInWithPhoneNumber?key=\(Self.apiKey)"])
+        let localId = (try JSONSerialization.jsonObject(with: Data(signed.output.utf8)) as? [String: Any])?["localId"] as? String
+        #expect(localId != nil && localId == uid, "the same seed and number give the same UID in a new state: \(signed.output)")
+    }
+}
