@@ -148,7 +148,8 @@ let package = Package(
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
         .target(
             name: "Benchmarking",
-            dependencies: ["APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", crypto]
+            dependencies: ["APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", crypto,
+                           .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // What the command lines share: output, signal handling, logging set-up.
         .target(name: "CommandSupport", dependencies: ["APNsWire", argumentParser, logging]),

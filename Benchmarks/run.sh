@@ -3,7 +3,7 @@
 #
 #   Benchmarks/run.sh            everything (about 5 minutes on 2 cores)
 #   Benchmarks/run.sh quick      smaller counts (about 1 minute)
-#   Benchmarks/run.sh receiver|sender|es256|flows|growth
+#   Benchmarks/run.sh receiver|sender|es256|rs256|flows|growth
 #
 # Needs h2load and nghttpd (apt-get install nghttp2-client nghttp2-server), openssl, and for the
 # sender's reference aioapns (pip install aioapns). Prints a Markdown table per part; BENCHMARKS.md
@@ -93,6 +93,17 @@ if [ "$WHAT" = all ] || [ "$WHAT" = sender ]; then
   else
     echo "(aioapns not installed: pip install aioapns, for the sender-vs-aioapns figure)"
   fi
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = rs256 ]; then
+  echo; echo "### RS256 (2048-bit), one thread: swift-crypto (as the backend signs ID tokens) vs openssl speed rsa2048"
+  read -r rsign rverify rtoken < <("$BIN/authsim" bench rs256 --seconds 3 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["sign"], d["verify"], d["idToken"])')
+  RSPEED=$(for _ in 1 2 3; do openssl speed -seconds 1 rsa2048 2>/dev/null | awk '/^rsa 2048/ {print $(NF-1), $NF}'; done)
+  orsign=$(echo "$RSPEED" | awk '{print $1}' | sort -n | tail -1); orverify=$(echo "$RSPEED" | awk '{print $2}' | sort -n | tail -1)
+  echo "| operation | ours /s | openssl /s | ratio |"; echo "|---|---|---|---|"
+  echo "| sign | $rsign | ${orsign%.*} | $(ratio $rsign $orsign)× |"
+  echo "| verify | $rverify | ${orverify%.*} | $(ratio $rverify $orverify)× |"
+  echo "| whole Firebase ID token: claims, base64url, RS256 | $rtoken | | $(ratio $rtoken $orsign)× of openssl's sign |"
 fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = es256 ]; then

@@ -6,7 +6,7 @@ extension IdentityToolkit {
     /// `signInWithIdp` (`verifyAssertion`) for `apple.com`: verifies the identity token against
     /// Apple's JWKS (`iss`, `aud`, `exp`, the nonce against the raw nonce, each token once), then signs
     /// the Apple user in (creating them), or links the credential to the user of `idToken`.
-    public func signInWithIdp(_ request: VerifyAssertionRequest) throws(IdentityToolkitError) -> VerifyAssertionResponse {
+    public func signInWithIdp(_ request: VerifyAssertionRequest) async throws(IdentityToolkitError) -> VerifyAssertionResponse {
         let endpoint = BackendOperation.signInWithIdp
         let (postBody, pendingToken, idToken) = (request.postBody, request.pendingToken, request.idToken)
         var sub: String
@@ -88,7 +88,7 @@ extension IdentityToolkit {
                 user.emailVerified = emailVerified
             }
             do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
-            let tokens = try issueTokens(for: user, provider: "apple.com", endpoint: endpoint)
+            let tokens = try await issueTokens(for: user, provider: "apple.com", endpoint: endpoint)
             observer?(.appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: true))
             return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: uid, email: user.email,
                                            displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
@@ -112,7 +112,7 @@ extension IdentityToolkit {
                                            displayName: user.displayName, isNewUser: false, mfaPendingCredential: pending,
                                            mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) })
         }
-        let tokens = try issueTokens(for: user, provider: "apple.com", endpoint: endpoint)
+        let tokens = try await issueTokens(for: user, provider: "apple.com", endpoint: endpoint)
         observer?(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))
         return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
                                        displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,

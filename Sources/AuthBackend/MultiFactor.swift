@@ -45,7 +45,7 @@ extension IdentityToolkit {
 
     /// `accounts/mfaEnrollment:finalize`: the code for the enrollment's session; the phone becomes
     /// a second factor, and the answer's tokens record it.
-    public func finalizeMFAEnrollment(_ request: FinalizeMFAEnrollmentRequest) throws(IdentityToolkitError) -> FinalizeMFAEnrollmentResponse {
+    public func finalizeMFAEnrollment(_ request: FinalizeMFAEnrollmentRequest) async throws(IdentityToolkitError) -> FinalizeMFAEnrollmentResponse {
         let endpoint = BackendOperation.mfaEnrollmentFinalize
         var (user, provider) = try enrollingUser(request.idToken, endpoint: endpoint)
         guard let info = request.phoneVerificationInfo else {
@@ -60,13 +60,13 @@ extension IdentityToolkit {
         user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
         do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
         observer?(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: enrollment.phoneNumber))
-        let tokens = try issueTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)
+        let tokens = try await issueTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)
         return FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                              phoneSessionInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
     }
 
     /// `accounts/mfaEnrollment:withdraw`: the user removes one of their second factors.
-    public func withdrawMFA(_ request: WithdrawMFARequest) throws(IdentityToolkitError) -> WithdrawMFAResponse {
+    public func withdrawMFA(_ request: WithdrawMFARequest) async throws(IdentityToolkitError) -> WithdrawMFAResponse {
         let endpoint = BackendOperation.mfaEnrollmentWithdraw
         var (user, provider) = try signedInUser(request.idToken, endpoint: endpoint)
         let before = user.mfaEnrollments ?? []
@@ -76,7 +76,7 @@ extension IdentityToolkit {
         }
         user.mfaEnrollments = after
         do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
-        let tokens = try issueTokens(for: user, provider: provider, endpoint: endpoint)
+        let tokens = try await issueTokens(for: user, provider: provider, endpoint: endpoint)
         return WithdrawMFAResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
     }
 
@@ -110,7 +110,7 @@ extension IdentityToolkit {
 
     /// `accounts/mfaSignIn:finalize`: the second factor's code for the pending credential's
     /// session; the pending credential is spent, and the answer is the session.
-    public func finalizeMFASignIn(_ request: FinalizeMFASignInRequest) throws(IdentityToolkitError) -> FinalizeMFASignInResponse {
+    public func finalizeMFASignIn(_ request: FinalizeMFASignInRequest) async throws(IdentityToolkitError) -> FinalizeMFASignInResponse {
         let endpoint = BackendOperation.mfaSignInFinalize
         try requireMultiFactor(endpoint)
         guard let credential = request.mfaPendingCredential, !credential.isEmpty else {
@@ -132,7 +132,7 @@ extension IdentityToolkit {
             throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
         }
         do { try commit(.mfaPendingUsed(digest: digest)) } catch { throw reject(endpoint, error) }
-        let tokens = try issueTokens(for: user, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)
+        let tokens = try await issueTokens(for: user, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)
         observer?(.secondFactorSignedIn(uid: user.localId, enrollmentID: enrollmentID))
         return FinalizeMFASignInResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
     }
@@ -283,7 +283,7 @@ extension IdentityToolkit {
 
     /// `securetoken.googleapis.com/v1/token` (`grant_type=refresh_token`): a fresh ID token for a
     /// refresh token this backend issued, with the same sign-in provider and second factor.
-    public func secureToken(_ request: SecureTokenRequest) throws(IdentityToolkitError) -> SecureTokenResponse {
+    public func secureToken(_ request: SecureTokenRequest) async throws(IdentityToolkitError) -> SecureTokenResponse {
         let endpoint = BackendOperation.secureToken
         guard request.grantType == "refresh_token" else {
             throw reject(endpoint, IdentityToolkitError(.invalidGrantType, "grant_type must be refresh_token, not \(request.grantType ?? "none")"))
@@ -301,8 +301,8 @@ extension IdentityToolkit {
             throw reject(endpoint, IdentityToolkitError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again."))
         }
         let extra = stored.claims.flatMap { try? JSONDecoder().decode([String: JSONValue].self, from: Data($0.utf8)) } ?? [:]
-        let idToken = tokenSigner.token(for: user, provider: stored.provider, secondFactor: stored.secondFactor, authTime: stored.issuedAt,
-                                        extraClaims: extra, now: clock.now)
+        let idToken = await signToken(for: user, provider: stored.provider, secondFactor: stored.secondFactor, authTime: stored.issuedAt,
+                                      extraClaims: extra, now: clock.now)
         return SecureTokenResponse(accessToken: idToken, expiresIn: "3600", refreshToken: refreshToken, idToken: idToken,
                                    userId: user.localId, projectId: configuration.projectID)
     }

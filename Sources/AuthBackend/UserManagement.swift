@@ -388,7 +388,7 @@ extension IdentityToolkit {
     /// `user_id`) names the user, created on first sign-in; `claims` go into this sign-in's
     /// tokens (and every token its refresh token brings). A signed token's signature is not
     /// checked: as in the Auth Emulator, this backend has no service account key.
-    public func signInWithCustomToken(_ request: VerifyCustomTokenRequest) throws(IdentityToolkitError) -> VerifyCustomTokenResponse {
+    public func signInWithCustomToken(_ request: VerifyCustomTokenRequest) async throws(IdentityToolkitError) -> VerifyCustomTokenResponse {
         let endpoint = BackendOperation.signInWithCustomToken
         guard let token = request.token, !token.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingCustomToken)) }
         let payload: [String: JSONValue]
@@ -437,7 +437,7 @@ extension IdentityToolkit {
             // The service asks custom-token users for their second factor too.
             throw reject(endpoint, IdentityToolkitError(.unsupportedFirstFactor, "custom-token sign-in of a user with a second factor is not modelled"))
         }
-        let tokens = try issueTokens(for: user, provider: "custom", claims: claimsText, endpoint: endpoint)
+        let tokens = try await issueTokens(for: user, provider: "custom", claims: claimsText, endpoint: endpoint)
         return VerifyCustomTokenResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn, isNewUser: isNewUser)
     }
 

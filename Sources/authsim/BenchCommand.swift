@@ -6,8 +6,26 @@ import Foundation
 /// `authsim bench`: the measurements behind `Benchmarks/run.sh` (build with `-c release`).
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure ES256 rates and whole sign-in flows (Benchmarks/run.sh runs these beside the reference tools).",
-        subcommands: [ES256.self, Flows.self])
+        abstract: "Measure ES256 and RS256 rates and whole sign-in flows (Benchmarks/run.sh runs these beside the reference tools).",
+        subcommands: [ES256.self, RS256.self, Flows.self])
+
+    struct RS256: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "RSA-2048 PKCS#1 v1.5 sign and verify rates (as openssl speed rsa2048 measures them) and whole ID tokens signed, one thread.")
+        @Option(help: "Seconds per measurement.") var seconds = 3.0
+        @Flag(help: "One JSON object.") var json = false
+
+        func run() throws {
+            let report = try RS256Benchmark.run(seconds: seconds)
+            if json {
+                print(CompactJSON.encode(["sign": Int(report.signsPerSecond), "verify": Int(report.verifiesPerSecond),
+                                          "idToken": Int(report.idTokensPerSecond)])!)
+            } else {
+                print("RS256 (swift-crypto), one thread: \(Int(report.signsPerSecond)) sign/s, \(Int(report.verifiesPerSecond)) verify/s; "
+                      + "Firebase ID tokens: \(Int(report.idTokensPerSecond)) signed/s")
+            }
+        }
+    }
 
     struct ES256: ParsableCommand {
         static let configuration = CommandConfiguration(

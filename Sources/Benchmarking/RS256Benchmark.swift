@@ -1,0 +1,30 @@
+import AuthBackend
+import Crypto
+import CryptoExtras
+import Foundation
+
+/// RS256 rates (2048-bit keys), measured as `openssl speed rsa2048` measures them (sign and verify
+/// with PKCS#1 v1.5, one thread), and for whole Firebase ID tokens (claims, base64url, the
+/// signature), the backend's cost per sign-in since ID tokens are RS256 (issue 17).
+public enum RS256Benchmark {
+    public struct Report: Sendable {
+        public var signsPerSecond: Double
+        public var verifiesPerSecond: Double
+        public var idTokensPerSecond: Double
+    }
+
+    public static func run(seconds: Double) throws -> Report {
+        let key = IDTokenSigner.makeKey()
+        let digest = SHA256.hash(data: Array("authsim".utf8))
+        let signature = try key.signature(for: digest, padding: .insecurePKCS1v1_5)
+        let signs = try ES256Benchmark.rate(seconds) { _ = try key.signature(for: digest, padding: .insecurePKCS1v1_5) }
+        let verifies = try ES256Benchmark.rate(seconds) {
+            precondition(key.publicKey.isValidSignature(signature, for: digest, padding: .insecurePKCS1v1_5))
+        }
+        let signer = try IDTokenSigner(projectID: "authsim-demo", key: key)
+        let user = BackendUser(localId: "bench-user-0000000000000000", phoneNumber: "+16505550100", createdAt: Date())
+        let now = Date()
+        let tokens = try ES256Benchmark.rate(seconds) { _ = signer.token(for: user, provider: "phone", now: now) }
+        return Report(signsPerSecond: signs, verifiesPerSecond: verifies, idTokensPerSecond: tokens)
+    }
+}
