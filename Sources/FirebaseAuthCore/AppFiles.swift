@@ -242,11 +242,12 @@ extension AppHost {
     public convenience init(bundle: AppBundle, isSimulator: Bool = false, forwardsNotifications: Bool = true,
                             forwardsURLs: Bool = true, userDefaults: UserDefaultsStore = UserDefaultsStore(),
                             keychain: Keychain = Keychain(), recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil,
-                            clock: any Clock<Duration> = ContinuousClock(), transport: (any HTTPTransport)? = nil,
+                            clock: any Clock<Duration> = ContinuousClock(), wallClock: any WallClock = SystemWallClock(),
+                            transport: (any HTTPTransport)? = nil,
                             logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.init(bundleID: bundle.info.bundleID, urlSchemes: bundle.info.urlSchemes, isSimulator: isSimulator,
                   provisioningProfile: bundle.provisioningProfile, forwardsNotifications: forwardsNotifications,
                   forwardsURLs: forwardsURLs, userDefaults: userDefaults, keychain: keychain, recaptchaEnterprise: recaptchaEnterprise, clock: clock,
-                  transport: transport, logger: logger)
+                  wallClock: wallClock, transport: transport, logger: logger)
     }
 }

@@ -231,7 +231,7 @@ public final class PhoneAuthWorld: Sendable {
     /// `keychain` and `appName`, on the same `device` (the token the first install returned): its
     /// pushes go to the new process, whose `Auth` finds what the old one kept in the keychain.
     public func install(_ profile: AppProfile, clock: any Clock<Duration> = ContinuousClock(),
-                        userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
+                        wallClock: any WallClock = SystemWallClock(), userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
                         appName: String? = nil, device: DeviceToken? = nil, setToken: Bool = true,
                         onURL: @escaping @Sendable (URL, URLHandling) -> Void = { _, _ in },
                         onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in },
@@ -249,14 +249,14 @@ public final class PhoneAuthWorld: Sendable {
             options = bundle.options
             host = AppHost(bundle: bundle, isSimulator: profile.isSimulator, forwardsNotifications: profile.forwardsNotifications,
                            forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, keychain: keychain,
-                           recaptchaEnterprise: recaptchaEnterprise, clock: clock, transport: transport)
+                           recaptchaEnterprise: recaptchaEnterprise, clock: clock, wallClock: wallClock, transport: transport)
         } else {
             options = self.options(for: profile)
             host = AppHost(bundleID: profile.bundleID, urlSchemes: profile.urlSchemes ?? [options.encodedAppIDScheme],
                            isSimulator: profile.isSimulator, provisioningProfile: profile.provisioningProfile,
                            forwardsNotifications: profile.forwardsNotifications, forwardsURLs: profile.forwardsURLs,
                            userDefaults: userDefaults, keychain: keychain, recaptchaEnterprise: recaptchaEnterprise, clock: clock,
-                           transport: transport)
+                           wallClock: wallClock, transport: transport)
         }
         let auth = self.auth(options: options, host: host, appName: appName)
         auth.languageCode = profile.languageCode

@@ -1,0 +1,60 @@
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import IdentityToolkitAPI
+import Scenarios
+import TestSupport
+import Testing
+import Utilities
+
+/// What an admin does to a user (the Admin SDKs' `update_user`, `set_custom_user_claims`,
+/// `revoke_refresh_tokens`) as the app sees it through the auth core, on one wall clock shared by
+/// the app and the backend so that an hour can pass.
+///
+/// The SDK's side: `User.getIDToken(forcingRefresh:)` refreshes a token within five minutes of its
+/// expiry (FirebaseAuth 12.19 `SecureTokenService.swift`, `kFiveMinutes`); the service's refusals
+/// map as `AuthBackend.swift`'s table says: `USER_DISABLED` 17005, `TOKEN_EXPIRED` 17021.
+@Suite("Admin actions as the app sees them")
+struct AdminActionTests {
+    @Test("an hour later getIDToken refreshes (custom claims set meanwhile appear); after revocation the refresh is userTokenExpired; disabled, userDisabled")
+    func refreshRevokeDisable() async throws {
+        let clock = ManualWallClock(Date())
+        try await withWorld(backendClock: clock) { world, _ in
+            let toolkit = try #require(world.toolkit)
+            let (auth, _) = try await world.install(AppProfile(), wallClock: clock)
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            let code = try #require(await world.lastCode(for: phone))
+            let user = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code)).user
+            let first = try await user.getIDToken()
+            #expect(try await user.getIDToken() == first, "a fresh token is not refreshed")
+
+            _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: user.uid, customAttributes: #"{"role":"admin"}"#))
+            clock.advance(by: 3600 - 299)  // within the SDK's five minutes of expiry
+            let second = try await user.getIDToken()
+            #expect(second != first)
+            let claims = try #require(toolkit.tokenSigner.verifiedClaims(second, now: clock.now))
+            #expect(claims.customClaims["role"] == .string("admin"))
+            #expect(claims.authTime == Int(clock.now.addingTimeInterval(-(3600 - 299)).timeIntervalSince1970), "auth_time stays the sign-in's")
+
+            clock.advance(by: 10)
+            _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: user.uid, validSince: String(Int64(clock.now.timeIntervalSince1970))))
+            await #expect(throws: AuthError(.userTokenExpired, "")) { _ = try await user.getIDToken(forcingRefresh: true) }
+
+            // A new sign-in works after revocation; an admin then disables the user.
+            let id2 = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            let code2 = try #require(await world.lastCode(for: phone))
+            let again = try await auth.signIn(with: provider.credential(withVerificationID: id2, verificationCode: code2)).user
+            _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: again.uid, disableUser: true))
+            await #expect(throws: AuthError(.userDisabled, "")) { _ = try await again.getIDToken(forcingRefresh: true) }
+            let id3 = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            let code3 = try #require(await world.lastCode(for: phone))
+            let refused = await #expect(throws: AuthError.self) {
+                _ = try await auth.signIn(with: provider.credential(withVerificationID: id3, verificationCode: code3))
+            }
+            #expect(refused?.code == .userDisabled)
+            let bridged: any Error = try #require(refused)
+            #expect((bridged as NSError).code == 17005)
+        }
+    }
+}
