@@ -68,7 +68,7 @@ extension IdentityToolkit {
         let holder = state.userByAppleSub[sub].flatMap { state.users[$0] }
         if let idToken, !idToken.isEmpty {
             // Linking to the signed-in user.
-            guard let uid = tokenSigner.verifiedUID(idToken, now: now), var user = state.users[uid] else {
+            guard let uid = try standingUID(idToken, endpoint: endpoint), var user = state.users[uid] else {
                 throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
             }
             if let holder, holder.localId != uid {
@@ -128,7 +128,7 @@ extension IdentityToolkit {
             throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE (3), not \(request.tokenType ?? "none")"))
         }
         let (code, idToken) = (request.token, request.idToken)
-        guard let idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), state.users[uid] != nil else {
+        guard let uid = try standingUID(idToken, endpoint: endpoint), state.users[uid] != nil else {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }
         guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.invalidRequest, "token (the authorization code) is required")) }
@@ -140,7 +140,7 @@ extension IdentityToolkit {
 
     /// `accounts:delete` (`deleteAccount`): the user of the ID token.
     public func deleteAccount(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
-        guard let idToken = request.idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), state.users[uid] != nil else {
+        guard let uid = try standingUID(request.idToken, endpoint: .deleteAccount), state.users[uid] != nil else {
             throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
         }
         do { try commit(.userDeleted(localId: uid)) } catch { throw reject(.deleteAccount, error) }
@@ -150,12 +150,22 @@ extension IdentityToolkit {
 
     /// `accounts:update` (`setAccountInfo`): the display name of the ID token's user.
     public func setAccountInfo(_ request: SetAccountInfoRequest) throws(IdentityToolkitError) -> SetAccountInfoResponse {
-        guard let idToken = request.idToken, let uid = tokenSigner.verifiedUID(idToken, now: clock.now), var user = state.users[uid] else {
+        guard let uid = try standingUID(request.idToken, endpoint: .setAccountInfo), var user = state.users[uid] else {
             throw reject(.setAccountInfo, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }
         if let displayName = request.displayName { user.displayName = displayName }
         do { try commit(.user(user)) } catch { throw reject(.setAccountInfo, error) }
         return SetAccountInfoResponse(localId: user.localId, email: user.email ?? "", displayName: user.displayName ?? "")
+    }
+
+    /// The user ID of a valid ID token of this backend's, `nil` for none (each caller answers its
+    /// own error); a revoked token (issued before the user's `validSince`) is TOKEN_EXPIRED and a
+    /// disabled user USER_DISABLED, as on every call with an ID token (``signedInUser(_:endpoint:)``).
+    func standingUID(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> String? {
+        guard let idToken, !idToken.isEmpty, let claims = tokenSigner.verifiedClaims(idToken, now: clock.now),
+              let user = state.users[claims.sub] else { return nil }
+        _ = try signedInUser(idToken, endpoint: endpoint)
+        return user.localId
     }
 
     /// The display name in the SDK's `user={"name":{"firstName":…,"lastName":…}}`: "First Last".
