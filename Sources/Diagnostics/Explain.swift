@@ -70,6 +70,12 @@ public enum Explainer {
                              fix: "download GoogleService-Info.plist again from the Firebase console and use its API_KEY")
         }
 
+        if errorCode == .userDisabled {
+            return Diagnosis("userDisabled",
+                             cause: "an admin disabled this user (the Admin SDK's update_user(uid, disabled=True), or the Firebase console): the app verification and the code were fine, but the backend answered USER_DISABLED, which the SDK reports as userDisabled (17005); refreshing the user's token fails the same way",
+                             fix: "enable the user again (update_user(uid, disabled=False)), or tell the user their account is disabled: the error is final and retrying does not help")
+        }
+
         if errorCode == .blockingCloudFunctionError {
             return Diagnosis("blockingFunction",
                              cause: "the project's blocking function (beforeCreate or beforeSignIn) refused the sign-in: the backend answered BLOCKING_FUNCTION_ERROR_RESPONSE, which the SDK reports as blockingCloudFunctionError (17105) with the function's own message as the description: \"\(error.map { AuthError.sdkDescription(.blockingCloudFunctionError, serverMessage: $0.message) } ?? "")\"",

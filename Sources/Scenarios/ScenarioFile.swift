@@ -118,6 +118,9 @@ public struct ScenarioSpec: Sendable {
         public var apiKeyIOSBundleIDs: [String] = []
         /// Answers the backend gives instead of the service's (in-process backends only).
         public var faults: [BackendFault] = []
+        /// Users the project has before the run, as an admin made them (the Admin SDKs'
+        /// `import_users`): a local ID, and optionally a phone number, a name, disabled.
+        public var users: [UserRecord] = []
     }
 
     public struct NetworkSpec: Sendable {
@@ -254,6 +257,13 @@ extension ScenarioSpec {
             self.backend.tollFraudRiskScore = try backend.double("tollFraudRiskScore", in: 0...1) ?? 0.1
             self.backend.tollFraudThreshold = try backend.double("tollFraudThreshold", in: 0...1) ?? 0.5
             self.backend.apiKeyIOSBundleIDs = try backend.strings("apiKeyIOSBundleIDs") ?? []
+            for user in try backend.sections("users") ?? [] {
+                guard let localId = try user.string("localId"), !localId.isEmpty else { throw user.missing("localId") }
+                let record = UserRecord(localId: localId, displayName: try user.string("displayName"), phoneNumber: try user.string("phoneNumber"),
+                                        disabled: try user.bool("disabled"))
+                try user.finish()
+                self.backend.users.append(record)
+            }
             for fault in try backend.sections("faults") ?? [] {
                 guard let endpoint = try fault.string("endpoint"), !endpoint.isEmpty else { throw fault.missing("endpoint") }
                 let status = try fault.int("status", in: 100...599) ?? 400

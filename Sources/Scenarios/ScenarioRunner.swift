@@ -1,3 +1,4 @@
+import IdentityToolkitAPI
 import APNsReceiver
 import APNsWire
 import Utilities
@@ -69,6 +70,15 @@ public enum ScenarioRunner {
                 }
             }
             for rule in spec.network.receiverFaults { world.channel?.faults.add(rule) }
+            if !spec.backend.users.isEmpty, let toolkit = world.toolkit {
+                let answer = try await toolkit.adminBatchCreate(UploadAccountRequest(users: spec.backend.users, allowOverwrite: true))
+                if let failure = answer.error?.first {
+                    throw ScenarioFileError(.invalidValue, "backend.users[\(failure.index)]: \(failure.message)")
+                }
+                for user in spec.backend.users {
+                    timeline.record(.authsim, "an admin made user \(user.localId)\(user.phoneNumber.map { " (\($0))" } ?? "")\(user.disabled == true ? ", disabled" : "")")
+                }
+            }
             for fault in spec.backend.faults {
                 world.toolkit?.faults.add(fault)
                 timeline.record(.authsim, "the backend will answer \(fault.endpoint) \(fault.times == 1 ? "once" : "\(fault.times) times") with HTTP \(fault.status) \(fault.serverMessage ?? fault.body.prefix(60).description)")
