@@ -19,6 +19,11 @@ public struct BackendConfiguration: Sendable {
     /// Derive new users' local IDs from this seed and their phone number or Apple ID instead of
     /// at random, so the same user has the same ID in every run (firebase-tools#3421). `nil`: random.
     public var idSeed: String?
+    /// Take a code request that carries no app verification at all (no receipt and secret, no
+    /// reCAPTCHA token) for any number, as the Firebase Auth Emulator does: what a test suite
+    /// written against the emulator needs. Off by default: a device's request without proof is
+    /// MISSING_APP_CREDENTIAL, and that is what authsim is for.
+    public var acceptUnverifiedCodeRequests = false
     /// What verifyClient tells the app to wait for the push, in seconds.
     public var suggestedTimeout = 5
     /// How long an SMS code (a session) stays valid.
@@ -392,6 +397,9 @@ public actor IdentityToolkit {
             }
         } else if let recaptchaToken {
             try useRecaptchaToken(recaptchaToken, endpoint: endpoint)
+        } else if configuration.acceptUnverifiedCodeRequests {
+            logger.info("code request without app verification taken (--accept-unverified-code-requests, as the Auth Emulator)",
+                        metadata: ["endpoint": "\(endpoint)", "phone": "\(number)"])
         } else {
             throw reject(endpoint, IdentityToolkitError(
                 .missingAppCredential,

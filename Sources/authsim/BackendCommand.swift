@@ -45,6 +45,8 @@ struct Backend: AsyncParsableCommand {
     var smsCode: String?
     @Option(help: ArgumentHelp("Derive new users' IDs from this seed and their phone number or Apple ID, so the same user gets the same UID in every run.",
                                valueName: "seed")) var idSeed: String?
+    @Flag(help: "Take code requests that carry no app verification (no silent-push receipt, no reCAPTCHA token) for any number, as the Firebase Auth Emulator does. Off: they are MISSING_APP_CREDENTIAL, as on a device.")
+    var acceptUnverifiedCodeRequests = false
     @Option(help: ArgumentHelp("What goes to standard error: info shows refused requests and silent pushes APNs refused or that could not be sent; debug every push and request.",
                                valueName: "level")) var logLevel: Logger.Level = .info
 
@@ -61,6 +63,7 @@ struct Backend: AsyncParsableCommand {
         configuration.projectNumber = projectNumber
         configuration.fixedSMSCode = smsCode
         configuration.idSeed = idSeed
+        configuration.acceptUnverifiedCodeRequests = acceptUnverifiedCodeRequests
         do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
             throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code.rawValue)")
         }
@@ -105,6 +108,7 @@ struct Backend: AsyncParsableCommand {
         say("  reCAPTCHA SMS defense: \(enforcement.rawValue)\(enforcement == .off ? "" : ", site key \(configuration.recaptchaSiteKey), toll-fraud risk \(tollFraudRisk) (blocked above \(tollFraudThreshold))")")
         say("  Admin SDKs: FIREBASE_AUTH_EMULATOR_HOST=\(server.host):\(server.port) (user management, custom tokens, verify_id_token); ID-token keys at \(server.baseURL)\(JSONWebKeySet.firebaseIDTokenJWKPath)")
         if let smsCode { say("  every SMS code is \(smsCode)") }
+        if acceptUnverifiedCodeRequests { say("  code requests without app verification are taken for any number, as the Auth Emulator takes them") }
         await waitForTermination()
         if let folder = exportOnExit {
             try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")

@@ -132,4 +132,27 @@ struct EmulatorEndpointTests {
         bad.fixedSMSCode = "12"
         #expect(throws: IdentityToolkitError.self) { _ = try bad.validated() }
     }
+
+    @Test("--accept-unverified-code-requests takes a code request without app verification for any number, as the emulator; off, it is MISSING_APP_CREDENTIAL; a custom token's body is schema-checked")
+    func unverifiedCodeRequests() async throws {
+        for accept in [false, true] {
+            var configuration = BackendConfiguration()
+            configuration.acceptUnverifiedCodeRequests = accept
+            let toolkit = try IdentityToolkit(configuration: configuration, pusher: nil)
+            let key = configuration.apiKey
+            try await Application(router: BackendRouter.make(toolkit: toolkit)).test(.router) { client in
+                let (status, body) = try await post(client, "/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode?key=\(key)",
+                                                    #"{"phoneNumber":"+16505550142"}"#, headers: [:])
+                if accept {
+                    #expect(status == 200, "\(body)")
+                    #expect(await toolkit.messages.map(\.phoneNumber) == ["+16505550142"])
+                } else {
+                    #expect(status == 400 && body.contains("MISSING_APP_CREDENTIAL"), "\(body)")
+                }
+                let (tokenStatus, tokenBody) = try await post(client, "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken?key=\(key)",
+                                                              #"{"token":"{\"uid\":\"u\"}","extra":1}"#, headers: [:])
+                #expect(tokenStatus == 400 && tokenBody.contains(#"Unknown name \"extra\""#), "\(tokenBody)")
+            }
+        }
+    }
 }

@@ -69,8 +69,14 @@ enum BackendRouter {
         keyed.rpc(FinalizeMFASignInRequest.self, at: [.finalizeMFASignIn], table: routes) { request, _ in
             try await toolkit.finalizeMFASignIn(request)
         }
-        keyed.rpc(VerifyCustomTokenRequest.self, at: [.verifyCustomToken, .accountsSignInWithCustomToken], table: routes) { request, _ in
-            try await toolkit.signInWithCustomToken(request)
+        for endpoint in [IdentityToolkitEndpoint.verifyCustomToken, .accountsSignInWithCustomToken] {
+            keyed.post(RouterPath(endpoint.path)) { request, context in
+                let body = try await request.body.collect(upTo: context.maxUploadSize)
+                let call = try IdentityToolkitJSON.decodeChecked(VerifyCustomTokenRequest.self, from: body.readableBytesView,
+                                                                 what: "accounts:signInWithCustomToken")
+                return try JSONBody(try await toolkit.signInWithCustomToken(call))
+            }
+            routes.add(endpoint.path, .post)
         }
         // The Secure Token service: the SDK posts JSON, REST clients a form.
         keyed.post(RouterPath(IdentityToolkitEndpoint.secureToken.path)) { request, context in
