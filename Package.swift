@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "RedirectInterceptor", targets: ["RedirectInterceptor"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
         .library(name: "Diagnostics", targets: ["Diagnostics"]),
+        .library(name: "Inspector", targets: ["Inspector"]),
         .executable(name: "apns-sender", targets: ["apns-sender"]),
         .executable(name: "push-receiver", targets: ["push-receiver"]),
         .executable(name: "redirect-interceptor", targets: ["redirect-interceptor"]),
@@ -146,6 +147,14 @@ let package = Package(
             dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
         ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
+        // The inspector: the receiver's pushes, faults and devices and the backend's SMS and users,
+        // live in a browser and as a JSON API, with metrics and health (authsim serve).
+        .target(
+            name: "Inspector",
+            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "Diagnostics", "HTTPServerSupport", "IdentityToolkitAPI", "Utilities",
+                           hummingbird, hummingbirdCore, nio("NIOCore"), .product(name: "HTTPTypes", package: "swift-http-types"), logging],
+            resources: [.copy("Resources")]
+        ),
         .target(
             name: "Benchmarking",
             dependencies: ["APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", crypto,
@@ -176,7 +185,7 @@ let package = Package(
         .executableTarget(
             name: "authsim",
             dependencies: ["Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
-                           "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking",
+                           "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking", "Inspector",
                            argumentParser, logging]
         ),
         .executableTarget(name: "authsim-fuzz", dependencies: ["FuzzTargets"]),

@@ -35,12 +35,16 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
     public var environment: APNsEnvironment?
     /// How many pushes it applies to; `nil`: all.
     public var count: Int?
+    /// The share of matching pushes it applies to (0 < p ≤ 1); `nil`: every one.
+    public var probability: Double?
 
-    public init(_ fault: Fault, deviceToken: DeviceToken? = nil, environment: APNsEnvironment? = nil, count: Int? = nil) {
+    public init(_ fault: Fault, deviceToken: DeviceToken? = nil, environment: APNsEnvironment? = nil, count: Int? = nil,
+                probability: Double? = nil) {
         self.fault = fault
         self.deviceToken = deviceToken
         self.environment = environment
         self.count = count
+        self.probability = probability
     }
 
     /// Parses `FAULT[,token=HEX][,environment=sandbox|production][,count=N]` where FAULT is
@@ -50,6 +54,7 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
         var token: DeviceToken?
         var environment: APNsEnvironment?
         var count: Int?
+        var probability: Double?
         for part in spec.split(separator: ",").map(String.init) {
             let pieces = part.split(separator: "=", maxSplits: 1).map(String.init)
             let name = pieces[0]
@@ -86,14 +91,19 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
                     throw ReceiverError(.configuration, "count must be a positive number")
                 }
                 count = parsed
+            case "probability":
+                guard let parsed = value.flatMap(Double.init), parsed > 0, parsed <= 1 else {
+                    throw ReceiverError(.configuration, "probability must be a number above 0 and at most 1")
+                }
+                probability = parsed
             default:
-                throw ReceiverError(.configuration, "unknown fault part \"\(part)\" in \"\(spec)\"; faults: delay=MS, drop, reject=REASON, goaway=REASON, refuse-stream; filters: token=HEX, environment=ENV, count=N")
+                throw ReceiverError(.configuration, "unknown fault part \"\(part)\" in \"\(spec)\"; faults: delay=MS, drop, reject=REASON, goaway=REASON, refuse-stream; filters: token=HEX, environment=ENV, count=N, probability=P")
             }
         }
         guard let fault else {
             throw ReceiverError(.configuration, "\"\(spec)\" names no fault: delay=MS, drop, reject=REASON, goaway=REASON or refuse-stream")
         }
-        self.init(fault, deviceToken: token, environment: environment, count: count)
+        self.init(fault, deviceToken: token, environment: environment, count: count, probability: probability)
     }
 
     public var description: String {
@@ -101,6 +111,7 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
         if let deviceToken { text += ",token=\(deviceToken.hex)" }
         if let environment { text += ",environment=\(environment)" }
         if let count { text += ",count=\(count)" }
+        if let probability { text += ",probability=\(probability)" }
         return text
     }
 }
@@ -113,6 +124,8 @@ public final class FaultPlan: Sendable {
 
     public func add(_ rule: FaultRule) { rules.withLock { $0.append(rule) } }
     public func clear() { rules.withLock { $0.removeAll() } }
+    /// Puts `rules` in place of the current ones, at once.
+    public func replace(with new: [FaultRule]) { rules.withLock { $0 = new } }
     public var current: [FaultRule] { rules.withLock { $0 } }
 
     /// The fault for a push to `token` in `environment`, using up one of the rule's count.
@@ -123,6 +136,7 @@ public final class FaultPlan: Sendable {
                 let rule = rules[index]
                 if let wanted = rule.deviceToken, wanted.hex != token.lowercased() { continue }
                 if let wanted = rule.environment, wanted != environment { continue }
+                if let probability = rule.probability, Double.random(in: 0..<1) >= probability { continue }
                 if let count = rule.count {
                     if count <= 1 { rules.remove(at: index) } else { rules[index].count = count - 1 }
                 }

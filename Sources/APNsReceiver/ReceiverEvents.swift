@@ -1,4 +1,5 @@
 import APNsWire
+import Foundation
 
 /// Something the receiver did, for timelines and `authsim explain`.
 public enum ReceiverEvent: Sendable {
@@ -8,6 +9,39 @@ public enum ReceiverEvent: Sendable {
     case connection(environment: APNsEnvironment, serverName: String?, tls: Bool)
     /// A connection that did not finish TLS and the HTTP/2 preface in time was closed.
     case handshakeTimedOut(seconds: Double)
+    /// A request answered with an error, as it came (headers, the provider token among them, and
+    /// payload): what the inspector shows. Recorded beside ``rejected(_:apnsID:environment:deviceToken:)``,
+    /// and for a fault's injected rejection too.
+    case refused(RefusedRequest)
+}
+
+/// A request the receiver answered with an error, with what it carried.
+public struct RefusedRequest: Sendable {
+    public var receivedAt: Date
+    public var environment: APNsEnvironment
+    public var apnsID: String
+    /// As the path had it (maybe not hex).
+    public var deviceToken: String
+    /// Regular headers, names lowercase, in arrival order.
+    public var headers: [(name: String, value: String)]
+    public var payload: [UInt8]
+    public var rejection: PushRejection
+    /// A fault rule made the receiver refuse it.
+    public var injected: Bool
+
+    public init(receivedAt: Date, environment: APNsEnvironment, apnsID: String, deviceToken: String, headers: [(name: String, value: String)],
+                payload: [UInt8], rejection: PushRejection, injected: Bool) {
+        self.receivedAt = receivedAt
+        self.environment = environment
+        self.apnsID = apnsID
+        self.deviceToken = deviceToken
+        self.headers = headers
+        self.payload = payload
+        self.rejection = rejection
+        self.injected = injected
+    }
+
+    public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
 }
 
 /// An optional observer of receiver events; without one, nothing is recorded (nothing grows under load).

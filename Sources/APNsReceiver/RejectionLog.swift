@@ -26,6 +26,15 @@ public final class RejectionLog: Sendable {
         enum CodingKeys: String, CodingKey {
             case time, environment, apnsID = "apns-id", deviceToken = "device-token", status, reason, detail
         }
+        public init(time: Date, environment: APNsEnvironment, apnsID: String, deviceToken: String, status: Int, reason: String, detail: String) {
+            self.time = time
+            self.environment = environment
+            self.apnsID = apnsID
+            self.deviceToken = deviceToken
+            self.status = status
+            self.reason = reason
+            self.detail = detail
+        }
     }
 
     /// Appends one line (a failure to write is not the push's problem: it is left out).

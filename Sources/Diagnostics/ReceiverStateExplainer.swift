@@ -45,7 +45,7 @@ public enum ReceiverStateExplainer {
         return Report(accepted: accepted.count, rejected: rejected.count, diagnoses: diagnoses)
     }
 
-    static func explain(_ entry: RejectionLog.Entry, registry: DeviceRegistry) -> Diagnosis {
+    public static func explain(_ entry: RejectionLog.Entry, registry: DeviceRegistry) -> Diagnosis {
         let sentTo = entry.environment
         let other: APNsEnvironment = sentTo == .sandbox ? .production : .sandbox
         switch entry.reason {

@@ -150,6 +150,7 @@ public enum ChannelDemo {
                 current.record(.receiver, "injects fault \(fault)")
             case .handshakeTimedOut(let seconds):
                 current.record(.receiver, "closes a connection that did not finish TLS and the HTTP/2 preface in \(seconds) s")
+            case .refused: break  // .rejected tells it
             }
         })
         var results: [ChannelScenarioResult] = []

@@ -401,7 +401,7 @@ public enum ScenarioRunner {
             timeline.record(.receiver, "\(environment) injects fault \(fault)", .receiverFault("\(fault)"))
         case .handshakeTimedOut(let seconds):
             timeline.record(.receiver, "closes a connection that did not finish TLS and the HTTP/2 preface in \(seconds) s")
-        case .connection: break
+        case .connection, .refused: break
         }
     }
 

@@ -10,7 +10,7 @@ struct AuthsimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "authsim",
         abstract: "Run Firebase phone-auth app-verification scenarios on Linux, over the real wire formats.",
-        subcommands: [Demo.self, Run.self, Explain.self, Doctor.self, Backend.self, Phone.self, SampleAppCommand.self, Bench.self],
+        subcommands: [Demo.self, Run.self, Explain.self, Doctor.self, Serve.self, Backend.self, Phone.self, SampleAppCommand.self, Bench.self],
         defaultSubcommand: Demo.self)
 }
 

@@ -60,7 +60,7 @@ struct Serve: AsyncParsableCommand {
     var keyEnvironments: [APNsEnvironment] = []
     @OptionGroup var stateOptions: StateOptions
     @Option(name: .customLong("fault"),
-            help: "Inject a fault: delay=MS | drop | reject=REASON | goaway=REASON | refuse-stream, then optionally ,token=HEX ,environment=ENV ,count=N. Repeatable.")
+            help: "Inject a fault: delay=MS | drop | reject=REASON | goaway=REASON | refuse-stream, then optionally ,token=HEX ,environment=ENV ,count=N ,probability=P. Repeatable.")
     var faults: [String] = []
     @Flag(help: "fsync the delivery log after each push (survives a machine crash; slower).") var fsync = false
     @Option(help: "Seconds a new connection has to finish TLS and send the HTTP/2 preface before it is closed.") var handshakeTimeout = 10.0

@@ -70,8 +70,12 @@ struct PushExchange {
             switch fault {
             case .reject(let reason):
                 let timestamp: Int64? = reason.status == 410 ? Int64(services.clock.now.timeIntervalSince1970 * 1000) : nil
-                return .answer(rejection(PushRejection(reason, "injected fault", timestamp: timestamp), apnsID: answerID(for: request)),
-                               delayMilliseconds: nil)
+                let refusal = PushRejection(reason, "injected fault", timestamp: timestamp)
+                let id = answerID(for: request)
+                services.events.record(.refused(RefusedRequest(receivedAt: services.clock.now, environment: connection.environment, apnsID: id,
+                                                               deviceToken: rawToken, headers: request.headers, payload: request.body,
+                                                               rejection: refusal, injected: true)))
+                return .answer(rejection(refusal, apnsID: id), delayMilliseconds: nil)
             case .refuseStream: return .refuse
             case .goaway(let reason): return .goAway(reason)
             case .delay(let milliseconds): delay = milliseconds
@@ -87,6 +91,8 @@ struct PushExchange {
                 "status": "\(rejection.reason.status ?? 0)", "reason": "\(rejection.reason)", "detail": "\(rejection.detail)",
             ])
             services.events.record(.rejected(rejection, apnsID: id, environment: connection.environment, deviceToken: rawToken))
+            services.events.record(.refused(RefusedRequest(receivedAt: now, environment: connection.environment, apnsID: id, deviceToken: rawToken,
+                                                           headers: request.headers, payload: request.body, rejection: rejection, injected: false)))
             return .answer(self.rejection(rejection, apnsID: id), delayMilliseconds: delay)
         case .success(var push):
             push.dropped = drop

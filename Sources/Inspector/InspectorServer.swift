@@ -1,0 +1,32 @@
+import Foundation
+import HTTPServerSupport
+import Hummingbird
+import Logging
+
+/// The inspector listening: its page and API on one port.
+public final class InspectorServer: Sendable {
+    private let server: RunningServer
+    private let sources: InspectorSources
+
+    public var host: String { server.host }
+    public var port: Int { server.port }
+    public var baseURL: String { server.baseURL }
+
+    private init(server: RunningServer, sources: InspectorSources) {
+        self.server = server
+        self.sources = sources
+    }
+
+    public static func start(_ sources: InspectorSources, host: String = "127.0.0.1", port: Int = 4000,
+                             logger: Logger = Logger(label: "authsim.inspector", factory: { _ in SwiftLogNoOpLogHandler() }))
+    async throws(ServerStartError) -> InspectorServer {
+        let server = try await RunningServer.start(router: InspectorRouter.make(sources), host: host, port: port, name: "the inspector", logger: logger)
+        return InspectorServer(server: server, sources: sources)
+    }
+
+    /// Ends the live streams, then stops listening.
+    public func shutdown() async {
+        sources.history.finishSubscribers()
+        await server.shutdown()
+    }
+}

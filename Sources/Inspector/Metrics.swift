@@ -1,0 +1,39 @@
+import Foundation
+
+/// `/metrics` in Prometheus' text format (version 0.0.4), written by hand: a few counters and
+/// gauges do not need swift-prometheus (and its build).
+enum Metrics {
+    static func text(_ sources: InspectorSources) async -> String {
+        var lines: [String] = []
+        func help(_ name: String, _ text: String, _ type: String) {
+            lines.append("# HELP \(name) \(text)")
+            lines.append("# TYPE \(name) \(type)")
+        }
+        func label(_ value: String) -> String {
+            value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+        }
+        help("authsim_pushes_total", "Pushes push-receiver answered, by environment, HTTP status and APNs reason (empty for 200).", "counter")
+        for (key, count) in sources.history.counters.sorted(by: { ($0.key.environment, $0.key.status, $0.key.reason) < ($1.key.environment, $1.key.status, $1.key.reason) }) {
+            lines.append("authsim_pushes_total{environment=\"\(label(key.environment))\",status=\"\(key.status)\",reason=\"\(label(key.reason))\"} \(count)")
+        }
+        help("authsim_inspector_pushes_in_view", "Pushes the inspector keeps in view (at most --max-pushes).", "gauge")
+        lines.append("authsim_inspector_pushes_in_view \(sources.history.all.count)")
+        help("authsim_inspector_pushes_dropped_from_view_total", "Pushes dropped from the view to keep it at --max-pushes (never from the delivery log).", "counter")
+        lines.append("authsim_inspector_pushes_dropped_from_view_total \(sources.history.droppedFromView)")
+        help("authsim_inspector_subscribers", "Live /api/v1/events streams.", "gauge")
+        lines.append("authsim_inspector_subscribers \(sources.history.subscriberCount)")
+        help("authsim_devices", "Devices in push-receiver's registry, by environment and state.", "gauge")
+        var devices: [String: Int] = [:]
+        for device in sources.registry.all { devices["environment=\"\(device.environment.rawValue)\",state=\"\(device.state.rawValue)\"", default: 0] += 1 }
+        for (labels, count) in devices.sorted(by: { $0.key < $1.key }) { lines.append("authsim_devices{\(labels)} \(count)") }
+        help("authsim_faults", "Fault rules in force on push-receiver.", "gauge")
+        lines.append("authsim_faults \(sources.faults.current.count)")
+        if let toolkit = sources.toolkit {
+            help("authsim_users", "Users the backend knows.", "gauge")
+            lines.append("authsim_users \(await toolkit.allUsers.count)")
+            help("authsim_sms_total", "SMS the backend sent (kept for a day).", "counter")
+            lines.append("authsim_sms_total \(await toolkit.messages.count)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,180 @@
+// authsim inspector: plain JavaScript, no build step. Pushes arrive live over Server-Sent Events
+// (/api/v1/events); the other pages read the JSON API (/api/v1/…).
+"use strict";
+
+const $ = (selector, root = document) => root.querySelector(selector);
+const pushes = new Map();          // id → push, newest last
+let selected = null;
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === "class") node.className = value; else if (name.startsWith("on")) node.addEventListener(name.slice(2), value); else node.setAttribute(name, value);
+  }
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(child ?? ""));
+  return node;
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, { headers: { "content-type": "application/json" }, ...options });
+  if (response.status === 204) return null;
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error ? body.error.message : response.statusText);
+  return body;
+}
+
+// --- Pages -------------------------------------------------------------------------------------
+function show(page) {
+  for (const button of document.querySelectorAll("nav button")) {
+    if (button.dataset.page === page) button.setAttribute("aria-current", "page"); else button.removeAttribute("aria-current");
+  }
+  for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${page}`;
+  location.hash = page;
+  ({ sms: loadSMS, users: loadUsers, devices: loadDevices, faults: loadFaults })[page]?.();
+}
+for (const button of document.querySelectorAll("nav button")) button.addEventListener("click", () => show(button.dataset.page));
+
+// --- Theme --------------------------------------------------------------------------------------
+function applyTheme(theme) {
+  document.documentElement.classList.toggle("dark", theme === "dark");
+  document.documentElement.classList.toggle("light", theme === "light");
+}
+applyTheme(localStorage.getItem("theme"));
+$("#theme").addEventListener("click", () => {
+  const dark = document.documentElement.classList.contains("dark") ||
+    (!document.documentElement.classList.contains("light") && matchMedia("(prefers-color-scheme: dark)").matches);
+  const next = dark ? "light" : "dark";
+  localStorage.setItem("theme", next);
+  applyTheme(next);
+});
+
+// --- Pushes -------------------------------------------------------------------------------------
+const time = (iso) => new Date(iso).toLocaleTimeString([], { hour12: false }) + "." + iso.slice(20, 23);
+
+function matches(push) {
+  const filter = $("#push-filter").value.trim().toLowerCase();
+  if (!filter) return true;
+  return [push.deviceToken, push.topic, push.reason, String(push.status), push.environment, push.apnsID]
+    .some((field) => (field || "").toLowerCase().includes(filter));
+}
+
+function row(push) {
+  const ok = push.status === 200;
+  const tr = el("tr", { tabindex: "0", "data-id": push.id, "aria-label": `push ${push.id}: ${push.status} ${push.reason || ""}` },
+    el("td", {}, time(push.time)), el("td", {}, push.environment), el("td", {}, push.topic || ""),
+    el("td", { title: push.deviceToken }, push.deviceToken.slice(0, 12) + "…"), el("td", {}, push.pushType || ""),
+    el("td", {}, push.priority ?? ""), el("td", { class: ok ? "status-ok status" : "status-bad status" }, push.status),
+    el("td", { class: ok ? "" : "reason" }, push.reason || (push.dropped ? "dropped" : "")), el("td", { title: push.apnsID }, push.apnsID.slice(0, 8)));
+  tr.addEventListener("click", () => select(push.id));
+  tr.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); select(push.id); } });
+  return tr;
+}
+
+function renderPushes() {
+  const body = $("#pushes tbody");
+  body.replaceChildren(...[...pushes.values()].reverse().filter(matches).map(row));
+  if (selected) body.querySelector(`tr[data-id="${selected}"]`)?.classList.add("selected");
+  $("#push-count").textContent = `${pushes.size} in view`;
+}
+
+function addPush(push) {
+  pushes.set(push.id, push);
+  if (matches(push)) {
+    $("#pushes tbody").prepend(row(push));
+    $("#push-count").textContent = `${pushes.size} in view`;
+  }
+}
+
+function formatted(text) {
+  try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+}
+
+async function select(id) {
+  selected = id;
+  for (const tr of document.querySelectorAll("#pushes tr.selected")) tr.classList.remove("selected");
+  document.querySelector(`#pushes tr[data-id="${id}"]`)?.classList.add("selected");
+  let push = pushes.get(id);
+  try { push = await api(`/api/v1/pushes/${id}`); } catch { /* left the view: show what we have */ }
+  const detail = $("#detail");
+  const parts = [el("h2", {}, `Push ${push.id}: ${push.status}${push.reason ? " " + push.reason : ""}`)];
+  if (push.cause) {
+    parts.push(el("h3", {}, "Cause and fix"), el("p", { class: "cause" }, push.cause), el("p", { class: "fix" }, push.fix || ""));
+  }
+  parts.push(el("h3", {}, "Request"),
+    el("table", {}, el("tbody", {}, ...[["time", push.time], ["environment", push.environment], ["apns-id", push.apnsID], ["token", push.deviceToken],
+      ["topic", push.topic], ["push type", push.pushType], ["priority", push.priority], ["expiration", push.expiration], ["collapse-id", push.collapseID],
+      ["detail", push.detail]].filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", { title: String(v) }, String(v)))))));
+  if (push.headers.length) {
+    parts.push(el("h3", {}, "Headers"), el("pre", {}, push.headers.map((h) => `${h.name}: ${h.value}`).join("\n")));
+  }
+  if (push.providerToken) {
+    const t = push.providerToken;
+    parts.push(el("h3", {}, "Provider token"), el("pre", {}, JSON.stringify({ header: { alg: t.alg, kid: t.kid }, claims: { iss: t.iss, iat: t.iat } }, null, 2)),
+      el("p", { class: push.status === 200 ? "ok" : "" }, t.verdict));
+  }
+  parts.push(el("h3", {}, "Payload"), el("pre", { class: "payload" }, formatted(push.payload)));
+  detail.replaceChildren(...parts);
+}
+
+$("#push-filter").addEventListener("input", renderPushes);
+$("#push-clear").addEventListener("click", async () => { await api("/api/v1/pushes", { method: "DELETE" }); pushes.clear(); renderPushes(); $("#detail").replaceChildren(); });
+
+async function startPushes() {
+  for (const push of await api("/api/v1/pushes?limit=1000")) pushes.set(push.id, push);
+  renderPushes();
+  const events = new EventSource("/api/v1/events");
+  events.addEventListener("open", () => { $("#live").textContent = "live"; $("#live").classList.add("on"); });
+  events.addEventListener("error", () => { $("#live").textContent = "reconnecting…"; $("#live").classList.remove("on"); });
+  events.addEventListener("push", (event) => addPush(JSON.parse(event.data)));
+}
+
+// --- SMS, users, devices ------------------------------------------------------------------------
+async function loadSMS() {
+  try {
+    const messages = await api("/api/v1/sms");
+    $("#sms tbody").replaceChildren(...messages.reverse().map((m) => el("tr", {}, el("td", {}, new Date(m.sentAt * 1000 || m.sentAt).toLocaleTimeString()),
+      el("td", {}, m.phoneNumber), el("td", {}, m.code), el("td", {}, m.text), el("td", { title: m.sessionInfo }, m.sessionInfo.slice(0, 10) + "…"))));
+  } catch (error) { $("#sms tbody").replaceChildren(el("tr", {}, el("td", { class: "error", colspan: "5" }, error.message))); }
+}
+
+async function loadUsers() {
+  try {
+    const users = await api("/api/v1/users");
+    $("#users tbody").replaceChildren(...users.map((u) => el("tr", {},
+      el("td", { title: u.localId }, u.localId), el("td", {}, u.phoneNumber || ""),
+      el("td", {}, (u.providerUserInfo || []).map((p) => p.providerId).join(", ")),
+      el("td", {}, (u.mfaInfo || []).map((f) => f.phoneInfo).join(", ")), el("td", {}, u.customAttributes || ""),
+      el("td", {}, u.disabled ? "disabled" : "enabled"),
+      el("td", {}, el("button", { type: "button", onclick: async () => { await api(`/api/v1/users/${encodeURIComponent(u.localId)}`, { method: "PATCH", body: JSON.stringify({ disabled: !u.disabled }) }); loadUsers(); } }, u.disabled ? "Enable" : "Disable"),
+        " ", el("button", { type: "button", onclick: async () => { if (confirm(`Delete ${u.localId}?`)) { await api(`/api/v1/users/${encodeURIComponent(u.localId)}`, { method: "DELETE" }); loadUsers(); } } }, "Delete")))));
+  } catch (error) { $("#users tbody").replaceChildren(el("tr", {}, el("td", { class: "error", colspan: "7" }, error.message))); }
+}
+
+async function loadDevices() {
+  const devices = await api("/api/v1/devices");
+  $("#devices tbody").replaceChildren(...devices.map((d) => el("tr", {},
+    el("td", { title: d.token }, d.token.slice(0, 16) + "…"), el("td", {}, d.environment), el("td", {}, d.bundleID), el("td", {}, d.state), el("td", {}, d.label || ""),
+    el("td", {}, d.state === "active" ? el("button", { type: "button", onclick: async () => { await api(`/api/v1/devices/${d.environment}/${d.token}/invalidate?as=unregistered`, { method: "POST" }); loadDevices(); } }, "Invalidate (410 Unregistered)") : ""))));
+}
+
+// --- Faults -------------------------------------------------------------------------------------
+async function loadFaults() {
+  const list = await api("/api/v1/faults");
+  $("#faults-text").value = list.faults.join("\n");
+}
+$("#faults-save").addEventListener("click", async () => {
+  const faults = $("#faults-text").value.split("\n").map((line) => line.trim()).filter(Boolean);
+  const message = $("#faults-message");
+  try {
+    const list = await api("/api/v1/faults", { method: "PUT", body: JSON.stringify({ faults }) });
+    $("#faults-text").value = list.faults.join("\n");
+    message.className = "ok"; message.textContent = `${list.faults.length} rule(s) in force`;
+  } catch (error) { message.className = "error"; message.textContent = error.message; }
+});
+$("#faults-clear").addEventListener("click", async () => {
+  await api("/api/v1/faults", { method: "DELETE" });
+  $("#faults-text").value = ""; $("#faults-message").className = "ok"; $("#faults-message").textContent = "no faults";
+});
+
+startPushes();
+show((location.hash || "#pushes").slice(1));

@@ -1,0 +1,124 @@
+import APNsReceiver
+import APNsSender
+import APNsWire
+import ArgumentParser
+import AuthBackend
+import CommandSupport
+import Foundation
+import IdentityToolkitAPI
+import Inspector
+import LocalPKI
+import Logging
+import Utilities
+
+/// `authsim serve`: the whole channel in one process (push-receiver in both environments, its
+/// device gateway, the backend, and the inspector), every URL printed, state in `--state`, a clean
+/// stop on Ctrl-C or SIGTERM. The parts keep their own executables for those who split them.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start push-receiver, its device gateway, the backend and the inspector in one process.",
+        discussion: "Open the inspector (http://127.0.0.1:4000 by default) to watch pushes, SMS and users live; its JSON API is at /api/v1 (OpenAPI at /api/v1/openapi.json).")
+
+    @Option(help: "Address every part listens on.") var host = "127.0.0.1"
+    @Option(help: "push-receiver's sandbox TLS port.") var sandboxPort = 2197
+    @Option(help: "push-receiver's production TLS port.") var productionPort = 2198
+    @Option(help: "The device gateway's port (devices in other processes).") var devicePort = 5223
+    @Option(help: "The backend's port (the Firebase Auth Emulator's is 9099).") var backendPort = 9099
+    @Option(help: "The inspector's port (its page and /api/v1).") var uiPort = 4000
+    @Option(help: "Folder for the receiver's registry and logs (devices.json, deliveries.jsonl, rejections.jsonl) and the backend's state (backend/).")
+    var state = "State"
+    @Option(help: "Folder with the CA, the server certificate and the APNs auth key (made on first use).") var certs = "Certs"
+    @Option(help: "Pushes the inspector keeps in view (the oldest leave the view, never the delivery log).") var maxPushes = 10_000
+    @Option(help: "Milliseconds APNs takes to reach a device.") var deliveryLatencyMs = 250
+    @Option(help: "The project ID.") var projectID = BackendConfiguration().projectID
+    @Option(help: "The iOS app's bundle ID (the silent push's topic).") var bundleID = BackendConfiguration().bundleID
+    @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
+    @Option(help: ArgumentHelp("Load users and config from an Auth Emulator export before serving.", valueName: "dir")) var `import`: String?
+    @Option(help: ArgumentHelp("On Ctrl-C or SIGTERM, write users and config in the Auth Emulator's export format.", valueName: "dir"))
+    var exportOnExit: String?
+    @Option(name: .customLong("fault"), help: "A push-receiver fault at start (push-receiver --fault syntax; repeatable; the Faults page changes them live).")
+    var faults: [String] = []
+
+    func validate() throws {
+        guard maxPushes > 0 else { throw ValidationError("--max-pushes must be positive") }
+    }
+
+    func run() async throws {
+        let logger = bootstrapLogging("authsim.serve", level: .info)
+        let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
+        let stateFolder = URL(fileURLWithPath: state)
+        try FileManager.default.createDirectory(at: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = raiseOpenFileLimit()
+
+        // push-receiver and its device gateway.
+        let registry = try DeviceRegistry(file: stateFolder.appendingPathComponent("devices.json"))
+        let deliveries = try DeliveryLog(file: stateFolder.appendingPathComponent("deliveries.jsonl"))
+        let rejections = try RejectionLog(file: stateFolder.appendingPathComponent("rejections.jsonl"))
+        let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
+        let history = PushHistory(capacity: maxPushes, registry: registry)
+        let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs))
+        let gateway = try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
+        let receiver = try await PushReceiver.start(PushReceiverConfiguration(
+            listeners: [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox),
+                        ReceiverListener(host: host, port: productionPort, environment: .production)],
+            certificateChainPEM: credentials.serverCertificatePEM, privateKeyPEM: credentials.serverKeyPEM,
+            trustedKeys: [credentials.authKey.trusted(environments: nil)], registry: registry, deliveryLog: deliveries, faults: plan,
+            delivery: hub, policy: ReceiverPolicy(), logger: logger,
+            observer: { event in
+                if case .rejected(let rejection, let apnsID, let environment, let token) = event {
+                    rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
+                }
+                history.record(event)
+            }))
+        let sandbox = receiver.listeners.first(where: { $0.listener.environment == .sandbox })?.port ?? sandboxPort
+        let production = receiver.listeners.first(where: { $0.listener.environment == .production })?.port ?? productionPort
+
+        // The backend, pushing through this receiver.
+        var configuration = BackendConfiguration()
+        configuration.projectID = projectID
+        configuration.bundleID = bundleID
+        for entry in testNumber {
+            let parts = entry.split(separator: "=").map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--test-number takes NUMBER=CODE, e.g. +16505553434=654321") }
+            configuration.testPhoneNumbers[parts[0]] = parts[1]
+        }
+        func client(_ environment: APNsEnvironment, port: Int) throws -> APNsClient {
+            try APNsClient(configuration: .local(environment, port: port, caPEM: credentials.caCertificatePEM),
+                           tokens: try ProviderTokenCache(signer: credentials.authKey.signer))
+        }
+        let pusher = APNsPusher(sandbox: try client(.sandbox, port: sandbox), production: try client(.production, port: production))
+        let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
+                                          stateDirectory: stateFolder.appendingPathComponent("backend"), logger: logger)
+        if let folder = self.import {
+            let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
+            say("imported \(report.users) users from \(report.files.joined(separator: ", "))")
+        }
+        let backend = try await BackendServer.start(toolkit: toolkit, host: host, port: backendPort,
+                                                    tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM))
+
+        // The inspector.
+        let inspector = try await InspectorServer.start(InspectorSources(history: history, faults: plan, registry: registry, toolkit: toolkit),
+                                                        host: host, port: uiPort)
+
+        say("authsim serve: the push-and-redirect channel in one process")
+        say("  inspector:       \(inspector.baseURL)  (API \(inspector.baseURL)/api/v1, OpenAPI \(inspector.baseURL)/api/v1/openapi.json, \(inspector.baseURL)/metrics, /livez, /readyz)")
+        say("  push-receiver:   sandbox https://\(host):\(sandbox), production https://\(host):\(production) (trust \(credentials.caCertificateFile.path); key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
+        say("  device gateway:  http://\(gateway.host):\(gateway.port)")
+        say("  backend:         \(backend.baseURL) (FIREBASE_AUTH_EMULATOR_HOST=\(backend.host):\(backend.port); useEmulator(withHost: \"\(backend.host)\", port: \(backend.port)))")
+        say("  state:           \(stateFolder.path) (devices.json, deliveries.jsonl, rejections.jsonl, backend/)")
+        if !plan.current.isEmpty { say("  faults:          \(plan.current.map(\.description).joined(separator: "; "))") }
+        say("Ctrl-C stops everything.")
+
+        await waitForTermination()
+        say("shutting down")
+        await inspector.shutdown()
+        if let folder = exportOnExit {
+            try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
+            say("exported \(await toolkit.allUsers.count) users to \(folder)")
+        }
+        await backend.shutdown()
+        await pusher.shutdown()
+        await receiver.shutdown()
+        await gateway.shutdown()
+    }
+}

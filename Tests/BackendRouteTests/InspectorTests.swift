@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `authsim serve` as a user starts it: one process, every URL printed; its inspector's API from
+/// clients we did not write (curl, Python's requests, openapi-spec-validator), its page in a real
+/// browser (headless Chromium over the DevTools protocol), and a clean stop on SIGTERM with a
+/// live stream open. `.ci/run` installs Chromium, websocket-client and openapi-spec-validator.
+@Suite("authsim serve and the inspector")
+struct InspectorTests {
+    static var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized }
+
+    struct Served {
+        let process: ServerProcess
+        let inspector: String
+        let gateway: String
+        let backend: String
+        let sandboxPort: String
+        let certs: String
+    }
+
+    func serve(_ folder: URL) async throws -> Served {
+        let certs = folder.appendingPathComponent("Certs").path
+        let process = try ServerProcess([try executable("authsim"), "serve", "--state", folder.appendingPathComponent("State").path, "--certs", certs,
+                                         "--sandbox-port", "0", "--production-port", "0", "--device-port", "0", "--backend-port", "0", "--ui-port", "0"])
+        let lines = try await process.waitFor("Ctrl-C stops everything", timeout: .seconds(60))
+        func url(_ label: String) throws -> String {
+            let line = try #require(lines.first { $0.contains(label) })
+            return String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }))
+        }
+        let receiver = try #require(lines.first { $0.contains("push-receiver:") })
+        let sandbox = try #require(receiver.split(separator: " ").first { $0.hasPrefix("https://") }?.split(separator: ":").last.map { String($0.prefix { $0.isNumber }) })
+        return Served(process: process, inspector: try url("inspector:"), gateway: try url("device gateway:"), backend: try url("backend:"),
+                      sandboxPort: sandbox, certs: certs)
+    }
+
+    @Test("the API from curl and Python: OpenAPI, live events, pushes and filters, faults, devices, users, metrics, bad input; SIGTERM with a stream open")
+    func api() async throws {
+        guard await toolAvailable(["python3", "-c", "import requests, openapi_spec_validator"]) else { return }
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let served = try await serve(folder)
+        defer { served.process.stop() }
+
+        let health = try await runProgram(["curl", "-s", "-w", " %{http_code}", "\(served.inspector)/livez"])
+        #expect(health.output == "ok\n 200")
+        let bad = try await runProgram(["curl", "-s", "-w", " %{http_code}", "\(served.inspector)/api/v1/pushes?colour=red"])
+        #expect(bad.output.hasSuffix(" 400") && bad.output.contains("unknown filter colour"), "\(bad.output)")
+
+        let run = try await runProgram(["python3", Self.root.appendingPathComponent("Tests/Clients/inspector_api.py").path, served.inspector, served.gateway,
+                                        served.backend, served.sandboxPort, served.certs, try executable("apns-sender"),
+                                        Self.root.appendingPathComponent("Payloads/firebase-auth-silent.apns").path])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 10, "\(run.output)")
+
+        // A stream left open does not hold up the stop.
+        let stream = try ServerProcess(["curl", "-sN", "\(served.inspector)/api/v1/events"])
+        defer { stream.stop() }
+        _ = try await stream.waitFor("authsim inspector", timeout: .seconds(10))
+        #expect(try await served.process.terminate(timeout: .seconds(20)) == 0)
+    }
+
+    @Test("in headless Chromium: a push appears without a reload, a rejection shows its cause, a fault set on the page fails the next push; screenshots")
+    func browser() async throws {
+        guard await toolAvailable(["python3", "-c", "import websocket"]), await toolAvailable(["chromium", "--version"]) else { return }
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let served = try await serve(folder)
+        defer { served.process.stop() }
+        // Screenshots go where the README shows them from when AUTHSIM_SCREENSHOTS names a folder.
+        let shots = ProcessInfo.processInfo.environment["AUTHSIM_SCREENSHOTS"] ?? folder.appendingPathComponent("screenshots").path
+        let run = try await runProgram(["python3", Self.root.appendingPathComponent("Tests/Clients/inspector_browser.py").path, served.inspector,
+                                        served.gateway, served.sandboxPort, served.certs, try executable("apns-sender"),
+                                        Self.root.appendingPathComponent("Payloads/firebase-auth-silent.apns").path, shots])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 6, "\(run.output)")
+        for name in ["pushes", "faults", "devices", "users", "sms", "pushes-dark"] {
+            let png = FileManager.default.contents(atPath: "\(shots)/inspector-\(name).png") ?? Data()
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "inspector-\(name).png")
+        }
+        #expect(try await served.process.terminate(timeout: .seconds(20)) == 0)
+    }
+}

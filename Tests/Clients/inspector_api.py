@@ -1,0 +1,147 @@
+"""The inspector's API from clients we did not write: requests (PyPI) for every endpoint, the
+Server-Sent Events stream read off the wire, and openapi-spec-validator (PyPI) for the OpenAPI
+document it serves. Written for InspectorTests.swift, which starts `authsim serve` and passes its
+URLs. Prints "ok <check>" per check and "done"; any failure raises (exit status 1).
+
+usage: inspector_api.py INSPECTOR_URL GATEWAY_URL BACKEND_URL SANDBOX_PORT CERTS APNS_SENDER PAYLOAD
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import requests
+from openapi_spec_validator import validate
+
+inspector, gateway, backend, sandbox_port, certs, apns_sender, payload = sys.argv[1:8]
+api = inspector + "/api/v1"
+
+
+def ok(name):
+    print("ok", name, flush=True)
+
+
+def send_push(token, environment="sandbox"):
+    run = subprocess.run([apns_sender, payload, "--token", token, "--certs", certs, "--port", sandbox_port, "--json"],
+                         capture_output=True, text=True, timeout=60)
+    return json.loads(run.stdout.splitlines()[0])
+
+
+def error_message(answer, status):
+    assert answer.status_code == status, (answer.status_code, answer.text)
+    return answer.json()["error"]["message"]
+
+
+# The OpenAPI document validates, and names every path this script uses.
+document = requests.get(f"{api}/openapi.json", timeout=10).json()
+validate(document)
+for path in ["/api/v1/pushes", "/api/v1/pushes/latest", "/api/v1/pushes/{id}", "/api/v1/rejections", "/api/v1/events", "/api/v1/faults",
+             "/api/v1/devices", "/api/v1/devices/{environment}/{token}/invalidate", "/api/v1/sms", "/api/v1/users", "/api/v1/users/{uid}",
+             "/metrics", "/livez", "/readyz"]:
+    assert path in document["paths"], path
+ok("the OpenAPI document validates (openapi-spec-validator) and describes every endpoint")
+
+assert requests.get(f"{inspector}/livez", timeout=10).status_code == 200
+assert requests.get(f"{inspector}/readyz", timeout=10).status_code == 200
+ok("/livez and /readyz")
+
+# The live stream, read as any SSE client reads it.
+events = []
+stream = requests.get(f"{api}/events", stream=True, timeout=30)
+assert stream.headers["content-type"].startswith("text/event-stream")
+
+
+def read_stream():
+    try:
+        for line in stream.iter_lines(decode_unicode=True):
+            if line and line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+    except Exception:  # the stream is closed at the end
+        pass
+
+
+threading.Thread(target=read_stream, daemon=True).start()
+time.sleep(0.3)
+
+device = requests.post(f"{gateway}/devices", json={"environment": "sandbox", "bundleID": "com.example.authsim", "label": "api test"}, timeout=10).json()
+token = device["token"]
+assert send_push(token)["status"] == 200
+stranger = os.urandom(32).hex()
+assert send_push(stranger)["reason"] == "BadDeviceToken"
+deadline = time.time() + 10
+while len(events) < 2 and time.time() < deadline:
+    time.sleep(0.05)
+assert [e["status"] for e in events[:2]] == [200, 400], events
+ok("/api/v1/events streams each push as it is answered")
+
+# Pushes, filters, latest, one by id.
+mine = requests.get(f"{api}/pushes", params={"token": token}, timeout=10).json()
+assert len(mine) == 1 and mine[0]["status"] == 200 and mine[0]["topic"] == "com.example.authsim", mine
+latest = requests.get(f"{api}/pushes/latest", params={"status": 400}, timeout=10).json()
+assert latest["deviceToken"] == stranger and latest["reason"] == "BadDeviceToken" and "not registered" in latest["cause"], latest
+assert latest["providerToken"]["alg"] == "ES256" and latest["providerToken"]["kid"], latest["providerToken"]
+assert requests.get(f"{api}/pushes/{latest['id']}", timeout=10).json()["apnsID"] == latest["apnsID"]
+rejections = requests.get(f"{api}/rejections", params={"environment": "sandbox"}, timeout=10).json()
+assert all(r["status"] != 200 for r in rejections) and rejections
+since = requests.get(f"{api}/pushes", params={"after": latest["id"]}, timeout=10).json()
+assert since == []
+ok("pushes by token, latest by status, one by id, rejections, after")
+
+# Faults: set, used, cleared.
+put = requests.put(f"{api}/faults", json={"faults": [f"reject=Unregistered,token={token},count=1"]}, timeout=10)
+assert put.status_code == 200 and put.json()["faults"] == [f"reject=Unregistered,token={token},count=1"], put.text
+failed = send_push(token)
+assert failed["status"] == 410 and failed["reason"] == "Unregistered", failed
+assert requests.get(f"{api}/faults", timeout=10).json() == {"faults": []}  # count=1: used up
+assert requests.put(f"{api}/faults", json={"faults": ["delay=5"]}, timeout=10).status_code == 200
+assert requests.delete(f"{api}/faults", timeout=10).status_code == 204
+assert requests.get(f"{api}/faults", timeout=10).json() == {"faults": []}
+ok("faults: PUT, used by the next push, DELETE")
+
+# Devices: invalidate one; its next push is 410 Unregistered.
+invalidated = requests.post(f"{api}/devices/sandbox/{token}/invalidate", params={"as": "unregistered"}, timeout=10)
+assert invalidated.status_code == 200 and invalidated.json()["state"] == "unregistered", invalidated.text
+assert send_push(token)["reason"] == "Unregistered"
+ok("devices: invalidated, and APNs answers 410 for it")
+
+# Users and SMS from the backend.
+created = requests.post(f"{backend}/identitytoolkit.googleapis.com/v1/projects/authsim-demo/accounts",
+                        headers={"Authorization": "Bearer owner"}, json={"localId": "api-user", "phoneNumber": "+16505550111"}, timeout=10)
+assert created.status_code == 200, created.text
+users = requests.get(f"{api}/users", timeout=10).json()
+assert [u["localId"] for u in users] == ["api-user"], users
+assert requests.patch(f"{api}/users/api-user", json={"disabled": True}, timeout=10).json()["disabled"] is True
+assert requests.delete(f"{api}/users/api-user", timeout=10).status_code == 204
+assert requests.get(f"{api}/users", timeout=10).json() == []
+assert requests.get(f"{api}/sms", timeout=10).json() == []
+ok("users: listed, disabled, deleted; the SMS outbox")
+
+# Metrics in Prometheus' text format.
+metrics = requests.get(f"{inspector}/metrics", timeout=10).text
+assert 'authsim_pushes_total{environment="sandbox",status="400",reason="BadDeviceToken"} 1' in metrics, metrics
+assert 'authsim_pushes_total{environment="sandbox",status="410",reason="Unregistered"} 2' in metrics, metrics
+assert "# TYPE authsim_pushes_total counter" in metrics and "authsim_inspector_subscribers 1" in metrics
+ok("/metrics counts pushes by environment, status and reason")
+
+# Bad input says what was wrong and changes nothing.
+assert "unknown filter colour" in error_message(requests.get(f"{api}/pushes", params={"colour": "red"}, timeout=10), 400)
+assert "environment is sandbox or production" in error_message(requests.get(f"{api}/pushes", params={"environment": "moon"}, timeout=10), 400)
+assert "since is RFC 3339" in error_message(requests.get(f"{api}/pushes", params={"since": "yesterday"}, timeout=10), 400)
+assert "the body is" in error_message(requests.put(f"{api}/faults", data="{not json", timeout=10), 400)
+assert "not an APNs reason" in error_message(requests.put(f"{api}/faults", json={"faults": ["reject=Whatever"]}, timeout=10), 400)
+assert "unknown fault part" in error_message(requests.put(f"{api}/faults", json={"faults": ["explode"]}, timeout=10), 400)
+assert requests.get(f"{api}/faults", timeout=10).json() == {"faults": []}
+assert "no push 99999" in error_message(requests.get(f"{api}/pushes/99999", timeout=10), 404)
+assert "a push's id is a number" in error_message(requests.get(f"{api}/pushes/abc", timeout=10), 400)
+assert "as= is unregistered" in error_message(requests.post(f"{api}/devices/sandbox/{token}/invalidate", params={"as": "gone"}, timeout=10), 400)
+assert "no such path" in error_message(requests.get(f"{api}/nothing", timeout=10), 404)
+assert "disabled" in error_message(requests.patch(f"{api}/users/x", data="[]", timeout=10), 400)
+ok("bad input: unknown filter, bad values, bad JSON, an unknown reason, unknown ids and paths: 4xx that say why")
+
+assert requests.delete(f"{api}/pushes", timeout=10).status_code == 204
+assert requests.get(f"{api}/pushes", timeout=10).json() == []
+ok("DELETE /api/v1/pushes clears the view")
+# The stream stays open: the reading thread is a daemon (closing it under the reader waits for its timeout).
+print("done", flush=True)

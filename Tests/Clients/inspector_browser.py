@@ -1,0 +1,173 @@
+"""The inspector in a real browser: headless Chromium (Debian's), driven over the Chrome DevTools
+Protocol with websocket-client (PyPI). Written for InspectorTests.swift, which starts `authsim serve`
+and passes its URLs. Prints "ok <check>" per check and "done"; any failure raises (exit status 1).
+
+It opens the inspector once and never reloads it (checked with the Navigation Timing entries):
+- a push sent with apns-sender appears in the list without a reload;
+- a rejected push shows its reason, and selecting it shows the cause and fix;
+- a fault set on the Faults page makes the next push fail;
+and writes a screenshot of each page (PNG) to OUTPUT.
+
+usage: inspector_browser.py INSPECTOR_URL GATEWAY_URL SANDBOX_PORT CERTS APNS_SENDER PAYLOAD OUTPUT
+"""
+import base64
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import websocket  # websocket-client
+
+inspector, gateway, sandbox_port, certs, apns_sender, payload, output = sys.argv[1:8]
+os.makedirs(output, exist_ok=True)
+
+
+def ok(name):
+    print("ok", name, flush=True)
+
+
+def wait_for(what, condition, timeout=20.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def send_push(token):
+    """apns-sender, a client we did not write for the inspector, to the sandbox port."""
+    run = subprocess.run([apns_sender, payload, "--token", token, "--certs", certs, "--port", sandbox_port, "--json"],
+                         capture_output=True, text=True, timeout=60)
+    return json.loads(run.stdout.splitlines()[0])
+
+
+def register_device():
+    request = urllib.request.Request(f"{gateway}/devices", method="POST",
+                                     data=json.dumps({"environment": "sandbox", "bundleID": "com.example.authsim", "label": "browser test"}).encode())
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.load(answer)["token"]
+
+
+chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+assert chromium, "chromium is not installed (.ci/run installs Debian's)"
+profile = tempfile.mkdtemp(prefix="authsim-inspector-chromium-")
+browser = subprocess.Popen([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
+                            f"--user-data-dir={profile}", "--remote-debugging-port=0", "--window-size=1400,900", "about:blank"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+try:
+    endpoint = None
+    for line in browser.stderr:
+        match = re.search(r"DevTools listening on (ws://\S+)", line)
+        if match:
+            endpoint = match.group(1)
+            break
+    assert endpoint, "chromium printed no DevTools endpoint"
+    http = "http://" + endpoint.split("/")[2]
+    with urllib.request.urlopen(f"{http}/json/list", timeout=10) as answer:
+        page = next(t for t in json.load(answer) if t["type"] == "page")
+    socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30)
+    ids = itertools.count(1)
+
+    def cdp(method, **params):
+        message_id = next(ids)
+        socket.send(json.dumps({"id": message_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(socket.recv())
+            if message.get("id") == message_id:
+                if "error" in message:
+                    raise AssertionError(f"{method}: {message['error']}")
+                return message.get("result", {})
+
+    def js(expression):
+        result = cdp("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise AssertionError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def screenshot(name):
+        data = cdp("Page.captureScreenshot", format="png")["data"]
+        with open(os.path.join(output, name), "wb") as file:
+            file.write(base64.b64decode(data))
+
+    cdp("Page.enable")
+    cdp("Runtime.enable")
+    cdp("Page.navigate", url=inspector + "/")
+    wait_for("the live stream", lambda: js("document.querySelector('#live') && document.querySelector('#live').textContent === 'live'"))
+    rows = lambda: js("document.querySelectorAll('#pushes tbody tr').length")
+    before = rows()
+
+    # A push to a registered token: accepted, listed without a reload.
+    token = register_device()
+    answer = send_push(token)
+    assert answer["status"] == 200, answer
+    wait_for("the accepted push in the list", lambda: rows() == before + 1)
+    assert js("document.querySelector('#pushes tbody tr td.status').textContent") == "200"
+    ok("a push sent with apns-sender appears in the list without a reload")
+
+    # A push to a token nobody registered: BadDeviceToken, its cause and fix.
+    rejected = send_push(os.urandom(32).hex())
+    assert rejected["status"] == 400 and rejected["reason"] == "BadDeviceToken", rejected
+    wait_for("the rejected push", lambda: rows() == before + 2)
+    assert js("document.querySelector('#pushes tbody tr td.reason').textContent") == "BadDeviceToken"
+    js("document.querySelector('#pushes tbody tr').click()")
+    cause = wait_for("the cause", lambda: js("document.querySelector('#detail .cause') && document.querySelector('#detail .cause').textContent"))
+    assert "BadDeviceToken" in cause, cause
+    assert js("document.querySelector('#detail .fix').textContent"), "no fix shown"
+    assert "InvalidProviderToken" not in js("document.querySelector('#detail').textContent")
+    ok("a rejected push shows its reason, and its cause and fix when selected")
+    screenshot("inspector-pushes.png")
+
+    # The Faults page: a rule that makes the next push fail.
+    js("document.querySelector('nav button[data-page=faults]').click()")
+    wait_for("the faults page", lambda: js("!document.querySelector('#page-faults').hidden"))
+    js("document.querySelector('#faults-text').value = 'reject=TooManyRequests,count=1'; document.querySelector('#faults-save').click()")
+    wait_for("the rule in force", lambda: "1 rule" in (js("document.querySelector('#faults-message').textContent") or ""))
+    screenshot("inspector-faults.png")
+    failed = send_push(token)
+    assert failed["status"] == 429 and failed["reason"] == "TooManyRequests", failed
+    again = send_push(token)
+    assert again["status"] == 200, again  # count=1: the rule is used up
+    js("document.querySelector('nav button[data-page=pushes]').click()")
+    wait_for("the failed push in the list", lambda: rows() == before + 4)
+    reasons = js("[...document.querySelectorAll('#pushes tbody tr')].slice(0, 2).map(r => r.children[7].textContent)")
+    assert reasons == ["", "TooManyRequests"], reasons
+    ok("a fault set on the Faults page makes the next push fail (and only the next)")
+
+    # Bad input on the Faults page says what was wrong.
+    js("document.querySelector('nav button[data-page=faults]').click()")
+    js("document.querySelector('#faults-text').value = 'reject=NoSuchReason'; document.querySelector('#faults-save').click()")
+    message = wait_for("the error", lambda: "not an APNs reason" in (js("document.querySelector('#faults-message').textContent") or "") and
+                       js("document.querySelector('#faults-message').textContent"))
+    assert "NoSuchReason" in message, message
+    ok("a fault naming no real reason is refused with the reason why")
+
+    for page_name, file in [("devices", "inspector-devices.png"), ("users", "inspector-users.png"), ("sms", "inspector-sms.png")]:
+        js(f"document.querySelector('nav button[data-page={page_name}]').click()")
+        wait_for(f"the {page_name} page", lambda: js(f"!document.querySelector('#page-{page_name}').hidden"))
+        time.sleep(0.3)
+        screenshot(file)
+    assert js("document.querySelector('#devices tbody').textContent").count("browser test") == 1
+    js("document.documentElement.classList.add('dark'); document.querySelector('nav button[data-page=pushes]').click()")
+    time.sleep(0.2)
+    screenshot("inspector-pushes-dark.png")
+    ok("screenshots of every page, light and dark")
+
+    assert js("performance.getEntriesByType('navigation').length") == 1 and js("performance.getEntriesByType('navigation')[0].type") == "navigate"
+    ok("the page was never reloaded")
+    socket.close()
+finally:
+    browser.terminate()
+    try:
+        browser.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        browser.kill()
+    shutil.rmtree(profile, ignore_errors=True)
+print("done", flush=True)
