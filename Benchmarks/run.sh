@@ -3,7 +3,7 @@
 #
 #   Benchmarks/run.sh            everything (about 5 minutes on 2 cores)
 #   Benchmarks/run.sh quick      smaller counts (about 1 minute)
-#   Benchmarks/run.sh receiver|sender|es256|rs256|flows|growth
+#   Benchmarks/run.sh receiver|sender|inspector|es256|rs256|flows|growth
 #
 # Needs h2load and nghttpd (apt-get install nghttp2-client nghttp2-server), openssl, and for the
 # sender's reference aioapns (pip install aioapns). Prints a Markdown table per part; BENCHMARKS.md
@@ -69,6 +69,43 @@ if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
   echo "| TLS (ALPN h2) | $a | $b | $(ratio $a $b)× |"
   kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
   echo "(delivery log: $(wc -l < "$WORK/state-r/deliveries.jsonl") lines for $((2 * ROUNDS * PUSHES)) pushes answered)"
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = inspector ]; then
+  # The inspector must never hold up the receiver: the same pushes into push-receiver with its
+  # device gateway (what serve runs, without the inspector), into authsim serve (the inspector
+  # records every push), with an SSE client (curl) on the live stream, and with a real browser
+  # (headless Chromium) showing the live list.
+  "$BIN/push-receiver" devices add --state "$WORK/state-i" --environment sandbox --bundle $TOPIC --token $TOKEN >/dev/null
+  "$BIN/push-receiver" --certs "$WORK/certs" --state "$WORK/state-i" --sandbox-port 24597 --no-production-listener --device-port 0 \
+    > "$WORK/state-i.log" 2>&1 &
+  RECEIVER=$!
+  "$BIN/authsim" serve --state "$WORK/state-serve" --certs "$WORK/certs" --sandbox-port 24697 --production-port 0 \
+    --device-port 24698 --backend-port 0 --ui-port 24600 > "$WORK/serve.log" 2>&1 &
+  SERVE=$!
+  for _ in $(seq 100); do grep -q "delivery log:" "$WORK/state-i.log" 2>/dev/null && grep -q "Ctrl-C stops" "$WORK/serve.log" 2>/dev/null && break; sleep 0.1; done
+  curl -s -X POST http://127.0.0.1:24698/devices -d "{\"environment\":\"sandbox\",\"bundleID\":\"$TOPIC\",\"token\":\"$TOKEN\"}" > /dev/null
+  bestof() { local best=0 x; for _ in $(seq "$ROUNDS"); do x=$(eval "$1"); best=$(awk "BEGIN {printf \"%d\", ($x > $best) ? $x : $best}"); done; echo $best; }
+  echo; echo "### push-receiver (with its device gateway) vs authsim serve, watched and not: h2load -n $PUSHES -c 4 -m 100 over TLS, best of $ROUNDS"
+  alone=$(bestof "h2rate https://127.0.0.1:24597 $PUSHES 4 100")
+  served=$(bestof "h2rate https://127.0.0.1:24697 $PUSHES 4 100")
+  curl -sN http://127.0.0.1:24600/api/v1/events > "$WORK/sse.txt" &
+  CURL=$!
+  sleep 0.3
+  streamed=$(bestof "h2rate https://127.0.0.1:24697 $PUSHES 4 100")
+  kill $CURL; wait $CURL 2>/dev/null || true
+  PROFILE=$(mktemp -d)
+  chromium --headless=new --no-sandbox --disable-gpu --user-data-dir="$PROFILE" --remote-debugging-port=0 http://127.0.0.1:24600/ > /dev/null 2>&1 &
+  BROWSER=$!
+  for _ in $(seq 100); do curl -s http://127.0.0.1:24600/metrics | grep -q "authsim_inspector_subscribers 1" && break; sleep 0.1; done
+  watched=$(bestof "h2rate https://127.0.0.1:24697 $PUSHES 4 100")
+  kill $BROWSER; wait $BROWSER 2>/dev/null || true; sleep 0.5; rm -rf "$PROFILE" 2>/dev/null || true
+  echo "| | req/s | ratio to push-receiver |"; echo "|---|---|---|"
+  echo "| push-receiver with its device gateway | $alone | 1.00× |"
+  echo "| authsim serve (the inspector records every push) | $served | $(ratio $served $alone)× |"
+  echo "| authsim serve, curl on /api/v1/events | $streamed | $(ratio $streamed $alone)× |"
+  echo "| authsim serve, headless Chromium showing the live list | $watched | $(ratio $watched $alone)× |"
+  kill $RECEIVER $SERVE; wait $RECEIVER $SERVE 2>/dev/null || true
 fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = sender ]; then

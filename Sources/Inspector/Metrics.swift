@@ -13,8 +13,8 @@ enum Metrics {
             value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
         }
         help("authsim_pushes_total", "Pushes push-receiver answered, by environment, HTTP status and APNs reason (empty for 200).", "counter")
-        for (key, count) in sources.history.counters.sorted(by: { ($0.key.environment, $0.key.status, $0.key.reason) < ($1.key.environment, $1.key.status, $1.key.reason) }) {
-            lines.append("authsim_pushes_total{environment=\"\(label(key.environment))\",status=\"\(key.status)\",reason=\"\(label(key.reason))\"} \(count)")
+        for key in sources.history.counters.sorted(by: { ($0.environment, $0.status, $0.reason) < ($1.environment, $1.status, $1.reason) }) {
+            lines.append("authsim_pushes_total{environment=\"\(label(key.environment))\",status=\"\(key.status)\",reason=\"\(label(key.reason))\"} \(key.count)")
         }
         help("authsim_inspector_pushes_in_view", "Pushes the inspector keeps in view (at most --max-pushes).", "gauge")
         lines.append("authsim_inspector_pushes_in_view \(sources.history.all.count)")

@@ -49,20 +49,33 @@ public struct InspectedPush: Codable, Sendable, Hashable {
 
 /// What the inspector keeps of the receiver's pushes: the newest ``capacity`` (the delivery and
 /// rejection logs keep everything; this is the view), counters for `/metrics`, and the live
-/// subscribers of `/api/v1/events`. One lock: the receiver's event loops only append under it.
+/// subscribers of `/api/v1/events`.
+///
+/// The receiver's event loops call ``record(_:)`` for every push, so it only stores what it is
+/// given (an ``AcceptedPush`` or ``RefusedRequest``, no copy of the bytes) under one lock; a push
+/// becomes an ``InspectedPush`` (strings, the diagnosis) when the API or a stream reads it.
 public final class PushHistory: Sendable {
     public let capacity: Int
     private let registry: DeviceRegistry?
 
-    struct CounterKey: Hashable { let environment: String; let status: Int; let reason: String }
+    enum Raw: Sendable {
+        case accepted(AcceptedPush)
+        case refused(RefusedRequest)
+    }
+    struct Stored: Sendable {
+        let id: Int
+        let raw: Raw
+    }
+    struct CounterKey: Hashable { let environment: APNsEnvironment; let status: Int; let reason: String }
     private struct State {
-        var entries: [InspectedPush] = []
+        var entries: [Stored] = []
         /// Index of the oldest entry once the buffer is full (a ring).
         var start = 0
         var nextID = 1
         var droppedFromView = 0
-        var counters: [CounterKey: Int] = [:]
-        var subscribers: [UUID: AsyncStream<InspectedPush>.Continuation] = [:]
+        var accepted: [APNsEnvironment: Int] = [:]
+        var refused: [CounterKey: Int] = [:]
+        var subscribers: [ObjectIdentifier: Subscription] = [:]
     }
     private let state = Mutex(State())
 
@@ -75,40 +88,47 @@ public final class PushHistory: Sendable {
     /// The receiver's observer: records accepted and refused pushes.
     public func record(_ event: ReceiverEvent) {
         switch event {
-        case .accepted(let push): add(Self.inspect(push))
-        case .refused(let request): add(inspect(request))
+        case .accepted(let push): add(.accepted(push))
+        case .refused(let request): add(.refused(request))
         default: break
         }
     }
 
-    private func add(_ made: (Int) -> InspectedPush) {
-        let subscribers = state.withLock { state -> ([AsyncStream<InspectedPush>.Continuation], InspectedPush) in
-            let push = made(state.nextID)
+    private func add(_ raw: Raw) {
+        state.withLock { state in
+            let stored = Stored(id: state.nextID, raw: raw)
             state.nextID += 1
-            state.counters[CounterKey(environment: push.environment.rawValue, status: push.status, reason: push.reason ?? ""), default: 0] += 1
+            switch raw {
+            case .accepted(let push): state.accepted[push.environment, default: 0] += 1
+            case .refused(let request):
+                state.refused[CounterKey(environment: request.environment, status: request.rejection.status,
+                                         reason: request.rejection.reason.rawValue), default: 0] += 1
+            }
             if state.entries.count < capacity {
-                state.entries.append(push)
+                state.entries.append(stored)
             } else {
-                state.entries[state.start] = push
+                state.entries[state.start] = stored
                 state.start = (state.start + 1) % capacity
                 state.droppedFromView += 1
             }
-            return (Array(state.subscribers.values), push)
+            for subscriber in state.subscribers.values { subscriber.offer(stored) }
         }
-        for subscriber in subscribers.0 { subscriber.yield(subscribers.1) }
     }
 
-    /// The pushes in view, oldest first.
-    public var all: [InspectedPush] {
+    private var stored: [Stored] {
         state.withLock { Array($0.entries[$0.start...]) + Array($0.entries[..<$0.start]) }
     }
 
+    /// The pushes in view, oldest first.
+    public var all: [InspectedPush] { stored.map(inspect) }
+
     public func push(id: Int) -> InspectedPush? {
-        state.withLock { state in
+        let found = state.withLock { state -> Stored? in
             // IDs are consecutive: the one asked for is at a known place, if still in view.
             guard let first = (state.entries.isEmpty ? nil : state.entries[state.start].id), id >= first, id < state.nextID else { return nil }
             return state.entries[(state.start + (id - first)) % state.entries.count]
         }
+        return found.map(inspect)
     }
 
     /// Forgets the pushes in view (the logs keep them); counters stay, as Prometheus wants.
@@ -120,27 +140,112 @@ public final class PushHistory: Sendable {
     }
 
     /// Pushes answered, by environment, status and reason (since start).
-    var counters: [CounterKey: Int] { state.withLock { $0.counters } }
+    var counters: [(environment: String, status: Int, reason: String, count: Int)] {
+        state.withLock { state in
+            state.accepted.map { ($0.key.rawValue, 200, "", $0.value) }
+                + state.refused.map { ($0.key.environment.rawValue, $0.key.status, $0.key.reason, $0.value) }
+        }
+    }
     var droppedFromView: Int { state.withLock { $0.droppedFromView } }
 
-    /// Every push recorded from now on, until the stream is dropped or ``finishSubscribers()``.
-    public func subscribe() -> AsyncStream<InspectedPush> {
-        let id = UUID()
-        let (stream, continuation) = AsyncStream<InspectedPush>.makeStream(bufferingPolicy: .bufferingNewest(1000))
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
-        state.withLock { $0.subscribers[id] = continuation }
-        return stream
+    /// A live view of the pushes recorded from now on (``Subscription/next()``), until
+    /// ``unsubscribe(_:)`` or ``finishSubscribers()``.
+    public func subscribe() -> Subscription {
+        let subscription = Subscription()
+        state.withLock { $0.subscribers[ObjectIdentifier(subscription)] = subscription }
+        return subscription
+    }
+
+    public func unsubscribe(_ subscription: Subscription) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscription)) }
+        subscription.finish()
     }
 
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Ends every live stream (so that a graceful shutdown does not wait for them).
     public func finishSubscribers() {
-        let all = state.withLock { state -> [AsyncStream<InspectedPush>.Continuation] in
+        let all = state.withLock { state -> [Subscription] in
             defer { state.subscribers.removeAll() }
             return Array(state.subscribers.values)
         }
-        for continuation in all { continuation.finish() }
+        for subscription in all { subscription.finish() }
+    }
+
+    /// One live stream's pushes not yet sent: at most ``limit``, the newest (a watcher that
+    /// cannot keep up is told how many it missed, and never holds up the receiver).
+    public final class Subscription: Sendable {
+        public static let limit = 50
+        private struct Pending {
+            var items: [Stored] = []
+            var skipped = 0
+            var waiter: CheckedContinuation<Void, Never>?
+            var finished = false
+        }
+        private let pending = Mutex(Pending())
+
+        func offer(_ item: Stored) {
+            let waiter = pending.withLock { pending -> CheckedContinuation<Void, Never>? in
+                if pending.items.count >= Self.limit {
+                    pending.items.removeFirst()
+                    pending.skipped += 1
+                }
+                pending.items.append(item)
+                defer { pending.waiter = nil }
+                return pending.waiter
+            }
+            waiter?.resume()
+        }
+
+        func finish() {
+            let waiter = pending.withLock { pending -> CheckedContinuation<Void, Never>? in
+                pending.finished = true
+                defer { pending.waiter = nil }
+                return pending.waiter
+            }
+            waiter?.resume()
+        }
+
+        /// The pushes waiting (oldest first) and how many were skipped; waits for one;
+        /// `nil` once finished.
+        func next() async -> (items: [Stored], skipped: Int)? {
+            while true {
+                enum Step { case take([Stored], Int), done, wait }
+                let step = pending.withLock { pending -> Step in
+                    if !pending.items.isEmpty {
+                        defer { pending.items.removeAll(keepingCapacity: true); pending.skipped = 0 }
+                        return .take(pending.items, pending.skipped)
+                    }
+                    return pending.finished ? .done : .wait
+                }
+                switch step {
+                case .take(let items, let skipped): return (items, skipped)
+                case .done: return nil
+                case .wait:
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let resumeNow = pending.withLock { pending -> Bool in
+                            if !pending.items.isEmpty || pending.finished { return true }
+                            pending.waiter = continuation
+                            return false
+                        }
+                        if resumeNow { continuation.resume() }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next batch of a live stream, as the API shows them.
+    public func next(of subscription: Subscription) async -> (pushes: [InspectedPush], skipped: Int)? {
+        guard let (items, skipped) = await subscription.next() else { return nil }
+        return (items.map(inspect), skipped)
+    }
+
+    func inspect(_ stored: Stored) -> InspectedPush {
+        switch stored.raw {
+        case .accepted(let push): Self.inspect(push)(stored.id)
+        case .refused(let request): inspect(request)(stored.id)
+        }
     }
 
     // MARK: Making entries

@@ -57,7 +57,9 @@ def read_stream():
     try:
         for line in stream.iter_lines(decode_unicode=True):
             if line and line.startswith("data: "):
-                events.append(json.loads(line[6:]))
+                batch = json.loads(line[6:])
+                assert isinstance(batch["skipped"], int)
+                events.extend(batch["pushes"])
     except Exception:  # the stream is closed at the end
         pass
 

@@ -72,17 +72,25 @@ function row(push) {
 
 function renderPushes() {
   const body = $("#pushes tbody");
-  body.replaceChildren(...[...pushes.values()].reverse().filter(matches).map(row));
+  body.replaceChildren(...[...pushes.values()].reverse().filter(matches).slice(0, SHOWN).map(row));
   if (selected) body.querySelector(`tr[data-id="${selected}"]`)?.classList.add("selected");
   $("#push-count").textContent = `${pushes.size} in view`;
 }
 
-function addPush(push) {
-  pushes.set(push.id, push);
-  if (matches(push)) {
-    $("#pushes tbody").prepend(row(push));
-    $("#push-count").textContent = `${pushes.size} in view`;
+// The page keeps the newest pushes only (the API and the logs have the rest): a long run at
+// thousands of pushes a second must not grow the page without end.
+const KEPT = 5000, SHOWN = 200;
+function addPushes(batch) {
+  const rows = document.createDocumentFragment();
+  for (const push of batch) {
+    pushes.set(push.id, push);
+    if (pushes.size > KEPT) pushes.delete(pushes.keys().next().value);
+    if (matches(push)) rows.prepend(row(push));
   }
+  const body = $("#pushes tbody");
+  body.prepend(rows);                       // one change to the page per event
+  while (body.rows.length > SHOWN) body.lastElementChild.remove();
+  $("#push-count").textContent = `${pushes.size} in view`;
 }
 
 function formatted(text) {
@@ -120,12 +128,16 @@ $("#push-filter").addEventListener("input", renderPushes);
 $("#push-clear").addEventListener("click", async () => { await api("/api/v1/pushes", { method: "DELETE" }); pushes.clear(); renderPushes(); $("#detail").replaceChildren(); });
 
 async function startPushes() {
-  for (const push of await api("/api/v1/pushes?limit=1000")) pushes.set(push.id, push);
+  for (const push of await api(`/api/v1/pushes?limit=${SHOWN}`)) pushes.set(push.id, push);
   renderPushes();
   const events = new EventSource("/api/v1/events");
   events.addEventListener("open", () => { $("#live").textContent = "live"; $("#live").classList.add("on"); });
   events.addEventListener("error", () => { $("#live").textContent = "reconnecting…"; $("#live").classList.remove("on"); });
-  events.addEventListener("push", (event) => addPush(JSON.parse(event.data)));
+  events.addEventListener("pushes", (event) => {
+    const batch = JSON.parse(event.data);
+    addPushes(batch.pushes);
+    $("#live").title = batch.skipped ? `live (${batch.skipped} pushes came too fast to show; the API has them)` : "live updates";
+  });
 }
 
 // --- SMS, users, devices ------------------------------------------------------------------------
