@@ -13,15 +13,17 @@ import Utilities
 /// devices, and the backend's SMS and users.
 public struct InspectorSources: Sendable {
     public var history: PushHistory
+    public var flows: FlowHistory
     public var faults: FaultPlan
     public var registry: DeviceRegistry
     public var toolkit: IdentityToolkit?
     /// Whether every part is up (`/readyz`).
     public var ready: @Sendable () -> Bool
 
-    public init(history: PushHistory, faults: FaultPlan, registry: DeviceRegistry, toolkit: IdentityToolkit?,
+    public init(history: PushHistory, flows: FlowHistory = FlowHistory(), faults: FaultPlan, registry: DeviceRegistry, toolkit: IdentityToolkit?,
                 ready: @escaping @Sendable () -> Bool = { true }) {
         self.history = history
+        self.flows = flows
         self.faults = faults
         self.registry = registry
         self.toolkit = toolkit
@@ -103,6 +105,28 @@ public enum InspectorRouter {
             })
         }
 
+        // Sign-ins, as the backend saw them.
+        router.get("/api/v1/flows") { request, _ in
+            var flows = sources.flows.all
+            var limit = 100
+            for item in request.queryItems {
+                switch item.name {
+                case "phoneNumber": flows = flows.filter { $0.phoneNumber == item.value }
+                case "uid": flows = flows.filter { $0.uid == item.value }
+                case "limit":
+                    guard let parsed = item.value.flatMap(Int.init), parsed > 0 else { throw InspectorError(.badRequest, "limit is a positive number") }
+                    limit = parsed
+                default: throw InspectorError(.badRequest, "unknown filter \(item.name); filters: phoneNumber, uid, limit")
+                }
+            }
+            return try json(Array(flows.suffix(limit)))
+        }
+        router.get("/api/v1/flows/:id") { _, context in
+            guard let text = context.parameters.get("id"), let id = Int(text) else { throw InspectorError(.badRequest, "a flow's id is a number") }
+            guard let flow = sources.flows.flow(id: id) else { throw InspectorError(.notFound, "no flow \(id) (the inspector keeps the newest \(sources.flows.capacity))") }
+            return try json(flow)
+        }
+
         // Faults, in push-receiver --fault syntax.
         router.get("/api/v1/faults") { _, _ in try json(FaultList(faults: sources.faults.current.map(\.description))) }
         router.put("/api/v1/faults") { request, context in
@@ -127,6 +151,25 @@ public enum InspectorRouter {
 
         // Devices.
         router.get("/api/v1/devices") { _, _ in try json(sources.registry.all) }
+        router.post("/api/v1/devices") { request, _ in
+            let body = try await request.body.collect(upTo: 100_000)
+            let asked: DeviceRegistration
+            do { asked = try JSONDecoder().decode(DeviceRegistration.self, from: Data(buffer: body)) } catch {
+                throw InspectorError(.badRequest, #"the body is {"environment": "sandbox|production", "bundleID": "…", "token": "hex (optional)", "label": "… (optional)"}"#)
+            }
+            guard let environment = APNsEnvironment(rawValue: asked.environment) else {
+                throw InspectorError(.badRequest, "environment is sandbox or production, not \(asked.environment)")
+            }
+            guard !asked.bundleID.isEmpty else { throw InspectorError(.badRequest, "bundleID is the app's bundle ID") }
+            var token = DeviceToken.random()
+            if let given = asked.token {
+                guard let parsed = DeviceToken(hex: given) else { throw InspectorError(.badRequest, "token \(given) is not an even-length hex device token") }
+                token = parsed
+            }
+            let device = RegisteredDevice(token: token, environment: environment, bundleID: asked.bundleID, label: asked.label)
+            try sources.registry.register(device)
+            return try json(device)
+        }
         router.post("/api/v1/devices/:environment/:token/invalidate") { request, context in
             guard let environment = context.parameters.get("environment").flatMap(APNsEnvironment.init(rawValue:)) else {
                 throw InspectorError(.badRequest, "the environment is sandbox or production")

@@ -457,6 +457,7 @@ public enum ScenarioRunner {
             let endpoint = path.split(separator: "/").last.map(String.init) ?? path
             timeline.record(.backend, to: .app, "Google's front end refuses \(endpoint) before Identity Toolkit sees it: HTTP \(error.httpStatus) \(error.message)",
                             .backendRejected(endpoint: endpoint, error: error.code.rawValue, detail: error.message))
+        case .codeRequested: break  // the app's and the SMS's lines tell it
         case .faultAnswered(let path, let fault):
             let endpoint = path.split(separator: "/").last.map(String.init) ?? path
             let message = fault.serverMessage

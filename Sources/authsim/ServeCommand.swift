@@ -87,8 +87,10 @@ struct Serve: AsyncParsableCommand {
                            tokens: try ProviderTokenCache(signer: credentials.authKey.signer))
         }
         let pusher = APNsPusher(sandbox: try client(.sandbox, port: sandbox), production: try client(.production, port: production))
+        let flows = FlowHistory()
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
-                                          stateDirectory: stateFolder.appendingPathComponent("backend"), logger: logger)
+                                          stateDirectory: stateFolder.appendingPathComponent("backend"),
+                                          observer: { flows.record($0) }, logger: logger)
         if let folder = self.import {
             let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
             say("imported \(report.users) users from \(report.files.joined(separator: ", "))")
@@ -97,7 +99,7 @@ struct Serve: AsyncParsableCommand {
                                                     tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM))
 
         // The inspector.
-        let inspector = try await InspectorServer.start(InspectorSources(history: history, faults: plan, registry: registry, toolkit: toolkit),
+        let inspector = try await InspectorServer.start(InspectorSources(history: history, flows: flows, faults: plan, registry: registry, toolkit: toolkit),
                                                         host: host, port: uiPort)
 
         say("authsim serve: the push-and-redirect channel in one process")

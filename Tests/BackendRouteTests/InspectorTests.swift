@@ -34,6 +34,22 @@ struct InspectorTests {
                       sandboxPort: sandbox, certs: certs)
     }
 
+    /// Two sign-ins by an app in another process (`authsim phone`, through the serve's backend and
+    /// device gateway): one signs in by silent push, one types a wrong code.
+    func signIns(_ served: Served, _ folder: URL) async throws {
+        let backend = served.backend.replacingOccurrences(of: "http://", with: "")
+        let gateway = served.gateway.replacingOccurrences(of: "http://", with: "")
+        let authsim = try executable("authsim")
+        let good = try await runProgram([authsim, "phone", "--backend", backend, "--gateway", gateway, "--certs", served.certs,
+                                         "--state", folder.appendingPathComponent("phone1").path,
+                                         "--runtime-dir", folder.appendingPathComponent("runtime1").path])
+        #expect(good.status == 0, "\(good.output)")
+        let bad = try await runProgram([authsim, "phone", "--backend", backend, "--gateway", gateway, "--certs", served.certs,
+                                        "--state", folder.appendingPathComponent("phone2").path, "--number", "+16505559876", "--code", "000000",
+                                        "--runtime-dir", folder.appendingPathComponent("runtime2").path])
+        #expect(bad.status == 1, "\(bad.output)")
+    }
+
     @Test("the API from curl and Python: OpenAPI, live events, pushes and filters, faults, devices, users, metrics, bad input; SIGTERM with a stream open")
     func api() async throws {
         guard await toolAvailable(["python3", "-c", "import requests, openapi_spec_validator"]) else { return }
@@ -46,6 +62,16 @@ struct InspectorTests {
         #expect(health.output == "ok\n 200")
         let bad = try await runProgram(["curl", "-s", "-w", " %{http_code}", "\(served.inspector)/api/v1/pushes?colour=red"])
         #expect(bad.output.hasSuffix(" 400") && bad.output.contains("unknown filter colour"), "\(bad.output)")
+
+        // Sign-ins as the backend saw them.
+        try await signIns(served, folder)
+        let flows = try await runProgram(["curl", "-s", "\(served.inspector)/api/v1/flows"])
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(flows.output.utf8)) as? [[String: Any]])
+        #expect(list.map { $0["path"] as? String } == ["silent push", "silent push"], "\(flows.output)")
+        #expect(list.map { $0["outcome"] as? String } == ["signed in", "refused: INVALID_CODE"], "\(flows.output)")
+        #expect((list.last?["cause"] as? String)?.contains("17044") == true)
+        #expect((list.first?["steps"] as? [[String: Any]])?.contains { ($0["message"] as? String)?.hasPrefix("verifyClient") == true } == true)
+        _ = try await runProgram(["curl", "-s", "-X", "DELETE", "\(served.inspector)/api/v1/pushes"])
 
         let run = try await runProgram(["python3", Self.root.appendingPathComponent("Tests/Clients/inspector_api.py").path, served.inspector, served.gateway,
                                         served.backend, served.sandboxPort, served.certs, try executable("apns-sender"),
@@ -67,14 +93,15 @@ struct InspectorTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let served = try await serve(folder)
         defer { served.process.stop() }
+        try await signIns(served, folder)
         // Screenshots go where the README shows them from when AUTHSIM_SCREENSHOTS names a folder.
         let shots = ProcessInfo.processInfo.environment["AUTHSIM_SCREENSHOTS"] ?? folder.appendingPathComponent("screenshots").path
         let run = try await runProgram(["python3", Self.root.appendingPathComponent("Tests/Clients/inspector_browser.py").path, served.inspector,
                                         served.gateway, served.sandboxPort, served.certs, try executable("apns-sender"),
                                         Self.root.appendingPathComponent("Payloads/firebase-auth-silent.apns").path, shots])
         #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 6, "\(run.output)")
-        for name in ["pushes", "faults", "devices", "users", "sms", "pushes-dark"] {
+        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 7, "\(run.output)")
+        for name in ["pushes", "faults", "sign-ins", "devices", "users", "sms", "pushes-dark"] {
             let png = FileManager.default.contents(atPath: "\(shots)/inspector-\(name).png") ?? Data()
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "inspector-\(name).png")
         }

@@ -149,6 +149,16 @@ try:
     assert "NoSuchReason" in message, message
     ok("a fault naming no real reason is refused with the reason why")
 
+    # Sign-ins: the flows the test drove before (authsim phone), as a sequence diagram.
+    js("document.querySelector('nav button[data-page=flows]').click()")
+    wait_for("the sign-ins", lambda: js("document.querySelectorAll('#flows tbody tr').length") >= 2)
+    js("[...document.querySelectorAll('#flows tbody tr')].find(r => r.textContent.includes('signed in')).click()")
+    wait_for("the diagram", lambda: js("document.querySelectorAll('#flow-detail .diagram .arrow').length") >= 4)
+    text = js("document.querySelector('#flow-detail').textContent")
+    assert "silent push" in text and "verifyClient" in text, text
+    screenshot("inspector-sign-ins.png")
+    ok("a sign-in's timeline as a sequence diagram, with its verification path")
+
     for page_name, file in [("devices", "inspector-devices.png"), ("users", "inspector-users.png"), ("sms", "inspector-sms.png")]:
         js(f"document.querySelector('nav button[data-page={page_name}]').click()")
         wait_for(f"the {page_name} page", lambda: js(f"!document.querySelector('#page-{page_name}').hidden"))

@@ -30,7 +30,7 @@ function show(page) {
   }
   for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${page}`;
   location.hash = page;
-  ({ sms: loadSMS, users: loadUsers, devices: loadDevices, faults: loadFaults })[page]?.();
+  ({ flows: loadFlows, sms: loadSMS, users: loadUsers, devices: loadDevices, faults: loadFaults })[page]?.();
 }
 for (const button of document.querySelectorAll("nav button")) button.addEventListener("click", () => show(button.dataset.page));
 
@@ -138,6 +138,61 @@ async function startPushes() {
     addPushes(batch.pushes);
     $("#live").title = batch.skipped ? `live (${batch.skipped} pushes came too fast to show; the API has them)` : "live updates";
   });
+}
+
+// --- Sign-ins -----------------------------------------------------------------------------------
+let selectedFlow = null;
+async function loadFlows() {
+  const flows = await api("/api/v1/flows?limit=200");
+  $("#flows tbody").replaceChildren(...flows.reverse().map((f) => {
+    const good = f.outcome === "signed in" || f.outcome === "linked" || f.outcome.startsWith("second factor enrolled");
+    const bad = f.outcome.startsWith("refused");
+    const tr = el("tr", { tabindex: "0", "data-id": f.id, class: f.id === selectedFlow ? "selected" : "" },
+      el("td", {}, time(f.started)), el("td", {}, f.phoneNumber || ""), el("td", {}, f.path || ""),
+      el("td", { class: good ? "outcome-ok" : bad ? "outcome-bad" : "" }, f.outcome), el("td", { title: f.uid || "" }, f.uid ? f.uid.slice(0, 10) + "…" : ""));
+    tr.addEventListener("click", () => showFlow(f.id));
+    tr.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); showFlow(f.id); } });
+    return tr;
+  }));
+  if (selectedFlow) showFlow(selectedFlow, false);
+}
+setInterval(() => { if (!$("#page-flows").hidden) loadFlows(); }, 2000);
+
+function diagram(flow) {
+  const order = ["app", "backend", "apns"];
+  const parts = order.filter((p) => flow.steps.some((s) => s.from === p || s.to === p));
+  const grid = el("div", { class: "diagram", style: `grid-template-columns: 5em repeat(${parts.length}, 1fr)` }, el("div"));
+  for (const part of parts) grid.append(el("div", { class: "head" }, part));
+  const t0 = new Date(flow.steps[0]?.time || flow.started).getTime();
+  for (const step of flow.steps) {
+    const from = parts.indexOf(step.from), to = step.to ? parts.indexOf(step.to) : -1;
+    grid.append(el("div", { class: "ms" }, `+${new Date(step.time).getTime() - t0} ms`));
+    if (to >= 0 && to !== from) {
+      const low = Math.min(from, to), high = Math.max(from, to);
+      for (let c = 0; c < low; c++) grid.append(el("div", { class: "life" }));
+      grid.append(el("div", { class: `arrow ${to > from ? "right" : "left"}${step.bad ? " bad" : ""}`, style: `grid-column: ${low + 2} / span ${high - low + 1}` }, step.message));
+      for (let c = high + 1; c < parts.length; c++) grid.append(el("div", { class: "life" }));
+    } else {
+      for (let c = 0; c < from; c++) grid.append(el("div", { class: "life" }));
+      grid.append(el("div", { class: `note${step.bad ? " bad" : ""}` }, step.message));
+      for (let c = from + 1; c < parts.length; c++) grid.append(el("div", { class: "life" }));
+    }
+  }
+  return grid;
+}
+
+async function showFlow(id, mark = true) {
+  selectedFlow = id;
+  if (mark) {
+    for (const tr of document.querySelectorAll("#flows tr.selected")) tr.classList.remove("selected");
+    document.querySelector(`#flows tr[data-id="${id}"]`)?.classList.add("selected");
+  }
+  const flow = await api(`/api/v1/flows/${id}`);
+  const parts = [el("h2", {}, `Sign-in ${flow.id}: ${flow.outcome}`),
+    el("p", {}, `${flow.phoneNumber || ""} ${flow.path ? "· " + flow.path : ""}`)];
+  if (flow.cause) parts.push(el("h3", {}, "Cause"), el("p", { class: "cause" }, flow.cause));
+  parts.push(el("h3", {}, "Timeline"), diagram(flow));
+  $("#flow-detail").replaceChildren(...parts);
 }
 
 // --- SMS, users, devices ------------------------------------------------------------------------
