@@ -279,6 +279,8 @@ public actor IdentityToolkit {
     let observer: (@Sendable (BackendEvent) -> Void)?
     /// Answers to give instead of the service's (tests, scenarios).
     public nonisolated let faults = BackendFaults()
+    /// How long each route took to answer (the inspector's `/metrics`).
+    public nonisolated let requestMetrics = RequestMetrics()
     /// What a user debugging a run wants to see: refused requests, silent pushes that failed.
     let logger: Logger
     /// Apple's side of Sign in with Apple, simulated.

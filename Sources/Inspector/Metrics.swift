@@ -1,3 +1,4 @@
+import AuthBackend
 import Foundation
 
 /// `/metrics` in Prometheus' text format (version 0.0.4), written by hand: a few counters and
@@ -29,6 +30,18 @@ enum Metrics {
         help("authsim_faults", "Fault rules in force on push-receiver.", "gauge")
         lines.append("authsim_faults \(sources.faults.current.count)")
         if let toolkit = sources.toolkit {
+            help("authsim_backend_request_duration_seconds", "How long the backend took to answer, by route and HTTP status.", "histogram")
+            for (key, histogram) in toolkit.requestMetrics.snapshot.sorted(by: { $0.key < $1.key }) {
+                let labels = "route=\"\(label(key.route))\",status=\"\(key.status)\""
+                var cumulative = 0
+                for (index, bound) in RequestMetrics.bounds.enumerated() {
+                    cumulative += histogram.buckets[index]
+                    lines.append("authsim_backend_request_duration_seconds_bucket{\(labels),le=\"\(bound)\"} \(cumulative)")
+                }
+                lines.append("authsim_backend_request_duration_seconds_bucket{\(labels),le=\"+Inf\"} \(histogram.count)")
+                lines.append("authsim_backend_request_duration_seconds_sum{\(labels)} \(histogram.sum)")
+                lines.append("authsim_backend_request_duration_seconds_count{\(labels)} \(histogram.count)")
+            }
             help("authsim_users", "Users the backend knows.", "gauge")
             lines.append("authsim_users \(await toolkit.allUsers.count)")
             help("authsim_sms_total", "SMS the backend sent (kept for a day).", "counter")

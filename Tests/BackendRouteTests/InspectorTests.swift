@@ -50,9 +50,9 @@ struct InspectorTests {
         #expect(bad.status == 1, "\(bad.output)")
     }
 
-    @Test("the API from curl and Python: OpenAPI, live events, pushes and filters, faults, devices, users, metrics, bad input; SIGTERM with a stream open")
+    @Test("the API from curl and Python: OpenAPI, sign-ins, live events, pushes and filters, faults, devices, users, metrics, bad input; SIGTERM with a stream open")
     func api() async throws {
-        guard await toolAvailable(["python3", "-c", "import requests, openapi_spec_validator"]) else { return }
+        guard await toolAvailable(["python3", "-c", "import requests, openapi_spec_validator, prometheus_client"]) else { return }
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let served = try await serve(folder)

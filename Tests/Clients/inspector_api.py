@@ -14,6 +14,7 @@ import time
 
 import requests
 from openapi_spec_validator import validate
+from prometheus_client.parser import text_string_to_metric_families
 
 inspector, gateway, backend, sandbox_port, certs, apns_sender, payload = sys.argv[1:8]
 api = inspector + "/api/v1"
@@ -129,7 +130,14 @@ metrics = requests.get(f"{inspector}/metrics", timeout=10).text
 assert 'authsim_pushes_total{environment="sandbox",status="400",reason="BadDeviceToken"} 1' in metrics, metrics
 assert 'authsim_pushes_total{environment="sandbox",status="410",reason="Unregistered"} 2' in metrics, metrics
 assert "# TYPE authsim_pushes_total counter" in metrics and "authsim_inspector_subscribers 1" in metrics
-ok("/metrics counts pushes by environment, status and reason")
+assert "# TYPE authsim_backend_request_duration_seconds histogram" in metrics, metrics
+count_lines = [l for l in metrics.splitlines() if l.startswith("authsim_backend_request_duration_seconds_count{") and "accounts\"" in l and 'status="200"' in l]
+assert count_lines and int(count_lines[0].split()[-1]) >= 1, metrics
+inf = [l for l in metrics.splitlines() if l.startswith("authsim_backend_request_duration_seconds_bucket{") and 'le="+Inf"' in l]
+assert inf, metrics
+families = {family.name: family for family in text_string_to_metric_families(metrics)}  # Prometheus' own parser
+assert families["authsim_pushes"].type == "counter" and families["authsim_backend_request_duration_seconds"].type == "histogram", families.keys()
+ok("/metrics counts pushes by environment, status and reason, and times the backend's routes (histograms)")
 
 # Bad input says what was wrong and changes nothing.
 assert "unknown filter colour" in error_message(requests.get(f"{api}/pushes", params={"colour": "red"}, timeout=10), 400)

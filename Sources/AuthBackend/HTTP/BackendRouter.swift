@@ -21,6 +21,7 @@ enum BackendRouter {
     static func make(toolkit: IdentityToolkit) -> Router<BackendRequestContext> {
         let router = Router(context: BackendRequestContext.self)
         let routes = RouteMethods()
+        router.add(middleware: MetricsMiddleware(metrics: toolkit.requestMetrics))
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes))
         let keyed = router.group()
             .add(middleware: APIKeyMiddleware(apiKey: toolkit.configuration.apiKey, iosBundleIDs: toolkit.configuration.apiKeyIOSBundleIDs,
@@ -278,6 +279,31 @@ struct ErrorEnvelopeMiddleware: RouterMiddleware {
                                        status: error.status.code)
         } catch {
             throw IdentityToolkitError(.internal, "\(error)")
+        }
+    }
+}
+
+/// Times every request, answered or thrown (outermost, so an error's envelope counts too).
+struct MetricsMiddleware: RouterMiddleware {
+    typealias Context = BackendRequestContext
+    let metrics: RequestMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        func seconds() -> Double {
+            let elapsed = ContinuousClock.now - start
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+        do {
+            let response = try await next(request, context)
+            metrics.observe(route: context.endpointPath ?? "unmatched", status: response.status.code, seconds: seconds())
+            return response
+        } catch let error as HTTPResponseError {
+            metrics.observe(route: context.endpointPath ?? "unmatched", status: error.status.code, seconds: seconds())
+            throw error
+        } catch {
+            metrics.observe(route: context.endpointPath ?? "unmatched", status: 500, seconds: seconds())
+            throw error
         }
     }
 }

@@ -1,0 +1,39 @@
+import Foundation
+import Synchronization
+
+/// How long the backend took to answer, per route and status: Prometheus histograms for the
+/// inspector's `/metrics`. One lock per request, held for a few additions.
+public final class RequestMetrics: Sendable {
+    /// Upper bounds of the buckets, in seconds (Prometheus' `le`).
+    public static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    public struct Key: Hashable, Sendable, Comparable {
+        /// The route as the router knows it (`/www.googleapis.com/…/verifyClient`), or `unmatched`.
+        public let route: String
+        public let status: Int
+        public static func < (a: Key, b: Key) -> Bool { (a.route, a.status) < (b.route, b.status) }
+    }
+    public struct Histogram: Sendable {
+        /// Counts per bucket (not cumulative), the last one for above the largest bound.
+        public var buckets: [Int] = Array(repeating: 0, count: RequestMetrics.bounds.count + 1)
+        public var sum: Double = 0
+        public var count: Int = 0
+    }
+    private let histograms = Mutex<[Key: Histogram]>([:])
+
+    public init() {}
+
+    public func observe(route: String, status: Int, seconds: Double) {
+        let bucket = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
+        histograms.withLock { all in
+            let key = Key(route: route, status: status)
+            var histogram = all[key] ?? Histogram()
+            histogram.buckets[bucket] += 1
+            histogram.sum += seconds
+            histogram.count += 1
+            all[key] = histogram
+        }
+    }
+
+    public var snapshot: [Key: Histogram] { histograms.withLock { $0 } }
+}
