@@ -46,7 +46,13 @@ public actor DeviceHub: PushDeliveryHandler {
     /// APNs accepted the push but the device never gets it (offline, powered off, throttled by iOS).
     public private(set) var losesPushes = false
 
-    public init(latency: Duration = .zero) { self.latency = latency }
+    /// Hears what became of each push the hub was given (the inspector's "what the device did").
+    private let observer: (@Sendable (AcceptedPush, String) -> Void)?
+
+    public init(latency: Duration = .zero, observer: (@Sendable (AcceptedPush, String) -> Void)? = nil) {
+        self.latency = latency
+        self.observer = observer
+    }
 
     private var onLost: (@Sendable (AcceptedPush) -> Void)?
 
@@ -95,7 +101,10 @@ public actor DeviceHub: PushDeliveryHandler {
     public var connectedDeviceCount: Int { remote.values.reduce(0) { $0 + $1.count } }
 
     public func deliver(_ push: AcceptedPush) async {
-        guard push.isBackground else { return }  // alerts go to the user, not to the app's delegate
+        guard push.isBackground else {  // alerts go to the user, not to the app's delegate
+            observer?(push, "an alert: shown to the user; the app's delegate does not get it")
+            return
+        }
         if latency > .zero { try? await Task.sleep(for: latency) }
         while paused { await withCheckedContinuation { resumers.append($0) } }
         if losesPushes {
@@ -106,6 +115,7 @@ public actor DeviceHub: PushDeliveryHandler {
         let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
         if let sinks = remote[key], !sinks.isEmpty {
             for sink in sinks.values { sink(push) }
+            observer?(push, "handed to the device (connected through the device gateway) after \(latency) of APNs latency")
             return
         }
         guard let device = apps[key] else {
@@ -117,9 +127,11 @@ public actor DeviceHub: PushDeliveryHandler {
             return
         }
         await app.didReceiveRemoteNotification(push.payload, push: push)
+        observer?(push, "handed to \(push.bundleID)'s app delegate (application(_:didReceiveRemoteNotification:fetchCompletionHandler:))")
     }
 
     private func note(_ push: AcceptedPush, _ why: String) {
+        observer?(push, why)
         undelivered.append((push, why))
         if undelivered.count > 1000 { undelivered.removeFirst(undelivered.count - 1000) }
     }

@@ -45,6 +45,8 @@ public struct InspectedPush: Codable, Sendable, Hashable {
     public var providerToken: ProviderToken?
     public var cause: String?
     public var fix: String?
+    /// What became of an accepted push on the device side (delivered, no device, lost, an alert).
+    public var device: String?
 }
 
 /// What the inspector keeps of the receiver's pushes: the newest ``capacity`` (the delivery and
@@ -76,6 +78,9 @@ public final class PushHistory: Sendable {
         var accepted: [APNsEnvironment: Int] = [:]
         var refused: [CounterKey: Int] = [:]
         var subscribers: [ObjectIdentifier: Subscription] = [:]
+        /// What the device side did with a push, by apns-id (the newest `capacity`).
+        var deliveries: [String: String] = [:]
+        var deliveryOrder: [String] = []
     }
     private let state = Mutex(State())
 
@@ -117,6 +122,18 @@ public final class PushHistory: Sendable {
 
     private var stored: [Stored] {
         state.withLock { Array($0.entries[$0.start...]) + Array($0.entries[..<$0.start]) }
+    }
+
+    /// What the device side did with the push `apnsID` (the device hub's observer).
+    public func noteDelivery(apnsID: String, _ what: String) {
+        state.withLock { state in
+            if state.deliveries.updateValue(what, forKey: apnsID) == nil { state.deliveryOrder.append(apnsID) }
+            if state.deliveryOrder.count > capacity {
+                let drop = state.deliveryOrder.count - capacity
+                for id in state.deliveryOrder.prefix(drop) { state.deliveries[id] = nil }
+                state.deliveryOrder.removeFirst(drop)
+            }
+        }
     }
 
     /// The pushes in view, oldest first.
@@ -243,8 +260,12 @@ public final class PushHistory: Sendable {
 
     func inspect(_ stored: Stored) -> InspectedPush {
         switch stored.raw {
-        case .accepted(let push): Self.inspect(push)(stored.id)
-        case .refused(let request): inspect(request)(stored.id)
+        case .accepted(let push):
+            var inspected = Self.inspect(push)(stored.id)
+            inspected.device = push.dropped ? "dropped by a fault: answered 200, never delivered"
+                : state.withLock { $0.deliveries[push.apnsID] } ?? "on its way (or no device side in this process)"
+            return inspected
+        case .refused(let request): return inspect(request)(stored.id)
         }
     }
 
@@ -258,7 +279,7 @@ public final class PushHistory: Sendable {
                           payload: String(decoding: push.payload, as: UTF8.self), headers: [],
                           providerToken: .init(alg: "ES256", kid: push.keyID, iss: push.teamID, iat: nil,
                                                verdict: "verified: signed by key \(push.keyID) of team \(push.teamID), which push-receiver trusts for \(push.environment)"),
-                          cause: nil, fix: nil)
+                          cause: nil, fix: nil, device: nil)
         }
     }
 
@@ -279,7 +300,7 @@ public final class PushHistory: Sendable {
                           headers: request.headers.map { InspectedPush.Header(name: $0.name, value: $0.name == "authorization" ? Self.redacted($0.value) : $0.value) },
                           providerToken: token,
                           cause: request.injected ? "a fault rule made push-receiver answer \(rejection.status) \(rejection.reason.rawValue)" : diagnosis.cause,
-                          fix: request.injected ? "clear the fault (DELETE /api/v1/faults, or the Faults page)" : diagnosis.fix)
+                          fix: request.injected ? "clear the fault (DELETE /api/v1/faults, or the Faults page)" : diagnosis.fix, device: nil)
         }
     }
 

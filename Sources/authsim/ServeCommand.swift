@@ -56,7 +56,7 @@ struct Serve: AsyncParsableCommand {
         let rejections = try RejectionLog(file: stateFolder.appendingPathComponent("rejections.jsonl"))
         let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
         let history = PushHistory(capacity: maxPushes, registry: registry)
-        let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs))
+        let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs), observer: { push, what in history.noteDelivery(apnsID: push.apnsID, what) })
         let gateway = try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
         let receiver = try await PushReceiver.start(PushReceiverConfiguration(
             listeners: [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox),

@@ -82,6 +82,12 @@ ok("/api/v1/events streams each push as it is answered")
 # Pushes, filters, latest, one by id.
 mine = requests.get(f"{api}/pushes", params={"token": token}, timeout=10).json()
 assert len(mine) == 1 and mine[0]["status"] == 200 and mine[0]["topic"] == "com.example.authsim", mine
+# What the device side did with it, once APNs' latency has passed: no device is listening on that token.
+deadline = time.time() + 10
+while "no simulated device" not in (mine[0].get("device") or "") and time.time() < deadline:
+    time.sleep(0.1)
+    mine = requests.get(f"{api}/pushes", params={"token": token}, timeout=10).json()
+assert "no simulated device has token" in mine[0]["device"], mine[0]
 latest = requests.get(f"{api}/pushes/latest", params={"status": 400}, timeout=10).json()
 assert latest["deviceToken"] == stranger and latest["reason"] == "BadDeviceToken" and "not registered" in latest["cause"], latest
 assert latest["providerToken"]["alg"] == "ES256" and latest["providerToken"]["kid"], latest["providerToken"]
@@ -90,7 +96,7 @@ rejections = requests.get(f"{api}/rejections", params={"environment": "sandbox"}
 assert all(r["status"] != 200 for r in rejections) and rejections
 since = requests.get(f"{api}/pushes", params={"after": latest["id"]}, timeout=10).json()
 assert since == []
-ok("pushes by token, latest by status, one by id, rejections, after")
+ok("pushes by token (with what the device side did), latest by status, one by id, rejections, after")
 
 # Faults: set, used, cleared.
 put = requests.put(f"{api}/faults", json={"faults": [f"reject=Unregistered,token={token},count=1"]}, timeout=10)

@@ -165,6 +165,9 @@ try:
         time.sleep(0.3)
         screenshot(file)
     assert js("document.querySelector('#devices tbody').textContent").count("browser test") == 1
+    js("document.querySelector('nav button[data-page=devices]').click(); document.querySelector('#device-label').value = 'added in the page'; "
+       "document.querySelector('#device-add button').click()")
+    wait_for("the added device", lambda: "added in the page" in (js("document.querySelector('#devices tbody').textContent") or ""))
     js("document.documentElement.classList.add('dark'); document.querySelector('nav button[data-page=pushes]').click()")
     time.sleep(0.2)
     screenshot("inspector-pushes-dark.png")

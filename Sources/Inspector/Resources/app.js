@@ -111,7 +111,7 @@ async function select(id) {
   parts.push(el("h3", {}, "Request"),
     el("table", {}, el("tbody", {}, ...[["time", push.time], ["environment", push.environment], ["apns-id", push.apnsID], ["token", push.deviceToken],
       ["topic", push.topic], ["push type", push.pushType], ["priority", push.priority], ["expiration", push.expiration], ["collapse-id", push.collapseID],
-      ["detail", push.detail]].filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", { title: String(v) }, String(v)))))));
+      ["detail", push.detail], ["device", push.device]].filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", { title: String(v) }, String(v)))))));
   if (push.headers.length) {
     parts.push(el("h3", {}, "Headers"), el("pre", {}, push.headers.map((h) => `${h.name}: ${h.value}`).join("\n")));
   }
@@ -223,6 +223,17 @@ async function loadDevices() {
     el("td", { title: d.token }, d.token.slice(0, 16) + "…"), el("td", {}, d.environment), el("td", {}, d.bundleID), el("td", {}, d.state), el("td", {}, d.label || ""),
     el("td", {}, d.state === "active" ? el("button", { type: "button", onclick: async () => { await api(`/api/v1/devices/${d.environment}/${d.token}/invalidate?as=unregistered`, { method: "POST" }); loadDevices(); } }, "Invalidate (410 Unregistered)") : ""))));
 }
+
+$("#device-add").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const message = $("#device-message");
+  try {
+    const device = await api("/api/v1/devices", { method: "POST", body: JSON.stringify({
+      environment: $("#device-environment").value, bundleID: $("#device-bundle").value.trim(), label: $("#device-label").value.trim() || undefined }) });
+    message.className = "ok"; message.textContent = `registered ${device.token.slice(0, 12)}… in ${device.environment}`;
+    loadDevices();
+  } catch (error) { message.className = "error"; message.textContent = error.message; }
+});
 
 // --- Faults -------------------------------------------------------------------------------------
 async function loadFaults() {
