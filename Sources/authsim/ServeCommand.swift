@@ -19,7 +19,7 @@ struct Serve: AsyncParsableCommand {
         abstract: "Start push-receiver, its device gateway, the backend and the inspector in one process.",
         discussion: "Open the inspector (http://127.0.0.1:4000 by default) to watch pushes, SMS and users live; its JSON API is at /api/v1 (OpenAPI at /api/v1/openapi.json).")
 
-    @Option(help: "Address every part listens on.") var host = "127.0.0.1"
+    @Option(help: "Address every part listens on. The inspector and its API have no authentication and can delete users and set faults: keep it on loopback.") var host = "127.0.0.1"
     @Option(help: "push-receiver's sandbox TLS port.") var sandboxPort = 2197
     @Option(help: "push-receiver's production TLS port.") var productionPort = 2198
     @Option(help: "The device gateway's port (devices in other processes).") var devicePort = 5223
