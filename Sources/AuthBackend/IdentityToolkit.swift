@@ -99,6 +99,25 @@ public struct BackendConfiguration: Sendable {
     }
 }
 
+/// What became of one silent push verifyClient sent: APNs' status and reason, or why it could not
+/// be sent at all.
+public struct SilentPushRecord: Codable, Sendable, Hashable {
+    /// The device token, lowercase hex.
+    public var appToken: String
+    public var environment: String
+    /// RFC 3339.
+    public var at: String
+    public var status: Int?
+    public var reason: String?
+    /// Set when the push never reached APNs (nothing listening, TLS refused, …).
+    public var error: String?
+}
+
+/// `GET /emulator/v1/projects/{p}/silentPushes`.
+public struct SilentPushesResponse: Codable, Sendable, Hashable {
+    public var silentPushes: [SilentPushRecord]
+}
+
 /// Sends the silent push that carries an app credential's secret. The backend's only way out to APNs.
 public protocol SilentPusher: Sendable {
     func push(token: DeviceToken, environment: APNsEnvironment, topic: String, payload: [UInt8]) async -> PushResult
@@ -295,6 +314,9 @@ public actor IdentityToolkit {
     var testPhoneNumbers: [String: String]
     /// The emulator's own sign-in settings, kept and echoed by the project config (and its export).
     var emulatorSignIn = EmulatorSignInSettings()
+    /// What became of the latest silent pushes (at most 1000): `GET /emulator/v1/projects/{p}/silentPushes`,
+    /// so that an app in another process can say why no push came.
+    var silentPushes: [SilentPushRecord] = []
     /// Where every change is written before its answer goes out (`nil`: memory only).
     private let journal: BackendJournal?
     private var commitsSincePurge = 0
@@ -342,6 +364,8 @@ public actor IdentityToolkit {
 
     /// Every SMS sent so far.
     public var messages: [SMSMessage] { state.outbox }
+    /// The latest silent pushes' results, oldest first.
+    public var silentPushResults: [SilentPushRecord] { silentPushes }
     public var allUsers: [BackendUser] { state.users.values.sorted { $0.createdAt < $1.createdAt } }
 
     // MARK: verifyClient
@@ -364,6 +388,9 @@ public actor IdentityToolkit {
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
         observer?(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
+        silentPushes.append(SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: Self.rfc3339(clock.now), status: result.status,
+                                             reason: result.reason, error: result.error))
+        if silentPushes.count > 1000 { silentPushes.removeFirst(silentPushes.count - 1000) }
         var metadata: Logger.Metadata = ["device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))"]
         if let status = result.status { metadata["status"] = "\(status)" }
         if let reason = result.reason { metadata["reason"] = "\(reason)" }

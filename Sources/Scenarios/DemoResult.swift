@@ -8,6 +8,13 @@ public struct DemoResult: Sendable {
     public let actual: String
     public let timeline: [TimelineEvent]
     public var passed: Bool { expected == actual }
+    public init(name: String, summary: String, expected: String, actual: String, timeline: [TimelineEvent]) {
+        self.name = name
+        self.summary = summary
+        self.expected = expected
+        self.actual = actual
+        self.timeline = timeline
+    }
 }
 
 extension ChannelScenarioResult {

@@ -329,6 +329,17 @@ public final class PhoneAuthWorld: Sendable {
         return outbox.verificationCodes.last { $0.phoneNumber == phoneNumber }?.code
     }
 
+    /// What became of the backend's latest silent pushes (verifyClient's), oldest first; `nil`
+    /// when the backend cannot be asked (it is not authsim's).
+    public func silentPushResults() async -> [SilentPushRecord]? {
+        if let toolkit { return await toolkit.silentPushResults }
+        guard let url = URL(string: "http://\(backendHost):\(backendPort)/emulator/v1/projects/\(projectID)/silentPushes"),
+              let answer = try? await transport.send(TransportRequest(method: "GET", url: url)), answer.status == 200,
+              let list = try? IdentityToolkitJSON.decode(SilentPushesResponse.self, from: answer.body)
+        else { return nil }
+        return list.silentPushes
+    }
+
     public func shutdown() async {
         for listener in listeners.withLock({ $0 }) { await listener.stop() }
         await devices.shutdown()

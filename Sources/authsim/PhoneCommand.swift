@@ -38,6 +38,11 @@ struct Phone: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Take the app and the user from this scenario file (its backend and network sections belong to the other processes).",
                                valueName: "file")) var scenario: String?
     @Option(help: "Folder for the app's files (UserDefaults, a provisioning profile).") var state = "State/phone"
+    @Option(help: ArgumentHelp("What must happen for exit status 0: silent-push, recaptcha, recaptcha-enterprise or test-mode (signed in that way), or an SDK error (17044, invalidVerificationCode, or the whole outcome). Default: signed in, any way (a fallback to reCAPTCHA is reported, not failed).",
+                               valueName: "outcome")) var expect: String?
+    @Flag(help: "One JSON object per event on standard output, instead of the timeline (as `authsim run --json`).") var json = false
+    @Option(help: ArgumentHelp("Also write the run as a sequence diagram: a .mmd file (Mermaid) or a .html page.", valueName: "file"))
+    var diagram: String?
     @Option(help: "Folder with the credentials: the local CA the device trusts (the backend's HTTPS reCAPTCHA page) and the key that signs a scenario's provisioning profile; use the backend's --certs.") var certs = "Certs"
 
     func run() async throws {
@@ -71,7 +76,10 @@ struct Phone: AsyncParsableCommand {
         }
         guard openRedirectsWith == nil || browser == nil else { throw ValidationError("--open-redirects-with and --browser exclude each other") }
         options.schemeDirectory = runtimeDir.map { SchemeDirectory(url: URL(fileURLWithPath: $0).standardizedFileURL) } ?? .standard()
-        let timeline = Timeline { say(TimelineRendering.line($0)) }
+        let jsonOutput = json
+        let timeline = Timeline { event in
+            say(jsonOutput ? TimelineRendering.json(event, scenario: "phone") : TimelineRendering.line(event))
+        }
         if let command = openRedirectsWith?.split(separator: " ").map(String.init), !command.isEmpty {
             options.uiDelegate = HeadlessPresenter(handOff: .command(command)) { ScenarioRunner.record($0, into: timeline) }
         }
@@ -86,18 +94,69 @@ struct Phone: AsyncParsableCommand {
         }
         let world = PhoneAuthWorld.connect(backendHost: backendHost, backendPort: backendPort,
                                            devices: RemoteDeviceNetwork(host: gatewayHost, port: gatewayPort), caPEM: caPEM)
-        say("phone sign-in across processes: backend http://\(backend), device gateway \(gateway)")
-        if let directory = options.schemeDirectory {
-            say("the app claims its URL schemes in \(directory.url.path) (redirect-interceptor hands it URLs there)")
+        if !json {
+            say("phone sign-in across processes: backend http://\(backend), device gateway \(gateway)")
+            if let directory = options.schemeDirectory {
+                say("the app claims its URL schemes in \(directory.url.path) (redirect-interceptor hands it URLs there)")
+            }
         }
         let work = URL(fileURLWithPath: state)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let credentials = spec.app.provisioningProfile == nil ? nil : try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
+        let pushesBefore = await world.silentPushResults()?.count ?? 0
         let outcome = await ScenarioRunner.runApp(spec, world: world, timeline: timeline, work: work, credentials: credentials,
                                                   backendClock: nil, options: options)
+        // What the backend's silent push met (the app cannot see it; the backend says).
+        if let pushes = await world.silentPushResults() {
+            for push in pushes.dropFirst(min(pushesBefore, pushes.count)) {
+                let answer = push.error.map { "could not be sent: \($0) (is push-receiver listening where the backend's --receiver-port points?)" }
+                    ?? "APNs \(push.environment) answered \(push.status.map(String.init) ?? "?")\(push.reason.map { " \($0)" } ?? "")"
+                timeline.record(.backend, to: .app, "the backend's silent push to \(push.appToken.prefix(8))…: \(answer)")
+            }
+        }
         await world.shutdown()
-        let expected = scenario == nil ? outcome.hasPrefix("signed in") : outcome == spec.expectedOutcome
-        say(expected ? "✔ \(outcome)" : "✘ \(outcome)\(scenario == nil ? "" : " (expected \(spec.expectedOutcome))")")
-        if !expected { throw ExitCode(1) }
+        let path = timeline.all.lazy.compactMap { event -> SignInPath? in
+            if case .signedIn(_, let path)? = event.fact { path } else { nil }
+        }.first
+        let verdict = PhoneExpectation.judge(outcome: outcome, path: path, expect: scenario == nil ? expect : expect ?? spec.expectedOutcome)
+        if !json {
+            say(verdict.passed ? "✔ \(outcome)" : "✘ \(outcome)\(verdict.expected.map { " (expected \($0))" } ?? "")")
+            if let note = verdict.note { say("note: \(note)") }
+        }
+        if let diagram {
+            let result = DemoResult(name: "phone \(spec.user.phoneNumber)", summary: "authsim phone against \(backend)",
+                                    expected: verdict.passed ? outcome : (verdict.expected ?? "signed in"), actual: outcome, timeline: timeline.all)
+            let file = URL(fileURLWithPath: diagram)
+            let text = file.pathExtension == "html" ? TimelineRendering.html([result]) : TimelineRendering.mermaid(result)
+            do { try text.write(to: file, atomically: true, encoding: .utf8) } catch {
+                throw ValidationError("cannot write \(file.path): \(error.localizedDescription)")
+            }
+            if !json { say("sequence diagram: \(file.path)") }
+        }
+        if !verdict.passed { throw ExitCode(1) }
+    }
+}
+
+/// Whether a phone run ended as `--expect` asked.
+enum PhoneExpectation {
+    static let paths: [String: SignInPath] = ["silent-push": .silentPush, "recaptcha": .reCAPTCHA,
+                                              "recaptcha-enterprise": .recaptchaEnterprise, "test-mode": .testMode]
+
+    static func judge(outcome: String, path: SignInPath?, expect: String?) -> (passed: Bool, expected: String?, note: String?) {
+        let signedIn = outcome.hasPrefix("signed in")
+        guard let expect else {
+            let note: String? = switch path {
+            case .reCAPTCHA?: "no silent push reached the app: it fell back to reCAPTCHA (see the backend's silent push above). --expect silent-push makes that a failure"
+            case .recaptchaEnterprise?: "signed in with a reCAPTCHA Enterprise token (SMS defense), not a silent push"
+            default: nil
+            }
+            return (signedIn, nil, note)
+        }
+        if let wanted = paths[expect] {
+            return (signedIn && path == wanted, "signed in by \(expect)", nil)
+        }
+        // An SDK error: its code (17044), its name (invalidVerificationCode), or the whole outcome.
+        let words = outcome.split(separator: " ").map(String.init)
+        return (outcome == expect || words.first == expect || (words.count > 1 && words[1] == expect), expect, nil)
     }
 }

@@ -53,6 +53,62 @@ struct SeparateProcessTests {
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("backend/journal.jsonl").path))
     }
 
+    /// Issue 19's bug: the backend pointed at a port where no receiver listens; the app fell back to
+    /// reCAPTCHA, printed "✔ signed in via reCAPTCHA" and exited 0, and nothing said the silent push
+    /// was never sent. Now the backend's push result is in the app's timeline, a note says what
+    /// happened, and `--expect silent-push` fails the run; `--json` and `--diagram` as `authsim run`.
+    @Test("authsim phone: a silent push that could not be sent is reported, --expect silent-push fails, --expect takes SDK errors, --json and --diagram")
+    func expectations() async throws {
+        let folder = temporaryDirectory(#function)
+        let runtime = shortRuntimeDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            try? FileManager.default.removeItem(at: runtime)
+        }
+        let certs = folder.appendingPathComponent("Certs").path
+        let (receiver, _, gatewayPort) = try await startReceiver(in: folder)
+        defer { receiver.stop() }
+        // Port 9 (discard): nothing listens there for the backend's APNs client.
+        let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", "9",
+                                         "--certs", certs, "--state", folder.appendingPathComponent("backend").path,
+                                         "--suggested-timeout", "1"])
+        defer { backend.stop() }
+        _ = try await backend.waitFor("SMS outbox")
+        let backendPort = try backend.port(after: "listening")
+        let authsim = try executable("authsim")
+        func phone(_ extra: [String]) async throws -> (output: String, status: Int32) {
+            try await runProgram([authsim, "phone", "--backend", "127.0.0.1:\(backendPort)", "--gateway", "127.0.0.1:\(gatewayPort)",
+                                  "--certs", certs, "--state", folder.appendingPathComponent("phone-\(UUID().uuidString.prefix(6))").path,
+                                  "--runtime-dir", runtime.path] + extra)
+        }
+
+        let fellBack = try await phone([])
+        #expect(fellBack.status == 0, "\(fellBack.output)")
+        #expect(fellBack.output.contains("✔ signed in via reCAPTCHA"))
+        #expect(fellBack.output.contains("the backend's silent push to"), "\(fellBack.output)")
+        #expect(fellBack.output.contains("could not be sent"), "\(fellBack.output)")
+        #expect(fellBack.output.contains("note: no silent push reached the app"), "\(fellBack.output)")
+
+        let strict = try await phone(["--expect", "silent-push", "--number", "+16505550142"])
+        #expect(strict.status == 1, "\(strict.output)")
+        #expect(strict.output.contains("✘ signed in via reCAPTCHA (expected signed in by silent-push)"), "\(strict.output)")
+        let recaptcha = try await phone(["--expect", "recaptcha", "--number", "+16505550143"])
+        #expect(recaptcha.status == 0, "\(recaptcha.output)")
+
+        let wrongCode = try await phone(["--expect", "17044", "--number", "+16505550144", "--code", "000000"])
+        #expect(wrongCode.status == 0, "\(wrongCode.output)")
+        let byName = try await phone(["--expect", "invalidVerificationCode", "--number", "+16505550145", "--code", "000000"])
+        #expect(byName.status == 0, "\(byName.output)")
+
+        let diagram = folder.appendingPathComponent("phone.html")
+        let json = try await phone(["--json", "--diagram", diagram.path, "--number", "+16505550146"])
+        #expect(json.status == 0)
+        let lines = json.output.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) is [String: Any] }, "\(json.output)")
+        let html = try String(contentsOf: diagram, encoding: .utf8)
+        #expect(html.contains("could not be sent") && html.contains("<!DOCTYPE html>"))
+    }
+
     @Test("the reCAPTCHA fallback across four processes: an app built from binary plists, the backend's page, redirect-interceptor, the app's scheme")
     func fallbackAcrossProcesses() async throws {
         let folder = temporaryDirectory(#function)

@@ -100,6 +100,12 @@ enum BackendRouter {
             try JSONBody(await toolkit.verificationCodes())
         }
         routes.add(IdentityToolkitEndpoint.emulatorVerificationCodes.path, .get)
+        // authsim's own: what became of the silent pushes (an app in another process reads why none came).
+        router.get("/emulator/v1/projects/:project/silentPushes") { _, context in
+            try checkProject(context)
+            return try JSONBody(SilentPushesResponse(silentPushes: await toolkit.silentPushResults))
+        }
+        routes.add("/emulator/v1/projects/{project}/silentPushes", .get)
         // The project config (its reCAPTCHA part), as the emulator's own config endpoint: no key.
         let configPath = "/emulator/v1/projects/{project}/config"
         @Sendable func checkProject(_ context: BackendRequestContext) throws {
