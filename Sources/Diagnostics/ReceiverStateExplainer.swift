@@ -9,6 +9,8 @@ public enum ReceiverStateExplainer {
     public struct Report: Sendable {
         public let accepted: Int
         public let rejected: Int
+        /// Accepted (200) but dropped by a fault: never delivered.
+        public let dropped: Int
         /// One diagnosis per distinct cause, most frequent first.
         public let diagnoses: [(count: Int, diagnosis: Diagnosis)]
     }
@@ -32,17 +34,26 @@ public enum ReceiverStateExplainer {
             if counts[diagnosis] == nil { order.append(diagnosis) }
             counts[diagnosis, default: 0] += 1
         }
-        if rejected.isEmpty {
+        let dropped = accepted.filter(\.dropped).count
+        if dropped > 0 {
+            let diagnosis = Diagnosis("droppedByFault",
+                                      cause: "push-receiver answered \(dropped) push\(dropped == 1 ? "" : "es") 200 but dropped \(dropped == 1 ? "it" : "them") (a drop fault: \"dropped\": true in deliveries.jsonl): they never reached a device, so the app got no silent push",
+                                      fix: "remove the drop fault: start push-receiver without --fault drop (on authsim serve: DELETE /api/v1/faults, or the inspector's Faults page)")
+            order.append(diagnosis)
+            counts[diagnosis] = dropped
+        }
+        if rejected.isEmpty && dropped < accepted.count || accepted.isEmpty && rejected.isEmpty {
+            let delivered = accepted.count - dropped
             let diagnosis = accepted.isEmpty
                 ? Diagnosis("nothingReceived", cause: "push-receiver neither accepted nor refused a push: nothing reached it",
                             fix: "point the backend's APNs client at push-receiver (host, port, its CA) and check that it sends")
-                : Diagnosis("allAccepted", cause: "push-receiver accepted all \(accepted.count) pushes it got\(accepted.contains { !$0.background } ? "" : " (all silent)"): if the app still shows reCAPTCHA, the push is not reaching Auth on the device",
+                : Diagnosis("allAccepted", cause: "push-receiver accepted all \(accepted.count) pushes it got\(accepted.contains { !$0.background } ? "" : " (all silent)")\(dropped > 0 ? " and delivered \(delivered)" : ""): if the app still shows reCAPTCHA, the push is not reaching Auth on the device",
                             fix: "check the app: forwarding to Auth.canHandleNotification with swizzling off, and the background mode remote-notification")
             order.append(diagnosis)
-            counts[diagnosis] = max(accepted.count, 1)
+            counts[diagnosis] = max(delivered, 1)
         }
         let diagnoses = order.map { (counts[$0]!, $0) }.sorted { $0.0 > $1.0 }
-        return Report(accepted: accepted.count, rejected: rejected.count, diagnoses: diagnoses)
+        return Report(accepted: accepted.count, rejected: rejected.count, dropped: dropped, diagnoses: diagnoses)
     }
 
     public static func explain(_ entry: RejectionLog.Entry, registry: DeviceRegistry) -> Diagnosis {
@@ -59,6 +70,9 @@ public enum ReceiverStateExplainer {
             }
             return Diagnosis("badDeviceToken", cause: "pushes were rejected by \(sentTo) with BadDeviceToken: \(entry.detail)",
                              fix: "send the hex token the device registered, to the environment that issued it")
+        case APNsReason.invalidProviderToken.rawValue where entry.detail.contains("is not a key this server trusts"):
+            return Diagnosis("untrustedProviderKey", cause: "pushes were rejected with InvalidProviderToken: \(entry.detail): push-receiver trusts only the keys it was given",
+                             fix: "start push-receiver with your key too: --p8 AuthKey_<KEYID>.p8 --team-id <TEAMID> (--key-id if the file is named otherwise), or sign with the key in its --certs folder")
         case APNsReason.invalidProviderToken.rawValue:
             return Diagnosis("invalidProviderToken", cause: "pushes were rejected with InvalidProviderToken: \(entry.detail)",
                              fix: "sign with the .p8 key whose Key ID is the token's kid and your Team ID as iss (swapped IDs are a common cause)")

@@ -17,6 +17,15 @@ struct Explain: AsyncParsableCommand {
     @Argument(help: "The events file (JSON lines).") var file: String?
     @Option(help: ArgumentHelp("A push-receiver's --state folder.", valueName: "dir")) var receiverState: String?
     @Flag(help: "One JSON object per scenario: scenario, code, cause, fix.") var json = false
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("With --receiver-state: which findings make the exit status 1 (for a CI step): rejected, dropped, or none. Default: rejected dropped.",
+                                                         valueName: "finding"))
+    var failOn: [String] = ["rejected", "dropped"]
+
+    func validate() throws {
+        for finding in failOn where !["rejected", "dropped", "none"].contains(finding) {
+            throw ValidationError("--fail-on takes rejected, dropped or none, not \(finding)")
+        }
+    }
 
     func run() async throws {
         if let receiverState {
@@ -24,7 +33,7 @@ struct Explain: AsyncParsableCommand {
             do { report = try ReceiverStateExplainer.explain(state: URL(fileURLWithPath: receiverState)) } catch {
                 throw ValidationError("\(error)")
             }
-            if !json { say("push-receiver (\(receiverState)): \(report.accepted) accepted, \(report.rejected) rejected") }
+            if !json { say("push-receiver (\(receiverState)): \(report.accepted) accepted (\(report.dropped) of them dropped by a fault), \(report.rejected) rejected") }
             for (count, diagnosis) in report.diagnoses {
                 if json {
                     say(try Self.line(DiagnosisLine(scenario: nil, count: count, diagnosis: diagnosis)))
@@ -32,6 +41,11 @@ struct Explain: AsyncParsableCommand {
                     say("\(count) × \(diagnosis.cause).")
                     say("  fix: \(diagnosis.fix).")
                 }
+            }
+            let failing = (failOn.contains("rejected") && report.rejected > 0) || (failOn.contains("dropped") && report.dropped > 0)
+            if failing {
+                if !json { say("exit status 1: --fail-on \(failOn.joined(separator: " ")) (--fail-on none to report only)") }
+                throw ExitCode(1)
             }
             return
         }

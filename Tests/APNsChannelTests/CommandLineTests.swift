@@ -57,11 +57,17 @@ struct CommandLineTests {
         #expect(rejections.contains(#""reason":"BadDeviceToken""#))
 
         // What the receiver saw, explained: the sandbox token sent to production.
+        // A rejection fails a CI step by default (issue 19: it exited 0); --fail-on none only reports.
         let explained = try await runProgram([try executable("authsim"), "explain", "--receiver-state", state])
-        #expect(explained.status == 0)
-        #expect(explained.output.contains("1 accepted, 1 rejected"))
+        #expect(explained.status == 1)
+        #expect(explained.output.contains("1 accepted (0 of them dropped by a fault), 1 rejected"))
         #expect(explained.output.contains("1 × pushes were rejected by production with BadDeviceToken: their tokens were issued in sandbox (debug builds)"))
         #expect(explained.output.contains("setAPNSToken(token, type: .sandbox)"))
+        #expect(explained.output.contains("exit status 1: --fail-on rejected dropped"))
+        let reportOnly = try await runProgram([try executable("authsim"), "explain", "--receiver-state", state, "--fail-on", "none"])
+        #expect(reportOnly.status == 0)
+        let badFailOn = try await runProgram([try executable("authsim"), "explain", "--receiver-state", state, "--fail-on", "sometimes"])
+        #expect(badFailOn.status != 0 && badFailOn.status != 1)
     }
 
     @Test("bad options get clear errors, not crashes")

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `authsim explain --receiver-state` on what push-receiver wrote (issue 19's bugs): a dropped push
+/// is named, not blamed on the app's forwarding; a key push-receiver does not trust gets the
+/// `--p8` fix, not "re-sign"; the exit status is what a CI step needs.
+@Suite("explain --receiver-state: drops, untrusted keys, exit statuses")
+struct ReceiverStateExplainTests {
+    func write(_ folder: URL, deliveries: [String], rejections: [String]) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try (deliveries.joined(separator: "\n") + "\n").write(to: folder.appendingPathComponent("deliveries.jsonl"), atomically: true, encoding: .utf8)
+        try (rejections.joined(separator: "\n") + (rejections.isEmpty ? "" : "\n"))
+            .write(to: folder.appendingPathComponent("rejections.jsonl"), atomically: true, encoding: .utf8)
+    }
+
+    static func delivery(dropped: Bool) -> String {
+        #"{"time":"2026-11-24T10:00:00.000Z","environment":"sandbox","apns-id":"\#(UUID().uuidString)","device-token":"ab12","topic":"com.example.authsim","push-type":"background","priority":5,"team-id":"TEAM123456","key-id":"KEY1234567","background":true,"dropped":\#(dropped),"payload-bytes":60}"#
+    }
+
+    @Test("dropped pushes are named (and fail the step); with --fail-on rejected alone they do not")
+    func dropped() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try write(folder, deliveries: [Self.delivery(dropped: true), Self.delivery(dropped: true)], rejections: [])
+        let authsim = try executable("authsim")
+        let run = try await runProgram([authsim, "explain", "--receiver-state", folder.path])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("2 accepted (2 of them dropped by a fault), 0 rejected"), "\(run.output)")
+        #expect(run.output.contains("2 × push-receiver answered 2 pushes 200 but dropped them"), "\(run.output)")
+        #expect(!run.output.contains("not reaching Auth on the device"), "a drop is not the app's forwarding: \(run.output)")
+        let rejectedOnly = try await runProgram([authsim, "explain", "--receiver-state", folder.path, "--fail-on", "rejected"])
+        #expect(rejectedOnly.status == 0)
+    }
+
+    @Test("an untrusted key's InvalidProviderToken gets push-receiver --p8 as its fix; all delivered exits 0")
+    func untrustedKey() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rejection = #"{"time":"2026-11-24T10:00:00.000Z","environment":"sandbox","apns-id":"x","device-token":"ab12","status":403,"reason":"InvalidProviderToken","detail":"kid \"ABCDE12345\" is not a key this server trusts"}"#
+        try write(folder, deliveries: [Self.delivery(dropped: false)], rejections: [rejection])
+        let authsim = try executable("authsim")
+        let run = try await runProgram([authsim, "explain", "--receiver-state", folder.path, "--json"])
+        #expect(run.status == 1)
+        #expect(run.output.contains(#""code":"untrustedProviderKey""#), "\(run.output)")
+        #expect(run.output.contains("--p8 AuthKey_<KEYID>.p8 --team-id <TEAMID>"), "\(run.output)")
+
+        let clean = temporaryDirectory(#function + "clean")
+        defer { try? FileManager.default.removeItem(at: clean) }
+        try write(clean, deliveries: [Self.delivery(dropped: false)], rejections: [])
+        let ok = try await runProgram([authsim, "explain", "--receiver-state", clean.path])
+        #expect(ok.status == 0, "\(ok.output)")
+        #expect(ok.output.contains("accepted all 1 pushes"))
+    }
+}
