@@ -220,7 +220,27 @@ public enum Doctor {
         case (_, let type?):
             findings.append(Finding("tokenType", .ok, file: url.lastPathComponent, "the app declares .\(type), which matches aps-environment = \(aps)"))
         case (_, nil):
-            break
+            findings.append(Finding("tokenTypeUnchecked", .warning, file: url.lastPathComponent,
+                                    "not checked: the token type the app passes to setAPNSToken(_:type:). A type that disagrees with aps-environment = \(aps) is the most common cause of reCAPTCHA every time",
+                                    fix: "pass --declared-type sandbox, prod or unknown: what the app's code passes"))
+        }
+        // The provider token's team must be the one that owns the app; a key ID equal to it means the IDs were swapped.
+        let teams = plist["TeamIdentifier"] as? [String] ?? []
+        if let team = teams.first {
+            if let given = input.teamID, !teams.contains(given) {
+                if given == input.keyID || given == input.p8.flatMap({ APNsAuthKey.keyIDFromFileName($0.lastPathComponent) }) {
+                    // Said by the key check (the IDs are swapped).
+                } else {
+                    findings.append(Finding("teamIDMismatch", .error, file: url.lastPathComponent,
+                                            "the team ID given (\(given)) is not the profile's (\(team)): provider tokens signed for another team get InvalidProviderToken for this app's topic",
+                                            fix: "use Team ID \(team) (Apple Developer → Membership), and a key of that team"))
+                }
+            }
+            if let keyID = input.keyID ?? input.p8.flatMap({ APNsAuthKey.keyIDFromFileName($0.lastPathComponent) }), keyID == team {
+                findings.append(Finding("keyAndTeamSwapped", .error, file: url.lastPathComponent,
+                                        "the key ID (\(keyID)) is the profile's team ID: the key ID and team ID are swapped, and APNs answers InvalidProviderToken",
+                                        fix: "kid is the key's ID (from AuthKey_<KEYID>.p8), iss is the team ID \(team)"))
+            }
         }
         return findings
     }

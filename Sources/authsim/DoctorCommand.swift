@@ -22,6 +22,8 @@ struct Doctor: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The APNs auth key the backend (Firebase) uses.", valueName: "AuthKey_XXXXXXXXXX.p8")) var p8: String?
     @Option(help: "The key's ID (default: from the .p8 file name).") var keyID: String?
     @Option(help: "The Apple Developer team ID.") var teamID: String?
+    @Option(help: ArgumentHelp("The key's IDs as Certs/ records them: a JSON file {\"keyID\", \"teamID\"} (apns-key.json); its p8, if named, is used too.",
+                               valueName: "file")) var keyJson: String?
     @Flag(help: "One JSON object per finding.") var json = false
 
     func run() async throws {
@@ -38,6 +40,18 @@ struct Doctor: AsyncParsableCommand {
         input.p8 = p8.map { URL(fileURLWithPath: $0) }
         input.keyID = keyID
         input.teamID = teamID
+        if let keyJson {
+            struct KeyIDs: Decodable { let keyID: String; let teamID: String; let p8: String? }
+            let file = URL(fileURLWithPath: keyJson)
+            guard let data = FileManager.default.contents(atPath: file.path) else { throw ValidationError("--key-json \(keyJson): no such file") }
+            let ids: KeyIDs
+            do { ids = try JSONDecoder().decode(KeyIDs.self, from: data) } catch {
+                throw ValidationError("--key-json \(keyJson) is not {\"keyID\", \"teamID\"}: \(error)")
+            }
+            input.keyID = keyID ?? ids.keyID
+            input.teamID = teamID ?? ids.teamID
+            if input.p8 == nil, let name = ids.p8 { input.p8 = file.deletingLastPathComponent().appendingPathComponent(name) }
+        }
         let findings = Diagnostics.Doctor.examine(input)
         for finding in findings {
             if json {

@@ -47,6 +47,7 @@ struct DoctorTests {
     @Test("each misconfiguration is found, with its fix", arguments: [
         "schemeMissing", "reversedClientIDOnly", "backgroundMode", "devProfileDeclaresProd", "prodProfileDeclaresSandbox",
         "noPushEntitlement", "keyAndTeamSwapped", "bundleIDMismatch", "swizzlingOff", "unknownIsFine",
+        "declaredTypeNotGiven", "anotherTeam", "keyIDIsTheProfilesTeam",
     ])
     func misconfiguration(_ which: String) throws {
         switch which {
@@ -93,6 +94,21 @@ struct DoctorTests {
             let (errors, all) = try doctorCodes(which, profile: "production", declared: .unknown)
             #expect(errors.isEmpty)
             #expect(all.contains { $0.code == "tokenType" && $0.message.contains("production") })
+        // Issue 19: these passed as "0 errors" before.
+        case "declaredTypeNotGiven":
+            let (errors, all) = try doctorCodes(which, declared: nil)
+            #expect(errors.isEmpty)
+            let warning = try #require(all.first { $0.code == "tokenTypeUnchecked" })
+            #expect(warning.severity == .warning && warning.fix.contains("--declared-type"))
+        case "anotherTeam":
+            let (errors, all) = try doctorCodes(which, keyChange: { input, _ in input.teamID = "ZZZZZ99999" })
+            #expect(errors == ["teamIDMismatch"], "\(all)")
+        case "keyIDIsTheProfilesTeam":
+            let (errors, all) = try doctorCodes(which, keyChange: { input, key in
+                input.p8 = nil
+                input.keyID = key.teamID
+            })
+            #expect(errors == ["keyAndTeamSwapped"], "\(all)")
         default: Issue.record("no case \(which)")
         }
     }
@@ -145,6 +161,18 @@ struct DoctorTests {
         let good = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path, "--declared-type", "unknown"])
         #expect(good.status == 0, "\(good.output)")
         #expect(good.output.contains("0 errors"))
+        // The key's IDs as Certs/ records them; a team that is not the profile's is an error.
+        let certs = folder.appendingPathComponent("Certs")
+        let withKey = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path, "--declared-type", "unknown",
+                                            "--key-json", certs.appendingPathComponent("apns-key.json").path])
+        #expect(withKey.status == 0, "\(withKey.output)")
+        #expect(withKey.output.contains("PKCS#8 P-256 key"), "\(withKey.output)")
+        let otherTeam = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path, "--declared-type", "unknown",
+                                              "--key-json", certs.appendingPathComponent("apns-key.json").path, "--team-id", "ZZZZZ99999", "--json"])
+        #expect(otherTeam.status == 1)
+        #expect(otherTeam.output.contains(#""code":"teamIDMismatch""#), "\(otherTeam.output)")
+        let unchecked = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path])
+        #expect(unchecked.output.contains("not checked: the token type"), "\(unchecked.output)")
         let bad = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path, "--declared-type", "prod", "--json"])
         #expect(bad.status == 1)
         #expect(bad.output.contains(#""code":"tokenTypeMismatch""#))
