@@ -71,30 +71,46 @@ public enum TimelineRendering {
         return cleaned
     }
 
+    /// What decides a run, when something went wrong: the first refusal, loss or fallback.
+    static let decisiveKinds: Set<EventKind> = [.pushRejected, .backendRejected, .authError, .pushLost, .fallback, .apnsRegistrationFailed]
+
     /// A self-contained HTML page: for each scenario, a sequence diagram (lifelines as columns,
     /// each message an arrow from one column to another, each step a note), with no scripts and
-    /// nothing fetched.
-    public static func html(_ results: [DemoResult], title: String = "authsim run") -> String {
+    /// nothing fetched. `causes` (by scenario name) are shown under each title; the decisive event
+    /// (the first refusal, loss or fallback) is marked ◆; a push lost on the way, or accepted under
+    /// a drop fault, is drawn dashed and says it never arrived.
+    public static func html(_ results: [DemoResult], title: String = "authsim run", causes: [String: String] = [:]) -> String {
         var body = ""
         for result in results {
             let parts = participants(result.timeline)
             let columns = parts.count
             body += "<section><h2>\(escape(result.name)) <span class=\"\(result.passed ? "pass" : "fail")\">\(result.passed ? "✔" : "✘") \(escape(result.actual))</span></h2>\n"
             body += "<p class=\"summary\">\(escape(result.summary))\(result.passed ? "" : " Expected: \(escape(result.expected)).")</p>\n"
+            if let cause = causes[result.name] { body += "<p class=\"cause\"><b>Why:</b> \(escape(cause))</p>\n" }
             body += "<div class=\"diagram\" style=\"grid-template-columns: 6em repeat(\(columns), 1fr)\">\n<div></div>"
             for part in parts { body += "<div class=\"head\">\(part.rawValue)</div>" }
             body += "\n"
-            for event in result.timeline {
+            let decisive = result.timeline.firstIndex { $0.kind.map(decisiveKinds.contains) ?? false }
+            var dropFault = false
+            for (index, event) in result.timeline.enumerated() {
                 guard let from = parts.firstIndex(of: event.part) else { continue }
+                if event.kind == .receiverFault, event.message.contains("drop") { dropFault = true }
+                let lost = event.kind == .pushLost || (event.kind == .pushAccepted && dropFault)
+                if event.kind == .pushAccepted { dropFault = false }
+                let marked = index == decisive
+                var classes = event.kind == .pushRejected || event.kind == .authError || event.kind == .backendRejected ? " bad" : ""
+                if lost { classes += " lost" }
+                if marked { classes += " decisive" }
+                let text = (marked ? "◆ " : "") + event.message + (lost && event.kind == .pushAccepted ? " (dropped: never delivered)" : "")
                 body += "<div class=\"ms\">+\(event.milliseconds) ms</div>"
                 if let to = event.to, let target = parts.firstIndex(of: to), target != from {
                     let (low, high) = (min(from, target), max(from, target))
                     for column in 0..<low { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
-                    body += "<div class=\"arrow \(target > from ? "right" : "left")\(event.kind == .pushRejected || event.kind == .authError ? " bad" : "")\" style=\"grid-column: \(low + 2) / span \(high - low + 1)\"><span>\(escape(event.message))</span></div>"
+                    body += "<div class=\"arrow \(target > from ? "right" : "left")\(classes)\" style=\"grid-column: \(low + 2) / span \(high - low + 1)\"><span>\(escape(text))</span></div>"
                     for column in (high + 1)..<max(high + 1, columns) { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
                 } else {
                     for column in 0..<from { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
-                    body += "<div class=\"note\(event.kind == .authError ? " bad" : "")\">\(escape(event.message))</div>"
+                    body += "<div class=\"note\(classes)\">\(escape(text))</div>"
                     for column in (from + 1)..<max(from + 1, columns) { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
                 }
                 body += "\n"
@@ -117,6 +133,9 @@ public enum TimelineRendering {
             .arrow.right::after { content: "▶"; position: absolute; right: -0.5em; bottom: -0.62em; color: #446; }
             .arrow.left::before { content: "◀"; position: absolute; left: -0.5em; bottom: -0.62em; color: #446; }
             .bad { border-color: #b3261e; color: #b3261e; } .note.bad { background: #fdecea; }
+            .lost { border-bottom-style: dashed; color: #777; } .note.lost { border-style: dashed; background: #f4f4f4; }
+            .decisive { font-weight: bold; outline: 2px solid #b3261e; outline-offset: 1px; }
+            .cause { max-width: 60em; background: #fdecea; border-left: 4px solid #b3261e; padding: 0.4em 0.7em; }
             </style></head>
             <body><h1>\(escape(title))</h1>
             \(body)</body></html>

@@ -55,7 +55,9 @@ struct RunOutput: ParsableArguments {
         }
         if let diagram {
             let file = URL(fileURLWithPath: diagram)
-            let text = file.pathExtension == "html" ? TimelineRendering.html(results)
+            var causes: [String: String] = [:]
+            for result in results where result.timeline.contains(.outcome) { causes[result.name] = Explainer.explain(result.timeline).cause }
+            let text = file.pathExtension == "html" ? TimelineRendering.html(results, causes: causes)
                 : results.map(TimelineRendering.mermaid).joined(separator: "\n")
             do { try text.write(to: file, atomically: true, encoding: .utf8) } catch {
                 throw ValidationError("cannot write \(file.path): \(error.localizedDescription)")

@@ -2,6 +2,7 @@ import APNsReceiver
 import APNsWire
 import ArgumentParser
 import CommandSupport
+import Diagnostics
 import FirebaseAuthCore
 import Foundation
 import RedirectInterceptor
@@ -127,7 +128,8 @@ struct Phone: AsyncParsableCommand {
             let result = DemoResult(name: "phone \(spec.user.phoneNumber)", summary: "authsim phone against \(backend)",
                                     expected: verdict.passed ? outcome : (verdict.expected ?? "signed in"), actual: outcome, timeline: timeline.all)
             let file = URL(fileURLWithPath: diagram)
-            let text = file.pathExtension == "html" ? TimelineRendering.html([result]) : TimelineRendering.mermaid(result)
+            let cause = Explainer.explain(timeline.all).cause
+            let text = file.pathExtension == "html" ? TimelineRendering.html([result], causes: [result.name: cause]) : TimelineRendering.mermaid(result)
             do { try text.write(to: file, atomically: true, encoding: .utf8) } catch {
                 throw ValidationError("cannot write \(file.path): \(error.localizedDescription)")
             }

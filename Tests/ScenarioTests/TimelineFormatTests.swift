@@ -90,3 +90,28 @@ struct TimelineFormatTests {
         #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "no error")")
     }
 }
+
+/// The HTML diagram (issue 19: it left out the cause, drew a lost push like a delivered one, and did
+/// not mark what decided the run).
+@Suite("The HTML sequence diagram")
+struct HTMLDiagramTests {
+    @Test("the cause is shown, the decisive event is marked, a lost push and a push accepted under a drop fault are drawn as never delivered")
+    func causeDecisiveAndLost() {
+        let timeline = [
+            TimelineEvent(milliseconds: 0, part: .receiver, message: "sandbox injects fault drop", fact: .receiverFault("drop")),
+            TimelineEvent(milliseconds: 1, part: .receiver, to: .device, message: "sandbox accepts the silent push to 1234… and logs it",
+                          fact: .pushAccepted(token: "1234", environment: .sandbox)),
+            TimelineEvent(milliseconds: 2, part: .receiver, to: .device, message: "sandbox accepts the silent push to 5678… and logs it",
+                          fact: .pushAccepted(token: "5678", environment: .sandbox)),
+            TimelineEvent(milliseconds: 250, part: .device, message: "the push to 5678… never reaches the device: it is offline",
+                          fact: .pushLost(token: "5678", environment: .sandbox)),
+        ]
+        let result = DemoResult(name: "lost", summary: "a lost push", expected: "signed in", actual: "signed in via reCAPTCHA", timeline: timeline)
+        let html = TimelineRendering.html([result], causes: ["lost": "the push never reached the device"])
+        #expect(html.contains(#"<p class="cause"><b>Why:</b> the push never reached the device</p>"#))
+        #expect(html.contains("sandbox accepts the silent push to 1234… and logs it (dropped: never delivered)"))
+        #expect(!html.contains("5678… and logs it (dropped"), "only the push under the drop fault")
+        #expect(html.contains(#"lost decisive">◆ the push to 5678… never reaches the device"#), "\(html)")
+        #expect(html.components(separatedBy: "◆").count == 2, "one decisive event")
+    }
+}
