@@ -15,21 +15,28 @@ struct Devices: ParsableCommand {
         var environment: APNsEnvironment
         @Option(help: "The app's bundle ID.") var bundle: String
         @Option(help: "A label for timelines.") var label: String?
+        @Flag(help: "The device as one JSON object (token, environment, bundleID, state, label).") var json = false
         @OptionGroup var state: StateOptions
 
         func run() throws {
             let device = try parseToken(token) ?? DeviceToken.random()
             let registry = try DeviceRegistry(file: state.registryFile)
-            try registry.register(RegisteredDevice(token: device, environment: environment, bundleID: bundle, label: label))
-            print("registered \(device.hex) in \(environment) for \(bundle)")
+            let registered = RegisteredDevice(token: device, environment: environment, bundleID: bundle, label: label)
+            try registry.register(registered)
+            print(json ? try jsonLine(registered) : "registered \(device.hex) in \(environment) for \(bundle)")
         }
     }
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List registered tokens.")
+        @Flag(help: "One JSON object per device (token, environment, bundleID, state, invalidSince in ms, label).") var json = false
         @OptionGroup var state: StateOptions
         func run() throws {
             let devices = try DeviceRegistry(file: state.registryFile).all
+            if json {
+                for device in devices { print(try jsonLine(device)) }
+                return
+            }
             if devices.isEmpty { print("no devices in \(state.registryFile.path)") }
             for device in devices {
                 let since = device.invalidSince.map { " since \($0) ms" } ?? ""
@@ -68,6 +75,41 @@ struct Devices: ParsableCommand {
             }
             print("removed \(device.hex) from \(environment)")
         }
+    }
+}
+
+/// A device as one line of JSON, keys sorted: the names the inspector's API uses.
+func jsonLine(_ device: RegisteredDevice) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return String(decoding: try encoder.encode(device), as: UTF8.self)
+}
+
+/// `push-receiver reset`: empties the delivery and rejection logs (and with --devices the registry),
+/// for a clean run without deleting files by hand. Stop the receiver first: a running one keeps
+/// appending to the files it opened.
+struct Reset: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Empty the delivery and rejection logs (and with --devices the registry) of a --state folder.")
+    @Flag(help: "Forget the registered devices too.") var devices = false
+    @OptionGroup var state: StateOptions
+    func run() throws {
+        var emptied: [String] = []
+        for file in [state.logFile, state.rejectionsFile] {
+            guard FileManager.default.fileExists(atPath: file.path) else { continue }
+            let handle: FileHandle
+            do { handle = try FileHandle(forWritingTo: file) } catch {
+                throw ValidationError("cannot empty \(file.path): \(error.localizedDescription)")
+            }
+            try handle.truncate(atOffset: 0)
+            try handle.close()
+            emptied.append(file.lastPathComponent)
+        }
+        if devices, FileManager.default.fileExists(atPath: state.registryFile.path) {
+            let registry = try DeviceRegistry(file: state.registryFile)
+            for device in registry.all { try registry.remove(device.token, in: device.environment) }
+            emptied.append(state.registryFile.lastPathComponent)
+        }
+        print(emptied.isEmpty ? "nothing to empty in \(state.state)" : "emptied \(emptied.joined(separator: ", ")) in \(state.state)")
     }
 }
 

@@ -17,7 +17,7 @@ struct PushReceiverCommand: AsyncParsableCommand {
             (api.push.apple.com, api.sandbox.push.apple.com) gets that environment on either port.
             Keys and certificates come from --certs (made there on first use).
             """,
-        subcommands: [Serve.self, Devices.self],
+        subcommands: [Serve.self, Devices.self, Reset.self],
         defaultSubcommand: Serve.self)
 }
 

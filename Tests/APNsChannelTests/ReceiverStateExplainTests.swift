@@ -53,3 +53,32 @@ struct ReceiverStateExplainTests {
         #expect(ok.output.contains("accepted all 1 pushes"))
     }
 }
+
+/// `push-receiver devices add|list --json` and `push-receiver reset` (issue 19: no JSON, and no way
+/// to start clean but deleting files).
+@Suite("push-receiver devices --json and reset")
+struct ReceiverCommandTests {
+    @Test("devices add and list print JSON with the inspector's names; reset empties the logs, and with --devices the registry")
+    func jsonAndReset() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try executable("push-receiver")
+        let added = try await runProgram([receiver, "devices", "add", "--state", folder.path, "--environment", "sandbox",
+                                          "--bundle", "com.example.authsim", "--label", "ci", "--json"])
+        #expect(added.status == 0)
+        let device = try #require(try JSONSerialization.jsonObject(with: Data(added.output.utf8)) as? [String: Any])
+        #expect(device["environment"] as? String == "sandbox" && device["bundleID"] as? String == "com.example.authsim"
+                && (device["token"] as? String)?.count == 64 && device["label"] as? String == "ci")
+        let listed = try await runProgram([receiver, "devices", "list", "--state", folder.path, "--json"])
+        #expect(listed.output.split(separator: "\n").count == 1 && listed.output.contains(device["token"] as! String))
+
+        try #"{"x":1}"#.write(to: folder.appendingPathComponent("deliveries.jsonl"), atomically: true, encoding: .utf8)
+        try #"{"y":1}"#.write(to: folder.appendingPathComponent("rejections.jsonl"), atomically: true, encoding: .utf8)
+        let reset = try await runProgram([receiver, "reset", "--state", folder.path])
+        #expect(reset.status == 0 && reset.output.contains("emptied deliveries.jsonl, rejections.jsonl"))
+        #expect((try Data(contentsOf: folder.appendingPathComponent("deliveries.jsonl"))).isEmpty)
+        #expect(try await runProgram([receiver, "devices", "list", "--state", folder.path, "--json"]).output.split(separator: "\n").count == 1)
+        _ = try await runProgram([receiver, "reset", "--state", folder.path, "--devices"])
+        #expect(try await runProgram([receiver, "devices", "list", "--state", folder.path, "--json"]).output.isEmpty)
+    }
+}
