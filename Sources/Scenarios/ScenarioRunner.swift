@@ -276,7 +276,9 @@ public enum ScenarioRunner {
         auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
         // What Auth made of the declared type (`.unknown` is resolved from the profile there).
         let resolved = auth.apnsTokenType ?? profile.declaredTokenType
-        let apsEnvironment = profile.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) } ?? "none"
+        // The app's own profile: the scenario's, or the one inside a built app's folder (--app).
+        let apsEnvironment = (profile.provisioningProfile ?? profile.bundle?.provisioningProfile)
+            .flatMap { ProvisioningProfile.apsEnvironment(at: $0) } ?? "none"
         timeline.record(.app,
                         "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))\(profile.declaredTokenType == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",
                         .setAPNSToken(declaredType: "\(profile.declaredTokenType)", resolvedType: "\(resolved)", apsEnvironment: apsEnvironment))

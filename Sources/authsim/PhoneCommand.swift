@@ -19,7 +19,8 @@ struct Phone: AsyncParsableCommand {
     @Option(help: "The backend, host:port (authsim backend).") var backend = "127.0.0.1:9099"
     @Option(help: "The push-receiver's device gateway, host:port.") var gateway = "127.0.0.1:5223"
     @Option(help: "Phone number.") var number = "+16505551234"
-    @Option(help: "The environment the app's build gets its APNs token from.") var build: APNsEnvironment = .sandbox
+    @Option(help: "The environment the app's build gets its APNs token from (default: the --app's embedded.mobileprovision aps-environment, else sandbox).")
+    var build: APNsEnvironment?
     @Option(help: "The type the app passes to setAPNSToken: sandbox, prod or unknown.") var declaredType = "sandbox"
     @Flag(help: "The app delegate does not forward notifications (swizzling off).") var noForwarding = false
     @Flag(help: "auth.settings?.isAppVerificationDisabledForTesting = true (give the test code with --code).") var testMode = false
@@ -60,7 +61,6 @@ struct Phone: AsyncParsableCommand {
         if let scenario {
             do { spec = try ScenarioSpec(contentsOf: URL(fileURLWithPath: scenario)) } catch { throw ValidationError(error.message) }
         } else {
-            spec.app.build = build
             spec.app.declaredTokenType = type
             spec.app.forwardsNotifications = !noForwarding
             spec.app.forwardsURLs = !noUrlForwarding
@@ -74,6 +74,13 @@ struct Phone: AsyncParsableCommand {
             do { options.bundle = try AppBundle(directory: URL(fileURLWithPath: app)) } catch {
                 throw ValidationError("--app \(app): \(error.message)")
             }
+        }
+        if scenario == nil {
+            // A built app's profile says which APNs issues its tokens, as on a device: development →
+            // sandbox (a debug build), production → production (TestFlight, App Store).
+            let fromProfile = options.bundle?.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) }
+                .map { $0 == "development" ? APNsEnvironment.sandbox : .production }
+            spec.app.build = build ?? fromProfile ?? .sandbox
         }
         guard openRedirectsWith == nil || browser == nil else { throw ValidationError("--open-redirects-with and --browser exclude each other") }
         options.schemeDirectory = runtimeDir.map { SchemeDirectory(url: URL(fileURLWithPath: $0).standardizedFileURL) } ?? .standard()

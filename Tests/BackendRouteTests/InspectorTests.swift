@@ -107,4 +107,28 @@ struct InspectorTests {
         }
         #expect(try await served.process.terminate(timeout: .seconds(20)) == 0)
     }
+
+    /// Issue 19: `authsim phone --app` said "aps-environment: none" for an app whose profile said
+    /// development, and took the build from `--build` (sandbox) even for a production profile.
+    @Test("authsim phone --app: the profile's aps-environment is read, and decides which APNs issues the token")
+    func appProfile() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let served = try await serve(folder)
+        defer { served.process.stop() }
+        let authsim = try executable("authsim")
+        for (aps, build, environment, resolved) in [("development", "debug", "sandbox", "sandbox"), ("production", "release", "production", "prod")] {
+            let app = folder.appendingPathComponent("\(aps)/App.app").path
+            let made = try await runProgram([authsim, "sample-app", "--output", app, "--profile", aps, "--certs", served.certs])
+            #expect(made.status == 0, "\(made.output)")
+            let run = try await runProgram([authsim, "phone", "--app", app, "--declared-type", "unknown",
+                                            "--backend", served.backend.replacingOccurrences(of: "http://", with: ""),
+                                            "--gateway", served.gateway.replacingOccurrences(of: "http://", with: ""), "--certs", served.certs,
+                                            "--state", folder.appendingPathComponent("\(aps)/state").path,
+                                            "--runtime-dir", folder.appendingPathComponent("\(aps)/runtime").path, "--expect", "silent-push"])
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.contains("(\(build) build) registers for remote notifications: APNs \(environment) issues token"), "\(run.output)")
+            #expect(run.output.contains("type: .unknown) → .\(resolved) (embedded.mobileprovision aps-environment: \(aps))"), "\(run.output)")
+        }
+    }
 }
