@@ -139,7 +139,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
         switch result.outcome {
         case .success(let response):
             if json {
-                var object: [String: Any] = ["token": result.request.deviceToken, "status": response.status]
+                var object: [String: Any] = ["device-token": result.request.deviceToken, "status": response.status]
                 object["apns-id"] = response.apnsID
                 object["apns-unique-id"] = response.apnsUniqueID
                 object["reason"] = response.reason?.rawValue
@@ -154,7 +154,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
         case .failure(let error):
             let sentID = result.request.headers.apnsID?.uuidString.lowercased()
             if json {
-                var object: [String: Any] = ["token": result.request.deviceToken, "error": error.message, "code": error.code.rawValue]
+                var object: [String: Any] = ["device-token": result.request.deviceToken, "error": error.message, "code": error.code.rawValue]
                 object["apns-id"] = sentID
                 return jsonLine(object)
             }

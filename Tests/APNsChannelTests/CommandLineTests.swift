@@ -37,6 +37,8 @@ struct CommandLineTests {
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
         #expect(answer["status"] as? Int == 200)
         #expect(answer["apns-unique-id"] != nil)
+        // The same name as the delivery and rejection logs' (issue 19: it was "token" here).
+        #expect(answer["device-token"] as? String == token.lowercased())
 
         let mismatch = try await runProgram([sender, payload, "--token", token, "--certs", certs, "--environment", "production",
                                              "--local", "--port", try port("production")])
@@ -55,6 +57,9 @@ struct CommandLineTests {
         let rejections = try String(contentsOfFile: state + "/rejections.jsonl", encoding: .utf8)
         #expect(rejections.split(separator: "\n").count == 1)
         #expect(rejections.contains(#""reason":"BadDeviceToken""#))
+        // Times with milliseconds, as the delivery log writes them (issue 19: seconds here, ms there).
+        #expect(rejections.range(of: #""time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z""#, options: .regularExpression) != nil, "\(rejections)")
+        #expect(log.range(of: #""time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z""#, options: .regularExpression) != nil, "\(log)")
 
         // What the receiver saw, explained: the sandbox token sent to production.
         // A rejection fails a CI step by default (issue 19: it exited 0); --fail-on none only reports.

@@ -54,7 +54,7 @@ struct LoadAndFaultTests {
         var failures: [String: Int] = [:]
         var rejected = 0
         for line in lines {
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any], object["token"] != nil else { continue }
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any], object["device-token"] != nil else { continue }
             if let status = object["status"] as? Int {
                 if status == 200, let id = object["apns-id"] as? String { accepted.append(id) } else { rejected += 1 }
             } else if let code = object["code"] as? String {
