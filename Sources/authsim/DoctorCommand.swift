@@ -25,6 +25,12 @@ struct Doctor: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The key's IDs as Certs/ records them: a JSON file {\"keyID\", \"teamID\"} (apns-key.json); its p8, if named, is used too.",
                                valueName: "file")) var keyJson: String?
     @Flag(help: "One JSON object per finding.") var json = false
+    @Option(help: ArgumentHelp("Which findings make the exit status 1 (for a CI step): error (the default), or warning (errors and warnings, such as a check that could not run).",
+                               valueName: "severity")) var failOn = "error"
+
+    func validate() throws {
+        guard ["error", "warning"].contains(failOn) else { throw ValidationError("--fail-on is error or warning, not \(failOn)") }
+    }
 
     func run() async throws {
         var input = app.map { DoctorInput(appDirectory: URL(fileURLWithPath: $0)) } ?? DoctorInput()
@@ -68,6 +74,6 @@ struct Doctor: AsyncParsableCommand {
         let errors = findings.filter { $0.severity == .error }.count
         let warnings = findings.filter { $0.severity == .warning }.count
         if !json { say("\n\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")") }
-        if errors > 0 { throw ExitCode(1) }
+        if errors > 0 || (failOn == "warning" && warnings > 0) { throw ExitCode(1) }
     }
 }

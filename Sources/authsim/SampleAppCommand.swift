@@ -11,7 +11,8 @@ struct SampleAppCommand: ParsableCommand {
         abstract: "Write an app's Info.plist and GoogleService-Info.plist (XML or binary) for authsim phone --app.",
         discussion: "The values match authsim backend's defaults, so the two work together as they are.")
 
-    @Option(help: "The app folder to write.") var output = "Payload/AuthsimSample.app"
+    @Option(help: "The app folder to write (default: AuthsimSample.app in a new folder under the system's temporary directory, not your checkout).")
+    var output: String?
     @Option(help: "CFBundleIdentifier / BUNDLE_ID.") var bundleID = SampleApp().bundleID
     @Option(help: "GOOGLE_APP_ID (1:<project number>:ios:<hex>).") var googleAppID = SampleApp().googleAppID
     @Option(help: "CFBundleURLSchemes (repeatable; default: the encoded app ID).") var scheme: [String] = []
@@ -31,7 +32,8 @@ struct SampleAppCommand: ParsableCommand {
         if noClientID { sample.clientID = nil }
         if swizzlingOff { sample.appDelegateProxyEnabled = false }
         sample.format = binary ? .binary : .xml
-        let folder = URL(fileURLWithPath: output)
+        let folder = output.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("authsim-sample-\(UUID().uuidString.prefix(8))/AuthsimSample.app")
         try sample.write(to: folder)
         say("wrote \(folder.appendingPathComponent("Info.plist").path) and GoogleService-Info.plist (\(binary ? "binary" : "XML"))")
         if profile != nil || p8 {

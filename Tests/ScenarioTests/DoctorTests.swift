@@ -173,6 +173,16 @@ struct DoctorTests {
         #expect(otherTeam.output.contains(#""code":"teamIDMismatch""#), "\(otherTeam.output)")
         let unchecked = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path])
         #expect(unchecked.output.contains("not checked: the token type"), "\(unchecked.output)")
+        #expect(unchecked.status == 0)
+        // A CI step that wants every check to have run: warnings fail it too.
+        let strict = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path, "--fail-on", "warning"])
+        #expect(strict.status == 1, "\(strict.output)")
+
+        // Without --output, sample-app writes under the temporary directory, not into the checkout.
+        let here = FileManager.default.currentDirectoryPath
+        let elsewhere = try await runProgram([authsim, "sample-app", "--certs", folder.appendingPathComponent("Certs").path])
+        #expect(elsewhere.status == 0)
+        #expect(elsewhere.output.contains(FileManager.default.temporaryDirectory.path) && !elsewhere.output.contains(here + "/Payload"), "\(elsewhere.output)")
         let bad = try await runProgram([authsim, "doctor", "--app", folder.appendingPathComponent("App.app").path, "--declared-type", "prod", "--json"])
         #expect(bad.status == 1)
         #expect(bad.output.contains(#""code":"tokenTypeMismatch""#))
