@@ -37,13 +37,6 @@ public final class RejectionLog: Sendable {
         }
     }
 
-    /// RFC 3339 with milliseconds, UTC (`2026-11-24T10:00:00.123Z`), as the delivery log.
-    nonisolated(unsafe) static let timestamp: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
-
     /// Appends one line (a failure to write is not the push's problem: it is left out).
     public func append(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date = Date()) {
         let entry = Entry(time: time, environment: environment, apnsID: apnsID, deviceToken: deviceToken.lowercased(),
@@ -52,7 +45,7 @@ public final class RejectionLog: Sendable {
         // Milliseconds, as the delivery log writes its times.
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
-            try container.encode(Self.timestamp.string(from: date))
+            try container.encode(RFC3339.string(date))
         }
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let line = try? encoder.encode(entry) else { return }
@@ -70,7 +63,7 @@ public final class RejectionLog: Sendable {
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
-            if let date = Self.timestamp.date(from: text) ?? ISO8601DateFormatter().date(from: text) { return date }
+            if let date = RFC3339.date(text) { return date }
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(text) is not an RFC 3339 time")
         }
         return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }

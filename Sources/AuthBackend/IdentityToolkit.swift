@@ -388,7 +388,7 @@ public actor IdentityToolkit {
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
         observer?(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
-        silentPushes.append(SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: Self.rfc3339(clock.now), status: result.status,
+        silentPushes.append(SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: RFC3339.string(clock.now), status: result.status,
                                              reason: result.reason, error: result.error))
         if silentPushes.count > 1000 { silentPushes.removeFirst(silentPushes.count - 1000) }
         var metadata: Logger.Metadata = ["device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))"]

@@ -150,15 +150,9 @@ extension IdentityToolkit {
     /// A second factor as the first factor's answer lists it: the number hidden but for its last four digits.
     static func hint(_ enrollment: MFAEnrollmentRecord) -> MFAEnrollment {
         MFAEnrollment(mfaEnrollmentId: enrollment.id, displayName: enrollment.displayName,
-                      phoneInfo: PhoneNumbers.obfuscated(enrollment.phoneNumber), enrolledAt: rfc3339(enrollment.enrolledAt))
+                      phoneInfo: PhoneNumbers.obfuscated(enrollment.phoneNumber), enrolledAt: RFC3339.string(enrollment.enrolledAt))
     }
 
-    /// `2026-11-23T10:15:30.123Z`, as the service writes `enrolledAt`.
-    static func rfc3339(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
-    }
 
     // MARK: The checks they share
 
@@ -268,7 +262,7 @@ extension IdentityToolkit {
             providers.append(ProviderUserInfo(providerId: "password", rawId: email, federatedId: email, email: email, displayName: user.displayName))
         }
         let enrollments = (user.mfaEnrollments ?? []).map {
-            MFAEnrollment(mfaEnrollmentId: $0.id, displayName: $0.displayName, phoneInfo: $0.phoneNumber, enrolledAt: rfc3339($0.enrolledAt))
+            MFAEnrollment(mfaEnrollmentId: $0.id, displayName: $0.displayName, phoneInfo: $0.phoneNumber, enrolledAt: RFC3339.string($0.enrolledAt))
         }
         func milliseconds(_ date: Date) -> String { String(Int64((date.timeIntervalSince1970 * 1000).rounded())) }
         return UserRecord(localId: user.localId, email: user.email, emailVerified: user.email == nil ? nil : (user.emailVerified ?? true),

@@ -162,7 +162,7 @@ extension IdentityToolkit {
             guard ids.insert(id).inserted else { throw IdentityToolkitError(.invalidArgument, "Enrollment id already exists: \(id)") }
             var at = clock.now
             if let text = enrollment.enrolledAt {
-                guard let parsed = Self.parseRFC3339(text) else { throw IdentityToolkitError(.invalidArgument, "enrolledAt is RFC 3339, not \(text)") }
+                guard let parsed = RFC3339.date(text) else { throw IdentityToolkitError(.invalidArgument, "enrolledAt is RFC 3339, not \(text)") }
                 at = parsed
             }
             out.append(MFAEnrollmentRecord(id: id, phoneNumber: number, displayName: enrollment.displayName, enrolledAt: at))
@@ -513,13 +513,6 @@ extension IdentityToolkit {
         return String((0..<length).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] })
     }
 
-    static func parseRFC3339(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)
-    }
 }
 
 extension Array where Element: Comparable {

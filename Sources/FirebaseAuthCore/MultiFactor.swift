@@ -1,5 +1,6 @@
 import Foundation
 import IdentityToolkitAPI
+import Utilities
 import Synchronization
 
 // Phone multi-factor, with the SDK's names and behaviour (FirebaseAuth 12.19
@@ -52,15 +53,8 @@ public final class PhoneMultiFactorInfo: MultiFactorInfo, @unchecked Sendable {
         guard let id = enrollment.mfaEnrollmentId, !id.isEmpty, let phone = enrollment.phoneInfo else { return nil }
         phoneNumber = phone
         super.init(uid: id, displayName: enrollment.displayName,
-                   enrollmentDate: enrollment.enrolledAt.flatMap(Self.date(rfc3339:)) ?? Date(),
+                   enrollmentDate: enrollment.enrolledAt.flatMap(RFC3339.date) ?? Date(),
                    factorID: Self.PhoneMultiFactorID)
-    }
-
-    /// `2026-11-23T10:15:30.123Z` (with or without the fraction).
-    static func date(rfc3339 text: String) -> Date? {
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text)
     }
 }
 

@@ -246,18 +246,12 @@ public enum InspectorRouter {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             encoder.dateEncodingStrategy = .custom { date, encoder in
                 var container = encoder.singleValueContainer()
-                try container.encode(Self.timestamp(date))
+                try container.encode(RFC3339.string(date))
             }
             return Array(try encoder.encode(value))
         } catch { throw InspectorError(.internalServerError, "cannot encode the answer: \(error)") }
     }
 
-    /// RFC 3339 with milliseconds, UTC.
-    static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
-    }
 
     /// A file of `Sources/Inspector/Resources`.
     static func resource(_ name: String) -> [UInt8]? {
@@ -298,10 +292,7 @@ struct PushFilter {
                 if let seconds = Double(value) {
                     since = Date(timeIntervalSince1970: seconds)
                 } else {
-                    let formatter = ISO8601DateFormatter()
-                    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-                    let plain = ISO8601DateFormatter()
-                    guard let date = formatter.date(from: value) ?? plain.date(from: value) else {
+                    guard let date = RFC3339.date(value) else {
                         throw InspectorError(.badRequest, "since is RFC 3339 (2026-11-24T10:00:00Z) or seconds since 1970, not \(value)")
                     }
                     since = date
