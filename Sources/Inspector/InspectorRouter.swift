@@ -70,9 +70,9 @@ public enum InspectorRouter {
         }
 
         // Pushes.
-        router.get("/api/v1/pushes") { request, _ in try json(try PushFilter(request.queryItems).apply(history.all)) }
+        router.get("/api/v1/pushes") { request, _ in try json(try PushFilter(request.uri.queryItems).apply(history.all)) }
         router.get("/api/v1/pushes/latest") { request, _ in
-            guard let latest = try PushFilter(request.queryItems).apply(history.all).last else {
+            guard let latest = try PushFilter(request.uri.queryItems).apply(history.all).last else {
                 throw InspectorError(.notFound, "no push matches (yet)")
             }
             return try json(latest)
@@ -87,7 +87,7 @@ public enum InspectorRouter {
             return Response(status: .noContent)
         }
         router.get("/api/v1/rejections") { request, _ in
-            try json(try PushFilter(request.queryItems).apply(history.all).filter { $0.status != 200 })
+            try json(try PushFilter(request.uri.queryItems).apply(history.all).filter { $0.status != 200 })
         }
         router.get("/api/v1/events") { _, _ in
             let subscription = history.subscribe()
@@ -109,7 +109,7 @@ public enum InspectorRouter {
         router.get("/api/v1/flows") { request, _ in
             var flows = sources.flows.all
             var limit = 100
-            for item in request.queryItems {
+            for item in request.uri.queryItems {
                 switch item.name {
                 case "phoneNumber": flows = flows.filter { $0.phoneNumber == item.value }
                 case "uid": flows = flows.filter { $0.uid == item.value }
@@ -334,7 +334,3 @@ struct InspectorErrorMiddleware: RouterMiddleware {
     }
 }
 
-extension Request {
-    /// The query as `URLQueryItem`s, percent-decoded, in order.
-    var queryItems: [URLQueryItem] { URLComponents(string: "http://host/?" + (uri.query ?? ""))?.queryItems ?? [] }
-}

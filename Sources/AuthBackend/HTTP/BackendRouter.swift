@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HTTPServerSupport
 import HummingbirdCore
 import IdentityToolkitAPI
 import NIOCore
@@ -84,7 +85,7 @@ enum BackendRouter {
             let body = try await request.body.collect(upTo: context.maxUploadSize)
             let call: SecureTokenRequest
             if request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
-                let form = URLComponents(string: "http://host/?" + String(buffer: body))?.queryItems ?? []
+                let form = URI.queryItems(in: String(buffer: body))
                 func value(_ name: String) -> String? { form.first { $0.name == name }?.value }
                 call = SecureTokenRequest(grantType: value("grant_type") ?? value("grantType"),
                                           refreshToken: value("refresh_token") ?? value("refreshToken"), code: value("code"))
@@ -370,9 +371,3 @@ extension HTTPField.Name {
     static let iosBundleIdentifier = Self("x-ios-bundle-identifier")!
 }
 
-extension URI {
-    /// The query as `URLQueryItem`s, percent-decoded, in order.
-    var queryItems: [URLQueryItem] {
-        URLComponents(string: "http://host/?" + (query ?? ""))?.queryItems ?? []
-    }
-}
