@@ -215,12 +215,7 @@ public final class AppleIDProvider: Sendable {
     }
 
     /// `https://appleid.apple.com/auth/keys`.
-    public var jwks: JSONWebKeySet {
-        let primitives = try? key.publicKey.getKeyPrimitives()
-        return JSONWebKeySet(keys: [JSONWebKey(
-            kty: "RSA", kid: keyID, alg: "RS256", use: "sig",
-            n: Base64URL.encode(Array(primitives?.modulus ?? Data())), e: Base64URL.encode(Array(primitives?.publicExponent ?? Data())))])
-    }
+    public var jwks: JSONWebKeySet { JSONWebKeySet(keys: [JSONWebKey(rs256: key.publicKey, kid: keyID)]) }
 
     /// Verifies an identity token's RS256 signature as Firebase does with Apple's: the key is the one
     /// the JWKS (`jwks`, as fetched from `https://appleid.apple.com/auth/keys`) lists under the

@@ -93,12 +93,7 @@ public struct IDTokenSigner: Sendable {
     }
 
     /// The JWKS (`…/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com`).
-    public var jwks: JSONWebKeySet {
-        let primitives = try? key.publicKey.getKeyPrimitives()
-        return JSONWebKeySet(keys: [JSONWebKey(kty: "RSA", kid: keyID, alg: "RS256", use: "sig",
-                                               n: Base64URL.encode(Array(primitives?.modulus ?? Data())),
-                                               e: Base64URL.encode(Array(primitives?.publicExponent ?? Data())))])
-    }
+    public var jwks: JSONWebKeySet { JSONWebKeySet(keys: [JSONWebKey(rs256: key.publicKey, kid: keyID)]) }
 
     /// `{kid: certificate PEM}` (`…/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com`).
     public var x509Certificates: [String: String] { [keyID: certificatePEM] }
@@ -119,6 +114,15 @@ public struct IDTokenSigner: Sendable {
             },
             issuerPrivateKey: .init(key))
         return try certificate.serializeAsPEM().pemString
+    }
+}
+
+extension JSONWebKey {
+    /// An RS256 public key as a JWK (`kty` RSA, `n` and `e` base64url), as Google and Apple publish theirs.
+    init(rs256 key: _RSA.Signing.PublicKey, kid: String) {
+        let primitives = try? key.getKeyPrimitives()
+        self.init(kty: "RSA", kid: kid, alg: "RS256", use: "sig", n: Base64URL.encode(Array(primitives?.modulus ?? Data())),
+                  e: Base64URL.encode(Array(primitives?.publicExponent ?? Data())))
     }
 }
 

@@ -267,9 +267,13 @@ public struct BackendUser: Sendable, Hashable, Codable {
     public var hasSecondFactor: Bool { !(mfaEnrollments ?? []).isEmpty }
 
     /// The custom claims as values (empty when none; the text was checked when it was set).
-    public var customClaims: [String: JSONValue] {
-        guard let customAttributes, !customAttributes.isEmpty,
-              let claims = try? JSONDecoder().decode([String: JSONValue].self, from: Data(customAttributes.utf8)) else { return [:] }
+    public var customClaims: [String: JSONValue] { Self.claims(customAttributes) }
+
+    /// Claims kept as JSON text (custom attributes, a custom token's claims) as values; empty for
+    /// none or for text that is not a JSON object.
+    static func claims(_ text: String?) -> [String: JSONValue] {
+        guard let text, !text.isEmpty,
+              let claims = try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8)) else { return [:] }
         return claims
     }
 }
@@ -674,7 +678,7 @@ public actor IdentityToolkit {
             try commit(.refreshToken(digest: Self.digest(refreshToken), localId: user.localId, provider: provider,
                                      secondFactor: secondFactor, issuedAt: now, claims: claims))
         } catch { throw reject(endpoint, error) }
-        let extra = claims.flatMap { try? JSONDecoder().decode([String: JSONValue].self, from: Data($0.utf8)) } ?? [:]
+        let extra = BackendUser.claims(claims)
         let idToken = await signToken(for: user, provider: provider, secondFactor: secondFactor, authTime: now, extraClaims: extra, now: now)
         return (idToken, refreshToken, "3600")
     }

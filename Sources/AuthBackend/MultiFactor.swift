@@ -294,7 +294,7 @@ extension IdentityToolkit {
         if let validSince = user.validSince, Int64(stored.issuedAt.timeIntervalSince1970) < validSince {
             throw reject(endpoint, IdentityToolkitError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again."))
         }
-        let extra = stored.claims.flatMap { try? JSONDecoder().decode([String: JSONValue].self, from: Data($0.utf8)) } ?? [:]
+        let extra = BackendUser.claims(stored.claims)
         let idToken = await signToken(for: user, provider: stored.provider, secondFactor: stored.secondFactor, authTime: stored.issuedAt,
                                       extraClaims: extra, now: clock.now)
         return SecureTokenResponse(accessToken: idToken, expiresIn: "3600", refreshToken: refreshToken, idToken: idToken,

@@ -58,15 +58,18 @@ extension IdentityToolkit {
             if let user, seen.insert(user.localId).inserted { found.append(user) }
         }
         for id in request.localId ?? [] { add(state.users[id]) }
-        for email in request.email ?? [] {
-            let wanted = email.lowercased()
-            add(state.users.values.first { $0.email?.lowercased() == wanted })
-        }
+        for email in request.email ?? [] { add(user(email: email)) }
         for phone in request.phoneNumber ?? [] {
             add((try? PhoneNumbers.validate(phone)).flatMap { state.userByPhone[$0] }.flatMap { state.users[$0] })
         }
         for federated in request.federatedUserId ?? [] { add(user(provider: federated.providerId, rawId: federated.rawId)) }
         return GetAccountInfoResponse(users: found.isEmpty ? nil : found.map(Self.userInfo))
+    }
+
+    /// The user with this email (emails are compared lower-cased; at most one user has each).
+    func user(email: String) -> BackendUser? {
+        let wanted = email.lowercased()
+        return state.users.values.first { $0.email?.lowercased() == wanted }
     }
 
     /// The user holding `rawId` at `providerId`.
@@ -208,10 +211,7 @@ extension IdentityToolkit {
         guard asked >= -1 else { throw IdentityToolkitError(.invalidArgument, "maxResults must be positive (or -1 for every user), not \(asked)") }
         let limit = asked == 0 ? 20 : min(asked, Self.maximumBatchSize)
         var ids = state.users.keys.sorted()
-        if let after = request.nextPageToken, !after.isEmpty {
-            let start = ids.partitioningIndex { $0 > after }
-            ids = Array(ids[start...])
-        }
+        if let after = request.nextPageToken, !after.isEmpty { ids = Array(ids.drop { $0 <= after }) }
         var token: String?
         if limit >= 0, ids.count >= limit {
             ids = Array(ids.prefix(limit))
@@ -473,7 +473,7 @@ extension IdentityToolkit {
             throw inImport ? IdentityToolkitError(.invalidArgument, "email is invalid") : IdentityToolkitError(.invalidEmail)
         }
         let canonical = email.lowercased()
-        if state.users.values.contains(where: { $0.localId != localId && $0.email?.lowercased() == canonical }) {
+        if let holder = user(email: canonical), holder.localId != localId {
             throw inImport ? IdentityToolkitError(.invalidArgument, "email exists in other account in database") : IdentityToolkitError(.emailExists)
         }
         return canonical
@@ -513,17 +513,4 @@ extension IdentityToolkit {
         return String((0..<length).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] })
     }
 
-}
-
-extension Array where Element: Comparable {
-    /// The first index whose element satisfies `predicate`, for a predicate false then true along
-    /// the (sorted) array.
-    func partitioningIndex(where predicate: (Element) -> Bool) -> Int {
-        var low = 0, high = count
-        while low < high {
-            let mid = (low + high) / 2
-            if predicate(self[mid]) { high = mid } else { low = mid + 1 }
-        }
-        return low
-    }
 }

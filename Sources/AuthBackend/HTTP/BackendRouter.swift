@@ -1,4 +1,5 @@
 import Foundation
+import Utilities
 import HTTPTypes
 import Hummingbird
 import HTTPServerSupport
@@ -297,10 +298,7 @@ struct MetricsMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
-        func seconds() -> Double {
-            let elapsed = ContinuousClock.now - start
-            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        }
+        func seconds() -> Double { (ContinuousClock.now - start).inSeconds }
         do {
             let response = try await next(request, context)
             metrics.observe(route: context.endpointPath ?? "unmatched", status: response.status.code, seconds: seconds())
