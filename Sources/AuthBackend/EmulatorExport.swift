@@ -77,7 +77,7 @@ public enum EmulatorExport {
         let accounts = folder.appendingPathComponent("accounts.json")
         if let data = FileManager.default.contents(atPath: accounts.path) {
             var request: UploadAccountRequest
-            do { request = try UploadAccountRequest.checkedExport(data) } catch {
+            do { request = try UploadAccountRequest.checked(Array(data)) } catch {
                 throw IdentityToolkitError(.invalidConfig, "\(accounts.path): \(error.message)")
             }
             let all = request.users ?? []
@@ -131,13 +131,5 @@ public enum EmulatorExport {
               rename(temporary.path, file.path) == 0 else {
             throw IdentityToolkitError(.stateUnavailable, "cannot write \(file.path)")
         }
-    }
-}
-
-extension UploadAccountRequest {
-    /// An export's `accounts.json`: a `batchGet` answer (`kind`, `users`), its users checked as a
-    /// `batchCreate`'s.
-    static func checkedExport(_ data: Data) throws(IdentityToolkitError) -> UploadAccountRequest {
-        try checked(Array(data))
     }
 }

@@ -38,8 +38,14 @@ extension IdentityToolkitJSON {
     /// implemented here, then the typed decode (wrong types answer which field).
     public static func decodeChecked<T: SchemaCheckedMessage>(_ type: T.Type, from bytes: some Collection<UInt8>,
                                                               what: String) throws(IdentityToolkitError) -> T {
-        let object: [String: JSONValue]
-        do { object = try JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) } catch {
+        try T.checkFields(of: try object(from: bytes, what: what), what: what)
+        return try decode(type, from: bytes)
+    }
+
+    /// A body as a JSON object, for its fields to be checked; anything else is the front end's
+    /// INVALID_ARGUMENT (not JSON, or JSON but not an object).
+    public static func object(from bytes: some Collection<UInt8>, what: String) throws(IdentityToolkitError) -> [String: JSONValue] {
+        do { return try JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) } catch {
             if (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))) != nil {
                 throw IdentityToolkitError(.invalidJSON, frontend: .init(
                     message: "Invalid JSON payload received. Expected an object for \(what).", reason: "invalid",
@@ -49,8 +55,6 @@ extension IdentityToolkitJSON {
                 message: "Invalid JSON payload received. \(error)", reason: "parseError", status: "INVALID_ARGUMENT", errorInfo: nil),
                 status: 400)
         }
-        try T.checkFields(of: object, what: what)
-        return try decode(type, from: bytes)
     }
 }
 

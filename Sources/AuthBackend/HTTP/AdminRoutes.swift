@@ -69,11 +69,7 @@ extension UploadAccountRequest {
     /// `kind` is taken and ignored: the Auth Emulator's own import posts its export's
     /// `accounts.json` (a `batchGet` answer) as it is.
     static func checked(_ bytes: some Collection<UInt8>) throws(IdentityToolkitError) -> UploadAccountRequest {
-        let object: [String: JSONValue]
-        do { object = try JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) } catch {
-            throw IdentityToolkitError(.invalidJSON, frontend: .init(message: "Invalid JSON payload received. \(error)", reason: "parseError",
-                                                                     status: "INVALID_ARGUMENT", errorInfo: nil), status: 400)
-        }
+        let object = try IdentityToolkitJSON.object(from: bytes, what: "accounts:batchCreate")
         try checkFields(of: object.filter { $0.key != "kind" && $0.key != "nextPageToken" }, what: "accounts:batchCreate")
         if case .array(let users)? = object["users"] {
             for (index, user) in users.enumerated() {
