@@ -18,22 +18,32 @@ func startReceiver(in folder: URL) async throws -> (ServerProcess, apnsPort: Int
     }
 }
 
+/// `authsim backend` as its own process on a free port, pushing to `receiverPort`, with its state
+/// and keys in `folder` (keys in `folder`/Certs): the process and its port.
+func startBackend(in folder: URL, receiverPort: String, _ extra: [String] = []) async throws -> (ServerProcess, port: Int) {
+    let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", receiverPort,
+                                     "--certs", folder.appendingPathComponent("Certs").path,
+                                     "--state", folder.appendingPathComponent("backend").path] + extra)
+    do {
+        _ = try await backend.waitFor("SMS outbox")
+        return (backend, try backend.port(after: "listening"))
+    } catch {
+        backend.stop()
+        throw error
+    }
+}
+
 @Suite("Phone sign-in across separate processes on loopback")
 struct SeparateProcessTests {
     @Test("push-receiver, authsim backend and authsim phone as three processes: sign-in, then a wrong code")
     func threeProcesses() async throws {
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let certs = folder.appendingPathComponent("Certs").path
         let (receiver, apnsPort, gatewayPort) = try await startReceiver(in: folder)
         defer { receiver.stop() }
 
-        let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", String(apnsPort),
-                                         "--certs", certs, "--state", folder.appendingPathComponent("backend").path,
-                                         "--suggested-timeout", "10"])
+        let (backend, backendPort) = try await startBackend(in: folder, receiverPort: String(apnsPort), ["--suggested-timeout", "10"])
         defer { backend.stop() }
-        _ = try await backend.waitFor("SMS outbox")
-        let backendPort = try backend.port(after: "listening")
 
         let authsim = try executable("authsim")
         let ok = try await runProgram([authsim, "phone", "--backend", "127.0.0.1:\(backendPort)", "--gateway", "127.0.0.1:\(gatewayPort)"])
@@ -69,12 +79,8 @@ struct SeparateProcessTests {
         let (receiver, _, gatewayPort) = try await startReceiver(in: folder)
         defer { receiver.stop() }
         // Port 9 (discard): nothing listens there for the backend's APNs client.
-        let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", "9",
-                                         "--certs", certs, "--state", folder.appendingPathComponent("backend").path,
-                                         "--suggested-timeout", "1"])
+        let (backend, backendPort) = try await startBackend(in: folder, receiverPort: "9", ["--suggested-timeout", "1"])
         defer { backend.stop() }
-        _ = try await backend.waitFor("SMS outbox")
-        let backendPort = try backend.port(after: "listening")
         let authsim = try executable("authsim")
         func phone(_ extra: [String]) async throws -> (output: String, status: Int32) {
             try await runProgram([authsim, "phone", "--backend", "127.0.0.1:\(backendPort)", "--gateway", "127.0.0.1:\(gatewayPort)",
@@ -126,12 +132,8 @@ struct SeparateProcessTests {
         let app = folder.appendingPathComponent("Payload/Fallback.app")
         try sample.write(to: app)
 
-        let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", String(apnsPort),
-                                         "--certs", certs, "--state", folder.appendingPathComponent("backend").path,
-                                         "--bundle-id", "com.example.fallback", "--recaptcha-outcome", "slow:0.2"])
+        let (backend, backendPort) = try await startBackend(in: folder, receiverPort: String(apnsPort), ["--bundle-id", "com.example.fallback", "--recaptcha-outcome", "slow:0.2"])
         defer { backend.stop() }
-        _ = try await backend.waitFor("SMS outbox")
-        let backendPort = try backend.port(after: "listening")
 
         let authsim = try executable("authsim")
         let interceptor = try executable("redirect-interceptor")
