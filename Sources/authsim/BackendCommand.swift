@@ -76,16 +76,8 @@ struct Backend: AsyncParsableCommand {
         configuration.phoneRecaptchaEnforcement = enforcement
         configuration.tollFraudRiskScore = tollFraudRisk
         configuration.tollFraudThreshold = tollFraudThreshold
-        for entry in testNumber {
-            let parts = entry.split(separator: "=").map(String.init)
-            guard parts.count == 2 else { throw ValidationError("--test-number takes NUMBER=CODE, e.g. +16505553434=654321") }
-            configuration.testPhoneNumbers[parts[0]] = parts[1]
-        }
-        func client(_ environment: APNsEnvironment) throws -> APNsClient {
-            try APNsClient(configuration: .local(environment, port: receiverPort, caPEM: credentials.caCertificatePEM),
-                           tokens: try ProviderTokenCache(signer: credentials.authKey.signer))
-        }
-        let pusher = APNsPusher(sandbox: try client(.sandbox), production: try client(.production))
+        configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
+        let pusher = try localPusher(credentials, sandboxPort: receiverPort, productionPort: receiverPort)
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
                                           stateDirectory: URL(fileURLWithPath: state), logger: logger)
         if let folder = self.import {
@@ -117,4 +109,25 @@ struct Backend: AsyncParsableCommand {
         await server.shutdown()
         await pusher.shutdown()
     }
+}
+
+/// `--test-number NUMBER=CODE` options as the backend's test numbers (checked by the configuration).
+func testPhoneNumbers(_ entries: [String]) throws -> [String: String] {
+    var numbers: [String: String] = [:]
+    for entry in entries {
+        let parts = entry.split(separator: "=").map(String.init)
+        guard parts.count == 2 else { throw ValidationError("--test-number takes NUMBER=CODE, e.g. +16505553434=654321") }
+        numbers[parts[0]] = parts[1]
+    }
+    return numbers
+}
+
+/// The backend's way out to a local push-receiver: an APNs client per environment, trusting the
+/// local CA and signing with the key in the certs folder.
+func localPusher(_ credentials: LocalCredentials, sandboxPort: Int, productionPort: Int) throws -> APNsPusher {
+    func client(_ environment: APNsEnvironment, port: Int) throws -> APNsClient {
+        try APNsClient(configuration: .local(environment, port: port, caPEM: credentials.caCertificatePEM),
+                       tokens: try ProviderTokenCache(signer: credentials.authKey.signer))
+    }
+    return APNsPusher(sandbox: try client(.sandbox, port: sandboxPort), production: try client(.production, port: productionPort))
 }

@@ -77,16 +77,8 @@ struct Serve: AsyncParsableCommand {
         var configuration = BackendConfiguration()
         configuration.projectID = projectID
         configuration.bundleID = bundleID
-        for entry in testNumber {
-            let parts = entry.split(separator: "=").map(String.init)
-            guard parts.count == 2 else { throw ValidationError("--test-number takes NUMBER=CODE, e.g. +16505553434=654321") }
-            configuration.testPhoneNumbers[parts[0]] = parts[1]
-        }
-        func client(_ environment: APNsEnvironment, port: Int) throws -> APNsClient {
-            try APNsClient(configuration: .local(environment, port: port, caPEM: credentials.caCertificatePEM),
-                           tokens: try ProviderTokenCache(signer: credentials.authKey.signer))
-        }
-        let pusher = APNsPusher(sandbox: try client(.sandbox, port: sandbox), production: try client(.production, port: production))
+        configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
+        let pusher = try localPusher(credentials, sandboxPort: sandbox, productionPort: production)
         let flows = FlowHistory()
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
                                           stateDirectory: stateFolder.appendingPathComponent("backend"),
