@@ -120,9 +120,6 @@ public final class PushHistory: Sendable {
         }
     }
 
-    private var stored: [Stored] {
-        state.withLock { Array($0.entries[$0.start...]) + Array($0.entries[..<$0.start]) }
-    }
 
     /// What the device side did with the push `apnsID` (the device hub's observer).
     public func noteDelivery(apnsID: String, _ what: String) {
@@ -137,15 +134,26 @@ public final class PushHistory: Sendable {
     }
 
     /// The pushes in view, oldest first.
-    public var all: [InspectedPush] { stored.map(inspect) }
+    public var all: [InspectedPush] {
+        withDeliveries { state in Array(state.entries[state.start...]) + Array(state.entries[..<state.start]) }.map(inspect)
+    }
 
     public func push(id: Int) -> InspectedPush? {
-        let found = state.withLock { state -> Stored? in
+        withDeliveries { state -> [Stored] in
             // IDs are consecutive: the one asked for is at a known place, if still in view.
-            guard let first = (state.entries.isEmpty ? nil : state.entries[state.start].id), id >= first, id < state.nextID else { return nil }
-            return state.entries[(state.start + (id - first)) % state.entries.count]
+            guard let first = (state.entries.isEmpty ? nil : state.entries[state.start].id), id >= first, id < state.nextID else { return [] }
+            return [state.entries[(state.start + (id - first)) % state.entries.count]]
+        }.first.map(inspect)
+    }
+
+    /// The pushes `pick` chooses, each with what the device side did with it, read under one lock
+    /// (not one per push).
+    private func withDeliveries(_ pick: (State) -> [Stored]) -> [(Stored, String?)] {
+        state.withLock { state in
+            pick(state).map { stored in
+                if case .accepted(let push) = stored.raw { (stored, state.deliveries[push.apnsID]) } else { (stored, nil) }
+            }
         }
-        return found.map(inspect)
     }
 
     /// Forgets the pushes in view (the logs keep them); counters stay, as Prometheus wants.
@@ -255,15 +263,15 @@ public final class PushHistory: Sendable {
     /// The next batch of a live stream, as the API shows them.
     public func next(of subscription: Subscription) async -> (pushes: [InspectedPush], skipped: Int)? {
         guard let (items, skipped) = await subscription.next() else { return nil }
-        return (items.map(inspect), skipped)
+        return (withDeliveries { _ in items }.map(inspect), skipped)
     }
 
-    func inspect(_ stored: Stored) -> InspectedPush {
+    func inspect(_ stored: Stored, delivery: String?) -> InspectedPush {
         switch stored.raw {
         case .accepted(let push):
             var inspected = Self.inspect(push)(stored.id)
             inspected.device = push.dropped ? "dropped by a fault: answered 200, never delivered"
-                : state.withLock { $0.deliveries[push.apnsID] } ?? "on its way (or no device side in this process)"
+                : delivery ?? "on its way (or no device side in this process)"
             return inspected
         case .refused(let request): return inspect(request)(stored.id)
         }
