@@ -121,6 +121,9 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         self.firebase = firebase
     }
 
+    /// The claims this type writes itself: a custom claim never takes their place.
+    static let ownClaimNames = Set(CodingKeys.allCases.map(\.stringValue))
+
     enum CodingKeys: String, CodingKey, CaseIterable {
         case iss, aud, sub, iat, exp, email, name, picture, firebase
         case userId = "user_id", authTime = "auth_time", phoneNumber = "phone_number", emailVerified = "email_verified"
@@ -149,10 +152,9 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         name = try container.decodeIfPresent(String.self, forKey: .name)
         picture = try container.decodeIfPresent(String.self, forKey: .picture)
         firebase = try container.decode(Firebase.self, forKey: .firebase)
-        let known = Set(CodingKeys.allCases.map(\.stringValue))
         let all = try decoder.container(keyedBy: ClaimName.self)
         var custom: [String: JSONValue] = [:]
-        for key in all.allKeys where !known.contains(key.stringValue) {
+        for key in all.allKeys where !Self.ownClaimNames.contains(key.stringValue) {
             custom[key.stringValue] = try all.decode(JSONValue.self, forKey: key)
         }
         customClaims = custom
@@ -162,8 +164,7 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         // Custom claims first, then the service's own over them (as firebase-tools' generateJwt
         // spreads them): a custom `email` cannot pass for the verified one.
         var all = encoder.container(keyedBy: ClaimName.self)
-        let known = Set(CodingKeys.allCases.map(\.stringValue))
-        for (name, value) in customClaims where !known.contains(name) && !Self.reservedClaimNames.contains(name) {
+        for (name, value) in customClaims where !Self.ownClaimNames.contains(name) && !Self.reservedClaimNames.contains(name) {
             try all.encode(value, forKey: ClaimName(stringValue: name))
         }
         var container = encoder.container(keyedBy: CodingKeys.self)
