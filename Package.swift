@@ -73,7 +73,7 @@ let package = Package(
         // server's error codes and envelope, the endpoints and their paths, ID-token claims.
         .target(name: "IdentityToolkitAPI", dependencies: ["Utilities"]),
         // HTTP/2 frames and HPACK primitives, for the sender's and the receiver's own HTTP/2.
-        .target(name: "HTTP2Wire", dependencies: [nio("NIOCore")]),
+        .target(name: "HTTP2Wire", dependencies: [nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
 
         // MARK: HTTP/1.1, both ends
 
