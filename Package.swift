@@ -197,6 +197,8 @@ let package = Package(
         .testTarget(name: "UtilitiesTests", dependencies: ["Utilities"]),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities", crypto]),
         .testTarget(name: "IdentityToolkitAPITests", dependencies: ["IdentityToolkitAPI"]),
+        // The HTTP/2 core, frame by frame, without sockets; header blocks by NIOHPACK's encoder.
+        .testTarget(name: "HTTP2WireTests", dependencies: ["HTTP2Wire", nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
         .testTarget(
             name: "HTTPTransportTests",
             dependencies: ["HTTPTransport", "HTTPServerSupport", "LocalPKI", "TestSupport", hummingbird, nio("NIOCore"),
