@@ -229,8 +229,8 @@ let package = Package(
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         .testTarget(
             name: "APNsChannelTests",
-            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "HTTPTransport", "Scenarios", "TestSupport",
-                           nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]
+            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "HTTPTransport", "HTTP2Wire", "Scenarios", "TestSupport",
+                           nio("NIOCore"), nio("NIOEmbedded"), .product(name: "NIOHPACK", package: "swift-nio-http2"), logging]
         ),
     ]
 )
