@@ -72,7 +72,8 @@ let package = Package(
         // Identity Toolkit call the SDK and the Admin SDK make (named as the SDK's RPC types), the
         // server's error codes and envelope, the endpoints and their paths, ID-token claims.
         .target(name: "IdentityToolkitAPI", dependencies: ["Utilities"]),
-        // HTTP/2 frames and HPACK primitives, for the sender's and the receiver's own HTTP/2.
+        // One HTTP/2 connection core for both ends (stream states, flow control, HPACK decoding, GOAWAY,
+        // errors, abuse limits), tested frame by frame; frames and HPACK primitives. NIOHPACK decodes.
         .target(name: "HTTP2Wire", dependencies: [nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
 
         // MARK: HTTP/1.1, both ends
