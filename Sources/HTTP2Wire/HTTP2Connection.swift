@@ -2,9 +2,9 @@ import NIOCore
 import NIOHPACK
 
 /// One HTTP/2 connection's protocol state (RFC 9113), for either end, as a plain value: bytes go
-/// in (``receive(_:now:)``), events come out one at a time (``nextEvent()``), and the frames this
+/// in (``receive(_:)``), events come out one at a time (``nextEvent()``), and the frames this
 /// side owes the peer collect in ``output`` for the owner to write. No channel, no socket, no
-/// clock: the owner passes the time, so every rule is tested frame by frame.
+/// clock of its own: time comes from ``Configuration/clock``, so every rule is tested frame by frame.
 ///
 /// What it keeps for its owner:
 /// - the connection preface and the first SETTINGS, SETTINGS both ways and their ACKs, PING;
@@ -41,15 +41,20 @@ public struct HTTP2Connection {
         /// The HPACK decoder's limit on a decoded header list.
         public var maximumHeaderListSize: Int
         public var limits: HTTP2AbuseLimits
+        /// Monotonic nanoseconds, the abuse limits' clock: asked only when a limited frame comes
+        /// (RST_STREAM, SETTINGS, PING, a stream error), not on every read.
+        public var clock: @Sendable () -> UInt64
 
         public init(settings: [(HTTP2SettingID, UInt32)], connectionWindow: Int = HTTP2Limits.defaultWindow,
                     maximumHeaderBlock: Int = 64 * 1024, maximumHeaderListSize: Int = 64 * 1024,
-                    limits: HTTP2AbuseLimits = HTTP2AbuseLimits()) {
+                    limits: HTTP2AbuseLimits = HTTP2AbuseLimits(),
+                    clock: @escaping @Sendable () -> UInt64 = { NIODeadline.now().uptimeNanoseconds }) {
             self.settings = settings
             self.connectionWindow = connectionWindow
             self.maximumHeaderBlock = maximumHeaderBlock
             self.maximumHeaderListSize = maximumHeaderListSize
             self.limits = limits
+            self.clock = clock
         }
 
         func value(_ id: HTTP2SettingID) -> UInt32? {
@@ -86,8 +91,9 @@ public struct HTTP2Connection {
         var sawHead = false
         var receiveWindow: HTTP2InboundWindow
         var sendWindow: Int
-        /// Body bytes waiting for window; END_STREAM goes with the last of them.
-        var pendingBody: [UInt8]?
+        /// Body bytes wait for window in ``HTTP2Connection/pendingBodies``. (Kept out of this
+        /// record so that it holds no reference: reading it through the dictionary copies it.)
+        var sendingBody = false
         var contentLength: Int?
         var received = 0
     }
@@ -134,12 +140,13 @@ public struct HTTP2Connection {
     private var peerOpenStreams = 0
     private var highestPeerStream: UInt32 = 0
     private var nextLocalStream: UInt32
-    /// Recently closed streams, and whether this side reset them (frames the peer sent before it
-    /// learnt of the reset are dropped quietly, RFC 9113 §5.1 "closed").
-    private var recentlyClosed: [UInt32: Bool] = [:]
-    private var closedOrder: [UInt32] = []
-    private var closedHead = 0
-    private static let closedMemory = 1024
+    /// Streams this side reset lately: frames the peer sent before it learnt of the reset are
+    /// dropped quietly (RFC 9113 §5.1 "closed"). Resets are rare, so a set.
+    private var resetHere = ClosedStreams(hashed: true)
+    /// Streams closed lately by END_STREAM both ways or the peer's RST_STREAM: HEADERS on one is
+    /// STREAM_CLOSED rather than PROTOCOL_ERROR. Every request ends here, so a ring: appending costs
+    /// no hashing, and it is searched only on the way to a connection error.
+    private var closedRing = ClosedStreams()
     private var headerBlock: HeaderBlock?
     private var receiveWindow: HTTP2InboundWindow
     private var sendWindow = HTTP2Limits.defaultWindow
@@ -148,9 +155,11 @@ public struct HTTP2Connection {
     private let localMaxConcurrentStreams: Int
     /// Streams with body bytes waiting for window, in the order they began waiting.
     private var blocked: [UInt32] = []
+    /// Their bytes; END_STREAM goes with the last of them.
+    private var pendingBodies: [UInt32: [UInt8]] = [:]
     private var sentGoAway = false
     public private(set) var receivedGoAway = false
-    private var now: UInt64 = 0
+    private var now: UInt64 { configuration.clock() }
     private var resets: TokenBucket
     private var glitches: TokenBucket
     private var controlFrames: TokenBucket
@@ -196,7 +205,7 @@ public struct HTTP2Connection {
         phase != .failed && !receivedGoAway && !sentGoAway && nextLocalStream < UInt32(Int32.max)
     }
     /// Whether a stream has body bytes still waiting for flow-control window.
-    public func isSendingBody(_ stream: UInt32) -> Bool { streams[stream]?.pendingBody != nil }
+    public func isSendingBody(_ stream: UInt32) -> Bool { streams[stream]?.sendingBody ?? false }
     /// Whether a stream is open in either direction.
     public func isOpen(_ stream: UInt32) -> Bool { streams[stream] != nil }
     /// The highest stream the peer opened (a GOAWAY's last-stream-ID for a server).
@@ -211,16 +220,14 @@ public struct HTTP2Connection {
 
     // MARK: Reading
 
-    /// Takes bytes read from the peer; `now` is a monotonic time in nanoseconds (the rate limits'
-    /// clock). The events they make come from ``nextEvent()``.
-    public mutating func receive(_ bytes: inout ByteBuffer, now: UInt64) {
-        self.now = now
+    /// Takes bytes read from the peer. The events they make come from ``nextEvent()``.
+    public mutating func receive(_ bytes: inout ByteBuffer) {
         guard phase != .failed else { return }
         reader.append(&bytes)
     }
 
     /// The next thing that happened in the bytes received, or nil when they are all used (or the
-    /// connection failed). Call until nil after each ``receive(_:now:)``.
+    /// connection failed). Call until nil after each ``receive(_:)``.
     public mutating func nextEvent() -> HTTP2Event? {
         if phase == .preface {
             switch reader.readClientPreface() {
@@ -278,7 +285,7 @@ public struct HTTP2Connection {
         if streams[id] != nil { return .open }
         let peerInitiated = (id & 1 == 1) == (role == .server)
         if peerInitiated ? id > highestPeerStream : id >= nextLocalStream { return .idle }
-        return .closed(resetHere: recentlyClosed[id] ?? false)
+        return .closed(resetHere: resetHere.contains(id))
     }
 
     private mutating func data(_ header: HTTP2FrameHeader, payload: inout ByteBuffer) -> HTTP2Event? {
@@ -300,22 +307,26 @@ public struct HTTP2Connection {
         } else {
             emptyDataInARow = 0
         }
-        switch state(of: id) {
-        case .idle: return connectionError(.protocolError, "DATA on idle stream \(id)")
-        case .closed(resetHere: true): return nil
-        case .closed(resetHere: false): return streamError(id, .streamClosed, "DATA on closed stream \(id)")
-        case .open: break
+        guard let index = streams.index(forKey: id) else {
+            switch state(of: id) {
+            case .idle: return connectionError(.protocolError, "DATA on idle stream \(id)")
+            case .closed(resetHere: true): return nil
+            case .closed(resetHere: false), .open: return streamError(id, .streamClosed, "DATA on closed stream \(id)")
+            }
         }
-        guard !streams[id]!.remoteClosed else { return streamError(id, .streamClosed, "DATA after END_STREAM on stream \(id)") }
-        guard streams[id]!.sawHead else { return streamError(id, .protocolError, "DATA before the answer's HEADERS on stream \(id)") }
-        guard streams[id]!.receiveWindow.receive(flowLength) else { return streamError(id, .flowControlError, "DATA beyond stream \(id)'s window") }
-        streams[id]!.received += payload.readableBytes
-        if let expected = streams[id]!.contentLength, streams[id]!.received > expected || (endStream && streams[id]!.received != expected) {
-            return streamError(id, .protocolError, "content-length \(expected), but \(streams[id]!.received) bytes of DATA on stream \(id)")
+        // (One hash lookup per DATA frame: the record is read once and changed in place through its index.)
+        let stream = streams.values[index]
+        guard !stream.remoteClosed else { return streamError(id, .streamClosed, "DATA after END_STREAM on stream \(id)") }
+        guard stream.sawHead else { return streamError(id, .protocolError, "DATA before the answer's HEADERS on stream \(id)") }
+        guard streams.values[index].receiveWindow.receive(flowLength) else { return streamError(id, .flowControlError, "DATA beyond stream \(id)'s window") }
+        let received = stream.received + payload.readableBytes
+        streams.values[index].received = received
+        if let expected = stream.contentLength, received > expected || (endStream && received != expected) {
+            return streamError(id, .protocolError, "content-length \(expected), but \(received) bytes of DATA on stream \(id)")
         }
         if endStream {
-            remoteClose(id)
-        } else if let increment = streams[id]!.receiveWindow.dueUpdate() {
+            remoteClose(index)
+        } else if let increment = streams.values[index].receiveWindow.dueUpdate() {
             output.writeWindowUpdate(stream: id, increment: increment)
         }
         return .data(stream: id, payload: payload, endStream: endStream)
@@ -335,38 +346,43 @@ public struct HTTP2Connection {
         }
         let endStream = header.flags & HTTP2Flag.endStream != 0
         var purpose: HeaderBlock.Purpose
-        switch state(of: id) {
-        case .open:
-            if streams[id]!.remoteClosed {
+        let index = streams.index(forKey: id)
+        if let index {
+            let stream = streams.values[index]
+            if stream.remoteClosed {
                 purpose = .reset(.streamClosed, "HEADERS after END_STREAM on stream \(id)")
-            } else if role == .client && !streams[id]!.sawHead {
+            } else if role == .client && !stream.sawHead {
                 purpose = .head
             } else {
                 purpose = .trailers
             }
-        case .idle:
-            guard role == .server, id & 1 == 1 else {
-                return connectionError(.protocolError, role == .server ? "HEADERS on even stream \(id)" : "HEADERS on stream \(id), which this client never opened")
+        } else {
+            switch state(of: id) {
+            case .idle:
+                guard role == .server, id & 1 == 1 else {
+                    return connectionError(.protocolError, role == .server ? "HEADERS on even stream \(id)" : "HEADERS on stream \(id), which this client never opened")
+                }
+                highestPeerStream = id
+                if sentGoAway {
+                    purpose = .reset(.refusedStream, "stream \(id) opened after GOAWAY")
+                } else if peerOpenStreams >= localMaxConcurrentStreams {
+                    purpose = .reset(.refusedStream, "more than \(localMaxConcurrentStreams) concurrent streams")
+                } else {
+                    purpose = .head
+                }
+            case .closed(resetHere: true): purpose = .ignore
+            case .closed(resetHere: false), .open:
+                if closedRing.contains(id) { return connectionError(.streamClosed, "HEADERS on closed stream \(id)") }
+                return connectionError(.protocolError, "HEADERS on stream \(id), not above the last stream opened (\(highestPeerStream))")
             }
-            highestPeerStream = id
-            if sentGoAway {
-                purpose = .reset(.refusedStream, "stream \(id) opened after GOAWAY")
-            } else if peerOpenStreams >= localMaxConcurrentStreams {
-                purpose = .reset(.refusedStream, "more than \(localMaxConcurrentStreams) concurrent streams")
-            } else {
-                purpose = .head
-            }
-        case .closed(resetHere: true): purpose = .ignore
-        case .closed(resetHere: false):
-            if recentlyClosed[id] != nil { return connectionError(.streamClosed, "HEADERS on closed stream \(id)") }
-            return connectionError(.protocolError, "HEADERS on stream \(id), not above the last stream opened (\(highestPeerStream))")
         }
         if let dependency, dependency == id {
             purpose = .reset(.protocolError, "stream \(id) depends on itself")
         }
         headerBlock = HeaderBlock(stream: id, endStream: endStream, purpose: purpose, fragment: payload)
         guard header.flags & HTTP2Flag.endHeaders != 0 else { return nil }
-        return completeHeaderBlock()
+        // Nothing has changed the streams since the lookup above: its index still holds.
+        return completeHeaderBlock(index: index)
     }
 
     private mutating func continuation(_ header: HTTP2FrameHeader, payload: inout ByteBuffer) -> HTTP2Event? {
@@ -380,10 +396,11 @@ public struct HTTP2Connection {
         }
         headerBlock!.fragment.writeBuffer(&payload)
         guard header.flags & HTTP2Flag.endHeaders != 0 else { return nil }
-        return completeHeaderBlock()
+        return completeHeaderBlock(index: streams.index(forKey: headerBlock!.stream))
     }
 
-    private mutating func completeHeaderBlock() -> HTTP2Event? {
+    /// `index`: the stream's, if it is open (looked up again only when the block spanned frames).
+    private mutating func completeHeaderBlock(index: Dictionary<UInt32, Stream>.Index?) -> HTTP2Event? {
         guard var block = headerBlock else { return nil }
         headerBlock = nil
         let id = block.stream
@@ -403,17 +420,19 @@ public struct HTTP2Connection {
             if code == .refusedStream {
                 // Refusing is not the peer's fault (it may not have seen the SETTINGS or GOAWAY yet).
                 output.writeResetStream(stream: id, code: code)
-                rememberClosed(id, resetHere: true)
+                resetHere.insert(id)
                 return .streamError(stream: id, code: code, detail: detail)
             }
             return streamError(id, code, detail)
         case .trailers:
             guard block.endStream else { return streamError(id, .protocolError, "a second header block without END_STREAM on stream \(id)") }
             if let problem = HTTP2Head.trailers(decoded) { return streamError(id, .protocolError, "malformed trailers: \(problem)") }
-            if let expected = streams[id]!.contentLength, expected != streams[id]!.received {
-                return streamError(id, .protocolError, "content-length \(expected), but \(streams[id]!.received) bytes of DATA on stream \(id)")
+            guard let index else { return nil }
+            let stream = streams.values[index]
+            if let expected = stream.contentLength, expected != stream.received {
+                return streamError(id, .protocolError, "content-length \(expected), but \(stream.received) bytes of DATA on stream \(id)")
             }
-            remoteClose(id)
+            remoteClose(index)
             return .trailers(stream: id)
         case .head where role == .server:
             switch HTTP2Head.request(decoded) {
@@ -433,13 +452,14 @@ public struct HTTP2Connection {
                     // An interim (1xx) answer is not the answer, and cannot end the stream.
                     return block.endStream ? streamError(id, .protocolError, "an interim \(head.status!) answer with END_STREAM") : nil
                 }
-                streams[id]!.sawHead = true
-                streams[id]!.contentLength = head.contentLength
+                guard let index else { return nil }
+                streams.values[index].sawHead = true
+                streams.values[index].contentLength = head.contentLength
                 if block.endStream {
                     if let expected = head.contentLength, expected != 0 {
                         return streamError(id, .protocolError, "content-length \(expected) on an answer without a body")
                     }
-                    remoteClose(id)
+                    remoteClose(index)
                 }
                 return .headers(stream: id, head: head, endStream: block.endStream)
             }
@@ -581,10 +601,43 @@ public struct HTTP2Connection {
         return id
     }
 
+    /// A client's whole request at once: opens a stream, writes the header block (END_STREAM on
+    /// it when `body` is empty) and as much of the body as the windows allow. Nil when
+    /// ``acceptsNewStreams`` is false: check it before encoding the block, since encoding changes
+    /// the HPACK table. (One dictionary insert per request, which is what a provider's rate
+    /// measures; ``openStream()``, ``writeHeaders(_:stream:endStream:)`` and
+    /// ``writeBody(_:stream:)`` do the same in three steps.)
+    public mutating func openStream(headers block: inout ByteBuffer, body: [UInt8]) -> UInt32? {
+        guard acceptsNewStreams else { return nil }
+        let id = nextLocalStream
+        nextLocalStream += 2
+        writeHeaderFrames(&block, stream: id, endStream: body.isEmpty)
+        var stream = Stream(localClosed: body.isEmpty, receiveWindow: HTTP2InboundWindow(size: localInitialWindow),
+                            sendWindow: peerSettings.initialWindowSize)
+        if !body.isEmpty {
+            var rest = body
+            let done = output.writeDataFrames(&rest, stream: id, connectionWindow: &sendWindow, streamWindow: &stream.sendWindow,
+                                              maxFrameSize: peerSettings.maxFrameSize)
+            stream.localClosed = done
+            stream.sendingBody = !done
+            if !done {
+                pendingBodies[id] = rest
+                blocked.append(id)
+            }
+        }
+        streams[id] = stream
+        return id
+    }
+
     /// Writes a header block on an open stream, split into CONTINUATIONs if it is larger than the
     /// peer's frame size; with `endStream` this side is done sending on the stream.
     public mutating func writeHeaders(_ block: inout ByteBuffer, stream id: UInt32, endStream: Bool) {
-        guard streams[id] != nil, !streams[id]!.localClosed, phase != .failed else { return }
+        guard let index = streams.index(forKey: id), phase != .failed, !streams.values[index].localClosed else { return }
+        writeHeaderFrames(&block, stream: id, endStream: endStream)
+        if endStream { localClose(index) }
+    }
+
+    private mutating func writeHeaderFrames(_ block: inout ByteBuffer, stream id: UInt32, endStream: Bool) {
         var type = HTTP2FrameType.headers
         var flags = endStream ? HTTP2Flag.endStream : 0
         repeat {
@@ -596,19 +649,19 @@ public struct HTTP2Connection {
             type = .continuation
             flags = 0
         } while block.readableBytes > 0
-        if endStream { localClose(id) }
     }
 
     /// Sends a body on an open stream, END_STREAM with its last byte, as much as both windows
     /// allow now and the rest as WINDOW_UPDATEs come (``isSendingBody(_:)``).
     public mutating func writeBody(_ body: [UInt8], stream id: UInt32) {
-        guard streams[id] != nil, !streams[id]!.localClosed, streams[id]!.pendingBody == nil, phase != .failed else { return }
+        guard let index = streams.index(forKey: id), phase != .failed else { return }
+        let stream = streams.values[index]
+        guard !stream.localClosed, !stream.sendingBody else { return }
         if body.isEmpty {
             output.writeFrameHeader(length: 0, type: .data, flags: HTTP2Flag.endStream, stream: id)
-            return localClose(id)
+            return localClose(index)
         }
-        streams[id]!.pendingBody = body
-        if !sendBody(of: id) { blocked.append(id) }
+        if !send(body, at: index) { blocked.append(id) }
     }
 
     /// Resets a stream from this side (a timeout, an answer no longer wanted).
@@ -626,52 +679,54 @@ public struct HTTP2Connection {
         output.writeGoAway(lastStreamID: lastStreamID ?? highestPeerStream, code: code, debugData: debugData)
     }
 
-    private mutating func sendBody(of id: UInt32) -> Bool {
-        guard var body = streams[id]?.pendingBody else { return true }
+    /// Writes as much of `body` as both windows allow on the stream at `index`; the rest waits in
+    /// the stream. True when all of it went out (and the stream is closed this way).
+    private mutating func send(_ body: [UInt8], at index: Dictionary<UInt32, Stream>.Index) -> Bool {
+        var body = body
+        let id = streams.keys[index]
         let done = output.writeDataFrames(&body, stream: id, connectionWindow: &sendWindow,
-                                          streamWindow: &streams[id]!.sendWindow, maxFrameSize: peerSettings.maxFrameSize)
-        streams[id]!.pendingBody = done ? nil : body
-        if done { localClose(id) }
+                                          streamWindow: &streams.values[index].sendWindow, maxFrameSize: peerSettings.maxFrameSize)
+        streams.values[index].sendingBody = !done
+        if done {
+            localClose(index)
+        } else {
+            pendingBodies[id] = body
+        }
         return done
     }
 
     private mutating func sendBlocked() {
         guard !blocked.isEmpty, sendWindow > 0 else { return }
         var still: [UInt32] = []
-        for id in blocked where streams[id]?.pendingBody != nil {
-            if !sendBody(of: id) { still.append(id) }
+        for id in blocked {
+            guard let body = pendingBodies.removeValue(forKey: id), let index = streams.index(forKey: id) else { continue }
+            if !send(body, at: index) { still.append(id) }
         }
         blocked = still
     }
 
     // MARK: Stream lifecycle
 
-    private mutating func remoteClose(_ id: UInt32) {
-        streams[id]!.remoteClosed = true
-        if streams[id]!.localClosed { close(id, resetHere: false) }
+    private mutating func remoteClose(_ index: Dictionary<UInt32, Stream>.Index) {
+        if streams.values[index].localClosed { return close(at: index, resetHere: false) }
+        streams.values[index].remoteClosed = true
     }
 
-    private mutating func localClose(_ id: UInt32) {
-        streams[id]!.localClosed = true
-        if streams[id]!.remoteClosed { close(id, resetHere: false) }
+    private mutating func localClose(_ index: Dictionary<UInt32, Stream>.Index) {
+        if streams.values[index].remoteClosed { return close(at: index, resetHere: false) }
+        streams.values[index].localClosed = true
     }
 
-    private mutating func close(_ id: UInt32, resetHere: Bool) {
-        guard streams.removeValue(forKey: id) != nil else { return }
+    private mutating func close(_ id: UInt32, resetHere reset: Bool) {
+        guard let index = streams.index(forKey: id) else { return }
+        close(at: index, resetHere: reset)
+    }
+
+    private mutating func close(at index: Dictionary<UInt32, Stream>.Index, resetHere reset: Bool) {
+        let (id, stream) = streams.remove(at: index)
+        if stream.sendingBody { pendingBodies.removeValue(forKey: id) }
         if (id & 1 == 1) == (role == .server) { peerOpenStreams -= 1 }
-        rememberClosed(id, resetHere: resetHere)
-    }
-
-    private mutating func rememberClosed(_ id: UInt32, resetHere: Bool) {
-        if recentlyClosed.updateValue(resetHere, forKey: id) == nil { closedOrder.append(id) }
-        if closedOrder.count - closedHead > Self.closedMemory {
-            recentlyClosed.removeValue(forKey: closedOrder[closedHead])
-            closedHead += 1
-            if closedHead >= Self.closedMemory {
-                closedOrder.removeFirst(closedHead)
-                closedHead = 0
-            }
-        }
+        if reset { resetHere.insert(id) } else { closedRing.insert(id) }
     }
 
     // MARK: Errors
@@ -682,7 +737,7 @@ public struct HTTP2Connection {
             return connectionError(.enhanceYourCalm, "too many stream errors (more than \(configuration.limits.glitches.burst) at once, then \(configuration.limits.glitches.perSecond) a second); the last: \(detail)")
         }
         output.writeResetStream(stream: id, code: code)
-        if streams[id] != nil { close(id, resetHere: true) } else { rememberClosed(id, resetHere: true) }
+        if let index = streams.index(forKey: id) { close(at: index, resetHere: true) } else { resetHere.insert(id) }
         return .streamError(stream: id, code: code, detail: detail)
     }
 
@@ -717,4 +772,31 @@ public enum HTTP2Event {
     case goAway(lastStreamID: UInt32, code: UInt32, debugData: [UInt8])
     /// A connection error: GOAWAY is in ``HTTP2Connection/output``; close once it is written.
     case connectionError(code: HTTP2Code, detail: String)
+}
+
+/// A bounded memory of stream IDs: the last 1,024 added. `hashed` keeps a set beside the ring,
+/// for a memory that is asked often (every frame on a stream this side reset).
+private struct ClosedStreams {
+    private static let capacity = 1024
+    private var ring: [UInt32] = []
+    private var next = 0
+    private var set: Set<UInt32>?
+
+    init(hashed: Bool = false) {
+        set = hashed ? [] : nil
+    }
+
+    mutating func insert(_ id: UInt32) {
+        if let set, set.contains(id) { return }
+        if ring.count < Self.capacity {
+            ring.append(id)
+        } else {
+            set?.remove(ring[next])
+            ring[next] = id
+            next = (next + 1) % Self.capacity
+        }
+        set?.insert(id)
+    }
+
+    func contains(_ id: UInt32) -> Bool { set.map { $0.contains(id) } ?? ring.contains(id) }
 }

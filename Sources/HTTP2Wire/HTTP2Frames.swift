@@ -93,16 +93,25 @@ extension ByteBuffer {
     /// of it went out.
     public mutating func writeDataFrames(_ body: inout [UInt8], stream: UInt32, connectionWindow: inout Int,
                                          streamWindow: inout Int, maxFrameSize: Int) -> Bool {
-        while !body.isEmpty {
-            let length = min(body.count, connectionWindow, streamWindow, maxFrameSize)
-            guard length > 0 else { return false }
+        var offset = 0
+        while offset < body.count {
+            let rest = body.count - offset
+            let length = min(rest, connectionWindow, streamWindow, maxFrameSize)
+            guard length > 0 else { break }
             connectionWindow -= length
             streamWindow -= length
-            writeFrameHeader(length: length, type: .data, flags: length == body.count ? HTTP2Flag.endStream : 0, stream: stream)
-            writeBytes(body[..<length])
-            body.removeFirst(length)
+            writeFrameHeader(length: length, type: .data, flags: length == rest ? HTTP2Flag.endStream : 0, stream: stream)
+            writeBytes(body[offset..<(offset + length)])
+            offset += length
         }
-        return true
+        // (Taking the sent bytes off only at the end, and not at all when everything went: a body
+        // that fits in one frame, as every push does, is never copied.)
+        if offset == body.count {
+            body = []
+            return true
+        }
+        if offset > 0 { body.removeFirst(offset) }
+        return false
     }
 
     public mutating func writeGoAway(lastStreamID: UInt32, code: HTTP2Code, debugData: [UInt8]) {

@@ -11,20 +11,28 @@ public struct HTTP2Head: Sendable {
     public var path: String?
     /// A response's `:status`.
     public var status: Int?
-    /// The regular fields, in order (`content-length` among them).
+    /// A request's regular fields, in order (`content-length` among them). Built for requests
+    /// only: a request's head is reused for every push that repeats its header block, and the
+    /// receiver reads them all; an answer's few fields are read with ``field(_:)``, and building
+    /// an array for each answer cost the sender 2% of its rate.
     public var fields: [(name: String, value: String)] = []
     public var contentLength: Int?
+    /// Every field as decoded, pseudo-header fields included.
+    public var headers = HPACKHeaders()
 
     public init() {}
 
     /// The first value of a regular field.
     public func field(_ name: String) -> String? {
-        fields.first { $0.name == name }?.value
+        for (fieldName, value, _) in headers where fieldName == name { return value }
+        return nil
     }
 
     /// A request's head (RFC 9113 §8.3.1), or why it is malformed.
     public static func request(_ decoded: HPACKHeaders) -> Result<HTTP2Head, MalformedHead> {
         var head = HTTP2Head()
+        head.headers = decoded
+        head.fields.reserveCapacity(decoded.count)
         var regular = false
         for (name, value, _) in decoded {
             if name.utf8.first == UInt8(ascii: ":") {
@@ -48,7 +56,8 @@ public struct HTTP2Head: Sendable {
                 continue
             }
             regular = true
-            if let problem = head.addRegular(name, value) { return .failure(problem) }
+            if let problem = head.checkRegular(name, value) { return .failure(problem) }
+            head.fields.append((name, value))
         }
         guard head.method != nil else { return .failure(MalformedHead("no :method")) }
         guard head.scheme != nil else { return .failure(MalformedHead("no :scheme")) }
@@ -59,6 +68,7 @@ public struct HTTP2Head: Sendable {
     /// A response's head (RFC 9113 §8.3.2), or why it is malformed.
     public static func response(_ decoded: HPACKHeaders) -> Result<HTTP2Head, MalformedHead> {
         var head = HTTP2Head()
+        head.headers = decoded
         var regular = false
         for (name, value, _) in decoded {
             if name.utf8.first == UInt8(ascii: ":") {
@@ -72,7 +82,7 @@ public struct HTTP2Head: Sendable {
                 continue
             }
             regular = true
-            if let problem = head.addRegular(name, value) { return .failure(problem) }
+            if let problem = head.checkRegular(name, value) { return .failure(problem) }
         }
         guard head.status != nil else { return .failure(MalformedHead("no :status")) }
         return .success(head)
@@ -83,13 +93,21 @@ public struct HTTP2Head: Sendable {
         var head = HTTP2Head()
         for (name, value, _) in decoded {
             guard name.utf8.first != UInt8(ascii: ":") else { return MalformedHead("the pseudo-header \(name) in trailers") }
-            if let problem = head.addRegular(name, value) { return problem }
+            if let problem = head.checkRegular(name, value) { return problem }
         }
         return nil
     }
 
-    private mutating func addRegular(_ name: String, _ value: String) -> MalformedHead? {
-        guard !name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return MalformedHead("the field name \"\(name)\" has uppercase letters") }
+    /// Checks a regular field (and reads `content-length`).
+    private mutating func checkRegular(_ name: String, _ value: String) -> MalformedHead? {
+        var name = name
+        // (A loop over the contiguous bytes: the generic UTF8View scan was 1% of the sender's time.)
+        guard !name.withUTF8({ $0.contains { $0 &- 0x41 < 26 } }) else { return MalformedHead("the field name \"\(name)\" has uppercase letters") }
+        // Only names of these lengths can be one of the fields below: most fields skip the comparisons.
+        switch name.utf8.count {
+        case 2, 7, 10, 14, 16, 17: break
+        default: return nil
+        }
         switch name {
         case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
             return MalformedHead("the connection-specific field \(name)")
@@ -100,7 +118,6 @@ public struct HTTP2Head: Sendable {
             contentLength = length
         default: break
         }
-        fields.append((name, value))
         return nil
     }
 }

@@ -136,7 +136,7 @@ struct ConnectionRuleTests {
                 _ = peer.feed(peer.headers(1, endStream: false))
                 return peer
             case .client:
-                var peer = Peer(connection: HTTP2Connection(role: .client, configuration: configuration))
+                var peer = Peer(role: .client, configuration: configuration)
                 _ = peer.feed(Peer.settings([]))
                 let id = peer.connection.openStream()!
                 var block = ByteBuffer(bytes: [0x83, 0x87, 0x84])
@@ -173,11 +173,11 @@ struct ConnectionRuleTests {
 
     @Test("§3.4: a server needs the client preface, then SETTINGS first (h2spec 3.5/2)")
     func preface() {
-        var wrong = Peer(connection: HTTP2Connection(role: .server, configuration: Peer.apnsLike))
+        var wrong = Peer(role: .server, configuration: Peer.apnsLike)
         #expect(wrong.feed(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\n\r\n")).map(\.description) == ["connectionError protocolError"])
-        var notSettings = Peer(connection: HTTP2Connection(role: .server, configuration: Peer.apnsLike))
+        var notSettings = Peer(role: .server, configuration: Peer.apnsLike)
         #expect(notSettings.feed(ByteBuffer(bytes: HTTP2Limits.preface) + Peer.ping()).map(\.description) == ["connectionError protocolError"])
-        var right = Peer(connection: HTTP2Connection(role: .server, configuration: Peer.apnsLike))
+        var right = Peer(role: .server, configuration: Peer.apnsLike)
         #expect(right.feed(ByteBuffer(bytes: HTTP2Limits.preface) + Peer.settings([])).map(\.description) == ["settings first"])
         #expect(right.written().map(\.description) == ["settings stream 0 flags 0", "windowUpdate stream 0 flags 0", "settings stream 0 flags 1"])
     }

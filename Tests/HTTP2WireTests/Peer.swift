@@ -1,6 +1,7 @@
 import HTTP2Wire
 import NIOCore
 import NIOHPACK
+import Synchronization
 
 /// A frame as the tests see one.
 struct Frame: CustomStringConvertible {
@@ -29,12 +30,25 @@ struct Frame: CustomStringConvertible {
 struct Peer {
     var connection: HTTP2Connection
     var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
-    /// Nanoseconds, for the abuse limits' buckets.
-    var now: UInt64 = 1_000_000_000
+    let clock: TestClock
+
+    /// Nanoseconds on the connection's clock (the abuse limits' buckets); the test moves it.
+    var now: UInt64 {
+        get { clock.now }
+        nonmutating set { clock.now = newValue }
+    }
+
+    init(role: HTTP2Connection.Role, configuration: HTTP2Connection.Configuration) {
+        let clock = TestClock()
+        var configuration = configuration
+        configuration.clock = { clock.now }
+        self.clock = clock
+        self.connection = HTTP2Connection(role: role, configuration: configuration)
+    }
 
     /// A server that has read a client's preface and SETTINGS; what it wrote so far is dropped.
     static func server(_ configuration: HTTP2Connection.Configuration = Peer.apnsLike) -> Peer {
-        var peer = Peer(connection: HTTP2Connection(role: .server, configuration: configuration))
+        var peer = Peer(role: .server, configuration: configuration)
         var bytes = ByteBuffer(bytes: HTTP2Limits.preface)
         bytes.writeSettingsFrame([])
         _ = peer.feed(bytes)
@@ -44,7 +58,7 @@ struct Peer {
 
     /// A client whose server has sent its SETTINGS (with `settings`).
     static func client(serverSettings settings: [(HTTP2SettingID, UInt32)] = [(.maxConcurrentStreams, 1000)]) -> Peer {
-        var peer = Peer(connection: HTTP2Connection(role: .client, configuration: .init(settings: [(.enablePush, 0)])))
+        var peer = Peer(role: .client, configuration: .init(settings: [(.enablePush, 0)]))
         var bytes = ByteBuffer()
         bytes.writeSettingsFrame(settings)
         _ = peer.feed(bytes)
@@ -61,7 +75,7 @@ struct Peer {
     /// Feeds bytes in and returns every event they made.
     mutating func feed(_ bytes: ByteBuffer) -> [HTTP2Event] {
         var bytes = bytes
-        connection.receive(&bytes, now: now)
+        connection.receive(&bytes)
         var events: [HTTP2Event] = []
         while let event = connection.nextEvent() { events.append(event) }
         return events
@@ -168,5 +182,14 @@ extension HTTP2Event: CustomStringConvertible {
         case .goAway(let last, let code, _): return "goAway \(last) \(code)"
         case .connectionError(let code, _): return "connectionError \(code)"
         }
+    }
+}
+
+/// A clock the test sets.
+final class TestClock: Sendable {
+    private let value = Mutex<UInt64>(1_000_000_000)
+    var now: UInt64 {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
     }
 }

@@ -77,7 +77,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
         guard !closing else { return }
-        connection.receive(&bytes, now: NIODeadline.now().uptimeNanoseconds)
+        connection.receive(&bytes)
         inRead = true
         defer { inRead = false }
         while !closing, let event = connection.nextEvent() {

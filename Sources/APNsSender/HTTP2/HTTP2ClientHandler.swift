@@ -161,15 +161,14 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     }
 
     private func open(_ push: OutgoingPush) {
-        guard let id = connection.openStream() else {
+        // Checked before the header block is encoded: encoding changes the HPACK table.
+        guard connection.acceptsNewStreams else {
             // Stream IDs are used up, or GOAWAY came: this connection takes no more; the pool opens another.
             state.retire()
             return push.fail(SenderError(.connectionClosed, connection.receivedGoAway
                 ? "the server sent GOAWAY before the push was sent: not processed, safe to retry"
                 : "the connection has used all its stream IDs: not processed, safe to retry"))
         }
-        let stream = Stream(id: id, push: push)
-        streams[id] = stream
         var fields: [(name: String, value: String)] = [(":method", push.method), (":scheme", scheme), (":path", push.path),
                                                        (":authority", authority)]
         fields += push.fields
@@ -177,8 +176,9 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         var block = ByteBuffer()
         block.reserveCapacity(256)
         encoder.encode(fields, into: &block)
-        connection.writeHeaders(&block, stream: id, endStream: push.body.isEmpty)
-        if !push.body.isEmpty { connection.writeBody(push.body, stream: id) }
+        let id = connection.openStream(headers: &block, body: push.body)!
+        let stream = Stream(id: id, push: push)
+        streams[id] = stream
         if timerDeadline.map({ stream.deadline < $0 }) ?? true { armTimer(at: stream.deadline) }
     }
 
@@ -252,7 +252,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
         guard !closed else { return }
-        connection.receive(&bytes, now: NIODeadline.now().uptimeNanoseconds)
+        connection.receive(&bytes)
         while !closed, let event = connection.nextEvent() {
             handle(event, context: context)
         }
