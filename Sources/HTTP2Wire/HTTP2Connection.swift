@@ -412,7 +412,8 @@ public struct HTTP2Connection {
         do { decoded = try decoder.decodeHeaders(from: &block.fragment) } catch {
             return connectionError(.compressionError, "HPACK: \(error)")
         }
-        let pure = !HPACKBlockShape.mutatesTable(original)
+        // (Only a server keeps a memo: a client's answers carry a new apns-id each.)
+        let pure = role == .server && !HPACKBlockShape.mutatesTable(original)
         if !pure { tableGeneration += 1 }
         switch block.purpose {
         case .ignore: return nil

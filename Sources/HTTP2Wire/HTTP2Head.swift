@@ -100,9 +100,10 @@ public struct HTTP2Head: Sendable {
 
     /// Checks a regular field (and reads `content-length`).
     private mutating func checkRegular(_ name: String, _ value: String) -> MalformedHead? {
-        var name = name
         // (A loop over the contiguous bytes: the generic UTF8View scan was 1% of the sender's time.)
-        guard !name.withUTF8({ $0.contains { $0 &- 0x41 < 26 } }) else { return MalformedHead("the field name \"\(name)\" has uppercase letters") }
+        let upper = name.utf8.withContiguousStorageIfAvailable { $0.contains { $0 &- 0x41 < 26 } }
+            ?? name.utf8.contains { $0 &- 0x41 < 26 }
+        guard !upper else { return MalformedHead("the field name \"\(name)\" has uppercase letters") }
         // Only names of these lengths can be one of the fields below: most fields skip the comparisons.
         switch name.utf8.count {
         case 2, 7, 10, 14, 16, 17: break

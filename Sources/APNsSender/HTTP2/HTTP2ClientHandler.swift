@@ -294,8 +294,14 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         case .headers(let id, let head, let endStream):
             guard let stream = streams[id] else { return }
             stream.response.status = head.status!
-            stream.response.apnsID = head.field("apns-id")
-            stream.response.apnsUniqueID = head.field("apns-unique-id")
+            // (One pass over the fields, not one per field looked for.)
+            for (name, value, _) in head.headers {
+                switch name {
+                case "apns-id": stream.response.apnsID = value
+                case "apns-unique-id": stream.response.apnsUniqueID = value
+                default: break
+                }
+            }
             if endStream { complete(stream) }
         case .data(let id, let payload, let endStream):
             guard let stream = streams[id] else { return }
