@@ -530,9 +530,14 @@ public struct HTTP2Connection {
                 guard value <= UInt32(HTTP2Limits.maximumWindow) else { return connectionError(.flowControlError, "SETTINGS_INITIAL_WINDOW_SIZE \(value)") }
                 let delta = Int(value) - peerSettings.initialWindowSize
                 peerSettings.initialWindowSize = Int(value)
-                for id in streams.keys {
-                    streams[id]!.sendWindow += delta
-                    guard streams[id]!.sendWindow <= HTTP2Limits.maximumWindow else { return connectionError(.flowControlError, "stream \(id)'s window over 2^31-1") }
+                // (Walked by index: iterating `keys` while changing values would copy the dictionary.)
+                var index = streams.startIndex
+                while index != streams.endIndex {
+                    streams.values[index].sendWindow += delta
+                    guard streams.values[index].sendWindow <= HTTP2Limits.maximumWindow else {
+                        return connectionError(.flowControlError, "stream \(streams.keys[index])'s window over 2^31-1")
+                    }
+                    streams.formIndex(after: &index)
                 }
             case .maxFrameSize:
                 guard value >= UInt32(HTTP2Limits.defaultMaxFrameSize), value <= UInt32(HTTP2Limits.largestMaxFrameSize) else {

@@ -154,6 +154,28 @@ struct ConnectionRuleTests {
         #expect(connection.feed(Peer.data(1, [UInt8](repeating: 1, count: 65_536))).map(\.description) == ["connectionError flowControlError"])
     }
 
+    @Test("§6.9.2: a SETTINGS_INITIAL_WINDOW_SIZE that takes an open stream's window past 2^31-1 is a connection error FLOW_CONTROL_ERROR", arguments: Role.allCases)
+    func settingsWindowOverflow(role: Role) {
+        var peer = withOpenStream(role)
+        _ = peer.feed(Peer.windowUpdate(1, 0x7fff_ffff - 65_535))
+        #expect(peer.connection.isOpen(1))
+        #expect(peer.feed(Peer.settings([(.initialWindowSize, 65_536)])).map(\.description) == ["connectionError flowControlError"])
+    }
+
+    @Test("a body waiting for window is dropped when its stream is reset; the window it would have used goes to the others", arguments: Role.allCases)
+    func waitingBodyDropped(role: Role) {
+        var peer = withOpenStream(role)
+        _ = peer.feed(Peer.settings([(.initialWindowSize, 0)]))
+        _ = peer.written()
+        peer.connection.writeBody([1, 2, 3], stream: 1)
+        #expect(peer.connection.isSendingBody(1))
+        #expect(peer.written().isEmpty)
+        #expect(peer.feed(Peer.reset(1)).map(\.description) == ["streamReset 1 8"])
+        #expect(!peer.connection.isSendingBody(1))
+        _ = peer.feed(Peer.settings([(.initialWindowSize, 100)]))
+        #expect(peer.written().map(\.description) == ["settings stream 0 flags 1"])
+    }
+
     @Test("§6.1, §6.2: padding longer than the frame is a connection error PROTOCOL_ERROR (h2spec 6.1/3, 6.2/4)")
     func padding() {
         var data = Peer.server()
