@@ -2,7 +2,7 @@
 did not write: frames are built and parsed by hyperframe and header blocks by hpack (the PyPI h2
 project's own libraries), on a plain socket, so the suite can send what a well-behaved client never
 would. The cases are h2spec's (github.com/summerwind/h2spec, groups `generic`, `http2` and `hpack`),
-ported with the same expectations and the same verdicts: a stream error passes on RST_STREAM or
+all 147 of them, ported with the same expectations and the same verdicts: a stream error passes on RST_STREAM or
 GOAWAY with one of the codes, or on the connection closing; a connection error on GOAWAY with the
 code or the connection closing; a case that hears nothing within the timeout fails.
 
@@ -439,10 +439,18 @@ hpack_case("generic/5/1", "Sends a indexed header field representation", b"\x90"
 hpack_case("generic/5/2", "Sends a literal header field with incremental indexing - indexed name", b"\x7a\x04test")
 hpack_case("generic/5/3", "Sends a literal header field with incremental indexing - indexed name (with Huffman coding)", b"\x7a\x83\x49\x50\x9f")
 hpack_case("generic/5/4", "Sends a literal header field with incremental indexing - new name", b"\x40\x06x-test\x04test")
+# Huffman-coded strings (RFC 7541 Appendix B): "test" is 49 50 9f, "x-test" f2 b2 4a 84 ff.
+HUFFMAN_TEST = b"\x83\x49\x50\x9f"
+HUFFMAN_X_TEST = b"\x85\xf2\xb2\x4a\x84\xff"
+hpack_case("generic/5/5", "Sends a literal header field with incremental indexing - new name (with Huffman coding)", b"\x40" + HUFFMAN_X_TEST + HUFFMAN_TEST)
 hpack_case("generic/5/6", "Sends a literal header field without indexing - indexed name", b"\x0f\x2b\x04test")
+hpack_case("generic/5/7", "Sends a literal header field without indexing - indexed name (with Huffman coding)", b"\x0f\x2b" + HUFFMAN_TEST)
 hpack_case("generic/5/8", "Sends a literal header field without indexing - new name", b"\x00\x06x-test\x04test")
+hpack_case("generic/5/9", "Sends a literal header field without indexing - new name (huffman encoded)", b"\x00" + HUFFMAN_X_TEST + HUFFMAN_TEST)
 hpack_case("generic/5/10", "Sends a literal header field never indexed - indexed name", b"\x1f\x2b\x04test")
+hpack_case("generic/5/11", "Sends a literal header field never indexed - indexed name (huffman encoded)", b"\x1f\x2b" + HUFFMAN_TEST)
 hpack_case("generic/5/12", "Sends a literal header field never indexed - new name", b"\x10\x06x-test\x04test")
+hpack_case("generic/5/13", "Sends a literal header field never indexed - new name (huffman encoded)", b"\x10" + HUFFMAN_X_TEST + HUFFMAN_TEST)
 
 
 @case("generic/5/14", "Sends a dynamic table size update")
