@@ -98,9 +98,11 @@ struct LoadAndFaultTests {
         #expect(sent.accepted.count >= 800)
         #expect(sent.accepted.count < 20_000, "the kill came before the end")
 
-        // Restarted on the same state folder and port: the log holds every push answered 200, once;
-        // anything else in it is a push that was in flight when the process died.
-        (receiver, port) = try await Self.receiver(setup, port: port)
+        // Restarted on the same state folder: the log holds every push answered 200, once; anything
+        // else in it is a push that was in flight when the process died. (On a new port: the dead
+        // receiver's ephemeral port may meanwhile be any other test's, as a listener or as the local
+        // end of a connection, and binding it again then fails. CI saw that once.)
+        (receiver, port) = try await Self.receiver(setup)
         let afterKill = try Self.logged(setup.log)
         let logged = Set(afterKill.ids)
         #expect(logged.count == afterKill.ids.count, "no push logged twice")
