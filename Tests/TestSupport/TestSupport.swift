@@ -54,10 +54,13 @@ public final class ServerProcess: Sendable {
         let state = Mutex<(complete: [String], partial: String)>(([], ""))
     }
     private let lines = Lines()
+    /// Its standard error, kept in a file of its own so that a failure can say what the process said.
+    private let errorFile: String
 
     /// Starts `arguments[0]` with the rest as arguments.
     public init(_ arguments: [String]) throws {
-        child = try ChildProcess(arguments, output: .pipe, errors: .discard)
+        errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-test-\(UUID().uuidString).stderr").path
+        child = try ChildProcess(arguments, output: .pipe, errors: .file(errorFile))
         child.readOutputChunks { [lines] data in
             lines.state.withLock { state in
                 state.partial += String(decoding: data, as: UTF8.self)
@@ -68,7 +71,15 @@ public final class ServerProcess: Sendable {
         }
     }
 
+    deinit { try? FileManager.default.removeItem(atPath: errorFile) }
+
     public var output: [String] { lines.state.withLock { $0.complete } }
+
+    /// The last lines of what the process wrote to standard error, for failure messages.
+    public var errorTail: String {
+        guard let text = try? String(contentsOfFile: errorFile, encoding: .utf8), !text.isEmpty else { return "nothing on stderr" }
+        return "stderr: " + String(text.suffix(1500))
+    }
 
     /// Waits (up to `timeout`) for a line containing `text`, and returns every line so far.
     public func waitFor(_ text: String, timeout: Duration = .seconds(20)) async throws -> [String] {
@@ -78,7 +89,7 @@ public final class ServerProcess: Sendable {
             if current.contains(where: { $0.contains(text) }) { return current }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "no line with \"\(text)\" in \(output)"])
+        throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "no line with \"\(text)\" in \(output); \(errorTail)"])
     }
 
     /// Waits (up to `timeout`) until at least `count` lines have come.
@@ -86,7 +97,7 @@ public final class ServerProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while lines.state.withLock({ $0.complete.count }) < count {
             guard ContinuousClock.now < deadline else {
-                throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "fewer than \(count) lines: \(output.suffix(5))"])
+                throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "fewer than \(count) lines: \(output.suffix(5)); \(errorTail)"])
             }
             try await Task.sleep(for: .milliseconds(10))
         }
