@@ -115,7 +115,7 @@ let package = Package(
             name: "APNsReceiver",
             dependencies: ["APNsWire", "Utilities", "HTTP2Wire", "HTTPTransport", "HTTPServerSupport",
                            nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                           .product(name: "NIOHPACK", package: "swift-nio-http2"), hummingbird, hummingbirdCore, logging]
+                           hummingbird, hummingbirdCore, logging]
         ),
         // Firebase's side: Identity Toolkit over HTTP (Hummingbird), app credentials and the
         // silent push, SMS outbox, ID tokens, Apple's side of Sign in with Apple.

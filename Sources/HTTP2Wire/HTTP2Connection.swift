@@ -208,8 +208,6 @@ public struct HTTP2Connection {
     public func isSendingBody(_ stream: UInt32) -> Bool { streams[stream]?.sendingBody ?? false }
     /// Whether a stream is open in either direction.
     public func isOpen(_ stream: UInt32) -> Bool { streams[stream] != nil }
-    /// The highest stream the peer opened (a GOAWAY's last-stream-ID for a server).
-    public var lastPeerStream: UInt32 { highestPeerStream }
 
     /// Takes the frames written so far; nil when there are none.
     public mutating func takeOutput(allocator: ByteBufferAllocator) -> ByteBuffer? {

@@ -1,7 +1,6 @@
 import APNsWire
 import HTTP2Wire
 import NIOCore
-import NIOHPACK
 
 /// How long a connection told GOAWAY stays open before the server closes it: time for answers
 /// still queued to go out and for the client to read them and hang up first. Closing at once
@@ -43,7 +42,6 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let head: HTTP2Head
         var body: [UInt8] = []
         var bodyLength = 0
-        var pendingDelivery: AcceptedPush?
 
         init(id: UInt32, head: HTTP2Head) {
             self.id = id

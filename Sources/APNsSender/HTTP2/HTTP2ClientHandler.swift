@@ -102,7 +102,6 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     private let scheme: String
     private let authority: String
     private var context: ChannelHandlerContext?
-    private var started = false
     private var closed = false
     private var connection: HTTP2Connection
     private var streams: [UInt32: Stream] = [:]
@@ -134,10 +133,9 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         context.fireChannelActive()
     }
 
-    /// Sends the connection preface and our SETTINGS.
+    /// Sends the connection preface and our SETTINGS (in the connection's output from the start;
+    /// a second call finds nothing left to send).
     private func start() {
-        guard !started else { return }
-        started = true
         flush()
     }
 
