@@ -119,8 +119,6 @@ public final class AppleIDProvider: Sendable {
     public static let tokenLifetime: TimeInterval = 600
 
     private let clock: any WallClock
-    /// Made on first use: a 2048-bit RSA key takes a while, and most backends never sign in with Apple.
-    private let keyPair = Mutex<(key: _RSA.Signing.PrivateKey, id: String)?>(nil)
     private struct Account {
         let sub: String
         let realEmail: String
@@ -142,15 +140,17 @@ public final class AppleIDProvider: Sendable {
         self.clock = clock
     }
 
-    private var signingKey: (key: _RSA.Signing.PrivateKey, id: String) {
-        keyPair.withLock { pair in
-            if let pair { return pair }
-            let key = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
-            let made = (key, String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.derRepresentation))).prefix(10)))
-            pair = made
-            return made
-        }
-    }
+    private var signingKey: (key: _RSA.Signing.PrivateKey, id: String) { Self.processKey }
+
+    /// Apple's signing key, one per process, made on first use (a 2048-bit RSA key takes a
+    /// while, and most backends never sign in with Apple): Apple signs every app's identity
+    /// tokens with the keys of one JWKS (`https://appleid.apple.com/auth/keys`), so the
+    /// providers of one process share it, and a suite that starts many backends makes one key,
+    /// not one per backend.
+    private static let processKey: (key: _RSA.Signing.PrivateKey, id: String) = {
+        let key = IDTokenSigner.makeKey()
+        return (key, String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.derRepresentation))).prefix(10)))
+    }()
 
     /// The `kid` of Apple's signing key (in the JWKS and every token's header).
     public var keyID: String { signingKey.id }

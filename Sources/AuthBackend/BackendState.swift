@@ -327,9 +327,14 @@ struct BackendJournal: Sendable {
         return encoder
     }()
 
-    /// The RS256 key that signs ID tokens: read from `id-token-rsa-key.pem`, or made and written
-    /// (0600). (Before RS256 the key was a P-256 one in `id-token-key.pem`: tokens it signed are
-    /// no longer valid, as after a key rotation.)
+    /// The RS256 key that signs ID tokens: read from `id-token-rsa-key.pem`, or, in a new
+    /// directory, the process's key (``IDTokenSigner/processKey``) written there (0600). Google
+    /// signs every project's ID tokens with the same securetoken keys, so backends of one process
+    /// sharing a key is what Firebase does; and a 2048-bit RSA key per directory cost the test
+    /// suite 195 key generations, about 40 s of CPU on the 2-thread cooperative pool, which
+    /// starved every other task for seconds at a time (issue 26). (Before RS256 the key was a
+    /// P-256 one in `id-token-key.pem`: tokens it signed are no longer valid, as after a key
+    /// rotation.)
     private static func idTokenKey(in directory: URL) throws(IdentityToolkitError) -> _RSA.Signing.PrivateKey {
         let file = directory.appendingPathComponent("id-token-rsa-key.pem")
         if let pem = try? String(contentsOf: file, encoding: .utf8) {
@@ -337,7 +342,7 @@ struct BackendJournal: Sendable {
                 throw IdentityToolkitError(.stateCorrupt, "\(file.path) is not an RSA private key in PEM: \(error)", status: 500)
             }
         }
-        let key = IDTokenSigner.makeKey()
+        let key = IDTokenSigner.processKey
         guard FileManager.default.createFile(atPath: file.path, contents: Data(key.pemRepresentation.utf8),
                                              attributes: [.posixPermissions: 0o600]) else {
             throw IdentityToolkitError(.stateUnavailable, "cannot write \(file.path)", status: 500)

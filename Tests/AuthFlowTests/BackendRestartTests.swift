@@ -163,6 +163,37 @@ struct BackendRestartTests {
             "\(error)".contains("journal.jsonl line 1 is not a backend record")
         }
     }
+
+    /// Issue 26: each backend on a new state directory made its own 2048-bit RSA key, synchronously on
+    /// the cooperative pool. The suite starts about 195 of them: some 40 s of key generation on a
+    /// 2-thread pool, during which nothing else in the process ran for up to 10 s at a time (a sender's
+    /// server gave up on a silent connection; a scenario's 10 s wait for verifyClient ran out).
+    @Test("a new state directory signs with the process's ID-token key, written there 0600; a directory's own key stays its own")
+    func processKeyInNewDirectories() throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = try IdentityToolkit(pusher: nil, stateDirectory: folder.appendingPathComponent("a"))
+        let second = try IdentityToolkit(pusher: nil, stateDirectory: folder.appendingPathComponent("b"))
+        let memoryOnly = try IdentityToolkit(pusher: nil)
+        // One key for the process, as Google signs every project's ID tokens with the same securetoken keys.
+        #expect(first.tokenSigner.keyID == (try IDTokenSigner(projectID: "p")).keyID)
+        #expect(second.tokenSigner.keyID == first.tokenSigner.keyID)
+        #expect(memoryOnly.tokenSigner.keyID == first.tokenSigner.keyID)
+        for name in ["a", "b"] {
+            let file = folder.appendingPathComponent(name).appendingPathComponent("id-token-rsa-key.pem")
+            let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            #expect(try String(contentsOf: file, encoding: .utf8) == IDTokenSigner.processKey.pemRepresentation)
+        }
+        // A directory that has a key (another process's, or one from before) keeps signing with it.
+        let other = folder.appendingPathComponent("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        let key = IDTokenSigner.makeKey()
+        try key.pemRepresentation.write(to: other.appendingPathComponent("id-token-rsa-key.pem"), atomically: true, encoding: .utf8)
+        let restarted = try IdentityToolkit(pusher: nil, stateDirectory: other)
+        #expect(restarted.tokenSigner.keyID == (try IDTokenSigner(projectID: "p", key: key)).keyID)
+        #expect(restarted.tokenSigner.keyID != first.tokenSigner.keyID)
+    }
 }
 
 @Suite("The backend journal's lines")
