@@ -23,11 +23,12 @@ struct RawHTTP2Tests {
         /// The server side skips the client's 24-byte preface before reading frames.
         private var prefaceToSkip = 0
 
-        /// The server side of a connection a test server accepted.
-        init(accepted fd: Int32) {
+        /// The server side of a connection a test server accepted (and closes: not this client).
+        /// Its reads wait for the client however long it takes: the server ends them by shutting
+        /// the socket down.
+        init(server fd: Int32) {
             self.fd = fd
-            var timeout = timeval(tv_sec: 10, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            ownsSocket = false
             prefaceToSkip = 24
         }
 
@@ -42,13 +43,17 @@ struct RawHTTP2Tests {
             send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, flags: 0, stream: 0, payload))
         }
 
-        deinit { close(fd) }
+        /// Whether this client closes its socket (the server's side is closed by its server).
+        private var ownsSocket = true
+
+        deinit { if ownsSocket { close(fd) } }
 
         func send(_ bytes: [UInt8]) {
             _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         }
 
-        /// The next frame, or nil when the server closed the connection (or 10 s passed).
+        /// The next frame, or nil when the peer closed the connection (or, on a client's side, 10 s
+        /// passed: a bound on a test that went wrong, never a wait the test relies on).
         func next() -> Frame? {
             while true {
                 if prefaceToSkip > 0, pending.count >= prefaceToSkip {
