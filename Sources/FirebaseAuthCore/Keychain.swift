@@ -42,8 +42,14 @@ public final class Keychain: Sendable {
     public let file: URL?
     /// Why the file could not be read (it is then never written).
     public let loadError: String?
-    /// The items, and whether the file may be written. A lock: `Auth` reads and writes from any thread.
-    private let state: Mutex<[Item]>
+    /// The items, and who watches them. A lock: `Auth` reads and writes from any thread; a change
+    /// is written to the file under it, so the file always ends as the last change left the items
+    /// (two saves racing outside it could land in the wrong order, an older list last).
+    private let state: Mutex<State>
+    private struct State {
+        var items: [Item]
+        var observers: [@Sendable ([Item]) -> Void] = []
+    }
 
     public init(file: URL? = nil) {
         self.file = file
@@ -60,38 +66,55 @@ public final class Keychain: Sendable {
             }
         }
         loadError = problem
-        state = Mutex(items)
+        state = Mutex(State(items: items))
     }
 
     /// The data of the item `account` in `service`.
     public func data(service: String, account: String) -> Data? {
-        state.withLock { items in items.first { $0.service == service && $0.account == account }?.data }
+        state.withLock { state in state.items.first { $0.service == service && $0.account == account }?.data }
     }
 
     /// Adds or replaces the item. - Throws: when the file cannot be written (the item is kept in memory).
     public func set(_ data: Data, service: String, account: String,
                     accessible: String = Keychain.accessibleAfterFirstUnlockThisDeviceOnly) throws(KeychainError) {
-        // A keychain in memory copies nothing out (the sign-in path saves on every change).
-        let snapshot = state.withLock { items -> [Item]? in
+        try change { items in
             items.removeAll { $0.service == service && $0.account == account }
             items.append(Item(service: service, account: account, accessible: accessible, data: data))
-            return file == nil ? nil : items
+            return true
         }
-        if let snapshot { try save(snapshot) }
     }
 
     /// Deletes the item, if there is one.
     public func remove(service: String, account: String) throws(KeychainError) {
-        let snapshot = state.withLock { items -> [Item]? in
+        try change { items in
             let before = items.count
             items.removeAll { $0.service == service && $0.account == account }
-            return items.count == before || file == nil ? nil : items
+            return items.count != before
         }
-        if let snapshot { try save(snapshot) }
     }
 
     /// Every item (for `authsim` to show what an app keeps).
-    public var items: [Item] { state.withLock { $0 } }
+    public var items: [Item] { state.withLock { $0.items } }
+
+    /// Calls `observer` with every item after each change, once the change is in the file (or
+    /// failed to get there): for a run that waits for what an app saves, as a test waits for an
+    /// event instead of reading the file again and again. Called on the thread that made the change.
+    public func onChange(_ observer: @escaping @Sendable ([Item]) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
+    /// Applies `edit` (which says whether it changed anything), writes the file, tells the observers.
+    private func change(_ edit: (inout [Item]) -> Bool) throws(KeychainError) {
+        let (items, observers, failure) = state.withLock { state -> ([Item], [@Sendable ([Item]) -> Void], KeychainError?) in
+            guard edit(&state.items) else { return (state.items, [], nil) }
+            // A keychain in memory copies nothing out (the sign-in path saves on every change).
+            var failure: KeychainError?
+            do throws(KeychainError) { try save(state.items) } catch { failure = error }
+            return (state.items, state.observers, failure)
+        }
+        for observer in observers { observer(items) }
+        if let failure { throw failure }
+    }
 
     /// Writes `items` to the file: a new file `0600` beside it, renamed over the old one.
     private func save(_ items: [Item]) throws(KeychainError) {

@@ -98,14 +98,10 @@ public enum ScenarioRunner {
                                        backendClock: backendClock, options: options)
             }
             // Pushes still on their way are part of the story (a late push is cached for next time).
-            let deadline = ContinuousClock.now + .milliseconds(spec.network.pushLatencyMilliseconds + 5000)
-            while ContinuousClock.now < deadline {
-                let events = timeline.all
-                let accepted = events.filter { $0.kind == .pushAccepted }.count
-                let settled = events.filter { $0.kind == .pushDelivered || $0.kind == .pushLost }.count
-                if settled >= accepted { break }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
+            // Woken by each event; the bound is the network's latency and 5 s more, as before.
+            _ = await timeline.wait(until: { events in
+                events.count { $0.kind == .pushDelivered || $0.kind == .pushLost } >= events.count { $0.kind == .pushAccepted }
+            }, atMost: .milliseconds(spec.network.pushLatencyMilliseconds + 5000))
             await world.shutdown()
         } catch {
             timeline.record(.authsim, "error: \(error)")
@@ -192,29 +188,46 @@ public enum ScenarioRunner {
         // The push waits on the network until the app has been started again (a push cannot
         // outrun the kill in this story); across processes there is no such hold.
         await world.channel?.hub.setPaused(true)
-        let first = Task { try? await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: HeadlessPresenter()) }
-        // Killed once the receipt is in the keychain (the SDK saves it as verifyClient answers).
-        let file = keychainFile(spec, work: work)
-        func saved() -> Bool {
-            Keychain(file: file).data(service: auth.keychainService, account: Auth.keychainAccountPrefix + Auth.appCredentialsKey) != nil
+        // Killed once the receipt is in the keychain (the SDK saves it as verifyClient answers): the
+        // keychain says when it wrote an item, and the first verifyPhoneNumber ending says that no
+        // receipt will come. Events, not a clock: under load verifyClient may answer after many
+        // seconds, and a wait that gave up after 10 s killed an app that had nothing to resume.
+        let (events, signal) = AsyncStream<Bool>.makeStream()
+        let account = Auth.keychainAccountPrefix + Auth.appCredentialsKey
+        auth.host.keychain.onChange { [service = auth.keychainService] items in
+            if items.contains(where: { $0.service == service && $0.account == account }), !auth.pendingReceipts.isEmpty {
+                signal.yield(true)
+            }
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !saved() || auth.pendingReceipts.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
-        guard let receipt = auth.pendingReceipts.first else {
+        let first = Task {
+            _ = try? await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: HeadlessPresenter())
+            signal.yield(false)
+        }
+        var receiptSaved = false
+        for await saved in events {
+            receiptSaved = saved
+            break
+        }
+        guard receiptSaved, let receipt = auth.pendingReceipts.first else {
             await world.channel?.hub.setPaused(false)
             first.cancel()
-            throw AuthError(.internalError, "verifyClient never answered, so there was nothing to kill the app after")
+            throw AuthError(.internalError, "verifyPhoneNumber ended before verifyClient's receipt was in the keychain, so there was nothing to kill the app after")
         }
         auth.host.terminate()
         timeline.record(.app, "iOS kills the app after verifyClient answered (receipt \(receipt.prefix(8))… in the keychain) and before the push")
+        let killedAt = timeline.all.count
         let (relaunched, _) = try await install(profile, world: world, timeline: timeline, userDefaults: UserDefaultsStore(file: defaults.file),
                                                 keychain: Keychain(file: keychainFile(spec, work: work)), device: device)
         _ = await first.value
         await world.channel?.hub.setPaused(false)
         timeline.record(.app, "the push starts the app again on the same device: its Auth reads the keychain: \(relaunched.pendingReceipts.count) pending receipt(s)")
         relaunched.setAPNSToken(Data(device.bytes), type: profile.declaredTokenType)
-        let arrival = ContinuousClock.now + .seconds(10)
-        while relaunched.cachedCredential == nil, ContinuousClock.now < arrival { try await Task.sleep(for: .milliseconds(10)) }
+        // Woken by the push's fate: handed to the relaunched app (which takes it or not), lost, or
+        // refused. A push accepted and then never delivered reports nothing: after 10 s the story
+        // goes on without it (the user asks for the code again; a new push proves the app).
+        let fates: Set<EventKind> = [.pushDelivered, .pushLost, .pushRejected]
+        _ = await timeline.wait(until: { events in events.dropFirst(killedAt).contains { $0.kind.map(fates.contains) ?? false } },
+                                atMost: .seconds(10))
         timeline.record(.app, relaunched.cachedCredential == nil
                         ? "the push never came: the relaunched app holds no app credential"
                         : "Auth took the push for the receipt the killed process asked for: the app credential is cached, in the keychain too; the user asks for the code again")

@@ -400,10 +400,21 @@ private struct FactReader {
     }
 }
 
-/// Records what each part did, with elapsed milliseconds, and prints it as it happens.
+/// Records what each part did, with elapsed milliseconds, and prints it as it happens. A run
+/// waits for what it expects with ``wait(until:)``: woken by each event, never by polling.
 public final class Timeline: Sendable {
+    private struct Waiter {
+        let condition: @Sendable ([TimelineEvent]) -> Bool
+        let continuation: CheckedContinuation<Void, Never>
+    }
+    private struct State {
+        var events: [TimelineEvent] = []
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiter: UInt64 = 0
+    }
     private let start = ContinuousClock.now
-    private let events = Mutex<[TimelineEvent]>([])
+    /// Events and the waits they may end: one lock, so no event falls between a wait's check and its registration.
+    private let state = Mutex(State())
     private let printer: (@Sendable (TimelineEvent) -> Void)?
 
     public init(printer: (@Sendable (TimelineEvent) -> Void)? = nil) { self.printer = printer }
@@ -412,11 +423,49 @@ public final class Timeline: Sendable {
         let elapsed = ContinuousClock.now - start
         let ms = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         let event = TimelineEvent(milliseconds: ms, part: part, to: to, message: message, fact: fact)
-        events.withLock { $0.append(event) }
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.events.append(event)
+            let met = state.waiters.filter { $0.value.condition(state.events) }
+            for id in met.keys { state.waiters[id] = nil }
+            return met.values.map(\.continuation)
+        }
         printer?(event)
+        for continuation in ready { continuation.resume() }
     }
 
-    public var all: [TimelineEvent] { events.withLock { $0 } }
+    public var all: [TimelineEvent] { state.withLock { $0.events } }
+
+    /// Returns once `condition` holds for the events recorded so far (checked now, then after each
+    /// new event), or when the task is cancelled.
+    public func wait(until condition: @escaping @Sendable ([TimelineEvent]) -> Bool) async {
+        let id = state.withLock { state -> UInt64 in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if condition(state.events) || Task.isCancelled { return true }
+                    state.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume()
+        }
+    }
+
+    /// ``wait(until:)``, for at most `limit`: whether `condition` came to hold.
+    public func wait(until condition: @escaping @Sendable ([TimelineEvent]) -> Bool, atMost limit: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.wait(until: condition); return true }
+            group.addTask { try? await Task.sleep(for: limit); return false }
+            _ = await group.next()
+            group.cancelAll()
+            return condition(all)
+        }
+    }
 }
 
 /// The timeline of the scenario that is running now, for observers (receiver, backend) that

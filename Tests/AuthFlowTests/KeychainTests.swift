@@ -2,6 +2,7 @@ import AuthBackend
 import FirebaseAuthCore
 import Foundation
 import Scenarios
+import Synchronization
 import TestSupport
 import Testing
 import Utilities
@@ -26,10 +27,15 @@ struct KeychainTests {
             // reaches the device only once the app has been killed and started again.
             let channel = try #require(world.channel)
             await channel.hub.setLosesPushes(true)
+            // The receipt is in the keychain once verifyClient answers (the SDK saves on every change):
+            // the keychain says when it wrote it (this waited 1 s, reading the file every 2 ms, until issue 26).
+            let (saves, saved) = AsyncStream<Void>.makeStream()
+            first.host.keychain.onChange { items in
+                if items.contains(where: { $0.account == "firebase_auth_1_app_credentials" }) { saved.yield() }
+            }
             let doomed = Task { await verificationError(first) }
-            // The receipt is in the keychain once verifyClient answers (the SDK saves on every change).
+            for await _ in saves { break }
             func stored() -> Data? { Keychain(file: file).data(service: Self.service, account: "firebase_auth_1_app_credentials") }
-            for _ in 0..<500 where stored() == nil { try await Task.sleep(for: .milliseconds(2)) }
             let receipt = try #require(first.pendingReceipts.first)
             let stored = try #require(stored())
             let items = try #require(try JSONSerialization.jsonObject(with: stored) as? [String: Any])
@@ -141,5 +147,31 @@ struct KeychainTests {
         #expect(try permissions(file) == 0o600)
         try Data(#"{"format":"authsim-keychain/9","items":[]}"#.utf8).write(to: file)
         #expect(Keychain(file: file).loadError?.contains("authsim-keychain/9") == true)
+    }
+
+    /// Each change is written under the keychain's lock: two saves racing outside it could rename
+    /// their files in the wrong order and leave an older list in the file than in memory, and an
+    /// app started again would find a receipt or a user missing.
+    @Test("changes from many threads at once: the file ends as the last change left the items; each change is reported")
+    func concurrentChanges() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("keychain.json")
+        let keychain = Keychain(file: file)
+        let calls = Mutex(0)
+        keychain.onChange { _ in calls.withLock { $0 += 1 } }
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                group.addTask {
+                    for round in 0..<25 {
+                        try? keychain.set(Data("\(writer)-\(round)".utf8), service: "s", account: "a\(writer % 3)")
+                        if round % 5 == 4 { try? keychain.remove(service: "s", account: "a\(writer % 3)") }
+                    }
+                }
+            }
+        }
+        #expect(Keychain(file: file).items == keychain.items)
+        // Every set is a change; a remove is one when there was an item.
+        #expect(calls.withLock { $0 } >= 8 * 25)
     }
 }
