@@ -155,9 +155,10 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// Calls `body` with each chunk the child writes to its output pipe, on a thread of its own, until it closes it.
-    public func readOutputChunks(_ body: @escaping @Sendable (Data) -> Void) {
-        guard let descriptor = outputFD else { return }
+    /// Calls `body` with each chunk the child writes to its output pipe, on a thread of its own,
+    /// until it closes it; then `ended`.
+    public func readOutputChunks(_ body: @escaping @Sendable (Data) -> Void, ended: (@Sendable () -> Void)? = nil) {
+        guard let descriptor = outputFD else { ended?(); return }
         Thread {
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
@@ -165,6 +166,7 @@ public final class ChildProcess: Sendable {
                 if count > 0 { body(Data(buffer[0..<count])) } else if count < 0 && errno == EINTR { continue } else { break }
             }
             close(descriptor)
+            ended?()
         }.start()
     }
 }

@@ -92,7 +92,7 @@ struct LoadAndFaultTests {
         defer { sender.stop() }
         try await sender.waitForLines(800)
         receiver.stop()
-        let status = try await sender.exit(timeout: .seconds(120))
+        let status = try await sender.exit()
         #expect(status == 2, "the sender exits 2 when pushes went unanswered")
         let sent = Self.outcomes(sender.output)
         #expect(sent.rejected == 0)
@@ -129,7 +129,7 @@ struct LoadAndFaultTests {
         defer { receiver.stop() }
         let sender = try Self.sender(setup, port: port, count: 1_000, concurrency: 100, connections: 2)
         defer { sender.stop() }
-        let status = try await sender.exit(timeout: .seconds(120))
+        let status = try await sender.exit()
         let sent = Self.outcomes(sender.output)
         #expect(status == 0, "\(sender.output.suffix(3))")
         #expect(sent.accepted.count == 1_000)

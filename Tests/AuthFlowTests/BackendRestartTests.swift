@@ -38,7 +38,7 @@ struct BackendRestartTests {
 
     static func kill(_ process: ServerProcess) async throws {
         process.stop()
-        _ = try await process.terminate(timeout: .seconds(10))
+        _ = try await process.terminate()
     }
 
     @Test("app credential, pending session, SMS outbox, users, ID-token key and spent reCAPTCHA tokens survive SIGKILL")

@@ -19,7 +19,7 @@ struct AdminSDKTests {
                                          "--state", folder.appendingPathComponent("State").path,
                                          "--certs", folder.appendingPathComponent("Certs").path,
                                          "--test-number", "+16505553434=654321", "--id-seed", "ci-seed", "--sms-code", "123456"] + extra)
-        _ = try await backend.waitFor("listening:", timeout: .seconds(60))
+        _ = try await backend.waitFor("listening:")
         return (backend, "127.0.0.1:\(try backend.port(after: "listening:"))")
     }
 
@@ -44,7 +44,7 @@ struct AdminSDKTests {
         let users = lines.first { $0.hasPrefix("users-at-exit ") }?.split(separator: " ").last.flatMap { Int($0) }
 
         // SIGTERM: the export is written, in the emulator's layout.
-        #expect(try await backend.terminate(timeout: .seconds(20)) == 0)
+        #expect(try await backend.terminate() == 0)
         let metadata = try JSONSerialization.jsonObject(with: Data(contentsOf: export.appendingPathComponent("firebase-export-metadata.json"))) as? [String: Any]
         #expect((metadata?["auth"] as? [String: Any])?["path"] as? String == "auth_export")
         let accounts = try JSONSerialization.jsonObject(with: Data(contentsOf: export.appendingPathComponent("auth_export/accounts.json"))) as? [String: Any]

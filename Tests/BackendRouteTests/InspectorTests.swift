@@ -23,7 +23,7 @@ struct InspectorTests {
         let certs = folder.appendingPathComponent("Certs").path
         let process = try ServerProcess([try executable("authsim"), "serve", "--state", folder.appendingPathComponent("State").path, "--certs", certs,
                                          "--sandbox-port", "0", "--production-port", "0", "--device-port", "0", "--backend-port", "0", "--ui-port", "0"])
-        let lines = try await process.waitFor("Ctrl-C stops everything", timeout: .seconds(60))
+        let lines = try await process.waitFor("Ctrl-C stops everything")
         func url(_ label: String) throws -> String {
             let line = try #require(lines.first { $0.contains(label) })
             return String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }))
@@ -82,8 +82,8 @@ struct InspectorTests {
         // A stream left open does not hold up the stop.
         let stream = try ServerProcess(["curl", "-sN", "\(served.inspector)/api/v1/events"])
         defer { stream.stop() }
-        _ = try await stream.waitFor("authsim inspector", timeout: .seconds(10))
-        #expect(try await served.process.terminate(timeout: .seconds(20)) == 0)
+        _ = try await stream.waitFor("authsim inspector")
+        #expect(try await served.process.terminate() == 0)
     }
 
     @Test("in headless Chromium: a push appears without a reload, a rejection shows its cause, a fault set on the page fails the next push; screenshots")
@@ -105,7 +105,7 @@ struct InspectorTests {
             let png = FileManager.default.contents(atPath: "\(shots)/inspector-\(name).png") ?? Data()
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "inspector-\(name).png")
         }
-        #expect(try await served.process.terminate(timeout: .seconds(20)) == 0)
+        #expect(try await served.process.terminate() == 0)
     }
 
     /// Issue 19: `authsim phone --app` said "aps-environment: none" for an app whose profile said

@@ -2,6 +2,9 @@ import Utilities
 import Foundation
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A new folder under the system's temporary directory, named after the test.
 public func temporaryDirectory(_ name: String) -> URL {
@@ -47,11 +50,111 @@ public func executable(_ name: String) throws -> String {
     return path
 }
 
-/// A server process started for a test: its output is read line by line; it is stopped with SIGKILL or SIGTERM.
+/// Runs `operation` and returns what it returns, or `nil` if `limit` passes first. The limit is a
+/// bound on a test that went wrong (a process that never prints, never exits), never a wait the
+/// test relies on: the answer comes from the event `operation` waits for. An operation still
+/// running at the limit is cancelled and left to end on its own.
+public func withLimit<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
+    let gate = ResumeOnce<T?>()
+    return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+        gate.arm(continuation)
+        let work = Task { _ = gate.resume(await operation()) }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            if gate.resume(nil) { work.cancel() }
+        }
+        gate.onResume { timer.cancel() }
+    }
+}
+
+/// A continuation resumed by the first of several racers.
+final class ResumeOnce<T: Sendable>: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<T, Never>?, value: T?, done: Bool, after: [@Sendable () -> Void])>((nil, nil, false, []))
+    func arm(_ continuation: CheckedContinuation<T, Never>) {
+        let early = state.withLock { state -> T? in
+            if state.done { return state.value }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+    /// Whether this call was the first.
+    @discardableResult
+    func resume(_ value: T) -> Bool {
+        let (first, continuation, after) = state.withLock { state -> (Bool, CheckedContinuation<T, Never>?, [@Sendable () -> Void]) in
+            guard !state.done else { return (false, nil, []) }
+            state.done = true
+            state.value = value
+            defer { state.continuation = nil; state.after = [] }
+            return (true, state.continuation, state.after)
+        }
+        continuation?.resume(returning: value)
+        for body in after { body() }
+        return first
+    }
+    func onResume(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.done { return true }
+            state.after.append(body)
+            return false
+        }
+        if now { body() }
+    }
+}
+
+/// A server process started for a test: its output is read line by line, and waits for a line,
+/// a number of lines or the exit are woken by the output and the exit themselves (no polling);
+/// it is stopped with SIGKILL or SIGTERM.
 public final class ServerProcess: Sendable {
     public let child: ChildProcess
     private final class Lines: Sendable {
-        let state = Mutex<(complete: [String], partial: String)>(([], ""))
+        struct State {
+            var complete: [String] = []
+            var partial = ""
+            /// The output pipe is closed: no line will come.
+            var ended = false
+            var waiters: [(condition: @Sendable ([String]) -> Bool, gate: ResumeOnce<Bool>)] = []
+        }
+        let state = Mutex(State())
+
+        /// Adds `text`; returns the waits it ends.
+        func append(_ text: String) {
+            let ready = state.withLock { state -> [ResumeOnce<Bool>] in
+                state.partial += text
+                guard let last = state.partial.lastIndex(of: "\n") else { return [] }
+                state.complete += state.partial[..<last].split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                state.partial = String(state.partial[state.partial.index(after: last)...])
+                let lines = state.complete
+                let met = state.waiters.filter { $0.condition(lines) }
+                state.waiters.removeAll { $0.condition(lines) }
+                return met.map(\.gate)
+            }
+            for gate in ready { gate.resume(true) }
+        }
+
+        func end() {
+            let waiting = state.withLock { state -> [ResumeOnce<Bool>] in
+                if !state.partial.isEmpty { state.complete.append(state.partial) }
+                state.partial = ""
+                state.ended = true
+                defer { state.waiters = [] }
+                return state.waiters.map(\.gate)
+            }
+            for gate in waiting { gate.resume(false) }
+        }
+
+        /// Waits until `condition` holds (true) or the output ends without it (false).
+        func wait(until condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
+            let gate = ResumeOnce<Bool>()
+            let now = state.withLock { state -> Bool? in
+                if condition(state.complete) { return true }
+                if state.ended { return false }
+                state.waiters.append((condition, gate))
+                return nil
+            }
+            if let now { return now }
+            return await withCheckedContinuation { gate.arm($0) }
+        }
     }
     private let lines = Lines()
     /// Its standard error, kept in a file of its own so that a failure can say what the process said.
@@ -61,14 +164,7 @@ public final class ServerProcess: Sendable {
     public init(_ arguments: [String]) throws {
         errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-test-\(UUID().uuidString).stderr").path
         child = try ChildProcess(arguments, output: .pipe, errors: .file(errorFile))
-        child.readOutputChunks { [lines] data in
-            lines.state.withLock { state in
-                state.partial += String(decoding: data, as: UTF8.self)
-                guard let last = state.partial.lastIndex(of: "\n") else { return }
-                state.complete += state.partial[..<last].split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-                state.partial = String(state.partial[state.partial.index(after: last)...])
-            }
-        }
+        child.readOutputChunks({ [lines] data in lines.append(String(decoding: data, as: UTF8.self)) }, ended: { [lines] in lines.end() })
     }
 
     deinit { try? FileManager.default.removeItem(atPath: errorFile) }
@@ -81,33 +177,30 @@ public final class ServerProcess: Sendable {
         return "stderr: " + String(text.suffix(1500))
     }
 
-    /// Waits (up to `timeout`) for a line containing `text`, and returns every line so far.
-    public func waitFor(_ text: String, timeout: Duration = .seconds(20)) async throws -> [String] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let current = output
-            if current.contains(where: { $0.contains(text) }) { return current }
-            try await Task.sleep(for: .milliseconds(20))
+    /// Waits for a line containing `text`, and returns every line so far. Throws when the process
+    /// closes its output without printing it, or (a bound on a hung process) after `limit`.
+    public func waitFor(_ text: String, limit: Duration = .seconds(120)) async throws -> [String] {
+        let found = await withLimit(limit) { [lines] in await lines.wait { $0.contains { $0.contains(text) } } }
+        guard found == true else {
+            let why = found == nil ? "still running after \(limit)" : "its output ended\(child.exitStatus.map { " (exit \($0))" } ?? "")"
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "no line with \"\(text)\" (\(why)) in \(output); \(errorTail)"])
         }
-        throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "no line with \"\(text)\" in \(output); \(errorTail)"])
+        return output
     }
 
-    /// Waits (up to `timeout`) until at least `count` lines have come.
-    public func waitForLines(_ count: Int, timeout: Duration = .seconds(60)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while lines.state.withLock({ $0.complete.count }) < count {
-            guard ContinuousClock.now < deadline else {
-                throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "fewer than \(count) lines: \(output.suffix(5)); \(errorTail)"])
-            }
-            try await Task.sleep(for: .milliseconds(10))
+    /// Waits until at least `count` lines have come. Throws as ``waitFor(_:limit:)`` does.
+    public func waitForLines(_ count: Int, limit: Duration = .seconds(120)) async throws {
+        let found = await withLimit(limit) { [lines] in await lines.wait { $0.count >= count } }
+        guard found == true else {
+            let why = found == nil ? "still running after \(limit)" : "its output ended\(child.exitStatus.map { " (exit \($0))" } ?? "")"
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "fewer than \(count) lines (\(why)): \(output.suffix(5)); \(errorTail)"])
         }
     }
 
-    /// Waits (up to `timeout`) for the process to exit; its status, or `nil` if it still runs.
-    public func exit(timeout: Duration = .seconds(60)) async throws -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while child.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        return child.exitStatus
+    /// Waits for the process to exit (woken by the exit); its status, or `nil` if it still runs
+    /// after `limit` (a bound on a hung process).
+    public func exit(limit: Duration = .seconds(120)) async throws -> Int32? {
+        await withLimit(limit) { [child] in await child.wait() }
     }
 
     /// The port in the first line containing `marker`, written `…:PORT` (optionally followed by a space).
@@ -123,12 +216,88 @@ public final class ServerProcess: Sendable {
     /// SIGKILL, without waiting (safe in a `defer`).
     public func stop() { child.send(SIGKILL) }
 
-    /// SIGTERM, then waits (without blocking a thread) up to `timeout` for the exit.
-    /// - Returns: the exit status, or `nil` if it is still running.
-    public func terminate(timeout: Duration = .seconds(10)) async throws -> Int32? {
+    /// SIGTERM, then waits (woken by the exit) for the process to end.
+    /// - Returns: the exit status, or `nil` if it is still running after `limit`.
+    public func terminate(limit: Duration = .seconds(120)) async throws -> Int32? {
         child.send(SIGTERM)
-        let deadline = ContinuousClock.now + timeout
-        while child.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        return child.exitStatus
+        return try await exit(limit: limit)
     }
+}
+
+/// A gate that tasks wait on until it is opened, once: for a test that waits for something to
+/// have happened (a page presented, a callback called) without polling.
+public final class Latch: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    public init() {}
+
+    public var isOpen: Bool { state.withLock { $0.open } }
+
+    public func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    public func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+/// Waits until `file`'s text satisfies `condition` and returns the text: woken by inotify(7) on the
+/// file's folder (each create, write, close or rename there), not by reading it again and again.
+/// Another process's record is an event like any other. `nil` if `limit` passes first (a bound
+/// on a test that went wrong).
+public func waitForFile(_ file: URL, limit: Duration = .seconds(120),
+                        until condition: @escaping @Sendable (String) -> Bool) async -> String? {
+    let watcher = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+    guard watcher >= 0 else { return nil }
+    // The watch comes before the first read, so no write falls between them unseen.
+    let mask = UInt32(IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO)
+    guard inotify_add_watch(watcher, file.deletingLastPathComponent().path, mask) >= 0 else {
+        close(watcher)
+        return nil
+    }
+    // A pipe to wake the thread when the limit passes.
+    var wake: [Int32] = [-1, -1]
+    guard pipe(&wake) == 0 else {
+        close(watcher)
+        return nil
+    }
+    let (wakeRead, wakeWrite) = (wake[0], wake[1])
+    let gate = ResumeOnce<String?>()
+    let timer = Task {
+        try? await Task.sleep(for: limit)
+        if gate.resume(nil) { _ = write(wakeWrite, [UInt8(1)], 1) }
+    }
+    Thread.detachNewThread {
+        defer {
+            close(watcher)
+            close(wakeRead)
+            close(wakeWrite)
+        }
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while true {
+            if let text = try? String(contentsOf: file, encoding: .utf8), condition(text) {
+                if gate.resume(text) { timer.cancel() }
+                return
+            }
+            var entries = [pollfd(fd: watcher, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&entries, 2, -1)
+            if ready < 0 && errno != EINTR { _ = gate.resume(nil); return }
+            if entries[1].revents != 0 { return }
+            while read(watcher, &buffer, buffer.count) > 0 {}  // the events themselves say nothing more
+        }
+    }
+    return await withCheckedContinuation { gate.arm($0) }
 }
