@@ -95,10 +95,23 @@ public actor DeviceHub: PushDeliveryHandler {
             remote[key]?.removeValue(forKey: id)
             if remote[key]?.isEmpty == true { remote[key] = nil }
         }
+        let count = connectedDeviceCount
+        let met = countWatchers.filter { count <= $0.count }
+        countWatchers.removeAll { count <= $0.count }
+        for watcher in met { watcher.continuation.resume() }
     }
 
     /// Devices in other processes connected through the gateway now.
     public var connectedDeviceCount: Int { remote.values.reduce(0) { $0 + $1.count } }
+
+    private var countWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    /// Returns once no more than `count` devices are connected through the gateway: woken by each
+    /// hang-up the gateway notices (for a caller that must know the hub stopped routing to a device).
+    public func waitForConnectedDevices(atMost count: Int) async {
+        guard connectedDeviceCount > count else { return }
+        await withCheckedContinuation { countWatchers.append((count, $0)) }
+    }
 
     public func deliver(_ push: AcceptedPush) async {
         guard push.isBackground else {  // alerts go to the user, not to the app's delegate

@@ -18,6 +18,16 @@ public final class ManualClock: Clock, Sendable {
         var now = Instant(offset: .zero)
         var sleepers: [Int: Sleeper] = [:]
         var nextID = 0
+        /// Tasks waiting for a number of sleepers (``waitForSleepers(_:)``).
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// The watchers whose count the sleepers now reach, removed.
+        mutating func satisfiedWatchers() -> [CheckedContinuation<Void, Never>] {
+            let count = sleepers.count
+            let met = watchers.filter { $0.count <= count }
+            watchers.removeAll { $0.count <= count }
+            return met.map(\.continuation)
+        }
     }
     private let state = Mutex(State())
 
@@ -25,8 +35,22 @@ public final class ManualClock: Clock, Sendable {
 
     public var now: Instant { state.withLock { $0.now } }
     public var minimumResolution: Duration { .nanoseconds(1) }
-    /// How many tasks are sleeping on this clock (tests wait for this before advancing).
+    /// How many tasks are sleeping on this clock.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    /// Returns once at least `count` tasks sleep on this clock (woken by each new sleeper, no
+    /// polling): a test waits for this before advancing, so that the timeout it means to end has
+    /// started.
+    public func waitForSleepers(_ count: Int = 1) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.sleepers.count >= count { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
 
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state -> Int in
@@ -36,13 +60,14 @@ public final class ManualClock: Clock, Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 enum Next { case sleep, wake, cancelled }
-                let next = state.withLock { state -> Next in
+                let (next, watchers) = state.withLock { state -> (Next, [CheckedContinuation<Void, Never>]) in
                     // A task cancelled before it got here must not leave a sleeper behind.
-                    if Task.isCancelled { return .cancelled }
-                    if deadline <= state.now { return .wake }
+                    if Task.isCancelled { return (.cancelled, []) }
+                    if deadline <= state.now { return (.wake, []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return .sleep
+                    return (.sleep, state.satisfiedWatchers())
                 }
+                for watcher in watchers { watcher.resume() }
                 switch next {
                 case .sleep: break
                 case .wake: continuation.resume()

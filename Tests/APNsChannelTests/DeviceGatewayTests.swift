@@ -3,6 +3,7 @@ import APNsWire
 import Foundation
 import HTTPTransport
 import Synchronization
+import TestSupport
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -33,7 +34,7 @@ struct DeviceGatewayTests {
         var push = Self.push
         push.deviceToken = token
         await hub.deliver(push)
-        try await waitFor { received.pushes.count == 1 }
+        await received.wait(count: 1)
         let got = try #require(received.pushes.first)
         #expect(got.apnsID == push.apnsID)
         #expect(got.bundleID == "com.example.authsim")
@@ -41,7 +42,7 @@ struct DeviceGatewayTests {
         #expect((payload?["com.google.firebase.auth"] as? [String: String])?["secret"] == "S/1")
         await device.disconnect()
         // The gateway notices the hang-up and the hub stops routing to it.
-        try await waitFor { await hub.connectedDeviceCount == 0 }
+        await hub.waitForConnectedDevices(atMost: 0)
         await hub.deliver(push)
         #expect(await hub.undelivered.last?.why.contains("no simulated device") == true)
         await gateway.shutdown()
@@ -54,16 +55,10 @@ struct DeviceGatewayTests {
         let transport = NIOHTTP1Transport()
         _ = try await RemoteDevice.connect(gatewayHost: "127.0.0.1", gatewayPort: gateway.port, token: DeviceToken(hex: "cd34")!,
                                            environment: .production, transport: transport) { _ in }
-        // Without ending the open stream, a graceful shutdown waits for it for ever. The bound is far
-        // from the few seconds a loaded suite can keep a task from running (BENCHMARKS.md).
-        let stopped = Mutex(false)
-        Task {
-            await gateway.shutdown()
-            stopped.withLock { $0 = true }
-        }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !stopped.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(stopped.withLock { $0 }, "the gateway did not stop within 30 s with a device connected")
+        // Without ending the open stream, a graceful shutdown waits for it for ever: the wait ends
+        // with the shutdown; the limit only bounds a test that failed.
+        let stopped = await withLimit(.seconds(120)) { await gateway.shutdown() } != nil
+        #expect(stopped, "the gateway did not stop within 120 s with a device connected")
         transport.shutdown()
     }
 
@@ -110,15 +105,27 @@ struct DeviceGatewayTests {
 
 /// Pushes collected from the stream's callback.
 final class Received: Sendable {
-    private let state = Mutex<[RemotePush]>([])
-    func add(_ push: RemotePush) { state.withLock { $0.append(push) } }
-    var pushes: [RemotePush] { state.withLock { $0 } }
-}
-
-func waitFor(_ condition: () async -> Bool) async throws {
-    for _ in 0..<1000 {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
+    private let state = Mutex<(pushes: [RemotePush], waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)])>(([], []))
+    func add(_ push: RemotePush) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.pushes.append(push)
+            let count = state.pushes.count
+            defer { state.waiters.removeAll { $0.count <= count } }
+            return state.waiters.filter { $0.count <= count }.map(\.continuation)
+        }
+        for waiter in ready { waiter.resume() }
     }
-    Issue.record("the condition never held")
+    var pushes: [RemotePush] { state.withLock { $0.pushes } }
+
+    /// Returns once `count` pushes have come (woken by each push).
+    func wait(count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.pushes.count >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
 }

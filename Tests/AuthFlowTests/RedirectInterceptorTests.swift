@@ -46,12 +46,13 @@ final class OpenedURLs: Sendable {
 }
 
 /// The interceptor's log lines (one JSON object per URL), once there are `count` (the app may
-/// act on a URL before the interceptor that brought it has written its line).
+/// act on a URL before the interceptor that brought it has written its line): woken by the
+/// interceptor's writes (this read the file every 10 ms for at most 3 s until issue 26).
 func interceptorLog(_ runtime: URL, count: Int) async throws -> [[String: String]] {
-    for _ in 0..<300 {
-        let lines = interceptorLog(runtime)
-        if lines.count >= count { return lines }
-        try await Task.sleep(for: .milliseconds(10))
+    if count > 0 {
+        _ = await waitForFile(runtime.appendingPathComponent("interceptor.log")) { text in
+            text.split(separator: "\n").count { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil } >= count
+        }
     }
     return interceptorLog(runtime)
 }
@@ -140,6 +141,7 @@ struct RedirectInterceptorTests {
             profile.urlSchemes = ["app-1-123456789012-ios-a1b2c3d4e5f60718", "com.example.authsim.deeplinks"]
             let (auth, _) = try await world.install(profile)
             let results = Mutex<[(String, Int32, String)]>([])
+            let allRan = Latch()
             let presenter = ClosurePresenter { url, host in
                 guard let page = try? await host.transport.send(TransportRequest(method: "GET", url: url)),
                       let redirect = HeadlessPresenter.redirect(in: String(decoding: page.body, as: UTF8.self)) else { return }
@@ -159,10 +161,11 @@ struct RedirectInterceptorTests {
                     let run = (try? await runProgram([interceptor, "open", "--runtime-dir", runtime.path, text])) ?? (output: "", status: -1)
                     results.withLock { $0.append((name, run.status, run.output)) }
                 }
+                allRan.open()
             }
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter)
-            // The last interceptor run finishes after the app has taken its URL.
-            for _ in 0..<300 where results.withLock({ $0.count }) < 8 { try await Task.sleep(for: .milliseconds(10)) }
+            // The last interceptor run finishes after the app has taken its URL: the presenter says when.
+            await allRan.wait()
             let seen = results.withLock { $0 }
             #expect(seen.map(\.0) == ["eventMismatch", "wrongHostOrPath", "notVerifyApp", "noDeepLink", "wrongScheme", "noRunningApp", "invalidURL", "handled"])
             for (name, status, output) in seen {

@@ -111,13 +111,8 @@ struct VerificationErrorTests {
             let (auth, _) = try await world.install(profile, clock: clock, setToken: false)
             // The clock never moves: only the failure can end the wait.
             let attempt = Task { await verificationError(auth) }
-            let finished = await withTaskGroup(of: Bool.self) { group in
-                group.addTask { _ = await attempt.value; return true }
-                group.addTask { try? await Task.sleep(for: .seconds(20)); return false }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
+            // (The limit bounds a wait for a clock that never moves: it only ends a test that failed.)
+            let finished = await withLimit(.seconds(120)) { _ = await attempt.value } != nil
             #expect(finished, "verifyPhoneNumber waited for the clock")
             #expect(await attempt.value == nil)
             guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
@@ -474,22 +469,22 @@ struct ReCAPTCHAFallbackTests {
     func secondPresentation() async throws {
         try await withWorld { world, _ in
             let (auth, _) = try await world.install(profile())
-            let presenting = Mutex(false)
-            let released = Mutex(false)
+            let presenting = Latch()
+            let released = Latch()
             // The first page stays open (the user is on it) until the test lets it close.
             let holding = ClosurePresenter { _, _ in
-                presenting.withLock { $0 = true }
-                while !released.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+                presenting.open()
+                await released.wait()
             }
             let provider = PhoneAuthProvider.provider(auth: auth)
             let first = Task { () -> AuthErrorCode? in
                 do throws(AuthError) { _ = try await provider.verifyPhoneNumber(phone, uiDelegate: holding); return nil } catch { return error.code }
             }
-            for _ in 0..<1000 where !presenting.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            await presenting.wait()
             await #expect(throws: AuthError(.webContextCancelled, "")) {
                 _ = try await provider.verifyPhoneNumber("+16505550123", uiDelegate: nil)
             }
-            released.withLock { $0 = true }
+            released.open()
             #expect(await first.value == .webContextCancelled)
         }
     }
