@@ -9,6 +9,8 @@ public enum ReceiverEvent: Sendable {
     case connection(environment: APNsEnvironment, serverName: String?, tls: Bool)
     /// A connection that did not finish TLS and the HTTP/2 preface in time was closed.
     case handshakeTimedOut(seconds: Double)
+    /// A connection without traffic for the policy's idle timeout got GOAWAY `IdleTimeout` and is closing.
+    case idledOut(seconds: Double, environment: APNsEnvironment)
     /// A request answered with an error, as it came (headers, the provider token among them, and
     /// payload): what the inspector shows. Recorded beside ``rejected(_:apnsID:environment:deviceToken:)``,
     /// and for a fault's injected rejection too.

@@ -150,6 +150,8 @@ public enum ChannelDemo {
                 current.record(.receiver, "injects fault \(fault)")
             case .handshakeTimedOut(let seconds):
                 current.record(.receiver, "closes a connection that did not finish TLS and the HTTP/2 preface in \(seconds) s")
+            case .idledOut(let seconds, let environment):
+                current.record(.receiver, "\(environment) sends GOAWAY IdleTimeout to a connection idle for \(seconds) s")
             case .refused: break  // .rejected tells it
             }
         })

@@ -416,6 +416,8 @@ public enum ScenarioRunner {
             timeline.record(.receiver, "\(environment) injects fault \(fault)", .receiverFault("\(fault)"))
         case .handshakeTimedOut(let seconds):
             timeline.record(.receiver, "closes a connection that did not finish TLS and the HTTP/2 preface in \(seconds) s")
+        case .idledOut(let seconds, let environment):
+            timeline.record(.receiver, "\(environment) sends GOAWAY IdleTimeout to a connection idle for \(seconds) s")
         case .connection, .refused: break
         }
     }

@@ -189,30 +189,40 @@ struct ValidationRuleTests {
     @Test("a connection left idle gets GOAWAY IdleTimeout and the sender reconnects")
     func idleTimeout() async throws {
         var policy = ReceiverPolicy()
-        // Longer than the suite ever keeps a task waiting for a thread: a reconnect's fresh
-        // connection sits unused between connect and the push until the sending task runs again,
-        // and the receiver idles out whatever stays unused this long. With the whole suite on two
-        // cores a watchdog task measured waits of up to 6.5 s; at 4 s, the reconnects were idled
-        // out before their push, six times running, about once in ten runs.
-        policy.idleTimeout = 10
-        try await withFixture(policy: policy) { fixture in
-            let token = try fixture.device()
-            // Retries: with the whole suite loading two cores, a fresh connection can be idled out
-            // before its first push (see above).
-            let client = try fixture.client(retries: 5)
-            let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
-            #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
-            try await Task.sleep(for: .milliseconds(11_000))
-            #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
-            await client.shutdown()
-        }
+        policy.idleTimeout = 2
+        // The test waits for the receiver to say it idled the connection out (it slept 11 s with a
+        // 10 s timeout until issue 26, the length set by how long a starved suite kept tasks waiting).
+        let idled = Latch()
+        let fixture = try await Fixture.start(policy: policy, observer: { event in
+            if case .idledOut = event { idled.open() }
+        })
+        let token = try fixture.device()
+        // Retries: a reconnect's fresh connection may itself idle out before its push is sent
+        // when the machine is loaded; the sender goes again on another.
+        let client = try fixture.client(retries: 5)
+        let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
+        #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
+        await idled.wait()
+        #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
+        await client.shutdown()
+        #expect(try fixture.deliveryLog().count == 2)
+        await fixture.stop()
     }
 }
 
-/// Opens a TCP connection to loopback, writes `bytes`, and closes it.
+/// Opens a TCP connection to loopback, writes `bytes`, says it is done writing, and waits (on a
+/// thread of its own) for the receiver to close the connection: once this returns the receiver
+/// has read and judged the bytes. (It slept 50 ms and closed until issue 26.)
 func sendAndClose(_ bytes: [UInt8], port: Int) async throws {
-    let fd = try connectLoopback(port: port)
-    defer { close(fd) }
-    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    try await Task.sleep(for: .milliseconds(50))
+    try await onOwnThread {
+        let fd = try connectLoopback(port: port)
+        defer { close(fd) }
+        // A bound on a receiver that never closes (a failed test), not a wait the test relies on.
+        var timeout = timeval(tv_sec: 120, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        shutdown(fd, Int32(SHUT_WR))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while recv(fd, &buffer, buffer.count, 0) > 0 {}
+    }
 }

@@ -105,6 +105,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent {
+            let services = exchange.services
+            services.events.record(.idledOut(seconds: services.validator.policy.idleTimeout ?? 0, environment: exchange.connection.environment))
             goAway(reason: .idleTimeout, lastStreamID: exchange.connection.lastProcessedStream)
             return
         }
