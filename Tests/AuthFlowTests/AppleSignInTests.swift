@@ -125,7 +125,9 @@ struct AppleSignInTests {
 
     @Test("reauthentication renews the same user's token; another Apple ID's credential is userMismatch")
     func reauthenticate() async throws {
-        try await withWorld { world, _ in
+        // The backend's clock moves when told: a new ID token needs a new iat (this slept 1.1 s until issue 26).
+        let backendClock = ManualWallClock(Date())
+        try await withWorld(backendClock: backendClock) { world, _ in
             let auth = appleApp(world)
             func credential(_ who: String) async throws -> OAuthCredential {
                 let raw = AppleNonce.random()
@@ -134,7 +136,7 @@ struct AppleSignInTests {
             }
             let user = try await auth.signIn(with: credential("carol")).user
             let before = try await user.getIDToken()
-            try await Task.sleep(for: .milliseconds(1100))  // a new iat
+            backendClock.advance(by: 2)  // a new iat
             try await user.reauthenticate(with: credential("carol"))
             #expect(try await user.getIDToken() != before)
             await #expect(throws: AuthError(.userMismatch, "")) { try await user.reauthenticate(with: credential("dave")) }

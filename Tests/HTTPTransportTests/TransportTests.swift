@@ -19,10 +19,13 @@ struct TransportTests {
     /// A Hummingbird server with a few routes for the client to meet.
     static func withServer(_ body: (String) async throws -> Void) async throws {
         let router = Router()
+        // /slow answers only when the test is done: a client's timeout can never lose the race to
+        // it, however loaded the machine (it slept 1.5 s until issue 26).
+        let release = Latch()
         router.get("/small") { _, _ in "hello" }
         router.get("/big") { _, _ in String(repeating: "x", count: 100_000) }
         router.get("/slow") { _, _ -> String in
-            try await Task.sleep(for: .milliseconds(1500))
+            await release.wait()
             return "late"
         }
         router.post("/echo") { request, _ -> Response in
@@ -41,8 +44,10 @@ struct TransportTests {
         let server = try await RunningServer.start(router: router, host: "127.0.0.1", port: 0, name: "the test server")
         do {
             try await body(server.baseURL)
+            release.open()
             await server.shutdown()
         } catch {
+            release.open()
             await server.shutdown()
             throw error
         }
@@ -85,7 +90,8 @@ struct TransportTests {
             let after = try await small.send(TransportRequest(method: "GET", url: URL(string: base + "/small")!))
             #expect(after.status == 200)
         }
-        let closedPort = try freePort()
+        let (closedPort, holder) = try unlistenedPort()
+        defer { close(holder) }
         let refused = await #expect(throws: TransportError.self) {
             try await NIOHTTP1Transport().send(TransportRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(closedPort)/")!))
         }
@@ -103,12 +109,15 @@ struct TransportTests {
             defer { transport.shutdown() }
             let lines = Collected()
             let ended = Collected()
+            let end = Latch()
             let stream = try await transport.lines(TransportRequest(method: "GET", url: URL(string: base + "/lines")!)) { line in
                 lines.add(String(decoding: line, as: UTF8.self))
             } onEnd: { error in
                 ended.add(error.map { "\($0)" } ?? "ended")
+                end.open()
             }
-            try await waitUntil { ended.values == ["ended"] }
+            await end.wait()
+            #expect(ended.values == ["ended"])
             #expect(lines.values == [#"{"n":0}"#, #"{"n":1}"#, #"{"n":2}"#, #"{"n":3}"#])
             await stream.close()
             let refused = await #expect(throws: TransportError.self) {
@@ -124,21 +133,19 @@ struct TransportTests {
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let credentials = try CertsDirectory(folder.appendingPathComponent("Certs")).ensure()
-        let port = try freePort()
-        let server = try ServerProcess(["/usr/bin/env", "openssl", "s_server", "-accept", "127.0.0.1:\(port)", "-www", "-quiet",
+        // An ephemeral port, which s_server names in its ACCEPT line once it listens (this took a
+        // port bound and released, and retried connecting every 50 ms, until issue 26).
+        let server = try ServerProcess(["/usr/bin/env", "openssl", "s_server", "-accept", "127.0.0.1:0", "-www",
                                         "-cert", credentials.serverCertificateFile.path, "-key", credentials.serverKeyFile.path])
         defer { server.stop() }
-        let url = URL(string: "https://localhost:\(port)/")!
+        _ = try await server.waitFor("ACCEPT")
+        let url = URL(string: "https://localhost:\(try server.port(after: "ACCEPT"))/")!
         let roots = try NIOSSLCertificate.fromPEMBytes(Array(credentials.caCertificatePEM.utf8))
         let trusting = NIOHTTP1Transport(trustRoots: .certificates(roots))
         defer { trusting.shutdown() }
-        var answer: TransportResponse?
-        for _ in 0..<100 where answer == nil {
-            answer = try? await trusting.send(TransportRequest(method: "GET", url: url, timeout: .seconds(5)))
-            if answer == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        #expect(answer?.status == 200)
-        let page = String(decoding: answer?.body ?? [], as: UTF8.self)
+        let answer = try await trusting.send(TransportRequest(method: "GET", url: url, timeout: .seconds(30)))
+        #expect(answer.status == 200)
+        let page = String(decoding: answer.body, as: UTF8.self)
         #expect(page.contains("s_server"))
         await #expect(throws: TransportError.self) {
             try await NIOHTTP1Transport().send(TransportRequest(method: "GET", url: url, timeout: .seconds(5)))
@@ -153,24 +160,16 @@ final class Collected: Sendable {
     var values: [String] { state.withLock { $0 } }
 }
 
-/// Waits (up to 10 s) until `condition` holds.
-func waitUntil(_ condition: () -> Bool) async throws {
-    for _ in 0..<1000 {
-        if condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    Issue.record("the condition never held")
-}
-
-/// A loopback port nothing listens on (bound, then released).
-func freePort() throws -> Int {
+/// A loopback port bound by a socket that never listens: a connection to it is refused, and no
+/// other test can take the port while `socket` is open (it was bound and released until issue 26,
+/// free for any test's ephemeral port in between). Close `socket` when done.
+func unlistenedPort() throws -> (port: Int, socket: Int32) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return (Int(UInt16(bigEndian: address.sin_port)), fd)
 }
