@@ -235,7 +235,9 @@ public enum Explainer {
                              cause: "\(auditFallback.map { "\($0); " } ?? "")APNs accepted the push to \(lost.value.prefix(4).uppercased())… but it never reached the device (offline), so after suggestedTimeout the SDK fell back to reCAPTCHA",
                              fix: "nothing to fix in the app: the fallback is the SDK's answer to a late push; check the device's network, Low Power Mode and Background App Refresh")
         }
-        let fallback = events.first { fact -> String? in if case .fallback(let reason, _) = fact { reason } else { nil } }
+        let fallback = events.first { fact -> (reason: String, code: ReCAPTCHAFallbackReason.Code?)? in
+            if case .fallback(let reason, let code, _) = fact { (reason, code) } else { nil }
+        }
         func delivered(handled: Bool) -> TimelineEvent? {
             events.first { fact -> Bool? in if case .pushDelivered(_, handled) = fact { true } else { nil } }?.event
         }
@@ -323,18 +325,18 @@ public enum Explainer {
                              fix: "see the error's message")
         }
         if let fallback {
-            let why = fallback.value.isEmpty ? "no app credential" : fallback.value
+            let why = fallback.value.reason.isEmpty ? "no app credential" : fallback.value.reason
             if let failure = events.first({ fact -> String? in if case .apnsRegistrationFailed(let reason) = fact { reason } else { nil } }) {
                 return Diagnosis("apnsRegistrationFailed",
                                  cause: "registerForRemoteNotifications() failed (\(failure.value)): the build has no Push Notifications entitlement, so there is no APNs token; the failure ended FirebaseAuth's wait for one at once and it used reCAPTCHA",
                                  fix: "add the Push Notifications capability to the target (Signing & Capabilities) so the provisioning profile carries aps-environment, and rebuild")
             }
-            if why.contains("no APNs token within 5 s") {
+            if fallback.value.code == .noAPNsToken {
                 return Diagnosis("noAPNsToken",
                                  cause: "no APNs token reached Auth within 5 s of FirebaseAuth asking the app to register for remote notifications, so it used reCAPTCHA",
                                  fix: "check that the device can reach APNs and that the token reaches Auth (swizzling on, or Auth.auth().setAPNSToken(deviceToken, type:) in application(_:didRegisterForRemoteNotificationsWithDeviceToken:)); register at launch so the token is there before verifyPhoneNumber")
             }
-            if why.contains("simulator") {
+            if fallback.value.code == .simulator {
                 return Diagnosis("simulator", cause: "the app runs in a simulator, which gets no silent pushes, so the SDK went straight to reCAPTCHA (the user still signed in)",
                                  fix: "test silent-push verification on a device; in simulators use test phone numbers with isAppVerificationDisabledForTesting")
             }

@@ -14,7 +14,48 @@ public enum AppVerificationPath: Sendable, Hashable {
     case testMode
     /// SMS defense (AUDIT or ENFORCE): a reCAPTCHA Enterprise token, no app credential.
     case recaptchaEnterprise
-    case reCAPTCHAFallback(reason: String)
+    case reCAPTCHAFallback(reason: ReCAPTCHAFallbackReason)
+}
+
+/// Why the SDK went to the reCAPTCHA page instead of proving the app by silent push: the branches
+/// of FirebaseAuth 12.19's `verifyClient(withUIDelegate:)` (PhoneAuthProvider.swift) that end in
+/// reCAPTCHA. A type, so that `explain` and the timeline decide by the case, never by the sentence.
+public enum ReCAPTCHAFallbackReason: Sendable, Hashable, CustomStringConvertible {
+    /// `isSimulator`: a simulator gets no silent pushes.
+    case simulator
+    /// No APNs token reached Auth within 5 s of the SDK asking the app to register.
+    case noAPNsToken
+    /// `didFailToRegisterForRemoteNotificationsWithError`, with the OS's reason.
+    case apnsRegistrationFailed(String)
+    /// verifyClient refused the APNs token (`INVALID_APP_CREDENTIAL`, `MISSING_IOS_APP_TOKEN`), with the server's message.
+    case verifyClientRefused(String)
+    /// No silent push carried the secret for `receipt` within `suggestedTimeout` (as the server wrote it).
+    case noSilentPush(receipt: String, suggestedTimeout: String)
+
+    /// The case's name: what the timeline's JSON keeps (`app.fallback`'s `code`).
+    public enum Code: String, Sendable, CaseIterable, Codable {
+        case simulator, noAPNsToken, apnsRegistrationFailed, verifyClientRefused, noSilentPush
+    }
+
+    public var code: Code {
+        switch self {
+        case .simulator: .simulator
+        case .noAPNsToken: .noAPNsToken
+        case .apnsRegistrationFailed: .apnsRegistrationFailed
+        case .verifyClientRefused: .verifyClientRefused
+        case .noSilentPush: .noSilentPush
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .simulator: "the app runs in a simulator, which gets no silent pushes"
+        case .noAPNsToken: "no APNs token within 5 s (the SDK asked the app to register for remote notifications; no token reached Auth)"
+        case .apnsRegistrationFailed(let reason): "registering for remote notifications failed: \(reason)"
+        case .verifyClientRefused(let message): "verifyClient refused the APNs token: \(message)"
+        case .noSilentPush(let receipt, let timeout): "no silent push with the secret for receipt \(receipt.prefix(8))… within suggestedTimeout \(timeout) s"
+        }
+    }
 }
 
 /// `PhoneAuthProvider`: sends the code (after proving the app is real) and makes credentials.
@@ -245,11 +286,11 @@ public final class PhoneAuthProvider: Sendable {
     /// refusing the token, no push within `suggestedTimeout`), a reCAPTCHA token.
     @inline(never)
     private func appProof(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> AppProof {
-        func fallback(_ why: String) async throws(AuthError) -> AppProof {
+        func fallback(_ why: ReCAPTCHAFallbackReason) async throws(AuthError) -> AppProof {
             auth.noteVerification(.reCAPTCHAFallback(reason: why))
             return .recaptcha(try await reCAPTCHAToken(backend, uiDelegate: uiDelegate))
         }
-        if auth.host.isSimulator { return try await fallback("the app runs in a simulator, which gets no silent pushes") }
+        if auth.host.isSimulator { return try await fallback(.simulator) }
         if let cached = auth.cachedCredential {
             auth.noteVerification(.silentPush)
             return .credential(cached)
@@ -258,14 +299,14 @@ public final class PhoneAuthProvider: Sendable {
         switch await auth.waitForAPNSToken() {
         case .token(let value): token = value
         case .timedOut:
-            return try await fallback("no APNs token within 5 s (the SDK asked the app to register for remote notifications; no token reached Auth)")
+            return try await fallback(.noAPNsToken)
         case .failed(let reason):
-            return try await fallback("registering for remote notifications failed: \(reason)")
+            return try await fallback(.apnsRegistrationFailed(reason))
         }
         let response: VerifyClientResponse
         do { response = try await backend.call(VerifyClientRequest(appToken: token.string, isSandbox: token.type == .sandbox)) } catch {
             if error.code == .invalidAppCredential || error.code == .missingAppToken {
-                return try await fallback("verifyClient refused the APNs token: \(error.message)")
+                return try await fallback(.verifyClientRefused(error.message))
             }
             throw error
         }
@@ -277,7 +318,7 @@ public final class PhoneAuthProvider: Sendable {
         }
         auth.addPendingReceipt(receipt)
         guard let credential = await auth.waitForCredential(receipt: receipt, timeout: .milliseconds(Int64(max(0, seconds) * 1000))) else {
-            return try await fallback("no silent push with the secret for receipt \(receipt.prefix(8))… within suggestedTimeout \(timeoutText) s")
+            return try await fallback(.noSilentPush(receipt: receipt, suggestedTimeout: timeoutText))
         }
         auth.noteVerification(.silentPush)
         return .credential(credential)

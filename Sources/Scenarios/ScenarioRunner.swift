@@ -491,10 +491,11 @@ struct RecordingPresenter: AuthUIDelegate {
     let timeline: Timeline
 
     func present(_ url: URL, host: AppHost) async {
-        var why = "no app credential"
-        if case .reCAPTCHAFallback(let reason) = auth.lastAppVerification { why = reason }
+        var reason: ReCAPTCHAFallbackReason?
+        if case .reCAPTCHAFallback(let why) = auth.lastAppVerification { reason = why }
+        let why = reason.map(String.init(describing:)) ?? "no app credential"
         timeline.record(.app, to: .browser, "no app credential (\(why)): presents the reCAPTCHA page \(url.path)?…eventId=…",
-                        .fallback(reason: why, url: url.absoluteString))
+                        .fallback(reason: why, code: reason?.code, url: url.absoluteString))
         await inner.present(url, host: host)
     }
 }

@@ -1,4 +1,5 @@
 import APNsWire
+import FirebaseAuthCore
 import Foundation
 import Synchronization
 
@@ -83,8 +84,9 @@ public enum RunFact: Sendable, Hashable {
     case pushLost(token: String, environment: APNsEnvironment)
     /// The push reached the app's delegate; `handled`: Auth took it.
     case pushDelivered(token: String, handled: Bool)
-    /// No app credential: the app presents reCAPTCHA, and why.
-    case fallback(reason: String, url: String)
+    /// No app credential: the app presents reCAPTCHA, and why: the SDK's branch (`code`; nil in
+    /// timelines written before it was recorded) and its sentence.
+    case fallback(reason: String, code: ReCAPTCHAFallbackReason.Code?, url: String)
     /// What the reCAPTCHA presenter did (``FirebaseAuthCore/PresenterEvent/Kind`` raw value).
     case presenter(kind: String)
     /// The page's redirect went to the app; for a refusal, its ``FirebaseAuthCore/URLRefusal`` code.
@@ -220,7 +222,8 @@ extension RunFact {
              "detail": detail]
         case .receiverFault(let fault): ["fault": fault]
         case .pushDelivered(let token, let handled): ["token": token, "handled": String(handled)]
-        case .fallback(let reason, let url): ["reason": reason, "url": url]
+        case .fallback(let reason, let code, let url):
+            code.map { ["reason": reason, "code": $0.rawValue, "url": url] } ?? ["reason": reason, "url": url]
         case .presenter(let kind): ["presenter": kind]
         case .redirect(let handling, let refusal):
             refusal.map { ["handled": handling.rawValue, "refusal": $0] } ?? ["handled": handling.rawValue]
@@ -298,7 +301,15 @@ extension RunFact {
         case .receiverFault: self = .receiverFault(try reader.string("fault"))
         case .pushLost: self = .pushLost(token: try reader.string("token"), environment: try reader.environment("environment"))
         case .pushDelivered: self = .pushDelivered(token: try reader.string("token"), handled: try reader.bool("handled"))
-        case .fallback: self = .fallback(reason: facts["reason"] ?? "", url: facts["url"] ?? "")
+        case .fallback:
+            var code: ReCAPTCHAFallbackReason.Code?
+            if let text = facts["code"] {
+                guard let known = ReCAPTCHAFallbackReason.Code(rawValue: text) else {
+                    throw reader.malformed("code", ReCAPTCHAFallbackReason.Code.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                code = known
+            }
+            self = .fallback(reason: facts["reason"] ?? "", code: code, url: facts["url"] ?? "")
         case .presenter: self = .presenter(kind: try reader.string("presenter"))
         case .redirect:
             guard let handling = RedirectHandling(rawValue: try reader.string("handled")) else {

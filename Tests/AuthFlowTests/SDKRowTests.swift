@@ -189,7 +189,9 @@ struct SDKRowTests {
             clock.advance(by: .milliseconds(50))
             #expect(await attempt.value == nil)
             guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else { Issue.record("no fallback"); return }
-            #expect(why.contains("suggestedTimeout 0.25"), "\(why)")
+            guard case .noSilentPush(_, let timeout) = why else { Issue.record("\(why)"); return }
+            #expect(timeout == "0.25", "\(why)")
+            #expect("\(why)".contains("suggestedTimeout 0.25 s"), "\(why)")
         }
     }
 

@@ -78,7 +78,7 @@ struct VerificationErrorTests {
                 Issue.record("no fallback: \(String(describing: auth.lastAppVerification))")
                 return
             }
-            #expect(why.contains("no APNs token"))
+            #expect(why == .noAPNsToken, "\(why)")
             #expect(await world.toolkit!.messages.count == 1)
         }
     }
@@ -119,7 +119,8 @@ struct VerificationErrorTests {
                 Issue.record("no fallback: \(String(describing: auth.lastAppVerification))")
                 return
             }
-            #expect(why.contains("aps-environment"), "\(why)")
+            guard case .apnsRegistrationFailed(let reason) = why else { Issue.record("\(why)"); return }
+            #expect(reason.contains("aps-environment"), "\(why)")
         }
     }
 
@@ -397,7 +398,7 @@ struct ReCAPTCHAFallbackTests {
                 Issue.record("no fallback")
                 return
             }
-            #expect(why.contains("simulator"))
+            #expect(why == .simulator, "\(why)")
             let code = try #require(await world.lastCode(for: phone))
             _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
         }
@@ -459,7 +460,7 @@ struct ReCAPTCHAFallbackTests {
                 Issue.record("no fallback: \(String(describing: auth.lastAppVerification))")
                 return
             }
-            #expect(why.contains("verifyClient refused the APNs token"))
+            #expect(why.code == .verifyClientRefused, "\(why)")
             let code = try #require(await world.lastCode(for: phone))
             _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
         }
