@@ -136,24 +136,24 @@ public enum Explainer {
                              fix: "with FirebaseAppDelegateProxyEnabled = NO, call Auth.auth().canHandleNotification(userInfo) first in application(_:didReceiveRemoteNotification:fetchCompletionHandler:) (and return if it is true)")
         }
         // reCAPTCHA SMS defense: the project's state, and what the backend made of the app's token.
-        let smsDefense = events.first { fact -> String? in if case .smsDefense(let state) = fact { state } else { nil } }?.value
-        let assessment = events.first { fact -> (enforcement: String, verdict: String, score: Double?, detail: String)? in
-            if case .recaptchaAssessment(_, let enforcement, let verdict, let score, let detail) = fact, verdict != "passed" {
+        let smsDefense = events.first { fact -> RecaptchaEnforcement? in if case .smsDefense(let state) = fact { state } else { nil } }?.value
+        let assessment = events.first { fact -> (enforcement: RecaptchaEnforcement, verdict: RecaptchaAssessment.Verdict, score: Double?, detail: String)? in
+            if case .recaptchaAssessment(_, let enforcement, let verdict, let score, let detail) = fact, verdict != .passed {
                 (enforcement, verdict, score, detail)
             } else { nil }
         }?.value
         if errorCode == .recaptchaSDKNotLinked {
-            let state = smsDefense ?? "AUDIT or ENFORCE"
+            let state = smsDefense?.rawValue ?? "AUDIT or ENFORCE"
             return Diagnosis("recaptchaSDKNotLinked",
-                             cause: "the project's reCAPTCHA SMS defense is \(state) and the app does not link the RecaptchaEnterprise SDK, so verifyPhoneNumber failed with recaptchaSDKNotLinked (17208) before any code was sent\(state == "AUDIT" ? ": FirebaseAuth 12.19 throws it in AUDIT too, instead of falling back to the silent push" : "; nothing falls back to APNs")",
+                             cause: "the project's reCAPTCHA SMS defense is \(state) and the app does not link the RecaptchaEnterprise SDK, so verifyPhoneNumber failed with recaptchaSDKNotLinked (17208) before any code was sent\(smsDefense == .audit ? ": FirebaseAuth 12.19 throws it in AUDIT too, instead of falling back to the silent push" : "; nothing falls back to APNs")",
                              fix: "add the RecaptchaEnterprise package to the app (https://cloud.google.com/recaptcha-enterprise/docs/instrument-ios-apps), or set the phone provider's SMS defense to OFF until every app version links it")
         }
         if errorCode == .recaptchaActionCreationFailed {
             return Diagnosis("recaptchaActionMissing", cause: "the app links a RecaptchaEnterprise SDK without RCAAction, so FirebaseAuth could not make an action and verifyPhoneNumber failed with 17210",
                              fix: "update the RecaptchaEnterprise package to a version with RCAAction (18.x)")
         }
-        if let assessment, assessment.enforcement == "ENFORCE" {
-            if assessment.verdict == "tollFraud" {
+        if let assessment, assessment.enforcement == .enforce {
+            if assessment.verdict == .tollFraud {
                 return Diagnosis("smsDefenseTollFraud",
                                  cause: "reCAPTCHA SMS defense (ENFORCE) blocked the code: \(assessment.detail), so no SMS was sent and verifyPhoneNumber failed with \(error.map { "\($0.code) \($0.name)" } ?? "an error") (the SDK reports the server's refusal as internalError)",
                                  fix: "for an attacker's number this is the protection working; for real users, raise the toll-fraud managed rule's threshold, or watch the scores in AUDIT first")
@@ -343,7 +343,7 @@ public enum Explainer {
             return Diagnosis("fallback", cause: "no silent push proved the app (\(why)), so the SDK used reCAPTCHA", fix: "see the timeline for the push")
         }
         if events.contains(where: { if case .signedIn(_, .recaptchaEnterprise) = $0.fact { true } else { false } }) {
-            return Diagnosis("ok", cause: "nothing went wrong: reCAPTCHA SMS defense (\(smsDefense ?? "on")) passed the app's reCAPTCHA Enterprise token, so the code went out with no silent push and no page",
+            return Diagnosis("ok", cause: "nothing went wrong: reCAPTCHA SMS defense (\(smsDefense?.rawValue ?? "on")) passed the app's reCAPTCHA Enterprise token, so the code went out with no silent push and no page",
                              fix: "nothing to fix")
         }
         if events.contains(.mfaSignedIn) {

@@ -462,10 +462,10 @@ public enum ScenarioRunner {
         case .recaptchaConfig(let phone):
             timeline.record(.backend, to: .app,
                             "recaptchaConfig: the phone provider's reCAPTCHA SMS defense is \(phone.rawValue)\(phone == .off ? "" : " (with the project's reCAPTCHA Enterprise key)")",
-                            .smsDefense(state: phone.rawValue))
+                            .smsDefense(state: phone))
         case .recaptchaAssessment(let endpoint, let enforcement, let assessment):
             timeline.record(.backend, "\(endpoint): SMS defense (\(enforcement.rawValue)) assesses the reCAPTCHA Enterprise token: \(assessment.verdict.rawValue): \(assessment.detail)",
-                            .recaptchaAssessment(endpoint: endpoint.rawValue, enforcement: enforcement.rawValue, verdict: assessment.verdict.rawValue,
+                            .recaptchaAssessment(endpoint: endpoint.rawValue, enforcement: enforcement, verdict: assessment.verdict,
                                                  riskScore: assessment.riskScore, detail: assessment.detail))
         case .rejected(let endpoint, let error):
             timeline.record(.backend, to: .app, "\(endpoint) refuses: \(error.message)",

@@ -1,6 +1,8 @@
 import APNsWire
+import AuthBackend
 import FirebaseAuthCore
 import Foundation
+import IdentityToolkitAPI
 import Synchronization
 
 /// The parts of a run, as they appear in a timeline and in the sequence diagram.
@@ -120,9 +122,9 @@ public enum RunFact: Sendable, Hashable {
     /// A second factor completed a sign-in.
     case mfaSignedIn(uid: String, enrollmentID: String)
     /// The app fetched the project's reCAPTCHA config: the phone provider's SMS defense.
-    case smsDefense(state: String)
+    case smsDefense(state: RecaptchaEnforcement)
     /// SMS defense assessed a code request's reCAPTCHA Enterprise token.
-    case recaptchaAssessment(endpoint: String, enforcement: String, verdict: String, riskScore: Double?, detail: String)
+    case recaptchaAssessment(endpoint: String, enforcement: RecaptchaEnforcement, verdict: RecaptchaAssessment.Verdict, riskScore: Double?, detail: String)
     /// The OS could not register the app for remote notifications (`didFailToRegister…`).
     case apnsRegistrationFailed(reason: String)
     /// The scenario's end.
@@ -247,10 +249,11 @@ extension RunFact {
         case .secondFactorRequired(let hints): ["hints": String(hints)]
         case .mfaEnrolled(let uid, let enrollmentID, let phoneNumber): ["uid": uid, "enrollmentID": enrollmentID, "number": phoneNumber]
         case .mfaSignedIn(let uid, let enrollmentID): ["uid": uid, "enrollmentID": enrollmentID]
-        case .smsDefense(let state): ["state": state]
+        case .smsDefense(let state): ["state": state.rawValue]
         case .apnsRegistrationFailed(let reason): ["reason": reason]
         case .recaptchaAssessment(let endpoint, let enforcement, let verdict, let score, let detail):
-            ["endpoint": endpoint, "enforcement": enforcement, "verdict": verdict, "riskScore": score.map { String($0) } ?? "", "detail": detail]
+            ["endpoint": endpoint, "enforcement": enforcement.rawValue, "verdict": verdict.rawValue, "riskScore": score.map { String($0) } ?? "",
+             "detail": detail]
         case .outcome(let scenario, let expected, let actual, let passed):
             ["scenario": scenario, "expected": expected, "actual": actual, "passed": String(passed)]
         }
@@ -347,15 +350,16 @@ extension RunFact {
         case .mfaEnrolled:
             self = .mfaEnrolled(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"), phoneNumber: try reader.string("number"))
         case .mfaSignedIn: self = .mfaSignedIn(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"))
-        case .smsDefense: self = .smsDefense(state: try reader.string("state"))
+        case .smsDefense: self = .smsDefense(state: try reader.value("state", as: RecaptchaEnforcement.self))
         case .apnsRegistrationFailed: self = .apnsRegistrationFailed(reason: try reader.string("reason"))
         case .recaptchaAssessment:
             let score = try reader.optional("riskScore").map { text throws(TimelineFormatError) -> Double in
                 guard let value = Double(text) else { throw reader.malformed("riskScore", "a number") }
                 return value
             }
-            self = .recaptchaAssessment(endpoint: try reader.string("endpoint"), enforcement: try reader.string("enforcement"),
-                                        verdict: try reader.string("verdict"), riskScore: score, detail: facts["detail"] ?? "")
+            self = .recaptchaAssessment(endpoint: try reader.string("endpoint"), enforcement: try reader.value("enforcement", as: RecaptchaEnforcement.self),
+                                        verdict: try reader.value("verdict", as: RecaptchaAssessment.Verdict.self), riskScore: score,
+                                        detail: facts["detail"] ?? "")
         case .outcome:
             self = .outcome(scenario: facts["scenario"] ?? "", expected: try reader.string("expected"), actual: try reader.string("actual"),
                             passed: try reader.bool("passed"))
@@ -383,6 +387,13 @@ private struct FactReader {
         return value
     }
     func optional(_ name: String) -> String? { facts[name].flatMap { $0.isEmpty ? nil : $0 } }
+    /// One of an enum's raw values; anything else is an error that lists them.
+    func value<T: RawRepresentable & CaseIterable>(_ name: String, as type: T.Type) throws(TimelineFormatError) -> T where T.RawValue == String {
+        guard let value = facts[name].flatMap(T.init(rawValue:)) else {
+            throw malformed(name, "one of " + T.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return value
+    }
     func int(_ name: String) throws(TimelineFormatError) -> Int {
         guard let value = facts[name].flatMap({ Int($0) }) else { throw malformed(name, "an integer") }
         return value

@@ -42,10 +42,10 @@ struct TimelineFormatTests {
         .secondFactorRequired(hints: 2),
         .mfaEnrolled(uid: "u1", enrollmentID: "e1", phoneNumber: "+16505551234"),
         .mfaSignedIn(uid: "u1", enrollmentID: "e1"),
-        .smsDefense(state: "AUDIT"),
+        .smsDefense(state: .audit),
         .apnsRegistrationFailed(reason: "no valid \u{201C}aps-environment\u{201D} entitlement string found for application"),
-        .recaptchaAssessment(endpoint: "sendVerificationCode", enforcement: "ENFORCE", verdict: "tollFraud", riskScore: 0.92, detail: "over"),
-        .recaptchaAssessment(endpoint: "mfaSignInStart", enforcement: "AUDIT", verdict: "missing", riskScore: nil, detail: "NO_RECAPTCHA"),
+        .recaptchaAssessment(endpoint: "sendVerificationCode", enforcement: .enforce, verdict: .tollFraud, riskScore: 0.92, detail: "over"),
+        .recaptchaAssessment(endpoint: "mfaSignInStart", enforcement: .audit, verdict: .missing, riskScore: nil, detail: "NO_RECAPTCHA"),
         .signedIn(uid: "u2", path: .recaptchaEnterprise),
         .outcome(scenario: "s", expected: "signed in", actual: "signed in", passed: true),
     ]
@@ -82,6 +82,12 @@ struct TimelineFormatTests {
          "line 2: receiver.rejected: fact environment is \"staging\", expected sandbox or production"),
         (#"{"kind":"app.error","facts":{"code":"seventeen"},"message":"m","part":"app"}"#,
          "line 2: app.error: fact code is \"seventeen\", expected an integer"),
+        (#"{"kind":"app.recaptchaConfig","facts":{"state":"STRICT"},"message":"m","part":"backend"}"#,
+         "line 2: app.recaptchaConfig: fact state is \"STRICT\", expected one of OFF, AUDIT, ENFORCE"),
+        (#"{"kind":"backend.recaptchaAssessment","facts":{"endpoint":"e","enforcement":"AUDIT","verdict":"fine"},"message":"m","part":"backend"}"#,
+         "line 2: backend.recaptchaAssessment: fact verdict is \"fine\", expected one of passed, missing, invalid, wrongAction, tollFraud"),
+        (#"{"kind":"app.fallback","facts":{"reason":"r","code":"bored","url":"u"},"message":"m","part":"app"}"#,
+         "line 2: app.fallback: fact code is \"bored\", expected simulator, noAPNsToken, apnsRegistrationFailed, verifyClientRefused, noSilentPush"),
         (#"{"kind":"app.signedIn","message":"m","part":"flying"}"#, "line 2 is not an event"),
     ])
     func refusals(line: String, message: String) {
