@@ -16,7 +16,7 @@ public final class APNsPusher: SilentPusher {
         let headers = PushHeaders(pushType: .background, topic: topic, priority: .consideringPower)
         do {
             let response = try await client.send(PushRequest(deviceToken: token, headers: headers, payload: payload))
-            return PushResult(status: response.status, reason: response.reason?.rawValue)
+            return PushResult(status: response.status, reason: response.reason)
         } catch {
             return PushResult(error: error.message)
         }

@@ -126,9 +126,10 @@ public protocol SilentPusher: Sendable {
 /// What APNs said to the backend's push (for timelines and explanations).
 public struct PushResult: Sendable, Hashable {
     public var status: Int?
-    public var reason: String?
+    /// APNs' reason, with an error status.
+    public var reason: APNsReason?
     public var error: String?
-    public init(status: Int? = nil, reason: String? = nil, error: String? = nil) {
+    public init(status: Int? = nil, reason: APNsReason? = nil, error: String? = nil) {
         self.status = status
         self.reason = reason
         self.error = error
@@ -393,7 +394,7 @@ public actor IdentityToolkit {
             ?? PushResult(error: "the backend has no APNs sender")
         observer?(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
         silentPushes.append(SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: RFC3339.string(clock.now), status: result.status,
-                                             reason: result.reason, error: result.error))
+                                             reason: result.reason?.rawValue, error: result.error))
         if silentPushes.count > 1000 { silentPushes.removeFirst(silentPushes.count - 1000) }
         var metadata: Logger.Metadata = ["device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))"]
         if let status = result.status { metadata["status"] = "\(status)" }

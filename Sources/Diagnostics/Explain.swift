@@ -182,7 +182,7 @@ public enum Explainer {
             if case .pushRejected(let token, let environment, let reason, _, let detail) = fact { (token, environment, reason, detail) } else { nil }
         }?.value ?? events.first { fact -> (token: String, environment: APNsEnvironment, reason: APNsReason, detail: String?)? in
             if case .pushAnswer(let token, let environment, let status?, let reason, _) = fact, status != 200 {
-                (token, environment, APNsReason(rawValue: reason ?? "?"), nil)
+                (token, environment, reason ?? APNsReason(rawValue: "?"), nil)
             } else { nil }
         }?.value
         if let rejection {

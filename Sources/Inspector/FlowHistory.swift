@@ -1,3 +1,4 @@
+import APNsWire
 import AuthBackend
 import Foundation
 import IdentityToolkitAPI
@@ -81,11 +82,11 @@ public final class FlowHistory: Sendable {
                 let id = start(step("backend", "apns", "verifyClient: receipt \(receipt.prefix(8))… for token \(token.prefix(8))…; the secret goes by silent push (\(environment))"))
                 state.byReceipt[receipt] = id
             case .verifyClient(_, let environment, let receipt, let push):
-                let answer = [push.status.map(String.init), push.reason, push.error].compactMap { $0 }.joined(separator: " ")
+                let answer = [push.status.map(String.init), push.reason?.rawValue, push.error].compactMap { $0 }.joined(separator: " ")
                 update(state.byReceipt[receipt]) { flow in
                     flow.steps.append(step("apns", "backend", "\(environment) answered \(answer)", bad: !push.accepted))
                     if !push.accepted {
-                        flow.cause = push.reason == "BadDeviceToken"
+                        flow.cause = push.reason == .badDeviceToken
                             ? "APNs \(environment) refused the silent push with BadDeviceToken: the token was issued by the other environment (the app declared the wrong token type, or the backend uses the wrong APNs host). The app waits, then falls back to reCAPTCHA."
                             : "the silent push could not be delivered (\(answer)): the app waits for it, then falls back to reCAPTCHA"
                     }

@@ -413,7 +413,7 @@ public enum ScenarioRunner {
                             .pushRejected(token: token.lowercased(), environment: environment, reason: rejection.reason,
                                           status: rejection.reason.status, detail: rejection.detail))
         case .fault(let fault, let environment):
-            timeline.record(.receiver, "\(environment) injects fault \(fault)", .receiverFault("\(fault)"))
+            timeline.record(.receiver, "\(environment) injects fault \(fault)", .receiverFault(fault))
         case .handshakeTimedOut(let seconds):
             timeline.record(.receiver, "closes a connection that did not finish TLS and the HTTP/2 preface in \(seconds) s")
         case .idledOut(let seconds, let environment):
@@ -431,7 +431,7 @@ public enum ScenarioRunner {
                             .verifyClient(token: token.lowercased(), environment: environment, receipt: receipt))
             timeline.record(.sender, to: .receiver, "POST /3/device/\(token.prefix(8))… to \(environment.appleHost) (background, priority 5)")
         case .verifyClient(let token, let environment, _, let push):
-            let answer = [push.status.map(String.init), push.reason, push.error].compactMap { $0 }.joined(separator: " ")
+            let answer = [push.status.map(String.init), push.reason?.rawValue, push.error].compactMap { $0 }.joined(separator: " ")
             timeline.record(.sender, to: .backend, "\(environment) answered \(answer); verifyClient returns the receipt to the app either way",
                             .pushAnswer(token: token.lowercased(), environment: environment, status: push.status, reason: push.reason,
                                         error: push.error))

@@ -1,3 +1,4 @@
+import APNsReceiver
 import APNsWire
 import AuthBackend
 import FirebaseAuthCore
@@ -75,13 +76,13 @@ public enum RunFact: Sendable, Hashable {
     /// The backend got verifyClient and pushes the secret.
     case verifyClient(token: String, environment: APNsEnvironment, receipt: String)
     /// The backend's APNs client got its answer (status nil: no answer, see `error`).
-    case pushAnswer(token: String, environment: APNsEnvironment, status: Int?, reason: String?, error: String?)
+    case pushAnswer(token: String, environment: APNsEnvironment, status: Int?, reason: APNsReason?, error: String?)
     /// The receiver accepted a push.
     case pushAccepted(token: String, environment: APNsEnvironment)
     /// The receiver refused a push.
     case pushRejected(token: String, environment: APNsEnvironment, reason: APNsReason, status: Int?, detail: String)
     /// The receiver injected a fault.
-    case receiverFault(String)
+    case receiverFault(Fault)
     /// APNs accepted the push but the device never got it.
     case pushLost(token: String, environment: APNsEnvironment)
     /// The push reached the app's delegate; `handled`: Auth took it.
@@ -215,14 +216,14 @@ extension RunFact {
         case .verifyClient(let token, let environment, let receipt):
             ["token": token, "environment": environment.rawValue, "receipt": receipt]
         case .pushAnswer(let token, let environment, let status, let reason, let error):
-            ["token": token, "environment": environment.rawValue, "status": status.map(String.init) ?? "", "reason": reason ?? "",
+            ["token": token, "environment": environment.rawValue, "status": status.map(String.init) ?? "", "reason": reason?.rawValue ?? "",
              "error": error ?? ""]
         case .pushAccepted(let token, let environment), .pushLost(let token, let environment):
             ["token": token, "environment": environment.rawValue]
         case .pushRejected(let token, let environment, let reason, let status, let detail):
             ["token": token, "environment": environment.rawValue, "reason": reason.rawValue, "status": status.map(String.init) ?? "",
              "detail": detail]
-        case .receiverFault(let fault): ["fault": fault]
+        case .receiverFault(let fault): ["fault": fault.description]
         case .pushDelivered(let token, let handled): ["token": token, "handled": String(handled)]
         case .fallback(let reason, let code, let url):
             code.map { ["reason": reason, "code": $0.rawValue, "url": url] } ?? ["reason": reason, "url": url]
@@ -295,13 +296,19 @@ extension RunFact {
                                  receipt: facts["receipt"] ?? "")
         case .pushAnswer:
             self = .pushAnswer(token: facts["token"] ?? "", environment: try reader.environment("environment"),
-                               status: try reader.optionalInt("status"), reason: reader.optional("reason"), error: reader.optional("error"))
+                               status: try reader.optionalInt("status"), reason: reader.optional("reason").map(APNsReason.init(rawValue:)),
+                               error: reader.optional("error"))
         case .pushAccepted: self = .pushAccepted(token: try reader.string("token"), environment: try reader.environment("environment"))
         case .pushRejected:
             self = .pushRejected(token: try reader.string("token"), environment: try reader.environment("environment"),
                                  reason: APNsReason(rawValue: try reader.string("reason")), status: try reader.optionalInt("status"),
                                  detail: facts["detail"] ?? "")
-        case .receiverFault: self = .receiverFault(try reader.string("fault"))
+        case .receiverFault:
+            // Written as the fault's spec (`drop`, `delay=250`, `reject=BadDeviceToken`…), as push-receiver --fault takes it.
+            let spec = try reader.string("fault")
+            do throws(ReceiverError) { self = .receiverFault(try FaultRule(parsing: spec).fault) } catch {
+                throw reader.malformed("fault", "a fault spec: \(error.message)")
+            }
         case .pushLost: self = .pushLost(token: try reader.string("token"), environment: try reader.environment("environment"))
         case .pushDelivered: self = .pushDelivered(token: try reader.string("token"), handled: try reader.bool("handled"))
         case .fallback:

@@ -94,7 +94,7 @@ public enum TimelineRendering {
             var dropFault = false
             for (index, event) in result.timeline.enumerated() {
                 guard let from = parts.firstIndex(of: event.part) else { continue }
-                if event.kind == .receiverFault, event.message.contains("drop") { dropFault = true }
+                if case .receiverFault(.drop) = event.fact { dropFault = true }
                 let lost = event.kind == .pushLost || (event.kind == .pushAccepted && dropFault)
                 if event.kind == .pushAccepted { dropFault = false }
                 let marked = index == decisive

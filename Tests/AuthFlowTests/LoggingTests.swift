@@ -22,7 +22,7 @@ struct LoggingTests {
 
     @Test("the backend: a silent push APNs refused or that could not be sent is a warning with the token; a refused request is info")
     func backend() async throws {
-        for result in [PushResult(status: 400, reason: "BadDeviceToken"), PushResult(error: "connection refused")] {
+        for result in [PushResult(status: 400, reason: .badDeviceToken), PushResult(error: "connection refused")] {
             let log = InMemoryLogHandler()
             let toolkit = try IdentityToolkit(pusher: FailingPusher(result: result), logger: Logger(label: "test") { _ in log })
             _ = try await toolkit.verifyClient(VerifyClientRequest(appToken: "AB12", isSandbox: true))

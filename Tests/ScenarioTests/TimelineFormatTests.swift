@@ -15,11 +15,12 @@ struct TimelineFormatTests {
         .verifyPhoneNumber(number: "+16505551234", purpose: .firstFactor),
         .verifyPhoneNumber(number: "+16505551234", purpose: .mfaSignIn),
         .verifyClient(token: "ab12", environment: .production, receipt: "R"),
-        .pushAnswer(token: "ab12", environment: .production, status: 400, reason: "BadDeviceToken", error: nil),
+        .pushAnswer(token: "ab12", environment: .production, status: 400, reason: .badDeviceToken, error: nil),
         .pushAnswer(token: "ab12", environment: .sandbox, status: nil, reason: nil, error: "connection refused"),
         .pushAccepted(token: "ab12", environment: .sandbox),
         .pushRejected(token: "ab12", environment: .production, reason: .badDeviceToken, status: 400, detail: "issued in sandbox"),
-        .receiverFault("delay 2 s"),
+        .receiverFault(.delay(milliseconds: 2000)),
+        .receiverFault(.reject(.badDeviceToken)),
         .pushLost(token: "ab12", environment: .sandbox),
         .pushDelivered(token: "ab12", handled: true),
         .fallback(reason: "no APNs token within 5 s", code: .noAPNsToken, url: "http://127.0.0.1:9099/__/auth/handler?apiKey=K"),
@@ -86,6 +87,8 @@ struct TimelineFormatTests {
          "line 2: app.recaptchaConfig: fact state is \"STRICT\", expected one of OFF, AUDIT, ENFORCE"),
         (#"{"kind":"backend.recaptchaAssessment","facts":{"endpoint":"e","enforcement":"AUDIT","verdict":"fine"},"message":"m","part":"backend"}"#,
          "line 2: backend.recaptchaAssessment: fact verdict is \"fine\", expected one of passed, missing, invalid, wrongAction, tollFraud"),
+        (#"{"kind":"receiver.fault","facts":{"fault":"explode"},"message":"m","part":"receiver"}"#,
+         "line 2: receiver.fault: fact fault is \"explode\", expected a fault spec"),
         (#"{"kind":"app.fallback","facts":{"reason":"r","code":"bored","url":"u"},"message":"m","part":"app"}"#,
          "line 2: app.fallback: fact code is \"bored\", expected simulator, noAPNsToken, apnsRegistrationFailed, verifyClientRefused, noSilentPush"),
         (#"{"kind":"app.signedIn","message":"m","part":"flying"}"#, "line 2 is not an event"),
@@ -105,7 +108,7 @@ struct HTMLDiagramTests {
     @Test("the cause is shown, the decisive event is marked, a lost push and a push accepted under a drop fault are drawn as never delivered")
     func causeDecisiveAndLost() {
         let timeline = [
-            TimelineEvent(milliseconds: 0, part: .receiver, message: "sandbox injects fault drop", fact: .receiverFault("drop")),
+            TimelineEvent(milliseconds: 0, part: .receiver, message: "sandbox injects fault drop", fact: .receiverFault(.drop)),
             TimelineEvent(milliseconds: 1, part: .receiver, to: .device, message: "sandbox accepts the silent push to 1234… and logs it",
                           fact: .pushAccepted(token: "1234", environment: .sandbox)),
             TimelineEvent(milliseconds: 2, part: .receiver, to: .device, message: "sandbox accepts the silent push to 5678… and logs it",
