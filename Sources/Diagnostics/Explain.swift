@@ -165,10 +165,10 @@ public enum Explainer {
         /// AUDIT's fallback: the token did not pass, so the SDK verified the app the old way.
         let auditFallback = assessment.map { "reCAPTCHA SMS defense (AUDIT) did not pass the app's reCAPTCHA Enterprise token (\($0.detail)), so the SDK fell back to the silent push" }
 
-        if let refused = events.first({ fact -> String?? in
+        if let refused = events.first({ fact -> URLRefusal.Code?? in
             if case .redirect(.refused, let refusal) = fact { refusal } else { nil }
         }) {
-            if refused.value == URLRefusal.Code.notForwarded.rawValue || refused.event.message.contains("notForwarded") {
+            if refused.value == .notForwarded {
                 return Diagnosis("redirectNotForwarded",
                                  cause: "the reCAPTCHA page's redirect reached the app but its delegate did not pass the URL to Auth.canHandle(url), so the page never closed and the flow ended as a cancellation (17058)",
                                  fix: "with swizzling off, call Auth.auth().canHandle(url) in application(_:open:options:) (or scene(_:openURLContexts:) with scenes) and return if it is true")

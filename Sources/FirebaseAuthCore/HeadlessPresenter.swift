@@ -33,9 +33,12 @@ public struct PresenterEvent: Sendable, CustomStringConvertible {
     }
     public let kind: Kind
     public let message: String
-    public init(_ kind: Kind, _ message: String) {
+    /// For ``Kind/refused``: why the app did not take the redirect.
+    public let refusal: URLRefusal.Code?
+    public init(_ kind: Kind, _ message: String, refusal: URLRefusal.Code? = nil) {
         self.kind = kind
         self.message = message
+        self.refusal = refusal
     }
     public var description: String { message }
 }
@@ -84,7 +87,7 @@ public struct HeadlessPresenter: AuthUIDelegate {
         case .app:
             onEvent(.init(.redirect, "the page redirects to \(redirect.scheme ?? "?")://…; the OS opens it in the app"))
             if case .refused(let refusal) = host.handleOpen(redirect) {
-                onEvent(.init(.refused, "the app did not take the redirect (\(refusal.code.rawValue)): \(refusal.message)"))
+                onEvent(.init(.refused, "the app did not take the redirect (\(refusal.code.rawValue)): \(refusal.message)", refusal: refusal.code))
             }
         case .command(let command):
             onEvent(.init(.handedOff, "the page redirects to \(redirect.scheme ?? "?")://…; handed to \(command.joined(separator: " "))"))

@@ -376,7 +376,7 @@ public enum ScenarioRunner {
                                 .redirect(handling: .handled, refusal: nil))
             case .refused(let refusal):
                 timeline.record(.interceptor, to: .app, "opens \(url.scheme ?? "?")://… in the app: not handled (\(refusal.code.rawValue)): \(refusal.message)",
-                                .redirect(handling: .refused, refusal: refusal.code.rawValue))
+                                .redirect(handling: .refused, refusal: refusal.code))
             }
         }, onPush: { token, handled in
             timeline.record(.device, to: .app,
@@ -395,7 +395,7 @@ public enum ScenarioRunner {
         switch event.kind {
         case .redirect: timeline.record(.browser, to: .app, event.message, .redirect(handling: .pending, refusal: nil))
         case .handedOff where event.message.hasPrefix("the page redirects"): timeline.record(.browser, to: .interceptor, event.message)
-        case .refused: timeline.record(.app, event.message, .redirect(handling: .refused, refusal: nil))
+        case .refused: timeline.record(.app, event.message, .redirect(handling: .refused, refusal: event.refusal))
         default: timeline.record(.browser, event.message, .presenter(kind: event.kind.rawValue))
         }
     }

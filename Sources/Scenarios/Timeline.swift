@@ -93,7 +93,7 @@ public enum RunFact: Sendable, Hashable {
     /// What the reCAPTCHA presenter did (``FirebaseAuthCore/PresenterEvent/Kind`` raw value).
     case presenter(kind: String)
     /// The page's redirect went to the app; for a refusal, its ``FirebaseAuthCore/URLRefusal`` code.
-    case redirect(handling: RedirectHandling, refusal: String?)
+    case redirect(handling: RedirectHandling, refusal: URLRefusal.Code?)
     /// The backend texted a code.
     case smsSent(number: String)
     /// The backend refused a request.
@@ -229,7 +229,7 @@ extension RunFact {
             code.map { ["reason": reason, "code": $0.rawValue, "url": url] } ?? ["reason": reason, "url": url]
         case .presenter(let kind): ["presenter": kind]
         case .redirect(let handling, let refusal):
-            refusal.map { ["handled": handling.rawValue, "refusal": $0] } ?? ["handled": handling.rawValue]
+            refusal.map { ["handled": handling.rawValue, "refusal": $0.rawValue] } ?? ["handled": handling.rawValue]
         case .smsSent(let number): ["number": number]
         case .backendRejected(let endpoint, let error, let detail): ["endpoint": endpoint, "error": error, "detail": detail ?? ""]
         case .verificationID: [:]
@@ -325,7 +325,9 @@ extension RunFact {
             guard let handling = RedirectHandling(rawValue: try reader.string("handled")) else {
                 throw reader.malformed("handled", "true, false or pending")
             }
-            self = .redirect(handling: handling, refusal: reader.optional("refusal"))
+            self = .redirect(handling: handling, refusal: try reader.optional("refusal").map { _ throws(TimelineFormatError) in
+                try reader.value("refusal", as: URLRefusal.Code.self)
+            })
         case .smsSent: self = .smsSent(number: try reader.string("number"))
         case .backendRejected:
             self = .backendRejected(endpoint: try reader.string("endpoint"), error: try reader.string("error"), detail: reader.optional("detail"))

@@ -161,6 +161,18 @@ struct ExplainTests {
         #expect(diagnosis.cause.contains(spec.expectedCause!), "\(diagnosis.cause)")
         #expect(diagnosis.code != "unknown" && diagnosis.code != "ok")
         #expect(!diagnosis.fix.isEmpty)
+        // Decided by the events' typed facts, never by the words of a message (issue 31): the same
+        // events with every message blanked give the same diagnosis.
+        let silent = result.timeline.map { TimelineEvent(milliseconds: $0.milliseconds, part: $0.part, to: $0.to, message: "", fact: $0.fact) }
+        #expect(Explainer.explain(silent).code == diagnosis.code)
+    }
+
+    @Test("a redirect the app refused because its delegate does not forward URLs is redirectNotForwarded, from the refusal's code alone")
+    func notForwarded() {
+        let events = [TimelineEvent(milliseconds: 0, part: .app, message: "", fact: .redirect(handling: .refused, refusal: .notForwarded))]
+        #expect(Explainer.explain(events).code == "redirectNotForwarded")
+        let other = [TimelineEvent(milliseconds: 0, part: .app, message: "notForwarded, says the text", fact: .redirect(handling: .refused, refusal: .replayed))]
+        #expect(Explainer.explain(other).code == "redirectRefused")
     }
 
     @Test("the token-type mismatch is explained from --json lines by the command, naming token, environments and the declared type")

@@ -26,7 +26,7 @@ struct TimelineFormatTests {
         .fallback(reason: "no APNs token within 5 s", code: .noAPNsToken, url: "http://127.0.0.1:9099/__/auth/handler?apiKey=K"),
         .fallback(reason: "written before the code was kept", code: nil, url: "http://127.0.0.1:9099/__/auth/handler?apiKey=K"),
         .presenter(kind: "challenge"),
-        .redirect(handling: .refused, refusal: "notForwarded"),
+        .redirect(handling: .refused, refusal: .notForwarded),
         .redirect(handling: .pending, refusal: nil),
         .smsSent(number: "+16505551234"),
         .backendRejected(endpoint: "sendVerificationCode", error: "QUOTA_EXCEEDED", detail: "the project's 10 SMS for today are used"),
