@@ -45,10 +45,14 @@ public struct PushRejection: Sendable, Hashable, Error {
     public var detail: String
     /// 410 only: when the token stopped being valid (ms since the epoch).
     public var timestamp: Int64?
-    public init(_ reason: APNsReason, _ detail: String, timestamp: Int64? = nil) {
+    /// `InvalidProviderToken` from the token's check: what exactly was wrong with it (an unknown key,
+    /// a bad signature…), for `explain` to decide by, not by the detail's words.
+    public var providerTokenProblem: ProviderTokenError.Code?
+    public init(_ reason: APNsReason, _ detail: String, timestamp: Int64? = nil, providerTokenProblem: ProviderTokenError.Code? = nil) {
         self.reason = reason
         self.detail = detail
         self.timestamp = timestamp
+        self.providerTokenProblem = providerTokenProblem
     }
     public var status: Int { reason.status ?? 500 }
 }
@@ -237,7 +241,7 @@ public struct PushValidator: Sendable {
             (verified, key, isNew) = (cached, cachedKey, false)
         } else {
             do { (verified, key) = try tokens.verify(jwt) } catch {
-                throw PushRejection(.invalidProviderToken, error.message)
+                throw PushRejection(.invalidProviderToken, error.message, providerTokenProblem: error.code)
             }
             isNew = true
         }

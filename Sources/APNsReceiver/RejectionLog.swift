@@ -21,12 +21,17 @@ public final class RejectionLog: Sendable {
         public var apnsID: String
         public var deviceToken: String
         public var status: Int
-        public var reason: String
+        public var reason: APNsReason
         public var detail: String
+        /// For `InvalidProviderToken` from the token's check: what was wrong with it (absent in
+        /// lines written before it was kept).
+        public var providerTokenProblem: ProviderTokenError.Code?
         enum CodingKeys: String, CodingKey {
             case time, environment, apnsID = "apns-id", deviceToken = "device-token", status, reason, detail
+            case providerTokenProblem = "provider-token-problem"
         }
-        public init(time: Date, environment: APNsEnvironment, apnsID: String, deviceToken: String, status: Int, reason: String, detail: String) {
+        public init(time: Date, environment: APNsEnvironment, apnsID: String, deviceToken: String, status: Int, reason: APNsReason, detail: String,
+                    providerTokenProblem: ProviderTokenError.Code? = nil) {
             self.time = time
             self.environment = environment
             self.apnsID = apnsID
@@ -34,13 +39,15 @@ public final class RejectionLog: Sendable {
             self.status = status
             self.reason = reason
             self.detail = detail
+            self.providerTokenProblem = providerTokenProblem
         }
     }
 
     /// Appends one line (a failure to write is not the push's problem: it is left out).
     public func append(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date = Date()) {
         let entry = Entry(time: time, environment: environment, apnsID: apnsID, deviceToken: deviceToken.lowercased(),
-                          status: rejection.status, reason: rejection.reason.rawValue, detail: rejection.detail)
+                          status: rejection.status, reason: rejection.reason, detail: rejection.detail,
+                          providerTokenProblem: rejection.providerTokenProblem)
         let encoder = JSONEncoder()
         // Milliseconds, as the delivery log writes its times.
         encoder.dateEncodingStrategy = .custom { date, encoder in

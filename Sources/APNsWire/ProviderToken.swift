@@ -64,7 +64,7 @@ public struct VerifiedProviderToken: Sendable, Hashable {
 /// Why a provider token was refused. ``reason`` is what APNs answers; ``message`` says exactly what
 /// was wrong, for logs and for `authsim explain`.
 public struct ProviderTokenError: CodedError {
-    public enum Code: String, Sendable, Hashable {
+    public enum Code: String, Sendable, Hashable, Codable {
         case malformed, unsupportedAlgorithm, missingKeyID, unknownKeyID, missingIssuer, issuerMismatch
         case missingIssuedAt, badSignature, tooLong
     }

@@ -60,7 +60,7 @@ public enum ReceiverStateExplainer {
         let sentTo = entry.environment
         let other: APNsEnvironment = sentTo == .sandbox ? .production : .sandbox
         switch entry.reason {
-        case APNsReason.badDeviceToken.rawValue:
+        case .badDeviceToken:
             if let token = DeviceToken(hex: entry.deviceToken), registry.lookup(token, in: other) != nil {
                 let origin = other == .sandbox ? "debug builds" : "TestFlight / App Store builds"
                 let right = other == .sandbox ? ".sandbox" : ".prod"
@@ -70,17 +70,17 @@ public enum ReceiverStateExplainer {
             }
             return Diagnosis("badDeviceToken", cause: "pushes were rejected by \(sentTo) with BadDeviceToken: \(entry.detail)",
                              fix: "send the hex token the device registered, to the environment that issued it")
-        case APNsReason.invalidProviderToken.rawValue where entry.detail.contains("is not a key this server trusts"):
+        case .invalidProviderToken where entry.providerTokenProblem == .unknownKeyID:
             return Diagnosis("untrustedProviderKey", cause: "pushes were rejected with InvalidProviderToken: \(entry.detail): push-receiver trusts only the keys it was given",
                              fix: "start push-receiver with your key too: --p8 AuthKey_<KEYID>.p8 --team-id <TEAMID> (--key-id if the file is named otherwise), or sign with the key in its --certs folder")
-        case APNsReason.invalidProviderToken.rawValue:
+        case .invalidProviderToken:
             return Diagnosis("invalidProviderToken", cause: "pushes were rejected with InvalidProviderToken: \(entry.detail)",
                              fix: "sign with the .p8 key whose Key ID is the token's kid and your Team ID as iss (swapped IDs are a common cause)")
-        case APNsReason.expiredProviderToken.rawValue:
+        case .expiredProviderToken:
             return Diagnosis("expiredProviderToken", cause: "pushes were rejected with ExpiredProviderToken: \(entry.detail)",
                              fix: "sync the provider's clock and mint a new token at least every hour")
         default:
-            let reason = APNsReason(rawValue: entry.reason)
+            let reason = entry.reason
             return Diagnosis("rejected\(entry.reason)", cause: "pushes were rejected by \(sentTo) with \(entry.status) \(entry.reason): \(reason.meaning)",
                              fix: entry.detail)
         }

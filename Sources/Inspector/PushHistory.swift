@@ -295,7 +295,8 @@ public final class PushHistory: Sendable {
         let rejection = request.rejection
         let entry = RejectionLog.Entry(time: request.receivedAt, environment: request.environment, apnsID: request.apnsID,
                                        deviceToken: request.deviceToken.lowercased(), status: rejection.status,
-                                       reason: rejection.reason.rawValue, detail: rejection.detail)
+                                       reason: rejection.reason, detail: rejection.detail,
+                                       providerTokenProblem: rejection.providerTokenProblem)
         let diagnosis = ReceiverStateExplainer.explain(entry, registry: registry ?? DeviceRegistry())
         let token = Self.providerToken(request.header("authorization"), rejection: rejection)
         return { id in

@@ -1,3 +1,4 @@
+import APNsWire
 import Foundation
 import Testing
 import TestSupport
@@ -35,15 +36,45 @@ struct ReceiverStateExplainTests {
 
     @Test("an untrusted key's InvalidProviderToken gets push-receiver --p8 as its fix; all delivered exits 0")
     func untrustedKey() async throws {
+        guard await toolAvailable(["openssl", "version"]) else { return }
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let rejection = #"{"time":"2026-11-24T10:00:00.000Z","environment":"sandbox","apns-id":"x","device-token":"ab12","status":403,"reason":"InvalidProviderToken","detail":"kid \"ABCDE12345\" is not a key this server trusts"}"#
-        try write(folder, deliveries: [Self.delivery(dropped: false)], rejections: [rejection])
+        let certs = folder.appendingPathComponent("Certs").path
+        let state = folder.appendingPathComponent("State").path
+        let token = DeviceToken.random().hex
+        let payload = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Payloads/firebase-auth-silent.apns").standardized.path
+        #expect(try await runProgram([try executable("push-receiver"), "devices", "add", "--state", state, "--environment", "sandbox",
+                                      "--bundle", "com.example.authsim", "--token", token]).status == 0)
+        let receiver = try ServerProcess([try executable("push-receiver"), "--certs", certs, "--state", state, "--sandbox-port", "0",
+                                          "--no-production-listener", "--no-device-gateway"])
+        defer { receiver.stop() }
+        _ = try await receiver.waitFor("delivery log:")
+        // A provider whose .p8 push-receiver was never given: the real rejection, as the receiver logs it
+        // (issue 31: explain read "is not a key this server trusts" in its detail; it reads the problem's code).
+        let p8 = folder.appendingPathComponent("AuthKey_ZZZZZZZZZZ.p8").path
+        #expect(try await runProgram(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", p8]).status == 0)
+        let sent = try await runProgram([try executable("apns-sender"), payload, "--token", token, "--certs", certs,
+                                         "--port", String(try receiver.port(after: "https")), "--p8", p8, "--team-id", "ABCDE12345"])
+        #expect(sent.status == 1, "\(sent.output)")
+        #expect(sent.output.contains("InvalidProviderToken"), "\(sent.output)")
+        #expect(try await receiver.terminate() == 0)
+        let logged = try String(contentsOfFile: state + "/rejections.jsonl", encoding: .utf8)
+        #expect(logged.contains(#""provider-token-problem":"unknownKeyID""#), "\(logged)")
         let authsim = try executable("authsim")
-        let run = try await runProgram([authsim, "explain", "--receiver-state", folder.path, "--json"])
+        let run = try await runProgram([authsim, "explain", "--receiver-state", state, "--json"])
         #expect(run.status == 1)
         #expect(run.output.contains(#""code":"untrustedProviderKey""#), "\(run.output)")
         #expect(run.output.contains("--p8 AuthKey_<KEYID>.p8 --team-id <TEAMID>"), "\(run.output)")
+
+        // A line from before the problem was logged: the detail's words alone decide nothing.
+        let old = temporaryDirectory(#function + "old")
+        defer { try? FileManager.default.removeItem(at: old) }
+        let rejection = #"{"time":"2026-11-24T10:00:00.000Z","environment":"sandbox","apns-id":"x","device-token":"ab12","status":403,"reason":"InvalidProviderToken","detail":"kid \"ABCDE12345\" is not a key this server trusts"}"#
+        try write(old, deliveries: [Self.delivery(dropped: false)], rejections: [rejection])
+        let oldRun = try await runProgram([authsim, "explain", "--receiver-state", old.path, "--json"])
+        #expect(oldRun.status == 1)
+        #expect(oldRun.output.contains(#""code":"invalidProviderToken""#), "\(oldRun.output)")
 
         let clean = temporaryDirectory(#function + "clean")
         defer { try? FileManager.default.removeItem(at: clean) }
