@@ -312,22 +312,14 @@ extension RunFact {
         case .pushLost: self = .pushLost(token: try reader.string("token"), environment: try reader.environment("environment"))
         case .pushDelivered: self = .pushDelivered(token: try reader.string("token"), handled: try reader.bool("handled"))
         case .fallback:
-            var code: ReCAPTCHAFallbackReason.Code?
-            if let text = facts["code"] {
-                guard let known = ReCAPTCHAFallbackReason.Code(rawValue: text) else {
-                    throw reader.malformed("code", ReCAPTCHAFallbackReason.Code.allCases.map(\.rawValue).joined(separator: ", "))
-                }
-                code = known
-            }
-            self = .fallback(reason: facts["reason"] ?? "", code: code, url: facts["url"] ?? "")
+            self = .fallback(reason: facts["reason"] ?? "", code: try reader.optionalValue("code", as: ReCAPTCHAFallbackReason.Code.self),
+                             url: facts["url"] ?? "")
         case .presenter: self = .presenter(kind: try reader.string("presenter"))
         case .redirect:
             guard let handling = RedirectHandling(rawValue: try reader.string("handled")) else {
                 throw reader.malformed("handled", "true, false or pending")
             }
-            self = .redirect(handling: handling, refusal: try reader.optional("refusal").map { _ throws(TimelineFormatError) in
-                try reader.value("refusal", as: URLRefusal.Code.self)
-            })
+            self = .redirect(handling: handling, refusal: try reader.optionalValue("refusal", as: URLRefusal.Code.self))
         case .smsSent: self = .smsSent(number: try reader.string("number"))
         case .backendRejected:
             self = .backendRejected(endpoint: try reader.string("endpoint"), error: try reader.string("error"), detail: reader.optional("detail"))
@@ -402,6 +394,10 @@ private struct FactReader {
             throw malformed(name, "one of " + T.allCases.map(\.rawValue).joined(separator: ", "))
         }
         return value
+    }
+    /// ``value(_:as:)`` for a fact that may be absent (written lines leave it out; present, it must be one of the values).
+    func optionalValue<T: RawRepresentable & CaseIterable>(_ name: String, as type: T.Type) throws(TimelineFormatError) -> T? where T.RawValue == String {
+        facts[name] == nil ? nil : try value(name, as: type)
     }
     func int(_ name: String) throws(TimelineFormatError) -> Int {
         guard let value = facts[name].flatMap({ Int($0) }) else { throw malformed(name, "an integer") }

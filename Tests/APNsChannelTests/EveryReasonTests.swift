@@ -193,20 +193,20 @@ struct ValidationRuleTests {
         // The test waits for the receiver to say it idled the connection out (it slept 11 s with a
         // 10 s timeout until issue 26, the length set by how long a starved suite kept tasks waiting).
         let idled = Latch()
-        let fixture = try await Fixture.start(policy: policy, observer: { event in
+        try await withFixture(policy: policy, observer: { event in
             if case .idledOut = event { idled.open() }
-        })
-        let token = try fixture.device()
-        // Retries: a reconnect's fresh connection may itself idle out before its push is sent
-        // when the machine is loaded; the sender goes again on another.
-        let client = try fixture.client(retries: 5)
-        let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
-        #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
-        await idled.wait()
-        #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
-        await client.shutdown()
-        #expect(try fixture.deliveryLog().count == 2)
-        await fixture.stop()
+        }) { fixture in
+            let token = try fixture.device()
+            // Retries: a reconnect's fresh connection may itself idle out before its push is sent
+            // when the machine is loaded; the sender goes again on another.
+            let client = try fixture.client(retries: 5)
+            let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
+            #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
+            await idled.wait()
+            #expect(try await client.send(PushRequest(deviceToken: token, headers: headers, payload: Fixture.silent)).status == 200)
+            await client.shutdown()
+            #expect(try fixture.deliveryLog().count == 2)
+        }
     }
 }
 
@@ -217,12 +217,9 @@ func sendAndClose(_ bytes: [UInt8], port: Int) async throws {
     try await onOwnThread {
         let fd = try connectLoopback(port: port)
         defer { close(fd) }
-        // A bound on a receiver that never closes (a failed test), not a wait the test relies on.
-        var timeout = timeval(tv_sec: 120, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         shutdown(fd, Int32(SHUT_WR))
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while recv(fd, &buffer, buffer.count, 0) > 0 {}
+        // (The 120 s bound only ends a test whose receiver never closes.)
+        _ = waitUntilClosedByPeer(fd, limitMilliseconds: 120_000)
     }
 }

@@ -78,8 +78,9 @@ struct Fixture {
 
 /// Runs `body` with a started fixture and always stops it.
 func withFixture<T>(clock: any WallClock = SystemWallClock(), policy: ReceiverPolicy = ReceiverPolicy(),
-                    name: String = #function, _ body: (Fixture) async throws -> T) async throws -> T {
-    let fixture = try await Fixture.start(clock: clock, policy: policy, name: name)
+                    observer: (@Sendable (ReceiverEvent) -> Void)? = nil, name: String = #function,
+                    _ body: (Fixture) async throws -> T) async throws -> T {
+    let fixture = try await Fixture.start(clock: clock, policy: policy, observer: observer, name: name)
     do {
         let result = try await body(fixture)
         await fixture.stop()

@@ -90,7 +90,7 @@ struct TimelineFormatTests {
         (#"{"kind":"receiver.fault","facts":{"fault":"explode"},"message":"m","part":"receiver"}"#,
          "line 2: receiver.fault: fact fault is \"explode\", expected a fault spec"),
         (#"{"kind":"app.fallback","facts":{"reason":"r","code":"bored","url":"u"},"message":"m","part":"app"}"#,
-         "line 2: app.fallback: fact code is \"bored\", expected simulator, noAPNsToken, apnsRegistrationFailed, verifyClientRefused, noSilentPush"),
+         "line 2: app.fallback: fact code is \"bored\", expected one of simulator, noAPNsToken, apnsRegistrationFailed, verifyClientRefused, noSilentPush"),
         (#"{"kind":"app.signedIn","message":"m","part":"flying"}"#, "line 2 is not an event"),
     ])
     func refusals(line: String, message: String) {
