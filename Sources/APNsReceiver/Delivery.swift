@@ -1,5 +1,6 @@
 import APNsWire
 import Foundation
+import Utilities
 
 /// The seam between the receiver (APNs) and the device OS: each accepted push that is not dropped
 /// is handed here after it is in the delivery log. The simulated device (and through it the app's
@@ -95,22 +96,21 @@ public actor DeviceHub: PushDeliveryHandler {
             remote[key]?.removeValue(forKey: id)
             if remote[key]?.isEmpty == true { remote[key] = nil }
         }
-        let count = connectedDeviceCount
-        let met = countWatchers.filter { count <= $0.count }
-        countWatchers.removeAll { count <= $0.count }
-        for watcher in met { watcher.continuation.resume() }
+        for watcher in countWatchers.ready(for: connectedDeviceCount) { watcher.resume() }
     }
 
     /// Devices in other processes connected through the gateway now.
     public var connectedDeviceCount: Int { remote.values.reduce(0) { $0 + $1.count } }
 
-    private var countWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    /// Tasks in ``waitForConnectedDevices(atMost:)``, given the count.
+    private var countWatchers = Waiters<Int>()
 
     /// Returns once no more than `count` devices are connected through the gateway: woken by each
     /// hang-up the gateway notices (for a caller that must know the hub stopped routing to a device).
     public func waitForConnectedDevices(atMost count: Int) async {
-        guard connectedDeviceCount > count else { return }
-        await withCheckedContinuation { countWatchers.append((count, $0)) }
+        await withCheckedContinuation { continuation in
+            if !countWatchers.add({ $0 <= count }, continuation, now: connectedDeviceCount) { continuation.resume() }
+        }
     }
 
     public func deliver(_ push: AcceptedPush) async {

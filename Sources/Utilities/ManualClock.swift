@@ -18,16 +18,8 @@ public final class ManualClock: Clock, Sendable {
         var now = Instant(offset: .zero)
         var sleepers: [Int: Sleeper] = [:]
         var nextID = 0
-        /// Tasks waiting for a number of sleepers (``waitForSleepers(_:)``).
-        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-
-        /// The watchers whose count the sleepers now reach, removed.
-        mutating func satisfiedWatchers() -> [CheckedContinuation<Void, Never>] {
-            let count = sleepers.count
-            let met = watchers.filter { $0.count <= count }
-            watchers.removeAll { $0.count <= count }
-            return met.map(\.continuation)
-        }
+        /// Tasks waiting for a number of sleepers (``waitForSleepers(_:)``), given the count.
+        var watchers = Waiters<Int>()
     }
     private let state = Mutex(State())
 
@@ -43,12 +35,8 @@ public final class ManualClock: Clock, Sendable {
     /// started.
     public func waitForSleepers(_ count: Int = 1) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.sleepers.count >= count { return true }
-                state.watchers.append((count, continuation))
-                return false
-            }
-            if now { continuation.resume() }
+            let waits = state.withLock { state in state.watchers.add({ $0 >= count }, continuation, now: state.sleepers.count) }
+            if !waits { continuation.resume() }
         }
     }
 
@@ -65,7 +53,7 @@ public final class ManualClock: Clock, Sendable {
                     if Task.isCancelled { return (.cancelled, []) }
                     if deadline <= state.now { return (.wake, []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return (.sleep, state.satisfiedWatchers())
+                    return (.sleep, state.watchers.ready(for: state.sleepers.count))
                 }
                 for watcher in watchers { watcher.resume() }
                 switch next {

@@ -5,6 +5,7 @@ import HTTPTransport
 import Synchronization
 import TestSupport
 import Testing
+import Utilities
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -105,13 +106,11 @@ struct DeviceGatewayTests {
 
 /// Pushes collected from the stream's callback.
 final class Received: Sendable {
-    private let state = Mutex<(pushes: [RemotePush], waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)])>(([], []))
+    private let state = Mutex<(pushes: [RemotePush], waiters: Waiters<Int>)>(([], Waiters()))
     func add(_ push: RemotePush) {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLock { state in
             state.pushes.append(push)
-            let count = state.pushes.count
-            defer { state.waiters.removeAll { $0.count <= count } }
-            return state.waiters.filter { $0.count <= count }.map(\.continuation)
+            return state.waiters.ready(for: state.pushes.count)
         }
         for waiter in ready { waiter.resume() }
     }
@@ -120,12 +119,8 @@ final class Received: Sendable {
     /// Returns once `count` pushes have come (woken by each push).
     func wait(count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.pushes.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if now { continuation.resume() }
+            let waits = state.withLock { state in state.waiters.add({ $0 >= count }, continuation, now: state.pushes.count) }
+            if !waits { continuation.resume() }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Utilities
 import Foundation
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -60,5 +61,50 @@ struct Base64URLTests {
         #expect(Base64URL.decode("abcde") == nil)
         #expect(Base64URL.decode("ab===") == nil)
         #expect(Base64URL.decode("abc==") == nil)
+    }
+}
+
+@Suite("Waiters")
+struct WaitersTests {
+    /// Waiters kept under a lock, as their owners keep them.
+    final class Owner: Sendable {
+        let waiters = Mutex(Waiters<Int>())
+        let woke = Mutex<[String]>([])
+        let registered = Mutex(0)
+    }
+
+    @Test("a condition already met keeps nothing; the others wake once, when a value meets them, and only they")
+    func thresholds() async {
+        let owner = Owner()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let kept = owner.waiters.withLock { waiters in waiters.add({ value in value >= 1 }, continuation, now: 1) }
+            #expect(!kept)
+            continuation.resume()
+        }
+        let (allIn, signal) = AsyncStream<Void>.makeStream()
+        await withTaskGroup(of: Void.self) { group in
+            for (name, threshold) in [("two", 2), ("three", 3)] {
+                group.addTask {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let kept = owner.waiters.withLock { waiters in waiters.add({ value in value >= threshold }, continuation, now: 0) }
+                        #expect(kept)
+                        if owner.registered.withLock({ $0 += 1; return $0 }) == 2 { signal.yield() }
+                    }
+                    owner.woke.withLock { $0.append(name) }
+                }
+            }
+            for await _ in allIn { break }
+            let none = owner.waiters.withLock { $0.ready(for: 1) }
+            #expect(none.isEmpty)
+            let two = owner.waiters.withLock { $0.ready(for: 2) }
+            #expect(two.count == 1)
+            two.forEach { $0.resume() }
+            let rest = owner.waiters.withLock { $0.ready(for: 5) }
+            #expect(rest.count == 1)
+            rest.forEach { $0.resume() }
+            let after = owner.waiters.withLock { $0.ready(for: 9) }
+            #expect(after.isEmpty)
+        }
+        #expect(owner.woke.withLock { $0 }.sorted() == ["three", "two"])
     }
 }
