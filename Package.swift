@@ -26,8 +26,10 @@ let package = Package(
         .library(name: "APNsSender", targets: ["APNsSender"]),
         .library(name: "APNsReceiver", targets: ["APNsReceiver"]),
         .library(name: "AuthBackend", targets: ["AuthBackend"]),
+        .library(name: "DeviceOS", targets: ["DeviceOS"]),
         .library(name: "FirebaseAuthCore", targets: ["FirebaseAuthCore"]),
         .library(name: "RedirectInterceptor", targets: ["RedirectInterceptor"]),
+        .library(name: "DeviceLink", targets: ["DeviceLink"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
         .library(name: "Diagnostics", targets: ["Diagnostics"]),
         .library(name: "Inspector", targets: ["Inspector"]),
@@ -109,13 +111,12 @@ let package = Package(
                            .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "NIOHPACK", package: "swift-nio-http2"), logging]
         ),
-        // APNs (sandbox and production) and the device OS: validation, registry, delivery log,
-        // faults, and the device gateway for devices in other processes.
+        // APNs (sandbox and production): validation, registry, delivery log, faults; it hands each
+        // accepted push to a delivery handler (the device's hub) and knows nothing of devices.
         .target(
             name: "APNsReceiver",
-            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", "HTTPTransport", "HTTPServerSupport",
-                           nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                           hummingbird, hummingbirdCore, logging]
+            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl"), logging]
         ),
         // Firebase's side: Identity Toolkit over HTTP (Hummingbird), app credentials and the
         // silent push, SMS outbox, ID tokens, Apple's side of Sign in with Apple.
@@ -125,40 +126,52 @@ let package = Package(
                            crypto, .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
                            nio("NIOCore"), hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging]
         ),
+        // The simulated phone, as the app sees it (UIKit's and Security's part): the app and its
+        // delegate (AppHost), the keychain, UserDefaults, APNs registration, opened URLs, the
+        // process being killed. Frameworks (Auth) hook in as app-delegate interceptors.
+        .target(name: "DeviceOS", dependencies: ["Utilities", "HTTPTransport", logging]),
         // FirebaseAuth's phone-auth app verification and Sign in with Apple, on Linux, with the SDK's names.
         .target(
             name: "FirebaseAuthCore",
-            dependencies: ["Utilities", "IdentityToolkitAPI", "HTTPTransport", crypto, logging]
+            dependencies: ["Utilities", "DeviceOS", "IdentityToolkitAPI", "HTTPTransport", crypto, logging]
         ),
         // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
         .target(name: "RedirectInterceptor", dependencies: ["Utilities", nio("NIOCore"), nio("NIOPosix")]),
+        // The simulated phone's links: to APNs (the hub that hands a token's pushes to its apps,
+        // the device gateway and remote devices in other processes, installing and relaunching
+        // an app on a device) and to the OS's URL dispatch (an app claiming its schemes).
+        .target(
+            name: "DeviceLink",
+            dependencies: ["Utilities", "APNsWire", "APNsReceiver", "DeviceOS", "HTTPTransport", "HTTPServerSupport", "RedirectInterceptor",
+                           hummingbird, hummingbirdCore, nio("NIOCore"), logging]
+        ),
 
         // MARK: What runs the parts
 
         // Whole runs across the parts: scenario files, typed timelines, the demo.
         .target(
             name: "Scenarios",
-            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
+            dependencies: ["DeviceOS", "DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
                            "IdentityToolkitAPI", "HTTPTransport", "RedirectInterceptor", logging]
         ),
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
         .target(
             name: "Diagnostics",
-            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
+            dependencies: ["DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
         ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
         // The inspector: the receiver's pushes, faults and devices and the backend's SMS and users,
         // live in a browser and as a JSON API, with metrics and health (authsim serve).
         .target(
             name: "Inspector",
-            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "Diagnostics", "HTTPServerSupport", "IdentityToolkitAPI", "Utilities",
+            dependencies: ["DeviceLink", "APNsWire", "APNsReceiver", "AuthBackend", "Diagnostics", "HTTPServerSupport", "IdentityToolkitAPI", "Utilities",
                            hummingbird, hummingbirdCore, nio("NIOCore"), .product(name: "HTTPTypes", package: "swift-http-types"), logging],
             resources: [.copy("Resources")]
         ),
         .target(
             name: "Benchmarking",
-            dependencies: ["APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", crypto,
+            dependencies: ["DeviceOS", "APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", crypto,
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // What the command lines share: output, signal handling, logging set-up.
@@ -177,7 +190,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "push-receiver",
-            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "CommandSupport", argumentParser, logging]
+            dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "CommandSupport", argumentParser, logging]
         ),
         .executableTarget(
             name: "redirect-interceptor",
@@ -185,7 +198,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "authsim",
-            dependencies: ["Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
+            dependencies: ["DeviceLink", "Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
                            "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking", "Inspector",
                            argumentParser, logging]
         ),
@@ -215,7 +228,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthFlowTests",
-            dependencies: ["APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor",
+            dependencies: ["DeviceOS", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor",
                            "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport", "LocalPKI", crypto, .product(name: "CryptoExtras", package: "swift-crypto"), logging,
                            .product(name: "InMemoryLogging", package: "swift-log")]
         ),
@@ -227,12 +240,17 @@ let package = Package(
         // run against the real backend on the default app.
         .testTarget(
             name: "GuideCodeTests",
-            dependencies: ["FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
+            dependencies: ["DeviceOS", "FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
+        // The device on its own: the app and its interceptors, the keychain file, the gateway and remote devices.
+        .testTarget(
+            name: "DeviceTests",
+            dependencies: ["DeviceOS", "DeviceLink", "APNsReceiver", "APNsWire", "HTTPTransport", "TestSupport", "Utilities"]
+        ),
         .testTarget(
             name: "APNsChannelTests",
-            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "HTTPTransport", "HTTP2Wire", "Scenarios", "TestSupport",
+            dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "HTTPTransport", "HTTP2Wire", "Scenarios", "TestSupport",
                            nio("NIOCore"), nio("NIOEmbedded"), .product(name: "NIOHPACK", package: "swift-nio-http2"), logging]
         ),
     ]

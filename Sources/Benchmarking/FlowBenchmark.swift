@@ -1,5 +1,6 @@
 import Utilities
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import Synchronization

@@ -1,5 +1,6 @@
 import APNsWire
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI

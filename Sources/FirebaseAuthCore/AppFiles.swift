@@ -1,7 +1,8 @@
-import Utilities
+import DeviceOS
 import Foundation
-import Logging
 import HTTPTransport
+import Logging
+import Utilities
 
 /// Why an app file could not be used.
 public struct AppFileError: CodedError {

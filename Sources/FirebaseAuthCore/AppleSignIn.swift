@@ -1,7 +1,7 @@
-import Utilities
 import Crypto
 import Foundation
 import IdentityToolkitAPI
+import Utilities
 
 /// The nonce of Sign in with Apple, as Firebase's sample makes it: random characters from the
 /// sample's charset (which lacks "W", as the sample's does), the SHA-256 hex of it sent to Apple,

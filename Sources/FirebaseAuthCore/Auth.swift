@@ -1,3 +1,4 @@
+import DeviceOS
 import Foundation
 import HTTPTransport
 import IdentityToolkitAPI
@@ -39,7 +40,7 @@ public struct AppCredential: Sendable, Hashable, Codable {
 /// let credential = PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: "123456")
 /// let result = try await Auth.auth().signIn(with: credential)
 /// ```
-public final class Auth: Sendable {
+public final class Auth: AppDelegateInterceptor {
     /// The app this `Auth` belongs to; weak, as in the SDK (the app owns its `Auth`).
     public weak let app: FirebaseApp?
     /// The app's options and host, kept here: an `Auth` outlives an app nobody holds.
@@ -109,7 +110,7 @@ public final class Auth: Sendable {
         requestHeaders = Self.requestHeaders(bundleID: app.host.bundleID, appID: app.options.googleAppID,
                                              language: app.host.preferredLocalizations.first)
         appName = app.name
-        app.host.attach(self)
+        app.host.registerAppDelegateInterceptor(self)
         restoreFromKeychain()
     }
 
@@ -558,7 +559,7 @@ public final class Auth: Sendable {
     /// iOS killed the app's process (``AppHost/terminate()``, which sets the host's flag first):
     /// every wait ends now and nothing more is sent; what the keychain holds stays for the next
     /// process.
-    func terminate() {
+    public func processWasKilled() {
         let (tokens, credentials, presentation) = state.withLock { state in
             let waiting = (state.tokenWaiters, state.credentialWaiters.values.flatMap { $0 }, state.presentation?.outcome)
             state.tokenWaiters = []

@@ -1,6 +1,7 @@
-import Utilities
+import DeviceOS
 import Foundation
 import HTTPTransport
+import Utilities
 
 /// How a presenter hands the page's redirect to the OS, which opens it in the app that owns the scheme.
 public enum RedirectHandOff: Sendable {

@@ -1,3 +1,4 @@
+import DeviceOS
 import Foundation
 import IdentityToolkitAPI
 

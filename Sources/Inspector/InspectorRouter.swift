@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsWire
 import AuthBackend
+import DeviceLink
 import Foundation
 import HTTPServerSupport
 import HTTPTypes

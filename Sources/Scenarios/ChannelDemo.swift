@@ -1,9 +1,10 @@
 import APNsReceiver
 import APNsSender
 import APNsWire
-import Utilities
+import DeviceLink
 import Foundation
 import LocalPKI
+import Utilities
 
 /// The outcome a run expects or got: an APNs answer, and whether the app's delegate got the push.
 public struct ChannelOutcome: Sendable, Hashable, CustomStringConvertible {

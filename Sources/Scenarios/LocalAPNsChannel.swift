@@ -1,10 +1,11 @@
 import APNsReceiver
 import APNsSender
 import APNsWire
-import Utilities
+import DeviceLink
 import Foundation
 import LocalPKI
 import Logging
+import Utilities
 
 /// The whole APNs channel on loopback: credentials in a folder, a receiver with sandbox and
 /// production listeners (and a cleartext one), its registry, delivery log, fault plan and device

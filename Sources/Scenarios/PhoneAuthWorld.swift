@@ -1,8 +1,9 @@
 import APNsReceiver
 import APNsSender
 import APNsWire
-import Utilities
 import AuthBackend
+import DeviceLink
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import HTTPTransport
@@ -10,23 +11,7 @@ import IdentityToolkitAPI
 import LocalPKI
 import RedirectInterceptor
 import Synchronization
-
-/// A Firebase app on a simulated device, as the OS sees it: its pushes go to the app delegate.
-public struct HostedApp: SimulatedApp {
-    public let host: AppHost
-    /// Told of each push the device hands the app's delegate, and whether Auth took it.
-    public let onPush: @Sendable (DeviceToken, Bool) -> Void
-    public var bundleID: String { host.bundleID }
-    public init(host: AppHost, onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in }) {
-        self.host = host
-        self.onPush = onPush
-    }
-
-    public func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async {
-        guard let userInfo = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] else { return }
-        onPush(push.deviceToken, host.didReceiveRemoteNotification(userInfo))
-    }
-}
+import Utilities
 
 /// How a simulated app is built and behaves.
 public struct AppProfile: Sendable {
@@ -72,81 +57,6 @@ public struct AppProfile: Sendable {
     /// iOS's error for a build signed without the Push Notifications capability.
     public static let noEntitlementError = "no valid \u{201C}aps-environment\u{201D} entitlement string found for application"
     public init() {}
-}
-
-/// How simulated devices get their tokens and their pushes: from a receiver in this process, or
-/// through the device gateway of a push-receiver in another one.
-public protocol DeviceNetwork: Sendable {
-    /// Registers a new device for `host`'s app in `environment` and routes its pushes to the app
-    /// delegate. Returns the token APNs issued.
-    func installDevice(for host: AppHost, environment: APNsEnvironment,
-                       onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken
-    /// The app started again on the device that has `token`: its pushes go to `host` from now on
-    /// (the process before it is gone).
-    func relaunch(_ host: AppHost, on token: DeviceToken, environment: APNsEnvironment,
-                  onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws
-    func shutdown() async
-}
-
-/// Devices on a receiver in this process.
-struct LocalDeviceNetwork: DeviceNetwork {
-    let channel: LocalAPNsChannel
-    func installDevice(for host: AppHost, environment: APNsEnvironment,
-                       onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken {
-        let token = DeviceToken.random()
-        try channel.register(token, environment: environment, bundleID: host.bundleID)
-        await channel.hub.install(HostedApp(host: host, onPush: onPush), token: token, environment: environment)
-        return token
-    }
-    func relaunch(_ host: AppHost, on token: DeviceToken, environment: APNsEnvironment,
-                  onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws {
-        await channel.hub.install(HostedApp(host: host, onPush: onPush), token: token, environment: environment)
-    }
-    func shutdown() async {}
-}
-
-/// Devices linked to a push-receiver in another process through its device gateway.
-public final class RemoteDeviceNetwork: DeviceNetwork {
-    public let host: String
-    public let port: Int
-    private let devices = Mutex<[RemoteDevice]>([])
-    /// One HTTP client for every device of this network.
-    private let transport = NIOHTTP1Transport()
-
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
-    public func installDevice(for app: AppHost, environment: APNsEnvironment,
-                              onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken {
-        let token = try await RemoteDevice.register(gatewayHost: host, gatewayPort: port, environment: environment, bundleID: app.bundleID,
-                                                    transport: transport)
-        try await relaunch(app, on: token, environment: environment, onPush: onPush)
-        return token
-    }
-
-    public func relaunch(_ app: AppHost, on token: DeviceToken, environment: APNsEnvironment,
-                         onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws {
-        // The process before this one is gone: its connection for the token goes with it.
-        let previous = devices.withLock { devices in
-            defer { devices.removeAll { $0.token == token } }
-            return devices.filter { $0.token == token }
-        }
-        for device in previous { await device.disconnect() }
-        let device = try await RemoteDevice.connect(gatewayHost: host, gatewayPort: port, token: token, environment: environment,
-                                                    transport: transport) { push in
-            guard push.bundleID == app.bundleID,
-                  let userInfo = (try? JSONSerialization.jsonObject(with: Data(push.payload))) as? [String: Any] else { return }
-            onPush(token, app.didReceiveRemoteNotification(userInfo))
-        }
-        devices.withLock { $0.append(device) }
-    }
-
-    public func shutdown() async {
-        for device in devices.withLock({ $0 }) { await device.disconnect() }
-        transport.shutdown()
-    }
 }
 
 /// Every part of silent-push phone sign-in on loopback: push-receiver, the backend (over HTTP,
@@ -203,7 +113,7 @@ public final class PhoneAuthWorld: Sendable {
         let server = try await BackendServer.start(toolkit: toolkit, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM))
         return PhoneAuthWorld(channel: channel, toolkit: toolkit, backendHost: server.host, backendPort: server.port,
                               apiKey: configuration.apiKey, projectID: configuration.projectID,
-                              devices: LocalDeviceNetwork(channel: channel), server: server, pusher: pusher,
+                              devices: LocalDeviceNetwork(registry: channel.registry, hub: channel.hub), server: server, pusher: pusher,
                               caPEM: credentials.caCertificatePEM)
     }
 

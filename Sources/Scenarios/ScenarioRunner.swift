@@ -1,13 +1,14 @@
-import IdentityToolkitAPI
 import APNsReceiver
 import APNsWire
-import Utilities
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
+import IdentityToolkitAPI
 import LocalPKI
 import RedirectInterceptor
 import Synchronization
+import Utilities
 
 /// How the app side of a scenario is run beyond what the file says (options of `authsim phone`).
 public struct AppRunOptions: Sendable {

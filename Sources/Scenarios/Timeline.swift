@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsWire
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI

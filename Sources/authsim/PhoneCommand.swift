@@ -2,11 +2,12 @@ import APNsReceiver
 import APNsWire
 import ArgumentParser
 import CommandSupport
+import DeviceLink
 import Diagnostics
 import FirebaseAuthCore
 import Foundation
-import RedirectInterceptor
 import LocalPKI
+import RedirectInterceptor
 import Scenarios
 
 /// `authsim phone`: one app signs in by phone against a backend and a push-receiver running as

@@ -4,6 +4,7 @@ import APNsWire
 import ArgumentParser
 import AuthBackend
 import CommandSupport
+import DeviceLink
 import Foundation
 import IdentityToolkitAPI
 import Inspector

@@ -1,11 +1,12 @@
 import APNsReceiver
 import APNsWire
-import Utilities
 import ArgumentParser
 import CommandSupport
+import DeviceLink
 import Foundation
 import LocalPKI
 import Logging
+import Utilities
 
 @main
 struct PushReceiverCommand: AsyncParsableCommand {

@@ -1,11 +1,12 @@
 import APNsReceiver
 import APNsSender
 import APNsWire
+import DeviceLink
 import Foundation
 import LocalPKI
 import Scenarios
-import TestSupport
 import Testing
+import TestSupport
 
 @Suite("apns-sender → push-receiver over HTTP/2 + TLS")
 struct ChannelTests {

@@ -1,8 +1,9 @@
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import Scenarios
-import TestSupport
 import Testing
+import TestSupport
 
 @Suite("App files: Info.plist and GoogleService-Info.plist, XML or binary, and the callback scheme")
 struct AppFilesTests {

@@ -1,10 +1,11 @@
-import Utilities
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import Scenarios
-import TestSupport
 import Testing
+import TestSupport
+import Utilities
 
 /// An app with Firebase configured against `world`'s backend (no device needed for Apple sign-in).
 func appleApp(_ world: PhoneAuthWorld) -> Auth {

@@ -1,11 +1,12 @@
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import HTTPTransport
 import Scenarios
 import Synchronization
-import TestSupport
 import Testing
+import TestSupport
 
 @Suite("useEmulator as the SDK's: test mode, IPv6 hosts, and the reCAPTCHA page at https://<emulator>/__/auth/handler")
 struct EmulatorHostTests {

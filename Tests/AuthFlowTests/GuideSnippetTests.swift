@@ -1,9 +1,10 @@
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import Scenarios
-import TestSupport
 import Testing
+import TestSupport
 
 @Suite("What the SDK stops on: a malformed backend answer")
 // The guides' own code, on the default app, runs in GuideCodeTests (one test at a time there).

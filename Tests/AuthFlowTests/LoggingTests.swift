@@ -1,14 +1,15 @@
 import APNsSender
 import APNsWire
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 import InMemoryLogging
 import Logging
 import Scenarios
-import TestSupport
 import Testing
+import TestSupport
 
 /// The libraries log, through swift-log, what a user debugging a run wants to see; nothing unless
 /// given a logger.

@@ -1,3 +1,4 @@
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import Testing

@@ -1,10 +1,11 @@
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import HTTPTransport
 import Scenarios
-import TestSupport
 import Testing
+import TestSupport
 
 @Suite("Row 12: the SDK's request headers, and an API key restricted to iOS apps")
 struct RequestHeaderTests {

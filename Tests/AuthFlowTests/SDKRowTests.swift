@@ -1,10 +1,11 @@
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import HTTPTransport
 import Scenarios
-import TestSupport
 import Testing
+import TestSupport
 import Utilities
 
 /// The rows of `../shared/reference/sdk-12-gaps.md` not covered by a suite of their own, each

@@ -1,4 +1,5 @@
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI

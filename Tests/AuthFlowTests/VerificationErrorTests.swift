@@ -1,11 +1,12 @@
-import Utilities
 import AuthBackend
+import DeviceOS
 @testable import FirebaseAuthCore
 import Foundation
-import Synchronization
 import Scenarios
-import TestSupport
+import Synchronization
 import Testing
+import TestSupport
+import Utilities
 
 /// Runs `verifyPhoneNumber` and returns the error code it ends with (nil on success).
 func verificationError(_ auth: Auth, _ number: String = phone) async -> AuthErrorCode? {

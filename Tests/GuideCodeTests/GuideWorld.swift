@@ -1,9 +1,10 @@
 import AuthBackend
+import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import Scenarios
-import TestSupport
 import Testing
+import TestSupport
 
 /// Every test of the guides' own code, one at a time: the guides use the default app
 /// (`FirebaseApp.configure()`, `Auth.auth()`, `PhoneAuthProvider.provider()`), which is one per

@@ -1,6 +1,6 @@
 import Foundation
-import Logging
 import HTTPTransport
+import Logging
 import Synchronization
 import Utilities
 
@@ -47,8 +47,9 @@ public final class AppHost: Sendable {
         }
     }
     private let ownTransport: Mutex<(any HTTPTransport)?>
-    /// The app's `Auth`s, weakly: an `Auth` nobody holds is gone, and no longer gets notifications.
-    private let auths = Mutex<[WeakAuth]>([])
+    /// The app-delegate interceptors (the app's `Auth`s), weakly: one nobody holds is gone, and no
+    /// longer gets notifications.
+    private let interceptors = Mutex<[WeakInterceptor]>([])
 
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
@@ -75,15 +76,17 @@ public final class AppHost: Sendable {
         self.logger = logger
     }
 
-    func attach(_ auth: Auth) {
-        auths.withLock { auths in
-            auths.removeAll { $0.auth == nil }
-            auths.append(WeakAuth(auth: auth))
+    /// GoogleUtilities' `GULAppDelegateSwizzler.registerAppDelegateInterceptor(_:)`, as each `Auth`
+    /// calls it when made: from now on the delegate's calls reach `interceptor` too. Not retained.
+    public func registerAppDelegateInterceptor(_ interceptor: any AppDelegateInterceptor) {
+        interceptors.withLock { interceptors in
+            interceptors.removeAll { $0.interceptor == nil }
+            interceptors.append(WeakInterceptor(interceptor: interceptor))
         }
     }
 
-    /// The app's live `Auth`s.
-    private var liveAuths: [Auth] { auths.withLock { $0.compactMap(\.auth) } }
+    /// The live interceptors, in the order they registered.
+    private var liveInterceptors: [any AppDelegateInterceptor] { interceptors.withLock { $0.compactMap(\.interceptor) } }
 
     /// The OS hands the app a URL opened with its scheme (`application(_:open:options:)` or the
     /// scene delegate's `openURLContexts`). A delegate that forwards gives it to Auth.
@@ -103,8 +106,8 @@ public final class AppHost: Sendable {
                 """))
         }
         var first: URLHandling?
-        for auth in liveAuths {
-            let handling = auth.handle(url)
+        for interceptor in liveInterceptors {
+            let handling = interceptor.handle(url)
             if handling.isHandled { return handling }
             first = first ?? handling
         }
@@ -118,7 +121,7 @@ public final class AppHost: Sendable {
     @discardableResult
     public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any]) -> Bool {
         guard forwardsNotifications, !isTerminated else { return false }
-        for auth in liveAuths where auth.canHandleNotification(userInfo) { return true }
+        for interceptor in liveInterceptors where interceptor.canHandleNotification(userInfo) { return true }
         return false
     }
 
@@ -132,10 +135,10 @@ public final class AppHost: Sendable {
     /// iOS kills the app's process (memory pressure, a crash, the user swiping it away): its
     /// `Auth`s stop where they are (every wait ends, nothing more is sent) and it takes no more
     /// notifications or URLs. What it wrote to the keychain and UserDefaults stays for the next
-    /// process, which ``PhoneAuthWorld`` starts on the same device.
+    /// process, which the device network starts again on the same device (`DeviceNetwork.relaunch`).
     public func terminate() {
         terminated.withLock { $0 = true }
-        for auth in liveAuths { auth.terminate() }
+        for interceptor in liveInterceptors { interceptor.processWasKilled() }
     }
 
     // MARK: Registering for remote notifications
@@ -182,10 +185,10 @@ public final class AppHost: Sendable {
                 delegate(outcome)
                 return
             }
-            for auth in self.liveAuths {
+            for interceptor in self.liveInterceptors {
                 switch outcome {
-                case .token(let data): auth.application(self, didRegisterForRemoteNotificationsWithDeviceToken: data)
-                case .failed(let reason): auth.application(self, didFailToRegisterForRemoteNotificationsWithError: RegistrationFailure(reason))
+                case .token(let data): interceptor.application(self, didRegisterForRemoteNotificationsWithDeviceToken: data)
+                case .failed(let reason): interceptor.application(self, didFailToRegisterForRemoteNotificationsWithError: RegistrationFailure(reason))
                 }
             }
         }
@@ -199,37 +202,7 @@ public struct RegistrationFailure: Error, LocalizedError, Sendable {
     public var errorDescription: String? { reason }
 }
 
-/// An `Auth` the host does not keep alive.
-private struct WeakAuth: Sendable {
-    weak let auth: Auth?
-}
-
-/// A file-backed key-value store playing `UserDefaults`: what an app uses to keep the verification
-/// ID across a restart.
-public final class UserDefaultsStore: Sendable {
-    public let file: URL?
-    private let values: Mutex<[String: String]>
-
-    /// In memory, or in `file` (JSON) so that a restarted app finds its values.
-    public init(file: URL? = nil) {
-        self.file = file
-        var loaded: [String: String] = [:]
-        if let file, let data = try? Data(contentsOf: file),
-           let decoded = try? JSONDecoder().decode([String: String].self, from: data) {
-            loaded = decoded
-        }
-        values = Mutex(loaded)
-    }
-
-    public func set(_ value: String?, forKey key: String) {
-        let snapshot = values.withLock { values -> [String: String] in
-            values[key] = value
-            return values
-        }
-        guard let file else { return }
-        try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try? JSONEncoder().encode(snapshot).write(to: file, options: .atomic)
-    }
-
-    public func string(forKey key: String) -> String? { values.withLock { $0[key] } }
+/// An interceptor the host does not keep alive (GoogleUtilities: "The interceptor is NOT retained").
+private struct WeakInterceptor: Sendable {
+    weak let interceptor: (any AppDelegateInterceptor)?
 }

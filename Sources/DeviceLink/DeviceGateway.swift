@@ -1,3 +1,4 @@
+import APNsReceiver
 import APNsWire
 import Foundation
 import HTTPServerSupport

@@ -1,4 +1,4 @@
-import FirebaseAuthCore
+import DeviceOS
 import Foundation
 import RedirectInterceptor
 

@@ -1,5 +1,6 @@
 @testable import APNsReceiver
 import APNsWire
+@testable import DeviceLink
 import Foundation
 import HTTPTransport
 import Synchronization

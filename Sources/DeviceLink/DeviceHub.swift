@@ -1,0 +1,136 @@
+import APNsReceiver
+import APNsWire
+import Foundation
+import Utilities
+
+/// An app on a simulated device, as the OS sees it: a bundle ID and a way into its delegate.
+public protocol SimulatedApp: Sendable {
+    var bundleID: String { get }
+    /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`: the app gets the
+    /// payload as `userInfo` (JSON bytes here).
+    func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async
+}
+
+/// The device side of APNs: routes accepted background pushes to the app on the device the
+/// token belongs to, and records what it could not deliver (no such device or app).
+public actor DeviceHub: PushDeliveryHandler {
+    private struct DeviceKey: Hashable {
+        let environment: APNsEnvironment
+        let token: String
+    }
+    private var apps: [DeviceKey: [String: any SimulatedApp]] = [:]
+    private var remote: [DeviceKey: [Int: @Sendable (AcceptedPush) -> Void]] = [:]
+    private var nextRemoteID = 0
+    /// The latest pushes (at most 1000) that reached the hub but no app: for `authsim explain`.
+    public private(set) var undelivered: [(push: AcceptedPush, why: String)] = []
+
+    /// How long APNs takes to reach the device. Real pushes take tens of milliseconds to seconds; an
+    /// app that asked its backend for a push has the answer long before the push comes, and Firebase
+    /// Auth relies on that (a push for a receipt it has not yet seen is not its own).
+    public let latency: Duration
+
+    /// APNs accepted the push but the device never gets it (offline, powered off, throttled by iOS).
+    public private(set) var losesPushes = false
+
+    /// Hears what became of each push the hub was given (the inspector's "what the device did").
+    private let observer: (@Sendable (AcceptedPush, String) -> Void)?
+
+    public init(latency: Duration = .zero, observer: (@Sendable (AcceptedPush, String) -> Void)? = nil) {
+        self.latency = latency
+        self.observer = observer
+    }
+
+    private var onLost: (@Sendable (AcceptedPush) -> Void)?
+
+    /// Pushes on their way wait while the network is paused, and go on when it resumes.
+    private var paused = false
+    private var resumers: [CheckedContinuation<Void, Never>] = []
+
+    /// Holds (or releases) every push on its way to the devices: for a story in which a push
+    /// must arrive after something else happened (the app killed and started again).
+    public func setPaused(_ pause: Bool) {
+        paused = pause
+        guard !pause else { return }
+        let waiting = resumers
+        resumers = []
+        for resumer in waiting { resumer.resume() }
+    }
+
+    /// Makes the network lose (or stop losing) every push on its way to the device; `onLost` hears of each.
+    public func setLosesPushes(_ loses: Bool, onLost: (@Sendable (AcceptedPush) -> Void)? = nil) {
+        losesPushes = loses
+        self.onLost = onLost
+    }
+
+    /// Installs `app` on the device whose token is `token` in `environment`.
+    public func install(_ app: any SimulatedApp, token: DeviceToken, environment: APNsEnvironment) {
+        apps[DeviceKey(environment: environment, token: token.hex), default: [:]][app.bundleID] = app
+    }
+
+    /// A device in another process, connected through the device gateway: it gets every push to
+    /// its token and routes it to its apps itself.
+    /// - Returns: an ID for ``disconnect(_:)``.
+    public func connect(token: DeviceToken, environment: APNsEnvironment, sink: @escaping @Sendable (AcceptedPush) -> Void) -> Int {
+        nextRemoteID += 1
+        remote[DeviceKey(environment: environment, token: token.hex), default: [:]][nextRemoteID] = sink
+        return nextRemoteID
+    }
+
+    public func disconnect(_ id: Int) {
+        for key in remote.keys {
+            remote[key]?.removeValue(forKey: id)
+            if remote[key]?.isEmpty == true { remote[key] = nil }
+        }
+        for watcher in countWatchers.ready(for: connectedDeviceCount) { watcher.resume() }
+    }
+
+    /// Devices in other processes connected through the gateway now.
+    public var connectedDeviceCount: Int { remote.values.reduce(0) { $0 + $1.count } }
+
+    /// Tasks in ``waitForConnectedDevices(atMost:)``, given the count.
+    private var countWatchers = Waiters<Int>()
+
+    /// Returns once no more than `count` devices are connected through the gateway: woken by each
+    /// hang-up the gateway notices (for a caller that must know the hub stopped routing to a device).
+    public func waitForConnectedDevices(atMost count: Int) async {
+        await withCheckedContinuation { continuation in
+            if !countWatchers.add({ $0 <= count }, continuation, now: connectedDeviceCount) { continuation.resume() }
+        }
+    }
+
+    public func deliver(_ push: AcceptedPush) async {
+        guard push.isBackground else {  // alerts go to the user, not to the app's delegate
+            observer?(push, "an alert: shown to the user; the app's delegate does not get it")
+            return
+        }
+        if latency > .zero { try? await Task.sleep(for: latency) }
+        while paused { await withCheckedContinuation { resumers.append($0) } }
+        if losesPushes {
+            note(push, "lost on the way: the device is offline")
+            onLost?(push)
+            return
+        }
+        let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
+        if let sinks = remote[key], !sinks.isEmpty {
+            for sink in sinks.values { sink(push) }
+            observer?(push, "handed to the device (connected through the device gateway) after \(latency) of APNs latency")
+            return
+        }
+        guard let device = apps[key] else {
+            note(push, "no simulated device has token \(push.deviceToken.short) in \(push.environment)")
+            return
+        }
+        guard let app = device[push.bundleID] else {
+            note(push, "the device has no app \(push.bundleID)")
+            return
+        }
+        await app.didReceiveRemoteNotification(push.payload, push: push)
+        observer?(push, "handed to \(push.bundleID)'s app delegate (application(_:didReceiveRemoteNotification:fetchCompletionHandler:))")
+    }
+
+    private func note(_ push: AcceptedPush, _ why: String) {
+        observer?(push, why)
+        undelivered.append((push, why))
+        if undelivered.count > 1000 { undelivered.removeFirst(undelivered.count - 1000) }
+    }
+}
