@@ -29,19 +29,23 @@ extension IdentityToolkit {
                 throw reject(endpoint, IdentityToolkitError(.invalidProviderID, "This backend signs in with apple.com only, not \(provider)."))
             }
             guard let token = fields["id_token"], !token.isEmpty else {
-                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired."))
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired."),
+                             cause: .appleTokenMalformed)
             }
             let claims: AppleIdentityTokenClaims
             do { claims = try AppleIDProvider.verifySignature(token, jwks: appleID.jwks) } catch { throw reject(endpoint, error) }
             guard claims.iss == AppleIDProvider.issuer else {
-                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: iss is \(claims.iss ?? "missing"), not \(AppleIDProvider.issuer)"))
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: iss is \(claims.iss ?? "missing"), not \(AppleIDProvider.issuer)"),
+                             cause: .appleTokenIssuer)
             }
             let audiences = [configuration.bundleID] + configuration.appleServicesIDs
             guard let audience = claims.aud, audiences.contains(audience) else {
-                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: aud \(claims.aud ?? "missing") is not a bundle ID or services ID configured for Sign in with Apple (\(audiences.joined(separator: ", ")))"))
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: aud \(claims.aud ?? "missing") is not a bundle ID or services ID configured for Sign in with Apple (\(audiences.joined(separator: ", ")))"),
+                             cause: .appleTokenAudience)
             }
             guard let exp = claims.exp, Double(exp) > clock.now.timeIntervalSince1970 else {
-                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired."))
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired."),
+                             cause: .appleTokenExpired)
             }
             if let expected = claims.nonce {
                 guard let raw = fields["nonce"], !raw.isEmpty else {
@@ -57,7 +61,7 @@ extension IdentityToolkit {
             }
             do { try commit(.appleTokenSpent(digest: spent, at: clock.now)) } catch { throw reject(endpoint, error) }
             guard let tokenSub = claims.sub else {
-                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: no sub"))
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: no sub"), cause: .appleTokenMalformed)
             }
             sub = tokenSub
             email = claims.email

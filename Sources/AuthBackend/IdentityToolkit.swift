@@ -171,7 +171,9 @@ public enum BackendEvent: Sendable {
     case recaptchaConfig(phone: RecaptchaEnforcement)
     /// reCAPTCHA SMS defense assessed a code request's token.
     case recaptchaAssessment(endpoint: BackendOperation, enforcement: RecaptchaEnforcement, RecaptchaAssessment)
-    case rejected(endpoint: BackendOperation, IdentityToolkitError)
+    /// A request refused with `error`; `cause` where one wire error has several causes a user
+    /// fixes differently.
+    case rejected(endpoint: BackendOperation, IdentityToolkitError, cause: RejectionCause?)
     /// Google's front end refused a request before Identity Toolkit saw it (a missing, invalid or
     /// iOS-restricted API key): the request's path and the error.
     case frontendRefused(path: String, IdentityToolkitError)
@@ -180,6 +182,27 @@ public enum BackendEvent: Sendable {
     /// A code was asked for `phoneNumber` and the app proved itself this way (what the inspector's
     /// sign-ins show as the verification path).
     case codeRequested(phoneNumber: String, proof: AppProof, endpoint: BackendOperation)
+}
+
+/// Why the backend refused a request, where one wire error has several causes that a user fixes
+/// differently (the service's message says which; the app sees only the error's code). Kept as a
+/// code, so that `explain` and the inspector never read the message.
+public enum RejectionCause: String, Sendable, Codable, CaseIterable {
+    /// `INVALID_MFA_PENDING_CREDENTIAL`: not one this backend issued.
+    case pendingCredentialUnknown
+    /// …already used for a second factor.
+    case pendingCredentialSpent
+    /// …older than its lifetime (10 minutes by default).
+    case pendingCredentialExpired
+    /// `INVALID_IDP_RESPONSE`: Apple's identity token is for an audience the project's Apple
+    /// provider does not accept (neither the bundle ID nor a configured services ID).
+    case appleTokenAudience
+    /// …issued by someone else than `https://appleid.apple.com`.
+    case appleTokenIssuer
+    /// …past its `exp`.
+    case appleTokenExpired
+    /// …empty, not a JWT, or without a subject.
+    case appleTokenMalformed
 }
 
 /// How a code request proved it came from the real app.
@@ -714,9 +737,9 @@ public actor IdentityToolkit {
         GetProjectConfigResponse(projectId: configuration.projectID, authorizedDomains: configuration.authorizedDomains)
     }
 
-    func reject(_ endpoint: BackendOperation, _ error: IdentityToolkitError) -> IdentityToolkitError {
+    func reject(_ endpoint: BackendOperation, _ error: IdentityToolkitError, cause: RejectionCause? = nil) -> IdentityToolkitError {
         logger.info("request refused", metadata: ["endpoint": "\(endpoint)", "error": "\(error.message)"])
-        observer?(.rejected(endpoint: endpoint, error))
+        observer?(.rejected(endpoint: endpoint, error, cause: cause))
         return error
     }
 

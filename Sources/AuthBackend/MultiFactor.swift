@@ -161,15 +161,18 @@ extension IdentityToolkit {
     private func pending(_ credential: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (String, String, BackendUser) {
         let digest = Self.digest(credential)
         guard let pending = state.mfaPending[digest] else {
-            throw reject(endpoint, IdentityToolkitError(.invalidMFAPendingCredential, "The MFA pending credential is not one this backend issued."))
+            throw reject(endpoint, IdentityToolkitError(.invalidMFAPendingCredential, "The MFA pending credential is not one this backend issued."),
+                         cause: .pendingCredentialUnknown)
         }
         guard !pending.used else {
-            throw reject(endpoint, IdentityToolkitError(.invalidMFAPendingCredential, "The MFA pending credential was already used: sign in with the first factor again."))
+            throw reject(endpoint, IdentityToolkitError(.invalidMFAPendingCredential, "The MFA pending credential was already used: sign in with the first factor again."),
+                         cause: .pendingCredentialSpent)
         }
         guard clock.now.timeIntervalSince(pending.at) <= configuration.mfaPendingCredentialLifetime else {
             throw reject(endpoint, IdentityToolkitError(
                 .invalidMFAPendingCredential,
-                "The MFA pending credential has expired (\(Int(configuration.mfaPendingCredentialLifetime)) s after the first factor): sign in with the first factor again."))
+                "The MFA pending credential has expired (\(Int(configuration.mfaPendingCredentialLifetime)) s after the first factor): sign in with the first factor again."),
+                cause: .pendingCredentialExpired)
         }
         guard let user = state.users[pending.localId] else {
             throw reject(endpoint, IdentityToolkitError(.userNotFound, "The user of the MFA pending credential no longer exists."))

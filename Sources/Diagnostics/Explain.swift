@@ -49,13 +49,13 @@ public enum Explainer {
         let multiFactor = secondFactorPurpose != nil || events.contains(.mfaPending) || events.contains(.mfaEnrolled)
             || events.contains(.mfaSignedIn) || events.contains(.secondFactorRequired)
             || events.contains { event in
-                if case .backendRejected(_, let error, _) = event.fact { multiFactorRefusals.contains(.init(rawValue: error)) } else { false }
+                if case .backendRejected(_, let error, _, _) = event.fact { multiFactorRefusals.contains(.init(rawValue: error)) } else { false }
             }
         let forSecondFactor = secondFactorPurpose.map { $0 == .mfaEnrollment ? " (for the second factor being enrolled: the same app verification guards it)" : " (for the second factor's code: the same app verification guards it)" } ?? ""
 
         // Google's front end refused the app's requests before Identity Toolkit saw them.
         if let refusal = events.first({ fact -> (endpoint: String, detail: String?)? in
-            if case .backendRejected(let endpoint, let code, let detail) = fact,
+            if case .backendRejected(let endpoint, let code, let detail, _) = fact,
                code == IdentityToolkitError.Code.apiKeyIOSAppBlocked.rawValue || code == IdentityToolkitError.Code.apiKeyInvalid.rawValue {
                 (endpoint, detail)
             } else { nil }
@@ -87,6 +87,9 @@ public enum Explainer {
         if !multiFactor, let credential = events.first({ fact -> (rawNonce: String, tokenNonce: String)? in
             if case .appleCredential(let raw, _, let tokenNonce) = fact { (raw, tokenNonce) } else { nil }
         })?.value {
+            let backendCause = events.first { fact -> RejectionCause? in
+                if case .backendRejected(_, _, _, let cause) = fact { cause } else { nil }
+            }?.value
             let sheet = events.first { fact -> (aud: String, ageSeconds: Int)? in
                 if case .appleAuthorized(_, _, let aud, _, let age) = fact { (aud, age) } else { nil }
             }?.value
@@ -107,7 +110,7 @@ public enum Explainer {
             case .invalidCredential where (sheet?.ageSeconds ?? 0) > 600:
                 return Diagnosis("appleTokenExpired", cause: "Apple's identity token had expired (issued \(sheet?.ageSeconds ?? 0) s before it reached Firebase; they live 10 minutes)",
                                  fix: "send the token to Firebase right after the sheet returns; ask Apple again rather than storing tokens")
-            case .invalidCredential where sheet != nil && error?.message.contains("aud") == true:
+            case .invalidCredential where sheet != nil && backendCause == .appleTokenAudience:
                 return Diagnosis("appleAudience", cause: "Apple's identity token is for \(sheet?.aud ?? ""), which Firebase's Apple provider does not accept (\(error?.message ?? ""))",
                                  fix: "request the token with the app's bundle ID, or add the services ID in Firebase console → Authentication → Sign-in method → Apple")
             case .credentialAlreadyInUse:
@@ -260,8 +263,8 @@ public enum Explainer {
         }
 
         // The backend's refusals.
-        if let refused = events.first({ fact -> (endpoint: String, error: IdentityToolkitError.Code, detail: String?)? in
-            if case .backendRejected(let endpoint, let error, let detail) = fact { (endpoint, .init(rawValue: error), detail) } else { nil }
+        if let refused = events.first({ fact -> (endpoint: String, error: IdentityToolkitError.Code, detail: String?, cause: RejectionCause?)? in
+            if case .backendRejected(let endpoint, let error, let detail, let cause) = fact { (endpoint, .init(rawValue: error), detail, cause) } else { nil }
         }) {
             let detail = refused.value.detail
             let operation = BackendOperation(rawValue: refused.value.endpoint)
@@ -272,7 +275,7 @@ public enum Explainer {
                                  cause: "the user typed a code for the second factor that is not the one texted to it, so \(refused.value.endpoint) failed with invalidVerificationCode (17044)",
                                  fix: "let the user retry with the resolver's session, or request a new code with verifyPhoneNumber(with: hint, uiDelegate:, multiFactorSession: resolver.session)")
             case .invalidMFAPendingCredential:
-                if detail?.contains("expired") == true {
+                if refused.value.cause == .pendingCredentialExpired {
                     return Diagnosis("mfaPendingCredentialExpired",
                                      cause: "the first factor's pending credential had expired when the second factor was asked for (\(detail ?? "")), so \(refused.value.endpoint) failed with invalidMultiFactorSession (17083)",
                                      fix: "finish the second factor within 10 minutes of the first; after that, sign in with the first factor again for a new MultiFactorResolver")

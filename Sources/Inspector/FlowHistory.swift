@@ -151,7 +151,7 @@ public final class FlowHistory: Sendable {
                 update(state.lastActive) {
                     $0.steps.append(step("backend", nil, "\(endpoint.rawValue): SMS defense (\(enforcement.rawValue)) assesses the reCAPTCHA Enterprise token: \(assessment.verdict.rawValue): \(assessment.detail)"))
                 }
-            case .rejected(let endpoint, let error):
+            case .rejected(let endpoint, let error, _):
                 let id = state.lastActive ?? start(step("app", "backend", endpoint.rawValue))
                 update(id) { flow in
                     flow.outcome = "refused: \(error.code.rawValue)"

@@ -468,19 +468,19 @@ public enum ScenarioRunner {
             timeline.record(.backend, "\(endpoint): SMS defense (\(enforcement.rawValue)) assesses the reCAPTCHA Enterprise token: \(assessment.verdict.rawValue): \(assessment.detail)",
                             .recaptchaAssessment(endpoint: endpoint.rawValue, enforcement: enforcement, verdict: assessment.verdict,
                                                  riskScore: assessment.riskScore, detail: assessment.detail))
-        case .rejected(let endpoint, let error):
+        case .rejected(let endpoint, let error, let cause):
             timeline.record(.backend, to: .app, "\(endpoint) refuses: \(error.message)",
-                            .backendRejected(endpoint: endpoint.rawValue, error: error.code.rawValue, detail: error.detail))
+                            .backendRejected(endpoint: endpoint.rawValue, error: error.code.rawValue, detail: error.detail, cause: cause))
         case .frontendRefused(let path, let error):
             let endpoint = path.split(separator: "/").last.map(String.init) ?? path
             timeline.record(.backend, to: .app, "Google's front end refuses \(endpoint) before Identity Toolkit sees it: HTTP \(error.httpStatus) \(error.message)",
-                            .backendRejected(endpoint: endpoint, error: error.code.rawValue, detail: error.message))
+                            .backendRejected(endpoint: endpoint, error: error.code.rawValue, detail: error.message, cause: nil))
         case .codeRequested: break  // the app's and the SMS's lines tell it
         case .faultAnswered(let path, let fault):
             let endpoint = path.split(separator: "/").last.map(String.init) ?? path
             let message = fault.serverMessage
             timeline.record(.backend, to: .app, "\(endpoint) answers the scenario's injected HTTP \(fault.status) \(message ?? String(fault.body.prefix(80)))",
-                            .backendRejected(endpoint: endpoint, error: fault.serverCode, detail: message))
+                            .backendRejected(endpoint: endpoint, error: fault.serverCode, detail: message, cause: nil))
         }
     }
 }

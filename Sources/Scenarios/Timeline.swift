@@ -97,8 +97,8 @@ public enum RunFact: Sendable, Hashable {
     case redirect(handling: RedirectHandling, refusal: URLRefusal.Code?)
     /// The backend texted a code.
     case smsSent(number: String)
-    /// The backend refused a request.
-    case backendRejected(endpoint: String, error: String, detail: String?)
+    /// The backend refused a request; `cause` where the error alone does not say which fix applies.
+    case backendRejected(endpoint: String, error: String, detail: String?, cause: RejectionCause?)
     /// The app got a verification ID.
     case verificationID
     /// The app signed in (or linked, reauthenticated, deleted).
@@ -232,7 +232,8 @@ extension RunFact {
         case .redirect(let handling, let refusal):
             refusal.map { ["handled": handling.rawValue, "refusal": $0.rawValue] } ?? ["handled": handling.rawValue]
         case .smsSent(let number): ["number": number]
-        case .backendRejected(let endpoint, let error, let detail): ["endpoint": endpoint, "error": error, "detail": detail ?? ""]
+        case .backendRejected(let endpoint, let error, let detail, let cause):
+            ["endpoint": endpoint, "error": error, "detail": detail ?? ""].merging(cause.map { ["cause": $0.rawValue] } ?? [:]) { a, _ in a }
         case .verificationID: [:]
         case .signedIn(let uid, let path): ["uid": uid, "path": path.rawValue]
         case .appleSignIn(let uid, let sub, let linked): ["uid": uid, "sub": sub, "linked": String(linked)]
@@ -323,7 +324,8 @@ extension RunFact {
             self = .redirect(handling: handling, refusal: try reader.optionalValue("refusal", as: URLRefusal.Code.self))
         case .smsSent: self = .smsSent(number: try reader.string("number"))
         case .backendRejected:
-            self = .backendRejected(endpoint: try reader.string("endpoint"), error: try reader.string("error"), detail: reader.optional("detail"))
+            self = .backendRejected(endpoint: try reader.string("endpoint"), error: try reader.string("error"), detail: reader.optional("detail"),
+                                    cause: try reader.optionalValue("cause", as: RejectionCause.self))
         case .verificationID: self = .verificationID
         case .signedIn:
             guard let path = SignInPath(rawValue: try reader.string("path")) else {
