@@ -399,7 +399,16 @@ public actor IdentityToolkit {
     // MARK: verifyClient
 
     /// Issues a receipt and a secret for an APNs token, and pushes the secret to the device in the
-    /// environment `isSandbox` names. The answer does not wait for, or depend on, the push.
+    /// environment `isSandbox` names.
+    ///
+    /// The answer waits for APNs' answer to the push (its HTTP/2 status), not for the push to
+    /// reach the device, and never depends on it: a push APNs refuses (a token-type mismatch's
+    /// `BadDeviceToken`) still gets its receipt, and the app waits for a push that never comes and
+    /// falls back to reCAPTCHA, which is what users of the real service report. Waiting for APNs'
+    /// answer keeps the order real networks give through delivery latency: the SDK drops a push
+    /// whose receipt it has not yet seen (`AuthAppCredentialManager.canFinishVerification`), and a
+    /// push that could overtake the answer on loopback would turn a working setup into a fallback
+    /// that never happens on a device. The push reaches the device after the hub's latency, on its own.
     public func verifyClient(_ request: VerifyClientRequest) async throws(IdentityToolkitError) -> VerifyClientResponse {
         guard let appToken = request.appToken, !appToken.isEmpty else { throw reject(.verifyClient, IdentityToolkitError(.missingIOSAppToken)) }
         guard let token = DeviceToken(hex: appToken) else {
