@@ -212,7 +212,8 @@ let package = Package(
         // docs/layout.md's import table against Sources' import lines: reads files, links nothing of ours.
         .testTarget(name: "LayoutTests"),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities", crypto]),
-        .testTarget(name: "IdentityToolkitAPITests", dependencies: ["IdentityToolkitAPI"]),
+        // The messages against Google's discovery documents (google-api-python-client ships them).
+        .testTarget(name: "IdentityToolkitAPITests", dependencies: ["IdentityToolkitAPI", "TestSupport", "Utilities"]),
         // The HTTP/2 core, frame by frame, without sockets; header blocks by NIOHPACK's encoder.
         .testTarget(name: "HTTP2WireTests", dependencies: ["HTTP2Wire", nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
         .testTarget(

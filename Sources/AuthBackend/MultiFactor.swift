@@ -62,7 +62,7 @@ extension IdentityToolkit {
         observer?(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: enrollment.phoneNumber))
         let tokens = try await issueTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)
         return FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken,
-                                             phoneSessionInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
+                                             phoneAuthInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
     }
 
     /// `accounts/mfaEnrollment:withdraw`: the user removes one of their second factors.

@@ -105,11 +105,14 @@ public struct FinalizeMFAEnrollmentRequest: AuthRPCRequest, Hashable {
 public struct FinalizeMFAEnrollmentResponse: Codable, Sendable, Hashable {
     public var idToken: String?
     public var refreshToken: String?
-    public var phoneSessionInfo: FinalizeMFAPhoneResponseInfo?
-    public init(idToken: String?, refreshToken: String?, phoneSessionInfo: FinalizeMFAPhoneResponseInfo? = nil) {
+    /// `phoneAuthInfo`, as the service names it (v2 discovery document). FirebaseAuth 12.19 reads
+    /// `phoneSessionInfo` here (FinalizeMFAEnrollmentResponse.swift 27), which the service never
+    /// sends; the SDK does not use the value, so nothing the app sees depends on the name.
+    public var phoneAuthInfo: FinalizeMFAPhoneResponseInfo?
+    public init(idToken: String?, refreshToken: String?, phoneAuthInfo: FinalizeMFAPhoneResponseInfo? = nil) {
         self.idToken = idToken
         self.refreshToken = refreshToken
-        self.phoneSessionInfo = phoneSessionInfo
+        self.phoneAuthInfo = phoneAuthInfo
     }
 }
 

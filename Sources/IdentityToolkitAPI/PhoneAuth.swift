@@ -112,13 +112,10 @@ public struct VerifyPhoneNumberResponse: Codable, Sendable, Hashable {
     /// With `phoneNumber`, instead of a session: the number belongs to another account.
     public var temporaryProof: String?
     public var temporaryProofExpiresIn: String?
-    /// A second factor is required: no `idToken`, but these.
-    public var mfaPendingCredential: String?
-    public var mfaInfo: [MFAEnrollment]?
 
     public init(idToken: String? = nil, refreshToken: String? = nil, expiresIn: String? = nil, localId: String? = nil,
                 isNewUser: Bool? = nil, phoneNumber: String? = nil, temporaryProof: String? = nil,
-                temporaryProofExpiresIn: String? = nil, mfaPendingCredential: String? = nil, mfaInfo: [MFAEnrollment]? = nil) {
+                temporaryProofExpiresIn: String? = nil) {
         self.idToken = idToken
         self.refreshToken = refreshToken
         self.expiresIn = expiresIn
@@ -127,8 +124,6 @@ public struct VerifyPhoneNumberResponse: Codable, Sendable, Hashable {
         self.phoneNumber = phoneNumber
         self.temporaryProof = temporaryProof
         self.temporaryProofExpiresIn = temporaryProofExpiresIn
-        self.mfaPendingCredential = mfaPendingCredential
-        self.mfaInfo = mfaInfo
     }
 }
 

@@ -8,7 +8,9 @@ import Utilities
 /// naming it, never silently ignored.
 ///
 /// Field lists: the Identity Toolkit v1 discovery document as firebase-tools carries it
-/// (`src/emulator/auth/apiSpec.ts`).
+/// (`src/emulator/auth/apiSpec.ts`), held against Google's published document by
+/// Tests/IdentityToolkitAPITests/DiscoveryContractTests.swift (equal but for the passkey fields
+/// the emulator's spec has and the document's revision does not).
 public protocol SchemaCheckedMessage: Decodable {
     /// Every field of the REST message.
     static var schemaFields: Set<String> { get }
