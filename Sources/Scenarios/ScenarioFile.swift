@@ -190,150 +190,124 @@ extension ScenarioSpec {
 
     /// Reads and checks a scenario from its JSON text; `source` names it in errors.
     public init(json data: Data, source: String) throws(ScenarioFileError) {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw ScenarioFileError(.notJSON, "\(source) is not a JSON object")
+        let file = try ScenarioFileModel.decode(data, source: source)
+        let root = FieldPath(source)
+        guard file.format == Self.format else {
+            throw ScenarioFileError(.wrongFormat, "\(source): format is \(file.format ?? "missing"); this authsim reads \(Self.format)")
         }
-        let root = JSONSection(object, path: source)
-        let format = try root.string("format")
-        guard format == Self.format else {
-            throw ScenarioFileError(.wrongFormat, "\(source): format is \(format ?? "missing"); this authsim reads \(Self.format)")
-        }
-        guard let name = try root.string("name"), !name.isEmpty else { throw root.missing("name") }
-        guard let summary = try root.string("summary") else { throw root.missing("summary") }
-        guard let expect = try root.section("expect"), let outcome = try expect.string("outcome") else { throw root.missing("expect.outcome") }
+        guard let name = file.name, !name.isEmpty else { throw root.missing("name") }
+        guard let summary = file.summary else { throw root.missing("summary") }
+        guard let outcome = file.expect?.outcome else { throw root.missing("expect.outcome") }
         self.init(name: name, summary: summary, expectedOutcome: outcome)
-        expectedCause = try expect.string("cause")
-        try expect.finish()
+        expectedCause = file.expect?.cause
 
-        if let app = try root.section("app") {
-            self.app.bundleID = try app.string("bundleID") ?? self.app.bundleID
-            self.app.googleAppID = try app.string("googleAppID") ?? self.app.googleAppID
-            self.app.urlSchemes = try app.strings("urlSchemes")
-            if let build = try app.choice("build", ["debug", "release"]) { self.app.build = build == "debug" ? .sandbox : .production }
-            if let type = try app.choice("declaredTokenType", ["sandbox", "prod", "unknown"]) {
-                self.app.declaredTokenType = ["sandbox": .sandbox, "prod": .prod, "unknown": .unknown][type]!
+        if let app = file.app {
+            self.app.bundleID = app.bundleID ?? self.app.bundleID
+            self.app.googleAppID = app.googleAppID ?? self.app.googleAppID
+            self.app.urlSchemes = app.urlSchemes
+            if let build = app.build { self.app.build = build == .debug ? .sandbox : .production }
+            if let type = app.declaredTokenType {
+                self.app.declaredTokenType = switch type { case .sandbox: .sandbox; case .prod: .prod; case .unknown: .unknown }
             }
-            self.app.provisioningProfile = try app.choice("provisioningProfile", ["development", "production", "none"])
-                .flatMap { $0 == "none" ? nil : $0 }
-            self.app.simulator = try app.bool("simulator") ?? false
-            self.app.forwardsNotifications = try app.bool("forwardsNotifications") ?? true
-            self.app.forwardsURLs = try app.bool("forwardsURLs") ?? true
-            self.app.testMode = try app.bool("appVerificationDisabledForTesting") ?? false
-            self.app.languageCode = try app.string("languageCode")
-            self.app.restartAfterSMS = try app.bool("restartAfterSMS") ?? false
-            if let linkage = try app.choice("recaptchaEnterprise", RecaptchaEnterpriseLinkage.allCases.map(\.rawValue)) {
-                self.app.recaptchaEnterprise = RecaptchaEnterpriseLinkage(rawValue: linkage)!
-            }
-            self.app.killedBeforePush = try app.bool("killedBeforePush") ?? false
-            if let registration = try app.choice("apnsRegistration", APNsRegistration.allCases.map(\.rawValue)) {
-                self.app.apnsRegistration = APNsRegistration(rawValue: registration)!
-            }
-            try app.finish()
+            self.app.provisioningProfile = app.provisioningProfile.flatMap { $0 == .none ? nil : $0.rawValue }
+            self.app.simulator = app.simulator ?? false
+            self.app.forwardsNotifications = app.forwardsNotifications ?? true
+            self.app.forwardsURLs = app.forwardsURLs ?? true
+            self.app.testMode = app.appVerificationDisabledForTesting ?? false
+            self.app.languageCode = app.languageCode
+            self.app.restartAfterSMS = app.restartAfterSMS ?? false
+            self.app.recaptchaEnterprise = app.recaptchaEnterprise?.value ?? .notLinked
+            self.app.killedBeforePush = app.killedBeforePush ?? false
+            self.app.apnsRegistration = app.apnsRegistration?.value ?? .atLaunch
         }
-        if let backend = try root.section("backend") {
-            self.backend.suggestedTimeout = try backend.int("suggestedTimeout", in: 0...600) ?? 2
-            self.backend.testPhoneNumbers = try backend.stringMap("testPhoneNumbers") ?? [:]
-            if let policy = try backend.section("smsRegionPolicy") {
-                let allow = try policy.strings("allowOnly")
-                let deny = try policy.strings("deny")
-                switch (allow, deny) {
+        if let backend = file.backend {
+            let path = root.appending("backend")
+            self.backend.suggestedTimeout = try path.int(backend.suggestedTimeout, "suggestedTimeout", in: 0...600) ?? 2
+            self.backend.testPhoneNumbers = backend.testPhoneNumbers ?? [:]
+            if let policy = backend.smsRegionPolicy {
+                switch (policy.allowOnly, policy.deny) {
                 case (let allow?, nil): self.backend.smsRegionPolicy = .allowlistOnly(allow)
                 case (nil, let deny?): self.backend.smsRegionPolicy = .allowByDefault(disallowed: deny)
-                default: throw ScenarioFileError(.invalidValue, "\(policy.path): give allowOnly or deny (region codes), not both")
+                default: throw ScenarioFileError(.invalidValue, "\(path.appending("smsRegionPolicy")): give allowOnly or deny (region codes), not both")
                 }
-                try policy.finish()
             }
-            self.backend.smsPerNumberPerDay = try backend.int("smsPerNumberPerDay", in: 0...10_000)
-            self.backend.smsPerProjectPerDay = try backend.int("smsPerProjectPerDay", in: 0...1_000_000)
-            if let outcome = try backend.string("recaptcha") {
+            self.backend.smsPerNumberPerDay = try path.int(backend.smsPerNumberPerDay, "smsPerNumberPerDay", in: 0...10_000)
+            self.backend.smsPerProjectPerDay = try path.int(backend.smsPerProjectPerDay, "smsPerProjectPerDay", in: 0...1_000_000)
+            if let outcome = backend.recaptcha {
                 do { self.backend.recaptcha = try ReCAPTCHAOutcome(argument: outcome) } catch {
-                    throw ScenarioFileError(.invalidValue, "\(backend.path).recaptcha: \(error.detail ?? error.code.rawValue)")
+                    throw ScenarioFileError(.invalidValue, "\(path.appending("recaptcha")): \(error.detail ?? error.code.rawValue)")
                 }
             }
-            self.backend.codeLifetimeSeconds = try backend.double("codeLifetimeSeconds", in: 1...86_400)
-            if let state = try backend.choice("recaptchaEnforcement", RecaptchaEnforcement.allCases.map(\.rawValue)) {
-                self.backend.recaptchaEnforcement = RecaptchaEnforcement(rawValue: state)!
+            self.backend.codeLifetimeSeconds = try path.number(backend.codeLifetimeSeconds, "codeLifetimeSeconds", in: 1...86_400)
+            self.backend.recaptchaEnforcement = backend.recaptchaEnforcement?.value ?? .off
+            self.backend.tollFraudRiskScore = try path.number(backend.tollFraudRiskScore, "tollFraudRiskScore", in: 0...1) ?? 0.1
+            self.backend.tollFraudThreshold = try path.number(backend.tollFraudThreshold, "tollFraudThreshold", in: 0...1) ?? 0.5
+            self.backend.apiKeyIOSBundleIDs = backend.apiKeyIOSBundleIDs ?? []
+            for (index, user) in (backend.users ?? []).enumerated() {
+                guard let localId = user.localId, !localId.isEmpty else { throw path.appending("users[\(index)]").missing("localId") }
+                self.backend.users.append(UserRecord(localId: localId, displayName: user.displayName, phoneNumber: user.phoneNumber,
+                                                     disabled: user.disabled))
             }
-            self.backend.tollFraudRiskScore = try backend.double("tollFraudRiskScore", in: 0...1) ?? 0.1
-            self.backend.tollFraudThreshold = try backend.double("tollFraudThreshold", in: 0...1) ?? 0.5
-            self.backend.apiKeyIOSBundleIDs = try backend.strings("apiKeyIOSBundleIDs") ?? []
-            for user in try backend.sections("users") ?? [] {
-                guard let localId = try user.string("localId"), !localId.isEmpty else { throw user.missing("localId") }
-                let record = UserRecord(localId: localId, displayName: try user.string("displayName"), phoneNumber: try user.string("phoneNumber"),
-                                        disabled: try user.bool("disabled"))
-                try user.finish()
-                self.backend.users.append(record)
-            }
-            for fault in try backend.sections("faults") ?? [] {
-                guard let endpoint = try fault.string("endpoint"), !endpoint.isEmpty else { throw fault.missing("endpoint") }
-                let status = try fault.int("status", in: 100...599) ?? 400
-                let times = try fault.int("times", in: 1...1000) ?? 1
-                let message = try fault.string("message")
-                let body = try fault.string("body")
-                let reason = try fault.string("reason")
-                try fault.finish()
-                switch (message, body) {
+            for (index, fault) in (backend.faults ?? []).enumerated() {
+                let at = path.appending("faults[\(index)]")
+                guard let endpoint = fault.endpoint, !endpoint.isEmpty else { throw at.missing("endpoint") }
+                let status = try at.int(fault.status, "status", in: 100...599) ?? 400
+                let times = try at.int(fault.times, "times", in: 1...1000) ?? 1
+                switch (fault.message, fault.body) {
                 case (let message?, nil):
-                    self.backend.faults.append(.error(message, status: status, reason: reason, on: endpoint, times: times))
+                    self.backend.faults.append(.error(message, status: status, reason: fault.reason, on: endpoint, times: times))
                 case (nil, let body?):
                     self.backend.faults.append(.raw(status: status, body: body, on: endpoint, times: times))
                 default:
-                    throw ScenarioFileError(.invalidValue, "\(fault.path) needs message (an error envelope) or body (sent as it is), not both or neither")
+                    throw ScenarioFileError(.invalidValue, "\(at) needs message (an error envelope) or body (sent as it is), not both or neither")
                 }
             }
-            try backend.finish()
             var check = BackendConfiguration()
             check.testPhoneNumbers = self.backend.testPhoneNumbers
             do { _ = try check.validated() } catch {
-                throw ScenarioFileError(.invalidValue, "\(backend.path).testPhoneNumbers: \(error.detail ?? error.code.rawValue)")
+                throw ScenarioFileError(.invalidValue, "\(path.appending("testPhoneNumbers")): \(error.detail ?? error.code.rawValue)")
             }
         }
-        if let network = try root.section("network") {
-            self.network.pushLatencyMilliseconds = try network.int("pushLatencyMs", in: 0...120_000) ?? 250
-            self.network.pushesLost = try network.bool("pushesLost") ?? false
-            for spec in try network.strings("receiverFaults") ?? [] {
+        if let network = file.network {
+            let path = root.appending("network")
+            self.network.pushLatencyMilliseconds = try path.int(network.pushLatencyMs, "pushLatencyMs", in: 0...120_000) ?? 250
+            self.network.pushesLost = network.pushesLost ?? false
+            for spec in network.receiverFaults ?? [] {
                 do { self.network.receiverFaults.append(try FaultRule(parsing: spec)) } catch {
-                    throw ScenarioFileError(.invalidValue, "\(network.path).receiverFaults: \(error.message)")
+                    throw ScenarioFileError(.invalidValue, "\(path.appending("receiverFaults")): \(error.message)")
                 }
             }
-            try network.finish()
         }
-        if let provider = try root.section("provider") {
-            self.provider.keyAndTeamSwapped = try provider.bool("keyAndTeamSwapped") ?? false
-            self.provider.clockOffsetSeconds = try provider.double("clockOffsetSeconds", in: -86_400...86_400) ?? 0
-            try provider.finish()
+        if let provider = file.provider {
+            self.provider.keyAndTeamSwapped = provider.keyAndTeamSwapped ?? false
+            self.provider.clockOffsetSeconds = try root.appending("provider").number(provider.clockOffsetSeconds, "clockOffsetSeconds", in: -86_400...86_400) ?? 0
         }
-        if let apple = try root.section("apple") {
+        if let apple = file.apple {
             var spec = AppleSpec()
-            if let flow = try apple.choice("flow", AppleSpec.Flow.allCases.map(\.rawValue)) { spec.flow = AppleSpec.Flow(rawValue: flow)! }
-            spec.hideEmail = try apple.bool("hideEmail") ?? false
-            spec.appleUser = try apple.string("appleUser") ?? "ada"
-            try apple.finish()
+            spec.flow = apple.flow?.value ?? .signIn
+            spec.hideEmail = apple.hideEmail ?? false
+            spec.appleUser = apple.appleUser ?? "ada"
             self.apple = spec
         }
-        if let multiFactor = try root.section("multiFactor") {
+        if let multiFactor = file.multiFactor {
             var spec = MultiFactorSpec()
-            if let flow = try multiFactor.choice("flow", MultiFactorSpec.Flow.allCases.map(\.rawValue)) {
-                spec.flow = MultiFactorSpec.Flow(rawValue: flow)!
-            }
-            spec.secondFactor = try multiFactor.string("secondFactor")
-            spec.displayName = try multiFactor.string("displayName") ?? spec.displayName
-            spec.startAfterSeconds = try multiFactor.double("startAfterSeconds", in: 0...86_400) ?? 0
-            try multiFactor.finish()
+            spec.flow = multiFactor.flow?.value ?? .signIn
+            spec.secondFactor = multiFactor.secondFactor
+            spec.displayName = multiFactor.displayName ?? spec.displayName
+            spec.startAfterSeconds = try root.appending("multiFactor").number(multiFactor.startAfterSeconds, "startAfterSeconds", in: 0...86_400) ?? 0
             self.multiFactor = spec
         }
-        if let user = try root.section("user") {
-            self.user.phoneNumber = try user.string("phoneNumber") ?? self.user.phoneNumber
-            switch try user.string("code") {
+        if let user = file.user {
+            let path = root.appending("user")
+            self.user.phoneNumber = user.phoneNumber ?? self.user.phoneNumber
+            switch user.code {
             case nil, "sms": self.user.code = .fromSMS
             case "wrong": self.user.code = .wrong
             case let digits? where digits.count == 6 && digits.allSatisfy({ $0.isASCII && $0.isNumber }): self.user.code = .fixed(digits)
-            case let other?: throw ScenarioFileError(.invalidValue, "\(user.path).code is sms, wrong or 6 digits, not \(other)")
+            case let other?: throw ScenarioFileError(.invalidValue, "\(path.appending("code")) is sms, wrong or 6 digits, not \(other)")
             }
-            self.user.codeEnteredAfterSeconds = try user.double("codeEnteredAfterSeconds", in: 0...86_400) ?? 0
-            try user.finish()
+            self.user.codeEnteredAfterSeconds = try path.number(user.codeEnteredAfterSeconds, "codeEnteredAfterSeconds", in: 0...86_400) ?? 0
         }
-        try root.finish()
     }
 
     /// Every scenario file in `directory`, sorted by file name.
@@ -357,96 +331,27 @@ extension ScenarioSpec {
     }
 }
 
-/// One JSON object of a scenario file: typed reads with the key's path in every error, and a
-/// final check that no key was left unread.
-final class JSONSection {
-    let object: [String: Any]
-    let path: String
-    private var read: Set<String> = []
+/// Where a value sits in a scenario file (`bad.json.backend.faults[0]`), for the rules that the
+/// decoding alone does not state: ranges, whole numbers, keys one of which must be given.
+struct FieldPath: CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 
-    init(_ object: [String: Any], path: String) {
-        self.object = object
-        self.path = path
-    }
+    func appending(_ key: String) -> FieldPath { FieldPath("\(description).\(key)") }
 
-    private func value(_ key: String) -> Any? {
-        read.insert(key)
-        if object[key] is NSNull { return nil }
-        return object[key]
-    }
+    func missing(_ key: String) -> ScenarioFileError { ScenarioFileError(.missingKey, "\(description) has no \(key)") }
 
-    private func wrong(_ key: String, _ expected: String) -> ScenarioFileError {
-        ScenarioFileError(.invalidValue, "\(path).\(key) must be \(expected), not \(object[key].map { "\($0)" } ?? "null")")
-    }
-
-    func missing(_ key: String) -> ScenarioFileError { ScenarioFileError(.missingKey, "\(path) has no \(key)") }
-
-    func string(_ key: String) throws(ScenarioFileError) -> String? {
-        guard let raw = value(key) else { return nil }
-        guard let text = raw as? String else { throw wrong(key, "a string") }
-        return text
-    }
-
-    func choice(_ key: String, _ allowed: [String]) throws(ScenarioFileError) -> String? {
-        guard let text = try string(key) else { return nil }
-        guard allowed.contains(text) else { throw wrong(key, allowed.joined(separator: ", ")) }
-        return text
-    }
-
-    func bool(_ key: String) throws(ScenarioFileError) -> Bool? {
-        guard let raw = value(key) else { return nil }
-        guard let number = raw as? NSNumber, Self.isBoolean(number) else { throw wrong(key, "true or false") }
-        return number.boolValue
-    }
-
-    func double(_ key: String, in range: ClosedRange<Double>) throws(ScenarioFileError) -> Double? {
-        guard let raw = value(key) else { return nil }
-        guard let number = raw as? NSNumber, !Self.isBoolean(number), range.contains(number.doubleValue) else {
-            throw wrong(key, "a number in \(range.lowerBound)…\(range.upperBound)")
+    func number(_ value: Double?, _ key: String, in range: ClosedRange<Double>) throws(ScenarioFileError) -> Double? {
+        guard let value else { return nil }
+        guard range.contains(value) else {
+            throw ScenarioFileError(.invalidValue, "\(appending(key)) must be a number in \(range.lowerBound)…\(range.upperBound), not \(value)")
         }
-        return number.doubleValue
+        return value
     }
 
-    func int(_ key: String, in range: ClosedRange<Int>) throws(ScenarioFileError) -> Int? {
-        guard let number = try double(key, in: Double(range.lowerBound)...Double(range.upperBound)) else { return nil }
-        guard number == number.rounded() else { throw wrong(key, "a whole number") }
+    func int(_ value: Double?, _ key: String, in range: ClosedRange<Int>) throws(ScenarioFileError) -> Int? {
+        guard let number = try number(value, key, in: Double(range.lowerBound)...Double(range.upperBound)) else { return nil }
+        guard number == number.rounded() else { throw ScenarioFileError(.invalidValue, "\(appending(key)) must be a whole number, not \(number)") }
         return Int(number)
-    }
-
-    func strings(_ key: String) throws(ScenarioFileError) -> [String]? {
-        guard let raw = value(key) else { return nil }
-        guard let list = raw as? [String] else { throw wrong(key, "a list of strings") }
-        return list
-    }
-
-    func stringMap(_ key: String) throws(ScenarioFileError) -> [String: String]? {
-        guard let raw = value(key) else { return nil }
-        guard let map = raw as? [String: String] else { throw wrong(key, "an object of strings") }
-        return map
-    }
-
-    /// JSONSerialization gives NSNumber for numbers and Booleans alike; only the `true`/`false`
-    /// literals have the `char` type.
-    static func isBoolean(_ number: NSNumber) -> Bool { String(cString: number.objCType) == "c" }
-
-    /// A list of objects, each a section of its own (`key[0]`, `key[1]`, …).
-    func sections(_ key: String) throws(ScenarioFileError) -> [JSONSection]? {
-        guard let raw = value(key) else { return nil }
-        guard let list = raw as? [[String: Any]] else { throw wrong(key, "a list of objects") }
-        return list.enumerated().map { JSONSection($0.element, path: "\(path).\(key)[\($0.offset)]") }
-    }
-
-    func section(_ key: String) throws(ScenarioFileError) -> JSONSection? {
-        guard let raw = value(key) else { return nil }
-        guard let object = raw as? [String: Any] else { throw wrong(key, "an object") }
-        return JSONSection(object, path: "\(path).\(key)")
-    }
-
-    /// Every key must have been read.
-    func finish() throws(ScenarioFileError) {
-        let unknown = Set(object.keys).subtracting(read).sorted()
-        guard unknown.isEmpty else {
-            throw ScenarioFileError(.unknownKey, "\(path): unknown key\(unknown.count > 1 ? "s" : "") \(unknown.joined(separator: ", ")) (Scenarios/README.md lists the keys)")
-        }
     }
 }

@@ -56,6 +56,11 @@ struct ScenarioFileTests {
         (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"faults":{"endpoint":"verifyClient"}}}"#, .invalidValue, "a list of objects"),
         (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"apiKeyIOSBundleIDs":"com.a"}}"#, .invalidValue, "a list of strings"),
         (#"{"format":"authsim-scenario/1","name":"x","summary":""}"#, .missingKey, "expect.outcome"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"faults":[{"endpoint":"verifyClient","mesage":"X"}]}}"#, .unknownKey, "bad.json.backend.faults[0]: unknown key mesage"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"backend":{"users":[{"localId":"u","disabled":"yes"}]}}"#, .invalidValue, "bad.json.backend.users[0].disabled must be true or false, not yes"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"apple":{"flow":"signin"}}"#, .invalidValue, "bad.json.apple.flow must be signIn, wrongNonce"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"app":{"urlSchemes":["a",3]}}"#, .invalidValue, "bad.json.app.urlSchemes[1] must be a string, not 3"),
+        (#"{"format":"authsim-scenario/1","name":"x","summary":"","expect":{"outcome":"signed in"},"network":{"pushLatencyMs":2.5}}"#, .invalidValue, "bad.json.network.pushLatencyMs must be a whole number"),
         (#"[1, 2]"#, .notJSON, "not a JSON object"),
     ])
     func badFiles(_ json: String, code: ScenarioFileError.Code, mentions: String) {
