@@ -181,7 +181,8 @@ public enum BackendEvent: Sendable {
     case faultAnswered(path: String, BackendFault)
     /// A code was asked for `phoneNumber` and the app proved itself this way (what the inspector's
     /// sign-ins show as the verification path).
-    case codeRequested(phoneNumber: String, proof: AppProof, endpoint: BackendOperation)
+    /// `receipt` is the app credential's, when a silent push proved the app.
+    case codeRequested(phoneNumber: String, proof: AppVerification, receipt: String?, endpoint: BackendOperation)
 }
 
 /// Why the backend refused a request, where one wire error has several causes that a user fixes
@@ -203,30 +204,6 @@ public enum RejectionCause: String, Sendable, Codable, CaseIterable {
     case appleTokenExpired
     /// …empty, not a JWT, or without a subject.
     case appleTokenMalformed
-}
-
-/// How a code request proved it came from the real app.
-public enum AppProof: Sendable, Hashable {
-    /// A test number: no proof needed.
-    case testNumber
-    /// The receipt and secret a silent push carried.
-    case appCredential(receipt: String)
-    /// A solved reCAPTCHA challenge (the fallback's redirect).
-    case recaptcha
-    /// A reCAPTCHA Enterprise token SMS defense assessed.
-    case recaptchaEnterprise
-    /// None, taken because of `--accept-unverified-code-requests`.
-    case unverified
-
-    public var description: String {
-        switch self {
-        case .testNumber: "test number"
-        case .appCredential: "silent push"
-        case .recaptcha: "reCAPTCHA"
-        case .recaptchaEnterprise: "reCAPTCHA Enterprise"
-        case .unverified: "unverified (accepted as the Auth Emulator does)"
-        }
-    }
 }
 
 /// The backend's operations, as timelines and explanations name them.
@@ -473,13 +450,13 @@ public actor IdentityToolkit {
                        captchaResponse: String? = nil, recaptchaVersion: String? = nil, clientType: String? = nil,
                        action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) {
         guard testPhoneNumbers[number] == nil else {
-            observer?(.codeRequested(phoneNumber: number, proof: .testNumber, endpoint: endpoint))
+            observer?(.codeRequested(phoneNumber: number, proof: .testMode, receipt: nil, endpoint: endpoint))
             return
         }
         let hasLegacyProof = !(iosReceipt ?? "").isEmpty || recaptchaToken != nil
         if try smsDefense(captchaResponse: captchaResponse, recaptchaVersion: recaptchaVersion, clientType: clientType, action: action,
                           hasLegacyProof: hasLegacyProof, endpoint: endpoint) {
-            observer?(.codeRequested(phoneNumber: number, proof: .recaptchaEnterprise, endpoint: endpoint))
+            observer?(.codeRequested(phoneNumber: number, proof: .recaptchaEnterprise, receipt: nil, endpoint: endpoint))
             return
         }
         if let iosReceipt, !iosReceipt.isEmpty {
@@ -492,14 +469,14 @@ public actor IdentityToolkit {
             guard clock.now.timeIntervalSince(stored.issuedAt) <= configuration.receiptLifetime else {
                 throw reject(endpoint, IdentityToolkitError(.invalidAppCredential, "the app credential has expired"))
             }
-            observer?(.codeRequested(phoneNumber: number, proof: .appCredential(receipt: iosReceipt), endpoint: endpoint))
+            observer?(.codeRequested(phoneNumber: number, proof: .silentPush, receipt: iosReceipt, endpoint: endpoint))
         } else if let recaptchaToken {
             try useRecaptchaToken(recaptchaToken, endpoint: endpoint)
-            observer?(.codeRequested(phoneNumber: number, proof: .recaptcha, endpoint: endpoint))
+            observer?(.codeRequested(phoneNumber: number, proof: .reCAPTCHA, receipt: nil, endpoint: endpoint))
         } else if configuration.acceptUnverifiedCodeRequests {
             logger.info("code request without app verification taken (--accept-unverified-code-requests, as the Auth Emulator)",
                         metadata: ["endpoint": "\(endpoint)", "phone": "\(number)"])
-            observer?(.codeRequested(phoneNumber: number, proof: .unverified, endpoint: endpoint))
+            observer?(.codeRequested(phoneNumber: number, proof: .unverified, receipt: nil, endpoint: endpoint))
         } else {
             throw reject(endpoint, IdentityToolkitError(
                 .missingAppCredential,

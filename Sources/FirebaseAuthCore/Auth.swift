@@ -86,7 +86,8 @@ public final class Auth: AppDelegateInterceptor {
             finishedEvents.append(eventID)
             if finishedEvents.count > Auth.maximumPendingReceipts { finishedEvents.removeFirst() }
         }
-        var lastVerification: AppVerificationPath?
+        var lastVerification: AppVerification?
+        var lastFallback: ReCAPTCHAFallbackReason?
     }
     enum ProbeState { case notRun, running(OneShot<Bool>), done(Bool) }
     let state = Mutex(State())
@@ -512,15 +513,21 @@ public final class Auth: AppDelegateInterceptor {
     var emulatorHost: String? { state.withLock { $0.emulator } }
 
     /// How the last `verifyPhoneNumber` proved the app (for timelines; not an SDK property).
-    public var lastAppVerification: AppVerificationPath? { state.withLock { $0.lastVerification } }
-    func noteVerification(_ path: AppVerificationPath) {
-        state.withLock { $0.lastVerification = path }
-        switch path {
+    public var lastAppVerification: AppVerification? { state.withLock { $0.lastVerification } }
+    /// Why the last `verifyPhoneNumber` went to the reCAPTCHA page, when it did (not an SDK property).
+    public var lastFallbackReason: ReCAPTCHAFallbackReason? { state.withLock { $0.lastFallback } }
+    func noteVerification(_ proof: AppVerification, fallback: ReCAPTCHAFallbackReason? = nil) {
+        state.withLock {
+            $0.lastVerification = proof
+            $0.lastFallback = fallback
+        }
+        switch proof {
         case .silentPush: host.logger.debug("app verified by silent push", metadata: ["bundle-id": "\(host.bundleID)"])
         case .testMode: host.logger.info("app verification disabled for testing: only test numbers get codes", metadata: ["bundle-id": "\(host.bundleID)"])
         case .recaptchaEnterprise: host.logger.debug("app verified by a reCAPTCHA Enterprise token (SMS defense)", metadata: ["bundle-id": "\(host.bundleID)"])
-        case .reCAPTCHAFallback(let reason):
-            host.logger.notice("app verification falls back to reCAPTCHA", metadata: ["bundle-id": "\(host.bundleID)", "why": "\(reason)"])
+        case .reCAPTCHA:
+            host.logger.notice("app verification falls back to reCAPTCHA", metadata: ["bundle-id": "\(host.bundleID)", "why": "\(fallback.map { "\($0)" } ?? "")"])
+        case .unverified: break  // a backend's view only: the app never sends nothing on purpose but in test mode
         }
     }
 

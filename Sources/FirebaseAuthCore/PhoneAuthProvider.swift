@@ -9,15 +9,6 @@ public protocol AuthUIDelegate: Sendable {
     func present(_ url: URL, host: AppHost) async
 }
 
-/// How the last code request proved the app (for timelines and `authsim explain`).
-public enum AppVerificationPath: Sendable, Hashable {
-    case silentPush
-    case testMode
-    /// SMS defense (AUDIT or ENFORCE): a reCAPTCHA Enterprise token, no app credential.
-    case recaptchaEnterprise
-    case reCAPTCHAFallback(reason: ReCAPTCHAFallbackReason)
-}
-
 /// Why the SDK went to the reCAPTCHA page instead of proving the app by silent push: the branches
 /// of FirebaseAuth 12.19's `verifyClient(withUIDelegate:)` (PhoneAuthProvider.swift) that end in
 /// reCAPTCHA. A type, so that `explain` and the timeline decide by the case, never by the sentence.
@@ -148,7 +139,7 @@ public final class PhoneAuthProvider: Sendable {
     private func verifyAndSend(_ phoneNumber: String, retryOnInvalidAppCredential: Bool, session: MultiFactorSession?,
                                uiDelegate: (any AuthUIDelegate)?, auditFallback: Bool = false) async throws(AuthError) -> String {
         let backend = try auth.backend
-        let proof: AppProof
+        let proof: ProofFields
         var enterprise: String?
         if auth.isAppVerificationDisabledForTesting {
             auth.noteVerification(.testMode)
@@ -205,12 +196,15 @@ public final class PhoneAuthProvider: Sendable {
                                        auditFallback: auditFallback)
     }
 
-    /// What proves the app in a code request.
-    enum AppProof {
-        case credential(AppCredential)
-        case recaptcha(String)
-        /// Test mode: nothing.
-        case none
+    /// The fields of a code request that prove the app (``AppVerification`` says which kind;
+    /// test mode and SMS defense's token send none of these).
+    struct ProofFields {
+        var receipt: String?
+        var secret: String?
+        var recaptchaToken: String?
+        static let none = ProofFields()
+        static func credential(_ credential: AppCredential) -> ProofFields { ProofFields(receipt: credential.receipt, secret: credential.secret) }
+        static func recaptcha(_ token: String) -> ProofFields { ProofFields(recaptchaToken: token) }
     }
 
     /// The code request for the session's kind: `sendVerificationCode` (a first factor),
@@ -218,14 +212,9 @@ public final class PhoneAuthProvider: Sendable {
     /// `accounts/mfaSignIn:start` (a session with a pending credential); the SDK's
     /// `executeMFARequest`.
     @inline(never)
-    private func send(_ backend: BackendClient, _ phoneNumber: String, proof: AppProof, enterprise: String?,
+    private func send(_ backend: BackendClient, _ phoneNumber: String, proof: ProofFields, enterprise: String?,
                       session: MultiFactorSession?) async throws(AuthError) -> String {
-        var receipt: String?, secret: String?, recaptchaToken: String?
-        switch proof {
-        case .credential(let credential): (receipt, secret) = (credential.receipt, credential.secret)
-        case .recaptcha(let token): recaptchaToken = token
-        case .none: break
-        }
+        let (receipt, secret, recaptchaToken) = (proof.receipt, proof.secret, proof.recaptchaToken)
         let version = enterprise == nil ? nil : Auth.recaptchaVersion
         // Each kind in a function of its own: an async frame holds the requests and answers of
         // every call made in it, and each sign-in in flight holds this one.
@@ -286,9 +275,9 @@ public final class PhoneAuthProvider: Sendable {
     /// push; or, where the SDK falls back (a simulator, no APNs token within 5 s, verifyClient
     /// refusing the token, no push within `suggestedTimeout`), a reCAPTCHA token.
     @inline(never)
-    private func appProof(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> AppProof {
-        func fallback(_ why: ReCAPTCHAFallbackReason) async throws(AuthError) -> AppProof {
-            auth.noteVerification(.reCAPTCHAFallback(reason: why))
+    private func appProof(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> ProofFields {
+        func fallback(_ why: ReCAPTCHAFallbackReason) async throws(AuthError) -> ProofFields {
+            auth.noteVerification(.reCAPTCHA, fallback: why)
             return .recaptcha(try await reCAPTCHAToken(backend, uiDelegate: uiDelegate))
         }
         if auth.host.isSimulator { return try await fallback(.simulator) }

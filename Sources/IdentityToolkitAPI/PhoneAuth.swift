@@ -352,3 +352,31 @@ extension EmulatorProjectConfig: SchemaCheckedMessage {
         ["authsim": "the APNs channel's settings are read-only here: start authsim backend with other flags"]
     }
 }
+
+/// How a code request proves it comes from the real app: one vocabulary for the app (what
+/// FirebaseAuth sent), the backend (what it checked), the timeline and the inspector. The raw
+/// values are the timeline's (`app.signedIn`'s `path`).
+public enum AppVerification: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// The receipt and secret a silent push carried (`iosReceipt`, `iosSecret`).
+    case silentPush
+    /// A solved reCAPTCHA v2 challenge (`recaptchaToken`): the fallback's page and redirect.
+    case reCAPTCHA
+    /// A reCAPTCHA Enterprise token that SMS defense assessed (`captchaResponse`): no push, no page.
+    case recaptchaEnterprise
+    /// No proof: the app's `isAppVerificationDisabledForTesting`, which the backend takes for its
+    /// test numbers only.
+    case testMode
+    /// No proof, taken by a backend run with `--accept-unverified-code-requests` (as the Auth
+    /// Emulator takes every request).
+    case unverified
+
+    public var description: String {
+        switch self {
+        case .silentPush: "silent push"
+        case .reCAPTCHA: "reCAPTCHA"
+        case .recaptchaEnterprise: "reCAPTCHA Enterprise"
+        case .testMode: "test number (no proof)"
+        case .unverified: "unverified (accepted as the Auth Emulator does)"
+        }
+    }
+}

@@ -91,10 +91,10 @@ public final class FlowHistory: Sendable {
                             : "the silent push could not be delivered (\(answer)): the app waits for it, then falls back to reCAPTCHA"
                     }
                 }
-            case .codeRequested(let phone, let proof, let endpoint):
+            case .codeRequested(let phone, let proof, let receipt, let endpoint):
                 let secondFactor = BackendOperation.secondFactorOperations.contains(endpoint)
                 let id: Int
-                if case .appCredential(let receipt) = proof, let existing = state.byReceipt[receipt] {
+                if let receipt, let existing = state.byReceipt[receipt] {
                     id = existing
                 } else {
                     id = start(step("app", "backend", "\(endpoint.rawValue) for \(phone)"))

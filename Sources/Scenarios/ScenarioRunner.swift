@@ -169,9 +169,10 @@ public enum ScenarioRunner {
     /// How the last code request proved the app: the outcome's suffix and the path.
     static func via(_ auth: Auth) -> (String, SignInPath) {
         switch auth.lastAppVerification {
-        case .reCAPTCHAFallback: (" via reCAPTCHA", .reCAPTCHA)
+        case .reCAPTCHA: (" via reCAPTCHA", .reCAPTCHA)
         case .recaptchaEnterprise: (" via reCAPTCHA Enterprise", .recaptchaEnterprise)
         case .testMode: ("", .testMode)
+        case .unverified: ("", .phone(.unverified))
         case .silentPush, nil: ("", .silentPush)
         }
     }
@@ -493,7 +494,7 @@ struct RecordingPresenter: AuthUIDelegate {
 
     func present(_ url: URL, host: AppHost) async {
         var reason: ReCAPTCHAFallbackReason?
-        if case .reCAPTCHAFallback(let why) = auth.lastAppVerification { reason = why }
+        if auth.lastAppVerification == .reCAPTCHA, let why = auth.lastFallbackReason { reason = why }
         let why = reason.map(String.init(describing:)) ?? "no app credential"
         timeline.record(.app, to: .browser, "no app credential (\(why)): presents the reCAPTCHA page \(url.path)?…eventId=…",
                         .fallback(reason: why, code: reason?.code, url: url.absoluteString))

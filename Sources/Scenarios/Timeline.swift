@@ -43,13 +43,38 @@ public enum VerificationPurpose: String, Sendable, Hashable, Codable {
 }
 
 /// How a phone sign-in ended up proving the app, or what else signed the user in.
-public enum SignInPath: String, Sendable, Hashable, Codable {
-    case silentPush, reCAPTCHA, testMode
-    /// SMS defense (AUDIT or ENFORCE) passed a reCAPTCHA Enterprise token: no push, no page.
-    case recaptchaEnterprise
-    case apple = "apple.com"
+public enum SignInPath: Sendable, Hashable, RawRepresentable, Codable, CaseIterable {
+    /// By phone, the app proved as the backend saw it.
+    case phone(AppVerification)
+    case apple
     /// The account was deleted (the Apple revoke-then-delete flow's end).
     case deleted
+
+    public static let silentPush = SignInPath.phone(.silentPush)
+    public static let reCAPTCHA = SignInPath.phone(.reCAPTCHA)
+    public static let testMode = SignInPath.phone(.testMode)
+    public static let recaptchaEnterprise = SignInPath.phone(.recaptchaEnterprise)
+
+    public static var allCases: [SignInPath] { AppVerification.allCases.map(SignInPath.phone) + [.apple, .deleted] }
+
+    /// The timeline's `path`: the verification's raw value, `apple.com` or `deleted`.
+    public var rawValue: String {
+        switch self {
+        case .phone(let proof): proof.rawValue
+        case .apple: "apple.com"
+        case .deleted: "deleted"
+        }
+    }
+
+    public init?(rawValue: String) {
+        switch rawValue {
+        case "apple.com": self = .apple
+        case "deleted": self = .deleted
+        default:
+            guard let proof = AppVerification(rawValue: rawValue) else { return nil }
+            self = .phone(proof)
+        }
+    }
 }
 
 /// What became of a redirect handed to the app.
@@ -329,7 +354,7 @@ extension RunFact {
         case .verificationID: self = .verificationID
         case .signedIn:
             guard let path = SignInPath(rawValue: try reader.string("path")) else {
-                throw reader.malformed("path", "silentPush, reCAPTCHA, testMode, recaptchaEnterprise, apple.com or deleted")
+                throw reader.malformed("path", SignInPath.allCases.map(\.rawValue).joined(separator: ", "))
             }
             self = .signedIn(uid: try reader.string("uid"), path: path)
         case .appleSignIn:

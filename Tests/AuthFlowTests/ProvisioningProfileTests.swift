@@ -80,7 +80,7 @@ struct ProvisioningProfileTests {
             try await waitForSleepers(clock)
             clock.advance(by: .seconds(5))
             #expect(await attempt.value == nil)
-            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+            guard auth.lastAppVerification == .reCAPTCHA, let why = auth.lastFallbackReason else {
                 Issue.record("no fallback")
                 return
             }

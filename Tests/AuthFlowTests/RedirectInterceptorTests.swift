@@ -84,7 +84,7 @@ struct RedirectInterceptorTests {
             let presenter = interceptorPresenter(interceptor, runtime)
             let provider = PhoneAuthProvider.provider(auth: auth)
             let verificationID = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
-            guard case .reCAPTCHAFallback = auth.lastAppVerification else {
+            guard auth.lastAppVerification == .reCAPTCHA, auth.lastFallbackReason != nil else {
                 Issue.record("not the reCAPTCHA path: \(String(describing: auth.lastAppVerification))")
                 return
             }

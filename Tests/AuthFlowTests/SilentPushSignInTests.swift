@@ -64,7 +64,7 @@ struct SilentPushSignInTests {
             #expect(auth.cachedCredential == nil)
             #expect(auth.pendingReceipts.count == 1)
             #expect(try fixtureLogCount(world) == 0)
-            guard case .reCAPTCHAFallback = auth.lastAppVerification else {
+            guard auth.lastAppVerification == .reCAPTCHA, auth.lastFallbackReason != nil else {
                 Issue.record("no fallback")
                 return
             }

@@ -75,7 +75,7 @@ struct VerificationErrorTests {
             try await waitForSleepers(clock)
             clock.advance(by: .seconds(5))
             #expect(await attempt.value == nil)
-            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+            guard auth.lastAppVerification == .reCAPTCHA, let why = auth.lastFallbackReason else {
                 Issue.record("no fallback: \(String(describing: auth.lastAppVerification))")
                 return
             }
@@ -116,7 +116,7 @@ struct VerificationErrorTests {
             let finished = await withLimit(.seconds(120)) { _ = await attempt.value } != nil
             #expect(finished, "verifyPhoneNumber waited for the clock")
             #expect(await attempt.value == nil)
-            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+            guard auth.lastAppVerification == .reCAPTCHA, let why = auth.lastFallbackReason else {
                 Issue.record("no fallback: \(String(describing: auth.lastAppVerification))")
                 return
             }
@@ -395,7 +395,7 @@ struct ReCAPTCHAFallbackTests {
             let provider = PhoneAuthProvider.provider(auth: auth)
             let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
             #expect(try fixtureLogCount(world) == 0)
-            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+            guard auth.lastAppVerification == .reCAPTCHA, let why = auth.lastFallbackReason else {
                 Issue.record("no fallback")
                 return
             }
@@ -457,7 +457,7 @@ struct ReCAPTCHAFallbackTests {
             auth.setAPNSToken(Data(), type: .sandbox)
             let provider = PhoneAuthProvider.provider(auth: auth)
             let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
-            guard case .reCAPTCHAFallback(let why) = auth.lastAppVerification else {
+            guard auth.lastAppVerification == .reCAPTCHA, let why = auth.lastFallbackReason else {
                 Issue.record("no fallback: \(String(describing: auth.lastAppVerification))")
                 return
             }
