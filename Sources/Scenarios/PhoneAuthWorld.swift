@@ -78,9 +78,13 @@ public final class PhoneAuthWorld: Sendable {
     private let server: BackendServer?
     private let pusher: APNsPusher?
     private let listeners = Mutex<[SchemeListener]>([])
+    /// The clock of the apps this world installs, unless ``install(_:clock:wallClock:userDefaults:keychain:appName:device:setToken:onURL:onPush:onRegistration:)``
+    /// is given one: every SDK timeout (the APNs token's 5 s, the push's `suggestedTimeout`) runs on it.
+    public let appClock: any Clock<Duration>
 
     private init(channel: LocalAPNsChannel?, toolkit: IdentityToolkit?, backendHost: String, backendPort: Int, apiKey: String,
-                 projectID: String, devices: any DeviceNetwork, server: BackendServer?, pusher: APNsPusher?, caPEM: String?) {
+                 projectID: String, devices: any DeviceNetwork, server: BackendServer?, pusher: APNsPusher?, caPEM: String?,
+                 appClock: any Clock<Duration>) {
         self.channel = channel
         self.toolkit = toolkit
         self.backendHost = backendHost
@@ -93,14 +97,20 @@ public final class PhoneAuthWorld: Sendable {
         self.transport = caPEM.map { NIOHTTP1Transport(trustingCAPEM: $0) } ?? NIOHTTP1Transport()
         self.server = server
         self.pusher = pusher
+        self.appClock = appClock
     }
 
     /// Everything in this process.
     ///   - providerKey: what the backend signs its provider tokens with (default: the `Certs/` key).
     ///   - providerClock: the clock of the backend's APNs client (its tokens' `iat`).
+    ///   - appClock: the apps' clock (see ``appClock``). A test gives a `ManualClock` it never
+    ///     advances unless it wants a timeout: the SDK's waits then end by their events alone,
+    ///     however busy the machine (a push 2 s late on a loaded CI box must not turn into a
+    ///     reCAPTCHA fallback that no device would show).
     public static func start(certs: URL, state: URL, configuration: BackendConfiguration = BackendConfiguration(),
                              backendClock: any WallClock = SystemWallClock(), pushLatency: Duration = .milliseconds(250),
                              providerKey: APNsAuthKey? = nil, providerClock: any WallClock = SystemWallClock(),
+                             appClock: any Clock<Duration> = ContinuousClock(),
                              receiverObserver: (@Sendable (ReceiverEvent) -> Void)? = nil,
                              backendObserver: (@Sendable (BackendEvent) -> Void)? = nil) async throws -> PhoneAuthWorld {
         let channel = try await LocalAPNsChannel.start(certs: certs, state: state, observer: receiverObserver,
@@ -114,7 +124,7 @@ public final class PhoneAuthWorld: Sendable {
         return PhoneAuthWorld(channel: channel, toolkit: toolkit, backendHost: server.host, backendPort: server.port,
                               apiKey: configuration.apiKey, projectID: configuration.projectID,
                               devices: LocalDeviceNetwork(registry: channel.registry, hub: channel.hub), server: server, pusher: pusher,
-                              caPEM: credentials.caCertificatePEM)
+                              caPEM: credentials.caCertificatePEM, appClock: appClock)
     }
 
     /// A backend and a push-receiver running as other processes: `backend` is the backend's
@@ -124,7 +134,7 @@ public final class PhoneAuthWorld: Sendable {
                                apiKey: String = BackendConfiguration().apiKey,
                                projectID: String = BackendConfiguration().projectID, caPEM: String? = nil) -> PhoneAuthWorld {
         PhoneAuthWorld(channel: nil, toolkit: nil, backendHost: backendHost, backendPort: backendPort, apiKey: apiKey,
-                       projectID: projectID, devices: devices, server: nil, pusher: nil, caPEM: caPEM)
+                       projectID: projectID, devices: devices, server: nil, pusher: nil, caPEM: caPEM, appClock: ContinuousClock())
     }
 
     /// `http://host:port` of the backend.
@@ -140,12 +150,13 @@ public final class PhoneAuthWorld: Sendable {
     /// An app killed and started again is installed once more with the same `userDefaults`,
     /// `keychain` and `appName`, on the same `device` (the token the first install returned): its
     /// pushes go to the new process, whose `Auth` finds what the old one kept in the keychain.
-    public func install(_ profile: AppProfile, clock: any Clock<Duration> = ContinuousClock(),
+    public func install(_ profile: AppProfile, clock: (any Clock<Duration>)? = nil,
                         wallClock: any WallClock = SystemWallClock(), userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
                         appName: String? = nil, device: DeviceToken? = nil, setToken: Bool = true,
                         onURL: @escaping @Sendable (URL, URLHandling) -> Void = { _, _ in },
                         onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in },
                         onRegistration: @escaping @Sendable (AppHost.RemoteNotificationRegistration) -> Void = { _ in }) async throws -> (Auth, DeviceToken) {
+        let clock = clock ?? appClock
         let host: AppHost
         var options: FirebaseOptions
         let recaptchaEnterprise: RecaptchaEnterpriseSDK? = switch profile.recaptchaEnterprise {

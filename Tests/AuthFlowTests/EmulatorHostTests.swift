@@ -31,7 +31,7 @@ struct EmulatorHostTests {
                 return
             }
             let options = options(world)
-            let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], transport: world.transport)
+            let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], clock: world.appClock, transport: world.transport)
             let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
             #expect(auth.settings?.isAppVerificationDisabledForTesting == false)
             auth.useEmulator(withHost: "::1", port: v6.port)

@@ -5,6 +5,7 @@ import Foundation
 import Scenarios
 import Testing
 import TestSupport
+import Utilities
 
 /// Every test of the guides' own code, one at a time: the guides use the default app
 /// (`FirebaseApp.configure()`, `Auth.auth()`, `PhoneAuthProvider.provider()`), which is one per
@@ -27,12 +28,14 @@ struct GuideWorld {
                       tokenType: AuthAPNSTokenType = .sandbox) async throws -> GuideWorld {
         let folder = temporaryDirectory(name)
         let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
-                                                   configuration: configuration, pushLatency: .milliseconds(300))
+                                                   configuration: configuration, pushLatency: .milliseconds(300),
+                                                   appClock: ManualClock())
         var options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = world.apiKey
         options.projectID = world.projectID
         options.bundleID = configuration.bundleID
-        let host = AppHost(bundleID: configuration.bundleID, urlSchemes: [options.encodedAppIDScheme], transport: world.transport)
+        let host = AppHost(bundleID: configuration.bundleID, urlSchemes: [options.encodedAppIDScheme], clock: world.appClock,
+                           transport: world.transport)
         FirebaseApp.configure(options: options, host: host)
         Auth.auth().useEmulator(withHost: world.backendHost, port: world.backendPort)
         // useEmulator turns app verification off, as the SDK's does; these apps prove themselves.
