@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "RedirectInterceptor", targets: ["RedirectInterceptor"]),
         .library(name: "DeviceLink", targets: ["DeviceLink"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
+        .library(name: "Causes", targets: ["Causes"]),
         .library(name: "Diagnostics", targets: ["Diagnostics"]),
         .library(name: "Inspector", targets: ["Inspector"]),
         .executable(name: "apns-sender", targets: ["apns-sender"]),
@@ -156,16 +157,19 @@ let package = Package(
                            "IdentityToolkitAPI", "HTTPTransport", "RedirectInterceptor", logging]
         ),
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
+        // The causes and fixes that explain and the inspector both state: the backend's refusals,
+        // what a receiver's state folder shows, and the Diagnosis they come as.
+        .target(name: "Causes", dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "IdentityToolkitAPI"]),
         .target(
             name: "Diagnostics",
-            dependencies: ["DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
+            dependencies: ["Causes", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
         ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
         // The inspector: the receiver's pushes, faults and devices and the backend's SMS and users,
         // live in a browser and as a JSON API, with metrics and health (authsim serve).
         .target(
             name: "Inspector",
-            dependencies: ["DeviceLink", "APNsWire", "APNsReceiver", "AuthBackend", "Diagnostics", "HTTPServerSupport", "IdentityToolkitAPI", "Utilities",
+            dependencies: ["DeviceLink", "APNsWire", "APNsReceiver", "AuthBackend", "Causes", "HTTPServerSupport", "IdentityToolkitAPI", "Utilities",
                            hummingbird, hummingbirdCore, nio("NIOCore"), .product(name: "HTTPTypes", package: "swift-http-types"), logging],
             resources: [.copy("Resources")]
         ),

@@ -1,24 +1,11 @@
 import APNsWire
 import AuthBackend
+import Causes
 import DeviceOS
 import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 import Scenarios
-
-/// A run's root cause in one sentence, and the fix.
-public struct Diagnosis: Sendable, Hashable {
-    /// A stable code (`tokenTypeMismatch`, `keyAndTeamSwapped`, …).
-    public let code: String
-    public let cause: String
-    public let fix: String
-
-    public init(_ code: String, cause: String, fix: String) {
-        self.code = code
-        self.cause = cause
-        self.fix = fix
-    }
-}
 
 /// Reads a run's events (a timeline, or `--json` lines) and names what went wrong, first cause
 /// first: the app's configuration, then the APNs channel, then the backend's refusals, then the
@@ -72,9 +59,7 @@ public enum Explainer {
         }
 
         if errorCode == .userDisabled {
-            return Diagnosis("userDisabled",
-                             cause: "an admin disabled this user (the Admin SDK's update_user(uid, disabled=True), or the Firebase console): the app verification and the code were fine, but the backend answered USER_DISABLED, which the SDK reports as userDisabled (17005); refreshing the user's token fails the same way",
-                             fix: "enable the user again (update_user(uid, disabled=False)), or tell the user their account is disabled: the error is final and retrying does not help")
+            return BackendRefusals.diagnose(endpoint: "signIn", error: .userDisabled, detail: nil, cause: nil, message: "USER_DISABLED")
         }
 
         if errorCode == .blockingCloudFunctionError {
@@ -266,57 +251,8 @@ public enum Explainer {
         if let refused = events.first({ fact -> (endpoint: String, error: IdentityToolkitError.Code, detail: String?, cause: RejectionCause?)? in
             if case .backendRejected(let endpoint, let error, let detail, let cause) = fact { (endpoint, .init(rawValue: error), detail, cause) } else { nil }
         }) {
-            let detail = refused.value.detail
-            let operation = BackendOperation(rawValue: refused.value.endpoint)
-            let secondFactorEndpoint = operation.map(BackendOperation.secondFactorOperations.contains) ?? false
-            switch refused.value.error {
-            case .invalidCode where secondFactorEndpoint:
-                return Diagnosis("wrongSecondFactorCode",
-                                 cause: "the user typed a code for the second factor that is not the one texted to it, so \(refused.value.endpoint) failed with invalidVerificationCode (17044)",
-                                 fix: "let the user retry with the resolver's session, or request a new code with verifyPhoneNumber(with: hint, uiDelegate:, multiFactorSession: resolver.session)")
-            case .invalidMFAPendingCredential:
-                if refused.value.cause == .pendingCredentialExpired {
-                    return Diagnosis("mfaPendingCredentialExpired",
-                                     cause: "the first factor's pending credential had expired when the second factor was asked for (\(detail ?? "")), so \(refused.value.endpoint) failed with invalidMultiFactorSession (17083)",
-                                     fix: "finish the second factor within 10 minutes of the first; after that, sign in with the first factor again for a new MultiFactorResolver")
-                }
-                return Diagnosis("mfaPendingCredentialInvalid",
-                                 cause: "the second factor came with a pending credential the backend did not accept (\(detail ?? "malformed or spent")), so \(refused.value.endpoint) failed with invalidMultiFactorSession (17083)",
-                                 fix: "use the resolver of the latest secondFactorRequired error, once; sign in with the first factor again for a new one")
-            case .unsupportedFirstFactor where operation == .sendVerificationCode || operation == .signInWithPhoneNumber:
-                return Diagnosis("phoneFirstFactorForMultiFactorUser",
-                                 cause: "the number belongs to an account with a second factor, and a phone number cannot be the first factor of a multi-factor account, so \(refused.value.endpoint) failed with unsupportedFirstFactor (17089) before any code was sent",
-                                 fix: "sign this user in with their other provider (Sign in with Apple) and finish with the MultiFactorResolver of the secondFactorRequired (17078) error; the guide's secondFactorRequired branch is never reached with a phone credential")
-            case .unsupportedFirstFactor:
-                return Diagnosis("unsupportedFirstFactor",
-                                 cause: "the user signed in by phone, and Firebase does not allow multi-factor for phone-first-factor accounts, so \(refused.value.endpoint) failed with unsupportedFirstFactor (17089)",
-                                 fix: "enroll second factors for users who sign in with Apple (or email), with a verified email")
-            case .secondFactorExists:
-                return Diagnosis("secondFactorAlreadyEnrolled", cause: "the number is already one of the account's second factors, so enrolling it again failed with secondFactorAlreadyEnrolled (17087)",
-                                 fix: "check user.multiFactor.enrolledFactors before enrolling; enroll another number")
-            case .mfaEnrollmentNotFound:
-                return Diagnosis("secondFactorNotFound", cause: "the second factor named is not one of the account's (\(detail ?? "")), so \(refused.value.endpoint) failed with multiFactorInfoNotFound (17084)",
-                                 fix: "use one of resolver.hints (or user.multiFactor.enrolledFactors) as they are")
-            case .invalidCode:
-                return Diagnosis("wrongCode", cause: "the user typed a code that is not the one texted, so signIn failed with invalidVerificationCode",
-                                 fix: "let the user retry (5 wrong codes end the session) or resend the code")
-            case .sessionExpired:
-                return Diagnosis("sessionExpired", cause: "the code had expired when the user typed it, so signIn failed with sessionExpired",
-                                 fix: "call verifyPhoneNumber again for a new code (codes are valid for a few minutes)")
-            case .operationNotAllowed:
-                return Diagnosis("regionBlocked", cause: "the project's SMS region policy does not allow this number's region\(detail.map { " (\($0))" } ?? ""), so no code was sent",
-                                 fix: "allow the region in Firebase console → Authentication → Settings → SMS region policy")
-            case .quotaExceeded:
-                return Diagnosis("quotaExceeded", cause: "the project's SMS quota is used up\(detail.map { " (\($0))" } ?? ""), so no code was sent",
-                                 fix: "raise the quota (Authentication → Settings → SMS quota) or use test phone numbers for testing")
-            case .missingAppCredential where testMode:
-                return Diagnosis("realNumberInTestMode",
-                                 cause: "app verification is disabled for testing but the number is not one of the project's test numbers, so the backend refused to text it (no app credential, no reCAPTCHA token)",
-                                 fix: "use a fictional test number (Authentication → Sign-in method → Phone → test numbers) with isAppVerificationDisabledForTesting, or turn it off for real numbers")
-            default:
-                return Diagnosis("backendRefused", cause: "\(refused.value.endpoint) refused: \(refused.event.message)",
-                                 fix: "see the error: \(refused.value.error)")
-            }
+            return BackendRefusals.diagnose(endpoint: refused.value.endpoint, error: refused.value.error, detail: refused.value.detail,
+                                            cause: refused.value.cause, message: refused.event.message, testMode: testMode)
         }
 
         // The user, or nothing wrong.

@@ -1,5 +1,6 @@
 import APNsWire
 import AuthBackend
+import Causes
 import Foundation
 import IdentityToolkitAPI
 import Synchronization
@@ -151,11 +152,12 @@ public final class FlowHistory: Sendable {
                 update(state.lastActive) {
                     $0.steps.append(step("backend", nil, "\(endpoint.rawValue): SMS defense (\(enforcement.rawValue)) assesses the reCAPTCHA Enterprise token: \(assessment.verdict.rawValue): \(assessment.detail)"))
                 }
-            case .rejected(let endpoint, let error, _):
+            case .rejected(let endpoint, let error, let cause):
                 let id = state.lastActive ?? start(step("app", "backend", endpoint.rawValue))
                 update(id) { flow in
                     flow.outcome = "refused: \(error.code.rawValue)"
-                    flow.cause = Self.cause(error)
+                    flow.cause = BackendRefusals.diagnose(endpoint: endpoint.rawValue, error: error.code, detail: error.detail, cause: cause,
+                                                          message: error.message).cause
                     flow.steps.append(step("backend", "app", "\(endpoint.rawValue) refuses: \(error.message)", bad: true))
                 }
             case .frontendRefused(let path, let error):
@@ -173,20 +175,6 @@ public final class FlowHistory: Sendable {
             case .accountDeleted, .appleRevoked:
                 break
             }
-        }
-    }
-
-    /// Why a refused sign-in ended so, in a sentence.
-    static func cause(_ error: IdentityToolkitError) -> String {
-        switch error.code {
-        case .invalidCode: "the code typed is not the one the SMS carried (INVALID_CODE: invalidVerificationCode, 17044)"
-        case .sessionExpired: "the code was typed after its session expired (SESSION_EXPIRED: sessionExpired, 17051): ask for a new one"
-        case .missingAppCredential: "the code request carried no proof that it came from the app: no silent-push receipt, no reCAPTCHA token (MISSING_APP_CREDENTIAL)"
-        case .invalidAppCredential: "the receipt and secret do not match one this backend pushed, or it expired (INVALID_APP_CREDENTIAL): the SDK retries with a new push"
-        case .userDisabled: "an admin disabled this user (USER_DISABLED: userDisabled, 17005)"
-        case .quotaExceeded: "the SMS quota is used up (QUOTA_EXCEEDED: quotaExceeded, 17052)"
-        case .captchaCheckFailed: "the reCAPTCHA token was refused (CAPTCHA_CHECK_FAILED: captchaCheckFailed, 17056)"
-        default: error.message
         }
     }
 }

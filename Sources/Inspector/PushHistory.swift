@@ -1,6 +1,6 @@
 import APNsReceiver
 import APNsWire
-import Diagnostics
+import Causes
 import Foundation
 import Synchronization
 import Utilities

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Causes
 import CommandSupport
 import Diagnostics
 import Foundation
