@@ -4,6 +4,7 @@ import Causes
 import Foundation
 import IdentityToolkitAPI
 import Synchronization
+import Utilities
 
 /// One sign-in as the backend saw it: its steps (a timeline for a sequence diagram), how the app
 /// proved itself (silent push, reCAPTCHA, reCAPTCHA Enterprise, test number; a second factor),
@@ -27,6 +28,18 @@ public struct InspectedFlow: Codable, Sendable, Hashable {
     public var outcome: String
     public var cause: String?
     public var steps: [Step]
+
+    /// The sign-in as a sequence diagram (``SequenceDiagram``, as `authsim run --diagram` draws
+    /// runs): app, backend and APNs as they took part, milliseconds from the first step.
+    public var diagram: String {
+        let parts = ["app", "backend", "apns"].filter { part in steps.contains { $0.from == part || $0.to == part } }
+        let start = steps.first?.time ?? started
+        let rows = steps.map { step in
+            SequenceDiagram.Row(time: "+\(Int((step.time.timeIntervalSince(start) * 1000).rounded())) ms", from: step.from, to: step.to,
+                                text: step.message, classes: step.bad ? ["bad"] : [])
+        }
+        return SequenceDiagram.html(parts: parts, rows: rows, timeColumn: "5em")
+    }
 }
 
 /// The backend's sign-ins, grouped from its events (``BackendEvent``): a flow starts with a

@@ -122,10 +122,16 @@ public enum InspectorRouter {
             }
             return try json(Array(flows.suffix(limit)))
         }
-        router.get("/api/v1/flows/:id") { _, context in
+        @Sendable func flow(_ context: some RequestContext) throws -> InspectedFlow {
             guard let text = context.parameters.get("id"), let id = Int(text) else { throw InspectorError(.badRequest, "a flow's id is a number") }
             guard let flow = sources.flows.flow(id: id) else { throw InspectorError(.notFound, "no flow \(id) (the inspector keeps the newest \(sources.flows.capacity))") }
-            return try json(flow)
+            return flow
+        }
+        router.get("/api/v1/flows/:id") { _, context in try json(try flow(context)) }
+        // The sign-in's sequence diagram, drawn by the renderer `authsim run --diagram` uses: the page shows it as it is.
+        router.get("/api/v1/flows/:id/diagram") { _, context in
+            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(string: try flow(context).diagram)))
         }
 
         // Faults, in push-receiver --fault syntax.

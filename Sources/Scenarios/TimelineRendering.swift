@@ -1,4 +1,5 @@
 import Foundation
+import Utilities
 
 /// A timeline for people (a line per step), for machines (a JSON object per line), and as a
 /// sequence diagram (Mermaid text, or a self-contained HTML page).
@@ -83,39 +84,26 @@ public enum TimelineRendering {
         var body = ""
         for result in results {
             let parts = participants(result.timeline)
-            let columns = parts.count
             body += "<section><h2>\(escape(result.name)) <span class=\"\(result.passed ? "pass" : "fail")\">\(result.passed ? "✔" : "✘") \(escape(result.actual))</span></h2>\n"
             body += "<p class=\"summary\">\(escape(result.summary))\(result.passed ? "" : " Expected: \(escape(result.expected)).")</p>\n"
             if let cause = causes[result.name] { body += "<p class=\"cause\"><b>Why:</b> \(escape(cause))</p>\n" }
-            body += "<div class=\"diagram\" style=\"grid-template-columns: 6em repeat(\(columns), 1fr)\">\n<div></div>"
-            for part in parts { body += "<div class=\"head\">\(part.rawValue)</div>" }
-            body += "\n"
             let decisive = result.timeline.firstIndex { $0.kind.map(decisiveKinds.contains) ?? false }
             var dropFault = false
+            var rows: [SequenceDiagram.Row] = []
             for (index, event) in result.timeline.enumerated() {
-                guard let from = parts.firstIndex(of: event.part) else { continue }
                 if case .receiverFault(.drop) = event.fact { dropFault = true }
                 let lost = event.kind == .pushLost || (event.kind == .pushAccepted && dropFault)
                 if event.kind == .pushAccepted { dropFault = false }
                 let marked = index == decisive
-                var classes = event.kind == .pushRejected || event.kind == .authError || event.kind == .backendRejected ? " bad" : ""
-                if lost { classes += " lost" }
-                if marked { classes += " decisive" }
+                var classes = event.kind == .pushRejected || event.kind == .authError || event.kind == .backendRejected ? ["bad"] : []
+                if lost { classes.append("lost") }
+                if marked { classes.append("decisive") }
                 let text = (marked ? "◆ " : "") + event.message + (lost && event.kind == .pushAccepted ? " (dropped: never delivered)" : "")
-                body += "<div class=\"ms\">+\(event.milliseconds) ms</div>"
-                if let to = event.to, let target = parts.firstIndex(of: to), target != from {
-                    let (low, high) = (min(from, target), max(from, target))
-                    for column in 0..<low { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
-                    body += "<div class=\"arrow \(target > from ? "right" : "left")\(classes)\" style=\"grid-column: \(low + 2) / span \(high - low + 1)\"><span>\(escape(text))</span></div>"
-                    for column in (high + 1)..<max(high + 1, columns) { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
-                } else {
-                    for column in 0..<from { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
-                    body += "<div class=\"note\(classes)\">\(escape(text))</div>"
-                    for column in (from + 1)..<max(from + 1, columns) { body += "<div class=\"life\" data-col=\"\(column)\"></div>" }
-                }
-                body += "\n"
+                rows.append(SequenceDiagram.Row(time: "+\(event.milliseconds) ms", from: event.part.rawValue, to: event.to?.rawValue,
+                                                text: text, classes: classes))
             }
-            body += "</div></section>\n"
+            body += SequenceDiagram.html(parts: parts.map(\.rawValue), rows: rows) + "\n"
+            body += "</section>\n"
         }
         return """
             <!DOCTYPE html>
@@ -142,10 +130,7 @@ public enum TimelineRendering {
             """
     }
 
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    static func escape(_ text: String) -> String { SequenceDiagram.escape(text) }
 }
 
 /// One `--json` line: `scenario`, `ms` since the scenario began, `part`, `to` (a message's

@@ -158,29 +158,6 @@ async function loadFlows() {
 }
 setInterval(() => { if (!$("#page-flows").hidden) loadFlows(); }, 2000);
 
-function diagram(flow) {
-  const order = ["app", "backend", "apns"];
-  const parts = order.filter((p) => flow.steps.some((s) => s.from === p || s.to === p));
-  const grid = el("div", { class: "diagram", style: `grid-template-columns: 5em repeat(${parts.length}, 1fr)` }, el("div"));
-  for (const part of parts) grid.append(el("div", { class: "head" }, part));
-  const t0 = new Date(flow.steps[0]?.time || flow.started).getTime();
-  for (const step of flow.steps) {
-    const from = parts.indexOf(step.from), to = step.to ? parts.indexOf(step.to) : -1;
-    grid.append(el("div", { class: "ms" }, `+${new Date(step.time).getTime() - t0} ms`));
-    if (to >= 0 && to !== from) {
-      const low = Math.min(from, to), high = Math.max(from, to);
-      for (let c = 0; c < low; c++) grid.append(el("div", { class: "life" }));
-      grid.append(el("div", { class: `arrow ${to > from ? "right" : "left"}${step.bad ? " bad" : ""}`, style: `grid-column: ${low + 2} / span ${high - low + 1}` }, step.message));
-      for (let c = high + 1; c < parts.length; c++) grid.append(el("div", { class: "life" }));
-    } else {
-      for (let c = 0; c < from; c++) grid.append(el("div", { class: "life" }));
-      grid.append(el("div", { class: `note${step.bad ? " bad" : ""}` }, step.message));
-      for (let c = from + 1; c < parts.length; c++) grid.append(el("div", { class: "life" }));
-    }
-  }
-  return grid;
-}
-
 async function showFlow(id, mark = true) {
   selectedFlow = id;
   if (mark) {
@@ -188,10 +165,14 @@ async function showFlow(id, mark = true) {
     document.querySelector(`#flows tr[data-id="${id}"]`)?.classList.add("selected");
   }
   const flow = await api(`/api/v1/flows/${id}`);
+  // The diagram comes drawn by the server (the renderer of `authsim run --diagram`), its text escaped there.
+  const drawn = await fetch(`/api/v1/flows/${id}/diagram`);
+  const diagram = el("div");
+  diagram.innerHTML = drawn.ok ? await drawn.text() : "";
   const parts = [el("h2", {}, `Sign-in ${flow.id}: ${flow.outcome}`),
     el("p", {}, `${flow.phoneNumber || ""} ${flow.path ? "· " + flow.path : ""}`)];
   if (flow.cause) parts.push(el("h3", {}, "Cause"), el("p", { class: "cause" }, flow.cause));
-  parts.push(el("h3", {}, "Timeline"), diagram(flow));
+  parts.push(el("h3", {}, "Timeline"), diagram);
   $("#flow-detail").replaceChildren(...parts);
 }
 
