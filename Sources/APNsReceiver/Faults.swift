@@ -26,6 +26,22 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// A fault as text: its spec, as `push-receiver --fault` takes it (`drop`, `delay=250`).
+extension Fault: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let spec = try container.decode(String.self)
+        do throws(ReceiverError) { self = try FaultRule(parsing: spec).fault } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "a fault spec: \(error.message)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
 /// One rule of a fault plan: which pushes it applies to and how many times.
 public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
     public var fault: Fault

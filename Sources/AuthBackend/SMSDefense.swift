@@ -21,7 +21,7 @@ import Utilities
 
 /// What one reCAPTCHA Enterprise assessment found (for timelines and `explain`).
 public struct RecaptchaAssessment: Sendable, Hashable {
-    public enum Verdict: String, Sendable, Hashable, CaseIterable {
+    public enum Verdict: String, Sendable, Hashable, CaseIterable, Codable {
         /// A real token, for the right action and key, and a toll-fraud risk under the threshold.
         case passed
         /// No token, or the SDK's `NO_RECAPTCHA` (its client could not get one).

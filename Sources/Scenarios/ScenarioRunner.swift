@@ -88,7 +88,7 @@ public enum ScenarioRunner {
             timeline.record(.authsim, "scenario \(spec.name): backend signs provider tokens kid=\(signer.keyID) iss=\(signer.teamID)\(spec.provider.clockOffsetSeconds != 0 ? " with its clock \(Int(spec.provider.clockOffsetSeconds)) s off" : "")",
                             .providerSetup(keyID: signer.keyID, teamID: signer.teamID, trustedKeyID: credentials.authKey.keyID,
                                            trustedTeamID: credentials.authKey.teamID,
-                                           clockOffsetSeconds: Int(spec.provider.clockOffsetSeconds)))
+                                           providerClockOffset: Int(spec.provider.clockOffsetSeconds)))
             if let multiFactor = spec.multiFactor {
                 outcome = await MultiFactorScenario.run(spec, multiFactor: multiFactor, world: world, timeline: timeline, work: state,
                                                         credentials: credentials, backendClock: backendClock)
@@ -415,7 +415,7 @@ public enum ScenarioRunner {
                             .pushRejected(token: token.lowercased(), environment: environment, reason: rejection.reason,
                                           status: rejection.reason.status, detail: rejection.detail))
         case .fault(let fault, let environment):
-            timeline.record(.receiver, "\(environment) injects fault \(fault)", .receiverFault(fault))
+            timeline.record(.receiver, "\(environment) injects fault \(fault)", .receiverFault(fault: fault))
         case .handshakeTimedOut(let seconds):
             timeline.record(.receiver, "closes a connection that did not finish TLS and the HTTP/2 preface in \(seconds) s")
         case .idledOut(let seconds, let environment):
@@ -457,7 +457,7 @@ public enum ScenarioRunner {
                             .mfaPending(uid: uid, provider: provider))
         case .secondFactorEnrolled(let uid, let enrollmentID, let number):
             timeline.record(.backend, to: .app, "mfaEnrollment:finalize: \(number) enrolled as second factor \(enrollmentID.prefix(8))… of uid \(uid.prefix(8))…",
-                            .mfaEnrolled(uid: uid, enrollmentID: enrollmentID, phoneNumber: number))
+                            .mfaEnrolled(uid: uid, enrollmentID: enrollmentID, number: number))
         case .secondFactorSignedIn(let uid, let enrollmentID):
             timeline.record(.backend, to: .app, "mfaSignIn:finalize: second factor \(enrollmentID.prefix(8))… passed; uid \(uid.prefix(8))… signed in (sign_in_second_factor: phone)",
                             .mfaSignedIn(uid: uid, enrollmentID: enrollmentID))
@@ -476,7 +476,9 @@ public enum ScenarioRunner {
             let endpoint = path.split(separator: "/").last.map(String.init) ?? path
             timeline.record(.backend, to: .app, "Google's front end refuses \(endpoint) before Identity Toolkit sees it: HTTP \(error.httpStatus) \(error.message)",
                             .backendRejected(endpoint: endpoint, error: error.code.rawValue, detail: error.message, cause: nil))
-        case .codeRequested: break  // the app's and the SMS's lines tell it
+        case .codeRequested(_, let proof, _, let endpoint):
+            timeline.record(.backend, "\(endpoint) takes the code request: the app is proved by \(proof)",
+                            .codeRequested(endpoint: endpoint.rawValue, proof: proof))
         case .faultAnswered(let path, let fault):
             let endpoint = path.split(separator: "/").last.map(String.init) ?? path
             let message = fault.serverMessage

@@ -90,7 +90,7 @@ public enum RedirectHandling: String, Sendable, Hashable, Codable {
 /// What `authsim explain` reasons over: each case one kind of event, its associated values the
 /// facts behind the sentence. On `--json` lines each is a `kind` and a `facts` object of strings
 /// (`Scenarios/README.md` lists them).
-public enum RunFact: Sendable, Hashable {
+public enum RunFact: Sendable, Hashable, Codable {
     /// The device got an APNs token.
     case deviceToken(token: String, environment: APNsEnvironment, bundleID: String, simulator: Bool)
     /// The app turned on `isAppVerificationDisabledForTesting`.
@@ -108,7 +108,7 @@ public enum RunFact: Sendable, Hashable {
     /// The receiver refused a push.
     case pushRejected(token: String, environment: APNsEnvironment, reason: APNsReason, status: Int?, detail: String)
     /// The receiver injected a fault.
-    case receiverFault(Fault)
+    case receiverFault(fault: Fault)
     /// APNs accepted the push but the device never got it.
     case pushLost(token: String, environment: APNsEnvironment)
     /// The push reached the app's delegate; `handled`: Auth took it.
@@ -120,6 +120,8 @@ public enum RunFact: Sendable, Hashable {
     case presenter(kind: String)
     /// The page's redirect went to the app; for a refusal, its ``FirebaseAuthCore/URLRefusal`` code.
     case redirect(handling: RedirectHandling, refusal: URLRefusal.Code?)
+    /// The backend took a code request, the app proved as it checked it.
+    case codeRequested(endpoint: String, proof: AppVerification)
     /// The backend texted a code.
     case smsSent(number: String)
     /// The backend refused a request; `cause` where the error alone does not say which fix applies.
@@ -139,13 +141,13 @@ public enum RunFact: Sendable, Hashable {
     /// The app sent the same Apple credential again.
     case appleCredentialReplayed
     /// How the scenario's backend signs provider tokens, and what the receiver trusts.
-    case providerSetup(keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String, clockOffsetSeconds: Int)
+    case providerSetup(keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String, providerClockOffset: Int)
     /// A first factor for a user with a second factor: the backend answered a pending credential.
     case mfaPending(uid: String, provider: String)
     /// The app got `secondFactorRequired` (17078) with a resolver listing `hints` factors.
     case secondFactorRequired(hints: Int)
     /// The backend enrolled a phone as a second factor.
-    case mfaEnrolled(uid: String, enrollmentID: String, phoneNumber: String)
+    case mfaEnrolled(uid: String, enrollmentID: String, number: String)
     /// A second factor completed a sign-in.
     case mfaSignedIn(uid: String, enrollmentID: String)
     /// The app fetched the project's reCAPTCHA config: the phone provider's SMS defense.
@@ -158,141 +160,108 @@ public enum RunFact: Sendable, Hashable {
     case outcome(scenario: String, expected: String, actual: String, passed: Bool)
 }
 
-/// The kinds of events runs record (the `kind` of `--json` lines).
-public enum EventKind: String, Sendable, CaseIterable, Codable {
-    case deviceToken = "device.token"
-    case testMode = "app.testMode"
-    case setAPNSToken = "app.setAPNSToken"
-    case verifyPhoneNumber = "app.verifyPhoneNumber"
-    case verifyClient = "backend.verifyClient"
-    case pushAnswer = "sender.answer"
-    case pushAccepted = "receiver.accepted"
-    case pushRejected = "receiver.rejected"
-    case receiverFault = "receiver.fault"
-    case pushLost = "device.lost"
-    case pushDelivered = "device.delivered"
-    case fallback = "app.fallback"
-    case presenter = "browser.presenter"
-    case redirect = "app.redirect"
-    case smsSent = "backend.sms"
-    case backendRejected = "backend.rejected"
-    case verificationID = "app.verificationID"
-    case signedIn = "app.signedIn"
-    case appleSignIn = "backend.appleSignIn"
-    case authError = "app.error"
-    case appleAuthorized = "device.appleAuthorized"
-    case appleCredential = "app.appleCredential"
-    case providerSetup = "authsim.providerSetup"
-    case mfaPending = "backend.mfaPending"
-    case secondFactorRequired = "app.secondFactorRequired"
-    case mfaEnrolled = "backend.mfaEnrolled"
-    case mfaSignedIn = "backend.mfaSignedIn"
-    case smsDefense = "app.recaptchaConfig"
-    case recaptchaAssessment = "backend.recaptchaAssessment"
-    case apnsRegistrationFailed = "device.registrationFailed"
-    case outcome = "scenario.outcome"
+/// The kind of an event: its ``RunFact`` case. On `--json` lines it is the case's name, or for
+/// the kinds written before there were these readers, the name they were written under
+/// (`device.token`, `app.signedIn`).
+public struct EventKind: Hashable, Sendable, CustomStringConvertible {
+    /// The ``RunFact`` case's name.
+    public let caseName: String
+    /// The `kind` of `--json` lines.
+    public let rawValue: String
+
+    private init(_ caseName: String, _ rawValue: String) {
+        self.caseName = caseName
+        self.rawValue = rawValue
+    }
+
+    /// The kind of the case named `caseName`.
+    public init(caseName: String) {
+        self = Self.written.first { $0.caseName == caseName } ?? EventKind(caseName, caseName)
+    }
+
+    /// The kind a `--json` line names.
+    public init(rawValue: String) {
+        self = Self.written.first { $0.rawValue == rawValue } ?? EventKind(rawValue, rawValue)
+    }
+
+    public var description: String { rawValue }
+
+    public static let deviceToken = EventKind("deviceToken", "device.token")
+    public static let testMode = EventKind("testMode", "app.testMode")
+    public static let setAPNSToken = EventKind("setAPNSToken", "app.setAPNSToken")
+    public static let verifyPhoneNumber = EventKind("verifyPhoneNumber", "app.verifyPhoneNumber")
+    public static let verifyClient = EventKind("verifyClient", "backend.verifyClient")
+    public static let pushAnswer = EventKind("pushAnswer", "sender.answer")
+    public static let pushAccepted = EventKind("pushAccepted", "receiver.accepted")
+    public static let pushRejected = EventKind("pushRejected", "receiver.rejected")
+    public static let receiverFault = EventKind("receiverFault", "receiver.fault")
+    public static let pushLost = EventKind("pushLost", "device.lost")
+    public static let pushDelivered = EventKind("pushDelivered", "device.delivered")
+    public static let fallback = EventKind("fallback", "app.fallback")
+    public static let presenter = EventKind("presenter", "browser.presenter")
+    public static let redirect = EventKind("redirect", "app.redirect")
+    public static let smsSent = EventKind("smsSent", "backend.sms")
+    public static let backendRejected = EventKind("backendRejected", "backend.rejected")
+    public static let verificationID = EventKind("verificationID", "app.verificationID")
+    public static let signedIn = EventKind("signedIn", "app.signedIn")
+    public static let appleSignIn = EventKind("appleSignIn", "backend.appleSignIn")
+    public static let authError = EventKind("authError", "app.error")
+    public static let appleAuthorized = EventKind("appleAuthorized", "device.appleAuthorized")
+    public static let appleCredential = EventKind("appleCredential", "app.appleCredential")
+    public static let appleCredentialReplayed = EventKind("appleCredentialReplayed", "app.appleCredentialReplayed")
+    public static let providerSetup = EventKind("providerSetup", "authsim.providerSetup")
+    public static let mfaPending = EventKind("mfaPending", "backend.mfaPending")
+    public static let secondFactorRequired = EventKind("secondFactorRequired", "app.secondFactorRequired")
+    public static let mfaEnrolled = EventKind("mfaEnrolled", "backend.mfaEnrolled")
+    public static let mfaSignedIn = EventKind("mfaSignedIn", "backend.mfaSignedIn")
+    public static let smsDefense = EventKind("smsDefense", "app.recaptchaConfig")
+    public static let recaptchaAssessment = EventKind("recaptchaAssessment", "backend.recaptchaAssessment")
+    public static let apnsRegistrationFailed = EventKind("apnsRegistrationFailed", "device.registrationFailed")
+    public static let outcome = EventKind("outcome", "scenario.outcome")
+
+    /// The kinds with a name of their own on `--json` lines (a kind added since is written as its
+    /// case's name and needs no line here).
+    public static let written: [EventKind] = [
+        deviceToken, testMode, setAPNSToken, verifyPhoneNumber, verifyClient, pushAnswer, pushAccepted, pushRejected, receiverFault,
+        pushLost, pushDelivered, fallback, presenter, redirect, smsSent, backendRejected, verificationID, signedIn, appleSignIn,
+        authError, appleAuthorized, appleCredential, appleCredentialReplayed, providerSetup, mfaPending, secondFactorRequired,
+        mfaEnrolled, mfaSignedIn, smsDefense, recaptchaAssessment, apnsRegistrationFailed, outcome,
+    ]
 }
 
 extension RunFact {
-    public var kind: EventKind {
-        switch self {
-        case .deviceToken: .deviceToken
-        case .testMode: .testMode
-        case .setAPNSToken: .setAPNSToken
-        case .verifyPhoneNumber: .verifyPhoneNumber
-        case .verifyClient: .verifyClient
-        case .pushAnswer: .pushAnswer
-        case .pushAccepted: .pushAccepted
-        case .pushRejected: .pushRejected
-        case .receiverFault: .receiverFault
-        case .pushLost: .pushLost
-        case .pushDelivered: .pushDelivered
-        case .fallback: .fallback
-        case .presenter: .presenter
-        case .redirect: .redirect
-        case .smsSent: .smsSent
-        case .backendRejected: .backendRejected
-        case .verificationID: .verificationID
-        case .signedIn: .signedIn
-        case .appleSignIn: .appleSignIn
-        case .authError: .authError
-        case .appleAuthorized: .appleAuthorized
-        case .appleCredential, .appleCredentialReplayed: .appleCredential
-        case .providerSetup: .providerSetup
-        case .mfaPending: .mfaPending
-        case .secondFactorRequired: .secondFactorRequired
-        case .mfaEnrolled: .mfaEnrolled
-        case .mfaSignedIn: .mfaSignedIn
-        case .smsDefense: .smsDefense
-        case .recaptchaAssessment: .recaptchaAssessment
-        case .apnsRegistrationFailed: .apnsRegistrationFailed
-        case .outcome: .outcome
-        }
-    }
+    /// The case's name (`pushRejected`).
+    public var caseName: String { Mirror(reflecting: self).children.first?.label ?? String(describing: self) }
 
-    /// The `facts` object of a `--json` line: every value a string.
-    public var facts: [String: String] {
-        switch self {
-        case .deviceToken(let token, let environment, let bundleID, let simulator):
-            ["token": token, "environment": environment.rawValue, "bundleID": bundleID, "simulator": String(simulator)]
-        case .testMode: ["testMode": "true"]
-        case .setAPNSToken(let declared, let resolved, let aps):
-            ["declaredType": declared, "resolvedType": resolved, "apsEnvironment": aps]
-        case .verifyPhoneNumber(let number, let purpose): ["number": number, "purpose": purpose.rawValue]
-        case .verifyClient(let token, let environment, let receipt):
-            ["token": token, "environment": environment.rawValue, "receipt": receipt]
-        case .pushAnswer(let token, let environment, let status, let reason, let error):
-            ["token": token, "environment": environment.rawValue, "status": status.map(String.init) ?? "", "reason": reason?.rawValue ?? "",
-             "error": error ?? ""]
-        case .pushAccepted(let token, let environment), .pushLost(let token, let environment):
-            ["token": token, "environment": environment.rawValue]
-        case .pushRejected(let token, let environment, let reason, let status, let detail):
-            ["token": token, "environment": environment.rawValue, "reason": reason.rawValue, "status": status.map(String.init) ?? "",
-             "detail": detail]
-        case .receiverFault(let fault): ["fault": fault.description]
-        case .pushDelivered(let token, let handled): ["token": token, "handled": String(handled)]
-        case .fallback(let reason, let code, let url):
-            code.map { ["reason": reason, "code": $0.rawValue, "url": url] } ?? ["reason": reason, "url": url]
-        case .presenter(let kind): ["presenter": kind]
-        case .redirect(let handling, let refusal):
-            refusal.map { ["handled": handling.rawValue, "refusal": $0.rawValue] } ?? ["handled": handling.rawValue]
-        case .smsSent(let number): ["number": number]
-        case .backendRejected(let endpoint, let error, let detail, let cause):
-            ["endpoint": endpoint, "error": error, "detail": detail ?? ""].merging(cause.map { ["cause": $0.rawValue] } ?? [:]) { a, _ in a }
-        case .verificationID: [:]
-        case .signedIn(let uid, let path): ["uid": uid, "path": path.rawValue]
-        case .appleSignIn(let uid, let sub, let linked): ["uid": uid, "sub": sub, "linked": String(linked)]
-        case .authError(let code, let name, let message, let updated):
-            updated.map { ["code": String(code), "name": name, "message": message, "updatedCredential": String($0)] }
-                ?? ["code": String(code), "name": name, "message": message]
-        case .appleAuthorized(let sub, let nonce, let aud, let first, let age):
-            ["sub": sub, "nonce": nonce, "aud": aud, "firstAuthorization": String(first), "ageSeconds": String(age)]
-        case .appleCredential(let raw, let rawHash, let tokenNonce):
-            ["rawNonce": raw, "rawNonceHash": rawHash, "tokenNonce": tokenNonce]
-        case .appleCredentialReplayed: ["replay": "true"]
-        case .providerSetup(let keyID, let teamID, let trustedKeyID, let trustedTeamID, let offset):
-            ["keyID": keyID, "teamID": teamID, "trustedKeyID": trustedKeyID, "trustedTeamID": trustedTeamID,
-             "providerClockOffset": String(offset)]
-        case .mfaPending(let uid, let provider): ["uid": uid, "provider": provider]
-        case .secondFactorRequired(let hints): ["hints": String(hints)]
-        case .mfaEnrolled(let uid, let enrollmentID, let phoneNumber): ["uid": uid, "enrollmentID": enrollmentID, "number": phoneNumber]
-        case .mfaSignedIn(let uid, let enrollmentID): ["uid": uid, "enrollmentID": enrollmentID]
-        case .smsDefense(let state): ["state": state.rawValue]
-        case .apnsRegistrationFailed(let reason): ["reason": reason]
-        case .recaptchaAssessment(let endpoint, let enforcement, let verdict, let score, let detail):
-            ["endpoint": endpoint, "enforcement": enforcement.rawValue, "verdict": verdict.rawValue, "riskScore": score.map { String($0) } ?? "",
-             "detail": detail]
-        case .outcome(let scenario, let expected, let actual, let passed):
-            ["scenario": scenario, "expected": expected, "actual": actual, "passed": String(passed)]
-        }
-    }
+    public var kind: EventKind { EventKind(caseName: caseName) }
+
+    /// The `facts` object of a `--json` line: the case's values, each as a string
+    /// (RunFact's synthesized Codable, through ``FactCoding``).
+    public var facts: [String: String] { FactCoding.encode(self).facts }
+
+    /// Facts that lines written by older versions left out, and what they meant.
+    static let olderLinesLeftOut: [String: [String: String]] = [
+        "deviceToken": ["simulator": "false"],
+        "verifyPhoneNumber": ["purpose": VerificationPurpose.firstFactor.rawValue],
+        "verifyClient": ["receipt": ""],
+        "pushAnswer": ["token": ""],
+        "setAPNSToken": ["apsEnvironment": "none"],
+        "pushRejected": ["detail": ""],
+        "fallback": ["reason": "", "url": ""],
+        "authError": ["name": "", "message": ""],
+        "appleAuthorized": ["ageSeconds": "0"],
+        "appleCredential": ["rawNonce": "", "rawNonceHash": ""],
+        "providerSetup": ["providerClockOffset": "0"],
+        "recaptchaAssessment": ["detail": ""],
+        "outcome": ["scenario": ""],
+    ]
 
     /// Reads a `--json` line's `kind` and `facts` back. Lines written before kinds were typed carry
     /// some facts without a kind (`testMode`, `keyID`, `fault`, `presenter`, `sub`): those are read
-    /// too. Narration (no kind, no such facts) is `nil`.
+    /// too, as is an Apple credential sent again (once `app.appleCredential` with `replay`).
+    /// Narration (no kind, no such facts) is `nil`.
     /// - Throws: ``TimelineFormatError`` for an unknown kind or a fact missing or malformed.
     public init?(kind: String?, facts: [String: String]) throws(TimelineFormatError) {
-        let reader = FactReader(kind: kind ?? "(no kind)", facts: facts)
         guard let kind else {
             if facts["testMode"] == "true" { self = .testMode; return }
             if facts["keyID"] != nil { try self.init(kind: EventKind.providerSetup.rawValue, facts: facts); return }
@@ -301,97 +270,28 @@ extension RunFact {
             if facts["sub"] != nil, facts["linked"] != nil { try self.init(kind: EventKind.appleSignIn.rawValue, facts: facts); return }
             return nil
         }
-        guard let known = EventKind(rawValue: kind) else {
-            throw TimelineFormatError("unknown event kind \(kind) (this authsim knows \(EventKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+        if kind == EventKind.appleCredential.rawValue, facts["replay"] == "true" { self = .appleCredentialReplayed; return }
+        let known = EventKind(rawValue: kind)
+        var facts = facts
+        for (name, meaning) in Self.olderLinesLeftOut[known.caseName] ?? [:] where facts[name] == nil { facts[name] = meaning }
+        if known.caseName == EventKind.testMode.caseName || known.caseName == EventKind.appleCredentialReplayed.caseName {
+            facts = [:]  // older lines carried `testMode` and `replay` as facts; the cases carry none
         }
-        switch known {
-        case .deviceToken:
-            self = .deviceToken(token: try reader.string("token"), environment: try reader.environment("environment"),
-                                bundleID: try reader.string("bundleID"), simulator: try reader.bool("simulator", default: false))
-        case .testMode: self = .testMode
-        case .setAPNSToken:
-            self = .setAPNSToken(declaredType: try reader.string("declaredType"), resolvedType: try reader.string("resolvedType"),
-                                 apsEnvironment: facts["apsEnvironment"] ?? "none")
-        case .verifyPhoneNumber:
-            // Lines written before second factors had no purpose: a first factor.
-            guard let purpose = VerificationPurpose(rawValue: facts["purpose"] ?? VerificationPurpose.firstFactor.rawValue) else {
-                throw reader.malformed("purpose", "firstFactor, mfaEnrollment or mfaSignIn")
-            }
-            self = .verifyPhoneNumber(number: try reader.string("number"), purpose: purpose)
-        case .verifyClient:
-            self = .verifyClient(token: try reader.string("token"), environment: try reader.environment("environment"),
-                                 receipt: facts["receipt"] ?? "")
-        case .pushAnswer:
-            self = .pushAnswer(token: facts["token"] ?? "", environment: try reader.environment("environment"),
-                               status: try reader.optionalInt("status"), reason: reader.optional("reason").map(APNsReason.init(rawValue:)),
-                               error: reader.optional("error"))
-        case .pushAccepted: self = .pushAccepted(token: try reader.string("token"), environment: try reader.environment("environment"))
-        case .pushRejected:
-            self = .pushRejected(token: try reader.string("token"), environment: try reader.environment("environment"),
-                                 reason: APNsReason(rawValue: try reader.string("reason")), status: try reader.optionalInt("status"),
-                                 detail: facts["detail"] ?? "")
-        case .receiverFault:
-            // Written as the fault's spec (`drop`, `delay=250`, `reject=BadDeviceToken`…), as push-receiver --fault takes it.
-            let spec = try reader.string("fault")
-            do throws(ReceiverError) { self = .receiverFault(try FaultRule(parsing: spec).fault) } catch {
-                throw reader.malformed("fault", "a fault spec: \(error.message)")
-            }
-        case .pushLost: self = .pushLost(token: try reader.string("token"), environment: try reader.environment("environment"))
-        case .pushDelivered: self = .pushDelivered(token: try reader.string("token"), handled: try reader.bool("handled"))
-        case .fallback:
-            self = .fallback(reason: facts["reason"] ?? "", code: try reader.optionalValue("code", as: ReCAPTCHAFallbackReason.Code.self),
-                             url: facts["url"] ?? "")
-        case .presenter: self = .presenter(kind: try reader.string("presenter"))
-        case .redirect:
-            guard let handling = RedirectHandling(rawValue: try reader.string("handled")) else {
-                throw reader.malformed("handled", "true, false or pending")
-            }
-            self = .redirect(handling: handling, refusal: try reader.optionalValue("refusal", as: URLRefusal.Code.self))
-        case .smsSent: self = .smsSent(number: try reader.string("number"))
-        case .backendRejected:
-            self = .backendRejected(endpoint: try reader.string("endpoint"), error: try reader.string("error"), detail: reader.optional("detail"),
-                                    cause: try reader.optionalValue("cause", as: RejectionCause.self))
-        case .verificationID: self = .verificationID
-        case .signedIn:
-            guard let path = SignInPath(rawValue: try reader.string("path")) else {
-                throw reader.malformed("path", SignInPath.allCases.map(\.rawValue).joined(separator: ", "))
-            }
-            self = .signedIn(uid: try reader.string("uid"), path: path)
-        case .appleSignIn:
-            self = .appleSignIn(uid: try reader.string("uid"), sub: try reader.string("sub"), linked: try reader.bool("linked"))
-        case .authError:
-            self = .authError(code: try reader.int("code"), name: facts["name"] ?? "", message: facts["message"] ?? "",
-                              updatedCredential: try reader.optionalBool("updatedCredential"))
-        case .appleAuthorized:
-            self = .appleAuthorized(sub: try reader.string("sub"), nonce: try reader.string("nonce"), aud: try reader.string("aud"),
-                                    firstAuthorization: try reader.bool("firstAuthorization"),
-                                    ageSeconds: try reader.optionalInt("ageSeconds") ?? 0)
-        case .appleCredential:
-            if facts["replay"] == "true" { self = .appleCredentialReplayed; return }
-            self = .appleCredential(rawNonce: facts["rawNonce"] ?? "", rawNonceHash: facts["rawNonceHash"] ?? "",
-                                    tokenNonce: try reader.string("tokenNonce"))
-        case .providerSetup:
-            self = .providerSetup(keyID: try reader.string("keyID"), teamID: try reader.string("teamID"),
-                                  trustedKeyID: try reader.string("trustedKeyID"), trustedTeamID: try reader.string("trustedTeamID"),
-                                  clockOffsetSeconds: try reader.optionalInt("providerClockOffset") ?? 0)
-        case .mfaPending: self = .mfaPending(uid: try reader.string("uid"), provider: try reader.string("provider"))
-        case .secondFactorRequired: self = .secondFactorRequired(hints: try reader.int("hints"))
-        case .mfaEnrolled:
-            self = .mfaEnrolled(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"), phoneNumber: try reader.string("number"))
-        case .mfaSignedIn: self = .mfaSignedIn(uid: try reader.string("uid"), enrollmentID: try reader.string("enrollmentID"))
-        case .smsDefense: self = .smsDefense(state: try reader.value("state", as: RecaptchaEnforcement.self))
-        case .apnsRegistrationFailed: self = .apnsRegistrationFailed(reason: try reader.string("reason"))
-        case .recaptchaAssessment:
-            let score = try reader.optional("riskScore").map { text throws(TimelineFormatError) -> Double in
-                guard let value = Double(text) else { throw reader.malformed("riskScore", "a number") }
-                return value
-            }
-            self = .recaptchaAssessment(endpoint: try reader.string("endpoint"), enforcement: try reader.value("enforcement", as: RecaptchaEnforcement.self),
-                                        verdict: try reader.value("verdict", as: RecaptchaAssessment.Verdict.self), riskScore: score,
-                                        detail: facts["detail"] ?? "")
-        case .outcome:
-            self = .outcome(scenario: facts["scenario"] ?? "", expected: try reader.string("expected"), actual: try reader.string("actual"),
-                            passed: try reader.bool("passed"))
+        do throws(TimelineFormatError) {
+            self = try FactCoding.decode(name: known.caseName, facts: facts, kind: kind)
+        } catch where !RunFact.names(known.caseName) {
+            throw TimelineFormatError("unknown event kind \(kind) (this authsim knows \(EventKind.written.map(\.rawValue).joined(separator: ", ")) and the names of newer kinds)")
+        }
+    }
+
+    /// Whether `caseName` names a case (a fact of that name decodes from some facts, or fails
+    /// on one of its facts rather than on its name).
+    private static func names(_ caseName: String) -> Bool {
+        do {
+            _ = try FactCoding.decode(name: caseName, facts: [:], kind: caseName)
+            return true
+        } catch {
+            return error.message.contains(": fact ")
         }
     }
 }
@@ -401,58 +301,6 @@ public struct TimelineFormatError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
-}
-
-/// Reads typed facts from a `facts` object of strings.
-private struct FactReader {
-    let kind: String
-    let facts: [String: String]
-
-    func malformed(_ name: String, _ expected: String) -> TimelineFormatError {
-        TimelineFormatError("\(kind): fact \(name) is \(facts[name].map { "\"\($0)\"" } ?? "missing"), expected \(expected)")
-    }
-    func string(_ name: String) throws(TimelineFormatError) -> String {
-        guard let value = facts[name] else { throw malformed(name, "a string") }
-        return value
-    }
-    func optional(_ name: String) -> String? { facts[name].flatMap { $0.isEmpty ? nil : $0 } }
-    /// One of an enum's raw values; anything else is an error that lists them.
-    func value<T: RawRepresentable & CaseIterable>(_ name: String, as type: T.Type) throws(TimelineFormatError) -> T where T.RawValue == String {
-        guard let value = facts[name].flatMap(T.init(rawValue:)) else {
-            throw malformed(name, "one of " + T.allCases.map(\.rawValue).joined(separator: ", "))
-        }
-        return value
-    }
-    /// ``value(_:as:)`` for a fact that may be absent (written lines leave it out; present, it must be one of the values).
-    func optionalValue<T: RawRepresentable & CaseIterable>(_ name: String, as type: T.Type) throws(TimelineFormatError) -> T? where T.RawValue == String {
-        facts[name] == nil ? nil : try value(name, as: type)
-    }
-    func int(_ name: String) throws(TimelineFormatError) -> Int {
-        guard let value = facts[name].flatMap({ Int($0) }) else { throw malformed(name, "an integer") }
-        return value
-    }
-    func optionalInt(_ name: String) throws(TimelineFormatError) -> Int? {
-        guard let text = optional(name) else { return nil }
-        guard let value = Int(text) else { throw malformed(name, "an integer") }
-        return value
-    }
-    func bool(_ name: String, default fallback: Bool? = nil) throws(TimelineFormatError) -> Bool {
-        if facts[name] == nil, let fallback { return fallback }
-        guard let value = try optionalBool(name) else { throw malformed(name, "true or false") }
-        return value
-    }
-    func optionalBool(_ name: String) throws(TimelineFormatError) -> Bool? {
-        switch facts[name] {
-        case nil, "": return nil
-        case "true": return true
-        case "false": return false
-        default: throw malformed(name, "true or false")
-        }
-    }
-    func environment(_ name: String) throws(TimelineFormatError) -> APNsEnvironment {
-        guard let value = facts[name].flatMap(APNsEnvironment.init(rawValue:)) else { throw malformed(name, "sandbox or production") }
-        return value
-    }
 }
 
 /// Records what each part did, with elapsed milliseconds, and prints it as it happens. A run
