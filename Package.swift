@@ -178,8 +178,10 @@ let package = Package(
             dependencies: ["DeviceOS", "APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", crypto,
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
-        // What the command lines share: output, signal handling, logging set-up.
-        .target(name: "CommandSupport", dependencies: ["APNsWire", argumentParser, logging]),
+        // What the command lines share: output, logging set-up, and the one ServiceGroup a server
+        // command runs its parts in (graceful shutdown on SIGINT and SIGTERM, in dependency order).
+        .target(name: "CommandSupport", dependencies: ["APNsWire", argumentParser, logging,
+                                                       .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // The parsers that take hostile input, as fuzz targets (Fuzz/run.sh drives libFuzzer).
         .target(
             name: "FuzzTargets",

@@ -1,36 +1,12 @@
 import APNsWire
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
-import Synchronization
 
 /// Writes a line to standard output at once (no stdio buffering: a script or test reading the
 /// output sees each line as it is said).
 public func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-/// Waits for SIGINT or SIGTERM (a server command's way to stop cleanly).
-public func waitForTermination() async {
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    let queue = DispatchQueue(label: "signals")
-    let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
-    let once = Mutex(false)
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        for source in sources {
-            source.setEventHandler {
-                let first = once.withLock { fired in
-                    defer { fired = true }
-                    return !fired
-                }
-                if first { continuation.resume() }
-            }
-            source.resume()
-        }
-    }
-    for source in sources { source.cancel() }
 }
 
 extension String {

@@ -101,13 +101,17 @@ struct Backend: AsyncParsableCommand {
         say("  Admin SDKs: FIREBASE_AUTH_EMULATOR_HOST=\(server.host):\(server.port) (user management, custom tokens, verify_id_token); ID-token keys at \(server.baseURL)\(JSONWebKeySet.firebaseIDTokenJWKPath)")
         if let smsCode { say("  every SMS code is \(smsCode)") }
         if acceptUnverifiedCodeRequests { say("  code requests without app verification are taken for any number, as the Auth Emulator takes them") }
-        await waitForTermination()
-        if let folder = exportOnExit {
-            try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
-            say("authsim backend exported \(await toolkit.allUsers.count) users to \(folder)")
-        }
-        await server.shutdown()
-        await pusher.shutdown()
+        let exportOnExit = self.exportOnExit
+        try await runUntilSignalled([
+            StartedPart("the APNs client") { await pusher.shutdown() },
+            StartedPart("the backend") {
+                if let folder = exportOnExit {
+                    try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
+                    say("authsim backend exported \(await toolkit.allUsers.count) users to \(folder)")
+                }
+                await server.shutdown()
+            },
+        ], logger: logger)
     }
 }
 

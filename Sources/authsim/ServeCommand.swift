@@ -104,16 +104,21 @@ struct Serve: AsyncParsableCommand {
         if !plan.current.isEmpty { say("  faults:          \(plan.current.map(\.description).joined(separator: "; "))") }
         say("Ctrl-C stops everything.")
 
-        await waitForTermination()
-        say("shutting down")
-        await inspector.shutdown()
-        if let folder = exportOnExit {
-            try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
-            say("exported \(await toolkit.allUsers.count) users to \(folder)")
-        }
-        await backend.shutdown()
-        await pusher.shutdown()
-        await receiver.shutdown()
-        await gateway.shutdown()
+        // Each part after those it depends on; they stop in reverse, the inspector first.
+        let exportOnExit = self.exportOnExit
+        try await runUntilSignalled([
+            StartedPart("the device gateway") { await gateway.shutdown() },
+            StartedPart("push-receiver") { await receiver.shutdown() },
+            StartedPart("the backend's APNs client") { await pusher.shutdown() },
+            StartedPart("the backend") {
+                if let folder = exportOnExit {
+                    try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
+                    say("exported \(await toolkit.allUsers.count) users to \(folder)")
+                }
+                await backend.shutdown()
+            },
+            StartedPart("the inspector") { await inspector.shutdown() },
+            StartedPart("the announcement") { say("shutting down") },
+        ], logger: logger)
     }
 }

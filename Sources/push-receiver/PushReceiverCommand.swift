@@ -125,10 +125,13 @@ struct Serve: AsyncParsableCommand {
         say("connections: up to about \(descriptors) open (file descriptors); \(handshakeTimeout) s to finish the handshake, GOAWAY IdleTimeout after \(idleTimeout) s idle")
         if !plan.current.isEmpty { say("faults: \(plan.current.map(\.description).joined(separator: "; "))") }
 
-        await waitForTermination()
-        say("shutting down: GOAWAY Shutdown to open connections")
-        await receiver.shutdown()
-        await gateway?.shutdown()
+        try await runUntilSignalled([
+            StartedPart("the device gateway") { await gateway?.shutdown() },
+            StartedPart("push-receiver") {
+                say("shutting down: GOAWAY Shutdown to open connections")
+                await receiver.shutdown()
+            },
+        ], logger: logger)
     }
 }
 
