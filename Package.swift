@@ -250,6 +250,8 @@ let package = Package(
             dependencies: ["DeviceOS", "FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
+        // The auth core's rules as values (the app credential, the presentation): no I/O.
+        .testTarget(name: "FirebaseAuthCoreTests", dependencies: ["FirebaseAuthCore", "DeviceOS"]),
         // The device on its own: the app and its interceptors, the keychain file, the gateway and remote devices.
         .testTarget(
             name: "DeviceTests",

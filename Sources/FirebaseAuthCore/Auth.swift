@@ -69,31 +69,22 @@ public final class Auth: AppDelegateInterceptor {
         var recaptchaConfig: RecaptchaConfig?
         var apnsToken: AuthAPNSToken?
         var tokenWaiters: [OneShot<APNSTokenWait>] = []
-        /// Receipts waiting for their push, oldest first (at most 32).
-        var pendingReceipts: [String] = []
-        var credential: AppCredential?
+        /// The receipts waiting for their push and the credential a push completed (the rules).
+        var credentials = AppCredentialBook()
         var credentialWaiters: [String: [OneShot<AppCredential?>]] = [:]
         var probe: ProbeState = .notRun
         var currentUser: User?
         var emulator: String?
-        var presentation: (eventID: String, scheme: String, outcome: OneShot<ReCAPTCHAFlow.Redirect?>)?
-        /// Events whose presentation ended (newest last, at most 32): a later redirect for one is a replay.
-        var finishedEvents: [String] = []
-
-        /// The presentation of `eventID` is over: remembered (boundedly) to recognise replays.
-        mutating func finish(_ eventID: String) {
-            presentation = nil
-            finishedEvents.append(eventID)
-            if finishedEvents.count > Auth.maximumPendingReceipts { finishedEvents.removeFirst() }
-        }
+        /// The reCAPTCHA page presented, and the events already handled (the rules).
+        var presentations = PresentationBook()
+        /// The presented page's wait for its redirect.
+        var presentationOutcome: OneShot<ReCAPTCHAFlow.Redirect?>?
         var lastVerification: AppVerification?
         var lastFallback: ReCAPTCHAFallbackReason?
     }
     enum ProbeState { case notRun, running(OneShot<Bool>), done(Bool) }
     let state = Mutex(State())
 
-    /// Pending receipts kept at most (the oldest is dropped).
-    static let maximumPendingReceipts = 32
     /// How long the SDK waits for an APNs token.
     static let apnsTokenTimeout: Duration = .seconds(5)
     /// How long the forwarding probe waits.
@@ -256,9 +247,7 @@ public final class Auth: AppDelegateInterceptor {
         }
         guard let receipt = payload["receipt"] as? String, let secret = payload["secret"] as? String else { return false }
         let waiters = state.withLock { state -> [OneShot<AppCredential?>]? in
-            guard let index = state.pendingReceipts.firstIndex(of: receipt) else { return nil }
-            state.pendingReceipts.remove(at: index)
-            state.credential = AppCredential(receipt: receipt, secret: secret)
+            guard state.credentials.complete(receipt: receipt, secret: secret) != nil else { return nil }
             return state.credentialWaiters.removeValue(forKey: receipt) ?? []
         }
         guard let waiters else { return false }
@@ -295,19 +284,15 @@ public final class Auth: AppDelegateInterceptor {
     // MARK: App credential
 
     func addPendingReceipt(_ receipt: String) {
-        state.withLock { state in
-            state.pendingReceipts.removeAll { $0 == receipt }
-            state.pendingReceipts.append(receipt)
-            if state.pendingReceipts.count > Self.maximumPendingReceipts { state.pendingReceipts.removeFirst() }
-        }
+        state.withLock { $0.credentials.expect(receipt) }
         saveAppCredentials()
     }
 
     /// The receipts still waiting for their push.
-    public var pendingReceipts: [String] { state.withLock { $0.pendingReceipts } }
-    public var cachedCredential: AppCredential? { state.withLock { $0.credential } }
+    public var pendingReceipts: [String] { state.withLock { $0.credentials.pending } }
+    public var cachedCredential: AppCredential? { state.withLock { $0.credentials.credential } }
     func clearCredential() {
-        state.withLock { $0.credential = nil }
+        state.withLock { $0.credentials.clear() }
         saveAppCredentials()
     }
 
@@ -319,7 +304,7 @@ public final class Auth: AppDelegateInterceptor {
         enum Start { case ready(AppCredential), dead, wait }
         let start = state.withLock { state -> Start in
             if host.isTerminated { return .dead }
-            if let credential = state.credential, credential.receipt == receipt { return .ready(credential) }
+            if let credential = state.credentials.credential(for: receipt) { return .ready(credential) }
             state.credentialWaiters[receipt, default: []].append(shot)
             return .wait
         }
@@ -331,7 +316,7 @@ public final class Auth: AppDelegateInterceptor {
         if let pushed = await wait(for: shot, timeout: timeout, clock: host.clock, fallback: nil) { return pushed }
         return state.withLock { state in
             state.credentialWaiters[receipt] = nil
-            return host.isTerminated ? nil : state.credential
+            return host.isTerminated ? nil : state.credentials.credential
         }
     }
 
@@ -470,37 +455,23 @@ public final class Auth: AppDelegateInterceptor {
     /// `canHandle(url)` with its reasons (not an SDK method): what the URL carried, or exactly why
     /// Auth did not take it.
     public func handle(_ url: URL) -> URLHandling {
-        guard let active = state.withLock({ $0.presentation }) else {
-            if let event = ReCAPTCHAFlow.eventID(of: url), isFinished(event) {
-                return .refused(URLRefusal(.replayed, "the redirect for event \(event) was already handled: a replay", eventID: event))
+        let (decision, outcome) = state.withLock { state -> (PresentationBook.Decision, OneShot<ReCAPTCHAFlow.Redirect?>?) in
+            let decision = state.presentations.open(url)
+            guard case .takes = decision else { return (decision, nil) }
+            defer { state.presentationOutcome = nil }
+            return (decision, state.presentationOutcome)
+        }
+        switch decision {
+        case .refuses(let refusal): return .refused(refusal)
+        case .takes(let eventID, let redirect):
+            outcome?.fulfill(redirect)
+            switch redirect {
+            case .token: return .handled("the reCAPTCHA token for event \(eventID)")
+            case .failure(let error): return .handled("the page's error for event \(eventID): \(error.code.rawValue) \(error.code)")
+            case .notOurs: return .handled("event \(eventID)")
             }
-            return .refused(URLRefusal(.noActivePresentation, "no reCAPTCHA page is being presented, so no redirect is expected",
-                                       eventID: ReCAPTCHAFlow.eventID(of: url)))
-        }
-        let redirect = ReCAPTCHAFlow.read(url, scheme: active.scheme, eventID: active.eventID)
-        if case .notOurs(let refusal) = redirect {
-            if refusal.code == .eventMismatch, let event = refusal.eventID, isFinished(event) {
-                return .refused(URLRefusal(.replayed, "the redirect for event \(event) was already handled: a replay (the page presented now is event \(active.eventID))", eventID: event))
-            }
-            return .refused(refusal)
-        }
-        let mine = state.withLock { state -> Bool in
-            guard state.presentation?.eventID == active.eventID else { return false }
-            state.finish(active.eventID)
-            return true
-        }
-        guard mine else {
-            return .refused(URLRefusal(.replayed, "the redirect for event \(active.eventID) was already handled: a replay", eventID: active.eventID))
-        }
-        active.outcome.fulfill(redirect)
-        switch redirect {
-        case .token: return .handled("the reCAPTCHA token for event \(active.eventID)")
-        case .failure(let error): return .handled("the page's error for event \(active.eventID): \(error.code.rawValue) \(error.code)")
-        case .notOurs: return .handled("event \(active.eventID)")
         }
     }
-
-    private func isFinished(_ event: String) -> Bool { state.withLock { $0.finishedEvents.contains(event) } }
 
     /// The SDK version the handler URL names.
     static let sdkVersion = "12.19.0"
@@ -543,8 +514,8 @@ public final class Auth: AppDelegateInterceptor {
         let shot = OneShot<ReCAPTCHAFlow.Redirect?>()
         if host.isTerminated { throw AuthError(.internalError, "the app's process was killed") }
         let started = state.withLock { state -> Bool in
-            guard state.presentation == nil else { return false }
-            state.presentation = (eventID, scheme, shot)
+            guard state.presentations.begin(eventID: eventID, scheme: scheme) else { return false }
+            state.presentationOutcome = shot
             return true
         }
         guard started else {
@@ -556,9 +527,9 @@ public final class Auth: AppDelegateInterceptor {
     /// The web view closed: a presentation still active was cancelled.
     func endPresentation(eventID: String) {
         let shot = state.withLock { state -> OneShot<ReCAPTCHAFlow.Redirect?>? in
-            guard let active = state.presentation, active.eventID == eventID else { return nil }
-            state.finish(eventID)
-            return active.outcome
+            guard state.presentations.end(eventID: eventID) else { return nil }
+            defer { state.presentationOutcome = nil }
+            return state.presentationOutcome
         }
         shot?.fulfill(nil)
     }
@@ -568,10 +539,11 @@ public final class Auth: AppDelegateInterceptor {
     /// process.
     public func processWasKilled() {
         let (tokens, credentials, presentation) = state.withLock { state in
-            let waiting = (state.tokenWaiters, state.credentialWaiters.values.flatMap { $0 }, state.presentation?.outcome)
+            let waiting = (state.tokenWaiters, state.credentialWaiters.values.flatMap { $0 }, state.presentationOutcome)
             state.tokenWaiters = []
             state.credentialWaiters = [:]
-            state.presentation = nil
+            state.presentations.abandon()
+            state.presentationOutcome = nil
             return waiting
         }
         for waiter in tokens { waiter.fulfill(.failed("the app's process was killed")) }

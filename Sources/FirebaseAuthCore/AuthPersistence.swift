@@ -50,8 +50,7 @@ extension Auth {
             do {
                 let stored = try decoder.decode(StoredAppCredentials.self, from: data)
                 state.withLock { state in
-                    state.credential = stored.fullCredential
-                    state.pendingReceipts = Array(stored.pendingReceipts.suffix(Self.maximumPendingReceipts))
+                    state.credentials = AppCredentialBook(pending: stored.pendingReceipts, credential: stored.fullCredential)
                 }
             } catch {
                 host.logger.warning("the keychain's app_credentials item is damaged; ignored", metadata: ["error": "\(error)"])
@@ -72,7 +71,7 @@ extension Auth {
 
     /// Saves the app credential and pending receipts, as the SDK does after every change.
     func saveAppCredentials() {
-        let stored = state.withLock { StoredAppCredentials(fullCredential: $0.credential, pendingReceipts: $0.pendingReceipts) }
+        let stored = state.withLock { StoredAppCredentials(fullCredential: $0.credentials.credential, pendingReceipts: $0.credentials.pending) }
         do {
             try host.keychain.set(try JSONEncoder().encode(stored), service: keychainService, account: account(Self.appCredentialsKey))
         } catch {
