@@ -1,0 +1,98 @@
+import IdentityToolkitAPI
+import APNsWire
+import Utilities
+import Foundation
+
+/// How the local backend is set up: the Firebase project and iOS app it plays, and its rules.
+public struct BackendConfiguration: Sendable {
+    public var projectID = "authsim-demo"
+    public var apiKey = "AIzaSyA-authsim-local-api-key-0000000"
+    /// The iOS app registered in the project: silent pushes go to this topic.
+    public var bundleID = "com.example.authsim"
+    /// Fictional numbers with fixed 6-digit codes: no SMS, no app verification needed (at most 10).
+    public var testPhoneNumbers: [String: String] = [:]
+    /// The code every SMS carries (6 digits) instead of a random one: what a CI run that reads no
+    /// outbox needs (firebase-tools#4290). `nil`: random codes.
+    public var fixedSMSCode: String?
+    /// Derive new users' local IDs from this seed and their phone number or Apple ID instead of
+    /// at random, so the same user has the same ID in every run (firebase-tools#3421). `nil`: random.
+    public var idSeed: String?
+    /// Take a code request that carries no app verification at all (no receipt and secret, no
+    /// reCAPTCHA token) for any number, as the Firebase Auth Emulator does: what a test suite
+    /// written against the emulator needs. Off by default: a device's request without proof is
+    /// MISSING_APP_CREDENTIAL, and that is what authsim is for.
+    public var acceptUnverifiedCodeRequests = false
+    /// What verifyClient tells the app to wait for the push, in seconds.
+    public var suggestedTimeout = 5
+    /// How long an SMS code (a session) stays valid.
+    public var codeLifetime: TimeInterval = 300
+    /// How long an app credential (receipt and secret) stays valid.
+    public var receiptLifetime: TimeInterval = 3600
+    /// How long a reCAPTCHA token stays valid (each is good for one sendVerificationCode).
+    public var recaptchaTokenLifetime: TimeInterval = 120
+    /// Wrong codes allowed per session before TOO_MANY_ATTEMPTS_TRY_LATER.
+    public var maximumCodeAttempts = 5
+    /// The SMS region policy; `nil`: every region.
+    public var smsRegionPolicy: SMSRegionPolicy?
+    /// SMS a single number may get per day (test numbers do not count); `nil`: no limit.
+    public var smsPerNumberPerDay: Int?
+    /// SMS the project may send per day; `nil`: no limit.
+    public var smsPerProjectPerDay: Int?
+    /// Whether SMS multi-factor authentication is on for the project (Firebase console →
+    /// Authentication → Sign-in method → Multi-factor); off, its calls are OPERATION_NOT_ALLOWED.
+    public var multiFactorEnabled = true
+    /// Second factors a user may enroll.
+    public var maximumSecondFactors = 5
+    /// How long a first factor's `mfaPendingCredential` stays good for its second factor.
+    public var mfaPendingCredentialLifetime: TimeInterval = 600
+    /// How long a temporary proof (linking a number another account holds) stays good.
+    public var temporaryProofLifetime: TimeInterval = 3600
+    /// How the reCAPTCHA page's challenge ends.
+    public var recaptchaOutcome: ReCAPTCHAOutcome = .pass
+    /// reCAPTCHA SMS defense on the phone provider (Firebase console → Authentication → Settings
+    /// → reCAPTCHA): OFF, AUDIT or ENFORCE.
+    public var phoneRecaptchaEnforcement: RecaptchaEnforcement = .off
+    /// The project's reCAPTCHA Enterprise key for iOS (the last part of `projects/<p>/keys/<key>`).
+    public var recaptchaSiteKey = "6LcAuthsimLocalIOSSiteKey000000000000000"
+    /// Whether the toll-fraud risk score decides (the project's `useSmsTollFraudProtection`).
+    public var useSmsTollFraudProtection = true
+    /// The project's `useSmsBotScore`, reported by `recaptchaConfig`.
+    public var useSmsBotScore = false
+    /// The SMS toll-fraud risk every assessment finds (0 = surely legitimate, 1 = surely fraud):
+    /// what a scenario sets to play an attacker's number.
+    public var tollFraudRiskScore = 0.1
+    /// Scores above this are blocked (the project's toll-fraud managed rule).
+    public var tollFraudThreshold = 0.5
+    /// Services IDs accepted as identity-token audiences beside the bundle ID (Sign in with Apple on the web).
+    public var appleServicesIDs: [String] = []
+    /// The project number (`GCM_SENDER_ID` in GoogleService-Info.plist): the consumer named in
+    /// the front end's API-key errors.
+    public var projectNumber = "123456789012"
+    /// The API key's application restriction, as the Google Cloud console sets it (Credentials →
+    /// the key → Application restrictions → iOS apps): the bundle IDs whose requests
+    /// (`X-Ios-Bundle-Identifier`) it accepts. Empty: no restriction.
+    public var apiKeyIOSBundleIDs: [String] = []
+    /// `getProjectConfig`'s authorized domains (the first `firebaseapp.com` one is the auth domain).
+    public var authorizedDomains: [String] { ["localhost", "\(projectID).firebaseapp.com", "\(projectID).web.app"] }
+    public init() {}
+
+    /// Checks the test numbers: E.164, at most 10, 6-digit codes.
+    public func validated() throws(IdentityToolkitError) -> BackendConfiguration {
+        guard testPhoneNumbers.count <= 10 else {
+            throw IdentityToolkitError(.invalidConfig, "at most 10 test phone numbers, \(testPhoneNumbers.count) given")
+        }
+        var normalized: [String: String] = [:]
+        for (number, code) in testPhoneNumbers {
+            guard code.count == 6, code.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw IdentityToolkitError(.invalidConfig, "test code for \(number) must be 6 digits")
+            }
+            normalized[try PhoneNumbers.validate(number)] = code
+        }
+        if let code = fixedSMSCode, code.count != 6 || !code.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            throw IdentityToolkitError(.invalidConfig, "the fixed SMS code must be 6 digits, not \(code)")
+        }
+        var copy = self
+        copy.testPhoneNumbers = normalized
+        return copy
+    }
+}
