@@ -68,7 +68,7 @@ struct BackendState {
         let appToken: String
         let issuedAt: Date
     }
-    struct Session {
+    struct Session: Hashable {
         let phoneNumber: String
         let code: String
         let createdAt: Date

@@ -365,23 +365,16 @@ public actor IdentityToolkit {
     /// left, and `code` must be its code (a wrong one counts). Returns the session, now used.
     func spendSession(_ sessionInfo: String?, code: String?, purpose: SessionPurpose?,
                       endpoint: BackendOperation) throws(IdentityToolkitError) -> BackendState.Session {
-        guard let sessionInfo, !sessionInfo.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingSessionInfo)) }
-        guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingCode)) }
-        guard let session = state.sessions[sessionInfo], !session.used, session.purpose == purpose else {
-            throw reject(endpoint, IdentityToolkitError(.invalidSessionInfo))
-        }
-        guard clock.now.timeIntervalSince(session.createdAt) < configuration.codeLifetime else {
-            throw reject(endpoint, IdentityToolkitError(.sessionExpired))
-        }
-        guard session.attempts < configuration.maximumCodeAttempts else {
-            throw reject(endpoint, IdentityToolkitError(.tooManyAttemptsTryLater))
-        }
-        guard constantTimeEquals(session.code, code) else {
+        switch state.checkCode(sessionInfo: sessionInfo, code: code, purpose: purpose, now: clock.now, configuration: configuration) {
+        case .refuse(let error):
+            throw reject(endpoint, error)
+        case .wrongCode(let sessionInfo):
             do { try commit(.wrongCode(session: sessionInfo)) } catch { throw reject(endpoint, error) }
             throw reject(endpoint, IdentityToolkitError(.invalidCode))
+        case .spend(let sessionInfo, let session):
+            do { try commit(.sessionUsed(session: sessionInfo)) } catch { throw reject(endpoint, error) }
+            return session
         }
-        do { try commit(.sessionUsed(session: sessionInfo)) } catch { throw reject(endpoint, error) }
-        return session
     }
 
     /// An ID token and a refresh token (kept, by SHA-256, for ``secureToken(_:)``) for `user`

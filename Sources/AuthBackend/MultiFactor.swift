@@ -159,25 +159,10 @@ extension IdentityToolkit {
     /// The pending credential's digest, provider and user: it must be one this backend issued,
     /// unspent, not older than its lifetime, for a user who still exists.
     private func pending(_ credential: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (String, String, BackendUser) {
-        let digest = Self.digest(credential)
-        guard let pending = state.mfaPending[digest] else {
-            throw reject(endpoint, IdentityToolkitError(.invalidMFAPendingCredential, "The MFA pending credential is not one this backend issued."),
-                         cause: .pendingCredentialUnknown)
+        switch state.checkPending(digest: Self.digest(credential), now: clock.now, lifetime: configuration.mfaPendingCredentialLifetime) {
+        case .refuse(let error, let cause): throw reject(endpoint, error, cause: cause)
+        case .valid(let digest, let provider, let user): return (digest, provider, user)
         }
-        guard !pending.used else {
-            throw reject(endpoint, IdentityToolkitError(.invalidMFAPendingCredential, "The MFA pending credential was already used: sign in with the first factor again."),
-                         cause: .pendingCredentialSpent)
-        }
-        guard clock.now.timeIntervalSince(pending.at) <= configuration.mfaPendingCredentialLifetime else {
-            throw reject(endpoint, IdentityToolkitError(
-                .invalidMFAPendingCredential,
-                "The MFA pending credential has expired (\(Int(configuration.mfaPendingCredentialLifetime)) s after the first factor): sign in with the first factor again."),
-                cause: .pendingCredentialExpired)
-        }
-        guard let user = state.users[pending.localId] else {
-            throw reject(endpoint, IdentityToolkitError(.userNotFound, "The user of the MFA pending credential no longer exists."))
-        }
-        return (digest, pending.provider, user)
     }
 
     private func requireMultiFactor(_ endpoint: BackendOperation) throws(IdentityToolkitError) {

@@ -1,0 +1,70 @@
+@testable import AuthBackend
+import Foundation
+import IdentityToolkitAPI
+import Testing
+
+/// The backend's rules decided from its state alone: a code check and a pending credential, as
+/// values built by the state's own records (no actor, no journal, no HTTP).
+@Suite("The backend's code and pending-credential rules, without I/O")
+struct BackendRuleTests {
+    let start = Date(timeIntervalSince1970: 1_700_000_000)
+    let configuration = BackendConfiguration()
+
+    func state(_ records: [BackendRecord]) -> BackendState {
+        var state = BackendState()
+        for record in records { state.apply(record) }
+        return state
+    }
+
+    func refusal(_ check: BackendState.CodeCheck) -> IdentityToolkitError.Code? {
+        if case .refuse(let error) = check { error.code } else { nil }
+    }
+
+    @Test("the right code spends the session; a wrong one counts; a spent, expired, other-purpose or unknown session is refused with its code")
+    func codes() {
+        let opened = state([.session(id: "S", phoneNumber: "+16505551234", code: "123456", createdAt: start)])
+        #expect(refusal(opened.checkCode(sessionInfo: nil, code: "123456", purpose: nil, now: start, configuration: configuration)) == .missingSessionInfo)
+        #expect(refusal(opened.checkCode(sessionInfo: "S", code: "", purpose: nil, now: start, configuration: configuration)) == .missingCode)
+        #expect(refusal(opened.checkCode(sessionInfo: "T", code: "123456", purpose: nil, now: start, configuration: configuration)) == .invalidSessionInfo)
+        #expect(refusal(opened.checkCode(sessionInfo: "S", code: "123456", purpose: .mfaEnrollment(localId: "u"), now: start,
+                                         configuration: configuration)) == .invalidSessionInfo)
+        #expect(opened.checkCode(sessionInfo: "S", code: "654321", purpose: nil, now: start, configuration: configuration) == .wrongCode(sessionInfo: "S"))
+        guard case .spend(let spent, let session) = opened.checkCode(sessionInfo: "S", code: "123456", purpose: nil, now: start,
+                                                                     configuration: configuration) else {
+            Issue.record("the right code was not taken")
+            return
+        }
+        #expect(spent == "S" && session.phoneNumber == "+16505551234")
+        let late = start.addingTimeInterval(configuration.codeLifetime)
+        #expect(refusal(opened.checkCode(sessionInfo: "S", code: "123456", purpose: nil, now: late, configuration: configuration)) == .sessionExpired)
+        let used = state([.session(id: "S", phoneNumber: "+1", code: "123456", createdAt: start), .sessionUsed(session: "S")])
+        #expect(refusal(used.checkCode(sessionInfo: "S", code: "123456", purpose: nil, now: start, configuration: configuration)) == .invalidSessionInfo)
+    }
+
+    @Test("after the allowed wrong codes even the right one is refused: TOO_MANY_ATTEMPTS_TRY_LATER")
+    func attempts() {
+        let records: [BackendRecord] = [.session(id: "S", phoneNumber: "+1", code: "123456", createdAt: start)]
+            + Array(repeating: .wrongCode(session: "S"), count: configuration.maximumCodeAttempts)
+        #expect(refusal(state(records).checkCode(sessionInfo: "S", code: "123456", purpose: nil, now: start, configuration: configuration))
+                == .tooManyAttemptsTryLater)
+    }
+
+    @Test("a pending credential: valid once, in time, for a user who exists; otherwise refused with the cause explain reads")
+    func pending() {
+        let user = BackendUser(localId: "u", createdAt: start)
+        let lifetime = configuration.mfaPendingCredentialLifetime
+        let issued = state([.user(user), .mfaPending(digest: "D", localId: "u", provider: "apple.com", at: start)])
+        #expect(issued.checkPending(digest: "D", now: start, lifetime: lifetime) == .valid(digest: "D", provider: "apple.com", user: user))
+        func cause(_ check: BackendState.PendingCheck) -> RejectionCause? { if case .refuse(_, let cause) = check { cause } else { nil } }
+        #expect(cause(issued.checkPending(digest: "X", now: start, lifetime: lifetime)) == .pendingCredentialUnknown)
+        #expect(cause(issued.checkPending(digest: "D", now: start.addingTimeInterval(lifetime + 1), lifetime: lifetime)) == .pendingCredentialExpired)
+        let spent = state([.user(user), .mfaPending(digest: "D", localId: "u", provider: "apple.com", at: start), .mfaPendingUsed(digest: "D")])
+        #expect(cause(spent.checkPending(digest: "D", now: start, lifetime: lifetime)) == .pendingCredentialSpent)
+        let orphan = state([.mfaPending(digest: "D", localId: "gone", provider: "apple.com", at: start)])
+        guard case .refuse(let error, nil) = orphan.checkPending(digest: "D", now: start, lifetime: lifetime) else {
+            Issue.record("a pending credential of a deleted user was taken")
+            return
+        }
+        #expect(error.code == .userNotFound)
+    }
+}
