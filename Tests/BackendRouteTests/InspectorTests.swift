@@ -77,7 +77,7 @@ struct InspectorTests {
                                         served.backend, served.sandboxPort, served.certs, try executable("apns-sender"),
                                         Self.root.appendingPathComponent("Payloads/firebase-auth-silent.apns").path])
         #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 10, "\(run.output)")
+        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 11, "\(run.output)")
 
         // A stream left open does not hold up the stop.
         let stream = try ServerProcess(["curl", "-sN", "\(served.inspector)/api/v1/events"])

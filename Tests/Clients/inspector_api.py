@@ -1,6 +1,8 @@
 """The inspector's API from clients we did not write: requests (PyPI) for every endpoint, the
 Server-Sent Events stream read off the wire, and openapi-spec-validator (PyPI) for the OpenAPI
-document it serves. Written for InspectorTests.swift, which starts `authsim serve` and passes its
+document it serves. Every JSON answer is validated (jsonschema) against the response schema the
+document gives its path, method and status, and every operation with a JSON answer must have been
+checked so by the end. Written for InspectorTests.swift, which starts `authsim serve` and passes its
 URLs. Prints "ok <check>" per check and "done"; any failure raises (exit status 1).
 
 usage: inspector_api.py INSPECTOR_URL GATEWAY_URL BACKEND_URL SANDBOX_PORT CERTS APNS_SENDER PAYLOAD
@@ -12,6 +14,9 @@ import sys
 import threading
 import time
 
+import re
+
+import jsonschema
 import requests
 from openapi_spec_validator import validate
 from prometheus_client.parser import text_string_to_metric_families
@@ -38,6 +43,63 @@ def error_message(answer, status):
 # The OpenAPI document validates, and names every path this script uses.
 document = requests.get(f"{api}/openapi.json", timeout=10).json()
 validate(document)
+
+
+def json_schema(schema):
+    """OpenAPI 3.0's schema dialect as JSON Schema: `nullable: true` is a null type beside the others."""
+    if isinstance(schema, list):
+        return [json_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    converted = {key: json_schema(value) for key, value in schema.items() if key != "nullable"}
+    if schema.get("nullable") and "type" in converted:
+        converted["type"] = [converted["type"], "null"] if isinstance(converted["type"], str) else converted["type"] + ["null"]
+    return converted
+
+
+components = json_schema(document.get("components", {}))
+operations = []  # (method, path template, regex, operation)
+for template, item in document["paths"].items():
+    pattern = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + "$")
+    for method, operation in item.items():
+        operations.append((method.upper(), template, pattern, operation))
+checked = set()
+
+
+def check_answer(response):
+    """Validates a JSON answer against its operation's schema for its status."""
+    request = response.request
+    path = requests.utils.urlparse(request.url).path
+    if not path.startswith("/api/v1") or "json" not in response.headers.get("content-type", ""):
+        return
+    matches = [op for op in operations if op[0] == request.method and op[2].match(path)]
+    if not matches:  # a path the API does not have: 404 in the error envelope the document describes
+        assert response.status_code == 404, f"{request.method} {path} is not in the OpenAPI document but answered {response.status_code}"
+        jsonschema.validate(response.json(), {"$ref": "#/components/schemas/Error", "components": components})
+        return
+    method, template, _, operation = max(matches, key=lambda op: op[1].count("/") - op[1].count("{"))
+    answer = operation["responses"].get(str(response.status_code))
+    assert answer, f"{method} {template} answered {response.status_code}, which the document does not list"
+    schema = answer.get("content", {}).get("application/json", {}).get("schema")
+    assert schema is not None, f"{method} {template} {response.status_code} answered JSON the document does not describe"
+    try:
+        jsonschema.validate(response.json(), dict(json_schema(schema), components=components))
+    except jsonschema.ValidationError as error:
+        raise AssertionError(f"{method} {template} {response.status_code}: {error.message} at {list(error.absolute_path)}") from None
+    checked.add((method, template, str(response.status_code)))
+
+
+_request = requests.sessions.Session.request
+
+
+def request_and_check(self, method, url, **kwargs):
+    response = _request(self, method, url, **kwargs)
+    if not kwargs.get("stream"):
+        check_answer(response)
+    return response
+
+
+requests.sessions.Session.request = request_and_check
 for path in ["/api/v1/pushes", "/api/v1/pushes/latest", "/api/v1/pushes/{id}", "/api/v1/rejections", "/api/v1/events", "/api/v1/faults",
              "/api/v1/devices", "/api/v1/devices/{environment}/{token}/invalidate", "/api/v1/sms", "/api/v1/users", "/api/v1/users/{uid}",
              "/metrics", "/livez", "/readyz"]:
@@ -163,5 +225,18 @@ ok("bad input: unknown filter, bad values, bad JSON, an unknown reason, unknown 
 assert requests.delete(f"{api}/pushes", timeout=10).status_code == 204
 assert requests.get(f"{api}/pushes", timeout=10).json() == []
 ok("DELETE /api/v1/pushes clears the view")
+# Every operation that answers JSON was called, and its answer held against its schema.
+requests.get(f"{api}/openapi.json", timeout=10)
+requests.get(f"{api}/devices", timeout=10)
+requests.get(f"{api}/flows", timeout=10)
+flows = requests.get(f"{api}/flows", timeout=10).json()
+if flows:
+    requests.get(f"{api}/flows/{flows[-1]['id']}", timeout=10)
+assert "a flow's id is a number" in error_message(requests.get(f"{api}/flows/abc", timeout=10), 400)
+successes = {(method, template) for method, template, _, operation in operations
+             if "application/json" in operation["responses"].get("200", {}).get("content", {})}
+unchecked = sorted(f"{method} {template}" for method, template in successes if (method, template, "200") not in checked)
+assert not unchecked, f"JSON answers never checked against the document: {unchecked}"
+ok(f"every JSON answer matched its schema in the OpenAPI document ({len(checked)} operation and status pairs, every 200 among them)")
 # The stream stays open: the reading thread is a daemon (closing it under the reader waits for its timeout).
 print("done", flush=True)
