@@ -201,28 +201,14 @@ public actor IdentityToolkit {
     /// test numbers get their fixed code and no SMS.
     func openSession(number: String, purpose: SessionPurpose?, languageCode: String?,
                      endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
-        let testCode = testPhoneNumbers[number]
         let now = clock.now
-        if testCode == nil, let policy = configuration.smsRegionPolicy, !policy.allows(PhoneNumbers.region(of: number)) {
-            throw reject(endpoint, IdentityToolkitError(
-                .operationNotAllowed, "SMS unable to be sent until this region enabled by the app developer."))
-        }
-        // Re-entrant: while a code for this number (and purpose) is still valid, no second SMS goes out.
-        if let info = state.latestSession[BackendState.sessionKey(number, purpose)], let session = state.sessions[info], !session.used,
-           now.timeIntervalSince(session.createdAt) < configuration.codeLifetime {
+        let testCode: String?
+        switch state.requestSession(number: number, purpose: purpose, testCode: testPhoneNumbers[number], now: now, configuration: configuration) {
+        case .refuse(let error): throw reject(endpoint, error)
+        case .reuse(let info):
             observer?(.codeReused(phoneNumber: number))
             return info
-        }
-        if testCode == nil {
-            // Quotas count the day's SMS (only when a quota is set: the outbox can be long).
-            let today = configuration.smsPerNumberPerDay == nil && configuration.smsPerProjectPerDay == nil
-                ? [] : state.outbox.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
-            if let limit = configuration.smsPerNumberPerDay, today.filter({ $0.phoneNumber == number }).count >= limit {
-                throw reject(endpoint, IdentityToolkitError(.quotaExceeded, "\(limit) SMS to this number today"))
-            }
-            if let limit = configuration.smsPerProjectPerDay, today.count >= limit {
-                throw reject(endpoint, IdentityToolkitError(.quotaExceeded, "the project's \(limit) SMS for today are used"))
-            }
+        case .open(let fixed): testCode = fixed
         }
         let code = testCode ?? configuration.fixedSMSCode ?? String(format: "%06d", Int.random(in: 0..<1_000_000))
         let sessionInfo = Self.randomString(bytes: 64)

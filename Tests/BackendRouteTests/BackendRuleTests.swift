@@ -67,4 +67,33 @@ struct BackendRuleTests {
         }
         #expect(error.code == .userNotFound)
     }
+
+    @Test("a code request: re-entrant while the number's code is valid, per purpose; quotas and the region policy for real numbers only")
+    func sessionRequests() {
+        var configuration = configuration
+        configuration.smsPerNumberPerDay = 1
+        configuration.smsRegionPolicy = .allowlistOnly(["US"])
+        let number = "+16505551234"
+        let sms = SMSMessage(phoneNumber: number, code: "111111", sessionInfo: "S", languageCode: nil, text: "111111", sentAt: start)
+        let sent = state([.session(id: "S", phoneNumber: number, code: "111111", createdAt: start), .sms(sms)])
+        #expect(sent.requestSession(number: number, purpose: nil, testCode: nil, now: start, configuration: configuration) == .reuse(sessionInfo: "S"))
+        let later = start.addingTimeInterval(configuration.codeLifetime)
+        guard case .refuse(let quota) = sent.requestSession(number: number, purpose: nil, testCode: nil, now: later, configuration: configuration) else {
+            Issue.record("a second SMS within the day's quota of one was sent")
+            return
+        }
+        #expect(quota.code == .quotaExceeded)
+        #expect(sent.requestSession(number: number, purpose: .mfaEnrollment(localId: "u"), testCode: "654321", now: later,
+                                    configuration: configuration) == .open(testCode: "654321"))
+        guard case .refuse(let region) = BackendState().requestSession(number: "+442071838750", purpose: nil, testCode: nil, now: start,
+                                                                       configuration: configuration) else {
+            Issue.record("a region outside the allowlist got an SMS")
+            return
+        }
+        #expect(region.code == .operationNotAllowed)
+        #expect(BackendState().requestSession(number: "+442071838750", purpose: nil, testCode: "123456", now: start,
+                                              configuration: configuration) == .open(testCode: "123456"))
+        #expect(sent.requestSession(number: number, purpose: nil, testCode: nil, now: later.addingTimeInterval(86_400),
+                                    configuration: configuration) == .open(testCode: nil))
+    }
 }

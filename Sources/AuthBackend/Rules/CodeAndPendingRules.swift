@@ -62,3 +62,41 @@ extension BackendState {
         return .valid(digest: digest, provider: pending.provider, user: user)
     }
 }
+
+extension BackendState {
+    /// What a code request for a number is, before any code is made.
+    enum SessionRequest: Hashable {
+        /// A code for this number and purpose is still valid: its session again, no second SMS.
+        case reuse(sessionInfo: String)
+        /// A new session, texted unless `testCode` (a test number's fixed code: no SMS).
+        case open(testCode: String?)
+        /// Refused: the region is not allowed, or a quota is used up.
+        case refuse(IdentityToolkitError)
+    }
+
+    /// The region policy and the day's quotas apply to real numbers; test numbers get their
+    /// fixed code; while a number's code (for the same purpose) is valid, the request is
+    /// re-entrant.
+    func requestSession(number: String, purpose: SessionPurpose?, testCode: String?, now: Date,
+                        configuration: BackendConfiguration) -> SessionRequest {
+        if testCode == nil, let policy = configuration.smsRegionPolicy, !policy.allows(PhoneNumbers.region(of: number)) {
+            return .refuse(IdentityToolkitError(.operationNotAllowed, "SMS unable to be sent until this region enabled by the app developer."))
+        }
+        if let info = latestSession[Self.sessionKey(number, purpose)], let session = sessions[info], !session.used,
+           now.timeIntervalSince(session.createdAt) < configuration.codeLifetime {
+            return .reuse(sessionInfo: info)
+        }
+        if testCode == nil {
+            // Quotas count the day's SMS (only when a quota is set: the outbox can be long).
+            let today = configuration.smsPerNumberPerDay == nil && configuration.smsPerProjectPerDay == nil
+                ? [] : outbox.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
+            if let limit = configuration.smsPerNumberPerDay, today.filter({ $0.phoneNumber == number }).count >= limit {
+                return .refuse(IdentityToolkitError(.quotaExceeded, "\(limit) SMS to this number today"))
+            }
+            if let limit = configuration.smsPerProjectPerDay, today.count >= limit {
+                return .refuse(IdentityToolkitError(.quotaExceeded, "the project's \(limit) SMS for today are used"))
+            }
+        }
+        return .open(testCode: testCode)
+    }
+}
