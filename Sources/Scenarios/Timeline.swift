@@ -277,22 +277,10 @@ extension RunFact {
         if known.caseName == EventKind.testMode.caseName || known.caseName == EventKind.appleCredentialReplayed.caseName {
             facts = [:]  // older lines carried `testMode` and `replay` as facts; the cases carry none
         }
-        do throws(TimelineFormatError) {
-            self = try FactCoding.decode(name: known.caseName, facts: facts, kind: kind)
-        } catch where !RunFact.names(known.caseName) {
+        guard let fact = try FactCoding.decode(name: known.caseName, facts: facts, kind: kind) else {
             throw TimelineFormatError("unknown event kind \(kind) (this authsim knows \(EventKind.written.map(\.rawValue).joined(separator: ", ")) and the names of newer kinds)")
         }
-    }
-
-    /// Whether `caseName` names a case (a fact of that name decodes from some facts, or fails
-    /// on one of its facts rather than on its name).
-    private static func names(_ caseName: String) -> Bool {
-        do {
-            _ = try FactCoding.decode(name: caseName, facts: [:], kind: caseName)
-            return true
-        } catch {
-            return error.message.contains(": fact ")
-        }
+        self = fact
     }
 }
 
