@@ -102,3 +102,32 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
         transport.shutdown()
     }
 }
+
+/// How the OS on a device answers an app's `registerForRemoteNotifications()`.
+public enum APNsRegistrationOutcome: String, Sendable, CaseIterable {
+    /// APNs issues the device's token; the app delegate gets it
+    /// (`didRegisterForRemoteNotificationsWithDeviceToken`).
+    case token
+    /// `didFailToRegisterForRemoteNotificationsWithError`: the build has no `aps-environment`
+    /// entitlement.
+    case fails
+    /// Nothing, ever (the device cannot reach APNs).
+    case neverAnswers
+
+    /// iOS's error for a build signed without the Push Notifications capability.
+    public static let noEntitlementError = "no valid \u{201C}aps-environment\u{201D} entitlement string found for application"
+}
+
+extension AppHost {
+    /// The device that holds `token` answers this app's registrations for remote notifications as
+    /// `outcome` says, from now on.
+    public func answerRegistrations(on token: DeviceToken, with outcome: APNsRegistrationOutcome) {
+        setRegistrar {
+            switch outcome {
+            case .token: .token(Data(token.bytes))
+            case .fails: .failed(APNsRegistrationOutcome.noEntitlementError)
+            case .neverAnswers: nil
+            }
+        }
+    }
+}

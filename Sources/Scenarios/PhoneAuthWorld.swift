@@ -43,19 +43,11 @@ public struct AppProfile: Sendable {
     /// when it needs a token and has none).
     public var apnsRegistration: APNsRegistrationOutcome = .token
 
-    /// How the OS answers an app's registration for remote notifications.
-    public enum APNsRegistrationOutcome: String, Sendable, CaseIterable {
-        /// APNs issues the device's token; the app delegate passes it to Auth with the declared type.
-        case token
-        /// `didFailToRegisterForRemoteNotificationsWithError` (the build has no `aps-environment`
-        /// entitlement); the SDK's app-delegate proxy passes it to Auth.
-        case fails
-        /// Nothing, ever (the device cannot reach APNs).
-        case neverAnswers
-    }
+    /// How the OS answers an app's registration for remote notifications (the device's rule).
+    public typealias APNsRegistrationOutcome = DeviceLink.APNsRegistrationOutcome
 
     /// iOS's error for a build signed without the Push Notifications capability.
-    public static let noEntitlementError = "no valid \u{201C}aps-environment\u{201D} entitlement string found for application"
+    public static let noEntitlementError = APNsRegistrationOutcome.noEntitlementError
     public init() {}
 }
 
@@ -193,16 +185,9 @@ public final class PhoneAuthWorld: Sendable {
         } else {
             token = try await devices.installDevice(for: host, environment: profile.buildEnvironment, onPush: onPush)
         }
-        // registerForRemoteNotifications(): APNs gives the installed device's token again, or
-        // the profile's failure; the app delegate passes the outcome to Auth.
-        let outcome = profile.apnsRegistration
-        host.setRegistrar {
-            switch outcome {
-            case .token: .token(Data(token.bytes))
-            case .fails: .failed(AppProfile.noEntitlementError)
-            case .neverAnswers: nil
-            }
-        }
+        // registerForRemoteNotifications(): the device gives its token again, or the profile's
+        // failure; the app delegate (below) passes the outcome to Auth.
+        host.answerRegistrations(on: token, with: profile.apnsRegistration)
         let declared = profile.declaredTokenType
         host.setRegistrationDelegate { [weak auth, weak host] registration in
             guard let auth, let host else { return }

@@ -1,3 +1,5 @@
+import APNsWire
+import DeviceLink
 import DeviceOS
 import Foundation
 import Synchronization
@@ -145,5 +147,21 @@ struct AppHostTests {
         #expect(framework.seen.withLock { $0.notifications } == 0)
         #expect(Keychain(file: folder.appendingPathComponent("keychain.json")).data(service: "s", account: "a") == Data("receipt".utf8))
         #expect(UserDefaultsStore(file: folder.appendingPathComponent("defaults.json")).string(forKey: "authVerificationID") == "verification-id")
+    }
+
+    @Test("the device answers registrations as its outcome says: its token, the missing entitlement, or never")
+    func deviceAnswers() async {
+        let token = DeviceToken(hex: "ab12cd34")!
+        for (outcome, tokens, failures) in [(APNsRegistrationOutcome.token, [Data(token.bytes)], [String]()),
+                                            (.fails, [], [APNsRegistrationOutcome.noEntitlementError]), (.neverAnswers, [], [])] {
+            let host = AppHost(bundleID: "com.example.app", urlSchemes: [])
+            let framework = HookedFramework()
+            host.registerAppDelegateInterceptor(framework)
+            host.answerRegistrations(on: token, with: outcome)
+            await host.registerForRemoteNotifications().value
+            let seen = framework.seen.withLock { ($0.tokens, $0.failures) }
+            #expect(seen.0 == tokens, "\(outcome)")
+            #expect(seen.1 == failures, "\(outcome)")
+        }
     }
 }
