@@ -72,7 +72,9 @@ public final class Auth: AppDelegateInterceptor {
         /// The receipts waiting for their push and the credential a push completed (the rules).
         var credentials = AppCredentialBook()
         var credentialWaiters: [String: [OneShot<AppCredential?>]] = [:]
-        var probe: ProbeState = .notRun
+        /// The notification-forwarding probe (the rule) and, while it runs, its wait.
+        var probe = ForwardingProbe()
+        var probeOutcome: OneShot<Bool>?
         var currentUser: User?
         var emulator: String?
         /// The reCAPTCHA page presented, and the events already handled (the rules).
@@ -82,16 +84,12 @@ public final class Auth: AppDelegateInterceptor {
         var lastVerification: AppVerification?
         var lastFallback: ReCAPTCHAFallbackReason?
     }
-    enum ProbeState { case notRun, running(OneShot<Bool>), done(Bool) }
     let state = Mutex(State())
 
     /// How long the SDK waits for an APNs token.
     static let apnsTokenTimeout: Duration = .seconds(5)
     /// How long the forwarding probe waits.
     static let probeTimeout: Duration = .seconds(1)
-    /// The probe notification the SDK hands the app delegate.
-    static let probeWarning = "This fake notification should be forwarded to Firebase Auth."
-    static let payloadKey = "com.google.firebase.auth"
 
     /// Made by ``auth(app:)`` only: one per app, kept by the app.
     init(app: FirebaseApp) {
@@ -231,52 +229,44 @@ public final class Auth: AppDelegateInterceptor {
     /// carrying the secret for a pending receipt. The payload's `com.google.firebase.auth` value may
     /// be a dictionary or a JSON string of one.
     public func canHandleNotification(_ userInfo: [AnyHashable: Any]) -> Bool {
-        guard let raw = userInfo[Self.payloadKey] else { return false }
-        var payload = raw as? [String: Any]
-        if payload == nil, let text = raw as? String, let data = text.data(using: .utf8) {
-            payload = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        }
-        guard let payload else { return false }
-        if payload["warning"] as? String == Self.probeWarning {
-            let shot = state.withLock { state -> OneShot<Bool>? in
-                if case .running(let shot) = state.probe { return shot }
-                return nil
-            }
+        switch AuthNotification.read(userInfo) {
+        case .notAuths:
+            return false
+        case .probe:
+            let shot = state.withLock { $0.probe.isRunning ? $0.probeOutcome : nil }
             guard let shot else { return false }  // a probe after the check is not ours
             return shot.fulfill(true)
+        case .credential(let receipt, let secret):
+            let waiters = state.withLock { state -> [OneShot<AppCredential?>]? in
+                guard state.credentials.complete(receipt: receipt, secret: secret) != nil else { return nil }
+                return state.credentialWaiters.removeValue(forKey: receipt) ?? []
+            }
+            guard let waiters else { return false }
+            saveAppCredentials()
+            for waiter in waiters { waiter.fulfill(AppCredential(receipt: receipt, secret: secret)) }
+            return true
         }
-        guard let receipt = payload["receipt"] as? String, let secret = payload["secret"] as? String else { return false }
-        let waiters = state.withLock { state -> [OneShot<AppCredential?>]? in
-            guard state.credentials.complete(receipt: receipt, secret: secret) != nil else { return nil }
-            return state.credentialWaiters.removeValue(forKey: receipt) ?? []
-        }
-        guard let waiters else { return false }
-        saveAppCredentials()
-        for waiter in waiters { waiter.fulfill(AppCredential(receipt: receipt, secret: secret)) }
-        return true
     }
 
     /// Runs once per process: hands the app delegate a fake notification and waits 1 s for it to
     /// come back through `canHandleNotification`. Cached.
     func notificationForwardingWorks() async -> Bool {
-        enum Next { case result(Bool), wait(OneShot<Bool>), run(OneShot<Bool>) }
-        let next = state.withLock { state -> Next in
-            switch state.probe {
-            case .done(let result): return .result(result)
-            case .running(let shot): return .wait(shot)
-            case .notRun:
-                let shot = OneShot<Bool>()
-                state.probe = .running(shot)
-                return .run(shot)
-            }
+        let (next, shot) = state.withLock { state -> (ForwardingProbe.Next, OneShot<Bool>?) in
+            let next = state.probe.next()
+            if next == .run { state.probeOutcome = OneShot<Bool>() }
+            return (next, state.probeOutcome)
         }
         switch next {
         case .result(let result): return result
-        case .wait(let shot): return await shot.value
-        case .run(let shot):
-            host.didReceiveRemoteNotification([Self.payloadKey: ["warning": Self.probeWarning]])
+        case .wait: return await shot?.value ?? false
+        case .run:
+            guard let shot else { return false }
+            host.didReceiveRemoteNotification([AuthNotification.payloadKey: ["warning": AuthNotification.probeWarning]])
             let result = await wait(for: shot, timeout: Self.probeTimeout, clock: host.clock, fallback: false)
-            state.withLock { $0.probe = .done(result) }
+            state.withLock { state in
+                state.probe.finish(result)
+                state.probeOutcome = nil
+            }
             return result
         }
     }

@@ -300,7 +300,7 @@ struct NotificationHandlingTests {
         #expect(!auth.canHandleNotification(["aps": ["content-available": 1]]))
         #expect(!auth.canHandleNotification(["com.google.firebase.auth": "not json"]))
         // A probe notification after the probe is not Auth's.
-        #expect(!auth.canHandleNotification(["com.google.firebase.auth": ["warning": Auth.probeWarning]]))
+        #expect(!auth.canHandleNotification(["com.google.firebase.auth": ["warning": AuthNotification.probeWarning]]))
     }
 
     @Test("at most 32 pending receipts, the oldest dropped; duplicates kept once")

@@ -1,0 +1,59 @@
+import Foundation
+
+/// What a remote notification is to Auth, as FirebaseAuth 12.19's
+/// `AuthNotificationManager.canHandle(notification:)` reads it: the forwarding probe, a silent push
+/// carrying an app credential's receipt and secret, or not Auth's. The payload's
+/// `com.google.firebase.auth` value may be a dictionary or a JSON string of one.
+enum AuthNotification: Hashable, Sendable {
+    case probe
+    case credential(receipt: String, secret: String)
+    case notAuths
+
+    static let payloadKey = "com.google.firebase.auth"
+    /// The probe notification the SDK hands the app delegate.
+    static let probeWarning = "This fake notification should be forwarded to Firebase Auth."
+
+    static func read(_ userInfo: [AnyHashable: Any]) -> AuthNotification {
+        guard let raw = userInfo[payloadKey] else { return .notAuths }
+        var payload = raw as? [String: Any]
+        if payload == nil, let text = raw as? String, let data = text.data(using: .utf8) {
+            payload = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        }
+        guard let payload else { return .notAuths }
+        if payload["warning"] as? String == probeWarning { return .probe }
+        guard let receipt = payload["receipt"] as? String, let secret = payload["secret"] as? String else { return .notAuths }
+        return .credential(receipt: receipt, secret: secret)
+    }
+}
+
+/// The forwarding probe's rule (`AuthNotificationManager.checkNotificationForwarding`): it runs
+/// once per process; a caller while it runs waits for it; later callers get its result.
+struct ForwardingProbe: Hashable, Sendable {
+    enum Phase: Hashable, Sendable { case notRun, running, done(Bool) }
+    private(set) var phase: Phase = .notRun
+
+    /// What a caller does now.
+    enum Next: Hashable, Sendable {
+        /// Hand the app delegate the probe and wait for it.
+        case run
+        /// Wait for the probe already running.
+        case wait
+        /// The probe ran: its result.
+        case result(Bool)
+    }
+
+    mutating func next() -> Next {
+        switch phase {
+        case .done(let result): return .result(result)
+        case .running: return .wait
+        case .notRun:
+            phase = .running
+            return .run
+        }
+    }
+
+    /// Whether a probe notification arriving now is the running probe's (one after the check is not Auth's).
+    var isRunning: Bool { phase == .running }
+
+    mutating func finish(_ result: Bool) { phase = .done(result) }
+}

@@ -1,0 +1,41 @@
+@testable import FirebaseAuthCore
+import Foundation
+import Testing
+
+/// What a notification is to Auth and the forwarding probe's once-per-process rule, as
+/// FirebaseAuth 12.19's unit tests hold them (FirebaseAuth/Tests/Unit/AuthNotificationManagerTests.swift).
+@Suite("Auth's notifications and the forwarding probe (AuthNotificationManager)")
+struct NotificationRuleTests {
+    @Test("testPassingToCredentialManager: a receipt and a secret, as a dictionary or a JSON string of one")
+    func credential() throws {
+        let payload = ["receipt": "RECEIPT", "secret": "SECRET"]
+        #expect(AuthNotification.read(["com.google.firebase.auth": payload]) == .credential(receipt: "RECEIPT", secret: "SECRET"))
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: payload), as: UTF8.self)
+        #expect(AuthNotification.read(["com.google.firebase.auth": text]) == .credential(receipt: "RECEIPT", secret: "SECRET"))
+        #expect(AuthNotification.read(["com.google.firebase.auth": ["warning": AuthNotification.probeWarning]]) == .probe)
+    }
+
+    @Test("testNotHandling: another key, a string that is not JSON, a missing secret or receipt, another payload are not Auth's")
+    func notAuths() {
+        for userInfo: [AnyHashable: Any] in [["random": "string"], ["com.google.firebase.auth": "something wrong"],
+                                             ["com.google.firebase.auth": ["receipt": "RECEIPT"]], ["com.google.firebase.auth": ["secret": "SECRET"]],
+                                             ["com.google.firebase.auth": ["error": "asdf"]], ["com.google.firebase.auth": ["warning": "another"]]] {
+            #expect(AuthNotification.read(userInfo) == .notAuths, "\(userInfo)")
+        }
+    }
+
+    @Test("testCachedResult: the probe runs once; a caller while it runs waits; later callers get its result without a second probe")
+    func probeOnce() {
+        var probe = ForwardingProbe()
+        #expect(!probe.isRunning)
+        let first = probe.next()
+        #expect(first == .run)
+        #expect(probe.isRunning)
+        let second = probe.next()
+        #expect(second == .wait)
+        probe.finish(false)
+        #expect(!probe.isRunning)
+        let later = probe.next()
+        #expect(later == .result(false))
+    }
+}
