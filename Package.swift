@@ -65,6 +65,9 @@ let package = Package(
         // append-only files, compact JSON, any-JSON values, base64url, hex, clocks, random IDs,
         // process limits, coded errors.
         .target(name: "Utilities"),
+        // Started parts run as one swift-service-lifecycle ServiceGroup: a server command's (with
+        // SIGINT and SIGTERM) or a world's; each part stops after the parts that depend on it.
+        .target(name: "Lifecycle", dependencies: [logging, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
 
         // MARK: Wire formats and contracts
 
@@ -153,7 +156,7 @@ let package = Package(
         // Whole runs across the parts: scenario files, typed timelines, the demo.
         .target(
             name: "Scenarios",
-            dependencies: ["DeviceOS", "DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
+            dependencies: ["DeviceOS", "DeviceLink", "Lifecycle", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
                            "IdentityToolkitAPI", "HTTPTransport", "RedirectInterceptor", logging]
         ),
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
@@ -178,10 +181,8 @@ let package = Package(
             dependencies: ["DeviceOS", "APNsWire", "Utilities", "AuthBackend", "FirebaseAuthCore", "Scenarios", crypto,
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
-        // What the command lines share: output, logging set-up, and the one ServiceGroup a server
-        // command runs its parts in (graceful shutdown on SIGINT and SIGTERM, in dependency order).
-        .target(name: "CommandSupport", dependencies: ["APNsWire", argumentParser, logging,
-                                                       .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
+        // What the command lines share: output, logging set-up, the Lifecycle their servers run in.
+        .target(name: "CommandSupport", dependencies: ["APNsWire", "Lifecycle", argumentParser, logging]),
         // The parsers that take hostile input, as fuzz targets (Fuzz/run.sh drives libFuzzer).
         .target(
             name: "FuzzTargets",
@@ -205,7 +206,7 @@ let package = Package(
         .executableTarget(
             name: "authsim",
             dependencies: ["DeviceLink", "Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
-                           "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Benchmarking", "Inspector",
+                           "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Lifecycle", "Benchmarking", "Inspector",
                            argumentParser, logging]
         ),
         .executableTarget(name: "authsim-fuzz", dependencies: ["FuzzTargets"]),
@@ -214,7 +215,7 @@ let package = Package(
 
         // Helpers the test targets share: temporary folders, programs and server processes.
         .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
-        .testTarget(name: "UtilitiesTests", dependencies: ["Utilities"]),
+        .testTarget(name: "UtilitiesTests", dependencies: ["Utilities", "Lifecycle"]),
         // docs/layout.md's import table against Sources' import lines: reads files, links nothing of ours.
         .testTarget(name: "LayoutTests"),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities", crypto]),

@@ -8,6 +8,7 @@ import FirebaseAuthCore
 import Foundation
 import HTTPTransport
 import IdentityToolkitAPI
+import Lifecycle
 import LocalPKI
 import RedirectInterceptor
 import Synchronization
@@ -70,6 +71,8 @@ public final class PhoneAuthWorld: Sendable {
     private let server: BackendServer?
     private let pusher: APNsPusher?
     private let listeners = Mutex<[SchemeListener]>([])
+    /// The world's parts, each listed after those it depends on: they stop in reverse.
+    private let parts: PartGroup
     /// The clock of the apps this world installs, unless ``install(_:clock:wallClock:userDefaults:keychain:appName:device:setToken:onURL:onPush:onRegistration:)``
     /// is given one: every SDK timeout (the APNs token's 5 s, the push's `suggestedTimeout`) runs on it.
     public let appClock: any Clock<Duration>
@@ -90,6 +93,14 @@ public final class PhoneAuthWorld: Sendable {
         self.server = server
         self.pusher = pusher
         self.appClock = appClock
+        let transport = self.transport
+        parts = PartGroup([
+            StartedPart("the devices' network") { transport.shutdown() },
+            StartedPart("push-receiver") { await channel?.shutdown() },
+            StartedPart("the backend's APNs client") { await pusher?.shutdown() },
+            StartedPart("the backend") { await server?.shutdown() },
+            StartedPart("the devices") { await devices.shutdown() },
+        ])
     }
 
     /// Everything in this process.
@@ -246,12 +257,10 @@ public final class PhoneAuthWorld: Sendable {
         return list.silentPushes
     }
 
+    /// Stops the apps' scheme claims, then the parts, the devices first and the network last.
     public func shutdown() async {
         for listener in listeners.withLock({ $0 }) { await listener.stop() }
-        await devices.shutdown()
-        await server?.shutdown()
-        await pusher?.shutdown()
-        await channel?.shutdown()
-        transport.shutdown()
+        // The parts' stops do not throw: nothing is lost here.
+        try? await parts.shutdown()
     }
 }

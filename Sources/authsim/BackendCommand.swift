@@ -1,10 +1,11 @@
 import APNsSender
 import APNsWire
 import ArgumentParser
-import CommandSupport
 import AuthBackend
+import CommandSupport
 import Foundation
 import IdentityToolkitAPI
+import Lifecycle
 import LocalPKI
 import Logging
 

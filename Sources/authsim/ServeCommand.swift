@@ -8,6 +8,7 @@ import DeviceLink
 import Foundation
 import IdentityToolkitAPI
 import Inspector
+import Lifecycle
 import LocalPKI
 import Logging
 import Utilities

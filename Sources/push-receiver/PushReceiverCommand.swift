@@ -4,6 +4,7 @@ import ArgumentParser
 import CommandSupport
 import DeviceLink
 import Foundation
+import Lifecycle
 import LocalPKI
 import Logging
 import Utilities

@@ -1,9 +1,9 @@
 import Logging
 import ServiceLifecycle
 
-/// A part of a server command that is already running (a receiver, a gateway, the backend, the
-/// inspector), as a service of the command's one `ServiceGroup`: it runs until the group shuts down
-/// gracefully, then stops.
+/// A part that is already running (a receiver, a gateway, the backend, the inspector, a world's
+/// devices), as a service of one `ServiceGroup`: it runs until the group shuts down gracefully,
+/// then stops.
 public struct StartedPart: Service, CustomStringConvertible {
     public let description: String
     private let stop: @Sendable () async throws -> Void
@@ -35,4 +35,29 @@ public func runUntilSignalled(_ parts: [StartedPart], logger: Logger) async thro
     }
     let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
+}
+
+/// Parts started one after another, run as one `ServiceGroup` with no signals of their own (a
+/// world in a test or a scenario): ``shutdown()`` stops them in the reverse of the order they were
+/// given, each after the parts listed after it.
+public final class PartGroup: Sendable {
+    private let group: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    public init(_ parts: [StartedPart], logger: Logger = Logger(label: "authsim.parts", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        let services = parts.map {
+            ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                                                           failureTerminationBehavior: .gracefullyShutdownGroup)
+        }
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], logger: logger))
+        self.group = group
+        running = Task { try await group.run() }
+    }
+
+    /// Stops every part, the last given first, and returns when all have stopped.
+    /// - Throws: the first error a part's stop threw (the others stop all the same).
+    public func shutdown() async throws {
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
 }
