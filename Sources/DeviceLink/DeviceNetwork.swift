@@ -17,8 +17,14 @@ public struct HostedApp: SimulatedApp {
     }
 
     public func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async {
+        hand(payload, on: push.deviceToken)
+    }
+
+    /// The device hands the app delegate the push's payload (JSON bytes) as `userInfo`; `onPush`
+    /// hears whether Auth took it.
+    func hand(_ payload: [UInt8], on token: DeviceToken) {
         guard let userInfo = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] else { return }
-        onPush(push.deviceToken, host.didReceiveRemoteNotification(userInfo))
+        onPush(token, host.didReceiveRemoteNotification(userInfo))
     }
 }
 
@@ -88,11 +94,11 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
             return devices.filter { $0.token == token }
         }
         for device in previous { await device.disconnect() }
+        let hosted = HostedApp(host: app, onPush: onPush)
         let device = try await RemoteDevice.connect(gatewayHost: host, gatewayPort: port, token: token, environment: environment,
                                                     transport: transport) { push in
-            guard push.bundleID == app.bundleID,
-                  let userInfo = (try? JSONSerialization.jsonObject(with: Data(push.payload))) as? [String: Any] else { return }
-            onPush(token, app.didReceiveRemoteNotification(userInfo))
+            guard push.bundleID == app.bundleID else { return }
+            hosted.hand(push.payload, on: token)
         }
         devices.withLock { $0.append(device) }
     }

@@ -29,12 +29,18 @@ public struct StartedPart: Service, CustomStringConvertible {
 /// reverse of that order. A part that fails to stop stops the rest all the same, and its error is
 /// thrown.
 public func runUntilSignalled(_ parts: [StartedPart], logger: Logger) async throws {
+    try await serviceGroup(parts, stopsOnSignals: true, logger: logger).run()
+}
+
+/// `parts` as one group (shut down gracefully on SIGINT and SIGTERM if `stopsOnSignals`): a part
+/// that ends (stopped, or failed to stop) shuts the group down gracefully, so the others stop in
+/// order all the same.
+private func serviceGroup(_ parts: [StartedPart], stopsOnSignals: Bool, logger: Logger) -> ServiceGroup {
     let services = parts.map {
         ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
                                                        failureTerminationBehavior: .gracefullyShutdownGroup)
     }
-    let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-    try await group.run()
+    return ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
 }
 
 /// Parts started one after another, run as one `ServiceGroup` with no signals of their own (a
@@ -45,11 +51,7 @@ public final class PartGroup: Sendable {
     private let running: Task<Void, any Error>
 
     public init(_ parts: [StartedPart], logger: Logger = Logger(label: "authsim.parts", factory: { _ in SwiftLogNoOpLogHandler() })) {
-        let services = parts.map {
-            ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
-                                                           failureTerminationBehavior: .gracefullyShutdownGroup)
-        }
-        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], logger: logger))
+        let group = serviceGroup(parts, stopsOnSignals: false, logger: logger)
         self.group = group
         running = Task { try await group.run() }
     }

@@ -168,13 +168,12 @@ public enum ScenarioRunner {
 
     /// How the last code request proved the app: the outcome's suffix and the path.
     static func via(_ auth: Auth) -> (String, SignInPath) {
-        switch auth.lastAppVerification {
-        case .reCAPTCHA: (" via reCAPTCHA", .reCAPTCHA)
-        case .recaptchaEnterprise: (" via reCAPTCHA Enterprise", .recaptchaEnterprise)
-        case .testMode: ("", .testMode)
-        case .unverified: ("", .phone(.unverified))
-        case .silentPush, nil: ("", .silentPush)
+        let proof = auth.lastAppVerification ?? .silentPush
+        let suffix = switch proof {
+        case .reCAPTCHA, .recaptchaEnterprise: " via \(proof)"
+        case .silentPush, .testMode, .unverified: ""
         }
+        return (suffix, .phone(proof))
     }
 
     /// The app installed on a device as the scenario builds it, in the timeline: the device's APNs

@@ -274,9 +274,6 @@ extension RunFact {
         let known = EventKind(rawValue: kind)
         var facts = facts
         for (name, meaning) in Self.olderLinesLeftOut[known.caseName] ?? [:] where facts[name] == nil { facts[name] = meaning }
-        if known.caseName == EventKind.testMode.caseName || known.caseName == EventKind.appleCredentialReplayed.caseName {
-            facts = [:]  // older lines carried `testMode` and `replay` as facts; the cases carry none
-        }
         guard let fact = try FactCoding.decode(name: known.caseName, facts: facts, kind: kind) else {
             throw TimelineFormatError("unknown event kind \(kind) (this authsim knows \(EventKind.written.map(\.rawValue).joined(separator: ", ")) and the names of newer kinds)")
         }
