@@ -23,6 +23,9 @@ final class OneShot<Value: Sendable>: Sendable {
         return true
     }
 
+    /// The value, if it is already set.
+    var current: Value? { state.withLock { $0.value } }
+
     var value: Value {
         get async {
             await withCheckedContinuation { continuation in
@@ -40,6 +43,10 @@ final class OneShot<Value: Sendable>: Sendable {
 /// Waits for `shot`, or gives `fallback` after `timeout` on `clock`.
 func wait<Value: Sendable>(for shot: OneShot<Value>, timeout: Duration, clock: any Clock<Duration>,
                            fallback: Value) async -> Value {
+    // Already answered (the forwarding probe comes back synchronously): no timer. One started
+    // anyway would sleep on the app's clock for an instant before its cancellation, and a test
+    // waiting for "the SDK started waiting" could take that sleeper for the one it means.
+    if let ready = shot.current { return ready }
     let timer = Task {
         try await clock.sleep(for: timeout)
         shot.fulfill(fallback)
