@@ -46,11 +46,13 @@ struct GuideSnippetTests {
 
     @Test("a backend that cannot be reached is networkError (17020) with the transport's error underneath, as the SDK's AuthBackend.swift maps a call without data")
     func unreachable() async throws {
-        // A port nothing listens on: bind one, note it, close it.
+        // A port nothing listens on, held for the whole test: bound and never listened on, it
+        // refuses every connection, and no other test's server can take it meanwhile (a port
+        // bound, closed and reused once answered here as another test's server).
         let socket = try await ServerProcess(["/usr/bin/env", "python3", "-c",
-                                              "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print('port', s.getsockname()[1], flush=True)"])
+                                              "import socket, time; s=socket.socket(); s.bind(('127.0.0.1',0)); print('port', s.getsockname()[1], flush=True); time.sleep(600)"])
+        defer { socket.stop() }
         let port = try await printedPort(socket)
-        _ = try? await socket.exit()
         let auth = emulatorApp(port: port, testMode: true)
         do throws(AuthError) {
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
