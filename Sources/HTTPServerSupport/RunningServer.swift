@@ -71,6 +71,7 @@ public final class RunningServer: Sendable {
 /// Why a server did not start (the address is taken, not local, not allowed).
 public struct ServerStartError: Error, Sendable, CustomStringConvertible {
     public let message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }
 

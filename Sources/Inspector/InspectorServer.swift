@@ -20,7 +20,9 @@ public final class InspectorServer: Sendable {
     public static func start(_ sources: InspectorSources, host: String = "127.0.0.1", port: Int = 4000,
                              logger: Logger = Logger(label: "authsim.inspector", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(ServerStartError) -> InspectorServer {
-        let server = try await RunningServer.start(router: InspectorRouter.make(sources), host: host, port: port, name: "the inspector", logger: logger)
+        let router: Router<BasicRequestContext>
+        do { router = try InspectorRouter.make(sources) } catch { throw ServerStartError(message: "the inspector cannot start: \(error.message)") }
+        let server = try await RunningServer.start(router: router, host: host, port: port, name: "the inspector", logger: logger)
         return InspectorServer(server: server, sources: sources)
     }
 

@@ -216,11 +216,16 @@ assert "not an APNs reason" in error_message(requests.put(f"{api}/faults", json=
 assert "unknown fault part" in error_message(requests.put(f"{api}/faults", json={"faults": ["explode"]}, timeout=10), 400)
 assert requests.get(f"{api}/faults", timeout=10).json() == {"faults": []}
 assert "no push 99999" in error_message(requests.get(f"{api}/pushes/99999", timeout=10), 404)
-assert "a push's id is a number" in error_message(requests.get(f"{api}/pushes/abc", timeout=10), 400)
-assert "as= is unregistered" in error_message(requests.post(f"{api}/devices/sandbox/{token}/invalidate", params={"as": "gone"}, timeout=10), 400)
+assert "id is an integer, not abc" in error_message(requests.get(f"{api}/pushes/abc", timeout=10), 400)
+assert "status is an integer, not ok" in error_message(requests.get(f"{api}/pushes", params={"status": "ok"}, timeout=10), 400)
+assert "limit is at least 1, not 0" in error_message(requests.get(f"{api}/pushes", params={"limit": "0"}, timeout=10), 400)
+assert "unknown filter x: GET /api/v1/devices takes no query parameters" in error_message(requests.get(f"{api}/devices", params={"x": "1"}, timeout=10), 400)
+assert "bundleID is required" in error_message(requests.post(f"{api}/devices", json={"environment": "sandbox"}, timeout=10), 400)
+assert "faults[1] is a string" in error_message(requests.put(f"{api}/faults", json={"faults": ["reject=BadDeviceToken", 7]}, timeout=10), 400)
+assert "as is unregistered or expired, not gone" in error_message(requests.post(f"{api}/devices/sandbox/{token}/invalidate", params={"as": "gone"}, timeout=10), 400)
 assert "no such path" in error_message(requests.get(f"{api}/nothing", timeout=10), 404)
 assert "disabled" in error_message(requests.patch(f"{api}/users/x", data="[]", timeout=10), 400)
-ok("bad input: unknown filter, bad values, bad JSON, an unknown reason, unknown ids and paths: 4xx that say why")
+ok("bad input, checked against the document before a handler runs: unknown filter, bad values, bad JSON, a missing field, an unknown reason, unknown ids and paths: 4xx that say why")
 
 assert requests.delete(f"{api}/pushes", timeout=10).status_code == 204
 assert requests.get(f"{api}/pushes", timeout=10).json() == []
@@ -232,7 +237,7 @@ requests.get(f"{api}/flows", timeout=10)
 flows = requests.get(f"{api}/flows", timeout=10).json()
 if flows:
     requests.get(f"{api}/flows/{flows[-1]['id']}", timeout=10)
-assert "a flow's id is a number" in error_message(requests.get(f"{api}/flows/abc", timeout=10), 400)
+assert "id is an integer, not abc" in error_message(requests.get(f"{api}/flows/abc", timeout=10), 400)
 successes = {(method, template) for method, template, _, operation in operations
              if "application/json" in operation["responses"].get("200", {}).get("content", {})}
 unchecked = sorted(f"{method} {template}" for method, template in successes if (method, template, "200") not in checked)

@@ -1,0 +1,284 @@
+import APNsReceiver
+import APNsWire
+import AuthBackend
+import DeviceLink
+import Foundation
+import HTTPTypes
+import IdentityToolkitAPI
+import OpenAPIRuntime
+import Utilities
+
+/// The inspector's API as its document (`openapi.json`, beside this file) declares it: the
+/// generated ``APIProtocol``, each operation answering one of the statuses the document lists,
+/// in the document's types (``Components/Schemas``). The router registers it on Hummingbird
+/// (`registerHandlers`), after ``DocumentChecks``.
+struct InspectorAPI: APIProtocol {
+    let sources: InspectorSources
+    /// The document, as served.
+    let document: OpenAPIObjectContainer
+
+    // MARK: Pushes
+
+    func listPushes(_ input: Operations.ListPushes.Input) async throws -> Operations.ListPushes.Output {
+        let query = input.query
+        switch PushFilter.make(token: query.token, topic: query.topic, environment: query.environment?.rawValue, status: query.status,
+                               reason: query.reason, since: query.since, after: query.after, limit: query.limit) {
+        case .success(let filter): return .ok(.init(body: .json(filter.apply(sources.history.all).map(Self.schema))))
+        case .failure(let problem): return .badRequest(.init(body: .json(.problem(.badRequest, problem.message))))
+        }
+    }
+
+    func latestPush(_ input: Operations.LatestPush.Input) async throws -> Operations.LatestPush.Output {
+        let query = input.query
+        switch PushFilter.make(token: query.token, topic: query.topic, environment: query.environment?.rawValue, status: query.status,
+                               reason: query.reason, since: query.since, after: query.after, limit: query.limit) {
+        case .success(let filter):
+            guard let latest = filter.apply(sources.history.all).last else { return .notFound(.init(body: .json(.problem(.notFound, "no push matches (yet)")))) }
+            return .ok(.init(body: .json(Self.schema(latest))))
+        case .failure(let problem): return .badRequest(.init(body: .json(.problem(.badRequest, problem.message))))
+        }
+    }
+
+    func getPush(_ input: Operations.GetPush.Input) async throws -> Operations.GetPush.Output {
+        let id = input.path.id
+        guard let push = sources.history.push(id: id) else {
+            return .notFound(.init(body: .json(.problem(.notFound, "no push \(id) in view (the view keeps the newest \(sources.history.capacity))"))))
+        }
+        return .ok(.init(body: .json(Self.schema(push))))
+    }
+
+    func clearPushes(_ input: Operations.ClearPushes.Input) async throws -> Operations.ClearPushes.Output {
+        sources.history.clear()
+        return .noContent(.init())
+    }
+
+    func listRejections(_ input: Operations.ListRejections.Input) async throws -> Operations.ListRejections.Output {
+        let query = input.query
+        switch PushFilter.make(token: query.token, topic: query.topic, environment: query.environment?.rawValue, status: query.status,
+                               reason: query.reason, since: query.since, after: query.after, limit: query.limit) {
+        case .success(let filter): return .ok(.init(body: .json(filter.apply(sources.history.all.filter { $0.status != 200 }).map(Self.schema))))
+        case .failure(let problem): return .badRequest(.init(body: .json(.problem(.badRequest, problem.message))))
+        }
+    }
+
+    /// Server-Sent Events: a comment, then at most one `pushes` event per 100 ms of at most
+    /// ``PushHistory/Subscription/limit`` pushes, so that a watcher costs the receiver (two
+    /// cores, shared) a bounded amount whatever the push rate.
+    func streamPushes(_ input: Operations.StreamPushes.Input) async throws -> Operations.StreamPushes.Output {
+        let events = PushEvents(history: sources.history)
+        return .ok(.init(body: .textEventStream(HTTPBody(events, length: .unknown, iterationBehavior: .single))))
+    }
+
+    // MARK: Sign-ins
+
+    func listFlows(_ input: Operations.ListFlows.Input) async throws -> Operations.ListFlows.Output {
+        var flows = sources.flows.all
+        if let phoneNumber = input.query.phoneNumber { flows = flows.filter { $0.phoneNumber == phoneNumber } }
+        if let uid = input.query.uid { flows = flows.filter { $0.uid == uid } }
+        return .ok(.init(body: .json(flows.suffix(input.query.limit ?? 100).map(Self.schema))))
+    }
+
+    func getFlow(_ input: Operations.GetFlow.Input) async throws -> Operations.GetFlow.Output {
+        guard let flow = sources.flows.flow(id: input.path.id) else { return .notFound(.init(body: .json(noFlow(input.path.id)))) }
+        return .ok(.init(body: .json(Self.schema(flow))))
+    }
+
+    /// The sign-in's sequence diagram, drawn by the renderer `authsim run --diagram` uses: the
+    /// page shows it as it is.
+    func getFlowDiagram(_ input: Operations.GetFlowDiagram.Input) async throws -> Operations.GetFlowDiagram.Output {
+        guard let flow = sources.flows.flow(id: input.path.id) else { return .notFound(.init(body: .json(noFlow(input.path.id)))) }
+        return .ok(.init(body: .html(HTTPBody(flow.diagram))))
+    }
+
+    private func noFlow(_ id: Int) -> Components.Schemas._Error {
+        .problem(.notFound, "no flow \(id) (the inspector keeps the newest \(sources.flows.capacity))")
+    }
+
+    // MARK: Faults, in push-receiver --fault syntax
+
+    func getFaults(_ input: Operations.GetFaults.Input) async throws -> Operations.GetFaults.Output {
+        .ok(.init(body: .json(.init(faults: sources.faults.current.map(\.description)))))
+    }
+
+    func putFaults(_ input: Operations.PutFaults.Input) async throws -> Operations.PutFaults.Output {
+        guard case .json(let list) = input.body else { return .badRequest(.init(body: .json(.problem(.badRequest, "the body is JSON")))) }
+        var rules: [FaultRule] = []
+        for (index, text) in list.faults.enumerated() {
+            switch Result(catching: { () throws(ReceiverError) in try FaultRule(parsing: text) }) {
+            case .success(let rule): rules.append(rule)
+            case .failure(let error): return .badRequest(.init(body: .json(.problem(.badRequest, "faults[\(index)]: \(error.message)"))))
+            }
+        }
+        sources.faults.replace(with: rules)
+        return .ok(.init(body: .json(.init(faults: rules.map(\.description)))))
+    }
+
+    func clearFaults(_ input: Operations.ClearFaults.Input) async throws -> Operations.ClearFaults.Output {
+        sources.faults.clear()
+        return .noContent(.init())
+    }
+
+    // MARK: Devices
+
+    func listDevices(_ input: Operations.ListDevices.Input) async throws -> Operations.ListDevices.Output {
+        .ok(.init(body: .json(sources.registry.all.map(Self.schema))))
+    }
+
+    func addDevice(_ input: Operations.AddDevice.Input) async throws -> Operations.AddDevice.Output {
+        guard case .json(let asked) = input.body else { return .badRequest(.init(body: .json(.problem(.badRequest, "the body is JSON")))) }
+        guard let environment = APNsEnvironment(rawValue: asked.environment.rawValue) else {
+            return .badRequest(.init(body: .json(.problem(.badRequest, "environment is sandbox or production, not \(asked.environment.rawValue)"))))
+        }
+        guard !asked.bundleID.isEmpty else { return .badRequest(.init(body: .json(.problem(.badRequest, "bundleID is the app's bundle ID")))) }
+        var token = DeviceToken.random()
+        if let given = asked.token {
+            guard let parsed = DeviceToken(hex: given) else {
+                return .badRequest(.init(body: .json(.problem(.badRequest, "token \(given) is not an even-length hex device token"))))
+            }
+            token = parsed
+        }
+        let device = RegisteredDevice(token: token, environment: environment, bundleID: asked.bundleID, label: asked.label)
+        try sources.registry.register(device)
+        return .ok(.init(body: .json(Self.schema(device))))
+    }
+
+    func invalidateDevice(_ input: Operations.InvalidateDevice.Input) async throws -> Operations.InvalidateDevice.Output {
+        guard let environment = APNsEnvironment(rawValue: input.path.environment.rawValue) else {
+            return .badRequest(.init(body: .json(.problem(.badRequest, "the environment is sandbox or production"))))
+        }
+        guard let token = DeviceToken(hex: input.path.token) else {
+            return .badRequest(.init(body: .json(.problem(.badRequest, "the token is an even-length hex device token, not \(input.path.token)"))))
+        }
+        let newState: RegisteredDevice.State = input.query._as == .expired ? .expired : .unregistered
+        guard try sources.registry.invalidate(token, in: environment, as: newState, at: Date()), let device = sources.registry.lookup(token, in: environment) else {
+            return .notFound(.init(body: .json(.problem(.notFound, "no device \(token.hex) in \(environment)"))))
+        }
+        return .ok(.init(body: .json(Self.schema(device))))
+    }
+
+    // MARK: The backend's SMS and users
+
+    private static let noBackend = "no backend in this process"
+
+    func listSMS(_ input: Operations.ListSMS.Input) async throws -> Operations.ListSMS.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        return .ok(.init(body: .json(await toolkit.messages.map(Self.schema))))
+    }
+
+    func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        return .ok(.init(body: .json(await toolkit.exportAccounts().users ?? [])))
+    }
+
+    func updateUser(_ input: Operations.UpdateUser.Input) async throws -> Operations.UpdateUser.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        guard case .json(let change) = input.body else { return .badRequest(.init(body: .json(.problem(.badRequest, "the body is JSON")))) }
+        do {
+            _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: input.path.uid, disableUser: change.disabled))
+        } catch {
+            return error.code == .userNotFound ? .notFound(.init(body: .json(.problem(.notFound, error.message))))
+                : .badRequest(.init(body: .json(.problem(.badRequest, error.message))))
+        }
+        guard let user = await toolkit.adminLookup(GetAccountInfoRequest(localId: [input.path.uid])).users?.first else {
+            return .notFound(.init(body: .json(.problem(.notFound, "user \(input.path.uid) is gone"))))
+        }
+        return .ok(.init(body: .json(user)))
+    }
+
+    func deleteUser(_ input: Operations.DeleteUser.Input) async throws -> Operations.DeleteUser.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        do { _ = try await toolkit.adminDelete(DeleteAccountRequest(idToken: nil, localId: input.path.uid)) } catch {
+            guard error.code == .userNotFound else { throw InspectorError(.badRequest, error.message) }
+            return .notFound(.init(body: .json(.problem(.notFound, error.message))))
+        }
+        return .noContent(.init())
+    }
+
+    // MARK: Operations
+
+    func openAPI(_ input: Operations.OpenAPI.Input) async throws -> Operations.OpenAPI.Output {
+        .ok(.init(body: .json(document)))
+    }
+
+    func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output {
+        .ok(.init(body: .textPlainCharsetUtf8Version_0_0_4(HTTPBody(await Metrics.text(sources)))))
+    }
+
+    func livez(_ input: Operations.Livez.Input) async throws -> Operations.Livez.Output {
+        .ok(.init(body: .plainText(HTTPBody("ok\n"))))
+    }
+
+    func readyz(_ input: Operations.Readyz.Input) async throws -> Operations.Readyz.Output {
+        sources.ready() ? .ok(.init(body: .plainText(HTTPBody("ready\n")))) : .serviceUnavailable(.init(body: .plainText(HTTPBody("starting\n"))))
+    }
+
+    // MARK: The document's types from ours
+
+    static func schema(_ push: InspectedPush) -> Components.Schemas.Push {
+        .init(id: push.id, time: push.time, environment: push.environment == .production ? .production : .sandbox, apnsID: push.apnsID,
+              deviceToken: push.deviceToken, topic: push.topic, pushType: push.pushType, priority: push.priority, expiration: push.expiration,
+              collapseID: push.collapseID, status: push.status, reason: push.reason, detail: push.detail, injected: push.injected,
+              dropped: push.dropped, payload: push.payload, headers: push.headers.map { .init(name: $0.name, value: $0.value) },
+              providerToken: push.providerToken.map { .init(alg: $0.alg, kid: $0.kid, iss: $0.iss, iat: $0.iat, verdict: $0.verdict) },
+              cause: push.cause, fix: push.fix, device: push.device)
+    }
+
+    static func schema(_ flow: InspectedFlow) -> Components.Schemas.Flow {
+        .init(id: flow.id, started: flow.started, phoneNumber: flow.phoneNumber, uid: flow.uid, path: flow.path, outcome: flow.outcome,
+              cause: flow.cause, steps: flow.steps.map { .init(time: $0.time, from: $0.from, to: $0.to, message: $0.message, bad: $0.bad) })
+    }
+
+    static func schema(_ device: RegisteredDevice) -> Components.Schemas.Device {
+        .init(token: device.token.hex, environment: device.environment.rawValue, bundleID: device.bundleID,
+              state: Components.Schemas.Device.StatePayload(rawValue: device.state.rawValue), invalidSince: device.invalidSince.map(Int.init),
+              label: device.label)
+    }
+
+    static func schema(_ message: SMSMessage) -> Components.Schemas.Sms {
+        .init(phoneNumber: message.phoneNumber, code: message.code, sessionInfo: message.sessionInfo, languageCode: message.languageCode,
+              text: message.text, sentAt: message.sentAt)
+    }
+}
+
+extension Components.Schemas._Error {
+    /// The API's error body, `{"error": {"code", "message"}}`.
+    static func problem(_ status: HTTPResponse.Status, _ message: String) -> Self {
+        .init(error: .init(code: status.code, message: message))
+    }
+}
+
+/// The live stream's bytes: its opening comment, then one `pushes` event per batch. Each batch
+/// is asked for when the transport wants the next bytes, 100 ms after the last; the subscription
+/// ends when the client goes (the stream is no longer read) or the inspector stops.
+struct PushEvents: AsyncSequence, Sendable {
+    typealias Element = ArraySlice<UInt8>
+    let history: PushHistory
+
+    final class AsyncIterator: AsyncIteratorProtocol {
+        let history: PushHistory
+        let subscription: PushHistory.Subscription
+        var opened = false
+        var sent = false
+
+        init(history: PushHistory) {
+            self.history = history
+            subscription = history.subscribe()
+        }
+        deinit { history.unsubscribe(subscription) }
+
+        func next() async throws -> ArraySlice<UInt8>? {
+            guard opened else {
+                opened = true
+                return ArraySlice(": authsim inspector: `pushes` events, each {\"pushes\": [...], \"skipped\": N}\n\n".utf8)
+            }
+            if sent { try await Task.sleep(for: .milliseconds(100)) }
+            sent = true
+            guard let (pushes, skipped) = await history.next(of: subscription) else { return nil }
+            let batch = Components.Schemas.EventBatch(pushes: pushes.map(InspectorAPI.schema), skipped: skipped)
+            let data = String(decoding: try InspectorRouter.encode(batch), as: UTF8.self)
+            return ArraySlice("event: pushes\nid: \(pushes.last?.id ?? 0)\ndata: \(data)\n\n".utf8)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(history: history) }
+}
