@@ -41,14 +41,14 @@ public enum Explainer {
         let forSecondFactor = secondFactorPurpose.map { $0 == .mfaEnrollment ? " (for the second factor being enrolled: the same app verification guards it)" : " (for the second factor's code: the same app verification guards it)" } ?? ""
 
         // Google's front end refused the app's requests before Identity Toolkit saw them.
-        if let refusal = events.first({ fact -> (endpoint: String, detail: String?)? in
+        if let refusal = events.first({ fact -> (endpoint: String, code: String, detail: String?)? in
             if case .backendRejected(let endpoint, let code, let detail, _) = fact,
                code == IdentityToolkitError.Code.apiKeyIOSAppBlocked.rawValue || code == IdentityToolkitError.Code.apiKeyInvalid.rawValue {
-                (endpoint, detail)
+                (endpoint, code, detail)
             } else { nil }
         })?.value {
             let reported = error.map { " FirebaseAuth 12.19 does not map it: the app sees \($0.code) \($0.name), the message only under NSUnderlyingError's FIRAuthErrorUserInfoDeserializedResponseKey" } ?? ""
-            if refusal.detail?.hasPrefix("Requests from this iOS client application") == true {
+            if refusal.code == IdentityToolkitError.Code.apiKeyIOSAppBlocked.rawValue {
                 return Diagnosis("apiKeyIOSAppBlocked",
                                  cause: "the API key is restricted to other iOS apps than this one: Google refused \(refusal.endpoint) with 403 \"\(refusal.detail ?? "")\" (the bundle ID is the app's X-Ios-Bundle-Identifier, Bundle.main's, not GoogleService-Info.plist's BUNDLE_ID).\(reported)",
                                  fix: "add the app's bundle ID to the key's iOS-app restriction (Google Cloud console → APIs & Services → Credentials → the key in GoogleService-Info.plist → Application restrictions), or use the key made for this app")
@@ -113,8 +113,9 @@ public enum Explainer {
         }
 
         // The app's configuration: it stops before anything is sent.
-        if errorCode == .appConfigurationError, let message = error?.message, let range = message.range(of: "custom URL scheme ") {
-            let scheme = message[range.upperBound...].prefix { !$0.isWhitespace }
+        if errorCode == .appConfigurationError, let scheme = events.first({ fact -> String? in
+            if case .callbackScheme(let scheme, registered: false) = fact { scheme } else { nil }
+        })?.value {
             return Diagnosis("schemeNotRegistered",
                              cause: "the app's Info.plist does not register the URL scheme \(scheme), which the reCAPTCHA fallback returns to, so the SDK stops at once (fatalError on a device)",
                              fix: "add \(scheme) to CFBundleURLTypes → CFBundleURLSchemes in Info.plist (the encoded app ID from GOOGLE_APP_ID, or the REVERSED_CLIENT_ID if you use it)")
@@ -175,49 +176,16 @@ public enum Explainer {
             } else { nil }
         }?.value
         if let rejection {
-            let short = rejection.token.prefix(4).uppercased() + "…"
-            let sentTo = rejection.environment
-            let reason = rejection.reason
-            switch reason {
-            case .badDeviceToken:
-                let issued = device?.token.lowercased() == rejection.token ? device?.environment : nil
-                let profile = declared.flatMap { $0.aps == "none" ? nil : $0.aps }
-                let type = declared?.declared ?? "?"
-                let resolved = declared?.resolved ?? type
-                let typeText = type == "unknown" ? ".unknown (resolved to .\(resolved))" : ".\(type)"
-                if let issued, issued != sentTo {
-                    let origin = issued == .sandbox ? "a debug build" : "a TestFlight / App Store build"
-                    let right = issued == .sandbox ? ".sandbox" : ".prod"
-                    return Diagnosis("tokenTypeMismatch",
-                                     cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: the token was issued in \(issued) (\(origin)\(profile.map { ", provisioning profile aps-environment=\($0)" } ?? "")) but the app declared type \(typeText), so no silent push came and the SDK fell back to reCAPTCHA\(forSecondFactor)",
-                                     fix: "call setAPNSToken(token, type: \(right)) in this build, or type: .unknown to let the SDK read aps-environment from embedded.mobileprovision")
-                }
-                return Diagnosis("badDeviceToken", cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: \(rejection.detail ?? APNsReason.badDeviceToken.meaning)",
-                                 fix: "send the token the device registered, hex-encoded, to the environment it was issued in")
-            case .invalidProviderToken:
-                let setup = events.first { fact -> (keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String)? in
-                    if case .providerSetup(let keyID, let teamID, let trustedKeyID, let trustedTeamID, _) = fact {
-                        (keyID, teamID, trustedKeyID, trustedTeamID)
-                    } else { nil }
-                }?.value
-                if let setup, setup.keyID == setup.trustedTeamID, setup.teamID == setup.trustedKeyID {
-                    return Diagnosis("keyAndTeamSwapped",
-                                     cause: "every push was rejected with InvalidProviderToken: the backend's provider token has kid=\(setup.keyID) (the team ID) and iss=\(setup.teamID) (the key ID), swapped, so no silent push ever comes and every sign-in needs reCAPTCHA",
-                                     fix: "configure the APNs auth key in Firebase (Project settings → Cloud Messaging) with Key ID \(setup.trustedKeyID) and Team ID \(setup.trustedTeamID)")
-                }
-                return Diagnosis("invalidProviderToken", cause: "the push to \(short) was rejected with InvalidProviderToken: \(rejection.detail ?? APNsReason.invalidProviderToken.meaning)",
-                                 fix: "sign with the .p8 key whose Key ID is the token's kid, and put your Team ID in iss")
-            case .expiredProviderToken:
-                let offset = events.first { fact -> Int? in
-                    if case .providerSetup(_, _, _, _, let offset) = fact { offset } else { nil }
-                }?.value ?? 0
-                return Diagnosis("expiredProviderToken",
-                                 cause: "the push to \(short) was rejected with ExpiredProviderToken: the provider token's iat is over an hour old\(offset < 0 ? ", because the backend's clock is \(-offset) s behind" : ""), so no silent push came and the SDK fell back to reCAPTCHA",
-                                 fix: "sync the backend's clock (NTP) and mint a new provider token at least every hour (not more than every 20 minutes)")
-            default:
-                return Diagnosis("pushRejected", cause: "the push to \(short) was rejected by \(sentTo) with \(reason): \(rejection.detail ?? reason.meaning)",
-                                 fix: "fix the request as the reason says: \(reason.meaning)")
-            }
+            let setup = events.first { fact -> PushRefusals.ProviderSetup? in
+                if case .providerSetup(let keyID, let teamID, let trustedKeyID, let trustedTeamID, let offset) = fact {
+                    PushRefusals.ProviderSetup(keyID: keyID, teamID: teamID, trustedKeyID: trustedKeyID, trustedTeamID: trustedTeamID, clockOffset: offset)
+                } else { nil }
+            }?.value
+            let context = PushRefusals.Context(issuedIn: device?.token.lowercased() == rejection.token ? device?.environment : nil,
+                                               declared: declared.map { ($0.declared, $0.resolved, $0.aps) }, provider: setup,
+                                               forSecondFactor: forSecondFactor)
+            return PushRefusals.diagnose(token: rejection.token, sentTo: rejection.environment, reason: rejection.reason, detail: rejection.detail,
+                                         context: context)
         }
         if let lost = events.first({ fact -> String? in if case .pushLost(let token, _) = fact { token } else { nil } }) {
             return Diagnosis(auditFallback == nil ? "pushLost" : "auditFallbackPushLost",

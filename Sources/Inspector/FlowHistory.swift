@@ -6,39 +6,48 @@ import IdentityToolkitAPI
 import Synchronization
 import Utilities
 
-/// One sign-in as the backend saw it: its steps (a timeline for a sequence diagram), how the app
-/// proved itself (silent push, reCAPTCHA, reCAPTCHA Enterprise, test number; a second factor),
-/// how it ended, and why.
+/// One sign-in as the backend saw it: its steps (the backend's events, each as its
+/// ``BackendEvent/Line``, the wording timelines use), how the app proved itself
+/// (``AppVerification``; a second factor), how it ended, and why (from ``Causes``).
 public struct InspectedFlow: Codable, Sendable, Hashable {
     public struct Step: Codable, Sendable, Hashable {
         public var time: Date
-        /// `app`, `backend`, `apns`.
-        public var from: String
-        public var to: String?
+        public var from: BackendEvent.Party
+        public var to: BackendEvent.Party?
         public var message: String
         public var bad: Bool
+        /// The ``BackendEvent`` case it comes from (`codeRequested`).
+        public var event: String
     }
     public var id: Int
     public var started: Date
     public var phoneNumber: String?
     public var uid: String?
-    /// How the app proved itself; `nil` until a code was asked for.
+    /// How the app proved itself for a code; `nil` until one was asked for, and for Sign in
+    /// with Apple.
+    public var proof: AppVerification?
+    /// Whether the code was for a second factor.
+    public var secondFactor: Bool
+    /// The path in words: the proof's (`silent push`, `… (second factor)`), or `Sign in with Apple`.
     public var path: String?
     /// `in progress`, `signed in`, `refused: CODE`, …
     public var outcome: String
+    /// The service's error code, when refused.
+    public var error: String?
     public var cause: String?
+    public var fix: String?
     public var steps: [Step]
 
     /// The sign-in as a sequence diagram (``SequenceDiagram``, as `authsim run --diagram` draws
     /// runs): app, backend and APNs as they took part, milliseconds from the first step.
     public var diagram: String {
-        let parts = ["app", "backend", "apns"].filter { part in steps.contains { $0.from == part || $0.to == part } }
+        let parts = [BackendEvent.Party.app, .backend, .apns].filter { part in steps.contains { $0.from == part || $0.to == part } }
         let start = steps.first?.time ?? started
         let rows = steps.map { step in
-            SequenceDiagram.Row(time: "+\(Int((step.time.timeIntervalSince(start) * 1000).rounded())) ms", from: step.from, to: step.to,
+            SequenceDiagram.Row(time: "+\(Int((step.time.timeIntervalSince(start) * 1000).rounded())) ms", from: step.from.rawValue, to: step.to?.rawValue,
                                 text: step.message, classes: step.bad ? ["bad"] : [])
         }
-        return SequenceDiagram.html(parts: parts, rows: rows, timeColumn: "5em")
+        return SequenceDiagram.html(parts: parts.map(\.rawValue), rows: rows, timeColumn: "5em")
     }
 }
 
@@ -68,122 +77,108 @@ public final class FlowHistory: Sendable {
 
     /// The backend's observer.
     public func record(_ event: BackendEvent, at time: Date = Date()) {
+        let line = event.line
+        let step = InspectedFlow.Step(time: time, from: line.from, to: line.to, message: line.text, bad: line.bad, event: event.kind)
         state.withLock { state in
-            func step(_ from: String, _ to: String?, _ message: String, bad: Bool = false) -> InspectedFlow.Step {
-                .init(time: time, from: from, to: to, message: message, bad: bad)
-            }
-            func start(_ first: InspectedFlow.Step) -> Int {
+            func start() -> Int {
                 let id = state.nextID
                 state.nextID += 1
-                var steps = [first]
-                if let config = state.pendingConfig, time.timeIntervalSince(config.time) < 10 { steps.insert(config, at: 0) }
+                var steps: [InspectedFlow.Step] = []
+                if let config = state.pendingConfig, time.timeIntervalSince(config.time) < 10 { steps.append(config) }
                 state.pendingConfig = nil
-                state.flows.append(InspectedFlow(id: id, started: steps[0].time, phoneNumber: nil, uid: nil, path: nil,
-                                                 outcome: "in progress", cause: nil, steps: steps))
+                state.flows.append(InspectedFlow(id: id, started: steps.first?.time ?? time, phoneNumber: nil, uid: nil, proof: nil, secondFactor: false,
+                                                 path: nil, outcome: "in progress", error: nil, cause: nil, fix: nil, steps: steps))
                 if state.flows.count > capacity { state.flows.removeFirst(state.flows.count - capacity) }
                 state.lastActive = id
                 return id
             }
-            func update(_ id: Int?, _ change: (inout InspectedFlow) -> Void) {
+            /// Adds the event's step to flow `id` (none: the event belongs to no flow in view).
+            func add(to id: Int?, _ change: (inout InspectedFlow) -> Void = { _ in }) {
                 guard let id, let index = state.flows.lastIndex(where: { $0.id == id }) else { return }
+                state.flows[index].steps.append(step)
                 change(&state.flows[index])
                 state.lastActive = id
             }
+            func refused(_ flow: inout InspectedFlow, outcome: String, error: String, _ diagnosis: Diagnosis) {
+                flow.outcome = outcome
+                flow.error = error
+                flow.cause = diagnosis.cause
+                flow.fix = diagnosis.fix
+            }
             switch event {
-            case .recaptchaConfig(let phone):
-                state.pendingConfig = step("app", "backend", "GET recaptchaConfig: phone SMS defense \(phone.rawValue)")
-            case .pushing(let token, let environment, let receipt):
-                let id = start(step("backend", "apns", "verifyClient: receipt \(receipt.prefix(8))… for token \(token.prefix(8))…; the secret goes by silent push (\(environment))"))
+            case .recaptchaConfig:
+                state.pendingConfig = step
+            case .pushing(_, _, let receipt):
+                let id = start()
+                add(to: id)
                 state.byReceipt[receipt] = id
-            case .verifyClient(_, let environment, let receipt, let push):
-                let answer = [push.status.map(String.init), push.reason?.rawValue, push.error].compactMap { $0 }.joined(separator: " ")
-                update(state.byReceipt[receipt]) { flow in
-                    flow.steps.append(step("apns", "backend", "\(environment) answered \(answer)", bad: !push.accepted))
-                    if !push.accepted {
-                        flow.cause = push.reason == .badDeviceToken
-                            ? "APNs \(environment) refused the silent push with BadDeviceToken: the token was issued by the other environment (the app declared the wrong token type, or the backend uses the wrong APNs host). The app waits, then falls back to reCAPTCHA."
-                            : "the silent push could not be delivered (\(answer)): the app waits for it, then falls back to reCAPTCHA"
+            case .verifyClient(let token, let environment, let receipt, let push):
+                add(to: state.byReceipt[receipt]) { flow in
+                    guard !push.accepted else { return }
+                    let diagnosis = if let status = push.status {
+                        PushRefusals.diagnose(token: token, sentTo: environment, reason: push.reason ?? APNsReason(rawValue: "HTTP \(status)"), detail: nil)
+                    } else {
+                        PushRefusals.unanswered(token: token, sentTo: environment, error: push.error ?? "no answer")
                     }
+                    flow.cause = diagnosis.cause
+                    flow.fix = diagnosis.fix
                 }
             case .codeRequested(let phone, let proof, let receipt, let endpoint):
+                let id = receipt.flatMap { state.byReceipt[$0] } ?? start()
                 let secondFactor = BackendOperation.secondFactorOperations.contains(endpoint)
-                let id: Int
-                if let receipt, let existing = state.byReceipt[receipt] {
-                    id = existing
-                } else {
-                    id = start(step("app", "backend", "\(endpoint.rawValue) for \(phone)"))
-                }
-                update(id) { flow in
+                add(to: id) { flow in
                     flow.phoneNumber = phone
+                    flow.proof = proof
+                    flow.secondFactor = secondFactor
                     flow.path = proof.description + (secondFactor ? " (second factor)" : "")
-                    flow.steps.append(step("app", "backend", "\(endpoint.rawValue) for \(phone), proved by \(proof.description)"))
                 }
                 state.byPhone[phone] = id
             case .smsSent(let message):
-                update(state.byPhone[message.phoneNumber]) { $0.steps.append(step("backend", "app", "SMS to \(message.phoneNumber): \(message.text)")) }
+                add(to: state.byPhone[message.phoneNumber])
             case .codeReused(let phone):
-                update(state.byPhone[phone]) { $0.steps.append(step("backend", nil, "a code for \(phone) is still valid: no second SMS")) }
-            case .signedIn(let uid, let phone, let isNewUser):
-                let id = state.byPhone[phone] ?? start(step("app", "backend", "signInWithPhoneNumber for \(phone)"))
-                update(id) { flow in
+                add(to: state.byPhone[phone])
+            case .signedIn(let uid, let phone, _):
+                let id = state.byPhone[phone] ?? start()
+                add(to: id) { flow in
                     flow.uid = uid
                     flow.phoneNumber = phone
                     flow.outcome = "signed in"
-                    flow.steps.append(step("backend", "app", "signed in as \(uid)\(isNewUser ? " (a new user)" : "")"))
                 }
                 state.byUID[uid] = id
-            case .appleSignIn(let uid, let sub, let isNewUser, let linked):
-                let id = start(step("app", "backend", "signInWithIdp: apple.com, Apple ID \(sub.prefix(12))…"))
-                update(id) { flow in
+            case .appleSignIn(let uid, _, _, let linked):
+                let id = start()
+                add(to: id) { flow in
                     flow.uid = uid
                     flow.path = "Sign in with Apple"
                     flow.outcome = linked ? "linked" : "signed in"
-                    flow.steps.append(step("backend", "app", "\(linked ? "linked to" : "signed in as") \(uid)\(isNewUser ? " (a new user)" : "")"))
                 }
                 state.byUID[uid] = id
-            case .secondFactorRequired(let uid, let provider):
-                let id = state.byUID[uid].flatMap { existing in state.flows.last { $0.id == existing && $0.outcome == "in progress" }?.id }
-                    ?? start(step("app", "backend", "first factor: \(provider)"))
-                update(id) { flow in
+            case .secondFactorRequired(let uid, _):
+                let id = state.byUID[uid].flatMap { existing in state.flows.last { $0.id == existing && $0.outcome == "in progress" }?.id } ?? start()
+                add(to: id) { flow in
                     flow.uid = uid
                     flow.outcome = "second factor required"
-                    flow.steps.append(step("backend", "app", "a second factor is required: mfaPendingCredential and the enrolled factors' hints"))
                 }
                 state.byUID[uid] = id
-            case .secondFactorEnrolled(let uid, let enrollmentID, let phone):
-                update(state.byPhone[phone] ?? state.byUID[uid]) { flow in
+            case .secondFactorEnrolled(let uid, _, let phone):
+                add(to: state.byPhone[phone] ?? state.byUID[uid]) { flow in
                     flow.uid = uid
                     flow.outcome = "second factor enrolled"
-                    flow.steps.append(step("backend", "app", "\(phone) enrolled as a second factor (\(enrollmentID.prefix(8))…)"))
                 }
-            case .secondFactorSignedIn(let uid, let enrollmentID):
-                update(state.byUID[uid] ?? state.lastActive) { flow in
-                    flow.outcome = "signed in"
-                    flow.steps.append(step("backend", "app", "the second factor (\(enrollmentID.prefix(8))…) completed the sign-in"))
-                }
-            case .recaptchaAssessment(let endpoint, let enforcement, let assessment):
-                update(state.lastActive) {
-                    $0.steps.append(step("backend", nil, "\(endpoint.rawValue): SMS defense (\(enforcement.rawValue)) assesses the reCAPTCHA Enterprise token: \(assessment.verdict.rawValue): \(assessment.detail)"))
-                }
+            case .secondFactorSignedIn(let uid, _):
+                add(to: state.byUID[uid] ?? state.lastActive) { $0.outcome = "signed in" }
+            case .recaptchaAssessment, .faultAnswered:
+                add(to: state.lastActive)
             case .rejected(let endpoint, let error, let cause):
-                let id = state.lastActive ?? start(step("app", "backend", endpoint.rawValue))
-                update(id) { flow in
-                    flow.outcome = "refused: \(error.code.rawValue)"
-                    flow.cause = BackendRefusals.diagnose(endpoint: endpoint.rawValue, error: error.code, detail: error.detail, cause: cause,
-                                                          message: error.message).cause
-                    flow.steps.append(step("backend", "app", "\(endpoint.rawValue) refuses: \(error.message)", bad: true))
+                add(to: state.lastActive ?? start()) { flow in
+                    refused(&flow, outcome: "refused: \(error.code.rawValue)", error: error.code.rawValue,
+                            BackendRefusals.diagnose(endpoint: endpoint.rawValue, error: error.code, detail: error.detail, cause: cause, message: error.message))
                 }
             case .frontendRefused(let path, let error):
-                let endpoint = path.split(separator: "/").last.map(String.init) ?? path
-                let id = state.lastActive ?? start(step("app", "backend", endpoint))
-                update(id) { flow in
-                    flow.outcome = "refused by Google's front end"
-                    flow.cause = error.message
-                    flow.steps.append(step("backend", "app", "Google's front end refuses \(endpoint): HTTP \(error.httpStatus) \(error.message)", bad: true))
-                }
-            case .faultAnswered(let path, let fault):
-                update(state.lastActive) {
-                    $0.steps.append(step("backend", "app", "\(path.split(separator: "/").last ?? "") answers an injected HTTP \(fault.status)", bad: true))
+                add(to: state.lastActive ?? start()) { flow in
+                    refused(&flow, outcome: "refused by Google's front end", error: error.code.rawValue,
+                            BackendRefusals.diagnose(endpoint: BackendEvent.endpoint(path), error: error.code, detail: error.detail, cause: nil,
+                                                     message: error.message))
                 }
             case .accountDeleted, .appleRevoked:
                 break

@@ -265,6 +265,10 @@ public enum ScenarioRunner {
                                 .apnsRegistrationFailed(reason: reason))
             }
         }
+        let scheme = PhoneAuthProvider.provider(auth: auth).callbackScheme
+        let registered = CallbackScheme.isRegistered(scheme, in: auth.host.urlSchemes)
+        timeline.record(.app, "the reCAPTCHA page returns to \(scheme)://, which Info.plist \(registered ? "registers" : "does not register") (CFBundleURLSchemes: \(auth.host.urlSchemes.joined(separator: ", ")))",
+                        .callbackScheme(scheme: scheme, registered: registered))
         if profile.appVerificationDisabledForTesting {
             auth.settings?.isAppVerificationDisabledForTesting = true
             timeline.record(.app, "auth.settings?.isAppVerificationDisabledForTesting = true", .testMode)
@@ -423,66 +427,47 @@ public enum ScenarioRunner {
         }
     }
 
-    /// The backend's events, in the scenario's timeline.
+    /// The backend's events, in the scenario's timeline: each as its line (``BackendEvent/line``,
+    /// the wording the inspector's sign-ins use too) and its fact for `explain`.
     static func record(_ event: BackendEvent, into timeline: Timeline) {
+        let line = event.line
+        @Sendable func part(_ party: BackendEvent.Party) -> Part {
+            switch party {
+            case .app: .app
+            case .backend: .backend
+            case .apns: .sender
+            }
+        }
+        timeline.record(part(line.from), to: line.to.map(part), line.text, fact(of: event))
+        if case .pushing(let token, let environment, _) = event {
+            timeline.record(.sender, to: .receiver, "POST /3/device/\(token.prefix(8))… to \(environment.appleHost) (background, priority 5)")
+        }
+    }
+
+    /// What `explain` reasons over in a backend event (`nil`: nothing).
+    static func fact(of event: BackendEvent) -> RunFact? {
         switch event {
         case .pushing(let token, let environment, let receipt):
-            timeline.record(.backend, to: .sender,
-                            "verifyClient: receipt \(receipt.prefix(8))… for token \(token.prefix(8))…; pushes the secret via \(environment)",
-                            .verifyClient(token: token.lowercased(), environment: environment, receipt: receipt))
-            timeline.record(.sender, to: .receiver, "POST /3/device/\(token.prefix(8))… to \(environment.appleHost) (background, priority 5)")
+            .verifyClient(token: token.lowercased(), environment: environment, receipt: receipt)
         case .verifyClient(let token, let environment, _, let push):
-            let answer = [push.status.map(String.init), push.reason?.rawValue, push.error].compactMap { $0 }.joined(separator: " ")
-            timeline.record(.sender, to: .backend, "\(environment) answered \(answer); verifyClient returns the receipt to the app either way",
-                            .pushAnswer(token: token.lowercased(), environment: environment, status: push.status, reason: push.reason,
-                                        error: push.error))
-        case .smsSent(let message):
-            timeline.record(.backend, "SMS to \(message.phoneNumber): \"\(message.text)\"",
-                            .smsSent(number: message.phoneNumber))
-        case .codeReused(let number):
-            timeline.record(.backend, "sendVerificationCode: a code for \(number) is still valid, no second SMS")
-        case .signedIn(let uid, let number, let isNew):
-            timeline.record(.backend, to: .app, "signInWithPhoneNumber: \(number) → uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")")
-        case .appleSignIn(let uid, let sub, let isNew, let linked):
-            timeline.record(.backend, to: .app, "signInWithIdp apple.com: Apple ID \(sub.prefix(12))… \(linked ? "linked to" : "signed in as") uid \(uid.prefix(8))…\(isNew ? " (new user)" : "")",
-                            .appleSignIn(uid: uid, sub: sub, linked: linked))
-        case .appleRevoked(let uid, let sub):
-            timeline.record(.backend, "revokeToken: Apple grant of \(sub.prefix(12))… revoked\(uid.map { " for uid \($0.prefix(8))…" } ?? "")")
-        case .accountDeleted(let uid):
-            timeline.record(.backend, "deleteAccount: uid \(uid.prefix(8))… deleted")
-        case .secondFactorRequired(let uid, let provider):
-            timeline.record(.backend, to: .app,
-                            "signInWithIdp \(provider): uid \(uid.prefix(8))… has a second factor: answers mfaPendingCredential and mfaInfo, no ID token",
-                            .mfaPending(uid: uid, provider: provider))
-        case .secondFactorEnrolled(let uid, let enrollmentID, let number):
-            timeline.record(.backend, to: .app, "mfaEnrollment:finalize: \(number) enrolled as second factor \(enrollmentID.prefix(8))… of uid \(uid.prefix(8))…",
-                            .mfaEnrolled(uid: uid, enrollmentID: enrollmentID, number: number))
-        case .secondFactorSignedIn(let uid, let enrollmentID):
-            timeline.record(.backend, to: .app, "mfaSignIn:finalize: second factor \(enrollmentID.prefix(8))… passed; uid \(uid.prefix(8))… signed in (sign_in_second_factor: phone)",
-                            .mfaSignedIn(uid: uid, enrollmentID: enrollmentID))
-        case .recaptchaConfig(let phone):
-            timeline.record(.backend, to: .app,
-                            "recaptchaConfig: the phone provider's reCAPTCHA SMS defense is \(phone.rawValue)\(phone == .off ? "" : " (with the project's reCAPTCHA Enterprise key)")",
-                            .smsDefense(state: phone))
+            .pushAnswer(token: token.lowercased(), environment: environment, status: push.status, reason: push.reason, error: push.error)
+        case .smsSent(let message): .smsSent(number: message.phoneNumber)
+        case .appleSignIn(let uid, let sub, _, let linked): .appleSignIn(uid: uid, sub: sub, linked: linked)
+        case .secondFactorRequired(let uid, let provider): .mfaPending(uid: uid, provider: provider)
+        case .secondFactorEnrolled(let uid, let enrollmentID, let number): .mfaEnrolled(uid: uid, enrollmentID: enrollmentID, number: number)
+        case .secondFactorSignedIn(let uid, let enrollmentID): .mfaSignedIn(uid: uid, enrollmentID: enrollmentID)
+        case .recaptchaConfig(let phone): .smsDefense(state: phone)
         case .recaptchaAssessment(let endpoint, let enforcement, let assessment):
-            timeline.record(.backend, "\(endpoint): SMS defense (\(enforcement.rawValue)) assesses the reCAPTCHA Enterprise token: \(assessment.verdict.rawValue): \(assessment.detail)",
-                            .recaptchaAssessment(endpoint: endpoint.rawValue, enforcement: enforcement, verdict: assessment.verdict,
-                                                 riskScore: assessment.riskScore, detail: assessment.detail))
+            .recaptchaAssessment(endpoint: endpoint.rawValue, enforcement: enforcement, verdict: assessment.verdict, riskScore: assessment.riskScore,
+                                 detail: assessment.detail)
         case .rejected(let endpoint, let error, let cause):
-            timeline.record(.backend, to: .app, "\(endpoint) refuses: \(error.message)",
-                            .backendRejected(endpoint: endpoint.rawValue, error: error.code.rawValue, detail: error.detail, cause: cause))
+            .backendRejected(endpoint: endpoint.rawValue, error: error.code.rawValue, detail: error.detail, cause: cause)
         case .frontendRefused(let path, let error):
-            let endpoint = path.split(separator: "/").last.map(String.init) ?? path
-            timeline.record(.backend, to: .app, "Google's front end refuses \(endpoint) before Identity Toolkit sees it: HTTP \(error.httpStatus) \(error.message)",
-                            .backendRejected(endpoint: endpoint, error: error.code.rawValue, detail: error.message, cause: nil))
-        case .codeRequested(_, let proof, _, let endpoint):
-            timeline.record(.backend, "\(endpoint) takes the code request: the app is proved by \(proof)",
-                            .codeRequested(endpoint: endpoint.rawValue, proof: proof))
+            .backendRejected(endpoint: BackendEvent.endpoint(path), error: error.code.rawValue, detail: error.message, cause: nil)
+        case .codeRequested(_, let proof, _, let endpoint): .codeRequested(endpoint: endpoint.rawValue, proof: proof)
         case .faultAnswered(let path, let fault):
-            let endpoint = path.split(separator: "/").last.map(String.init) ?? path
-            let message = fault.serverMessage
-            timeline.record(.backend, to: .app, "\(endpoint) answers the scenario's injected HTTP \(fault.status) \(message ?? String(fault.body.prefix(80)))",
-                            .backendRejected(endpoint: endpoint, error: fault.serverCode, detail: message, cause: nil))
+            .backendRejected(endpoint: BackendEvent.endpoint(path), error: fault.serverCode, detail: fault.serverMessage, cause: nil)
+        case .codeReused, .signedIn, .appleRevoked, .accountDeleted: nil
         }
     }
 }

@@ -156,6 +156,9 @@ public enum RunFact: Sendable, Hashable, Codable {
     case recaptchaAssessment(endpoint: String, enforcement: RecaptchaEnforcement, verdict: RecaptchaAssessment.Verdict, riskScore: Double?, detail: String)
     /// The OS could not register the app for remote notifications (`didFailToRegister…`).
     case apnsRegistrationFailed(reason: String)
+    /// The custom URL scheme the reCAPTCHA page returns to, and whether the app's Info.plist
+    /// registers it (without it the SDK stops before anything is sent).
+    case callbackScheme(scheme: String, registered: Bool)
     /// The scenario's end.
     case outcome(scenario: String, expected: String, actual: String, passed: Bool)
 }

@@ -224,8 +224,37 @@ struct InspectorAPI: APIProtocol {
     }
 
     static func schema(_ flow: InspectedFlow) -> Components.Schemas.Flow {
-        .init(id: flow.id, started: flow.started, phoneNumber: flow.phoneNumber, uid: flow.uid, path: flow.path, outcome: flow.outcome,
-              cause: flow.cause, steps: flow.steps.map { .init(time: $0.time, from: $0.from, to: $0.to, message: $0.message, bad: $0.bad) })
+        .init(id: flow.id, started: flow.started, phoneNumber: flow.phoneNumber, uid: flow.uid, proof: flow.proof.map(schema),
+              secondFactor: flow.secondFactor, path: flow.path, outcome: flow.outcome, error: flow.error, cause: flow.cause, fix: flow.fix,
+              steps: flow.steps.map { step in
+                  .init(time: step.time, from: schema(step.from), to: step.to.map(schema), message: step.message, bad: step.bad, event: step.event)
+              })
+    }
+
+    static func schema(_ proof: AppVerification) -> Components.Schemas.Flow.ProofPayload {
+        switch proof {
+        case .silentPush: .silentPush
+        case .reCAPTCHA: .reCAPTCHA
+        case .recaptchaEnterprise: .recaptchaEnterprise
+        case .testMode: .testMode
+        case .unverified: .unverified
+        }
+    }
+
+    static func schema(_ party: BackendEvent.Party) -> Components.Schemas.Flow.StepsPayloadPayload.FromPayload {
+        switch party {
+        case .app: .app
+        case .backend: .backend
+        case .apns: .apns
+        }
+    }
+
+    static func schema(_ party: BackendEvent.Party) -> Components.Schemas.Flow.StepsPayloadPayload.ToPayload {
+        switch party {
+        case .app: .app
+        case .backend: .backend
+        case .apns: .apns
+        }
     }
 
     static func schema(_ device: RegisteredDevice) -> Components.Schemas.Device {
