@@ -252,7 +252,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ScenarioTests",
-            dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios", "Diagnostics", "TestSupport"]
+            dependencies: ["APNsWire", "AuthBackend", "Causes", "IdentityToolkitAPI", "LocalPKI", "FirebaseAuthCore", "Scenarios", "Diagnostics", "Inspector",
+                           "TestSupport"]
         ),
         // The phone-auth, multi-factor and Apple sign-in guides' Swift, as developers paste it,
         // run against the real backend on the default app.

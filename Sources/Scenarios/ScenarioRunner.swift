@@ -429,7 +429,7 @@ public enum ScenarioRunner {
 
     /// The backend's events, in the scenario's timeline: each as its line (``BackendEvent/line``,
     /// the wording the inspector's sign-ins use too) and its fact for `explain`.
-    static func record(_ event: BackendEvent, into timeline: Timeline) {
+    public static func record(_ event: BackendEvent, into timeline: Timeline) {
         let line = event.line
         @Sendable func part(_ party: BackendEvent.Party) -> Part {
             switch party {
