@@ -67,8 +67,8 @@ public final class Auth: AppDelegateInterceptor {
         var languageCode: String?
         /// The project's reCAPTCHA config, as the last `getRecaptchaConfig` answered it.
         var recaptchaConfig: RecaptchaConfig?
-        var apnsToken: AuthAPNSToken?
-        var tokenWaiters: [OneShot<APNSTokenWait>] = []
+        /// The APNs token and the asks waiting for it (the rules).
+        var apnsToken = APNSTokenBook<OneShot<APNSTokenWait>>()
         /// The receipts waiting for their push and the credential a push completed (the rules).
         var credentials = AppCredentialBook()
         var credentialWaiters: [String: [OneShot<AppCredential?>]] = [:]
@@ -155,8 +155,8 @@ public final class Auth: AppDelegateInterceptor {
     // MARK: APNs token
 
     /// The APNs token, once set.
-    public var apnsToken: Data? { state.withLock { $0.apnsToken?.data } }
-    public var apnsTokenType: AuthAPNSTokenType? { state.withLock { $0.apnsToken?.type } }
+    public var apnsToken: Data? { state.withLock { $0.apnsToken.token?.data } }
+    public var apnsTokenType: AuthAPNSTokenType? { state.withLock { $0.apnsToken.token?.type } }
 
     /// Sets the device's APNs token. `.unknown` is resolved at once: simulator → prod; else the
     /// provisioning profile's `aps-environment` (development → sandbox; otherwise prod).
@@ -165,11 +165,7 @@ public final class Auth: AppDelegateInterceptor {
             ? ProvisioningProfile.resolve(isSimulator: host.isSimulator, profile: host.provisioningProfile)
             : type
         let value = AuthAPNSToken(data: token, type: resolved)
-        let waiters = state.withLock { state -> [OneShot<APNSTokenWait>] in
-            state.apnsToken = value
-            defer { state.tokenWaiters = [] }
-            return state.tokenWaiters
-        }
+        let waiters = state.withLock { $0.apnsToken.set(value) }
         for waiter in waiters { waiter.fulfill(.token(value)) }
     }
 
@@ -188,21 +184,21 @@ public final class Auth: AppDelegateInterceptor {
     /// registration failure.
     func waitForAPNSToken() async -> APNSTokenWait {
         let shot = OneShot<APNSTokenWait>()
-        enum Start { case dead, token(AuthAPNSToken), wait(first: Bool) }
         // The host's flag is read under this lock: a waiter added before `terminate()` drains
         // the waiters is drained; one added after sees the flag.
-        let start = state.withLock { state -> Start in
-            if host.isTerminated { return .dead }
-            if let token = state.apnsToken { return .token(token) }
-            state.tokenWaiters.append(shot)
-            return .wait(first: state.tokenWaiters.count == 1)
+        let ask = state.withLock { state -> APNSTokenBook<OneShot<APNSTokenWait>>.Ask? in
+            host.isTerminated ? nil : state.apnsToken.ask(shot)
         }
-        switch start {
-        case .dead: return .failed("the app's process was killed")
+        switch ask {
+        case nil: return .failed("the app's process was killed")
         case .token(let token): return .token(token)
-        case .wait(let first): if first { host.registerForRemoteNotifications() }
+        case .wait(let number, let register):
+            if register { host.registerForRemoteNotifications() }
+            let answer = await wait(for: shot, timeout: Self.apnsTokenTimeout, clock: host.clock, fallback: .timedOut)
+            // A wait that timed out leaves, so that the next ask registers again.
+            if case .timedOut = answer { _ = state.withLock { $0.apnsToken.timedOut(number) } }
+            return answer
         }
-        return await wait(for: shot, timeout: Self.apnsTokenTimeout, clock: host.clock, fallback: .timedOut)
     }
 
     /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`, as the SDK's app-delegate
@@ -215,10 +211,7 @@ public final class Auth: AppDelegateInterceptor {
     /// every wait for the token at once (`AuthAPNSTokenManager.cancel(withError:)`), so
     /// `verifyPhoneNumber` goes to reCAPTCHA without waiting 5 s.
     public func application(_ application: AppHost, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
-        let waiters = state.withLock { state -> [OneShot<APNSTokenWait>] in
-            defer { state.tokenWaiters = [] }
-            return state.tokenWaiters
-        }
+        let waiters = state.withLock { $0.apnsToken.cancel() }
         let reason = (error as? LocalizedError)?.errorDescription ?? "\(error)"
         for waiter in waiters { waiter.fulfill(.failed(reason)) }
     }
@@ -529,8 +522,7 @@ public final class Auth: AppDelegateInterceptor {
     /// process.
     public func processWasKilled() {
         let (tokens, credentials, presentation) = state.withLock { state in
-            let waiting = (state.tokenWaiters, state.credentialWaiters.values.flatMap { $0 }, state.presentationOutcome)
-            state.tokenWaiters = []
+            let waiting = (state.apnsToken.cancel(), state.credentialWaiters.values.flatMap { $0 }, state.presentationOutcome)
             state.credentialWaiters = [:]
             state.presentations.abandon()
             state.presentationOutcome = nil

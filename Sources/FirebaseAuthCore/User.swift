@@ -61,13 +61,10 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         /// The description it came from, kept for the keychain.
         var record: UserRecord?
     }
+    /// The ID token's rules (``IDTokenBook``) and the refresh they started, which concurrent
+    /// callers share (the SDK's `TokenRefreshCoalescer`).
     struct Tokens {
-        var idToken: String
-        var refreshToken: String
-        /// When the ID token stops being good; `nil`: unknown, so the next use refreshes it (as
-        /// the SDK does after a second factor, whose answer has no `expiresIn`).
-        var expiration: Date?
-        /// The refresh in flight, which concurrent callers share (the SDK's `TokenRefreshCoalescer`).
+        var book: IDTokenBook
         var refreshing: Task<String, any Error>?
     }
     private let profile = Mutex(Profile())
@@ -76,7 +73,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?) {
         self.auth = auth
         self.uid = uid
-        tokens = Mutex(Tokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration))
+        tokens = Mutex(Tokens(book: IDTokenBook(idToken: idToken, refreshToken: refreshToken, expiration: expiration)))
         multiFactor = MultiFactor()
         multiFactor.user = self
     }
@@ -100,10 +97,10 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     public var metadata: UserMetadata { profile.withLock { $0.metadata } }
     /// The providers linked to the user (`phone`, `apple.com`).
     public var providerData: [any UserInfo] { profile.withLock { $0.providers } }
-    public var refreshToken: String? { tokens.withLock { $0.refreshToken } }
+    public var refreshToken: String? { tokens.withLock { $0.book.refreshToken } }
 
     /// The ID token as held, without refreshing (what the SDK's `rawAccessToken()` returns).
-    var rawIDToken: String { tokens.withLock { $0.idToken } }
+    var rawIDToken: String { tokens.withLock { $0.book.idToken } }
 
     /// Takes the backend's description of the user (`getAccountInfo`).
     func update(with record: UserRecord, persist: Bool = true) {
@@ -124,7 +121,8 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 
     /// What the keychain keeps of the user.
     var stored: StoredUser {
-        let (idToken, refreshToken, expiration) = tokens.withLock { ($0.idToken, $0.refreshToken, $0.expiration) }
+        let book = tokens.withLock { $0.book }
+        let (idToken, refreshToken, expiration) = (book.idToken, book.refreshToken, book.expiration)
         return StoredUser(uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration, record: profile.withLock { $0.record })
     }
 
@@ -134,21 +132,13 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 
     /// Takes another session's tokens (reauthentication, linking).
     func adoptTokens(of other: User) {
-        let fresh = other.tokens.withLock { ($0.idToken, $0.refreshToken, $0.expiration) }
-        tokens.withLock {
-            $0.idToken = fresh.0
-            $0.refreshToken = fresh.1
-            $0.expiration = fresh.2
-        }
+        let fresh = other.tokens.withLock { $0.book }
+        tokens.withLock { $0.book.adopt(idToken: fresh.idToken, refreshToken: fresh.refreshToken, expiration: fresh.expiration) }
         auth.saveUser(self)
     }
 
     func setTokens(idToken: String, refreshToken: String?, expiration: Date?) {
-        tokens.withLock {
-            $0.idToken = idToken
-            if let refreshToken, !refreshToken.isEmpty { $0.refreshToken = refreshToken }
-            $0.expiration = expiration
-        }
+        tokens.withLock { $0.book.adopt(idToken: idToken, refreshToken: refreshToken, expiration: expiration) }
         auth.saveUser(self)
     }
 
@@ -164,17 +154,21 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         let now = auth.host.wallClock.now
         enum Next { case token(String), wait(Task<String, any Error>) }
         let next = tokens.withLock { tokens -> Next in
-            if !forceRefresh, let expiration = tokens.expiration, expiration.timeIntervalSince(now) > User.refreshMargin {
-                return .token(tokens.idToken)
+            switch tokens.book.next(now: now, forceRefresh: forceRefresh) {
+            case .use(let token): return .token(token)
+            case .join:
+                if let refreshing = tokens.refreshing { return .wait(refreshing) }
+                // The book counts a refresh whose task this lock has not seen: none can be, but
+                // start one rather than wait for nothing.
+                fallthrough
+            case .refresh:
+                let task = Task<String, any Error> { [weak self] in
+                    guard let self else { throw AuthError(.nullUser, "the user was released while its token was refreshed") }
+                    return try await self.refresh()
+                }
+                tokens.refreshing = task
+                return .wait(task)
             }
-            if let refreshing = tokens.refreshing { return .wait(refreshing) }
-            let refreshToken = tokens.refreshToken
-            let task = Task<String, any Error> { [weak self] in
-                guard let self else { throw AuthError(.nullUser, "the user was released while its token was refreshed") }
-                return try await self.refresh(refreshToken)
-            }
-            tokens.refreshing = task
-            return .wait(task)
         }
         switch next {
         case .token(let token): return token
@@ -185,18 +179,22 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The SDK refreshes a token this close to its expiry (`kFiveMinutes` in `SecureTokenService.swift`).
-    static let refreshMargin: TimeInterval = 5 * 60
-
     @inline(never)
-    private func refresh(_ refreshToken: String) async throws(AuthError) -> String {
-        defer { tokens.withLock { $0.refreshing = nil } }
+    private func refresh() async throws(AuthError) -> String {
+        defer {
+            tokens.withLock {
+                $0.book.refreshEnded()
+                $0.refreshing = nil
+            }
+        }
+        let refreshToken = tokens.withLock { $0.book.refreshToken }
         let response = try await auth.backend.call(SecureTokenRequest(grantType: "refresh_token", refreshToken: refreshToken))
         guard let idToken = response.accessToken ?? response.idToken, !idToken.isEmpty else {
             throw AuthError(.internalError, "the Secure Token service answered without access_token")
         }
-        let expiration = response.expiresIn.flatMap(Double.init).map { auth.host.wallClock.now.addingTimeInterval($0) }
-        setTokens(idToken: idToken, refreshToken: response.refreshToken, expiration: expiration)
+        let now = auth.host.wallClock.now
+        tokens.withLock { $0.book.refreshed(idToken: idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn.flatMap(Double.init), now: now) }
+        auth.saveUser(self)
         return idToken
     }
 
