@@ -172,14 +172,10 @@ public actor IdentityToolkit {
             return
         }
         if let iosReceipt, !iosReceipt.isEmpty {
-            guard let iosSecret, !iosSecret.isEmpty else {
-                throw reject(endpoint, IdentityToolkitError(.missingAppCredential, "the iOS secret is missing"))
-            }
-            guard let stored = state.receipts[iosReceipt], constantTimeEquals(stored.secretSHA256, Self.digest(iosSecret)) else {
-                throw reject(endpoint, IdentityToolkitError(.invalidAppCredential, "the receipt and secret do not match a credential this backend issued"))
-            }
-            guard clock.now.timeIntervalSince(stored.issuedAt) <= configuration.receiptLifetime else {
-                throw reject(endpoint, IdentityToolkitError(.invalidAppCredential, "the app credential has expired"))
+            let secretDigest = iosSecret.flatMap { $0.isEmpty ? nil : Self.digest($0) }
+            if case .refuse(let error) = state.checkAppCredential(receipt: iosReceipt, secretDigest: secretDigest, now: clock.now,
+                                                                  lifetime: configuration.receiptLifetime) {
+                throw reject(endpoint, error)
             }
             observer?(.codeRequested(phoneNumber: number, proof: .silentPush, receipt: iosReceipt, endpoint: endpoint))
         } else if let recaptchaToken {
@@ -266,14 +262,11 @@ public actor IdentityToolkit {
 
     /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
     private func useRecaptchaToken(_ token: String, endpoint: BackendOperation) throws(IdentityToolkitError) {
-        let key = Self.digest(token)
-        guard let stored = state.recaptchaTokens[key] else {
-            throw reject(endpoint, IdentityToolkitError(.captchaCheckFailed, "Recaptcha verification failed - MALFORMED"))
+        switch state.checkRecaptchaToken(digest: Self.digest(token), now: clock.now, lifetime: configuration.recaptchaTokenLifetime) {
+        case .refuse(let error): throw reject(endpoint, error)
+        case .spend(let digest):
+            do { try commit(.recaptchaUsed(digest: digest)) } catch { throw reject(endpoint, error) }
         }
-        guard !stored.used, clock.now.timeIntervalSince(stored.issuedAt) <= configuration.recaptchaTokenLifetime else {
-            throw reject(endpoint, IdentityToolkitError(.captchaCheckFailed, "Recaptcha verification failed - EXPIRED"))
-        }
-        do { try commit(.recaptchaUsed(digest: key)) } catch { throw reject(endpoint, error) }
     }
 
     // MARK: signInWithPhoneNumber
@@ -293,14 +286,13 @@ public actor IdentityToolkit {
         let number: String
         var proofDigest: String?
         if let proof = request.temporaryProof, !proof.isEmpty {
-            guard let claimed = request.phoneNumber, !claimed.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingPhoneNumber)) }
-            let digest = Self.digest(proof)
-            guard let stored = state.temporaryProofs[digest], !stored.used, stored.phoneNumber == claimed,
-                  clock.now.timeIntervalSince(stored.at) <= configuration.temporaryProofLifetime else {
-                throw reject(endpoint, IdentityToolkitError(.invalidTemporaryProof))
+            switch state.checkTemporaryProof(digest: Self.digest(proof), claimedNumber: request.phoneNumber, now: clock.now,
+                                             lifetime: configuration.temporaryProofLifetime) {
+            case .refuse(let error): throw reject(endpoint, error)
+            case .spend(let digest, let phoneNumber):
+                number = phoneNumber
+                proofDigest = digest
             }
-            number = stored.phoneNumber
-            proofDigest = digest
         } else {
             number = try spendSession(request.sessionInfo, code: request.code, purpose: nil, endpoint: endpoint).phoneNumber
         }

@@ -3,9 +3,10 @@ import Foundation
 import IdentityToolkitAPI
 import Testing
 
-/// The backend's rules decided from its state alone: a code check and a pending credential, as
+/// The backend's rules decided from its state alone: a code check, a pending credential, an app
+/// credential, a reCAPTCHA token and a temporary proof, as
 /// values built by the state's own records (no actor, no journal, no HTTP).
-@Suite("The backend's code and pending-credential rules, without I/O")
+@Suite("The backend's rules (codes, pending credentials, app proofs, temporary proofs), without I/O")
 struct BackendRuleTests {
     let start = Date(timeIntervalSince1970: 1_700_000_000)
     let configuration = BackendConfiguration()
@@ -95,5 +96,53 @@ struct BackendRuleTests {
                                               configuration: configuration) == .open(testCode: "123456"))
         #expect(sent.requestSession(number: number, purpose: nil, testCode: nil, now: later.addingTimeInterval(86_400),
                                     configuration: configuration) == .open(testCode: nil))
+    }
+
+    func refusal(_ check: BackendState.AppCredentialCheck) -> IdentityToolkitError.Code? {
+        if case .refuse(let error) = check { error.code } else { nil }
+    }
+
+    @Test("an app credential: verifyClient's receipt with its secret, in time; a missing secret, another secret, an unknown or old receipt are refused")
+    func appCredentials() {
+        let issued = state([.receipt(id: "R", secretSHA256: IdentityToolkit.digest("SECRET"), appToken: "AB", issuedAt: start)])
+        let lifetime = configuration.receiptLifetime
+        #expect(issued.checkAppCredential(receipt: "R", secretDigest: IdentityToolkit.digest("SECRET"), now: start, lifetime: lifetime) == .valid)
+        #expect(refusal(issued.checkAppCredential(receipt: "R", secretDigest: nil, now: start, lifetime: lifetime)) == .missingAppCredential)
+        #expect(refusal(issued.checkAppCredential(receipt: "R", secretDigest: IdentityToolkit.digest("OTHER"), now: start, lifetime: lifetime))
+            == .invalidAppCredential)
+        #expect(refusal(issued.checkAppCredential(receipt: "Q", secretDigest: IdentityToolkit.digest("SECRET"), now: start, lifetime: lifetime))
+            == .invalidAppCredential)
+        #expect(refusal(issued.checkAppCredential(receipt: "R", secretDigest: IdentityToolkit.digest("SECRET"),
+                                                  now: start.addingTimeInterval(lifetime + 1), lifetime: lifetime)) == .invalidAppCredential)
+    }
+
+    @Test("a reCAPTCHA token is spent once, in time: unknown is MALFORMED, spent or old is EXPIRED")
+    func recaptchaTokens() {
+        let digest = IdentityToolkit.digest("03Atoken")
+        let lifetime = configuration.recaptchaTokenLifetime
+        let issued = state([.recaptcha(digest: digest, eventID: "E", issuedAt: start)])
+        #expect(issued.checkRecaptchaToken(digest: digest, now: start, lifetime: lifetime) == .spend(digest: digest))
+        #expect(issued.checkRecaptchaToken(digest: "other", now: start, lifetime: lifetime)
+            == .refuse(IdentityToolkitError(.captchaCheckFailed, "Recaptcha verification failed - MALFORMED")))
+        let expired = BackendState.RecaptchaTokenCheck.refuse(IdentityToolkitError(.captchaCheckFailed, "Recaptcha verification failed - EXPIRED"))
+        #expect(issued.checkRecaptchaToken(digest: digest, now: start.addingTimeInterval(lifetime + 1), lifetime: lifetime) == expired)
+        let spent = state([.recaptcha(digest: digest, eventID: "E", issuedAt: start), .recaptchaUsed(digest: digest)])
+        #expect(spent.checkRecaptchaToken(digest: digest, now: start, lifetime: lifetime) == expired)
+    }
+
+    @Test("a temporary proof signs in once, for its own number, in time")
+    func temporaryProofs() {
+        let digest = IdentityToolkit.digest("PROOF")
+        let number = "+16505551234"
+        let lifetime = configuration.temporaryProofLifetime
+        let issued = state([.temporaryProof(digest: digest, phoneNumber: number, at: start)])
+        #expect(issued.checkTemporaryProof(digest: digest, claimedNumber: number, now: start, lifetime: lifetime) == .spend(digest: digest, phoneNumber: number))
+        #expect(issued.checkTemporaryProof(digest: digest, claimedNumber: nil, now: start, lifetime: lifetime)
+            == .refuse(IdentityToolkitError(.missingPhoneNumber)))
+        let invalid = BackendState.TemporaryProofCheck.refuse(IdentityToolkitError(.invalidTemporaryProof))
+        #expect(issued.checkTemporaryProof(digest: digest, claimedNumber: "+16505550000", now: start, lifetime: lifetime) == invalid)
+        #expect(issued.checkTemporaryProof(digest: digest, claimedNumber: number, now: start.addingTimeInterval(lifetime + 1), lifetime: lifetime) == invalid)
+        let spent = state([.temporaryProof(digest: digest, phoneNumber: number, at: start), .temporaryProofUsed(digest: digest)])
+        #expect(spent.checkTemporaryProof(digest: digest, claimedNumber: number, now: start, lifetime: lifetime) == invalid)
     }
 }
