@@ -25,7 +25,10 @@ public struct PresenterEvent: Sendable, CustomStringConvertible {
         case challenge
         /// The page redirected to the app's scheme, and the OS opened it in the app.
         case redirect
-        /// The redirect went to a command (xdg-open, gio open, redirect-interceptor).
+        /// The page redirects to the app's scheme, and the redirect goes to a command (xdg-open,
+        /// gio open, redirect-interceptor).
+        case handingOff
+        /// The command took the redirect (it exited 0).
         case handedOff
         /// The app did not take the redirect.
         case refused
@@ -91,7 +94,7 @@ public struct HeadlessPresenter: AuthUIDelegate {
                 onEvent(.init(.refused, "the app did not take the redirect (\(refusal.code.rawValue)): \(refusal.message)", refusal: refusal.code))
             }
         case .command(let command):
-            onEvent(.init(.handedOff, "the page redirects to \(redirect.scheme ?? "?")://…; handed to \(command.joined(separator: " "))"))
+            onEvent(.init(.handingOff, "the page redirects to \(redirect.scheme ?? "?")://…; handed to \(command.joined(separator: " "))"))
             let result = await ExternalProgram.run(command + [redirect.absoluteString])
             let firstLine = result.output.split(separator: "\n").first.map(String.init) ?? ""
             onEvent(.init(result.status == 0 ? .handedOff : .failed, "\(command.first ?? "") exited \(result.status)\(firstLine.isEmpty ? "" : ": " + firstLine)"))

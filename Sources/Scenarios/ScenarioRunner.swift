@@ -399,7 +399,7 @@ public enum ScenarioRunner {
     public static func record(_ event: PresenterEvent, into timeline: Timeline) {
         switch event.kind {
         case .redirect: timeline.record(.browser, to: .app, event.message, .redirect(handling: .pending, refusal: nil))
-        case .handedOff where event.message.hasPrefix("the page redirects"): timeline.record(.browser, to: .interceptor, event.message)
+        case .handingOff: timeline.record(.browser, to: .interceptor, event.message)
         case .refused: timeline.record(.app, event.message, .redirect(handling: .refused, refusal: event.refusal))
         default: timeline.record(.browser, event.message, .presenter(kind: event.kind.rawValue))
         }
