@@ -252,9 +252,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ScenarioTests",
-            dependencies: ["APNsWire", "AuthBackend", "Causes", "IdentityToolkitAPI", "LocalPKI", "FirebaseAuthCore", "Scenarios", "Diagnostics", "Inspector",
-                           "TestSupport"]
+            dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios", "Diagnostics", "TestSupport"]
         ),
+        // The inspector: `authsim serve` from curl, Python and Chromium; its sign-ins in the
+        // timelines' words and Causes' causes.
+        .testTarget(name: "InspectorTests", dependencies: ["APNsWire", "AuthBackend", "Causes", "IdentityToolkitAPI", "Inspector", "Scenarios", "TestSupport"]),
         // The phone-auth, multi-factor and Apple sign-in guides' Swift, as developers paste it,
         // run against the real backend on the default app.
         .testTarget(
