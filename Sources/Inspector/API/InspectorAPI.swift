@@ -188,8 +188,8 @@ struct InspectorAPI: APIProtocol {
     func deleteUser(_ input: Operations.DeleteUser.Input) async throws -> Operations.DeleteUser.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
         do { _ = try await toolkit.adminDelete(DeleteAccountRequest(idToken: nil, localId: input.path.uid)) } catch {
-            guard error.code == .userNotFound else { throw InspectorError(.badRequest, error.message) }
-            return .notFound(.init(body: .json(.problem(.notFound, error.message))))
+            return error.code == .userNotFound ? .notFound(.init(body: .json(.problem(.notFound, error.message))))
+                : .badRequest(.init(body: .json(.problem(.badRequest, error.message))))
         }
         return .noContent(.init())
     }
