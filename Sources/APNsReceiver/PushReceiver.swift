@@ -131,7 +131,7 @@ public final class PushReceiver: Sendable {
         let services = ReceiverServices(
             validator: PushValidator(tokens: ProviderTokenVerifier(keys: configuration.trustedKeys),
                                      registry: configuration.registry, policy: configuration.policy),
-            log: configuration.deliveryLog, faults: configuration.faults, delivery: configuration.delivery,
+            log: configuration.deliveryLog, faults: configuration.faults, delivery: configuration.delivery.map(DeliveryQueue.init(handler:)),
             clock: configuration.clock, logger: configuration.logger, events: ReceiverEvents(observer: configuration.observer))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let connections = ConnectionSet()

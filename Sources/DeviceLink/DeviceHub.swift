@@ -22,7 +22,8 @@ public actor DeviceHub: PushDeliveryHandler {
     private var remote: [DeviceKey: [Int: @Sendable (AcceptedPush) -> Void]] = [:]
     private var nextRemoteID = 0
     /// The latest pushes (at most 1000) that reached the hub but no app: for `authsim explain`.
-    public private(set) var undelivered: [(push: AcceptedPush, why: String)] = []
+    public var undelivered: [(push: AcceptedPush, why: String)] { undeliveredRing.all }
+    private var undeliveredRing = RecentItems<(push: AcceptedPush, why: String)>(capacity: 1000)
 
     /// How long APNs takes to reach the device. Real pushes take tens of milliseconds to seconds; an
     /// app that asked its backend for a push has the answer long before the push comes, and Firebase
@@ -98,12 +99,26 @@ public actor DeviceHub: PushDeliveryHandler {
         }
     }
 
-    public func deliver(_ push: AcceptedPush) async {
+    /// One push, handed over now: it reaches its device after ``latency``; an app here has
+    /// taken it when this returns.
+    public func deliver(_ push: AcceptedPush) async { await route(HandedPush(push), awaitingApp: true) }
+
+    /// The receiver's pushes, oldest first: each reaches its device ``latency`` after APNs
+    /// accepted it (the batch waits once for the first that is not yet due, not once per push),
+    /// after a pause ends, unless the network loses it. A device connected through the gateway
+    /// gets it at once; an app here gets it in a task of its own, so that a slow app delegate
+    /// holds up no other device's pushes.
+    public func deliver(batch: [HandedPush]) async {
+        for handed in batch { await route(handed, awaitingApp: false) }
+    }
+
+    private func route(_ handed: HandedPush, awaitingApp: Bool) async {
+        let push = handed.push
         guard push.isBackground else {  // alerts go to the user, not to the app's delegate
             observer?(push, "an alert: shown to the user; the app's delegate does not get it")
             return
         }
-        if latency > .zero { try? await Task.sleep(for: latency) }
+        if latency > .zero, handed.acceptedAt + latency > .now { try? await Task.sleep(until: handed.acceptedAt + latency, clock: .continuous) }
         while paused { await withCheckedContinuation { resumers.append($0) } }
         if losesPushes {
             note(push, "lost on the way: the device is offline")
@@ -124,13 +139,16 @@ public actor DeviceHub: PushDeliveryHandler {
             note(push, "the device has no app \(push.bundleID)")
             return
         }
-        await app.didReceiveRemoteNotification(push.payload, push: push)
-        observer?(push, "handed to \(push.bundleID)'s app delegate (application(_:didReceiveRemoteNotification:fetchCompletionHandler:))")
+        let observer = observer
+        let handOver: @Sendable () async -> Void = {
+            await app.didReceiveRemoteNotification(push.payload, push: push)
+            observer?(push, "handed to \(push.bundleID)'s app delegate (application(_:didReceiveRemoteNotification:fetchCompletionHandler:))")
+        }
+        if awaitingApp { await handOver() } else { Task { await handOver() } }
     }
 
     private func note(_ push: AcceptedPush, _ why: String) {
         observer?(push, why)
-        undelivered.append((push, why))
-        if undelivered.count > 1000 { undelivered.removeFirst(undelivered.count - 1000) }
+        undeliveredRing.append((push, why))
     }
 }

@@ -108,3 +108,19 @@ struct WaitersTests {
         #expect(owner.woke.withLock { $0 }.sorted() == ["three", "two"])
     }
 }
+
+@Suite("RecentItems: the newest N, oldest first")
+struct RecentItemsTests {
+    @Test("below, at and past capacity the items are the newest, oldest first; last is the newest")
+    func ring() {
+        var items = RecentItems<Int>(capacity: 3)
+        #expect(items.all.isEmpty && items.last == nil)
+        items.append(1)
+        items.append(2)
+        #expect(items.all == [1, 2] && items.last == 2)
+        items.append(3)
+        #expect(items.all == [1, 2, 3])
+        for value in 4...7 { items.append(value) }
+        #expect(items.all == [5, 6, 7] && items.last == 7 && items.count == 3)
+    }
+}

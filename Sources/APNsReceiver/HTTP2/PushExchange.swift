@@ -24,7 +24,7 @@ struct ReceiverServices: Sendable {
     let validator: PushValidator
     let log: DeliveryLog
     let faults: FaultPlan
-    let delivery: (any PushDeliveryHandler)?
+    let delivery: DeliveryQueue?
     let clock: any WallClock
     let logger: Logger
     let events: ReceiverEvents
@@ -121,8 +121,7 @@ struct PushExchange {
 
     /// Gives an accepted push to the device side without holding up the answer.
     func handOff(_ push: AcceptedPush) {
-        guard let delivery = services.delivery else { return }
-        Task { await delivery.deliver(push) }
+        services.delivery?.enqueue(push)
     }
 
     private func rejection(_ rejection: PushRejection, apnsID: String) -> PushAnswer {

@@ -1,0 +1,30 @@
+/// The newest `capacity` items of a stream, oldest first: a ring, so that keeping one more item
+/// costs the same however many are kept (an array's `removeFirst` moves every item left; at a
+/// push receiver's rate that was a tenth of its time).
+public struct RecentItems<Element> {
+    public let capacity: Int
+    private var storage: [Element] = []
+    /// Where the oldest item is, once the ring is full.
+    private var start = 0
+
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        storage.reserveCapacity(min(self.capacity, 1024))
+    }
+
+    public mutating func append(_ item: Element) {
+        if storage.count < capacity {
+            storage.append(item)
+        } else {
+            storage[start] = item
+            start = (start + 1) % capacity
+        }
+    }
+
+    /// The items, oldest first.
+    public var all: [Element] { Array(storage[start...] + storage[..<start]) }
+    public var last: Element? { storage.isEmpty ? nil : storage[(start + storage.count - 1) % storage.count] }
+    public var count: Int { storage.count }
+}
+
+extension RecentItems: Sendable where Element: Sendable {}
