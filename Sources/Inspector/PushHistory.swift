@@ -80,14 +80,16 @@ public final class PushHistory: Sendable {
         var subscribers: [ObjectIdentifier: Subscription] = [:]
         /// What the device side did with a push, by apns-id (the newest `capacity`).
         var deliveries: [String: String] = [:]
-        var deliveryOrder: [String] = []
+        /// The pushes with a delivery note, oldest first: the oldest note goes when one more comes.
+        var deliveryOrder: RecentItems<String>
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     /// - Parameter registry: the receiver's devices, to tell a token-type mismatch from a bad token.
     public init(capacity: Int = 10_000, registry: DeviceRegistry? = nil) {
         self.capacity = max(1, capacity)
         self.registry = registry
+        state = Mutex(State(deliveryOrder: RecentItems(capacity: max(1, capacity))))
     }
 
     /// The receiver's observer: records accepted and refused pushes.
@@ -124,12 +126,8 @@ public final class PushHistory: Sendable {
     /// What the device side did with the push `apnsID` (the device hub's observer).
     public func noteDelivery(apnsID: String, _ what: String) {
         state.withLock { state in
-            if state.deliveries.updateValue(what, forKey: apnsID) == nil { state.deliveryOrder.append(apnsID) }
-            if state.deliveryOrder.count > capacity {
-                let drop = state.deliveryOrder.count - capacity
-                for id in state.deliveryOrder.prefix(drop) { state.deliveries[id] = nil }
-                state.deliveryOrder.removeFirst(drop)
-            }
+            guard state.deliveries.updateValue(what, forKey: apnsID) == nil else { return }
+            if let evicted = state.deliveryOrder.append(apnsID) { state.deliveries[evicted] = nil }
         }
     }
 

@@ -12,13 +12,18 @@ public struct RecentItems<Element> {
         storage.reserveCapacity(min(self.capacity, 1024))
     }
 
-    public mutating func append(_ item: Element) {
-        if storage.count < capacity {
+    /// Keeps `item` as the newest.
+    /// - Returns: the oldest item, when `item` took its place (the ring was full).
+    @discardableResult
+    public mutating func append(_ item: Element) -> Element? {
+        guard storage.count == capacity else {
             storage.append(item)
-        } else {
-            storage[start] = item
-            start = (start + 1) % capacity
+            return nil
         }
+        let evicted = storage[start]
+        storage[start] = item
+        start = (start + 1) % capacity
+        return evicted
     }
 
     /// The items, oldest first.

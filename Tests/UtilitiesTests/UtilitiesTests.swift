@@ -124,3 +124,15 @@ struct RecentItemsTests {
         #expect(items.all == [5, 6, 7] && items.last == 7 && items.count == 3)
     }
 }
+
+extension RecentItemsTests {
+    @Test("append hands back the item it pushed out, once the ring is full")
+    func evicted() {
+        var items = RecentItems<String>(capacity: 2)
+        #expect(items.append("a") == nil)
+        #expect(items.append("b") == nil)
+        #expect(items.append("c") == "a")
+        #expect(items.append("d") == "b")
+        #expect(items.all == ["c", "d"])
+    }
+}
