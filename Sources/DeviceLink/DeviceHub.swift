@@ -101,24 +101,31 @@ public actor DeviceHub: PushDeliveryHandler {
 
     /// One push, handed over now: it reaches its device after ``latency``; an app here has
     /// taken it when this returns.
-    public func deliver(_ push: AcceptedPush) async { await route(HandedPush(push), awaitingApp: true) }
+    public func deliver(_ push: AcceptedPush) async { await route(HandedPush(push), from: .now, awaitingApp: true) }
 
-    /// The receiver's pushes, oldest first: each reaches its device ``latency`` after APNs
-    /// accepted it (the batch waits once for the first that is not yet due, not once per push),
-    /// after a pause ends, unless the network loses it. A device connected through the gateway
-    /// gets it at once; an app here gets it in a task of its own, so that a slow app delegate
-    /// holds up no other device's pushes.
+    /// The receiver's pushes, oldest first: each reaches its device ``latency`` after the device
+    /// side took it (the batch waits once, not once per push), after a pause ends, unless the
+    /// network loses it. A device connected through the gateway gets it at once; an app here gets
+    /// it in a task of its own, so that a slow app delegate holds up no other device's pushes.
+    ///
+    /// The latency counts from when the batch reaches the hub, not from the push's acceptance: on
+    /// a loaded machine that is later, as it was when each push had a task of its own. The worlds'
+    /// apps have a frozen clock, and a push that reached an app before verifyClient's answer would
+    /// be dropped (as the SDK drops it) and leave the app waiting for ever; counting from
+    /// acceptance made that race tighter (the likely cause of one CI run that hung). Ordering the push after the
+    /// app's receipt by an event rather than by wall time is the real fix (issue 27's note).
     public func deliver(batch: [HandedPush]) async {
-        for handed in batch { await route(handed, awaitingApp: false) }
+        let arrived = ContinuousClock.now
+        for handed in batch { await route(handed, from: max(arrived, handed.acceptedAt), awaitingApp: false) }
     }
 
-    private func route(_ handed: HandedPush, awaitingApp: Bool) async {
+    private func route(_ handed: HandedPush, from start: ContinuousClock.Instant, awaitingApp: Bool) async {
         let push = handed.push
         guard push.isBackground else {  // alerts go to the user, not to the app's delegate
             observer?(push, "an alert: shown to the user; the app's delegate does not get it")
             return
         }
-        if latency > .zero, handed.acceptedAt + latency > .now { try? await Task.sleep(until: handed.acceptedAt + latency, clock: .continuous) }
+        if latency > .zero, start + latency > .now { try? await Task.sleep(until: start + latency, clock: .continuous) }
         while paused { await withCheckedContinuation { resumers.append($0) } }
         if losesPushes {
             note(push, "lost on the way: the device is offline")
