@@ -61,19 +61,15 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         /// The description it came from, kept for the keychain.
         var record: UserRecord?
     }
-    /// The ID token's rules (``IDTokenBook``) and the refresh they started, which concurrent
-    /// callers share (the SDK's `TokenRefreshCoalescer`).
-    struct Tokens {
-        var book: IDTokenBook
-        var refreshing: Task<String, any Error>?
-    }
     private let profile = Mutex(Profile())
-    private let tokens: Mutex<Tokens>
+    /// The ID token's rules, holding the refresh that runs, which concurrent callers share (the
+    /// SDK's `TokenRefreshCoalescer`).
+    private let tokens: Mutex<IDTokenBook<Task<String, any Error>>>
 
     init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?) {
         self.auth = auth
         self.uid = uid
-        tokens = Mutex(Tokens(book: IDTokenBook(idToken: idToken, refreshToken: refreshToken, expiration: expiration)))
+        tokens = Mutex(IDTokenBook(idToken: idToken, refreshToken: refreshToken, expiration: expiration))
         multiFactor = MultiFactor()
         multiFactor.user = self
     }
@@ -97,10 +93,10 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     public var metadata: UserMetadata { profile.withLock { $0.metadata } }
     /// The providers linked to the user (`phone`, `apple.com`).
     public var providerData: [any UserInfo] { profile.withLock { $0.providers } }
-    public var refreshToken: String? { tokens.withLock { $0.book.refreshToken } }
+    public var refreshToken: String? { tokens.withLock { $0.refreshToken } }
 
     /// The ID token as held, without refreshing (what the SDK's `rawAccessToken()` returns).
-    var rawIDToken: String { tokens.withLock { $0.book.idToken } }
+    var rawIDToken: String { tokens.withLock { $0.idToken } }
 
     /// Takes the backend's description of the user (`getAccountInfo`).
     func update(with record: UserRecord, persist: Bool = true) {
@@ -121,7 +117,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 
     /// What the keychain keeps of the user.
     var stored: StoredUser {
-        let book = tokens.withLock { $0.book }
+        let book = tokens.withLock { $0 }
         let (idToken, refreshToken, expiration) = (book.idToken, book.refreshToken, book.expiration)
         return StoredUser(uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration, record: profile.withLock { $0.record })
     }
@@ -132,13 +128,13 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 
     /// Takes another session's tokens (reauthentication, linking).
     func adoptTokens(of other: User) {
-        let fresh = other.tokens.withLock { $0.book }
-        tokens.withLock { $0.book.adopt(idToken: fresh.idToken, refreshToken: fresh.refreshToken, expiration: fresh.expiration) }
+        let fresh = other.tokens.withLock { $0 }
+        tokens.withLock { $0.adopt(idToken: fresh.idToken, refreshToken: fresh.refreshToken, expiration: fresh.expiration) }
         auth.saveUser(self)
     }
 
     func setTokens(idToken: String, refreshToken: String?, expiration: Date?) {
-        tokens.withLock { $0.book.adopt(idToken: idToken, refreshToken: refreshToken, expiration: expiration) }
+        tokens.withLock { $0.adopt(idToken: idToken, refreshToken: refreshToken, expiration: expiration) }
         auth.saveUser(self)
     }
 
@@ -154,20 +150,14 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         let now = auth.host.wallClock.now
         enum Next { case token(String), wait(Task<String, any Error>) }
         let next = tokens.withLock { tokens -> Next in
-            switch tokens.book.next(now: now, forceRefresh: forceRefresh) {
-            case .use(let token): return .token(token)
-            case .join:
-                if let refreshing = tokens.refreshing { return .wait(refreshing) }
-                // The book counts a refresh whose task this lock has not seen: none can be, but
-                // start one rather than wait for nothing.
-                fallthrough
-            case .refresh:
-                let task = Task<String, any Error> { [weak self] in
+            switch tokens.next(now: now, forceRefresh: forceRefresh, start: {
+                Task<String, any Error> { [weak self] in
                     guard let self else { throw AuthError(.nullUser, "the user was released while its token was refreshed") }
                     return try await self.refresh()
                 }
-                tokens.refreshing = task
-                return .wait(task)
+            }) {
+            case .use(let token): return .token(token)
+            case .join(let task), .refresh(let task): return .wait(task)
             }
         }
         switch next {
@@ -181,19 +171,14 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 
     @inline(never)
     private func refresh() async throws(AuthError) -> String {
-        defer {
-            tokens.withLock {
-                $0.book.refreshEnded()
-                $0.refreshing = nil
-            }
-        }
-        let refreshToken = tokens.withLock { $0.book.refreshToken }
+        defer { tokens.withLock { $0.refreshEnded() } }
+        let refreshToken = tokens.withLock { $0.refreshToken }
         let response = try await auth.backend.call(SecureTokenRequest(grantType: "refresh_token", refreshToken: refreshToken))
         guard let idToken = response.accessToken ?? response.idToken, !idToken.isEmpty else {
             throw AuthError(.internalError, "the Secure Token service answered without access_token")
         }
         let now = auth.host.wallClock.now
-        tokens.withLock { $0.book.refreshed(idToken: idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn.flatMap(Double.init), now: now) }
+        tokens.withLock { $0.refreshed(idToken: idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn.flatMap(Double.init), now: now) }
         auth.saveUser(self)
         return idToken
     }

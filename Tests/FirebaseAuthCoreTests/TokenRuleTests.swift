@@ -46,38 +46,43 @@ struct TokenRuleTests {
 
     @Test("the ID token is used as held until five minutes before it expires; unknown expiry and forceRefresh refresh")
     func margin() {
-        var fresh = IDTokenBook(idToken: "ID", refreshToken: "R", expiration: Self.now.addingTimeInterval(5 * 60 + 1))
-        #expect(fresh.next(now: Self.now, forceRefresh: false) == .use("ID"))
-        #expect(fresh.next(now: Self.now, forceRefresh: true) == .refresh(refreshToken: "R"))
-        var closing = IDTokenBook(idToken: "ID", refreshToken: "R", expiration: Self.now.addingTimeInterval(5 * 60))
-        #expect(closing.next(now: Self.now, forceRefresh: false) == .refresh(refreshToken: "R"))
-        var unknown = IDTokenBook(idToken: "ID", refreshToken: "R", expiration: nil)
-        #expect(unknown.next(now: Self.now, forceRefresh: false) == .refresh(refreshToken: "R"))
+        var fresh = IDTokenBook<String>(idToken: "ID", refreshToken: "R", expiration: Self.now.addingTimeInterval(5 * 60 + 1))
+        #expect(fresh.next(now: Self.now, forceRefresh: false, start: { "refresh" }) == .use("ID"))
+        #expect(fresh.next(now: Self.now, forceRefresh: true, start: { "refresh" }) == .refresh("refresh"))
+        #expect(fresh.refreshToken == "R")
+        var closing = IDTokenBook<String>(idToken: "ID", refreshToken: "R", expiration: Self.now.addingTimeInterval(5 * 60))
+        #expect(closing.next(now: Self.now, forceRefresh: false, start: { "refresh" }) == .refresh("refresh"))
+        var unknown = IDTokenBook<String>(idToken: "ID", refreshToken: "R", expiration: nil)
+        #expect(unknown.next(now: Self.now, forceRefresh: false, start: { "refresh" }) == .refresh("refresh"))
     }
 
     @Test("TokenRefreshCoalescer: callers during a refresh join it; after it ends the new token is used; a failed one lets the next caller retry")
     func coalesce() {
-        var book = IDTokenBook(idToken: "OLD", refreshToken: "R1", expiration: nil)
-        #expect(book.next(now: Self.now, forceRefresh: false) == .refresh(refreshToken: "R1"))
-        #expect(book.next(now: Self.now, forceRefresh: false) == .join)
-        #expect(book.next(now: Self.now, forceRefresh: true) == .join)
+        var book = IDTokenBook<String>(idToken: "OLD", refreshToken: "R1", expiration: nil)
+        #expect(book.next(now: Self.now, forceRefresh: false, start: { "first" }) == .refresh("first"))
+        #expect(book.refreshToken == "R1")
+        #expect(book.next(now: Self.now, forceRefresh: false, start: { "second" }) == .join("first"))
+        #expect(book.next(now: Self.now, forceRefresh: true, start: { "second" }) == .join("first"))
         book.refreshed(idToken: "NEW", refreshToken: "R2", expiresIn: 3600, now: Self.now)
         book.refreshEnded()
-        #expect(book.next(now: Self.now, forceRefresh: false) == .use("NEW"))
+        #expect(book.next(now: Self.now, forceRefresh: false, start: { "second" }) == .use("NEW"))
         #expect(book.refreshToken == "R2" && book.expiration == Self.now.addingTimeInterval(3600))
         // A refresh that failed: nothing changes, and the next caller starts another.
-        #expect(book.next(now: Self.now, forceRefresh: true) == .refresh(refreshToken: "R2"))
+        #expect(book.next(now: Self.now, forceRefresh: true, start: { "third" }) == .refresh("third"))
+        #expect(book.refreshToken == "R2")
         book.refreshEnded()
-        #expect(book.next(now: Self.now, forceRefresh: true) == .refresh(refreshToken: "R2"))
+        #expect(book.refreshing == nil)
+        #expect(book.next(now: Self.now, forceRefresh: true, start: { "fourth" }) == .refresh("fourth"))
+        #expect(book.refreshToken == "R2")
     }
 
     @Test("an answer without a refresh token keeps the old one; without expiresIn the expiry is unknown (the next use refreshes)")
     func replacement() {
-        var book = IDTokenBook(idToken: "ID", refreshToken: "R", expiration: Self.now)
+        var book = IDTokenBook<String>(idToken: "ID", refreshToken: "R", expiration: Self.now)
         book.refreshed(idToken: "ID2", refreshToken: "", expiresIn: nil, now: Self.now)
         #expect(book.idToken == "ID2" && book.refreshToken == "R" && book.expiration == nil)
         book.adopt(idToken: "ID3", refreshToken: nil, expiration: Self.now.addingTimeInterval(3600))
         #expect(book.refreshToken == "R")
-        #expect(book.next(now: Self.now, forceRefresh: false) == .use("ID3"))
+        #expect(book.next(now: Self.now, forceRefresh: false, start: { "refresh" }) == .use("ID3"))
     }
 }

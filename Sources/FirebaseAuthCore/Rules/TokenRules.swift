@@ -58,19 +58,19 @@ struct APNSTokenBook<Waiter: Sendable>: Sendable {
 /// `TokenRefreshCoalescer` keep them: the token is used as held until it is within five minutes
 /// of expiring (`kFiveMinutes`), its expiry is unknown, or a refresh is forced; then one refresh
 /// runs and every caller meanwhile joins it; a refresh's answer replaces the ID token and its
-/// expiry, and the refresh token only when it comes with one. A value: `User` keeps one under
-/// its lock beside the refresh task it runs.
-struct IDTokenBook: Sendable, Hashable {
+/// expiry, and the refresh token only when it comes with one. A value over the refresh it holds
+/// while one runs (`Refresh`: `User`'s task): `User` keeps one under its lock.
+struct IDTokenBook<Refresh: Sendable>: Sendable {
     private(set) var idToken: String
     private(set) var refreshToken: String
     /// When the ID token stops being good; `nil`: unknown (the SDK after a second factor, whose
     /// answer has no `expiresIn`), so the next use refreshes it.
     private(set) var expiration: Date?
-    /// Whether a refresh is running.
-    private(set) var refreshing = false
+    /// The refresh that runs, if one does.
+    private(set) var refreshing: Refresh?
 
     /// The SDK refreshes a token this close to its expiry.
-    static let refreshMargin: TimeInterval = 5 * 60
+    static var refreshMargin: TimeInterval { 5 * 60 }
 
     init(idToken: String, refreshToken: String, expiration: Date?) {
         self.idToken = idToken
@@ -79,20 +79,22 @@ struct IDTokenBook: Sendable, Hashable {
     }
 
     /// What a caller of `getIDToken(forcingRefresh:)` does.
-    enum Next: Equatable {
+    enum Next {
         /// Use the token as held.
         case use(String)
         /// Join the refresh that runs.
-        case join
-        /// Run a refresh with this refresh token (the book now counts it as running).
-        case refresh(refreshToken: String)
+        case join(Refresh)
+        /// A refresh was started (by `start`, which the book now holds as running).
+        case refresh(Refresh)
     }
 
-    mutating func next(now: Date, forceRefresh: Bool) -> Next {
+    /// - Parameter start: starts a refresh, when one is needed and none runs.
+    mutating func next(now: Date, forceRefresh: Bool, start: () -> Refresh) -> Next {
         if !forceRefresh, let expiration, expiration.timeIntervalSince(now) > Self.refreshMargin { return .use(idToken) }
-        if refreshing { return .join }
-        refreshing = true
-        return .refresh(refreshToken: refreshToken)
+        if let refreshing { return .join(refreshing) }
+        let started = start()
+        refreshing = started
+        return .refresh(started)
     }
 
     /// The Secure Token service answered: the new ID token, a refresh token if it sent one, the
@@ -109,5 +111,7 @@ struct IDTokenBook: Sendable, Hashable {
     }
 
     /// The refresh ended, answered or not: the next caller that needs one starts another.
-    mutating func refreshEnded() { refreshing = false }
+    mutating func refreshEnded() { refreshing = nil }
 }
+
+extension IDTokenBook.Next: Equatable where Refresh: Equatable {}
