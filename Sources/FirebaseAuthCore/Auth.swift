@@ -72,9 +72,8 @@ public final class Auth: AppDelegateInterceptor {
         /// The receipts waiting for their push and the credential a push completed (the rules).
         var credentials = AppCredentialBook()
         var credentialWaiters: [String: [OneShot<AppCredential?>]] = [:]
-        /// The notification-forwarding probe (the rule) and, while it runs, its wait.
-        var probe = ForwardingProbe()
-        var probeOutcome: OneShot<Bool>?
+        /// The notification-forwarding probe (the rule), holding its wait while it runs.
+        var probe = ForwardingProbe<OneShot<Bool>>()
         var currentUser: User?
         var emulator: String?
         /// The reCAPTCHA page presented, and the events already handled (the rules).
@@ -226,7 +225,7 @@ public final class Auth: AppDelegateInterceptor {
         case .notAuths:
             return false
         case .probe:
-            let shot = state.withLock { $0.probe.isRunning ? $0.probeOutcome : nil }
+            let shot = state.withLock { $0.probe.running }
             guard let shot else { return false }  // a probe after the check is not ours
             return shot.fulfill(true)
         case .credential(let receipt, let secret):
@@ -244,22 +243,13 @@ public final class Auth: AppDelegateInterceptor {
     /// Runs once per process: hands the app delegate a fake notification and waits 1 s for it to
     /// come back through `canHandleNotification`. Cached.
     func notificationForwardingWorks() async -> Bool {
-        let (next, shot) = state.withLock { state -> (ForwardingProbe.Next, OneShot<Bool>?) in
-            let next = state.probe.next()
-            if next == .run { state.probeOutcome = OneShot<Bool>() }
-            return (next, state.probeOutcome)
-        }
-        switch next {
+        switch state.withLock({ $0.probe.next(start: { OneShot<Bool>() }) }) {
         case .result(let result): return result
-        case .wait: return await shot?.value ?? false
-        case .run:
-            guard let shot else { return false }
+        case .wait(let shot): return await shot.value
+        case .run(let shot):
             host.didReceiveRemoteNotification([AuthNotification.payloadKey: ["warning": AuthNotification.probeWarning]])
             let result = await wait(for: shot, timeout: Self.probeTimeout, clock: host.clock, fallback: false)
-            state.withLock { state in
-                state.probe.finish(result)
-                state.probeOutcome = nil
-            }
+            state.withLock { $0.probe.finish(result) }
             return result
         }
     }

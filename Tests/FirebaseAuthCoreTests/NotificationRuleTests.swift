@@ -26,16 +26,16 @@ struct NotificationRuleTests {
 
     @Test("testCachedResult: the probe runs once; a caller while it runs waits; later callers get its result without a second probe")
     func probeOnce() {
-        var probe = ForwardingProbe()
-        #expect(!probe.isRunning)
-        let first = probe.next()
-        #expect(first == .run)
-        #expect(probe.isRunning)
-        let second = probe.next()
-        #expect(second == .wait)
+        var probe = ForwardingProbe<String>()
+        #expect(probe.running == nil)
+        let first = probe.next(start: { "probe" })
+        #expect(first == .run("probe"))
+        #expect(probe.running == "probe")
+        let second = probe.next(start: { "another" })
+        #expect(second == .wait("probe"))
         probe.finish(false)
-        #expect(!probe.isRunning)
-        let later = probe.next()
+        #expect(probe.running == nil)
+        let later = probe.next(start: { "another" })
         #expect(later == .result(false))
     }
 }

@@ -27,33 +27,41 @@ enum AuthNotification: Hashable, Sendable {
 }
 
 /// The forwarding probe's rule (`AuthNotificationManager.checkNotificationForwarding`): it runs
-/// once per process; a caller while it runs waits for it; later callers get its result.
-struct ForwardingProbe: Hashable, Sendable {
-    enum Phase: Hashable, Sendable { case notRun, running, done(Bool) }
+/// once per process; a caller while it runs waits for it; later callers get its result. A value
+/// over the wait it holds while the probe runs (`Wait`: `Auth`'s); `Auth` keeps one under its lock.
+struct ForwardingProbe<Wait: Sendable>: Sendable {
+    enum Phase: Sendable { case notRun, running(Wait), done(Bool) }
     private(set) var phase: Phase = .notRun
 
     /// What a caller does now.
-    enum Next: Hashable, Sendable {
-        /// Hand the app delegate the probe and wait for it.
-        case run
+    enum Next: Sendable {
+        /// Hand the app delegate the probe and wait for it (the probe holds this wait as running).
+        case run(Wait)
         /// Wait for the probe already running.
-        case wait
+        case wait(Wait)
         /// The probe ran: its result.
         case result(Bool)
     }
 
-    mutating func next() -> Next {
+    /// - Parameter start: makes the wait, when the probe is to run.
+    mutating func next(start: () -> Wait) -> Next {
         switch phase {
         case .done(let result): return .result(result)
-        case .running: return .wait
+        case .running(let wait): return .wait(wait)
         case .notRun:
-            phase = .running
-            return .run
+            let wait = start()
+            phase = .running(wait)
+            return .run(wait)
         }
     }
 
-    /// Whether a probe notification arriving now is the running probe's (one after the check is not Auth's).
-    var isRunning: Bool { phase == .running }
+    /// The running probe's wait: a probe notification arriving now is its answer (one after the
+    /// check is not Auth's).
+    var running: Wait? {
+        if case .running(let wait) = phase { wait } else { nil }
+    }
 
     mutating func finish(_ result: Bool) { phase = .done(result) }
 }
+
+extension ForwardingProbe.Next: Equatable where Wait: Equatable {}
