@@ -25,9 +25,9 @@ public actor DeviceHub: PushDeliveryHandler {
     public var undelivered: [(push: AcceptedPush, why: String)] { undeliveredRing.all }
     private var undeliveredRing = RecentItems<(push: AcceptedPush, why: String)>(capacity: 1000)
 
-    /// How long APNs takes to reach the device. Real pushes take tens of milliseconds to seconds; an
-    /// app that asked its backend for a push has the answer long before the push comes, and Firebase
-    /// Auth relies on that (a push for a receipt it has not yet seen is not its own).
+    /// How long APNs takes to reach the device: real pushes take tens of milliseconds to seconds.
+    /// A push never reaches an app before the app has read the answer that announced it, whatever
+    /// this is (the device orders the two by event: `AppHost.readingAnswerBeforePush`).
     public let latency: Duration
 
     /// APNs accepted the push but the device never gets it (offline, powered off, throttled by iOS).
@@ -108,12 +108,7 @@ public actor DeviceHub: PushDeliveryHandler {
     /// network loses it. A device connected through the gateway gets it at once; an app here gets
     /// it in a task of its own, so that a slow app delegate holds up no other device's pushes.
     ///
-    /// The latency counts from when the batch reaches the hub, not from the push's acceptance: on
-    /// a loaded machine that is later, as it was when each push had a task of its own. The worlds'
-    /// apps have a frozen clock, and a push that reached an app before verifyClient's answer would
-    /// be dropped (as the SDK drops it) and leave the app waiting for ever; counting from
-    /// acceptance made that race tighter (the likely cause of one CI run that hung). Ordering the push after the
-    /// app's receipt by an event rather than by wall time is the real fix (issue 27's note).
+    /// The latency counts from when the batch reaches the hub, as when each push had a task of its own.
     public func deliver(batch: [HandedPush]) async {
         let arrived = ContinuousClock.now
         for handed in batch { await route(handed, from: max(arrived, handed.acceptedAt), awaitingApp: false) }

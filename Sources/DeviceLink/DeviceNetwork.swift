@@ -16,15 +16,25 @@ public struct HostedApp: SimulatedApp {
         self.onPush = onPush
     }
 
+    /// Returns once the app delegate has the push (after any answer the app was reading: see
+    /// `AppHost.readingAnswerBeforePush`).
     public func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async {
-        hand(payload, on: push.deviceToken)
+        await withCheckedContinuation { (handed: CheckedContinuation<Void, Never>) in
+            hand(payload, on: push.deviceToken) { handed.resume() }
+        }
     }
 
-    /// The device hands the app delegate the push's payload (JSON bytes) as `userInfo`; `onPush`
-    /// hears whether Auth took it.
-    func hand(_ payload: [UInt8], on token: DeviceToken) {
-        guard let userInfo = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] else { return }
-        onPush(token, host.didReceiveRemoteNotification(userInfo))
+    /// The device hands the app delegate the push's payload (JSON bytes) as `userInfo`, in the
+    /// order pushes reached the device, never while the app reads an answer a push may follow;
+    /// `onPush` hears whether Auth took it, then `done` runs.
+    func hand(_ payload: [UInt8], on token: DeviceToken, done: @escaping @Sendable () -> Void = {}) {
+        let host = host, onPush = onPush
+        host.deliverPush {
+            if let userInfo = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] {
+                onPush(token, host.didReceiveRemoteNotification(userInfo))
+            }
+            done()
+        }
     }
 }
 

@@ -50,6 +50,8 @@ public final class AppHost: Sendable {
     /// The app-delegate interceptors (the app's `Auth`s), weakly: one nobody holds is gone, and no
     /// longer gets notifications.
     private let interceptors = Mutex<[WeakInterceptor]>([])
+    /// Answers the app is reading that a push may follow, and the pushes held until it has read them.
+    let pushOrder = Mutex(PushOrder())
 
     public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
@@ -139,6 +141,7 @@ public final class AppHost: Sendable {
     public func terminate() {
         terminated.withLock { $0 = true }
         for interceptor in liveInterceptors { interceptor.processWasKilled() }
+        releaseHeldPushes()  // they reach a dead process: the delegate takes none
     }
 
     // MARK: Registering for remote notifications

@@ -293,25 +293,34 @@ public final class PhoneAuthProvider: Sendable {
         case .failed(let reason):
             return try await fallback(.apnsRegistrationFailed(reason))
         }
-        let response: VerifyClientResponse
-        do { response = try await backend.call(VerifyClientRequest(appToken: token.string, isSandbox: token.type == .sandbox)) } catch {
+        let receipt: String, timeoutText: String, seconds: Double
+        do { (receipt, timeoutText, seconds) = try await requestPush(backend, token: token) } catch {
             if error.code == .invalidAppCredential || error.code == .missingAppToken {
                 return try await fallback(.verifyClientRefused(error.message))
             }
             throw error
         }
-        // The SDK reads suggestedTimeout with Double(_:) (VerifyClientResponse.swift): "2.5" waits 2.5 s.
-        guard let receipt = response.receipt, let timeoutText = response.suggestedTimeout,
-              let seconds = Double(timeoutText), seconds.isFinite
-        else {
-            throw AuthError(.appConfigurationError, "verifyClient answered without a receipt and a numeric suggestedTimeout string (the SDK stops with fatalError)")
-        }
-        auth.addPendingReceipt(receipt)
         guard let credential = await auth.waitForCredential(receipt: receipt, timeout: .milliseconds(Int64(max(0, seconds) * 1000))) else {
             return try await fallback(.noSilentPush(receipt: receipt, suggestedTimeout: timeoutText))
         }
         auth.noteVerification(.silentPush)
         return .credential(credential)
+    }
+
+    /// verifyClient, and its receipt kept pending: the push the backend sends reaches the app
+    /// after this returns (`AppHost.readingAnswerBeforePush`, as APNs' latency orders it on a device).
+    private func requestPush(_ backend: BackendClient, token: AuthAPNSToken) async throws(AuthError) -> (receipt: String, timeout: String, seconds: Double) {
+        try await auth.host.readingAnswerBeforePush { () async throws(AuthError) in
+            let response = try await backend.call(VerifyClientRequest(appToken: token.string, isSandbox: token.type == .sandbox))
+            // The SDK reads suggestedTimeout with Double(_:) (VerifyClientResponse.swift): "2.5" waits 2.5 s.
+            guard let receipt = response.receipt, let timeoutText = response.suggestedTimeout,
+                  let seconds = Double(timeoutText), seconds.isFinite
+            else {
+                throw AuthError(.appConfigurationError, "verifyClient answered without a receipt and a numeric suggestedTimeout string (the SDK stops with fatalError)")
+            }
+            auth.addPendingReceipt(receipt)
+            return (receipt, timeoutText, seconds)
+        }
     }
 
     /// `AuthWebUtils.fetchAuthDomain`: with the emulator, its host:port (no request); else the

@@ -47,6 +47,29 @@ struct SilentPushSignInTests {
         }
     }
 
+    @Test("with no APNs latency at all, each push reaches its app after the app kept verifyClient's receipt: 24 apps on a frozen clock all verify by silent push")
+    func pushNeverOvertakesTheReceipt() async throws {
+        // FirebaseAuth drops a push whose receipt it has not kept yet (AuthAppCredentialManager.swift,
+        // canFinishVerification); on a frozen clock such an app would wait for ever. Before the
+        // device ordered the two by event, a loaded machine could deliver the push first.
+        try await withWorld(pushLatency: .zero) { world, _ in
+            let verified = await withLimit(.seconds(120)) {
+                await withTaskGroup(of: Bool.self) { group in
+                    for index in 0..<24 {
+                        group.addTask {
+                            guard let (auth, _) = try? await world.install(AppProfile()),
+                                  (try? await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+1650555\(String(format: "%04d", index))", uiDelegate: nil)) != nil
+                            else { return false }
+                            return auth.cachedCredential != nil
+                        }
+                    }
+                    return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+            }
+            #expect(verified == 24)
+        }
+    }
+
     @Test("a debug build whose code says .prod: the push dies at production with BadDeviceToken, reCAPTCHA takes over")
     func tokenTypeMismatch() async throws {
         let clock = ManualClock()

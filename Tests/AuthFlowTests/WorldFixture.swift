@@ -9,18 +9,17 @@ import Testing
 
 /// Runs `body` in a fresh world (receiver, backend over HTTP, keys made for this test).
 func withWorld<T>(configuration: BackendConfiguration = BackendConfiguration(), backendClock: any WallClock = SystemWallClock(),
-                  name: String = #function, _ body: (PhoneAuthWorld, URL) async throws -> T) async throws -> T {
+                  pushLatency: Duration = .zero, name: String = #function, _ body: (PhoneAuthWorld, URL) async throws -> T) async throws -> T {
     let folder = temporaryDirectory(name)
-    // 500 ms of APNs latency: with the whole suite (and Chromium) loading CI's two cores, the app
-    // once got verifyClient's answer more than 250 ms after APNs accepted the push, so the SDK
-    // dropped the push as not its own, as it would on a device. Real APNs is slower than this.
-    // The apps' clock never moves unless a test gives an app its own and advances it: every SDK
+    // 500 ms of APNs latency by default, as real APNs might take. A push never reaches an app
+    // before it has read verifyClient's answer, whatever the latency: the device orders the two
+    // by event (AppHost.readingAnswerBeforePush). The apps' clock never moves unless a test gives an app its own and advances it: every SDK
     // wait (the push's suggestedTimeout above all) ends by its event, however loaded the machine.
     // On the real clock a push 2 s late under load once became a reCAPTCHA fallback.
     let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"),
                                                state: folder.appendingPathComponent("State"),
                                                configuration: configuration, backendClock: backendClock,
-                                               pushLatency: .milliseconds(500), appClock: ManualClock())
+                                               pushLatency: pushLatency, appClock: ManualClock())
     do {
         let result = try await body(world, folder)
         await world.shutdown()

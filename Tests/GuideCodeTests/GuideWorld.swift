@@ -28,7 +28,7 @@ struct GuideWorld {
                       tokenType: AuthAPNSTokenType = .sandbox) async throws -> GuideWorld {
         let folder = temporaryDirectory(name)
         let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
-                                                   configuration: configuration, pushLatency: .milliseconds(300),
+                                                   configuration: configuration, pushLatency: .zero,
                                                    appClock: ManualClock())
         var options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = world.apiKey

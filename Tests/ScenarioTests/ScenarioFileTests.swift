@@ -28,7 +28,7 @@ struct ScenarioFileTests {
 
     @Test("every shipped scenario ends with the outcome it expects", arguments: shippedScenarios.map(\.name))
     func runs(_ name: String) async throws {
-        let spec = try #require(shippedScenarios.first { $0.name == name }).loadTolerant
+        let spec = try #require(shippedScenarios.first { $0.name == name })
         let folder = temporaryDirectory(name)
         defer { try? FileManager.default.removeItem(at: folder) }
         let result = await ScenarioRunner.run(spec, certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"))
@@ -158,7 +158,7 @@ struct RunOutputTests {
 struct ExplainTests {
     @Test("each shipped scenario's explanation names the cause its file states", arguments: shippedScenarios.filter { $0.expectedCause != nil }.map(\.name))
     func causes(_ name: String) async throws {
-        let spec = try #require(shippedScenarios.first { $0.name == name }).loadTolerant
+        let spec = try #require(shippedScenarios.first { $0.name == name })
         let folder = temporaryDirectory(name)
         defer { try? FileManager.default.removeItem(at: folder) }
         let result = await ScenarioRunner.run(spec, certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"))
@@ -203,16 +203,5 @@ struct ExplainTests {
 
         let none = try await runProgram(["sh", "-c", "echo 'not json' | \(authsim) explain"])
         #expect(none.status != 0)
-    }
-}
-
-extension ScenarioSpec {
-    /// APNs given at least 1 s to deliver (still under the 2 s default suggestedTimeout): with the
-    /// whole suite, load tests included, sharing two cores, verifyClient's answer sometimes took
-    /// longer than the files' 250 ms to reach the app, and the SDK rightly dropped the early push.
-    var loadTolerant: ScenarioSpec {
-        var spec = self
-        if spec.network.pushLatencyMilliseconds < 1000, spec.backend.suggestedTimeout >= 2 { spec.network.pushLatencyMilliseconds = 1000 }
-        return spec
     }
 }
