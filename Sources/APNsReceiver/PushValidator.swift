@@ -2,28 +2,6 @@ import APNsWire
 import Utilities
 import Foundation
 
-/// One request as it arrived on a stream.
-public struct IncomingPush: Sendable {
-    public var method: String?
-    public var path: String?
-    /// Regular (non-pseudo) headers, names lowercase, in arrival order.
-    public var headers: [(name: String, value: String)]
-    /// The body, kept up to ``PushValidator/maximumBufferedBody`` bytes.
-    public var body: [UInt8]
-    /// The body's full length, even when more arrived than was kept.
-    public var bodyLength: Int
-
-    public init(method: String?, path: String?, headers: [(name: String, value: String)], body: [UInt8], bodyLength: Int? = nil) {
-        self.method = method
-        self.path = path
-        self.headers = headers
-        self.body = body
-        self.bodyLength = bodyLength ?? body.count
-    }
-
-    func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
-}
-
 /// What a connection remembers about provider tokens, as APNs does: the team bound on the first
 /// authenticated push, and the current token and since when.
 public struct ConnectionAuthState: Sendable {
@@ -31,6 +9,8 @@ public struct ConnectionAuthState: Sendable {
     /// Makes the connection's `apns-id`s and `apns-unique-id`s.
     public var ids = RandomIDs()
     var currentToken: String?
+    /// The `authorization` header that last carried ``currentToken``, as it came.
+    var currentHeader: String?
     var currentVerified: VerifiedProviderToken?
     var currentKey: TrustedProviderKey?
     var currentSince: Date?
@@ -109,16 +89,13 @@ public struct PushValidator: Sendable {
     private func check(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
                        now: Date) throws(PushRejection) -> AcceptedPush {
         // Repeated headers.
-        // (A handful of headers: comparing pairs costs less than hashing them.)
-        for (index, header) in request.headers.enumerated() where header.name.hasPrefix("apns-") || header.name == APNsHeader.authorization {
-            guard APNsHeader.singular.contains(header.name) else { continue }
-            for earlier in request.headers[..<index] where earlier.name == header.name {
-                throw PushRejection(.duplicateHeaders, "header \(header.name) is repeated")
-            }
+        let known = request.known
+        if let repeated = known.repeated {
+            throw PushRejection(.duplicateHeaders, "header \(repeated.name) is repeated")
         }
         // apns-id.
         let apnsID: String
-        if let given = request.header(APNsHeader.id) {
+        if let given = known.id {
             guard parseAPNsID(given) != nil else {
                 throw PushRejection(.badMessageId, "apns-id \"\(Self.quote(given))\" is not a canonical UUID")
             }
@@ -131,20 +108,20 @@ public struct PushValidator: Sendable {
             throw PushRejection(.methodNotAllowed, "method is \(request.method ?? "missing"); APNs accepts only POST")
         }
         // Topic.
-        guard let topic = request.header(APNsHeader.topic) else {
+        guard let topic = known.topic else {
             throw PushRejection(.missingTopic, "apns-topic is required with token-based authentication")
         }
         guard Self.isWellFormedTopic(topic) else {
             throw PushRejection(.badTopic, "apns-topic \"\(Self.quote(topic))\" is not a bundle ID")
         }
         // Collapse ID.
-        let collapseID = request.header(APNsHeader.collapseID)
+        let collapseID = known.collapseID
         if let collapseID, collapseID.utf8.count > APNsHeader.maximumCollapseIDBytes {
             throw PushRejection(.badCollapseId, "apns-collapse-id is \(collapseID.utf8.count) bytes; at most \(APNsHeader.maximumCollapseIDBytes)")
         }
         // Priority.
         var priority: APNsPriority?
-        if let value = request.header(APNsHeader.priority) {
+        if let value = known.priority {
             guard let number = Int(value), let parsed = APNsPriority(rawValue: number) else {
                 throw PushRejection(.badPriority, "apns-priority \"\(Self.quote(value))\" is not 10, 5 or 1")
             }
@@ -152,7 +129,7 @@ public struct PushValidator: Sendable {
         }
         // Push type.
         let pushType: APNsPushType
-        if let value = request.header(APNsHeader.pushType) {
+        if let value = known.pushType {
             pushType = APNsPushType(rawValue: value)
             guard pushType.isKnown else {
                 throw PushRejection(.invalidPushType, "apns-push-type \"\(Self.quote(value))\" is not one Apple defines")
@@ -169,17 +146,16 @@ public struct PushValidator: Sendable {
         let resolvedPriority = priority ?? .default(for: pushType)
         // Expiration.
         var expiration: Int?
-        if let value = request.header(APNsHeader.expiration) {
+        if let value = known.expiration {
             guard !value.isEmpty, value.utf8.count <= 12, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
                   let seconds = Int(value)
             else { throw PushRejection(.badExpirationDate, "apns-expiration \"\(Self.quote(value))\" is not epoch seconds") }
             expiration = seconds
         }
         // Path and device token.
-        guard let path = request.path, path.hasPrefix("/3/device/"), !path.utf8.contains(UInt8(ascii: "?")) else {
+        guard let rawToken = request.deviceTokenText, !rawToken.utf8.contains(UInt8(ascii: "?")) else {
             throw PushRejection(.badPath, "path \"\(Self.quote(request.path ?? ""))\" is not /3/device/<token>")
         }
-        let rawToken = String(path.dropFirst("/3/device/".count))
         guard !rawToken.isEmpty else { throw PushRejection(.missingDeviceToken, "the path has no device token") }
         guard let token = DeviceToken(hex: rawToken) else {
             throw PushRejection(.badDeviceToken, "device token \"\(Self.quote(rawToken))\" is not an even-length hex string")
@@ -227,23 +203,30 @@ public struct PushValidator: Sendable {
 
     private func authenticate(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
                               now: Date) throws(PushRejection) -> (VerifiedProviderToken, TrustedProviderKey) {
-        guard let header = request.header(APNsHeader.authorization) else {
+        guard let header = request.known.authorization else {
             throw PushRejection(.missingProviderToken, "no authorization header")
         }
-        guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            throw PushRejection(.missingProviderToken, "authorization is not \"bearer <provider token>\"")
-        }
-        let jwt = String(header.dropFirst(7))
         let verified: VerifiedProviderToken
         let key: TrustedProviderKey
         let isNew: Bool
-        if jwt == auth.currentToken, let cached = auth.currentVerified, let cachedKey = auth.currentKey {
-            (verified, key, isNew) = (cached, cachedKey, false)
+        let jwt: String
+        if header == auth.currentHeader, let token = auth.currentToken, let cached = auth.currentVerified, let cachedKey = auth.currentKey {
+            // The connection's token, in the header as it came last time: nothing to parse.
+            (jwt, verified, key, isNew) = (token, cached, cachedKey, false)
         } else {
-            do { (verified, key) = try tokens.verify(jwt) } catch {
-                throw PushRejection(.invalidProviderToken, error.message, providerTokenProblem: error.code)
+            guard Self.isBearer(header) else {
+                throw PushRejection(.missingProviderToken, "authorization is not \"bearer <provider token>\"")
             }
-            isNew = true
+            jwt = String(header.utf8.dropFirst(7))!
+            if jwt == auth.currentToken, let cached = auth.currentVerified, let cachedKey = auth.currentKey {
+                (verified, key, isNew) = (cached, cachedKey, false)
+                auth.currentHeader = header
+            } else {
+                do { (verified, key) = try tokens.verify(jwt) } catch {
+                    throw PushRejection(.invalidProviderToken, error.message, providerTokenProblem: error.code)
+                }
+                isNew = true
+            }
         }
         if let environments = key.environments, !environments.contains(environment) {
             throw PushRejection(.badEnvironmentKeyInToken, "key \(key.keyID) is limited to \(environments.map(\.rawValue).sorted().joined(separator: ", ")), and this is \(environment)")
@@ -263,6 +246,7 @@ public struct PushValidator: Sendable {
                 throw PushRejection(.tooManyProviderTokenUpdates, "a new token \(Int(now.timeIntervalSince(since))) s after the last one on this connection; at most one per \(Int(policy.providerTokenMinimumRefresh)) s")
             }
             auth.currentToken = jwt
+            auth.currentHeader = header
             auth.currentVerified = verified
             auth.currentKey = key
             auth.currentSince = now
@@ -270,6 +254,14 @@ public struct PushValidator: Sendable {
             auth.tokensAccepted += 1
         }
         return (verified, key)
+    }
+
+    /// `bearer ` (in any case) and at least one byte more.
+    static func isBearer(_ header: String) -> Bool {
+        let bytes = header.utf8
+        guard bytes.count > 7 else { return false }
+        for (byte, expected) in zip(bytes, "bearer ".utf8) where (expected == 0x20 ? byte : byte | 0x20) != expected { return false }
+        return true
     }
 
     /// A bundle ID (with an optional push-type suffix): dot-separated, letters, digits, `-` and `_`.

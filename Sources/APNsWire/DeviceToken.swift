@@ -11,10 +11,18 @@ public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible 
     /// non-hex character, or more than ``maximumHexLength`` digits.
     public init?(hex: String) {
         let utf8 = hex.utf8
-        guard !utf8.isEmpty, utf8.count % 2 == 0, utf8.count <= Self.maximumHexLength,
-              utf8.allSatisfy({ Self.isHexDigit($0) })
-        else { return nil }
-        self.hex = hex.lowercased()
+        guard !utf8.isEmpty, utf8.count % 2 == 0, utf8.count <= Self.maximumHexLength else { return nil }
+        // One pass over the bytes; a token already in lowercase (as providers send it) is kept
+        // as it is, without a copy (this runs for every push the receiver checks).
+        var hasUppercase = false
+        for c in utf8 {
+            switch c {
+            case 0x30...0x39, 0x61...0x66: continue
+            case 0x41...0x46: hasUppercase = true
+            default: return nil
+            }
+        }
+        self.hex = hasUppercase ? hex.lowercased() : hex
     }
 
     /// Makes a token from raw bytes, as an app receives it in
@@ -49,9 +57,6 @@ public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible 
         return DeviceToken(bytes: (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
-    private static func isHexDigit(_ c: UInt8) -> Bool {
-        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
-    }
     private static func nibble(_ c: UInt8) -> UInt8 {
         switch c {
         case 0x30...0x39: return c - 0x30

@@ -39,6 +39,27 @@ struct EveryReasonTests {
         }
     }
 
+    @Test("each header APNs allows once is DuplicateHeaders when repeated, even with the same value; other headers may repeat")
+    func everySingularHeaderRepeated() async throws {
+        try await withFixture(name: "repeatedHeaders") { fixture in
+            let token = try fixture.device()
+            let client = try fixture.client(retries: 0)
+            defer { Task { await client.shutdown() } }
+            let id = "0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d3"
+            let good = fixture.goodFields() + [("apns-id", id), ("apns-expiration", "0"), ("apns-collapse-id", "c")]
+            for name in APNsHeader.singular.sorted() {
+                let value = try #require(good.first { $0.name == name }?.value)
+                let response = try await client.send(raw: RawRequest(method: "POST", path: "/3/device/\(token.hex)",
+                                                                     fields: good + [(name, value)], body: Fixture.silent))
+                #expect(response.reason == .duplicateHeaders, "\(name)")
+            }
+            let repeatedOther = try await client.send(raw: RawRequest(method: "POST", path: "/3/device/\(token.hex)",
+                                                                      fields: good + [("x-trace", "1"), ("x-trace", "2")], body: Fixture.silent))
+            #expect(repeatedOther.status == 200)
+            #expect(repeatedOther.apnsID == id)
+        }
+    }
+
     static func provoke(_ reason: APNsReason, how: Provocation, _ fixture: Fixture) async throws -> APNsResponse {
         let token = try fixture.device()
         let path = "/3/device/\(token.hex)"

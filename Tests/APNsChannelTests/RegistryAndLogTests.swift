@@ -1,4 +1,4 @@
-import APNsReceiver
+@testable import APNsReceiver
 import APNsSender
 import APNsWire
 import Utilities
@@ -60,6 +60,29 @@ struct RegistryAndLogTests {
             let payload = try #require(first["payload"] as? [String: Any])
             #expect(payload["com.google.firebase.auth"] != nil)
         }
+    }
+
+    @Test("log lines keep the time's text from one second to the next and still say each push's own time; numbers and payloads as JSON")
+    func lineEncoderAcrossSeconds() throws {
+        let times: [Double] = [1_700_000_000.999, 1_700_000_001.000, 1_700_000_001.5, 1_600_000_000.007, 1_600_000_000.007]
+        var encoder = DeliveryLog.LineEncoder()
+        var lines: [UInt8] = []
+        for (index, time) in times.enumerated() {
+            let payload = Array((index == 2 ? "{\"aps\":\n{\"content-available\":1}}" : "{\"aps\":{\"content-available\":1}}").utf8)
+            encoder.encode(AcceptedPush(receivedAt: Date(timeIntervalSince1970: time), environment: .sandbox, apnsID: "id\(index)",
+                                        apnsUniqueID: nil, deviceToken: DeviceToken.random(), topic: Fixture.bundleID, bundleID: Fixture.bundleID,
+                                        pushType: .background, priority: .consideringPower, expiration: index == 1 ? 1_234_567_890 : (index == 3 ? 0 : nil),
+                                        collapseID: nil, teamID: "TEAM123456", keyID: "KEY1234567", payload: payload, isBackground: true, dropped: false),
+                           into: &lines)
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let decoded = try Data(lines).split(separator: UInt8(ascii: "\n")).map { try JSONDecoder().decode(DeliveryLog.Entry.self, from: Data($0)) }
+        #expect(decoded.map(\.time) == times.map { formatter.string(from: Date(timeIntervalSince1970: $0)) })
+        #expect(decoded.map(\.expiration) == [nil, 1_234_567_890, nil, 0, nil])
+        #expect(decoded.map(\.priority) == [5, 5, 5, 5, 5])
+        #expect(decoded.map(\.payloadBytes) == [31, 31, 32, 31, 31])
+        #expect(Data(lines).split(separator: UInt8(ascii: "\n")).count == 5)  // the payload's line break became a space
     }
 }
 

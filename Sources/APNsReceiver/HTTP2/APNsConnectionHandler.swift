@@ -57,6 +57,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// `write(2)` before the read's answers go out (``commitStaged()``).
     private var staged: [(stream: Stream, push: AcceptedPush)] = []
     private var stagedLines: [UInt8] = []
+    private var lineEncoder = DeliveryLog.LineEncoder()
     private var inRead = false
     private var closing = false
     private var context: ChannelHandlerContext?
@@ -162,11 +163,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             // Counted as processed now, so a GOAWAY sent before the commit does not disown it.
             noteProcessed(stream.id)
             if delay == nil || delay == 0, inRead {
-                DeliveryLog.encode(push, into: &stagedLines)
+                lineEncoder.encode(push, into: &stagedLines)
                 staged.append((stream, push))
             } else {
                 var line: [UInt8] = []
-                DeliveryLog.encode(push, into: &line)
+                lineEncoder.encode(push, into: &line)
                 send(exchange.commit([push], lines: line)[0], on: stream, after: delay)
             }
         }
