@@ -19,7 +19,7 @@ public struct NotificationPayload: Sendable, Hashable {
         guard let shape = PayloadScanner.scan(bytes) else { throw PayloadError(.invalidJSON, "the payload is not valid JSON") }
         guard shape.isObject else { throw PayloadError(.notAnObject, "the payload is JSON but not an object") }
         if let aps = shape.aps, aps != .object { throw PayloadError(.apsNotAnObject, "\"aps\" must be an object") }
-        self.isBackground = shape.aps == .object && shape.apsKeys == [Self.contentAvailable] && shape.contentAvailableIsOne
+        self.isBackground = shape.isBackground
         guard shape.hasTargetBundle else {
             self.bytes = bytes
             self.simulatorTargetBundle = nil
@@ -38,8 +38,6 @@ public struct NotificationPayload: Sendable, Hashable {
         // Serialising a dictionary that just came out of JSONSerialization cannot fail.
         self.bytes = Array(try! JSONSerialization.data(withJSONObject: stripped, options: [.sortedKeys]))
     }
-
-    private static let contentAvailable = Array("content-available".utf8)
 
     /// Reads a payload file: plain APNs JSON (`.json`) or an `xcrun simctl push` file (`.apns`).
     public init(contentsOf url: URL) throws(PayloadError) {

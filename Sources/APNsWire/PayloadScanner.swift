@@ -16,9 +16,13 @@ struct PayloadScanner {
         var isObject = false
         /// The kind of the last `aps` member (duplicate keys: the last wins, as in Foundation).
         var aps: Kind?
-        /// The distinct keys of that last `aps` object, and whether `content-available` is 1 (or `true`).
-        var apsKeys: [[UInt8]] = []
+        /// Whether that last `aps` object holds `content-available`, and any other key.
+        var apsHasContentAvailable = false
+        var apsHasOtherKeys = false
+        /// Whether `content-available` is 1 (or `true`).
         var contentAvailableIsOne = false
+        /// `aps` holds `content-available: 1` (or `true`) and nothing else: a background push.
+        var isBackground: Bool { aps == .object && apsHasContentAvailable && !apsHasOtherKeys && contentAvailableIsOne }
         var hasTargetBundle = false
     }
 
@@ -52,6 +56,21 @@ struct PayloadScanner {
                 return shape
             } catch {
                 return nil
+            }
+        }
+    }
+
+    /// A key as read: none (not asked for), the bytes between its quotes, or its decoded bytes.
+    enum Key {
+        case none
+        case raw(Slice<UnsafeBufferPointer<UInt8>>)
+        case decoded([UInt8])
+
+        func equals(_ other: [UInt8]) -> Bool {
+            switch self {
+            case .none: false
+            case .raw(let bytes): bytes.elementsEqual(other)
+            case .decoded(let bytes): bytes == other
             }
         }
     }
@@ -95,8 +114,9 @@ struct PayloadScanner {
                 skipSpace()
                 try expect(UInt8(ascii: ":"))
                 skipSpace()
-                if depth == 1, key == PayloadScanner.apsKey {
-                    shape.apsKeys = []
+                if depth == 1, key.equals(PayloadScanner.apsKey) {
+                    shape.apsHasContentAvailable = false
+                    shape.apsHasOtherKeys = false
                     shape.contentAvailableIsOne = false
                     if peek() == UInt8(ascii: "{") {
                         shape.aps = .object
@@ -105,17 +125,18 @@ struct PayloadScanner {
                         shape.aps = try value(depth: depth + 1)
                     }
                 } else if inAPS {
-                    if let key, !shape.apsKeys.contains(key) { shape.apsKeys.append(key) }
+                    let isContentAvailable = key.equals(PayloadScanner.contentAvailableKey)
+                    if isContentAvailable { shape.apsHasContentAvailable = true } else { shape.apsHasOtherKeys = true }
                     let start = index
                     let kind = try value(depth: depth + 1)
-                    if key == PayloadScanner.contentAvailableKey {
+                    if isContentAvailable {
                         // Foundation reads `true` as the number 1 too, and so does an app.
                         shape.contentAvailableIsOne = kind == .number ? Self.isOne(bytes[start..<index])
                             : kind == .literal && bytes[start] == UInt8(ascii: "t")
                     }
                 } else {
                     let kind = try value(depth: depth + 1)
-                    if depth == 1, key == PayloadScanner.targetBundleKey { shape.hasTargetBundle = true; _ = kind }
+                    if depth == 1, key.equals(PayloadScanner.targetBundleKey) { shape.hasTargetBundle = true; _ = kind }
                 }
                 skipSpace()
                 guard let next = peek() else { throw Invalid() }
@@ -199,21 +220,26 @@ struct PayloadScanner {
 
         /// `1`, `1.0`, `1e0`…: a number whose value is exactly one.
         static func isOne(_ literal: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+            if literal.count == 1 { return literal.first == UInt8(ascii: "1") }
             guard let value = Double(String(decoding: literal, as: UTF8.self)) else { return false }
             return value == 1
         }
 
-        /// A string; its decoded UTF-8 bytes when `decode` (for keys that matter), else nil.
-        mutating func string(decode: Bool) throws(Invalid) -> [UInt8]? {
+        /// A string: when `decode` (for keys that matter), its content, as the bytes between the
+        /// quotes while it has no escape (no copy), or decoded once one comes.
+        mutating func string(decode: Bool) throws(Invalid) -> Key {
             try expect(UInt8(ascii: "\""))
-            var decoded: [UInt8]? = decode ? [] : nil
+            let start = index
+            var decoded: [UInt8]? = nil
             while true {
                 guard index < bytes.count else { throw Invalid() }
                 let byte = bytes[index]
                 index += 1
+                if byte == UInt8(ascii: "\\"), decode, decoded == nil { decoded = Array(bytes[start..<index - 1]) }
                 switch byte {
                 case UInt8(ascii: "\""):
-                    return decoded
+                    guard decode else { return .none }
+                    return decoded.map(Key.decoded) ?? .raw(bytes[start..<index - 1])
                 case UInt8(ascii: "\\"):
                     guard let escape = peek() else { throw Invalid() }
                     index += 1
