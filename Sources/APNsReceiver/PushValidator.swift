@@ -137,7 +137,8 @@ public struct PushValidator: Sendable {
         } else {
             pushType = .alert
         }
-        if let suffix = pushType.requiredTopicSuffix, !topic.hasSuffix(suffix) {
+        let topicSuffix = pushType.requiredTopicSuffix
+        if let suffix = topicSuffix, !topic.hasSuffix(suffix) {
             throw PushRejection(.badTopic, "a \(pushType) push needs the topic <bundle ID>\(suffix), not \(topic)")
         }
         if pushType == .background, let priority, priority == .immediate {
@@ -153,14 +154,19 @@ public struct PushValidator: Sendable {
             expiration = seconds
         }
         // Path and device token.
-        guard let rawToken = request.deviceTokenText, !rawToken.utf8.contains(UInt8(ascii: "?")) else {
-            throw PushRejection(.badPath, "path \"\(Self.quote(request.path ?? ""))\" is not /3/device/<token>")
+        func badPath() -> PushRejection {
+            PushRejection(.badPath, "path \"\(Self.quote(request.path ?? ""))\" is not /3/device/<token>")
         }
-        guard !rawToken.isEmpty else { throw PushRejection(.missingDeviceToken, "the path has no device token") }
+        guard let rawToken = request.deviceTokenText else { throw badPath() }
+        guard !rawToken.isEmpty else {
+            throw PushRejection(.missingDeviceToken, "the path has no device token")
+        }
         guard let token = DeviceToken(hex: rawToken) else {
+            // A query is not hex either: looked for only when the token is not one.
+            if rawToken.utf8.contains(UInt8(ascii: "?")) { throw badPath() }
             throw PushRejection(.badDeviceToken, "device token \"\(Self.quote(rawToken))\" is not an even-length hex string")
         }
-        let bundleID = pushType.bundleID(forTopic: topic)
+        let bundleID = topicSuffix.map { String(topic.utf8.dropLast($0.utf8.count))! } ?? topic
         guard let device = registry.lookup(token, in: environment) else {
             let other: APNsEnvironment = environment == .sandbox ? .production : .sandbox
             if registry.lookup(token, in: other) != nil {

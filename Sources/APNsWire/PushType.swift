@@ -59,7 +59,10 @@ public struct APNsPushType: RawRepresentable, Hashable, Sendable, Codable, Custo
 public struct APNsPriority: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: Int
     public init?(rawValue: Int) {
-        guard [1, 5, 10].contains(rawValue) else { return nil }
+        switch rawValue {
+        case 1, 5, 10: break
+        default: return nil
+        }
         self.rawValue = rawValue
     }
     public var description: String { String(rawValue) }

@@ -68,9 +68,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a new connection has to finish TLS and send the HTTP/2 preface before it is closed.") var handshakeTimeout = 10.0
     @Option(help: "Seconds without traffic before a connection gets GOAWAY IdleTimeout (Apple: about an hour).") var idleTimeout = 3600.0
     @Flag(help: "Log every push.") var verbose = false
+    @Option(help: "Event-loop threads answering pushes (default: one per core). One leaves a core to a load generator on the same machine.")
+    var threads = ProcessInfo.processInfo.activeProcessorCount
 
     func run() async throws {
         let logger = bootstrapLogging("push-receiver", level: verbose ? .debug : .info)
+        guard (1...256).contains(threads) else { throw ValidationError("--threads must be between 1 and 256, not \(threads)") }
 
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         var keys = [credentials.authKey.trusted(environments: keyEnvironments.isEmpty ? nil : Set(keyEnvironments))]
@@ -108,7 +111,7 @@ struct Serve: AsyncParsableCommand {
                 if case .rejected(let rejection, let apnsID, let environment, let token) = event {
                     rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
                 }
-            }))
+            }, threads: threads))
 
         say("push-receiver listening:")
         for bound in receiver.listeners { say("  \(bound)") }

@@ -72,7 +72,7 @@ struct RegistryAndLogTests {
             encoder.encode(AcceptedPush(receivedAt: Date(timeIntervalSince1970: time), environment: .sandbox, apnsID: "id\(index)",
                                         apnsUniqueID: nil, deviceToken: DeviceToken.random(), topic: Fixture.bundleID, bundleID: Fixture.bundleID,
                                         pushType: .background, priority: .consideringPower, expiration: index == 1 ? 1_234_567_890 : (index == 3 ? 0 : nil),
-                                        collapseID: nil, teamID: "TEAM123456", keyID: "KEY1234567", payload: payload, isBackground: true, dropped: false),
+                                        collapseID: index == 4 ? "a\"b\\c\n\t\r\u{1}é" : nil, teamID: "TEAM123456", keyID: "KEY1234567", payload: payload, isBackground: true, dropped: false),
                            into: &lines)
         }
         let formatter = ISO8601DateFormatter()
@@ -82,6 +82,7 @@ struct RegistryAndLogTests {
         #expect(decoded.map(\.expiration) == [nil, 1_234_567_890, nil, 0, nil])
         #expect(decoded.map(\.priority) == [5, 5, 5, 5, 5])
         #expect(decoded.map(\.payloadBytes) == [31, 31, 32, 31, 31])
+        #expect(decoded[4].collapseID == "a\"b\\c\n\t\r\u{1}é")  // escaped as JSON, and read back
         #expect(Data(lines).split(separator: UInt8(ascii: "\n")).count == 5)  // the payload's line break became a space
     }
 }
