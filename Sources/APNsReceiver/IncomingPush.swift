@@ -69,22 +69,18 @@ public struct KnownHeaders: Sendable {
 
     private enum Name { case authorization, id, expiration, priority, topic, collapseID, pushType }
 
-    /// Which of ``APNsHeader/singular`` `name` is, comparing its bytes: by length, then content.
+    /// Which of ``APNsHeader/singular`` `name` is: by its length (no work for other lengths),
+    /// then by content (most of these fit in a small string, compared as two words).
     private static func name(_ name: String) -> Name? {
-        var name = name
-        return name.withUTF8 { bytes -> Name? in
-            func equals(_ literal: StaticString) -> Bool {
-                bytes.elementsEqual(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-            }
-            switch bytes.count {
-            case 7: return equals("apns-id") ? .id : nil
-            case 10: return equals("apns-topic") ? .topic : nil
-            case 13: return equals("authorization") ? .authorization : equals("apns-priority") ? .priority : nil
-            case 14: return equals("apns-push-type") ? .pushType : nil
-            case 15: return equals("apns-expiration") ? .expiration : nil
-            case 16: return equals("apns-collapse-id") ? .collapseID : nil
-            default: return nil
-            }
+        switch name.utf8.count {
+        case 7: return name == "apns-id" ? .id : nil
+        case 10: return name == "apns-topic" ? .topic : nil
+        case 13: return name == "authorization" ? .authorization : name == "apns-priority" ? .priority : nil
+        case 14: return name == "apns-push-type" ? .pushType : nil
+        case 15: return name == "apns-expiration" ? .expiration : nil
+        case 16: return name == "apns-collapse-id" ? .collapseID : nil
+        default: return nil
         }
     }
+
 }
