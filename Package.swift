@@ -193,7 +193,7 @@ let package = Package(
         ),
         .target(
             name: "Benchmarking",
-            dependencies: ["DeviceOS", "APNsWire", "Utilities", "AuthBackend", "RS256", "FirebaseAuthCore", "Scenarios", crypto,
+            dependencies: ["DeviceOS", "APNsWire", "APNsReceiver", "Utilities", "AuthBackend", "RS256", "FirebaseAuthCore", "Scenarios", crypto,
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // What the command lines share: output, logging set-up, the Lifecycle their servers run in.

@@ -26,12 +26,11 @@ public final class RequestMetrics: Sendable {
     public func observe(route: String, status: Int, seconds: Double) {
         let bucket = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
         histograms.withLock { all in
+            // In place: a copy taken out and put back would copy the buckets on every request.
             let key = Key(route: route, status: status)
-            var histogram = all[key] ?? Histogram()
-            histogram.buckets[bucket] += 1
-            histogram.sum += seconds
-            histogram.count += 1
-            all[key] = histogram
+            all[key, default: Histogram()].buckets[bucket] += 1
+            all[key, default: Histogram()].sum += seconds
+            all[key, default: Histogram()].count += 1
         }
     }
 

@@ -1,4 +1,5 @@
 import Utilities
+import APNsReceiver
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
@@ -36,6 +37,10 @@ public enum FlowBenchmark {
         public var max: Double
         /// The process's peak resident memory (VmHWM), in megabytes, after the run.
         public var peakMegabytes: Double
+        /// Requests the backend answered, by endpoint (its last path component), per flow.
+        public var requestsPerFlow: [String: Double] = [:]
+        /// Pushes push-receiver answered 200, per flow.
+        public var pushesPerFlow: Double = 0
         public var flowsPerSecond: Double { wallSeconds > 0 ? Double(flows) / wallSeconds : 0 }
     }
 
@@ -85,6 +90,11 @@ public enum FlowBenchmark {
             }
         }
         let elapsed = clock.now - start
+        var requests: [String: Double] = [:]
+        for (key, histogram) in world.toolkit?.requestMetrics.snapshot ?? [:] {
+            requests[String(key.route.split(separator: "/").last ?? "unmatched"), default: 0] += Double(histogram.count) / Double(count)
+        }
+        let pushes = Double(world.channel.map { (try? DeliveryLog.entries(in: $0.deliveryLogFile).count) ?? 0 } ?? 0) / Double(count)
         await world.shutdown()
         latencies.sort()
         func percentile(_ p: Double) -> Double {
@@ -92,7 +102,8 @@ public enum FlowBenchmark {
         }
         return Report(path: path, flows: count, failures: failures, reCAPTCHAs: presented.value, firstFailure: firstFailure,
                       wallSeconds: elapsed.inSeconds,
-                      p50: percentile(0.5), p99: percentile(0.99), max: latencies.last ?? 0, peakMegabytes: peakResidentMegabytes())
+                      p50: percentile(0.5), p99: percentile(0.99), max: latencies.last ?? 0, peakMegabytes: peakResidentMegabytes(),
+                      requestsPerFlow: requests, pushesPerFlow: pushes)
     }
 
     /// `AUTHSIM_BENCH_STAGES` set: every 100th flow prints how long install, verify and sign-in took

@@ -1,18 +1,22 @@
 /// Hex digits for bytes: device tokens, digests, nonces.
 public enum Hex {
-    private static let lower = Array("0123456789abcdef".utf8)
-    private static let upper = Array("0123456789ABCDEF".utf8)
-
-    /// Two digits per byte, lowercase unless `uppercase`.
+    /// Two digits per byte, lowercase unless `uppercase`: one allocation (the string's), whatever
+    /// the sequence (a digest's iterator allocated per byte when read one byte at a time).
     public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
-        let digits = uppercase ? upper : lower
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+        if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0, uppercase: uppercase) }) { return text }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0, uppercase: uppercase) }
+    }
+
+    private static func encode(buffer: UnsafeBufferPointer<UInt8>, uppercase: Bool) -> String {
+        let letters = uppercase ? UInt8(ascii: "A") - 10 : UInt8(ascii: "a") - 10
+        return String(unsafeUninitializedCapacity: buffer.count * 2) { out in
+            for (index, byte) in buffer.enumerated() {
+                let high = byte >> 4, low = byte & 0x0F
+                out[2 * index] = high < 10 ? UInt8(ascii: "0") + high : letters + high
+                out[2 * index + 1] = low < 10 ? UInt8(ascii: "0") + low : letters + low
+            }
+            return buffer.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -72,12 +72,15 @@ struct Bench: AsyncParsableCommand {
             if json {
                 print(CompactJSON.encode(["path": path, "flows": report.flows, "failures": report.failures, "recaptchas": report.reCAPTCHAs,
                                           "wallSeconds": report.wallSeconds, "p50ms": report.p50, "p99ms": report.p99,
-                                          "maxms": report.max, "peakMB": report.peakMegabytes])!)
+                                          "maxms": report.max, "peakMB": report.peakMegabytes,
+                                          "requestsPerFlow": report.requestsPerFlow, "pushesPerFlow": report.pushesPerFlow])!)
             } else {
                 print(String(format: "%@: %d flows in %.2f s (%.0f flows/s), %d failed; per flow p50 %.0f ms, p99 %.0f ms, max %.0f ms; peak RSS %.0f MB",
                              path, report.flows, report.wallSeconds, report.flowsPerSecond, report.failures, report.p50, report.p99,
                              report.max, report.peakMegabytes))
                 print("  \(report.flows - report.reCAPTCHAs) of \(report.flows) apps were proven by the silent push, \(report.reCAPTCHAs) went through the reCAPTCHA page")
+                let requests = report.requestsPerFlow.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
+                print("  per flow: \(requests.joined(separator: ", ")); \(String(format: "%.2f", report.pushesPerFlow)) pushes")
                 if let first = report.firstFailure { print("first failure: \(first)") }
             }
             if report.failures > 0 { throw ExitCode(1) }

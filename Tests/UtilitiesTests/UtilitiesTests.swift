@@ -136,3 +136,17 @@ extension RecentItemsTests {
         #expect(items.all == ["c", "d"])
     }
 }
+
+@Suite("Hex")
+struct HexTests {
+    @Test("two digits per byte in either case, from an array, a slice, a digest-like sequence and nothing")
+    func encodes() {
+        let bytes: [UInt8] = [0x00, 0x0f, 0x10, 0x9a, 0xab, 0xff]
+        #expect(Hex.encode(bytes) == "000f109aabff")
+        #expect(Hex.encode(bytes, uppercase: true) == "000F109AABFF")
+        #expect(Hex.encode(bytes[2...]) == "109aabff")
+        #expect(Hex.encode(AnySequence(bytes)) == "000f109aabff")  // no contiguous storage: copied once
+        #expect(Hex.encode([UInt8]()) == "")
+        #expect(Hex.encode(0...255).count == 512)
+    }
+}
