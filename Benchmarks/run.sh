@@ -76,6 +76,21 @@ if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
   echo "| TLS (ALPN h2) | $a | $b | $(ratio $a $b)× |"
   kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
   echo "(delivery log: $(wc -l < "$WORK/state-r/deliveries.jsonl") lines for $((2 * ROUNDS * PUSHES)) pushes answered)"
+  # The same receiver with its device gateway (every accepted push handed to the device side,
+  # as push-receiver runs by default), beside it alone, taking turns.
+  start_receiver "$WORK/state-a" 24787 24789
+  ALONE=$RECEIVER
+  "$BIN/push-receiver" devices add --state "$WORK/state-w" --environment sandbox --bundle $TOPIC --token $TOKEN >/dev/null
+  "$BIN/push-receiver" --certs "$WORK/certs" --state "$WORK/state-w" --sandbox-port 24797 --no-production-listener --device-port 0 \
+    > "$WORK/state-w.log" 2>&1 &
+  GATEWAY=$!
+  for _ in $(seq 100); do grep -q "delivery log:" "$WORK/state-w.log" 2>/dev/null && break; sleep 0.1; done
+  echo; echo "### push-receiver with its device gateway vs push-receiver alone: h2load -n $PUSHES -c 4 -m 100 over TLS, best of $ROUNDS alternating runs"
+  echo "| | req/s | ratio to alone |"; echo "|---|---|---|"
+  read -r a b < <(best "h2rate https://127.0.0.1:24797 $PUSHES 4 100" "h2rate https://127.0.0.1:24787 $PUSHES 4 100")
+  echo "| push-receiver alone (--no-device-gateway) | $b | 1.00× |"
+  echo "| push-receiver with its device gateway (the default) | $a | $(ratio $a $b)× |"
+  kill $ALONE $GATEWAY; wait $ALONE $GATEWAY 2>/dev/null || true
 fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = inspector ]; then
