@@ -27,7 +27,7 @@ public enum FlowBenchmark {
         public var flows: Int
         public var failures: Int
         /// Flows that went through the reCAPTCHA page (on the silent-push path: their push came
-        /// before verifyClient's answer, or after `suggestedTimeout`).
+        /// after `suggestedTimeout`; one never comes before verifyClient's answer, as on a device).
         public var reCAPTCHAs: Int
         public var firstFailure: String?
         public var wallSeconds: Double

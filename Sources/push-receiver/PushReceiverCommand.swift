@@ -48,7 +48,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Device gateway port: simulated devices in other processes register and receive their pushes here (0: any free port).")
     var devicePort = 5223
     @Flag(help: "No device gateway.") var noDeviceGateway = false
-    @Option(help: "Milliseconds APNs takes to reach a device (a push must not overtake the backend's answer to the app).")
+    @Option(help: "Milliseconds APNs takes to reach a device (a push still never reaches an app before it has read verifyClient's answer).")
     var deliveryLatencyMs = 250
     @Option(help: "Folder with the CA, server certificate and APNs auth key (made on first use).")
     var certs = "Certs"
