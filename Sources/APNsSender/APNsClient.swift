@@ -177,6 +177,39 @@ public final class APNsClient: Sendable {
                                          payload: request.body, timeout: .milliseconds(Int64(configuration.timeout * 1000)))
     }
 
+    /// A bulk run's first phase: every connection of the pool kept full of `requests` (by index,
+    /// claimed from `claims`) from its own event loop, `concurrency` in flight across them.
+    /// Returns the tally and the pushes to send again (refused before processing); claims left
+    /// over (no connection could be had, or every one closed) stay for the caller.
+    func feed(_ requests: [PushRequest], claims: BulkClaims, concurrency: Int, assignAPNsIDs: Bool,
+              onResult: @escaping @Sendable (BulkSender.Result) -> Void) async -> BulkOutcome {
+        var connections: [APNsConnection] = []
+        for _ in 0..<max(1, configuration.connections) {
+            guard let connection = try? await pool.connection({ [self] () throws(SenderError) -> APNsConnection in try await connect() })
+            else { continue }
+            if !connections.contains(where: { $0 === connection }) { connections.append(connection) }
+        }
+        guard !connections.isEmpty, !requests.isEmpty else { return BulkOutcome() }
+        let timeout = TimeAmount.milliseconds(Int64(configuration.timeout * 1000))
+        return await withTaskGroup(of: BulkOutcome.self) { group in
+            for (index, connection) in connections.enumerated() {
+                // The streams shared out: the first connections take one more when it does not divide.
+                let window = concurrency / connections.count + (index < concurrency % connections.count ? 1 : 0)
+                guard window > 0 else { continue }
+                group.addTask { [tokens] in
+                    await BulkFeeder.run(on: connection, claims: claims, requests: requests, assignAPNsIDs: assignAPNsIDs,
+                                         tokens: tokens, timeout: timeout, window: window, onResult: onResult)
+                }
+            }
+            var total = BulkOutcome()
+            for await outcome in group {
+                total.report.add(outcome.report)
+                total.again += outcome.again
+            }
+            return total
+        }
+    }
+
     /// Closes every connection.
     public func shutdown() async {
         await pool.closeAll()

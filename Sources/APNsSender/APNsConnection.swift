@@ -69,7 +69,7 @@ final class APNsConnection: Sendable {
     func send(method: String = "POST", path: String, fields: [(name: String, value: String)], payload: [UInt8],
               timeout: TimeAmount) async throws(SenderError) -> APNsResponse {
         let result = await withUnsafeContinuation { (reply: UnsafeContinuation<Result<APNsResponse, SenderError>, Never>) in
-            post(OutgoingPush(method: method, path: path, fields: fields, body: payload, reply: reply, timeout: timeout))
+            post(OutgoingPush(method: method, path: path, fields: fields, body: payload, reply: .task(reply), timeout: timeout))
         }
         return try result.get()
     }
@@ -91,6 +91,15 @@ final class APNsConnection: Sendable {
             handler.value.enqueue(batch)
         }
     }
+
+    /// Runs `body` on the connection's event loop with its handler (a bulk feeder's pushes go
+    /// straight to it from there, with no hop per push).
+    func onLoop(_ body: @escaping @Sendable (HTTP2ClientHandler) -> Void) {
+        let handler = self.handler
+        channel.eventLoop.execute { body(handler.value) }
+    }
+
+    var eventLoop: any EventLoop { channel.eventLoop }
 
     func close() async {
         try? await channel.close()

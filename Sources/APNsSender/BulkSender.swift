@@ -58,23 +58,34 @@ public struct BulkSender: Sendable {
     }
 
     /// Sends each request `times` times, `concurrency` at once; `onResult` sees each answer as it
-    /// comes (from several tasks at once).
+    /// comes (on the connections' event loops, or from the tasks that send again: keep it short).
     ///
-    /// `concurrency` workers each send one push after another: a task per worker, not per push.
+    /// First, each connection's event loop keeps its share of the streams full and tallies the
+    /// answers itself (``BulkFeeder``: no task per push). Then worker tasks send, with
+    /// ``APNsClient/send(_:)``'s retries, the pushes the server refused before processing and any
+    /// the connections did not take (a connection that could not be made or closed early).
     public func send(_ requests: [PushRequest], times: Int = 1,
                      onResult: @escaping @Sendable (Result) -> Void = { _ in }) async -> Report {
         let total = requests.count * max(1, times)
         let start = ContinuousClock.now
-        let claims = Claims(total: total)
-        var report = Report()
+        let claims = BulkClaims(total: total)
+        let fed = await client.feed(requests, claims: claims, concurrency: concurrency, assignAPNsIDs: assignAPNsIDs, onResult: onResult)
+        var report = fed.report
+        let again = Again(fed.again)
         await withTaskGroup(of: Report.self) { group in
             for _ in 0..<min(concurrency, total) {
                 group.addTask { [client, assignAPNsIDs] in
                     var partial = Report()
                     while true {
-                        guard let index = claims.next() else { break }
-                        var request = requests[index % requests.count]
-                        if assignAPNsIDs, request.headers.apnsID == nil { request.headers.apnsID = UUID() }
+                        var request: PushRequest
+                        if let retry = again.next() {
+                            request = retry
+                        } else if let index = claims.next() {
+                            request = requests[index % requests.count]
+                            if assignAPNsIDs, request.headers.apnsID == nil { request.headers.apnsID = UUID() }
+                        } else {
+                            break
+                        }
                         let outcome: Swift.Result<APNsResponse, SenderError>
                         do throws(SenderError) { outcome = .success(try await client.send(request)) } catch { outcome = .failure(error) }
                         partial.record(outcome)
@@ -91,16 +102,9 @@ public struct BulkSender: Sendable {
     }
 }
 
-/// Hands out push indexes to the workers, each once.
-private final class Claims: Sendable {
-    private let claimed = Mutex(0)
-    private let total: Int
-    init(total: Int) { self.total = total }
-    func next() -> Int? {
-        claimed.withLock { next in
-            guard next < total else { return nil }
-            next += 1
-            return next - 1
-        }
-    }
+/// The pushes to send again, each once.
+private final class Again: Sendable {
+    private let pending: Mutex<[PushRequest]>
+    init(_ requests: [PushRequest]) { pending = Mutex(requests) }
+    func next() -> PushRequest? { pending.withLock { $0.popLast() } }
 }

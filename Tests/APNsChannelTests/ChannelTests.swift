@@ -1,3 +1,4 @@
+import Synchronization
 import APNsReceiver
 import APNsSender
 import APNsWire
@@ -96,6 +97,49 @@ struct ChannelTests {
             let log = try fixture.deliveryLog()
             #expect(log.count == 500)
             #expect(Set(log.map(\.apnsID)).count == 500)
+        }
+    }
+}
+
+extension ChannelTests {
+    @Test("a bulk run tallies each answer once, as onResult hears it: accepted, and rejected by reason")
+    func bulkTally() async throws {
+        try await withFixture { fixture in
+            let good = try fixture.device()
+            let client = try fixture.client()
+            let headers = PushHeaders(pushType: .background, topic: Fixture.bundleID)
+            let requests = [PushRequest(deviceToken: good, headers: headers, payload: Fixture.silent),
+                            PushRequest(deviceToken: DeviceToken.random(), headers: headers, payload: Fixture.silent),
+                            PushRequest(rawDeviceToken: "not-hex", headers: headers, payload: Fixture.silent)]
+            let heard = Mutex<[String: Int]>([:])
+            let report = await BulkSender(client: client, concurrency: 64).send(requests, times: 200) { result in
+                let key = switch result.outcome {
+                case .success(let response): response.reason?.rawValue ?? "\(response.status)"
+                case .failure(let error): "\(error.code)"
+                }
+                heard.withLock { $0[key, default: 0] += 1 }
+            }
+            await client.shutdown()
+            #expect(report.sent == 600 && report.accepted == 200 && report.rejected == 400 && report.unanswered == 0)
+            #expect(report.reasons == [.badDeviceToken: 400])
+            #expect(heard.withLock { $0 } == ["200": 200, "BadDeviceToken": 400])
+            #expect(try fixture.deliveryLog().count == 200)
+        }
+    }
+
+    @Test("a bulk run with no server to reach ends, every push counted unanswered")
+    func bulkWithoutServer() async throws {
+        try await withFixture { fixture in
+            // Nothing listens on the loopback's port 9: every connection is refused at once.
+            var configuration = APNsClientConfiguration.local(.sandbox, port: 9, caPEM: fixture.channel.credentials.caCertificatePEM)
+            configuration.retries = 0
+            let client = try APNsClient(configuration: configuration,
+                                        tokens: try ProviderTokenCache(signer: fixture.key.signer, clock: fixture.clock))
+            let request = PushRequest(deviceToken: DeviceToken.random(), headers: PushHeaders(pushType: .background, topic: Fixture.bundleID),
+                                      payload: Fixture.silent)
+            let report = await BulkSender(client: client, concurrency: 8).send([request], times: 20)
+            await client.shutdown()
+            #expect(report.sent == 20 && report.unanswered == 20 && report.accepted == 0)
         }
     }
 }

@@ -135,7 +135,7 @@ struct EmbeddedHandlerTests {
 
     private func push(_ reply: UnsafeContinuation<Result<APNsResponse, SenderError>, Never>) -> OutgoingPush {
         OutgoingPush(method: "POST", path: "/3/device/ab", fields: [("apns-topic", Fixture.bundleID)], body: Array("{}".utf8),
-                     reply: reply, timeout: .seconds(30))
+                     reply: .task(reply), timeout: .seconds(30))
     }
 
     @Test("the sender: an answer is read back with its apns-id; a JSON reason with an error status")

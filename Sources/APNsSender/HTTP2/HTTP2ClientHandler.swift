@@ -34,6 +34,21 @@ final class ClientConnectionState: Sendable {
     }
 }
 
+/// Who hears a push's fate, exactly once, on the connection's event loop.
+enum PushReply: Sendable {
+    /// A task waiting in ``APNsConnection/send(method:path:fields:payload:timeout:)``.
+    case task(UnsafeContinuation<Result<APNsResponse, SenderError>, Never>)
+    /// A bulk run's feeder (``BulkFeeder``), on the event loop: it may hand the handler the next push at once.
+    case onLoop(@Sendable (Result<APNsResponse, SenderError>) -> Void)
+
+    func deliver(_ result: Result<APNsResponse, SenderError>) {
+        switch self {
+        case .task(let continuation): continuation.resume(returning: result)
+        case .onLoop(let hear): hear(result)
+        }
+    }
+}
+
 /// One push waiting for a stream.
 struct OutgoingPush: Sendable {
     var method: String
@@ -41,14 +56,14 @@ struct OutgoingPush: Sendable {
     var fields: [(name: String, value: String)]
     var body: [UInt8]
     /// Resumed exactly once, on the event loop: with the answer or with why there is none.
-    var reply: UnsafeContinuation<Result<APNsResponse, SenderError>, Never>
+    var reply: PushReply
     var timeout: TimeAmount
     /// When "no answer within `timeout`" is due: counted from when the push was handed over, so a
     /// push that waits for a free stream does not wait longer.
     let deadline: NIODeadline
 
     init(method: String, path: String, fields: [(name: String, value: String)], body: [UInt8],
-         reply: UnsafeContinuation<Result<APNsResponse, SenderError>, Never>, timeout: TimeAmount) {
+         reply: PushReply, timeout: TimeAmount) {
         self.method = method
         self.path = path
         self.fields = fields
@@ -58,7 +73,7 @@ struct OutgoingPush: Sendable {
         self.deadline = .now() + timeout
     }
 
-    func fail(_ error: SenderError) { reply.resume(returning: .failure(error)) }
+    func fail(_ error: SenderError) { reply.deliver(.failure(error)) }
     var timedOut: SenderError { SenderError(.timeout, "no answer within \(timeout.nanoseconds / 1_000_000_000) s") }
 }
 
@@ -81,7 +96,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     private final class Stream {
         let id: UInt32
-        let reply: UnsafeContinuation<Result<APNsResponse, SenderError>, Never>
+        let reply: PushReply
         var response = APNsResponse(status: 0)
         var body: [UInt8] = []
         let deadline: NIODeadline
@@ -141,8 +156,9 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     // MARK: Sending
 
-    /// Sends pushes now, or when a stream is free.
-    func enqueue(_ pushes: [OutgoingPush]) {
+    /// Sends pushes now, or when a stream is free. Without `flush` the bytes wait for the next
+    /// flush: a bulk feeder adding a push as an answer is read leaves it to read-complete's.
+    func enqueue(_ pushes: [OutgoingPush], flush flushesNow: Bool = true) {
         for push in pushes {
             guard !closed, state.usable else {
                 push.fail(SenderError(.connectionClosed, "the connection was closing before the push was sent: not processed, safe to retry"))
@@ -155,7 +171,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
                 if timerDeadline.map({ push.deadline < $0 }) ?? true { armTimer(at: push.deadline) }
             }
         }
-        flush()
+        if flushesNow { flush() }
     }
 
     private func open(_ push: OutgoingPush) {
@@ -351,7 +367,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     private func finish(_ stream: Stream, _ result: Result<APNsResponse, SenderError>) {
         guard streams.removeValue(forKey: stream.id) != nil else { return }
-        stream.reply.resume(returning: result)
+        stream.reply.deliver(result)
         if !closed { startWaiting() }
     }
 
