@@ -43,6 +43,9 @@ extension PushDeliveryHandler {
 final class DeliveryQueue: Sendable {
     private struct State {
         var pending: [HandedPush] = []
+        /// The last batch's array, emptied, kept for the next: pushes are appended without the
+        /// array growing from nothing (and copying itself) batch after batch.
+        var spare: [HandedPush] = []
         var draining = false
     }
     private let state = Mutex(State())
@@ -63,13 +66,17 @@ final class DeliveryQueue: Sendable {
 
     private func drain() async {
         while true {
-            let batch = state.withLock { state -> [HandedPush] in
+            var batch = state.withLock { state -> [HandedPush] in
                 if state.pending.isEmpty { state.draining = false }
-                defer { state.pending = [] }
-                return state.pending
+                var batch = state.spare
+                swap(&batch, &state.pending)
+                state.spare = []
+                return batch
             }
             guard !batch.isEmpty else { return }
             await handler.deliver(batch: batch)
+            batch.removeAll(keepingCapacity: true)
+            state.withLock { $0.spare = batch }
         }
     }
 }

@@ -22,8 +22,12 @@ public actor DeviceHub: PushDeliveryHandler {
     private var remote: [DeviceKey: [Int: @Sendable (AcceptedPush) -> Void]] = [:]
     private var nextRemoteID = 0
     /// The latest pushes (at most 1000) that reached the hub but no app: for `authsim explain`.
-    public var undelivered: [(push: AcceptedPush, why: String)] { undeliveredRing.all }
-    private var undeliveredRing = RecentItems<(push: AcceptedPush, why: String)>(capacity: 1000)
+    public var undelivered: [(push: AcceptedPush, why: String)] { undeliveredRing.all.map { ($0.push, $0.note.text(for: $0.push)) } }
+    private var undeliveredRing = RecentItems<Undelivered>(capacity: 1000)
+    private struct Undelivered {
+        let push: AcceptedPush
+        let note: DeliveryNote
+    }
 
     /// How long APNs takes to reach the device: real pushes take tens of milliseconds to seconds.
     /// A push never reaches an app before the app has read the answer that announced it, whatever
@@ -34,9 +38,9 @@ public actor DeviceHub: PushDeliveryHandler {
     public private(set) var losesPushes = false
 
     /// Hears what became of each push the hub was given (the inspector's "what the device did").
-    private let observer: (@Sendable (AcceptedPush, String) -> Void)?
+    private let observer: (@Sendable (AcceptedPush, DeliveryNote) -> Void)?
 
-    public init(latency: Duration = .zero, observer: (@Sendable (AcceptedPush, String) -> Void)? = nil) {
+    public init(latency: Duration = .zero, observer: (@Sendable (AcceptedPush, DeliveryNote) -> Void)? = nil) {
         self.latency = latency
         self.observer = observer
     }
@@ -117,40 +121,69 @@ public actor DeviceHub: PushDeliveryHandler {
     private func route(_ handed: HandedPush, from start: ContinuousClock.Instant, awaitingApp: Bool) async {
         let push = handed.push
         guard push.isBackground else {  // alerts go to the user, not to the app's delegate
-            observer?(push, "an alert: shown to the user; the app's delegate does not get it")
+            observer?(push, .alert)
             return
         }
         if latency > .zero, start + latency > .now { try? await Task.sleep(until: start + latency, clock: .continuous) }
         while paused { await withCheckedContinuation { resumers.append($0) } }
         if losesPushes {
-            note(push, "lost on the way: the device is offline")
+            note(push, .lost)
             onLost?(push)
             return
         }
         let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
         if let sinks = remote[key], !sinks.isEmpty {
             for sink in sinks.values { sink(push) }
-            observer?(push, "handed to the device (connected through the device gateway) after \(latency) of APNs latency")
+            observer?(push, .handedToGateway(latency: latency))
             return
         }
         guard let device = apps[key] else {
-            note(push, "no simulated device has token \(push.deviceToken.short) in \(push.environment)")
+            note(push, .noDevice)
             return
         }
         guard let app = device[push.bundleID] else {
-            note(push, "the device has no app \(push.bundleID)")
+            note(push, .noApp)
             return
         }
         let observer = observer
         let handOver: @Sendable () async -> Void = {
             await app.didReceiveRemoteNotification(push.payload, push: push)
-            observer?(push, "handed to \(push.bundleID)'s app delegate (application(_:didReceiveRemoteNotification:fetchCompletionHandler:))")
+            observer?(push, .handedToApp)
         }
         if awaitingApp { await handOver() } else { Task { await handOver() } }
     }
 
-    private func note(_ push: AcceptedPush, _ why: String) {
+    private func note(_ push: AcceptedPush, _ why: DeliveryNote) {
         observer?(push, why)
-        undeliveredRing.append((push, why))
+        undeliveredRing.append(Undelivered(push: push, note: why))
+    }
+}
+
+/// What the device side did with a push, as the hub saw it. A value, made at every push's rate;
+/// its sentence (``text(for:)``) is written only when someone reads it.
+public enum DeliveryNote: Sendable, Hashable {
+    /// An alert: the user sees it; the app's delegate does not get it.
+    case alert
+    /// The network lost it (the device is offline).
+    case lost
+    /// Handed to a device connected through the device gateway, after the APNs latency.
+    case handedToGateway(latency: Duration)
+    /// No simulated device has the token in the push's environment.
+    case noDevice
+    /// The device has no app with the push's bundle ID.
+    case noApp
+    /// Handed to the app's delegate.
+    case handedToApp
+
+    /// The sentence for `push`.
+    public func text(for push: AcceptedPush) -> String {
+        switch self {
+        case .alert: "an alert: shown to the user; the app's delegate does not get it"
+        case .lost: "lost on the way: the device is offline"
+        case .handedToGateway(let latency): "handed to the device (connected through the device gateway) after \(latency) of APNs latency"
+        case .noDevice: "no simulated device has token \(push.deviceToken.short) in \(push.environment)"
+        case .noApp: "the device has no app \(push.bundleID)"
+        case .handedToApp: "handed to \(push.bundleID)'s app delegate (application(_:didReceiveRemoteNotification:fetchCompletionHandler:))"
+        }
     }
 }

@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsWire
 import Causes
+import DeviceLink
 import Foundation
 import Synchronization
 import Utilities
@@ -79,7 +80,7 @@ public final class PushHistory: Sendable {
         var refused: [CounterKey: Int] = [:]
         var subscribers: [ObjectIdentifier: Subscription] = [:]
         /// What the device side did with a push, by apns-id (the newest `capacity`).
-        var deliveries: [String: String] = [:]
+        var deliveries: [String: DeliveryNote] = [:]
         /// The pushes with a delivery note, oldest first: the oldest note goes when one more comes.
         var deliveryOrder: RecentItems<String>
     }
@@ -124,7 +125,8 @@ public final class PushHistory: Sendable {
 
 
     /// What the device side did with the push `apnsID` (the device hub's observer).
-    public func noteDelivery(apnsID: String, _ what: String) {
+    /// Keeps the note as a value; its sentence is written when the push is read.
+    public func noteDelivery(apnsID: String, _ what: DeliveryNote) {
         state.withLock { state in
             guard state.deliveries.updateValue(what, forKey: apnsID) == nil else { return }
             if let evicted = state.deliveryOrder.append(apnsID) { state.deliveries[evicted] = nil }
@@ -146,7 +148,7 @@ public final class PushHistory: Sendable {
 
     /// The pushes `pick` chooses, each with what the device side did with it, read under one lock
     /// (not one per push).
-    private func withDeliveries(_ pick: (State) -> [Stored]) -> [(Stored, String?)] {
+    private func withDeliveries(_ pick: (State) -> [Stored]) -> [(Stored, DeliveryNote?)] {
         state.withLock { state in
             pick(state).map { stored in
                 if case .accepted(let push) = stored.raw { (stored, state.deliveries[push.apnsID]) } else { (stored, nil) }
@@ -264,12 +266,12 @@ public final class PushHistory: Sendable {
         return (withDeliveries { _ in items }.map(inspect), skipped)
     }
 
-    func inspect(_ stored: Stored, delivery: String?) -> InspectedPush {
+    func inspect(_ stored: Stored, delivery: DeliveryNote?) -> InspectedPush {
         switch stored.raw {
         case .accepted(let push):
             var inspected = Self.inspect(push)(stored.id)
             inspected.device = push.dropped ? "dropped by a fault: answered 200, never delivered"
-                : delivery ?? "on its way (or no device side in this process)"
+                : delivery?.text(for: push) ?? "on its way (or no device side in this process)"
             return inspected
         case .refused(let request): return inspect(request)(stored.id)
         }
