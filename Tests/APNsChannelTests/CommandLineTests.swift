@@ -85,5 +85,8 @@ struct CommandLineTests {
         let receiver = try executable("push-receiver")
         let badFault = try await runProgram([receiver, "--fault", "explode", "--certs", temporaryDirectory(#function).path])
         #expect(badFault.status != 0)
+        let noThreads = try await runProgram(["sh", "-c", "'\(receiver)' --threads 0 --certs '\(temporaryDirectory(#function).path)' 2>&1"])
+        #expect(noThreads.status != 0)
+        #expect(noThreads.output.contains("--threads must be between 1 and 256, not 0"))
     }
 }
