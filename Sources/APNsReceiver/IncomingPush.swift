@@ -73,12 +73,12 @@ public struct KnownHeaders: Sendable {
     /// then by content (most of these fit in a small string, compared as two words).
     private static func name(_ name: String) -> Name? {
         switch name.utf8.count {
-        case 7: return name == "apns-id" ? .id : nil
-        case 10: return name == "apns-topic" ? .topic : nil
-        case 13: return name == "authorization" ? .authorization : name == "apns-priority" ? .priority : nil
-        case 14: return name == "apns-push-type" ? .pushType : nil
-        case 15: return name == "apns-expiration" ? .expiration : nil
-        case 16: return name == "apns-collapse-id" ? .collapseID : nil
+        case 7: return name == APNsHeader.id ? .id : nil
+        case 10: return name == APNsHeader.topic ? .topic : nil
+        case 13: return name == APNsHeader.authorization ? .authorization : name == APNsHeader.priority ? .priority : nil
+        case 14: return name == APNsHeader.pushType ? .pushType : nil
+        case 15: return name == APNsHeader.expiration ? .expiration : nil
+        case 16: return name == APNsHeader.collapseID ? .collapseID : nil
         default: return nil
         }
     }

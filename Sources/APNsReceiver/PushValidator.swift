@@ -137,8 +137,7 @@ public struct PushValidator: Sendable {
         } else {
             pushType = .alert
         }
-        let topicSuffix = pushType.requiredTopicSuffix
-        if let suffix = topicSuffix, !topic.hasSuffix(suffix) {
+        if let suffix = pushType.requiredTopicSuffix, !topic.hasSuffix(suffix) {
             throw PushRejection(.badTopic, "a \(pushType) push needs the topic <bundle ID>\(suffix), not \(topic)")
         }
         if pushType == .background, let priority, priority == .immediate {
@@ -166,7 +165,7 @@ public struct PushValidator: Sendable {
             if rawToken.utf8.contains(UInt8(ascii: "?")) { throw badPath() }
             throw PushRejection(.badDeviceToken, "device token \"\(Self.quote(rawToken))\" is not an even-length hex string")
         }
-        let bundleID = topicSuffix.map { String(topic.utf8.dropLast($0.utf8.count))! } ?? topic
+        let bundleID = pushType.bundleID(forTopic: topic)
         guard let device = registry.lookup(token, in: environment) else {
             let other: APNsEnvironment = environment == .sandbox ? .production : .sandbox
             if registry.lookup(token, in: other) != nil {

@@ -62,7 +62,7 @@ struct PushExchange {
     func decide(_ request: IncomingPush) -> PushDecision {
         // After GOAWAY nothing new is processed: the stream is refused, so the client may send it again.
         if connection.closing { return .refuse }
-        let rawToken = request.path.map { $0.hasPrefix("/3/device/") ? String($0.dropFirst(10)) : "" } ?? ""
+        let rawToken = request.deviceTokenText ?? ""
         var delay: Int?
         var drop = false
         if let fault = services.faults.take(token: rawToken, environment: connection.environment) {
@@ -131,6 +131,6 @@ struct PushExchange {
 
     /// The `apns-id` an error answer carries: the request's when it is a UUID, else a new one.
     private func answerID(for request: IncomingPush) -> String {
-        request.header(APNsHeader.id).flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? connection.auth.ids.uuid()
+        request.known.id.flatMap { parseAPNsID($0) != nil ? $0 : nil } ?? connection.auth.ids.uuid()
     }
 }
