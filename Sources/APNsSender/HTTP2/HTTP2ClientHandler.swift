@@ -156,9 +156,8 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     // MARK: Sending
 
-    /// Sends pushes now, or when a stream is free. Without `flush` the bytes wait for the next
-    /// flush: a bulk feeder adding a push as an answer is read leaves it to read-complete's.
-    func enqueue(_ pushes: [OutgoingPush], flush flushesNow: Bool = true) {
+    /// Sends pushes now, or when a stream is free.
+    func enqueue(_ pushes: [OutgoingPush]) {
         for push in pushes {
             guard !closed, state.usable else {
                 push.fail(SenderError(.connectionClosed, "the connection was closing before the push was sent: not processed, safe to retry"))
@@ -171,7 +170,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
                 if timerDeadline.map({ push.deadline < $0 }) ?? true { armTimer(at: push.deadline) }
             }
         }
-        if flushesNow { flush() }
+        flush()
     }
 
     private func open(_ push: OutgoingPush) {
