@@ -34,6 +34,8 @@ public actor IdentityToolkit {
     /// What became of the latest silent pushes (at most 1000): `GET /emulator/v1/projects/{p}/silentPushes`,
     /// so that an app in another process can say why no push came.
     var silentPushes: [SilentPushRecord] = []
+    /// Every silent push's outcome, counted.
+    public private(set) var silentPushTally = SilentPushTally()
     /// Where every change is written before its answer goes out (`nil`: memory only).
     private let journal: BackendJournal?
     private var commitsSincePurge = 0
@@ -117,6 +119,7 @@ public actor IdentityToolkit {
         silentPushes.append(SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: RFC3339.string(clock.now), status: result.status,
                                              reason: result.reason?.rawValue, error: result.error))
         if silentPushes.count > 1000 { silentPushes.removeFirst(silentPushes.count - 1000) }
+        silentPushTally.add(result)
         var metadata: Logger.Metadata = ["device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))"]
         if let status = result.status { metadata["status"] = "\(status)" }
         if let reason = result.reason { metadata["reason"] = "\(reason)" }

@@ -41,6 +41,9 @@ public enum FlowBenchmark {
         public var requestsPerFlow: [String: Double] = [:]
         /// Pushes push-receiver answered 200, per flow.
         public var pushesPerFlow: Double = 0
+        /// What APNs (push-receiver) said to the backend's silent pushes. Any not accepted means the
+        /// run measured something else than it says (the flows fell back to reCAPTCHA).
+        public var pushTally = SilentPushTally()
         public var flowsPerSecond: Double { wallSeconds > 0 ? Double(flows) / wallSeconds : 0 }
     }
 
@@ -94,6 +97,7 @@ public enum FlowBenchmark {
         for (key, histogram) in world.toolkit?.requestMetrics.snapshot ?? [:] {
             requests[String(key.route.split(separator: "/").last ?? "unmatched"), default: 0] += Double(histogram.count) / Double(count)
         }
+        let pushTally = await world.toolkit?.silentPushTally ?? SilentPushTally()
         let pushes = Double(world.channel.map { (try? DeliveryLog.entries(in: $0.deliveryLogFile).count) ?? 0 } ?? 0) / Double(count)
         await world.shutdown()
         latencies.sort()
@@ -103,7 +107,7 @@ public enum FlowBenchmark {
         return Report(path: path, flows: count, failures: failures, reCAPTCHAs: presented.value, firstFailure: firstFailure,
                       wallSeconds: elapsed.inSeconds,
                       p50: percentile(0.5), p99: percentile(0.99), max: latencies.last ?? 0, peakMegabytes: peakResidentMegabytes(),
-                      requestsPerFlow: requests, pushesPerFlow: pushes)
+                      requestsPerFlow: requests, pushesPerFlow: pushes, pushTally: pushTally)
     }
 
     /// `AUTHSIM_BENCH_STAGES` set: every 100th flow prints how long install, verify and sign-in took

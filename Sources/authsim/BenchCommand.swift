@@ -73,7 +73,9 @@ struct Bench: AsyncParsableCommand {
                 print(CompactJSON.encode(["path": path, "flows": report.flows, "failures": report.failures, "recaptchas": report.reCAPTCHAs,
                                           "wallSeconds": report.wallSeconds, "p50ms": report.p50, "p99ms": report.p99,
                                           "maxms": report.max, "peakMB": report.peakMegabytes,
-                                          "requestsPerFlow": report.requestsPerFlow, "pushesPerFlow": report.pushesPerFlow])!)
+                                          "requestsPerFlow": report.requestsPerFlow, "pushesPerFlow": report.pushesPerFlow,
+                                          "pushesAccepted": report.pushTally.accepted, "pushesRefused": report.pushTally.refused,
+                                          "pushesNotSent": report.pushTally.unsent, "firstPushProblem": report.pushTally.firstProblem ?? ""])!)
             } else {
                 print(String(format: "%@: %d flows in %.2f s (%.0f flows/s), %d failed; per flow p50 %.0f ms, p99 %.0f ms, max %.0f ms; peak RSS %.0f MB",
                              path, report.flows, report.wallSeconds, report.flowsPerSecond, report.failures, report.p50, report.p99,
@@ -83,7 +85,12 @@ struct Bench: AsyncParsableCommand {
                 print("  per flow: \(requests.joined(separator: ", ")); \(String(format: "%.2f", report.pushesPerFlow)) pushes")
                 if let first = report.firstFailure { print("first failure: \(first)") }
             }
-            if report.failures > 0 { throw ExitCode(1) }
+            let tally = report.pushTally
+            if tally.refused + tally.unsent > 0 {
+                // The flows still signed in (through reCAPTCHA), but the run did not measure the path it names.
+                FileHandle.standardError.write(Data("error: \(tally.refused) silent pushes were refused and \(tally.unsent) not sent (\(tally.accepted) accepted); first: \(tally.firstProblem ?? "?")\n".utf8))
+            }
+            if report.failures > 0 || tally.refused + tally.unsent > 0 { throw ExitCode(1) }
         }
     }
 }

@@ -67,6 +67,8 @@ struct SilentPushSignInTests {
                 }
             }
             #expect(verified == 24)
+            let tally = await world.toolkit!.silentPushTally
+            #expect(tally.accepted == 24 && tally.refused == 0 && tally.unsent == 0)
         }
     }
 
@@ -87,6 +89,9 @@ struct SilentPushSignInTests {
             #expect(auth.cachedCredential == nil)
             #expect(auth.pendingReceipts.count == 1)
             #expect(try fixtureLogCount(world) == 0)
+            // Counted for whoever expected every push through (authsim bench flows fails on it).
+            let tally = await world.toolkit!.silentPushTally
+            #expect(tally.refused == 1 && tally.accepted == 0 && tally.firstProblem == "APNs answered 400 BadDeviceToken")
             guard auth.lastAppVerification == .reCAPTCHA, auth.lastFallbackReason != nil else {
                 Issue.record("no fallback")
                 return

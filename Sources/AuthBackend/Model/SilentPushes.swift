@@ -22,6 +22,32 @@ public struct SilentPushesResponse: Codable, Sendable, Hashable {
     public var silentPushes: [SilentPushRecord]
 }
 
+/// How verifyClient's silent pushes went since the backend started: every one counted, unlike
+/// ``SilentPushRecord``s, of which only the latest are kept. A benchmark or a test that expects every
+/// push through says why some were not from this.
+public struct SilentPushTally: Sendable, Hashable {
+    /// Answered 200 by APNs.
+    public var accepted = 0
+    /// Answered with an error status (`BadDeviceToken`, `TooManyProviderTokenUpdates`, …).
+    public var refused = 0
+    /// Never answered: nothing listening, TLS refused, a timeout, no sender.
+    public var unsent = 0
+    /// The first refusal's or failure's account, as the backend logged it.
+    public var firstProblem: String?
+    public init() {}
+
+    mutating func add(_ result: PushResult) {
+        if result.accepted { accepted += 1; return }
+        if let status = result.status {
+            refused += 1
+            if firstProblem == nil { firstProblem = "APNs answered \(status)\(result.reason.map { " \($0.rawValue)" } ?? "")" }
+        } else {
+            unsent += 1
+            if firstProblem == nil { firstProblem = "not sent: \(result.error ?? "no reason given")" }
+        }
+    }
+}
+
 /// Sends the silent push that carries an app credential's secret. The backend's only way out to APNs.
 public protocol SilentPusher: Sendable {
     func push(token: DeviceToken, environment: APNsEnvironment, topic: String, payload: [UInt8]) async -> PushResult
