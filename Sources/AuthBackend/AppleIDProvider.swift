@@ -221,9 +221,8 @@ public final class AppleIDProvider: Sendable {
     /// the JWKS (`jwks`, as fetched from `https://appleid.apple.com/auth/keys`) lists under the
     /// token's `kid`, rebuilt from its `n` and `e`. Returns the claims; the caller checks them.
     public static func verifySignature(_ token: String, jwks: JSONWebKeySet) throws(IdentityToolkitError) -> AppleIdentityTokenClaims {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
-              let signature = Base64URL.decode(parts[2]),
+        guard let jws = CompactJWS(token), let headerBytes = Base64URL.decode(jws.header), let claimBytes = Base64URL.decode(jws.payload),
+              let signature = Base64URL.decode(jws.signature),
               let header = try? IdentityToolkitJSON.decode(JWTHeader.self, from: headerBytes),
               let claims = try? IdentityToolkitJSON.decode(AppleIdentityTokenClaims.self, from: claimBytes)
         else { throw IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired.") }
@@ -236,7 +235,7 @@ public final class AppleIDProvider: Sendable {
         else {
             throw IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: no RSA key \(header.kid ?? "none") in https://appleid.apple.com/auth/keys")
         }
-        let input = Array((parts[0] + "." + parts[1]).utf8)
+        let input = Array(jws.signingInput.utf8)
         guard publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5) else {
             throw IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: the signature does not verify")
         }

@@ -90,11 +90,10 @@ public struct IDTokenSigner: Sendable {
     /// The claims of one of this signer's tokens, if it is valid at `now`: RS256 under our `kid`
     /// only (no `none`, no other algorithm), our project, not expired.
     public func verifiedClaims(_ token: String, now: Date) -> FirebaseIDTokenClaims? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == headerSegment[...] || headerMatches(parts[0]),
-              let claimBytes = Base64URL.decode(parts[1]), let signatureBytes = Base64URL.decode(parts[2]),
+        guard let jws = CompactJWS(token), jws.header == headerSegment[...] || headerMatches(jws.header),
+              let claimBytes = Base64URL.decode(jws.payload), let signatureBytes = Base64URL.decode(jws.signature),
               key.publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signatureBytes),
-                                             for: Array((parts[0] + "." + parts[1]).utf8), padding: .insecurePKCS1v1_5),
+                                             for: Array(jws.signingInput.utf8), padding: .insecurePKCS1v1_5),
               let claims = try? IdentityToolkitJSON.decode(FirebaseIDTokenClaims.self, from: claimBytes),
               claims.aud == projectID, Double(claims.exp) > now.timeIntervalSince1970
         else { return nil }

@@ -398,8 +398,7 @@ extension IdentityToolkit {
             }
             payload = parsed
         } else {
-            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 3, let bytes = Base64URL.decode(parts[1]),
+            guard let jws = CompactJWS(token), let bytes = Base64URL.decode(jws.payload),
                   let parsed = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) else {
                 throw reject(endpoint, IdentityToolkitError(.invalidCustomToken, "Invalid assertion format"))
             }
@@ -507,10 +506,20 @@ extension IdentityToolkit {
     }
 
     /// Letters and digits, as the emulator's `randomId`.
+    /// From BoringSSL's CSPRNG in user space (the system generator made a getrandom call per
+    /// character), without modulo bias: bytes of 248 and above are drawn again.
     static func randomID(length: Int) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-        var generator = SystemRandomNumberGenerator()
-        return String((0..<length).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] })
+        var characters: [UInt8] = []
+        characters.reserveCapacity(length)
+        while characters.count < length {
+            SymmetricKey(size: SymmetricKeySize(bitCount: (length - characters.count + 8) * 8)).withUnsafeBytes { random in
+                for byte in random where byte < 248 && characters.count < length {
+                    characters.append(idAlphabet[Int(byte % 62)])
+                }
+            }
+        }
+        return String(decoding: characters, as: UTF8.self)
     }
+    private static let idAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
 
 }

@@ -392,8 +392,7 @@ public final class Auth: AppDelegateInterceptor {
 
     /// The `sub` claim of a JWT, unverified (the backend vouches for its own answer).
     static func subject(of jwt: String) -> String? {
-        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+        guard let jws = CompactJWS(jwt), let payload = Base64URL.decode(jws.payload),
               let claims = try? JSONDecoder().decode(Subject.self, from: Data(payload)) else { return nil }
         return claims.sub
     }

@@ -43,4 +43,17 @@ struct IDTokenSignerTests {
         let error = #expect(throws: RS256Error.self) { try RS256Signer(privateKeyDER: Array(p256.derRepresentation)) }
         #expect(error?.message == "the key is not an RSA key")
     }
+
+    @Test("user IDs are 28 letters and digits, as the emulator's randomId, each of the 62 drawn about as often")
+    func randomIDs() {
+        var counts: [Character: Int] = [:]
+        for _ in 0..<2_000 {
+            let id = IdentityToolkit.randomID(length: 28)
+            #expect(id.count == 28 && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) })
+            for character in id { counts[character, default: 0] += 1 }
+        }
+        // 56,000 draws: about 903 each; a biased modulo (256 % 62) would give the first 8 about 1,053.
+        #expect(counts.count == 62)
+        #expect(counts.values.allSatisfy { (750...1_060).contains($0) }, "\(counts.sorted { $0.key < $1.key })")
+    }
 }

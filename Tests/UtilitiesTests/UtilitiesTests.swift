@@ -64,6 +64,24 @@ struct Base64URLTests {
     }
 }
 
+@Suite("Compact JWS")
+struct CompactJWSTests {
+    @Test("splits at exactly two dots, as String.split did for every token it accepted; refuses one, three or no dots")
+    func segments() throws {
+        let jws = try #require(CompactJWS("eyJh.eyJz.c2ln"))
+        #expect(jws.header == "eyJh" && jws.payload == "eyJz" && jws.signature == "c2ln" && jws.signingInput == "eyJh.eyJz")
+        let empty = try #require(CompactJWS(".."))
+        #expect(empty.header.isEmpty && empty.payload.isEmpty && empty.signature.isEmpty && empty.signingInput == ".")
+        // A non-ASCII character stays whole in its segment (the base64url decode refuses it later).
+        let accented = try #require(CompactJWS("é.ü.ß"))
+        #expect(accented.header == "é" && accented.payload == "ü" && accented.signature == "ß" && accented.signingInput == "é.ü")
+        for bad in ["", "abc", "a.b", "a.b.c.d", "...", "a.b.c."] {
+            #expect(CompactJWS(bad) == nil, "\(bad)")
+            #expect(bad.split(separator: ".", omittingEmptySubsequences: false).count != 3)
+        }
+    }
+}
+
 @Suite("Waiters")
 struct WaitersTests {
     /// Waiters kept under a lock, as their owners keep them.
