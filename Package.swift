@@ -216,7 +216,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "redirect-interceptor",
-            dependencies: ["RedirectInterceptor", "CommandSupport", argumentParser]
+            dependencies: ["RedirectInterceptor", "Utilities", "CommandSupport", argumentParser]
         ),
         .executableTarget(
             name: "authsim",

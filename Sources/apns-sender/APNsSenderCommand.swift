@@ -20,7 +20,8 @@ struct APNsSenderCommand: AsyncParsableCommand {
               --host H [--port P] [--ca F]  anywhere else; SNI and :authority name Apple's host for --environment
 
             Exit status: 0 when every push was answered 200, 1 when any was rejected, 2 when any got no answer.
-            """)
+            """,
+        version: AuthsimVersion.current)
 
     @Argument(help: "Payload files: APNs JSON, or xcrun simctl push .apns files (\"Simulator Target Bundle\" sets the topic).")
     var payloads: [String] = []

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Utilities
 import CommandSupport
 import Diagnostics
 import Foundation
@@ -10,6 +11,7 @@ struct AuthsimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "authsim",
         abstract: "Run Firebase phone-auth app-verification scenarios on Linux, over the real wire formats.",
+        version: AuthsimVersion.current,
         subcommands: [Demo.self, Run.self, Explain.self, Doctor.self, Serve.self, Backend.self, Phone.self, SampleAppCommand.self, Bench.self],
         defaultSubcommand: Demo.self)
 }

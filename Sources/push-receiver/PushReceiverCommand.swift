@@ -19,6 +19,7 @@ struct PushReceiverCommand: AsyncParsableCommand {
             (api.push.apple.com, api.sandbox.push.apple.com) gets that environment on either port.
             Keys and certificates come from --certs (made there on first use).
             """,
+        version: AuthsimVersion.current,
         subcommands: [Serve.self, Devices.self, Reset.self],
         defaultSubcommand: Serve.self)
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Utilities
 import CommandSupport
 import Foundation
 import RedirectInterceptor
@@ -14,6 +15,7 @@ struct RedirectInterceptorCommand: AsyncParsableCommand {
             `register` makes this program the desktop's x-scheme-handler for a scheme, so that xdg-open and browsers \
             start it with the URL, as iOS opens an app from its CFBundleURLTypes.
             """,
+        version: AuthsimVersion.current,
         subcommands: [Open.self, Register.self, Unregister.self, Status.self],
         defaultSubcommand: Open.self)
 }

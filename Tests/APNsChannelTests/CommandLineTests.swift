@@ -1,5 +1,6 @@
 import APNsWire
 import Foundation
+import Utilities
 import TestSupport
 import Testing
 
@@ -73,6 +74,15 @@ struct CommandLineTests {
         #expect(reportOnly.status == 0)
         let badFailOn = try await runProgram([try executable("authsim"), "explain", "--receiver-state", state, "--fail-on", "sometimes"])
         #expect(badFailOn.status != 0 && badFailOn.status != 1)
+    }
+
+    @Test("every executable says the one version (Utilities.AuthsimVersion) with --version, and exits 0")
+    func versions() async throws {
+        for name in ["authsim", "push-receiver", "apns-sender", "redirect-interceptor"] {
+            let result = try await runProgram([try executable(name), "--version"])
+            #expect(result.status == 0, "\(name)")
+            #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines) == AuthsimVersion.current, "\(name): \(result.output)")
+        }
     }
 
     @Test("bad options get clear errors, not crashes")
