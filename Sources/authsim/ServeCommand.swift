@@ -40,6 +40,9 @@ struct Serve: AsyncParsableCommand {
     var exportOnExit: String?
     @Option(name: .customLong("fault"), help: "A push-receiver fault at start (push-receiver --fault syntax; repeatable; the Faults page changes them live).")
     var faults: [String] = []
+    @Option(help: ArgumentHelp("Once every part listens, write their addresses to this file as one JSON object (for harnesses that pass port 0; the file is replaced whole, mode 0600).",
+                               valueName: "file"))
+    var readyFile: String?
 
     func validate() throws {
         guard maxPushes > 0 else { throw ValidationError("--max-pushes must be positive") }
@@ -96,6 +99,16 @@ struct Serve: AsyncParsableCommand {
         let inspector = try await InspectorServer.start(InspectorSources(history: history, flows: flows, faults: plan, registry: registry, toolkit: toolkit),
                                                         host: host, port: uiPort)
 
+        if let readyFile {
+            let addresses = ServeAddresses(
+                version: AuthsimVersion.current, inspector: inspector.baseURL, api: inspector.baseURL + "/api/v1",
+                sandbox: "https://\(host):\(sandbox)", production: "https://\(host):\(production)",
+                caFile: credentials.caCertificateFile.path, authKeyFile: credentials.authKey.file?.path ?? "",
+                keyID: credentials.authKey.keyID, teamID: credentials.authKey.teamID,
+                deviceGateway: "http://\(gateway.host):\(gateway.port)", backend: backend.baseURL,
+                emulatorHost: "\(backend.host):\(backend.port)", projectID: projectID, bundleID: bundleID, state: stateFolder.path)
+            try ServeAddresses.write(addresses, to: URL(fileURLWithPath: readyFile))
+        }
         say("authsim serve: the push-and-redirect channel in one process")
         say("  inspector:       \(inspector.baseURL)  (API \(inspector.baseURL)/api/v1, OpenAPI \(inspector.baseURL)/api/v1/openapi.json, \(inspector.baseURL)/metrics, /livez, /readyz)")
         say("  push-receiver:   sandbox https://\(host):\(sandbox), production https://\(host):\(production) (trust \(credentials.caCertificateFile.path); key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
@@ -121,5 +134,43 @@ struct Serve: AsyncParsableCommand {
             StartedPart("the inspector") { await inspector.shutdown() },
             StartedPart("the announcement") { say("shutting down") },
         ], logger: logger)
+    }
+}
+
+/// What `authsim serve --ready-file` writes: every address a test harness needs, the real ports
+/// included when it passed port 0.
+struct ServeAddresses: Codable {
+    var version: String
+    var inspector: String
+    var api: String
+    var sandbox: String
+    var production: String
+    /// The CA that signed push-receiver's and the backend's certificates.
+    var caFile: String
+    /// The APNs auth key (`.p8`) push-receiver trusts, with its key and team IDs.
+    var authKeyFile: String
+    var keyID: String
+    var teamID: String
+    var deviceGateway: String
+    var backend: String
+    /// What `FIREBASE_AUTH_EMULATOR_HOST` takes.
+    var emulatorHost: String
+    var projectID: String
+    var bundleID: String
+    var state: String
+
+    /// Written to a temporary file beside `file`, then renamed: a reader never sees half of it.
+    static func write(_ addresses: ServeAddresses, to file: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(getpid())")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: try encoder.encode(addresses), attributes: [.posixPermissions: 0o600]) else {
+            throw ValidationError("cannot write --ready-file \(file.path): is its folder there and writable?")
+        }
+        guard rename(temporary.path, file.path) == 0 else {
+            let cause = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temporary)
+            throw ValidationError("cannot write --ready-file \(file.path): \(cause)")
+        }
     }
 }

@@ -22,7 +22,8 @@ struct InspectorTests {
     func serve(_ folder: URL) async throws -> Served {
         let certs = folder.appendingPathComponent("Certs").path
         let process = try ServerProcess([try executable("authsim"), "serve", "--state", folder.appendingPathComponent("State").path, "--certs", certs,
-                                         "--sandbox-port", "0", "--production-port", "0", "--device-port", "0", "--backend-port", "0", "--ui-port", "0"])
+                                         "--sandbox-port", "0", "--production-port", "0", "--device-port", "0", "--backend-port", "0", "--ui-port", "0",
+                                         "--ready-file", folder.appendingPathComponent("ready.json").path])
         let lines = try await process.waitFor("Ctrl-C stops everything")
         func url(_ label: String) throws -> String {
             let line = try #require(lines.first { $0.contains(label) })
@@ -30,7 +31,15 @@ struct InspectorTests {
         }
         let receiver = try #require(lines.first { $0.contains("push-receiver:") })
         let sandbox = try #require(receiver.split(separator: " ").first { $0.hasPrefix("https://") }?.split(separator: ":").last.map { String($0.prefix { $0.isNumber }) })
-        return Served(process: process, inspector: try url("inspector:"), gateway: try url("device gateway:"), backend: try url("backend:"),
+        // --ready-file, written before the last line: the same real ports, for harnesses (the pytest plugin).
+        let readyFile = folder.appendingPathComponent("ready.json").path
+        let ready = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: readyFile))) as? [String: String])
+        let (inspector, backend, gateway) = (try url("inspector:"), try url("backend:"), try url("device gateway:"))
+        #expect(ready["inspector"] == inspector && ready["backend"] == backend && ready["deviceGateway"] == gateway)
+        #expect(ready["sandbox"]?.hasSuffix(":\(sandbox)") == true && ready["caFile"] == certs + "/ca.pem")
+        #expect(ready["emulatorHost"].map { "http://" + $0 } == backend)
+        #expect((try FileManager.default.attributesOfItem(atPath: readyFile)[.posixPermissions] as? Int) == 0o600)
+        return Served(process: process, inspector: inspector, gateway: gateway, backend: backend,
                       sandboxPort: sandbox, certs: certs)
     }
 
