@@ -27,7 +27,13 @@ struct RunOutput: ParsableArguments {
     var diagram: String?
 
     func loadScenarios() throws -> [ScenarioSpec] {
-        let directory = URL(fileURLWithPath: scenarios)
+        var directory = URL(fileURLWithPath: scenarios)
+        // The release bundle (and the wheel) keep Scenarios/ beside bin/: the default finds it from anywhere.
+        if scenarios == "Scenarios", !FileManager.default.fileExists(atPath: directory.path),
+           let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let bundled = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Scenarios")
+            if FileManager.default.fileExists(atPath: bundled.path) { directory = bundled }
+        }
         guard FileManager.default.fileExists(atPath: directory.path) else {
             throw ValidationError("no scenario folder \(directory.path): run from the repository's root, or pass --scenarios DIR")
         }

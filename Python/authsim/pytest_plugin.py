@@ -1,0 +1,192 @@
+"""pytest plugin: the ``authsim`` fixture, a whole push-and-redirect channel per test.
+
+Installed with the wheel (entry point ``pytest11``), nothing to configure:
+
+    def test_push(authsim):
+        client = APNs(key=authsim.auth_key_file, key_id=authsim.key_id, team_id=authsim.team_id, ...)
+        ...
+        assert authsim.api.wait_for_push(token=authsim.device_token).status == 200
+
+The fixture starts ``authsim serve`` on free ports (port 0, read back from ``--ready-file``) in the
+test's temporary directory, waits for ``/readyz``, registers a device token, and stops the server
+after the test. Its standard output and error are attached to a failing test's report.
+
+Options (``pytest --help``): ``--authsim-binary`` (default: the ``authsim`` this package installed,
+else the one on PATH), ``--authsim-start-timeout`` (seconds, default 60).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+import pytest
+
+from . import executable
+from .client import AuthsimClient
+
+__all__ = ["AuthsimServer", "AuthsimStartError", "start_server"]
+
+READY_LINE = "Ctrl-C stops everything."
+
+
+class AuthsimStartError(RuntimeError):
+    """``authsim serve`` did not come up: its exit status and output say why."""
+
+
+@dataclass
+class AuthsimServer:
+    """A running ``authsim serve``: every address a test needs."""
+
+    #: ``https://127.0.0.1:<port>`` of push-receiver's sandbox and production environments.
+    apns_sandbox_url: str
+    apns_production_url: str
+    #: The CA that signed push-receiver's and the backend's certificates (trust it in your APNs client).
+    ca_file: str
+    #: The APNs auth key (``AuthKey_<KEYID>.p8``) push-receiver trusts, with its key and team IDs.
+    auth_key_file: str
+    key_id: str
+    team_id: str
+    #: The app's bundle ID (the push topic) and a device token registered for it in the sandbox.
+    bundle_id: str
+    device_token: str
+    #: ``host:port`` for ``FIREBASE_AUTH_EMULATOR_HOST`` (the fixture does not set it; see ``emulator_env``).
+    auth_emulator_host: str
+    project_id: str
+    backend_url: str
+    device_gateway_url: str
+    inspector_url: str
+    api: AuthsimClient
+    #: The server's folder (Certs/, State/, serve.out, serve.err).
+    folder: Path
+    process: subprocess.Popen
+
+    @property
+    def emulator_env(self) -> dict:
+        """Environment variables that point the Firebase Admin SDK at this backend."""
+        return {"FIREBASE_AUTH_EMULATOR_HOST": self.auth_emulator_host}
+
+    def logs(self) -> str:
+        parts = []
+        for name in ("serve.out", "serve.err"):
+            path = self.folder / name
+            if path.exists():
+                parts.append(f"--- {name}\n{path.read_text(errors='replace')}")
+        return "\n".join(parts)
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM, as Ctrl-C would; SIGKILL if it does not stop within ``timeout``."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def start_server(folder: Path, binary: Optional[str] = None, timeout: float = 60.0,
+                 extra_args: tuple[str, ...] = ()) -> AuthsimServer:
+    """Starts ``authsim serve`` in ``folder`` on free ports and returns once ``/readyz`` answers."""
+    binary = binary or _default_binary()
+    folder.mkdir(parents=True, exist_ok=True)
+    ready_file = folder / "ready.json"
+    out = open(folder / "serve.out", "wb")
+    err = open(folder / "serve.err", "wb")
+    args = [binary, "serve", "--host", "127.0.0.1", "--sandbox-port", "0", "--production-port", "0", "--device-port", "0",
+            "--backend-port", "0", "--ui-port", "0", "--state", str(folder / "State"), "--certs", str(folder / "Certs"),
+            "--ready-file", str(ready_file), *extra_args]
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, cwd=folder)
+    err.close()
+
+    # Standard output is copied to serve.out by a thread that says when the ready line came (or
+    # the output ended: the process died). No polling.
+    ready = threading.Event()
+
+    def copy() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            out.write(line)
+            out.flush()
+            if line.decode(errors="replace").strip() == READY_LINE:
+                ready.set()
+        out.close()
+        ready.set()
+
+    threading.Thread(target=copy, name="authsim-serve-stdout", daemon=True).start()
+    if not ready.wait(timeout) or process.poll() is not None or not ready_file.exists():
+        status = process.poll()
+        if status is None:
+            process.kill()
+            process.wait()
+        why = f"exited with status {status}" if status is not None else f"was not ready within {timeout} s"
+        raise AuthsimStartError(f"{' '.join(args)} {why}\n" + _read(folder / "serve.out") + _read(folder / "serve.err"))
+
+    addresses = json.loads(ready_file.read_text())
+    with urllib.request.urlopen(addresses["inspector"] + "/readyz", timeout=timeout) as response:
+        if response.status != 200:
+            raise AuthsimStartError(f"/readyz answered {response.status}")
+    api = AuthsimClient(addresses["api"])
+    device = api.register_device(addresses["bundleID"], environment="sandbox", label="pytest")
+    return AuthsimServer(
+        apns_sandbox_url=addresses["sandbox"], apns_production_url=addresses["production"], ca_file=addresses["caFile"],
+        auth_key_file=addresses["authKeyFile"], key_id=addresses["keyID"], team_id=addresses["teamID"],
+        bundle_id=addresses["bundleID"], device_token=device.token, auth_emulator_host=addresses["emulatorHost"],
+        project_id=addresses["projectID"], backend_url=addresses["backend"], device_gateway_url=addresses["deviceGateway"],
+        inspector_url=addresses["inspector"], api=api, folder=folder, process=process)
+
+
+def _read(path: Path) -> str:
+    return f"--- {path.name}\n{path.read_text(errors='replace')}\n" if path.exists() else ""
+
+
+def _default_binary() -> str:
+    try:
+        return executable("authsim")
+    except FileNotFoundError:
+        found = shutil.which("authsim")
+        if found is None:
+            raise AuthsimStartError("no authsim binary: install the authsim wheel, or pass --authsim-binary") from None
+        return found
+
+
+# -- pytest hooks
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("authsim")
+    group.addoption("--authsim-binary", default=os.environ.get("AUTHSIM_BINARY"),
+                    help="the authsim executable the fixture runs (default: this package's, else PATH's; env AUTHSIM_BINARY)")
+    group.addoption("--authsim-start-timeout", type=float, default=60.0,
+                    help="seconds authsim serve may take to be ready (default 60)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    server = getattr(item, "_authsim_server", None)
+    if server is not None and report.failed:
+        report.sections.append(("authsim serve", server.logs()))
+
+
+@pytest.fixture
+def authsim(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AuthsimServer]:
+    """A running ``authsim serve`` for this test alone: see :class:`AuthsimServer`."""
+    server = start_server(tmp_path / "authsim", binary=request.config.getoption("--authsim-binary"),
+                          timeout=request.config.getoption("--authsim-start-timeout"))
+    request.node._authsim_server = server
+    try:
+        yield server
+    finally:
+        status = server.stop()
+        if status not in (0, -signal.SIGTERM):
+            pytest.fail(f"authsim serve exited with status {status} when stopped\n{server.logs()}", pytrace=False)

@@ -1,0 +1,44 @@
+"""The pytest plugin as a user's test file uses it (installed from the wheel, no Swift): aioapns
+pushes to the fixture's receiver, firebase-admin talks to its backend as the Auth Emulator."""
+
+import asyncio
+import ssl
+
+import firebase_admin
+from aioapns import APNs, NotificationRequest, PushType, connection
+from firebase_admin import auth
+
+
+def test_silent_push_reaches_the_device(authsim):
+    # aioapns keeps Apple's host and port as class attributes: point them at the fixture's receiver.
+    connection.APNsDevelopmentClientProtocol.APNS_SERVER = "localhost"
+    connection.APNsDevelopmentClientProtocol.APNS_PORT = int(authsim.apns_sandbox_url.rsplit(":", 1)[1])
+
+    async def send():
+        apns = APNs(key=open(authsim.auth_key_file).read(), key_id=authsim.key_id, team_id=authsim.team_id,
+                    topic=authsim.bundle_id, use_sandbox=True, ssl_context=ssl.create_default_context(cafile=authsim.ca_file))
+        return await apns.send_notification(NotificationRequest(
+            device_token=authsim.device_token, message={"aps": {"content-available": 1}}, push_type=PushType.BACKGROUND, priority=5))
+
+    assert asyncio.run(send()).is_successful
+    push = authsim.api.wait_for_push(token=authsim.device_token)
+    assert push.status == 200 and push.push_type == "background"
+
+
+def test_admin_sdk_against_the_backend(authsim, monkeypatch):
+    monkeypatch.setenv("FIREBASE_AUTH_EMULATOR_HOST", authsim.auth_emulator_host)
+    app = firebase_admin.initialize_app(options={"projectId": authsim.project_id}, name="authsim-test")
+    try:
+        user = auth.create_user(phone_number="+16505550101", app=app)
+        assert auth.get_user_by_phone_number("+16505550101", app=app).uid == user.uid
+        assert [u.uid for u in authsim.api.users()] == [user.uid]
+    finally:
+        firebase_admin.delete_app(app)
+
+
+def test_a_failing_test_gets_the_servers_logs(pytester):
+    """A failing test's report carries authsim serve's output (the plugin's makereport hook)."""
+    pytester.makepyfile("def test_fails(authsim):\n    assert authsim.api.pushes() == ['not there']\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*authsim serve*", "*Ctrl-C stops everything.*"])
