@@ -206,22 +206,21 @@ let package = Package(
 
         // MARK: Executables (thin)
 
-        .executableTarget(
-            name: "apns-sender",
-            dependencies: ["APNsWire", "Utilities", "LocalPKI", "APNsSender", "CommandSupport", argumentParser, logging]
+        // push-receiver's, apns-sender's and redirect-interceptor's command lines, which their own
+        // executables and authsim (started under their names, as in the release bundle) run.
+        .target(
+            name: "ProgramCommands",
+            dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "APNsSender", "RedirectInterceptor",
+                           "CommandSupport", "Lifecycle", argumentParser, logging]
         ),
-        .executableTarget(
-            name: "push-receiver",
-            dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "CommandSupport", argumentParser, logging]
-        ),
-        .executableTarget(
-            name: "redirect-interceptor",
-            dependencies: ["RedirectInterceptor", "Utilities", "CommandSupport", argumentParser]
-        ),
+        .executableTarget(name: "apns-sender", dependencies: ["ProgramCommands"]),
+        .executableTarget(name: "push-receiver", dependencies: ["ProgramCommands"]),
+        .executableTarget(name: "redirect-interceptor", dependencies: ["ProgramCommands"]),
         .executableTarget(
             name: "authsim",
             dependencies: ["DeviceLink", "Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
                            "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Lifecycle", "Benchmarking", "Inspector",
+                           "ProgramCommands",
                            argumentParser, logging]
         ),
         .executableTarget(name: "authsim-fuzz", dependencies: ["FuzzTargets"]),

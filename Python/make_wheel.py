@@ -5,7 +5,7 @@ A wheel is a zip file with a fixed layout (PEP 427, PEP 491); this writes it wit
 library alone, as tools that ship one binary per platform do, so the release needs no build backend:
 
     authsim/                         the Python package (Python/authsim/), _version.py written here
-    authsim/_bundle/bin/…            the executables and their resources, executable bits kept
+    authsim/_bundle/bin/…            the authsim binary (all four programs) and its resources, executable bit kept
     authsim/_bundle/{Scenarios,Payloads,LICENSE,THIRD_PARTY_LICENSES,SHARED_LIBRARIES}
     authsim-<v>.dist-info/           METADATA, WHEEL (Root-Is-Purelib: false, the platform tag),
                                      entry_points.txt (the four programs, the pytest11 plugin), RECORD
@@ -34,9 +34,8 @@ def main() -> int:
     parser.add_argument("--platform", required=True, help="the platform tag, e.g. manylinux_2_35_x86_64")
     parser.add_argument("--out", required=True, type=Path, help="the folder the wheel goes to")
     args = parser.parse_args()
-    for program in PROGRAMS:
-        if not os.access(args.bundle / "bin" / program, os.X_OK):
-            parser.error(f"{args.bundle / 'bin' / program} is missing or not executable")
+    if not os.access(args.bundle / "bin" / "authsim", os.X_OK) or (args.bundle / "bin" / "authsim").is_symlink():
+        parser.error(f"{args.bundle / 'bin' / 'authsim'} is missing or not an executable file")
 
     tag = f"py3-none-{args.platform}"
     dist_info = f"authsim-{args.version}.dist-info"
@@ -57,8 +56,10 @@ def main() -> int:
             if source.is_file() and "__pycache__" not in source.parts and source.name != "_version.py":
                 add(f"authsim/{source.relative_to(HERE / 'authsim').as_posix()}", source.read_bytes())
         add("authsim/_version.py", f'__version__ = "{args.version}"\n'.encode())
+        # The bundle's links (bin/push-receiver → authsim) stay out: a zip has no links, and the
+        # launchers start authsim under each program's name instead.
         for source in sorted(args.bundle.rglob("*")):
-            if source.is_file():
+            if source.is_file() and not source.is_symlink():
                 add(f"authsim/_bundle/{source.relative_to(args.bundle).as_posix()}", source.read_bytes(),
                     executable=bool(source.stat().st_mode & stat.S_IXUSR))
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes authsim's relocatable release from this source tree, for machines without Swift:
 #
-#   dist/authsim-<version>-linux-<arch>.tar.gz     the four executables (Swift's standard library and
-#                                                  Foundation linked in), their resources, README, licences
+#   dist/authsim-<version>-linux-<arch>.tar.gz     authsim (Swift's standard library and Foundation linked
+#                                                  in) and the links that make it the other three programs,
+#                                                  its resources, README, licences
 #   dist/authsim-<version>-py3-none-manylinux_<glibc>_<arch>.whl
 #                                                  the same binaries as a Python package, with the
 #                                                  inspector's client and the pytest plugin
@@ -13,7 +14,7 @@
 #
 # The version is Utilities.AuthsimVersion's (Sources/Utilities/AuthsimVersion.swift), the only place
 # it is written. The build goes to its own scratch folder (.build/static), so it does not disturb
-# the debug and release builds: about 10 minutes cold on 2 cores, a minute when little changed.
+# the debug and release builds: about 9 minutes cold on 2 cores, a minute when little changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,18 +36,17 @@ products=(authsim push-receiver apns-sender redirect-interceptor)
 scratch=.build/static
 bin="$scratch/release"
 
+# One binary is all four programs: authsim runs push-receiver, apns-sender or redirect-interceptor
+# when started under that name (ProgramCommands), and the bundle links those names to it. Four
+# binaries would each carry Foundation's ICU data: about 120 MB of tarball instead of about 35.
 if [ "$build" = 1 ]; then
-  for product in "${products[@]}"; do
-    echo "release.sh: building $product (release, --static-swift-stdlib)…" >&2
-    swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2
-  done
+  echo "release.sh: building authsim (release, --static-swift-stdlib)…" >&2
+  swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product authsim >&2
 fi
-for product in "${products[@]}"; do
-  [ -x "$bin/$product" ] || { echo "release.sh: $bin/$product is missing: run without --skip-build" >&2; exit 1; }
-done
+[ -x "$bin/authsim" ] || { echo "release.sh: $bin/authsim is missing: run without --skip-build" >&2; exit 1; }
 
-# The newest glibc symbol version any binary needs names the wheel's manylinux tag.
-glibc=$(for product in "${products[@]}"; do objdump -T "$bin/$product" | grep -o 'GLIBC_2\.[0-9]*'; done | sort -t. -k2 -n -u | tail -1)
+# The newest glibc symbol version the binary needs names the wheel's manylinux tag.
+glibc=$(objdump -T "$bin/authsim" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
 glibc_minor=${glibc#GLIBC_2.}
 
 name="authsim-$version-linux-$arch"
@@ -55,10 +55,9 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root="$stage/$name"
 mkdir -p "$root/bin"
-for product in "${products[@]}"; do
-  # Symbols stripped: about half of each binary is debug information.
-  strip -o "$root/bin/$product" "$bin/$product"
-done
+# Symbols stripped: about half of the binary is debug information.
+strip -o "$root/bin/authsim" "$bin/authsim"
+for product in "${products[@]:1}"; do ln -s authsim "$root/bin/$product"; done
 # Foundation's Bundle.module looks for a target's resources beside the executable.
 cp -R "$bin"/*.resources "$root/bin/"
 cp -R Scenarios Payloads "$root/"
@@ -81,13 +80,12 @@ cp LICENSE "$root/LICENSE"
   done
 } > "$root/THIRD_PARTY_LICENSES"
 {
-  echo "authsim $version for Linux $arch: needs glibc 2.$glibc_minor or newer, libstdc++ (GCC 12's or newer) and,"
-  echo "for authsim itself, OpenSSL 3's libcrypto.so.3 (Debian 12+, Ubuntu 22.04+ have all three)."
+  echo "authsim $version for Linux $arch: needs glibc 2.$glibc_minor or newer, libstdc++ (GCC 12's or newer) and"
+  echo "OpenSSL 3's libcrypto.so.3 (Debian 12+, Ubuntu 22.04+ have all three). push-receiver, apns-sender and"
+  echo "redirect-interceptor are links to authsim."
   echo
-  for product in "${products[@]}"; do
-    echo "$product:"
-    ldd "$root/bin/$product" | sed 's/ (0x[0-9a-f]*)//' | sed 's/^/  /'
-  done
+  echo "authsim:"
+  ldd "$root/bin/authsim" | sed 's/ (0x[0-9a-f]*)//' | sed 's/^/  /'
 } > "$root/SHARED_LIBRARIES"
 
 tarball="$out/$name.tar.gz"

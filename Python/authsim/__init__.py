@@ -25,11 +25,10 @@ def bundle_dir() -> Path:
     return Path(__file__).resolve().parent / "_bundle"
 
 
-def executable(name: str = "authsim") -> str:
-    """The path of one of the package's executables."""
-    if name not in PROGRAMS:
-        raise ValueError(f"{name} is not one of {', '.join(PROGRAMS)}")
-    path = bundle_dir() / "bin" / name
+def executable() -> str:
+    """The path of the bundled binary. It is all four programs: started with ``argv[0]`` set to
+    ``push-receiver``, ``apns-sender`` or ``redirect-interceptor``, it is that program."""
+    path = bundle_dir() / "bin" / "authsim"
     if not os.access(path, os.X_OK):
         raise FileNotFoundError(f"{path} is missing or not executable: reinstall the authsim wheel")
     return str(path)

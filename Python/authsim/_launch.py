@@ -1,5 +1,6 @@
-"""The console scripts the wheel puts on PATH: each replaces itself with the bundled binary
-(``execv``: same process ID, signals and exit status go straight to the program)."""
+"""The console scripts the wheel puts on PATH: each replaces itself with the bundled binary under the
+program's name (``execv`` with ``argv[0]`` = the name: the binary is all four programs; same process,
+signals and exit status go straight to the program)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from . import executable
 
 
 def _run(name: str) -> None:
-    path = executable(name)
-    os.execv(path, [path, *sys.argv[1:]])
+    os.execv(executable(), [name, *sys.argv[1:]])
 
 
 def authsim() -> None:

@@ -151,7 +151,7 @@ def _read(path: Path) -> str:
 
 def _default_binary() -> str:
     try:
-        return executable("authsim")
+        return executable()
     except FileNotFoundError:
         found = shutil.which("authsim")
         if found is None:

@@ -5,8 +5,19 @@ import Diagnostics
 import Foundation
 import LocalPKI
 import Scenarios
+import ProgramCommands
 
+/// `authsim`, or push-receiver, apns-sender or redirect-interceptor when started under one of
+/// their names: the release bundle ships one binary and links to it (Programs).
 @main
+enum AuthsimMain {
+    static func main() async {
+        let name = URL(fileURLWithPath: CommandLine.arguments.first ?? "authsim").lastPathComponent
+        if await Programs.run(named: name) { return }
+        await AuthsimCommand.main()
+    }
+}
+
 struct AuthsimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "authsim",

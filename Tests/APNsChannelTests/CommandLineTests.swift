@@ -85,6 +85,29 @@ struct CommandLineTests {
         }
     }
 
+    @Test("authsim started under another program's name (the release bundle's links) is that program: the same help, and redirect-interceptor registers the link, not authsim")
+    func multiCall() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authsim = try executable("authsim")
+        for name in ["push-receiver", "apns-sender", "redirect-interceptor"] {
+            let link = folder.appendingPathComponent(name).path
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: authsim)
+            let own = try await runProgram([try executable(name), "--help"])
+            let linked = try await runProgram([link, "--help"])
+            #expect(own.status == 0 && linked.status == 0)
+            #expect(linked.output == own.output, "\(name)")
+        }
+        let xdg = folder.appendingPathComponent("xdg").path
+        let scheme = "app-1-123456789012-ios-a1b2c3d4e5f60718"
+        let registered = try await runProgram(["env", "XDG_DATA_HOME=\(xdg)/data", "XDG_CONFIG_HOME=\(xdg)/config",
+                                               folder.appendingPathComponent("redirect-interceptor").path, "register",
+                                               "--runtime-dir", folder.appendingPathComponent("run").path, scheme])
+        #expect(registered.status == 0, "\(registered.output)")
+        let entry = try String(contentsOfFile: "\(xdg)/data/applications/authsim-redirect-\(scheme).desktop", encoding: .utf8)
+        #expect(entry.contains("Exec=\(folder.appendingPathComponent("redirect-interceptor").path) open"), "\(entry)")
+    }
+
     @Test("bad options get clear errors, not crashes")
     func badOptions() async throws {
         let sender = try executable("apns-sender")

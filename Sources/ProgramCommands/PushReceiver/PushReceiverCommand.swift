@@ -9,7 +9,6 @@ import LocalPKI
 import Logging
 import Utilities
 
-@main
 struct PushReceiverCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push-receiver",

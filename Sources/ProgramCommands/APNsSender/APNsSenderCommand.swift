@@ -7,7 +7,6 @@ import Foundation
 import LocalPKI
 import Logging
 
-@main
 struct APNsSenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apns-sender",

@@ -4,7 +4,6 @@ import CommandSupport
 import Foundation
 import RedirectInterceptor
 
-@main
 struct RedirectInterceptorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "redirect-interceptor",
@@ -110,8 +109,23 @@ struct Register: AsyncParsableCommand {
     @Option(help: "The program the desktop entry runs (default: this one).") var executable: String?
     @Argument(help: "The schemes, e.g. app-1-123456789012-ios-a1b2c3d4e5f60718.") var schemes: [String]
 
+    /// This program's path: the running binary, unless that is `authsim` started under this
+    /// program's name (the release bundle's link, the wheel's launcher). Then the path of that name,
+    /// so that the desktop entry runs redirect-interceptor, not authsim.
+    static func thisProgram() -> String {
+        let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let invoked = CommandLine.arguments[0]
+        guard URL(fileURLWithPath: binary).lastPathComponent != "redirect-interceptor" else { return binary }
+        if invoked.contains("/") { return URL(fileURLWithPath: invoked).standardizedFileURL.path }
+        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let candidate = "\(folder)/\(invoked)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return binary
+    }
+
     func run() async throws {
-        let program = executable ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let program = executable ?? Self.thisProgram()
         let registration = DesktopRegistration.standard()
         for scheme in schemes {
             do {

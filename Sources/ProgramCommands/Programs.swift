@@ -1,0 +1,20 @@
+/// The command lines of push-receiver, apns-sender and redirect-interceptor, as a library: each
+/// program's own executable is one call into it, and so is `authsim` when it is started under one
+/// of their names (the release bundle's `bin/push-receiver` is a link to `authsim`: one binary
+/// instead of four, about a quarter of the size, since each would carry Foundation's ICU data).
+public enum Programs {
+    /// The programs `authsim` can be, by the name it was started as.
+    public static let names = ["push-receiver", "apns-sender", "redirect-interceptor"]
+
+    /// Runs the program called `name` (one of ``names``) with the process's arguments; `false` for
+    /// any other name.
+    public static func run(named name: String) async -> Bool {
+        switch name {
+        case "push-receiver": await PushReceiverCommand.main()
+        case "apns-sender": await APNsSenderCommand.main()
+        case "redirect-interceptor": await RedirectInterceptorCommand.main()
+        default: return false
+        }
+        return true
+    }
+}
