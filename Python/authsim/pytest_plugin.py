@@ -173,17 +173,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
-    server = getattr(item, "_authsim_server", None)
-    if server is not None and report.failed:
-        report.sections.append(("authsim serve", server.logs()))
+    if report.failed:
+        for server in getattr(item, "funcargs", {}).values():
+            if isinstance(server, AuthsimServer):
+                report.sections.append(("authsim serve", server.logs()))
 
 
 @pytest.fixture
 def authsim(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[AuthsimServer]:
     """A running ``authsim serve`` for this test alone: see :class:`AuthsimServer`."""
-    server = start_server(tmp_path / "authsim", binary=request.config.getoption("--authsim-binary"),
+    yield from _serve(request, tmp_path / "authsim")
+
+
+@pytest.fixture(scope="session")
+def authsim_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthsimServer]:
+    """One ``authsim serve`` for the whole session (faster; the tests share its pushes, users and
+    faults: filter by your own device token, or clear what you set)."""
+    yield from _serve(request, tmp_path_factory.mktemp("authsim"))
+
+
+def _serve(request: pytest.FixtureRequest, folder: Path) -> Iterator[AuthsimServer]:
+    server = start_server(folder, binary=request.config.getoption("--authsim-binary"),
                           timeout=request.config.getoption("--authsim-start-timeout"))
-    request.node._authsim_server = server
     try:
         yield server
     finally:

@@ -42,3 +42,21 @@ def test_a_failing_test_gets_the_servers_logs(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*authsim serve*", "*Ctrl-C stops everything.*"])
+
+
+def test_the_session_fixture_is_shared(pytester):
+    """authsim_session: one server for every test that takes it; a failing one still gets its logs."""
+    pytester.makepyfile("""
+        seen = []
+        def test_one(authsim_session):
+            seen.append(authsim_session.inspector_url)
+        def test_two(authsim_session):
+            seen.append(authsim_session.inspector_url)
+            assert len(set(seen)) == 1 and len(seen) == 2
+            assert authsim_session.api.pushes(token=authsim_session.device_token) == ['not there']
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    # test_two failed at its second assertion (the server was shared), and its report has the logs.
+    result.stdout.fnmatch_lines(["*test_two*", "E       AssertionError: assert [] == ['not there']", "*authsim serve*",
+                                 "*Ctrl-C stops everything.*"])
