@@ -1,4 +1,5 @@
 import IdentityToolkitAPI
+import Utilities
 import Crypto
 import Foundation
 
@@ -187,12 +188,5 @@ extension IdentityToolkit {
     }
 
     /// `id_token=…&providerId=apple.com&nonce=…` → fields (percent-decoded, `+` as space, first wins).
-    static func formFields(_ body: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
-            if let key = parts.first, fields[key] == nil { fields[key] = parts.count > 1 ? parts[1] : "" }
-        }
-        return fields
-    }
+    static func formFields(_ body: String) -> [String: String] { WebText.formFields(body) }
 }

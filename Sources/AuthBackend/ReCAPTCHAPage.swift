@@ -1,4 +1,5 @@
 import IdentityToolkitAPI
+import Utilities
 import Foundation
 
 /// How the fake reCAPTCHA challenge ends, set per run.
@@ -135,9 +136,9 @@ enum ReCAPTCHAPage {
 
     /// A JavaScript string literal for `text`, safe inside a `<script>` element.
     static func javaScriptString(_ text: String) -> String {
-        // JSONEncoder escapes "/" (as "\/"), so "</script>" cannot end the element early.
-        let json = (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
-        return json.replacingOccurrences(of: "</", with: "<\\/")
+        // "</" as "<\/" (the same string to JavaScript), so that "</script>" cannot end the element early.
+        let json = CompactJSON.string(text)
+        return json.utf8.contains(UInt8(ascii: "<")) ? json.replacing("</", with: "<\\/") : json
     }
 
     static func encode(_ text: String) -> String {
@@ -146,8 +147,5 @@ enum ReCAPTCHAPage {
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
-    static func escapeHTML(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    static func escapeHTML(_ text: String) -> String { WebText.escapeHTML(text) }
 }

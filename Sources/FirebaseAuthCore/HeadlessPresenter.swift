@@ -108,11 +108,13 @@ public struct HeadlessPresenter: AuthUIDelegate {
 
     /// The page's redirect link (`<a id="authsim-redirect" href="…">`).
     public static func redirect(in html: String) -> URL? {
-        guard let marker = html.range(of: "id=\"authsim-redirect\""),
-              let hrefStart = html.range(of: "href=\"", range: marker.upperBound..<html.endIndex),
-              let hrefEnd = html.range(of: "\"", range: hrefStart.upperBound..<html.endIndex)
+        // The standard library's searches: Foundation's range(of:) cost a tenth of the page's handling.
+        guard let marker = html.firstRange(of: "id=\"authsim-redirect\""),
+              let hrefStart = html[marker.upperBound...].firstRange(of: "href=\""),
+              let hrefEnd = html[hrefStart.upperBound...].firstIndex(of: "\"")
         else { return nil }
-        return URL(string: String(html[hrefStart.upperBound..<hrefEnd.lowerBound]).replacingOccurrences(of: "&amp;", with: "&"))
+        let href = html[hrefStart.upperBound..<hrefEnd]
+        return URL(string: href.contains("&amp;") ? String(href).replacing("&amp;", with: "&") : String(href))
     }
 
     /// How long the page's challenge takes (`data-delay` seconds).

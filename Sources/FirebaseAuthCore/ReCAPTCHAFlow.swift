@@ -121,20 +121,7 @@ public enum ReCAPTCHAFlow {
 
     /// `a=1&b=2+3&a=9` → `["a": "1", "b": "2 3"]`: first occurrence wins, `+` is a space (the
     /// SDK's `dictionary(withHttpArgumentsString:)`, which its callback matcher uses).
-    static func queryDictionary(_ query: String?) -> [String: String] {
-        var result: [String: String] = [:]
-        for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            guard let rawKey = parts.first else { continue }
-            let key = decode(rawKey)
-            if result[key] == nil { result[key] = parts.count > 1 ? decode(parts[1]) : "" }
-        }
-        return result
-    }
-
-    private static func decode(_ text: String) -> String {
-        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-    }
+    static func queryDictionary(_ query: String?) -> [String: String] { WebText.formFields(query ?? "") }
 
 }
 

@@ -52,8 +52,5 @@ public enum SequenceDiagram {
     }
 
     /// Text as HTML text or an attribute's value.
-    public static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    public static func escape(_ text: String) -> String { WebText.escapeHTML(text) }
 }

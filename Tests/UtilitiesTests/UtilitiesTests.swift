@@ -82,6 +82,46 @@ struct CompactJWSTests {
     }
 }
 
+@Suite("Web text")
+struct WebTextTests {
+    /// What the call sites did before, with Foundation.
+    static func foundationEscape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+    /// Linux's Foundation sometimes turns escapes that are not UTF-8 into U+FFFD where Apple's returns
+    /// nil ("%F9"); WebText returns nil, as Apple's does.
+    static func foundationDecode(_ text: some StringProtocol) -> String? {
+        let decoded = String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        return decoded?.contains("\u{FFFD}") == true ? nil : decoded
+    }
+
+    @Test("HTML escaping and form decoding give what Foundation's replacingOccurrences and removingPercentEncoding gave, on edge cases and 2,000 random strings")
+    func matchesFoundation() {
+        let cases = ["", "plain", "a&b<c>d\"e", "&amp;", "é<ü>", "a+b", "%41%42", "%e2%9c%94", "%", "%4", "%zz", "%41%", "%C3%28",
+                     "%c3%a9+x", "++", "a%2Bb", "100%", "%00", "tab%09end", "%F9", "%ff%fe"]
+        for text in cases {
+            #expect(WebText.escapeHTML(text) == Self.foundationEscape(text), "\(text)")
+            #expect(WebText.formDecode(text) == Self.foundationDecode(text), "\(text)")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ab%+&<>\"=019AFfgé✔ ")
+        for _ in 0..<2_000 {
+            let text = String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            #expect(WebText.escapeHTML(text) == Self.foundationEscape(text), "\(text)")
+            #expect(WebText.formDecode(text) == Self.foundationDecode(text), "\(text)")
+        }
+    }
+
+    @Test("form fields: the first of a repeated name wins, a field without = is empty, a component that does not decode is empty")
+    func fields() {
+        #expect(WebText.formFields("a=1&b=two+words&a=3&flag&bad=%zz&%41=x&=v&&") ==
+                ["a": "1", "b": "two words", "flag": "", "bad": "", "A": "x", "": "v"])
+        #expect(WebText.formFields("") == [:])
+        #expect(WebText.formFields("link=app-1%3A%2F%2Fx%3Fy%3D1%26z%3D2") == ["link": "app-1://x?y=1&z=2"])
+    }
+}
+
 @Suite("Waiters")
 struct WaitersTests {
     /// Waiters kept under a lock, as their owners keep them.
