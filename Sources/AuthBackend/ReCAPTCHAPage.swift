@@ -141,11 +141,7 @@ enum ReCAPTCHAPage {
         return json.utf8.contains(UInt8(ascii: "<")) ? json.replacing("</", with: "<\\/") : json
     }
 
-    static func encode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
+    static func encode(_ text: String) -> String { WebText.percentEncode(text) }
 
     static func escapeHTML(_ text: String) -> String { WebText.escapeHTML(text) }
 }

@@ -108,10 +108,11 @@ public struct HeadlessPresenter: AuthUIDelegate {
 
     /// The page's redirect link (`<a id="authsim-redirect" href="…">`).
     public static func redirect(in html: String) -> URL? {
-        // The standard library's searches: Foundation's range(of:) cost a tenth of the page's handling.
-        guard let marker = html.firstRange(of: "id=\"authsim-redirect\""),
-              let hrefStart = html[marker.upperBound...].firstRange(of: "href=\""),
-              let hrefEnd = html[hrefStart.upperBound...].firstIndex(of: "\"")
+        // Searched as bytes: Foundation's range(of:) cost a tenth of the page's handling.
+        let bytes = html.utf8
+        guard let marker = bytes.firstRange(of: "id=\"authsim-redirect\"".utf8),
+              let hrefStart = bytes[marker.upperBound...].firstRange(of: "href=\"".utf8),
+              let hrefEnd = bytes[hrefStart.upperBound...].firstIndex(of: UInt8(ascii: "\""))
         else { return nil }
         let href = html[hrefStart.upperBound..<hrefEnd]
         return URL(string: href.contains("&amp;") ? String(href).replacing("&amp;", with: "&") : String(href))

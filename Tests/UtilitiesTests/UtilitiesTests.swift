@@ -113,6 +113,20 @@ struct WebTextTests {
         }
     }
 
+    @Test("percent-encoding leaves RFC 3986's unreserved characters: as Foundation with alphanumerics and -._~ for ASCII; other letters as their UTF-8 bytes, which Foundation left raw")
+    func percentEncoding() {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("az AZ09-._~!*'();:@&=+$,/?#[]%\"{}|\\^`<>\n")
+        for _ in 0..<2_000 {
+            let text = String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            #expect(WebText.percentEncode(text) == text.addingPercentEncoding(withAllowedCharacters: allowed), "\(text)")
+        }
+        #expect(WebText.percentEncode("a b/é~✔") == "a%20b%2F%C3%A9~%E2%9C%94")
+        #expect(WebText.formDecode(WebText.percentEncode("a b/é~✔ {\"x\": 1}")) == "a b/é~✔ {\"x\": 1}")
+    }
+
     @Test("form fields: the first of a repeated name wins, a field without = is empty, a component that does not decode is empty")
     func fields() {
         #expect(WebText.formFields("a=1&b=two+words&a=3&flag&bad=%zz&%41=x&=v&&") ==
