@@ -8,8 +8,9 @@ Installed with the wheel (entry point ``pytest11``), nothing to configure:
         assert authsim.api.wait_for_push(token=authsim.device_token).status == 200
 
 The fixture starts ``authsim serve`` on free ports (port 0, read back from ``--ready-file``) in the
-test's temporary directory, waits for ``/readyz``, registers a device token, and stops the server
-after the test. Its standard output and error are attached to a failing test's report.
+test's temporary directory, waits for ``/readyz``, registers a device token, sets
+``FIREBASE_AUTH_EMULATOR_HOST`` to its backend (restored after), and stops the server after the test.
+Its standard output and error are attached to a failing test's report.
 
 Options (``pytest --help``): ``--authsim-binary`` (default: the ``authsim`` this package installed,
 else the one on PATH), ``--authsim-start-timeout`` (seconds, default 60).
@@ -36,6 +37,7 @@ from .client import AuthsimClient
 __all__ = ["AuthsimServer", "AuthsimStartError", "start_server"]
 
 READY_LINE = "Ctrl-C stops everything."
+EMULATOR_VARIABLE = "FIREBASE_AUTH_EMULATOR_HOST"
 
 
 class AuthsimStartError(RuntimeError):
@@ -58,7 +60,7 @@ class AuthsimServer:
     #: The app's bundle ID (the push topic) and a device token registered for it in the sandbox.
     bundle_id: str
     device_token: str
-    #: ``host:port`` for ``FIREBASE_AUTH_EMULATOR_HOST`` (the fixture does not set it; see ``emulator_env``).
+    #: ``host:port`` of the backend: the fixtures set ``FIREBASE_AUTH_EMULATOR_HOST`` to it while they live.
     auth_emulator_host: str
     project_id: str
     backend_url: str
@@ -195,9 +197,17 @@ def authsim_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
 def _serve(request: pytest.FixtureRequest, folder: Path) -> Iterator[AuthsimServer]:
     server = start_server(folder, binary=request.config.getoption("--authsim-binary"),
                           timeout=request.config.getoption("--authsim-start-timeout"))
+    # The Admin SDKs read FIREBASE_AUTH_EMULATOR_HOST when they make a client: set while the
+    # fixture lives, restored after, so that firebase_admin.auth talks to this backend at once.
+    previous = os.environ.get(EMULATOR_VARIABLE)
+    os.environ[EMULATOR_VARIABLE] = server.auth_emulator_host
     try:
         yield server
     finally:
+        if previous is None:
+            os.environ.pop(EMULATOR_VARIABLE, None)
+        else:
+            os.environ[EMULATOR_VARIABLE] = previous
         status = server.stop()
         if status not in (0, -signal.SIGTERM):
             pytest.fail(f"authsim serve exited with status {status} when stopped\n{server.logs()}", pytrace=False)

@@ -2,6 +2,7 @@
 pushes to the fixture's receiver, firebase-admin talks to its backend as the Auth Emulator."""
 
 import asyncio
+import os
 import ssl
 
 import firebase_admin
@@ -25,8 +26,9 @@ def test_silent_push_reaches_the_device(authsim):
     assert push.status == 200 and push.push_type == "background"
 
 
-def test_admin_sdk_against_the_backend(authsim, monkeypatch):
-    monkeypatch.setenv("FIREBASE_AUTH_EMULATOR_HOST", authsim.auth_emulator_host)
+def test_admin_sdk_against_the_backend(authsim):
+    # The fixture set FIREBASE_AUTH_EMULATOR_HOST: the Admin SDK talks to authsim's backend at once.
+    assert os.environ["FIREBASE_AUTH_EMULATOR_HOST"] == authsim.auth_emulator_host
     app = firebase_admin.initialize_app(options={"projectId": authsim.project_id}, name="authsim-test")
     try:
         user = auth.create_user(phone_number="+16505550101", app=app)
@@ -60,3 +62,17 @@ def test_the_session_fixture_is_shared(pytester):
     # test_two failed at its second assertion (the server was shared), and its report has the logs.
     result.stdout.fnmatch_lines(["*test_two*", "E       AssertionError: assert [] == ['not there']", "*authsim serve*",
                                  "*Ctrl-C stops everything.*"])
+
+
+def test_the_emulator_variable_is_restored(pytester, monkeypatch):
+    """FIREBASE_AUTH_EMULATOR_HOST is the fixture's while it lives, and what it was before after."""
+    pytester.makepyfile("""
+        import os
+        def test_during(authsim, monkeypatch):
+            assert os.environ["FIREBASE_AUTH_EMULATOR_HOST"] == authsim.auth_emulator_host
+        def test_after():
+            assert os.environ.get("FIREBASE_AUTH_EMULATOR_HOST") == "before:1"
+    """)
+    monkeypatch.setenv("FIREBASE_AUTH_EMULATOR_HOST", "before:1")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
