@@ -126,10 +126,8 @@ public enum EmulatorExport {
 
     static func writeJSON(_ value: some Encodable, to file: URL) throws(IdentityToolkitError) {
         let bytes = try IdentityToolkitJSON.encode(value)
-        let temporary = file.appendingPathExtension("new")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]),
-              rename(temporary.path, file.path) == 0 else {
-            throw IdentityToolkitError(.stateUnavailable, "cannot write \(file.path)")
+        do { try PrivateFile.replace(file, with: bytes) } catch {
+            throw IdentityToolkitError(.stateUnavailable, "cannot write \(file.path): \(error.message)")
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Utilities
 
 /// The device's keychain as FirebaseAuth uses it, one per app: generic-password items named by
 /// service and account, kept in a file (`0600`, its folder `0700`) so that an app killed and
@@ -126,14 +127,8 @@ public final class Keychain: Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
             let data = try encoder.encode(FileContents(format: Self.format, items: items))
-            let temporary = folder.appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
-            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-                throw KeychainError("cannot create \(temporary.path)")
-            }
-            if rename(temporary.path, file.path) != 0 {
-                let reason = String(cString: strerror(errno))
-                try? FileManager.default.removeItem(at: temporary)
-                throw KeychainError("cannot move the keychain into \(file.path): \(reason)")
+            do throws(FileStoreError) { try PrivateFile.replace(file, with: data) } catch {
+                throw KeychainError("cannot write the keychain \(file.path): \(error.message)")
             }
         } catch let error as KeychainError {
             throw error

@@ -159,18 +159,13 @@ struct ServeAddresses: Codable {
     var bundleID: String
     var state: String
 
-    /// Written to a temporary file beside `file`, then renamed: a reader never sees half of it.
+    /// Written whole (``PrivateFile``): a reader never sees half of it.
     static func write(_ addresses: ServeAddresses, to file: URL) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(getpid())")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: try encoder.encode(addresses), attributes: [.posixPermissions: 0o600]) else {
-            throw ValidationError("cannot write --ready-file \(file.path): is its folder there and writable?")
-        }
-        guard rename(temporary.path, file.path) == 0 else {
-            let cause = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(at: temporary)
-            throw ValidationError("cannot write --ready-file \(file.path): \(cause)")
+        let bytes = try encoder.encode(addresses)
+        do throws(FileStoreError) { try PrivateFile.replace(file, with: bytes) } catch {
+            throw ValidationError("cannot write --ready-file \(file.path): \(error.message)")
         }
     }
 }

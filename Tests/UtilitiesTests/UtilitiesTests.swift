@@ -136,6 +136,25 @@ struct WebTextTests {
     }
 }
 
+@Suite("Private files")
+struct PrivateFileTests {
+    @Test("written whole with mode 0600, replaced whole, no temporary file left; a missing folder is named in the error")
+    func replace() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("private-file-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("ready.json")
+        try PrivateFile.replace(file, with: Array("first".utf8))
+        try PrivateFile.replace(file, with: Array("second".utf8))
+        #expect(try String(contentsOf: file, encoding: .utf8) == "second")
+        #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int) == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["ready.json"])
+        let missing = folder.appendingPathComponent("no/such/file")
+        let error = #expect(throws: FileStoreError.self) { try PrivateFile.replace(missing, with: [1]) }
+        #expect(error?.message.contains(folder.appendingPathComponent("no/such").path) == true)
+    }
+}
+
 @Suite("Waiters")
 struct WaitersTests {
     /// Waiters kept under a lock, as their owners keep them.
