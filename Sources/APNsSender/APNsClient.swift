@@ -148,7 +148,7 @@ public final class APNsClient: Sendable {
                     path: PushHeaders.path(forRaw: request.deviceToken),
                     fields: request.headers.headerFields(authorization: token), payload: request.payload,
                     timeout: .milliseconds(Int64(configuration.timeout * 1000)))
-                if response.reason == .expiredProviderToken { tokens.invalidate() }
+                tokens.heard(response)
                 logger.debug("answer", metadata: [
                     "apns-id": "\(response.apnsID ?? "-")", "device-token": "\(request.deviceToken)", "status": "\(response.status)",
                 ])

@@ -129,7 +129,7 @@ final class BulkFeeder {
         case .failure(let error) where error.isRetryable:
             outcome.again.append(request)
         default:
-            if case .success(let response) = result, response.reason == .expiredProviderToken { tokens.invalidate() }
+            if case .success(let response) = result { tokens.heard(response) }
             outcome.report.record(result)
             onResult(BulkSender.Result(request: request, outcome: result))
         }

@@ -54,4 +54,10 @@ public final class ProviderTokenCache: Sendable {
 
     /// Drops the current token (after APNs called it expired or invalid), so the next push signs anew.
     public func invalidate() { state.withLock { $0.current = nil } }
+
+    /// APNs' answer to a push that carried the current token: `ExpiredProviderToken` drops it
+    /// (every sender path hears its answers through here).
+    func heard(_ response: APNsResponse) {
+        if response.reason == .expiredProviderToken { invalidate() }
+    }
 }

@@ -3,9 +3,6 @@
 /// of their names (the release bundle's `bin/push-receiver` is a link to `authsim`: one binary
 /// instead of four, about a quarter of the size, since each would carry Foundation's ICU data).
 public enum Programs {
-    /// The programs `authsim` can be, by the name it was started as.
-    public static let names = ["push-receiver", "apns-sender", "redirect-interceptor"]
-
     /// Runs the program called `name` (one of ``names``) with the process's arguments; `false` for
     /// any other name.
     public static func run(named name: String) async -> Bool {
