@@ -28,6 +28,9 @@ let package = Package(
         .library(name: "AuthBackend", targets: ["AuthBackend"]),
         .library(name: "DeviceOS", targets: ["DeviceOS"]),
         .library(name: "FirebaseAuthCore", targets: ["FirebaseAuthCore"]),
+        // The SDK's module names, for an app's own code on Linux (docs/app-code-on-linux.md).
+        .library(name: "FirebaseCore", targets: ["FirebaseCore"]),
+        .library(name: "FirebaseAuth", targets: ["FirebaseAuth"]),
         .library(name: "RedirectInterceptor", targets: ["RedirectInterceptor"]),
         .library(name: "DeviceLink", targets: ["DeviceLink"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
@@ -146,11 +149,17 @@ let package = Package(
         // delegate (AppHost), the keychain, UserDefaults, APNs registration, opened URLs, the
         // process being killed. Frameworks (Auth) hook in as app-delegate interceptors.
         .target(name: "DeviceOS", dependencies: ["Utilities", "HTTPTransport", logging]),
+        // FirebaseCore's FirebaseApp and FirebaseOptions with the SDK's names, in the simulated app's
+        // process (its main bundle, its device), and the app's files (Info.plist, GoogleService-Info.plist).
+        .target(name: "FirebaseCore", dependencies: ["Utilities", "DeviceOS", "HTTPTransport", logging]),
         // FirebaseAuth's phone-auth app verification and Sign in with Apple, on Linux, with the SDK's names.
         .target(
             name: "FirebaseAuthCore",
-            dependencies: ["Utilities", "DeviceOS", "IdentityToolkitAPI", "HTTPTransport", crypto, logging]
+            dependencies: ["Utilities", "DeviceOS", "FirebaseCore", "IdentityToolkitAPI", "HTTPTransport", crypto, logging]
         ),
+        // The auth core under the SDK's module name, as an app's code imports it; authsim's own
+        // hooks stay behind @_spi(Authsim).
+        .target(name: "FirebaseAuth", dependencies: ["FirebaseAuthCore"]),
         // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
         .target(name: "RedirectInterceptor", dependencies: ["Utilities", nio("NIOCore"), nio("NIOPosix")]),
@@ -168,7 +177,7 @@ let package = Package(
         // Whole runs across the parts: scenario files, typed timelines, the demo.
         .target(
             name: "Scenarios",
-            dependencies: ["DeviceOS", "DeviceLink", "Lifecycle", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
+            dependencies: ["FirebaseCore", "DeviceOS", "DeviceLink", "Lifecycle", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
                            "IdentityToolkitAPI", "HTTPTransport", "RedirectInterceptor", logging]
         ),
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
@@ -177,7 +186,7 @@ let package = Package(
         .target(name: "Causes", dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "IdentityToolkitAPI"]),
         .target(
             name: "Diagnostics",
-            dependencies: ["Causes", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
+            dependencies: ["FirebaseCore", "Causes", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
         ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
         // The inspector: the receiver's pushes, faults and devices and the backend's SMS and users,
@@ -201,7 +210,7 @@ let package = Package(
         // The parsers that take hostile input, as fuzz targets (Fuzz/run.sh drives libFuzzer).
         .target(
             name: "FuzzTargets",
-            dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios", crypto]
+            dependencies: ["FirebaseCore", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios", crypto]
         ),
 
         // MARK: Executables (thin)
@@ -218,7 +227,7 @@ let package = Package(
         .executableTarget(name: "redirect-interceptor", dependencies: ["ProgramCommands"]),
         .executableTarget(
             name: "authsim",
-            dependencies: ["DeviceLink", "Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
+            dependencies: ["FirebaseCore", "DeviceLink", "Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
                            "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Lifecycle", "Benchmarking", "Inspector",
                            "ProgramCommands",
                            argumentParser, logging]
@@ -250,7 +259,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthFlowTests",
-            dependencies: ["DeviceOS", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor",
+            dependencies: ["FirebaseCore", "DeviceOS", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor",
                            "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport", "LocalPKI", crypto, .product(name: "CryptoExtras", package: "swift-crypto"), logging,
                            .product(name: "InMemoryLogging", package: "swift-log")]
         ),
@@ -265,7 +274,7 @@ let package = Package(
         // run against the real backend on the default app.
         .testTarget(
             name: "GuideCodeTests",
-            dependencies: ["DeviceOS", "FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
+            dependencies: ["FirebaseCore", "DeviceOS", "FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         // The auth core's rules as values (the app credential, the presentation): no I/O.

@@ -1,5 +1,7 @@
 import APNsWire
 import FirebaseAuthCore
+import DeviceOS
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import LocalPKI
 
@@ -82,7 +84,7 @@ public enum Doctor {
         }
         if let url = input.googleServiceInfo {
             do {
-                options = try FirebaseOptions(contentsOf: url)
+                options = try FirebaseOptions.read(contentsOf: url)
                 findings.append(Finding("googleServiceInfo", .ok, file: url.lastPathComponent, "GOOGLE_APP_ID \(options!.googleAppID)"))
             } catch {
                 findings.append(Finding("googleServiceInfoUnreadable", .error, file: url.lastPathComponent, error.message,

@@ -1,4 +1,5 @@
 import DeviceOS
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import HTTPTransport
 import IdentityToolkitAPI
@@ -117,17 +118,35 @@ public final class Auth: AppDelegateInterceptor {
         return headers
     }
 
-    /// The `Auth` of the default app. (Configure it first with `FirebaseApp.configure(options:host:)`.)
+    /// The `Auth` of the default app: configure it first (`FirebaseApp.configure()`), or this stops
+    /// the program with the SDK's message (Auth.swift, `auth()`), adding why on Linux.
     public static func auth() -> Auth {
         guard let app = FirebaseApp.app() else {
-            preconditionFailure("FirebaseApp.configure(options:host:) must be called before Auth.auth()")
+            fatalError("""
+                The default FirebaseApp instance must be configured before the default Auth instance can be initialized. \
+                One way to ensure this is to call `FirebaseApp.configure()` in the App Delegate's \
+                `application(_:didFinishLaunchingWithOptions:)`. (authsim: the default app is per simulated app; a test \
+                configures it inside the simulated app AuthsimTesting gives it, and work that hops to a DispatchQueue by \
+                itself leaves that app behind.)
+                """)
         }
         return auth(app: app)
     }
 
     /// The `Auth` of `app`: one per app, made on first use and kept by the app (so it goes with the
-    /// app, as in the SDK, rather than in a registry that never forgets).
-    public static func auth(app: FirebaseApp) -> Auth { app.auth }
+    /// app, as in the SDK, rather than in a registry that never forgets). An app whose process names
+    /// authsim's backend (AuthsimTesting's) talks to it as `useEmulator(withHost:port:)` does, with
+    /// app verification left on: the app proves itself as on a phone.
+    public static func auth(app: FirebaseApp) -> Auth {
+        app.component(Auth.self) { app in
+            let auth = Auth(app: app)
+            if let backend = app.backend {
+                auth.useEmulator(withHost: backend.host, port: backend.port)
+                auth.settings?.isAppVerificationDisabledForTesting = false
+            }
+            return auth
+        }
+    }
 
     public var languageCode: String? {
         get { state.withLock { $0.languageCode } }

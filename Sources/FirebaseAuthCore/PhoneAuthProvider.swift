@@ -1,4 +1,5 @@
 import DeviceOS
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 

@@ -3,6 +3,8 @@ import APNsWire
 import AuthBackend
 import Crypto
 import FirebaseAuthCore
+import DeviceOS
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import Scenarios
@@ -67,7 +69,7 @@ public enum FuzzTargets {
         let data = Data(bytes)
         if let plist = try? PropertyListFile(data: data, url: URL(fileURLWithPath: "/fuzz/Info.plist")) {
             _ = try? AppInfo(plist: plist)
-            _ = try? FirebaseOptions(plist: plist)
+            _ = try? FirebaseOptions.read(plist: plist)
         }
         _ = ProvisioningProfile.plist(in: data)
     }

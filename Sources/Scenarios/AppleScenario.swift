@@ -1,6 +1,7 @@
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 
 /// Sign in with Apple flows of scenario files, through the device's Apple sheet, the auth core and

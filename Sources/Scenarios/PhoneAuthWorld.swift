@@ -5,6 +5,7 @@ import AuthBackend
 import DeviceLink
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import HTTPTransport
 import IdentityToolkitAPI
@@ -214,7 +215,7 @@ public final class PhoneAuthWorld: Sendable {
 
     /// The `GoogleService-Info.plist` values of `profile`'s app, in this world's project.
     public func options(for profile: AppProfile) -> FirebaseOptions {
-        var options = FirebaseOptions(googleAppID: profile.googleAppID, gcmSenderID: "123456789012")
+        let options = FirebaseOptions(googleAppID: profile.googleAppID, gcmSenderID: "123456789012")
         options.apiKey = apiKey
         options.projectID = projectID
         options.bundleID = profile.bundleID

@@ -1,4 +1,5 @@
 import AuthBackend
+@_spi(Authsim) import FirebaseCore
 import Foundation
 
 /// A built app's files, generated (never downloaded): `Info.plist` and `GoogleService-Info.plist`

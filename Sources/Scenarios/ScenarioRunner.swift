@@ -3,6 +3,7 @@ import APNsWire
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import LocalPKI

@@ -5,6 +5,7 @@ import CommandSupport
 import DeviceLink
 import Diagnostics
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import LocalPKI
 import RedirectInterceptor

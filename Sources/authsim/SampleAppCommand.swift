@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandSupport
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import LocalPKI
 import Scenarios

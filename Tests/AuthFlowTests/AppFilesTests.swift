@@ -1,5 +1,6 @@
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import Scenarios
 import Testing
@@ -95,7 +96,7 @@ struct AppFilesTests {
         if `case` != "garbage" && `case` != "missing file" {
             try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0).write(to: file)
         }
-        #expect(throws: AppFileError(expected, "")) { _ = try FirebaseOptions(contentsOf: file) }
+        #expect(throws: AppFileError(expected, "")) { _ = try FirebaseOptions.read(contentsOf: file) }
         #expect(FirebaseOptions(contentsOfFile: file.path) == nil)
     }
 
@@ -117,13 +118,13 @@ struct AppFilesTests {
         let crash = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Fuzz/regressions/plist/bplist-with-set").standardized
         #expect(throws: AppFileError(.notAPropertyList, "")) { _ = try PropertyListFile(contentsOf: crash) }
-        #expect(throws: AppFileError(.notAPropertyList, "")) { _ = try FirebaseOptions(contentsOf: crash) }
+        #expect(throws: AppFileError(.notAPropertyList, "")) { _ = try FirebaseOptions.read(contentsOf: crash) }
         // A well-formed binary plist still reads.
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         var sample = SampleApp()
         sample.format = .binary
         try sample.write(to: folder)
-        #expect(try FirebaseOptions(contentsOf: folder.appendingPathComponent("GoogleService-Info.plist")).googleAppID == sample.googleAppID)
+        #expect(try FirebaseOptions.read(contentsOf: folder.appendingPathComponent("GoogleService-Info.plist")).googleAppID == sample.googleAppID)
     }
 }

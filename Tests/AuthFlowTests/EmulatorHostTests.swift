@@ -1,6 +1,7 @@
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import HTTPTransport
 import Scenarios
@@ -11,7 +12,7 @@ import TestSupport
 @Suite("useEmulator as the SDK's: test mode, IPv6 hosts, and the reCAPTCHA page at https://<emulator>/__/auth/handler")
 struct EmulatorHostTests {
     func options(_ world: PhoneAuthWorld) -> FirebaseOptions {
-        var options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
+        let options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = world.apiKey
         options.projectID = world.projectID
         options.bundleID = "com.example.authsim"
@@ -55,7 +56,7 @@ struct EmulatorHostTests {
 
     @Test("an empty host (the SDK stops with fatalError) makes the next call appConfigurationError, saying why")
     func emptyHost() async throws {
-        var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
+        let options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
         options.apiKey = "k"
         let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options,
                                               host: AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])))

@@ -1,6 +1,7 @@
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import Scenarios
 import Testing
@@ -104,7 +105,7 @@ func printedPort(_ process: ServerProcess) async throws -> Int {
 /// A bare app (API key `k`, no device) whose Auth talks to a backend at 127.0.0.1:`port` as
 /// `useEmulator` makes it, with test mode as given (useEmulator turns it on).
 func emulatorApp(port: Int, testMode: Bool) -> Auth {
-    var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
+    let options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
     options.apiKey = "k"
     let host = AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])
     let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))

@@ -3,6 +3,7 @@ import APNsWire
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import InMemoryLogging
@@ -42,7 +43,7 @@ struct LoggingTests {
     func app() async throws {
         try await withWorld { world, _ in
             let log = InMemoryLogHandler()
-            var options = world.options(for: AppProfile())
+            let options = world.options(for: AppProfile())
             options.bundleID = "com.example.authsim"
             let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true,
                                transport: world.transport, logger: Logger(label: "app") { _ in log })

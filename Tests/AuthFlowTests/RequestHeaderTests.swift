@@ -1,6 +1,7 @@
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import HTTPTransport
 import Scenarios
@@ -12,7 +13,7 @@ struct RequestHeaderTests {
     static let testNumber = "+16505554567"
 
     func options(_ world: PhoneAuthWorld, plistBundleID: String = "com.example.authsim") -> FirebaseOptions {
-        var options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
+        let options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = world.apiKey
         options.projectID = world.projectID
         options.bundleID = plistBundleID

@@ -1,6 +1,7 @@
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import HTTPTransport
 import Scenarios
@@ -20,7 +21,7 @@ struct SDKRowTests {
     /// An app on its own transport recorder, in `world`.
     func app(_ world: PhoneAuthWorld, profile: AppProfile = AppProfile(), clock: (any Clock<Duration>)? = nil,
              urlSchemes: [String]? = nil, linksRecaptcha: Bool = false) async throws -> (Auth, RecordingTransport) {
-        var options = world.options(for: profile)
+        let options = world.options(for: profile)
         options.bundleID = profile.bundleID
         let recording = RecordingTransport(world.transport)
         let host = AppHost(bundleID: profile.bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme],

@@ -1,6 +1,7 @@
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import Testing
@@ -140,7 +141,7 @@ struct ServerErrorTableTests {
         let server = try await BackendServer.start(toolkit: toolkit)
         defer { Task { await server.shutdown() } }
         toolkit.faults.add(fault)
-        var options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
+        let options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = toolkit.configuration.apiKey
         let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options,
                                               host: AppHost(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme])))

@@ -1,6 +1,7 @@
 import AuthBackend
 import DeviceOS
 @testable import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import Scenarios
 import Synchronization
@@ -281,7 +282,7 @@ struct VerificationErrorTests {
 @Suite("Auth's notification handling")
 struct NotificationHandlingTests {
     func makeAuth(clock: any Clock<Duration> = ContinuousClock()) -> Auth {
-        var options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
+        let options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
         options.apiKey = "k"
         let host = AppHost(bundleID: "com.a", urlSchemes: [], clock: clock)
         return Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
@@ -419,7 +420,7 @@ struct ReCAPTCHAFallbackTests {
     @Test("the app never passes the redirect URL to canHandle: the page never closes, and it ends as a cancellation")
     func urlNotForwarded() async throws {
         try await withWorld { world, _ in
-            var options = FirebaseOptions(googleAppID: AppProfile().googleAppID, gcmSenderID: "123456789012")
+            let options = FirebaseOptions(googleAppID: AppProfile().googleAppID, gcmSenderID: "123456789012")
             options.apiKey = world.apiKey
             options.bundleID = AppProfile().bundleID
             let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true,

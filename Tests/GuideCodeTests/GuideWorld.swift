@@ -1,6 +1,7 @@
 import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import Scenarios
 import Testing
@@ -30,7 +31,7 @@ struct GuideWorld {
         let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
                                                    configuration: configuration, pushLatency: .zero,
                                                    appClock: ManualClock())
-        var options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
+        let options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = world.apiKey
         options.projectID = world.projectID
         options.bundleID = configuration.bundleID

@@ -1,0 +1,48 @@
+// `import FirebaseAuth`, as an app's code writes it: the auth core's declarations that FirebaseAuth
+// 12.19 has, under the SDK's module name, one line each with the SDK's file
+// (firebase/firebase-ios-sdk, FirebaseAuth/Sources/Swift/…, at eed63a35). The auth core's own
+// names (presenters, timelines, app files) are not re-exported; its members that the SDK lacks are
+// @_spi(Authsim). FirebaseCore is not re-exported either, as the SDK's FirebaseAuth does not
+// re-export it: an app imports both, as the guides do. LayoutTests checks that every line here
+// names a declaration the SDK has (docs/app-code-on-linux.md).
+
+// Auth/Auth.swift, Auth/AuthSettings.swift, Auth/AuthDataResult.swift
+@_exported import class FirebaseAuthCore.Auth
+@_exported import class FirebaseAuthCore.AuthSettings
+@_exported import struct FirebaseAuthCore.AuthDataResult
+// SystemService/AuthAPNSTokenType.swift
+@_exported import enum FirebaseAuthCore.AuthAPNSTokenType
+// Utilities/AuthErrors.swift, Public/FirebaseAuth/FIRAuthErrors.h
+@_exported import enum FirebaseAuthCore.AuthErrorCode
+@_exported import enum FirebaseAuthCore.AuthErrors
+@_exported import var FirebaseAuthCore.AuthErrorDomain
+@_exported import var FirebaseAuthCore.AuthErrorUserInfoNameKey
+@_exported import var FirebaseAuthCore.AuthErrorUserInfoEmailKey
+@_exported import var FirebaseAuthCore.AuthErrorUserInfoUpdatedCredentialKey
+@_exported import var FirebaseAuthCore.AuthErrorUserInfoMultiFactorResolverKey
+// Utilities/AuthUIDelegate.swift
+@_exported import protocol FirebaseAuthCore.AuthUIDelegate
+// AuthProvider/AuthCredential.swift, PhoneAuthCredential.swift, OAuthCredential.swift,
+// OAuthProvider.swift, AuthProviderID.swift, PhoneAuthProvider.swift
+@_exported import class FirebaseAuthCore.AuthCredential
+@_exported import class FirebaseAuthCore.PhoneAuthCredential
+@_exported import class FirebaseAuthCore.OAuthCredential
+@_exported import enum FirebaseAuthCore.OAuthProvider
+@_exported import enum FirebaseAuthCore.AuthProviderID
+@_exported import class FirebaseAuthCore.PhoneAuthProvider
+// MultiFactor/…: MultiFactor.swift, MultiFactorInfo.swift, MultiFactorAssertion.swift,
+// MultiFactorSession.swift, MultiFactorResolver.swift, Phone/PhoneMultiFactorInfo.swift,
+// Phone/PhoneMultiFactorAssertion.swift, Phone/PhoneMultiFactorGenerator.swift
+@_exported import class FirebaseAuthCore.MultiFactor
+@_exported import class FirebaseAuthCore.MultiFactorInfo
+@_exported import class FirebaseAuthCore.MultiFactorAssertion
+@_exported import class FirebaseAuthCore.MultiFactorSession
+@_exported import class FirebaseAuthCore.MultiFactorResolver
+@_exported import class FirebaseAuthCore.PhoneMultiFactorInfo
+@_exported import class FirebaseAuthCore.PhoneMultiFactorAssertion
+@_exported import enum FirebaseAuthCore.PhoneMultiFactorGenerator
+// User/User.swift, UserInfo.swift, UserMetadata.swift, AdditionalUserInfo.swift
+@_exported import class FirebaseAuthCore.User
+@_exported import protocol FirebaseAuthCore.UserInfo
+@_exported import struct FirebaseAuthCore.UserMetadata
+@_exported import struct FirebaseAuthCore.AdditionalUserInfo
