@@ -31,6 +31,7 @@ let package = Package(
         // The SDK's module names, for an app's own code on Linux (docs/app-code-on-linux.md).
         .library(name: "FirebaseCore", targets: ["FirebaseCore"]),
         .library(name: "FirebaseAuth", targets: ["FirebaseAuth"]),
+        .library(name: "AuthsimTesting", targets: ["AuthsimTesting"]),
         .library(name: "RedirectInterceptor", targets: ["RedirectInterceptor"]),
         .library(name: "DeviceLink", targets: ["DeviceLink"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
@@ -180,6 +181,14 @@ let package = Package(
             dependencies: ["FirebaseCore", "DeviceOS", "DeviceLink", "Lifecycle", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
                            "IdentityToolkitAPI", "HTTPTransport", "RedirectInterceptor", logging]
         ),
+        // A test's device and channel in one call, for an app's own tests of its sign-in code
+        // (`import FirebaseAuth`, `import FirebaseCore`): the world, the simulated app installed as
+        // the process FirebaseApp.configure() sees, bound to the test's task.
+        .target(
+            name: "AuthsimTesting",
+            dependencies: ["Scenarios", "FirebaseCore", "FirebaseAuthCore", "APNsWire", "AuthBackend", "DeviceOS", "DeviceLink", "IdentityToolkitAPI",
+                           "LocalPKI", "Utilities"]
+        ),
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
         // The causes and fixes that explain and the inspector both state: the backend's refusals,
         // what a receiver's state folder shows, and the Diagnosis they come as.
@@ -274,7 +283,7 @@ let package = Package(
         // run against the real backend on the default app.
         .testTarget(
             name: "GuideCodeTests",
-            dependencies: ["FirebaseCore", "DeviceOS", "FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
+            dependencies: ["FirebaseCore", "FirebaseAuth", "IdentityToolkitAPI", "DeviceOS", "FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         // The auth core's rules as values (the app credential, the presentation): no I/O.

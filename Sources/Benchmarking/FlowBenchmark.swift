@@ -2,7 +2,7 @@ import Utilities
 import APNsReceiver
 import AuthBackend
 import DeviceOS
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import Synchronization
 import Scenarios

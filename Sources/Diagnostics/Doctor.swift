@@ -1,5 +1,5 @@
 import APNsWire
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import DeviceOS
 @_spi(Authsim) import FirebaseCore
 import Foundation

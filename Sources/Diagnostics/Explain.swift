@@ -2,7 +2,7 @@ import APNsWire
 import AuthBackend
 import Causes
 import DeviceOS
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 import Scenarios

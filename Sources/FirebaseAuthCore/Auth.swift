@@ -47,7 +47,7 @@ public final class Auth: AppDelegateInterceptor {
     /// The app's options and host, kept here: an `Auth` outlives an app nobody holds.
     let options: FirebaseOptions
     /// The app around this `Auth`: its device, delegate and files (authsim's; the SDK has UIApplication).
-    public let host: AppHost
+    @_spi(Authsim) public let host: AppHost
     /// The app's name (`__FIRAPP_DEFAULT` for the default app): the keychain's user key starts with it.
     let appName: String
     /// How this `Auth` talks HTTP: its host's network.
@@ -221,14 +221,14 @@ public final class Auth: AppDelegateInterceptor {
 
     /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`, as the SDK's app-delegate
     /// proxy calls it (Auth.swift 47–50): the token, its type from the provisioning profile.
-    public func application(_ application: AppHost, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+    @_spi(Authsim) public func application(_ application: AppHost, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
         setAPNSToken(deviceToken, type: .unknown)
     }
 
     /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)` (Auth.swift 52–57): ends
     /// every wait for the token at once (`AuthAPNSTokenManager.cancel(withError:)`), so
     /// `verifyPhoneNumber` goes to reCAPTCHA without waiting 5 s.
-    public func application(_ application: AppHost, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
+    @_spi(Authsim) public func application(_ application: AppHost, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
         let waiters = state.withLock { $0.apnsToken.cancel() }
         let reason = (error as? LocalizedError)?.errorDescription ?? "\(error)"
         for waiter in waiters { waiter.fulfill(.failed(reason)) }
@@ -281,8 +281,8 @@ public final class Auth: AppDelegateInterceptor {
     }
 
     /// The receipts still waiting for their push.
-    public var pendingReceipts: [String] { state.withLock { $0.credentials.pending } }
-    public var cachedCredential: AppCredential? { state.withLock { $0.credentials.credential } }
+    @_spi(Authsim) public var pendingReceipts: [String] { state.withLock { $0.credentials.pending } }
+    @_spi(Authsim) public var cachedCredential: AppCredential? { state.withLock { $0.credentials.credential } }
     func clearCredential() {
         state.withLock { $0.credentials.clear() }
         saveAppCredentials()
@@ -445,7 +445,7 @@ public final class Auth: AppDelegateInterceptor {
 
     /// `canHandle(url)` with its reasons (not an SDK method): what the URL carried, or exactly why
     /// Auth did not take it.
-    public func handle(_ url: URL) -> URLHandling {
+    @_spi(Authsim) public func handle(_ url: URL) -> URLHandling {
         let (decision, outcome) = state.withLock { state -> (PresentationBook.Decision, OneShot<ReCAPTCHAFlow.Redirect?>?) in
             let decision = state.presentations.open(url)
             guard case .takes = decision else { return (decision, nil) }
@@ -475,9 +475,9 @@ public final class Auth: AppDelegateInterceptor {
     var emulatorHost: String? { state.withLock { $0.emulator } }
 
     /// How the last `verifyPhoneNumber` proved the app (for timelines; not an SDK property).
-    public var lastAppVerification: AppVerification? { state.withLock { $0.lastVerification } }
+    @_spi(Authsim) public var lastAppVerification: AppVerification? { state.withLock { $0.lastVerification } }
     /// Why the last `verifyPhoneNumber` went to the reCAPTCHA page, when it did (not an SDK property).
-    public var lastFallbackReason: ReCAPTCHAFallbackReason? { state.withLock { $0.lastFallback } }
+    @_spi(Authsim) public var lastFallbackReason: ReCAPTCHAFallbackReason? { state.withLock { $0.lastFallback } }
     func noteVerification(_ proof: AppVerification, fallback: ReCAPTCHAFallbackReason? = nil) {
         state.withLock {
             $0.lastVerification = proof
@@ -494,7 +494,7 @@ public final class Auth: AppDelegateInterceptor {
     }
 
     /// The project's SMS defense, as the last `getRecaptchaConfig` said (not an SDK property).
-    public var lastSMSDefense: RecaptchaEnforcement? { state.withLock { $0.recaptchaConfig?.phone } }
+    @_spi(Authsim) public var lastSMSDefense: RecaptchaEnforcement? { state.withLock { $0.recaptchaConfig?.phone } }
     func noteSMSDefense(_ state: RecaptchaEnforcement) {
         if state != .off { host.logger.debug("SMS defense is \(state.rawValue)", metadata: ["bundle-id": "\(host.bundleID)"]) }
     }
@@ -528,7 +528,7 @@ public final class Auth: AppDelegateInterceptor {
     /// iOS killed the app's process (``AppHost/terminate()``, which sets the host's flag first):
     /// every wait ends now and nothing more is sent; what the keychain holds stays for the next
     /// process.
-    public func processWasKilled() {
+    @_spi(Authsim) public func processWasKilled() {
         let (tokens, credentials, presentation) = state.withLock { state in
             let waiting = (state.apnsToken.cancel(), state.credentialWaiters.values.flatMap { $0 }, state.presentationOutcome)
             state.credentialWaiters = [:]

@@ -103,7 +103,7 @@ public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
 
     /// The SDK's name for the code, as `NSError.userInfo[AuthErrorUserInfoNameKey]` carries it
     /// (`ERROR_INVALID_PHONE_NUMBER`; the SDK writes two without the prefix).
-    public var errorCodeString: String {
+    @_spi(Authsim) public var errorCodeString: String {
         switch self {
         case .invalidCustomToken: "ERROR_INVALID_CUSTOM_TOKEN"
         case .customTokenMismatch: "ERROR_CUSTOM_TOKEN_MISMATCH"
@@ -201,7 +201,7 @@ public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
     }
 
     /// The SDK's message for the code: `localizedDescription` when the server gave no detail.
-    public var errorDescription: String {
+    @_spi(Authsim) public var errorDescription: String {
         switch self {
         case .invalidCustomToken:
             "The custom token format is incorrect. Please check the documentation."

@@ -29,10 +29,10 @@ struct StoredUser: Codable {
 
 extension Auth {
     /// `firebase_auth_<GOOGLE_APP_ID>` (`Auth.keychainServiceName(for:)`).
-    public var keychainService: String { "firebase_auth_\(options.googleAppID)" }
+    @_spi(Authsim) public var keychainService: String { "firebase_auth_\(options.googleAppID)" }
     /// `AuthKeychainServices`' account prefix (a version, "1", for later schemes).
-    public static let keychainAccountPrefix = "firebase_auth_1_"
-    public static let appCredentialsKey = "app_credentials"
+    @_spi(Authsim) public static let keychainAccountPrefix = "firebase_auth_1_"
+    @_spi(Authsim) public static let appCredentialsKey = "app_credentials"
     /// `<app name>_firebase_user`.
     var userKey: String { "\(appName)_firebase_user" }
 

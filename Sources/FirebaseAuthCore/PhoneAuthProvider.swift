@@ -53,7 +53,7 @@ public enum ReCAPTCHAFallbackReason: Sendable, Hashable, CustomStringConvertible
 
 /// `PhoneAuthProvider`: sends the code (after proving the app is real) and makes credentials.
 public final class PhoneAuthProvider: Sendable {
-    public let auth: Auth
+    @_spi(Authsim) public let auth: Auth
 
     private init(auth: Auth) { self.auth = auth }
 
@@ -258,7 +258,7 @@ public final class PhoneAuthProvider: Sendable {
 
     /// The scheme the reCAPTCHA page returns to: the reversed client ID when it is registered, else
     /// the encoded app ID.
-    public var callbackScheme: String {
+    @_spi(Authsim) public var callbackScheme: String {
         CallbackScheme.derive(options: auth.options, registered: auth.host.urlSchemes)
     }
 

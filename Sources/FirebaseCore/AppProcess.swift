@@ -58,6 +58,9 @@ public final class AppProcess: Sendable {
         Self.installed.withLock { if $0 === self { $0 = previous } }
     }
 
+    /// The default app configured in this process, if any.
+    public var defaultApp: FirebaseApp? { apps.withLock { $0[FirebaseApp.defaultName] } }
+
     /// Every configured app, deleted (the process ends).
     public func deleteAllApps() { apps.withLock { $0.removeAll() } }
 }

@@ -2,7 +2,7 @@ import APNsReceiver
 import APNsWire
 import AuthBackend
 import Crypto
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import DeviceOS
 @_spi(Authsim) import FirebaseCore
 import Foundation

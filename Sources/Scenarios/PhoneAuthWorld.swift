@@ -4,7 +4,7 @@ import APNsWire
 import AuthBackend
 import DeviceLink
 import DeviceOS
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 @_spi(Authsim) import FirebaseCore
 import Foundation
 import HTTPTransport

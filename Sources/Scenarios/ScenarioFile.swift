@@ -2,7 +2,7 @@ import APNsReceiver
 import APNsWire
 import Utilities
 import AuthBackend
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 

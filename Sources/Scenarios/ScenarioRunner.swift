@@ -2,7 +2,7 @@ import APNsReceiver
 import APNsWire
 import AuthBackend
 import DeviceOS
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 @_spi(Authsim) import FirebaseCore
 import Foundation
 import IdentityToolkitAPI

@@ -2,7 +2,7 @@ import APNsReceiver
 import APNsWire
 import AuthBackend
 import DeviceOS
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 import Synchronization

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CommandSupport
 import Diagnostics
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 
 /// `authsim doctor`: a real app's files against the phone-auth setup steps.

@@ -4,7 +4,7 @@ import ArgumentParser
 import CommandSupport
 import DeviceLink
 import Diagnostics
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 @_spi(Authsim) import FirebaseCore
 import Foundation
 import LocalPKI

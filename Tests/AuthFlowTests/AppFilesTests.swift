@@ -1,5 +1,5 @@
 import DeviceOS
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 @_spi(Authsim) import FirebaseCore
 import Foundation
 import Scenarios

@@ -1,7 +1,7 @@
 import IdentityToolkitAPI
 import Utilities
 import AuthBackend
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import Scenarios
 import TestSupport

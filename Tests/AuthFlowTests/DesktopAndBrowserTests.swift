@@ -1,5 +1,5 @@
 import AuthBackend
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import RedirectInterceptor
 import Scenarios

@@ -1,4 +1,4 @@
-@testable import FirebaseAuthCore
+@_spi(Authsim) @testable import FirebaseAuthCore
 import AuthBackend
 import Foundation
 import IdentityToolkitAPI

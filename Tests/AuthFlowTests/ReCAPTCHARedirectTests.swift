@@ -1,5 +1,5 @@
 import DeviceOS
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import Testing
 

@@ -1,6 +1,6 @@
 import AuthBackend
 import DeviceOS
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 @_spi(Authsim) import FirebaseCore
 import Foundation
 import HTTPTransport

@@ -1,7 +1,7 @@
 import APNsWire
 import Utilities
 import AuthBackend
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 #if canImport(FoundationNetworking)

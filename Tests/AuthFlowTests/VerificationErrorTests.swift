@@ -1,6 +1,6 @@
 import AuthBackend
 import DeviceOS
-@testable import FirebaseAuthCore
+@_spi(Authsim) @testable import FirebaseAuthCore
 @_spi(Authsim) import FirebaseCore
 import Foundation
 import Scenarios

@@ -1,6 +1,6 @@
 import Utilities
 import AuthBackend
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import Scenarios
 import TestSupport

@@ -1,5 +1,5 @@
 import DeviceOS
-@testable import FirebaseAuthCore
+@_spi(Authsim) @testable import FirebaseAuthCore
 import Foundation
 import Testing
 

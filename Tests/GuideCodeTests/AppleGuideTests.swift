@@ -1,5 +1,6 @@
 import AuthBackend
-import FirebaseAuthCore
+import FirebaseAuth
+import FirebaseCore
 import Foundation
 import Scenarios
 import Testing

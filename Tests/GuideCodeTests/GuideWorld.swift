@@ -1,8 +1,9 @@
 import AuthBackend
 import DeviceOS
-import FirebaseAuthCore
+@_spi(Authsim) @testable import FirebaseAuthCore
 @_spi(Authsim) import FirebaseCore
 import Foundation
+import IdentityToolkitAPI
 import Scenarios
 import Testing
 import TestSupport
@@ -64,6 +65,21 @@ struct GuideWorld {
         let sheet = try await world.appleSheet.authorize(clientID: bundleID, appleUser: who, nonce: AppleNonce.sha256(nonce))
         return (sheet.identityToken, nonce, sheet.fullName, sheet.authorizationCode)
     }
+}
+
+extension GuideWorld {
+    /// How the default app proved itself on its last code request (authsim's, not the SDK's: the
+    /// guides' files import FirebaseAuth, which does not have it).
+    var lastAppVerification: AppVerification? { Auth.auth().lastAppVerification }
+}
+
+/// The SDK's message for `code` (`AuthErrorCode.errorDescription`, internal in the SDK).
+func sdkDescription(_ code: AuthErrorCode) -> String { code.errorDescription }
+
+/// A resolver whose pending credential this backend never issued, as the SDK's own unit tests build
+/// them (its initializer is internal in the SDK, so the guides' files cannot).
+func forgedResolver(like resolver: MultiFactorResolver) -> MultiFactorResolver {
+    MultiFactorResolver(mfaPendingCredential: "not-a-pending-credential", hints: resolver.hints, auth: Auth.auth())
 }
 
 struct GuideError: Error, CustomStringConvertible {

@@ -1,5 +1,6 @@
-@testable import FirebaseAuthCore
 import AuthBackend
+import FirebaseAuth
+import FirebaseCore
 import Foundation
 import Scenarios
 import Testing
@@ -85,7 +86,7 @@ extension GuideCode {
                 let error = await controller.enroll(user, phoneNumber: Self.secondFactor, displayName: "Work phone")
                 #expect(error == nil, "\(String(describing: error))")
                 await controller.check.expectEachOnce()
-                #expect(Auth.auth().lastAppVerification == .silentPush)
+                #expect(guide.lastAppVerification == .silentPush)
 
                 let factor = try #require(user.multiFactor.enrolledFactors.first as? PhoneMultiFactorInfo)
                 #expect(user.multiFactor.enrolledFactors.count == 1)
@@ -119,7 +120,7 @@ extension GuideCode {
                 #expect(await controller.prompts == ["Select factor to sign in\nWork phone ", "Verification code for Work phone"])
                 await controller.check.expectEachOnce()
                 #expect(await controller.check.calls.keys.sorted() == ["resolveSignIn", "signIn", "verifyPhoneNumber(with:)"])
-                #expect(Auth.auth().lastAppVerification == .silentPush)
+                #expect(guide.lastAppVerification == .silentPush)
 
                 let user = try #require(Auth.auth().currentUser)
                 #expect(user.uid == enrolled.uid)
@@ -222,7 +223,7 @@ extension GuideCode {
                 let id = try await PhoneAuthProvider.provider().verifyPhoneNumber("+16505554567", uiDelegate: nil, multiFactorSession: session)
                 try await user.multiFactor.enroll(with: PhoneMultiFactorGenerator.assertion(
                     with: PhoneAuthProvider.provider().credential(withVerificationID: id, verificationCode: "123456")), displayName: "Test")
-                #expect(Auth.auth().lastAppVerification == .testMode)
+                #expect(guide.lastAppVerification == .testMode)
                 #expect(await guide.toolkit.messages.isEmpty)
                 #expect((user.multiFactor.enrolledFactors.first as? PhoneMultiFactorInfo)?.phoneNumber == "+16505554567")
             }
@@ -274,7 +275,7 @@ extension GuideCode {
                 let hint = try #require(resolver.hints.first as? PhoneMultiFactorInfo)
 
                 // Malformed: not a credential this backend issued (the SDK's own unit tests build resolvers this way).
-                let forged = MultiFactorResolver(mfaPendingCredential: "not-a-pending-credential", hints: resolver.hints, auth: Auth.auth())
+                let forged = forgedResolver(like: resolver)
                 do {
                     _ = try await PhoneAuthProvider.provider().verifyPhoneNumber(with: hint, uiDelegate: nil, multiFactorSession: forged.session)
                     Issue.record("a forged pending credential got a code")

@@ -1,5 +1,6 @@
 import AuthBackend
-import FirebaseAuthCore
+import FirebaseAuth
+import FirebaseCore
 import Foundation
 import Scenarios
 import Testing
@@ -195,7 +196,7 @@ extension GuideCode {
                 #expect(Auth.auth().currentUser?.uid == uid)
                 #expect(Auth.auth().currentUser?.phoneNumber == number)
                 #expect(Auth.auth().currentUser?.providerData.map(\.providerID) == ["phone"])
-                #expect(Auth.auth().lastAppVerification == .silentPush)
+                #expect(guide.lastAppVerification == .silentPush)
                 await controller.check.expectEachOnce()
                 #expect(await controller.check.calls.keys.sorted() == ["signIn", "verifyPhoneNumber"])
                 try Auth.auth().signOut()
@@ -236,7 +237,7 @@ extension GuideCode {
                 let outcome = await controller.run { controller.signInWithTestNumber("+16505554567", testVerificationCode: "123456") }
                 guard case .signedIn = outcome else { Issue.record("ended with \(outcome)"); return }
                 #expect(await guide.toolkit.messages.isEmpty)
-                #expect(Auth.auth().lastAppVerification == .testMode)
+                #expect(guide.lastAppVerification == .testMode)
                 await controller.check.expectEachOnce()
             }
         }
@@ -247,8 +248,8 @@ extension GuideCode {
                 let controller = await PhoneAuthViewController { _ in "000000" }
                 let outcome = await controller.run { controller.sendCode("+16505551234") }
                 // The SDK's words for 17044 (AuthErrors.swift kErrorInvalidVerificationCode), "multifactor" and all.
-                #expect(outcome == .message(AuthErrorCode.invalidVerificationCode.errorDescription))
-                #expect(AuthErrorCode.invalidVerificationCode.errorDescription.hasPrefix("The multifactor verification code used to create the auth credential is invalid."))
+                #expect(outcome == .message(sdkDescription(.invalidVerificationCode)))
+                #expect(sdkDescription(.invalidVerificationCode).hasPrefix("The multifactor verification code used to create the auth credential is invalid."))
                 await controller.check.expectEachOnce()
             }
         }

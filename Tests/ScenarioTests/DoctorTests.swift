@@ -1,5 +1,5 @@
 import Diagnostics
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import LocalPKI
 import Scenarios

@@ -1,6 +1,6 @@
 import APNsWire
 import Diagnostics
-import FirebaseAuthCore
+@_spi(Authsim) import FirebaseAuthCore
 import Foundation
 import LocalPKI
 import Scenarios

@@ -1,0 +1,214 @@
+import APNsWire
+import AuthBackend
+import DeviceLink
+import DeviceOS
+@_spi(Authsim) import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
+import Foundation
+import IdentityToolkitAPI
+import LocalPKI
+import Scenarios
+import Utilities
+
+@_exported import enum IdentityToolkitAPI.AppVerification
+
+/// A test's device and channel, in one call: a backend that plays Firebase, push-receiver and its
+/// device hub, and the simulated app on a device, installed as the process `FirebaseApp.configure()`
+/// and `Auth.auth()` see. The app's own code runs unchanged inside ``run(_:app:_:)``:
+///
+/// ```swift
+/// import AuthsimTesting
+/// import FirebaseAuth
+/// import FirebaseCore
+///
+/// @Test func signsInBySilentPush() async throws {
+///     try await Simulation.run(.silentPushWorks) { simulation in
+///         FirebaseApp.configure()
+///         let verificationID = try await PhoneAuthProvider.provider().verifyPhoneNumber("+16505551234", uiDelegate: nil)
+///         let code = try await simulation.smsCode(to: "+16505551234")
+///         let credential = PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: code)
+///         let result = try await Auth.auth().signIn(with: credential)
+///     }
+/// }
+/// ```
+///
+/// Each run has its own backend, receiver, device, folder and default `FirebaseApp`: tests run in
+/// parallel (Swift Testing) or one by one (XCTest) without sharing state. The app is bound to the
+/// body's task and to every task and completion handler the SDK's calls start from it; code that
+/// hops to a `DispatchQueue` by itself leaves it behind (`Auth.auth()` there says so).
+public final class Simulation: Sendable {
+    public let world: SimulatedWorld
+    public let app: SimulatedApp
+    /// The app's bundle: `Info.plist`, `GoogleService-Info.plist`, `embedded.mobileprovision`.
+    public let bundle: URL
+    /// The device's APNs token (hex), as the receiver knows it.
+    public let deviceToken: String
+    /// `host:port` of the backend, as `FIREBASE_AUTH_EMULATOR_HOST` names it (Admin SDK, REST).
+    public var emulatorHost: String { "\(phoneWorld.backendHost):\(phoneWorld.backendPort)" }
+    /// The project the backend plays.
+    public var projectID: String { phoneWorld.projectID }
+
+    let phoneWorld: PhoneAuthWorld
+    let process: AppProcess
+    let folder: URL
+
+    private init(world: SimulatedWorld, app: SimulatedApp, bundle: URL, deviceToken: String, phoneWorld: PhoneAuthWorld,
+                 process: AppProcess, folder: URL) {
+        self.world = world
+        self.app = app
+        self.bundle = bundle
+        self.deviceToken = deviceToken
+        self.phoneWorld = phoneWorld
+        self.process = process
+        self.folder = folder
+    }
+
+    /// Starts the world, installs `app` on a new device, runs `body` as that app's process, and
+    /// stops everything, whatever `body` does.
+    public static func run<T>(_ world: SimulatedWorld = .silentPushWorks, app: SimulatedApp = SimulatedApp(),
+                              _ body: (Simulation) async throws -> T) async throws -> T {
+        let simulation = try await start(world, app: app)
+        do {
+            let result = try await simulation.process.run { try await body(simulation) }
+            await simulation.stop()
+            return result
+        } catch {
+            await simulation.stop()
+            throw error
+        }
+    }
+
+    static func start(_ world: SimulatedWorld, app: SimulatedApp) async throws -> Simulation {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-testing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        do {
+            return try await start(world, app: app, folder: folder)
+        } catch {
+            try? FileManager.default.removeItem(at: folder)
+            throw SimulationError("the simulation did not start: \(error)")
+        }
+    }
+
+    private static func start(_ world: SimulatedWorld, app: SimulatedApp, folder: URL) async throws -> Simulation {
+        var configuration = BackendConfiguration()
+        configuration.bundleID = app.bundleID
+        configuration.suggestedTimeout = world.suggestedTimeout
+        configuration.phoneRecaptchaEnforcement = RecaptchaEnforcement(rawValue: world.smsDefense.rawValue.uppercased()) ?? .off
+        switch world.recaptcha {
+        case .passes: configuration.recaptchaOutcome = .pass
+        case .cancelled: configuration.recaptchaOutcome = .userCancels
+        }
+        // Where the push comes, every SDK wait ends by its event (a clock nobody advances: a slow
+        // machine never turns into a reCAPTCHA fallback); where it does not, the SDK's timeouts
+        // run in real time, as on the phone.
+        let appClock: any Clock<Duration> = world.push == .delivered ? ManualClock() : ContinuousClock()
+        let phoneWorld = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"),
+                                                        state: folder.appendingPathComponent("State"),
+                                                        configuration: configuration, pushLatency: .zero, appClock: appClock)
+        do {
+            let bundle = folder.appendingPathComponent("\(app.bundleID).app")
+            try write(app, configuration: configuration, to: bundle, world: phoneWorld)
+            let files = try AppBundle(directory: bundle)
+            let host = AppHost(bundle: files, isSimulator: app.isSimulator, forwardsNotifications: app.forwardsNotifications,
+                               forwardsURLs: app.forwardsURLs,
+                               recaptchaEnterprise: app.linksRecaptchaEnterprise ? RecaptchaEnterpriseSDK(service: phoneWorld.backendURL) : nil,
+                               clock: appClock, transport: phoneWorld.transport)
+            let environment: APNsEnvironment = app.build == .debug && !app.isSimulator ? .sandbox : .production
+            let token = try await phoneWorld.devices.installDevice(for: host, environment: environment) { _, _ in }
+            host.answerRegistrations(on: token, with: .token)
+            let process = AppProcess(host: host, bundle: bundle, backend: AppProcess.Backend(host: phoneWorld.backendHost, port: phoneWorld.backendPort))
+            if let declared = declaredType(app: app, world: world) {
+                // The app delegate's own didRegisterForRemoteNotificationsWithDeviceToken.
+                host.setRegistrationDelegate { [weak process] registration in
+                    guard let process, let firebase = process.defaultApp else { return }
+                    let auth = Auth.auth(app: firebase)
+                    switch registration {
+                    case .token(let data): auth.setAPNSToken(data, type: declared)
+                    case .failed(let reason):
+                        auth.application(host, didFailToRegisterForRemoteNotificationsWithError: RegistrationFailure(reason))
+                    }
+                }
+            }
+            if world.push == .lost, let channel = phoneWorld.channel { await channel.hub.setLosesPushes(true) }
+            return Simulation(world: world, app: app, bundle: bundle, deviceToken: token.hex, phoneWorld: phoneWorld, process: process,
+                              folder: folder)
+        } catch {
+            await phoneWorld.shutdown()
+            throw error
+        }
+    }
+
+    /// The type the app's code passes, if it passes one: the other one in a token-type-mismatch world.
+    static func declaredType(app: SimulatedApp, world: SimulatedWorld) -> AuthAPNSTokenType? {
+        guard world.push == .tokenTypeMismatch else { return app.declaredTokenType }
+        return app.build == .debug && !app.isSimulator ? .prod : .sandbox
+    }
+
+    static func write(_ app: SimulatedApp, configuration: BackendConfiguration, to bundle: URL, world: PhoneAuthWorld) throws {
+        var sample = SampleApp()
+        sample.bundleID = app.bundleID
+        sample.googleAppID = app.googleAppID
+        sample.apiKey = configuration.apiKey
+        sample.projectID = configuration.projectID
+        sample.clientID = app.clientID
+        sample.urlSchemes = app.urlSchemes
+        try sample.write(to: bundle)
+        guard let credentials = world.channel?.credentials else { return }
+        let aps = app.build == .debug ? "development" : "production"
+        try ProvisioningProfileFile.make(apsEnvironment: aps, bundleID: app.bundleID, teamID: credentials.authKey.teamID, credentials: credentials)
+            .write(to: bundle.appendingPathComponent("embedded.mobileprovision"))
+    }
+
+    func stop() async {
+        process.deleteAllApps()
+        await phoneWorld.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    // MARK: What the test asks the world
+
+    /// The code the backend texted to `phoneNumber` last, as the user reads it off the SMS
+    /// (spaces, dashes and brackets in the number are ignored). Throws when none was sent.
+    public func smsCode(to phoneNumber: String) async throws -> String {
+        let number = phoneNumber.filter { $0 == "+" || $0.isNumber }
+        guard let code = await phoneWorld.lastCode(for: number) else {
+            throw SimulationError("no SMS was sent to \(number)")
+        }
+        return code
+    }
+
+    /// What became of the backend's silent pushes to this app, oldest first.
+    public func silentPushes() async -> [SilentPushRecord] { await phoneWorld.silentPushResults() ?? [] }
+
+    /// A user who signs in with `phoneNumber` and has `secondFactor` enrolled as a phone second
+    /// factor, as the Firebase console or the Admin SDK makes one. Returns the user's ID.
+    @discardableResult
+    public func addUser(phoneNumber: String, secondFactor: String, displayName: String? = nil) async throws -> String {
+        guard let toolkit = phoneWorld.toolkit else { throw SimulationError("the backend runs elsewhere") }
+        do {
+            let created = try await toolkit.adminCreateUser(SignUpNewUserRequest(phoneNumber: phoneNumber))
+            guard let uid = created.localId else { throw SimulationError("the backend made no user for \(phoneNumber)") }
+            _ = try await toolkit.enrollSecondFactor(localId: uid, phoneNumber: secondFactor, displayName: displayName)
+            return uid
+        } catch let error as IdentityToolkitError {
+            throw SimulationError("the backend refused the user \(phoneNumber): \(error)")
+        }
+    }
+
+    /// How the app proved itself on its last code request (the silent push, reCAPTCHA, reCAPTCHA
+    /// Enterprise), as the default app's `Auth` saw it; nil before any, or with no default app.
+    public var lastAppVerification: AppVerification? {
+        process.defaultApp.flatMap { Auth.auth(app: $0).lastAppVerification }
+    }
+
+    /// Why the last code request fell back to reCAPTCHA, in the SDK's terms; nil if it did not.
+    public var lastFallbackReason: String? {
+        process.defaultApp.flatMap { Auth.auth(app: $0).lastFallbackReason }.map { "\($0)" }
+    }
+}
+
+/// Why the simulation could not do what the test asked.
+public struct SimulationError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
