@@ -180,19 +180,26 @@ public final class Simulation: Sendable {
     /// What became of the backend's silent pushes to this app, oldest first.
     public func silentPushes() async -> [SilentPushRecord] { await phoneWorld.silentPushResults() ?? [] }
 
-    /// A user who signs in with `phoneNumber` and has `secondFactor` enrolled as a phone second
-    /// factor, as the Firebase console or the Admin SDK makes one. Returns the user's ID.
-    @discardableResult
-    public func addUser(phoneNumber: String, secondFactor: String, displayName: String? = nil) async throws -> String {
+    /// Enrolls `phoneNumber` as a phone second factor of the user `uid`, as the Firebase console or
+    /// the Admin SDK does. (Firebase refuses a phone second factor on a user whose first factor is
+    /// a phone number: sign the user in another way first, with ``appleAuthorization(_:)``.)
+    public func enrollSecondFactor(uid: String, phoneNumber: String, displayName: String? = nil) async throws {
         guard let toolkit = phoneWorld.toolkit else { throw SimulationError("the backend runs elsewhere") }
-        do {
-            let created = try await toolkit.adminCreateUser(SignUpNewUserRequest(phoneNumber: phoneNumber))
-            guard let uid = created.localId else { throw SimulationError("the backend made no user for \(phoneNumber)") }
-            _ = try await toolkit.enrollSecondFactor(localId: uid, phoneNumber: secondFactor, displayName: displayName)
-            return uid
-        } catch let error as IdentityToolkitError {
-            throw SimulationError("the backend refused the user \(phoneNumber): \(error)")
+        do throws(IdentityToolkitError) {
+            _ = try await toolkit.enrollSecondFactor(localId: uid, phoneNumber: phoneNumber, displayName: displayName)
+        } catch {
+            throw SimulationError("the backend refused to enroll \(phoneNumber) for \(uid): \(error)")
         }
+    }
+
+    /// What the app's `ASAuthorizationControllerDelegate` gets when `appleUser` signs in with Apple
+    /// on the system sheet: the identity token (as a string), the raw nonce the app kept (its
+    /// SHA-256 went to Apple), the name (first authorization only) and the authorization code.
+    public func appleAuthorization(_ appleUser: String) async throws -> AppleAuthorization {
+        let nonce = AppleNonce.random()
+        let sheet = try await phoneWorld.appleSheet.authorize(clientID: app.bundleID, appleUser: appleUser, nonce: AppleNonce.sha256(nonce))
+        return AppleAuthorization(idToken: sheet.identityToken, rawNonce: nonce, fullName: sheet.fullName,
+                                  authorizationCode: sheet.authorizationCode)
     }
 
     /// How the app proved itself on its last code request (the silent push, reCAPTCHA, reCAPTCHA
@@ -205,6 +212,14 @@ public final class Simulation: Sendable {
     public var lastFallbackReason: String? {
         process.defaultApp.flatMap { Auth.auth(app: $0).lastFallbackReason }.map { "\($0)" }
     }
+}
+
+/// Sign in with Apple's answer, as `ASAuthorizationAppleIDCredential` gives it to the app.
+public struct AppleAuthorization: Sendable {
+    public let idToken: String
+    public let rawNonce: String
+    public let fullName: PersonNameComponents?
+    public let authorizationCode: String
 }
 
 /// Why the simulation could not do what the test asked.

@@ -1,0 +1,113 @@
+import FirebaseAuth
+import FirebaseCore
+import Foundation
+
+/// The sign-in logic of an iOS app, as its team writes it for the real SDK: phone numbers, with a
+/// phone second factor. It imports FirebaseAuth and FirebaseCore only, and runs unchanged on a
+/// phone and, through authsim, in tests on Linux.
+public final class SignInService: Sendable {
+    /// How a sign-in with a code ended.
+    public enum SignInResult: Sendable {
+        /// Signed in; the user's ID.
+        case signedIn(uid: String)
+        /// The account has a second factor: choose a hint, send its code, finish with it.
+        case secondFactorRequired(SecondFactorChallenge)
+    }
+
+    /// The multi-factor resolver and what the UI shows of it.
+    public struct SecondFactorChallenge: @unchecked Sendable {
+        public let resolver: MultiFactorResolver
+        /// The hints' display names (or their phone numbers), in order.
+        public var hintNames: [String] {
+            resolver.hints.map { $0.displayName ?? ($0 as? PhoneMultiFactorInfo)?.phoneNumber ?? $0.uid }
+        }
+    }
+
+    /// What the UI says when a sign-in fails.
+    public enum Failure: Error, Equatable {
+        case wrongCode
+        case codeExpired
+        case cancelled
+        case other(code: Int, message: String)
+    }
+
+    public init() {}
+
+    /// Sends the SMS: the SDK proves the app (silent push, else reCAPTCHA) on the way.
+    /// Returns the verification ID to keep until the user types the code.
+    public func sendCode(to phoneNumber: String) async throws(Failure) -> String {
+        do {
+            return try await PhoneAuthProvider.provider().verifyPhoneNumber(phoneNumber, uiDelegate: nil)
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Signs in with the code the user typed.
+    public func signIn(verificationID: String, code: String) async throws(Failure) -> SignInResult {
+        try await signIn(with: PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: code))
+    }
+
+    private func signIn(with credential: AuthCredential) async throws(Failure) -> SignInResult {
+        do {
+            let result = try await Auth.auth().signIn(with: credential)
+            return .signedIn(uid: result.user.uid)
+        } catch {
+            let nsError = error as NSError
+            if nsError.code == AuthErrorCode.secondFactorRequired.rawValue,
+               let resolver = nsError.userInfo[AuthErrorUserInfoMultiFactorResolverKey] as? MultiFactorResolver {
+                return .secondFactorRequired(SecondFactorChallenge(resolver: resolver))
+            }
+            throw Self.failure(error)
+        }
+    }
+
+    /// Signs in with what Sign in with Apple gave the app (`ASAuthorizationAppleIDCredential`'s
+    /// identity token, the raw nonce the app kept, the name on the first authorization).
+    public func signInWithApple(idToken: String, rawNonce: String, fullName: PersonNameComponents?) async throws(Failure) -> SignInResult {
+        let credential = OAuthProvider.appleCredential(withIDToken: idToken, rawNonce: rawNonce, fullName: fullName)
+        return try await signIn(with: credential)
+    }
+
+    /// Signs the user out.
+    public func signOut() throws(Failure) {
+        do { try Auth.auth().signOut() } catch { throw Self.failure(error) }
+    }
+
+    /// Sends the second factor's code to the chosen hint.
+    public func sendSecondFactorCode(_ challenge: SecondFactorChallenge, hint index: Int) async throws(Failure) -> String {
+        guard let hint = challenge.resolver.hints[index] as? PhoneMultiFactorInfo else {
+            throw .other(code: -1, message: "hint \(index) is not a phone factor")
+        }
+        do {
+            return try await PhoneAuthProvider.provider()
+                .verifyPhoneNumber(with: hint, uiDelegate: nil, multiFactorSession: challenge.resolver.session)
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Finishes a multi-factor sign-in with the second factor's code.
+    public func finishSecondFactor(_ challenge: SecondFactorChallenge, verificationID: String, code: String) async throws(Failure) -> String {
+        let credential = PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: code)
+        let assertion = PhoneMultiFactorGenerator.assertion(with: credential)
+        do {
+            return try await challenge.resolver.resolveSignIn(with: assertion).user.uid
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// The signed-in user's ID, if any.
+    public var currentUserID: String? { Auth.auth().currentUser?.uid }
+
+    static func failure(_ error: any Error) -> Failure {
+        let nsError = error as NSError
+        switch AuthErrorCode(rawValue: nsError.code) {
+        case .invalidVerificationCode: return .wrongCode
+        case .sessionExpired: return .codeExpired
+        case .webContextCancelled: return .cancelled
+        default: return .other(code: nsError.code, message: nsError.localizedDescription)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+// The feature's tests on Linux: the whole channel (backend, APNs, the device, the reCAPTCHA page)
+// through AuthsimTesting. On Apple platforms this file compiles to nothing; the team's device tests
+// run there instead.
+#if canImport(AuthsimTesting)
+import AuthsimTesting
+import FirebaseAuth
+import FirebaseCore
+import SignInFeature
+import Testing
+
+@Suite("SignInService, on Linux, against authsim")
+struct SignInServiceTests {
+    let phone = "+16505551234"
+
+    /// `FirebaseApp.configure()` as the app delegate calls it, then the feature's code.
+    func signIn(_ simulation: Simulation, service: SignInService = SignInService()) async throws -> String {
+        FirebaseApp.configure()
+        let verificationID = try await service.sendCode(to: phone)
+        let code = try await simulation.smsCode(to: phone)
+        guard case .signedIn(let uid) = try await service.signIn(verificationID: verificationID, code: code) else {
+            throw SimulationError("a second factor was asked for")
+        }
+        return uid
+    }
+
+    @Test("the silent push proves the app: signed in, no reCAPTCHA")
+    func silentPush() async throws {
+        try await Simulation.run(.silentPushWorks) { simulation in
+            let uid = try await signIn(simulation)
+            #expect(SignInService().currentUserID == uid)
+            #expect(simulation.lastAppVerification == .silentPush)
+            #expect(await simulation.silentPushes().map(\.status) == [200])
+        }
+    }
+
+    @Test("the push is lost: the SDK waits suggestedTimeout, the user solves reCAPTCHA, signed in")
+    func recaptchaFallback() async throws {
+        try await Simulation.run(.pushLost) { simulation in
+            _ = try await signIn(simulation)
+            #expect(simulation.lastAppVerification == .reCAPTCHA)
+            #expect(simulation.lastFallbackReason != nil)
+        }
+    }
+
+    @Test("a debug build whose delegate says .prod: APNs refuses the push (BadDeviceToken), reCAPTCHA takes over")
+    func tokenTypeMismatch() async throws {
+        try await Simulation.run(.tokenTypeMismatch) { simulation in
+            _ = try await signIn(simulation)
+            #expect(simulation.lastAppVerification == .reCAPTCHA)
+            #expect(await simulation.silentPushes().first?.reason == "BadDeviceToken")
+        }
+    }
+
+    @Test("the user closes the reCAPTCHA page: sendCode fails as cancelled, nothing is texted")
+    func recaptchaCancelled() async throws {
+        try await Simulation.run(.recaptchaCancelled) { simulation in
+            FirebaseApp.configure()
+            await #expect(throws: SignInService.Failure.cancelled) { try await SignInService().sendCode(to: phone) }
+            await #expect(throws: SimulationError.self) { try await simulation.smsCode(to: phone) }
+        }
+    }
+
+    @Test("a wrong code: the feature says so, and the right code still works")
+    func wrongCode() async throws {
+        try await Simulation.run { simulation in
+            FirebaseApp.configure()
+            let service = SignInService()
+            let verificationID = try await service.sendCode(to: phone)
+            let code = try await simulation.smsCode(to: phone)
+            let wrong = String(code.reversed()) == code ? "000000" : String(code.reversed())
+            await #expect(throws: SignInService.Failure.wrongCode) { try await service.signIn(verificationID: verificationID, code: wrong) }
+            guard case .signedIn = try await service.signIn(verificationID: verificationID, code: code) else {
+                Issue.record("not signed in")
+                return
+            }
+        }
+    }
+
+    @Test("an Apple user with a phone second factor: the resolver, the hint's code, signed in as that user")
+    func multiFactor() async throws {
+        try await Simulation.run { simulation in
+            FirebaseApp.configure()
+            let service = SignInService()
+            // Grace signs in with Apple, and her second factor is enrolled (console or Admin SDK).
+            let first = try await simulation.appleAuthorization("grace")
+            guard case .signedIn(let uid) = try await service.signInWithApple(idToken: first.idToken, rawNonce: first.rawNonce,
+                                                                             fullName: first.fullName)
+            else {
+                Issue.record("a second factor before one was enrolled")
+                return
+            }
+            let secondPhone = "+447700900123"
+            try await simulation.enrollSecondFactor(uid: uid, phoneNumber: secondPhone, displayName: "Work phone")
+            try service.signOut()
+            // Next time, Apple is not enough.
+            let again = try await simulation.appleAuthorization("grace")
+            guard case .secondFactorRequired(let challenge) = try await service.signInWithApple(
+                idToken: again.idToken, rawNonce: again.rawNonce, fullName: nil)
+            else {
+                Issue.record("signed in without the second factor")
+                return
+            }
+            #expect(challenge.hintNames == ["Work phone"])
+            let secondID = try await service.sendSecondFactorCode(challenge, hint: 0)
+            #expect(simulation.lastAppVerification == .silentPush)
+            let signedIn = try await service.finishSecondFactor(challenge, verificationID: secondID,
+                                                               code: try await simulation.smsCode(to: secondPhone))
+            #expect(signedIn == uid)
+            #expect(service.currentUserID == uid)
+        }
+    }
+
+    @Test("SMS defense ENFORCE: the app with the reCAPTCHA Enterprise SDK proves itself with its token, no push")
+    func smsDefense() async throws {
+        var app = SimulatedApp()
+        app.linksRecaptchaEnterprise = true
+        try await Simulation.run(.smsDefenseEnforced, app: app) { simulation in
+            _ = try await signIn(simulation)
+            #expect(simulation.lastAppVerification == .recaptchaEnterprise)
+            #expect(await simulation.silentPushes().isEmpty)
+        }
+    }
+}
+#endif
