@@ -41,7 +41,7 @@ public struct AppCredential: Sendable, Hashable, Codable {
 /// let credential = PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: "123456")
 /// let result = try await Auth.auth().signIn(with: credential)
 /// ```
-public final class Auth: AppDelegateInterceptor {
+public final class Auth: Sendable {
     /// The app this `Auth` belongs to; weak, as in the SDK (the app owns its `Auth`).
     public weak let app: FirebaseApp?
     /// The app's options and host, kept here: an `Auth` outlives an app nobody holds.
@@ -100,9 +100,14 @@ public final class Auth: AppDelegateInterceptor {
         requestHeaders = Self.requestHeaders(bundleID: app.host.bundleID, appID: app.options.googleAppID,
                                              language: app.host.preferredLocalizations.first)
         appName = app.name
-        app.host.registerAppDelegateInterceptor(self)
+        delegateHook.auth = self
+        app.host.registerAppDelegateInterceptor(delegateHook)
         restoreFromKeychain()
     }
+
+    /// What the app delegate hands this `Auth` (the SDK's `AuthAppDelegateProxy`): held here, and
+    /// weakly by the host, so it goes with this `Auth`.
+    private let delegateHook = AuthAppDelegateHook()
 
     /// The header fields every request carries (`AuthBackend.request(for:…)`, AuthBackend.swift
     /// 81–106): `X-Client-Version`, `X-Ios-Bundle-Identifier` (the app's bundle, not
@@ -540,4 +545,30 @@ public final class Auth: AppDelegateInterceptor {
         for waiter in credentials { waiter.fulfill(nil) }
         presentation?.fulfill(nil)
     }
+}
+
+/// The app delegate's calls, passed to an `Auth` (the SDK's `AuthAppDelegateProxy`, which swizzles
+/// them into `Auth`). A hook of its own rather than `Auth` conforming to DeviceOS's protocol, so
+/// that the protocol's members are not `Auth`'s: the SDK's `Auth` has no such public members.
+///
+/// `@unchecked Sendable`: `auth` is set once, in `Auth.init`, before the hook is registered with
+/// the host (the registration's lock publishes it), and never again.
+final class AuthAppDelegateHook: AppDelegateInterceptor, @unchecked Sendable {
+    weak var auth: Auth?
+
+    func application(_ application: AppHost, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        auth?.application(application, didRegisterForRemoteNotificationsWithDeviceToken: deviceToken)
+    }
+
+    func application(_ application: AppHost, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
+        auth?.application(application, didFailToRegisterForRemoteNotificationsWithError: error)
+    }
+
+    func canHandleNotification(_ userInfo: [AnyHashable: Any]) -> Bool { auth?.canHandleNotification(userInfo) ?? false }
+
+    func handle(_ url: URL) -> URLHandling {
+        auth?.handle(url) ?? .refused(URLRefusal(.noActivePresentation, "the app's Auth is gone"))
+    }
+
+    func processWasKilled() { auth?.processWasKilled() }
 }

@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// What an app's code sees through `import FirebaseAuth` and `import FirebaseCore`: snippets
+/// type-checked by swiftc against the modules this build made, with the flags SwiftPM gave this
+/// target (read from the build's `debug.yaml`). The SDK's names compile; authsim's own do not,
+/// and the calls it does not simulate fail with a message that says so.
+@Suite("import FirebaseAuth and import FirebaseCore: the SDK's names, and nothing of authsim's")
+struct ModuleSurface {
+    /// Type-checks `source` as a file of an app's own module; returns swiftc's status and messages.
+    static func typecheck(_ source: String, _ name: String = #function) async throws -> (status: Int32, messages: String) {
+        let folder = temporaryDirectory("surface-\(name.filter(\.isLetter))")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("App.swift")
+        try Data(source.utf8).write(to: file)
+        let flags = folder.appendingPathComponent("flags")
+        try Data(try importFlags().map(quoted).joined(separator: "\n").utf8).write(to: flags)
+        let result = try await runProgram(["sh", "-c", "swiftc -typecheck -module-name App @\(flags.path) \(file.path) 2>&1"])
+        return (result.status, result.output)
+    }
+
+    /// A response-file word, quoted.
+    static func quoted(_ word: String) -> String { "\"" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+
+    /// The module search flags SwiftPM used to compile this target (`-I`, `-Xcc`, `-target`,
+    /// `-swift-version`, `-module-cache-path`, `-D`), from the build description beside the build.
+    static func importFlags() throws -> [String] {
+        var products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if products.lastPathComponent.hasSuffix(".xctest") { products = products.deletingLastPathComponent() }
+        // <scratch>/<triple>/debug → <scratch>/debug.yaml
+        let description = products.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("debug.yaml")
+        let text = try String(contentsOf: description, encoding: .utf8)
+        guard let start = text.range(of: "\"C.GuideCodeTests-"),
+              let argsLine = text[start.upperBound...].split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("args:") }),
+              let json = argsLine.firstIndex(of: "["),
+              let args = try JSONSerialization.jsonObject(with: Data(argsLine[json...].utf8)) as? [String]
+        else { throw GuideError("no compile command for GuideCodeTests in \(description.path)") }
+        var flags: [String] = []
+        var index = args.startIndex
+        while index < args.endIndex {
+            let arg = args[index]
+            if ["-I", "-Xcc", "-target", "-swift-version", "-module-cache-path", "-D", "-sdk"].contains(arg), index + 1 < args.endIndex {
+                flags += [arg, args[index + 1]]
+                index += 2
+            } else {
+                index += 1
+            }
+        }
+        return flags
+    }
+
+    @Test("the guides' calls compile with the SDK's two imports (the control for the checks below)")
+    func sdkNamesCompile() async throws {
+        let result = try await Self.typecheck("""
+            import FirebaseAuth
+            import FirebaseCore
+            import Foundation
+
+            func signIn(_ phone: String, code: String) async throws -> String {
+                FirebaseApp.configure()
+                let options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
+                options.apiKey = "key"
+                _ = FirebaseApp.app(name: "other")?.options.projectID
+                Auth.auth().settings?.isAppVerificationDisabledForTesting = false
+                Auth.auth().languageCode = "fr"
+                let id = try await PhoneAuthProvider.provider().verifyPhoneNumber(phone, uiDelegate: nil)
+                let credential = PhoneAuthProvider.provider().credential(withVerificationID: id, verificationCode: code)
+                do {
+                    return try await Auth.auth().signIn(with: credential).user.uid
+                } catch {
+                    let error = error as NSError
+                    guard error.code == AuthErrorCode.secondFactorRequired.rawValue,
+                          let resolver = error.userInfo[AuthErrorUserInfoMultiFactorResolverKey] as? MultiFactorResolver,
+                          let hint = resolver.hints.first as? PhoneMultiFactorInfo
+                    else { throw error }
+                    let second = try await PhoneAuthProvider.provider().verifyPhoneNumber(with: hint, uiDelegate: nil, multiFactorSession: resolver.session)
+                    let assertion = PhoneMultiFactorGenerator.assertion(with: PhoneAuthProvider.provider().credential(withVerificationID: second, verificationCode: code))
+                    return try await resolver.resolveSignIn(with: assertion).user.uid
+                }
+            }
+
+            func apple(_ token: String, _ nonce: String) {
+                let credential = OAuthProvider.appleCredential(withIDToken: token, rawNonce: nonce, fullName: nil)
+                Auth.auth().signIn(with: credential) { result, error in _ = result?.additionalUserInfo?.isNewUser }
+                _ = Auth.auth().canHandle(URL(string: "app-1-1-ios-1://firebaseauth/link")!)
+                _ = Auth.auth().canHandleNotification([:])
+                Auth.auth().setAPNSToken(Data(), type: .unknown)
+            }
+            """)
+        #expect(result.status == 0, "\(result.messages)")
+    }
+
+    @Test("authsim's own names do not compile through the SDK's imports", arguments: [
+        "_ = Auth.auth().lastAppVerification",
+        "_ = Auth.auth().lastFallbackReason",
+        "_ = Auth.auth().cachedCredential",
+        "_ = Auth.auth().pendingReceipts",
+        "_ = Auth.auth().host",
+        "Auth.auth().processWasKilled()",
+        "_ = FirebaseApp.app()?.host",
+        "_ = AuthErrorCode.invalidVerificationCode.errorDescription",
+        "_ = HeadlessPresenter()",
+        "_ = AppProcess.self",
+        "_ = AppBundle.self",
+        "_ = AuthError.self",
+        "_ = AppleNonce.random()",
+        "_ = FirebaseOptions(googleAppID: \"1:1:ios:1\", gcmSenderID: \"1\").encodedAppIDScheme",
+        "FirebaseApp.configure(options: FirebaseOptions(googleAppID: \"1:1:ios:1\", gcmSenderID: \"1\"), host: AppHost(bundleID: \"a\", urlSchemes: []))",
+    ])
+    func authsimNamesDoNot(_ line: String) async throws {
+        let result = try await Self.typecheck("""
+            import FirebaseAuth
+            import FirebaseCore
+
+            func app() {
+                \(line)
+            }
+            """)
+        #expect(result.status != 0, "compiled: \(line)")
+        #expect(result.messages.contains("error:"), "\(result.messages)")
+    }
+
+    @Test("a call the SDK has and authsim does not simulate fails to compile, saying it is not simulated")
+    func unsimulatedCalls() async throws {
+        let result = try await Self.typecheck("""
+            import FirebaseAuth
+
+            func app() async throws {
+                _ = try await Auth.auth().signIn(withEmail: "a@example.com", password: "secret")
+            }
+            """)
+        #expect(result.status != 0)
+        #expect(result.messages.contains("Email and password sign-in is not simulated by authsim"), "\(result.messages)")
+    }
+}
