@@ -86,7 +86,7 @@ extension Auth {
     /// `verifyPhoneNumber` with the user's ID token (`operation: LINK`), an Apple one by
     /// `verifyAssertion` with it; then the user's tokens and profile are renewed.
     func link(_ user: User, with credential: AuthCredential) async throws(AuthError) -> AuthDataResult {
-        let idToken = try await user.getIDToken()
+        let idToken = try await user.idToken()
         switch credential {
         case let phone as PhoneAuthCredential:
             let response = try await backend.call(try phone.verifyRequest(operation: "LINK", idToken: idToken))
@@ -114,9 +114,9 @@ extension Auth {
     /// requires it before the account is deleted). The SDK sends `tokenType` `"3"` (its enum's raw
     /// value for an authorization code). Without a signed-in user the SDK never calls back; this
     /// throws `nullUser` (17067).
-    public func revokeToken(withAuthorizationCode code: String) async throws(AuthError) {
+    public func revokeToken(withAuthorizationCode code: String) async throws {
         guard let user = currentUser else { throw AuthError(.nullUser, "no user is signed in: revokeToken needs the signed-in user's ID token") }
         _ = try await backend.call(RevokeTokenRequest(providerId: AuthProviderID.apple.rawValue, tokenType: "3", token: code,
-                                                      idToken: try await user.getIDToken()))
+                                                      idToken: try await user.idToken()))
     }
 }

@@ -337,7 +337,7 @@ public final class Auth: Sendable {
     /// `secondFactorRequired` (17078) whose `userInfo[AuthErrorUserInfoMultiFactorResolverKey]`
     /// finishes the sign-in.
     @discardableResult
-    public func signIn(with credential: AuthCredential) async throws(AuthError) -> AuthDataResult {
+    public func signIn(with credential: AuthCredential) async throws -> AuthDataResult {
         let result = try await internalSignIn(with: credential, isReauthentication: false)
         updateCurrentUser(result.user)
         return result
@@ -384,7 +384,7 @@ public final class Auth: Sendable {
             throw AuthError(.invalidUserToken, "the ID token the backend answered is not a JWT with a sub claim")
         }
         let user = User(auth: self, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn))
-        user.update(with: try await accountInfo(idToken: try await user.getIDToken()))
+        user.update(with: try await accountInfo(idToken: try await user.idToken()))
         return user
     }
 
@@ -396,7 +396,7 @@ public final class Auth: Sendable {
             throw AuthError(.invalidUserToken, "Invalid user token: accessToken is nil")
         }
         user.setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn))
-        user.update(with: try await accountInfo(idToken: try await user.getIDToken()))
+        user.update(with: try await accountInfo(idToken: try await user.idToken()))
     }
 
     /// `now + expiresIn` (seconds, a string), or nil.
@@ -429,7 +429,7 @@ public final class Auth: Sendable {
     }
 
     /// Signs the current user out (and removes it from the keychain).
-    public func signOut() throws(AuthError) {
+    public func signOut() throws {
         state.withLock { $0.currentUser = nil }
         saveUser(nil)
     }

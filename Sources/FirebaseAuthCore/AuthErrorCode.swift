@@ -465,3 +465,14 @@ public struct AuthError: CodedError, CustomNSError, LocalizedError {
         return info
     }
 }
+
+extension AuthError {
+    /// The `AuthError` an auth-core call threw, typed, for authsim's own code and tests: the calls
+    /// throw untyped errors as the SDK's do, and every error they throw is an `AuthError`.
+    @_spi(Authsim)
+    public static func catching<T>(_ body: () async throws -> T) async throws(AuthError) -> T {
+        do { return try await body() } catch let error as AuthError { throw error } catch {
+            throw AuthError(.internalError, "not an AuthError: \(error)")
+        }
+    }
+}

@@ -19,10 +19,10 @@ import Foundation
 
 /// Runs `work`, then hands its result or error to `completion` on the main queue, once.
 func complete<Value: Sendable>(_ completion: (@MainActor (Value?, (any Error)?) -> Void)?,
-                               _ work: @escaping @Sendable () async throws(AuthError) -> Value) {
+                               _ work: @escaping @Sendable () async throws -> Value) {
     Task {
-        let result: Result<Value, AuthError>
-        do throws(AuthError) { result = .success(try await work()) } catch { result = .failure(error) }
+        let result: Result<Value, any Error>
+        do { result = .success(try await work()) } catch { result = .failure(error) }
         guard let completion else { return }
         await MainActor.run {
             switch result {
@@ -34,10 +34,10 @@ func complete<Value: Sendable>(_ completion: (@MainActor (Value?, (any Error)?) 
 }
 
 /// ``complete(_:_:)`` for calls that give back no value.
-func complete(_ completion: (@MainActor ((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws(AuthError) -> Void) {
+func complete(_ completion: (@MainActor ((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
     Task {
-        var failure: AuthError?
-        do throws(AuthError) { try await work() } catch { failure = error }
+        var failure: (any Error)?
+        do { try await work() } catch { failure = error }
         guard let completion else { return }
         await MainActor.run { [failure] in completion(failure) }
     }
@@ -46,12 +46,12 @@ func complete(_ completion: (@MainActor ((any Error)?) -> Void)?, _ work: @escap
 extension Auth {
     /// `signIn(with:completion:)`: ``signIn(with:)`` with a completion on the main queue.
     public func signIn(with credential: AuthCredential, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws(AuthError) -> AuthDataResult in try await self.signIn(with: credential) }
+        complete(completion) { () async throws -> AuthDataResult in try await self.signIn(with: credential) }
     }
 
     /// `revokeToken(withAuthorizationCode:completion:)`.
     public func revokeToken(withAuthorizationCode authorizationCode: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws(AuthError) in try await self.revokeToken(withAuthorizationCode: authorizationCode) }
+        complete(completion) { () async throws in try await self.revokeToken(withAuthorizationCode: authorizationCode) }
     }
 }
 
@@ -66,7 +66,7 @@ extension PhoneAuthProvider {
     public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession? = nil,
                                   completion: (@MainActor (String?, (any Error)?) -> Void)?) {
-        complete(completion) { () async throws(AuthError) -> String in
+        complete(completion) { () async throws -> String in
             try await self.verifyPhoneNumber(phoneNumber, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
         }
     }
@@ -76,7 +76,7 @@ extension PhoneAuthProvider {
     public func verifyPhoneNumber(with multiFactorInfo: PhoneMultiFactorInfo, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession?,
                                   completion: (@MainActor (String?, (any Error)?) -> Void)?) {
-        complete(completion) { () async throws(AuthError) -> String in
+        complete(completion) { () async throws -> String in
             try await self.verifyPhoneNumber(with: multiFactorInfo, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
         }
     }
@@ -90,27 +90,27 @@ extension User {
 
     /// `getIDTokenForcingRefresh(_:completion:)`.
     public func getIDTokenForcingRefresh(_ forceRefresh: Bool, completion: (@MainActor (String?, (any Error)?) -> Void)?) {
-        complete(completion) { () async throws(AuthError) -> String in try await self.getIDToken(forcingRefresh: forceRefresh) }
+        complete(completion) { () async throws -> String in try await self.getIDToken(forcingRefresh: forceRefresh) }
     }
 
     /// `reauthenticate(with:completion:)`.
     public func reauthenticate(with credential: AuthCredential, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws(AuthError) -> AuthDataResult in try await self.reauthenticate(with: credential) }
+        complete(completion) { () async throws -> AuthDataResult in try await self.reauthenticate(with: credential) }
     }
 
     /// `link(with:completion:)`.
     public func link(with credential: AuthCredential, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws(AuthError) -> AuthDataResult in try await self.link(with: credential) }
+        complete(completion) { () async throws -> AuthDataResult in try await self.link(with: credential) }
     }
 
     /// `delete(completion:)`.
     public func delete(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws(AuthError) in try await self.delete() }
+        complete(completion) { () async throws in try await self.delete() }
     }
 
     /// `reload(completion:)`.
     public func reload(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws(AuthError) in try await self.reload() }
+        complete(completion) { () async throws in try await self.reload() }
     }
 }
 
@@ -126,7 +126,7 @@ extension MultiFactor {
 
     /// `enroll(with:displayName:completion:)`.
     public func enroll(with assertion: MultiFactorAssertion, displayName: String?, completion: (@MainActor ((any Error)?) -> Void)?) {
-        complete(completion) { () async throws(AuthError) in try await self.enroll(with: assertion, displayName: displayName) }
+        complete(completion) { () async throws in try await self.enroll(with: assertion, displayName: displayName) }
     }
 
     /// `unenroll(with:completion:)`.
@@ -137,7 +137,7 @@ extension MultiFactor {
     /// `unenroll(withFactorUID:completion:)`. (The SDK calls this completion off the main queue
     /// when the backend refuses; this always uses the main queue.)
     public func unenroll(withFactorUID factorUID: String, completion: (@MainActor ((any Error)?) -> Void)?) {
-        complete(completion) { () async throws(AuthError) in try await self.unenroll(withFactorUID: factorUID) }
+        complete(completion) { () async throws in try await self.unenroll(withFactorUID: factorUID) }
     }
 }
 
@@ -145,6 +145,6 @@ extension MultiFactorResolver {
     /// `resolveSignIn(with:completion:)`.
     public func resolveSignIn(with assertion: MultiFactorAssertion,
                               completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws(AuthError) -> AuthDataResult in try await self.resolveSignIn(with: assertion) }
+        complete(completion) { () async throws -> AuthDataResult in try await self.resolveSignIn(with: assertion) }
     }
 }

@@ -130,7 +130,7 @@ public final class MultiFactor: Sendable {
     func replace(with enrollments: [MFAEnrollment]) { factors.withLock { $0 = MultiFactorInfo.factors(from: enrollments) } }
 
     /// A session for enrolling a second factor: carries the user's ID token of this moment.
-    public func session() async throws(AuthError) -> MultiFactorSession {
+    public func session() async throws -> MultiFactorSession {
         guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
         return MultiFactorSession(idToken: user.rawIDToken, mfaPendingCredential: nil)
     }
@@ -141,7 +141,7 @@ public final class MultiFactor: Sendable {
     /// (a token refresh and `getAccountInfo`, as the SDK's `completeSignIn` does). The SDK makes a
     /// new `User` for the current user here, leaving the app's `user` with the old tokens; this
     /// renews the same object, so both stay right.
-    public func enroll(with assertion: MultiFactorAssertion, displayName: String?) async throws(AuthError) {
+    public func enroll(with assertion: MultiFactorAssertion, displayName: String?) async throws {
         guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
         guard let phone = assertion as? PhoneMultiFactorAssertion else {
             // The SDK returns without calling the completion for a factor it does not know.
@@ -158,12 +158,12 @@ public final class MultiFactor: Sendable {
     /// Removes the second factor `factorInfo`: `accounts/mfaEnrollment:withdraw`, then the user's
     /// tokens and profile are renewed. If renewing fails (the tokens were revoked with the factor),
     /// the user is signed out, as the SDK does.
-    public func unenroll(with factorInfo: MultiFactorInfo) async throws(AuthError) {
+    public func unenroll(with factorInfo: MultiFactorInfo) async throws {
         try await unenroll(withFactorUID: factorInfo.uid)
     }
 
     /// ``unenroll(with:)`` by enrollment ID.
-    public func unenroll(withFactorUID factorUID: String) async throws(AuthError) {
+    public func unenroll(withFactorUID factorUID: String) async throws {
         guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
         let auth = user.auth
         let response = try await auth.backend.call(WithdrawMFARequest(idToken: user.rawIDToken, mfaEnrollmentId: factorUID))
@@ -196,7 +196,7 @@ public final class MultiFactorResolver: Sendable, CustomStringConvertible {
 
     /// Finishes the sign-in with the second factor's proof: `accounts/mfaSignIn:finalize`, then the
     /// user is loaded (a token refresh and `getAccountInfo`) and becomes the current user.
-    public func resolveSignIn(with assertion: MultiFactorAssertion) async throws(AuthError) -> AuthDataResult {
+    public func resolveSignIn(with assertion: MultiFactorAssertion) async throws -> AuthDataResult {
         guard let phone = assertion as? PhoneMultiFactorAssertion else {
             throw AuthError(.internalError, "this auth core resolves phone second factors only, not \(assertion.factorID)")
         }

@@ -85,7 +85,7 @@ public final class PhoneAuthProvider: Sendable {
     ///
     /// - Returns: the verification ID, to keep (in `UserDefaults`) until the user types the code.
     public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)? = nil,
-                                  multiFactorSession: MultiFactorSession? = nil) async throws(AuthError) -> String {
+                                  multiFactorSession: MultiFactorSession? = nil) async throws -> String {
         try checkCallbackScheme()
         guard !phoneNumber.isEmpty else { throw AuthError(.missingPhoneNumber, "the phone number is empty") }
         guard await auth.notificationForwardingWorks() else {
@@ -127,7 +127,7 @@ public final class PhoneAuthProvider: Sendable {
     /// goes out with the session (the SDK sets `session.multiFactorInfo`), and its masked number
     /// as the number, as the SDK sends them.
     public func verifyPhoneNumber(with multiFactorInfo: PhoneMultiFactorInfo, uiDelegate: (any AuthUIDelegate)? = nil,
-                                  multiFactorSession: MultiFactorSession?) async throws(AuthError) -> String {
+                                  multiFactorSession: MultiFactorSession?) async throws -> String {
         multiFactorSession?.multiFactorInfo = multiFactorInfo
         return try await verifyPhoneNumber(multiFactorInfo.phoneNumber, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
     }

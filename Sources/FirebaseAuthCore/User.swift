@@ -146,7 +146,12 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     /// - Throws: the backend's refusal of the refresh: `userTokenExpired` (17021) for a revoked
     ///   refresh token, `userDisabled` (17005), `userNotFound` (17011); `networkError` (17020)
     ///   when the service cannot be reached.
-    public func getIDToken(forcingRefresh forceRefresh: Bool = false) async throws(AuthError) -> String {
+    public func getIDToken(forcingRefresh forceRefresh: Bool = false) async throws -> String {
+        try await idToken(forcingRefresh: forceRefresh)
+    }
+
+    /// ``getIDToken(forcingRefresh:)``, its error typed, for the auth core's own calls.
+    func idToken(forcingRefresh forceRefresh: Bool = false) async throws(AuthError) -> String {
         let now = auth.host.wallClock.now
         enum Next { case token(String), wait(Task<String, any Error>) }
         let next = tokens.withLock { tokens -> Next in
@@ -189,9 +194,11 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     /// otherwise, also for a credential of no account: the SDK turns `userNotFound` into it); the
     /// user's tokens are renewed. An Apple credential is sent with `autoCreate: false`.
     @discardableResult
-    public func reauthenticate(with credential: AuthCredential) async throws(AuthError) -> AuthDataResult {
+    public func reauthenticate(with credential: AuthCredential) async throws -> AuthDataResult {
         let result: AuthDataResult
-        do { result = try await auth.internalSignIn(with: credential, isReauthentication: true) } catch where error.code == .userNotFound {
+        do throws(AuthError) { result = try await auth.internalSignIn(with: credential, isReauthentication: true) } catch {
+            // (A `catch where` here, in a function whose errors are untyped, hangs Swift 6.3's compiler.)
+            guard error.code == .userNotFound else { throw error }
             throw AuthError(.userMismatch, "the credential belongs to no account, so not to the signed-in user \(uid.prefix(8))… (\(error.message))",
                             serverMessage: error.serverMessage)
         }
@@ -207,7 +214,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     /// `providerAlreadyLinked` (17015) without a request, as in the SDK; an Apple ID another
     /// account holds is `credentialAlreadyInUse` (17025) with `updatedCredential` to sign in to it.
     @discardableResult
-    public func link(with credential: AuthCredential) async throws(AuthError) -> AuthDataResult {
+    public func link(with credential: AuthCredential) async throws -> AuthDataResult {
         if providerData.contains(where: { $0.providerID == credential.provider }) {
             throw AuthError(.providerAlreadyLinked, "\(credential.provider) is already linked to user \(uid.prefix(8))…")
         }
@@ -215,14 +222,14 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     }
 
     /// Deletes the account; the user is signed out.
-    public func delete() async throws(AuthError) {
-        _ = try await auth.backend.call(DeleteAccountRequest(idToken: try await getIDToken(), localId: uid))
+    public func delete() async throws {
+        _ = try await auth.backend.call(DeleteAccountRequest(idToken: try await idToken(), localId: uid))
         auth.signOut(ifCurrent: uid)
     }
 
     /// Loads the profile again (`getAccountInfo`): the second factors, linked providers, name.
-    public func reload() async throws(AuthError) {
-        update(with: try await auth.accountInfo(idToken: try await getIDToken()))
+    public func reload() async throws {
+        update(with: try await auth.accountInfo(idToken: try await idToken()))
     }
 }
 

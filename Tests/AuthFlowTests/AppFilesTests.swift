@@ -70,8 +70,8 @@ struct AppFilesTests {
         await #expect(throws: AuthError(.appConfigurationError, "")) {
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
         }
-        do {
-            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
+        do throws(AuthError) {
+            _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil) }
         } catch {
             #expect(error.message.contains("Please register custom URL scheme app-1-123456789012-ios-a1b2c3d4e5f60718"))
         }

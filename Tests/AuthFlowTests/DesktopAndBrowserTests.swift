@@ -146,7 +146,7 @@ struct BrowserPresenterTests {
             let presenter = BrowserPresenter(command: ["true"], timeout: .milliseconds(200)) { event in events.withLock { $0.append(event.message) } }
             async let verified: AuthError? = {
                 do throws(AuthError) {
-                    _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter)
+                    _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter) }
                     return nil
                 } catch { return error }
             }()

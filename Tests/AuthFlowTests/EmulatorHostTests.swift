@@ -44,7 +44,7 @@ struct EmulatorHostTests {
             #expect(auth.lastAppVerification == .testMode)
             // A real number in test mode: the backend says why it is refused, naming useEmulator.
             do throws(AuthError) {
-                _ = try await provider.verifyPhoneNumber("+16505551234", uiDelegate: nil)
+                _ = try await AuthError.catching { try await provider.verifyPhoneNumber("+16505551234", uiDelegate: nil) }
                 Issue.record("a real number was sent a code in test mode")
             } catch {
                 #expect(error.code == .missingAppCredential)
@@ -62,7 +62,7 @@ struct EmulatorHostTests {
                                               host: AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])))
         auth.useEmulator(withHost: "", port: 9099)
         do throws(AuthError) {
-            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
+            _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil) }
             Issue.record("no error")
         } catch {
             #expect(error.code == .appConfigurationError)

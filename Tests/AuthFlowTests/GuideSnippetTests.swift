@@ -37,7 +37,7 @@ struct GuideSnippetTests {
         let auth = emulatorApp(port: try await printedPort(server), testMode: false)
         auth.setAPNSToken(Data([1, 2, 3, 4]), type: .sandbox)
         do throws(AuthError) {
-            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+            _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil) }
             Issue.record("no error")
         } catch {
             #expect(error.code == .appConfigurationError)
@@ -56,7 +56,7 @@ struct GuideSnippetTests {
         let port = try await printedPort(socket)
         let auth = emulatorApp(port: port, testMode: true)
         do throws(AuthError) {
-            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+            _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil) }
             Issue.record("no error")
         } catch {
             #expect(error.code == .networkError)
@@ -87,7 +87,7 @@ struct GuideSnippetTests {
         let auth = emulatorApp(port: try await printedPort(server), testMode: false)
         auth.setAPNSToken(Data([1, 2, 3, 4]), type: .sandbox)
         do throws(AuthError) {
-            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+            _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil) }
             Issue.record("no error")
         } catch {
             #expect(error.code == .internalError)

@@ -24,8 +24,8 @@ struct RequestHeaderTests {
     func signIn(_ auth: Auth) async throws(AuthError) {
         auth.settings?.isAppVerificationDisabledForTesting = true
         let provider = PhoneAuthProvider.provider(auth: auth)
-        let id = try await provider.verifyPhoneNumber(Self.testNumber, uiDelegate: nil)
-        _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: "123456"))
+        let id = try await AuthError.catching { try await provider.verifyPhoneNumber(Self.testNumber, uiDelegate: nil) }
+        _ = try await AuthError.catching { try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: "123456")) }
     }
 
     // AuthBackend.swift 81–106 (`request(for:httpMethod:contentType:requestConfiguration:)`).

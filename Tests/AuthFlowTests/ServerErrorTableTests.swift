@@ -148,7 +148,7 @@ struct ServerErrorTableTests {
         auth.useEmulator(withHost: server.host, port: server.port)
         let provider = PhoneAuthProvider.provider(auth: auth)
         do throws(AuthError) {
-            _ = try await auth.signIn(with: provider.credential(withVerificationID: "session", verificationCode: "123456"))
+            _ = try await AuthError.catching { try await auth.signIn(with: provider.credential(withVerificationID: "session", verificationCode: "123456")) }
         } catch {
             #expect(toolkit.faults.pending.isEmpty, "the fault was not used: the request went elsewhere")
             return error

@@ -11,8 +11,8 @@ import Utilities
 
 /// Runs `verifyPhoneNumber` and returns the error code it ends with (nil on success).
 func verificationError(_ auth: Auth, _ number: String = phone) async -> AuthErrorCode? {
-    do {
-        _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: nil)
+    do throws(AuthError) {
+        _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: nil) }
         return nil
     } catch { return error.code }
 }
@@ -26,7 +26,7 @@ struct VerificationErrorTests {
             profile.urlSchemes = ["com.example.authsim"]
             let (auth, _) = try await world.install(profile)
             do throws(AuthError) {
-                _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+                _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil) }
                 Issue.record("no error")
             } catch {
                 #expect(error.code == .appConfigurationError)
@@ -141,7 +141,7 @@ struct VerificationErrorTests {
             #expect(await world.toolkit!.messages.isEmpty)
             #expect(try fixtureLogCount(world) == 0)
             do throws(AuthError) {
-                _ = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+                _ = try await AuthError.catching { try await provider.verifyPhoneNumber(phone, uiDelegate: nil) }
                 Issue.record("a real number passed with app verification disabled")
             } catch {
                 #expect(error.code == .missingAppCredential)
@@ -232,7 +232,7 @@ struct VerificationErrorTests {
         try await withWorld(configuration: configuration) { world, _ in
             let (auth, _) = try await world.install(AppProfile())
             do throws(AuthError) {
-                _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+                _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil) }
                 Issue.record("no error")
             } catch {
                 #expect(error.code == .internalError)
@@ -250,7 +250,7 @@ struct VerificationErrorTests {
         try await withWorld { world, _ in
             let (auth, _) = try await world.install(AppProfile())
             do throws(AuthError) {
-                _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+1650", uiDelegate: nil)
+                _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+1650", uiDelegate: nil) }
                 Issue.record("no error")
             } catch {
                 #expect(error.code == .invalidPhoneNumber)
@@ -481,7 +481,7 @@ struct ReCAPTCHAFallbackTests {
             }
             let provider = PhoneAuthProvider.provider(auth: auth)
             let first = Task { () -> AuthErrorCode? in
-                do throws(AuthError) { _ = try await provider.verifyPhoneNumber(phone, uiDelegate: holding); return nil } catch { return error.code }
+                do throws(AuthError) { _ = try await AuthError.catching { try await provider.verifyPhoneNumber(phone, uiDelegate: holding) }; return nil } catch { return error.code }
             }
             await presenting.wait()
             await #expect(throws: AuthError(.webContextCancelled, "")) {

@@ -91,7 +91,8 @@ struct ModuleSurface {
         #expect(result.status == 0, "\(result.messages)")
     }
 
-    /// authsim's own names, each of which must fail to compile through the SDK's two imports.
+    /// authsim's own names, and what only typed errors would allow, each of which must fail to
+    /// compile through the SDK's two imports.
     static let authsimNames = [
         "_ = Auth.auth().lastAppVerification",
         "_ = Auth.auth().lastFallbackReason",
@@ -108,6 +109,9 @@ struct ModuleSurface {
         "_ = AppleNonce.random()",
         "_ = FirebaseOptions(googleAppID: \"1:1:ios:1\", gcmSenderID: \"1\").encodedAppIDScheme",
         "FirebaseApp.configure(options: FirebaseOptions(googleAppID: \"1:1:ios:1\", gcmSenderID: \"1\"), host: AppHost(bundleID: \"a\", urlSchemes: []))",
+        // The SDK's async calls throw untyped errors: `error.code` needs `as NSError`, as on iOS.
+        "Task { do { _ = try await Auth.auth().signIn(with: PhoneAuthProvider.provider().credential(withVerificationID: \"v\", verificationCode: \"1\")) } catch { _ = error.code } }",
+        "Task { do { _ = try await PhoneAuthProvider.provider().verifyPhoneNumber(\"+1\", uiDelegate: nil) } catch { _ = error.code } }",
     ]
 
     @Test("authsim's own names do not compile through the SDK's imports: swiftc reports an error on each one's line")
