@@ -40,9 +40,6 @@ public struct SimulatedApp: Sendable {
     public var linksRecaptchaEnterprise = false
 
     public init() {}
-
-    /// `app-1-123456789012-ios-a1b2c3d4e5f60718`.
-    public var encodedAppIDScheme: String { "app-" + googleAppID.replacingOccurrences(of: ":", with: "-") }
 }
 
 /// What the world outside the app does: APNs, the reCAPTCHA page, the project's settings.
@@ -71,7 +68,7 @@ public struct SimulatedWorld: Sendable {
     public var recaptcha = ReCAPTCHA.passes
 
     /// The project's SMS defense (reCAPTCHA Enterprise for phone, `phoneEnforcementState`).
-    public enum SMSDefense: String, Sendable, Hashable {
+    public enum SMSDefense: Sendable, Hashable {
         case off, audit, enforce
     }
     public var smsDefense = SMSDefense.off

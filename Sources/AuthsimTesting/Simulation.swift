@@ -93,7 +93,11 @@ public final class Simulation: Sendable {
         var configuration = BackendConfiguration()
         configuration.bundleID = app.bundleID
         configuration.suggestedTimeout = world.suggestedTimeout
-        configuration.phoneRecaptchaEnforcement = RecaptchaEnforcement(rawValue: world.smsDefense.rawValue.uppercased()) ?? .off
+        configuration.phoneRecaptchaEnforcement = switch world.smsDefense {
+        case .off: .off
+        case .audit: .audit
+        case .enforce: .enforce
+        }
         switch world.recaptcha {
         case .passes: configuration.recaptchaOutcome = .pass
         case .cancelled: configuration.recaptchaOutcome = .userCancels

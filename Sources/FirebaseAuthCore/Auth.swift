@@ -94,10 +94,11 @@ public final class Auth: Sendable {
     /// Made by ``auth(app:)`` only: one per app, kept by the app.
     init(app: FirebaseApp) {
         self.app = app
-        options = app.options
+        let options = app.options
+        self.options = options
         host = app.host
         transport = app.host.transport
-        requestHeaders = Self.requestHeaders(bundleID: app.host.bundleID, appID: app.options.googleAppID,
+        requestHeaders = Self.requestHeaders(bundleID: app.host.bundleID, appID: options.googleAppID,
                                              language: app.host.preferredLocalizations.first)
         appName = app.name
         delegateHook.auth = self
