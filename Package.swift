@@ -38,6 +38,7 @@ let package = Package(
         .library(name: "Causes", targets: ["Causes"]),
         .library(name: "Diagnostics", targets: ["Diagnostics"]),
         .library(name: "Inspector", targets: ["Inspector"]),
+        .library(name: "PostgresStores", targets: ["PostgresStores"]),
         .executable(name: "apns-sender", targets: ["apns-sender"]),
         .executable(name: "push-receiver", targets: ["push-receiver"]),
         .executable(name: "redirect-interceptor", targets: ["redirect-interceptor"]),
@@ -68,6 +69,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4", traits: []),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+        // A fleet's shared store (issue 28): PostgreSQL's wire protocol, a connection pool that
+        // reconnects. Only PostgresStores links it; the embedded default does not.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // MARK: Generic pieces
@@ -197,6 +201,13 @@ let package = Package(
             name: "Diagnostics",
             dependencies: ["FirebaseCore", "Causes", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
         ),
+        // The parts' stores on PostgreSQL, for a fleet of nodes sharing one database (docs/fleet.md):
+        // the backend's records; versioned migrations the program runs itself.
+        .target(
+            name: "PostgresStores",
+            dependencies: ["AuthBackend", "Utilities", logging, .product(name: "PostgresNIO", package: "postgres-nio"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
+        ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
         // The inspector: the receiver's pushes, faults and devices and the backend's SMS and users,
         // live in a browser and as a JSON API, with metrics and health (authsim serve).
@@ -238,7 +249,7 @@ let package = Package(
             name: "authsim",
             dependencies: ["FirebaseCore", "DeviceLink", "Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
                            "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Lifecycle", "Benchmarking", "Inspector",
-                           "ProgramCommands",
+                           "ProgramCommands", "PostgresStores",
                            argumentParser, logging]
         ),
         .executableTarget(name: "authsim-fuzz", dependencies: ["FuzzTargets"]),
@@ -284,6 +295,13 @@ let package = Package(
         .testTarget(
             name: "GuideCodeTests",
             dependencies: ["FirebaseCore", "FirebaseAuth", "IdentityToolkitAPI", "DeviceOS", "FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
+        ),
+        // Nodes sharing one PostgreSQL (a real server from Debian's package, started per test
+        // process): split sign-ins, races for single-use codes, migrations, a lost database.
+        .testTarget(
+            name: "FleetTests",
+            dependencies: ["AuthBackend", "IdentityToolkitAPI", "PostgresStores", "TestSupport", "Utilities", logging,
+                           .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         // The auth core's rules as values (the app credential, the presentation): no I/O.

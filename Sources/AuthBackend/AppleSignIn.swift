@@ -8,6 +8,10 @@ extension IdentityToolkit {
     /// Apple's JWKS (`iss`, `aud`, `exp`, the nonce against the raw nonce, each token once), then signs
     /// the Apple user in (creating them), or links the credential to the user of `idToken`.
     public func signInWithIdp(_ request: VerifyAssertionRequest) async throws(IdentityToolkitError) -> VerifyAssertionResponse {
+        try await signIn { () throws(IdentityToolkitError) in try decideSignInWithIdp(request) }
+    }
+
+    private func decideSignInWithIdp(_ request: VerifyAssertionRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyAssertionResponse> {
         let endpoint = BackendOperation.signInWithIdp
         let (postBody, pendingToken, idToken) = (request.postBody, request.pendingToken, request.idToken)
         var sub: String
@@ -80,9 +84,9 @@ extension IdentityToolkit {
                 let pending = Self.randomString(bytes: 32)
                 do { try commit(.applePending(token: pending, sub: sub, email: email, at: now)) } catch { throw reject(endpoint, error) }
                 _ = reject(endpoint, IdentityToolkitError(.federatedUserIDAlreadyLinked, "This credential is already associated with a different user account."))
-                return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", email: email, isNewUser: false,
-                                               errorMessage: IdentityToolkitError.Code.federatedUserIDAlreadyLinked.rawValue,
-                                               pendingToken: pending)
+                return .answer(VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", email: email, isNewUser: false,
+                                                       errorMessage: IdentityToolkitError.Code.federatedUserIDAlreadyLinked.rawValue,
+                                                       pendingToken: pending))
             }
             if let linked = user.appleSub, linked != sub {
                 throw reject(endpoint, IdentityToolkitError(.providerAlreadyLinked, "User has already been linked to the given provider."))
@@ -93,11 +97,12 @@ extension IdentityToolkit {
                 user.emailVerified = emailVerified
             }
             do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
-            let tokens = try await issueTokens(for: user, provider: "apple.com", endpoint: endpoint)
-            observer?(.appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: true))
-            return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: uid, email: user.email,
-                                           displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
-                                           expiresIn: tokens.expiresIn, isNewUser: false)
+            return .tokens(try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)) { [observer, user, sub] tokens in
+                observer?(.appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: true))
+                return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: uid, email: user.email,
+                                               displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
+                                               expiresIn: tokens.expiresIn, isNewUser: false)
+            }
         }
         // Reauthentication sends autoCreate: false: an Apple ID with no account is not signed up.
         if holder == nil, request.autoCreate == false {
@@ -113,54 +118,61 @@ extension IdentityToolkit {
         if user.hasSecondFactor {
             let pending = try openMFAPending(for: user, provider: "apple.com", endpoint: endpoint)
             observer?(.secondFactorRequired(uid: user.localId, provider: "apple.com"))
-            return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
-                                           displayName: user.displayName, isNewUser: false, mfaPendingCredential: pending,
-                                           mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) })
+            return .answer(VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
+                                                   displayName: user.displayName, isNewUser: false, mfaPendingCredential: pending,
+                                                   mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
         }
-        let tokens = try await issueTokens(for: user, provider: "apple.com", endpoint: endpoint)
-        observer?(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))
-        return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
-                                       displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
-                                       expiresIn: tokens.expiresIn, isNewUser: isNew)
+        return .tokens(try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)) { [observer, sub] tokens in
+            observer?(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))
+            return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
+                                           displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
+                                           expiresIn: tokens.expiresIn, isNewUser: isNew)
+        }
     }
 
     /// `accounts:revokeToken` (`providerId` apple.com, `tokenType` CODE): revokes the user's Apple
     /// grant with Apple, as the SDK's `revokeToken(withAuthorizationCode:)` asks before deleting.
-    public func revokeToken(_ request: RevokeTokenRequest) throws(IdentityToolkitError) -> EmptyResponse {
-        let endpoint = BackendOperation.revokeToken
-        // The SDK sends the enum's raw value as a string ("3"); REST clients its name ("CODE").
-        guard request.providerId == "apple.com", request.tokenType == "3" || request.tokenType == "CODE" else {
-            throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE (3), not \(request.tokenType ?? "none")"))
+    public func revokeToken(_ request: RevokeTokenRequest) async throws(IdentityToolkitError) -> EmptyResponse {
+        try await change { () throws(IdentityToolkitError) in
+            let endpoint = BackendOperation.revokeToken
+            // The SDK sends the enum's raw value as a string ("3"); REST clients its name ("CODE").
+            guard request.providerId == "apple.com", request.tokenType == "3" || request.tokenType == "CODE" else {
+                throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE (3), not \(request.tokenType ?? "none")"))
+            }
+            let (code, idToken) = (request.token, request.idToken)
+            guard let uid = try standingUID(idToken, endpoint: endpoint), state.users[uid] != nil else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+            }
+            guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.invalidRequest, "token (the authorization code) is required")) }
+            let sub: String
+            do throws(IdentityToolkitError) { sub = try appleID.revoke(code: code, clientID: configuration.bundleID) } catch { throw reject(endpoint, error) }
+            observer?(.appleRevoked(uid: uid, sub: sub))
+            return EmptyResponse()
         }
-        let (code, idToken) = (request.token, request.idToken)
-        guard let uid = try standingUID(idToken, endpoint: endpoint), state.users[uid] != nil else {
-            throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
-        }
-        guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.invalidRequest, "token (the authorization code) is required")) }
-        let sub: String
-        do { sub = try appleID.revoke(code: code, clientID: configuration.bundleID) } catch { throw reject(endpoint, error) }
-        observer?(.appleRevoked(uid: uid, sub: sub))
-        return EmptyResponse()
     }
 
     /// `accounts:delete` (`deleteAccount`): the user of the ID token.
-    public func deleteAccount(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
-        guard let uid = try standingUID(request.idToken, endpoint: .deleteAccount), state.users[uid] != nil else {
-            throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
+    public func deleteAccount(_ request: DeleteAccountRequest) async throws(IdentityToolkitError) -> DeleteAccountResponse {
+        try await change { () throws(IdentityToolkitError) in
+            guard let uid = try standingUID(request.idToken, endpoint: .deleteAccount), state.users[uid] != nil else {
+                throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
+            }
+            do throws(IdentityToolkitError) { try commit(.userDeleted(localId: uid)) } catch { throw reject(.deleteAccount, error) }
+            observer?(.accountDeleted(uid: uid))
+            return DeleteAccountResponse()
         }
-        do { try commit(.userDeleted(localId: uid)) } catch { throw reject(.deleteAccount, error) }
-        observer?(.accountDeleted(uid: uid))
-        return DeleteAccountResponse()
     }
 
     /// `accounts:update` (`setAccountInfo`): the display name of the ID token's user.
-    public func setAccountInfo(_ request: SetAccountInfoRequest) throws(IdentityToolkitError) -> SetAccountInfoResponse {
-        guard let uid = try standingUID(request.idToken, endpoint: .setAccountInfo), var user = state.users[uid] else {
-            throw reject(.setAccountInfo, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+    public func setAccountInfo(_ request: SetAccountInfoRequest) async throws(IdentityToolkitError) -> SetAccountInfoResponse {
+        try await change { () throws(IdentityToolkitError) in
+            guard let uid = try standingUID(request.idToken, endpoint: .setAccountInfo), var user = state.users[uid] else {
+                throw reject(.setAccountInfo, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+            }
+            if let displayName = request.displayName { user.displayName = displayName }
+            do throws(IdentityToolkitError) { try commit(.user(user)) } catch { throw reject(.setAccountInfo, error) }
+            return SetAccountInfoResponse(localId: user.localId, email: user.email ?? "", displayName: user.displayName ?? "")
         }
-        if let displayName = request.displayName { user.displayName = displayName }
-        do { try commit(.user(user)) } catch { throw reject(.setAccountInfo, error) }
-        return SetAccountInfoResponse(localId: user.localId, email: user.email ?? "", displayName: user.displayName ?? "")
     }
 
     /// The user ID of a valid ID token of this backend's, `nil` for none (each caller answers its

@@ -111,7 +111,7 @@ public enum EmulatorExport {
             let version: String
             let auth: Part
         }
-        let accounts = await toolkit.exportAccounts()
+        let accounts = try await toolkit.exportAccounts()
         let config = await toolkit.projectConfigForExport()
         var ours = await toolkit.projectConfigForAdmin()
         ours.authsim = nil

@@ -2,6 +2,7 @@ import IdentityToolkitAPI
 import APNsWire
 import Utilities
 import Crypto
+import CryptoExtras
 import Foundation
 import Logging
 
@@ -36,9 +37,22 @@ public actor IdentityToolkit {
     var silentPushes: [SilentPushRecord] = []
     /// Every silent push's outcome, counted.
     public private(set) var silentPushTally = SilentPushTally()
-    /// Where every change is written before its answer goes out (`nil`: memory only).
+    /// Where every change is written before its answer goes out (`nil`: memory only, or a shared store).
     private let journal: BackendJournal?
     private var commitsSincePurge = 0
+    /// The fleet's store, when this backend is one node of several (``open(configuration:pusher:clock:store:observer:logger:)``).
+    let sharedStore: (any BackendStore)?
+    /// How far into the shared store's records ``state`` is.
+    var storePosition: Int64 = 0
+    /// A change whose commit failed: what ``state`` holds may not be what the store holds, so the
+    /// next change or read rebuilds it from the store's first record.
+    var stateIsStale = false
+    /// The records of the shared change in progress (``change(_:)``); `nil` outside one.
+    var pendingRecords: [String]?
+    /// One change or read of the shared store at a time on this node (the actor is re-entered
+    /// while a change waits for the database): a taken flag and the waiters, in order.
+    var storeTurnTaken = false
+    var storeTurnWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// - Parameter stateDirectory: where the backend keeps its journal and ID-token key, so that a
     ///   backend started again on the same directory (after a crash, a kill, a restart) goes on
@@ -56,6 +70,7 @@ public actor IdentityToolkit {
         self.appleID = try AppleIDProvider(clock: clock)
         self.smsDefenseSettings = SMSDefenseSettings(configuration)
         self.testPhoneNumbers = configuration.testPhoneNumbers
+        self.sharedStore = nil
         if let stateDirectory {
             let (journal, state, key) = try BackendJournal.open(stateDirectory, configuration: configuration, now: clock.now)
             self.journal = journal
@@ -67,9 +82,36 @@ public actor IdentityToolkit {
         }
     }
 
-    /// Applies a change and writes it to the journal: once this returns, a restarted backend knows it.
+    /// A backend whose state is the fleet's, in `store`.
+    init(configuration: BackendConfiguration, pusher: (any SilentPusher)?, clock: any WallClock, store: any BackendStore,
+         key: _RSA.Signing.PrivateKey, observer: (@Sendable (BackendEvent) -> Void)?, logger: Logger) throws {
+        let configuration = try configuration.validated()
+        self.configuration = configuration
+        self.pusher = pusher
+        self.clock = clock
+        self.observer = observer
+        self.logger = logger
+        self.appleID = try AppleIDProvider(clock: clock)
+        self.smsDefenseSettings = SMSDefenseSettings(configuration)
+        self.testPhoneNumbers = configuration.testPhoneNumbers
+        self.journal = nil
+        self.sharedStore = store
+        self.tokenSigner = try IDTokenSigner(projectID: configuration.projectID, key: key)
+    }
+
+    /// Applies a change and writes it: to the journal (once this returns, a restarted backend
+    /// knows it), or, with a shared store, to the change in progress, which ``change(_:)`` commits
+    /// before the answer goes out.
     func commit(_ record: BackendRecord) throws(IdentityToolkitError) {
-        try journal?.append(record)
+        if sharedStore != nil {
+            // A rule that writes outside change {}: a programming error, answered, never lost silently.
+            guard pendingRecords != nil else {
+                throw IdentityToolkitError(.internal, "a change to the shared store outside a change: this is a bug in authsim")
+            }
+            pendingRecords?.append(try BackendJournal.text(record))
+        } else {
+            try journal?.append(record)
+        }
         state.apply(record)
         commitsSincePurge += 1
         if commitsSincePurge >= 4096 {
@@ -108,7 +150,9 @@ public actor IdentityToolkit {
         let receipt = Self.randomString(bytes: 48)
         let secret = Self.randomString(bytes: 12)
         do {
-            try commit(.receipt(id: receipt, secretSHA256: Self.digest(secret), appToken: appToken.uppercased(), issuedAt: clock.now))
+            try await change { () throws(IdentityToolkitError) in
+                try commit(.receipt(id: receipt, secretSHA256: Self.digest(secret), appToken: appToken.uppercased(), issuedAt: clock.now))
+            }
         } catch { throw reject(.verifyClient, error) }
         let environment: APNsEnvironment = request.isSandbox == true ? .sandbox : .production
         let bytes = FirebaseAuthPush(receipt: receipt, secret: secret).payload
@@ -140,20 +184,22 @@ public actor IdentityToolkit {
     /// - Returns: the session info, which the app keeps as its verification ID.
     /// - Parameter languageCode: the request's `X-Firebase-Locale`: the SMS's language.
     public func sendVerificationCode(_ request: SendVerificationCodeRequest,
-                                     languageCode: String? = nil) throws(IdentityToolkitError) -> SendVerificationCodeResponse {
-        let endpoint = BackendOperation.sendVerificationCode
-        let number: String
-        do { number = try PhoneNumbers.validate(request.phoneNumber) } catch { throw reject(endpoint, error) }
-        if let holder = state.userByPhone[number].flatMap({ state.users[$0] }), holder.hasSecondFactor {
-            throw reject(endpoint, IdentityToolkitError(
-                .unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user."))
+                                     languageCode: String? = nil) async throws(IdentityToolkitError) -> SendVerificationCodeResponse {
+        try await change { () throws(IdentityToolkitError) in
+            let endpoint = BackendOperation.sendVerificationCode
+            let number: String
+            do throws(IdentityToolkitError) { number = try PhoneNumbers.validate(request.phoneNumber) } catch { throw reject(endpoint, error) }
+            if let holder = state.userByPhone[number].flatMap({ state.users[$0] }), holder.hasSecondFactor {
+                throw reject(endpoint, IdentityToolkitError(
+                    .unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user."))
+            }
+            try checkAppProof(number: number, iosReceipt: request.iosReceipt, iosSecret: request.iosSecret,
+                              recaptchaToken: request.recaptchaToken, captchaResponse: request.captchaResponse,
+                              recaptchaVersion: request.recaptchaVersion, clientType: request.clientType,
+                              action: .sendVerificationCode, endpoint: endpoint)
+            return SendVerificationCodeResponse(
+                sessionInfo: try openSession(number: number, purpose: nil, languageCode: languageCode, endpoint: endpoint))
         }
-        try checkAppProof(number: number, iosReceipt: request.iosReceipt, iosSecret: request.iosSecret,
-                          recaptchaToken: request.recaptchaToken, captchaResponse: request.captchaResponse,
-                          recaptchaVersion: request.recaptchaVersion, clientType: request.clientType,
-                          action: .sendVerificationCode, endpoint: endpoint)
-        return SendVerificationCodeResponse(
-            sessionInfo: try openSession(number: number, purpose: nil, languageCode: languageCode, endpoint: endpoint))
     }
 
     /// The proof that a request comes from the real app: a test number needs none; with SMS
@@ -226,7 +272,7 @@ public actor IdentityToolkit {
     // MARK: reCAPTCHA
 
     /// The handler page for the SDK's query: status and HTML.
-    public func recaptchaPage(query: [URLQueryItem]) -> (status: Int, html: String) {
+    public func recaptchaPage(query: [URLQueryItem]) async -> (status: Int, html: String) {
         switch ReCAPTCHAPage.parse(query, apiKey: configuration.apiKey, bundleID: configuration.bundleID) {
         case .failure(let problem):
             return (400, "<!DOCTYPE html><html><body><h1>Bad reCAPTCHA request</h1><p id=\"authsim-error\">\(ReCAPTCHAPage.escapeHTML(problem.detail ?? problem.code.rawValue))</p></body></html>")
@@ -235,8 +281,8 @@ public actor IdentityToolkit {
             switch configuration.recaptchaOutcome {
             case .pass, .slowChallenge:
                 let token: String
-                do { token = try issueRecaptchaToken(eventID: request.eventID) } catch {
-                    return (500, "<!DOCTYPE html><html><body><h1>Backend error</h1><p id=\"authsim-error\">\(ReCAPTCHAPage.escapeHTML(error.message))</p></body></html>")
+                do { token = try await issueRecaptchaToken(eventID: request.eventID) } catch {
+                    return (error.httpStatus, "<!DOCTYPE html><html><body><h1>Backend error</h1><p id=\"authsim-error\">\(ReCAPTCHAPage.escapeHTML(error.message))</p></body></html>")
                 }
                 let delay: Double
                 if case .slowChallenge(let seconds) = configuration.recaptchaOutcome { delay = seconds } else { delay = 0 }
@@ -254,14 +300,17 @@ public actor IdentityToolkit {
 
     /// Issues the token a solved reCAPTCHA challenge yields, for the verification attempt `eventID`
     /// (what the reCAPTCHA page hands back in its redirect). Single-use, short-lived.
-    public func issueRecaptchaToken(eventID: String) throws(IdentityToolkitError) -> String {
+    public func issueRecaptchaToken(eventID: String) async throws(IdentityToolkitError) -> String {
         let token = "03A" + Self.randomString(bytes: 96)
-        try commit(.recaptcha(digest: Self.digest(token), eventID: eventID, issuedAt: clock.now))
+        try await change { () throws(IdentityToolkitError) in try commit(.recaptcha(digest: Self.digest(token), eventID: eventID, issuedAt: clock.now)) }
         return token
     }
 
     /// The event a token was issued for, if it was issued here.
-    public func recaptchaEventID(for token: String) -> String? { state.recaptchaTokens[Self.digest(token)]?.eventID }
+    public func recaptchaEventID(for token: String) async throws(IdentityToolkitError) -> String? {
+        try await readShared()
+        return state.recaptchaTokens[Self.digest(token)]?.eventID
+    }
 
     /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
     private func useRecaptchaToken(_ token: String, endpoint: BackendOperation) throws(IdentityToolkitError) {
@@ -285,6 +334,10 @@ public actor IdentityToolkit {
     /// - a user with a second factor cannot use the number as a first factor
     ///   (`UNSUPPORTED_FIRST_FACTOR`: Firebase supports multi-factor with every provider but phone).
     public func signInWithPhoneNumber(_ request: VerifyPhoneNumberRequest) async throws(IdentityToolkitError) -> VerifyPhoneNumberResponse {
+        try await signIn { () throws(IdentityToolkitError) in try decideSignInWithPhoneNumber(request) }
+    }
+
+    private func decideSignInWithPhoneNumber(_ request: VerifyPhoneNumberRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyPhoneNumberResponse> {
         let endpoint = BackendOperation.signInWithPhoneNumber
         let number: String
         var proofDigest: String?
@@ -309,8 +362,8 @@ public actor IdentityToolkit {
             let proof = Self.randomString(bytes: 48)
             do { try commit(.temporaryProof(digest: Self.digest(proof), phoneNumber: number, at: clock.now)) } catch { throw reject(endpoint, error) }
             _ = reject(endpoint, IdentityToolkitError(.phoneNumberExists, "linking: \(number) belongs to another account; answered a temporary proof"))
-            return VerifyPhoneNumberResponse(phoneNumber: number, temporaryProof: proof,
-                                             temporaryProofExpiresIn: String(Int(configuration.temporaryProofLifetime)))
+            return .answer(VerifyPhoneNumberResponse(phoneNumber: number, temporaryProof: proof,
+                                                     temporaryProofExpiresIn: String(Int(configuration.temporaryProofLifetime))))
         }
         var user = signedIn ?? holder
         if user == nil, request.operation == "REAUTH" {
@@ -336,10 +389,11 @@ public actor IdentityToolkit {
             }
         } catch { throw reject(endpoint, error) }
         guard let user else { throw reject(endpoint, IdentityToolkitError(.internal, "no user after sign-in")) }
-        let tokens = try await issueTokens(for: user, provider: "phone", endpoint: endpoint)
-        observer?(.signedIn(uid: user.localId, phoneNumber: number, isNewUser: isNewUser))
-        return VerifyPhoneNumberResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn,
-                                         localId: user.localId, isNewUser: isNewUser, phoneNumber: number)
+        return .tokens(try grantTokens(for: user, provider: "phone", endpoint: endpoint)) { [observer] tokens in
+            observer?(.signedIn(uid: user.localId, phoneNumber: number, isNewUser: isNewUser))
+            return VerifyPhoneNumberResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn,
+                                             localId: user.localId, isNewUser: isNewUser, phoneNumber: number)
+        }
     }
 
     /// Spends a code session: it must exist for `purpose`, be unused and unexpired, have attempts
@@ -358,15 +412,13 @@ public actor IdentityToolkit {
         }
     }
 
-    /// An ID token and a refresh token (kept, by SHA-256, for ``secureToken(_:)``) for `user`
-    /// signed in with `provider`, and with `secondFactor` (an enrollment ID) when a second factor
-    /// completed the sign-in; `claims` are a custom token's (a JSON object as text). A disabled
-    /// user gets USER_DISABLED instead.
-    ///
-    /// The signature (RSA, ~0.4 ms) is made off the actor (``signToken(for:provider:secondFactor:authTime:extraClaims:now:)``):
-    /// signed on it, every sign-in waited for every other's.
-    func issueTokens(for user: BackendUser, provider: String, secondFactor: String? = nil, claims: String? = nil,
-                     endpoint: BackendOperation) async throws(IdentityToolkitError) -> (idToken: String, refreshToken: String, expiresIn: String) {
+    /// Grants `user`, signed in with `provider`, a refresh token (kept, by SHA-256, for
+    /// ``secureToken(_:)``), and with `secondFactor` (an enrollment ID) when a second factor
+    /// completed the sign-in; `claims` are a custom token's (a JSON object as text). A disabled user
+    /// gets USER_DISABLED instead. Recorded in the change; the ID token is signed after it
+    /// (``signIn(_:)``), so that no change waits for an RSA signature.
+    func grantTokens(for user: BackendUser, provider: String, secondFactor: String? = nil, claims: String? = nil,
+                     endpoint: BackendOperation) throws(IdentityToolkitError) -> TokenGrant {
         try requireEnabled(user, endpoint: endpoint)
         let refreshToken = Self.randomString(bytes: 48)
         let now = clock.now
@@ -374,9 +426,23 @@ public actor IdentityToolkit {
             try commit(.refreshToken(digest: Self.digest(refreshToken), localId: user.localId, provider: provider,
                                      secondFactor: secondFactor, issuedAt: now, claims: claims))
         } catch { throw reject(endpoint, error) }
-        let extra = BackendUser.claims(claims)
-        let idToken = await signToken(for: user, provider: provider, secondFactor: secondFactor, authTime: now, extraClaims: extra, now: now)
-        return (idToken, refreshToken, "3600")
+        return TokenGrant(user: user, provider: provider, secondFactor: secondFactor, refreshToken: refreshToken, issuedAt: now,
+                          claims: BackendUser.claims(claims))
+    }
+
+    /// Runs a sign-in's change, then signs the ID token it granted, if any, and answers.
+    ///
+    /// The signature (RSA, ~0.4 ms) is made off the actor (``signToken(for:provider:secondFactor:authTime:extraClaims:now:)``):
+    /// signed on it, every sign-in waited for every other's.
+    func signIn<Answer>(_ decide: () throws(IdentityToolkitError) -> SignInDecision<Answer>) async throws(IdentityToolkitError) -> Answer {
+        switch try await change(decide) {
+        case .answer(let answer):
+            return answer
+        case .tokens(let grant, let answer):
+            let idToken = await signToken(for: grant.user, provider: grant.provider, secondFactor: grant.secondFactor, authTime: grant.issuedAt,
+                                          extraClaims: grant.claims, now: grant.issuedAt)
+            return answer(SignedTokens(idToken: idToken, refreshToken: grant.refreshToken, expiresIn: "3600"))
+        }
     }
 
     /// An ID token, signed on the caller's thread rather than the actor's (a nonisolated async
@@ -394,11 +460,15 @@ public actor IdentityToolkit {
     }
 
     /// The code of a session (a verification ID), as the SMS carried it.
-    public func code(forSession sessionInfo: String) -> String? { state.sessions[sessionInfo]?.code }
+    public func code(forSession sessionInfo: String) async throws(IdentityToolkitError) -> String? {
+        try await readShared()
+        return state.sessions[sessionInfo]?.code
+    }
 
     /// The emulator's view of sent codes (`GET /emulator/v1/projects/{project}/verificationCodes`).
-    public func verificationCodes() -> VerificationCodesResponse {
-        VerificationCodesResponse(verificationCodes: state.outbox.map {
+    public func verificationCodes() async throws(IdentityToolkitError) -> VerificationCodesResponse {
+        try await readShared()
+        return VerificationCodesResponse(verificationCodes: state.outbox.map {
             VerificationCode(code: $0.code, phoneNumber: $0.phoneNumber, sessionInfo: $0.sessionInfo)
         })
     }

@@ -17,35 +17,41 @@ extension IdentityToolkit {
     /// `accounts/mfaEnrollment:start`: a signed-in user (by a first factor that allows it, with a
     /// verified email) asks for a code to the phone they enroll. The request carries the same app
     /// verification as `sendVerificationCode`.
-    public func startMFAEnrollment(_ request: StartMFAEnrollmentRequest) throws(IdentityToolkitError) -> StartMFAEnrollmentResponse {
-        let endpoint = BackendOperation.mfaEnrollmentStart
-        let (user, _) = try enrollingUser(request.idToken, endpoint: endpoint)
-        guard let info = request.phoneEnrollmentInfo else {
-            throw reject(endpoint, IdentityToolkitError("INVALID_ARGUMENT", "phoneEnrollmentInfo is missing"))
+    public func startMFAEnrollment(_ request: StartMFAEnrollmentRequest) async throws(IdentityToolkitError) -> StartMFAEnrollmentResponse {
+        try await change { () throws(IdentityToolkitError) in
+            let endpoint = BackendOperation.mfaEnrollmentStart
+            let (user, _) = try enrollingUser(request.idToken, endpoint: endpoint)
+            guard let info = request.phoneEnrollmentInfo else {
+                throw reject(endpoint, IdentityToolkitError("INVALID_ARGUMENT", "phoneEnrollmentInfo is missing"))
+            }
+            let number: String
+            do { number = try PhoneNumbers.validate(info.phoneNumber) } catch {
+                throw reject(endpoint, IdentityToolkitError(.invalidPhoneNumber, "Invalid format."))
+            }
+            guard !(user.mfaEnrollments ?? []).contains(where: { $0.phoneNumber == number }) else {
+                throw reject(endpoint, IdentityToolkitError(.secondFactorExists, "Phone number already enrolled as second factor for this account."))
+            }
+            guard (user.mfaEnrollments ?? []).count < configuration.maximumSecondFactors else {
+                throw reject(endpoint, IdentityToolkitError(
+                    .secondFactorLimitExceeded, "The maximum allowed number of second factors (\(configuration.maximumSecondFactors)) on a user has been exceeded."))
+            }
+            try checkAppProof(number: number, iosReceipt: info.iosReceipt, iosSecret: info.iosSecret,
+                              recaptchaToken: info.recaptchaToken, captchaResponse: info.captchaResponse,
+                              recaptchaVersion: info.recaptchaVersion, clientType: info.clientType,
+                              action: .mfaSmsEnrollment, endpoint: endpoint)
+            let sessionInfo = try openSession(number: number, purpose: .mfaEnrollment(localId: user.localId), languageCode: nil,
+                                              endpoint: endpoint)
+            return StartMFAEnrollmentResponse(phoneSessionInfo: StartMFAPhoneResponseInfo(sessionInfo: sessionInfo))
         }
-        let number: String
-        do { number = try PhoneNumbers.validate(info.phoneNumber) } catch {
-            throw reject(endpoint, IdentityToolkitError(.invalidPhoneNumber, "Invalid format."))
-        }
-        guard !(user.mfaEnrollments ?? []).contains(where: { $0.phoneNumber == number }) else {
-            throw reject(endpoint, IdentityToolkitError(.secondFactorExists, "Phone number already enrolled as second factor for this account."))
-        }
-        guard (user.mfaEnrollments ?? []).count < configuration.maximumSecondFactors else {
-            throw reject(endpoint, IdentityToolkitError(
-                .secondFactorLimitExceeded, "The maximum allowed number of second factors (\(configuration.maximumSecondFactors)) on a user has been exceeded."))
-        }
-        try checkAppProof(number: number, iosReceipt: info.iosReceipt, iosSecret: info.iosSecret,
-                          recaptchaToken: info.recaptchaToken, captchaResponse: info.captchaResponse,
-                          recaptchaVersion: info.recaptchaVersion, clientType: info.clientType,
-                          action: .mfaSmsEnrollment, endpoint: endpoint)
-        let sessionInfo = try openSession(number: number, purpose: .mfaEnrollment(localId: user.localId), languageCode: nil,
-                                          endpoint: endpoint)
-        return StartMFAEnrollmentResponse(phoneSessionInfo: StartMFAPhoneResponseInfo(sessionInfo: sessionInfo))
     }
 
     /// `accounts/mfaEnrollment:finalize`: the code for the enrollment's session; the phone becomes
     /// a second factor, and the answer's tokens record it.
     public func finalizeMFAEnrollment(_ request: FinalizeMFAEnrollmentRequest) async throws(IdentityToolkitError) -> FinalizeMFAEnrollmentResponse {
+        try await signIn { () throws(IdentityToolkitError) in try decideFinalizeMFAEnrollment(request) }
+    }
+
+    private func decideFinalizeMFAEnrollment(_ request: FinalizeMFAEnrollmentRequest) throws(IdentityToolkitError) -> SignInDecision<FinalizeMFAEnrollmentResponse> {
         let endpoint = BackendOperation.mfaEnrollmentFinalize
         var (user, provider) = try enrollingUser(request.idToken, endpoint: endpoint)
         guard let info = request.phoneVerificationInfo else {
@@ -60,13 +66,18 @@ extension IdentityToolkit {
         user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
         do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
         observer?(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: enrollment.phoneNumber))
-        let tokens = try await issueTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)
-        return FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken,
-                                             phoneAuthInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
+        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)) { tokens in
+            FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken,
+                                          phoneAuthInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
+        }
     }
 
     /// `accounts/mfaEnrollment:withdraw`: the user removes one of their second factors.
     public func withdrawMFA(_ request: WithdrawMFARequest) async throws(IdentityToolkitError) -> WithdrawMFAResponse {
+        try await signIn { () throws(IdentityToolkitError) in try decideWithdrawMFA(request) }
+    }
+
+    private func decideWithdrawMFA(_ request: WithdrawMFARequest) throws(IdentityToolkitError) -> SignInDecision<WithdrawMFAResponse> {
         let endpoint = BackendOperation.mfaEnrollmentWithdraw
         var (user, provider) = try signedInUser(request.idToken, endpoint: endpoint)
         let before = user.mfaEnrollments ?? []
@@ -76,41 +87,48 @@ extension IdentityToolkit {
         }
         user.mfaEnrollments = after
         do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
-        let tokens = try await issueTokens(for: user, provider: provider, endpoint: endpoint)
-        return WithdrawMFAResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
+        return .tokens(try grantTokens(for: user, provider: provider, endpoint: endpoint)) { tokens in
+            WithdrawMFAResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
+        }
     }
 
     // MARK: Sign-in
 
     /// `accounts/mfaSignIn:start`: after a first factor answered `mfaPendingCredential`, a code to
     /// the enrolled phone named by `mfaEnrollmentId`, behind the same app verification as any code.
-    public func startMFASignIn(_ request: StartMFASignInRequest) throws(IdentityToolkitError) -> StartMFASignInResponse {
-        let endpoint = BackendOperation.mfaSignInStart
-        try requireMultiFactor(endpoint)
-        guard let credential = request.mfaPendingCredential, !credential.isEmpty else {
-            throw reject(endpoint, IdentityToolkitError(.missingMFAPendingCredential, "Request does not have MFA pending credential."))
+    public func startMFASignIn(_ request: StartMFASignInRequest) async throws(IdentityToolkitError) -> StartMFASignInResponse {
+        try await change { () throws(IdentityToolkitError) in
+            let endpoint = BackendOperation.mfaSignInStart
+            try requireMultiFactor(endpoint)
+            guard let credential = request.mfaPendingCredential, !credential.isEmpty else {
+                throw reject(endpoint, IdentityToolkitError(.missingMFAPendingCredential, "Request does not have MFA pending credential."))
+            }
+            guard let enrollmentID = request.mfaEnrollmentId, !enrollmentID.isEmpty else {
+                throw reject(endpoint, IdentityToolkitError(.missingMFAEnrollmentID, "No second factor identifier is provided."))
+            }
+            let (digest, _, user) = try pending(credential, endpoint: endpoint)
+            guard let enrollment = user.mfaEnrollments?.first(where: { $0.id == enrollmentID }) else {
+                throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
+            }
+            let info = request.phoneSignInInfo
+            try checkAppProof(number: enrollment.phoneNumber, iosReceipt: info?.iosReceipt, iosSecret: info?.iosSecret,
+                              recaptchaToken: info?.recaptchaToken, captchaResponse: info?.captchaResponse,
+                              recaptchaVersion: info?.recaptchaVersion, clientType: info?.clientType,
+                              action: .mfaSmsSignIn, endpoint: endpoint)
+            let sessionInfo = try openSession(number: enrollment.phoneNumber,
+                                              purpose: .mfaSignIn(pendingDigest: digest, enrollmentID: enrollmentID),
+                                              languageCode: nil, endpoint: endpoint)
+            return StartMFASignInResponse(phoneResponseInfo: StartMFAPhoneResponseInfo(sessionInfo: sessionInfo))
         }
-        guard let enrollmentID = request.mfaEnrollmentId, !enrollmentID.isEmpty else {
-            throw reject(endpoint, IdentityToolkitError(.missingMFAEnrollmentID, "No second factor identifier is provided."))
-        }
-        let (digest, _, user) = try pending(credential, endpoint: endpoint)
-        guard let enrollment = user.mfaEnrollments?.first(where: { $0.id == enrollmentID }) else {
-            throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
-        }
-        let info = request.phoneSignInInfo
-        try checkAppProof(number: enrollment.phoneNumber, iosReceipt: info?.iosReceipt, iosSecret: info?.iosSecret,
-                          recaptchaToken: info?.recaptchaToken, captchaResponse: info?.captchaResponse,
-                          recaptchaVersion: info?.recaptchaVersion, clientType: info?.clientType,
-                          action: .mfaSmsSignIn, endpoint: endpoint)
-        let sessionInfo = try openSession(number: enrollment.phoneNumber,
-                                          purpose: .mfaSignIn(pendingDigest: digest, enrollmentID: enrollmentID),
-                                          languageCode: nil, endpoint: endpoint)
-        return StartMFASignInResponse(phoneResponseInfo: StartMFAPhoneResponseInfo(sessionInfo: sessionInfo))
     }
 
     /// `accounts/mfaSignIn:finalize`: the second factor's code for the pending credential's
     /// session; the pending credential is spent, and the answer is the session.
     public func finalizeMFASignIn(_ request: FinalizeMFASignInRequest) async throws(IdentityToolkitError) -> FinalizeMFASignInResponse {
+        try await signIn { () throws(IdentityToolkitError) in try decideFinalizeMFASignIn(request) }
+    }
+
+    private func decideFinalizeMFASignIn(_ request: FinalizeMFASignInRequest) throws(IdentityToolkitError) -> SignInDecision<FinalizeMFASignInResponse> {
         let endpoint = BackendOperation.mfaSignInFinalize
         try requireMultiFactor(endpoint)
         guard let credential = request.mfaPendingCredential, !credential.isEmpty else {
@@ -132,9 +150,10 @@ extension IdentityToolkit {
             throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
         }
         do { try commit(.mfaPendingUsed(digest: digest)) } catch { throw reject(endpoint, error) }
-        let tokens = try await issueTokens(for: user, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)
-        observer?(.secondFactorSignedIn(uid: user.localId, enrollmentID: enrollmentID))
-        return FinalizeMFASignInResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
+        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)) { [observer] tokens in
+            observer?(.secondFactorSignedIn(uid: user.localId, enrollmentID: enrollmentID))
+            return FinalizeMFASignInResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
+        }
     }
 
     /// A pending credential for `user`'s second factor, after a first factor with `provider`.
@@ -206,35 +225,41 @@ extension IdentityToolkit {
     /// Enrolls `phoneNumber` as a second factor of `localId` without a code (what the Admin SDK's
     /// `update_user(multi_factor=…)` and a scenario's set-up do).
     @discardableResult
-    public func enrollSecondFactor(localId: String, phoneNumber: String, displayName: String?) throws(IdentityToolkitError) -> MFAEnrollmentRecord {
-        guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
-        let number = try PhoneNumbers.validate(phoneNumber)
-        guard !(user.mfaEnrollments ?? []).contains(where: { $0.phoneNumber == number }) else {
-            throw IdentityToolkitError(.secondFactorExists, "Phone number already enrolled as second factor for this account.")
+    public func enrollSecondFactor(localId: String, phoneNumber: String, displayName: String?) async throws(IdentityToolkitError) -> MFAEnrollmentRecord {
+        try await change { () throws(IdentityToolkitError) in
+            guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
+            let number = try PhoneNumbers.validate(phoneNumber)
+            guard !(user.mfaEnrollments ?? []).contains(where: { $0.phoneNumber == number }) else {
+                throw IdentityToolkitError(.secondFactorExists, "Phone number already enrolled as second factor for this account.")
+            }
+            let enrollment = MFAEnrollmentRecord(id: Self.randomString(bytes: 21), phoneNumber: number, displayName: displayName,
+                                                 enrolledAt: clock.now)
+            user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
+            try commit(.user(user))
+            return enrollment
         }
-        let enrollment = MFAEnrollmentRecord(id: Self.randomString(bytes: 21), phoneNumber: number, displayName: displayName,
-                                             enrolledAt: clock.now)
-        user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
-        try commit(.user(user))
-        return enrollment
     }
 
     /// Gives `localId` the phone number `phoneNumber` (links the phone provider) without a code.
-    public func setPhoneNumber(localId: String, phoneNumber: String) throws(IdentityToolkitError) {
-        guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
-        let number = try PhoneNumbers.validate(phoneNumber)
-        if let holder = state.userByPhone[number], holder != localId { throw IdentityToolkitError(.phoneNumberExists) }
-        user.phoneNumber = number
-        try commit(.user(user))
+    public func setPhoneNumber(localId: String, phoneNumber: String) async throws(IdentityToolkitError) {
+        try await change { () throws(IdentityToolkitError) in
+            guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
+            let number = try PhoneNumbers.validate(phoneNumber)
+            if let holder = state.userByPhone[number], holder != localId { throw IdentityToolkitError(.phoneNumberExists) }
+            user.phoneNumber = number
+            try commit(.user(user))
+        }
     }
 
     // MARK: Accounts and tokens
 
     /// `getAccountInfo` (`accounts:lookup`) with an ID token: the user as the SDK reads them after
     /// every sign-in (providers, second factors with their numbers).
-    public func getAccountInfo(_ request: GetAccountInfoRequest) throws(IdentityToolkitError) -> GetAccountInfoResponse {
-        let (user, _) = try signedInUser(request.idToken, endpoint: .getAccountInfo)
-        return GetAccountInfoResponse(users: [Self.userInfo(user)])
+    public func getAccountInfo(_ request: GetAccountInfoRequest) async throws(IdentityToolkitError) -> GetAccountInfoResponse {
+        try await change { () throws(IdentityToolkitError) in
+            let (user, _) = try signedInUser(request.idToken, endpoint: .getAccountInfo)
+            return GetAccountInfoResponse(users: [Self.userInfo(user)])
+        }
     }
 
     /// A user as `accounts:lookup` and `accounts:batchGet` describe them (and as the Auth
@@ -273,6 +298,7 @@ extension IdentityToolkit {
         guard let refreshToken = request.refreshToken, !refreshToken.isEmpty else {
             throw reject(endpoint, IdentityToolkitError(.missingRefreshToken))
         }
+        try await readShared()
         guard let stored = state.refreshTokens[Self.digest(refreshToken)] else {
             throw reject(endpoint, IdentityToolkitError(.invalidRefreshToken))
         }

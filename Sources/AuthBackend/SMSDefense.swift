@@ -158,19 +158,21 @@ extension IdentityToolkit {
     /// The simulated reCAPTCHA Enterprise service: a token for `action` with the project's site
     /// key, for the iOS app the key is restricted to. What the RecaptchaEnterprise SDK's
     /// `execute(withAction:)` gets from Google.
-    public func executeRecaptchaEnterprise(_ request: RecaptchaEnterpriseExecuteRequest) throws(IdentityToolkitError) -> RecaptchaEnterpriseExecuteResponse {
-        guard smsDefenseSettings.phone != .off else {
-            throw IdentityToolkitError(.recaptchaNotEnabled, "reCAPTCHA Enterprise is not enabled for project \(configuration.projectID).")
+    public func executeRecaptchaEnterprise(_ request: RecaptchaEnterpriseExecuteRequest) async throws(IdentityToolkitError) -> RecaptchaEnterpriseExecuteResponse {
+        try await change { () throws(IdentityToolkitError) in
+            guard smsDefenseSettings.phone != .off else {
+                throw IdentityToolkitError(.recaptchaNotEnabled, "reCAPTCHA Enterprise is not enabled for project \(configuration.projectID).")
+            }
+            guard constantTimeEquals(request.siteKey, configuration.recaptchaSiteKey) else {
+                throw IdentityToolkitError(.invalidSiteKey, "\(request.siteKey) is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
+            }
+            guard request.bundleID == configuration.bundleID else {
+                throw IdentityToolkitError(.invalidSiteKey, "The key \(request.siteKey) is restricted to bundle ID \(configuration.bundleID), not \(request.bundleID).")
+            }
+            let token = "03A" + Self.randomString(bytes: 96)
+            try commit(.enterpriseToken(digest: Self.digest(token), action: request.action, issuedAt: clock.now))
+            return RecaptchaEnterpriseExecuteResponse(token: token)
         }
-        guard constantTimeEquals(request.siteKey, configuration.recaptchaSiteKey) else {
-            throw IdentityToolkitError(.invalidSiteKey, "\(request.siteKey) is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
-        }
-        guard request.bundleID == configuration.bundleID else {
-            throw IdentityToolkitError(.invalidSiteKey, "The key \(request.siteKey) is restricted to bundle ID \(configuration.bundleID), not \(request.bundleID).")
-        }
-        let token = "03A" + Self.randomString(bytes: 96)
-        try commit(.enterpriseToken(digest: Self.digest(token), action: request.action, issuedAt: clock.now))
-        return RecaptchaEnterpriseExecuteResponse(token: token)
     }
 
     /// Assesses a request's reCAPTCHA Enterprise token for `action` (spending it).

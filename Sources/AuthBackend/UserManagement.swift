@@ -22,48 +22,52 @@ extension IdentityToolkit {
     // MARK: Create, look up, update, delete
 
     /// `POST …/projects/{p}/accounts` (`auth.create_user`): a new user with the fields given.
-    public func adminCreateUser(_ request: SignUpNewUserRequest) throws(IdentityToolkitError) -> SignUpNewUserResponse {
-        let localId: String
-        if let given = request.localId {
-            try Self.validateLocalID(given)
-            guard state.users[given] == nil else { throw IdentityToolkitError(.duplicateLocalID) }
-            localId = given
-        } else {
-            localId = newLocalID(hint: request.phoneNumber ?? request.email)
+    public func adminCreateUser(_ request: SignUpNewUserRequest) async throws(IdentityToolkitError) -> SignUpNewUserResponse {
+        try await change { () throws(IdentityToolkitError) in
+            let localId: String
+            if let given = request.localId {
+                try Self.validateLocalID(given)
+                guard state.users[given] == nil else { throw IdentityToolkitError(.duplicateLocalID) }
+                localId = given
+            } else {
+                localId = newLocalID(hint: request.phoneNumber ?? request.email)
+            }
+            var user = BackendUser(localId: localId, createdAt: clock.now)
+            if let phone = request.phoneNumber {
+                let number = try Self.adminPhoneNumber(phone)
+                guard state.userByPhone[number] == nil else { throw IdentityToolkitError(.phoneNumberExists) }
+                user.phoneNumber = number
+            }
+            if let email = request.email {
+                user.email = try checkedEmail(email, for: localId)
+                user.emailVerified = request.emailVerified ?? false
+            }
+            user.displayName = request.displayName
+            user.photoUrl = request.photoUrl
+            if request.disabled == true { user.disabled = true }
+            try commit(.user(user))
+            return SignUpNewUserResponse(localId: localId, email: user.email, displayName: user.displayName)
         }
-        var user = BackendUser(localId: localId, createdAt: clock.now)
-        if let phone = request.phoneNumber {
-            let number = try Self.adminPhoneNumber(phone)
-            guard state.userByPhone[number] == nil else { throw IdentityToolkitError(.phoneNumberExists) }
-            user.phoneNumber = number
-        }
-        if let email = request.email {
-            user.email = try checkedEmail(email, for: localId)
-            user.emailVerified = request.emailVerified ?? false
-        }
-        user.displayName = request.displayName
-        user.photoUrl = request.photoUrl
-        if request.disabled == true { user.disabled = true }
-        try commit(.user(user))
-        return SignUpNewUserResponse(localId: localId, email: user.email, displayName: user.displayName)
     }
 
     /// `POST …/projects/{p}/accounts:lookup` (`get_user`, `get_user_by_phone_number`,
     /// `get_user_by_provider_uid`, `get_users`): every user matching any identifier, once; `users`
     /// absent when none matched (the Node Admin SDK needs that).
-    public func adminLookup(_ request: GetAccountInfoRequest) -> GetAccountInfoResponse {
-        var found: [BackendUser] = []
-        var seen = Set<String>()
-        func add(_ user: BackendUser?) {
-            if let user, seen.insert(user.localId).inserted { found.append(user) }
+    public func adminLookup(_ request: GetAccountInfoRequest) async throws(IdentityToolkitError) -> GetAccountInfoResponse {
+        try await change { () throws(IdentityToolkitError) in
+            var found: [BackendUser] = []
+            var seen = Set<String>()
+            func add(_ user: BackendUser?) {
+                if let user, seen.insert(user.localId).inserted { found.append(user) }
+            }
+            for id in request.localId ?? [] { add(state.users[id]) }
+            for email in request.email ?? [] { add(user(email: email)) }
+            for phone in request.phoneNumber ?? [] {
+                add((try? PhoneNumbers.validate(phone)).flatMap { state.userByPhone[$0] }.flatMap { state.users[$0] })
+            }
+            for federated in request.federatedUserId ?? [] { add(user(provider: federated.providerId, rawId: federated.rawId)) }
+            return GetAccountInfoResponse(users: found.isEmpty ? nil : found.map(Self.userInfo))
         }
-        for id in request.localId ?? [] { add(state.users[id]) }
-        for email in request.email ?? [] { add(user(email: email)) }
-        for phone in request.phoneNumber ?? [] {
-            add((try? PhoneNumbers.validate(phone)).flatMap { state.userByPhone[$0] }.flatMap { state.users[$0] })
-        }
-        for federated in request.federatedUserId ?? [] { add(user(provider: federated.providerId, rawId: federated.rawId)) }
-        return GetAccountInfoResponse(users: found.isEmpty ? nil : found.map(Self.userInfo))
     }
 
     /// The user with this email (emails are compared lower-cased; at most one user has each).
@@ -86,66 +90,68 @@ extension IdentityToolkit {
 
     /// `POST …/projects/{p}/accounts:update` (`update_user`, `set_custom_user_claims`,
     /// `revoke_refresh_tokens`): the fields given change, the others stay.
-    public func adminUpdate(_ request: SetAccountInfoRequest) throws(IdentityToolkitError) -> SetAccountInfoResponse {
-        guard let localId = request.localId, !localId.isEmpty else { throw IdentityToolkitError(.missingLocalID) }
-        guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
-        if let claims = request.customAttributes {
-            try Self.validateCustomClaims(claims)
-            user.customAttributes = claims == "{}" ? nil : claims
-        }
-        if let disable = request.disableUser { user.disabled = disable }
-        if let phone = request.phoneNumber, phone != user.phoneNumber {
-            let number = try Self.adminPhoneNumber(phone)
-            if let holder = state.userByPhone[number], holder != localId { throw IdentityToolkitError(.phoneNumberExists) }
-            user.phoneNumber = number
-        }
-        if let email = request.email {
-            let checked = try checkedEmail(email, for: localId)
-            if checked != user.email {
-                user.email = checked
-                user.emailVerified = false
+    public func adminUpdate(_ request: SetAccountInfoRequest) async throws(IdentityToolkitError) -> SetAccountInfoResponse {
+        try await change { () throws(IdentityToolkitError) in
+            guard let localId = request.localId, !localId.isEmpty else { throw IdentityToolkitError(.missingLocalID) }
+            guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
+            if let claims = request.customAttributes {
+                try Self.validateCustomClaims(claims)
+                user.customAttributes = claims == "{}" ? nil : claims
             }
-        }
-        if let verified = request.emailVerified { user.emailVerified = verified }
-        if let name = request.displayName { user.displayName = name }
-        if let photo = request.photoUrl { user.photoUrl = photo }
-        if let text = request.createdAt {
-            guard let ms = Double(text) else { throw IdentityToolkitError(.invalidArgument, "createdAt is milliseconds since 1970, not \(text)") }
-            user.createdAt = Date(timeIntervalSince1970: ms / 1000)
-        }
-        if let text = request.lastLoginAt {
-            guard let ms = Double(text) else { throw IdentityToolkitError(.invalidArgument, "lastLoginAt is milliseconds since 1970, not \(text)") }
-            user.lastLoginAt = Date(timeIntervalSince1970: ms / 1000)
-        }
-        if let text = request.validSince {
-            guard let seconds = Int64(text) else { throw IdentityToolkitError(.invalidArgument, "validSince is seconds since 1970, not \(text)") }
-            user.validSince = seconds
-        }
-        for attribute in request.deleteAttribute ?? [] {
-            switch attribute {
-            case "DISPLAY_NAME": user.displayName = nil
-            case "PHOTO_URL": user.photoUrl = nil
-            case "EMAIL": user.email = nil; user.emailVerified = nil
-            case "PASSWORD": user.passwordHash = nil; user.salt = nil
-            case "USER_ATTRIBUTE_NAME_UNSPECIFIED": break
-            default: throw IdentityToolkitError(.invalidArgument, "deleteAttribute: \(attribute) is not DISPLAY_NAME, PHOTO_URL, EMAIL or PASSWORD")
+            if let disable = request.disableUser { user.disabled = disable }
+            if let phone = request.phoneNumber, phone != user.phoneNumber {
+                let number = try Self.adminPhoneNumber(phone)
+                if let holder = state.userByPhone[number], holder != localId { throw IdentityToolkitError(.phoneNumberExists) }
+                user.phoneNumber = number
             }
-        }
-        for provider in request.deleteProvider ?? [] {
-            switch provider {
-            case "phone": user.phoneNumber = nil
-            case "apple.com": user.appleSub = nil
-            case "password": user.passwordHash = nil; user.salt = nil; user.email = nil; user.emailVerified = nil
-            default: user.otherProviders?.removeAll { $0.providerId == provider }
+            if let email = request.email {
+                let checked = try checkedEmail(email, for: localId)
+                if checked != user.email {
+                    user.email = checked
+                    user.emailVerified = false
+                }
             }
+            if let verified = request.emailVerified { user.emailVerified = verified }
+            if let name = request.displayName { user.displayName = name }
+            if let photo = request.photoUrl { user.photoUrl = photo }
+            if let text = request.createdAt {
+                guard let ms = Double(text) else { throw IdentityToolkitError(.invalidArgument, "createdAt is milliseconds since 1970, not \(text)") }
+                user.createdAt = Date(timeIntervalSince1970: ms / 1000)
+            }
+            if let text = request.lastLoginAt {
+                guard let ms = Double(text) else { throw IdentityToolkitError(.invalidArgument, "lastLoginAt is milliseconds since 1970, not \(text)") }
+                user.lastLoginAt = Date(timeIntervalSince1970: ms / 1000)
+            }
+            if let text = request.validSince {
+                guard let seconds = Int64(text) else { throw IdentityToolkitError(.invalidArgument, "validSince is seconds since 1970, not \(text)") }
+                user.validSince = seconds
+            }
+            for attribute in request.deleteAttribute ?? [] {
+                switch attribute {
+                case "DISPLAY_NAME": user.displayName = nil
+                case "PHOTO_URL": user.photoUrl = nil
+                case "EMAIL": user.email = nil; user.emailVerified = nil
+                case "PASSWORD": user.passwordHash = nil; user.salt = nil
+                case "USER_ATTRIBUTE_NAME_UNSPECIFIED": break
+                default: throw IdentityToolkitError(.invalidArgument, "deleteAttribute: \(attribute) is not DISPLAY_NAME, PHOTO_URL, EMAIL or PASSWORD")
+                }
+            }
+            for provider in request.deleteProvider ?? [] {
+                switch provider {
+                case "phone": user.phoneNumber = nil
+                case "apple.com": user.appleSub = nil
+                case "password": user.passwordHash = nil; user.salt = nil; user.email = nil; user.emailVerified = nil
+                default: user.otherProviders?.removeAll { $0.providerId == provider }
+                }
+            }
+            if let mfa = request.mfa {
+                user.mfaEnrollments = try mfaEnrollments(mfa.enrollments ?? [], existing: user.mfaEnrollments ?? [])
+                if user.mfaEnrollments?.isEmpty == true { user.mfaEnrollments = nil }
+            }
+            try commit(.user(user))
+            let info = Self.userInfo(user)
+            return SetAccountInfoResponse(localId: localId, email: user.email, displayName: user.displayName, providerUserInfo: info.providerUserInfo)
         }
-        if let mfa = request.mfa {
-            user.mfaEnrollments = try mfaEnrollments(mfa.enrollments ?? [], existing: user.mfaEnrollments ?? [])
-            if user.mfaEnrollments?.isEmpty == true { user.mfaEnrollments = nil }
-        }
-        try commit(.user(user))
-        let info = Self.userInfo(user)
-        return SetAccountInfoResponse(localId: localId, email: user.email, displayName: user.displayName, providerUserInfo: info.providerUserInfo)
     }
 
     /// Second factors as an admin gives them (`update_user(multi_factor=…)`): phone numbers in
@@ -174,31 +180,35 @@ extension IdentityToolkit {
     }
 
     /// `POST …/projects/{p}/accounts:delete` (`delete_user`).
-    public func adminDelete(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
-        guard let localId = request.localId, !localId.isEmpty else { throw IdentityToolkitError(.missingLocalID) }
-        guard state.users[localId] != nil else { throw IdentityToolkitError(.userNotFound) }
-        try commit(.userDeleted(localId: localId))
-        observer?(.accountDeleted(uid: localId))
-        return DeleteAccountResponse()
+    public func adminDelete(_ request: DeleteAccountRequest) async throws(IdentityToolkitError) -> DeleteAccountResponse {
+        try await change { () throws(IdentityToolkitError) in
+            guard let localId = request.localId, !localId.isEmpty else { throw IdentityToolkitError(.missingLocalID) }
+            guard state.users[localId] != nil else { throw IdentityToolkitError(.userNotFound) }
+            try commit(.userDeleted(localId: localId))
+            observer?(.accountDeleted(uid: localId))
+            return DeleteAccountResponse()
+        }
     }
 
     /// `POST …/projects/{p}/accounts:batchDelete` (`delete_users`): 1 to 1,000 IDs; unknown ones
     /// are skipped; without `force` an enabled user is an error entry (NOT_DISABLED), not deleted.
-    public func adminBatchDelete(_ request: BatchDeleteAccountsRequest) throws(IdentityToolkitError) -> BatchDeleteAccountsResponse {
-        let ids = request.localIds ?? []
-        guard (1...Self.maximumBatchSize).contains(ids.count) else {
-            throw IdentityToolkitError(.localIDListExceedsLimit, "\(ids.count) IDs; 1 to \(Self.maximumBatchSize) per call")
-        }
-        var errors: [BatchDeleteAccountsResponse.Failure] = []
-        for (index, id) in ids.enumerated() {
-            guard let user = state.users[id] else { continue }
-            if user.disabled != true, request.force != true {
-                errors.append(.init(index: index, localId: id, message: "NOT_DISABLED : Disable the account before batch deletion."))
-                continue
+    public func adminBatchDelete(_ request: BatchDeleteAccountsRequest) async throws(IdentityToolkitError) -> BatchDeleteAccountsResponse {
+        try await change { () throws(IdentityToolkitError) in
+            let ids = request.localIds ?? []
+            guard (1...Self.maximumBatchSize).contains(ids.count) else {
+                throw IdentityToolkitError(.localIDListExceedsLimit, "\(ids.count) IDs; 1 to \(Self.maximumBatchSize) per call")
             }
-            try commit(.userDeleted(localId: id))
+            var errors: [BatchDeleteAccountsResponse.Failure] = []
+            for (index, id) in ids.enumerated() {
+                guard let user = state.users[id] else { continue }
+                if user.disabled != true, request.force != true {
+                    errors.append(.init(index: index, localId: id, message: "NOT_DISABLED : Disable the account before batch deletion."))
+                    continue
+                }
+                try commit(.userDeleted(localId: id))
+            }
+            return BatchDeleteAccountsResponse(errors: errors.isEmpty ? nil : errors)
         }
-        return BatchDeleteAccountsResponse(errors: errors.isEmpty ? nil : errors)
     }
 
     // MARK: List, query
@@ -206,18 +216,20 @@ extension IdentityToolkit {
     /// `GET …/projects/{p}/accounts:batchGet` (`list_users`): users by local ID, ascending, a page
     /// at a time; `nextPageToken` is the last ID of a full page. `maxResults` defaults to 20 and
     /// is capped at 1,000; -1 lists everyone (the emulator's own, what its export uses).
-    public func adminBatchGet(_ request: DownloadAccountRequest) throws(IdentityToolkitError) -> DownloadAccountResponse {
-        let asked = request.maxResults ?? 20
-        guard asked >= -1 else { throw IdentityToolkitError(.invalidArgument, "maxResults must be positive (or -1 for every user), not \(asked)") }
-        let limit = asked == 0 ? 20 : min(asked, Self.maximumBatchSize)
-        var ids = state.users.keys.sorted()
-        if let after = request.nextPageToken, !after.isEmpty { ids = Array(ids.drop { $0 <= after }) }
-        var token: String?
-        if limit >= 0, ids.count >= limit {
-            ids = Array(ids.prefix(limit))
-            token = ids.last
+    public func adminBatchGet(_ request: DownloadAccountRequest) async throws(IdentityToolkitError) -> DownloadAccountResponse {
+        try await change { () throws(IdentityToolkitError) in
+            let asked = request.maxResults ?? 20
+            guard asked >= -1 else { throw IdentityToolkitError(.invalidArgument, "maxResults must be positive (or -1 for every user), not \(asked)") }
+            let limit = asked == 0 ? 20 : min(asked, Self.maximumBatchSize)
+            var ids = state.users.keys.sorted()
+            if let after = request.nextPageToken, !after.isEmpty { ids = Array(ids.drop { $0 <= after }) }
+            var token: String?
+            if limit >= 0, ids.count >= limit {
+                ids = Array(ids.prefix(limit))
+                token = ids.last
+            }
+            return DownloadAccountResponse(users: ids.compactMap { state.users[$0] }.map(Self.userInfo), nextPageToken: token)
         }
-        return DownloadAccountResponse(users: ids.compactMap { state.users[$0] }.map(Self.userInfo), nextPageToken: token)
     }
 
     /// `POST …/projects/{p}/accounts:query`: users matching any expression (email, user ID, phone
@@ -225,48 +237,50 @@ extension IdentityToolkit {
     /// `DESC`), `offset` then at most `limit` (default and most 500); with `returnUserInfo: false`
     /// only the count. (The emulator implements none of expression, limit, offset or other sorts;
     /// the service does, and so does this.)
-    public func adminQuery(_ request: QueryUserInfoRequest) throws(IdentityToolkitError) -> QueryUserInfoResponse {
-        func int(_ text: String?, _ name: String, default value: Int) throws(IdentityToolkitError) -> Int {
-            guard let text else { return value }
-            guard let number = Int(text), number >= 0 else { throw IdentityToolkitError(.invalidArgument, "\(name) must be a non-negative integer, not \(text)") }
-            return number
-        }
-        let limit = try int(request.limit, "limit", default: 500)
-        guard limit <= 500 else { throw IdentityToolkitError(.invalidArgument, "limit must be at most 500, not \(limit)") }
-        let offset = try int(request.offset, "offset", default: 0)
-        var users = Array(state.users.values)
-        if let expressions = request.expression, !expressions.isEmpty {
-            users = users.filter { user in
-                expressions.contains { e in
-                    (e.userId.map { $0 == user.localId } ?? true)
-                        && (e.email.map { $0.lowercased() == user.email?.lowercased() } ?? true)
-                        && (e.phoneNumber.map { $0 == user.phoneNumber } ?? true)
+    public func adminQuery(_ request: QueryUserInfoRequest) async throws(IdentityToolkitError) -> QueryUserInfoResponse {
+        try await change { () throws(IdentityToolkitError) in
+            func int(_ text: String?, _ name: String, default value: Int) throws(IdentityToolkitError) -> Int {
+                guard let text else { return value }
+                guard let number = Int(text), number >= 0 else { throw IdentityToolkitError(.invalidArgument, "\(name) must be a non-negative integer, not \(text)") }
+                return number
+            }
+            let limit = try int(request.limit, "limit", default: 500)
+            guard limit <= 500 else { throw IdentityToolkitError(.invalidArgument, "limit must be at most 500, not \(limit)") }
+            let offset = try int(request.offset, "offset", default: 0)
+            var users = Array(state.users.values)
+            if let expressions = request.expression, !expressions.isEmpty {
+                users = users.filter { user in
+                    expressions.contains { e in
+                        (e.userId.map { $0 == user.localId } ?? true)
+                            && (e.email.map { $0.lowercased() == user.email?.lowercased() } ?? true)
+                            && (e.phoneNumber.map { $0 == user.phoneNumber } ?? true)
+                    }
                 }
             }
+            let descending: Bool
+            switch request.order ?? "ASC" {
+            case "ASC", "ORDER_UNSPECIFIED": descending = false
+            case "DESC": descending = true
+            case let other: throw IdentityToolkitError(.invalidArgument, "order is ASC or DESC, not \(other)")
+            }
+            let key: (BackendUser) -> String
+            switch request.sortBy ?? "USER_ID" {
+            case "USER_ID", "SORT_BY_FIELD_UNSPECIFIED": key = { $0.localId }
+            case "NAME": key = { $0.displayName ?? "" }
+            case "USER_EMAIL": key = { $0.email ?? "" }
+            case "CREATED_AT": key = { String(format: "%020.3f", $0.createdAt.timeIntervalSince1970) }
+            case "LAST_LOGIN_AT": key = { String(format: "%020.3f", $0.lastLoginAt?.timeIntervalSince1970 ?? 0) }
+            case let other: throw IdentityToolkitError(.invalidArgument, "sortBy is USER_ID, NAME, USER_EMAIL, CREATED_AT or LAST_LOGIN_AT, not \(other)")
+            }
+            users.sort { a, b in
+                let (ka, kb) = (key(a), key(b))
+                if ka != kb { return descending ? ka > kb : ka < kb }
+                return a.localId < b.localId
+            }
+            if request.returnUserInfo == false { return QueryUserInfoResponse(recordsCount: String(users.count), userInfo: nil) }
+            let page = Array(users.dropFirst(offset).prefix(limit))
+            return QueryUserInfoResponse(recordsCount: String(page.count), userInfo: page.map(Self.userInfo))
         }
-        let descending: Bool
-        switch request.order ?? "ASC" {
-        case "ASC", "ORDER_UNSPECIFIED": descending = false
-        case "DESC": descending = true
-        case let other: throw IdentityToolkitError(.invalidArgument, "order is ASC or DESC, not \(other)")
-        }
-        let key: (BackendUser) -> String
-        switch request.sortBy ?? "USER_ID" {
-        case "USER_ID", "SORT_BY_FIELD_UNSPECIFIED": key = { $0.localId }
-        case "NAME": key = { $0.displayName ?? "" }
-        case "USER_EMAIL": key = { $0.email ?? "" }
-        case "CREATED_AT": key = { String(format: "%020.3f", $0.createdAt.timeIntervalSince1970) }
-        case "LAST_LOGIN_AT": key = { String(format: "%020.3f", $0.lastLoginAt?.timeIntervalSince1970 ?? 0) }
-        case let other: throw IdentityToolkitError(.invalidArgument, "sortBy is USER_ID, NAME, USER_EMAIL, CREATED_AT or LAST_LOGIN_AT, not \(other)")
-        }
-        users.sort { a, b in
-            let (ka, kb) = (key(a), key(b))
-            if ka != kb { return descending ? ka > kb : ka < kb }
-            return a.localId < b.localId
-        }
-        if request.returnUserInfo == false { return QueryUserInfoResponse(recordsCount: String(users.count), userInfo: nil) }
-        let page = Array(users.dropFirst(offset).prefix(limit))
-        return QueryUserInfoResponse(recordsCount: String(page.count), userInfo: page.map(Self.userInfo))
     }
 
     // MARK: Import
@@ -276,39 +290,41 @@ extension IdentityToolkit {
     /// be imported is an entry in `error` (index, why) and the others still are. Without
     /// `allowOverwrite` a local ID twice in the batch refuses the whole batch (DUPLICATE_LOCAL_ID),
     /// and one that exists is an error entry.
-    public func adminBatchCreate(_ request: UploadAccountRequest) throws(IdentityToolkitError) -> UploadAccountResponse {
-        guard let users = request.users, !users.isEmpty else { throw IdentityToolkitError(.missingUserAccount) }
-        guard users.count <= Self.maximumBatchSize else {
-            throw IdentityToolkitError(.invalidArgument, "\(users.count) users; at most \(Self.maximumBatchSize) per batchCreate")
-        }
-        if request.sanityCheck == true {
-            var seen = Set<String>()
-            for user in users {
-                for provider in user.providerUserInfo ?? [] {
-                    let key = "\(provider.providerId):\(provider.rawId ?? "")"
-                    guard seen.insert(key).inserted else {
-                        throw IdentityToolkitError("DUPLICATE_RAW_ID", "Provider id(\(provider.providerId)), Raw id(\(provider.rawId ?? ""))")
+    public func adminBatchCreate(_ request: UploadAccountRequest) async throws(IdentityToolkitError) -> UploadAccountResponse {
+        try await change { () throws(IdentityToolkitError) in
+            guard let users = request.users, !users.isEmpty else { throw IdentityToolkitError(.missingUserAccount) }
+            guard users.count <= Self.maximumBatchSize else {
+                throw IdentityToolkitError(.invalidArgument, "\(users.count) users; at most \(Self.maximumBatchSize) per batchCreate")
+            }
+            if request.sanityCheck == true {
+                var seen = Set<String>()
+                for user in users {
+                    for provider in user.providerUserInfo ?? [] {
+                        let key = "\(provider.providerId):\(provider.rawId ?? "")"
+                        guard seen.insert(key).inserted else {
+                            throw IdentityToolkitError("DUPLICATE_RAW_ID", "Provider id(\(provider.providerId)), Raw id(\(provider.rawId ?? ""))")
+                        }
                     }
                 }
             }
-        }
-        if request.allowOverwrite != true {
-            var seen = Set<String>()
-            for user in users where !seen.insert(user.localId).inserted {
-                throw IdentityToolkitError(.duplicateLocalID, user.localId)
+            if request.allowOverwrite != true {
+                var seen = Set<String>()
+                for user in users where !seen.insert(user.localId).inserted {
+                    throw IdentityToolkitError(.duplicateLocalID, user.localId)
+                }
             }
-        }
-        var errors: [UploadAccountResponse.Failure] = []
-        for (index, record) in users.enumerated() {
-            do {
-                let user = try importedUser(record, allowOverwrite: request.allowOverwrite == true)
-                try commit(.user(user))
-            } catch {
-                if error.code == .stateUnavailable { throw error }
-                errors.append(.init(index: index, message: error.detail ?? error.code.rawValue))
+            var errors: [UploadAccountResponse.Failure] = []
+            for (index, record) in users.enumerated() {
+                do throws(IdentityToolkitError) {
+                    let user = try importedUser(record, allowOverwrite: request.allowOverwrite == true)
+                    try commit(.user(user))
+                } catch {
+                    if error.code == .stateUnavailable { throw error }
+                    errors.append(.init(index: index, message: error.detail ?? error.code.rawValue))
+                }
             }
+            return UploadAccountResponse(error: errors)
         }
-        return UploadAccountResponse(error: errors)
     }
 
     /// One user of an import, checked against the others.
@@ -389,6 +405,10 @@ extension IdentityToolkit {
     /// tokens (and every token its refresh token brings). A signed token's signature is not
     /// checked: as in the Auth Emulator, this backend has no service account key.
     public func signInWithCustomToken(_ request: VerifyCustomTokenRequest) async throws(IdentityToolkitError) -> VerifyCustomTokenResponse {
+        try await signIn { () throws(IdentityToolkitError) in try decideSignInWithCustomToken(request) }
+    }
+
+    private func decideSignInWithCustomToken(_ request: VerifyCustomTokenRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyCustomTokenResponse> {
         let endpoint = BackendOperation.signInWithCustomToken
         guard let token = request.token, !token.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingCustomToken)) }
         let payload: [String: JSONValue]
@@ -436,21 +456,26 @@ extension IdentityToolkit {
             // The service asks custom-token users for their second factor too.
             throw reject(endpoint, IdentityToolkitError(.unsupportedFirstFactor, "custom-token sign-in of a user with a second factor is not modelled"))
         }
-        let tokens = try await issueTokens(for: user, provider: "custom", claims: claimsText, endpoint: endpoint)
-        return VerifyCustomTokenResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn, isNewUser: isNewUser)
+        return .tokens(try grantTokens(for: user, provider: "custom", claims: claimsText, endpoint: endpoint)) { tokens in
+            VerifyCustomTokenResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn, isNewUser: isNewUser)
+        }
     }
 
     // MARK: The emulator's own
 
     /// `DELETE /emulator/v1/projects/{p}/accounts`: every user goes, with their refresh tokens and
     /// pending credentials (sessions, SMS and app credentials stay).
-    public func deleteAllAccounts() throws(IdentityToolkitError) {
-        try commit(.accountsReset)
+    public func deleteAllAccounts() async throws(IdentityToolkitError) {
+        try await change { () throws(IdentityToolkitError) in
+            try commit(.accountsReset)
+        }
     }
 
     /// Every user, as the emulator's export (`accounts:batchGet?maxResults=-1`) lists them.
-    public func exportAccounts() -> DownloadAccountResponse {
-        DownloadAccountResponse(users: state.users.keys.sorted().compactMap { state.users[$0] }.map(Self.userInfo), nextPageToken: nil)
+    public func exportAccounts() async throws(IdentityToolkitError) -> DownloadAccountResponse {
+        try await change { () throws(IdentityToolkitError) in
+            DownloadAccountResponse(users: state.users.keys.sorted().compactMap { state.users[$0] }.map(Self.userInfo), nextPageToken: nil)
+        }
     }
 
     // MARK: Checks

@@ -124,7 +124,7 @@ public enum FlowBenchmark {
         let provider = PhoneAuthProvider.provider(auth: auth)
         let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: CountingPresenter(count: presented))
         let t2 = clock.now
-        guard let code = await world.toolkit?.code(forSession: verificationID) else {
+        guard let code = try await world.toolkit?.code(forSession: verificationID) else {
             throw AuthError(.internalError, "no SMS for \(number)")
         }
         _ = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))

@@ -27,3 +27,10 @@ public func bootstrapLogging(_ label: String, level: Logger.Level) -> Logger {
     logger.logLevel = level
     return logger
 }
+
+/// A command that cannot go on: ArgumentParser prints `Error: <description>` and the program
+/// exits with status 1.
+public struct CommandFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

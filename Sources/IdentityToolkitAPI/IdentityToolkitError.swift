@@ -116,6 +116,15 @@ public struct IdentityToolkitError: CodedError {
                                                                       errorInfo: nil), status: 400)
     }
 
+    /// The service cannot answer now: 503 `The service is currently unavailable.` (`backendError`,
+    /// `UNAVAILABLE`), what Google's front end answers while a service behind it is down. The
+    /// backend answers it when its shared store cannot be reached (issue 28), and logs the cause;
+    /// the client sees only the sentence, as from Google.
+    public static func unavailable() -> IdentityToolkitError {
+        IdentityToolkitError(.unavailable, frontend: Frontend(message: "The service is currently unavailable.", reason: "backendError",
+                                                               status: "UNAVAILABLE", errorInfo: nil), status: 503)
+    }
+
     /// An Admin call without an OAuth 2 bearer token: 401, in the Auth Emulator's words.
     public static func missingCredential() -> IdentityToolkitError {
         IdentityToolkitError(.unauthenticated, frontend: Frontend(
@@ -166,6 +175,7 @@ extension IdentityToolkitError {
             case .payloadTooLarge: 413
             case .notImplemented: 501
             case .stateUnavailable, .stateCorrupt, .bindFailed, .internal: 500
+            case .unavailable: 503
             default: 400
             }
         }
@@ -273,6 +283,8 @@ extension IdentityToolkitError {
         public static let invalidConfig: Self = "INVALID_CONFIG"
         /// The state folder cannot be written.
         public static let stateUnavailable: Self = "STATE_UNAVAILABLE"
+        /// The front end's 503 (``IdentityToolkitError/unavailable()``): not on the wire as a code.
+        public static let unavailable: Self = "UNAVAILABLE"
         /// The state folder holds something the backend cannot read.
         public static let stateCorrupt: Self = "STATE_CORRUPT"
         /// The backend cannot listen where it was told to.

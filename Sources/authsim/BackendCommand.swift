@@ -8,6 +8,7 @@ import IdentityToolkitAPI
 import Lifecycle
 import LocalPKI
 import Logging
+import PostgresStores
 
 /// `authsim backend`: the local Firebase backend as its own process.
 struct Backend: AsyncParsableCommand {
@@ -23,6 +24,10 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "The push-receiver's TLS port.") var receiverPort = 2197
     @Option(help: "Folder with the CA and the APNs auth key.") var certs = "Certs"
     @Option(help: "Folder for the backend's state (journal.jsonl, id-token-key.pem): kept across restarts, users' alone (0700).") var state = "State/backend"
+    @Option(help: ArgumentHelp("Keep the backend's state in a PostgreSQL database that several backends share (a fleet behind a load balancer; docs/fleet.md) instead of the journal in --state: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full], or postgres://USER@/DATABASE?host=/socket/folder. Also from AUTHSIM_STORE; the password also from PGPASSWORD. The schema is created and migrated on start.",
+                               valueName: "url")) var store: String?
+    @Option(help: ArgumentHelp("This node's name, kept with every record it writes to --store (default: the host name and --port).", valueName: "name"))
+    var nodeName: String?
     @Option(help: "Seconds the app is told to wait for the silent push.") var suggestedTimeout = 5
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
     @Option(help: ArgumentHelp("How the reCAPTCHA page's challenge ends: pass, slow:<seconds>, cancel, or error:<code>[:<message>] (e.g. error:auth/network-request-failed).",
@@ -79,8 +84,25 @@ struct Backend: AsyncParsableCommand {
         configuration.tollFraudThreshold = tollFraudThreshold
         configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
         let pusher = try localPusher(credentials, sandboxPort: receiverPort, productionPort: receiverPort)
-        let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
+        let storeURL = store ?? ProcessInfo.processInfo.environment["AUTHSIM_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+        let toolkit: IdentityToolkit
+        let stateLine: String
+        if let storeURL {
+            let location: PostgresLocation
+            do { location = try PostgresLocation(storeURL) } catch { throw ValidationError("--store: \(error)") }
+            let node = nodeName ?? "\(ProcessInfo.processInfo.hostName):\(port == 0 ? "pid\(getpid())" : String(port))"
+            let shared = PostgresBackendStore(location: location, node: node, logger: logger)
+            do {
+                toolkit = try await IdentityToolkit.open(configuration: configuration, pusher: pusher, store: shared, logger: logger)
+            } catch {
+                throw CommandFailure("cannot open the store \(location.address): \(error)")
+            }
+            stateLine = "state: shared store \(location.address), node \(node)"
+        } else {
+            toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
                                           stateDirectory: URL(fileURLWithPath: state), logger: logger)
+            stateLine = "state: journal in \(state)"
+        }
         if let folder = self.import {
             let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
             say("authsim backend imported \(report.users) users from \(report.files.joined(separator: ", "))")
@@ -92,6 +114,7 @@ struct Backend: AsyncParsableCommand {
         let server = try await BackendServer.start(toolkit: toolkit, host: host, port: port,
                                                    tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), logger: serverLogger)
         say("authsim backend listening: \(server.baseURL)")
+        say("  \(stateLine)")
         say("  project \(configuration.projectID) (\(configuration.projectNumber)), API key \(configuration.apiKey)\(apiKeyIOSBundleID.isEmpty ? "" : " restricted to iOS apps \(apiKeyIOSBundleID.joined(separator: ", "))"), iOS app \(configuration.bundleID)")
         say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
         say("  reCAPTCHA page: https://\(server.host):\(server.port)/__/auth/handler (HTTPS on the same port, as the SDK opens it with useEmulator; trust \(certs)/ca.pem), outcome \(recaptchaOutcome)")

@@ -109,7 +109,7 @@ struct RecaptchaTokenTests {
         let clock = ManualWallClock()
         let toolkit = try IdentityToolkit(pusher: nil, clock: clock)
         let token = try await toolkit.issueRecaptchaToken(eventID: "ABCDEFGHIJ")
-        #expect(await toolkit.recaptchaEventID(for: token) == "ABCDEFGHIJ")
+        #expect(try await toolkit.recaptchaEventID(for: token) == "ABCDEFGHIJ")
         _ = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505551234", recaptchaToken: token))
         await #expect(throws: IdentityToolkitError(.captchaCheckFailed)) {
             try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550000", recaptchaToken: token))

@@ -20,7 +20,7 @@ enum AdminRoutes {
         admin.admin(SignUpNewUserRequest.self, at: .adminCreateAccount, what: "accounts (create)", table: table) {
             try await toolkit.adminCreateUser($0)
         }
-        admin.admin(GetAccountInfoRequest.self, at: .adminLookup, what: "accounts:lookup", table: table) { await toolkit.adminLookup($0) }
+        admin.admin(GetAccountInfoRequest.self, at: .adminLookup, what: "accounts:lookup", table: table) { try await toolkit.adminLookup($0) }
         admin.admin(SetAccountInfoRequest.self, at: .adminUpdate, what: "accounts:update", table: table) { try await toolkit.adminUpdate($0) }
         admin.admin(DeleteAccountRequest.self, at: .adminDelete, what: "accounts:delete", table: table) { try await toolkit.adminDelete($0) }
         admin.admin(BatchDeleteAccountsRequest.self, at: .adminBatchDelete, what: "accounts:batchDelete", table: table) {

@@ -167,7 +167,7 @@ struct InspectorAPI: APIProtocol {
 
     func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
-        return .ok(.init(body: .json(await toolkit.exportAccounts().users ?? [])))
+        return .ok(.init(body: .json(try await toolkit.exportAccounts().users ?? [])))
     }
 
     func updateUser(_ input: Operations.UpdateUser.Input) async throws -> Operations.UpdateUser.Output {
@@ -179,7 +179,7 @@ struct InspectorAPI: APIProtocol {
             return error.code == .userNotFound ? .notFound(.init(body: .json(.problem(.notFound, error.message))))
                 : .badRequest(.init(body: .json(.problem(.badRequest, error.message))))
         }
-        guard let user = await toolkit.adminLookup(GetAccountInfoRequest(localId: [input.path.uid])).users?.first else {
+        guard let user = try await toolkit.adminLookup(GetAccountInfoRequest(localId: [input.path.uid])).users?.first else {
             return .notFound(.init(body: .json(.problem(.notFound, "user \(input.path.uid) is gone"))))
         }
         return .ok(.init(body: .json(user)))

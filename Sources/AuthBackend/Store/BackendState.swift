@@ -316,10 +316,28 @@ struct BackendJournal: Sendable {
 
     /// One journal line: the record's own Codable form, dates as seconds since 1970.
     static func encode(_ record: BackendRecord) throws(IdentityToolkitError) -> String {
-        do { return String(decoding: try encoder.encode(record), as: UTF8.self) + "\n" } catch {
-            throw IdentityToolkitError(.stateUnavailable, "cannot write a journal record: \(error)", status: 500)
+        try text(record) + "\n"
+    }
+
+    /// A record as JSON text: a journal line without its newline, a shared store's record.
+    static func text(_ record: BackendRecord) throws(IdentityToolkitError) -> String {
+        do { return String(decoding: try encoder.encode(record), as: UTF8.self) } catch {
+            throw IdentityToolkitError(.stateUnavailable, "cannot write a backend record: \(error)", status: 500)
         }
     }
+
+    /// A record from its JSON text.
+    static func record(_ text: String) throws(IdentityToolkitError) -> BackendRecord {
+        do { return try decoder.decode(BackendRecord.self, from: Data(text.utf8)) } catch {
+            throw IdentityToolkitError(.stateCorrupt, "not a backend record: \(error): \(text.prefix(200))", status: 500)
+        }
+    }
+
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
 
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

@@ -1,0 +1,93 @@
+import Logging
+import PostgresNIO
+
+/// The schema, as numbered steps the program applies itself, in order, each once
+/// (`authsim_migrations` lists those applied). Nodes starting together take turns on an advisory
+/// lock, so one applies a step and the others find it done. A database with a step this program
+/// does not know was migrated by a newer authsim: it is refused, never used half-understood.
+///
+/// A step, once released, is never edited: a change to the schema is a new step.
+enum Migrations {
+    struct Step {
+        let version: Int
+        let name: String
+        let statements: [String]
+    }
+
+    /// The advisory lock the migrations take (any fixed number; this is "authsim" in ASCII).
+    static let lockKey: Int64 = 0x6175_7468_7369_6d00
+
+    static let steps: [Step] = [
+        Step(version: 1, name: "the backend's shared records", statements: [
+            // One row per project: the fleet's ID-token key. A database holds one project's fleet.
+            """
+            CREATE TABLE backend_fleet (
+                project_id text PRIMARY KEY,
+                id_token_key_pem text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            // Every change the backends' rules made, in the one order every node replays.
+            """
+            CREATE TABLE backend_records (
+                position bigint PRIMARY KEY,
+                node text NOT NULL,
+                written_at timestamptz NOT NULL DEFAULT now(),
+                record jsonb NOT NULL
+            )
+            """,
+            // A change's start: the fleet's write turn (an advisory lock held to the transaction's
+            // end), then the records after the node's position. A VOLATILE function reads with a
+            // new snapshot per statement, so the SELECT sees every change committed before the
+            // lock was granted; as one statement with the lock in a subquery it would not.
+            """
+            CREATE FUNCTION authsim_backend_turn(after_position bigint)
+            RETURNS TABLE (record_position bigint, record_text text)
+            LANGUAGE plpgsql VOLATILE AS $$
+            BEGIN
+                PERFORM pg_advisory_xact_lock(\(BackendLock.key));
+                RETURN QUERY SELECT r.position, r.record::text FROM backend_records r
+                    WHERE r.position > after_position ORDER BY r.position;
+            END
+            $$
+            """,
+        ]),
+    ]
+
+    static var latest: Int { steps.last?.version ?? 0 }
+
+    /// Brings the database to ``latest``; refuses one that is newer.
+    static func run(on connection: PostgresConnection, address: String, logger: Logger) async throws {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS authsim_migrations (
+                    version integer PRIMARY KEY,
+                    name text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """, logger: logger)
+            var applied: Int = 0
+            for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM authsim_migrations", logger: logger)
+                .decode(Int.self) {
+                applied = version
+            }
+            guard applied <= latest else {
+                throw PostgresStoreFailure(
+                    "\(address) has schema version \(applied), and this authsim knows up to \(latest): it was migrated by a newer authsim. Run that version, or give this one its own database.")
+            }
+            for step in steps where step.version > applied {
+                for statement in step.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO authsim_migrations (version, name) VALUES (\(step.version), \(step.name))", logger: logger)
+                logger.info("store migrated", metadata: ["store": "\(address)", "version": "\(step.version)", "step": "\(step.name)"])
+            }
+        }
+    }
+}
+
+/// The fleet's write turn for the backend's records.
+enum BackendLock {
+    static let key: Int64 = 0x6175_7468_6261_636b
+}

@@ -1,0 +1,153 @@
+import AuthBackend
+import Foundation
+import Logging
+import PostgresNIO
+import Utilities
+
+/// The backend's ``BackendStore`` on PostgreSQL: every node of a fleet reads and writes the same
+/// `backend_records`, in the order the fleet's write turn (an advisory lock) gives them.
+///
+/// A change costs four round trips (BEGIN, the turn with the records since this node's last,
+/// the INSERT of its records, COMMIT); a node whose position is current reads nothing back.
+public actor PostgresBackendStore: BackendStore {
+    public nonisolated let address: String
+    /// Written with every record: which node handled the request.
+    public nonisolated let node: String
+    private let session: PostgresSession
+    private let logger: Logger
+    /// How long one step of a change may take before the database counts as lost (503).
+    private let deadline: Double
+
+    /// - Parameters:
+    ///   - node: this node's name (`--node-name`), kept with every record it writes.
+    ///   - clock: the reconnection backoff's clock.
+    ///   - deadline: seconds one step of a change (its start, its commit, a read) may take before
+    ///     the database counts as lost: the connection is closed and the request answered 503.
+    public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+                logger: Logger = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.deadline = deadline
+        self.address = location.address
+        self.node = node
+        self.session = PostgresSession(location: location, clock: clock, logger: logger)
+        self.logger = logger
+    }
+
+    public func open(projectID: String, candidateKeyPEM: String) async throws(BackendStoreError) -> String {
+        let connection = try await connected()
+        do {
+            try await Migrations.run(on: connection, address: address, logger: logger)
+        } catch {
+            await session.broken(connection)
+            let cause = PostgresStoreFailure.describe(error)
+            throw BackendStoreError(cause.contains("migrated by a newer authsim") ? .schemaTooNew : .unavailable, cause)
+        }
+        do {
+            // The first node stores its key; every later one reads it back.
+            try await connection.query("""
+                INSERT INTO backend_fleet (project_id, id_token_key_pem) VALUES (\(projectID), \(candidateKeyPEM))
+                ON CONFLICT (project_id) DO NOTHING
+                """, logger: logger)
+            var projects: [(String, String)] = []
+            for try await row in try await connection.query("SELECT project_id, id_token_key_pem FROM backend_fleet", logger: logger)
+                .decode((String, String).self) {
+                projects.append(row)
+            }
+            guard projects.count == 1, let (_, pem) = projects.first(where: { $0.0 == projectID }) else {
+                let others = projects.map(\.0).filter { $0 != projectID }.sorted().joined(separator: ", ")
+                throw BackendStoreError(.otherProject, "\(address) holds the backend of project \(others), not \(projectID): give each project its own database")
+            }
+            return pem
+        } catch let error as BackendStoreError {
+            throw error
+        } catch {
+            await session.broken(connection)
+            throw BackendStoreError(.unavailable, "\(address): \(PostgresStoreFailure.describe(error))")
+        }
+    }
+
+    public func records(after position: Int64) async throws(BackendStoreError) -> BackendStoreRecords {
+        let connection = try await connected()
+        do {
+            return try await bounded(connection, seconds: deadline, what: "reading \(address)") { [logger] connection in
+                try await Self.read(try await connection.query("""
+                    SELECT position, record::text FROM backend_records WHERE position > \(position) ORDER BY position
+                    """, logger: logger), after: position)
+            }
+        } catch {
+            await session.broken(connection)
+            throw BackendStoreError(.unavailable, "reading \(address): \(PostgresStoreFailure.describe(error))")
+        }
+    }
+
+    public func beginChange(after position: Int64) async throws(BackendStoreError) -> any BackendStoreChange {
+        let connection = try await connected()
+        do {
+            let newer = try await bounded(connection, seconds: deadline, what: "starting a change in \(address)") { [logger] connection in
+                try await connection.query("BEGIN", logger: logger)
+                return try await Self.read(try await connection.query("SELECT * FROM authsim_backend_turn(\(position))", logger: logger),
+                                           after: position)
+            }
+            return Change(store: self, connection: connection, newer: newer)
+        } catch {
+            // Closing the connection ends its transaction too. (A query after a failed one, a
+            // ROLLBACK on a connection the server had just closed, was seen never to answer.)
+            await session.broken(connection)
+            throw BackendStoreError(.unavailable, "starting a change in \(address): \(PostgresStoreFailure.describe(error))")
+        }
+    }
+
+    public func close() async { await session.close() }
+
+    private func connected() async throws(BackendStoreError) -> PostgresConnection {
+        do { return try await session.connected() } catch { throw BackendStoreError(.unavailable, error.description) }
+    }
+
+    /// Ends a change that will not commit.
+    fileprivate func rollBack(_ connection: PostgresConnection) async {
+        do {
+            _ = try await bounded(connection, seconds: deadline, what: "rolling back in \(address)") { [logger] connection in
+                try await connection.query("ROLLBACK", logger: logger)
+            }
+        } catch {
+            await session.broken(connection)
+        }
+    }
+
+    fileprivate func write(_ records: [String], after position: Int64, on connection: PostgresConnection) async throws(BackendStoreError) -> Int64 {
+        do {
+            try await bounded(connection, seconds: deadline, what: "writing to \(address)") { [logger, node] connection in
+                try await connection.query("""
+                    INSERT INTO backend_records (position, node, record)
+                    SELECT \(position) + t.ordinality, \(node), t.record::jsonb FROM unnest(\(records)::text[]) WITH ORDINALITY AS t(record, ordinality)
+                    """, logger: logger)
+                try await connection.query("COMMIT", logger: logger)
+            }
+            return position + Int64(records.count)
+        } catch {
+            // A COMMIT whose answer was lost may have committed: the caller rebuilds from the store.
+            await session.broken(connection)
+            throw BackendStoreError(.unavailable, "writing to \(address): \(PostgresStoreFailure.describe(error))")
+        }
+    }
+
+    private static func read(_ rows: PostgresRowSequence, after position: Int64) async throws -> BackendStoreRecords {
+        var result = BackendStoreRecords(records: [], position: position)
+        for try await (at, text) in rows.decode((Int64, String).self) {
+            result.records.append(text)
+            result.position = at
+        }
+        return result
+    }
+
+    private struct Change: BackendStoreChange {
+        let store: PostgresBackendStore
+        let connection: PostgresConnection
+        let newer: BackendStoreRecords
+
+        func commit(_ records: [String]) async throws(BackendStoreError) -> Int64 {
+            try await store.write(records, after: newer.position, on: connection)
+        }
+
+        func abandon() async { await store.rollBack(connection) }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// A `--store postgres://…` URL, read as libpq reads it:
+///
+/// - `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` over TCP (port 5432 by default);
+/// - `postgres://USER@/DATABASE?host=/run/postgresql`: a Unix socket in that folder
+///   (`.s.PGSQL.PORT`), as libpq takes a `host` that starts with a slash;
+/// - `sslmode`: `disable`, `prefer` (TCP's default: TLS when the server offers it), `require` or
+///   `verify-full` (both verify the server's certificate against the system's roots and its name;
+///   TLS 1.2 or newer). A Unix socket never uses TLS.
+/// - The password may also come from `PGPASSWORD`, so that it stays off the command line.
+public struct PostgresLocation: Sendable {
+    public let configuration: PostgresConnection.Configuration
+    /// The URL without its password, for messages.
+    public let address: String
+
+    public init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(PostgresLocationError) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme,
+              ["postgres", "postgresql"].contains(scheme.lowercased()) else {
+            throw PostgresLocationError("\(Self.redacted(text)) is not a postgres:// URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE)")
+        }
+        guard let user = components.user.flatMap({ $0.removingPercentEncoding }), !user.isEmpty else {
+            throw PostgresLocationError("\(Self.redacted(text)) names no user: postgres://USER@HOST/DATABASE")
+        }
+        let database = String(components.path.drop { $0 == "/" }).removingPercentEncoding ?? ""
+        guard !database.isEmpty else {
+            throw PostgresLocationError("\(Self.redacted(text)) names no database: postgres://USER@HOST/DATABASE")
+        }
+        let password = components.password.flatMap { $0.removingPercentEncoding } ?? environment["PGPASSWORD"]
+        var query: [String: String] = [:]
+        for item in components.queryItems ?? [] {
+            guard ["host", "port", "sslmode"].contains(item.name) else {
+                throw PostgresLocationError("\(Self.redacted(text)): \(item.name) is not a parameter authsim reads (host, port, sslmode)")
+            }
+            query[item.name] = item.value ?? ""
+        }
+        let portText = query["port"] ?? components.port.map(String.init) ?? "5432"
+        guard let port = Int(portText), (1...65535).contains(port) else {
+            throw PostgresLocationError("\(Self.redacted(text)): port \(portText) is not a port number")
+        }
+        let host = query["host"] ?? components.host ?? ""
+        let sslmode = query["sslmode"] ?? "prefer"
+        if host.hasPrefix("/") {
+            guard sslmode != "require", sslmode != "verify-full" else {
+                throw PostgresLocationError("\(Self.redacted(text)): sslmode=\(sslmode) over a Unix socket: a socket carries no TLS")
+            }
+            configuration = PostgresConnection.Configuration(unixSocketPath: "\(host)/.s.PGSQL.\(port)", username: user, password: password,
+                                                             database: database)
+        } else {
+            guard !host.isEmpty else {
+                throw PostgresLocationError("\(Self.redacted(text)) names no host: postgres://USER@HOST/DATABASE, or ?host=/socket/folder")
+            }
+            let tls: PostgresConnection.Configuration.TLS
+            switch sslmode {
+            case "disable": tls = .disable
+            case "prefer", "require", "verify-full":
+                var settings = TLSConfiguration.makeClientConfiguration()
+                settings.minimumTLSVersion = .tlsv12
+                let context: NIOSSLContext
+                do { context = try NIOSSLContext(configuration: settings) } catch {
+                    throw PostgresLocationError("cannot set up TLS for \(Self.redacted(text)): \(error)")
+                }
+                tls = sslmode == "prefer" ? .prefer(context) : .require(context)
+            default:
+                throw PostgresLocationError("\(Self.redacted(text)): sslmode=\(sslmode) is not one of disable, prefer, require, verify-full")
+            }
+            configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
+        }
+        address = Self.redacted(text)
+    }
+
+    /// `text` with its password, if any, replaced by `***`.
+    static func redacted(_ text: String) -> String {
+        guard let components = URLComponents(string: text), components.password != nil else { return text }
+        var safe = components
+        safe.password = "***"
+        return safe.string ?? "the store URL"
+    }
+}
+
+public struct PostgresLocationError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+import Utilities
+
+/// One connection to the store's database, opened when first needed and again after it breaks,
+/// no sooner than a backoff (0.1 s, doubling to 5 s) after the last failed attempt: calls in
+/// between fail at once with the last cause, so a database that is down is not hammered and no
+/// caller waits for it.
+///
+/// One connection, not a pool: a backend node's changes take the fleet's write turn one at a
+/// time, so a second connection would only wait for the first.
+actor PostgresSession {
+    let location: PostgresLocation
+    private let logger: Logger
+    private var connection: PostgresConnection?
+    private var connections = 0
+    private var lastFailure: (at: Date, backoff: TimeInterval, cause: String)?
+    /// The backoff's clock (a test moves it instead of waiting).
+    private let clock: any WallClock
+
+    init(location: PostgresLocation, clock: any WallClock, logger: Logger) {
+        self.location = location
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// A session dropped without ``close()`` (a backend let go of) still closes its connection,
+    /// in a task that keeps it until closed: PostgresNIO requires it.
+    deinit {
+        if let connection { Task { try? await connection.close() } }
+    }
+
+    /// The open connection, or a new one.
+    func connected() async throws(PostgresStoreFailure) -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        connection = nil
+        if let lastFailure, clock.now < lastFailure.at.addingTimeInterval(lastFailure.backoff) {
+            throw PostgresStoreFailure("\(location.address) is unreachable (\(lastFailure.cause)); next attempt within \(lastFailure.backoff) s")
+        }
+        connections += 1
+        do {
+            let opened = try await PostgresConnection.connect(configuration: location.configuration, id: connections, logger: logger)
+            if lastFailure != nil { logger.notice("reconnected to the store", metadata: ["store": "\(location.address)"]) }
+            lastFailure = nil
+            connection = opened
+            return opened
+        } catch {
+            let cause = PostgresStoreFailure.describe(error)
+            let backoff = min((lastFailure?.backoff ?? 0.05) * 2, 5)
+            lastFailure = (clock.now, backoff, cause)
+            throw PostgresStoreFailure("cannot connect to \(location.address): \(cause)")
+        }
+    }
+
+    /// Forgets a connection a query failed on, so that the next call opens a new one.
+    func broken(_ failed: PostgresConnection) async {
+        guard connection === failed else { return }
+        connection = nil
+        try? await failed.close()
+    }
+
+    func close() async {
+        if let connection { try? await connection.close() }
+        connection = nil
+    }
+}
+
+/// Runs `body` on `connection`, bounded by `seconds`: a database that stops answering (a network
+/// partition, a server that hangs) must not hold a request forever. Past the bound the connection
+/// is closed (which fails what runs on it) and the caller gets an error at once; the body is not
+/// waited for. The bound is a guard on a failure, never a wait anything relies on.
+func bounded<T: Sendable>(_ connection: PostgresConnection, seconds: Double, what: String,
+                          _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    let race = BoundedRace<T>()
+    return try await withCheckedThrowingContinuation { continuation in
+        race.arm(continuation)
+        race.setTimer(Task {
+            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            connection.close().whenComplete { _ in }
+            race.finish(.failure(PostgresStoreFailure("no answer in \(seconds) s while \(what); the connection is closed")))
+        })
+        Task {
+            do { race.finish(.success(try await body(connection))) } catch { race.finish(.failure(error)) }
+        }
+    }
+}
+
+/// The body and the timer of ``bounded(_:seconds:what:_:)``: the first to finish answers and stops the timer.
+private final class BoundedRace<T: Sendable>: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<T, any Error>?, timer: Task<Void, Never>?, done: Bool)>((nil, nil, false))
+
+    func arm(_ continuation: CheckedContinuation<T, any Error>) { state.withLock { $0.continuation = continuation } }
+
+    func setTimer(_ timer: Task<Void, Never>) {
+        let finished = state.withLock { state -> Bool in
+            if !state.done { state.timer = timer }
+            return state.done
+        }
+        if finished { timer.cancel() }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
+            guard !state.done else { return (nil, nil) }
+            state.done = true
+            defer { (state.continuation, state.timer) = (nil, nil) }
+            return (state.continuation, state.timer)
+        }
+        timer?.cancel()
+        continuation?.resume(with: result)
+    }
+}
+
+/// What went wrong talking to PostgreSQL, in words: the server's message and detail, or the
+/// connection's error. (PSQLError's own description hides everything, on purpose.)
+struct PostgresStoreFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else {
+            if let transaction = error as? PostgresTransactionError {
+                return [transaction.beginError, transaction.closureError, transaction.commitError].compactMap { $0 }.map(describe).first
+                    ?? "a transaction failed"
+            }
+            return "\(error)"
+        }
+        var parts: [String] = []
+        if let info = error.serverInfo {
+            if let message = info[.message] { parts.append(message) }
+            if let detail = info[.detail] { parts.append(detail) }
+            if let state = info[.sqlState] { parts.append("SQLSTATE \(state)") }
+        }
+        if let underlying = error.underlying { parts.append("\(underlying)") }
+        if parts.isEmpty { parts.append("\(error.code)") }
+        return parts.joined(separator: "; ")
+    }
+
+    /// The server's SQLSTATE, when the server answered with an error.
+    static func sqlState(_ error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+}

@@ -1,0 +1,169 @@
+@testable import AuthBackend
+import IdentityToolkitAPI
+import Foundation
+import PostgresStores
+import TestSupport
+import Testing
+import Utilities
+
+/// Backends as nodes of one fleet, in this process: each its own IdentityToolkit on its own
+/// connection to one real PostgreSQL database (TemporaryPostgres). What a node answered is what
+/// the fleet has; single-use things are used once whichever node is asked.
+@Suite("Backends sharing one PostgreSQL")
+struct BackendStoreTests {
+    static let number = "+16505550199"
+
+    /// A node: a backend on `url`, taking code requests without app verification, every SMS `123456`.
+    static func node(_ url: String, _ name: String, clock: any WallClock = SystemWallClock(),
+                     configure: (inout BackendConfiguration) -> Void = { _ in }) async throws -> IdentityToolkit {
+        var configuration = BackendConfiguration()
+        configuration.acceptUnverifiedCodeRequests = true
+        configuration.fixedSMSCode = "123456"
+        configure(&configuration)
+        let store = PostgresBackendStore(location: try PostgresLocation(url), node: name, clock: clock)
+        return try await IdentityToolkit.open(configuration: configuration, pusher: nil, clock: clock, store: store)
+    }
+
+    static func expectError(_ code: IdentityToolkitError.Code, _ body: () async throws(IdentityToolkitError) -> Void,
+                            sourceLocation: SourceLocation = #_sourceLocation) async {
+        do throws(IdentityToolkitError) {
+            try await body()
+            Issue.record("expected \(code), got an answer", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error.code == code, "\(error.message)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("a code requested from one node is checked on another; the ID token one signs the other accepts")
+    func splitSignIn() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let database = try await postgres.newDatabase(#function)
+        let url = database.url
+        let a = try await Self.node(url, "a")
+        let b = try await Self.node(url, "b")
+
+        let sent = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
+        let session = try #require(sent.sessionInfo)
+        // B's outbox (the emulator's verificationCodes) has A's SMS.
+        let outbox = try await b.verificationCodes().verificationCodes
+        #expect(outbox.map(\.sessionInfo) == [session])
+        // A wrong code on B counts on A: the attempts are the fleet's.
+        await Self.expectError(.invalidCode) { () throws(IdentityToolkitError) in
+            _ = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "000000"))
+        }
+        #expect(try await a.code(forSession: session) == "123456")
+        #expect(await a.state.sessions[session]?.attempts == 1)
+
+        let signedIn = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+        let idToken = try #require(signedIn.idToken)
+        // A reads the user B created with B's token: both sign with the fleet's key.
+        let account = try await a.getAccountInfo(GetAccountInfoRequest(idToken: idToken))
+        #expect(account.users?.first?.localId == signedIn.localId)
+        #expect(account.users?.first?.phoneNumber == Self.number)
+        // The code is spent for the fleet.
+        await Self.expectError(.invalidSessionInfo) { () throws(IdentityToolkitError) in
+            _ = try await a.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+        }
+        // A refresh token B issued, refreshed on A.
+        let refreshed = try await a.secureToken(SecureTokenRequest(grantType: "refresh_token", refreshToken: signedIn.refreshToken))
+        #expect(refreshed.userId == signedIn.localId)
+        // Which node wrote what.
+        let nodes = try await postgres.psql(database.name, "SELECT string_agg(DISTINCT node, ',' ORDER BY node) FROM backend_records")
+        #expect(nodes == "a,b")
+    }
+
+    @Test("two nodes racing for one code and for one reCAPTCHA token: one wins each")
+    func racesForSingleUse() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let database = try await postgres.newDatabase(#function)
+        let url = database.url
+        let a = try await Self.node(url, "a")
+        let b = try await Self.node(url, "b")
+        for round in 0..<12 {
+            let number = "+1650555\(String(format: "%04d", 1000 + round))"
+            let sent = try await (round.isMultiple(of: 2) ? a : b).sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number))
+            let request = VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456")
+            let wins = await withTaskGroup(of: Bool.self) { group in
+                for node in [a, b, a, b] {
+                    group.addTask {
+                        do throws(IdentityToolkitError) { _ = try await node.signInWithPhoneNumber(request); return true } catch {
+                            return false
+                        }
+                    }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(wins == 1, "round \(round): \(wins) sign-ins with one code")
+
+            let token = try await (round.isMultiple(of: 2) ? b : a).issueRecaptchaToken(eventID: "EVENT\(round)")
+            let codeRequests = await withTaskGroup(of: Bool.self) { group in
+                for node in [a, b, b, a] {
+                    group.addTask {
+                        do throws(IdentityToolkitError) {
+                            _ = try await node.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+1650556\(String(format: "%04d", 1000 + round))",
+                                                                                               recaptchaToken: token))
+                            return true
+                        } catch { return false }
+                    }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(codeRequests == 1, "round \(round): \(codeRequests) code requests with one reCAPTCHA token")
+        }
+    }
+
+    @Test("a database migrated by a newer authsim, or holding another project, is refused with what to do")
+    func refusesForeignDatabases() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let newer = try await postgres.newDatabase("\(#function)newer")
+        _ = try await Self.node(newer.url, "a")
+        _ = try await postgres.psql(newer.name, "INSERT INTO authsim_migrations (version, name) VALUES (99, 'from the future')")
+        do {
+            _ = try await Self.node(newer.url, "b")
+            Issue.record("a database at schema 99 was opened")
+        } catch let error as BackendStoreError {
+            #expect(error.code == .schemaTooNew)
+            #expect(error.message.contains("schema version 99"), "\(error.message)")
+            #expect(error.message.contains("newer authsim"), "\(error.message)")
+        }
+
+        let other = try await postgres.newDatabase("\(#function)other")
+        _ = try await Self.node(other.url, "a")
+        do {
+            _ = try await Self.node(other.url, "b") { $0.projectID = "another-project" }
+            Issue.record("another project's database was opened")
+        } catch let error as BackendStoreError {
+            #expect(error.code == .otherProject)
+            #expect(error.message.contains("authsim-demo"), "\(error.message)")
+        }
+    }
+
+    @Test("the database lost mid-run: 503 UNAVAILABLE, nothing answered that was not kept, back after the backoff")
+    func databaseLost() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let database = try await postgres.newDatabase(#function)
+        let url = database.url
+        let name = database.name
+        let clock = ManualWallClock(Date())
+        let a = try await Self.node(url, "a", clock: clock)
+        let before = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
+
+        // The database refuses new connections and drops A's.
+        _ = try await postgres.psql("postgres", "ALTER DATABASE \"\(name)\" ALLOW_CONNECTIONS false")
+        _ = try await postgres.psql("postgres", "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(name)'")
+        for _ in 0..<3 {
+            await Self.expectError(.unavailable) { () throws(IdentityToolkitError) in
+                _ = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550198"))
+            }
+        }
+        // A read fails too, rather than answer what this node last knew.
+        await Self.expectError(.unavailable) { () throws(IdentityToolkitError) in _ = try await a.verificationCodes() }
+
+        // Back: after the backoff (moved, not waited for), A reconnects and the fleet has exactly what was answered.
+        _ = try await postgres.psql("postgres", "ALTER DATABASE \"\(name)\" ALLOW_CONNECTIONS true")
+        clock.advance(by: 10)
+        let after = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550198"))
+        let b = try await Self.node(url, "b")
+        #expect(Set(try await b.verificationCodes().verificationCodes.map(\.sessionInfo)) == [before.sessionInfo, after.sessionInfo])
+    }
+}
