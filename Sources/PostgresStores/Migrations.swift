@@ -74,7 +74,7 @@ enum Migrations {
             }
             guard applied <= latest else {
                 throw PostgresStoreFailure(
-                    "\(address) has schema version \(applied), and this authsim knows up to \(latest): it was migrated by a newer authsim. Run that version, or give this one its own database.")
+                    "the database has schema version \(applied), and this authsim knows up to \(latest): it was migrated by a newer authsim. Run that version, or give this one its own database.")
             }
             for step in steps where step.version > applied {
                 for statement in step.statements {

@@ -54,35 +54,35 @@ public actor PostgresBackendStore: BackendStore {
             }
             guard projects.count == 1, let (_, pem) = projects.first(where: { $0.0 == projectID }) else {
                 let others = projects.map(\.0).filter { $0 != projectID }.sorted().joined(separator: ", ")
-                throw BackendStoreError(.otherProject, "\(address) holds the backend of project \(others), not \(projectID): give each project its own database")
+                throw BackendStoreError(.otherProject, "the database holds the backend of project \(others), not \(projectID): give each project its own database")
             }
             return pem
         } catch let error as BackendStoreError {
             throw error
         } catch {
             await session.broken(connection)
-            throw BackendStoreError(.unavailable, "\(address): \(PostgresStoreFailure.describe(error))")
+            throw BackendStoreError(.unavailable, PostgresStoreFailure.describe(error))
         }
     }
 
     public func records(after position: Int64) async throws(BackendStoreError) -> BackendStoreRecords {
         let connection = try await connected()
         do {
-            return try await bounded(connection, seconds: deadline, what: "reading \(address)") { [logger] connection in
+            return try await bounded(connection, seconds: deadline, what: "reading") { [logger] connection in
                 try await Self.read(try await connection.query("""
                     SELECT position, record::text FROM backend_records WHERE position > \(position) ORDER BY position
                     """, logger: logger), after: position)
             }
         } catch {
             await session.broken(connection)
-            throw BackendStoreError(.unavailable, "reading \(address): \(PostgresStoreFailure.describe(error))")
+            throw BackendStoreError(.unavailable, "reading: \(PostgresStoreFailure.describe(error))")
         }
     }
 
     public func beginChange(after position: Int64) async throws(BackendStoreError) -> any BackendStoreChange {
         let connection = try await connected()
         do {
-            let newer = try await bounded(connection, seconds: deadline, what: "starting a change in \(address)") { [logger] connection in
+            let newer = try await bounded(connection, seconds: deadline, what: "starting a change") { [logger] connection in
                 try await connection.query("BEGIN", logger: logger)
                 return try await Self.read(try await connection.query("SELECT * FROM authsim_backend_turn(\(position))", logger: logger),
                                            after: position)
@@ -92,7 +92,7 @@ public actor PostgresBackendStore: BackendStore {
             // Closing the connection ends its transaction too. (A query after a failed one, a
             // ROLLBACK on a connection the server had just closed, was seen never to answer.)
             await session.broken(connection)
-            throw BackendStoreError(.unavailable, "starting a change in \(address): \(PostgresStoreFailure.describe(error))")
+            throw BackendStoreError(.unavailable, "starting a change: \(PostgresStoreFailure.describe(error))")
         }
     }
 
@@ -100,12 +100,13 @@ public actor PostgresBackendStore: BackendStore {
 
     private func connected() async throws(BackendStoreError) -> PostgresConnection {
         do { return try await session.connected() } catch { throw BackendStoreError(.unavailable, error.description) }
+        // (Callers name the store: the command line says which URL; a request's log line says `store`.)
     }
 
     /// Ends a change that will not commit.
     fileprivate func rollBack(_ connection: PostgresConnection) async {
         do {
-            _ = try await bounded(connection, seconds: deadline, what: "rolling back in \(address)") { [logger] connection in
+            _ = try await bounded(connection, seconds: deadline, what: "rolling back") { [logger] connection in
                 try await connection.query("ROLLBACK", logger: logger)
             }
         } catch {
@@ -115,7 +116,7 @@ public actor PostgresBackendStore: BackendStore {
 
     fileprivate func write(_ records: [String], after position: Int64, on connection: PostgresConnection) async throws(BackendStoreError) -> Int64 {
         do {
-            try await bounded(connection, seconds: deadline, what: "writing to \(address)") { [logger, node] connection in
+            try await bounded(connection, seconds: deadline, what: "writing") { [logger, node] connection in
                 try await connection.query("""
                     INSERT INTO backend_records (position, node, record)
                     SELECT \(position) + t.ordinality, \(node), t.record::jsonb FROM unnest(\(records)::text[]) WITH ORDINALITY AS t(record, ordinality)
@@ -126,7 +127,7 @@ public actor PostgresBackendStore: BackendStore {
         } catch {
             // A COMMIT whose answer was lost may have committed: the caller rebuilds from the store.
             await session.broken(connection)
-            throw BackendStoreError(.unavailable, "writing to \(address): \(PostgresStoreFailure.describe(error))")
+            throw BackendStoreError(.unavailable, "writing: \(PostgresStoreFailure.describe(error))")
         }
     }
 

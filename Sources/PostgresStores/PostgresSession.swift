@@ -37,7 +37,7 @@ actor PostgresSession {
         if let connection, !connection.isClosed { return connection }
         connection = nil
         if let lastFailure, clock.now < lastFailure.at.addingTimeInterval(lastFailure.backoff) {
-            throw PostgresStoreFailure("\(location.address) is unreachable (\(lastFailure.cause)); next attempt within \(lastFailure.backoff) s")
+            throw PostgresStoreFailure("unreachable (\(lastFailure.cause)); next attempt within \(lastFailure.backoff) s")
         }
         connections += 1
         do {
@@ -50,7 +50,7 @@ actor PostgresSession {
             let cause = PostgresStoreFailure.describe(error)
             let backoff = min((lastFailure?.backoff ?? 0.05) * 2, 5)
             lastFailure = (clock.now, backoff, cause)
-            throw PostgresStoreFailure("cannot connect to \(location.address): \(cause)")
+            throw PostgresStoreFailure("cannot connect: \(cause)")
         }
     }
 

@@ -176,7 +176,7 @@ struct AppleSignInTests {
             let rejectedBefore = await world.toolkit!.allUsers.count
             let frankFirst = try await credential("frank")
             var already: AuthError?
-            do throws(AuthError) { try await AuthError.catching { try await phoneUser.link(with: frankFirst) } } catch { already = error }
+            do throws(AuthError) { _ = try await AuthError.catching { try await phoneUser.link(with: frankFirst) } } catch { already = error }
             #expect(already?.code == .providerAlreadyLinked)
             #expect(await world.toolkit!.allUsers.count == rejectedBefore)
 
@@ -186,7 +186,7 @@ struct AppleSignInTests {
             let frank = try await appleApp(world).signIn(with: credential("frank")).user
             let frankAgain = try await credential("frank")
             var linkError: AuthError?
-            do throws(AuthError) { try await AuthError.catching { try await secondPhoneUser.link(with: frankAgain) } } catch { linkError = error }
+            do throws(AuthError) { _ = try await AuthError.catching { try await secondPhoneUser.link(with: frankAgain) } } catch { linkError = error }
             do {
                 let error = try #require(linkError, "linked an Apple ID that another account holds")
                 #expect(error.code == .credentialAlreadyInUse)

@@ -10,17 +10,6 @@ import Testing
 import FoundationNetworking
 #endif
 
-func post(_ url: String, _ body: String, headers: [String: String] = [:]) async throws -> (Int, [String: Any]) {
-    var request = URLRequest(url: URL(string: url)!)
-    request.httpMethod = "POST"
-    request.httpBody = Data(body.utf8)
-    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-    let (data, response) = try await URLSession.shared.data(for: request)
-    return ((response as! HTTPURLResponse).statusCode, (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
-}
-
-func errorMessage(_ object: [String: Any]) -> String? { (object["error"] as? [String: Any])?["message"] as? String }
-
 @Suite("The local backend over HTTP")
 struct BackendHTTPTests {
     @Test("the API key is required and checked; unknown paths are 404; errors use Google's envelope")

@@ -1,4 +1,5 @@
 @_spi(Authsim) @testable import FirebaseAuthCore
+import TestSupport
 import AuthBackend
 import Foundation
 import IdentityToolkitAPI

@@ -4,35 +4,6 @@ import Scenarios
 import TestSupport
 import Testing
 
-/// push-receiver as its own process with keys in `folder`/Certs: the process, its APNs port and its device gateway's port.
-func startReceiver(in folder: URL) async throws -> (ServerProcess, apnsPort: Int, gatewayPort: Int) {
-    let receiver = try ServerProcess([try executable("push-receiver"), "--certs", folder.appendingPathComponent("Certs").path,
-                                      "--state", folder.appendingPathComponent("receiver").path,
-                                      "--sandbox-port", "0", "--no-production-listener", "--device-port", "0"])
-    do {
-        _ = try await receiver.waitFor("delivery log:")
-        return (receiver, try receiver.port(after: "https"), try receiver.port(after: "device gateway"))
-    } catch {
-        receiver.stop()
-        throw error
-    }
-}
-
-/// `authsim backend` as its own process on a free port, pushing to `receiverPort`, with its state
-/// and keys in `folder` (keys in `folder`/Certs): the process and its port.
-func startBackend(in folder: URL, receiverPort: String, _ extra: [String] = []) async throws -> (ServerProcess, port: Int) {
-    let backend = try ServerProcess([try executable("authsim"), "backend", "--port", "0", "--receiver-port", receiverPort,
-                                     "--certs", folder.appendingPathComponent("Certs").path,
-                                     "--state", folder.appendingPathComponent("backend").path] + extra)
-    do {
-        _ = try await backend.waitFor("SMS outbox")
-        return (backend, try backend.port(after: "listening"))
-    } catch {
-        backend.stop()
-        throw error
-    }
-}
-
 @Suite("Phone sign-in across separate processes on loopback")
 struct SeparateProcessTests {
     @Test("push-receiver, authsim backend and authsim phone as three processes: sign-in, then a wrong code")
