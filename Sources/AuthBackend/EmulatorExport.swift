@@ -112,8 +112,8 @@ public enum EmulatorExport {
             let auth: Part
         }
         let accounts = try await toolkit.exportAccounts()
-        let config = await toolkit.projectConfigForExport()
-        var ours = await toolkit.projectConfigForAdmin()
+        let config = try await toolkit.projectConfigForExport()
+        var ours = try await toolkit.projectConfigForAdmin()
         ours.authsim = nil
         ours.emailPrivacyConfig = nil
         ours.signIn?.allowDuplicateEmails = nil

@@ -40,7 +40,7 @@ public struct RecaptchaAssessment: Sendable, Hashable {
 }
 
 /// The project's SMS defense as it stands: the configuration's at start, then the project config's.
-struct SMSDefenseSettings: Sendable {
+struct SMSDefenseSettings: Sendable, Codable, Hashable {
     var phone: RecaptchaEnforcement
     var useSmsTollFraudProtection: Bool
     var useSmsBotScore: Bool
@@ -59,8 +59,13 @@ struct SMSDefenseSettings: Sendable {
 }
 
 extension IdentityToolkit {
-    /// The project config: its reCAPTCHA part, as the Admin API writes it.
-    public func projectConfigForAdmin() -> EmulatorProjectConfig {
+    /// The project config: its reCAPTCHA part, as the Admin API writes it (a fleet's, with a shared store).
+    public func projectConfigForAdmin() async throws(IdentityToolkitError) -> EmulatorProjectConfig {
+        try await readShared()
+        return currentProjectConfig()
+    }
+
+    func currentProjectConfig() -> EmulatorProjectConfig {
         let settings = smsDefenseSettings
         return EmulatorProjectConfig(
             signIn: .init(allowDuplicateEmails: emulatorSignIn.allowDuplicateEmails,
@@ -77,8 +82,9 @@ extension IdentityToolkit {
 
     /// The project config in the Auth Emulator's own shape (`signIn.allowDuplicateEmails`,
     /// `emailPrivacyConfig`): what an export's `config.json` holds, so that the emulator loads it.
-    public func projectConfigForExport() -> EmulatorProjectConfig {
-        EmulatorProjectConfig(signIn: .init(allowDuplicateEmails: emulatorSignIn.allowDuplicateEmails),
+    public func projectConfigForExport() async throws(IdentityToolkitError) -> EmulatorProjectConfig {
+        try await readShared()
+        return EmulatorProjectConfig(signIn: .init(allowDuplicateEmails: emulatorSignIn.allowDuplicateEmails),
                               emailPrivacyConfig: .init(enableImprovedEmailPrivacy: emulatorSignIn.enableImprovedEmailPrivacy))
     }
 
@@ -86,7 +92,14 @@ extension IdentityToolkit {
     /// settings, the test phone numbers (replaced as a whole, checked as at start-up), and the
     /// reCAPTCHA config as the Admin API's `updateProjectConfig` does (the next `recaptchaConfig`
     /// and code request see it). Nothing changes unless everything given is good.
-    public func updateProjectConfig(_ patch: EmulatorProjectConfig) throws(IdentityToolkitError) -> EmulatorProjectConfig {
+    ///
+    /// With a shared store the config is the fleet's: it is a record (``SharedProjectConfig``), and
+    /// every node adopts it. Without one it stays in memory, as the emulator's config does.
+    public func updateProjectConfig(_ patch: EmulatorProjectConfig) async throws(IdentityToolkitError) -> EmulatorProjectConfig {
+        try await change { () throws(IdentityToolkitError) in try changeProjectConfig(patch) }
+    }
+
+    private func changeProjectConfig(_ patch: EmulatorProjectConfig) throws(IdentityToolkitError) -> EmulatorProjectConfig {
         var numbers = testPhoneNumbers
         if let given = patch.signIn?.phoneNumber?.testPhoneNumbers {
             var check = configuration
@@ -100,9 +113,8 @@ extension IdentityToolkit {
         if let flag = patch.signIn?.allowDuplicateEmails { signIn.allowDuplicateEmails = flag }
         if let flag = patch.emailPrivacyConfig?.enableImprovedEmailPrivacy { signIn.enableImprovedEmailPrivacy = flag }
         guard let recaptcha = patch.recaptchaConfig else {
-            testPhoneNumbers = numbers
-            emulatorSignIn = signIn
-            return projectConfigForAdmin()
+            try keepProjectConfig(SharedProjectConfig(testPhoneNumbers: numbers, smsDefense: smsDefenseSettings, signIn: signIn))
+            return currentProjectConfig()
         }
         var settings = smsDefenseSettings
         if let state = recaptcha.phoneEnforcementState {
@@ -122,11 +134,24 @@ extension IdentityToolkit {
             }
             settings.tollFraudThreshold = rule.startScore
         }
-        smsDefenseSettings = settings
-        testPhoneNumbers = numbers
-        emulatorSignIn = signIn
+        try keepProjectConfig(SharedProjectConfig(testPhoneNumbers: numbers, smsDefense: settings, signIn: signIn))
         logger.info("project reCAPTCHA config changed", metadata: ["phone": "\(settings.phone.rawValue)", "tollFraudThreshold": "\(settings.tollFraudThreshold)"])
-        return projectConfigForAdmin()
+        return currentProjectConfig()
+    }
+
+    /// Puts `config` in force: recorded for the fleet with a shared store, in memory otherwise.
+    private func keepProjectConfig(_ config: SharedProjectConfig) throws(IdentityToolkitError) {
+        if sharedStore != nil {
+            try commit(.projectConfig(config))
+        }
+        adopt(config)
+    }
+
+    /// The fleet's project config, as the records left it.
+    func adopt(_ config: SharedProjectConfig) {
+        smsDefenseSettings = config.smsDefense
+        testPhoneNumbers = config.testPhoneNumbers
+        emulatorSignIn = config.signIn
     }
 
     /// How long a reCAPTCHA Enterprise token stays good (the service's two minutes).
@@ -137,7 +162,8 @@ extension IdentityToolkit {
 
     /// `GET /v2/recaptchaConfig`: the project's reCAPTCHA Enterprise key (only when a provider is
     /// in AUDIT or ENFORCE, as the service answers) and the enforcement state of each provider.
-    public func recaptchaConfig(_ request: GetRecaptchaConfigRequest) throws(IdentityToolkitError) -> GetRecaptchaConfigResponse {
+    public func recaptchaConfig(_ request: GetRecaptchaConfigRequest) async throws(IdentityToolkitError) -> GetRecaptchaConfigResponse {
+        try await readShared()
         let endpoint = BackendOperation.recaptchaConfig
         if let version = request.version, version != "RECAPTCHA_ENTERPRISE" {
             throw reject(endpoint, IdentityToolkitError(.invalidRecaptchaVersion, "The reCAPTCHA version must be RECAPTCHA_ENTERPRISE, not \(version)."))
@@ -240,7 +266,15 @@ extension IdentityToolkit {
 /// The Auth Emulator's own sign-in settings (`signIn.allowDuplicateEmails`,
 /// `emailPrivacyConfig.enableImprovedEmailPrivacy`): no email sign-in here reads them, but they are
 /// kept so that a config imported from the emulator goes back to it unchanged.
-struct EmulatorSignInSettings: Sendable, Hashable {
+/// A fleet's project config, changed at run time (``IdentityToolkit/updateProjectConfig(_:)``):
+/// a record of the shared store, so that every node answers with it.
+struct SharedProjectConfig: Sendable, Codable, Hashable {
+    var testPhoneNumbers: [String: String]
+    var smsDefense: SMSDefenseSettings
+    var signIn: EmulatorSignInSettings
+}
+
+struct EmulatorSignInSettings: Sendable, Hashable, Codable {
     var allowDuplicateEmails = false
     var enableImprovedEmailPrivacy = false
 }

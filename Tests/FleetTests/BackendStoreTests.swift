@@ -112,6 +112,31 @@ struct BackendStoreTests {
         }
     }
 
+    @Test("the project config one node changes (SMS defense, test numbers) is the fleet's, also for a node started after")
+    func projectConfigIsTheFleets() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let database = try await postgres.newDatabase(#function)
+        let a = try await Self.node(database.url, "a")
+        let b = try await Self.node(database.url, "b")
+        #expect(try await b.recaptchaConfig(GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: "RECAPTCHA_ENTERPRISE"))
+            .recaptchaEnforcementState?.first { $0.provider == "PHONE_PROVIDER" }?.enforcementState == "OFF")
+        _ = try await a.updateProjectConfig(EmulatorProjectConfig(
+            signIn: .init(phoneNumber: .init(testPhoneNumbers: ["+16505554567": "654321"])),
+            recaptchaConfig: ProjectRecaptchaConfig(phoneEnforcementState: "ENFORCE")))
+        // B answers with A's config: ENFORCE in recaptchaConfig, and a code request without reCAPTCHA Enterprise (which B took before) is refused.
+        let config = try await b.recaptchaConfig(GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: "RECAPTCHA_ENTERPRISE"))
+        #expect(config.recaptchaEnforcementState?.first { $0.provider == "PHONE_PROVIDER" }?.enforcementState == "ENFORCE")
+        await Self.expectError(.missingClientType) { () throws(IdentityToolkitError) in
+            _ = try await b.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
+        }
+        // A test number A added works on B, and on C, started afterwards.
+        let c = try await Self.node(database.url, "c")
+        #expect(try await c.projectConfigForAdmin().signIn?.phoneNumber?.testPhoneNumbers == ["+16505554567": "654321"])
+        let sent = try await c.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505554567"))
+        let signedIn = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "654321"))
+        #expect(signedIn.phoneNumber == "+16505554567")
+    }
+
     @Test("a database migrated by a newer authsim, or holding another project, is refused with what to do")
     func refusesForeignDatabases() async throws {
         let postgres = try await TemporaryPostgres.shared()

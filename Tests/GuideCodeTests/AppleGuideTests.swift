@@ -16,7 +16,7 @@ extension GuideCode {
         func signIn() async throws {
             try await withGuideWorld { guide in
                 let apple = try await guide.appleAuthorization("ada")
-                let check = await CompletionCheck()
+                let check = CompletionCheck()
                 let result: (AuthDataResult?, (any Error)?) = await withCheckedContinuation { done in
                     // Initialize a Firebase credential, including the user's full name.
                     let credential = OAuthProvider.appleCredential(withIDToken: apple.idTokenString,

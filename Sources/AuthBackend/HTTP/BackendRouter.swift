@@ -118,7 +118,7 @@ enum BackendRouter {
         }
         router.get("/emulator/v1/projects/:project/config") { _, context in
             try checkProject(context)
-            return try JSONBody(await toolkit.projectConfigForAdmin())
+            return try JSONBody(try await toolkit.projectConfigForAdmin())
         }
         router.patch("/emulator/v1/projects/:project/config") { request, context in
             try checkProject(context)

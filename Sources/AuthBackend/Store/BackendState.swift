@@ -44,6 +44,8 @@ enum BackendRecord: Codable, Sendable {
     case enterpriseTokenUsed(digest: String)
     /// Every user went (the emulator's `DELETE …/accounts`), with their refresh tokens and pending credentials.
     case accountsReset
+    /// The project config a node changed at run time, for the whole fleet (written with a shared store only).
+    case projectConfig(SharedProjectConfig)
 }
 
 /// What a code session is for: a first factor (nil), enrolling a phone as a second factor, or a
@@ -120,6 +122,8 @@ struct BackendState {
     var userByAppleSub: [String: String] = [:]
     var spentAppleTokens: [String: Date] = [:]
     var pendingAppleTokens: [String: Pending] = [:]
+    /// The fleet's project config, once a node changed it (a shared store's record).
+    var projectConfig: SharedProjectConfig?
 
     mutating func apply(_ record: BackendRecord) {
         switch record {
@@ -183,6 +187,8 @@ struct BackendState {
             mfaPending = [:]
             pendingAppleTokens = [:]
             temporaryProofs = [:]
+        case .projectConfig(let config):
+            projectConfig = config
         }
     }
 
@@ -240,6 +246,7 @@ struct BackendState {
             out.append(.mfaPending(digest: digest, localId: m.localId, provider: m.provider, at: m.at))
             if m.used { out.append(.mfaPendingUsed(digest: digest)) }
         }
+        if let projectConfig { out.append(.projectConfig(projectConfig)) }
         return out
     }
 }

@@ -77,8 +77,10 @@ extension IdentityToolkit {
             state = BackendState()
             stateIsStale = false
         }
+        let config = state.projectConfig
         for text in newer.records { state.apply(try BackendJournal.record(text)) }
         storePosition = newer.position
+        if let changed = state.projectConfig, changed != config { adopt(changed) }
     }
 
     private func storeUnavailable(_ error: BackendStoreError, while doing: String) -> IdentityToolkitError {
