@@ -222,7 +222,8 @@ let package = Package(
         ),
         .target(
             name: "Benchmarking",
-            dependencies: ["DeviceOS", "APNsWire", "APNsReceiver", "Utilities", "AuthBackend", "RS256", "FirebaseAuthCore", "Scenarios", crypto,
+            dependencies: ["DeviceOS", "APNsWire", "APNsReceiver", "Utilities", "AuthBackend", "RS256", "FirebaseAuthCore", "Scenarios", "HTTPTransport",
+                           "IdentityToolkitAPI", crypto,
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // What the command lines share: output, logging set-up, the Lifecycle their servers run in.

@@ -3,10 +3,11 @@
 #
 #   Benchmarks/run.sh            everything (about 5 minutes on 2 cores)
 #   Benchmarks/run.sh quick      smaller counts (about 1 minute)
-#   Benchmarks/run.sh receiver|sender|inspector|es256|rs256|flows|growth
+#   Benchmarks/run.sh receiver|sender|inspector|es256|rs256|flows|growth|fleet
 #
 # Needs h2load and nghttpd (apt-get install nghttp2-client nghttp2-server), openssl, and for the
-# sender's reference aioapns (pip install aioapns). Prints a Markdown table per part; BENCHMARKS.md
+# sender's reference aioapns (pip install aioapns); the fleet's, PostgreSQL's server (apt-get install
+# postgresql; it runs as nobody when this runs as root). Prints a Markdown table per part; BENCHMARKS.md
 # holds the latest figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -201,4 +202,28 @@ if [ "$WHAT" = all ] || [ "$WHAT" = growth ]; then
   echo
   echo "| path | flows | wall s | flows/s | p50 ms | p99 ms | peak MB | via reCAPTCHA | failed |"; echo "|---|---|---|---|---|---|---|---|---|"
   for n in $SIZES; do row "$(flows --count $n --concurrency 1000)"; done
+fi
+
+# The backend as a fleet on one PostgreSQL (docs/fleet.md): a server of its own in $WORK (fsync on,
+# as a real database's; a Unix socket only), a new database per row.
+if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
+  PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  if [ -z "$PGBIN" ]; then
+    echo; echo "### Fleet: skipped (no PostgreSQL: apt-get install postgresql)"
+  else
+    AS=(); PGDIR="$WORK/pg"; mkdir -p "$PGDIR"
+    if [ "$(id -u)" = 0 ]; then chown 65534:65534 "$PGDIR"; AS=(setpriv --reuid=65534 --regid=65534 --clear-groups); fi
+    "${AS[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -U authsim --auth=trust -E UTF8 --locale=C >/dev/null
+    "${AS[@]}" "$PGBIN/postgres" -D "$PGDIR/data" -k "$PGDIR" -c listen_addresses= > "$PGDIR.log" 2>&1 &
+    for _ in $(seq 100); do grep -q "ready to accept connections" "$PGDIR.log" 2>/dev/null && break; sleep 0.1; done
+    N=$([ $QUICK = 1 ] && echo 1000 || echo 4000)
+    fleet() { "$BIN/authsim" bench fleet --json --count $N "$@" | tail -1; }
+    db() { "$PGBIN/psql" -X -q -h "$PGDIR" -U authsim -d postgres -c "CREATE DATABASE $1" && echo "postgres://authsim@/$1?host=$PGDIR"; }
+    frow() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("| %s | %d | %d | %.2f | %d | %d | %.0f | %.0f | %d |" % (d["store"], d["nodes"], d["signIns"], d["wallSeconds"], d["signInsPerSecond"], d["changesPerSecond"], d["p50ms"], d["p99ms"], d["failures"]))' "$1"; }
+    echo; echo "### Fleet: $N phone sign-ins over HTTP (64 at once), each code requested from one node and checked on the next"
+    echo "| store | nodes | sign-ins | wall s | sign-ins/s | changes/s | p50 ms | p99 ms | failed |"; echo "|---|---|---|---|---|---|---|---|---|"
+    frow "$(fleet)"
+    frow "$(fleet --store "$(db fleet1)")"
+    frow "$(fleet --store "$(db fleet2)" --nodes 2)"
+  fi
 fi

@@ -1,13 +1,16 @@
 import Utilities
 import ArgumentParser
 import Benchmarking
+import AuthBackend
+import CommandSupport
 import Foundation
+import PostgresStores
 
 /// `authsim bench`: the measurements behind `Benchmarks/run.sh` (build with `-c release`).
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure ES256 and RS256 rates and whole sign-in flows (Benchmarks/run.sh runs these beside the reference tools).",
-        subcommands: [ES256.self, RS256.self, Flows.self])
+        subcommands: [ES256.self, RS256.self, Flows.self, Fleet.self])
 
     struct RS256: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -91,6 +94,62 @@ struct Bench: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("error: \(tally.refused) silent pushes were refused and \(tally.unsent) not sent (\(tally.accepted) accepted); first: \(tally.firstProblem ?? "?")\n".utf8))
             }
             if report.failures > 0 || tally.refused + tally.unsent > 0 { throw ExitCode(1) }
+        }
+    }
+
+    struct Fleet: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Phone sign-ins over HTTP against backends sharing one store (docs/fleet.md): each code requested from one node and checked on the next.",
+            discussion: """
+                Without --store: one backend on the embedded journal (a temporary folder), the default to compare with. \
+                With --store: --nodes backends in this process, each with its own connection to the database; \
+                the database should be empty (a new one), or its records are replayed first.
+                """)
+        @Option(help: ArgumentHelp("The fleet's PostgreSQL (postgres://…, as authsim backend --store).", valueName: "url")) var store: String?
+        @Option(help: "Backends sharing --store.") var nodes = 1
+        @Option(help: "Sign-ins (each two requests and two changes).") var count = 2_000
+        @Option(help: "Sign-ins in progress at once.") var concurrency = 64
+        @Flag(help: "One JSON object.") var json = false
+
+        func validate() throws {
+            guard nodes >= 1, count >= 1, concurrency >= 1 else { throw ValidationError("--nodes, --count and --concurrency are at least 1") }
+            guard nodes == 1 || store != nil else { throw ValidationError("--nodes \(nodes) needs --store: nodes without a shared store are separate backends") }
+        }
+
+        func run() async throws {
+            var configuration = BackendConfiguration()
+            configuration.acceptUnverifiedCodeRequests = true
+            configuration.fixedSMSCode = "123456"
+            var toolkits: [IdentityToolkit] = []
+            var folder: URL?
+            if let store {
+                let location: PostgresLocation
+                do { location = try PostgresLocation(store) } catch { throw ValidationError("--store: \(error)") }
+                for index in 0..<nodes {
+                    let shared = PostgresBackendStore(location: location, node: "bench-\(index)")
+                    do { toolkits.append(try await IdentityToolkit.open(configuration: configuration, pusher: nil, store: shared)) } catch {
+                        throw CommandFailure("cannot open the store \(location.address): \(error)")
+                    }
+                }
+            } else {
+                let journal = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-bench-fleet-\(UUID().uuidString.prefix(8))")
+                folder = journal
+                toolkits.append(try IdentityToolkit(configuration: configuration, pusher: nil, stateDirectory: journal))
+            }
+            defer { if let folder { try? FileManager.default.removeItem(at: folder) } }
+            let report = try await FleetBenchmark.run(toolkits, count: count, concurrency: concurrency)
+            let kind = store == nil ? "journal" : "postgres"
+            if json {
+                print(CompactJSON.encode(["store": kind, "nodes": report.nodes, "signIns": report.signIns, "wallSeconds": report.seconds,
+                                          "signInsPerSecond": report.signInsPerSecond, "changesPerSecond": report.changesPerSecond,
+                                          "p50ms": report.p50Milliseconds, "p99ms": report.p99Milliseconds, "failures": report.failures])!)
+            } else {
+                print("\(kind), \(report.nodes) node(s): \(report.signIns) sign-ins in \(String(format: "%.2f", report.seconds)) s "
+                      + "(\(Int(report.signInsPerSecond)) sign-ins/s, \(Int(report.changesPerSecond)) changes/s), p50 \(Int(report.p50Milliseconds)) ms, "
+                      + "p99 \(Int(report.p99Milliseconds)) ms, \(report.failures) failed")
+            }
+            if let first = report.firstFailure { FileHandle.standardError.write(Data("first failure: \(first)\n".utf8)) }
+            if report.failures > 0 { throw ExitCode(1) }
         }
     }
 }

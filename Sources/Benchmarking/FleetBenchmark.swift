@@ -1,0 +1,93 @@
+import AuthBackend
+import Foundation
+import HTTPTransport
+import IdentityToolkitAPI
+import Utilities
+
+/// Phone sign-ins over HTTP against backends as nodes of one fleet (`authsim bench fleet`): the
+/// code requested from one node and checked on the next, as a load balancer would spread them.
+/// Each sign-in is two requests and two changes of the backend's state: `sendVerificationCode`
+/// (a session and its SMS) and `signInWithPhoneNumber` (the code spent, the user, the refresh
+/// token; then the RS256 ID token).
+public enum FleetBenchmark {
+    public struct Report: Sendable {
+        public let nodes: Int
+        public let signIns: Int
+        public let seconds: Double
+        public let p50Milliseconds: Double
+        public let p99Milliseconds: Double
+        public let failures: Int
+        public let firstFailure: String?
+        public var signInsPerSecond: Double { Double(signIns - failures) / seconds }
+        /// Changes of the backend's state per second (two per sign-in).
+        public var changesPerSecond: Double { 2 * signInsPerSecond }
+    }
+
+    /// Serves each toolkit on its own port and runs `count` sign-ins, `concurrency` at a time.
+    /// The toolkits must take code requests without app verification and text `123456`.
+    public static func run(_ toolkits: [IdentityToolkit], count: Int, concurrency: Int) async throws -> Report {
+        var servers: [BackendServer] = []
+        for toolkit in toolkits { servers.append(try await BackendServer.start(toolkit: toolkit)) }
+        let transport = NIOHTTP1Transport(connectionsPerHost: max(concurrency, 1))
+        defer { transport.shutdown() }
+        let bases = servers.map(\.baseURL)
+        let key = toolkits[0].configuration.apiKey
+        let clock = ContinuousClock()
+        let start = clock.now
+        var latencies: [Double] = []
+        var failures = 0
+        var firstFailure: String?
+        await withTaskGroup(of: Result<Double, any Error>.self) { group in
+            var next = 0
+            func addNext() {
+                guard next < count else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    let began = clock.now
+                    do {
+                        try await signIn(index, bases: bases, key: key, transport: transport)
+                        return .success((clock.now - began).inSeconds * 1000)
+                    } catch { return .failure(error) }
+                }
+            }
+            for _ in 0..<min(concurrency, count) { addNext() }
+            while let result = await group.next() {
+                switch result {
+                case .success(let milliseconds): latencies.append(milliseconds)
+                case .failure(let error):
+                    failures += 1
+                    if firstFailure == nil { firstFailure = "\(error)" }
+                }
+                addNext()
+            }
+        }
+        let seconds = (clock.now - start).inSeconds
+        for server in servers { await server.shutdown() }
+        latencies.sort()
+        func percentile(_ p: Double) -> Double { latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        return Report(nodes: toolkits.count, signIns: count, seconds: seconds, p50Milliseconds: percentile(0.5), p99Milliseconds: percentile(0.99),
+                      failures: failures, firstFailure: firstFailure)
+    }
+
+    struct Refused: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// One sign-in: the code from node `index`, checked on node `index + 1`.
+    static func signIn(_ index: Int, bases: [String], key: String, transport: NIOHTTP1Transport) async throws {
+        let number = String(format: "+1650%07d", index % 10_000_000)
+        let sent = try await post(bases[index % bases.count], "accounts:sendVerificationCode", key: key, ["phoneNumber": number], transport)
+        guard let sessionInfo = sent["sessionInfo"] as? String else { throw Refused(description: "sendVerificationCode: \(sent)") }
+        let signedIn = try await post(bases[(index + 1) % bases.count], "accounts:signInWithPhoneNumber", key: key,
+                                      ["sessionInfo": sessionInfo, "code": "123456"], transport)
+        guard signedIn["idToken"] is String else { throw Refused(description: "signInWithPhoneNumber: \(signedIn)") }
+    }
+
+    static func post(_ base: String, _ method: String, key: String, _ body: [String: String], _ transport: NIOHTTP1Transport) async throws -> [String: Any] {
+        let url = URL(string: "\(base)/identitytoolkit.googleapis.com/v1/\(method)?key=\(key)")!
+        let bytes = Array(try JSONSerialization.data(withJSONObject: body))
+        let response = try await transport.send(TransportRequest(method: "POST", url: url, headers: [("content-type", "application/json")], body: bytes))
+        return (try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
+    }
+}
