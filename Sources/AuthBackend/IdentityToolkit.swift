@@ -49,6 +49,9 @@ public actor IdentityToolkit {
     var stateIsStale = false
     /// The records of the shared change in progress (``change(_:)``); `nil` outside one.
     var pendingRecords: [String]?
+    /// Changes waiting for the node's next batch (``change(_:)``), and whether batches are running.
+    var queuedChanges: [QueuedChange] = []
+    var changeBatchesRunning = false
     /// One change or read of the shared store at a time on this node (the actor is re-entered
     /// while a change waits for the database): a taken flag and the waiters, in order.
     var storeTurnTaken = false

@@ -167,7 +167,7 @@ extension GuideCode {
                 let user = try await Auth.auth().signIn(with: OAuthProvider.appleCredential(withIDToken: apple.idTokenString, rawNonce: apple.nonce,
                                                                                           fullName: nil)).user
                 let other = try await guide.appleAuthorization("bob")
-                let check = await CompletionCheck()
+                let check = CompletionCheck()
                 let linkError: (any Error)? = await withCheckedContinuation { done in
                     user.link(with: OAuthProvider.credential(providerID: .apple, idToken: other.idTokenString, rawNonce: other.nonce)) { _, error in
                         check.called("link")

@@ -27,36 +27,78 @@ extension IdentityToolkit {
     /// Runs `body`, one change of the backend's state, and keeps what it wrote.
     ///
     /// Without a shared store this is `body()`: the journal writes as the rules commit. With one,
-    /// it takes the fleet's write turn, replays what other nodes wrote, runs `body`, and commits
-    /// its records in one transaction before returning, also when `body` throws after writing (a
-    /// wrong code counts even though the answer is an error). A store that cannot be reached is
-    /// 503 `UNAVAILABLE`, never an answer whose records were not kept.
+    /// the change joins the node's next batch (``runChangeBatches()``): one transaction that takes
+    /// the fleet's write turn, replays what other nodes wrote, runs the batch's changes one after
+    /// the other, and commits all their records before any of them answers. A change's records are
+    /// kept also when `body` throws after writing (a wrong code counts even though the answer is
+    /// an error). A store that cannot be reached is 503 `UNAVAILABLE` for every change of the
+    /// batch, never an answer whose records were not kept.
+    ///
+    /// Batching is group commit: the four round trips and the flush of one transaction serve as
+    /// many requests as arrived while the previous batch was committing, so the fleet's write turn
+    /// is held once per batch rather than once per request.
     func change<T>(_ body: () throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
-        guard let sharedStore else { return try body() }
-        await takeStoreTurn()
-        defer { giveStoreTurn() }
+        guard sharedStore != nil else { return try body() }
+        // The body runs before this function returns (the batch runs it, then resumes us), so it
+        // never outlives the call.
+        let outcome: Result<T, IdentityToolkitError> = await withoutActuallyEscaping(body) { body in
+            await withCheckedContinuation { (continuation: CheckedContinuation<ActorBound<Result<T, IdentityToolkitError>>, Never>) in
+                let box = OutcomeBox<T>()
+                queuedChanges.append(QueuedChange(
+                    run: { box.outcome = Result { () throws(IdentityToolkitError) -> T in try body() } },
+                    finish: { storeError in
+                        let outcome = storeError.map { .failure($0) } ?? box.outcome ?? .failure(IdentityToolkitError(.internal, "a change that did not run"))
+                        continuation.resume(returning: ActorBound(value: outcome))
+                    }))
+                if !changeBatchesRunning {
+                    changeBatchesRunning = true
+                    Task { await self.runChangeBatches() }
+                }
+            }.value
+        }
+        return try outcome.get()
+    }
+
+    /// Runs the queued changes, a batch at a time, until none is left.
+    private func runChangeBatches() async {
+        while !queuedChanges.isEmpty {
+            await takeStoreTurn()
+            var batch = queuedChanges
+            queuedChanges = []
+            let storeError = await runBatch(batch)
+            giveStoreTurn()
+            let finishes = batch.map(\.finish)
+            batch = []  // The bodies go before their callers resume (withoutActuallyEscaping checks it).
+            for finish in finishes { finish(storeError) }
+        }
+        changeBatchesRunning = false
+    }
+
+    /// One transaction for `batch`: nil when its records are kept, else the error every change of it answers.
+    private func runBatch(_ batch: [QueuedChange]) async -> IdentityToolkitError? {
+        guard let sharedStore else { return IdentityToolkitError(.internal, "no shared store") }
         let change: any BackendStoreChange
         do { change = try await sharedStore.beginChange(after: stateIsStale ? 0 : storePosition) } catch {
-            throw storeUnavailable(error, while: "starting a change")
+            return storeUnavailable(error, while: "starting a change")
         }
         do { try replay(change.newer) } catch {
             await change.abandon()
-            throw error
+            return error
         }
         pendingRecords = []
-        let outcome = Result { () throws(IdentityToolkitError) -> T in try body() }
+        for queued in batch { queued.run() }
         let records = pendingRecords ?? []
         pendingRecords = nil
         if records.isEmpty {
             await change.abandon()
-        } else {
-            do { storePosition = try await change.commit(records) } catch {
-                // The records are in this node's state; whether the store has them is unknown.
-                stateIsStale = true
-                throw storeUnavailable(error, while: "writing \(records.count) record(s)")
-            }
+            return nil
         }
-        return try outcome.get()
+        do { storePosition = try await change.commit(records) } catch {
+            // The records are in this node's state; whether the store has them is unknown.
+            stateIsStale = true
+            return storeUnavailable(error, while: "writing \(records.count) record(s) of \(batch.count) change(s)")
+        }
+        return nil
     }
 
     /// Brings ``state`` up to the store's last record, for an answer that only reads.
@@ -101,4 +143,22 @@ extension IdentityToolkit {
     private func giveStoreTurn() {
         if storeTurnWaiters.isEmpty { storeTurnTaken = false } else { storeTurnWaiters.removeFirst().resume() }
     }
+}
+
+/// A change waiting for its node's next batch: its body (run in the batch), and how its caller is answered.
+struct QueuedChange {
+    let run: () -> Void
+    let finish: (IdentityToolkitError?) -> Void
+}
+
+/// An outcome handed from the batch to its caller: made on the actor and read on it (both
+/// ``IdentityToolkit/change(_:)`` and the batch are the actor's), though the continuation between
+/// them asks for Sendable values; a sign-in's outcome holds a closure, which is not.
+struct ActorBound<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+/// Where a queued change's body leaves its outcome until the batch commits.
+final class OutcomeBox<T> {
+    var outcome: Result<T, IdentityToolkitError>?
 }
