@@ -41,6 +41,8 @@ public struct PushReceiverConfiguration: Sendable {
     public var trustedKeys: [TrustedProviderKey]
     public var registry: DeviceRegistry
     public var deliveryLog: DeliveryLog
+    /// A fleet's log (``SharedDeliveryLog``): when set, pushes are kept there instead of in ``deliveryLog``'s file.
+    public var sharedLog: (any SharedDeliveryLog)?
     public var faults: FaultPlan
     public var delivery: (any PushDeliveryHandler)?
     public var policy: ReceiverPolicy
@@ -56,13 +58,14 @@ public struct PushReceiverConfiguration: Sendable {
                 policy: ReceiverPolicy = ReceiverPolicy(), clock: any WallClock = SystemWallClock(),
                 logger: Logger = Logger(label: "push-receiver", factory: { _ in SwiftLogNoOpLogHandler() }),
                 observer: (@Sendable (ReceiverEvent) -> Void)? = nil,
-                threads: Int = System.coreCount) {
+                threads: Int = System.coreCount, sharedLog: (any SharedDeliveryLog)? = nil) {
         self.listeners = listeners
         self.certificateChainPEM = certificateChainPEM
         self.privateKeyPEM = privateKeyPEM
         self.trustedKeys = trustedKeys
         self.registry = registry
         self.deliveryLog = deliveryLog
+        self.sharedLog = sharedLog
         self.faults = faults
         self.delivery = delivery
         self.policy = policy
@@ -131,7 +134,7 @@ public final class PushReceiver: Sendable {
         let services = ReceiverServices(
             validator: PushValidator(tokens: ProviderTokenVerifier(keys: configuration.trustedKeys),
                                      registry: configuration.registry, policy: configuration.policy),
-            log: configuration.deliveryLog, faults: configuration.faults, delivery: configuration.delivery.map(DeliveryQueue.init(handler:)),
+            log: configuration.deliveryLog, sharedLog: configuration.sharedLog, faults: configuration.faults, delivery: configuration.delivery.map(DeliveryQueue.init(handler:)),
             clock: configuration.clock, logger: configuration.logger, events: ReceiverEvents(observer: configuration.observer))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let connections = ConnectionSet()

@@ -32,7 +32,7 @@ struct EmbeddedHandlerTests {
             let registry = DeviceRegistry(devices: [RegisteredDevice(token: token, environment: .sandbox, bundleID: Fixture.bundleID)])
             let services = ReceiverServices(
                 validator: PushValidator(tokens: ProviderTokenVerifier(keys: [key.trusted()]), registry: registry),
-                log: log, faults: FaultPlan(faults), delivery: nil, clock: SystemWallClock(),
+                log: log, sharedLog: nil, faults: FaultPlan(faults), delivery: nil, clock: SystemWallClock(),
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), events: ReceiverEvents(observer: nil))
             channel = EmbeddedChannel()
             let exchange = PushExchange(services: services, connection: ConnectionContext(environment: .sandbox, serverName: nil))

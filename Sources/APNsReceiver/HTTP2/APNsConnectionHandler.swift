@@ -59,6 +59,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private var stagedLines: [UInt8] = []
     private var lineEncoder = DeliveryLog.LineEncoder()
     private var inRead = false
+    /// ``flushOutput(context:)`` is committing what it is about to write.
+    private var flushing = false
     private var closing = false
     private var context: ChannelHandlerContext?
 
@@ -168,7 +170,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             } else {
                 var line: [UInt8] = []
                 lineEncoder.encode(push, into: &line)
-                send(exchange.commit([push], lines: line)[0], on: stream, after: delay)
+                keep([(stream, push)], lines: line, delay: delay)
             }
         }
     }
@@ -188,14 +190,43 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private func commitStaged() {
         guard !staged.isEmpty else { return }
         let batch = staged
-        let answers = exchange.commit(batch.map(\.push), lines: stagedLines)
+        let lines = stagedLines
         staged.removeAll(keepingCapacity: true)
         stagedLines.removeAll(keepingCapacity: true)
+        keep(batch, lines: lines, delay: nil)
+    }
+
+    /// Keeps `batch` in the delivery log, then answers it (after `delay`, a fault's). The file
+    /// keeps it at once, in this call; a fleet's shared log later, and the answers then come back
+    /// to this connection's event loop.
+    private func keep(_ batch: [(stream: Stream, push: AcceptedPush)], lines: [UInt8], delay: Int?) {
+        guard let shared = exchange.services.sharedLog else {
+            answerKept(batch, exchange.commit(batch.map(\.push), lines: lines), delay: delay)
+            // A delayed fault's push is kept outside a read, where nothing else flushes.
+            if !inRead, !flushing, let context { flushOutput(context: context) }
+            return
+        }
+        guard let context else { return }
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, batch), eventLoop: loop)
+        let pushes = batch.map(\.push)
+        shared.keep(pushes, lines: lines) { error in
+            loop.execute {
+                let (handler, batch) = bound.value
+                handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: error), delay: delay)
+                // Outside a read nothing else flushes them.
+                if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
+            }
+        }
+    }
+
+    /// Queues the answers of kept pushes whose streams are still open (the caller flushes).
+    private func answerKept(_ batch: [(stream: Stream, push: AcceptedPush)], _ answers: [PushAnswer], delay: Int?) {
         let wasInRead = inRead
         inRead = true
         defer { inRead = wasInRead }
         for (entry, answer) in zip(batch, answers) where streams[entry.stream.id] === entry.stream {
-            write(answer, on: entry.stream)
+            if let delay, delay > 0 { send(answer, on: entry.stream, after: delay) } else { write(answer, on: entry.stream) }
         }
     }
 
@@ -247,7 +278,9 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     @discardableResult
     private func flushOutput(context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        flushing = true
         commitStaged()
+        flushing = false
         guard let bytes = connection.takeOutput(allocator: context.channel.allocator) else { return context.eventLoop.makeSucceededVoidFuture() }
         return context.writeAndFlush(wrapOutboundOut(bytes))
     }

@@ -23,6 +23,8 @@ final class ConnectionContext {
 struct ReceiverServices: Sendable {
     let validator: PushValidator
     let log: DeliveryLog
+    /// A fleet's log, kept there instead of in ``log``'s file.
+    let sharedLog: (any SharedDeliveryLog)?
     let faults: FaultPlan
     let delivery: DeliveryQueue?
     let clock: any WallClock
@@ -100,12 +102,21 @@ struct PushExchange {
         }
     }
 
-    /// Puts accepted pushes in the delivery log with one write, and returns their answers: 200,
-    /// or 500 `InternalServerError` for all of them when the log cannot be written.
+    /// Puts accepted pushes in the delivery log file with one write, and returns their answers:
+    /// 200, or 500 `InternalServerError` for all of them when the log cannot be written.
     func commit(_ pushes: [AcceptedPush], lines: [UInt8]) -> [PushAnswer] {
         do {
             try services.log.append(lines: lines)
         } catch {
+            return answers(for: pushes, kept: error)
+        }
+        return answers(for: pushes, kept: nil)
+    }
+
+    /// The answers to pushes the log kept (`kept` nil: 200 each, the push recorded as accepted)
+    /// or could not keep (500 `InternalServerError` for all of them).
+    func answers(for pushes: [AcceptedPush], kept error: ReceiverError?) -> [PushAnswer] {
+        if let error {
             services.logger.error("delivery log write failed", metadata: ["error": "\(error)"])
             return pushes.map { rejection(PushRejection(.internalServerError, "the delivery log could not be written"), apnsID: $0.apnsID) }
         }
