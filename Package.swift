@@ -202,10 +202,10 @@ let package = Package(
             dependencies: ["FirebaseCore", "Causes", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
         ),
         // The parts' stores on PostgreSQL, for a fleet of nodes sharing one database (docs/fleet.md):
-        // the backend's records; versioned migrations the program runs itself.
+        // the backend's records, the receivers' delivery log; versioned migrations the program runs itself.
         .target(
             name: "PostgresStores",
-            dependencies: ["AuthBackend", "Utilities", logging, .product(name: "PostgresNIO", package: "postgres-nio"),
+            dependencies: ["AuthBackend", "APNsReceiver", "Utilities", logging, .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
@@ -241,7 +241,7 @@ let package = Package(
         .target(
             name: "ProgramCommands",
             dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "APNsSender", "RedirectInterceptor",
-                           "CommandSupport", "Lifecycle", argumentParser, logging]
+                           "CommandSupport", "Lifecycle", "PostgresStores", argumentParser, logging]
         ),
         .executableTarget(name: "apns-sender", dependencies: ["ProgramCommands"]),
         .executableTarget(name: "push-receiver", dependencies: ["ProgramCommands"]),

@@ -52,6 +52,21 @@ enum Migrations {
             $$
             """,
         ]),
+        Step(version: 2, name: "the receivers' delivery log", statements: [
+            // Every push a receiver of the fleet answered 200, kept before its answer: its
+            // delivery-log line (as deliveries.jsonl has it) and the node that answered.
+            """
+            CREATE TABLE receiver_deliveries (
+                id bigserial PRIMARY KEY,
+                node text NOT NULL,
+                kept_at timestamptz NOT NULL DEFAULT now(),
+                device_token text NOT NULL,
+                apns_id text NOT NULL,
+                line jsonb NOT NULL
+            )
+            """,
+            "CREATE INDEX receiver_deliveries_device_token ON receiver_deliveries (device_token, id)",
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

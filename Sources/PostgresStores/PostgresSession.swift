@@ -61,6 +61,26 @@ actor PostgresSession {
         try? await failed.close()
     }
 
+    /// Runs `body` on the connection, bounded by `seconds`; a connection it fails on is dropped
+    /// (never queried again: a query after a failed one was seen never to answer).
+    func run<T: Sendable>(_ what: String, seconds: Double,
+                          _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(PostgresStoreFailure) -> T {
+        let connection = try await connected()
+        do { return try await bounded(connection, seconds: seconds, what: what, body) } catch {
+            await broken(connection)
+            throw PostgresStoreFailure("\(what): \(PostgresStoreFailure.describe(error))")
+        }
+    }
+
+    /// Creates or migrates the schema (``Migrations``).
+    func migrate() async throws(PostgresStoreFailure) {
+        let connection = try await connected()
+        do { try await Migrations.run(on: connection, address: location.address, logger: logger) } catch {
+            await broken(connection)
+            throw PostgresStoreFailure(PostgresStoreFailure.describe(error))
+        }
+    }
+
     func close() async {
         if let connection { try? await connection.close() }
         connection = nil

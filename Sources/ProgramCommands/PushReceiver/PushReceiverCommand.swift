@@ -7,6 +7,7 @@ import Foundation
 import Lifecycle
 import LocalPKI
 import Logging
+import PostgresStores
 import Utilities
 
 struct PushReceiverCommand: AsyncParsableCommand {
@@ -19,7 +20,7 @@ struct PushReceiverCommand: AsyncParsableCommand {
             Keys and certificates come from --certs (made there on first use).
             """,
         version: AuthsimVersion.current,
-        subcommands: [Serve.self, Devices.self, Reset.self],
+        subcommands: [Serve.self, Devices.self, Reset.self, Deliveries.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -65,6 +66,7 @@ struct Serve: AsyncParsableCommand {
             help: "Inject a fault: delay=MS | drop | reject=REASON | goaway=REASON | refuse-stream, then optionally ,token=HEX ,environment=ENV ,count=N ,probability=P. Repeatable.")
     var faults: [String] = []
     @Flag(help: "fsync the delivery log after each push (survives a machine crash; slower).") var fsync = false
+    @OptionGroup var fleet: FleetOptions
     @Option(help: "Seconds a new connection has to finish TLS and send the HTTP/2 preface before it is closed.") var handshakeTimeout = 10.0
     @Option(help: "Seconds without traffic before a connection gets GOAWAY IdleTimeout (Apple: about an hour).") var idleTimeout = 3600.0
     @Flag(help: "Log every push.") var verbose = false
@@ -101,6 +103,7 @@ struct Serve: AsyncParsableCommand {
         let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
         let registry = try DeviceRegistry(file: stateOptions.registryFile)
         let log = try DeliveryLog(file: stateOptions.logFile, syncEachWrite: fsync)
+        let shared = try await fleet.deliveryLog(port: sandboxPort, logger: logger)
         let rejections = try RejectionLog(file: stateOptions.rejectionsFile)
         let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs))
         let gateway = noDeviceGateway ? nil : try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
@@ -111,7 +114,7 @@ struct Serve: AsyncParsableCommand {
                 if case .rejected(let rejection, let apnsID, let environment, let token) = event {
                     rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
                 }
-            }, threads: threads))
+            }, threads: threads, sharedLog: shared))
 
         say("push-receiver listening:")
         for bound in receiver.listeners { say("  \(bound)") }
@@ -124,7 +127,11 @@ struct Serve: AsyncParsableCommand {
         }
         say("CA for clients: \(cert == nil ? credentials.caCertificateFile.path : "(your certificate)")")
         say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
-        say("delivery log: \(stateOptions.logFile.path)\(fsync ? " (fsync)" : "")")
+        if let shared {
+            say("delivery log: the fleet's, \(shared.address), node \(shared.node) (push-receiver deliveries --store … lists every node's)")
+        } else {
+            say("delivery log: \(stateOptions.logFile.path)\(fsync ? " (fsync)" : "")")
+        }
         say("rejections: \(stateOptions.rejectionsFile.path) (authsim explain --receiver-state \(stateOptions.state) reads both)")
         say("connections: up to about \(descriptors) open (file descriptors); \(handshakeTimeout) s to finish the handshake, GOAWAY IdleTimeout after \(idleTimeout) s idle")
         if !plan.current.isEmpty { say("faults: \(plan.current.map(\.description).joined(separator: "; "))") }
@@ -139,4 +146,49 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+/// `--store` and `--node-name`: a receiver of a fleet, keeping its pushes in the fleet's database.
+struct FleetOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Keep the pushes answered 200 in a PostgreSQL database that a fleet of receivers shares (docs/fleet.md) instead of deliveries.jsonl: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…], or ?host=/socket/folder. Also from AUTHSIM_STORE. The device registry and the rejection log stay in --state.",
+                               valueName: "url")) var store: String?
+    @Option(help: ArgumentHelp("This receiver's name, kept with every push it answers (default: the host name and --sandbox-port).", valueName: "name"))
+    var nodeName: String?
 
+    var storeURL: String? { store ?? ProcessInfo.processInfo.environment["AUTHSIM_STORE"].flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// The fleet's delivery log, opened (schema created or migrated), or nil without --store.
+    func deliveryLog(port: Int, logger: Logger) async throws -> PostgresDeliveryLog? {
+        guard let storeURL else { return nil }
+        let location: PostgresLocation
+        do { location = try PostgresLocation(storeURL) } catch { throw ValidationError("--store: \(error)") }
+        let node = nodeName ?? "\(ProcessInfo.processInfo.hostName):\(port == 0 ? "pid\(getpid())" : String(port))"
+        let log = PostgresDeliveryLog(location: location, node: node, logger: logger)
+        do { try await log.open() } catch { throw CommandFailure("cannot open the store \(location.address): \(error)") }
+        return log
+    }
+}
+
+/// `push-receiver deliveries --store URL`: every push the fleet's receivers answered 200.
+struct Deliveries: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the pushes every receiver of a fleet answered 200 (--store), oldest first, as JSON lines with the node that answered.")
+    @Option(help: ArgumentHelp("The fleet's PostgreSQL (as push-receiver --store; also AUTHSIM_STORE).", valueName: "url")) var store: String?
+    @Option(help: ArgumentHelp("Only the pushes to this device token (hex).", valueName: "hex")) var deviceToken: String?
+    @Option(help: "At most this many.") var limit: Int?
+
+    func run() async throws {
+        guard let url = store ?? ProcessInfo.processInfo.environment["AUTHSIM_STORE"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            throw ValidationError("deliveries reads a fleet's store: --store postgres://… (a receiver without one keeps deliveries.jsonl in --state)")
+        }
+        let location: PostgresLocation
+        do { location = try PostgresLocation(url) } catch { throw ValidationError("--store: \(error)") }
+        let log = PostgresDeliveryLog(location: location, node: "query", connections: 1)
+        do {
+            try await log.open()
+            for line in try await log.deliveries(deviceToken: deviceToken, limit: limit) { say(line) }
+        } catch {
+            await log.close()
+            throw CommandFailure("cannot read the store \(location.address): \(error)")
+        }
+        await log.close()
+    }
+}

@@ -1,0 +1,104 @@
+import APNsReceiver
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+import Utilities
+
+/// push-receiver's ``SharedDeliveryLog`` on PostgreSQL: every receiver of a fleet appends the
+/// pushes it answered 200 to `receiver_deliveries`, one INSERT per batch (a connection's read),
+/// before their answers go out; one query through any node finds every push of the fleet.
+///
+/// Appends need no fleet-wide turn (rows are independent), so the batches of all the receiver's
+/// connections go out at once over a few connections of its own.
+public final class PostgresDeliveryLog: SharedDeliveryLog {
+    public let address: String
+    /// Written with every push: which receiver answered it.
+    public let node: String
+    private let sessions: [PostgresSession]
+    private let next = Atomic<Int>(0)
+    private let deadline: Double
+
+    /// - Parameters:
+    ///   - connections: connections to the database (batches are spread over them).
+    ///   - deadline: seconds one batch may take before the database counts as lost (500 for its pushes).
+    public init(location: PostgresLocation, node: String, connections: Int = 2, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+                logger: Logger = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.address = location.address
+        self.node = node
+        self.deadline = deadline
+        self.sessions = (0..<max(1, connections)).map { _ in PostgresSession(location: location, clock: clock, logger: logger) }
+    }
+
+    /// Connects, and creates or migrates the schema.
+    public func open() async throws(PostgresStoreError) {
+        do { try await sessions[0].migrate() } catch {
+            throw PostgresStoreError(error.description.contains("migrated by a newer authsim") ? .schemaTooNew : .unavailable, error.description)
+        }
+    }
+
+    public func keep(_ pushes: [AcceptedPush], lines: [UInt8], done: @escaping @Sendable (ReceiverError?) -> Void) {
+        let texts = lines.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+        guard texts.count == pushes.count else {
+            done(ReceiverError(.storage, "\(pushes.count) pushes but \(texts.count) delivery-log lines"))
+            return
+        }
+        let tokens = pushes.map(\.deviceToken.hex)
+        let ids = pushes.map(\.apnsID)
+        let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
+        let (node, deadline) = (self.node, self.deadline)
+        Task {
+            do {
+                try await session.run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
+                    try await connection.query("""
+                        INSERT INTO receiver_deliveries (node, device_token, apns_id, line)
+                        SELECT \(node), t.token, t.id, t.line::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, line)
+                        """, logger: Self.silent)
+                }
+                done(nil)
+            } catch {
+                done(ReceiverError(.storage, "the fleet's delivery log (\(node)): \(error)"))
+            }
+        }
+    }
+
+    /// The fleet's pushes, oldest first: each its delivery-log line with `node` added, as JSON text.
+    public func deliveries(deviceToken: String? = nil, limit: Int? = nil) async throws(PostgresStoreError) -> [String] {
+        let token = deviceToken?.lowercased()
+        let limit = limit ?? Int(Int32.max)
+        do {
+            return try await sessions[0].run("reading the delivery log", seconds: deadline) { connection in
+                var lines: [String] = []
+                let rows = try await connection.query("""
+                    SELECT (line || jsonb_build_object('node', node))::text FROM receiver_deliveries
+                    WHERE \(token)::text IS NULL OR device_token = \(token) ORDER BY id LIMIT \(limit)
+                    """, logger: Self.silent)
+                for try await line in rows.decode(String.self) { lines.append(line) }
+                return lines
+            }
+        } catch {
+            throw PostgresStoreError(.unavailable, error.description)
+        }
+    }
+
+    public func close() async {
+        for session in sessions { await session.close() }
+    }
+
+    private static let silent = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })
+}
+
+/// Why a store of the fleet could not be opened or read.
+public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case unavailable
+        case schemaTooNew
+    }
+    public let code: Code
+    public let message: String
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { message }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// push-receiver processes sharing one PostgreSQL delivery log (`--store`): pushes spread over two
+/// receivers, asserted through one query; a receiver killed with SIGKILL under load with nothing it
+/// answered 200 missing from the fleet's log.
+@Suite("push-receiver processes sharing one PostgreSQL")
+struct ReceiverFleetTests {
+    static let payload = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Payloads/firebase-auth-silent.apns").standardized.path
+
+    struct Fleet {
+        let folder: URL
+        let database: TemporaryPostgres.Database
+        let token: String
+        var certs: String { folder.appendingPathComponent("Certs").path }
+    }
+
+    static func fleet(_ name: String, postgres: TemporaryPostgres) async throws -> Fleet {
+        let fleet = Fleet(folder: temporaryDirectory(name), database: try await postgres.newDatabase(name),
+                          token: String(repeating: "7a", count: 32))
+        return fleet
+    }
+
+    /// Receiver `name`: its own --state (the device registered), the fleet's Certs and store; its TLS port.
+    static func receiver(_ name: String, _ fleet: Fleet) async throws -> (ServerProcess, Int) {
+        let state = fleet.folder.appendingPathComponent(name).path
+        #expect(try await runProgram([try executable("push-receiver"), "devices", "add", "--state", state, "--environment", "sandbox",
+                                      "--bundle", "com.example.authsim", "--token", fleet.token]).status == 0)
+        let receiver = try ServerProcess([try executable("push-receiver"), "--certs", fleet.certs, "--state", state, "--sandbox-port", "0",
+                                          "--no-production-listener", "--no-device-gateway", "--store", fleet.database.url, "--node-name", name])
+        do {
+            let lines = try await receiver.waitFor("delivery log:")
+            #expect(lines.contains { $0.contains("delivery log: the fleet's") && $0.contains("node \(name)") }, "\(lines)")
+            return (receiver, try receiver.port(after: "https"))
+        } catch {
+            receiver.stop()
+            throw error
+        }
+    }
+
+    static func sender(_ fleet: Fleet, port: Int, count: Int, concurrency: Int) throws -> ServerProcess {
+        try ServerProcess([try executable("apns-sender"), payload, "--token", fleet.token, "--certs", fleet.certs, "--port", String(port),
+                           "--count", String(count), "--concurrency", String(concurrency), "--connections", "2", "--retries", "6",
+                           "--unique-apns-ids", "--json"])
+    }
+
+    /// The apns-ids a sender's JSON lines say were answered 200, and those interrupted in flight.
+    static func accepted(_ lines: [String]) -> (accepted: Set<String>, interrupted: Set<String>) {
+        var accepted: Set<String> = []
+        var interrupted: Set<String> = []
+        for line in lines {
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any], let id = object["apns-id"] as? String else { continue }
+            if object["status"] as? Int == 200 { accepted.insert(id) } else if object["code"] as? String == "interrupted" { interrupted.insert(id) }
+        }
+        return (accepted, interrupted)
+    }
+
+    /// `push-receiver deliveries --store`: apns-id → the node that answered it.
+    static func deliveries(_ fleet: Fleet, _ extra: [String] = []) async throws -> [String: String] {
+        let (output, status) = try await runProgram([try executable("push-receiver"), "deliveries", "--store", fleet.database.url] + extra)
+        #expect(status == 0, "\(output)")
+        var nodes: [String: String] = [:]
+        for line in output.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let id = try #require(object["apns-id"] as? String)
+            #expect(nodes[id] == nil, "\(id) kept twice")
+            nodes[id] = object["node"] as? String
+        }
+        return nodes
+    }
+
+    @Test("pushes spread over two receivers: one query through the store returns every push of the fleet, with the node that answered it")
+    func spreadOverTwo() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let fleet = try await Self.fleet(#function, postgres: postgres)
+        defer { try? FileManager.default.removeItem(at: fleet.folder) }
+        let (a, portA) = try await Self.receiver("a", fleet)
+        defer { a.stop() }
+        let (b, portB) = try await Self.receiver("b", fleet)
+        defer { b.stop() }
+        let toA = try Self.sender(fleet, port: portA, count: 300, concurrency: 50)
+        let toB = try Self.sender(fleet, port: portB, count: 200, concurrency: 50)
+        #expect(try await toA.exit() == 0, "\(toA.output.suffix(3)); \(toA.errorTail)")
+        #expect(try await toB.exit() == 0, "\(toB.output.suffix(3)); \(toB.errorTail)")
+        let sentA = Self.accepted(toA.output).accepted
+        let sentB = Self.accepted(toB.output).accepted
+        #expect(sentA.count == 300 && sentB.count == 200)
+
+        let kept = try await Self.deliveries(fleet)
+        #expect(Set(kept.keys) == sentA.union(sentB))
+        #expect(sentA.allSatisfy { kept[$0] == "a" } && sentB.allSatisfy { kept[$0] == "b" })
+        // A receiver with a store writes nothing to a deliveries.jsonl of its own.
+        let local = try? Data(contentsOf: fleet.folder.appendingPathComponent("a/deliveries.jsonl"))
+        #expect((local ?? Data()).isEmpty)
+        #expect(try await Self.deliveries(fleet, ["--device-token", String(repeating: "00", count: 32)]).isEmpty)
+        #expect(try await Self.deliveries(fleet, ["--limit", "7"]).count == 7)
+    }
+
+    @Test("a receiver killed with SIGKILL under load: every push it answered 200 is in the fleet's log, once")
+    func killedUnderLoad() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let fleet = try await Self.fleet(#function, postgres: postgres)
+        defer { try? FileManager.default.removeItem(at: fleet.folder) }
+        let (a, port) = try await Self.receiver("a", fleet)
+        defer { a.stop() }
+        // Enough that the sender is still busy when the kill comes, however late this test sees the 500th line.
+        let sender = try Self.sender(fleet, port: port, count: 200_000, concurrency: 100)
+        defer { sender.stop() }
+        try await sender.waitForLines(500)
+        a.stop()
+        #expect(try await sender.exit() == 2, "the sender exits 2 when pushes went unanswered")
+        let sent = Self.accepted(sender.output)
+        #expect(sent.accepted.count >= 500 && sent.accepted.count < 200_000)
+        let kept = try await Self.deliveries(fleet)
+        let missing = sent.accepted.subtracting(kept.keys)
+        #expect(missing.isEmpty, "answered 200 but not in the fleet's log: \(missing.prefix(5))")
+        #expect(Set(kept.keys).subtracting(sent.accepted).isSubset(of: sent.interrupted), "kept pushes the sender never sent")
+        print("killed after \(sent.accepted.count) answered 200; the fleet's log has \(kept.count)")
+    }
+}
