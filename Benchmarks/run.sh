@@ -212,7 +212,8 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     echo; echo "### Fleet: skipped (no PostgreSQL: apt-get install postgresql)"
   else
     AS=(); PGDIR="$WORK/pg"; mkdir -p "$PGDIR"
-    if [ "$(id -u)" = 0 ]; then chown 65534:65534 "$PGDIR"; AS=(setpriv --reuid=65534 --regid=65534 --clear-groups); fi
+    # As root, PostgreSQL runs as nobody, who must be able to reach its folder.
+    if [ "$(id -u)" = 0 ]; then chmod 711 "$WORK"; chown 65534:65534 "$PGDIR"; AS=(setpriv --reuid=65534 --regid=65534 --clear-groups); fi
     "${AS[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -U authsim --auth=trust -E UTF8 --locale=C >/dev/null
     "${AS[@]}" "$PGBIN/postgres" -D "$PGDIR/data" -k "$PGDIR" -c listen_addresses= > "$PGDIR.log" 2>&1 &
     for _ in $(seq 100); do grep -q "ready to accept connections" "$PGDIR.log" 2>/dev/null && break; sleep 0.1; done
@@ -225,5 +226,29 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     frow "$(fleet)"
     frow "$(fleet --store "$(db fleet1)")"
     frow "$(fleet --store "$(db fleet2)" --nodes 2)"
+
+    # Pushes: push-receiver alone (deliveries.jsonl) beside receivers keeping their pushes in the
+    # fleet's database (--store), h2load on cleartext; with two receivers, one h2load each at once.
+    P=$([ $QUICK = 1 ] && echo 50000 || echo 200000)
+    receiver_at() { # name cleartext-port [--store URL --node-name N] → pid in RPID
+      "$BIN/push-receiver" devices add --state "$WORK/$1" --environment sandbox --bundle $TOPIC --token $TOKEN >/dev/null
+      "$BIN/push-receiver" --certs "$WORK/certs" --state "$WORK/$1" --sandbox-port 0 --no-production-listener --no-device-gateway \
+        --cleartext-port "$2" "${@:3}" > "$WORK/$1.log" 2>&1 &
+      RPID=$!
+      for _ in $(seq 100); do grep -q "delivery log:" "$WORK/$1.log" 2>/dev/null && return; sleep 0.1; done
+      echo "push-receiver did not start: $(cat "$WORK/$1.log")" >&2; exit 1
+    }
+    echo; echo "### Fleet: $P pushes into push-receiver (h2load -c 4 -m 100, cleartext), alone and keeping them in the fleet's database"
+    echo "| delivery log | receivers | pushes kept | req/s (all receivers) |"; echo "|---|---|---|---|"
+    receiver_at fleet-file 24901; r=$(h2rate http://127.0.0.1:24901 $P 4 100); kill $RPID; wait $RPID 2>/dev/null || true
+    echo "| deliveries.jsonl | 1 | $(wc -l < "$WORK/fleet-file/deliveries.jsonl") | $r |"
+    url=$(db fleetp1); receiver_at fleet-pg 24902 --store "$url" --node-name a
+    r=$(h2rate http://127.0.0.1:24902 $P 4 100); kill $RPID; wait $RPID 2>/dev/null || true
+    echo "| PostgreSQL | 1 | $("$PGBIN/psql" -X -A -t -h "$PGDIR" -U authsim -d fleetp1 -c 'SELECT count(*) FROM receiver_deliveries') | $r |"
+    url=$(db fleetp2); receiver_at fleet-pg-a 24903 --store "$url" --node-name a --threads 1; A=$RPID
+    receiver_at fleet-pg-b 24904 --store "$url" --node-name b --threads 1; B=$RPID
+    s=$(date +%s.%N); h2rate http://127.0.0.1:24903 $((P / 2)) 4 100 > "$WORK/ra" & h2rate http://127.0.0.1:24904 $((P / 2)) 4 100 > "$WORK/rb"; wait %%  2>/dev/null || true; e=$(date +%s.%N)
+    kill $A $B; wait $A $B 2>/dev/null || true
+    echo "| PostgreSQL | 2 | $("$PGBIN/psql" -X -A -t -h "$PGDIR" -U authsim -d fleetp2 -c 'SELECT count(*) FROM receiver_deliveries') | $(awk "BEGIN {printf \"%d\", $P/($e-$s)}") |"
   fi
 fi
