@@ -65,30 +65,27 @@ public actor IdentityToolkit {
                 observer: (@Sendable (BackendEvent) -> Void)? = nil,
                 logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         let configuration = try configuration.validated()
-        self.configuration = configuration
-        self.pusher = pusher
-        self.clock = clock
-        self.observer = observer
-        self.logger = logger
-        self.appleID = try AppleIDProvider(clock: clock)
-        self.smsDefenseSettings = SMSDefenseSettings(configuration)
-        self.testPhoneNumbers = configuration.testPhoneNumbers
-        self.sharedStore = nil
         if let stateDirectory {
             let (journal, state, key) = try BackendJournal.open(stateDirectory, configuration: configuration, now: clock.now)
-            self.journal = journal
-            self.state = state
-            self.tokenSigner = try IDTokenSigner(projectID: configuration.projectID, key: key)
+            try self.init(validated: configuration, pusher: pusher, clock: clock, journal: journal, store: nil, state: state, key: key,
+                          observer: observer, logger: logger)
         } else {
-            self.journal = nil
-            self.tokenSigner = try IDTokenSigner(projectID: configuration.projectID)
+            try self.init(validated: configuration, pusher: pusher, clock: clock, journal: nil, store: nil, state: BackendState(), key: nil,
+                          observer: observer, logger: logger)
         }
     }
 
-    /// A backend whose state is the fleet's, in `store`.
+    /// A backend whose state is the fleet's, in `store` (``open(configuration:pusher:clock:store:observer:logger:)``).
     init(configuration: BackendConfiguration, pusher: (any SilentPusher)?, clock: any WallClock, store: any BackendStore,
          key: _RSA.Signing.PrivateKey, observer: (@Sendable (BackendEvent) -> Void)?, logger: Logger) throws {
-        let configuration = try configuration.validated()
+        try self.init(validated: try configuration.validated(), pusher: pusher, clock: clock, journal: nil, store: store, state: BackendState(),
+                      key: key, observer: observer, logger: logger)
+    }
+
+    /// - Parameter key: the ID-token key; `nil`: the process's (``IDTokenSigner/processKey``).
+    private init(validated configuration: BackendConfiguration, pusher: (any SilentPusher)?, clock: any WallClock, journal: BackendJournal?,
+                 store: (any BackendStore)?, state: BackendState, key: _RSA.Signing.PrivateKey?,
+                 observer: (@Sendable (BackendEvent) -> Void)?, logger: Logger) throws {
         self.configuration = configuration
         self.pusher = pusher
         self.clock = clock
@@ -97,9 +94,10 @@ public actor IdentityToolkit {
         self.appleID = try AppleIDProvider(clock: clock)
         self.smsDefenseSettings = SMSDefenseSettings(configuration)
         self.testPhoneNumbers = configuration.testPhoneNumbers
-        self.journal = nil
+        self.journal = journal
         self.sharedStore = store
-        self.tokenSigner = try IDTokenSigner(projectID: configuration.projectID, key: key)
+        self.state = state
+        self.tokenSigner = try key.map { try IDTokenSigner(projectID: configuration.projectID, key: $0) } ?? IDTokenSigner(projectID: configuration.projectID)
     }
 
     /// Applies a change and writes it: to the journal (once this returns, a restarted backend

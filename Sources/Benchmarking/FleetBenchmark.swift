@@ -34,39 +34,14 @@ public enum FleetBenchmark {
         let key = toolkits[0].configuration.apiKey
         let clock = ContinuousClock()
         let start = clock.now
-        var latencies: [Double] = []
-        var failures = 0
-        var firstFailure: String?
-        await withTaskGroup(of: Result<Double, any Error>.self) { group in
-            var next = 0
-            func addNext() {
-                guard next < count else { return }
-                let index = next
-                next += 1
-                group.addTask {
-                    let began = clock.now
-                    do {
-                        try await signIn(index, bases: bases, key: key, transport: transport)
-                        return .success((clock.now - began).inSeconds * 1000)
-                    } catch { return .failure(error) }
-                }
-            }
-            for _ in 0..<min(concurrency, count) { addNext() }
-            while let result = await group.next() {
-                switch result {
-                case .success(let milliseconds): latencies.append(milliseconds)
-                case .failure(let error):
-                    failures += 1
-                    if firstFailure == nil { firstFailure = "\(error)" }
-                }
-                addNext()
-            }
+        var (latencies, failures, firstFailure) = await ConcurrentRun.run(count: count, concurrency: concurrency) { index in
+            try await signIn(index, bases: bases, key: key, transport: transport)
         }
         let seconds = (clock.now - start).inSeconds
         for server in servers { await server.shutdown() }
         latencies.sort()
-        func percentile(_ p: Double) -> Double { latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
-        return Report(nodes: toolkits.count, signIns: count, seconds: seconds, p50Milliseconds: percentile(0.5), p99Milliseconds: percentile(0.99),
+        return Report(nodes: toolkits.count, signIns: count, seconds: seconds, p50Milliseconds: ConcurrentRun.percentile(0.5, of: latencies),
+                      p99Milliseconds: ConcurrentRun.percentile(0.99, of: latencies),
                       failures: failures, firstFailure: firstFailure)
     }
 

@@ -60,37 +60,8 @@ public enum FlowBenchmark {
         let presented = Counter()
         let clock = ContinuousClock()
         let start = clock.now
-        var latencies: [Double] = []
-        latencies.reserveCapacity(count)
-        var failures = 0
-        var firstFailure: String?
-        await withTaskGroup(of: Result<Double, any Error>.self) { group in
-            var next = 0
-            func addNext() {
-                guard next < count else { return }
-                let index = next
-                next += 1
-                group.addTask {
-                    let began = clock.now
-                    do {
-                        try await flow(index, world: world, presented: presented)
-                        let elapsed = clock.now - began
-                        return .success(elapsed.inSeconds * 1000)
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
-            for _ in 0..<min(concurrency, count) { addNext() }
-            while let result = await group.next() {
-                switch result {
-                case .success(let milliseconds): latencies.append(milliseconds)
-                case .failure(let error):
-                    failures += 1
-                    if firstFailure == nil { firstFailure = "\(error)" }
-                }
-                addNext()
-            }
+        var (latencies, failures, firstFailure) = await ConcurrentRun.run(count: count, concurrency: concurrency) { index in
+            try await flow(index, world: world, presented: presented)
         }
         let elapsed = clock.now - start
         var requests: [String: Double] = [:]
@@ -101,12 +72,9 @@ public enum FlowBenchmark {
         let pushes = Double(world.channel.map { (try? DeliveryLog.entries(in: $0.deliveryLogFile).count) ?? 0 } ?? 0) / Double(count)
         await world.shutdown()
         latencies.sort()
-        func percentile(_ p: Double) -> Double {
-            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int((p * Double(latencies.count)).rounded(.up)) - 1)]
-        }
         return Report(path: path, flows: count, failures: failures, reCAPTCHAs: presented.value, firstFailure: firstFailure,
                       wallSeconds: elapsed.inSeconds,
-                      p50: percentile(0.5), p99: percentile(0.99), max: latencies.last ?? 0, peakMegabytes: peakResidentMegabytes(),
+                      p50: ConcurrentRun.percentile(0.5, of: latencies), p99: ConcurrentRun.percentile(0.99, of: latencies), max: latencies.last ?? 0, peakMegabytes: peakResidentMegabytes(),
                       requestsPerFlow: requests, pushesPerFlow: pushes, pushTally: pushTally)
     }
 

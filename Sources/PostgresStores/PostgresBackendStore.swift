@@ -32,14 +32,14 @@ public actor PostgresBackendStore: BackendStore {
         self.logger = logger
     }
 
-    public func open(projectID: String, candidateKeyPEM: String) async throws(BackendStoreError) -> String {
+    public func open(projectID: String, candidateKeyPEM: String) async throws(SharedStoreError) -> String {
         let connection = try await connected()
         do {
             try await Migrations.run(on: connection, address: address, logger: logger)
         } catch {
             await session.broken(connection)
             let cause = PostgresStoreFailure.describe(error)
-            throw BackendStoreError(cause.contains("migrated by a newer authsim") ? .schemaTooNew : .unavailable, cause)
+            throw SharedStoreError(cause.contains("migrated by a newer authsim") ? .schemaTooNew : .unavailable, cause)
         }
         do {
             // The first node stores its key; every later one reads it back.
@@ -54,18 +54,18 @@ public actor PostgresBackendStore: BackendStore {
             }
             guard projects.count == 1, let (_, pem) = projects.first(where: { $0.0 == projectID }) else {
                 let others = projects.map(\.0).filter { $0 != projectID }.sorted().joined(separator: ", ")
-                throw BackendStoreError(.otherProject, "the database holds the backend of project \(others), not \(projectID): give each project its own database")
+                throw SharedStoreError(.otherProject, "the database holds the backend of project \(others), not \(projectID): give each project its own database")
             }
             return pem
-        } catch let error as BackendStoreError {
+        } catch let error as SharedStoreError {
             throw error
         } catch {
             await session.broken(connection)
-            throw BackendStoreError(.unavailable, PostgresStoreFailure.describe(error))
+            throw SharedStoreError(.unavailable, PostgresStoreFailure.describe(error))
         }
     }
 
-    public func records(after position: Int64) async throws(BackendStoreError) -> BackendStoreRecords {
+    public func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords {
         let connection = try await connected()
         do {
             return try await bounded(connection, seconds: deadline, what: "reading") { [logger] connection in
@@ -75,11 +75,11 @@ public actor PostgresBackendStore: BackendStore {
             }
         } catch {
             await session.broken(connection)
-            throw BackendStoreError(.unavailable, "reading: \(PostgresStoreFailure.describe(error))")
+            throw SharedStoreError(.unavailable, "reading: \(PostgresStoreFailure.describe(error))")
         }
     }
 
-    public func beginChange(after position: Int64) async throws(BackendStoreError) -> any BackendStoreChange {
+    public func beginChange(after position: Int64) async throws(SharedStoreError) -> any BackendStoreChange {
         let connection = try await connected()
         do {
             let newer = try await bounded(connection, seconds: deadline, what: "starting a change") { [logger] connection in
@@ -92,14 +92,14 @@ public actor PostgresBackendStore: BackendStore {
             // Closing the connection ends its transaction too. (A query after a failed one, a
             // ROLLBACK on a connection the server had just closed, was seen never to answer.)
             await session.broken(connection)
-            throw BackendStoreError(.unavailable, "starting a change: \(PostgresStoreFailure.describe(error))")
+            throw SharedStoreError(.unavailable, "starting a change: \(PostgresStoreFailure.describe(error))")
         }
     }
 
     public func close() async { await session.close() }
 
-    private func connected() async throws(BackendStoreError) -> PostgresConnection {
-        do { return try await session.connected() } catch { throw BackendStoreError(.unavailable, error.description) }
+    private func connected() async throws(SharedStoreError) -> PostgresConnection {
+        do { return try await session.connected() } catch { throw SharedStoreError(.unavailable, error.description) }
         // (Callers name the store: the command line says which URL; a request's log line says `store`.)
     }
 
@@ -114,7 +114,7 @@ public actor PostgresBackendStore: BackendStore {
         }
     }
 
-    fileprivate func write(_ records: [String], after position: Int64, on connection: PostgresConnection) async throws(BackendStoreError) -> Int64 {
+    fileprivate func write(_ records: [String], after position: Int64, on connection: PostgresConnection) async throws(SharedStoreError) -> Int64 {
         do {
             try await bounded(connection, seconds: deadline, what: "writing") { [logger, node] connection in
                 try await connection.query("""
@@ -127,7 +127,7 @@ public actor PostgresBackendStore: BackendStore {
         } catch {
             // A COMMIT whose answer was lost may have committed: the caller rebuilds from the store.
             await session.broken(connection)
-            throw BackendStoreError(.unavailable, "writing: \(PostgresStoreFailure.describe(error))")
+            throw SharedStoreError(.unavailable, "writing: \(PostgresStoreFailure.describe(error))")
         }
     }
 
@@ -145,7 +145,7 @@ public actor PostgresBackendStore: BackendStore {
         let connection: PostgresConnection
         let newer: BackendStoreRecords
 
-        func commit(_ records: [String]) async throws(BackendStoreError) -> Int64 {
+        func commit(_ records: [String]) async throws(SharedStoreError) -> Int64 {
             try await store.write(records, after: newer.position, on: connection)
         }
 

@@ -31,9 +31,9 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
     }
 
     /// Connects, and creates or migrates the schema.
-    public func open() async throws(PostgresStoreError) {
+    public func open() async throws(SharedStoreError) {
         do { try await sessions[0].migrate() } catch {
-            throw PostgresStoreError(error.description.contains("migrated by a newer authsim") ? .schemaTooNew : .unavailable, error.description)
+            throw SharedStoreError(error.description.contains("migrated by a newer authsim") ? .schemaTooNew : .unavailable, error.description)
         }
     }
 
@@ -63,7 +63,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
     }
 
     /// The fleet's pushes, oldest first: each its delivery-log line with `node` added, as JSON text.
-    public func deliveries(deviceToken: String? = nil, limit: Int? = nil) async throws(PostgresStoreError) -> [String] {
+    public func deliveries(deviceToken: String? = nil, limit: Int? = nil) async throws(SharedStoreError) -> [String] {
         let token = deviceToken?.lowercased()
         let limit = limit ?? Int(Int32.max)
         do {
@@ -77,7 +77,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
                 return lines
             }
         } catch {
-            throw PostgresStoreError(.unavailable, error.description)
+            throw SharedStoreError(.unavailable, error.description)
         }
     }
 
@@ -86,19 +86,4 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
     }
 
     private static let silent = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })
-}
-
-/// Why a store of the fleet could not be opened or read.
-public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        case unavailable
-        case schemaTooNew
-    }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-    public var description: String { message }
 }

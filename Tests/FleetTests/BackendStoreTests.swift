@@ -146,7 +146,7 @@ struct BackendStoreTests {
         do {
             _ = try await Self.node(newer.url, "b")
             Issue.record("a database at schema 99 was opened")
-        } catch let error as BackendStoreError {
+        } catch let error as SharedStoreError {
             #expect(error.code == .schemaTooNew)
             #expect(error.message.contains("schema version 99"), "\(error.message)")
             #expect(error.message.contains("newer authsim"), "\(error.message)")
@@ -157,7 +157,7 @@ struct BackendStoreTests {
         do {
             _ = try await Self.node(other.url, "b") { $0.projectID = "another-project" }
             Issue.record("another project's database was opened")
-        } catch let error as BackendStoreError {
+        } catch let error as SharedStoreError {
             #expect(error.code == .otherProject)
             #expect(error.message.contains("authsim-demo"), "\(error.message)")
         }

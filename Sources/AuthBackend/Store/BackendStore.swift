@@ -1,4 +1,5 @@
 import IdentityToolkitAPI
+import Utilities
 
 /// Where a fleet of backends keeps what they share: every change their rules make, as
 /// ``BackendRecord``s in one order that every node reads (PostgreSQL, in `PostgresStores`).
@@ -19,15 +20,15 @@ public protocol BackendStore: Sendable {
     /// Checks (and creates or migrates) the store's schema for the backend of `projectID`, and
     /// returns the fleet's ID-token signing key (PEM): the stored one, or `candidateKeyPEM`, stored,
     /// when the fleet has none yet. Every node signs with it, so a token one issues every node accepts.
-    func open(projectID: String, candidateKeyPEM: String) async throws(BackendStoreError) -> String
+    func open(projectID: String, candidateKeyPEM: String) async throws(SharedStoreError) -> String
 
     /// The records after `position`, for a read (no write turn taken).
-    func records(after position: Int64) async throws(BackendStoreError) -> BackendStoreRecords
+    func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords
 
     /// Starts a change: takes the fleet's write turn (no other node's change runs until this one
     /// ends) and returns the records after `position`, which the change's rules must see first.
     /// Exactly one of ``BackendStoreChange/commit(_:)`` and ``BackendStoreChange/abandon()`` ends it.
-    func beginChange(after position: Int64) async throws(BackendStoreError) -> any BackendStoreChange
+    func beginChange(after position: Int64) async throws(SharedStoreError) -> any BackendStoreChange
 
     /// Closes the store's connections.
     func close() async
@@ -39,7 +40,7 @@ public protocol BackendStoreChange: Sendable {
     var newer: BackendStoreRecords { get }
     /// Writes `records` after the fleet's last record and ends the change (its transaction
     /// commits); returns the position of the last record written.
-    func commit(_ records: [String]) async throws(BackendStoreError) -> Int64
+    func commit(_ records: [String]) async throws(SharedStoreError) -> Int64
     /// Ends the change without writing.
     func abandon() async
 }
@@ -52,25 +53,4 @@ public struct BackendStoreRecords: Sendable {
         self.records = records
         self.position = position
     }
-}
-
-/// Why a store could not do what was asked.
-public struct BackendStoreError: Error, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        /// The database cannot be reached, or a query failed: answered 503 `UNAVAILABLE`.
-        case unavailable
-        /// The database's schema is newer than this program's.
-        case schemaTooNew
-        /// The database holds another project's backend.
-        case otherProject
-        /// A stored record or key this program cannot read.
-        case corrupt
-    }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-    public var description: String { message }
 }

@@ -16,7 +16,7 @@ extension IdentityToolkit {
         let pem = try await store.open(projectID: configuration.projectID, candidateKeyPEM: IDTokenSigner.processKey.pemRepresentation)
         let key: _RSA.Signing.PrivateKey
         do { key = try _RSA.Signing.PrivateKey(pemRepresentation: pem) } catch {
-            throw BackendStoreError(.corrupt, "\(store.address) holds an ID-token key that is not an RSA private key in PEM: \(error)")
+            throw SharedStoreError(.corrupt, "\(store.address) holds an ID-token key that is not an RSA private key in PEM: \(error)")
         }
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: clock, store: store, key: key,
                                           observer: observer, logger: logger)
@@ -125,7 +125,7 @@ extension IdentityToolkit {
         if let changed = state.projectConfig, changed != config { adopt(changed) }
     }
 
-    private func storeUnavailable(_ error: BackendStoreError, while doing: String) -> IdentityToolkitError {
+    private func storeUnavailable(_ error: SharedStoreError, while doing: String) -> IdentityToolkitError {
         logger.error("the shared store failed \(doing); answering 503 UNAVAILABLE",
                      metadata: ["store": "\(sharedStore?.address ?? "")", "cause": "\(error.message)"])
         return IdentityToolkitError.unavailable()
