@@ -57,7 +57,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
                 }
                 done(nil)
             } catch {
-                done(ReceiverError(.storage, "the fleet's delivery log (\(node)): \(error)"))
+                done(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)"))
             }
         }
     }

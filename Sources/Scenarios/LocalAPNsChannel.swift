@@ -37,11 +37,12 @@ public final class LocalAPNsChannel: Sendable {
     ///   - state: where the delivery log goes (`deliveries.jsonl`); the registry is in memory.
     ///   - extraKeys: more provider keys to trust beside the one in `certs`.
     ///   - keyEnvironments: limit the `certs` key to these environments.
+    ///   - sharedLog: a fleet's delivery log, kept instead of `deliveries.jsonl`.
     public static func start(certs: URL, state: URL, clock: any WallClock = SystemWallClock(),
                              extraKeys: [TrustedProviderKey] = [], keyEnvironments: Set<APNsEnvironment>? = nil,
                              keyTopics: Set<String>? = nil, policy: ReceiverPolicy = ReceiverPolicy(),
                              observer: (@Sendable (ReceiverEvent) -> Void)? = nil, threads: Int = 2,
-                             deliveryLatency: Duration = .zero,
+                             deliveryLatency: Duration = .zero, sharedLog: (any SharedDeliveryLog)? = nil,
                              logger: Logger = Logger(label: "push-receiver", factory: { _ in SwiftLogNoOpLogHandler() }))
         async throws -> LocalAPNsChannel {
         let credentials = try CertsDirectory(certs).ensure()
@@ -59,7 +60,7 @@ public final class LocalAPNsChannel: Sendable {
             certificateChainPEM: credentials.serverCertificatePEM, privateKeyPEM: credentials.serverKeyPEM,
             trustedKeys: [credentials.authKey.trusted(environments: keyEnvironments, topics: keyTopics)] + extraKeys,
             registry: registry, deliveryLog: log, faults: faults, delivery: hub, policy: policy, clock: clock,
-            logger: logger, observer: observer, threads: threads))
+            logger: logger, observer: observer, threads: threads, sharedLog: sharedLog))
         return LocalAPNsChannel(directory: state, credentials: credentials, receiver: receiver, registry: registry,
                                 hub: hub, faults: faults, deliveryLogFile: logFile)
     }

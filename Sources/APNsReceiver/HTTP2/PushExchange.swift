@@ -114,11 +114,16 @@ struct PushExchange {
     }
 
     /// The answers to pushes the log kept (`kept` nil: 200 each, the push recorded as accepted)
-    /// or could not keep (500 `InternalServerError` for all of them).
+    /// or could not keep: 503 `ServiceUnavailable` for all of them when a fleet's database cannot
+    /// be reached (what APNs answers while it is down; the provider retries later), else 500
+    /// `InternalServerError`.
     func answers(for pushes: [AcceptedPush], kept error: ReceiverError?) -> [PushAnswer] {
         if let error {
             services.logger.error("delivery log write failed", metadata: ["error": "\(error)"])
-            return pushes.map { rejection(PushRejection(.internalServerError, "the delivery log could not be written"), apnsID: $0.apnsID) }
+            let refusal = error.code == .unavailable
+                ? PushRejection(.serviceUnavailable, "the fleet's delivery log cannot be reached")
+                : PushRejection(.internalServerError, "the delivery log could not be written")
+            return pushes.map { rejection(refusal, apnsID: $0.apnsID) }
         }
         return pushes.map { push in
             services.logger.debug("accepted", metadata: [
