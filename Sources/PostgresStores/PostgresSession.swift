@@ -15,6 +15,8 @@ actor PostgresSession {
     let location: PostgresLocation
     private let logger: Logger
     private var connection: PostgresConnection?
+    /// The connect in progress, which callers arriving meanwhile share.
+    private var connecting: Task<PostgresConnection, any Error>?
     private var connections = 0
     private var lastFailure: (at: Date, backoff: TimeInterval, cause: String)?
     /// The backoff's clock (a test moves it instead of waiting).
@@ -32,21 +34,32 @@ actor PostgresSession {
         if let connection { Task { try? await connection.close() } }
     }
 
-    /// The open connection, or a new one.
+    /// The open connection, or a new one. Callers that arrive while a connection is being opened
+    /// wait for that one: the actor is re-entered at the connect's await, and a second connect
+    /// would replace the first connection, dropped unclosed (PostgresNIO traps on that; the
+    /// stress runs found it when a receiver's batches came faster than the first connect).
     func connected() async throws(PostgresStoreFailure) -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
+        if let connecting {
+            do { return try await connecting.value } catch { throw PostgresStoreFailure("cannot connect: \(PostgresStoreFailure.describe(error))") }
+        }
         connection = nil
         if let lastFailure, clock.now < lastFailure.at.addingTimeInterval(lastFailure.backoff) {
             throw PostgresStoreFailure("unreachable (\(lastFailure.cause)); next attempt within \(lastFailure.backoff) s")
         }
         connections += 1
+        let (configuration, id, logger) = (location.configuration, connections, logger)
+        let attempt = Task { try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger) }
+        connecting = attempt
         do {
-            let opened = try await PostgresConnection.connect(configuration: location.configuration, id: connections, logger: logger)
+            let opened = try await attempt.value
+            connecting = nil
             if lastFailure != nil { logger.notice("reconnected to the store", metadata: ["store": "\(location.address)"]) }
             lastFailure = nil
             connection = opened
             return opened
         } catch {
+            connecting = nil
             let cause = PostgresStoreFailure.describe(error)
             let backoff = min((lastFailure?.backoff ?? 0.05) * 2, 5)
             lastFailure = (clock.now, backoff, cause)
