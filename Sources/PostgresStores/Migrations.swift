@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Utilities
 
 /// The schema, as numbered steps the program applies itself, in order, each once
 /// (`authsim_migrations` lists those applied). Nodes starting together take turns on an advisory
@@ -88,7 +89,7 @@ enum Migrations {
                 applied = version
             }
             guard applied <= latest else {
-                throw PostgresStoreFailure(
+                throw SharedStoreError(.schemaTooNew,
                     "the database has schema version \(applied), and this authsim knows up to \(latest): it was migrated by a newer authsim. Run that version, or give this one its own database.")
             }
             for step in steps where step.version > applied {

@@ -33,49 +33,41 @@ public actor PostgresBackendStore: BackendStore {
     }
 
     public func open(projectID: String, candidateKeyPEM: String) async throws(SharedStoreError) -> String {
-        let connection = try await connected()
+        try await session.migrate()
+        let projects: [(String, String)]
         do {
-            try await Migrations.run(on: connection, address: address, logger: logger)
-        } catch {
-            await session.broken(connection)
-            let cause = PostgresStoreFailure.describe(error)
-            throw SharedStoreError(cause.contains("migrated by a newer authsim") ? .schemaTooNew : .unavailable, cause)
-        }
-        do {
-            // The first node stores its key; every later one reads it back.
-            try await connection.query("""
-                INSERT INTO backend_fleet (project_id, id_token_key_pem) VALUES (\(projectID), \(candidateKeyPEM))
-                ON CONFLICT (project_id) DO NOTHING
-                """, logger: logger)
-            var projects: [(String, String)] = []
-            for try await row in try await connection.query("SELECT project_id, id_token_key_pem FROM backend_fleet", logger: logger)
-                .decode((String, String).self) {
-                projects.append(row)
+            projects = try await session.run("reading the fleet's ID-token key", seconds: deadline) { [logger] connection in
+                // The first node stores its key; every later one reads it back.
+                try await connection.query("""
+                    INSERT INTO backend_fleet (project_id, id_token_key_pem) VALUES (\(projectID), \(candidateKeyPEM))
+                    ON CONFLICT (project_id) DO NOTHING
+                    """, logger: logger)
+                var projects: [(String, String)] = []
+                for try await row in try await connection.query("SELECT project_id, id_token_key_pem FROM backend_fleet", logger: logger)
+                    .decode((String, String).self) {
+                    projects.append(row)
+                }
+                return projects
             }
-            guard projects.count == 1, let (_, pem) = projects.first(where: { $0.0 == projectID }) else {
-                let others = projects.map(\.0).filter { $0 != projectID }.sorted().joined(separator: ", ")
-                throw SharedStoreError(.otherProject, "the database holds the backend of project \(others), not \(projectID): give each project its own database")
-            }
-            return pem
-        } catch let error as SharedStoreError {
-            throw error
         } catch {
-            await session.broken(connection)
-            throw SharedStoreError(.unavailable, PostgresStoreFailure.describe(error))
+            throw SharedStoreError(.unavailable, error.description)
         }
+        guard projects.count == 1, let (_, pem) = projects.first(where: { $0.0 == projectID }) else {
+            let others = projects.map(\.0).filter { $0 != projectID }.sorted().joined(separator: ", ")
+            throw SharedStoreError(.otherProject, "the database holds the backend of project \(others), not \(projectID): give each project its own database")
+        }
+        return pem
     }
 
     public func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords {
-        let connection = try await connected()
         do {
-            return try await bounded(connection, seconds: deadline, what: "reading") { [logger] connection in
+            return try await session.run("reading", seconds: deadline) { [logger] connection in
                 try await Self.read(try await connection.query("""
                     SELECT position, record::text FROM backend_records WHERE position > \(position) ORDER BY position
                     """, logger: logger), after: position)
             }
         } catch {
-            await session.broken(connection)
-            throw SharedStoreError(.unavailable, "reading: \(PostgresStoreFailure.describe(error))")
+            throw SharedStoreError(.unavailable, error.description)
         }
     }
 

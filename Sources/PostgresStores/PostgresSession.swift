@@ -9,8 +9,9 @@ import Utilities
 /// between fail at once with the last cause, so a database that is down is not hammered and no
 /// caller waits for it.
 ///
-/// One connection, not a pool: a backend node's changes take the fleet's write turn one at a
-/// time, so a second connection would only wait for the first.
+/// One connection, not a pool: a backend node's changes take the fleet's write turn one batch at
+/// a time, so a second connection would only wait for the first. (A receiver, whose appends take
+/// no turn, spreads its batches over a few sessions.)
 actor PostgresSession {
     let location: PostgresLocation
     private let logger: Logger
@@ -85,12 +86,16 @@ actor PostgresSession {
         }
     }
 
-    /// Creates or migrates the schema (``Migrations``).
-    func migrate() async throws(PostgresStoreFailure) {
-        let connection = try await connected()
+    /// Creates or migrates the schema (``Migrations``): `schemaTooNew` for a database a newer
+    /// authsim migrated, `unavailable` for anything else.
+    func migrate() async throws(SharedStoreError) {
+        let connection: PostgresConnection
+        do { connection = try await connected() } catch { throw SharedStoreError(.unavailable, error.description) }
         do { try await Migrations.run(on: connection, address: location.address, logger: logger) } catch {
             await broken(connection)
-            throw PostgresStoreFailure(PostgresStoreFailure.describe(error))
+            // Thrown inside the migrations' transaction, which wraps it.
+            if let refusal = (error as? PostgresTransactionError)?.closureError as? SharedStoreError { throw refusal }
+            throw SharedStoreError(.unavailable, PostgresStoreFailure.describe(error))
         }
     }
 
@@ -158,6 +163,7 @@ struct PostgresStoreFailure: Error, CustomStringConvertible {
                 return [transaction.beginError, transaction.closureError, transaction.commitError].compactMap { $0 }.map(describe).first
                     ?? "a transaction failed"
             }
+            if let error = error as? SharedStoreError { return error.message }
             return "\(error)"
         }
         var parts: [String] = []
@@ -169,10 +175,5 @@ struct PostgresStoreFailure: Error, CustomStringConvertible {
         if let underlying = error.underlying { parts.append("\(underlying)") }
         if parts.isEmpty { parts.append("\(error.code)") }
         return parts.joined(separator: "; ")
-    }
-
-    /// The server's SQLSTATE, when the server answered with an error.
-    static func sqlState(_ error: any Error) -> String? {
-        (error as? PSQLError)?.serverInfo?[.sqlState]
     }
 }
