@@ -71,6 +71,19 @@ public struct PostgresLocation: Sendable {
         address = Self.redacted(text)
     }
 
+    /// The store a program was given: its `--store` option, else `AUTHSIM_STORE`; `nil` for neither.
+    public static func given(_ option: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(PostgresLocationError) -> PostgresLocation? {
+        guard let text = option ?? environment["AUTHSIM_STORE"].flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
+        return try PostgresLocation(text, environment: environment)
+    }
+
+    /// A node's name when `--node-name` gives none: the host name and the node's port (its process
+    /// ID when the port is chosen by the system).
+    public static func defaultNodeName(port: Int) -> String {
+        "\(ProcessInfo.processInfo.hostName):\(port == 0 ? "pid\(ProcessInfo.processInfo.processIdentifier)" : String(port))"
+    }
+
     /// `text` with its password, if any, replaced by `***`.
     static func redacted(_ text: String) -> String {
         guard let components = URLComponents(string: text), components.password != nil else { return text }

@@ -84,13 +84,12 @@ struct Backend: AsyncParsableCommand {
         configuration.tollFraudThreshold = tollFraudThreshold
         configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
         let pusher = try localPusher(credentials, sandboxPort: receiverPort, productionPort: receiverPort)
-        let storeURL = store ?? ProcessInfo.processInfo.environment["AUTHSIM_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+        let storeLocation: PostgresLocation?
+        do { storeLocation = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
         let toolkit: IdentityToolkit
         let stateLine: String
-        if let storeURL {
-            let location: PostgresLocation
-            do { location = try PostgresLocation(storeURL) } catch { throw ValidationError("--store: \(error)") }
-            let node = nodeName ?? "\(ProcessInfo.processInfo.hostName):\(port == 0 ? "pid\(getpid())" : String(port))"
+        if let location = storeLocation {
+            let node = nodeName ?? PostgresLocation.defaultNodeName(port: port)
             let shared = PostgresBackendStore(location: location, node: node, logger: logger)
             do {
                 toolkit = try await IdentityToolkit.open(configuration: configuration, pusher: pusher, store: shared, logger: logger)
@@ -134,6 +133,7 @@ struct Backend: AsyncParsableCommand {
                     say("authsim backend exported \(await toolkit.allUsers.count) users to \(folder)")
                 }
                 await server.shutdown()
+                await toolkit.closeStore()
             },
         ], logger: logger)
     }

@@ -24,6 +24,12 @@ extension IdentityToolkit {
         return toolkit
     }
 
+    /// Closes the shared store's connections, once the server no longer answers (the journal has
+    /// nothing to close).
+    public func closeStore() async {
+        await sharedStore?.close()
+    }
+
     /// Runs `body`, one change of the backend's state, and keeps what it wrote.
     ///
     /// Without a shared store this is `body()`: the journal writes as the rules commit. With one,

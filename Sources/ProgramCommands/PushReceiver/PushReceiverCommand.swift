@@ -141,6 +141,7 @@ struct Serve: AsyncParsableCommand {
             StartedPart("push-receiver") {
                 say("shutting down: GOAWAY Shutdown to open connections")
                 await receiver.shutdown()
+                await shared?.close()
             },
         ], logger: logger)
     }
@@ -153,14 +154,12 @@ struct FleetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("This receiver's name, kept with every push it answers (default: the host name and --sandbox-port).", valueName: "name"))
     var nodeName: String?
 
-    var storeURL: String? { store ?? ProcessInfo.processInfo.environment["AUTHSIM_STORE"].flatMap { $0.isEmpty ? nil : $0 } }
-
     /// The fleet's delivery log, opened (schema created or migrated), or nil without --store.
     func deliveryLog(port: Int, logger: Logger) async throws -> PostgresDeliveryLog? {
-        guard let storeURL else { return nil }
-        let location: PostgresLocation
-        do { location = try PostgresLocation(storeURL) } catch { throw ValidationError("--store: \(error)") }
-        let node = nodeName ?? "\(ProcessInfo.processInfo.hostName):\(port == 0 ? "pid\(getpid())" : String(port))"
+        let given: PostgresLocation?
+        do { given = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
+        guard let location = given else { return nil }
+        let node = nodeName ?? PostgresLocation.defaultNodeName(port: port)
         let log = PostgresDeliveryLog(location: location, node: node, logger: logger)
         do { try await log.open() } catch { throw CommandFailure("cannot open the store \(location.address): \(error)") }
         return log
@@ -176,11 +175,11 @@ struct Deliveries: AsyncParsableCommand {
     @Option(help: "At most this many.") var limit: Int?
 
     func run() async throws {
-        guard let url = store ?? ProcessInfo.processInfo.environment["AUTHSIM_STORE"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+        let given: PostgresLocation?
+        do { given = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
+        guard let location = given else {
             throw ValidationError("deliveries reads a fleet's store: --store postgres://… (a receiver without one keeps deliveries.jsonl in --state)")
         }
-        let location: PostgresLocation
-        do { location = try PostgresLocation(url) } catch { throw ValidationError("--store: \(error)") }
         let log = PostgresDeliveryLog(location: location, node: "query", connections: 1)
         do {
             try await log.open()
