@@ -59,8 +59,6 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private var stagedLines: [UInt8] = []
     private var lineEncoder = DeliveryLog.LineEncoder()
     private var inRead = false
-    /// ``flushOutput(context:)`` is committing what it is about to write.
-    private var flushing = false
     private var closing = false
     private var context: ChannelHandlerContext?
 
@@ -170,7 +168,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             } else {
                 var line: [UInt8] = []
                 lineEncoder.encode(push, into: &line)
-                keep([(stream, push)], lines: line, delay: delay)
+                keep([(stream, push)], lines: line, delay: delay, callerFlushes: false)
             }
         }
     }
@@ -193,17 +191,19 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let lines = stagedLines
         staged.removeAll(keepingCapacity: true)
         stagedLines.removeAll(keepingCapacity: true)
-        keep(batch, lines: lines, delay: nil)
+        // Its callers, flushOutput and goAway, flush right after.
+        keep(batch, lines: lines, delay: nil, callerFlushes: true)
     }
 
     /// Keeps `batch` in the delivery log, then answers it (after `delay`, a fault's). The file
     /// keeps it at once, in this call; a fleet's shared log later, and the answers then come back
     /// to this connection's event loop.
-    private func keep(_ batch: [(stream: Stream, push: AcceptedPush)], lines: [UInt8], delay: Int?) {
+    /// - Parameter callerFlushes: the caller flushes once this returns; otherwise, outside a read
+    ///   (a delayed fault's push), this flushes the answers the file's keeping queued.
+    private func keep(_ batch: [(stream: Stream, push: AcceptedPush)], lines: [UInt8], delay: Int?, callerFlushes: Bool) {
         guard let shared = exchange.services.sharedLog else {
             answerKept(batch, exchange.commit(batch.map(\.push), lines: lines), delay: delay)
-            // A delayed fault's push is kept outside a read, where nothing else flushes.
-            if !inRead, !flushing, let context { flushOutput(context: context) }
+            if !callerFlushes, !inRead, let context { flushOutput(context: context) }
             return
         }
         guard let context else { return }
@@ -278,9 +278,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     @discardableResult
     private func flushOutput(context: ChannelHandlerContext) -> EventLoopFuture<Void> {
-        flushing = true
         commitStaged()
-        flushing = false
         guard let bytes = connection.takeOutput(allocator: context.channel.allocator) else { return context.eventLoop.makeSucceededVoidFuture() }
         return context.writeAndFlush(wrapOutboundOut(bytes))
     }
