@@ -18,9 +18,7 @@ struct ReceiverFleetTests {
     }
 
     static func fleet(_ name: String, postgres: TemporaryPostgres) async throws -> Fleet {
-        let fleet = Fleet(folder: temporaryDirectory(name), database: try await postgres.newDatabase(name),
-                          token: String(repeating: "7a", count: 32))
-        return fleet
+        Fleet(folder: temporaryDirectory(name), database: try await postgres.newDatabase(name), token: String(repeating: "7a", count: 32))
     }
 
     /// Receiver `name`: its own --state (the device registered), the fleet's Certs and store; its TLS port.

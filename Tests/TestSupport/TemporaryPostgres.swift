@@ -70,10 +70,7 @@ public actor TemporaryPostgres {
     public func newDatabase(_ hint: String) async throws -> Database {
         databases += 1
         let name = "t\(databases)_" + hint.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(40)
-        let (output, status) = try await runProgram([binaries.appendingPathComponent("psql").path, "-X", "-q", "-v", "ON_ERROR_STOP=1",
-                                                     "-h", folder.path, "-U", "authsim", "-d", "postgres",
-                                                     "-c", "CREATE DATABASE \"\(name)\""])
-        guard status == 0 else { throw PostgresFixtureError("psql could not create database \(name): \(output)") }
+        _ = try await psql("postgres", "CREATE DATABASE \"\(name)\"")
         return Database(name: name, url: url(database: name))
     }
 
