@@ -42,6 +42,11 @@ public struct RegisteredDevice: Codable, Sendable, Hashable {
 ///
 /// When backed by a file, a lookup that misses re-reads the file if another process (the CLI)
 /// changed it since, so devices added while a receiver runs are seen at once.
+///
+/// A fleet's registry (``init(shared:)``) is a copy in memory of the one in the fleet's store,
+/// kept current as the store announces changes; changes go to the store first
+/// (``apply(_:)``), and a refusal that rests on the registry is checked against the store's latest
+/// version before it is answered (``catchUp()``).
 public final class DeviceRegistry: Sendable {
     private struct Key: Hashable {
         let environment: APNsEnvironment
@@ -50,6 +55,8 @@ public final class DeviceRegistry: Sendable {
     private struct State {
         var devices: [Key: RegisteredDevice] = [:]
         var fileStamp: Date?
+        /// A fleet's copy: the version of the store's records it holds.
+        var version: Int64 = 0
     }
     private struct FileFormat: Codable {
         var version: Int
@@ -58,11 +65,16 @@ public final class DeviceRegistry: Sendable {
 
     /// The file the registry lives in; `nil` for an in-memory registry.
     public let file: URL?
+    /// The fleet's registry this is a copy of; `nil` for a file or an in-memory registry.
+    public let shared: (any SharedDeviceRegistry)?
     private let state: Mutex<State>
+    /// A fleet's copy: the callers waiting for the next read, and whether reads are under way.
+    private let catchUps = Mutex<(waiting: [CheckedContinuation<Result<Void, ReceiverError>, Never>], running: Bool)>(([], false))
 
     /// An in-memory registry.
     public init(devices: [RegisteredDevice] = []) {
         file = nil
+        shared = nil
         var initial = State()
         for device in devices { initial.devices[Key(environment: device.environment, token: device.token.hex)] = device }
         state = Mutex(initial)
@@ -73,8 +85,96 @@ public final class DeviceRegistry: Sendable {
     /// - Throws: ``ReceiverError`` when the file exists but is not a registry.
     public init(file: URL) throws(ReceiverError) {
         self.file = file
+        shared = nil
         state = Mutex(State())
         try reload(force: true)
+    }
+
+    /// A copy of a fleet's registry: read whole now, then kept current as `shared` announces
+    /// changes.
+    public init(shared: any SharedDeviceRegistry) async throws(ReceiverError) {
+        file = nil
+        self.shared = shared
+        state = Mutex(State())
+        try await catchUp()
+        shared.follow { [weak self] in
+            guard let self else { return }
+            Task { try? await self.catchUp() }
+        }
+    }
+
+    /// A fleet's copy reads the changes made since its version (a file or in-memory registry has
+    /// nothing to catch up with). When this returns, the copy has every change committed before it
+    /// was called.
+    ///
+    /// Callers that arrive while a read is under way share the next read, which starts after
+    /// that one: a flood of refused pushes costs one query per round trip, not one each.
+    public func catchUp() async throws(ReceiverError) {
+        guard shared != nil else { return }
+        let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<Void, ReceiverError>, Never>) in
+            let starts = catchUps.withLock { rounds -> Bool in
+                rounds.waiting.append(waiter)
+                guard !rounds.running else { return false }
+                rounds.running = true
+                return true
+            }
+            if starts { Task { await self.readRounds() } }
+        }
+        try result.get()
+    }
+
+    /// Reads for the callers waiting when each read starts, until none is left.
+    private func readRounds() async {
+        while true {
+            let waiters = catchUps.withLock { rounds -> [CheckedContinuation<Result<Void, ReceiverError>, Never>] in
+                defer { rounds.waiting.removeAll() }
+                if rounds.waiting.isEmpty { rounds.running = false }
+                return rounds.waiting
+            }
+            if waiters.isEmpty { return }
+            let result: Result<Void, ReceiverError>
+            do { try await readChanges(); result = .success(()) } catch { result = .failure(error) }
+            for waiter in waiters { waiter.resume(returning: result) }
+        }
+    }
+
+    /// Applies the store's records after this copy's version. Reads that overlap apply the same
+    /// records: a token is applied only when its record is newer than the copy.
+    private func readChanges() async throws(ReceiverError) {
+        guard let shared else { return }
+        let records = try await shared.records(after: state.withLock { $0.version })
+        state.withLock { state in
+            for record in records where record.version > state.version { Self.apply(record, to: &state.devices) }
+            state.version = max(state.version, records.last?.version ?? 0)
+        }
+    }
+
+    /// The version of the fleet's records this copy holds (0 for a file or in-memory registry).
+    public var version: Int64 { state.withLock { $0.version } }
+
+    /// Makes `change`: in a fleet's store first (this copy then has it at once; the others when
+    /// the store tells them), else as the synchronous methods do.
+    /// - Returns: whether an invalidated or removed token was known (always true for `register`).
+    @discardableResult
+    public func apply(_ change: DeviceChange) async throws(ReceiverError) -> Bool {
+        guard let shared else {
+            switch change {
+            case .register(let device): try register(device); return true
+            case .invalidate(let token, let environment, let newState, let time):
+                return try invalidate(token, in: environment, as: newState, at: time)
+            case .remove(let token, let environment): return try remove(token, in: environment)
+            }
+        }
+        guard try await shared.write(change) != nil else { return false }
+        // Read back with whatever else changed, so this copy has it when this returns. Should the
+        // read fail, the store's announcement brings it later.
+        try? await catchUp()
+        return true
+    }
+
+    private static func apply(_ record: DeviceRecord, to devices: inout [Key: RegisteredDevice]) {
+        let key = Key(environment: record.environment, token: record.token.hex)
+        if let device = record.device { devices[key] = device } else { devices.removeValue(forKey: key) }
     }
 
     /// The device registered under `token` in `environment`, if any.
@@ -124,6 +224,9 @@ public final class DeviceRegistry: Sendable {
     }
 
     private func mutate(_ change: (inout [Key: RegisteredDevice]) -> Void) throws(ReceiverError) {
+        if let shared {
+            throw ReceiverError(.configuration, "the fleet's device registry (\(shared.address)) changes through apply(_:), which writes to the store first")
+        }
         guard let file else {
             state.withLock { change(&$0.devices) }
             return

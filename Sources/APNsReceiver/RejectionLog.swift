@@ -41,22 +41,35 @@ public final class RejectionLog: Sendable {
             self.detail = detail
             self.providerTokenProblem = providerTokenProblem
         }
+
+        /// The entry for a refusal (the token lowercased, as the log keeps it).
+        public init(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date) {
+            self.init(time: time, environment: environment, apnsID: apnsID, deviceToken: deviceToken.lowercased(), status: rejection.status,
+                      reason: rejection.reason, detail: rejection.detail, providerTokenProblem: rejection.providerTokenProblem)
+        }
     }
 
     /// Appends one line (a failure to write is not the push's problem: it is left out).
     public func append(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date = Date()) {
-        let entry = Entry(time: time, environment: environment, apnsID: apnsID, deviceToken: deviceToken.lowercased(),
-                          status: rejection.status, reason: rejection.reason, detail: rejection.detail,
-                          providerTokenProblem: rejection.providerTokenProblem)
+        append(Entry(rejection, apnsID: apnsID, environment: environment, deviceToken: deviceToken, at: time))
+    }
+
+    /// Appends one entry (left out when it cannot be written, as above).
+    public func append(_ entry: Entry) {
+        guard let line = try? Self.encode(entry) else { return }
+        try? lines.append(String(decoding: line, as: UTF8.self) + "\n")
+    }
+
+    /// An entry as one line of JSON (without the newline), keys sorted, times in RFC 3339 with
+    /// milliseconds as the delivery log writes them: the file's lines and a fleet's rows alike.
+    public static func encode(_ entry: Entry) throws -> Data {
         let encoder = JSONEncoder()
-        // Milliseconds, as the delivery log writes its times.
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(RFC3339.string(date))
         }
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let line = try? encoder.encode(entry) else { return }
-        try? lines.append(String(decoding: line, as: UTF8.self) + "\n")
+        return try encoder.encode(entry)
     }
 
     /// Reads a rejection log; torn lines are skipped.

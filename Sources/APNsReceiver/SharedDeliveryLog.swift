@@ -1,13 +1,33 @@
-/// Where the receivers of a fleet keep the pushes they answered 200, so that one query finds every
-/// push of the fleet (PostgreSQL, in `PostgresStores`). The delivery log file (``DeliveryLog``) is
-/// the embedded default and is not one of these.
+/// Where the receivers of a fleet keep the pushes they answered, so that one query finds every
+/// push of the fleet (PostgreSQL, in `PostgresStores`). The delivery log file (``DeliveryLog``) and
+/// the rejection log file (``RejectionLog``) are the embedded default and are not one of these.
 ///
 /// A push is answered 200 only once ``keep(_:lines:done:)`` said it is kept. A push that cannot be
 /// kept is answered 503 `ServiceUnavailable` when the error's code is `unavailable` (the database
 /// cannot be reached: APNs's answer while it is down, which providers retry), else 500
 /// `InternalServerError`, as when the file cannot be written.
+///
+/// A refused push is answered once ``keep(refusals:done:)`` is done, kept or not: APNs refuses a
+/// bad push whatever becomes of its records, so a refusal that cannot be kept is logged, and
+/// answered as it would have been.
 public protocol SharedDeliveryLog: Sendable {
     /// Keeps `pushes` (their delivery-log lines, newline-ended, in `lines`, in the same order), and
-    /// then calls `done`, on any thread: `nil` when all are kept, else why none is.
-    func keep(_ pushes: [AcceptedPush], lines: [UInt8], done: @escaping @Sendable (ReceiverError?) -> Void)
+    /// then calls `done`, on any thread, with what became of all of them.
+    /// - Parameter registryVersion: the version of the fleet's device registry the pushes were
+    ///   validated on (``DeviceRegistry/version``), when the registry is the fleet's: none is kept
+    ///   if the registry changed since (``KeepOutcome/stale``), and the receiver validates them again.
+    func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, done: @escaping @Sendable (KeepOutcome) -> Void)
+    /// Keeps the rejection-log entries of refused pushes, then calls `done` as ``keep(_:lines:done:)`` does.
+    func keep(refusals: [RejectionLog.Entry], done: @escaping @Sendable (ReceiverError?) -> Void)
+}
+
+/// What became of a batch of accepted pushes in a fleet's log.
+public enum KeepOutcome: Sendable {
+    /// All kept: answer 200.
+    case kept
+    /// None kept: the fleet's device registry changed after the version they were validated on
+    /// (a token invalidated or removed on another node a moment ago). Catch up and validate again.
+    case stale
+    /// None kept, for this reason.
+    case failed(ReceiverError)
 }

@@ -67,10 +67,11 @@ public final class DeviceGateway: Sendable {
                 guard let parsed = DeviceToken(hex: given) else { throw GatewayError(.badRequest, "token must be even-length hex") }
                 token = parsed
             }
-            do {
-                try registry.register(RegisteredDevice(token: token, environment: environment, bundleID: asked.bundleID, label: asked.label))
+            do throws(ReceiverError) {
+                // A fleet's registry has it in the store, and this receiver's copy, when this returns.
+                try await registry.apply(.register(RegisteredDevice(token: token, environment: environment, bundleID: asked.bundleID, label: asked.label)))
             } catch {
-                throw GatewayError(.internalServerError, "\(error)")
+                throw GatewayError(error.code == .unavailable ? .serviceUnavailable : .internalServerError, error.message)
             }
             return try GatewayJSON(RegisteredToken(token: token.hex, environment: environment.rawValue))
         }

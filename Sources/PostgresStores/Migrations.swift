@@ -68,6 +68,37 @@ enum Migrations {
             """,
             "CREATE INDEX receiver_deliveries_device_token ON receiver_deliveries (device_token, id)",
         ]),
+        Step(version: 3, name: "the receivers' device registry and rejection log", statements: [
+            // Each token as it is now (device NULL once removed, so copies learn of the removal),
+            // with the version of its last change. Changes take a lock (DeviceRegistryLock), so
+            // versions commit in order and a copy that read up to version N has every change up to N.
+            "CREATE SEQUENCE receiver_device_versions",
+            """
+            CREATE TABLE receiver_devices (
+                environment text NOT NULL,
+                token text NOT NULL,
+                device jsonb,
+                version bigint NOT NULL,
+                node text NOT NULL,
+                changed_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (environment, token)
+            )
+            """,
+            "CREATE INDEX receiver_devices_version ON receiver_devices (version)",
+            // Every push a receiver of the fleet refused for a reason of the push's own (as
+            // rejections.jsonl has them), kept before its answer.
+            """
+            CREATE TABLE receiver_rejections (
+                id bigserial PRIMARY KEY,
+                node text NOT NULL,
+                kept_at timestamptz NOT NULL DEFAULT now(),
+                device_token text NOT NULL,
+                apns_id text NOT NULL,
+                entry jsonb NOT NULL
+            )
+            """,
+            "CREATE INDEX receiver_rejections_device_token ON receiver_rejections (device_token, id)",
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }
@@ -101,6 +132,12 @@ enum Migrations {
             }
         }
     }
+}
+
+/// The turn for changes to the receivers' device registry, and the channel they are announced on.
+enum DeviceRegistryLock {
+    static let key: Int64 = 0x6175_7468_6465_7673
+    static let channel = "authsim_receiver_devices"
 }
 
 /// The fleet's write turn for the backend's records.

@@ -35,10 +35,10 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
         try await sessions[0].migrate()
     }
 
-    public func keep(_ pushes: [AcceptedPush], lines: [UInt8], done: @escaping @Sendable (ReceiverError?) -> Void) {
+    public func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, done: @escaping @Sendable (KeepOutcome) -> Void) {
         let texts = lines.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
         guard texts.count == pushes.count else {
-            done(ReceiverError(.storage, "\(pushes.count) pushes but \(texts.count) delivery-log lines"))
+            done(.failed(ReceiverError(.storage, "\(pushes.count) pushes but \(texts.count) delivery-log lines")))
             return
         }
         let tokens = pushes.map(\.deviceToken.hex)
@@ -47,31 +47,76 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
         let (node, deadline) = (self.node, self.deadline)
         Task {
             do {
-                try await session.run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
-                    try await connection.query("""
-                        INSERT INTO receiver_deliveries (node, device_token, apns_id, line)
-                        SELECT \(node), t.token, t.id, t.line::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, line)
+                // Nothing is kept when the registry changed after the version the pushes were
+                // validated on: a probe of receiver_devices' version index, once per batch.
+                let kept = try await session.run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
+                    var kept = 0
+                    let rows = try await connection.query("""
+                        WITH kept AS (
+                            INSERT INTO receiver_deliveries (node, device_token, apns_id, line)
+                            SELECT \(node), t.token, t.id, t.line::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, line)
+                            WHERE \(registryVersion)::bigint IS NULL
+                                OR NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
+                            RETURNING 1)
+                        SELECT count(*)::bigint FROM kept
                         """, logger: Self.silent)
+                    for try await count in rows.decode(Int64.self) { kept = Int(count) }
+                    return kept
                 }
-                done(nil)
+                done(kept == pushes.count ? .kept : .stale)
             } catch {
-                done(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)"))
+                done(.failed(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)")))
             }
         }
     }
 
+    public func keep(refusals: [RejectionLog.Entry], done: @escaping @Sendable (ReceiverError?) -> Void) {
+        let texts: [String]
+        do { texts = try refusals.map { String(decoding: try RejectionLog.encode($0), as: UTF8.self) } } catch {
+            done(ReceiverError(.storage, "a refusal cannot be written as JSON: \(error)"))
+            return
+        }
+        let tokens = refusals.map(\.deviceToken)
+        let ids = refusals.map(\.apnsID)
+        let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
+        let (node, deadline) = (self.node, self.deadline)
+        Task {
+            do {
+                try await session.run("keeping \(refusals.count) refusal(s)", seconds: deadline) { connection in
+                    try await connection.query("""
+                        INSERT INTO receiver_rejections (node, device_token, apns_id, entry)
+                        SELECT \(node), t.token, t.id, t.entry::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, entry)
+                        """, logger: Self.silent)
+                }
+                done(nil)
+            } catch {
+                done(ReceiverError(.unavailable, "the fleet's rejection log (\(node)): \(error)"))
+            }
+        }
+    }
+
+    /// The fleet's refusals, oldest first: each its rejection-log line with `node` added, as JSON text.
+    public func rejections(deviceToken: String? = nil, limit: Int? = nil) async throws(SharedStoreError) -> [String] {
+        try await lines(of: "receiver_rejections", column: "entry", deviceToken: deviceToken, limit: limit)
+    }
+
     /// The fleet's pushes, oldest first: each its delivery-log line with `node` added, as JSON text.
     public func deliveries(deviceToken: String? = nil, limit: Int? = nil) async throws(SharedStoreError) -> [String] {
+        try await lines(of: "receiver_deliveries", column: "line", deviceToken: deviceToken, limit: limit)
+    }
+
+    /// `table`'s JSON `column` with `node` added, oldest first (two fixed names, never input).
+    private func lines(of table: String, column: String, deviceToken: String?, limit: Int?) async throws(SharedStoreError) -> [String] {
         let token = deviceToken?.lowercased()
         let limit = limit ?? Int(Int32.max)
         do {
-            return try await sessions[0].run("reading the delivery log", seconds: deadline) { connection in
+            return try await sessions[0].run("reading \(table)", seconds: deadline) { connection in
                 var lines: [String] = []
-                let rows = try await connection.query("""
-                    SELECT (line || jsonb_build_object('node', node))::text FROM receiver_deliveries
+                let query: PostgresQuery = """
+                    SELECT (\(unescaped: column) || jsonb_build_object('node', node))::text FROM \(unescaped: table)
                     WHERE \(token)::text IS NULL OR device_token = \(token) ORDER BY id LIMIT \(limit)
-                    """, logger: Self.silent)
-                for try await line in rows.decode(String.self) { lines.append(line) }
+                    """
+                for try await line in try await connection.query(query, logger: Self.silent).decode(String.self) { lines.append(line) }
                 return lines
             }
         } catch {

@@ -38,15 +38,15 @@ public final class LocalAPNsChannel: Sendable {
     ///   - extraKeys: more provider keys to trust beside the one in `certs`.
     ///   - keyEnvironments: limit the `certs` key to these environments.
     ///   - sharedLog: a fleet's delivery log, kept instead of `deliveries.jsonl`.
+    ///   - registry: the device registry (default: a new one in memory), such as a copy of a fleet's.
     public static func start(certs: URL, state: URL, clock: any WallClock = SystemWallClock(),
                              extraKeys: [TrustedProviderKey] = [], keyEnvironments: Set<APNsEnvironment>? = nil,
                              keyTopics: Set<String>? = nil, policy: ReceiverPolicy = ReceiverPolicy(),
                              observer: (@Sendable (ReceiverEvent) -> Void)? = nil, threads: Int = 2,
-                             deliveryLatency: Duration = .zero, sharedLog: (any SharedDeliveryLog)? = nil,
+                             deliveryLatency: Duration = .zero, sharedLog: (any SharedDeliveryLog)? = nil, registry: DeviceRegistry = DeviceRegistry(),
                              logger: Logger = Logger(label: "push-receiver", factory: { _ in SwiftLogNoOpLogHandler() }))
         async throws -> LocalAPNsChannel {
         let credentials = try CertsDirectory(certs).ensure()
-        let registry = DeviceRegistry()
         let hub = DeviceHub(latency: deliveryLatency)
         let faults = FaultPlan()
         let logFile = state.appendingPathComponent("deliveries.jsonl")

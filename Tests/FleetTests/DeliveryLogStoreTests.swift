@@ -57,3 +57,66 @@ struct DeliveryLogStoreTests {
         await log.close()
     }
 }
+
+/// A receiver in this process on a copy of the fleet's device registry that hears no
+/// announcements: what it answers must still be what the store says, through the two checks
+/// (a refusal confirmed against the store, a batch kept only when the registry has not changed).
+@Suite("push-receiver's copy of the fleet's device registry")
+struct SharedRegistryTests {
+    /// A fleet's registry whose announcements never come.
+    struct Deaf: SharedDeviceRegistry {
+        let store: PostgresDeviceRegistry
+        var address: String { store.address }
+        func records(after version: Int64) async throws(ReceiverError) -> [DeviceRecord] { try await store.records(after: version) }
+        func write(_ change: DeviceChange) async throws(ReceiverError) -> DeviceRecord? { try await store.write(change) }
+        func follow(_ changed: @escaping @Sendable () -> Void) {}
+        func close() async { await store.close() }
+    }
+
+    @Test("a copy that heard nothing: a device added on another node is accepted, one invalidated there is refused 410, one removed 400")
+    func deafCopy() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let location = try PostgresLocation(database.url)
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let elsewhere = PostgresDeviceRegistry(location: location, node: "cli")
+        try await elsewhere.open()
+        let writer = try await DeviceRegistry(shared: elsewhere)
+        let copy = try await DeviceRegistry(shared: Deaf(store: PostgresDeviceRegistry(location: location, node: "b")))
+        let log = PostgresDeliveryLog(location: location, node: "b", connections: 1)
+        let channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
+                                                       sharedLog: log, registry: copy)
+        let client = try channel.client(environment: .sandbox, retries: 0)
+        let token = DeviceToken.random()
+        func push() async throws -> APNsResponse {
+            try await client.send(PushRequest(deviceToken: token, headers: PushHeaders(pushType: .background, topic: "com.example.authsim",
+                                                                                       priority: .consideringPower), payload: DeliveryLogStoreTests.silent))
+        }
+
+        try await writer.apply(.register(RegisteredDevice(token: token, environment: .sandbox, bundleID: "com.example.authsim")))
+        #expect(copy.lookup(token, in: .sandbox) == nil, "the copy heard of it")
+        #expect(try await push().status == 200)
+
+        try await writer.apply(.invalidate(token, environment: .sandbox, as: .unregistered, at: Date()))
+        #expect(copy.lookup(token, in: .sandbox)?.state == .active, "the copy heard of it")
+        let invalidated = try await push()
+        #expect(invalidated.status == 410 && invalidated.reason == .unregistered)
+
+        try await writer.apply(.remove(token, environment: .sandbox))
+        #expect(copy.lookup(token, in: .sandbox)?.state == .unregistered, "the copy heard of it")
+        let removed = try await push()
+        #expect(removed.status == 400 && removed.reason == .badDeviceToken)
+
+        #expect(try await log.deliveries().count == 1)
+        let refusals = try await log.rejections().compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["reason"] as? String
+        }
+        #expect(refusals == ["Unregistered", "BadDeviceToken"])
+        await client.shutdown()
+        await channel.shutdown()
+        await log.close()
+        await elsewhere.close()
+        await copy.shared?.close()
+    }
+}

@@ -2,9 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// push-receiver processes sharing one PostgreSQL delivery log (`--store`): pushes spread over two
-/// receivers, asserted through one query; a receiver killed with SIGKILL under load with nothing it
-/// answered 200 missing from the fleet's log.
+/// push-receiver processes sharing one PostgreSQL (`--store`): pushes spread over two receivers,
+/// asserted through one query; a receiver killed with SIGKILL under load with nothing it answered
+/// 200 missing from the fleet's log; one device registry and one rejection log for the fleet.
 @Suite("push-receiver processes sharing one PostgreSQL")
 struct ReceiverFleetTests {
     static let payload = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -17,20 +17,29 @@ struct ReceiverFleetTests {
         var certs: String { folder.appendingPathComponent("Certs").path }
     }
 
+    /// A database with the fleet's token registered in its registry (`devices add --store`).
     static func fleet(_ name: String, postgres: TemporaryPostgres) async throws -> Fleet {
-        Fleet(folder: temporaryDirectory(name), database: try await postgres.newDatabase(name), token: String(repeating: "7a", count: 32))
+        let fleet = Fleet(folder: temporaryDirectory(name), database: try await postgres.newDatabase(name), token: String(repeating: "7a", count: 32))
+        try await devices(fleet, ["add", "--environment", "sandbox", "--bundle", "com.example.authsim", "--token", fleet.token])
+        return fleet
     }
 
-    /// Receiver `name`: its own --state (the device registered), the fleet's Certs and store; its TLS port.
+    /// `push-receiver devices … --store`: its output.
+    @discardableResult
+    static func devices(_ fleet: Fleet, _ arguments: [String]) async throws -> String {
+        let (output, status) = try await runProgram([try executable("push-receiver"), "devices"] + arguments + ["--store", fleet.database.url])
+        #expect(status == 0, "\(arguments): \(output)")
+        return output
+    }
+
+    /// Receiver `name`: its own --state, the fleet's Certs and store; its TLS port.
     static func receiver(_ name: String, _ fleet: Fleet) async throws -> (ServerProcess, Int) {
         let state = fleet.folder.appendingPathComponent(name).path
-        #expect(try await runProgram([try executable("push-receiver"), "devices", "add", "--state", state, "--environment", "sandbox",
-                                      "--bundle", "com.example.authsim", "--token", fleet.token]).status == 0)
         let receiver = try ServerProcess([try executable("push-receiver"), "--certs", fleet.certs, "--state", state, "--sandbox-port", "0",
                                           "--no-production-listener", "--no-device-gateway", "--store", fleet.database.url, "--node-name", name])
         do {
-            let lines = try await receiver.waitFor("delivery log:")
-            #expect(lines.contains { $0.contains("delivery log: the fleet's") && $0.contains("node \(name)") }, "\(lines)")
+            let lines = try await receiver.waitFor("fleet:")
+            #expect(lines.contains { $0.contains("node \(name): devices (1 registered)") }, "\(lines)")
             return (receiver, try receiver.port(after: "https"))
         } catch {
             receiver.stop()
@@ -38,8 +47,8 @@ struct ReceiverFleetTests {
         }
     }
 
-    static func sender(_ fleet: Fleet, port: Int, count: Int, concurrency: Int) throws -> ServerProcess {
-        try ServerProcess([try executable("apns-sender"), payload, "--token", fleet.token, "--certs", fleet.certs, "--port", String(port),
+    static func sender(_ fleet: Fleet, port: Int, count: Int, concurrency: Int, token: String? = nil) throws -> ServerProcess {
+        try ServerProcess([try executable("apns-sender"), payload, "--token", token ?? fleet.token, "--certs", fleet.certs, "--port", String(port),
                            "--count", String(count), "--concurrency", String(concurrency), "--connections", "2", "--retries", "6",
                            "--unique-apns-ids", "--json"])
     }
@@ -53,6 +62,24 @@ struct ReceiverFleetTests {
             if object["status"] as? Int == 200 { accepted.insert(id) } else if object["code"] as? String == "interrupted" { interrupted.insert(id) }
         }
         return (accepted, interrupted)
+    }
+
+    /// One push to `token` through the receiver on `port`: its status and reason.
+    static func push(_ fleet: Fleet, port: Int, token: String) async throws -> (status: Int, reason: String?) {
+        let sender = try sender(fleet, port: port, count: 1, concurrency: 1, token: token)
+        _ = try await sender.exit()
+        let line = try #require(sender.output.first { $0.hasPrefix("{") }, "\(sender.output); \(sender.errorTail)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        return (try #require(object["status"] as? Int, "\(line)"), object["reason"] as? String)
+    }
+
+    /// `push-receiver deliveries|rejections --store`: its JSON lines.
+    static func fleetLines(_ fleet: Fleet, _ command: String, _ extra: [String] = []) async throws -> [[String: Any]] {
+        let (output, status) = try await runProgram([try executable("push-receiver"), command, "--store", fleet.database.url] + extra)
+        #expect(status == 0, "\(output)")
+        return try output.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        }
     }
 
     /// `push-receiver deliveries --store`: apns-id → the node that answered it.
@@ -118,5 +145,50 @@ struct ReceiverFleetTests {
         #expect(missing.isEmpty, "answered 200 but not in the fleet's log: \(missing.prefix(5))")
         #expect(Set(kept.keys).subtracting(sent.accepted).isSubset(of: sent.interrupted), "kept pushes the sender never sent")
         print("killed after \(sent.accepted.count) answered 200; the fleet's log has \(kept.count)")
+    }
+
+    @Test("one device registry and one rejection log for the fleet: a token added, invalidated or removed through the store is answered so on every receiver at once")
+    func sharedRegistry() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let fleet = try await Self.fleet(#function, postgres: postgres)
+        defer { try? FileManager.default.removeItem(at: fleet.folder) }
+        let (a, portA) = try await Self.receiver("a", fleet)
+        defer { a.stop() }
+        let (b, portB) = try await Self.receiver("b", fleet)
+        defer { b.stop() }
+
+        // Added while both run, and pushed at once on the other receiver: a refusal that rests on a
+        // receiver's copy is checked against the store first, so no announcement is waited for.
+        let added = String(repeating: "5c", count: 32)
+        try await Self.devices(fleet, ["add", "--environment", "sandbox", "--bundle", "com.example.authsim", "--token", added])
+        #expect(try await Self.push(fleet, port: portB, token: added) == (200, nil))
+        #expect(try await Self.push(fleet, port: portA, token: added) == (200, nil))
+
+        // Invalidated: 410 at once on both. A push accepted on a copy older than the store's
+        // registry is not kept, and is validated again.
+        try await Self.devices(fleet, ["invalidate", "--environment", "sandbox", "--token", added, "--as", "unregistered"])
+        #expect(try await Self.push(fleet, port: portA, token: added) == (410, "Unregistered"))
+        #expect(try await Self.push(fleet, port: portB, token: added) == (410, "Unregistered"))
+        // Removed: BadDeviceToken on both; the fleet's token still works.
+        try await Self.devices(fleet, ["remove", "--environment", "sandbox", "--token", added])
+        #expect(try await Self.push(fleet, port: portB, token: added) == (400, "BadDeviceToken"))
+        #expect(try await Self.push(fleet, port: portA, token: fleet.token) == (200, nil))
+
+        // One rejection log: each refusal with the node that answered it, kept before its answer.
+        let refusals = try await Self.fleetLines(fleet, "rejections")
+        #expect(refusals.map { $0["reason"] as? String } == ["Unregistered", "Unregistered", "BadDeviceToken"])
+        #expect(refusals.map { $0["node"] as? String } == ["a", "b", "b"])
+        #expect(refusals.allSatisfy { $0["device-token"] as? String == added })
+        #expect(try await Self.fleetLines(fleet, "rejections", ["--device-token", fleet.token]).isEmpty)
+        #expect(try await Self.fleetLines(fleet, "deliveries").count == 3)
+        // The registry as the store has it, through any copy.
+        let listed = try await Self.devices(fleet, ["list", "--json"])
+        #expect(listed.split(separator: "\n").count == 1 && listed.contains(fleet.token), "\(listed)")
+        // Neither receiver wrote files of its own for these.
+        for name in ["a", "b"] {
+            for file in ["devices.json", "rejections.jsonl"] {
+                #expect(!FileManager.default.fileExists(atPath: fleet.folder.appendingPathComponent("\(name)/\(file)").path), "\(name)/\(file)")
+            }
+        }
     }
 }

@@ -49,6 +49,9 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         }
     }
 
+    /// A refused push and the rejection-log entry a fleet keeps of it before the answer.
+    private typealias Refused = (stream: Stream, answer: PushAnswer, refusal: RejectionLog.Entry)
+
     private let exchange: PushExchange
     private var handshake: Scheduled<Void>?
     private var connection: HTTP2Connection
@@ -57,6 +60,10 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// `write(2)` before the read's answers go out (``commitStaged()``).
     private var staged: [(stream: Stream, push: AcceptedPush)] = []
     private var stagedLines: [UInt8] = []
+    /// A fleet's registry: the version the first of ``staged`` was validated on.
+    private var stagedVersion: Int64?
+    /// A fleet's refusals of this read: kept in its rejection log with one INSERT, then answered.
+    private var stagedRefusals: [Refused] = []
     private var lineEncoder = DeliveryLog.LineEncoder()
     private var inRead = false
     private var closing = false
@@ -93,6 +100,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         // Pushes decided but neither logged nor answered are dropped: the client never heard back.
         staged.removeAll()
         stagedLines.removeAll()
+        stagedRefusals.removeAll()
         closing = true
         handshake?.cancel()
         handshake = nil
@@ -151,24 +159,91 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private func finish(_ stream: Stream) {
         let request = IncomingPush(method: stream.head.method, path: stream.head.path, headers: stream.head.fields, body: stream.body,
                                    bodyLength: stream.bodyLength)
-        switch exchange.decide(request) {
+        let version = registryVersion()
+        act(on: exchange.decide(request), stream: stream, request: request, version: version)
+    }
+
+    /// The version of a fleet's registry, read before a validation: what the pushes it accepts
+    /// are kept against (nil when the registry is not a fleet's).
+    private func registryVersion() -> Int64? {
+        let registry = exchange.services.validator.registry
+        return registry.shared == nil ? nil : registry.version
+    }
+
+    private func act(on decision: PushDecision, stream: Stream, request: IncomingPush, version: Int64?) {
+        switch decision {
         case .refuse: reset(stream.id, .refusedStream)
         case .goAway(let reason):
             // Not answered: the GOAWAY's last-stream-ID tells the client it was not processed.
             streams.removeValue(forKey: stream.id)
             goAway(reason: reason, lastStreamID: exchange.connection.lastProcessedStream)
-        case .answer(let answer, let delay):
-            send(answer, on: stream, after: delay)
+        case .answer(let answer, let delay, let refusal):
+            guard let refusal else { return send(answer, on: stream, after: delay) }
+            noteProcessed(stream.id)
+            if delay == nil || delay == 0, inRead {
+                stagedRefusals.append((stream, answer, refusal))
+            } else {
+                keepRefusals([(stream, answer, refusal)], delay: delay)
+            }
+        case .confirm(let delay, let drop):
+            noteProcessed(stream.id)
+            confirm(request, on: stream, delay: delay, drop: drop)
         case .accept(let push, let delay):
             // Counted as processed now, so a GOAWAY sent before the commit does not disown it.
             noteProcessed(stream.id)
             if delay == nil || delay == 0, inRead {
                 lineEncoder.encode(push, into: &stagedLines)
+                if staged.isEmpty { stagedVersion = version }
                 staged.append((stream, push))
             } else {
                 var line: [UInt8] = []
                 lineEncoder.encode(push, into: &line)
-                keep([(stream, push)], lines: line, delay: delay, callerFlushes: false)
+                keep([(stream, push)], lines: line, version: version, delay: delay, callerFlushes: false)
+            }
+        }
+    }
+
+    /// A fleet's registry refused the push: once this receiver's copy has caught up with the
+    /// store, the push is validated again and answered as that decides.
+    private func confirm(_ request: IncomingPush, on stream: Stream, delay: Int?, drop: Bool) {
+        guard let context else { return }
+        let registry = exchange.services.validator.registry
+        let logger = exchange.services.logger
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, stream, request), eventLoop: loop)
+        Task {
+            do { try await registry.catchUp() } catch {
+                logger.warning("the fleet's device registry cannot be read; the refusal rests on this receiver's copy", metadata: ["error": "\(error)"])
+            }
+            loop.execute {
+                let (handler, stream, request) = bound.value
+                guard !handler.closing, handler.streams[stream.id] === stream else { return }
+                let version = handler.registryVersion()
+                handler.act(on: handler.exchange.validated(request, delay: delay, drop: drop, confirmed: true), stream: stream, request: request,
+                            version: version)
+                if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
+            }
+        }
+    }
+
+    /// Keeps a fleet's refusals in its rejection log, then answers them (after `delay`, a
+    /// fault's), kept or not: the refusal is APNs's answer either way, and a failure is logged.
+    private func keepRefusals(_ batch: [Refused], delay: Int?) {
+        guard let shared = exchange.services.sharedLog, let context else { return }
+        let loop = context.eventLoop
+        let logger = exchange.services.logger
+        let bound = NIOLoopBound((self, batch), eventLoop: loop)
+        shared.keep(refusals: batch.map(\.refusal)) { error in
+            if let error { logger.error("refusals not kept in the fleet's rejection log; answered anyway", metadata: ["error": "\(error)"]) }
+            loop.execute {
+                let (handler, batch) = bound.value
+                let wasInRead = handler.inRead
+                handler.inRead = true
+                for entry in batch where handler.streams[entry.stream.id] === entry.stream {
+                    handler.send(entry.answer, on: entry.stream, after: delay)
+                }
+                handler.inRead = wasInRead
+                if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
             }
         }
     }
@@ -186,13 +261,18 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     /// Logs the pushes accepted in this read with one write, then queues their answers.
     private func commitStaged() {
+        if !stagedRefusals.isEmpty {
+            let refused = stagedRefusals
+            stagedRefusals.removeAll(keepingCapacity: true)
+            keepRefusals(refused, delay: nil)
+        }
         guard !staged.isEmpty else { return }
         let batch = staged
         let lines = stagedLines
         staged.removeAll(keepingCapacity: true)
         stagedLines.removeAll(keepingCapacity: true)
         // Its callers, flushOutput and goAway, flush right after.
-        keep(batch, lines: lines, delay: nil, callerFlushes: true)
+        keep(batch, lines: lines, version: stagedVersion, delay: nil, callerFlushes: true)
     }
 
     /// Keeps `batch` in the delivery log, then answers it (after `delay`, a fault's). The file
@@ -200,7 +280,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// to this connection's event loop.
     /// - Parameter callerFlushes: the caller flushes once this returns; otherwise, outside a read
     ///   (a delayed fault's push), this flushes the answers the file's keeping queued.
-    private func keep(_ batch: [(stream: Stream, push: AcceptedPush)], lines: [UInt8], delay: Int?, callerFlushes: Bool) {
+    /// - Parameter version: the fleet's registry's version the batch was validated on.
+    private func keep(_ batch: [(stream: Stream, push: AcceptedPush)], lines: [UInt8], version: Int64?, delay: Int?, callerFlushes: Bool) {
         guard let shared = exchange.services.sharedLog else {
             answerKept(batch, exchange.commit(batch.map(\.push), lines: lines), delay: delay)
             if !callerFlushes, !inRead, let context { flushOutput(context: context) }
@@ -210,13 +291,42 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, batch), eventLoop: loop)
         let pushes = batch.map(\.push)
-        shared.keep(pushes, lines: lines) { error in
-            loop.execute {
-                let (handler, batch) = bound.value
-                handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: error), delay: delay)
-                // Outside a read nothing else flushes them.
-                if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
+        let registry = exchange.services.validator.registry
+        shared.keep(pushes, lines: lines, registryVersion: version) { outcome in
+            let answer = { @Sendable in
+                loop.execute {
+                    let (handler, batch) = bound.value
+                    switch outcome {
+                    case .kept: handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: nil), delay: delay)
+                    case .failed(let error): handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: error), delay: delay)
+                    case .stale: handler.validateAgain(batch, delay: delay)
+                    }
+                    // Outside a read nothing else flushes them.
+                    if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
+                }
             }
+            guard case .stale = outcome else { return answer() }
+            // The registry changed since these were validated: nothing was kept. Catch up first
+            // (a failure leaves the copy as it is, and the keep's own check decides again).
+            Task {
+                try? await registry.catchUp()
+                answer()
+            }
+        }
+    }
+
+    /// Validates again the pushes of a batch the fleet's log found stale, on the registry's
+    /// latest copy, and acts on what that decides (kept and answered 200, or refused).
+    private func validateAgain(_ batch: [(stream: Stream, push: AcceptedPush)], delay: Int?) {
+        let wasInRead = inRead
+        inRead = true
+        defer { inRead = wasInRead }
+        for entry in batch where streams[entry.stream.id] === entry.stream {
+            let stream = entry.stream
+            let request = IncomingPush(method: stream.head.method, path: stream.head.path, headers: stream.head.fields, body: stream.body,
+                                       bodyLength: stream.bodyLength)
+            let version = registryVersion()
+            act(on: exchange.validated(request, delay: delay, drop: entry.push.dropped, confirmed: true), stream: stream, request: request, version: version)
         }
     }
 

@@ -49,8 +49,12 @@ enum PushDecision {
     case refuse
     /// Say GOAWAY with `{"reason":…}` and close after ``GoAwayTiming/grace``.
     case goAway(APNsReason)
-    /// Answer, at once or after a delay fault.
-    case answer(PushAnswer, delayMilliseconds: Int?)
+    /// Answer, at once or after a delay fault; with a fleet's log, once `refusal` is kept there.
+    case answer(PushAnswer, delayMilliseconds: Int?, refusal: RejectionLog.Entry? = nil)
+    /// A fleet's device registry refused it: catch up with the store's latest changes
+    /// (``DeviceRegistry/catchUp()``), then decide again with ``PushExchange/validated(_:delay:drop:confirmed:)``,
+    /// so that a device another node just registered is never refused on a stale copy.
+    case confirm(delayMilliseconds: Int?, drop: Bool)
     /// Accepted: answer 200 once ``PushExchange/commit(_:)`` has it in the delivery log.
     case accept(AcceptedPush, delayMilliseconds: Int?)
 }
@@ -84,9 +88,22 @@ struct PushExchange {
             case .drop: drop = true
             }
         }
+        return validated(request, delay: delay, drop: drop, confirmed: false)
+    }
+
+    /// Reasons a fleet's registry gives: confirmed against the store before they are answered.
+    private static let registryReasons: Set<APNsReason> = [.badDeviceToken, .unregistered, .expiredToken, .deviceTokenNotForTopic]
+
+    /// Validation's part of ``decide(_:)``, after the faults.
+    /// - Parameter confirmed: the fleet's registry was caught up since the request arrived.
+    func validated(_ request: IncomingPush, delay: Int?, drop: Bool, confirmed: Bool) -> PushDecision {
+        let rawToken = request.deviceTokenText ?? ""
         let now = services.clock.now
         switch services.validator.validate(request, environment: connection.environment, auth: &connection.auth, now: now) {
         case .failure(let rejection):
+            if !confirmed, services.validator.registry.shared != nil, Self.registryReasons.contains(rejection.reason) {
+                return .confirm(delayMilliseconds: delay, drop: drop)
+            }
             let id = answerID(for: request)
             services.logger.notice("push rejected", metadata: [
                 "apns-id": "\(id)", "device-token": "\(rawToken.prefix(16))", "environment": "\(connection.environment)",
@@ -95,7 +112,9 @@ struct PushExchange {
             services.events.record(.rejected(rejection, apnsID: id, environment: connection.environment, deviceToken: rawToken))
             services.events.record(.refused(RefusedRequest(receivedAt: now, environment: connection.environment, apnsID: id, deviceToken: rawToken,
                                                            headers: request.headers, payload: request.body, rejection: rejection, injected: false)))
-            return .answer(self.rejection(rejection, apnsID: id), delayMilliseconds: delay)
+            let refusal = services.sharedLog == nil ? nil
+                : RejectionLog.Entry(rejection, apnsID: id, environment: connection.environment, deviceToken: rawToken, at: now)
+            return .answer(self.rejection(rejection, apnsID: id), delayMilliseconds: delay, refusal: refusal)
         case .success(var push):
             push.dropped = drop
             return .accept(push, delayMilliseconds: delay)

@@ -138,7 +138,7 @@ struct InspectorAPI: APIProtocol {
             token = parsed
         }
         let device = RegisteredDevice(token: token, environment: environment, bundleID: asked.bundleID, label: asked.label)
-        try sources.registry.register(device)
+        try await sources.registry.apply(.register(device))
         return .ok(.init(body: .json(Self.schema(device))))
     }
 
@@ -150,7 +150,7 @@ struct InspectorAPI: APIProtocol {
             return .badRequest(.init(body: .json(.problem(.badRequest, "the token is an even-length hex device token, not \(input.path.token)"))))
         }
         let newState: RegisteredDevice.State = input.query._as == .expired ? .expired : .unregistered
-        guard try sources.registry.invalidate(token, in: environment, as: newState, at: Date()), let device = sources.registry.lookup(token, in: environment) else {
+        guard try await sources.registry.apply(.invalidate(token, environment: environment, as: newState, at: Date())), let device = sources.registry.lookup(token, in: environment) else {
             return .notFound(.init(body: .json(.problem(.notFound, "no device \(token.hex) in \(environment)"))))
         }
         return .ok(.init(body: .json(Self.schema(device))))

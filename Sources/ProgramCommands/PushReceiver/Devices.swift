@@ -1,14 +1,47 @@
 import APNsReceiver
 import APNsWire
 import ArgumentParser
+import CommandSupport
 import Foundation
+import PostgresStores
 
-struct Devices: ParsableCommand {
+/// Where `devices` finds the registry: a --state folder's devices.json, or a fleet's store.
+struct RegistryOptions: ParsableArguments {
+    @OptionGroup var state: StateOptions
+    @Option(help: ArgumentHelp("The fleet's PostgreSQL, whose registry every receiver of the fleet shares (as push-receiver --store; also AUTHSIM_STORE). Without it: devices.json in --state.",
+                               valueName: "url")) var store: String?
+
+    /// Where changes are said to be.
+    var place: String { ((try? fleetLocation(store, required: false)) ?? nil).map { "the store \($0.address)" } ?? state.registryFile.path }
+
+    /// Runs `body` on the registry, opened for it and closed after.
+    func with<T>(_ body: (DeviceRegistry) async throws -> T) async throws -> T {
+        guard let location = try fleetLocation(store, required: false) else {
+            return try await body(try DeviceRegistry(file: state.registryFile))
+        }
+        let devices = PostgresDeviceRegistry(location: location, node: "push-receiver devices@\(PostgresLocation.defaultNodeName(port: 0))")
+        do {
+            try await devices.open()
+            let registry = try await DeviceRegistry(shared: devices)
+            let result = try await body(registry)
+            await devices.close()
+            return result
+        } catch let error as ValidationError {
+            await devices.close()
+            throw error
+        } catch {
+            await devices.close()
+            throw CommandFailure("the device registry of the store \(location.address): \(error)")
+        }
+    }
+}
+
+struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Add, list, invalidate or remove device tokens in the registry (a running receiver sees changes at once).",
+        abstract: "Add, list, invalidate or remove device tokens in the registry (a running receiver sees changes at once; with --store, every receiver of the fleet).",
         subcommands: [Add.self, List.self, Invalidate.self, Remove.self])
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Register a device token for an app in one environment.")
         @Option(help: "Device token (hex); omit to make a random 32-byte one.") var token: String?
         @Option(help: "The environment that issued the token (a debug build's token is sandbox).")
@@ -16,28 +49,27 @@ struct Devices: ParsableCommand {
         @Option(help: "The app's bundle ID.") var bundle: String
         @Option(help: "A label for timelines.") var label: String?
         @Flag(help: "The device as one JSON object (token, environment, bundleID, state, label).") var json = false
-        @OptionGroup var state: StateOptions
+        @OptionGroup var registry: RegistryOptions
 
-        func run() throws {
+        func run() async throws {
             let device = try parseToken(token) ?? DeviceToken.random()
-            let registry = try DeviceRegistry(file: state.registryFile)
             let registered = RegisteredDevice(token: device, environment: environment, bundleID: bundle, label: label)
-            try registry.register(registered)
+            try await registry.with { try await $0.apply(.register(registered)) }
             print(json ? try jsonLine(registered) : "registered \(device.hex) in \(environment) for \(bundle)")
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List registered tokens.")
         @Flag(help: "One JSON object per device (token, environment, bundleID, state, invalidSince in ms, label).") var json = false
-        @OptionGroup var state: StateOptions
-        func run() throws {
-            let devices = try DeviceRegistry(file: state.registryFile).all
+        @OptionGroup var registry: RegistryOptions
+        func run() async throws {
+            let devices = try await registry.with { $0.all }
             if json {
                 for device in devices { print(try jsonLine(device)) }
                 return
             }
-            if devices.isEmpty { print("no devices in \(state.registryFile.path)") }
+            if devices.isEmpty { print("no devices in \(registry.place)") }
             for device in devices {
                 let since = device.invalidSince.map { " since \($0) ms" } ?? ""
                 print("\(device.environment.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(device.bundleID)  \(device.token.hex)  \(device.state.rawValue)\(since)\(device.label.map { "  (\($0))" } ?? "")")
@@ -45,32 +77,32 @@ struct Devices: ParsableCommand {
         }
     }
 
-    struct Invalidate: ParsableCommand {
+    struct Invalidate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make a token answer 410 Unregistered or ExpiredToken from now on.")
         @Option(help: "Device token (hex).") var token: String
         @Option(help: "Its environment.") var environment: APNsEnvironment
         @Option(name: .customLong("as"), help: "unregistered or expired.") var newState: String = "unregistered"
-        @OptionGroup var state: StateOptions
-        func run() throws {
+        @OptionGroup var registry: RegistryOptions
+        func run() async throws {
             guard let parsed = RegisteredDevice.State(rawValue: newState), parsed != .active else {
                 throw ValidationError("--as must be unregistered or expired")
             }
             let device = try parseToken(token)!
-            guard try DeviceRegistry(file: state.registryFile).invalidate(device, in: environment, as: parsed, at: Date()) else {
+            guard try await registry.with({ try await $0.apply(.invalidate(device, environment: environment, as: parsed, at: Date())) }) else {
                 throw ValidationError("\(device.hex) is not registered in \(environment)")
             }
             print("\(device.hex) in \(environment) is now \(parsed.rawValue)")
         }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Forget a token (it becomes BadDeviceToken).")
         @Option(help: "Device token (hex).") var token: String
         @Option(help: "Its environment.") var environment: APNsEnvironment
-        @OptionGroup var state: StateOptions
-        func run() throws {
+        @OptionGroup var registry: RegistryOptions
+        func run() async throws {
             let device = try parseToken(token)!
-            guard try DeviceRegistry(file: state.registryFile).remove(device, in: environment) else {
+            guard try await registry.with({ try await $0.apply(.remove(device, environment: environment)) }) else {
                 throw ValidationError("\(device.hex) is not registered in \(environment)")
             }
             print("removed \(device.hex) from \(environment)")

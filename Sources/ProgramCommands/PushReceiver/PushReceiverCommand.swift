@@ -20,7 +20,7 @@ struct PushReceiverCommand: AsyncParsableCommand {
             Keys and certificates come from --certs (made there on first use).
             """,
         version: AuthsimVersion.current,
-        subcommands: [Serve.self, Devices.self, Reset.self, Deliveries.self],
+        subcommands: [Serve.self, Devices.self, Reset.self, Deliveries.self, Rejections.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -101,20 +101,29 @@ struct Serve: AsyncParsableCommand {
         policy.idleTimeout = idleTimeout
         let descriptors = raiseOpenFileLimit()
         let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
-        let registry = try DeviceRegistry(file: stateOptions.registryFile)
+        let shared = try await fleet.stores(port: sandboxPort, logger: logger)
+        let registry: DeviceRegistry
+        if let shared {
+            do { registry = try await shared.registry() } catch {
+                await shared.close()
+                throw CommandFailure("cannot read the device registry of the store \(shared.address): \(error.message)")
+            }
+        } else {
+            registry = try DeviceRegistry(file: stateOptions.registryFile)
+        }
         let log = try DeliveryLog(file: stateOptions.logFile, syncEachWrite: fsync)
-        let shared = try await fleet.deliveryLog(port: sandboxPort, logger: logger)
-        let rejections = try RejectionLog(file: stateOptions.rejectionsFile)
+        // A fleet keeps its refusals in the store, before their answers.
+        let rejections = shared == nil ? try RejectionLog(file: stateOptions.rejectionsFile) : nil
         let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs))
         let gateway = noDeviceGateway ? nil : try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
         let receiver = try await PushReceiver.start(PushReceiverConfiguration(
             listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
             registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, policy: policy, logger: logger,
             observer: { event in
-                if case .rejected(let rejection, let apnsID, let environment, let token) = event {
+                if let rejections, case .rejected(let rejection, let apnsID, let environment, let token) = event {
                     rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
                 }
-            }, threads: threads, sharedLog: shared))
+            }, threads: threads, sharedLog: shared?.log))
 
         say("push-receiver listening:")
         for bound in receiver.listeners { say("  \(bound)") }
@@ -126,13 +135,14 @@ struct Serve: AsyncParsableCommand {
             say("  key \(key.keyID) of team \(key.teamID) (\(scope))")
         }
         say("CA for clients: \(cert == nil ? credentials.caCertificateFile.path : "(your certificate)")")
-        say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
         if let shared {
-            say("delivery log: the fleet's, \(shared.address), node \(shared.node) (push-receiver deliveries --store … lists every node's)")
+            say("fleet: \(shared.address), node \(shared.node): devices (\(registry.all.count) registered), deliveries and rejections are the fleet's")
+            say("  push-receiver devices list|deliveries|rejections --store … show every node's")
         } else {
+            say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
             say("delivery log: \(stateOptions.logFile.path)\(fsync ? " (fsync)" : "")")
+            say("rejections: \(stateOptions.rejectionsFile.path) (authsim explain --receiver-state \(stateOptions.state) reads both)")
         }
-        say("rejections: \(stateOptions.rejectionsFile.path) (authsim explain --receiver-state \(stateOptions.state) reads both)")
         say("connections: up to about \(descriptors) open (file descriptors); \(handshakeTimeout) s to finish the handshake, GOAWAY IdleTimeout after \(idleTimeout) s idle")
         if !plan.current.isEmpty { say("faults: \(plan.current.map(\.description).joined(separator: "; "))") }
 
@@ -147,43 +157,71 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// `--store` and `--node-name`: a receiver of a fleet, keeping its pushes in the fleet's database.
+/// `--store` and `--node-name`: a receiver of a fleet, keeping its devices and pushes in the
+/// fleet's database.
 struct FleetOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Keep the pushes answered 200 in a PostgreSQL database that a fleet of receivers shares (docs/fleet.md) instead of deliveries.jsonl: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…], or ?host=/socket/folder. Also from AUTHSIM_STORE. The device registry and the rejection log stay in --state.",
+    @Option(help: ArgumentHelp("Share the device registry, the pushes answered 200 and the refusals with a fleet of receivers in one PostgreSQL database (docs/fleet.md), instead of devices.json, deliveries.jsonl and rejections.jsonl in --state: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…], or ?host=/socket/folder. Also from AUTHSIM_STORE.",
                                valueName: "url")) var store: String?
-    @Option(help: ArgumentHelp("This receiver's name, kept with every push it answers (default: the host name and --sandbox-port).", valueName: "name"))
+    @Option(help: ArgumentHelp("This receiver's name, kept with every push it answers and every device change it makes (default: the host name and --sandbox-port).", valueName: "name"))
     var nodeName: String?
 
-    /// The fleet's delivery log, opened (schema created or migrated), or nil without --store.
-    func deliveryLog(port: Int, logger: Logger) async throws -> PostgresDeliveryLog? {
-        let given: PostgresLocation?
-        do { given = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
-        guard let location = given else { return nil }
-        let node = nodeName ?? PostgresLocation.defaultNodeName(port: port)
-        let log = PostgresDeliveryLog(location: location, node: node, logger: logger)
-        do { try await log.open() } catch { throw CommandFailure("cannot open the store \(location.address): \(error)") }
-        return log
+    /// The fleet's stores, opened (schema created or migrated), or nil without --store.
+    func stores(port: Int, logger: Logger) async throws -> PostgresReceiverStores? {
+        guard let location = try fleetLocation(store, required: false) else { return nil }
+        let stores = PostgresReceiverStores(location: location, node: nodeName ?? PostgresLocation.defaultNodeName(port: port), logger: logger)
+        do { try await stores.open() } catch {
+            await stores.close()
+            throw CommandFailure("cannot open the store \(location.address): \(error)")
+        }
+        return stores
     }
+}
+
+/// `--store` (else AUTHSIM_STORE) as a PostgreSQL location; `required` for the commands that only
+/// read a fleet's store.
+func fleetLocation(_ store: String?, required: Bool) throws -> PostgresLocation? {
+    let given: PostgresLocation?
+    do { given = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
+    if given == nil, required {
+        throw ValidationError("this reads a fleet's store: --store postgres://… (or AUTHSIM_STORE); a receiver without one keeps its files in --state")
+    }
+    return given
 }
 
 /// `push-receiver deliveries --store URL`: every push the fleet's receivers answered 200.
 struct Deliveries: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the pushes every receiver of a fleet answered 200 (--store), oldest first, as JSON lines with the node that answered.")
+    @OptionGroup var query: FleetQuery
+
+    func run() async throws {
+        try await query.lines { log, token, limit throws(SharedStoreError) in try await log.deliveries(deviceToken: token, limit: limit) }
+    }
+}
+
+/// `push-receiver rejections --store URL`: every push the fleet's receivers refused.
+struct Rejections: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the pushes every receiver of a fleet refused (--store), oldest first, as JSON lines (rejections.jsonl's) with the node that answered.")
+    @OptionGroup var query: FleetQuery
+
+    func run() async throws {
+        try await query.lines { log, token, limit throws(SharedStoreError) in try await log.rejections(deviceToken: token, limit: limit) }
+    }
+}
+
+/// What `deliveries` and `rejections` take, and how they print.
+struct FleetQuery: ParsableArguments {
     @Option(help: ArgumentHelp("The fleet's PostgreSQL (as push-receiver --store; also AUTHSIM_STORE).", valueName: "url")) var store: String?
     @Option(help: ArgumentHelp("Only the pushes to this device token (hex).", valueName: "hex")) var deviceToken: String?
     @Option(help: "At most this many.") var limit: Int?
 
-    func run() async throws {
-        let given: PostgresLocation?
-        do { given = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
-        guard let location = given else {
-            throw ValidationError("deliveries reads a fleet's store: --store postgres://… (a receiver without one keeps deliveries.jsonl in --state)")
-        }
+    func lines(_ read: (PostgresDeliveryLog, String?, Int?) async throws(SharedStoreError) -> [String]) async throws {
+        guard let location = try fleetLocation(store, required: true) else { return }
         let log = PostgresDeliveryLog(location: location, node: "query", connections: 1)
         do {
             try await log.open()
-            for line in try await log.deliveries(deviceToken: deviceToken, limit: limit) { say(line) }
+            for line in try await read(log, deviceToken, limit) { say(line) }
         } catch {
             await log.close()
             throw CommandFailure("cannot read the store \(location.address): \(error)")
