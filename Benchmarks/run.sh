@@ -231,11 +231,13 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     # fleet's database (--store), h2load on cleartext; with two receivers, one h2load each at once.
     P=$([ $QUICK = 1 ] && echo 50000 || echo 200000)
     receiver_at() { # name cleartext-port [--store URL --node-name N] → pid in RPID
-      "$BIN/push-receiver" devices add --state "$WORK/$1" --environment sandbox --bundle $TOPIC --token $TOKEN >/dev/null
+      # With --store the registry is the fleet's: the device goes into the store (once is enough).
+      if [ "${3:-}" = --store ]; then where=(--store "$4"); else where=(--state "$WORK/$1"); fi
+      "$BIN/push-receiver" devices add "${where[@]}" --environment sandbox --bundle $TOPIC --token $TOKEN >/dev/null
       "$BIN/push-receiver" --certs "$WORK/certs" --state "$WORK/$1" --sandbox-port 0 --no-production-listener --no-device-gateway \
         --cleartext-port "$2" "${@:3}" > "$WORK/$1.log" 2>&1 &
       RPID=$!
-      for _ in $(seq 100); do grep -q "delivery log:" "$WORK/$1.log" 2>/dev/null && return; sleep 0.1; done
+      for _ in $(seq 100); do grep -q "^connections:" "$WORK/$1.log" 2>/dev/null && return; sleep 0.1; done
       echo "push-receiver did not start: $(cat "$WORK/$1.log")" >&2; exit 1
     }
     echo; echo "### Fleet: $P pushes into push-receiver (h2load -c 4 -m 100, cleartext), alone and keeping them in the fleet's database"

@@ -50,18 +50,13 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
                 // Nothing is kept when the registry changed after the version the pushes were
                 // validated on: a probe of receiver_devices' version index, once per batch.
                 let kept = try await session.run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
-                    var kept = 0
-                    let rows = try await connection.query("""
-                        WITH kept AS (
-                            INSERT INTO receiver_deliveries (node, device_token, apns_id, line)
-                            SELECT \(node), t.token, t.id, t.line::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, line)
-                            WHERE \(registryVersion)::bigint IS NULL
-                                OR NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
-                            RETURNING 1)
-                        SELECT count(*)::bigint FROM kept
-                        """, logger: Self.silent)
-                    for try await count in rows.decode(Int64.self) { kept = Int(count) }
-                    return kept
+                    // The command tag's row count says whether the batch was kept.
+                    try await connection.query("""
+                        INSERT INTO receiver_deliveries (node, device_token, apns_id, line)
+                        SELECT \(node), t.token, t.id, t.line::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, line)
+                        WHERE \(registryVersion)::bigint IS NULL
+                            OR NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
+                        """, logger: Self.silent, { _ in }).get().rows ?? 0
                 }
                 done(kept == pushes.count ? .kept : .stale)
             } catch {
@@ -82,7 +77,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
         let (node, deadline) = (self.node, self.deadline)
         Task {
             do {
-                try await session.run("keeping \(refusals.count) refusal(s)", seconds: deadline) { connection in
+                _ = try await session.run("keeping \(refusals.count) refusal(s)", seconds: deadline) { connection in
                     try await connection.query("""
                         INSERT INTO receiver_rejections (node, device_token, apns_id, entry)
                         SELECT \(node), t.token, t.id, t.entry::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, entry)
