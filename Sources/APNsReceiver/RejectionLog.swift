@@ -78,14 +78,18 @@ public final class RejectionLog: Sendable {
         do { data = try Data(contentsOf: file) } catch {
             throw ReceiverError(.storage, "cannot read \(file.path): \(error.localizedDescription)")
         }
+        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decode(Data($0)) }
+    }
+
+    /// One line (or a fleet's row) as an entry; its time with milliseconds (since issue 19) or without (before).
+    public static func decode(_ line: Data) throws -> Entry {
         let decoder = JSONDecoder()
-        // With milliseconds (since issue 19) or without (before).
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
             if let date = RFC3339.date(text) { return date }
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(text) is not an RFC 3339 time")
         }
-        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }
+        return try decoder.decode(Entry.self, from: line)
     }
 }

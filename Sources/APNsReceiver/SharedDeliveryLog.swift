@@ -31,3 +31,22 @@ public enum KeepOutcome: Sendable {
     /// None kept, for this reason.
     case failed(ReceiverError)
 }
+
+/// A push another receiver of a fleet answered, as the fleet's logs keep it: what an inspector
+/// shows of the fleet beside its own receiver's pushes.
+public struct FleetPush: Sendable, Hashable {
+    public enum Answer: Sendable, Hashable {
+        /// Answered 200: its delivery-log line (the log keeps no payload).
+        case delivered(DeliveryLog.Entry)
+        /// Refused for a reason of the push's own: its rejection-log entry.
+        case refused(RejectionLog.Entry)
+    }
+    /// The receiver that answered it (`--node-name`).
+    public var node: String
+    public var answer: Answer
+
+    public init(node: String, answer: Answer) {
+        self.node = node
+        self.answer = answer
+    }
+}

@@ -48,6 +48,8 @@ public struct InspectedPush: Codable, Sendable, Hashable {
     public var fix: String?
     /// What became of an accepted push on the device side (delivered, no device, lost, an alert).
     public var device: String?
+    /// The receiver of the fleet that answered it (`--node-name`); `nil` for this process's own.
+    public var node: String?
 }
 
 /// What the inspector keeps of the receiver's pushes: the newest ``capacity`` (the delivery and
@@ -64,6 +66,8 @@ public final class PushHistory: Sendable {
     enum Raw: Sendable {
         case accepted(AcceptedPush)
         case refused(RefusedRequest)
+        /// Answered by another receiver of the fleet (its logs' row).
+        case fleet(FleetPush)
     }
     struct Stored: Sendable {
         let id: Int
@@ -102,6 +106,13 @@ public final class PushHistory: Sendable {
         }
     }
 
+    /// Pushes other receivers of the fleet answered (``FleetPush``, from the fleet's store): in
+    /// view and on the live streams beside this receiver's, with their node; not in this
+    /// process's counters, which each node's `/metrics` has of its own.
+    public func record(fleet pushes: [FleetPush]) {
+        for push in pushes { add(.fleet(push)) }
+    }
+
     private func add(_ raw: Raw) {
         state.withLock { state in
             let stored = Stored(id: state.nextID, raw: raw)
@@ -111,6 +122,7 @@ public final class PushHistory: Sendable {
             case .refused(let request):
                 state.refused[CounterKey(environment: request.environment, status: request.rejection.status,
                                          reason: request.rejection.reason.rawValue), default: 0] += 1
+            case .fleet: break
             }
             if state.entries.count < capacity {
                 state.entries.append(stored)
@@ -274,6 +286,30 @@ public final class PushHistory: Sendable {
                 : delivery?.text(for: push) ?? "on its way (or no device side in this process)"
             return inspected
         case .refused(let request): return inspect(request)(stored.id)
+        case .fleet(let push): return inspect(push, id: stored.id)
+        }
+    }
+
+    /// A push another receiver answered, from what the fleet's logs keep of it (no payload, no
+    /// headers: those stay with the receiver that had them).
+    func inspect(_ push: FleetPush, id: Int) -> InspectedPush {
+        switch push.answer {
+        case .delivered(let entry):
+            return InspectedPush(id: id, time: RFC3339.date(entry.time) ?? Date(timeIntervalSince1970: 0), environment: entry.environment,
+                                 apnsID: entry.apnsID, deviceToken: entry.deviceToken, topic: entry.topic, pushType: entry.pushType,
+                                 priority: entry.priority, expiration: entry.expiration, collapseID: entry.collapseID, status: 200, reason: nil,
+                                 detail: nil, injected: entry.dropped, dropped: entry.dropped,
+                                 payload: "(\(entry.payloadBytes) bytes, answered by \(push.node): the fleet's log keeps no payloads)", headers: [],
+                                 providerToken: .init(alg: "ES256", kid: entry.keyID, iss: entry.teamID, iat: nil,
+                                                      verdict: "verified by \(push.node): signed by key \(entry.keyID) of team \(entry.teamID)"),
+                                 cause: nil, fix: nil, device: "with the device side of \(push.node)", node: push.node)
+        case .refused(let entry):
+            let diagnosis = ReceiverStateExplainer.explain(entry, registry: registry ?? DeviceRegistry())
+            return InspectedPush(id: id, time: entry.time, environment: entry.environment, apnsID: entry.apnsID, deviceToken: entry.deviceToken,
+                                 topic: nil, pushType: nil, priority: nil, expiration: nil, collapseID: nil, status: entry.status,
+                                 reason: entry.reason.rawValue, detail: entry.detail, injected: false, dropped: false,
+                                 payload: "(answered by \(push.node): the fleet's rejection log keeps no payloads)", headers: [], providerToken: nil,
+                                 cause: diagnosis.cause, fix: diagnosis.fix, device: nil, node: push.node)
         }
     }
 
@@ -287,7 +323,7 @@ public final class PushHistory: Sendable {
                           payload: String(decoding: push.payload, as: UTF8.self), headers: [],
                           providerToken: .init(alg: "ES256", kid: push.keyID, iss: push.teamID, iat: nil,
                                                verdict: "verified: signed by key \(push.keyID) of team \(push.teamID), which push-receiver trusts for \(push.environment)"),
-                          cause: nil, fix: nil, device: nil)
+                          cause: nil, fix: nil, device: nil, node: nil)
         }
     }
 
@@ -309,7 +345,7 @@ public final class PushHistory: Sendable {
                           headers: request.headers.map { InspectedPush.Header(name: $0.name, value: $0.name == "authorization" ? Self.redacted($0.value) : $0.value) },
                           providerToken: token,
                           cause: request.injected ? "a fault rule made push-receiver answer \(rejection.status) \(rejection.reason.rawValue)" : diagnosis.cause,
-                          fix: request.injected ? "clear the fault (DELETE /api/v1/faults, or the Faults page)" : diagnosis.fix, device: nil)
+                          fix: request.injected ? "clear the fault (DELETE /api/v1/faults, or the Faults page)" : diagnosis.fix, device: nil, node: nil)
         }
     }
 

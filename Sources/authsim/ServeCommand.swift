@@ -11,6 +11,7 @@ import Inspector
 import Lifecycle
 import LocalPKI
 import Logging
+import PostgresStores
 import Utilities
 
 /// `authsim serve`: the whole channel in one process (push-receiver in both environments, its
@@ -40,6 +41,10 @@ struct Serve: AsyncParsableCommand {
     var exportOnExit: String?
     @Option(name: .customLong("fault"), help: "A push-receiver fault at start (push-receiver --fault syntax; repeatable; the Faults page changes them live).")
     var faults: [String] = []
+    @Option(help: ArgumentHelp("Share everything with a fleet in one PostgreSQL database (docs/fleet.md): the receiver's devices, deliveries and rejections as push-receiver --store, the backend's state as authsim backend --store; the inspector then shows the pushes every receiver of the fleet answers, with the node. postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…], or ?host=/socket/folder. Also from AUTHSIM_STORE.",
+                               valueName: "url")) var store: String?
+    @Option(help: ArgumentHelp("This node's name in the fleet, kept with its pushes and records (default: the host name and --sandbox-port).", valueName: "name"))
+    var nodeName: String?
     @Option(help: ArgumentHelp("Once every part listens, write their addresses to this file as one JSON object (for harnesses that pass port 0; the file is replaced whole, mode 0600).",
                                valueName: "file"))
     var readyFile: String?
@@ -55,10 +60,14 @@ struct Serve: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         _ = raiseOpenFileLimit()
 
+        // The fleet's store, when given: opened first, so that a bad URL stops before anything listens.
+        let fleet = try await openFleet(logger: logger)
+
         // push-receiver and its device gateway.
-        let registry = try DeviceRegistry(file: stateFolder.appendingPathComponent("devices.json"))
+        let registry = try await fleet?.receiver.registry() ?? DeviceRegistry(file: stateFolder.appendingPathComponent("devices.json"))
         let deliveries = try DeliveryLog(file: stateFolder.appendingPathComponent("deliveries.jsonl"))
-        let rejections = try RejectionLog(file: stateFolder.appendingPathComponent("rejections.jsonl"))
+        // A fleet keeps its refusals in the store, before their answers.
+        let rejections = fleet == nil ? try RejectionLog(file: stateFolder.appendingPathComponent("rejections.jsonl")) : nil
         let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
         let history = PushHistory(capacity: maxPushes, registry: registry)
         let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs), observer: { push, what in history.noteDelivery(apnsID: push.apnsID, what) })
@@ -70,11 +79,13 @@ struct Serve: AsyncParsableCommand {
             trustedKeys: [credentials.authKey.trusted(environments: nil)], registry: registry, deliveryLog: deliveries, faults: plan,
             delivery: hub, policy: ReceiverPolicy(), logger: logger,
             observer: { event in
-                if case .rejected(let rejection, let apnsID, let environment, let token) = event {
+                if let rejections, case .rejected(let rejection, let apnsID, let environment, let token) = event {
                     rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
                 }
                 history.record(event)
-            }))
+            }, sharedLog: fleet?.receiver.log))
+        // The other receivers' pushes, into the same view.
+        fleet?.feed.start { history.record(fleet: $0) }
         let sandbox = receiver.listeners.first(where: { $0.listener.environment == .sandbox })?.port ?? sandboxPort
         let production = receiver.listeners.first(where: { $0.listener.environment == .production })?.port ?? productionPort
 
@@ -85,9 +96,19 @@ struct Serve: AsyncParsableCommand {
         configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
         let pusher = try localPusher(credentials, sandboxPort: sandbox, productionPort: production)
         let flows = FlowHistory()
-        let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
+        let toolkit: IdentityToolkit
+        if let fleet {
+            do {
+                toolkit = try await IdentityToolkit.open(configuration: configuration, pusher: pusher, store: fleet.backend,
+                                                         observer: { flows.record($0) }, logger: logger)
+            } catch {
+                throw CommandFailure("cannot open the store \(fleet.backend.address): \(error)")
+            }
+        } else {
+            toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
                                           stateDirectory: stateFolder.appendingPathComponent("backend"),
                                           observer: { flows.record($0) }, logger: logger)
+        }
         if let folder = self.import {
             let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
             say("imported \(report.users) users from \(report.files.joined(separator: ", "))")
@@ -114,7 +135,11 @@ struct Serve: AsyncParsableCommand {
         say("  push-receiver:   sandbox https://\(host):\(sandbox), production https://\(host):\(production) (trust \(credentials.caCertificateFile.path); key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
         say("  device gateway:  http://\(gateway.host):\(gateway.port)")
         say("  backend:         \(backend.baseURL) (FIREBASE_AUTH_EMULATOR_HOST=\(backend.host):\(backend.port); useEmulator(withHost: \"\(backend.host)\", port: \(backend.port)))")
-        say("  state:           \(stateFolder.path) (devices.json, deliveries.jsonl, rejections.jsonl, backend/)")
+        if let fleet {
+            say("  fleet:           \(fleet.receiver.address), node \(fleet.receiver.node): devices, deliveries, rejections and the backend's state are the fleet's; the inspector shows every receiver's pushes")
+        } else {
+            say("  state:           \(stateFolder.path) (devices.json, deliveries.jsonl, rejections.jsonl, backend/)")
+        }
         if !plan.current.isEmpty { say("  faults:          \(plan.current.map(\.description).joined(separator: "; "))") }
         say("Ctrl-C stops everything.")
 
@@ -122,7 +147,10 @@ struct Serve: AsyncParsableCommand {
         let exportOnExit = self.exportOnExit
         try await runUntilSignalled([
             StartedPart("the device gateway") { await gateway.shutdown() },
-            StartedPart("push-receiver") { await receiver.shutdown() },
+            StartedPart("push-receiver") {
+                await receiver.shutdown()
+                await fleet?.receiver.close()
+            },
             StartedPart("the backend's APNs client") { await pusher.shutdown() },
             StartedPart("the backend") {
                 if let folder = exportOnExit {
@@ -130,10 +158,44 @@ struct Serve: AsyncParsableCommand {
                     say("exported \(await toolkit.allUsers.count) users to \(folder)")
                 }
                 await backend.shutdown()
+                await toolkit.closeStore()
             },
-            StartedPart("the inspector") { await inspector.shutdown() },
+            StartedPart("the inspector") {
+                await inspector.shutdown()
+                await fleet?.feed.close()
+            },
             StartedPart("the announcement") { say("shutting down") },
         ], logger: logger)
+    }
+}
+
+extension Serve {
+    /// The stores of a node of a fleet: the receiver's, the backend's, and the feed of the other
+    /// receivers' pushes.
+    struct Fleet {
+        let receiver: PostgresReceiverStores
+        let backend: PostgresBackendStore
+        let feed: PostgresFleetFeed
+    }
+
+    /// The fleet's stores, opened (the schema created or migrated), or nil without --store.
+    func openFleet(logger: Logger) async throws -> Fleet? {
+        let given: PostgresLocation?
+        do { given = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
+        guard let location = given else { return nil }
+        let node = nodeName ?? PostgresLocation.defaultNodeName(port: sandboxPort)
+        let fleet = Fleet(receiver: PostgresReceiverStores(location: location, node: node, logger: logger),
+                          backend: PostgresBackendStore(location: location, node: node, logger: logger),
+                          feed: PostgresFleetFeed(location: location, ownNode: node, logger: logger))
+        do {
+            try await fleet.receiver.open()
+            try await fleet.feed.open(backlog: maxPushes)
+        } catch {
+            await fleet.receiver.close()
+            await fleet.feed.close()
+            throw CommandFailure("cannot open the store \(location.address): \(error)")
+        }
+        return fleet
     }
 }
 

@@ -197,10 +197,16 @@ public final class ServerProcess: Sendable {
         }
     }
 
-    /// Waits for the process to exit (woken by the exit); its status, or `nil` if it still runs
-    /// after `limit` (a bound on a hung process).
+    /// Waits for the process to exit (woken by the exit) and for its output to end, so that
+    /// ``output`` then holds every line it wrote (the exit can be seen before the pipe's last
+    /// bytes are read: the stress runs found `output` still empty after a one-push apns-sender
+    /// exited); its status, or `nil` if it still runs after `limit` (a bound on a hung process).
     public func exit(limit: Duration = .seconds(120)) async throws -> Int32? {
-        await withLimit(limit) { [child] in await child.wait() }
+        await withLimit(limit) { [child, lines] in
+            let status = await child.wait()
+            _ = await lines.wait { _ in false }
+            return status
+        }
     }
 
     /// The port in the first line containing `marker`, written `…:PORT` (optionally followed by a space).

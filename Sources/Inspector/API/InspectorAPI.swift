@@ -220,7 +220,7 @@ struct InspectorAPI: APIProtocol {
               collapseID: push.collapseID, status: push.status, reason: push.reason, detail: push.detail, injected: push.injected,
               dropped: push.dropped, payload: push.payload, headers: push.headers.map { .init(name: $0.name, value: $0.value) },
               providerToken: push.providerToken.map { .init(alg: $0.alg, kid: $0.kid, iss: $0.iss, iat: $0.iat, verdict: $0.verdict) },
-              cause: push.cause, fix: push.fix, device: push.device)
+              cause: push.cause, fix: push.fix, device: push.device, node: push.node)
     }
 
     static func schema(_ flow: InspectedFlow) -> Components.Schemas.Flow {

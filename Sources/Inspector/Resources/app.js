@@ -54,7 +54,7 @@ const time = (iso) => new Date(iso).toLocaleTimeString([], { hour12: false }) + 
 function matches(push) {
   const filter = $("#push-filter").value.trim().toLowerCase();
   if (!filter) return true;
-  return [push.deviceToken, push.topic, push.reason, String(push.status), push.environment, push.apnsID]
+  return [push.deviceToken, push.topic, push.reason, String(push.status), push.environment, push.apnsID, push.node]
     .some((field) => (field || "").toLowerCase().includes(filter));
 }
 
@@ -64,7 +64,8 @@ function row(push) {
     el("td", {}, time(push.time)), el("td", {}, push.environment), el("td", {}, push.topic || ""),
     el("td", { title: push.deviceToken }, push.deviceToken.slice(0, 12) + "…"), el("td", {}, push.pushType || ""),
     el("td", {}, push.priority ?? ""), el("td", { class: ok ? "status-ok status" : "status-bad status" }, push.status),
-    el("td", { class: ok ? "" : "reason" }, push.reason || (push.dropped ? "dropped" : "")), el("td", { title: push.apnsID }, push.apnsID.slice(0, 8)));
+    el("td", { class: ok ? "" : "reason" }, push.reason || (push.dropped ? "dropped" : "")), el("td", { title: push.apnsID }, push.apnsID.slice(0, 8)),
+    el("td", { title: push.node ? `answered by ${push.node}, another receiver of the fleet` : "answered by this receiver" }, push.node || "here"));
   tr.addEventListener("click", () => select(push.id));
   tr.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); select(push.id); } });
   return tr;
@@ -111,7 +112,7 @@ async function select(id) {
   parts.push(el("h3", {}, "Request"),
     el("table", {}, el("tbody", {}, ...[["time", push.time], ["environment", push.environment], ["apns-id", push.apnsID], ["token", push.deviceToken],
       ["topic", push.topic], ["push type", push.pushType], ["priority", push.priority], ["expiration", push.expiration], ["collapse-id", push.collapseID],
-      ["detail", push.detail], ["device", push.device]].filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", { title: String(v) }, String(v)))))));
+      ["detail", push.detail], ["device", push.device], ["answered by", push.node]].filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", { title: String(v) }, String(v)))))));
   if (push.headers.length) {
     parts.push(el("h3", {}, "Headers"), el("pre", {}, push.headers.map((h) => `${h.name}: ${h.value}`).join("\n")));
   }

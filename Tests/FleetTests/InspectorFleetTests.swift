@@ -1,0 +1,101 @@
+import APNsReceiver
+import Foundation
+import Logging
+import PostgresNIO
+import PostgresStores
+import TestSupport
+import Testing
+import Utilities
+
+/// The inspector's view of a fleet: the pushes other receivers answered, read from the fleet's
+/// logs by a cursor that misses no row committed out of order (`PostgresFleetFeed`), and shown by
+/// `authsim serve --store` with the node that answered each.
+@Suite("the inspector's view of a fleet")
+struct InspectorFleetTests {
+    static func deliveryLine(_ id: String) -> String {
+        #"{"apns-id":"\#(id)","background":true,"device-token":"7a7a","dropped":false,"environment":"sandbox","key-id":"KEY","payload-bytes":32,"# +
+            #""priority":5,"push-type":"background","team-id":"TEAM","time":"2026-11-26T10:00:00.000Z","topic":"com.example.authsim"}"#
+    }
+
+    static func insert(_ node: String, _ id: String, on connection: PostgresConnection) async throws {
+        try await connection.query("""
+            INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES (\(node), '7a7a', \(id), \(deliveryLine(id))::jsonb)
+            """, logger: Logger(label: "test"))
+    }
+
+    static func ids(_ pushes: [FleetPush]) -> [String] {
+        pushes.map { push in
+            switch push.answer {
+            case .delivered(let entry): "\(push.node):\(entry.apnsID)"
+            case .refused(let entry): "\(push.node):\(entry.apnsID):\(entry.reason.rawValue)"
+            }
+        }
+    }
+
+    @Test("a batch that commits after one with higher IDs is still read; the feed's own node is left out; refusals come too")
+    func outOfOrderCommits() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let location = try PostgresLocation(database.url)
+        let feed = PostgresFleetFeed(location: location, ownNode: "here", clock: ManualWallClock(Date()))
+        try await feed.open(backlog: 100)
+        #expect(try await feed.poll().isEmpty)
+
+        // A's batch takes ID 1 and stays open while B's takes ID 2 and commits.
+        let slow = try await PostgresConnection.connect(configuration: location.configuration, id: 1, logger: Logger(label: "test"))
+        try await slow.query("BEGIN", logger: Logger(label: "test"))
+        try await Self.insert("a", "first", on: slow)
+        _ = try await postgres.psql(database.name, "INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('b', '7a7a', 'second', '\(Self.deliveryLine("second"))'::jsonb)")
+        #expect(Self.ids(try await feed.poll()) == ["b:second"])
+        // A commits: the hole at ID 1 is read at the next poll.
+        try await slow.query("COMMIT", logger: Logger(label: "test"))
+        #expect(Self.ids(try await feed.poll()) == ["a:first"])
+        #expect(try await feed.poll().isEmpty)
+        try await slow.close()
+
+        // The feed's own node is recorded by its own receiver, not read back.
+        _ = try await postgres.psql(database.name, "INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('here', '7a7a', 'own', '\(Self.deliveryLine("own"))'::jsonb)")
+        #expect(try await feed.poll().isEmpty)
+        // A refusal another node kept.
+        let refusal = #"{"apns-id":"refused","detail":"not registered","device-token":"7a7a","environment":"sandbox","reason":"BadDeviceToken","status":400,"time":"2026-11-26T10:00:01.000Z"}"#
+        _ = try await postgres.psql(database.name, "INSERT INTO receiver_rejections (node, device_token, apns_id, entry) VALUES ('b', '7a7a', 'refused', '\(refusal)'::jsonb)")
+        #expect(Self.ids(try await feed.poll()) == ["b:refused:BadDeviceToken"])
+        await feed.close()
+    }
+
+    @Test("authsim serve --store: the pushes another receiver of the fleet answers appear live in its inspector, with that node")
+    func serveShowsTheFleet() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let fleet = try await ReceiverFleetTests.fleet(#function, postgres: postgres)
+        defer { try? FileManager.default.removeItem(at: fleet.folder) }
+        let serve = try ServerProcess([try executable("authsim"), "serve", "--state", fleet.folder.appendingPathComponent("serve").path,
+                                       "--certs", fleet.certs, "--sandbox-port", "0", "--production-port", "0", "--device-port", "0",
+                                       "--backend-port", "0", "--ui-port", "0", "--store", fleet.database.url, "--node-name", "s"])
+        defer { serve.stop() }
+        let lines = try await serve.waitFor("Ctrl-C stops everything")
+        #expect(lines.contains { $0.contains("fleet:") && $0.contains("node s") }, "\(lines)")
+        let inspectorLine = try #require(lines.first { $0.contains("inspector:") })
+        let inspector = String(try #require(inspectorLine.split(separator: " ").first { $0.hasPrefix("http://") }))
+        let (receiver, port) = try await ReceiverFleetTests.receiver("r", fleet)
+        defer { receiver.stop() }
+
+        let stream = try ServerProcess(["curl", "-sN", "\(inspector)/api/v1/events"])
+        defer { stream.stop() }
+        _ = try await stream.waitFor("authsim inspector")
+        let sender = try ReceiverFleetTests.sender(fleet, port: port, count: 3, concurrency: 3)
+        #expect(try await sender.exit() == 0, "\(sender.output); \(sender.errorTail)")
+        #expect(try await ReceiverFleetTests.push(fleet, port: port, token: String(repeating: "0f", count: 32)) == (400, "BadDeviceToken"))
+        // Live: the refusal, sent last, comes on the stream with its node.
+        _ = try await stream.waitFor("BadDeviceToken")
+
+        let (body, status) = try await runProgram(["curl", "-s", "\(inspector)/api/v1/pushes"])
+        #expect(status == 0)
+        let pushes = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [[String: Any]], "\(body)")
+        #expect(pushes.count == 4, "\(body)")
+        #expect(pushes.allSatisfy { $0["node"] as? String == "r" }, "\(body)")
+        #expect(pushes.filter { $0["status"] as? Int == 200 }.count == 3)
+        let refused = try #require(pushes.first { $0["status"] as? Int == 400 })
+        #expect(refused["reason"] as? String == "BadDeviceToken" && (refused["cause"] as? String)?.isEmpty == false, "\(refused)")
+        #expect(try await serve.terminate() == 0)
+    }
+}
