@@ -301,8 +301,8 @@ let package = Package(
         // process): split sign-ins, races for single-use codes, migrations, a lost database.
         .testTarget(
             name: "FleetTests",
-            dependencies: ["AuthBackend", "APNsReceiver", "APNsSender", "APNsWire", "IdentityToolkitAPI", "PostgresStores", "Scenarios", "TestSupport",
-                           "Utilities", logging, .product(name: "PostgresNIO", package: "postgres-nio")]
+            dependencies: ["AuthBackend", "APNsReceiver", "APNsSender", "APNsWire", "IdentityToolkitAPI", "Inspector", "PostgresStores", "Scenarios",
+                           "TestSupport", "Utilities", logging, .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         // The auth core's rules as values (the app credential, the presentation): no I/O.

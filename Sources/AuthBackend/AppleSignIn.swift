@@ -97,8 +97,8 @@ extension IdentityToolkit {
                 user.emailVerified = emailVerified
             }
             do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
-            return .tokens(try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)) { [observer, user, sub] tokens in
-                observer?(.appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: true))
+            return .tokens(try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)) { [emit = emitter(), user, sub] tokens in
+                emit(.appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: true))
                 return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: uid, email: user.email,
                                                displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                                expiresIn: tokens.expiresIn, isNewUser: false)
@@ -117,13 +117,13 @@ extension IdentityToolkit {
         // A user with a second factor gets a pending credential for it, not a session.
         if user.hasSecondFactor {
             let pending = try openMFAPending(for: user, provider: "apple.com", endpoint: endpoint)
-            observer?(.secondFactorRequired(uid: user.localId, provider: "apple.com"))
+            emit(.secondFactorRequired(uid: user.localId, provider: "apple.com"))
             return .answer(VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
                                                    displayName: user.displayName, isNewUser: false, mfaPendingCredential: pending,
                                                    mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
         }
-        return .tokens(try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)) { [observer, sub] tokens in
-            observer?(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))
+        return .tokens(try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)) { [emit = emitter(), sub] tokens in
+            emit(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))
             return VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
                                            displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                            expiresIn: tokens.expiresIn, isNewUser: isNew)
@@ -146,7 +146,7 @@ extension IdentityToolkit {
             guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.invalidRequest, "token (the authorization code) is required")) }
             let sub: String
             do throws(IdentityToolkitError) { sub = try appleID.revoke(code: code, clientID: configuration.bundleID) } catch { throw reject(endpoint, error) }
-            observer?(.appleRevoked(uid: uid, sub: sub))
+            emit(.appleRevoked(uid: uid, sub: sub))
             return EmptyResponse()
         }
     }
@@ -158,7 +158,7 @@ extension IdentityToolkit {
                 throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
             }
             do throws(IdentityToolkitError) { try commit(.userDeleted(localId: uid)) } catch { throw reject(.deleteAccount, error) }
-            observer?(.accountDeleted(uid: uid))
+            emit(.accountDeleted(uid: uid))
             return DeleteAccountResponse()
         }
     }

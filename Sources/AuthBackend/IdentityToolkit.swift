@@ -6,6 +6,20 @@ import CryptoExtras
 import Foundation
 import Logging
 
+/// Tells the observer, and a fleet's event sink, of events, each with the fleet position it
+/// was made at (``IdentityToolkit/emitter()``).
+struct EventEmitter: Sendable {
+    let observer: (@Sendable (BackendEvent) -> Void)?
+    let sink: (any BackendEventSink)?
+    let position: Int64
+    let clock: any WallClock
+
+    func callAsFunction(_ event: BackendEvent) {
+        observer?(event)
+        sink?.record(event, position: position, at: clock.now)
+    }
+}
+
 /// Firebase's side of phone auth: app credentials (verifyClient, silent push), codes by SMS,
 /// sign-in with ID tokens. State lives here; `BackendServer` puts it on HTTP.
 public actor IdentityToolkit {
@@ -44,6 +58,8 @@ public actor IdentityToolkit {
     let sharedStore: (any BackendStore)?
     /// How far into the shared store's records ``state`` is.
     var storePosition: Int64 = 0
+    /// Where a fleet's node keeps its events for every node's inspector (``setEventSink(_:)``).
+    var eventSink: (any BackendEventSink)?
     /// A change whose commit failed: what ``state`` holds may not be what the store holds, so the
     /// next change or read rebuilds it from the store's first record.
     var stateIsStale = false
@@ -56,6 +72,22 @@ public actor IdentityToolkit {
     /// while a change waits for the database): a taken flag and the waiters, in order.
     var storeTurnTaken = false
     var storeTurnWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Keeps this node's events in the fleet's store too (``BackendEventSink``), each with the
+    /// fleet position it was emitted at.
+    public func setEventSink(_ sink: (any BackendEventSink)?) { eventSink = sink }
+
+    /// Tells the observer, and a fleet's event sink, of `event`.
+    func emit(_ event: BackendEvent) { emitter()(event) }
+
+    /// Tells of an event the toolkit did not make itself (the router's front end and faults).
+    public func note(_ event: BackendEvent) { emit(event) }
+
+    /// What tells of events, with the fleet position as it is now: for closures that run after
+    /// the change (a sign-in's, once its ID token is signed), outside the actor.
+    func emitter() -> EventEmitter {
+        EventEmitter(observer: observer, sink: eventSink, position: storePosition, clock: clock)
+    }
 
     /// - Parameter stateDirectory: where the backend keeps its journal and ID-token key, so that a
     ///   backend started again on the same directory (after a crash, a kill, a restart) goes on
@@ -157,10 +189,10 @@ public actor IdentityToolkit {
         } catch { throw reject(.verifyClient, error) }
         let environment: APNsEnvironment = request.isSandbox == true ? .sandbox : .production
         let bytes = FirebaseAuthPush(receipt: receipt, secret: secret).payload
-        observer?(.pushing(appToken: appToken, environment: environment, receipt: receipt))
+        emit(.pushing(appToken: appToken, environment: environment, receipt: receipt))
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
-        observer?(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
+        emit(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
         silentPushes.append(SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: RFC3339.string(clock.now), status: result.status,
                                              reason: result.reason?.rawValue, error: result.error))
         if silentPushes.count > 1000 { silentPushes.removeFirst(silentPushes.count - 1000) }
@@ -212,13 +244,13 @@ public actor IdentityToolkit {
                        captchaResponse: String? = nil, recaptchaVersion: String? = nil, clientType: String? = nil,
                        action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) {
         guard testPhoneNumbers[number] == nil else {
-            observer?(.codeRequested(phoneNumber: number, proof: .testMode, receipt: nil, endpoint: endpoint))
+            emit(.codeRequested(phoneNumber: number, proof: .testMode, receipt: nil, endpoint: endpoint))
             return
         }
         let hasLegacyProof = !(iosReceipt ?? "").isEmpty || recaptchaToken != nil
         if try smsDefense(captchaResponse: captchaResponse, recaptchaVersion: recaptchaVersion, clientType: clientType, action: action,
                           hasLegacyProof: hasLegacyProof, endpoint: endpoint) {
-            observer?(.codeRequested(phoneNumber: number, proof: .recaptchaEnterprise, receipt: nil, endpoint: endpoint))
+            emit(.codeRequested(phoneNumber: number, proof: .recaptchaEnterprise, receipt: nil, endpoint: endpoint))
             return
         }
         if let iosReceipt, !iosReceipt.isEmpty {
@@ -227,14 +259,14 @@ public actor IdentityToolkit {
                                                                   lifetime: configuration.receiptLifetime) {
                 throw reject(endpoint, error)
             }
-            observer?(.codeRequested(phoneNumber: number, proof: .silentPush, receipt: iosReceipt, endpoint: endpoint))
+            emit(.codeRequested(phoneNumber: number, proof: .silentPush, receipt: iosReceipt, endpoint: endpoint))
         } else if let recaptchaToken {
             try useRecaptchaToken(recaptchaToken, endpoint: endpoint)
-            observer?(.codeRequested(phoneNumber: number, proof: .reCAPTCHA, receipt: nil, endpoint: endpoint))
+            emit(.codeRequested(phoneNumber: number, proof: .reCAPTCHA, receipt: nil, endpoint: endpoint))
         } else if configuration.acceptUnverifiedCodeRequests {
             logger.info("code request without app verification taken (--accept-unverified-code-requests, as the Auth Emulator)",
                         metadata: ["endpoint": "\(endpoint)", "phone": "\(number)"])
-            observer?(.codeRequested(phoneNumber: number, proof: .unverified, receipt: nil, endpoint: endpoint))
+            emit(.codeRequested(phoneNumber: number, proof: .unverified, receipt: nil, endpoint: endpoint))
         } else {
             throw reject(endpoint, IdentityToolkitError(
                 .missingAppCredential,
@@ -252,7 +284,7 @@ public actor IdentityToolkit {
         switch state.requestSession(number: number, purpose: purpose, testCode: testPhoneNumbers[number], now: now, configuration: configuration) {
         case .refuse(let error): throw reject(endpoint, error)
         case .reuse(let info):
-            observer?(.codeReused(phoneNumber: number))
+            emit(.codeReused(phoneNumber: number))
             return info
         case .open(let fixed): testCode = fixed
         }
@@ -264,7 +296,7 @@ public actor IdentityToolkit {
                 let message = SMSMessage(phoneNumber: number, code: code, sessionInfo: sessionInfo, languageCode: languageCode,
                                          text: Self.smsText(code: code, language: languageCode), sentAt: now)
                 try commit(.sms(message))
-                observer?(.smsSent(message))
+                emit(.smsSent(message))
             }
         } catch { throw reject(endpoint, error) }
         return sessionInfo
@@ -390,8 +422,8 @@ public actor IdentityToolkit {
             }
         } catch { throw reject(endpoint, error) }
         guard let user else { throw reject(endpoint, IdentityToolkitError(.internal, "no user after sign-in")) }
-        return .tokens(try grantTokens(for: user, provider: "phone", endpoint: endpoint)) { [observer] tokens in
-            observer?(.signedIn(uid: user.localId, phoneNumber: number, isNewUser: isNewUser))
+        return .tokens(try grantTokens(for: user, provider: "phone", endpoint: endpoint)) { [emit = emitter()] tokens in
+            emit(.signedIn(uid: user.localId, phoneNumber: number, isNewUser: isNewUser))
             return VerifyPhoneNumberResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn,
                                              localId: user.localId, isNewUser: isNewUser, phoneNumber: number)
         }
@@ -482,7 +514,7 @@ public actor IdentityToolkit {
 
     func reject(_ endpoint: BackendOperation, _ error: IdentityToolkitError, cause: RejectionCause? = nil) -> IdentityToolkitError {
         logger.info("request refused", metadata: ["endpoint": "\(endpoint)", "error": "\(error.message)"])
-        observer?(.rejected(endpoint: endpoint, error, cause: cause))
+        emit(.rejected(endpoint: endpoint, error, cause: cause))
         return error
     }
 

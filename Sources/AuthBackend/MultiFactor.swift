@@ -65,7 +65,7 @@ extension IdentityToolkit {
                                              displayName: request.displayName, enrolledAt: clock.now)
         user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
         do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
-        observer?(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: enrollment.phoneNumber))
+        emit(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: enrollment.phoneNumber))
         return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)) { tokens in
             FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                           phoneAuthInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
@@ -150,8 +150,8 @@ extension IdentityToolkit {
             throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
         }
         do { try commit(.mfaPendingUsed(digest: digest)) } catch { throw reject(endpoint, error) }
-        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)) { [observer] tokens in
-            observer?(.secondFactorSignedIn(uid: user.localId, enrollmentID: enrollmentID))
+        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)) { [emit = emitter()] tokens in
+            emit(.secondFactorSignedIn(uid: user.localId, enrollmentID: enrollmentID))
             return FinalizeMFASignInResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
         }
     }

@@ -20,7 +20,7 @@ import Utilities
 //   blocked score is not documented (the SDK answers 17999 for any of these).
 
 /// What one reCAPTCHA Enterprise assessment found (for timelines and `explain`).
-public struct RecaptchaAssessment: Sendable, Hashable {
+public struct RecaptchaAssessment: Sendable, Hashable, Codable {
     public enum Verdict: String, Sendable, Hashable, CaseIterable, Codable {
         /// A real token, for the right action and key, and a toll-fraud risk under the threshold.
         case passed
@@ -170,7 +170,7 @@ extension IdentityToolkit {
         }
         let phone = smsDefenseSettings.phone
         let enabled = phone != .off
-        observer?(.recaptchaConfig(phone: phone))
+        emit(.recaptchaConfig(phone: phone))
         return GetRecaptchaConfigResponse(
             recaptchaKey: enabled ? "projects/\(configuration.projectID)/keys/\(configuration.recaptchaSiteKey)" : nil,
             recaptchaEnforcementState: [
@@ -247,7 +247,7 @@ extension IdentityToolkit {
             guard let token = captchaResponse, !token.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingRecaptchaToken)) }
         }
         let assessment = try assess(captchaResponse: captchaResponse, action: action, endpoint: endpoint)
-        observer?(.recaptchaAssessment(endpoint: endpoint, enforcement: state, assessment))
+        emit(.recaptchaAssessment(endpoint: endpoint, enforcement: state, assessment))
         if assessment.verdict == .passed { return true }
         if state == .audit {
             // The SDK's fallback: a request that also proves the app the legacy way decides there.

@@ -185,7 +185,7 @@ extension IdentityToolkit {
             guard let localId = request.localId, !localId.isEmpty else { throw IdentityToolkitError(.missingLocalID) }
             guard state.users[localId] != nil else { throw IdentityToolkitError(.userNotFound) }
             try commit(.userDeleted(localId: localId))
-            observer?(.accountDeleted(uid: localId))
+            emit(.accountDeleted(uid: localId))
             return DeleteAccountResponse()
         }
     }

@@ -10,7 +10,7 @@ import Utilities
 /// throw IdentityToolkitError(.invalidPhoneNumber, "TOO_SHORT")
 /// // 400 {"error":{"code":400,"message":"INVALID_PHONE_NUMBER : TOO_SHORT",…}}
 /// ```
-public struct IdentityToolkitError: CodedError {
+public struct IdentityToolkitError: CodedError, Codable {
     public let code: Code
     public let detail: String?
     /// The HTTP status it is answered with.
@@ -64,7 +64,7 @@ public struct IdentityToolkitError: CodedError {
 
     /// What Google's front end writes in an envelope: the sentence, `errors[0].reason`, `status`,
     /// and the `ErrorInfo` detail's reason (`API_KEY_INVALID`, `API_KEY_IOS_APP_BLOCKED`).
-    public struct Frontend: Sendable, Hashable {
+    public struct Frontend: Sendable, Hashable, Codable {
         public var message: String
         public var reason: String
         public var status: String

@@ -18,6 +18,8 @@ public struct InspectedFlow: Codable, Sendable, Hashable {
         public var bad: Bool
         /// The ``BackendEvent`` case it comes from (`codeRequested`).
         public var event: String
+        /// The backend node of the fleet that made it (`--node-name`); `nil` without a fleet.
+        public var node: String?
     }
     public var id: Int
     public var started: Date
@@ -45,7 +47,7 @@ public struct InspectedFlow: Codable, Sendable, Hashable {
         let start = steps.first?.time ?? started
         let rows = steps.map { step in
             SequenceDiagram.Row(time: "+\(Int((step.time.timeIntervalSince(start) * 1000).rounded())) ms", from: step.from.rawValue, to: step.to?.rawValue,
-                                text: step.message, classes: step.bad ? ["bad"] : [])
+                                text: step.message + (step.node.map { " [\($0)]" } ?? ""), classes: step.bad ? ["bad"] : [])
         }
         return SequenceDiagram.html(parts: parts.map(\.rawValue), rows: rows, timeColumn: "5em")
     }
@@ -75,10 +77,10 @@ public final class FlowHistory: Sendable {
     public var all: [InspectedFlow] { state.withLock { $0.flows } }
     public func flow(id: Int) -> InspectedFlow? { state.withLock { $0.flows.first { $0.id == id } } }
 
-    /// The backend's observer.
-    public func record(_ event: BackendEvent, at time: Date = Date()) {
+    /// The backend's observer; with a fleet, each node's events in the fleet's order (``FleetFlowOrder``).
+    public func record(_ event: BackendEvent, at time: Date = Date(), node: String? = nil) {
         let line = event.line
-        let step = InspectedFlow.Step(time: time, from: line.from, to: line.to, message: line.text, bad: line.bad, event: event.kind)
+        let step = InspectedFlow.Step(time: time, from: line.from, to: line.to, message: line.text, bad: line.bad, event: event.kind, node: node)
         state.withLock { state in
             func start() -> Int {
                 let id = state.nextID
@@ -183,6 +185,33 @@ public final class FlowHistory: Sendable {
             case .accountDeleted, .appleRevoked:
                 break
             }
+        }
+    }
+}
+
+/// A fleet's backend events in the order they happened, for ``FlowHistory``, which groups steps
+/// into sign-ins as they come and so needs a sign-in's steps in order.
+///
+/// The store gives them in the order they were kept; each node keeps its events in batches after
+/// its answers, so one node's later event can be kept before another's earlier one. Each event
+/// carries the fleet position its node had reached (``FleetBackendEvent/position``): a node that
+/// checks a code another node sent has replayed that node's change first, so its events carry a
+/// higher position. Events wait here ``settle`` seconds after they are read (on the inspector's
+/// clock, so that the nodes' clocks need not agree), and leave sorted by position, then time.
+public final class FleetFlowOrder: Sendable {
+    /// How long an event waits for earlier ones that were kept later.
+    public static let settle: TimeInterval = 1
+    private let pending = Mutex<[(event: FleetBackendEvent, read: Date)]>([])
+
+    public init() {}
+
+    /// Takes the events just read (at `now`), and returns those that have waited ``settle``, in order.
+    public func release(adding events: [FleetBackendEvent], now: Date) -> [FleetBackendEvent] {
+        pending.withLock { pending in
+            pending += events.map { ($0, now) }
+            let ready = pending.filter { now.timeIntervalSince($0.read) >= Self.settle }.map(\.event)
+            pending.removeAll { now.timeIntervalSince($0.read) >= Self.settle }
+            return ready.sorted { ($0.position, $0.time, $0.sequence) < ($1.position, $1.time, $1.sequence) }
         }
     }
 }

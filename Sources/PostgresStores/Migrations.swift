@@ -99,6 +99,19 @@ enum Migrations {
             """,
             "CREATE INDEX receiver_rejections_device_token ON receiver_rejections (device_token, id)",
         ]),
+        Step(version: 4, name: "the backends' events, for every node's inspector", statements: [
+            // Each event a backend node made (BackendEvent, as Swift codes it), with the fleet
+            // position the node had reached: inspectors sort a sign-in's steps by it.
+            """
+            CREATE TABLE backend_events (
+                id bigserial PRIMARY KEY,
+                node text NOT NULL,
+                position bigint NOT NULL,
+                at timestamptz NOT NULL,
+                event jsonb NOT NULL
+            )
+            """,
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -1,12 +1,15 @@
 import APNsReceiver
+import AuthBackend
 import Foundation
 import Logging
 import PostgresNIO
 import Synchronization
 import Utilities
 
-/// The pushes the other receivers of a fleet answer, read from `receiver_deliveries` and
-/// `receiver_rejections` as they are kept: what an inspector shows of the fleet.
+/// What an inspector shows of a fleet: the pushes the other receivers answer, read from
+/// `receiver_deliveries` and `receiver_rejections` as they are kept, and every backend node's
+/// events (`backend_events`, this node's own included, so that a sign-in's steps from several
+/// nodes are put in one order: ``FleetFlowOrder``).
 ///
 /// **Polling with a cursor, not LISTEN/NOTIFY.** Pushes come by the tens of thousands a second; a
 /// NOTIFY per batch would put every receiver's commits through PostgreSQL's one notification queue
@@ -33,14 +36,27 @@ public final class PostgresFleetFeed: Sendable {
     private let deadline: Double
     private let logger: Logger
 
-    private struct Cursor {
+    struct Cursor: Sendable {
         var last: Int64 = 0
         /// Unseen IDs below `last`, with when they were first missed.
         var holes: [Int64: Date] = [:]
+
+        /// Moves past the rows read (`ids`): the IDs skipped on the way become holes, holes read
+        /// are filled, and holes older than ``holeLifetime`` are given up.
+        mutating func advance(past ids: [Int64], now: Date) {
+            let seen = Set(ids)
+            for id in ids { holes[id] = nil }
+            if let newest = ids.max(), newest > last {
+                for missing in (last + 1)..<newest where !seen.contains(missing) { holes[missing] = now }
+                last = newest
+            }
+            holes = holes.filter { now.timeIntervalSince($0.value) < PostgresFleetFeed.holeLifetime }
+        }
     }
     private struct State {
         var deliveries = Cursor()
         var rejections = Cursor()
+        var events = Cursor()
         var started = false
         var task: Task<Void, Never>?
     }
@@ -64,90 +80,105 @@ public final class PostgresFleetFeed: Sendable {
     public func open(backlog: Int) async throws(SharedStoreError) {
         try await session.migrate()
         let backlog = Int64(max(0, backlog))
-        let latest: (Int64, Int64)
+        let latest: [Int64]
         do {
             latest = try await session.run("reading the fleet's logs", seconds: deadline) { connection in
-                var latest: (Int64, Int64) = (0, 0)
+                var latest: [Int64] = []
                 let rows = try await connection.query("""
-                    SELECT (SELECT coalesce(max(id), 0) FROM receiver_deliveries), (SELECT coalesce(max(id), 0) FROM receiver_rejections)
+                    SELECT (SELECT coalesce(max(id), 0) FROM receiver_deliveries), (SELECT coalesce(max(id), 0) FROM receiver_rejections),
+                        (SELECT coalesce(max(id), 0) FROM backend_events)
                     """, logger: Self.silent)
-                for try await row in rows.decode((Int64, Int64).self) { latest = row }
+                for try await row in rows.decode((Int64, Int64, Int64).self) { latest = [row.0, row.1, row.2] }
                 return latest
             }
         } catch {
             throw SharedStoreError(.unavailable, error.description)
         }
+        guard latest.count == 3 else { throw SharedStoreError(.unavailable, "the fleet's logs gave no row") }
         state.withLock { state in
-            state.deliveries.last = max(0, latest.0 - backlog)
-            state.rejections.last = max(0, latest.1 - backlog)
+            state.deliveries.last = max(0, latest[0] - backlog)
+            state.rejections.last = max(0, latest[1] - backlog)
+            state.events.last = max(0, latest[2] - backlog)
         }
     }
 
-    /// The pushes kept since the last poll (and those that were missing then), oldest first in
-    /// each table.
-    public func poll() async throws(SharedStoreError) -> [FleetPush] {
-        let (deliveries, rejections) = state.withLock { ($0.deliveries, $0.rejections) }
+    /// What one poll read.
+    public struct Poll: Sendable {
+        /// The other receivers' pushes, oldest first in each log.
+        public var pushes: [FleetPush] = []
+        /// Every backend node's events (this node's too), in the order they were kept.
+        public var events: [FleetBackendEvent] = []
+    }
+
+    /// The rows kept since the last poll (and those that were missing then).
+    public func poll() async throws(SharedStoreError) -> Poll {
+        let cursors = state.withLock { [$0.deliveries, $0.rejections, $0.events] }
         let now = clock.now
-        let (own, page) = (ownNode, Self.pageSize)
-        let rows: [(table: Int, id: Int64, node: String, text: String)]
+        let page = Self.pageSize
+        typealias Row = (table: Int, id: Int64, node: String, position: Int64, at: Date, text: String)
+        let rows: [Row]
         do {
             rows = try await session.run("reading the fleet's logs", seconds: deadline) { connection in
-                var rows: [(table: Int, id: Int64, node: String, text: String)] = []
-                for (table, name, column, cursor) in [(0, "receiver_deliveries", "line", deliveries), (1, "receiver_rejections", "entry", rejections)] {
-                    let holes = Array(cursor.holes.keys)
+                var rows: [Row] = []
+                let tables = [("receiver_deliveries", "0::bigint, kept_at, line"), ("receiver_rejections", "0::bigint, kept_at, entry"),
+                              ("backend_events", "position, at, event")]
+                for (table, (name, columns)) in tables.enumerated() {
+                    let cursor = cursors[table]
                     let result = try await connection.query("""
-                        (SELECT id, node, \(unescaped: column)::text FROM \(unescaped: name) WHERE id > \(cursor.last) ORDER BY id LIMIT \(page))
+                        (SELECT id, node, \(unescaped: columns)::text FROM \(unescaped: name) WHERE id > \(cursor.last) ORDER BY id LIMIT \(page))
                         UNION ALL
-                        (SELECT id, node, \(unescaped: column)::text FROM \(unescaped: name) WHERE id = ANY(\(holes)::bigint[]))
+                        (SELECT id, node, \(unescaped: columns)::text FROM \(unescaped: name) WHERE id = ANY(\(Array(cursor.holes.keys))::bigint[]))
                         """, logger: Self.silent)
-                    for try await (id, node, text) in result.decode((Int64, String, String).self) { rows.append((table, id, node, text)) }
+                    for try await (id, node, position, at, text) in result.decode((Int64, String, Int64, Date, String).self) {
+                        rows.append((table, id, node, position, at, text))
+                    }
                 }
                 return rows
             }
         } catch {
             throw SharedStoreError(.unavailable, error.description)
         }
-        // Move the cursors: IDs skipped between the old cursor and the newest row become holes.
         state.withLock { state in
-            for table in 0...1 {
-                var cursor = table == 0 ? state.deliveries : state.rejections
-                let ids = rows.filter { $0.table == table }.map(\.id)
-                let seen = Set(ids)
-                for id in ids where cursor.holes[id] != nil { cursor.holes[id] = nil }
-                if let newest = ids.max(), newest > cursor.last {
-                    for missing in (cursor.last + 1)..<newest where !seen.contains(missing) { cursor.holes[missing] = now }
-                    cursor.last = newest
-                }
-                cursor.holes = cursor.holes.filter { now.timeIntervalSince($0.value) < Self.holeLifetime }
-                if table == 0 { state.deliveries = cursor } else { state.rejections = cursor }
-            }
+            state.deliveries.advance(past: rows.filter { $0.table == 0 }.map(\.id), now: now)
+            state.rejections.advance(past: rows.filter { $0.table == 1 }.map(\.id), now: now)
+            state.events.advance(past: rows.filter { $0.table == 2 }.map(\.id), now: now)
         }
         let decoder = JSONDecoder()
-        var pushes: [FleetPush] = []
-        for row in rows.sorted(by: { ($0.table, $0.id) < ($1.table, $1.id) }) where row.node != own {
+        var poll = Poll()
+        for row in rows.sorted(by: { ($0.table, $0.id) < ($1.table, $1.id) }) {
             let data = Data(row.text.utf8)
-            if row.table == 0, let entry = try? decoder.decode(DeliveryLog.Entry.self, from: data) {
-                pushes.append(FleetPush(node: row.node, answer: .delivered(entry)))
-            } else if row.table == 1, let entry = try? RejectionLog.decode(data) {
-                pushes.append(FleetPush(node: row.node, answer: .refused(entry)))
-            } else {
-                logger.warning("a row of the fleet's logs does not read", metadata: ["id": "\(row.id)", "node": "\(row.node)"])
+            switch row.table {
+            case 0 where row.node != ownNode:
+                guard let entry = try? decoder.decode(DeliveryLog.Entry.self, from: data) else { unreadable(row.id, row.node); continue }
+                poll.pushes.append(FleetPush(node: row.node, answer: .delivered(entry)))
+            case 1 where row.node != ownNode:
+                guard let entry = try? RejectionLog.decode(data) else { unreadable(row.id, row.node); continue }
+                poll.pushes.append(FleetPush(node: row.node, answer: .refused(entry)))
+            case 2:
+                guard let event = try? decoder.decode(BackendEvent.self, from: data) else { unreadable(row.id, row.node); continue }
+                poll.events.append(FleetBackendEvent(node: row.node, position: row.position, time: row.at, sequence: row.id, event: event))
+            default: continue
             }
         }
-        return pushes
+        return poll
+    }
+
+    private func unreadable(_ id: Int64, _ node: String) {
+        logger.warning("a row of the fleet's logs does not read", metadata: ["id": "\(id)", "node": "\(node)"])
     }
 
     /// Polls every `interval` seconds in the background, handing each poll's pushes to `deliver`,
     /// until ``close()``. A failed poll is logged and tried again at the next turn.
-    public func start(every interval: Double = 0.25, _ deliver: @escaping @Sendable ([FleetPush]) -> Void) {
+    public func start(every interval: Double = 0.25, _ deliver: @escaping @Sendable (Poll) -> Void) {
         let task = Task { [self] in
             var failing = false
             while !Task.isCancelled {
                 do {
-                    let pushes = try await poll()
+                    let read = try await poll()
                     if failing { logger.notice("reading the fleet's pushes again", metadata: ["store": "\(address)"]) }
                     failing = false
-                    if !pushes.isEmpty { deliver(pushes) }
+                    // Called on every turn, read or not: the sign-ins' order releases what has settled.
+                    deliver(read)
                 } catch {
                     if !failing { logger.warning("cannot read the fleet's pushes", metadata: ["store": "\(address)", "error": "\(error)"]) }
                     failing = true

@@ -88,6 +88,7 @@ struct Backend: AsyncParsableCommand {
         do { storeLocation = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
         let toolkit: IdentityToolkit
         let stateLine: String
+        var eventLog: PostgresEventLog?
         if let location = storeLocation {
             let node = nodeName ?? PostgresLocation.defaultNodeName(port: port)
             let shared = PostgresBackendStore(location: location, node: node, logger: logger)
@@ -96,6 +97,10 @@ struct Backend: AsyncParsableCommand {
             } catch {
                 throw CommandFailure("cannot open the store \(location.address): \(error)")
             }
+            // Its events, for the inspector of any `authsim serve --store` of the fleet.
+            let events = PostgresEventLog(location: location, node: node, logger: logger)
+            await toolkit.setEventSink(events)
+            eventLog = events
             stateLine = "state: shared store \(location.address), node \(node)"
         } else {
             toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
@@ -125,6 +130,7 @@ struct Backend: AsyncParsableCommand {
         if let smsCode { say("  every SMS code is \(smsCode)") }
         if acceptUnverifiedCodeRequests { say("  code requests without app verification are taken for any number, as the Auth Emulator takes them") }
         let exportOnExit = self.exportOnExit
+        let events = eventLog
         try await runUntilSignalled([
             StartedPart("the APNs client") { await pusher.shutdown() },
             StartedPart("the backend") {
@@ -134,6 +140,7 @@ struct Backend: AsyncParsableCommand {
                 }
                 await server.shutdown()
                 await toolkit.closeStore()
+                await events?.close()
             },
         ], logger: logger)
     }

@@ -84,8 +84,7 @@ struct Serve: AsyncParsableCommand {
                 }
                 history.record(event)
             }, sharedLog: fleet?.receiver.log))
-        // The other receivers' pushes, into the same view.
-        fleet?.feed.start { history.record(fleet: $0) }
+
         let sandbox = receiver.listeners.first(where: { $0.listener.environment == .sandbox })?.port ?? sandboxPort
         let production = receiver.listeners.first(where: { $0.listener.environment == .production })?.port ?? productionPort
 
@@ -99,10 +98,17 @@ struct Serve: AsyncParsableCommand {
         let toolkit: IdentityToolkit
         if let fleet {
             do {
-                toolkit = try await IdentityToolkit.open(configuration: configuration, pusher: pusher, store: fleet.backend,
-                                                         observer: { flows.record($0) }, logger: logger)
+                // The sign-ins come from the store, every node's (this one's too) in the fleet's order.
+                toolkit = try await IdentityToolkit.open(configuration: configuration, pusher: pusher, store: fleet.backend, logger: logger)
             } catch {
                 throw CommandFailure("cannot open the store \(fleet.backend.address): \(error)")
+            }
+            await toolkit.setEventSink(fleet.events)
+            // The other receivers' pushes, and every node's sign-ins, into the same views.
+            let order = FleetFlowOrder()
+            fleet.feed.start { read in
+                history.record(fleet: read.pushes)
+                for event in order.release(adding: read.events, now: Date()) { flows.record(event.event, at: event.time, node: event.node) }
             }
         } else {
             toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
@@ -159,6 +165,7 @@ struct Serve: AsyncParsableCommand {
                 }
                 await backend.shutdown()
                 await toolkit.closeStore()
+                await fleet?.events.close()
             },
             StartedPart("the inspector") {
                 await inspector.shutdown()
@@ -176,6 +183,7 @@ extension Serve {
         let receiver: PostgresReceiverStores
         let backend: PostgresBackendStore
         let feed: PostgresFleetFeed
+        let events: PostgresEventLog
     }
 
     /// The fleet's stores, opened (the schema created or migrated), or nil without --store.
@@ -186,13 +194,15 @@ extension Serve {
         let node = nodeName ?? PostgresLocation.defaultNodeName(port: sandboxPort)
         let fleet = Fleet(receiver: PostgresReceiverStores(location: location, node: node, logger: logger),
                           backend: PostgresBackendStore(location: location, node: node, logger: logger),
-                          feed: PostgresFleetFeed(location: location, ownNode: node, logger: logger))
+                          feed: PostgresFleetFeed(location: location, ownNode: node, logger: logger),
+                          events: PostgresEventLog(location: location, node: node, logger: logger))
         do {
             try await fleet.receiver.open()
             try await fleet.feed.open(backlog: maxPushes)
         } catch {
             await fleet.receiver.close()
             await fleet.feed.close()
+            await fleet.events.close()
             throw CommandFailure("cannot open the store \(location.address): \(error)")
         }
         return fleet

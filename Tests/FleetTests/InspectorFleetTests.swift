@@ -1,8 +1,12 @@
 import APNsReceiver
+@testable import AuthBackend
 import Foundation
+import IdentityToolkitAPI
+import Inspector
 import Logging
 import PostgresNIO
 import PostgresStores
+import Synchronization
 import TestSupport
 import Testing
 import Utilities
@@ -39,27 +43,27 @@ struct InspectorFleetTests {
         let location = try PostgresLocation(database.url)
         let feed = PostgresFleetFeed(location: location, ownNode: "here", clock: ManualWallClock(Date()))
         try await feed.open(backlog: 100)
-        #expect(try await feed.poll().isEmpty)
+        #expect(try await feed.poll().pushes.isEmpty)
 
         // A's batch takes ID 1 and stays open while B's takes ID 2 and commits.
         let slow = try await PostgresConnection.connect(configuration: location.configuration, id: 1, logger: Logger(label: "test"))
         try await slow.query("BEGIN", logger: Logger(label: "test"))
         try await Self.insert("a", "first", on: slow)
         _ = try await postgres.psql(database.name, "INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('b', '7a7a', 'second', '\(Self.deliveryLine("second"))'::jsonb)")
-        #expect(Self.ids(try await feed.poll()) == ["b:second"])
+        #expect(Self.ids(try await feed.poll().pushes) == ["b:second"])
         // A commits: the hole at ID 1 is read at the next poll.
         try await slow.query("COMMIT", logger: Logger(label: "test"))
-        #expect(Self.ids(try await feed.poll()) == ["a:first"])
-        #expect(try await feed.poll().isEmpty)
+        #expect(Self.ids(try await feed.poll().pushes) == ["a:first"])
+        #expect(try await feed.poll().pushes.isEmpty)
         try await slow.close()
 
         // The feed's own node is recorded by its own receiver, not read back.
         _ = try await postgres.psql(database.name, "INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('here', '7a7a', 'own', '\(Self.deliveryLine("own"))'::jsonb)")
-        #expect(try await feed.poll().isEmpty)
+        #expect(try await feed.poll().pushes.isEmpty)
         // A refusal another node kept.
         let refusal = #"{"apns-id":"refused","detail":"not registered","device-token":"7a7a","environment":"sandbox","reason":"BadDeviceToken","status":400,"time":"2026-11-26T10:00:01.000Z"}"#
         _ = try await postgres.psql(database.name, "INSERT INTO receiver_rejections (node, device_token, apns_id, entry) VALUES ('b', '7a7a', 'refused', '\(refusal)'::jsonb)")
-        #expect(Self.ids(try await feed.poll()) == ["b:refused:BadDeviceToken"])
+        #expect(Self.ids(try await feed.poll().pushes) == ["b:refused:BadDeviceToken"])
         await feed.close()
     }
 
@@ -97,5 +101,64 @@ struct InspectorFleetTests {
         let refused = try #require(pushes.first { $0["status"] as? Int == 400 })
         #expect(refused["reason"] as? String == "BadDeviceToken" && (refused["cause"] as? String)?.isEmpty == false, "\(refused)")
         #expect(try await serve.terminate() == 0)
+    }
+
+    /// A node's event sink that holds its events until told: a node whose events are kept late.
+    final class Late: BackendEventSink, @unchecked Sendable {
+        let sink: PostgresEventLog
+        private let held = Mutex<[(BackendEvent, Int64, Date)]>([])
+        init(_ sink: PostgresEventLog) { self.sink = sink }
+        func record(_ event: BackendEvent, position: Int64, at time: Date) { held.withLock { $0.append((event, position, time)) } }
+        func release() async {
+            for (event, position, time) in held.withLock({ $0 }) { sink.record(event, position: position, at: time) }
+            await sink.flush()
+        }
+    }
+
+    @Test("a sign-in split over two backends reads as one sign-in, in the order it happened, each step with its node, though the first node's events were kept last")
+    func splitSignInInOrder() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let location = try PostgresLocation(database.url)
+        let a = try await BackendStoreTests.node(database.url, "a")
+        let b = try await BackendStoreTests.node(database.url, "b")
+        let eventsA = PostgresEventLog(location: location, node: "a")
+        let eventsB = PostgresEventLog(location: location, node: "b")
+        try await eventsA.open()
+        let late = Late(eventsA)
+        await a.setEventSink(late)
+        await b.setEventSink(eventsB)
+        let feed = PostgresFleetFeed(location: location, ownNode: "b")
+        try await feed.open(backlog: 100)
+
+        let sent = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: BackendStoreTests.number))
+        await BackendStoreTests.expectError(.invalidCode) { () throws(IdentityToolkitError) in
+            _ = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "000000"))
+        }
+        let signedIn = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+        // B's events are kept first, A's after them.
+        #expect(await eventsB.flush())
+        await late.release()
+        let read = try await feed.poll()
+        #expect(read.events.map(\.node) == ["b", "b", "a", "a"], "kept in this order")
+
+        let order = FleetFlowOrder()
+        let start = Date()
+        #expect(order.release(adding: read.events, now: start).isEmpty, "an event waits before it is shown")
+        let flows = FlowHistory()
+        for event in order.release(adding: [], now: start.addingTimeInterval(FleetFlowOrder.settle)) {
+            flows.record(event.event, at: event.time, node: event.node)
+        }
+        let all = flows.all
+        #expect(all.count == 1, "\(all.map(\.steps))")
+        let flow = try #require(all.first)
+        #expect(flow.outcome == "signed in" && flow.uid == signedIn.localId && flow.phoneNumber == BackendStoreTests.number)
+        #expect(flow.steps.map(\.event) == ["codeRequested", "smsSent", "rejected", "signedIn"])
+        #expect(flow.steps.map(\.node) == ["a", "a", "b", "b"])
+        await feed.close()
+        await eventsA.close()
+        await eventsB.close()
+        await a.closeStore()
+        await b.closeStore()
     }
 }

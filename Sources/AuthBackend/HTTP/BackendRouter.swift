@@ -27,8 +27,8 @@ enum BackendRouter {
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes))
         let keyed = router.group()
             .add(middleware: APIKeyMiddleware(apiKey: toolkit.configuration.apiKey, iosBundleIDs: toolkit.configuration.apiKeyIOSBundleIDs,
-                                              projectNumber: toolkit.configuration.projectNumber, observer: toolkit.observer))
-            .add(middleware: FaultMiddleware(faults: toolkit.faults, observer: toolkit.observer))
+                                              projectNumber: toolkit.configuration.projectNumber, toolkit: toolkit))
+            .add(middleware: FaultMiddleware(faults: toolkit.faults, toolkit: toolkit))
 
         keyed.rpc(VerifyClientRequest.self, at: [.verifyClient], table: routes) { request, _ in
             try await toolkit.verifyClient(request)
@@ -324,11 +324,12 @@ struct APIKeyMiddleware: RouterMiddleware {
     /// Empty: the key has no iOS-app restriction.
     let iosBundleIDs: [String]
     let projectNumber: String
-    let observer: (@Sendable (BackendEvent) -> Void)?
+    /// Told of each refusal, as the toolkit's own events are.
+    let toolkit: IdentityToolkit
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let refusal = refusal(request) {
-            observer?(.frontendRefused(path: request.uri.path, refusal))
+            await toolkit.note(.frontendRefused(path: request.uri.path, refusal))
             throw refusal
         }
         return try await next(request, context)
@@ -353,11 +354,11 @@ struct APIKeyMiddleware: RouterMiddleware {
 struct FaultMiddleware: RouterMiddleware {
     typealias Context = BackendRequestContext
     let faults: BackendFaults
-    let observer: (@Sendable (BackendEvent) -> Void)?
+    let toolkit: IdentityToolkit
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let fault = faults.take(path: request.uri.path) else { return try await next(request, context) }
-        observer?(.faultAnswered(path: request.uri.path, fault))
+        await toolkit.note(.faultAnswered(path: request.uri.path, fault))
         return Response(status: .init(code: fault.status), headers: [.contentType: "application/json; charset=UTF-8"],
                         body: .init(byteBuffer: ByteBuffer(string: fault.body)))
     }

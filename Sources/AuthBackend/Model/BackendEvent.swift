@@ -3,8 +3,10 @@ import APNsWire
 import Utilities
 import Foundation
 
-/// Something the backend did, for timelines.
-public enum BackendEvent: Sendable {
+/// Something the backend did, for timelines. Codable so that a fleet's nodes can keep their
+/// events in the shared store for every node's inspector (``BackendEventSink``); the coding is
+/// Swift's own for enums, read back only by the same authsim (the store's schema is versioned).
+public enum BackendEvent: Sendable, Codable {
     /// verifyClient made a receipt and is about to push its secret.
     case pushing(appToken: String, environment: APNsEnvironment, receipt: String)
     /// …and APNs answered.

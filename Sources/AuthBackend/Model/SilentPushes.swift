@@ -54,7 +54,7 @@ public protocol SilentPusher: Sendable {
 }
 
 /// What APNs said to the backend's push (for timelines and explanations).
-public struct PushResult: Sendable, Hashable {
+public struct PushResult: Sendable, Hashable, Codable {
     public var status: Int?
     /// APNs' reason, with an error status.
     public var reason: APNsReason?

@@ -1,3 +1,4 @@
+import Foundation
 import IdentityToolkitAPI
 import Utilities
 
@@ -52,5 +53,36 @@ public struct BackendStoreRecords: Sendable {
     public init(records: [String], position: Int64) {
         self.records = records
         self.position = position
+    }
+}
+
+/// Where the nodes of a fleet keep their events (``BackendEvent``: what the inspector draws as
+/// sign-ins), so that any node's inspector shows the whole fleet's (PostgreSQL, in
+/// `PostgresStores`). Events are a view, not state: they are kept after the answer, in batches.
+///
+/// Each event carries the fleet position its node had reached when it was emitted (the backend
+/// records it had replayed or written). A sign-in whose code was asked on one node and checked on
+/// another reads in the order it happened when events are sorted by position: the second node
+/// replayed the first node's change before its own, so its events carry a higher position.
+public protocol BackendEventSink: Sendable {
+    /// Queues `event`; never waits.
+    func record(_ event: BackendEvent, position: Int64, at time: Date)
+}
+
+/// An event one node of a fleet kept (``BackendEventSink``), as read back.
+public struct FleetBackendEvent: Sendable {
+    public var node: String
+    public var position: Int64
+    public var time: Date
+    /// The row's order in the store: ties of position and time are broken by it.
+    public var sequence: Int64
+    public var event: BackendEvent
+
+    public init(node: String, position: Int64, time: Date, sequence: Int64, event: BackendEvent) {
+        self.node = node
+        self.position = position
+        self.time = time
+        self.sequence = sequence
+        self.event = event
     }
 }

@@ -1,0 +1,128 @@
+import AuthBackend
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+import Utilities
+
+/// A backend node's ``BackendEventSink`` on PostgreSQL: its events go into `backend_events`, in
+/// batches, after their answers (events are a view: a request never waits for one). The events
+/// that come while a batch is written make the next batch.
+///
+/// When a batch cannot be written (the database is down), its events wait in memory, at most
+/// ``maximumWaiting`` (the oldest beyond that are dropped and counted in the log), and go with the
+/// batch the next event starts.
+public final class PostgresEventLog: BackendEventSink {
+    public static let maximumWaiting = 100_000
+    public let address: String
+    public let node: String
+    private let session: PostgresSession
+    private let logger: Logger
+    private let deadline: Double
+
+    private struct Queue {
+        var waiting: [(event: BackendEvent, position: Int64, time: Date)] = []
+        var writing = false
+        var dropped = 0
+        /// ``flush()`` callers, told when a batch run ends.
+        var flushers: [CheckedContinuation<Bool, Never>] = []
+    }
+    private let queue = Mutex(Queue())
+
+    public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+                logger: Logger = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.address = location.address
+        self.node = node
+        self.deadline = deadline
+        self.logger = logger
+        self.session = PostgresSession(location: location, clock: clock, logger: logger)
+    }
+
+    /// Connects, and creates or migrates the schema.
+    public func open() async throws(SharedStoreError) {
+        try await session.migrate()
+    }
+
+    public func record(_ event: BackendEvent, position: Int64, at time: Date) {
+        let starts = queue.withLock { queue -> Bool in
+            queue.waiting.append((event, position, time))
+            if queue.waiting.count > Self.maximumWaiting {
+                queue.waiting.removeFirst(queue.waiting.count - Self.maximumWaiting)
+                queue.dropped += 1
+            }
+            guard !queue.writing else { return false }
+            queue.writing = true
+            return true
+        }
+        if starts { Task { await write() } }
+    }
+
+    /// Writes batches until none is waiting, or one fails (its events wait for the next event).
+    private func write() async {
+        let encoder = JSONEncoder()
+        var succeeded = true
+        while true {
+            let batch = queue.withLock { queue in
+                defer { queue.waiting.removeAll() }
+                return queue.waiting
+            }
+            if batch.isEmpty { break }
+            let texts = batch.map { String(decoding: (try? encoder.encode($0.event)) ?? Data("null".utf8), as: UTF8.self) }
+            let positions = batch.map(\.position)
+            let times = batch.map(\.time)
+            let node = self.node
+            do {
+                _ = try await session.run("keeping \(batch.count) event(s)", seconds: deadline) { connection in
+                    try await connection.query("""
+                        INSERT INTO backend_events (node, position, at, event)
+                        SELECT \(node), t.position, t.at, t.event::jsonb FROM unnest(\(positions)::bigint[], \(times)::timestamptz[], \(texts)::text[])
+                            WITH ORDINALITY AS t(position, at, event, n) ORDER BY t.n
+                        """, logger: Self.silent)
+                }
+            } catch {
+                logger.warning("the backend's events wait for the fleet's store", metadata: ["store": "\(address)", "events": "\(batch.count)", "error": "\(error)"])
+                queue.withLock { $0.waiting.insert(contentsOf: batch, at: 0) }
+                succeeded = false
+                break
+            }
+        }
+        let (flushers, dropped) = queue.withLock { queue -> ([CheckedContinuation<Bool, Never>], Int) in
+            queue.writing = false
+            defer { queue.flushers.removeAll(); queue.dropped = 0 }
+            return (queue.flushers, queue.dropped)
+        }
+        if dropped > 0 { logger.warning("the backend's oldest events were dropped while the store was away", metadata: ["dropped": "\(dropped)"]) }
+        for flusher in flushers { flusher.resume(returning: succeeded) }
+    }
+
+    /// Waits until the events recorded so far are written; false when a write failed (they wait).
+    @discardableResult
+    public func flush() async -> Bool {
+        await withCheckedContinuation { (flusher: CheckedContinuation<Bool, Never>) in
+            enum Step { case done, wait, start }
+            let step = queue.withLock { queue -> Step in
+                if queue.writing {
+                    queue.flushers.append(flusher)
+                    return .wait
+                }
+                if queue.waiting.isEmpty { return .done }
+                // A failed batch's events wait: try them now.
+                queue.writing = true
+                queue.flushers.append(flusher)
+                return .start
+            }
+            switch step {
+            case .done: flusher.resume(returning: true)
+            case .wait: break
+            case .start: Task { await self.write() }
+            }
+        }
+    }
+
+    public func close() async {
+        await flush()
+        await session.close()
+    }
+
+    private static let silent = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })
+}
