@@ -121,6 +121,7 @@ struct Bench: AsyncParsableCommand {
             configuration.acceptUnverifiedCodeRequests = true
             configuration.fixedSMSCode = "123456"
             var toolkits: [IdentityToolkit] = []
+            var eventLogs: [PostgresEventLog] = []
             var folder: URL?
             if let store {
                 let location: PostgresLocation
@@ -130,6 +131,10 @@ struct Bench: AsyncParsableCommand {
                     do { toolkits.append(try await IdentityToolkit.open(configuration: configuration, pusher: nil, store: shared)) } catch {
                         throw CommandFailure("cannot open the store \(location.address): \(error)")
                     }
+                    // Its events kept for the fleet's inspectors, as authsim backend --store keeps them.
+                    let events = PostgresEventLog(location: location, node: "bench-\(index)")
+                    eventLogs.append(events)
+                    await toolkits[index].setEventSink(events)
                 }
             } else {
                 let journal = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-bench-fleet-\(UUID().uuidString.prefix(8))")
@@ -138,6 +143,7 @@ struct Bench: AsyncParsableCommand {
             }
             defer { if let folder { try? FileManager.default.removeItem(at: folder) } }
             let report = try await FleetBenchmark.run(toolkits, count: count, concurrency: concurrency)
+            for events in eventLogs { await events.close() }
             let kind = store == nil ? "journal" : "postgres"
             if json {
                 print(CompactJSON.encode(["store": kind, "nodes": report.nodes, "signIns": report.signIns, "wallSeconds": report.seconds,
