@@ -302,7 +302,7 @@ let package = Package(
         .testTarget(
             name: "FleetTests",
             dependencies: ["AuthBackend", "APNsReceiver", "APNsSender", "APNsWire", "IdentityToolkitAPI", "Inspector", "PostgresStores", "Scenarios",
-                           "TestSupport", "Utilities", logging, .product(name: "PostgresNIO", package: "postgres-nio")]
+                           "TestSupport", "Utilities", crypto, logging, .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         // The auth core's rules as values (the app credential, the presentation): no I/O.

@@ -136,11 +136,29 @@ public final class AppleIDProvider: Sendable {
     }
     private let state = Mutex(State())
 
+    /// The key this provider signs with: a fleet's (``init(clock:key:)``), else the process's.
+    private let ownKey: (key: _RSA.Signing.PrivateKey, id: String)?
+
     public init(clock: any WallClock = SystemWallClock()) throws {
         self.clock = clock
+        ownKey = nil
     }
 
-    private var signingKey: (key: _RSA.Signing.PrivateKey, id: String) { Self.processKey }
+    /// A provider that signs with `key`: a fleet's, so that an identity token one node's Apple
+    /// sheet signed verifies on every node, as Apple's keys are the same for every server.
+    public init(clock: any WallClock = SystemWallClock(), key: _RSA.Signing.PrivateKey) {
+        self.clock = clock
+        ownKey = (key, Self.keyID(of: key))
+    }
+
+    private var signingKey: (key: _RSA.Signing.PrivateKey, id: String) { ownKey ?? Self.processKey }
+
+    /// The key Apple's sheet signs with when a node of a fleet offers one (made on first use).
+    public static var processKeyPEM: String { processKey.key.pemRepresentation }
+
+    static func keyID(of key: _RSA.Signing.PrivateKey) -> String {
+        String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.derRepresentation))).prefix(10))
+    }
 
     /// Apple's signing key, one per process, made on first use (a 2048-bit RSA key takes a
     /// while, and most backends never sign in with Apple): Apple signs every app's identity
@@ -149,7 +167,7 @@ public final class AppleIDProvider: Sendable {
     /// not one per backend.
     private static let processKey: (key: _RSA.Signing.PrivateKey, id: String) = {
         let key = IDTokenSigner.makeKey()
-        return (key, String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.derRepresentation))).prefix(10)))
+        return (key, keyID(of: key))
     }()
 
     /// The `kid` of Apple's signing key (in the JWKS and every token's header).
@@ -188,9 +206,7 @@ public final class AppleIDProvider: Sendable {
                           issuedAt: Date? = nil) throws -> Authorization {
         let now = issuedAt ?? clock.now
         let (account, first) = state.withLock { state -> (Account, Bool) in
-            var account = state.accounts[appleUser] ?? Account(
-                sub: "00\(Int.random(in: 1000...9999)).\(Self.hex(16)).\(Int.random(in: 1000...9999))",
-                realEmail: "\(appleUser)@icloud.example", relayEmail: "\(Self.hex(5).lowercased())@privaterelay.appleid.com")
+            var account = state.accounts[appleUser] ?? Self.account(appleUser, keyID: keyID)
             let first = !account.consented.contains(clientID)
             account.consented.insert(clientID)
             state.accounts[appleUser] = account
@@ -212,6 +228,17 @@ public final class AppleIDProvider: Sendable {
         return Authorization(identityToken: token, authorizationCode: code, user: account.sub,
                              email: first && wantsEmail ? email : nil,
                              givenName: first && wantsName ? givenName : nil, familyName: first && wantsName ? familyName : nil)
+    }
+
+    /// A new account for `appleUser`: its `sub` and relay address drawn from the user's name and
+    /// the signing key's ID, so that every node of a fleet (one key) gives one Apple user the same
+    /// `sub`, as Apple gives one per developer team, and another key (another team) another.
+    private static func account(_ appleUser: String, keyID: String) -> Account {
+        let digest = Array(SHA256.hash(data: Data("\(keyID)/\(appleUser)".utf8)))
+        let hex = digest.map { String(format: "%02X", $0) }.joined()
+        let number = { (offset: Int) in 1000 + (Int(digest[offset]) << 8 | Int(digest[offset + 1])) % 9000 }
+        return Account(sub: "00\(number(20)).\(hex.prefix(32)).\(number(22))", realEmail: "\(appleUser)@icloud.example",
+                       relayEmail: "\(hex.suffix(10).lowercased())@privaterelay.appleid.com")
     }
 
     /// `https://appleid.apple.com/auth/keys`.

@@ -109,21 +109,23 @@ public actor IdentityToolkit {
 
     /// A backend whose state is the fleet's, in `store` (``open(configuration:pusher:clock:store:observer:logger:)``).
     init(configuration: BackendConfiguration, pusher: (any SilentPusher)?, clock: any WallClock, store: any BackendStore,
-         key: _RSA.Signing.PrivateKey, observer: (@Sendable (BackendEvent) -> Void)?, logger: Logger) throws {
+         key: _RSA.Signing.PrivateKey, appleKey: _RSA.Signing.PrivateKey, observer: (@Sendable (BackendEvent) -> Void)?, logger: Logger) throws {
         try self.init(validated: try configuration.validated(), pusher: pusher, clock: clock, journal: nil, store: store, state: BackendState(),
-                      key: key, observer: observer, logger: logger)
+                      key: key, appleKey: appleKey, observer: observer, logger: logger)
     }
 
-    /// - Parameter key: the ID-token key; `nil`: the process's (``IDTokenSigner/processKey``).
+    /// - Parameters:
+    ///   - key: the ID-token key; `nil`: the process's (``IDTokenSigner/processKey``).
+    ///   - appleKey: the simulated Apple's signing key; `nil`: the process's.
     private init(validated configuration: BackendConfiguration, pusher: (any SilentPusher)?, clock: any WallClock, journal: BackendJournal?,
-                 store: (any BackendStore)?, state: BackendState, key: _RSA.Signing.PrivateKey?,
+                 store: (any BackendStore)?, state: BackendState, key: _RSA.Signing.PrivateKey?, appleKey: _RSA.Signing.PrivateKey? = nil,
                  observer: (@Sendable (BackendEvent) -> Void)?, logger: Logger) throws {
         self.configuration = configuration
         self.pusher = pusher
         self.clock = clock
         self.observer = observer
         self.logger = logger
-        self.appleID = try AppleIDProvider(clock: clock)
+        self.appleID = try appleKey.map { AppleIDProvider(clock: clock, key: $0) } ?? AppleIDProvider(clock: clock)
         self.smsDefenseSettings = SMSDefenseSettings(configuration)
         self.testPhoneNumbers = configuration.testPhoneNumbers
         self.journal = journal

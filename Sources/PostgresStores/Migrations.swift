@@ -112,6 +112,9 @@ enum Migrations {
             )
             """,
         ]),
+        Step(version: 5, name: "the simulated Apple's key, the fleet's", statements: [
+            "ALTER TABLE backend_fleet ADD COLUMN apple_key_pem text",
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

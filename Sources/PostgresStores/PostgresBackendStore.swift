@@ -59,6 +59,27 @@ public actor PostgresBackendStore: BackendStore {
         return pem
     }
 
+    public func appleKey(projectID: String, candidatePEM: String) async throws(SharedStoreError) -> String {
+        let stored: String?
+        do {
+            stored = try await session.run("reading the fleet's Apple key", seconds: deadline) { [logger] connection in
+                // The first node to ask stores its key (the row's lock orders nodes asking at once).
+                var stored: String?
+                for try await pem in try await connection.query("""
+                    UPDATE backend_fleet SET apple_key_pem = coalesce(apple_key_pem, \(candidatePEM)) WHERE project_id = \(projectID)
+                    RETURNING apple_key_pem
+                    """, logger: logger).decode(String.self) {
+                    stored = pem
+                }
+                return stored
+            }
+        } catch {
+            throw SharedStoreError(.unavailable, error.description)
+        }
+        guard let stored else { throw SharedStoreError(.otherProject, "the database holds no backend of project \(projectID)") }
+        return stored
+    }
+
     public func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords {
         do {
             return try await session.run("reading", seconds: deadline) { [logger] connection in

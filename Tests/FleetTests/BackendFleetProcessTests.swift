@@ -101,4 +101,34 @@ struct BackendFleetProcessTests {
         #expect(try await notAURL.exit() != 0)
         #expect(notAURL.errorTail.contains("is not a postgres:// URL"), "\(notAURL.errorTail)")
     }
+
+    @Test("Sign in with Apple across processes: the Apple sheet on one node, signInWithIdp on the other, the same user from either")
+    func appleAcrossProcesses() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // No silent push here: the receiver's port is never dialled.
+        let (a, baseA) = try await Self.node("a", store: database.url, folder: folder, receiverPort: 1)
+        defer { a.stop() }
+        let (b, baseB) = try await Self.node("b", store: database.url, folder: folder, receiverPort: 1)
+        defer { b.stop() }
+        // The nonce's SHA-256 (hex) goes to the sheet, the raw one to signInWithIdp.
+        let raw = "fleet-nonce"
+        let hashed = "db388cb39d67666f06b757a431e82fd4227c7c718d2adab4989eb82a8d8df74f"
+        func signIn(sheet: String, at node: String) async throws -> [String: Any] {
+            let (status, sheetAnswer) = try await post("\(sheet)/appleid/auth/authorize", #"{"client_id":"com.example.authsim","user":"ada","nonce":"\#(hashed)"}"#)
+            #expect(status == 200, "\(sheetAnswer)")
+            let token = try #require(sheetAnswer["identity_token"] as? String)
+            let body = #"{"postBody":"providerId=apple.com&id_token=\#(token)&nonce=\#(raw)","requestUri":"http://localhost","returnSecureToken":true}"#
+            let (signedIn, answer) = try await post("\(node)\(Self.v1):signInWithIdp?key=\(Self.apiKey)", body)
+            #expect(signedIn == 200, "\(answer)")
+            return answer
+        }
+        let first = try await signIn(sheet: baseA, at: baseB)
+        let second = try await signIn(sheet: baseB, at: baseA)
+        let uid = try #require(first["localId"] as? String)
+        #expect(second["localId"] as? String == uid)
+        #expect(first["isNewUser"] as? Bool == true && second["isNewUser"] as? Bool != true)
+    }
 }

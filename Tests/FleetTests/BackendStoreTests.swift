@@ -1,4 +1,5 @@
 @testable import AuthBackend
+import Crypto
 import IdentityToolkitAPI
 import Foundation
 import PostgresStores
@@ -190,5 +191,28 @@ struct BackendStoreTests {
         let after = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550198"))
         let b = try await Self.node(url, "b")
         #expect(Set(try await b.verificationCodes().verificationCodes.map(\.sessionInfo)) == [before.sessionInfo, after.sessionInfo])
+    }
+
+    @Test("Sign in with Apple across nodes: a token one node's Apple sheet signed is taken by another, and every node gives the Apple user one account")
+    func appleAcrossNodes() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let a = try await Self.node(database.url, "a")
+        let b = try await Self.node(database.url, "b")
+        #expect(a.appleID.keyID == b.appleID.keyID, "one Apple key for the fleet")
+        let clientID = BackendConfiguration().bundleID
+        let raw = "a-raw-nonce-for-the-fleet"
+        let hashed = SHA256.hash(data: Data(raw.utf8)).map { String(format: "%02x", $0) }.joined()
+        func signIn(sheet: IdentityToolkit, at node: IdentityToolkit) async throws -> VerifyAssertionResponse {
+            let authorization = try sheet.appleID.authorize(clientID: clientID, appleUser: "ada", nonce: hashed)
+            return try await node.signInWithIdp(VerifyAssertionRequest(postBody: "providerId=apple.com&id_token=\(authorization.identityToken)&nonce=\(raw)"))
+        }
+        let first = try await signIn(sheet: a, at: b)
+        #expect(first.isNewUser == true)
+        let uid = try #require(first.localId)
+        // B's sheet, A's sign-in: the same sub, so the same user.
+        let again = try await signIn(sheet: b, at: a)
+        #expect(again.localId == uid && again.isNewUser == false)
+        #expect(again.federatedId == first.federatedId)
     }
 }

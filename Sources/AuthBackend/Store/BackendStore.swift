@@ -23,6 +23,11 @@ public protocol BackendStore: Sendable {
     /// when the fleet has none yet. Every node signs with it, so a token one issues every node accepts.
     func open(projectID: String, candidateKeyPEM: String) async throws(SharedStoreError) -> String
 
+    /// The fleet's key for the simulated Apple's identity tokens (PEM), as ``open(projectID:candidateKeyPEM:)``
+    /// gives the ID-token key: the stored one, or `candidatePEM`, stored. So an identity token one
+    /// node's Apple sheet signed verifies on every node, and every node gives an Apple user one `sub`.
+    func appleKey(projectID: String, candidatePEM: String) async throws(SharedStoreError) -> String
+
     /// The records after `position`, for a read (no write turn taken).
     func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords
 

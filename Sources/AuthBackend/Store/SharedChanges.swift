@@ -18,8 +18,13 @@ extension IdentityToolkit {
         do { key = try _RSA.Signing.PrivateKey(pemRepresentation: pem) } catch {
             throw SharedStoreError(.corrupt, "\(store.address) holds an ID-token key that is not an RSA private key in PEM: \(error)")
         }
+        let applePEM = try await store.appleKey(projectID: configuration.projectID, candidatePEM: AppleIDProvider.processKeyPEM)
+        let appleKey: _RSA.Signing.PrivateKey
+        do { appleKey = try _RSA.Signing.PrivateKey(pemRepresentation: applePEM) } catch {
+            throw SharedStoreError(.corrupt, "\(store.address) holds an Apple signing key that is not an RSA private key in PEM: \(error)")
+        }
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: clock, store: store, key: key,
-                                          observer: observer, logger: logger)
+                                          appleKey: appleKey, observer: observer, logger: logger)
         try await toolkit.readShared()
         return toolkit
     }
