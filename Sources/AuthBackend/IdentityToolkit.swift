@@ -160,8 +160,13 @@ public actor IdentityToolkit {
 
     /// Every SMS sent so far.
     public var messages: [SMSMessage] { state.outbox }
-    /// The latest silent pushes' results, oldest first.
-    public var silentPushResults: [SilentPushRecord] { silentPushes }
+    /// The latest silent pushes' results, oldest first: with a shared store, every node's (read
+    /// from the store first), else this backend's.
+    public func silentPushResults() async throws(IdentityToolkitError) -> [SilentPushRecord] {
+        guard sharedStore != nil else { return silentPushes }
+        try await readShared()
+        return state.fleetSilentPushes
+    }
     public var allUsers: [BackendUser] { state.users.values.sorted { $0.createdAt < $1.createdAt } }
 
     // MARK: verifyClient
@@ -195,9 +200,21 @@ public actor IdentityToolkit {
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
         emit(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
-        silentPushes.append(SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: RFC3339.string(clock.now), status: result.status,
-                                             reason: result.reason?.rawValue, error: result.error))
-        if silentPushes.count > 1000 { silentPushes.removeFirst(silentPushes.count - 1000) }
+        let record = SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: RFC3339.string(clock.now), status: result.status,
+                                      reason: result.reason?.rawValue, error: result.error)
+        if sharedStore != nil {
+            // The fleet's list: kept before the answer, so an app that asks another node why no
+            // push came finds it. A store that cannot take it costs the answer nothing: the
+            // receipt is kept, and the node logs why the list misses this push.
+            do {
+                try await change { () throws(IdentityToolkitError) in try commit(.silentPush(record)) }
+            } catch {
+                logger.warning("verifyClient: the push's outcome is not in the fleet's silent-push list", metadata: ["error": "\(error.message)"])
+            }
+        } else {
+            silentPushes.append(record)
+            if silentPushes.count > BackendState.silentPushLimit { silentPushes.removeFirst(silentPushes.count - BackendState.silentPushLimit) }
+        }
         silentPushTally.add(result)
         var metadata: Logger.Metadata = ["device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))"]
         if let status = result.status { metadata["status"] = "\(status)" }

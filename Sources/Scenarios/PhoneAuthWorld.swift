@@ -250,7 +250,7 @@ public final class PhoneAuthWorld: Sendable {
     /// What became of the backend's latest silent pushes (verifyClient's), oldest first; `nil`
     /// when the backend cannot be asked (it is not authsim's).
     public func silentPushResults() async -> [SilentPushRecord]? {
-        if let toolkit { return await toolkit.silentPushResults }
+        if let toolkit { return try? await toolkit.silentPushResults() }
         guard let url = URL(string: "http://\(backendHost):\(backendPort)/emulator/v1/projects/\(projectID)/silentPushes"),
               let answer = try? await transport.send(TransportRequest(method: "GET", url: url)), answer.status == 200,
               let list = try? IdentityToolkitJSON.decode(SilentPushesResponse.self, from: answer.body)

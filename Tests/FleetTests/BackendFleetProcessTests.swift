@@ -48,9 +48,14 @@ struct BackendFleetProcessTests {
         let entry = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         let secret = try #require(((entry["payload"] as? [String: Any])?["com.google.firebase.auth"] as? [String: Any])?["secret"] as? String)
 
-        // A dies with what it answered; B takes the app credential and sends the code.
+        // A dies with what it answered; B knows what became of A's push (an app that asks B why
+        // no push came gets the answer), takes the app credential and sends the code.
         a.stop()
         _ = try await a.exit()
+        let pushes = try await URLSession.shared.data(from: URL(string: "\(baseB)/emulator/v1/projects/authsim-demo/silentPushes")!).0
+        let listed = try #require(try JSONSerialization.jsonObject(with: pushes) as? [String: Any])
+        let records = try #require(listed["silentPushes"] as? [[String: Any]], "\(listed)")
+        #expect(records.count == 1 && records.first?["appToken"] as? String == Self.token && records.first?["status"] as? Int == 200, "\(records)")
         let (status2, sent) = try await post("\(baseB)\(Self.v1):sendVerificationCode?key=\(Self.apiKey)",
                                              #"{"phoneNumber":"\#(Self.number)","iosReceipt":"\#(receipt)","iosSecret":"\#(secret)"}"#)
         #expect(status2 == 200, "\(sent)")

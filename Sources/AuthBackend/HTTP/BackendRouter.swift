@@ -105,7 +105,7 @@ enum BackendRouter {
         // authsim's own: what became of the silent pushes (an app in another process reads why none came).
         router.get("/emulator/v1/projects/:project/silentPushes") { _, context in
             try checkProject(context)
-            return try JSONBody(SilentPushesResponse(silentPushes: await toolkit.silentPushResults))
+            return try JSONBody(SilentPushesResponse(silentPushes: try await toolkit.silentPushResults()))
         }
         routes.add("/emulator/v1/projects/{project}/silentPushes", .get)
         // The project config (its reCAPTCHA part), as the emulator's own config endpoint: no key.

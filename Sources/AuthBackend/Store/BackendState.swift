@@ -46,6 +46,9 @@ enum BackendRecord: Codable, Sendable {
     case accountsReset
     /// The project config a node changed at run time, for the whole fleet (written with a shared store only).
     case projectConfig(SharedProjectConfig)
+    /// What became of a silent push a node sent, so that any node's `…/silentPushes` lists it
+    /// (written with a shared store only; one node keeps its list in memory).
+    case silentPush(SilentPushRecord)
 }
 
 /// What a code session is for: a first factor (nil), enrolling a phone as a second factor, or a
@@ -124,6 +127,9 @@ struct BackendState {
     var pendingAppleTokens: [String: Pending] = [:]
     /// The fleet's project config, once a node changed it (a shared store's record).
     var projectConfig: SharedProjectConfig?
+    /// The fleet's latest silent pushes, at most ``silentPushLimit`` (a shared store's records).
+    var fleetSilentPushes: [SilentPushRecord] = []
+    static let silentPushLimit = 1000
 
     mutating func apply(_ record: BackendRecord) {
         switch record {
@@ -189,6 +195,9 @@ struct BackendState {
             temporaryProofs = [:]
         case .projectConfig(let config):
             projectConfig = config
+        case .silentPush(let push):
+            fleetSilentPushes.append(push)
+            if fleetSilentPushes.count > Self.silentPushLimit { fleetSilentPushes.removeFirst(fleetSilentPushes.count - Self.silentPushLimit) }
         }
     }
 
@@ -247,6 +256,7 @@ struct BackendState {
             if m.used { out.append(.mfaPendingUsed(digest: digest)) }
         }
         if let projectConfig { out.append(.projectConfig(projectConfig)) }
+        out += fleetSilentPushes.map { .silentPush($0) }
         return out
     }
 }
