@@ -139,11 +139,13 @@ public final class APNsClient: Sendable {
     public func send(_ request: PushRequest) async throws(SenderError) -> APNsResponse {
         var attempt = 0
         while true {
-            let connection = try await pool.connection { [self] () throws(SenderError) -> APNsConnection in
-                try await connect()
-            }
-            let token = tokens.token()
             do {
+                // A connection the server closed while HTTP/2 was being set up (one it idled out a
+                // moment before, under load) is retried like a push cut off by GOAWAY: nothing was sent.
+                let connection = try await pool.connection { [self] () throws(SenderError) -> APNsConnection in
+                    try await connect()
+                }
+                let token = tokens.token()
                 let response = try await connection.send(
                     path: PushHeaders.path(forRaw: request.deviceToken),
                     fields: request.headers.headerFields(authorization: token), payload: request.payload,
