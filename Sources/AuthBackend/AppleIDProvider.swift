@@ -125,14 +125,8 @@ public final class AppleIDProvider: Sendable {
         let relayEmail: String
         var consented: Set<String> = []
     }
-    private struct Code {
-        let sub: String
-        let clientID: String
-        var revoked: Bool
-    }
     private struct State {
         var accounts: [String: Account] = [:]
-        var codes: [String: Code] = [:]
     }
     private let state = Mutex(State())
 
@@ -223,8 +217,7 @@ public final class AppleIDProvider: Sendable {
             claims.isPrivateEmail = hideEmail ? "true" : "false"
         }
         let token = try sign(claims)
-        let code = "c" + Self.hex(16).lowercased() + ".0.r" + Self.hex(6).lowercased()
-        state.withLock { $0.codes[code] = Code(sub: account.sub, clientID: clientID, revoked: false) }
+        let code = authorizationCode(sub: account.sub, clientID: clientID)
         return Authorization(identityToken: token, authorizationCode: code, user: account.sub,
                              email: first && wantsEmail ? email : nil,
                              givenName: first && wantsName ? givenName : nil, familyName: first && wantsName ? familyName : nil)
@@ -269,19 +262,38 @@ public final class AppleIDProvider: Sendable {
         return claims
     }
 
-    /// `https://appleid.apple.com/auth/revoke` for an authorization code: the user's grant to the app ends.
-    public func revoke(code: String, clientID: String) throws(IdentityToolkitError) -> String {
-        let sub = state.withLock { state -> String? in
-            guard var entry = state.codes[code], entry.clientID == clientID, !entry.revoked else { return nil }
-            entry.revoked = true
-            state.codes[code] = entry
-            for (name, account) in state.accounts where account.sub == entry.sub {
-                state.accounts[name]?.consented.remove(clientID)
-            }
-            return entry.sub
+    /// An authorization code that says, under a MAC made with a secret drawn from the signing key,
+    /// which user granted which app: any node of a fleet (one key) can read it, so `revokeToken`
+    /// works on every node, and no node keeps the codes it issued. Whether it was used is the
+    /// backend's to record (``IdentityToolkit/revokeToken(_:)``).
+    private func authorizationCode(sub: String, clientID: String) -> String {
+        let payload = Base64URL.encode(Array("\(sub)|\(clientID)|\(Self.hex(8))".utf8))
+        return "c" + mac(payload) + ".0." + payload
+    }
+
+    private func mac(_ payload: String) -> String {
+        let secret = SymmetricKey(data: SHA256.hash(data: key.derRepresentation))
+        return HMAC<SHA256>.authenticationCode(for: Data(payload.utf8), using: secret).prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The user who granted `clientID` the authorization code `code`: what
+    /// `https://appleid.apple.com/auth/revoke` checks before the grant ends.
+    public func subject(ofCode code: String, clientID: String) throws(IdentityToolkitError) -> String {
+        let refused = IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client")
+        let parts = code.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].hasPrefix("c"), parts[1] == "0", constantTimeEquals(String(parts[0].dropFirst()), mac(String(parts[2]))),
+              let bytes = Base64URL.decode(parts[2])
+        else { throw refused }
+        let fields = String(decoding: bytes, as: UTF8.self).split(separator: "|", omittingEmptySubsequences: false)
+        guard fields.count == 3, fields[1] == clientID else { throw refused }
+        return String(fields[0])
+    }
+
+    /// The user's grant to `clientID` ended: the next authorization is a first one again (name and email).
+    public func forgetConsent(sub: String, clientID: String) {
+        state.withLock { state in
+            for (name, account) in state.accounts where account.sub == sub { state.accounts[name]?.consented.remove(clientID) }
         }
-        guard let sub else { throw IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client") }
-        return sub
     }
 
     private func sign(_ claims: AppleIdentityTokenClaims) throws -> String {

@@ -145,7 +145,16 @@ extension IdentityToolkit {
             }
             guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.invalidRequest, "token (the authorization code) is required")) }
             let sub: String
-            do throws(IdentityToolkitError) { sub = try appleID.revoke(code: code, clientID: configuration.bundleID) } catch { throw reject(endpoint, error) }
+            do throws(IdentityToolkitError) {
+                sub = try appleID.subject(ofCode: code, clientID: configuration.bundleID)
+                // Used once, on whichever node: the fleet's record, as every single-use thing.
+                let digest = Self.digest(code)
+                guard state.revokedAppleCodes[digest] == nil else {
+                    throw IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client")
+                }
+                try commit(.appleCodeRevoked(digest: digest, at: clock.now))
+            } catch { throw reject(endpoint, error) }
+            appleID.forgetConsent(sub: sub, clientID: configuration.bundleID)
             emit(.appleRevoked(uid: uid, sub: sub))
             return EmptyResponse()
         }

@@ -193,7 +193,7 @@ struct BackendStoreTests {
         #expect(Set(try await b.verificationCodes().verificationCodes.map(\.sessionInfo)) == [before.sessionInfo, after.sessionInfo])
     }
 
-    @Test("Sign in with Apple across nodes: a token one node's Apple sheet signed is taken by another, and every node gives the Apple user one account")
+    @Test("Sign in with Apple across nodes: a token one node's Apple sheet signed is taken by another, every node gives the Apple user one account, and its code is revoked once on any node")
     func appleAcrossNodes() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
         let database = try await postgres.newDatabase(#function)
@@ -214,5 +214,17 @@ struct BackendStoreTests {
         let again = try await signIn(sheet: b, at: a)
         #expect(again.localId == uid && again.isNewUser == false)
         #expect(again.federatedId == first.federatedId)
+
+        // An authorization code A's sheet issued is revoked on B, once for the fleet.
+        let sheet = try a.appleID.authorize(clientID: clientID, appleUser: "ada", nonce: hashed)
+        let idToken = try #require(again.idToken)
+        let revoke = RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: sheet.authorizationCode, idToken: idToken)
+        _ = try await b.revokeToken(revoke)
+        await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await a.revokeToken(revoke) }
+        // A code changed by one character is no code.
+        var forged = Array(sheet.authorizationCode)
+        forged[3] = forged[3] == "0" ? "1" : "0"
+        let other = RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: String(forged), idToken: idToken)
+        await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await b.revokeToken(other) }
     }
 }

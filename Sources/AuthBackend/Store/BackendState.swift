@@ -28,6 +28,8 @@ enum BackendRecord: Codable, Sendable {
     /// An Apple ID linked to another account: a single-use pending token to sign in with instead.
     case applePending(token: String, sub: String, email: String?, at: Date)
     case applePendingUsed(token: String)
+    /// An Apple authorization code (by SHA-256) was revoked: it cannot be revoked again.
+    case appleCodeRevoked(digest: String, at: Date)
     /// A refresh token was issued (kept by SHA-256), for what sign-in.
     /// `claims`: a custom token's claims (a JSON object as text), kept for the tokens it refreshes.
     case refreshToken(digest: String, localId: String, provider: String, secondFactor: String?, issuedAt: Date, claims: String? = nil)
@@ -125,6 +127,8 @@ struct BackendState {
     var userByAppleSub: [String: String] = [:]
     var spentAppleTokens: [String: Date] = [:]
     var pendingAppleTokens: [String: Pending] = [:]
+    /// Revoked Apple authorization codes, by SHA-256 (kept: a code does not expire here).
+    var revokedAppleCodes: [String: Date] = [:]
     /// The fleet's project config, once a node changed it (a shared store's record).
     var projectConfig: SharedProjectConfig?
     /// The fleet's latest silent pushes, at most ``silentPushLimit`` (a shared store's records).
@@ -166,6 +170,8 @@ struct BackendState {
             spentAppleTokens[digest] = at
         case .applePending(let token, let sub, let email, let at):
             pendingAppleTokens[token] = Pending(sub: sub, email: email, at: at)
+        case .appleCodeRevoked(let digest, let at):
+            revokedAppleCodes[digest] = at
         case .applePendingUsed(let token):
             pendingAppleTokens[token] = nil
         case .refreshToken(let digest, let localId, let provider, let secondFactor, let issuedAt, let claims):
@@ -239,6 +245,7 @@ struct BackendState {
         out += outbox.map { .sms($0) }
         for (digest, at) in spentAppleTokens { out.append(.appleTokenSpent(digest: digest, at: at)) }
         for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at)) }
+        for (digest, at) in revokedAppleCodes { out.append(.appleCodeRevoked(digest: digest, at: at)) }
         for (digest, r) in refreshTokens {
             out.append(.refreshToken(digest: digest, localId: r.localId, provider: r.provider, secondFactor: r.secondFactor, issuedAt: r.issuedAt,
                                      claims: r.claims))
