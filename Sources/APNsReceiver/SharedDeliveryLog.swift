@@ -2,7 +2,7 @@
 /// push of the fleet (PostgreSQL, in `PostgresStores`). The delivery log file (``DeliveryLog``) and
 /// the rejection log file (``RejectionLog``) are the embedded default and are not one of these.
 ///
-/// A push is answered 200 only once ``keep(_:lines:done:)`` said it is kept. A push that cannot be
+/// A push is answered 200 only once ``keep(_:lines:registryVersion:done:)`` said it is kept. A push that cannot be
 /// kept is answered 503 `ServiceUnavailable` when the error's code is `unavailable` (the database
 /// cannot be reached: APNs's answer while it is down, which providers retry), else 500
 /// `InternalServerError`, as when the file cannot be written.
@@ -17,7 +17,8 @@ public protocol SharedDeliveryLog: Sendable {
     ///   validated on (``DeviceRegistry/version``), when the registry is the fleet's: none is kept
     ///   if the registry changed since (``KeepOutcome/stale``), and the receiver validates them again.
     func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, done: @escaping @Sendable (KeepOutcome) -> Void)
-    /// Keeps the rejection-log entries of refused pushes, then calls `done` as ``keep(_:lines:done:)`` does.
+    /// Keeps the rejection-log entries of refused pushes, then calls `done` on any thread: `nil`
+    /// when all are kept, else why none is.
     func keep(refusals: [RejectionLog.Entry], done: @escaping @Sendable (ReceiverError?) -> Void)
 }
 

@@ -47,6 +47,12 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             self.id = id
             self.head = head
         }
+
+        /// The finished request, as the exchange decides on it (again, when a fleet's registry
+        /// changed under it).
+        var request: IncomingPush {
+            IncomingPush(method: head.method, path: head.path, headers: head.fields, body: body, bodyLength: bodyLength)
+        }
     }
 
     /// A refused push and the rejection-log entry a fleet keeps of it before the answer.
@@ -157,8 +163,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     // MARK: Answering
 
     private func finish(_ stream: Stream) {
-        let request = IncomingPush(method: stream.head.method, path: stream.head.path, headers: stream.head.fields, body: stream.body,
-                                   bodyLength: stream.bodyLength)
+        let request = stream.request
         let version = registryVersion()
         act(on: exchange.decide(request), stream: stream, request: request, version: version)
     }
@@ -237,12 +242,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             if let error { logger.error("refusals not kept in the fleet's rejection log; answered anyway", metadata: ["error": "\(error)"]) }
             loop.execute {
                 let (handler, batch) = bound.value
-                let wasInRead = handler.inRead
-                handler.inRead = true
-                for entry in batch where handler.streams[entry.stream.id] === entry.stream {
-                    handler.send(entry.answer, on: entry.stream, after: delay)
-                }
-                handler.inRead = wasInRead
+                handler.answer(batch.lazy.map { ($0.stream, $0.answer) }, delay: delay)
                 if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
             }
         }
@@ -323,8 +323,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         defer { inRead = wasInRead }
         for entry in batch where streams[entry.stream.id] === entry.stream {
             let stream = entry.stream
-            let request = IncomingPush(method: stream.head.method, path: stream.head.path, headers: stream.head.fields, body: stream.body,
-                                       bodyLength: stream.bodyLength)
+            let request = stream.request
             let version = registryVersion()
             act(on: exchange.validated(request, delay: delay, drop: entry.push.dropped, confirmed: true), stream: stream, request: request, version: version)
         }
@@ -332,12 +331,16 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     /// Queues the answers of kept pushes whose streams are still open (the caller flushes).
     private func answerKept(_ batch: [(stream: Stream, push: AcceptedPush)], _ answers: [PushAnswer], delay: Int?) {
+        answer(zip(batch.lazy.map(\.stream), answers), delay: delay)
+    }
+
+    /// Queues answers on the streams still open, after `delay` (a fault's), as one write (the
+    /// caller flushes): kept pushes' answers, and a fleet's refusals once kept.
+    private func answer<Answers: Sequence>(_ answers: Answers, delay: Int?) where Answers.Element == (Stream, PushAnswer) {
         let wasInRead = inRead
         inRead = true
         defer { inRead = wasInRead }
-        for (entry, answer) in zip(batch, answers) where streams[entry.stream.id] === entry.stream {
-            if let delay, delay > 0 { send(answer, on: entry.stream, after: delay) } else { write(answer, on: entry.stream) }
-        }
+        for (stream, answer) in answers where streams[stream.id] === stream { send(answer, on: stream, after: delay) }
     }
 
     private func noteProcessed(_ id: UInt32) {
