@@ -24,7 +24,7 @@ public actor PostgresBackendStore: BackendStore {
     ///   - deadline: seconds one step of a change (its start, its commit, a read) may take before
     ///     the database counts as lost: the connection is closed and the request answered 503.
     public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
-                logger: Logger = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })) {
+                logger: Logger = silentStoreLogger) {
         self.deadline = deadline
         self.address = location.address
         self.node = node

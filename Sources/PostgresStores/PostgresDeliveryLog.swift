@@ -23,7 +23,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
     ///   - connections: connections to the database (batches are spread over them).
     ///   - deadline: seconds one batch may take before the database counts as lost (500 for its pushes).
     public init(location: PostgresLocation, node: String, connections: Int = 2, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
-                logger: Logger = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })) {
+                logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.node = node
         self.deadline = deadline
@@ -41,26 +41,11 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
             done(.failed(ReceiverError(.storage, "\(pushes.count) pushes but \(texts.count) delivery-log lines")))
             return
         }
-        let tokens = pushes.map(\.deviceToken.hex)
-        let ids = pushes.map(\.apnsID)
-        let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
-        let (node, deadline) = (self.node, self.deadline)
-        Task {
-            do {
-                // Nothing is kept when the registry changed after the version the pushes were
-                // validated on: a probe of receiver_devices' version index, once per batch.
-                let kept = try await session.run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
-                    // The command tag's row count says whether the batch was kept.
-                    try await connection.query("""
-                        INSERT INTO receiver_deliveries (node, device_token, apns_id, line)
-                        SELECT \(node), t.token, t.id, t.line::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, line)
-                        WHERE \(registryVersion)::bigint IS NULL
-                            OR NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
-                        """, logger: Self.silent, { _ in }).get().rows ?? 0
-                }
-                done(kept == pushes.count ? .kept : .stale)
-            } catch {
-                done(.failed(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)")))
+        insert("keeping \(pushes.count) push(es)", into: "receiver_deliveries", column: "line", tokens: pushes.map(\.deviceToken.hex),
+               ids: pushes.map(\.apnsID), texts: texts, registryVersion: registryVersion) { [node] result in
+            switch result {
+            case .success(let kept): done(kept == pushes.count ? .kept : .stale)
+            case .failure(let error): done(.failed(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)")))
             }
         }
     }
@@ -71,21 +56,35 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
             done(ReceiverError(.storage, "a refusal cannot be written as JSON: \(error)"))
             return
         }
-        let tokens = refusals.map(\.deviceToken)
-        let ids = refusals.map(\.apnsID)
+        insert("keeping \(refusals.count) refusal(s)", into: "receiver_rejections", column: "entry", tokens: refusals.map(\.deviceToken),
+               ids: refusals.map(\.apnsID), texts: texts, registryVersion: nil) { [node] result in
+            if case .failure(let error) = result { return done(ReceiverError(.unavailable, "the fleet's rejection log (\(node)): \(error)")) }
+            done(nil)
+        }
+    }
+
+    /// Inserts one row per push into `table` (its JSON in `column`; two fixed names, never input)
+    /// with one INSERT, on the next of the receiver's sessions, then calls `done` with how many
+    /// rows were kept. With `registryVersion`, none is kept when the fleet's device registry
+    /// changed after that version (a probe of receiver_devices' version index, once per batch).
+    private func insert(_ what: String, into table: String, column: String, tokens: [String], ids: [String], texts: [String],
+                        registryVersion: Int64?, done: @escaping @Sendable (Result<Int, PostgresStoreFailure>) -> Void) {
         let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
         let (node, deadline) = (self.node, self.deadline)
         Task {
-            do {
-                _ = try await session.run("keeping \(refusals.count) refusal(s)", seconds: deadline) { connection in
+            do throws(PostgresStoreFailure) {
+                let kept = try await session.run(what, seconds: deadline) { connection in
+                    // The command tag's row count says how many were kept.
                     try await connection.query("""
-                        INSERT INTO receiver_rejections (node, device_token, apns_id, entry)
-                        SELECT \(node), t.token, t.id, t.entry::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, entry)
-                        """, logger: Self.silent)
+                        INSERT INTO \(unescaped: table) (node, device_token, apns_id, \(unescaped: column))
+                        SELECT \(node), t.token, t.id, t.json::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, json)
+                        WHERE \(registryVersion)::bigint IS NULL
+                            OR NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
+                        """, logger: silentStoreLogger, { _ in }).get().rows ?? 0
                 }
-                done(nil)
+                done(.success(kept))
             } catch {
-                done(ReceiverError(.unavailable, "the fleet's rejection log (\(node)): \(error)"))
+                done(.failure(error))
             }
         }
     }
@@ -111,7 +110,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
                     SELECT (\(unescaped: column) || jsonb_build_object('node', node))::text FROM \(unescaped: table)
                     WHERE \(token)::text IS NULL OR device_token = \(token) ORDER BY id LIMIT \(limit)
                     """
-                for try await line in try await connection.query(query, logger: Self.silent).decode(String.self) { lines.append(line) }
+                for try await line in try await connection.query(query, logger: silentStoreLogger).decode(String.self) { lines.append(line) }
                 return lines
             }
         } catch {
@@ -122,6 +121,4 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
     public func close() async {
         for session in sessions { await session.close() }
     }
-
-    private static let silent = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -31,7 +31,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
     private let listening = Mutex<(task: Task<Void, Never>?, connection: PostgresConnection?, closed: Bool)>((nil, nil, false))
 
     public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
-                logger: Logger = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })) {
+                logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.node = node
         self.location = location
@@ -52,7 +52,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
                 var rows: [(String, String, String?, Int64)] = []
                 let result = try await connection.query("""
                     SELECT environment, token, device::text, version FROM receiver_devices WHERE version > \(version) ORDER BY version
-                    """, logger: Self.silent)
+                    """, logger: silentStoreLogger)
                 for try await row in result.decode((String, String, String?, Int64).self) { rows.append(row) }
                 return rows
             }
@@ -79,8 +79,8 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
         let node = self.node
         do {
             return try await session.run("changing the device registry", seconds: deadline) { connection in
-                try await connection.withTransaction(logger: Self.silent) { connection in
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(DeviceRegistryLock.key))", logger: Self.silent)
+                try await connection.withTransaction(logger: silentStoreLogger) { connection in
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(DeviceRegistryLock.key))", logger: silentStoreLogger)
                     let (environment, token): (APNsEnvironment, DeviceToken)
                     var device: RegisteredDevice?
                     switch change {
@@ -104,9 +104,9 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
                         ON CONFLICT (environment, token) DO UPDATE
                             SET device = EXCLUDED.device, version = EXCLUDED.version, node = EXCLUDED.node, changed_at = now()
                         RETURNING version
-                        """, logger: Self.silent)
+                        """, logger: silentStoreLogger)
                     for try await written in rows.decode(Int64.self) { version = written }
-                    try await connection.query("SELECT pg_notify(\(DeviceRegistryLock.channel), \(String(version)))", logger: Self.silent)
+                    try await connection.query("SELECT pg_notify(\(DeviceRegistryLock.channel), \(String(version)))", logger: silentStoreLogger)
                     return DeviceRecord(environment: environment, token: token, device: device, version: version)
                 }
             }
@@ -119,7 +119,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
     private static func current(_ environment: APNsEnvironment, _ token: DeviceToken, on connection: PostgresConnection) async throws -> RegisteredDevice? {
         let rows = try await connection.query("""
             SELECT device::text FROM receiver_devices WHERE environment = \(environment.rawValue) AND token = \(token.hex) AND device IS NOT NULL
-            """, logger: silent)
+            """, logger: silentStoreLogger)
         for try await json in rows.decode(String.self) { return try JSONDecoder().decode(RegisteredDevice.self, from: Data(json.utf8)) }
         return nil
     }
@@ -130,7 +130,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
             var backoff = 0.1
             while !Task.isCancelled {
                 do {
-                    let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: Self.silent)
+                    let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: silentStoreLogger)
                     let closed = listening.withLock { state -> Bool in
                         if !state.closed { state.connection = connection }
                         return state.closed
@@ -174,8 +174,6 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
         await task?.value
         await session.close()
     }
-
-    private static let silent = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })
 }
 
 /// What a receiver of a fleet keeps in the fleet's PostgreSQL: its pushes (delivered and refused)

@@ -30,7 +30,7 @@ public final class PostgresEventLog: BackendEventSink {
     private let queue = Mutex(Queue())
 
     public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
-                logger: Logger = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })) {
+                logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.node = node
         self.deadline = deadline
@@ -77,7 +77,7 @@ public final class PostgresEventLog: BackendEventSink {
                         INSERT INTO backend_events (node, position, at, event)
                         SELECT \(node), t.position, t.at, t.event::jsonb FROM unnest(\(positions)::bigint[], \(times)::timestamptz[], \(texts)::text[])
                             WITH ORDINALITY AS t(position, at, event, n) ORDER BY t.n
-                        """, logger: Self.silent)
+                        """, logger: silentStoreLogger)
                 }
             } catch {
                 logger.warning("the backend's events wait for the fleet's store", metadata: ["store": "\(address)", "events": "\(batch.count)", "error": "\(error)"])
@@ -123,6 +123,4 @@ public final class PostgresEventLog: BackendEventSink {
         await flush()
         await session.close()
     }
-
-    private static let silent = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -53,11 +53,16 @@ public final class PostgresFleetFeed: Sendable {
             holes = holes.filter { now.timeIntervalSince($0.value) < PostgresFleetFeed.holeLifetime }
         }
     }
+    /// The tables read, each with the columns read after its row's ID and node: a position and a
+    /// time (0 and the row's for the pushes), then the JSON.
+    private static let tables = [
+        (name: "receiver_deliveries", columns: "0::bigint, kept_at, line"),
+        (name: "receiver_rejections", columns: "0::bigint, kept_at, entry"),
+        (name: "backend_events", columns: "position, at, event"),
+    ]
     private struct State {
-        var deliveries = Cursor()
-        var rejections = Cursor()
-        var events = Cursor()
-        var started = false
+        /// One per table of ``tables``, in its order.
+        var cursors = [Cursor](repeating: Cursor(), count: PostgresFleetFeed.tables.count)
         var task: Task<Void, Never>?
     }
     private let state = Mutex(State())
@@ -66,7 +71,7 @@ public final class PostgresFleetFeed: Sendable {
     ///   - ownNode: rows of this node are left out.
     ///   - clock: the holes' ages.
     public init(location: PostgresLocation, ownNode: String?, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
-                logger: Logger = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })) {
+                logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.ownNode = ownNode
         self.clock = clock
@@ -83,22 +88,19 @@ public final class PostgresFleetFeed: Sendable {
         let latest: [Int64]
         do {
             latest = try await session.run("reading the fleet's logs", seconds: deadline) { connection in
-                var latest: [Int64] = []
-                let rows = try await connection.query("""
-                    SELECT (SELECT coalesce(max(id), 0) FROM receiver_deliveries), (SELECT coalesce(max(id), 0) FROM receiver_rejections),
-                        (SELECT coalesce(max(id), 0) FROM backend_events)
-                    """, logger: Self.silent)
-                for try await row in rows.decode((Int64, Int64, Int64).self) { latest = [row.0, row.1, row.2] }
+                // One round trip for every table (fixed names, never input).
+                let newest = Self.tables.enumerated().map { "SELECT \($0.offset), coalesce(max(id), 0) FROM \($0.element.name)" }
+                var latest = [Int64](repeating: -1, count: Self.tables.count)
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: newest.joined(separator: " UNION ALL ")), logger: silentStoreLogger)
+                for try await (table, id) in rows.decode((Int, Int64).self) { latest[table] = id }
                 return latest
             }
         } catch {
             throw SharedStoreError(.unavailable, error.description)
         }
-        guard latest.count == 3 else { throw SharedStoreError(.unavailable, "the fleet's logs gave no row") }
+        guard !latest.contains(-1) else { throw SharedStoreError(.unavailable, "the fleet's logs gave no row for a table") }
         state.withLock { state in
-            state.deliveries.last = max(0, latest[0] - backlog)
-            state.rejections.last = max(0, latest[1] - backlog)
-            state.events.last = max(0, latest[2] - backlog)
+            for (table, newest) in latest.enumerated() { state.cursors[table].last = max(0, newest - backlog) }
         }
     }
 
@@ -112,7 +114,7 @@ public final class PostgresFleetFeed: Sendable {
 
     /// The rows kept since the last poll (and those that were missing then).
     public func poll() async throws(SharedStoreError) -> Poll {
-        let cursors = state.withLock { [$0.deliveries, $0.rejections, $0.events] }
+        let cursors = state.withLock { $0.cursors }
         let now = clock.now
         let page = Self.pageSize
         typealias Row = (table: Int, id: Int64, node: String, position: Int64, at: Date, text: String)
@@ -120,15 +122,13 @@ public final class PostgresFleetFeed: Sendable {
         do {
             rows = try await session.run("reading the fleet's logs", seconds: deadline) { connection in
                 var rows: [Row] = []
-                let tables = [("receiver_deliveries", "0::bigint, kept_at, line"), ("receiver_rejections", "0::bigint, kept_at, entry"),
-                              ("backend_events", "position, at, event")]
-                for (table, (name, columns)) in tables.enumerated() {
+                for (table, (name, columns)) in Self.tables.enumerated() {
                     let cursor = cursors[table]
                     let result = try await connection.query("""
                         (SELECT id, node, \(unescaped: columns)::text FROM \(unescaped: name) WHERE id > \(cursor.last) ORDER BY id LIMIT \(page))
                         UNION ALL
                         (SELECT id, node, \(unescaped: columns)::text FROM \(unescaped: name) WHERE id = ANY(\(Array(cursor.holes.keys))::bigint[]))
-                        """, logger: Self.silent)
+                        """, logger: silentStoreLogger)
                     for try await (id, node, position, at, text) in result.decode((Int64, String, Int64, Date, String).self) {
                         rows.append((table, id, node, position, at, text))
                     }
@@ -139,9 +139,7 @@ public final class PostgresFleetFeed: Sendable {
             throw SharedStoreError(.unavailable, error.description)
         }
         state.withLock { state in
-            state.deliveries.advance(past: rows.filter { $0.table == 0 }.map(\.id), now: now)
-            state.rejections.advance(past: rows.filter { $0.table == 1 }.map(\.id), now: now)
-            state.events.advance(past: rows.filter { $0.table == 2 }.map(\.id), now: now)
+            for table in state.cursors.indices { state.cursors[table].advance(past: rows.filter { $0.table == table }.map(\.id), now: now) }
         }
         let decoder = JSONDecoder()
         var poll = Poll()
@@ -203,6 +201,4 @@ public final class PostgresFleetFeed: Sendable {
         await task?.value
         await session.close()
     }
-
-    private static let silent = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -177,3 +177,7 @@ struct PostgresStoreFailure: Error, CustomStringConvertible {
         return parts.joined(separator: "; ")
     }
 }
+
+/// The logger of a store given none, and of the stores' own queries, whose PostgresNIO lines
+/// would drown the program's (failures are logged by the stores, with the store and the cause).
+@usableFromInline let silentStoreLogger = Logger(label: "authsim.store", factory: { _ in SwiftLogNoOpLogHandler() })
