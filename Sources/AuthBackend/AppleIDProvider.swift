@@ -279,7 +279,7 @@ public final class AppleIDProvider: Sendable {
     /// The user who granted `clientID` the authorization code `code`: what
     /// `https://appleid.apple.com/auth/revoke` checks before the grant ends.
     public func subject(ofCode code: String, clientID: String) throws(IdentityToolkitError) -> String {
-        let refused = IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client")
+        let refused = Self.invalidGrant
         let parts = code.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].hasPrefix("c"), parts[1] == "0", constantTimeEquals(String(parts[0].dropFirst()), mac(String(parts[2]))),
               let bytes = Base64URL.decode(parts[2])
@@ -288,6 +288,9 @@ public final class AppleIDProvider: Sendable {
         guard fields.count == 3, fields[1] == clientID else { throw refused }
         return String(fields[0])
     }
+
+    /// What `https://appleid.apple.com/auth/revoke` answers for a code it will not take.
+    public static let invalidGrant = IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client")
 
     /// The user's grant to `clientID` ended: the next authorization is a first one again (name and email).
     public func forgetConsent(sub: String, clientID: String) {

@@ -149,9 +149,7 @@ extension IdentityToolkit {
                 sub = try appleID.subject(ofCode: code, clientID: configuration.bundleID)
                 // Used once, on whichever node: the fleet's record, as every single-use thing.
                 let digest = Self.digest(code)
-                guard state.revokedAppleCodes[digest] == nil else {
-                    throw IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client")
-                }
+                guard state.revokedAppleCodes[digest] == nil else { throw AppleIDProvider.invalidGrant }
                 try commit(.appleCodeRevoked(digest: digest, at: clock.now))
             } catch { throw reject(endpoint, error) }
             appleID.forgetConsent(sub: sub, clientID: configuration.bundleID)

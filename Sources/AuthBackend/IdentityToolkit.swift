@@ -48,7 +48,7 @@ public actor IdentityToolkit {
     var emulatorSignIn = EmulatorSignInSettings()
     /// What became of the latest silent pushes (at most 1000): `GET /emulator/v1/projects/{p}/silentPushes`,
     /// so that an app in another process can say why no push came.
-    var silentPushes: [SilentPushRecord] = []
+    var silentPushes = RecentItems<SilentPushRecord>(capacity: BackendState.silentPushLimit)
     /// Every silent push's outcome, counted.
     public private(set) var silentPushTally = SilentPushTally()
     /// Where every change is written before its answer goes out (`nil`: memory only, or a shared store).
@@ -163,9 +163,9 @@ public actor IdentityToolkit {
     /// The latest silent pushes' results, oldest first: with a shared store, every node's (read
     /// from the store first), else this backend's.
     public func silentPushResults() async throws(IdentityToolkitError) -> [SilentPushRecord] {
-        guard sharedStore != nil else { return silentPushes }
+        guard sharedStore != nil else { return silentPushes.all }
         try await readShared()
-        return state.fleetSilentPushes
+        return state.fleetSilentPushes.all
     }
     public var allUsers: [BackendUser] { state.users.values.sorted { $0.createdAt < $1.createdAt } }
 
@@ -213,7 +213,6 @@ public actor IdentityToolkit {
             }
         } else {
             silentPushes.append(record)
-            if silentPushes.count > BackendState.silentPushLimit { silentPushes.removeFirst(silentPushes.count - BackendState.silentPushLimit) }
         }
         silentPushTally.add(result)
         var metadata: Logger.Metadata = ["device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))"]

@@ -132,7 +132,7 @@ struct BackendState {
     /// The fleet's project config, once a node changed it (a shared store's record).
     var projectConfig: SharedProjectConfig?
     /// The fleet's latest silent pushes, at most ``silentPushLimit`` (a shared store's records).
-    var fleetSilentPushes: [SilentPushRecord] = []
+    var fleetSilentPushes = RecentItems<SilentPushRecord>(capacity: silentPushLimit)
     static let silentPushLimit = 1000
 
     mutating func apply(_ record: BackendRecord) {
@@ -203,7 +203,6 @@ struct BackendState {
             projectConfig = config
         case .silentPush(let push):
             fleetSilentPushes.append(push)
-            if fleetSilentPushes.count > Self.silentPushLimit { fleetSilentPushes.removeFirst(fleetSilentPushes.count - Self.silentPushLimit) }
         }
     }
 
@@ -263,7 +262,7 @@ struct BackendState {
             if m.used { out.append(.mfaPendingUsed(digest: digest)) }
         }
         if let projectConfig { out.append(.projectConfig(projectConfig)) }
-        out += fleetSilentPushes.map { .silentPush($0) }
+        out += fleetSilentPushes.all.map { .silentPush($0) }
         return out
     }
 }
