@@ -67,6 +67,9 @@ public final class DeviceRegistry: Sendable {
     public let file: URL?
     /// The fleet's registry this is a copy of; `nil` for a file or an in-memory registry.
     public let shared: (any SharedDeviceRegistry)?
+    /// A fleet's copy: the fleet's fault plan, kept current with the devices (its changes share
+    /// their versions). `nil` for a file or an in-memory registry.
+    public let fleetFaults: FaultPlan?
     private let state: Mutex<State>
     /// A fleet's copy: the callers waiting for the next read, and whether reads are under way.
     private let catchUps = Mutex<(waiting: [CheckedContinuation<Result<Void, ReceiverError>, Never>], running: Bool)>(([], false))
@@ -75,6 +78,7 @@ public final class DeviceRegistry: Sendable {
     public init(devices: [RegisteredDevice] = []) {
         file = nil
         shared = nil
+        fleetFaults = nil
         var initial = State()
         for device in devices { initial.devices[Key(environment: device.environment, token: device.token.hex)] = device }
         state = Mutex(initial)
@@ -86,6 +90,7 @@ public final class DeviceRegistry: Sendable {
     public init(file: URL) throws(ReceiverError) {
         self.file = file
         shared = nil
+        fleetFaults = nil
         state = Mutex(State())
         try reload(force: true)
     }
@@ -95,6 +100,7 @@ public final class DeviceRegistry: Sendable {
     public init(shared: any SharedDeviceRegistry) async throws(ReceiverError) {
         file = nil
         self.shared = shared
+        fleetFaults = FaultPlan(shared: shared)
         state = Mutex(State())
         try await catchUp()
         shared.follow { [weak self] in
@@ -138,15 +144,27 @@ public final class DeviceRegistry: Sendable {
         }
     }
 
-    /// Applies the store's records after this copy's version. Reads that overlap apply the same
-    /// records: a token is applied only when its record is newer than the copy.
+    /// Applies the store's changes after this copy's version. Reads that overlap apply the same
+    /// records: a token is applied only when its record is newer than the copy. The fault plan is
+    /// put in place before the version moves, so whoever reads the version and then the plan has
+    /// the plan of at least that version.
     private func readChanges() async throws(ReceiverError) {
         guard let shared else { return }
-        let records = try await shared.records(after: state.withLock { $0.version })
+        let changes = try await shared.changes(after: state.withLock { $0.version })
+        if let faults = changes.faults { fleetFaults?.install(faults) }
         state.withLock { state in
-            for record in records where record.version > state.version { Self.apply(record, to: &state.devices) }
-            state.version = max(state.version, records.last?.version ?? 0)
+            for record in changes.devices where record.version > state.version { Self.apply(record, to: &state.devices) }
+            state.version = max(state.version, changes.version)
         }
+    }
+
+    /// The fault plan a receiver on this registry applies, with `rules` (`--fault`) at start: its
+    /// own plan of `rules`; for a fleet's copy, the fleet's plan, which `rules` replace when given
+    /// (a node started without `--fault` leaves the fleet's plan as it is).
+    public func faultPlan(starting rules: [FaultRule]) async throws(ReceiverError) -> FaultPlan {
+        guard let fleetFaults else { return FaultPlan(rules) }
+        if !rules.isEmpty { try await fleetFaults.change(.replace(rules)) }
+        return fleetFaults
     }
 
     /// The version of the fleet's records this copy holds (0 for a file or in-memory registry).

@@ -15,6 +15,14 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// Reset the stream with REFUSED_STREAM.
     case refuseStream
 
+    /// Whether the push is refused (answered with an error, reset or cut off) rather than accepted.
+    var refuses: Bool {
+        switch self {
+        case .delay, .drop: return false
+        case .reject, .goaway, .refuseStream: return true
+        }
+    }
+
     public var description: String {
         switch self {
         case .delay(let ms): return "delay=\(ms)"
@@ -132,33 +140,169 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// A change to a fault plan: what `--fault`, `push-receiver faults` and the inspector's Faults
+/// page ask of it.
+public enum FaultPlanChange: Sendable, Hashable {
+    /// Appends a rule.
+    case add(FaultRule)
+    /// Puts these rules in place of the current ones, at once.
+    case replace([FaultRule])
+    /// Removes every rule.
+    case clear
+}
+
+/// A fleet's fault plan as of one version of the fleet's registry (the plan shares its versions):
+/// the rules, each counted rule with the uses it had left when read.
+public struct FaultPlanRecord: Sendable, Hashable {
+    public var rules: [FaultRule]
+    public var version: Int64
+
+    public init(rules: [FaultRule], version: Int64) {
+        self.rules = rules
+        self.version = version
+    }
+}
+
+/// One use of a counted rule of a fleet's plan, to be claimed in the store before it applies, so
+/// that `count=N` applies to N pushes of the whole fleet.
+public struct FaultClaim: Sendable, Hashable {
+    /// The plan's version and the rule's place in it.
+    public var planVersion: Int64
+    public var position: Int
+}
+
 /// The faults a receiver injects. The first matching rule with uses left applies to a push.
+///
+/// A fleet's plan (``init(shared:)``) is a copy of the one in the fleet's store, which every
+/// receiver of the fleet applies: its changes go to the store first (``change(_:)``); a counted
+/// rule's use is claimed in the store before it applies (``FaultTake/claim``), so that `count=N`
+/// means N pushes fleet-wide; the copy is kept current with the device registry's copy, whose
+/// versions it shares.
 public final class FaultPlan: Sendable {
-    private let rules: Mutex<[FaultRule]>
+    private struct State {
+        var rules: [FaultRule]
+        /// A fleet's copy: the plan's version, and its counted rules this receiver found used up.
+        var version: Int64 = 0
+        var spent: Set<Int> = []
+    }
+    private let state: Mutex<State>
+    /// The fleet's store this plan is a copy of; `nil` for a receiver's own plan.
+    public let shared: (any SharedDeviceRegistry)?
 
-    public init(_ rules: [FaultRule] = []) { self.rules = Mutex(rules) }
+    public init(_ rules: [FaultRule] = []) {
+        state = Mutex(State(rules: rules))
+        shared = nil
+    }
 
-    public func add(_ rule: FaultRule) { rules.withLock { $0.append(rule) } }
-    public func clear() { rules.withLock { $0.removeAll() } }
-    /// Puts `rules` in place of the current ones, at once.
-    public func replace(with new: [FaultRule]) { rules.withLock { $0 = new } }
-    public var current: [FaultRule] { rules.withLock { $0 } }
+    /// A copy of a fleet's plan, empty until the registry's copy reads the store
+    /// (``DeviceRegistry/init(shared:)`` makes it).
+    init(shared: any SharedDeviceRegistry) {
+        state = Mutex(State(rules: []))
+        self.shared = shared
+    }
 
-    /// The fault for a push to `token` in `environment`, using up one of the rule's count.
-    func take(token: String, environment: APNsEnvironment) -> Fault? {
-        rules.withLock { rules in
-            guard !rules.isEmpty else { return nil }
-            for index in rules.indices {
-                let rule = rules[index]
+    /// Appends a rule to a receiver's own plan (a fleet's changes through ``change(_:)``).
+    public func add(_ rule: FaultRule) throws(ReceiverError) { try mutate { $0.append(rule) } }
+    /// Removes every rule of a receiver's own plan.
+    public func clear() throws(ReceiverError) { try mutate { $0.removeAll() } }
+    /// Puts `rules` in place of a receiver's own plan's, at once.
+    public func replace(with new: [FaultRule]) throws(ReceiverError) { try mutate { $0 = new } }
+
+    private func mutate(_ change: (inout [FaultRule]) -> Void) throws(ReceiverError) {
+        if let shared {
+            throw ReceiverError(.configuration, "the fleet's fault plan (\(shared.address)) changes through change(_:), which writes to the store first")
+        }
+        state.withLock { change(&$0.rules) }
+    }
+
+    /// Makes `change`: in a fleet's store first (this copy has it when this returns; the other
+    /// receivers when the store tells them), else at once.
+    public func change(_ change: FaultPlanChange) async throws(ReceiverError) {
+        guard let shared else {
+            switch change {
+            case .add(let rule): try add(rule)
+            case .replace(let rules): try replace(with: rules)
+            case .clear: try clear()
+            }
+            return
+        }
+        install(try await shared.write(change))
+    }
+
+    /// The rules, each counted rule with the uses left (a fleet's: as the store has them now).
+    public func rules() async throws(ReceiverError) -> [FaultRule] {
+        guard let shared else { return current }
+        let record = try await shared.faultPlan()
+        install(record)
+        return record.rules.filter { $0.count != 0 }
+    }
+
+    /// The rules as this copy has them (a fleet's counts as of the copy's last read or claim).
+    public var current: [FaultRule] {
+        state.withLock { state in
+            state.rules.enumerated().compactMap { index, rule in state.spent.contains(index) ? nil : rule }
+        }
+    }
+
+    /// The copy's version of a fleet's plan.
+    var version: Int64 { state.withLock { $0.version } }
+
+    /// Puts a fleet's plan in place, when newer than the copy's.
+    func install(_ record: FaultPlanRecord) {
+        state.withLock { state in
+            guard record.version > state.version || (record.version == state.version && record.rules != state.rules) else { return }
+            if record.version > state.version { state.spent = [] }
+            state.rules = record.rules
+            state.version = record.version
+            for (index, rule) in record.rules.enumerated() where rule.count == 0 { state.spent.insert(index) }
+        }
+    }
+
+    /// What ``take(token:environment:)`` found: the fault (if any), the plan's version it was read
+    /// from, and for a fleet's counted rule, the use to claim in the store before it applies.
+    struct Take {
+        let fault: Fault?
+        let planVersion: Int64
+        let claim: FaultClaim?
+    }
+
+    /// The fault for a push to `token` in `environment`. A receiver's own plan uses up one of the
+    /// rule's count at once; a fleet's copy leaves that to ``claim(_:)``.
+    func take(token: String, environment: APNsEnvironment) -> Take {
+        state.withLock { state in
+            guard !state.rules.isEmpty else { return Take(fault: nil, planVersion: state.version, claim: nil) }
+            for index in state.rules.indices where !state.spent.contains(index) {
+                let rule = state.rules[index]
                 if let wanted = rule.deviceToken, wanted.hex != token.lowercased() { continue }
                 if let wanted = rule.environment, wanted != environment { continue }
                 if let probability = rule.probability, Double.random(in: 0..<1) >= probability { continue }
                 if let count = rule.count {
-                    if count <= 1 { rules.remove(at: index) } else { rules[index].count = count - 1 }
+                    if shared != nil {
+                        return Take(fault: rule.fault, planVersion: state.version, claim: FaultClaim(planVersion: state.version, position: index))
+                    }
+                    if count <= 1 { state.rules.remove(at: index) } else { state.rules[index].count = count - 1 }
                 }
-                return rule.fault
+                return Take(fault: rule.fault, planVersion: state.version, claim: nil)
             }
-            return nil
+            return Take(fault: nil, planVersion: state.version, claim: nil)
         }
+    }
+
+    /// Claims one use of a fleet's counted rule in the store. False when none is left (used up
+    /// by other pushes, or the plan changed since): this copy then skips the rule until the plan
+    /// changes.
+    func claim(_ claim: FaultClaim) async throws(ReceiverError) -> Bool {
+        guard let shared else { return true }
+        let left = try await shared.claim(claim)
+        state.withLock { state in
+            guard state.version == claim.planVersion, state.rules.indices.contains(claim.position) else { return }
+            if let left {
+                state.rules[claim.position].count = left
+                if left == 0 { state.spent.insert(claim.position) }
+            } else {
+                state.spent.insert(claim.position)
+            }
+        }
+        return left != nil
     }
 }

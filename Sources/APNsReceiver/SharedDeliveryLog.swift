@@ -15,7 +15,8 @@ public protocol SharedDeliveryLog: Sendable {
     /// then calls `done`, on any thread, with what became of all of them.
     /// - Parameter registryVersion: the version of the fleet's device registry the pushes were
     ///   validated on (``DeviceRegistry/version``), when the registry is the fleet's: none is kept
-    ///   if the registry changed since (``KeepOutcome/stale``), and the receiver validates them again.
+    ///   if the registry or the fleet's fault plan changed since (``KeepOutcome/stale``), and the
+    ///   receiver decides on them again.
     func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, done: @escaping @Sendable (KeepOutcome) -> Void)
     /// Keeps the rejection-log entries of refused pushes, then calls `done` on any thread: `nil`
     /// when all are kept, else why none is.
@@ -26,8 +27,9 @@ public protocol SharedDeliveryLog: Sendable {
 public enum KeepOutcome: Sendable {
     /// All kept: answer 200.
     case kept
-    /// None kept: the fleet's device registry changed after the version they were validated on
-    /// (a token invalidated or removed on another node a moment ago). Catch up and validate again.
+    /// None kept: the fleet's device registry or fault plan changed after the version they were
+    /// validated on (a token invalidated or removed, a fault planned, on another node a moment
+    /// ago). Catch up and decide again.
     case stale
     /// None kept, for this reason.
     case failed(ReceiverError)

@@ -29,17 +29,41 @@ public struct DeviceRecord: Sendable, Hashable {
     }
 }
 
-/// The device registry a fleet of receivers shares (PostgreSQL, in `PostgresStores`). Each
-/// receiver keeps a copy in memory (``DeviceRegistry/init(shared:)``), since every push reads it;
-/// the store tells the copies when something changed, and they read the records after their version.
+/// What changed in a fleet's registry after a version: the tokens, each as it is now, by
+/// version; and the fault plan, when it changed.
+public struct RegistryChanges: Sendable, Hashable {
+    public var devices: [DeviceRecord]
+    public var faults: FaultPlanRecord?
+    /// The latest version these hold (0 when nothing changed).
+    public var version: Int64 { max(devices.last?.version ?? 0, faults?.version ?? 0) }
+
+    public init(devices: [DeviceRecord], faults: FaultPlanRecord? = nil) {
+        self.devices = devices
+        self.faults = faults
+    }
+}
+
+/// The device registry a fleet of receivers shares (PostgreSQL, in `PostgresStores`), and the
+/// fleet's fault plan, whose changes are numbered with the registry's. Each receiver keeps a copy
+/// of both in memory (``DeviceRegistry/init(shared:)``, ``DeviceRegistry/fleetFaults``), since
+/// every push reads them; the store tells the copies when something changed, and they read the
+/// changes after their version.
 public protocol SharedDeviceRegistry: Sendable {
     /// Where it is, for messages (no password).
     var address: String { get }
-    /// The tokens that changed after `version`, each as it is now, by version.
-    func records(after version: Int64) async throws(ReceiverError) -> [DeviceRecord]
+    /// The changes after `version`, read in one snapshot: a copy that applies them has every
+    /// change up to their ``RegistryChanges/version``.
+    func changes(after version: Int64) async throws(ReceiverError) -> RegistryChanges
     /// Makes `change`, committed before this returns: the token's new record, or `nil` when an
     /// invalidation or removal found no such token.
     func write(_ change: DeviceChange) async throws(ReceiverError) -> DeviceRecord?
+    /// Changes the fleet's fault plan, committed before this returns: the plan as it is now.
+    func write(_ change: FaultPlanChange) async throws(ReceiverError) -> FaultPlanRecord
+    /// The fleet's fault plan as it is now, with each counted rule's uses left.
+    func faultPlan() async throws(ReceiverError) -> FaultPlanRecord
+    /// Takes one use of a counted rule: the uses left after it, or `nil` when none was left or
+    /// the plan is no longer the one claimed of.
+    func claim(_ claim: FaultClaim) async throws(ReceiverError) -> Int?
     /// Calls `changed` whenever another writer may have changed the registry, and after a lost
     /// connection is back (changes may have been missed meanwhile), until ``close()``.
     func follow(_ changed: @escaping @Sendable () -> Void)

@@ -163,6 +163,7 @@ struct InspectorErrorMiddleware: RouterMiddleware {
             // The generated server's: a handler's or a check's own error, or the runtime's (a
             // request its document does not decode).
             if let inner = error.underlyingError as? InspectorError { throw inner }
+            if let inner = error.underlyingError as? ReceiverError { throw Self.problem(inner) }
             throw InspectorError(error.httpStatus, "\(error.operationID): \(error.causeDescription)")
         } catch let error as HTTPError {
             throw InspectorError(error.status, error.status == .notFound ? "no such path: \(request.uri.path) (the API is described at /api/v1/openapi.json)"
@@ -170,8 +171,13 @@ struct InspectorErrorMiddleware: RouterMiddleware {
         } catch is NIOTooManyBytesError {
             throw InspectorError(.contentTooLarge, "the body is too large")
         } catch let error as ReceiverError {
-            throw InspectorError(.internalServerError, error.message)
+            throw Self.problem(error)
         }
+    }
+
+    /// A receiver's failure: 503 when the fleet's store cannot be reached (try again), else 500.
+    private static func problem(_ error: ReceiverError) -> InspectorError {
+        InspectorError(error.code == .unavailable ? .serviceUnavailable : .internalServerError, error.message)
     }
 }
 

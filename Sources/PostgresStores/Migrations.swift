@@ -115,6 +115,30 @@ enum Migrations {
         Step(version: 5, name: "the simulated Apple's key, the fleet's", statements: [
             "ALTER TABLE backend_fleet ADD COLUMN apple_key_pem text",
         ]),
+        Step(version: 6, name: "the receivers' fault plan, the fleet's", statements: [
+            // The plan's version is drawn from the registry's sequence under the registry's lock,
+            // so one version orders both and an accepted batch checks both (PostgresDeliveryLog).
+            """
+            CREATE TABLE receiver_fault_plan (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                version bigint NOT NULL,
+                node text NOT NULL,
+                changed_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            // The plan's rules in order (as push-receiver --fault writes them, without count=),
+            // each counted rule with its uses left: a use is claimed with one conditional UPDATE.
+            // A new plan replaces the rows, so a claim made on an older plan finds none.
+            """
+            CREATE TABLE receiver_fault_rules (
+                plan_version bigint NOT NULL,
+                position integer NOT NULL,
+                rule text NOT NULL,
+                uses_left integer CHECK (uses_left >= 0),
+                PRIMARY KEY (plan_version, position)
+            )
+            """,
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

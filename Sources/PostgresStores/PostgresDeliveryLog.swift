@@ -65,8 +65,9 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
 
     /// Inserts one row per push into `table` (its JSON in `column`; two fixed names, never input)
     /// with one INSERT, on the next of the receiver's sessions, then calls `done` with how many
-    /// rows were kept. With `registryVersion`, none is kept when the fleet's device registry
-    /// changed after that version (a probe of receiver_devices' version index, once per batch).
+    /// rows were kept. With `registryVersion`, none is kept when the fleet's device registry or
+    /// fault plan changed after that version (a probe of receiver_devices' version index and of
+    /// the plan's one row, once per batch).
     private func insert(_ what: String, into table: String, column: String, tokens: [String], ids: [String], texts: [String],
                         registryVersion: Int64?, done: @escaping @Sendable (Result<Int, PostgresStoreFailure>) -> Void) {
         let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
@@ -79,7 +80,8 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
                         INSERT INTO \(unescaped: table) (node, device_token, apns_id, \(unescaped: column))
                         SELECT \(node), t.token, t.id, t.json::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, json)
                         WHERE \(registryVersion)::bigint IS NULL
-                            OR NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
+                            OR (NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
+                                AND NOT EXISTS (SELECT 1 FROM receiver_fault_plan WHERE version > \(registryVersion)::bigint))
                         """, logger: silentStoreLogger, { _ in }).get().rows ?? 0
                 }
                 done(.success(kept))

@@ -22,6 +22,13 @@ actor PostgresSession {
     private var lastFailure: (at: Date, backoff: TimeInterval, cause: String)?
     /// The backoff's clock (a test moves it instead of waiting).
     private let clock: any WallClock
+    /// Runs in flight, and whether one of them is a transaction: a transaction has the connection
+    /// to itself, since statements on one connection share its transaction (a plain query sent
+    /// meanwhile would run inside it, and a second BEGIN would join it). Plain runs share the
+    /// connection, pipelined. Callers wait their turn in order of arrival.
+    private var plainRuns = 0
+    private var transactionRuns = false
+    private var turns: [(transaction: Bool, waiter: CheckedContinuation<Void, Never>)] = []
 
     init(location: PostgresLocation, clock: any WallClock, logger: Logger) {
         self.location = location
@@ -77,12 +84,40 @@ actor PostgresSession {
 
     /// Runs `body` on the connection, bounded by `seconds`; a connection it fails on is dropped
     /// (never queried again: a query after a failed one was seen never to answer).
-    func run<T: Sendable>(_ what: String, seconds: Double,
+    /// - Parameter transaction: `body` opens a transaction (BEGIN … COMMIT, `withTransaction`):
+    ///   it runs alone on the connection.
+    func run<T: Sendable>(_ what: String, seconds: Double, transaction: Bool = false,
                           _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(PostgresStoreFailure) -> T {
+        await enter(transaction: transaction)
+        defer { leave(transaction: transaction) }
         let connection = try await connected()
         do { return try await bounded(connection, seconds: seconds, what: what, body) } catch {
             await broken(connection)
             throw PostgresStoreFailure("\(what): \(PostgresStoreFailure.describe(error))")
+        }
+    }
+
+    private func mayEnter(transaction: Bool) -> Bool {
+        transaction ? !transactionRuns && plainRuns == 0 : !transactionRuns
+    }
+
+    private func take(transaction: Bool) {
+        if transaction { transactionRuns = true } else { plainRuns += 1 }
+    }
+
+    /// Waits for the connection's turn: at once when nobody waits and the connection allows it.
+    private func enter(transaction: Bool) async {
+        if turns.isEmpty, mayEnter(transaction: transaction) { return take(transaction: transaction) }
+        await withCheckedContinuation { turns.append((transaction, $0)) }
+    }
+
+    /// Ends a run's turn and lets in whoever may enter now, in order.
+    private func leave(transaction: Bool) {
+        if transaction { transactionRuns = false } else { plainRuns -= 1 }
+        while let first = turns.first, mayEnter(transaction: first.transaction) {
+            turns.removeFirst()
+            take(transaction: first.transaction)
+            first.waiter.resume()
         }
     }
 

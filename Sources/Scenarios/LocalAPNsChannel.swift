@@ -38,7 +38,8 @@ public final class LocalAPNsChannel: Sendable {
     ///   - extraKeys: more provider keys to trust beside the one in `certs`.
     ///   - keyEnvironments: limit the `certs` key to these environments.
     ///   - sharedLog: a fleet's delivery log, kept instead of `deliveries.jsonl`.
-    ///   - registry: the device registry (default: a new one in memory), such as a copy of a fleet's.
+    ///   - registry: the device registry (default: a new one in memory), such as a copy of a fleet's
+    ///     (whose fault plan, ``DeviceRegistry/fleetFaults``, is then the channel's).
     public static func start(certs: URL, state: URL, clock: any WallClock = SystemWallClock(),
                              extraKeys: [TrustedProviderKey] = [], keyEnvironments: Set<APNsEnvironment>? = nil,
                              keyTopics: Set<String>? = nil, policy: ReceiverPolicy = ReceiverPolicy(),
@@ -48,7 +49,8 @@ public final class LocalAPNsChannel: Sendable {
         async throws -> LocalAPNsChannel {
         let credentials = try CertsDirectory(certs).ensure()
         let hub = DeviceHub(latency: deliveryLatency)
-        let faults = FaultPlan()
+        // A copy of a fleet's registry comes with the fleet's fault plan.
+        let faults = registry.fleetFaults ?? FaultPlan()
         let logFile = state.appendingPathComponent("deliveries.jsonl")
         let log = try DeliveryLog(file: logFile)
         let receiver = try await PushReceiver.start(PushReceiverConfiguration(

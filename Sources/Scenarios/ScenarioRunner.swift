@@ -71,7 +71,7 @@ public enum ScenarioRunner {
                                     .pushLost(token: push.deviceToken.hex, environment: push.environment))
                 }
             }
-            for rule in spec.network.receiverFaults { world.channel?.faults.add(rule) }
+            for rule in spec.network.receiverFaults { try world.channel?.faults.add(rule) }
             if !spec.backend.users.isEmpty, let toolkit = world.toolkit {
                 let answer = try await toolkit.adminBatchCreate(UploadAccountRequest(users: spec.backend.users, allowOverwrite: true))
                 if let failure = answer.error?.first {

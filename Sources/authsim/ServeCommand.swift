@@ -68,7 +68,11 @@ struct Serve: AsyncParsableCommand {
         let deliveries = try DeliveryLog(file: stateFolder.appendingPathComponent("deliveries.jsonl"))
         // A fleet keeps its refusals in the store, before their answers.
         let rejections = fleet == nil ? try RejectionLog(file: stateFolder.appendingPathComponent("rejections.jsonl")) : nil
-        let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
+        let rules = try faults.map { try FaultRule(parsing: $0) }
+        let plan: FaultPlan
+        do { plan = try await registry.faultPlan(starting: rules) } catch {
+            throw CommandFailure("cannot set the fleet's fault plan: \(error.message)")
+        }
         let history = PushHistory(capacity: maxPushes, registry: registry)
         let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs), observer: { push, what in history.noteDelivery(apnsID: push.apnsID, what) })
         let gateway = try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
@@ -142,11 +146,13 @@ struct Serve: AsyncParsableCommand {
         say("  device gateway:  http://\(gateway.host):\(gateway.port)")
         say("  backend:         \(backend.baseURL) (FIREBASE_AUTH_EMULATOR_HOST=\(backend.host):\(backend.port); useEmulator(withHost: \"\(backend.host)\", port: \(backend.port)))")
         if let fleet {
-            say("  fleet:           \(fleet.receiver.address), node \(fleet.receiver.node): devices, deliveries, rejections and the backend's state are the fleet's; the inspector shows every receiver's pushes")
+            say("  fleet:           \(fleet.receiver.address), node \(fleet.receiver.node): devices, faults, deliveries, rejections and the backend's state are the fleet's; the inspector shows every receiver's pushes")
         } else {
             say("  state:           \(stateFolder.path) (devices.json, deliveries.jsonl, rejections.jsonl, backend/)")
         }
-        if !plan.current.isEmpty { say("  faults:          \(plan.current.map(\.description).joined(separator: "; "))") }
+        if !plan.current.isEmpty {
+            say("  \(fleet == nil ? "faults:        " : "faults (fleet):")  \(plan.current.map(\.description).joined(separator: "; "))")
+        }
         say("Ctrl-C stops everything.")
 
         // Each part after those it depends on; they stop in reverse, the inspector first.

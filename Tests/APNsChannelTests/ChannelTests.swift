@@ -150,7 +150,7 @@ struct FaultTests {
     func refusedStreamRetried() async throws {
         try await withFixture { fixture in
             let token = try fixture.device()
-            fixture.channel.faults.add(FaultRule(.refuseStream, count: 1))
+            try fixture.channel.faults.add(FaultRule(.refuseStream, count: 1))
             let client = try fixture.client()
             let response = try await client.send(PushRequest(
                 deviceToken: token, headers: PushHeaders(pushType: .background, topic: Fixture.bundleID), payload: Fixture.silent))
@@ -164,7 +164,7 @@ struct FaultTests {
     func refusedStreamSurfaced() async throws {
         try await withFixture { fixture in
             let token = try fixture.device()
-            fixture.channel.faults.add(FaultRule(.refuseStream, count: 1))
+            try fixture.channel.faults.add(FaultRule(.refuseStream, count: 1))
             let client = try fixture.client(retries: 0)
             await #expect(throws: SenderError(.streamRefused, "")) {
                 try await client.send(PushRequest(
@@ -179,7 +179,7 @@ struct FaultTests {
     func goAwayRetried() async throws {
         try await withFixture { fixture in
             let token = try fixture.device()
-            fixture.channel.faults.add(FaultRule(.goaway(.shutdown), count: 1))
+            try fixture.channel.faults.add(FaultRule(.goaway(.shutdown), count: 1))
             let client = try fixture.client()
             let response = try await client.send(PushRequest(
                 deviceToken: token, headers: PushHeaders(pushType: .background, topic: Fixture.bundleID), payload: Fixture.silent))
@@ -195,7 +195,7 @@ struct FaultTests {
             let token = try fixture.device()
             let app = RecordingApp(bundleID: Fixture.bundleID)
             await fixture.channel.hub.install(app, token: token, environment: .sandbox)
-            fixture.channel.faults.add(FaultRule(.drop, deviceToken: token))
+            try fixture.channel.faults.add(FaultRule(.drop, deviceToken: token))
             let client = try fixture.client()
             let response = try await client.send(PushRequest(
                 deviceToken: token, headers: PushHeaders(pushType: .background, topic: Fixture.bundleID), payload: Fixture.silent))
@@ -210,7 +210,7 @@ struct FaultTests {
     func delayed() async throws {
         try await withFixture { fixture in
             let token = try fixture.device()
-            fixture.channel.faults.add(FaultRule(.delay(milliseconds: 150), count: 1))
+            try fixture.channel.faults.add(FaultRule(.delay(milliseconds: 150), count: 1))
             let client = try fixture.client()
             let start = ContinuousClock.now
             let response = try await client.send(PushRequest(

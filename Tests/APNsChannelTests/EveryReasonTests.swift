@@ -77,7 +77,7 @@ struct EveryReasonTests {
             return fields
         }
         if how == .injected {
-            fixture.channel.faults.add(FaultRule(.reject(reason), deviceToken: token, count: 1))
+            try fixture.channel.faults.add(FaultRule(.reject(reason), deviceToken: token, count: 1))
             return try await raw(good)
         }
         switch reason {

@@ -67,8 +67,11 @@ struct SharedRegistryTests {
     struct Deaf: SharedDeviceRegistry {
         let store: PostgresDeviceRegistry
         var address: String { store.address }
-        func records(after version: Int64) async throws(ReceiverError) -> [DeviceRecord] { try await store.records(after: version) }
+        func changes(after version: Int64) async throws(ReceiverError) -> RegistryChanges { try await store.changes(after: version) }
         func write(_ change: DeviceChange) async throws(ReceiverError) -> DeviceRecord? { try await store.write(change) }
+        func write(_ change: FaultPlanChange) async throws(ReceiverError) -> FaultPlanRecord { try await store.write(change) }
+        func faultPlan() async throws(ReceiverError) -> FaultPlanRecord { try await store.faultPlan() }
+        func claim(_ claim: FaultClaim) async throws(ReceiverError) -> Int? { try await store.claim(claim) }
         func follow(_ changed: @escaping @Sendable () -> Void) {}
         func close() async { await store.close() }
     }
@@ -113,6 +116,100 @@ struct SharedRegistryTests {
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["reason"] as? String
         }
         #expect(refusals == ["Unregistered", "BadDeviceToken"])
+        await client.shutdown()
+        await channel.shutdown()
+        await log.close()
+        await elsewhere.close()
+        await copy.shared?.close()
+    }
+
+    /// A background push to `token` through `client`.
+    static func push(_ token: DeviceToken, _ client: APNsClient) async throws -> APNsResponse {
+        try await client.send(PushRequest(deviceToken: token, headers: PushHeaders(pushType: .background, topic: "com.example.authsim",
+                                                                                   priority: .consideringPower), payload: DeliveryLogStoreTests.silent))
+    }
+
+    /// `FaultPlan`'s fleet mode: `count=N` is claimed in the store, one conditional UPDATE per use
+    /// (PostgresDeviceRegistry.claim), so two receivers racing for the uses get N between them.
+    @Test("a fleet's fault plan: count=5 refuses 5 pushes of 40 raced over two receivers, and the plan set on one is the other's")
+    func countedFaultAcrossReceivers() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let location = try PostgresLocation(database.url)
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var channels: [LocalAPNsChannel] = []
+        var logs: [PostgresDeliveryLog] = []
+        for node in ["a", "b"] {
+            let log = PostgresDeliveryLog(location: location, node: node, connections: 1)
+            try await log.open()
+            let registry = try await DeviceRegistry(shared: PostgresDeviceRegistry(location: location, node: node))
+            logs.append(log)
+            channels.append(try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"),
+                                                             state: folder.appendingPathComponent("State-\(node)"), sharedLog: log, registry: registry))
+        }
+        let token = DeviceToken.random()
+        try await channels[0].registry.apply(.register(RegisteredDevice(token: token, environment: .sandbox, bundleID: "com.example.authsim")))
+        try await channels[0].faults.change(.replace([FaultRule(.reject(.tooManyRequests), count: 5)]))
+        #expect(throws: ReceiverError.self, "a fleet's plan changes only through the store") { try channels[1].faults.add(FaultRule(.drop)) }
+
+        let clients = try channels.map { try $0.client(environment: .sandbox, retries: 0) }
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<40 { group.addTask { try await Self.push(token, clients[index % 2]).status } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 429 }.count == 5)
+        #expect(statuses.filter { $0 == 200 }.count == 35)
+        #expect(try await logs[0].deliveries().count == 35)
+        #expect(try await channels[1].faults.rules().isEmpty, "the rule is used up for the fleet")
+        #expect(try await Self.push(token, clients[1]).status == 200)
+
+        for client in clients { await client.shutdown() }
+        for channel in channels {
+            await channel.shutdown()
+            await channel.registry.shared?.close()
+        }
+        for log in logs { await log.close() }
+    }
+
+    @Test("a copy that heard nothing of the fault plan: a rule planned elsewhere applies, one cleared elsewhere does not, a count is claimed")
+    func deafFaultPlan() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let location = try PostgresLocation(database.url)
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let elsewhere = PostgresDeviceRegistry(location: location, node: "cli")
+        try await elsewhere.open()
+        let writer = try await DeviceRegistry(shared: elsewhere)
+        let plan = try #require(writer.fleetFaults)
+        let copy = try await DeviceRegistry(shared: Deaf(store: PostgresDeviceRegistry(location: location, node: "b")))
+        let log = PostgresDeliveryLog(location: location, node: "b", connections: 1)
+        let channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
+                                                       sharedLog: log, registry: copy)
+        let client = try channel.client(environment: .sandbox, retries: 0)
+        let token = DeviceToken.random()
+        try await writer.apply(.register(RegisteredDevice(token: token, environment: .sandbox, bundleID: "com.example.authsim")))
+        #expect(try await Self.push(token, client).status == 200)
+
+        // Planned elsewhere: the copy accepts on its empty plan, the keep finds the plan newer, and the push is decided again.
+        try await plan.change(.replace([FaultRule(.reject(.unregistered), deviceToken: token)]))
+        #expect(channel.faults.current.isEmpty, "the copy heard of it")
+        let planned = try await Self.push(token, client)
+        #expect(planned.status == 410 && planned.reason == .unregistered)
+
+        // Cleared elsewhere: the copy's rule would refuse, so the copy catches up first.
+        try await plan.change(.clear)
+        #expect(channel.faults.current.count == 1, "the copy heard of it")
+        #expect(try await Self.push(token, client).status == 200)
+
+        // A counted rule: claimed in the store, once.
+        try await plan.change(.replace([FaultRule(.reject(.tooManyRequests), count: 1)]))
+        #expect(try await Self.push(token, client).status == 429)
+        #expect(try await Self.push(token, client).status == 200)
+        #expect(try await plan.rules().isEmpty)
+
+        #expect(try await log.deliveries().count == 3)
         await client.shutdown()
         await channel.shutdown()
         await log.close()

@@ -100,6 +100,15 @@ struct InspectorFleetTests {
         #expect(pushes.filter { $0["status"] as? Int == 200 }.count == 3)
         let refused = try #require(pushes.first { $0["status"] as? Int == 400 })
         #expect(refused["reason"] as? String == "BadDeviceToken" && (refused["cause"] as? String)?.isEmpty == false, "\(refused)")
+
+        // The Faults page sets the fleet's plan: the other receiver applies it, and its one use is the fleet's.
+        let (set, setStatus) = try await runProgram(["curl", "-s", "-X", "PUT", "-H", "content-type: application/json",
+                                                     "-d", #"{"faults":["reject=TooManyRequests,count=1"]}"#, "\(inspector)/api/v1/faults"])
+        #expect(setStatus == 0 && set.contains("count=1"), "\(set)")
+        #expect(try await ReceiverFleetTests.push(fleet, port: port, token: fleet.token) == (429, "TooManyRequests"))
+        #expect(try await ReceiverFleetTests.push(fleet, port: port, token: fleet.token) == (200, nil))
+        let (listed, _) = try await runProgram(["curl", "-s", "\(inspector)/api/v1/faults"])
+        #expect(listed.replacingOccurrences(of: " ", with: "").contains(#""faults":[]"#), "\(listed)")
         #expect(try await serve.terminate() == 0)
     }
 

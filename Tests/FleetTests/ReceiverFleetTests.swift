@@ -33,12 +33,12 @@ struct ReceiverFleetTests {
     }
 
     /// Receiver `name`: its own --state, the fleet's Certs and store; its TLS port.
-    static func receiver(_ name: String, _ fleet: Fleet) async throws -> (ServerProcess, Int) {
+    static func receiver(_ name: String, _ fleet: Fleet, _ extra: [String] = []) async throws -> (ServerProcess, Int) {
         let state = fleet.folder.appendingPathComponent(name).path
         let receiver = try ServerProcess([try executable("push-receiver"), "--certs", fleet.certs, "--state", state, "--sandbox-port", "0",
-                                          "--no-production-listener", "--no-device-gateway", "--store", fleet.database.url, "--node-name", name])
+                                          "--no-production-listener", "--no-device-gateway", "--store", fleet.database.url, "--node-name", name] + extra)
         do {
-            let lines = try await receiver.waitFor("fleet:")
+            let lines = try await receiver.waitFor(extra.contains("--fault") ? "faults" : "fleet:")
             #expect(lines.contains { $0.contains("node \(name): devices (1 registered)") }, "\(lines)")
             return (receiver, try receiver.port(after: "https"))
         } catch {
@@ -190,5 +190,48 @@ struct ReceiverFleetTests {
                 #expect(!FileManager.default.fileExists(atPath: fleet.folder.appendingPathComponent("\(name)/\(file)").path), "\(name)/\(file)")
             }
         }
+    }
+
+    /// `push-receiver faults … --store`: its output.
+    @discardableResult
+    static func faults(_ fleet: Fleet, _ arguments: [String]) async throws -> String {
+        let (output, status) = try await runProgram([try executable("push-receiver"), "faults"] + arguments + ["--store", fleet.database.url])
+        #expect(status == 0, "\(arguments): \(output)")
+        return output
+    }
+
+    @Test("one fault plan for the fleet: --fault at start sets it for every receiver, count=3 is three pushes of the fleet, push-receiver faults changes it live")
+    func sharedFaultPlan() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let fleet = try await Self.fleet(#function, postgres: postgres)
+        defer { try? FileManager.default.removeItem(at: fleet.folder) }
+        let (a, portA) = try await Self.receiver("a", fleet)
+        defer { a.stop() }
+        let (b, portB) = try await Self.receiver("b", fleet, ["--fault", "reject=TooManyRequests,count=3"])
+        defer { b.stop() }
+        #expect(b.output.contains { $0.contains("faults (the fleet's, on every receiver): reject=TooManyRequests,count=3") }, "\(b.output)")
+        #expect(try await Self.faults(fleet, ["list"]) == "reject=TooManyRequests,count=3\n")
+
+        // Receiver a, started before, applies the plan b set; the three uses are the fleet's.
+        var answers: [Int] = []
+        for port in [portA, portB, portA, portB] { answers.append(try await Self.push(fleet, port: port, token: fleet.token).status) }
+        #expect(answers == [429, 429, 429, 200])
+        #expect(try await Self.faults(fleet, ["list"]).hasPrefix("no faults"))
+
+        // Changed live from the command line: both receivers answer by it at once.
+        try await Self.faults(fleet, ["add", "reject=Unregistered,token=\(fleet.token)"])
+        #expect(try await Self.push(fleet, port: portA, token: fleet.token) == (410, "Unregistered"))
+        #expect(try await Self.push(fleet, port: portB, token: fleet.token) == (410, "Unregistered"))
+        #expect(try await Self.faults(fleet, ["clear"]).hasPrefix("no faults"))
+        #expect(try await Self.push(fleet, port: portB, token: fleet.token) == (200, nil))
+
+        // Bad rules are refused before the store is touched; a command without a store says what it needs.
+        // (standard error joined to the output, which runProgram reads)
+        let joined = #""$0" "$@" 2>&1"#
+        let (refused, status) = try await runProgram(["sh", "-c", joined, try executable("push-receiver"), "faults", "set", "reject=NoSuchReason",
+                                                      "--store", fleet.database.url])
+        #expect(status != 0 && refused.contains("not an APNs reason"), "\(refused)")
+        let (noStore, noStoreStatus) = try await runProgram(["-u", "AUTHSIM_STORE", "sh", "-c", joined, try executable("push-receiver"), "faults", "list"])
+        #expect(noStoreStatus != 0 && noStore.contains("--store"), "\(noStore)")
     }
 }

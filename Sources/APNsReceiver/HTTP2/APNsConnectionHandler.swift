@@ -42,6 +42,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let head: HTTP2Head
         var body: [UInt8] = []
         var bodyLength = 0
+        /// What the decisions on it so far found.
+        var progress = PushProgress()
 
         init(id: UInt32, head: HTTP2Head) {
             self.id = id
@@ -163,9 +165,14 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     // MARK: Answering
 
     private func finish(_ stream: Stream) {
+        decide(stream)
+    }
+
+    /// Decides on the push (first, or again with what ``Stream/progress`` found) and acts on it.
+    private func decide(_ stream: Stream) {
         let request = stream.request
         let version = registryVersion()
-        act(on: exchange.decide(request), stream: stream, request: request, version: version)
+        act(on: exchange.decide(request, progress: &stream.progress), stream: stream, request: request, version: version)
     }
 
     /// The version of a fleet's registry, read before a validation: what the pushes it accepts
@@ -190,9 +197,12 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             } else {
                 keepRefusals([(stream, answer, refusal)], delay: delay)
             }
-        case .confirm(let delay, let drop):
+        case .confirm:
             noteProcessed(stream.id)
-            confirm(request, on: stream, delay: delay, drop: drop)
+            confirm(stream)
+        case .claim(let claim, let fault):
+            noteProcessed(stream.id)
+            self.claim(claim, fault, for: stream)
         case .accept(let push, let delay):
             // Counted as processed now, so a GOAWAY sent before the commit does not disown it.
             noteProcessed(stream.id)
@@ -208,24 +218,63 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         }
     }
 
-    /// A fleet's registry refused the push: once this receiver's copy has caught up with the
-    /// store, the push is validated again and answered as that decides.
-    private func confirm(_ request: IncomingPush, on stream: Stream, delay: Int?, drop: Bool) {
-        guard let context else { return }
+    /// A fleet's copy refused the push: once this receiver's copies have caught up with the
+    /// store, the push is decided on again and answered as that decides.
+    private func confirm(_ stream: Stream) {
         let registry = exchange.services.validator.registry
         let logger = exchange.services.logger
-        let loop = context.eventLoop
-        let bound = NIOLoopBound((self, stream, request), eventLoop: loop)
-        Task {
+        resume(stream) {
             do { try await registry.catchUp() } catch {
                 logger.warning("the fleet's device registry cannot be read; the refusal rests on this receiver's copy", metadata: ["error": "\(error)"])
             }
+        } then: { handler, stream, _ in
+            stream.progress.confirmed = true
+            handler.decide(stream)
+        }
+    }
+
+    /// Claims a use of a fleet's counted fault in the store, then decides again: with the fault
+    /// when claimed; without the rule (used up, or the plan changed) after catching up; 503 when
+    /// the store cannot be reached.
+    private func claim(_ claim: FaultClaim, _ fault: Fault, for stream: Stream) {
+        let plan = exchange.services.faults
+        let registry = exchange.services.validator.registry
+        resume(stream) { () -> Result<Bool, ReceiverError> in
+            do throws(ReceiverError) {
+                let claimed = try await plan.claim(claim)
+                if !claimed { try? await registry.catchUp() }
+                return .success(claimed)
+            } catch {
+                return .failure(error)
+            }
+        } then: { handler, stream, outcome in
+            switch outcome {
+            case .success(true):
+                stream.progress.chosen = PushProgress.Chosen(fault: fault, planVersion: claim.planVersion, claimed: true)
+                handler.decide(stream)
+            case .success(false):
+                stream.progress = PushProgress(chosen: nil, confirmed: true)
+                handler.decide(stream)
+            case .failure(let error):
+                let request = stream.request
+                handler.act(on: handler.exchange.unavailable(request, error), stream: stream, request: request, version: nil)
+            }
+        }
+    }
+
+    /// Runs `work` off the event loop, then `then` back on it, if the stream is still open, and
+    /// flushes what that queued.
+    private func resume<T: Sendable>(_ stream: Stream, _ work: @escaping @Sendable () async -> T,
+                                     then: @escaping (APNsConnectionHandler, Stream, T) -> Void) {
+        guard let context else { return }
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, stream, then), eventLoop: loop)
+        Task {
+            let outcome = await work()
             loop.execute {
-                let (handler, stream, request) = bound.value
+                let (handler, stream, then) = bound.value
                 guard !handler.closing, handler.streams[stream.id] === stream else { return }
-                let version = handler.registryVersion()
-                handler.act(on: handler.exchange.validated(request, delay: delay, drop: drop, confirmed: true), stream: stream, request: request,
-                            version: version)
+                then(handler, stream, outcome)
                 if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
             }
         }
@@ -315,17 +364,15 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         }
     }
 
-    /// Validates again the pushes of a batch the fleet's log found stale, on the registry's
-    /// latest copy, and acts on what that decides (kept and answered 200, or refused).
+    /// Decides again on the pushes of a batch the fleet's log found stale, on the copies' latest
+    /// (registry and fault plan), and acts on what that decides (kept and answered 200, or refused).
     private func validateAgain(_ batch: [(stream: Stream, push: AcceptedPush)], delay: Int?) {
         let wasInRead = inRead
         inRead = true
         defer { inRead = wasInRead }
         for entry in batch where streams[entry.stream.id] === entry.stream {
-            let stream = entry.stream
-            let request = stream.request
-            let version = registryVersion()
-            act(on: exchange.validated(request, delay: delay, drop: entry.push.dropped, confirmed: true), stream: stream, request: request, version: version)
+            entry.stream.progress.confirmed = true
+            decide(entry.stream)
         }
     }
 

@@ -43,6 +43,22 @@ struct PushAnswer {
     var delivery: AcceptedPush?
 }
 
+/// What the decisions on one push carry over from one to the next (a fleet's receiver may decide
+/// on a push more than once: after catching up with the store, or after claiming a fault).
+struct PushProgress {
+    /// The fault chosen for the push (none: `fault` nil), the plan version it was read from,
+    /// whether its use was claimed in the fleet's store, and whether its event was recorded.
+    struct Chosen {
+        var fault: Fault?
+        var planVersion: Int64
+        var claimed: Bool
+        var noted = false
+    }
+    var chosen: Chosen?
+    /// The fleet's copies (registry and fault plan) caught up with the store since the push arrived.
+    var confirmed = false
+}
+
 /// What the connection does with a finished request.
 enum PushDecision {
     /// Reset the stream with REFUSED_STREAM: not processed, the client may send it again.
@@ -51,10 +67,14 @@ enum PushDecision {
     case goAway(APNsReason)
     /// Answer, at once or after a delay fault; with a fleet's log, once `refusal` is kept there.
     case answer(PushAnswer, delayMilliseconds: Int?, refusal: RejectionLog.Entry? = nil)
-    /// A fleet's device registry refused it: catch up with the store's latest changes
-    /// (``DeviceRegistry/catchUp()``), then decide again with ``PushExchange/validated(_:delay:drop:confirmed:)``,
-    /// so that a device another node just registered is never refused on a stale copy.
-    case confirm(delayMilliseconds: Int?, drop: Bool)
+    /// A fleet's copy (its device registry, or an uncounted rule of its fault plan) refuses it:
+    /// catch up with the store's latest changes (``DeviceRegistry/catchUp()``), then decide again
+    /// (``PushProgress/confirmed``), so that nothing is refused on a stale copy.
+    case confirm
+    /// A counted rule of a fleet's fault plan applies: claim the use in the store
+    /// (``FaultPlan/claim(_:)``), then decide again with the fault, or without the rule when no
+    /// use was left.
+    case claim(FaultClaim, Fault)
     /// Accepted: answer 200 once ``PushExchange/commit(_:)`` has it in the delivery log.
     case accept(AcceptedPush, delayMilliseconds: Int?)
 }
@@ -65,14 +85,27 @@ struct PushExchange {
     let services: ReceiverServices
     let connection: ConnectionContext
 
-    func decide(_ request: IncomingPush) -> PushDecision {
+    /// Decides on a push, first or again (`progress` says what earlier decisions found).
+    func decide(_ request: IncomingPush, progress: inout PushProgress) -> PushDecision {
         // After GOAWAY nothing new is processed: the stream is refused, so the client may send it again.
         if connection.closing { return .refuse }
         let rawToken = request.deviceTokenText ?? ""
+        let plan = services.faults
+        // A fault chosen earlier stands if it was claimed, or if the plan has not changed since.
+        if progress.chosen.map({ !$0.claimed && $0.planVersion != plan.version }) ?? true {
+            let take = plan.take(token: rawToken, environment: connection.environment)
+            if let claim = take.claim, let fault = take.fault { return .claim(claim, fault) }
+            progress.chosen = PushProgress.Chosen(fault: take.fault, planVersion: take.planVersion, claimed: false)
+        }
         var delay: Int?
         var drop = false
-        if let fault = services.faults.take(token: rawToken, environment: connection.environment) {
-            services.events.record(.fault(fault, environment: connection.environment))
+        if let chosen = progress.chosen, let fault = chosen.fault {
+            // A fleet's rule read from the copy: refused only once the copy is known current.
+            if plan.shared != nil, !progress.confirmed, !chosen.claimed, fault.refuses { return .confirm }
+            if !chosen.noted {
+                services.events.record(.fault(fault, environment: connection.environment))
+                progress.chosen?.noted = true
+            }
             switch fault {
             case .reject(let reason):
                 let timestamp: Int64? = reason.status == 410 ? Int64(services.clock.now.timeIntervalSince1970 * 1000) : nil
@@ -88,21 +121,29 @@ struct PushExchange {
             case .drop: drop = true
             }
         }
-        return validated(request, delay: delay, drop: drop, confirmed: false)
+        return validated(request, delay: delay, drop: drop, confirmed: progress.confirmed)
+    }
+
+    /// The answer when a fleet's fault plan cannot be reached to claim a fault: 503
+    /// `ServiceUnavailable`, as when its delivery log cannot (the provider retries later).
+    func unavailable(_ request: IncomingPush, _ error: ReceiverError) -> PushDecision {
+        services.logger.error("a fault's use could not be claimed in the fleet's store", metadata: ["error": "\(error)"])
+        let refusal = PushRejection(.serviceUnavailable, "the fleet's fault plan cannot be reached")
+        return .answer(rejection(refusal, apnsID: answerID(for: request)), delayMilliseconds: nil)
     }
 
     /// Reasons a fleet's registry gives: confirmed against the store before they are answered.
     private static let registryReasons: Set<APNsReason> = [.badDeviceToken, .unregistered, .expiredToken, .deviceTokenNotForTopic]
 
-    /// Validation's part of ``decide(_:)``, after the faults.
+    /// Validation's part of ``decide(_:progress:)``, after the faults.
     /// - Parameter confirmed: the fleet's registry was caught up since the request arrived.
-    func validated(_ request: IncomingPush, delay: Int?, drop: Bool, confirmed: Bool) -> PushDecision {
+    private func validated(_ request: IncomingPush, delay: Int?, drop: Bool, confirmed: Bool) -> PushDecision {
         let rawToken = request.deviceTokenText ?? ""
         let now = services.clock.now
         switch services.validator.validate(request, environment: connection.environment, auth: &connection.auth, now: now) {
         case .failure(let rejection):
             if !confirmed, services.validator.registry.shared != nil, Self.registryReasons.contains(rejection.reason) {
-                return .confirm(delayMilliseconds: delay, drop: drop)
+                return .confirm
             }
             let id = answerID(for: request)
             services.logger.notice("push rejected", metadata: [

@@ -97,7 +97,7 @@ struct InspectorAPI: APIProtocol {
     // MARK: Faults, in push-receiver --fault syntax
 
     func getFaults(_ input: Operations.GetFaults.Input) async throws -> Operations.GetFaults.Output {
-        .ok(.init(body: .json(.init(faults: sources.faults.current.map(\.description)))))
+        .ok(.init(body: .json(.init(faults: try await sources.faults.rules().map(\.description)))))
     }
 
     func putFaults(_ input: Operations.PutFaults.Input) async throws -> Operations.PutFaults.Output {
@@ -109,12 +109,12 @@ struct InspectorAPI: APIProtocol {
             case .failure(let error): return .badRequest(.init(body: .json(.problem(.badRequest, "faults[\(index)]: \(error.message)"))))
             }
         }
-        sources.faults.replace(with: rules)
+        try await sources.faults.change(.replace(rules))
         return .ok(.init(body: .json(.init(faults: rules.map(\.description)))))
     }
 
     func clearFaults(_ input: Operations.ClearFaults.Input) async throws -> Operations.ClearFaults.Output {
-        sources.faults.clear()
+        try await sources.faults.change(.clear)
         return .noContent(.init())
     }
 

@@ -20,7 +20,7 @@ struct PushReceiverCommand: AsyncParsableCommand {
             Keys and certificates come from --certs (made there on first use).
             """,
         version: AuthsimVersion.current,
-        subcommands: [Serve.self, Devices.self, Reset.self, Deliveries.self, Rejections.self],
+        subcommands: [Serve.self, Devices.self, Faults.self, Reset.self, Deliveries.self, Rejections.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -100,7 +100,7 @@ struct Serve: AsyncParsableCommand {
         policy.handshakeTimeout = handshakeTimeout
         policy.idleTimeout = idleTimeout
         let descriptors = raiseOpenFileLimit()
-        let plan = FaultPlan(try faults.map { try FaultRule(parsing: $0) })
+        let rules = try faults.map { try FaultRule(parsing: $0) }
         let shared = try await fleet.stores(port: sandboxPort, logger: logger)
         let registry: DeviceRegistry
         if let shared {
@@ -110,6 +110,11 @@ struct Serve: AsyncParsableCommand {
             }
         } else {
             registry = try DeviceRegistry(file: stateOptions.registryFile)
+        }
+        let plan: FaultPlan
+        do { plan = try await registry.faultPlan(starting: rules) } catch {
+            await shared?.close()
+            throw CommandFailure("cannot set the fleet's fault plan in \(shared?.address ?? ""): \(error.message)")
         }
         let log = try DeliveryLog(file: stateOptions.logFile, syncEachWrite: fsync)
         // A fleet keeps its refusals in the store, before their answers.
@@ -144,7 +149,9 @@ struct Serve: AsyncParsableCommand {
             say("rejections: \(stateOptions.rejectionsFile.path) (authsim explain --receiver-state \(stateOptions.state) reads both)")
         }
         say("connections: up to about \(descriptors) open (file descriptors); \(handshakeTimeout) s to finish the handshake, GOAWAY IdleTimeout after \(idleTimeout) s idle")
-        if !plan.current.isEmpty { say("faults: \(plan.current.map(\.description).joined(separator: "; "))") }
+        if !plan.current.isEmpty {
+            say("faults\(shared == nil ? "" : " (the fleet's, on every receiver)"): \(plan.current.map(\.description).joined(separator: "; "))")
+        }
 
         try await runUntilSignalled([
             StartedPart("the device gateway") { await gateway?.shutdown() },
