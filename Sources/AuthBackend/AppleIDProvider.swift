@@ -123,12 +123,7 @@ public final class AppleIDProvider: Sendable {
         let sub: String
         let realEmail: String
         let relayEmail: String
-        var consented: Set<String> = []
     }
-    private struct State {
-        var accounts: [String: Account] = [:]
-    }
-    private let state = Mutex(State())
 
     /// The key this provider signs with: a fleet's (``init(clock:key:)``), else the process's.
     private let ownKey: (key: _RSA.Signing.PrivateKey, id: String)?
@@ -180,32 +175,19 @@ public final class AppleIDProvider: Sendable {
         public let familyName: String?
     }
 
-    /// The sheet's request, as `POST /appleid/auth/authorize` takes it.
-    public func authorize(_ request: AppleAuthorizeRequest) throws -> AppleAuthorizeResponse {
-        let scopes = (request.scope ?? "name email").split(separator: " ")
-        let authorization = try authorize(
-            clientID: request.clientID, appleUser: request.user, nonce: request.nonce, wantsEmail: scopes.contains("email"),
-            wantsName: scopes.contains("name"), hideEmail: request.hideEmail ?? false, givenName: request.givenName,
-            familyName: request.familyName, issuedAt: request.issuedAt.map { Date(timeIntervalSince1970: $0) })
-        return AppleAuthorizeResponse(identityToken: authorization.identityToken, authorizationCode: authorization.authorizationCode,
-                                      user: authorization.user, email: authorization.email, givenName: authorization.givenName,
-                                      familyName: authorization.familyName)
-    }
+    /// The `sub` Apple gives `appleUser` (a name for a simulated Apple ID, e.g. "alice").
+    public func subject(of appleUser: String) -> String { Self.account(appleUser, keyID: keyID).sub }
 
     /// A user (named by `appleUser`, e.g. "alice") signs in to `clientID`. `nonce` is what the app
     /// put in the request (the SHA-256 hex of its raw nonce); Apple copies it into the token.
-    /// Name and email come back only the first time the user consents to this app, as with Apple.
+    /// Name and email come back only on the user's first consent to this app (`firstConsent`), as
+    /// with Apple: whether it is the first is the backend's record
+    /// (``IdentityToolkit/appleAuthorize(_:)``), so that a fleet remembers it as Apple does.
     public func authorize(clientID: String, appleUser: String, nonce: String?, wantsEmail: Bool = true, wantsName: Bool = true,
                           hideEmail: Bool = false, givenName: String? = nil, familyName: String? = nil,
-                          issuedAt: Date? = nil) throws -> Authorization {
+                          issuedAt: Date? = nil, firstConsent first: Bool) throws -> Authorization {
         let now = issuedAt ?? clock.now
-        let (account, first) = state.withLock { state -> (Account, Bool) in
-            var account = state.accounts[appleUser] ?? Self.account(appleUser, keyID: keyID)
-            let first = !account.consented.contains(clientID)
-            account.consented.insert(clientID)
-            state.accounts[appleUser] = account
-            return (account, first)
-        }
+        let account = Self.account(appleUser, keyID: keyID)
         let email = hideEmail ? account.relayEmail : account.realEmail
         let issued = Int(now.timeIntervalSince1970)
         var claims = AppleIdentityTokenClaims(iss: Self.issuer, aud: clientID, sub: account.sub, iat: issued,
@@ -291,13 +273,6 @@ public final class AppleIDProvider: Sendable {
 
     /// What `https://appleid.apple.com/auth/revoke` answers for a code it will not take.
     public static let invalidGrant = IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client")
-
-    /// The user's grant to `clientID` ended: the next authorization is a first one again (name and email).
-    public func forgetConsent(sub: String, clientID: String) {
-        state.withLock { state in
-            for (name, account) in state.accounts where account.sub == sub { state.accounts[name]?.consented.remove(clientID) }
-        }
-    }
 
     private func sign(_ claims: AppleIdentityTokenClaims) throws -> String {
         func segment(_ value: some Encodable) throws -> String { Base64URL.encode(try IdentityToolkitJSON.encode(value)) }

@@ -130,6 +130,32 @@ extension IdentityToolkit {
         }
     }
 
+    /// Apple's sheet (`POST /appleid/auth/authorize`): the user consents to the app, and Apple
+    /// hands back an identity token and an authorization code, with the name and email on the
+    /// user's first consent to the app only. Whether it is the first is a record of the backend
+    /// (`appleConsent`), so a journal keeps it across a restart and a fleet's nodes share it, as
+    /// Apple remembers a grant until it is revoked (``revokeToken(_:)``).
+    public func appleAuthorize(_ request: AppleAuthorizeRequest) async throws(IdentityToolkitError) -> AppleAuthorizeResponse {
+        try await change { () throws(IdentityToolkitError) in
+            let scopes = (request.scope ?? "name email").split(separator: " ")
+            let sub = appleID.subject(of: request.user)
+            let first = !state.appleConsents.contains(BackendState.consentKey(sub, request.clientID))
+            let authorization: AppleIDProvider.Authorization
+            do {
+                authorization = try appleID.authorize(
+                    clientID: request.clientID, appleUser: request.user, nonce: request.nonce, wantsEmail: scopes.contains("email"),
+                    wantsName: scopes.contains("name"), hideEmail: request.hideEmail ?? false, givenName: request.givenName,
+                    familyName: request.familyName, issuedAt: request.issuedAt.map { Date(timeIntervalSince1970: $0) }, firstConsent: first)
+            } catch {
+                throw IdentityToolkitError("server_error", "Apple's sheet could not sign the identity token: \(error)", status: 500)
+            }
+            if first { try commit(.appleConsent(sub: sub, clientID: request.clientID, granted: true)) }
+            return AppleAuthorizeResponse(identityToken: authorization.identityToken, authorizationCode: authorization.authorizationCode,
+                                          user: authorization.user, email: authorization.email, givenName: authorization.givenName,
+                                          familyName: authorization.familyName)
+        }
+    }
+
     /// `accounts:revokeToken` (`providerId` apple.com, `tokenType` CODE): revokes the user's Apple
     /// grant with Apple, as the SDK's `revokeToken(withAuthorizationCode:)` asks before deleting.
     public func revokeToken(_ request: RevokeTokenRequest) async throws(IdentityToolkitError) -> EmptyResponse {
@@ -152,7 +178,12 @@ extension IdentityToolkit {
                 guard state.revokedAppleCodes[digest] == nil else { throw AppleIDProvider.invalidGrant }
                 try commit(.appleCodeRevoked(digest: digest, at: clock.now))
             } catch { throw reject(endpoint, error) }
-            appleID.forgetConsent(sub: sub, clientID: configuration.bundleID)
+            // The grant ended: the next consent is a first one again (name and email), on every node.
+            if state.appleConsents.contains(BackendState.consentKey(sub, configuration.bundleID)) {
+                do throws(IdentityToolkitError) { try commit(.appleConsent(sub: sub, clientID: configuration.bundleID, granted: false)) } catch {
+                    throw reject(endpoint, error)
+                }
+            }
             emit(.appleRevoked(uid: uid, sub: sub))
             return EmptyResponse()
         }

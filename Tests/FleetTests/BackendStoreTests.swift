@@ -193,7 +193,7 @@ struct BackendStoreTests {
         #expect(Set(try await b.verificationCodes().verificationCodes.map(\.sessionInfo)) == [before.sessionInfo, after.sessionInfo])
     }
 
-    @Test("Sign in with Apple across nodes: a token one node's Apple sheet signed is taken by another, every node gives the Apple user one account, and its code is revoked once on any node")
+    @Test("Sign in with Apple across nodes: a token one node's Apple sheet signed is taken by another, every node gives the Apple user one account and remembers the consent, and its code is revoked once on any node")
     func appleAcrossNodes() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
         let database = try await postgres.newDatabase(#function)
@@ -203,26 +203,35 @@ struct BackendStoreTests {
         let clientID = BackendConfiguration().bundleID
         let raw = "a-raw-nonce-for-the-fleet"
         let hashed = SHA256.hash(data: Data(raw.utf8)).map { String(format: "%02x", $0) }.joined()
-        func signIn(sheet: IdentityToolkit, at node: IdentityToolkit) async throws -> VerifyAssertionResponse {
-            let authorization = try sheet.appleID.authorize(clientID: clientID, appleUser: "ada", nonce: hashed)
-            return try await node.signInWithIdp(VerifyAssertionRequest(postBody: "providerId=apple.com&id_token=\(authorization.identityToken)&nonce=\(raw)"))
+        func sheet(_ node: IdentityToolkit) async throws -> AppleAuthorizeResponse {
+            try await node.appleAuthorize(AppleAuthorizeRequest(clientID: clientID, user: "ada", nonce: hashed, givenName: "Ada", familyName: "L"))
         }
-        let first = try await signIn(sheet: a, at: b)
+        func signIn(_ authorization: AppleAuthorizeResponse, at node: IdentityToolkit) async throws -> VerifyAssertionResponse {
+            try await node.signInWithIdp(VerifyAssertionRequest(postBody: "providerId=apple.com&id_token=\(authorization.identityToken)&nonce=\(raw)"))
+        }
+        // The first consent, on A, brings the name and email; the fleet remembers it, so B's sheet brings neither, as Apple's.
+        let consent = try await sheet(a)
+        #expect(consent.email == "ada@icloud.example" && consent.givenName == "Ada")
+        let first = try await signIn(consent, at: b)
         #expect(first.isNewUser == true)
         let uid = try #require(first.localId)
         // B's sheet, A's sign-in: the same sub, so the same user.
-        let again = try await signIn(sheet: b, at: a)
+        let later = try await sheet(b)
+        #expect(later.email == nil && later.givenName == nil, "a consent the fleet has seen")
+        let again = try await signIn(later, at: a)
         #expect(again.localId == uid && again.isNewUser == false)
         #expect(again.federatedId == first.federatedId)
 
         // An authorization code A's sheet issued is revoked on B, once for the fleet.
-        let sheet = try a.appleID.authorize(clientID: clientID, appleUser: "ada", nonce: hashed)
+        let code = try await sheet(a).authorizationCode
         let idToken = try #require(again.idToken)
-        let revoke = RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: sheet.authorizationCode, idToken: idToken)
+        let revoke = RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: code, idToken: idToken)
         _ = try await b.revokeToken(revoke)
         await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await a.revokeToken(revoke) }
+        // The grant ended on B: A's sheet asks again, with the name and email.
+        #expect(try await sheet(a).email == "ada@icloud.example")
         // A code changed by one character is no code.
-        var forged = Array(sheet.authorizationCode)
+        var forged = Array(code)
         forged[3] = forged[3] == "0" ? "1" : "0"
         let other = RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: String(forged), idToken: idToken)
         await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await b.revokeToken(other) }

@@ -165,9 +165,7 @@ enum BackendRouter {
             do { asked = try IdentityToolkitJSON.decode(AppleAuthorizeRequest.self, from: body.readableBytesView) } catch let error as IdentityToolkitError {
                 throw IdentityToolkitError("invalid_request", "client_id and user are required: \(error.detail ?? error.message)")
             }
-            do { return try JSONBody(try toolkit.appleID.authorize(asked)) } catch {
-                throw IdentityToolkitError("server_error", "\(error)", status: 500)
-            }
+            return try JSONBody(try await toolkit.appleAuthorize(asked))
         }
         routes.add("/appleid/auth/authorize", .post)
         return router

@@ -30,6 +30,9 @@ enum BackendRecord: Codable, Sendable {
     case applePendingUsed(token: String)
     /// An Apple authorization code (by SHA-256) was revoked: it cannot be revoked again.
     case appleCodeRevoked(digest: String, at: Date)
+    /// An Apple user (`sub`) consented to an app (`clientID`; name and email came with it), or the
+    /// grant ended (revoked: the next consent is a first one again).
+    case appleConsent(sub: String, clientID: String, granted: Bool)
     /// A refresh token was issued (kept by SHA-256), for what sign-in.
     /// `claims`: a custom token's claims (a JSON object as text), kept for the tokens it refreshes.
     case refreshToken(digest: String, localId: String, provider: String, secondFactor: String?, issuedAt: Date, claims: String? = nil)
@@ -129,6 +132,8 @@ struct BackendState {
     var pendingAppleTokens: [String: Pending] = [:]
     /// Revoked Apple authorization codes, by SHA-256 (kept: a code does not expire here).
     var revokedAppleCodes: [String: Date] = [:]
+    /// The simulated Apple's grants, `sub|clientID` (kept until revoked, as Apple keeps them).
+    var appleConsents: Set<String> = []
     /// The fleet's project config, once a node changed it (a shared store's record).
     var projectConfig: SharedProjectConfig?
     /// The fleet's latest silent pushes, at most ``silentPushLimit`` (a shared store's records).
@@ -172,6 +177,8 @@ struct BackendState {
             pendingAppleTokens[token] = Pending(sub: sub, email: email, at: at)
         case .appleCodeRevoked(let digest, let at):
             revokedAppleCodes[digest] = at
+        case .appleConsent(let sub, let clientID, let granted):
+            if granted { appleConsents.insert(Self.consentKey(sub, clientID)) } else { appleConsents.remove(Self.consentKey(sub, clientID)) }
         case .applePendingUsed(let token):
             pendingAppleTokens[token] = nil
         case .refreshToken(let digest, let localId, let provider, let secondFactor, let issuedAt, let claims):
@@ -205,6 +212,9 @@ struct BackendState {
             fleetSilentPushes.append(push)
         }
     }
+
+    /// The key of ``appleConsents``.
+    static func consentKey(_ sub: String, _ clientID: String) -> String { "\(sub)|\(clientID)" }
 
     /// The key of ``latestSession``: the number, and the purpose when it is not a first factor.
     static func sessionKey(_ phoneNumber: String, _ purpose: SessionPurpose?) -> String {
@@ -245,6 +255,11 @@ struct BackendState {
         for (digest, at) in spentAppleTokens { out.append(.appleTokenSpent(digest: digest, at: at)) }
         for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at)) }
         for (digest, at) in revokedAppleCodes { out.append(.appleCodeRevoked(digest: digest, at: at)) }
+        for key in appleConsents.sorted() {
+            // sub|clientID: a sub has no "|", a client ID may.
+            let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
+            if parts.count == 2 { out.append(.appleConsent(sub: parts[0], clientID: parts[1], granted: true)) }
+        }
         for (digest, r) in refreshTokens {
             out.append(.refreshToken(digest: digest, localId: r.localId, provider: r.provider, secondFactor: r.secondFactor, issuedAt: r.issuedAt,
                                      claims: r.claims))
