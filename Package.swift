@@ -301,7 +301,7 @@ let package = Package(
         // process): split sign-ins, races for single-use codes, migrations, a lost database.
         .testTarget(
             name: "FleetTests",
-            dependencies: ["AuthBackend", "APNsReceiver", "APNsSender", "APNsWire", "IdentityToolkitAPI", "Inspector", "PostgresStores", "Scenarios",
+            dependencies: ["AuthBackend", "APNsReceiver", "APNsSender", "APNsWire", "DeviceLink", "IdentityToolkitAPI", "Inspector", "PostgresStores", "Scenarios",
                            "TestSupport", "Utilities", crypto, logging, .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),

@@ -1,6 +1,7 @@
 import APNsWire
 import Foundation
 import Synchronization
+import Utilities
 
 /// A device token APNs knows: issued in one environment, for one app.
 public struct RegisteredDevice: Codable, Sendable, Hashable {
@@ -71,8 +72,8 @@ public final class DeviceRegistry: Sendable {
     /// their versions). `nil` for a file or an in-memory registry.
     public let fleetFaults: FaultPlan?
     private let state: Mutex<State>
-    /// A fleet's copy: the callers waiting for the next read, and whether reads are under way.
-    private let catchUps = Mutex<(waiting: [CheckedContinuation<Result<Void, ReceiverError>, Never>], running: Bool)>(([], false))
+    /// A fleet's copy: its reads of the store, shared by the callers that arrive together.
+    private let catchUps = CoalescedReads<ReceiverError>()
 
     /// An in-memory registry.
     public init(devices: [RegisteredDevice] = []) {
@@ -117,30 +118,9 @@ public final class DeviceRegistry: Sendable {
     /// that one: a flood of refused pushes costs one query per round trip, not one each.
     public func catchUp() async throws(ReceiverError) {
         guard shared != nil else { return }
-        let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<Void, ReceiverError>, Never>) in
-            let starts = catchUps.withLock { rounds -> Bool in
-                rounds.waiting.append(waiter)
-                guard !rounds.running else { return false }
-                rounds.running = true
-                return true
-            }
-            if starts { Task { await self.readRounds() } }
-        }
-        try result.get()
-    }
-
-    /// Reads for the callers waiting when each read starts, until none is left.
-    private func readRounds() async {
-        while true {
-            let waiters = catchUps.withLock { rounds -> [CheckedContinuation<Result<Void, ReceiverError>, Never>] in
-                defer { rounds.waiting.removeAll() }
-                if rounds.waiting.isEmpty { rounds.running = false }
-                return rounds.waiting
-            }
-            if waiters.isEmpty { return }
-            let result: Result<Void, ReceiverError>
-            do { try await readChanges(); result = .success(()) } catch { result = .failure(error) }
-            for waiter in waiters { waiter.resume(returning: result) }
+        try await catchUps.run { [self] in
+            do throws(ReceiverError) { try await readChanges() } catch { return .failure(error) }
+            return .success(())
         }
     }
 

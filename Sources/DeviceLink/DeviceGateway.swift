@@ -79,6 +79,14 @@ public final class DeviceGateway: Sendable {
             guard let environment = context.parameters.get("environment").flatMap(APNsEnvironment.init(rawValue:)),
                   let token = context.parameters.get("token").flatMap(DeviceToken.init(hex:))
             else { throw GatewayError(.notFound, GatewayErrorMiddleware.endpoints) }
+            // A fleet's receivers hand this one the pushes they accept for the device: the store
+            // knows it is here before the device hears it is connected.
+            let links = await hub.fleetLinks
+            if let links {
+                do throws(ReceiverError) { try await links.shared.link(token, environment: environment) } catch {
+                    throw GatewayError(error.code == .unavailable ? .serviceUnavailable : .internalServerError, error.message)
+                }
+            }
             let (lines, sink) = AsyncStream.makeStream(of: ByteBuffer.self)
             // The device hanging up ends the stream (``HangUpDetector``): one that only waits for
             // pushes would not notice.
@@ -89,7 +97,11 @@ public final class DeviceGateway: Sendable {
             return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody { writer in
                 defer {
                     streams.remove(stream)
-                    Task { await hub.disconnect(subscription) }
+                    Task {
+                        await hub.disconnect(subscription)
+                        // A link the store keeps after a failure here goes when this node starts again.
+                        try? await links?.shared.unlink(token, environment: environment)
+                    }
                 }
                 try await writer.write(ByteBuffer(string: "{\"connected\":true}\n"))
                 for await line in lines { try await writer.write(line) }

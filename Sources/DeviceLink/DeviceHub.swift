@@ -47,6 +47,22 @@ public actor DeviceHub: PushDeliveryHandler {
 
     private var onLost: (@Sendable (AcceptedPush) -> Void)?
 
+    /// A fleet's receiver: where the other receivers' gateways have their devices, and the pushes
+    /// they hand this one. `nil` for a receiver alone.
+    private var fleet: FleetDeviceLinks?
+
+    /// The fleet this receiver's device side joined (``join(_:)``), if any.
+    public var fleetLinks: FleetDeviceLinks? { fleet }
+
+    /// Joins a fleet: a push that finds no device here goes to the receiver whose gateway its
+    /// device is connected to, as APNs routes a push to the device's connection; and the pushes
+    /// other receivers hand this one reach the devices connected here. Reads the links first.
+    public func join(_ links: FleetDeviceLinks) async throws(ReceiverError) {
+        fleet = links
+        links.follow(into: self)
+        try await links.catchUp()
+    }
+
     /// Pushes on their way wait while the network is paused, and go on when it resumes.
     private var paused = false
     private var resumers: [CheckedContinuation<Void, Never>] = []
@@ -105,7 +121,9 @@ public actor DeviceHub: PushDeliveryHandler {
 
     /// One push, handed over now: it reaches its device after ``latency``; an app here has
     /// taken it when this returns.
-    public func deliver(_ push: AcceptedPush) async { await route(HandedPush(push), from: .now, awaitingApp: true) }
+    public func deliver(_ push: AcceptedPush) async {
+        if await !route(HandedPush(push), from: .now, awaitingApp: true) { await forward([push]) }
+    }
 
     /// The receiver's pushes, oldest first: each reaches its device ``latency`` after the device
     /// side took it (the batch waits once, not once per push), after a pause ends, unless the
@@ -115,35 +133,56 @@ public actor DeviceHub: PushDeliveryHandler {
     /// The latency counts from when the batch reaches the hub, as when each push had a task of its own.
     public func deliver(batch: [HandedPush]) async {
         let arrived = ContinuousClock.now
-        for handed in batch { await route(handed, from: max(arrived, handed.acceptedAt), awaitingApp: false) }
+        var elsewhere: [AcceptedPush] = []
+        for handed in batch where await !route(handed, from: max(arrived, handed.acceptedAt), awaitingApp: false) {
+            elsewhere.append(handed.push)
+        }
+        if !elsewhere.isEmpty { await forward(elsewhere) }
     }
 
-    private func route(_ handed: HandedPush, from start: ContinuousClock.Instant, awaitingApp: Bool) async {
+    /// Pushes another receiver of the fleet accepted for devices connected here (the APNs latency
+    /// was waited there): to their devices at once, or noted undelivered if they hung up meanwhile.
+    func deliver(forwarded pushes: [AcceptedPush]) {
+        for push in pushes {
+            guard let sinks = remote[DeviceKey(environment: push.environment, token: push.deviceToken.hex)], !sinks.isEmpty else {
+                note(push, .noDevice)
+                continue
+            }
+            for sink in sinks.values { sink(push) }
+            observer?(push, .handedToGateway(latency: .zero))
+        }
+    }
+
+    /// Routes a push to its device here.
+    /// - Returns: false when no device here has its token and the receiver is a fleet's: the
+    ///   caller hands it to ``forward(_:)`` (else it was delivered, or noted undelivered).
+    private func route(_ handed: HandedPush, from start: ContinuousClock.Instant, awaitingApp: Bool) async -> Bool {
         let push = handed.push
         guard push.isBackground else {  // alerts go to the user, not to the app's delegate
             observer?(push, .alert)
-            return
+            return true
         }
         if latency > .zero, start + latency > .now { try? await Task.sleep(until: start + latency, clock: .continuous) }
         while paused { await withCheckedContinuation { resumers.append($0) } }
         if losesPushes {
             note(push, .lost)
             onLost?(push)
-            return
+            return true
         }
         let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
         if let sinks = remote[key], !sinks.isEmpty {
             for sink in sinks.values { sink(push) }
             observer?(push, .handedToGateway(latency: latency))
-            return
+            return true
         }
         guard let device = apps[key] else {
+            if fleet != nil { return false }
             note(push, .noDevice)
-            return
+            return true
         }
         guard let app = device[push.bundleID] else {
             note(push, .noApp)
-            return
+            return true
         }
         let observer = observer
         let handOver: @Sendable () async -> Void = {
@@ -151,6 +190,35 @@ public actor DeviceHub: PushDeliveryHandler {
             observer?(push, .handedToApp)
         }
         if awaitingApp { await handOver() } else { Task { await handOver() } }
+        return true
+    }
+
+    /// A fleet's pushes that found no device here: each to the receivers whose gateways its
+    /// device is connected to. A push whose device this receiver's copy has connected nowhere is
+    /// checked against the store first (one read for the batch), so a device that connected to
+    /// another node a moment ago still gets it.
+    private func forward(_ pushes: [AcceptedPush]) async {
+        guard let fleet else { return pushes.forEach { note($0, .noDevice) } }
+        if pushes.contains(where: { fleet.nodes(for: $0.deviceToken, in: $0.environment).isEmpty }) {
+            do { try await fleet.catchUp() } catch {
+                fleet.logger.warning("the fleet's device links cannot be read; pushes go where this receiver's copy says", metadata: ["error": "\(error)"])
+            }
+        }
+        var byNode: [String: [AcceptedPush]] = [:]
+        for push in pushes {
+            let nodes = fleet.nodes(for: push.deviceToken, in: push.environment)
+            if nodes.isEmpty { note(push, .noDevice) }
+            for node in nodes { byNode[node, default: []].append(push) }
+        }
+        for (node, handed) in byNode {
+            do {
+                try await fleet.shared.forward(handed, to: node)
+                for push in handed { observer?(push, .forwarded(node: node)) }
+            } catch {
+                fleet.logger.error("pushes not handed to the receiver their device is connected to", metadata: ["node": "\(node)", "error": "\(error)"])
+                for push in handed { note(push, .notForwarded(node: node)) }
+            }
+        }
     }
 
     private func note(_ push: AcceptedPush, _ why: DeliveryNote) {
@@ -174,6 +242,10 @@ public enum DeliveryNote: Sendable, Hashable {
     case noApp
     /// Handed to the app's delegate.
     case handedToApp
+    /// A fleet's: handed to the receiver whose device gateway the device is connected to.
+    case forwarded(node: String)
+    /// A fleet's: the device is connected to this receiver's gateway, but the store did not take the push.
+    case notForwarded(node: String)
 
     /// The sentence for `push`.
     public func text(for push: AcceptedPush) -> String {
@@ -184,6 +256,8 @@ public enum DeliveryNote: Sendable, Hashable {
         case .noDevice: "no simulated device has token \(push.deviceToken.short) in \(push.environment)"
         case .noApp: "the device has no app \(push.bundleID)"
         case .handedToApp: "handed to \(push.bundleID)'s app delegate (application(_:didReceiveRemoteNotification:fetchCompletionHandler:))"
+        case .forwarded(let node): "handed to receiver \(node), whose device gateway the device is connected to"
+        case .notForwarded(let node): "not delivered: the device is connected to receiver \(node), and the fleet's store did not take the push for it"
         }
     }
 }

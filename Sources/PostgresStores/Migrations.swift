@@ -139,6 +139,28 @@ enum Migrations {
             )
             """,
         ]),
+        Step(version: 7, name: "the devices connected to each receiver's gateway, and the pushes handed between receivers", statements: [
+            // A device holding streams open on a node's gateway (a node's rows go when it starts again).
+            """
+            CREATE TABLE receiver_device_links (
+                environment text NOT NULL,
+                token text NOT NULL,
+                node text NOT NULL,
+                streams integer NOT NULL CHECK (streams > 0),
+                PRIMARY KEY (environment, token, node)
+            )
+            """,
+            // A push one receiver accepted for a device connected to another's gateway, until that one takes it.
+            """
+            CREATE TABLE receiver_forwards (
+                id bigserial PRIMARY KEY,
+                node text NOT NULL,
+                kept_at timestamptz NOT NULL DEFAULT now(),
+                push jsonb NOT NULL
+            )
+            """,
+            "CREATE INDEX receiver_forwards_node ON receiver_forwards (node, id)",
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }
@@ -178,6 +200,14 @@ enum Migrations {
 enum DeviceRegistryLock {
     static let key: Int64 = 0x6175_7468_6465_7673
     static let channel = "authsim_receiver_devices"
+}
+
+/// The channel on which device links and forwarded pushes are announced: `links`, or
+/// `forward:NODE` for pushes handed to NODE.
+enum DeviceLinksChannel {
+    static let name = "authsim_receiver_links"
+    static let linksChanged = "links"
+    static func forwarded(to node: String) -> String { "forward:\(node)" }
 }
 
 /// The fleet's write turn for the backend's records.

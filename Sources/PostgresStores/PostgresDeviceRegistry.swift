@@ -28,8 +28,8 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
     private let session: PostgresSession
     private let logger: Logger
     private let deadline: Double
-    /// The listening connection and its task, while following.
-    private let listening = Mutex<(task: Task<Void, Never>?, connection: PostgresConnection?, closed: Bool)>((nil, nil, false))
+    /// The connection that hears of other writers' changes, while following.
+    private let listener: PostgresListener
 
     public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
                 logger: Logger = silentStoreLogger) {
@@ -39,6 +39,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
         self.deadline = deadline
         self.logger = logger
         self.session = PostgresSession(location: location, clock: clock, logger: logger)
+        listener = PostgresListener(location: location, what: "the device registry's announcements", logger: logger)
     }
 
     /// Connects, and creates or migrates the schema.
@@ -236,73 +237,35 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
     }
 
     public func follow(_ changed: @escaping @Sendable () -> Void) {
-        let (configuration, logger, address) = (location.configuration, logger, address)
-        let task = Task { [self] in
-            var backoff = 0.1
-            while !Task.isCancelled {
-                do {
-                    let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: silentStoreLogger)
-                    let closed = listening.withLock { state -> Bool in
-                        if !state.closed { state.connection = connection }
-                        return state.closed
-                    }
-                    if closed {
-                        try? await connection.close()
-                        return
-                    }
-                    try await connection.listen(on: DeviceRegistryLock.channel) { notifications in
-                        // Listening now: whatever changed before (or while the connection was down) is read once.
-                        backoff = 0.1
-                        changed()
-                        for try await _ in notifications { changed() }
-                    }
-                    try? await connection.close()
-                } catch {
-                    if Task.isCancelled || listening.withLock({ $0.closed }) { return }
-                    logger.warning("lost the device registry's announcements; reconnecting",
-                                   metadata: ["store": "\(address)", "error": "\(PostgresStoreFailure.describe(error))", "retry in s": "\(backoff)"])
-                }
-                // Reconnection backoff for a background listener; nothing waits on it.
-                try? await Task.sleep(for: .seconds(backoff))
-                backoff = min(backoff * 2, 5)
-            }
-        }
-        let previous = listening.withLock { state -> Task<Void, Never>? in
-            defer { state.task = task }
-            return state.task
-        }
-        previous?.cancel()
+        listener.start(channel: DeviceRegistryLock.channel) { _ in changed() }
     }
 
     public func close() async {
-        let (task, connection) = listening.withLock { state -> (Task<Void, Never>?, PostgresConnection?) in
-            state.closed = true
-            defer { (state.task, state.connection) = (nil, nil) }
-            return (state.task, state.connection)
-        }
-        task?.cancel()
-        if let connection { try? await connection.close() }
-        await task?.value
+        await listener.close()
         await session.close()
     }
 }
 
-/// What a receiver of a fleet keeps in the fleet's PostgreSQL: its pushes (delivered and refused)
-/// and the device registry, opened together.
+/// What a receiver of a fleet keeps in the fleet's PostgreSQL: its pushes (delivered and refused),
+/// the device registry and fault plan, and the links of the devices connected to its gateway,
+/// opened together.
 public struct PostgresReceiverStores: Sendable {
     public let log: PostgresDeliveryLog
     public let devices: PostgresDeviceRegistry
+    public let links: PostgresDeviceLinks
     public var address: String { log.address }
     public var node: String { log.node }
 
     public init(location: PostgresLocation, node: String, logger: Logger) {
         log = PostgresDeliveryLog(location: location, node: node, logger: logger)
         devices = PostgresDeviceRegistry(location: location, node: node, logger: logger)
+        links = PostgresDeviceLinks(location: location, node: node, logger: logger)
     }
 
-    /// Connects, and creates or migrates the schema.
+    /// Connects, creates or migrates the schema, and forgets the device links this node left.
     public func open() async throws(SharedStoreError) {
         try await log.open()
+        try await links.open()
     }
 
     /// This receiver's copy of the fleet's registry, read whole and then kept current.
@@ -311,6 +274,7 @@ public struct PostgresReceiverStores: Sendable {
     }
 
     public func close() async {
+        await links.close()
         await devices.close()
         await log.close()
     }

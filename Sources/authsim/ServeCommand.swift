@@ -75,6 +75,12 @@ struct Serve: AsyncParsableCommand {
         }
         let history = PushHistory(capacity: maxPushes, registry: registry)
         let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs), observer: { push, what in history.noteDelivery(apnsID: push.apnsID, what) })
+        if let fleet {
+            // Pushes for devices connected to other receivers' gateways go there, and theirs for devices here come here.
+            do { try await hub.join(FleetDeviceLinks(shared: fleet.receiver.links, logger: logger)) } catch {
+                throw CommandFailure("cannot read the fleet's device links in \(fleet.receiver.address): \(error.message)")
+            }
+        }
         let gateway = try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
         let receiver = try await PushReceiver.start(PushReceiverConfiguration(
             listeners: [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox),

@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsSender
 import APNsWire
+import DeviceLink
 import Foundation
 import PostgresStores
 import Scenarios
@@ -215,5 +216,55 @@ struct SharedRegistryTests {
         await log.close()
         await elsewhere.close()
         await copy.shared?.close()
+    }
+
+    /// Device links whose announcements never come.
+    struct DeafLinks: SharedDeviceLinks {
+        let store: PostgresDeviceLinks
+        var address: String { store.address }
+        var node: String { store.node }
+        func link(_ token: DeviceToken, environment: APNsEnvironment) async throws(ReceiverError) { try await store.link(token, environment: environment) }
+        func unlink(_ token: DeviceToken, environment: APNsEnvironment) async throws(ReceiverError) { try await store.unlink(token, environment: environment) }
+        func links() async throws(ReceiverError) -> [ConnectedDevice] { try await store.links() }
+        func forward(_ pushes: [AcceptedPush], to node: String) async throws(ReceiverError) { try await store.forward(pushes, to: node) }
+        func takeForwarded() async throws(ReceiverError) -> [AcceptedPush] { try await store.takeForwarded() }
+        func follow(linksChanged: @escaping @Sendable () -> Void, forwarded: @escaping @Sendable () -> Void) {}
+        func close() async { await store.close() }
+    }
+
+    @Test("a device that connected to another node a moment ago: a copy that heard nothing checks the store, and the push is handed there whole")
+    func deafLinks() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let location = try PostgresLocation(database.url)
+        let linksA = PostgresDeviceLinks(location: location, node: "a")
+        try await linksA.open()
+        let linksB = PostgresDeviceLinks(location: location, node: "b")
+        try await linksB.open()
+        let hubA = DeviceHub()
+        try await hubA.join(FleetDeviceLinks(shared: DeafLinks(store: linksA)))
+        let hubB = DeviceHub()
+        try await hubB.join(FleetDeviceLinks(shared: linksB))
+
+        // The device connects to b's gateway after a read its links.
+        let token = DeviceToken.random()
+        let (arrivals, arrived) = AsyncStream.makeStream(of: AcceptedPush.self)
+        _ = await hubB.connect(token: token, environment: .sandbox) { arrived.yield($0) }
+        try await linksB.link(token, environment: .sandbox)
+
+        let json = """
+            {"received-at":1790000000.25,"environment":"sandbox","apns-id":"6E2A4C1B-0D3F-4B7A-9C2E-5F8A1B3C4D5E","device-token":"\(token.hex)",
+             "topic":"com.example.authsim","bundle-id":"com.example.authsim","push-type":"background","priority":5,"team-id":"TEAM123456",
+             "key-id":"KEY1234567","payload":"\(Data(DeliveryLogStoreTests.silent).base64EncodedString())","background":true,"dropped":false}
+            """
+        let push = try JSONDecoder().decode(AcceptedPush.self, from: Data(json.utf8))
+        await hubA.deliver(push)
+        try #require(await hubA.undelivered.isEmpty, "a's copy had no link for the token, and the store was not asked")
+        var iterator = arrivals.makeAsyncIterator()
+        let got = await iterator.next()
+        #expect(got == push)
+
+        await linksA.close()
+        await linksB.close()
     }
 }

@@ -33,10 +33,12 @@ struct ReceiverFleetTests {
     }
 
     /// Receiver `name`: its own --state, the fleet's Certs and store; its TLS port.
-    static func receiver(_ name: String, _ fleet: Fleet, _ extra: [String] = []) async throws -> (ServerProcess, Int) {
+    /// - Parameter gateway: with its device gateway (on a port of its own); else `--no-device-gateway`.
+    static func receiver(_ name: String, _ fleet: Fleet, _ extra: [String] = [], gateway: Bool = false) async throws -> (ServerProcess, Int) {
         let state = fleet.folder.appendingPathComponent(name).path
         let receiver = try ServerProcess([try executable("push-receiver"), "--certs", fleet.certs, "--state", state, "--sandbox-port", "0",
-                                          "--no-production-listener", "--no-device-gateway", "--store", fleet.database.url, "--node-name", name] + extra)
+                                          "--no-production-listener", "--store", fleet.database.url, "--node-name", name]
+                                         + (gateway ? ["--device-port", "0"] : ["--no-device-gateway"]) + extra)
         do {
             let lines = try await receiver.waitFor(extra.contains("--fault") ? "faults" : "fleet:")
             #expect(lines.contains { $0.contains("node \(name): devices (1 registered)") }, "\(lines)")
@@ -233,5 +235,38 @@ struct ReceiverFleetTests {
         #expect(status != 0 && refused.contains("not an APNs reason"), "\(refused)")
         let (noStore, noStoreStatus) = try await runProgram(["-u", "AUTHSIM_STORE", "sh", "-c", joined, try executable("push-receiver"), "faults", "list"])
         #expect(noStoreStatus != 0 && noStore.contains("--store"), "\(noStore)")
+    }
+
+    @Test("a push accepted by one receiver reaches the device connected to another receiver's gateway, as APNs routes it to the device's connection")
+    func deliveredThroughAnotherReceiver() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let fleet = try await Self.fleet(#function, postgres: postgres)
+        defer { try? FileManager.default.removeItem(at: fleet.folder) }
+        let (a, portA) = try await Self.receiver("a", fleet, gateway: true)
+        defer { a.stop() }
+        let (b, portB) = try await Self.receiver("b", fleet, gateway: true)
+        defer { b.stop() }
+        let gatewayB = try b.port(after: "device gateway:")
+
+        // A device (curl, a client we did not write) holds its notification stream open on b's gateway.
+        let device = try ServerProcess(["curl", "-sN", "http://127.0.0.1:\(gatewayB)/devices/sandbox/\(fleet.token)/notifications"])
+        defer { device.stop() }
+        _ = try await device.waitFor(#""connected":true"#)
+
+        // Pushed through a: a hands it to b, and the device gets it, payload and all.
+        let sender = try Self.sender(fleet, port: portA, count: 1, concurrency: 1)
+        #expect(try await sender.exit() == 0, "\(sender.output); \(sender.errorTail)")
+        let id = try #require(Self.accepted(sender.output).accepted.first)
+        let line = try #require(try await device.waitFor(id).first { $0.contains(id) })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        #expect(object["device-token"] as? String == fleet.token)
+        let payload = try #require(object["payload"] as? [String: Any], "\(line)")
+        #expect((payload["aps"] as? [String: Any])?["content-available"] as? Int == 1, "\(line)")
+
+        // Pushed through b, the receiver it is connected to: delivered there, as before.
+        let direct = try Self.sender(fleet, port: portB, count: 1, concurrency: 1)
+        #expect(try await direct.exit() == 0, "\(direct.output); \(direct.errorTail)")
+        let directID = try #require(Self.accepted(direct.output).accepted.first)
+        _ = try await device.waitFor(directID)
     }
 }

@@ -120,6 +120,13 @@ struct Serve: AsyncParsableCommand {
         // A fleet keeps its refusals in the store, before their answers.
         let rejections = shared == nil ? try RejectionLog(file: stateOptions.rejectionsFile) : nil
         let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs))
+        if let shared, !noDeviceGateway {
+            // Pushes for devices connected to other receivers' gateways go there, and theirs for devices here come here.
+            do { try await hub.join(FleetDeviceLinks(shared: shared.links, logger: logger)) } catch {
+                await shared.close()
+                throw CommandFailure("cannot read the fleet's device links in \(shared.address): \(error.message)")
+            }
+        }
         let gateway = noDeviceGateway ? nil : try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
         let receiver = try await PushReceiver.start(PushReceiverConfiguration(
             listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
