@@ -58,6 +58,12 @@ public actor IdentityToolkit {
     let sharedStore: (any BackendStore)?
     /// How far into the shared store's records ``state`` is.
     var storePosition: Int64 = 0
+    /// Records in the shared store since its last snapshot (as far as this node saw), and how
+    /// many records that snapshot held: the next snapshot is due when the first reaches
+    /// ``BackendConfiguration/storeSnapshotEvery`` and the second (so that writing snapshots costs
+    /// at most as many records as they replace).
+    var recordsSinceSnapshot = 0
+    var lastSnapshotSize = 0
     /// Where a fleet's node keeps its events for every node's inspector (``setEventSink(_:)``).
     var eventSink: (any BackendEventSink)?
     /// A change whose commit failed: what ``state`` holds may not be what the store holds, so the

@@ -161,6 +161,50 @@ enum Migrations {
             """,
             "CREATE INDEX receiver_forwards_node ON receiver_forwards (node, id)",
         ]),
+        Step(version: 8, name: "snapshots of the backend's state, so that the records before one can go", statements: [
+            // The state as of `position` (the records that rebuild it, as a compacted journal holds
+            // them); the records up to `position` are deleted in the same transaction.
+            """
+            CREATE TABLE backend_snapshots (
+                position bigint PRIMARY KEY,
+                node text NOT NULL,
+                taken_at timestamptz NOT NULL DEFAULT now(),
+                records jsonb NOT NULL
+            )
+            """,
+            // The records after a position, in one statement (one snapshot of the database): a
+            // position from before the latest snapshot gets the snapshot first (from_snapshot: a
+            // header row without text, then the records that rebuild the state from nothing),
+            // then the records after it.
+            """
+            CREATE FUNCTION authsim_backend_records(after_position bigint)
+            RETURNS TABLE (record_position bigint, record_text text, from_snapshot boolean)
+            LANGUAGE sql STABLE AS $$
+                WITH snap AS (SELECT position, records FROM backend_snapshots WHERE position > after_position ORDER BY position DESC LIMIT 1)
+                SELECT p, t, f FROM (
+                    -- A header row (no text), so that even an empty snapshot says the state starts again.
+                    SELECT s.position, NULL::text, true, 0::bigint FROM snap s
+                    UNION ALL
+                    SELECT s.position, e.value::text, true, e.n FROM snap s, jsonb_array_elements(s.records) WITH ORDINALITY AS e(value, n)
+                    UNION ALL
+                    SELECT r.position, r.record::text, false, 0::bigint FROM backend_records r
+                        WHERE r.position > coalesce((SELECT position FROM snap), after_position)
+                ) AS everything(p, t, f, n)
+                ORDER BY f DESC, p, n
+            $$
+            """,
+            // A change's start, as authsim_backend_turn, reading through the snapshot.
+            """
+            CREATE FUNCTION authsim_backend_turn_from(after_position bigint)
+            RETURNS TABLE (record_position bigint, record_text text, from_snapshot boolean)
+            LANGUAGE plpgsql VOLATILE AS $$
+            BEGIN
+                PERFORM pg_advisory_xact_lock(\(BackendLock.key));
+                RETURN QUERY SELECT * FROM authsim_backend_records(after_position);
+            END
+            $$
+            """,
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -9,6 +9,10 @@ import Utilities
 ///
 /// A change costs four round trips (BEGIN, the turn with the records since this node's last,
 /// the INSERT of its records, COMMIT); a node whose position is current reads nothing back.
+///
+/// Now and then a change also writes a snapshot of the state (`backend_snapshots`) and deletes
+/// the records it replaces, so the table stays the size of the recent past: a node that starts,
+/// or one behind the snapshot, reads the snapshot and the records after it.
 public actor PostgresBackendStore: BackendStore {
     public nonisolated let address: String
     /// Written with every record: which node handled the request.
@@ -83,9 +87,8 @@ public actor PostgresBackendStore: BackendStore {
     public func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords {
         do {
             return try await session.run("reading", seconds: deadline) { [logger] connection in
-                try await Self.read(try await connection.query("""
-                    SELECT position, record::text FROM backend_records WHERE position > \(position) ORDER BY position
-                    """, logger: logger), after: position)
+                try await Self.read(try await connection.query("SELECT * FROM authsim_backend_records(\(position))", logger: logger),
+                                    after: position)
             }
         } catch {
             throw SharedStoreError(.unavailable, error.description)
@@ -97,7 +100,7 @@ public actor PostgresBackendStore: BackendStore {
         do {
             let newer = try await bounded(connection, seconds: deadline, what: "starting a change") { [logger] connection in
                 try await connection.query("BEGIN", logger: logger)
-                return try await Self.read(try await connection.query("SELECT * FROM authsim_backend_turn(\(position))", logger: logger),
+                return try await Self.read(try await connection.query("SELECT * FROM authsim_backend_turn_from(\(position))", logger: logger),
                                            after: position)
             }
             return Change(store: self, connection: connection, newer: newer)
@@ -127,16 +130,28 @@ public actor PostgresBackendStore: BackendStore {
         }
     }
 
-    fileprivate func write(_ records: [String], after position: Int64, on connection: PostgresConnection) async throws(SharedStoreError) -> Int64 {
+    fileprivate func write(_ records: [String], snapshot: [String]?, after position: Int64,
+                           on connection: PostgresConnection) async throws(SharedStoreError) -> Int64 {
+        let last = position + Int64(records.count)
         do {
             try await bounded(connection, seconds: deadline, what: "writing") { [logger, node] connection in
                 try await connection.query("""
                     INSERT INTO backend_records (position, node, record)
                     SELECT \(position) + t.ordinality, \(node), t.record::jsonb FROM unnest(\(records)::text[]) WITH ORDINALITY AS t(record, ordinality)
                     """, logger: logger)
+                if let snapshot {
+                    // The state as of the last record replaces every record up to it, and any older snapshot.
+                    try await connection.query("""
+                        INSERT INTO backend_snapshots (position, node, records)
+                        SELECT \(last), \(node), coalesce(jsonb_agg(t.record::jsonb ORDER BY t.n), '[]'::jsonb)
+                        FROM unnest(\(snapshot)::text[]) WITH ORDINALITY AS t(record, n)
+                        """, logger: logger)
+                    try await connection.query("DELETE FROM backend_records WHERE position <= \(last)", logger: logger)
+                    try await connection.query("DELETE FROM backend_snapshots WHERE position < \(last)", logger: logger)
+                }
                 try await connection.query("COMMIT", logger: logger)
             }
-            return position + Int64(records.count)
+            return last
         } catch {
             // A COMMIT whose answer was lost may have committed: the caller rebuilds from the store.
             await session.broken(connection)
@@ -146,9 +161,13 @@ public actor PostgresBackendStore: BackendStore {
 
     private static func read(_ rows: PostgresRowSequence, after position: Int64) async throws -> BackendStoreRecords {
         var result = BackendStoreRecords(records: [], position: position)
-        for try await (at, text) in rows.decode((Int64, String).self) {
-            result.records.append(text)
+        for try await (at, text, fromSnapshot) in rows.decode((Int64, String?, Bool).self) {
             result.position = at
+            if fromSnapshot {
+                // The snapshot's header row (no text), then its records.
+                result.snapshotRecords = (result.snapshotRecords ?? -1) + 1
+            }
+            if let text { result.records.append(text) }
         }
         return result
     }
@@ -158,8 +177,8 @@ public actor PostgresBackendStore: BackendStore {
         let connection: PostgresConnection
         let newer: BackendStoreRecords
 
-        func commit(_ records: [String]) async throws(SharedStoreError) -> Int64 {
-            try await store.write(records, after: newer.position, on: connection)
+        func commit(_ records: [String], snapshot: [String]?) async throws(SharedStoreError) -> Int64 {
+            try await store.write(records, snapshot: snapshot, after: newer.position, on: connection)
         }
 
         func abandon() async { await store.rollBack(connection) }

@@ -101,6 +101,19 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
         try await lines(of: "receiver_deliveries", column: "line", deviceToken: deviceToken, limit: limit)
     }
 
+    /// Empties the fleet's delivery and rejection logs (`push-receiver reset --store`), as `reset`
+    /// empties a receiver's files. Their IDs go on from where they were, so an inspector's cursor
+    /// still holds.
+    public func empty() async throws(SharedStoreError) {
+        do {
+            try await sessions[0].run("emptying the fleet's logs", seconds: deadline) { connection in
+                try await connection.query("TRUNCATE receiver_deliveries, receiver_rejections", logger: silentStoreLogger)
+            }
+        } catch {
+            throw SharedStoreError(.unavailable, error.description)
+        }
+    }
+
     /// `table`'s JSON `column` with `node` added, oldest first (two fixed names, never input).
     private func lines(of table: String, column: String, deviceToken: String?, limit: Int?) async throws(SharedStoreError) -> [String] {
         let token = deviceToken?.lowercased()

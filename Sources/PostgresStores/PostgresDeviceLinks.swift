@@ -26,12 +26,14 @@ public final class PostgresDeviceLinks: SharedDeviceLinks {
     }
 
     /// Connects, creates or migrates the schema, and forgets the links this node left when it
-    /// stopped (or was killed): its devices connect again.
+    /// stopped (or was killed): its devices connect again. Pushes handed to a node that has not
+    /// taken them in an hour (one that never came back) go too.
     public func open() async throws(SharedStoreError) {
         try await session.migrate()
         do {
             try await run("forgetting this node's old links") { [node] connection in
                 try await connection.query("DELETE FROM receiver_device_links WHERE node = \(node)", logger: silentStoreLogger)
+                try await connection.query("DELETE FROM receiver_forwards WHERE kept_at < now() - interval '1 hour'", logger: silentStoreLogger)
                 try await connection.query("SELECT pg_notify(\(DeviceLinksChannel.name), \(DeviceLinksChannel.linksChanged))", logger: silentStoreLogger)
             }
         } catch {

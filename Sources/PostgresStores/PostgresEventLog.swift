@@ -12,13 +12,21 @@ import Utilities
 /// When a batch cannot be written (the database is down), its events wait in memory, at most
 /// ``maximumWaiting`` (the oldest beyond that are dropped and counted in the log), and go with the
 /// batch the next event starts.
+///
+/// Inspectors read the events as they come (from the newest when they start), so old ones serve
+/// nobody: at most once a minute, a node deletes the fleet's events older than ``retention``.
 public final class PostgresEventLog: BackendEventSink {
     public static let maximumWaiting = 100_000
+    /// How long events stay in `backend_events`.
+    public static let retention: TimeInterval = 3600
     public let address: String
     public let node: String
     private let session: PostgresSession
     private let logger: Logger
     private let deadline: Double
+    private let clock: any WallClock
+    /// When this node last deleted old events.
+    private let pruned = Mutex<Date?>(nil)
 
     private struct Queue {
         var waiting: [(event: BackendEvent, position: Int64, time: Date)] = []
@@ -35,6 +43,7 @@ public final class PostgresEventLog: BackendEventSink {
         self.node = node
         self.deadline = deadline
         self.logger = logger
+        self.clock = clock
         self.session = PostgresSession(location: location, clock: clock, logger: logger)
     }
 
@@ -79,6 +88,7 @@ public final class PostgresEventLog: BackendEventSink {
                             WITH ORDINALITY AS t(position, at, event, n) ORDER BY t.n
                         """, logger: silentStoreLogger)
                 }
+                try await pruneIfDue()
             } catch {
                 logger.warning("the backend's events wait for the fleet's store", metadata: ["store": "\(address)", "events": "\(batch.count)", "error": "\(error)"])
                 queue.withLock { $0.waiting.insert(contentsOf: batch, at: 0) }
@@ -93,6 +103,21 @@ public final class PostgresEventLog: BackendEventSink {
         }
         if dropped > 0 { logger.warning("the backend's oldest events were dropped while the store was away", metadata: ["dropped": "\(dropped)"]) }
         for flusher in flushers { flusher.resume(returning: succeeded) }
+    }
+
+    /// Deletes the fleet's events older than ``retention``, when this node has not in the last minute.
+    private func pruneIfDue() async throws(PostgresStoreFailure) {
+        let now = clock.now
+        let due = pruned.withLock { last -> Bool in
+            guard last.map({ now.timeIntervalSince($0) >= 60 }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let cutoff = now.addingTimeInterval(-Self.retention)
+        _ = try await session.run("deleting old events", seconds: deadline) { connection in
+            try await connection.query("DELETE FROM backend_events WHERE at < \(cutoff)", logger: silentStoreLogger)
+        }
     }
 
     /// Waits until the events recorded so far are written; false when a write failed (they wait).

@@ -28,6 +28,8 @@ struct Backend: AsyncParsableCommand {
                                valueName: "url")) var store: String?
     @Option(help: ArgumentHelp("This node's name, kept with every record it writes to --store (default: the host name and --port).", valueName: "name"))
     var nodeName: String?
+    @Option(help: ArgumentHelp("With --store: write a snapshot of the state in place of the records before it once this many records came after the last one (or as many as it held, if more), so the table and a starting node's replay stay short.",
+                               valueName: "records")) var storeSnapshotEvery = 100_000
     @Option(help: "Seconds the app is told to wait for the silent push.") var suggestedTimeout = 5
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
     @Option(help: ArgumentHelp("How the reCAPTCHA page's challenge ends: pass, slow:<seconds>, cancel, or error:<code>[:<message>] (e.g. error:auth/network-request-failed).",
@@ -70,6 +72,8 @@ struct Backend: AsyncParsableCommand {
         configuration.fixedSMSCode = smsCode
         configuration.idSeed = idSeed
         configuration.acceptUnverifiedCodeRequests = acceptUnverifiedCodeRequests
+        guard storeSnapshotEvery > 0 else { throw ValidationError("--store-snapshot-every is a positive number of records") }
+        configuration.storeSnapshotEvery = storeSnapshotEvery
         do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
             throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code.rawValue)")
         }

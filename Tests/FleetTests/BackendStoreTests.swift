@@ -73,6 +73,76 @@ struct BackendStoreTests {
         #expect(nodes == "a,b")
     }
 
+    @Test("snapshots: the records before one go; a node behind it and a node started after it rebuild from it, and nothing it holds is lost")
+    func snapshotsReplaceOldRecords() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let url = database.url
+        let often: (inout BackendConfiguration) -> Void = { $0.storeSnapshotEvery = 10 }
+        let a = try await Self.node(url, "a", configure: often)
+        let b = try await Self.node(url, "b", configure: often)
+
+        // B signs a user in and asks for a code, then stays idle while A deletes that user and
+        // writes snapshots past it all.
+        let first = try await b.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550188"))
+        let gone = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: first.sessionInfo, code: "123456"))
+        let goneID = try #require(gone.localId)
+        let early = try await b.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
+        _ = try await a.deleteAccount(DeleteAccountRequest(idToken: gone.idToken))
+        var tokens: [String] = []
+        for index in 0..<6 {
+            let number = "+1650555010\(index)"
+            let sent = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number))
+            let signedIn = try await a.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+            tokens.append(try #require(signedIn.idToken))
+        }
+        let written = await a.storePosition
+        #expect(try await postgres.psql(database.name, "SELECT count(*) FROM backend_snapshots") == "1")
+        // Only the records after the snapshot are kept.
+        let snapshot = try #require(Int64(try await postgres.psql(database.name, "SELECT position FROM backend_snapshots")))
+        let kept = try #require(Int64(try await postgres.psql(database.name, "SELECT count(*) FROM backend_records")))
+        #expect(snapshot > 10 && kept == written - snapshot, "snapshot at \(snapshot), \(kept) records kept of \(written)")
+
+        // B, behind the snapshot, rebuilds from it: its code is still there, and still single-use.
+        let signedIn = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
+        #expect(signedIn.phoneNumber == Self.number)
+        #expect(await b.state.users[goneID] == nil, "B kept a user deleted before the snapshot: it did not start again from it")
+        await Self.expectError(.invalidSessionInfo) { () throws(IdentityToolkitError) in
+            _ = try await a.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
+        }
+        // A node started now reads the snapshot and what came after: every user, every token good.
+        let c = try await Self.node(url, "c", configure: often)
+        #expect(await c.state.users.count == 7)
+        for token in tokens {
+            #expect(try await c.getAccountInfo(GetAccountInfoRequest(idToken: token)).users?.count == 1)
+        }
+    }
+
+    @Test("the fleet's events are kept an hour: a node deletes older ones, at most once a minute")
+    func eventsExpire() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let clock = ManualWallClock(Date())
+        let events = PostgresEventLog(location: try PostgresLocation(database.url), node: "a", clock: clock)
+        try await events.open()
+        func count() async throws -> String { try await postgres.psql(database.name, "SELECT count(*) FROM backend_events") }
+        // An event two hours old goes with the first batch's pruning; a new one stays.
+        events.record(.accountDeleted(uid: "old"), position: 1, at: clock.now.addingTimeInterval(-7200))
+        events.record(.accountDeleted(uid: "new"), position: 2, at: clock.now)
+        #expect(await events.flush())
+        #expect(try await count() == "1")
+        // Within the minute nothing more is deleted; after it, the old one goes.
+        events.record(.accountDeleted(uid: "old-again"), position: 3, at: clock.now.addingTimeInterval(-7200))
+        #expect(await events.flush())
+        #expect(try await count() == "2")
+        clock.advance(by: 61)
+        events.record(.accountDeleted(uid: "later"), position: 4, at: clock.now)
+        #expect(await events.flush())
+        #expect(try await count() == "2")
+        #expect(try await postgres.psql(database.name, "SELECT string_agg(event->'accountDeleted'->>'uid', ',' ORDER BY id) FROM backend_events") == "new,later")
+        await events.close()
+    }
+
     @Test("two nodes racing for one code and for one reCAPTCHA token: one wins each")
     func racesForSingleUse() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }

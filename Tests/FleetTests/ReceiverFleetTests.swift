@@ -192,6 +192,13 @@ struct ReceiverFleetTests {
                 #expect(!FileManager.default.fileExists(atPath: fleet.folder.appendingPathComponent("\(name)/\(file)").path), "\(name)/\(file)")
             }
         }
+
+        // reset --store empties the fleet's logs (and with --devices its registry), as reset empties a receiver's files.
+        let (reset, resetStatus) = try await runProgram([try executable("push-receiver"), "reset", "--devices", "--store", fleet.database.url])
+        #expect(resetStatus == 0 && reset.contains("1 device(s) removed"), "\(reset)")
+        #expect(try await Self.fleetLines(fleet, "deliveries").isEmpty)
+        #expect(try await Self.fleetLines(fleet, "rejections").isEmpty)
+        #expect(try await Self.push(fleet, port: portA, token: fleet.token) == (400, "BadDeviceToken"))
     }
 
     /// `push-receiver faults … --store`: its output.

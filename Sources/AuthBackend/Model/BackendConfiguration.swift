@@ -72,6 +72,9 @@ public struct BackendConfiguration: Sendable {
     /// the key → Application restrictions → iOS apps): the bundle IDs whose requests
     /// (`X-Ios-Bundle-Identifier`) it accepts. Empty: no restriction.
     public var apiKeyIOSBundleIDs: [String] = []
+    /// A fleet's node writes a snapshot of the state, in place of the records before it, once this
+    /// many records (or as many as the last snapshot held, if more) came after the last one.
+    public var storeSnapshotEvery = 100_000
     /// `getProjectConfig`'s authorized domains (the first `firebaseapp.com` one is the auth domain).
     public var authorizedDomains: [String] { ["localhost", "\(projectID).firebaseapp.com", "\(projectID).web.app"] }
     public init() {}

@@ -45,8 +45,10 @@ public protocol BackendStoreChange: Sendable {
     /// What other nodes wrote since this node's position.
     var newer: BackendStoreRecords { get }
     /// Writes `records` after the fleet's last record and ends the change (its transaction
-    /// commits); returns the position of the last record written.
-    func commit(_ records: [String]) async throws(SharedStoreError) -> Int64
+    /// commits); returns the position of the last record written. With `snapshot` (the records
+    /// that rebuild the state as of that position), the store keeps it in place of every record
+    /// up to that position.
+    func commit(_ records: [String], snapshot: [String]?) async throws(SharedStoreError) -> Int64
     /// Ends the change without writing.
     func abandon() async
 }
@@ -55,9 +57,13 @@ public protocol BackendStoreChange: Sendable {
 public struct BackendStoreRecords: Sendable {
     public var records: [String]
     public var position: Int64
-    public init(records: [String], position: Int64) {
+    /// When the position asked for was before the store's snapshot: how many of the records are
+    /// the snapshot's (the first ones). They rebuild the state from nothing.
+    public var snapshotRecords: Int?
+    public init(records: [String], position: Int64, snapshotRecords: Int? = nil) {
         self.records = records
         self.position = position
+        self.snapshotRecords = snapshotRecords
     }
 }
 

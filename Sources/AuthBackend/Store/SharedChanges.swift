@@ -104,12 +104,30 @@ extension IdentityToolkit {
             await change.abandon()
             return nil
         }
-        do { storePosition = try await change.commit(records) } catch {
+        recordsSinceSnapshot += records.count
+        let snapshot = snapshotDue()
+        do { storePosition = try await change.commit(records, snapshot: snapshot) } catch {
             // The records are in this node's state; whether the store has them is unknown.
             stateIsStale = true
             return storeUnavailable(error, while: "writing \(records.count) record(s) of \(batch.count) change(s)")
         }
+        if let snapshot {
+            logger.info("snapshot of the fleet's state written; the records before it are gone",
+                        metadata: ["position": "\(storePosition)", "records": "\(snapshot.count)", "replaced": "\(recordsSinceSnapshot)"])
+            (recordsSinceSnapshot, lastSnapshotSize) = (0, snapshot.count)
+        }
         return nil
+    }
+
+    /// The state as records (what a compacted journal holds, after a purge), when a snapshot is
+    /// due: this batch's commit writes it in place of the records before it.
+    private func snapshotDue() -> [String]? {
+        guard recordsSinceSnapshot >= max(configuration.storeSnapshotEvery, lastSnapshotSize) else { return nil }
+        state.purge(now: clock.now, configuration: configuration)
+        do { return try state.records.map(BackendJournal.text) } catch {
+            logger.error("no snapshot: a record cannot be written as JSON", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 
     /// Brings ``state`` up to the store's last record, for an answer that only reads.
@@ -124,11 +142,17 @@ extension IdentityToolkit {
         try replay(newer)
     }
 
-    /// Applies what other nodes wrote; from nothing when ``stateIsStale``.
+    /// Applies what other nodes wrote; from nothing when ``stateIsStale``, or when they start with
+    /// the store's snapshot (this node was behind it).
     private func replay(_ newer: BackendStoreRecords) throws(IdentityToolkitError) {
-        if stateIsStale {
+        if stateIsStale || newer.snapshotRecords != nil {
             state = BackendState()
             stateIsStale = false
+        }
+        if let snapshotRecords = newer.snapshotRecords {
+            (recordsSinceSnapshot, lastSnapshotSize) = (newer.records.count - snapshotRecords, snapshotRecords)
+        } else {
+            recordsSinceSnapshot += newer.records.count
         }
         let config = state.projectConfig
         for text in newer.records { state.apply(try BackendJournal.record(text)) }

@@ -120,11 +120,36 @@ func jsonLine(_ device: RegisteredDevice) throws -> String {
 /// `push-receiver reset`: empties the delivery and rejection logs (and with --devices the registry),
 /// for a clean run without deleting files by hand. Stop the receiver first: a running one keeps
 /// appending to the files it opened.
-struct Reset: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Empty the delivery and rejection logs (and with --devices the registry) of a --state folder.")
+struct Reset: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Empty the delivery and rejection logs (and with --devices the registry) of a --state folder, or with --store of the fleet.")
     @Flag(help: "Forget the registered devices too.") var devices = false
-    @OptionGroup var state: StateOptions
-    func run() throws {
+    @OptionGroup var registry: RegistryOptions
+    func run() async throws {
+        if let location = try fleetLocation(registry.store, required: false) {
+            let log = PostgresDeliveryLog(location: location, node: "push-receiver reset@\(PostgresLocation.defaultNodeName(port: 0))")
+            do {
+                try await log.open()
+                try await log.empty()
+                await log.close()
+            } catch {
+                await log.close()
+                throw CommandFailure("cannot empty the fleet's logs in \(location.address): \(error)")
+            }
+            var emptied = ["the delivery and rejection logs"]
+            if devices {
+                // Each removal through the registry, so that every receiver's copy hears of it.
+                let removed = try await registry.with { registry in
+                    let all = registry.all
+                    for device in all { try await registry.apply(.remove(device.token, environment: device.environment)) }
+                    return all.count
+                }
+                emptied.append("the device registry (\(removed) device(s) removed)")
+            }
+            print("emptied \(emptied.joined(separator: " and ")) of the store \(location.address)")
+            return
+        }
+        let state = registry.state
         var emptied: [String] = []
         for file in [state.logFile, state.rejectionsFile] {
             guard FileManager.default.fileExists(atPath: file.path) else { continue }
