@@ -97,13 +97,15 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// A copy of a fleet's registry: read whole now, then kept current as `shared` announces
-    /// changes.
-    public init(shared: any SharedDeviceRegistry) async throws(ReceiverError) {
+    /// changes (unless `following` is false: a command that reads or changes the registry once
+    /// needs no announcements, nor the connection that hears them).
+    public init(shared: any SharedDeviceRegistry, following: Bool = true) async throws(ReceiverError) {
         file = nil
         self.shared = shared
         fleetFaults = FaultPlan(shared: shared)
         state = Mutex(State())
         try await catchUp()
+        guard following else { return }
         shared.follow { [weak self] in
             guard let self else { return }
             Task { try? await self.catchUp() }

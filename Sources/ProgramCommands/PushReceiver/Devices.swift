@@ -22,7 +22,7 @@ struct RegistryOptions: ParsableArguments {
         let devices = PostgresDeviceRegistry(location: location, node: "push-receiver devices@\(PostgresLocation.defaultNodeName(port: 0))")
         do {
             try await devices.open()
-            let registry = try await DeviceRegistry(shared: devices)
+            let registry = try await DeviceRegistry(shared: devices, following: false)
             let result = try await body(registry)
             await devices.close()
             return result
