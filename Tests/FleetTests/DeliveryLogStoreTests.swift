@@ -77,51 +77,67 @@ struct SharedRegistryTests {
         func close() async { await store.close() }
     }
 
+    /// A receiver ("b") on a copy that hears no announcements, a writer ("cli") on the same
+    /// store with a copy that does, and a registered-nowhere token: what both deaf tests share.
+    struct DeafReceiver {
+        let writer: DeviceRegistry
+        let copy: DeviceRegistry
+        let log: PostgresDeliveryLog
+        let channel: LocalAPNsChannel
+        let client: APNsClient
+        let token = DeviceToken.random()
+
+        init(database url: String, folder: URL) async throws {
+            let location = try PostgresLocation(url)
+            let elsewhere = PostgresDeviceRegistry(location: location, node: "cli")
+            try await elsewhere.open()
+            writer = try await DeviceRegistry(shared: elsewhere)
+            copy = try await DeviceRegistry(shared: Deaf(store: PostgresDeviceRegistry(location: location, node: "b")))
+            log = PostgresDeliveryLog(location: location, node: "b", connections: 1)
+            channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
+                                                       sharedLog: log, registry: copy)
+            client = try channel.client(environment: .sandbox, retries: 0)
+        }
+
+        func push() async throws -> APNsResponse { try await SharedRegistryTests.push(token, client) }
+
+        func close() async {
+            await client.shutdown()
+            await channel.shutdown()
+            await log.close()
+            await writer.shared?.close()
+            await copy.shared?.close()
+        }
+    }
+
     @Test("a copy that heard nothing: a device added on another node is accepted, one invalidated there is refused 410, one removed 400")
     func deafCopy() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
-        let database = try await postgres.newDatabase(#function)
-        let location = try PostgresLocation(database.url)
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let elsewhere = PostgresDeviceRegistry(location: location, node: "cli")
-        try await elsewhere.open()
-        let writer = try await DeviceRegistry(shared: elsewhere)
-        let copy = try await DeviceRegistry(shared: Deaf(store: PostgresDeviceRegistry(location: location, node: "b")))
-        let log = PostgresDeliveryLog(location: location, node: "b", connections: 1)
-        let channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
-                                                       sharedLog: log, registry: copy)
-        let client = try channel.client(environment: .sandbox, retries: 0)
-        let token = DeviceToken.random()
-        func push() async throws -> APNsResponse {
-            try await client.send(PushRequest(deviceToken: token, headers: PushHeaders(pushType: .background, topic: "com.example.authsim",
-                                                                                       priority: .consideringPower), payload: DeliveryLogStoreTests.silent))
-        }
+        let b = try await DeafReceiver(database: try await postgres.newDatabase(#function).url, folder: folder)
+        let (writer, copy, token) = (b.writer, b.copy, b.token)
 
         try await writer.apply(.register(RegisteredDevice(token: token, environment: .sandbox, bundleID: "com.example.authsim")))
         #expect(copy.lookup(token, in: .sandbox) == nil, "the copy heard of it")
-        #expect(try await push().status == 200)
+        #expect(try await b.push().status == 200)
 
         try await writer.apply(.invalidate(token, environment: .sandbox, as: .unregistered, at: Date()))
         #expect(copy.lookup(token, in: .sandbox)?.state == .active, "the copy heard of it")
-        let invalidated = try await push()
+        let invalidated = try await b.push()
         #expect(invalidated.status == 410 && invalidated.reason == .unregistered)
 
         try await writer.apply(.remove(token, environment: .sandbox))
         #expect(copy.lookup(token, in: .sandbox)?.state == .unregistered, "the copy heard of it")
-        let removed = try await push()
+        let removed = try await b.push()
         #expect(removed.status == 400 && removed.reason == .badDeviceToken)
 
-        #expect(try await log.deliveries().count == 1)
-        let refusals = try await log.rejections().compactMap { line in
+        #expect(try await b.log.deliveries().count == 1)
+        let refusals = try await b.log.rejections().compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["reason"] as? String
         }
         #expect(refusals == ["Unregistered", "BadDeviceToken"])
-        await client.shutdown()
-        await channel.shutdown()
-        await log.close()
-        await elsewhere.close()
-        await copy.shared?.close()
+        await b.close()
     }
 
     /// A background push to `token` through `client`.
@@ -176,46 +192,32 @@ struct SharedRegistryTests {
     @Test("a copy that heard nothing of the fault plan: a rule planned elsewhere applies, one cleared elsewhere does not, a count is claimed")
     func deafFaultPlan() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
-        let database = try await postgres.newDatabase(#function)
-        let location = try PostgresLocation(database.url)
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let elsewhere = PostgresDeviceRegistry(location: location, node: "cli")
-        try await elsewhere.open()
-        let writer = try await DeviceRegistry(shared: elsewhere)
-        let plan = try #require(writer.fleetFaults)
-        let copy = try await DeviceRegistry(shared: Deaf(store: PostgresDeviceRegistry(location: location, node: "b")))
-        let log = PostgresDeliveryLog(location: location, node: "b", connections: 1)
-        let channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
-                                                       sharedLog: log, registry: copy)
-        let client = try channel.client(environment: .sandbox, retries: 0)
-        let token = DeviceToken.random()
-        try await writer.apply(.register(RegisteredDevice(token: token, environment: .sandbox, bundleID: "com.example.authsim")))
-        #expect(try await Self.push(token, client).status == 200)
+        let b = try await DeafReceiver(database: try await postgres.newDatabase(#function).url, folder: folder)
+        let plan = try #require(b.writer.fleetFaults)
+        try await b.writer.apply(.register(RegisteredDevice(token: b.token, environment: .sandbox, bundleID: "com.example.authsim")))
+        #expect(try await b.push().status == 200)
 
         // Planned elsewhere: the copy accepts on its empty plan, the keep finds the plan newer, and the push is decided again.
-        try await plan.change(.replace([FaultRule(.reject(.unregistered), deviceToken: token)]))
-        #expect(channel.faults.current.isEmpty, "the copy heard of it")
-        let planned = try await Self.push(token, client)
+        try await plan.change(.replace([FaultRule(.reject(.unregistered), deviceToken: b.token)]))
+        #expect(b.channel.faults.current.isEmpty, "the copy heard of it")
+        let planned = try await b.push()
         #expect(planned.status == 410 && planned.reason == .unregistered)
 
         // Cleared elsewhere: the copy's rule would refuse, so the copy catches up first.
         try await plan.change(.clear)
-        #expect(channel.faults.current.count == 1, "the copy heard of it")
-        #expect(try await Self.push(token, client).status == 200)
+        #expect(b.channel.faults.current.count == 1, "the copy heard of it")
+        #expect(try await b.push().status == 200)
 
         // A counted rule: claimed in the store, once.
         try await plan.change(.replace([FaultRule(.reject(.tooManyRequests), count: 1)]))
-        #expect(try await Self.push(token, client).status == 429)
-        #expect(try await Self.push(token, client).status == 200)
+        #expect(try await b.push().status == 429)
+        #expect(try await b.push().status == 200)
         #expect(try await plan.rules().isEmpty)
 
-        #expect(try await log.deliveries().count == 3)
-        await client.shutdown()
-        await channel.shutdown()
-        await log.close()
-        await elsewhere.close()
-        await copy.shared?.close()
+        #expect(try await b.log.deliveries().count == 3)
+        await b.close()
     }
 
     /// Device links whose announcements never come.
