@@ -175,7 +175,7 @@ public struct FaultClaim: Sendable, Hashable {
 ///
 /// A fleet's plan (``init(shared:)``) is a copy of the one in the fleet's store, which every
 /// receiver of the fleet applies: its changes go to the store first (``change(_:)``); a counted
-/// rule's use is claimed in the store before it applies (``FaultTake/claim``), so that `count=N`
+/// rule's use is claimed in the store before it applies (``claim(_:)``), so that `count=N`
 /// means N pushes fleet-wide; the copy is kept current with the device registry's copy, whose
 /// versions it shares.
 public final class FaultPlan: Sendable {
