@@ -1,6 +1,9 @@
 import Crypto
 import Foundation
 import X509
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything the local channel needs to run: CA, server certificate and APNs auth key.
 public struct LocalCredentials: Sendable {
@@ -26,7 +29,10 @@ public struct LocalCredentials: Sendable {
 /// | `apns-key.json` | `{"keyID", "teamID", "p8"}`: the key's IDs, recorded beside it |
 ///
 /// Files already there are reused; a certificate that expires within a day is made anew. Private
-/// keys are written with mode 0600.
+/// keys are written with mode 0600. Processes that start at once on a new folder take turns (an
+/// exclusive `flock` on `.lock` in it), so one makes the material and the others load it: without
+/// the turn, each wrote its own keys over the others' and a receiver could load another's key for
+/// its certificate.
 public struct CertsDirectory: Sendable {
     public let url: URL
 
@@ -48,9 +54,15 @@ public struct CertsDirectory: Sendable {
     /// Loads the folder's material, generating whatever is missing or about to expire.
     public func ensure(now: Date = Date()) throws(PKIError) -> LocalCredentials {
         try createFolder()
-        let (ca, caKey) = try ensureCA(now: now)
-        let serverPEM = try ensureServerCertificate(ca: ca, caKey: caKey, now: now)
-        let authKey = try ensureAuthKey()
+        return try exclusively { () throws(PKIError) in
+            let (ca, caKey) = try ensureCA(now: now)
+            let serverPEM = try ensureServerCertificate(ca: ca, caKey: caKey, now: now)
+            let authKey = try folderAuthKey()
+            return try credentials(serverPEM: serverPEM, authKey: authKey)
+        }
+    }
+
+    private func credentials(serverPEM: String, authKey: APNsAuthKey) throws(PKIError) -> LocalCredentials {
         return LocalCredentials(
             caCertificatePEM: try read(caCertificateFile),
             caCertificateFile: caCertificateFile,
@@ -63,6 +75,27 @@ public struct CertsDirectory: Sendable {
 
     /// The auth key recorded in `apns-key.json`, generating one (with random key and team IDs) if none is.
     public func ensureAuthKey() throws(PKIError) -> APNsAuthKey {
+        try createFolder()
+        return try exclusively { () throws(PKIError) in try folderAuthKey() }
+    }
+
+    /// Runs `body` while this process holds the folder's lock (other processes wait for it). A
+    /// folder this process cannot write (a read-only mount of material made elsewhere, as a
+    /// Kubernetes Secret) has no lock file to take: `body` then only reads, and runs at once (had it
+    /// to write, the write would fail and say so).
+    private func exclusively<T>(_ body: () throws(PKIError) -> T) throws(PKIError) -> T {
+        let lockFile = url.appendingPathComponent(".lock").path
+        let descriptor = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return try body() }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw PKIError(.cannotWrite, "cannot lock \(lockFile): \(String(cString: strerror(errno)))") }
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
+    }
+
+    private func folderAuthKey() throws(PKIError) -> APNsAuthKey {
         if FileManager.default.fileExists(atPath: keyInfoFile.path) {
             let info: KeyInfo
             do { info = try JSONDecoder().decode(KeyInfo.self, from: Data(contentsOf: keyInfoFile)) } catch {

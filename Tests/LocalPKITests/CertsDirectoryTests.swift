@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LocalPKI
+import Synchronization
 import TestSupport
 import Testing
 import X509
@@ -20,7 +21,7 @@ struct CertsDirectoryTests {
         #expect(first.authKey.keyID != first.authKey.teamID)
 
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
-        #expect(names == ["AuthKey_\(first.authKey.keyID).p8", "apns-key.json", "ca-key.pem", "ca.pem", "server-key.pem", "server.pem"])
+        #expect(names == [".lock", "AuthKey_\(first.authKey.keyID).p8", "apns-key.json", "ca-key.pem", "ca.pem", "server-key.pem", "server.pem"])
         let p8 = try String(contentsOf: folder.appendingPathComponent("AuthKey_\(first.authKey.keyID).p8"), encoding: .utf8)
         #expect(p8.hasPrefix("-----BEGIN PRIVATE KEY-----"))
         for secret in ["AuthKey_\(first.authKey.keyID).p8", "ca-key.pem", "server-key.pem"] {
@@ -29,6 +30,26 @@ struct CertsDirectoryTests {
         }
         let info = try JSONDecoder().decode(CertsDirectory.KeyInfo.self, from: Data(contentsOf: folder.appendingPathComponent("apns-key.json")))
         #expect(info.keyID == first.authKey.keyID && info.teamID == first.authKey.teamID)
+    }
+
+    @Test("eight at once on a new folder (as processes starting together): one makes the material, every one gets the same, each key matching its certificate")
+    func startingTogether() throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Each call opens the lock file itself, so threads exclude each other as processes do (flock is per open file).
+        let results = Mutex<[Result<LocalCredentials, PKIError>]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let result = Result { () throws(PKIError) in try CertsDirectory(folder).ensure() }
+            results.withLock { $0.append(result) }
+        }
+        let made = try results.withLock { $0 }.map { try $0.get() }
+        #expect(made.count == 8)
+        #expect(Set(made.map(\.serverCertificatePEM)).count == 1)
+        #expect(Set(made.map(\.serverKeyPEM)).count == 1)
+        #expect(Set(made.map(\.authKey.keyID)).count == 1)
+        let certificate = try Certificate(pemEncoded: try #require(made.first).serverCertificatePEM)
+        let key = try P256.Signing.PrivateKey(pemRepresentation: try #require(made.first).serverKeyPEM)
+        #expect(certificate.publicKey == Certificate.PublicKey(key.publicKey))
     }
 
     @Test("the server certificate names localhost, loopback and Apple's hosts, and chains to the CA")
