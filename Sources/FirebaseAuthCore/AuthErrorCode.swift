@@ -416,30 +416,50 @@ public let AuthErrorUserInfoMultiFactorResolverKey = AuthErrors.userInfoMultiFac
 /// `AuthErrorUserInfoEmailKey` and `NSUnderlyingErrorKey`. What authsim knows beyond the SDK's
 /// words (``message``) is under `NSLocalizedFailureReasonErrorKey`.
 public struct AuthError: CodedError, CustomNSError, LocalizedError {
-    public let code: AuthErrorCode
+    /// The fields, behind one reference: an `AuthError` is a word, so the async functions that
+    /// `throw(AuthError)` keep a word per call site in their frames, not the whole error. Every
+    /// sign-in in flight holds those frames (10,000 at once held about 70 MB of them).
+    private final class Storage: Sendable {
+        let code: AuthErrorCode
+        let message: String
+        let serverMessage: String?
+        let updatedCredential: AuthCredential?
+        let email: String?
+        let resolver: MultiFactorResolver?
+        let underlyingError: NSError?
+
+        init(code: AuthErrorCode, message: String, serverMessage: String?, updatedCredential: AuthCredential?, email: String?,
+             resolver: MultiFactorResolver?, underlyingError: NSError?) {
+            self.code = code
+            self.message = message
+            self.serverMessage = serverMessage
+            self.updatedCredential = updatedCredential
+            self.email = email
+            self.resolver = resolver
+            self.underlyingError = underlyingError
+        }
+    }
+    private let storage: Storage
+
+    public var code: AuthErrorCode { storage.code }
     /// authsim's account of what happened, more than the SDK says (for timelines, logs, `explain`).
-    public let message: String
+    public var message: String { storage.message }
     /// The backend's `CODE : detail` when the error came from it.
-    public let serverMessage: String?
+    public var serverMessage: String? { storage.serverMessage }
     /// `AuthErrorUserInfoUpdatedCredentialKey`: for `credentialAlreadyInUse` from linking an Apple
     /// credential (single-use), a fresh credential that signs in to the account that holds it.
-    public let updatedCredential: AuthCredential?
+    public var updatedCredential: AuthCredential? { storage.updatedCredential }
     /// `AuthErrorUserInfoEmailKey`.
-    public let email: String?
+    public var email: String? { storage.email }
     /// `AuthErrorUserInfoMultiFactorResolverKey`: for `secondFactorRequired`, what finishes the sign-in.
-    public let resolver: MultiFactorResolver?
+    public var resolver: MultiFactorResolver? { storage.resolver }
     /// `NSUnderlyingErrorKey`.
-    public let underlyingError: NSError?
+    public var underlyingError: NSError? { storage.underlyingError }
 
     public init(_ code: AuthErrorCode, _ message: String, serverMessage: String? = nil, updatedCredential: AuthCredential? = nil,
                 email: String? = nil, resolver: MultiFactorResolver? = nil, underlyingError: NSError? = nil) {
-        self.code = code
-        self.message = message
-        self.serverMessage = serverMessage
-        self.updatedCredential = updatedCredential
-        self.email = email
-        self.resolver = resolver
-        self.underlyingError = underlyingError
+        storage = Storage(code: code, message: message, serverMessage: serverMessage, updatedCredential: updatedCredential, email: email,
+                          resolver: resolver, underlyingError: underlyingError)
     }
 
     public static var errorDomain: String { AuthErrors.domain }
