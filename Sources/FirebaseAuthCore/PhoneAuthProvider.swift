@@ -215,40 +215,44 @@ public final class PhoneAuthProvider: Sendable {
     @inline(never)
     private func send(_ backend: BackendClient, _ phoneNumber: String, proof: ProofFields, enterprise: String?,
                       session: MultiFactorSession?) async throws(AuthError) -> String {
-        let (receipt, secret, recaptchaToken) = (proof.receipt, proof.secret, proof.recaptchaToken)
-        let version = enterprise == nil ? nil : Auth.recaptchaVersion
-        // Each kind in a function of its own: an async frame holds the requests and answers of
-        // every call made in it, and each sign-in in flight holds this one.
-        guard let session else {
-            // `clientType` always (SendVerificationTokenRequest.swift 64–85).
-            return try await sendFirstFactor(backend, SendVerificationCodeRequest(
-                phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret, recaptchaToken: recaptchaToken,
-                captchaResponse: enterprise, recaptchaVersion: version, clientType: Auth.clientType))
-        }
-        // The second factor's `clientType` comes with the reCAPTCHA fields only, as the SDK injects them.
-        let info = StartMFAPhoneRequestInfo(phoneNumber: phoneNumber, iosReceipt: receipt, iosSecret: secret, recaptchaToken: recaptchaToken,
-                                            captchaResponse: enterprise, recaptchaVersion: version,
-                                            clientType: enterprise == nil ? nil : Auth.clientType)
+        // Each kind in a function of its own, which builds its request there: an async frame holds
+        // the requests and answers of every call made in it, and each sign-in in flight holds this one.
+        guard let session else { return try await sendFirstFactor(backend, phoneNumber, proof: proof, enterprise: enterprise) }
         if let idToken = session.idToken {
-            return try await startEnrollment(backend, StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: info))
+            return try await startEnrollment(backend, phoneNumber, proof: proof, enterprise: enterprise, idToken: idToken)
         }
-        return try await startSignIn(backend, StartMFASignInRequest(mfaPendingCredential: session.mfaPendingCredential,
-                                                                    mfaEnrollmentId: session.multiFactorInfo?.uid, phoneSignInInfo: info))
+        return try await startSignIn(backend, phoneNumber, proof: proof, enterprise: enterprise, session: session)
+    }
+
+    /// `sendVerificationCode`, with `clientType` always (SendVerificationTokenRequest.swift 64–85).
+    @inline(never)
+    private func sendFirstFactor(_ backend: BackendClient, _ phoneNumber: String, proof: ProofFields, enterprise: String?) async throws(AuthError) -> String {
+        try await backend.call(SendVerificationCodeRequest(
+            phoneNumber: phoneNumber, iosReceipt: proof.receipt, iosSecret: proof.secret, recaptchaToken: proof.recaptchaToken,
+            captchaResponse: enterprise, recaptchaVersion: enterprise == nil ? nil : Auth.recaptchaVersion, clientType: Auth.clientType)).sessionInfo ?? ""
+    }
+
+    /// A second factor's phone info: its `clientType` comes with the reCAPTCHA fields only, as the SDK injects them.
+    private static func phoneInfo(_ phoneNumber: String, proof: ProofFields, enterprise: String?) -> StartMFAPhoneRequestInfo {
+        StartMFAPhoneRequestInfo(phoneNumber: phoneNumber, iosReceipt: proof.receipt, iosSecret: proof.secret, recaptchaToken: proof.recaptchaToken,
+                                 captchaResponse: enterprise, recaptchaVersion: enterprise == nil ? nil : Auth.recaptchaVersion,
+                                 clientType: enterprise == nil ? nil : Auth.clientType)
     }
 
     @inline(never)
-    private func sendFirstFactor(_ backend: BackendClient, _ request: SendVerificationCodeRequest) async throws(AuthError) -> String {
-        try await backend.call(request).sessionInfo ?? ""
+    private func startEnrollment(_ backend: BackendClient, _ phoneNumber: String, proof: ProofFields, enterprise: String?,
+                                 idToken: String) async throws(AuthError) -> String {
+        let info = Self.phoneInfo(phoneNumber, proof: proof, enterprise: enterprise)
+        return try await backend.call(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: info)).phoneSessionInfo?.sessionInfo ?? ""
     }
 
     @inline(never)
-    private func startEnrollment(_ backend: BackendClient, _ request: StartMFAEnrollmentRequest) async throws(AuthError) -> String {
-        try await backend.call(request).phoneSessionInfo?.sessionInfo ?? ""
-    }
-
-    @inline(never)
-    private func startSignIn(_ backend: BackendClient, _ request: StartMFASignInRequest) async throws(AuthError) -> String {
-        try await backend.call(request).phoneResponseInfo?.sessionInfo ?? ""
+    private func startSignIn(_ backend: BackendClient, _ phoneNumber: String, proof: ProofFields, enterprise: String?,
+                             session: MultiFactorSession) async throws(AuthError) -> String {
+        let info = Self.phoneInfo(phoneNumber, proof: proof, enterprise: enterprise)
+        return try await backend.call(StartMFASignInRequest(mfaPendingCredential: session.mfaPendingCredential,
+                                                            mfaEnrollmentId: session.multiFactorInfo?.uid, phoneSignInInfo: info))
+            .phoneResponseInfo?.sessionInfo ?? ""
     }
 
     /// The credential for `verificationID` and the code the user typed.
