@@ -88,12 +88,15 @@ public final class PostgresEventLog: BackendEventSink {
                             WITH ORDINALITY AS t(position, at, event, n) ORDER BY t.n
                         """, logger: silentStoreLogger)
                 }
-                try await pruneIfDue()
             } catch {
                 logger.warning("the backend's events wait for the fleet's store", metadata: ["store": "\(address)", "events": "\(batch.count)", "error": "\(error)"])
                 queue.withLock { $0.waiting.insert(contentsOf: batch, at: 0) }
                 succeeded = false
                 break
+            }
+            // After the batch is kept, and apart from it: a failed deletion must not put the kept events back in the queue.
+            do { try await pruneIfDue() } catch {
+                logger.warning("old events not deleted", metadata: ["store": "\(address)", "error": "\(error)"])
             }
         }
         let (flushers, dropped) = queue.withLock { queue -> ([CheckedContinuation<Bool, Never>], Int) in

@@ -143,6 +143,27 @@ struct BackendStoreTests {
         await events.close()
     }
 
+    @Test("events kept while their pruning fails: kept once, never queued again")
+    func failedPruningKeepsEventsOnce() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let clock = ManualWallClock(Date())
+        let events = PostgresEventLog(location: try PostgresLocation(database.url), node: "a", clock: clock)
+        try await events.open()
+        // Every DELETE on the table fails; INSERTs go through.
+        _ = try await postgres.psql(database.name, """
+            CREATE FUNCTION refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no deleting here'; END $$;
+            CREATE TRIGGER refuse_delete BEFORE DELETE ON backend_events FOR EACH STATEMENT EXECUTE FUNCTION refuse_delete();
+            """)
+        events.record(.accountDeleted(uid: "first"), position: 1, at: clock.now)
+        #expect(await events.flush())
+        clock.advance(by: 61)
+        events.record(.accountDeleted(uid: "second"), position: 2, at: clock.now)
+        #expect(await events.flush())
+        #expect(try await postgres.psql(database.name, "SELECT string_agg(event->'accountDeleted'->>'uid', ',' ORDER BY id) FROM backend_events") == "first,second")
+        await events.close()
+    }
+
     @Test("two nodes racing for one code and for one reCAPTCHA token: one wins each")
     func racesForSingleUse() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
