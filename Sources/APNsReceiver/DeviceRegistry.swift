@@ -120,10 +120,7 @@ public final class DeviceRegistry: Sendable {
     /// that one: a flood of refused pushes costs one query per round trip, not one each.
     public func catchUp() async throws(ReceiverError) {
         guard shared != nil else { return }
-        try await catchUps.run { [self] in
-            do throws(ReceiverError) { try await readChanges() } catch { return .failure(error) }
-            return .success(())
-        }
+        try await catchUps.run { [self] () throws(ReceiverError) in try await readChanges() }
     }
 
     /// Applies the store's changes after this copy's version. Reads that overlap apply the same

@@ -143,14 +143,18 @@ public actor DeviceHub: PushDeliveryHandler {
     /// Pushes another receiver of the fleet accepted for devices connected here (the APNs latency
     /// was waited there): to their devices at once, or noted undelivered if they hung up meanwhile.
     func deliver(forwarded pushes: [AcceptedPush]) {
-        for push in pushes {
-            guard let sinks = remote[DeviceKey(environment: push.environment, token: push.deviceToken.hex)], !sinks.isEmpty else {
-                note(push, .noDevice)
-                continue
-            }
-            for sink in sinks.values { sink(push) }
-            observer?(push, .handedToGateway(latency: .zero))
+        for push in pushes where !handToGateway(push, key: DeviceKey(environment: push.environment, token: push.deviceToken.hex), latency: .zero) {
+            note(push, .noDevice)
         }
+    }
+
+    /// Hands `push` to the devices connected through the gateway with its token, if any (`latency`:
+    /// what the inspector's note says it waited).
+    private func handToGateway(_ push: AcceptedPush, key: DeviceKey, latency: Duration) -> Bool {
+        guard let sinks = remote[key], !sinks.isEmpty else { return false }
+        for sink in sinks.values { sink(push) }
+        observer?(push, .handedToGateway(latency: latency))
+        return true
     }
 
     /// Routes a push to its device here.
@@ -170,11 +174,7 @@ public actor DeviceHub: PushDeliveryHandler {
             return true
         }
         let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
-        if let sinks = remote[key], !sinks.isEmpty {
-            for sink in sinks.values { sink(push) }
-            observer?(push, .handedToGateway(latency: latency))
-            return true
-        }
+        if handToGateway(push, key: key, latency: latency) { return true }
         guard let device = apps[key] else {
             if fleet != nil { return false }
             note(push, .noDevice)

@@ -35,16 +35,10 @@ public final class FleetDeviceLinks: Sendable {
 
     /// Reads the other nodes' links from the store; callers that arrive together share a read.
     public func catchUp() async throws(ReceiverError) {
-        try await reads.run { [self] in
-            do throws(ReceiverError) {
-                let links = try await shared.links()
-                var copy: [Key: Set<String>] = [:]
-                for link in links { copy[Key(environment: link.environment, token: link.token.hex), default: []].insert(link.node) }
-                others.withLock { $0 = copy }
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
+        try await reads.run { [self] () throws(ReceiverError) in
+            var copy: [Key: Set<String>] = [:]
+            for link in try await shared.links() { copy[Key(environment: link.environment, token: link.token.hex), default: []].insert(link.node) }
+            others.withLock { $0 = copy }
         }
     }
 
@@ -62,14 +56,9 @@ public final class FleetDeviceLinks: Sendable {
 
     /// Takes the pushes handed to this node and gives them to `hub`'s devices.
     func take(into hub: DeviceHub) async throws(ReceiverError) {
-        try await takes.run { [self] in
-            do throws(ReceiverError) {
-                let pushes = try await shared.takeForwarded()
-                if !pushes.isEmpty { await hub.deliver(forwarded: pushes) }
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
+        try await takes.run { [self] () throws(ReceiverError) in
+            let pushes = try await shared.takeForwarded()
+            if !pushes.isEmpty { await hub.deliver(forwarded: pushes) }
         }
     }
 }

@@ -24,9 +24,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
     public let address: String
     /// Written with each change: which node made it.
     public let node: String
-    private let location: PostgresLocation
     private let session: PostgresSession
-    private let logger: Logger
     private let deadline: Double
     /// The connection that hears of other writers' changes, while following.
     private let listener: PostgresListener
@@ -35,9 +33,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
                 logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.node = node
-        self.location = location
         self.deadline = deadline
-        self.logger = logger
         self.session = PostgresSession(location: location, clock: clock, logger: logger)
         listener = PostgresListener(location: location, what: "the device registry's announcements", logger: logger)
     }

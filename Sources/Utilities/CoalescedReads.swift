@@ -13,7 +13,7 @@ public final class CoalescedReads<Failure: Error>: Sendable {
     /// Returns once a read that started after this call has ended, with its result.
     /// - Parameter read: one read (every caller passes the same); its result goes to every caller
     ///   that shared it.
-    public func run(_ read: @escaping @Sendable () async -> Result<Void, Failure>) async throws(Failure) {
+    public func run(_ read: @escaping @Sendable () async throws(Failure) -> Void) async throws(Failure) {
         let result = await withCheckedContinuation { (waiter: Waiter) in
             let starts = rounds.withLock { rounds -> Bool in
                 rounds.waiting.append(waiter)
@@ -27,7 +27,7 @@ public final class CoalescedReads<Failure: Error>: Sendable {
     }
 
     /// Reads for the callers waiting when each read starts, until none is left.
-    private func readRounds(_ read: @Sendable () async -> Result<Void, Failure>) async {
+    private func readRounds(_ read: @Sendable () async throws(Failure) -> Void) async {
         while true {
             let waiters = rounds.withLock { rounds -> [Waiter] in
                 defer { rounds.waiting.removeAll() }
@@ -35,7 +35,8 @@ public final class CoalescedReads<Failure: Error>: Sendable {
                 return rounds.waiting
             }
             if waiters.isEmpty { return }
-            let result = await read()
+            let result: Result<Void, Failure>
+            do throws(Failure) { try await read(); result = .success(()) } catch { result = .failure(error) }
             for waiter in waiters { waiter.resume(returning: result) }
         }
     }
