@@ -33,6 +33,9 @@ public actor DeviceHub: PushDeliveryHandler {
     /// A push never reaches an app before the app has read the answer that announced it, whatever
     /// this is (the device orders the two by event: `AppHost.readingAnswerBeforePush`).
     public let latency: Duration
+    /// The clock the latency is waited on, when not the wall clock's (a scenario's
+    /// `WaitingClock.passive`: the latency then counts from when the hub routes the push).
+    private let latencyClock: (any Clock<Duration>)?
 
     /// APNs accepted the push but the device never gets it (offline, powered off, throttled by iOS).
     public private(set) var losesPushes = false
@@ -40,8 +43,10 @@ public actor DeviceHub: PushDeliveryHandler {
     /// Hears what became of each push the hub was given (the inspector's "what the device did").
     private let observer: (@Sendable (AcceptedPush, DeliveryNote) -> Void)?
 
-    public init(latency: Duration = .zero, observer: (@Sendable (AcceptedPush, DeliveryNote) -> Void)? = nil) {
+    public init(latency: Duration = .zero, clock: (any Clock<Duration>)? = nil,
+                observer: (@Sendable (AcceptedPush, DeliveryNote) -> Void)? = nil) {
         self.latency = latency
+        self.latencyClock = clock
         self.observer = observer
     }
 
@@ -166,7 +171,13 @@ public actor DeviceHub: PushDeliveryHandler {
             observer?(push, .alert)
             return true
         }
-        if latency > .zero, start + latency > .now { try? await Task.sleep(until: start + latency, clock: .continuous) }
+        if latency > .zero {
+            if let latencyClock {
+                try? await latencyClock.sleep(for: latency)
+            } else if start + latency > .now {
+                try? await Task.sleep(until: start + latency, clock: .continuous)
+            }
+        }
         while paused { await withCheckedContinuation { resumers.append($0) } }
         if losesPushes {
             note(push, .lost)

@@ -37,6 +37,7 @@ public final class LocalAPNsChannel: Sendable {
     ///   - state: where the delivery log goes (`deliveries.jsonl`); the registry is in memory.
     ///   - extraKeys: more provider keys to trust beside the one in `certs`.
     ///   - keyEnvironments: limit the `certs` key to these environments.
+    ///   - deliveryClock: what the delivery latency is waited on (default: the wall clock).
     ///   - sharedLog: a fleet's delivery log, kept instead of `deliveries.jsonl`.
     ///   - registry: the device registry (default: a new one in memory), such as a copy of a fleet's
     ///     (whose fault plan, ``DeviceRegistry/fleetFaults``, is then the channel's).
@@ -44,11 +45,11 @@ public final class LocalAPNsChannel: Sendable {
                              extraKeys: [TrustedProviderKey] = [], keyEnvironments: Set<APNsEnvironment>? = nil,
                              keyTopics: Set<String>? = nil, policy: ReceiverPolicy = ReceiverPolicy(),
                              observer: (@Sendable (ReceiverEvent) -> Void)? = nil, threads: Int = 2,
-                             deliveryLatency: Duration = .zero, sharedLog: (any SharedDeliveryLog)? = nil, registry: DeviceRegistry = DeviceRegistry(),
+                             deliveryLatency: Duration = .zero, deliveryClock: (any Clock<Duration>)? = nil, sharedLog: (any SharedDeliveryLog)? = nil, registry: DeviceRegistry = DeviceRegistry(),
                              logger: Logger = Logger(label: "push-receiver", factory: { _ in SwiftLogNoOpLogHandler() }))
         async throws -> LocalAPNsChannel {
         let credentials = try CertsDirectory(certs).ensure()
-        let hub = DeviceHub(latency: deliveryLatency)
+        let hub = DeviceHub(latency: deliveryLatency, clock: deliveryClock)
         // A copy of a fleet's registry comes with the fleet's fault plan.
         let faults = registry.fleetFaults ?? FaultPlan()
         let logFile = state.appendingPathComponent("deliveries.jsonl")

@@ -111,14 +111,16 @@ public final class PhoneAuthWorld: Sendable {
     ///     advances unless it wants a timeout: the SDK's waits then end by their events alone,
     ///     however busy the machine (a push 2 s late on a loaded CI box must not turn into a
     ///     reCAPTCHA fallback that no device would show).
+    ///   - pushClock: what APNs' latency is waited on (default: the wall clock); a scenario gives
+    ///     its `WaitingClock`'s passive view, the apps its clock (see ``WaitingClock``).
     public static func start(certs: URL, state: URL, configuration: BackendConfiguration = BackendConfiguration(),
                              backendClock: any WallClock = SystemWallClock(), pushLatency: Duration = .milliseconds(250),
                              providerKey: APNsAuthKey? = nil, providerClock: any WallClock = SystemWallClock(),
-                             appClock: any Clock<Duration> = ContinuousClock(),
+                             appClock: any Clock<Duration> = ContinuousClock(), pushClock: (any Clock<Duration>)? = nil,
                              receiverObserver: (@Sendable (ReceiverEvent) -> Void)? = nil,
                              backendObserver: (@Sendable (BackendEvent) -> Void)? = nil) async throws -> PhoneAuthWorld {
         let channel = try await LocalAPNsChannel.start(certs: certs, state: state, observer: receiverObserver,
-                                                       deliveryLatency: pushLatency)
+                                                       deliveryLatency: pushLatency, deliveryClock: pushClock)
         let pusher = APNsPusher(sandbox: try channel.client(environment: .sandbox, key: providerKey, clock: providerClock),
                                 production: try channel.client(environment: .production, key: providerKey, clock: providerClock))
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: backendClock,

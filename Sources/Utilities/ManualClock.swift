@@ -5,6 +5,7 @@ import Synchronization
 public final class ManualClock: Clock, Sendable {
     public struct Instant: InstantProtocol {
         public let offset: Duration
+        public init(offset: Duration) { self.offset = offset }
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
         public func duration(to other: Instant) -> Duration { other.offset - offset }
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
