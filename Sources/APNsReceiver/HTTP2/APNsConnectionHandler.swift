@@ -157,8 +157,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         case .connectionError(let code, let detail):
             exchange.services.logger.debug("HTTP/2 connection error", metadata: ["code": "\(code)", "detail": "\(detail)"])
             closing = true
-            let channel = context.channel
-            flushOutput(context: context).whenComplete { _ in channel.close(promise: nil) }
+            // Not closed at once: the abuser's frames still unread would make the kernel reset the
+            // connection, and the reset throws the GOAWAY away before the client reads why
+            // (ConformanceTests' abuse cases saw no GOAWAY once in five runs). Its input is read
+            // and dropped (`closing`) until it hangs up or the grace ends.
+            closeAfterGrace(flushOutput(context: context), channel: context.channel)
         }
     }
 
@@ -428,8 +431,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         exchange.connection.closing = true
         commitStaged()
         connection.writeGoAway(lastStreamID: lastStreamID, code: .noError, debugData: APNsErrorBody(reason: reason).encoded())
-        let channel = context.channel
-        let written = flushOutput(context: context)
+        closeAfterGrace(flushOutput(context: context), channel: context.channel)
+    }
+
+    /// Closes `channel` ``GoAwayTiming/grace`` after its GOAWAY is `written`, unless the client hangs up first.
+    private func closeAfterGrace(_ written: EventLoopFuture<Void>, channel: any Channel) {
         written.whenComplete { _ in
             let close = channel.eventLoop.scheduleTask(in: GoAwayTiming.grace) { channel.close(promise: nil) }
             channel.closeFuture.whenComplete { _ in close.cancel() }
