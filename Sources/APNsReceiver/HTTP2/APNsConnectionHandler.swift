@@ -158,9 +158,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             exchange.services.logger.debug("HTTP/2 connection error", metadata: ["code": "\(code)", "detail": "\(detail)"])
             closing = true
             // Not closed at once: the abuser's frames still unread would make the kernel reset the
-            // connection, and the reset throws the GOAWAY away before the client reads why
-            // (ConformanceTests' abuse cases saw no GOAWAY once in five runs). Its input is read
-            // and dropped (`closing`) until it hangs up or the grace ends.
+            // connection, and the reset can throw the GOAWAY away before the client reads why. Its
+            // input is read and dropped (`closing`) until it hangs up or the grace ends.
             closeAfterGrace(flushOutput(context: context), channel: context.channel)
         }
     }
