@@ -93,6 +93,25 @@ public final class DeliveryLog: Sendable {
         return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }
     }
 
+    /// How many pushes a delivery log records: its whole lines (a torn last line is not one), read
+    /// in pieces, so a large log is counted without being held in memory as ``entries(in:)`` holds it.
+    public static func count(in file: URL) throws(ReceiverError) -> Int {
+        let handle: FileHandle
+        do { handle = try FileHandle(forReadingFrom: file) } catch {
+            throw ReceiverError(.storage, "cannot read \(file.path): \(error.localizedDescription)")
+        }
+        defer { try? handle.close() }
+        var lines = 0
+        do {
+            while let piece = try handle.read(upToCount: 1 << 16), !piece.isEmpty {
+                lines += piece.reduce(into: 0) { count, byte in if byte == UInt8(ascii: "\n") { count += 1 } }
+            }
+        } catch {
+            throw ReceiverError(.storage, "cannot read \(file.path): \(error.localizedDescription)")
+        }
+        return lines
+    }
+
     /// One line, appended to `out` (see ``LineEncoder``).
     static func encode(_ push: AcceptedPush, into out: inout [UInt8]) {
         var encoder = LineEncoder()

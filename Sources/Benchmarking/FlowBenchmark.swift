@@ -69,8 +69,12 @@ public enum FlowBenchmark {
             requests[String(key.route.split(separator: "/").last ?? "unmatched"), default: 0] += Double(histogram.count) / Double(count)
         }
         let pushTally = await world.toolkit?.silentPushTally ?? SilentPushTally()
-        let pushes = Double(world.channel.map { (try? DeliveryLog.entries(in: $0.deliveryLogFile).count) ?? 0 } ?? 0) / Double(count)
+        var logged: Result<Int, ReceiverError> = .success(0)
+        if let channel = world.channel {
+            logged = Result { () throws(ReceiverError) in try DeliveryLog.count(in: channel.deliveryLogFile) }
+        }
         await world.shutdown()
+        let pushes = Double(try logged.get()) / Double(count)
         latencies.sort()
         return Report(path: path, flows: count, failures: failures, reCAPTCHAs: presented.value, firstFailure: firstFailure,
                       wallSeconds: elapsed.inSeconds,
