@@ -86,24 +86,37 @@ public enum FlowBenchmark {
     /// (read once: building the environment dictionary per flow costs more than the check).
     static let printsStages = ProcessInfo.processInfo.environment["AUTHSIM_BENCH_STAGES"] != nil
 
-    /// One sign-in, for the `index`th fictional number.
+    /// One sign-in, for the `index`th fictional number. Its frame is kept small (the install's
+    /// profile and default arguments, the number's formatting and the stage line are made in
+    /// helpers' frames): a task keeps the stack slabs of its deepest moment until it ends, and this
+    /// frame is under every other of the sign-in's.
     static func flow(_ index: Int, world: PhoneAuthWorld, presented: Counter) async throws {
-        let number = "+1650" + String(format: "%07d", index % 10_000_000)
         let clock = ContinuousClock()
         let t0 = clock.now
-        let (auth, _) = try await world.install(AppProfile())
+        let auth = try await launch(world)
         let t1 = clock.now
         let provider = PhoneAuthProvider.provider(auth: auth)
-        let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: CountingPresenter(count: presented))
+        let verificationID = try await provider.verifyPhoneNumber(number(index), uiDelegate: CountingPresenter(count: presented))
         let t2 = clock.now
         guard let code = try await world.toolkit?.code(forSession: verificationID) else {
-            throw AuthError(.internalError, "no SMS for \(number)")
+            throw AuthError(.internalError, "no SMS for \(number(index))")
         }
         _ = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
-        let t3 = clock.now
-        if printsStages, index % 100 == 0 {
-            print("flow \(index): install \(t1 - t0), verify \(t2 - t1), sign-in \(t3 - t2)")
-        }
+        if printsStages, index % 100 == 0 { printStages(index, t0, t1, t2, clock.now) }
+    }
+
+    /// The app installed on a new device and launched (registered for pushes).
+    @inline(never)
+    static func launch(_ world: PhoneAuthWorld) async throws -> Auth { try await world.install(AppProfile()).0 }
+
+    /// The `index`th fictional number: +1 650 and seven digits.
+    @inline(never)
+    static func number(_ index: Int) -> String { "+1650" + String(format: "%07d", index % 10_000_000) }
+
+    @inline(never)
+    static func printStages(_ index: Int, _ t0: ContinuousClock.Instant, _ t1: ContinuousClock.Instant,
+                            _ t2: ContinuousClock.Instant, _ t3: ContinuousClock.Instant) {
+        print("flow \(index): install \(t1 - t0), verify \(t2 - t1), sign-in \(t3 - t2)")
     }
 
     /// VmHWM from /proc/self/status, in megabytes.
