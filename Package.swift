@@ -269,8 +269,8 @@ let package = Package(
         .testTarget(name: "HTTP2WireTests", dependencies: ["HTTP2Wire", nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
         .testTarget(
             name: "HTTPTransportTests",
-            dependencies: ["HTTPTransport", "HTTPServerSupport", "LocalPKI", "TestSupport", hummingbird, nio("NIOCore"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
+            dependencies: ["HTTPTransport", "HTTPServerSupport", "LocalPKI", "TestSupport", hummingbird, nio("NIOCore"), nio("NIOPosix"),
+                           nio("NIOHTTP1"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport", crypto, .product(name: "X509", package: "swift-certificates")]),
         .testTarget(

@@ -65,51 +65,87 @@ public final class NIOHTTP1Transport: HTTPTransport {
     }
 
     public func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
-        let url = request.url
-        guard let scheme = url.scheme, scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
-            throw TransportError(.badURL, "\(url.absoluteString) is not an http:// or https:// URL with a host")
+        let target = try Target(request.url)
+        let limiter = limiter(for: target.key)
+        // Requests past the limit wait here, in this small frame: the exchange (the request head,
+        // the connection, the answer) is made only once a slot is free. With 10,000 sign-ins in
+        // flight and 128 slots, the waiting frames were 40 MB of the peak.
+        await limiter.acquire()
+        defer { limiter.release() }
+        // The exchange runs on the connection's event loop as futures, which end in a
+        // TransportError or an answer; this task only waits. An async exchange kept its frame
+        // (528 bytes) in every sign-in's task for the task's life, as a task keeps the stack slabs
+        // of its deepest moment.
+        do { return try await exchange(request, to: target).get() } catch {
+            throw error as? TransportError ?? TransportError(.closed, "\(error)")
         }
-        let secure = scheme == "https"
-        let port = url.port ?? (secure ? 443 : 80)
-        let key = "\(scheme)://\(host):\(port)"
-        let limiter = slots.withLock { slots in
+    }
+
+    /// Where a request goes: scheme, host and port, and the pool's key for them.
+    private struct Target {
+        let host: String
+        let port: Int
+        let secure: Bool
+        let key: String
+
+        @inline(never)
+        init(_ url: URL) throws(TransportError) {
+            guard let scheme = url.scheme, scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
+                throw TransportError(.badURL, "\(url.absoluteString) is not an http:// or https:// URL with a host")
+            }
+            self.host = host
+            secure = scheme == "https"
+            port = url.port ?? (secure ? 443 : 80)
+            key = "\(scheme)://\(host):\(port)"
+        }
+    }
+
+    /// The slots of `key`'s host.
+    @inline(never)
+    private func limiter(for key: String) -> Limiter {
+        slots.withLock { slots in
             if let limiter = slots[key] { return limiter }
             let limiter = Limiter(connectionsPerHost)
             slots[key] = limiter
             return limiter
         }
-        // Requests past the limit wait here, in this small frame: the exchange's (the request
-        // head, the connection, the answer) is made only once a slot is free. With 10,000
-        // sign-ins in flight and 128 slots, the waiting frames were 40 MB of the peak.
-        await limiter.acquire()
-        defer { limiter.release() }
-        return try await exchange(request, key: key, host: host, port: port, secure: secure)
     }
 
     /// ``send(_:)`` once it holds a slot: a kept-alive connection or a new one, and the exchange.
+    /// A kept-alive connection the server closed meanwhile fails before any of the answer: the
+    /// request goes once more, on a new connection.
     @inline(never)
-    private func exchange(_ request: TransportRequest, key: String, host: String, port: Int, secure: Bool) async throws(TransportError) -> TransportResponse {
-        let url = request.url
-        let head = requestHead(request, host: host, port: port)
-        // A kept-alive connection the server closed meanwhile fails at once: try a fresh one then.
-        for attempt in 0..<2 {
-            let (channel, reused) = try await connection(key: key, host: host, port: port, secure: secure, fresh: attempt > 0)
-            do {
-                let answer = try await exchange(on: channel, head: head, body: request.body, timeout: request.timeout)
-                if answer.keepAlive { release(channel, key: key) } else { channel.close(promise: nil) }
-                return answer.response
-            } catch is StaleConnection where reused {
-                channel.close(promise: nil)
-                continue
-            } catch let error as TransportError {
-                channel.close(promise: nil)
-                throw TransportError(error.code, "\(request.method) \(url.absoluteString): \(error.message)")
-            } catch {
-                channel.close(promise: nil)
-                throw TransportError(.closed, "\(request.method) \(url.absoluteString): \(error)")
-            }
+    private func exchange(_ request: TransportRequest, to target: Target) -> EventLoopFuture<TransportResponse> {
+        attempt(request, head: requestHead(request, host: target.host, port: target.port), key: target.key, host: target.host,
+                port: target.port, secure: target.secure, fresh: false)
+    }
+
+    private func attempt(_ request: TransportRequest, head: HTTPRequestHead, key: String, host: String, port: Int, secure: Bool,
+                         fresh: Bool) -> EventLoopFuture<TransportResponse> {
+        let connection: EventLoopFuture<(Channel, Bool)>
+        if !fresh, let channel = idleConnection(key: key) {
+            connection = channel.eventLoop.makeSucceededFuture((channel, true))
+        } else {
+            let limit = maximumResponseBytes
+            connection = connect(key: key, host: host, port: port, secure: secure) { AnswerCollector(limit: limit) }.map { ($0, false) }
         }
-        throw TransportError(.closed, "\(request.method) \(url.absoluteString): the connection closed before an answer")
+        return connection.flatMap { channel, reused in
+            self.exchange(on: channel, head: head, body: request.body, timeout: request.timeout)
+                .map { response, keepAlive in
+                    if keepAlive { self.release(channel, key: key) } else { channel.close(promise: nil) }
+                    return response
+                }
+                .flatMapError { error in
+                    channel.close(promise: nil)
+                    if error is StaleConnection, reused {
+                        return self.attempt(request, head: head, key: key, host: host, port: port, secure: secure, fresh: true)
+                    }
+                    let what = "\(request.method) \(request.url.absoluteString)"
+                    let failure = (error as? TransportError).map { TransportError($0.code, "\(what): \($0.message)") }
+                        ?? TransportError(.closed, "\(what): \(error)")
+                    return channel.eventLoop.makeFailedFuture(failure)
+                }
+        }
     }
 
     private func requestHead(_ request: TransportRequest, host: String, port: Int) -> HTTPRequestHead {
@@ -122,15 +158,12 @@ public final class NIOHTTP1Transport: HTTPTransport {
         return head
     }
 
-    /// A kept-alive connection, or a new one; and whether it was kept alive.
-    private func connection(key: String, host: String, port: Int, secure: Bool, fresh: Bool) async throws(TransportError) -> (Channel, Bool) {
-        if !fresh {
-            while let channel = idle.withLock({ $0[key]?.popLast() }) {
-                if channel.isActive { return (channel, true) }
-            }
+    /// A kept-alive connection to `key` that is still open, if there is one.
+    private func idleConnection(key: String) -> Channel? {
+        while let channel = idle.withLock({ $0[key]?.popLast() }) {
+            if channel.isActive { return channel }
         }
-        let limit = maximumResponseBytes
-        return (try await connect(key: key, host: host, port: port, secure: secure) { AnswerCollector(limit: limit) }, false)
+        return nil
     }
 
     /// Whether `host` is an IPv4 or IPv6 literal (brackets allowed).
@@ -139,30 +172,29 @@ public final class NIOHTTP1Transport: HTTPTransport {
         return (try? SocketAddress(ipAddress: bare, port: 0)) != nil
     }
 
-    /// A new connection to `host:port` whose pipeline ends in the handler `last` makes.
+    /// A new connection to `host:port` whose pipeline ends in the handler `last` makes; a failure
+    /// is ``TransportError/Code/unreachable``.
     private func connect(key: String, host: String, port: Int, secure: Bool,
-                         _ last: @escaping @Sendable () -> any ChannelHandler) async throws(TransportError) -> Channel {
-        let tls = secure ? try tlsContext() : nil
-        do {
-            return try await ClientBootstrap(group: group)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connectTimeout(.seconds(10))
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        if let tls {
-                            // An IP literal is no server name (RFC 6066 §3): no SNI, and the
-                            // certificate is checked against the peer's address.
-                            let name = Self.isIPAddress(host) ? nil : host
-                            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
-                        }
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        try channel.pipeline.syncOperations.addHandler(last())
+                         _ last: @escaping @Sendable () -> any ChannelHandler) -> EventLoopFuture<Channel> {
+        let tls: NIOSSLContext?
+        do { tls = secure ? try tlsContext() : nil } catch { return group.next().makeFailedFuture(error) }
+        return ClientBootstrap(group: group)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        // An IP literal is no server name (RFC 6066 §3): no SNI, and the
+                        // certificate is checked against the peer's address.
+                        let name = Self.isIPAddress(host) ? nil : host
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
                     }
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(last())
                 }
-                .connect(host: host, port: port).get()
-        } catch {
-            throw TransportError(.unreachable, "cannot connect to \(key): \(error)")
-        }
+            }
+            .connect(host: host, port: port)
+            .flatMapErrorThrowing { error in throw TransportError(.unreachable, "cannot connect to \(key): \(error)") }
     }
 
     /// Sends `request` on a connection of its own and hands each line of the answer's body to
@@ -174,16 +206,17 @@ public final class NIOHTTP1Transport: HTTPTransport {
     public func lines(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
                       onEnd: @escaping @Sendable (TransportError?) -> Void = { _ in }) async throws(TransportError) -> LineStream {
         let url = request.url
-        guard let scheme = url.scheme, scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
-            throw TransportError(.badURL, "\(url.absoluteString) is not an http:// or https:// URL with a host")
-        }
-        let secure = scheme == "https"
-        let port = url.port ?? (secure ? 443 : 80)
-        let head = requestHead(request, host: host, port: port)
+        let target = try Target(url)
+        let head = requestHead(request, host: target.host, port: target.port)
         let limit = maximumResponseBytes
         let started = LineStreamStart()
-        let channel = try await connect(key: "\(scheme)://\(host):\(port)", host: host, port: port, secure: secure) {
-            LineSplitter(limit: limit, started: started, onLine: onLine, onEnd: onEnd)
+        let channel: Channel
+        do {
+            channel = try await connect(key: target.key, host: target.host, port: target.port, secure: target.secure) {
+                LineSplitter(limit: limit, started: started, onLine: onLine, onEnd: onEnd)
+            }.get()
+        } catch {
+            throw error as? TransportError ?? TransportError(.unreachable, "cannot connect to \(target.key): \(error)")
         }
         let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(request.timeout.inSeconds * 1e9))) {
             started.finish(.failure(TransportError(.timedOut, "no answer within \(request.timeout)")))
@@ -222,7 +255,8 @@ public final class NIOHTTP1Transport: HTTPTransport {
         idle.withLock { $0[key, default: []].append(channel) }
     }
 
-    private func exchange(on channel: Channel, head: HTTPRequestHead, body: [UInt8]?, timeout: Duration) async throws -> (response: TransportResponse, keepAlive: Bool) {
+    /// One request and its whole answer on `channel`, and whether the connection may be kept.
+    private func exchange(on channel: Channel, head: HTTPRequestHead, body: [UInt8]?, timeout: Duration) -> EventLoopFuture<(TransportResponse, Bool)> {
         let promise = channel.eventLoop.makePromise(of: (TransportResponse, Bool).self)
         channel.eventLoop.execute {
             guard let collector = try? channel.pipeline.syncOperations.handler(type: AnswerCollector.self) else {
@@ -241,9 +275,8 @@ public final class NIOHTTP1Transport: HTTPTransport {
         let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.inSeconds * 1e9))) {
             promise.fail(TransportError(.timedOut, "no answer within \(timeout)"))
         }
-        defer { timer.cancel() }
-        let (response, keepAlive) = try await promise.futureResult.get()
-        return (response, keepAlive)
+        promise.futureResult.whenComplete { _ in timer.cancel() }
+        return promise.futureResult
     }
 }
 

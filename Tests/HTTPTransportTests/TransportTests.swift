@@ -4,6 +4,8 @@ import HTTPTransport
 import Hummingbird
 import LocalPKI
 import NIOCore
+import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import Synchronization
 #if canImport(Glibc)
@@ -102,6 +104,33 @@ struct TransportTests {
         #expect(badURL?.code == .badURL)
     }
 
+    @Test("a kept-alive connection the server dropped is sent on again once, on a new connection; a new one closed before an answer is an error")
+    func droppedConnections() async throws {
+        // The server answers a connection's first request and closes it on the second, as a server
+        // that dropped an idle kept-alive connection meets the client's next request.
+        try await DroppingServer.with(answersFirst: true) { base, connections in
+            let transport = NIOHTTP1Transport()
+            defer { transport.shutdown() }
+            let first = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/one")!))
+            #expect(first.status == 200)
+            let second = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/two")!))
+            #expect(second.status == 200)
+            #expect(String(decoding: second.body, as: UTF8.self) == "/two")
+            #expect(connections.value == 2)
+        }
+        // A new connection is not sent on again: the error says the connection closed.
+        try await DroppingServer.with(answersFirst: false) { base, connections in
+            let transport = NIOHTTP1Transport()
+            defer { transport.shutdown() }
+            let closed = await #expect(throws: TransportError.self) {
+                try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/one")!))
+            }
+            #expect(closed?.code == .closed)
+            #expect(closed?.message.contains("GET \(base)/one") == true)
+            #expect(connections.value == 1)
+        }
+    }
+
     @Test("a streamed answer comes line by line, lines split across writes joined; a refused stream is an error with its body")
     func lineStreams() async throws {
         try await Self.withServer { base in
@@ -149,6 +178,66 @@ struct TransportTests {
         #expect(page.contains("s_server"))
         await #expect(throws: TransportError.self) {
             try await NIOHTTP1Transport().send(TransportRequest(method: "GET", url: url, timeout: .seconds(5)))
+        }
+    }
+}
+
+/// An HTTP/1.1 server on SwiftNIO that answers a connection's first request (200, kept alive, the
+/// path as the body) and closes the connection when the next request comes, without an answer;
+/// with `answersFirst` false it closes on the first.
+enum DroppingServer {
+    final class Handler: ChannelInboundHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        private let answersFirst: Bool
+        private var requests = 0
+        private var path = ""
+        init(answersFirst: Bool) { self.answersFirst = answersFirst }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head): path = head.uri
+            case .body: break
+            case .end:
+                requests += 1
+                guard requests == 1, answersFirst else {
+                    context.close(promise: nil)
+                    return
+                }
+                var headers = HTTPHeaders()
+                headers.add(name: "Content-Length", value: String(path.utf8.count))
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: path)))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+        }
+    }
+
+    /// Connections accepted so far.
+    final class Count: Sendable {
+        private let count = Mutex(0)
+        func add() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+
+    static func with(answersFirst: Bool, _ body: (String, Count) async throws -> Void) async throws {
+        let connections = Count()
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                connections.add()
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(Handler(answersFirst: answersFirst))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        do {
+            try await body("http://127.0.0.1:\(server.localAddress?.port ?? 0)", connections)
+            try? await server.close()
+        } catch {
+            try? await server.close()
+            throw error
         }
     }
 }
