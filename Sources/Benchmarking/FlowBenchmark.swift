@@ -86,23 +86,40 @@ public enum FlowBenchmark {
     /// (read once: building the environment dictionary per flow costs more than the check).
     static let printsStages = ProcessInfo.processInfo.environment["AUTHSIM_BENCH_STAGES"] != nil
 
-    /// One sign-in, for the `index`th fictional number. Its frame is kept small (the install's
-    /// profile and default arguments, the number's formatting and the stage line are made in
-    /// helpers' frames): a task keeps the stack slabs of its deepest moment until it ends, and this
-    /// frame is under every other of the sign-in's.
+    /// One sign-in, for the `index`th fictional number: the app's launch, the code sent, the sign-in.
+    /// Its frame is kept small (each step's values live in the step's own frame): a task keeps the
+    /// stack slabs of its deepest moment until it ends, and this frame is under every other of
+    /// the sign-in's.
     static func flow(_ index: Int, world: PhoneAuthWorld, presented: Counter) async throws {
-        let clock = ContinuousClock()
-        let t0 = clock.now
+        let t0 = ContinuousClock.now
         let auth = try await launch(world)
-        let t1 = clock.now
-        let provider = PhoneAuthProvider.provider(auth: auth)
-        let verificationID = try await provider.verifyPhoneNumber(number(index), uiDelegate: CountingPresenter(count: presented))
-        let t2 = clock.now
+        let t1 = ContinuousClock.now
+        let verificationID = try await sendCode(index, auth: auth, presented: presented)
+        let t2 = ContinuousClock.now
+        try await signIn(index, auth: auth, verificationID: verificationID, world: world)
+        if printsStages, index % 100 == 0 { printStages(index, t0, t1, t2, ContinuousClock.now) }
+    }
+
+    /// `verifyPhoneNumber`: the app proves itself (silent push or reCAPTCHA) and the code is sent.
+    @inline(never)
+    static func sendCode(_ index: Int, auth: Auth, presented: Counter) async throws -> String {
+        try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number(index), uiDelegate: CountingPresenter(count: presented))
+    }
+
+    /// The code from the SMS outbox, and the sign-in with it.
+    @inline(never)
+    static func signIn(_ index: Int, auth: Auth, verificationID: String, world: PhoneAuthWorld) async throws {
+        let code = try await code(index, verificationID: verificationID, world: world)
+        _ = try await auth.signIn(with: PhoneAuthProvider.provider(auth: auth).credential(withVerificationID: verificationID, verificationCode: code))
+    }
+
+    /// The code the backend sent for `verificationID` (its SMS outbox).
+    @inline(never)
+    static func code(_ index: Int, verificationID: String, world: PhoneAuthWorld) async throws -> String {
         guard let code = try await world.toolkit?.code(forSession: verificationID) else {
             throw AuthError(.internalError, "no SMS for \(number(index))")
         }
-        _ = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
-        if printsStages, index % 100 == 0 { printStages(index, t0, t1, t2, clock.now) }
+        return code
     }
 
     /// The app installed on a new device and launched (registered for pushes).

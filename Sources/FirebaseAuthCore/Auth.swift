@@ -385,7 +385,7 @@ public final class Auth: Sendable {
             throw AuthError(.invalidUserToken, "the ID token the backend answered is not a JWT with a sub claim")
         }
         let user = User(auth: self, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn))
-        user.update(with: try await accountInfo(idToken: try await user.idToken()))
+        try await loadAccountInfo(into: user)
         return user
     }
 
@@ -397,7 +397,7 @@ public final class Auth: Sendable {
             throw AuthError(.invalidUserToken, "Invalid user token: accessToken is nil")
         }
         user.setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn))
-        user.update(with: try await accountInfo(idToken: try await user.idToken()))
+        try await loadAccountInfo(into: user)
     }
 
     /// `now + expiresIn` (seconds, a string), or nil.
@@ -408,7 +408,24 @@ public final class Auth: Sendable {
     /// `getAccountInfo` for the user of `idToken`.
     @inline(never)
     func accountInfo(idToken: String) async throws(AuthError) -> UserRecord {
-        let response = try await backend.call(GetAccountInfoRequest(idToken: idToken))
+        try Self.record(in: await backend.call(GetAccountInfoRequest(idToken: idToken)))
+    }
+
+    /// `getAccountInfo` with `user`'s ID token, and `user` updated with the answer. The record
+    /// goes from the answer to the user in a synchronous frame: a sign-in's async frames do not
+    /// hold a copy of it (a task keeps the stack slabs of its deepest moment until it ends).
+    @inline(never)
+    func loadAccountInfo(into user: User) async throws(AuthError) {
+        let response = try await backend.call(GetAccountInfoRequest(idToken: try await user.idToken()))
+        try Self.update(user, from: response)
+    }
+
+    @inline(never)
+    private static func update(_ user: User, from response: GetAccountInfoResponse) throws(AuthError) {
+        user.update(with: try record(in: response))
+    }
+
+    private static func record(in response: GetAccountInfoResponse) throws(AuthError) -> UserRecord {
         guard let record = response.users?.first else {
             throw AuthError(.userNotFound, "getAccountInfo answered without the user")
         }

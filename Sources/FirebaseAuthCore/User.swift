@@ -229,7 +229,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 
     /// Loads the profile again (`getAccountInfo`): the second factors, linked providers, name.
     public func reload() async throws {
-        update(with: try await auth.accountInfo(idToken: try await idToken()))
+        try await auth.loadAccountInfo(into: self)
     }
 }
 
