@@ -19,29 +19,50 @@ struct BackendClient: Sendable {
     /// The app: a killed one sends nothing more.
     let host: AppHost
 
-    /// Sends `request` and reads its answer. Only the prepared request lives across the wait:
-    /// building it and reading the answer are synchronous helpers, so this async frame stays small
-    /// (it is held by every sign-in in flight; ten thousand at once pay for each byte of it).
+    /// Sends `request` and reads its answer. Only the request's URL lives across the wait for one
+    /// of the transport's connections: the header fields and the body are made when the request
+    /// can go (the transport asks for them). Ten thousand sign-ins at once wait for 128
+    /// connections, and each waiting `getAccountInfo` held its ID token's JSON body meanwhile.
+    /// Building the request and reading the answer are synchronous helpers, so this async frame
+    /// stays small (it is held by every sign-in in flight).
     ///
     /// - Throws: the backend's error mapped as the SDK maps it; `networkError` (17020, the
     ///   transport's error underneath, as the SDK's `AuthBackend.swift` does) when no answer came.
     @inline(never)
     func call<Request: AuthRPCRequest>(_ request: Request) async throws(AuthError) -> Request.Response {
         if host.isTerminated { throw AuthError(.internalError, "the app's process was killed") }
-        let prepared = try prepare(request)
+        let url = try url(for: request)
+        // Set when the request cannot be encoded (the transport is then told why, and gives up).
+        var unencodable: AuthError?
         let answer: TransportResponse
-        do { answer = try await transport.send(prepared) } catch {
+        do throws(TransportError) {
+            answer = try await transport.send(method: Request.endpoint.method.rawValue, url: url, timeout: .seconds(60)) { () throws(TransportError) in
+                do throws(AuthError) { return try content(of: request) } catch {
+                    unencodable = error
+                    throw TransportError(.badURL, error.message)
+                }
+            }
+        } catch {
+            if let unencodable { throw unencodable }
             throw networkError(error, endpoint: Request.endpoint)
         }
         return try read(Request.Response.self, from: answer, endpoint: Request.endpoint)
     }
 
-    /// The request as it goes out: the endpoint's URL with the key (and a GET's query), JSON, the locale.
-    private func prepare<Request: AuthRPCRequest>(_ request: Request) throws(AuthError) -> TransportRequest {
+    /// The endpoint's URL with the key (and a GET's query).
+    @inline(never)
+    private func url<Request: AuthRPCRequest>(for request: Request) throws(AuthError) -> URL {
         let endpoint = Request.endpoint
         guard let url = endpoint.url(emulator: emulator, apiKey: apiKey, query: request.queryItems) else {
             throw AuthError(.appConfigurationError, "cannot make a URL for \(endpoint.name) from the emulator host \(emulator ?? "-") and API key \(apiKey)")
         }
+        return url
+    }
+
+    /// The request's header fields and body: JSON, the locale.
+    @inline(never)
+    private func content<Request: AuthRPCRequest>(of request: Request) throws(AuthError) -> TransportContent {
+        let endpoint = Request.endpoint
         // Content-Type on every request, a GET's too, as the SDK sets it.
         var headers = [(name: "Content-Type", value: "application/json")] + self.headers
         var body: [UInt8]?
@@ -51,7 +72,7 @@ struct BackendClient: Sendable {
             }
         }
         if let languageCode, !languageCode.isEmpty { headers.append(("X-Firebase-Locale", languageCode)) }
-        return TransportRequest(method: endpoint.method.rawValue, url: url, headers: headers, body: body)
+        return TransportContent(headers: headers, body: body)
     }
 
     private func networkError(_ error: TransportError, endpoint: IdentityToolkitEndpoint) -> AuthError {

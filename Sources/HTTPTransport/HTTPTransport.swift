@@ -13,6 +13,32 @@ public protocol HTTPTransport: Sendable {
     /// answer came (no connection, a timeout, a connection closed mid-answer, an answer over the
     /// size limit).
     func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse
+
+    /// ``send(_:)`` for a request to `url` whose header fields and body `content` makes only when
+    /// the request can go out: requests waiting for a connection (ten thousand simulated apps
+    /// share 128) do not hold their bodies meanwhile. An error `content` throws ends the call.
+    func send(method: String, url: URL, timeout: Duration,
+              content: () throws(TransportError) -> TransportContent) async throws(TransportError) -> TransportResponse
+}
+
+extension HTTPTransport {
+    /// Makes the request at once and sends it: for transports without a queue of their own.
+    public func send(method: String, url: URL, timeout: Duration,
+                     content: () throws(TransportError) -> TransportContent) async throws(TransportError) -> TransportResponse {
+        let made = try content()
+        return try await send(TransportRequest(method: method, url: url, headers: made.headers, body: made.body, timeout: timeout))
+    }
+}
+
+/// A request's header fields, in order, and body.
+public struct TransportContent: Sendable {
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]?
+
+    public init(headers: [(name: String, value: String)], body: [UInt8]?) {
+        self.headers = headers
+        self.body = body
+    }
 }
 
 /// An HTTP request as the auth core makes them.

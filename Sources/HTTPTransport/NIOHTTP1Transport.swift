@@ -65,7 +65,14 @@ public final class NIOHTTP1Transport: HTTPTransport {
     }
 
     public func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
-        let target = try Target(request.url)
+        try await send(method: request.method, url: request.url, timeout: request.timeout) { () throws(TransportError) in
+            TransportContent(headers: request.headers, body: request.body)
+        }
+    }
+
+    public func send(method: String, url: URL, timeout: Duration,
+                     content: () throws(TransportError) -> TransportContent) async throws(TransportError) -> TransportResponse {
+        let target = try Target(url)
         let limiter = limiter(for: target.key)
         // Requests past the limit wait here, in this small frame: the exchange (the request head,
         // the connection, the answer) is made only once a slot is free. With 10,000 sign-ins in
@@ -76,9 +83,18 @@ public final class NIOHTTP1Transport: HTTPTransport {
         // TransportError or an answer; this task only waits. An async exchange kept its frame
         // (528 bytes) in every sign-in's task for the task's life, as a task keeps the stack slabs
         // of its deepest moment.
+        let request = try made(method: method, url: url, timeout: timeout, content: content)
         do { return try await exchange(request, to: target).get() } catch {
             throw error as? TransportError ?? TransportError(.closed, "\(error)")
         }
+    }
+
+    /// The request, made once it holds a slot.
+    @inline(never)
+    private func made(method: String, url: URL, timeout: Duration,
+                      content: () throws(TransportError) -> TransportContent) throws(TransportError) -> TransportRequest {
+        let made = try content()
+        return TransportRequest(method: method, url: url, headers: made.headers, body: made.body, timeout: timeout)
     }
 
     /// Where a request goes: scheme, host and port, and the pool's key for them.
