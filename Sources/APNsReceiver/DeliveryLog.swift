@@ -93,8 +93,10 @@ public final class DeliveryLog: Sendable {
         return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }
     }
 
-    /// How many pushes a delivery log records: its whole lines (a torn last line is not one), read
-    /// in pieces, so a large log is counted without being held in memory as ``entries(in:)`` holds it.
+    /// How many lines a delivery log holds, ended by their newline (a last line a kill cut short is
+    /// not one), read in pieces: a large log is counted without being held in memory as
+    /// ``entries(in:)`` holds it. A receiver that restarts after a kill ends a cut line before it
+    /// appends, so a log that went through one may count a line more than ``entries(in:)`` decodes.
     public static func count(in file: URL) throws(ReceiverError) -> Int {
         let handle: FileHandle
         do { handle = try FileHandle(forReadingFrom: file) } catch {

@@ -88,6 +88,14 @@ struct EmbeddedHandlerTests {
         #expect(answers.allSatisfy { $0.payload.getInteger(at: $0.payload.readerIndex, as: UInt8.self) == 0x88 })
         let logged = try DeliveryLog.entries(in: receiver.log.file)
         #expect(logged.count == 3)
+        #expect(try DeliveryLog.count(in: receiver.log.file) == 3)
+        // A line a kill cut short (no newline yet) is not a push the log records.
+        let handle = try FileHandle(forWritingTo: receiver.log.file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"time":"2026-"#.utf8))
+        try handle.close()
+        #expect(try DeliveryLog.entries(in: receiver.log.file).count == 3)
+        #expect(try DeliveryLog.count(in: receiver.log.file) == 3)
         _ = try? receiver.channel.finish()
     }
 
