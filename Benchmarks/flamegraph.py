@@ -4,6 +4,13 @@
     perf record -e cpu-clock -F 999 -g -o run.perf -- .build/release/authsim bench flows
     perf script -i run.perf | Benchmarks/flamegraph.py "10,000 silent-push sign-ins" > flows.svg
 
+A memory profile too: heaptrack's folded stacks at the heap's peak (each line `root;…;leaf bytes`),
+with --folded:
+
+    heaptrack -o run /work/main/.build/release/authsim bench flows --count 3000
+    heaptrack_print -f run.zst --flamegraph-cost-type peak -F peak.folded
+    Benchmarks/flamegraph.py --folded "3,000 sign-ins at once" < peak.folded > memory.svg
+
 Each box is a function; its width is its share of the samples in it and in what it called; the
 bottom row is the thread (NIO's event loops, Swift's cooperative pool, the kernel's). Hover a box
 for its full name and share. Frames the unwinder could not name are `[unknown]`; a stack that
@@ -55,11 +62,27 @@ def demangled(names):
     return {m: (d or m) for m, d in zip(mangled, out)}
 
 
+def folded_stacks(lines):
+    """(frames root first, bytes) per line of heaptrack's folded output."""
+    for line in lines:
+        frames, _, cost = line.rstrip("\n").rpartition(" ")
+        if frames and cost.isdigit():
+            yield tuple(f for f in frames.rstrip(";").split(";") if f), int(cost)
+
+
 def main():
-    title = sys.argv[1] if len(sys.argv) > 1 else "profile"
+    args = sys.argv[1:]
+    memory = bool(args) and args[0] == "--folded"
+    if memory:
+        args = args[1:]
+    title = args[0] if args else "profile"
     folded = collections.Counter()
-    for thread, frames in stacks(sys.stdin):
-        folded[(thread,) + tuple(frames)] += 1
+    if memory:
+        for frames, cost in folded_stacks(sys.stdin):
+            folded[frames] += cost
+    else:
+        for thread, frames in stacks(sys.stdin):
+            folded[(thread,) + tuple(frames)] += 1
     names = demangled({f for stack in folded for f in stack})
     root = {"children": {}, "count": 0}
     for stack, count in folded.items():
@@ -85,13 +108,16 @@ def main():
     height = (depth[0] + 1) * ROW + 40
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="monospace" font-size="11">',
            f'<rect width="100%" height="100%" fill="#fdfdf8"/>',
-           f'<text x="8" y="20" font-size="15">{html.escape(title)}: {total} samples (perf record -e cpu-clock)</text>']
+           f'<text x="8" y="20" font-size="15">{html.escape(title)}: '
+           + (f"{total / 1e6:.1f} MB on the heap at its peak (heaptrack)" if memory else f"{total} samples (perf record -e cpu-clock)")
+           + '</text>']
     for x, level, w, name, count in boxes:
         y = height - (level + 1) * ROW - 4
         hue = 10 + (hash(name) % 45)
         share = f"{count / total * 100:.2f}%"
         label = name if len(name) * 6.6 < w - 4 else name[: max(int((w - 4) / 6.6) - 1, 0)] + ("…" if w > 20 else "")
-        out.append(f'<g><title>{html.escape(name)} ({count} samples, {share})</title>'
+        amount = f"{count / 1e3:.0f} KB" if memory else f"{count} samples"
+        out.append(f'<g><title>{html.escape(name)} ({amount}, {share})</title>'
                    f'<rect x="{x:.1f}" y="{y}" width="{max(w - 0.5, 0.1):.1f}" height="{ROW - 1}" fill="hsl({hue},85%,60%)"/>'
                    + (f'<text x="{x + 2:.1f}" y="{y + ROW - 5}">{html.escape(label)}</text>' if w > 20 else "") + "</g>")
     out.append("</svg>")
