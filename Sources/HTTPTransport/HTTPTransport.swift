@@ -25,8 +25,7 @@ extension HTTPTransport {
     /// Makes the request at once and sends it: for transports without a queue of their own.
     public func send(method: String, url: URL, timeout: Duration,
                      content: () throws(TransportError) -> TransportContent) async throws(TransportError) -> TransportResponse {
-        let made = try content()
-        return try await send(TransportRequest(method: method, url: url, headers: made.headers, body: made.body, timeout: timeout))
+        try await send(TransportRequest(method: method, url: url, content: try content(), timeout: timeout))
     }
 }
 
@@ -58,6 +57,11 @@ public struct TransportRequest: Sendable {
         self.headers = headers
         self.body = body
         self.timeout = timeout
+    }
+
+    /// A request to `url` with the header fields and body of `content`.
+    public init(method: String, url: URL, content: TransportContent, timeout: Duration = .seconds(60)) {
+        self.init(method: method, url: url, headers: content.headers, body: content.body, timeout: timeout)
     }
 }
 

@@ -93,8 +93,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
     @inline(never)
     private func made(method: String, url: URL, timeout: Duration,
                       content: () throws(TransportError) -> TransportContent) throws(TransportError) -> TransportRequest {
-        let made = try content()
-        return TransportRequest(method: method, url: url, headers: made.headers, body: made.body, timeout: timeout)
+        TransportRequest(method: method, url: url, content: try content(), timeout: timeout)
     }
 
     /// Where a request goes: scheme, host and port, and the pool's key for them.
@@ -132,18 +131,17 @@ public final class NIOHTTP1Transport: HTTPTransport {
     /// request goes once more, on a new connection.
     @inline(never)
     private func exchange(_ request: TransportRequest, to target: Target) -> EventLoopFuture<TransportResponse> {
-        attempt(request, head: requestHead(request, host: target.host, port: target.port), key: target.key, host: target.host,
-                port: target.port, secure: target.secure, fresh: false)
+        attempt(request, head: requestHead(request, host: target.host, port: target.port), to: target, fresh: false)
     }
 
-    private func attempt(_ request: TransportRequest, head: HTTPRequestHead, key: String, host: String, port: Int, secure: Bool,
-                         fresh: Bool) -> EventLoopFuture<TransportResponse> {
+    private func attempt(_ request: TransportRequest, head: HTTPRequestHead, to target: Target, fresh: Bool) -> EventLoopFuture<TransportResponse> {
+        let key = target.key
         let connection: EventLoopFuture<(Channel, Bool)>
         if !fresh, let channel = idleConnection(key: key) {
             connection = channel.eventLoop.makeSucceededFuture((channel, true))
         } else {
             let limit = maximumResponseBytes
-            connection = connect(key: key, host: host, port: port, secure: secure) { AnswerCollector(limit: limit) }.map { ($0, false) }
+            connection = connect(to: target) { AnswerCollector(limit: limit) }.map { ($0, false) }
         }
         return connection.flatMap { channel, reused in
             self.exchange(on: channel, head: head, body: request.body, timeout: request.timeout)
@@ -154,7 +152,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
                 .flatMapError { error in
                     channel.close(promise: nil)
                     if error is StaleConnection, reused {
-                        return self.attempt(request, head: head, key: key, host: host, port: port, secure: secure, fresh: true)
+                        return self.attempt(request, head: head, to: target, fresh: true)
                     }
                     let what = "\(request.method) \(request.url.absoluteString)"
                     let failure = (error as? TransportError).map { TransportError($0.code, "\(what): \($0.message)") }
@@ -188,12 +186,11 @@ public final class NIOHTTP1Transport: HTTPTransport {
         return (try? SocketAddress(ipAddress: bare, port: 0)) != nil
     }
 
-    /// A new connection to `host:port` whose pipeline ends in the handler `last` makes; a failure
+    /// A new connection to `target` whose pipeline ends in the handler `last` makes; a failure
     /// is ``TransportError/Code/unreachable``.
-    private func connect(key: String, host: String, port: Int, secure: Bool,
-                         _ last: @escaping @Sendable () -> any ChannelHandler) -> EventLoopFuture<Channel> {
+    private func connect(to target: Target, _ last: @escaping @Sendable () -> any ChannelHandler) -> EventLoopFuture<Channel> {
         let tls: NIOSSLContext?
-        do { tls = secure ? try tlsContext() : nil } catch { return group.next().makeFailedFuture(error) }
+        do { tls = target.secure ? try tlsContext() : nil } catch { return group.next().makeFailedFuture(error) }
         return ClientBootstrap(group: group)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(10))
@@ -202,15 +199,15 @@ public final class NIOHTTP1Transport: HTTPTransport {
                     if let tls {
                         // An IP literal is no server name (RFC 6066 §3): no SNI, and the
                         // certificate is checked against the peer's address.
-                        let name = Self.isIPAddress(host) ? nil : host
+                        let name = Self.isIPAddress(target.host) ? nil : target.host
                         try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(last())
                 }
             }
-            .connect(host: host, port: port)
-            .flatMapErrorThrowing { error in throw TransportError(.unreachable, "cannot connect to \(key): \(error)") }
+            .connect(host: target.host, port: target.port)
+            .flatMapErrorThrowing { error in throw TransportError(.unreachable, "cannot connect to \(target.key): \(error)") }
     }
 
     /// Sends `request` on a connection of its own and hands each line of the answer's body to
@@ -228,7 +225,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
         let started = LineStreamStart()
         let channel: Channel
         do {
-            channel = try await connect(key: target.key, host: target.host, port: target.port, secure: target.secure) {
+            channel = try await connect(to: target) {
                 LineSplitter(limit: limit, started: started, onLine: onLine, onEnd: onEnd)
             }.get()
         } catch {
