@@ -126,7 +126,7 @@ let package = Package(
         // The provider: an HTTP/2 + TLS client with a provider-token cache.
         .target(
             name: "APNsSender",
-            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", nio("NIOCore"), nio("NIOPosix"),
+            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "NIOHPACK", package: "swift-nio-http2"), logging]
         ),

@@ -140,11 +140,9 @@ public final class APNsClient: Sendable {
         var attempt = 0
         while true {
             do {
-                // A connection the server closed while HTTP/2 was being set up (one it idled out a
-                // moment before, under load) is retried like a push cut off by GOAWAY: nothing was sent.
-                let connection = try await pool.connection { [self] () throws(SenderError) -> APNsConnection in
-                    try await connect()
-                }
+                // A connection the server closed before the push went out (one it idled out a moment
+                // before) fails it as not processed, and it is retried like a push cut off by GOAWAY.
+                let connection = pool.connection(connect)
                 let token = tokens.token()
                 let response = try await connection.send(
                     path: PushHeaders.path(forRaw: request.deviceToken),
@@ -172,10 +170,7 @@ public final class APNsClient: Sendable {
     /// `fields`) on the pool's next connection, without retrying: for probing how a server answers
     /// malformed requests. Pushes belong in ``send(_:)``.
     public func send(raw request: RawRequest) async throws(SenderError) -> APNsResponse {
-        let connection = try await pool.connection { [self] () throws(SenderError) -> APNsConnection in
-            try await connect()
-        }
-        return try await connection.send(method: request.method, path: request.path, fields: request.fields,
+        return try await pool.connection(connect).send(method: request.method, path: request.path, fields: request.fields,
                                          payload: request.body, timeout: .milliseconds(Int64(configuration.timeout * 1000)))
     }
 
@@ -187,10 +182,12 @@ public final class APNsClient: Sendable {
               onResult: @escaping @Sendable (BulkSender.Result) -> Void) async -> BulkOutcome {
         var connections: [APNsConnection] = []
         for _ in 0..<max(1, configuration.connections) {
-            guard let connection = try? await pool.connection({ [self] () throws(SenderError) -> APNsConnection in try await connect() })
-            else { continue }
+            let connection = pool.connection(connect)
             if !connections.contains(where: { $0 === connection }) { connections.append(connection) }
         }
+        var made: [APNsConnection] = []
+        for connection in connections where await connection.established() { made.append(connection) }
+        connections = made
         guard !connections.isEmpty, !requests.isEmpty else { return BulkOutcome() }
         let timeout = TimeAmount.milliseconds(Int64(configuration.timeout * 1000))
         return await withTaskGroup(of: BulkOutcome.self) { group in
@@ -214,13 +211,13 @@ public final class APNsClient: Sendable {
 
     /// Closes every connection.
     public func shutdown() async {
-        await pool.closeAll()
+        pool.closeAll()
         try? await group.shutdownGracefully()
     }
 
-    private func connect() async throws(SenderError) -> APNsConnection {
+    @Sendable private func connect() -> APNsConnection {
         let serverName = configuration.tls == nil || Self.isIPAddress(configuration.serverName) ? nil : configuration.serverName
-        return try await APNsConnection.connect(
+        return APNsConnection.connect(
             group: group, host: configuration.host, port: configuration.port, authority: configuration.serverName,
             sslContext: sslContext, serverName: serverName, timeout: .seconds(10))
     }
@@ -231,61 +228,41 @@ public final class APNsClient: Sendable {
 }
 
 /// Connections, created on demand, replaced when closed or told GOAWAY, handed out round-robin.
-/// A lock, not an actor: handing out a live connection is the hot path of every push.
+/// A slot's new connection is handed out while it is being made: its pushes wait on its event
+/// loop. A lock, not an actor: handing out a live connection is the hot path of every push.
 final class ConnectionPool: Sendable {
     private struct Slots {
         var connections: [APNsConnection?]
-        var connecting: [Task<APNsConnection, any Error>?]
         var next = 0
-    }
-    private enum Step {
-        case ready(APNsConnection)
-        case wait(Task<APNsConnection, any Error>)
-        case made(Task<APNsConnection, any Error>, index: Int, stale: APNsConnection?)
     }
     private let slots: Mutex<Slots>
 
     init(size: Int) {
-        slots = Mutex(Slots(connections: Array(repeating: nil, count: size), connecting: Array(repeating: nil, count: size)))
+        slots = Mutex(Slots(connections: Array(repeating: nil, count: size)))
     }
 
-    func connection(_ make: @escaping @Sendable () async throws(SenderError) -> APNsConnection) async throws(SenderError) -> APNsConnection {
-        let step = slots.withLock { slots -> Step in
+    /// The next slot's connection, made with `make` (which only starts connecting) when it has
+    /// none or its connection takes no more pushes.
+    func connection(_ make: () -> APNsConnection) -> APNsConnection {
+        let (connection, stale) = slots.withLock { slots -> (APNsConnection, APNsConnection?) in
             let index = slots.next
             slots.next = (slots.next + 1) % slots.connections.count
-            if let existing = slots.connections[index], existing.isUsable { return .ready(existing) }
-            if let pending = slots.connecting[index] { return .wait(pending) }
+            if let existing = slots.connections[index], existing.isUsable { return (existing, nil) }
             let stale = slots.connections[index]
-            slots.connections[index] = nil
-            let task = Task { () async throws -> APNsConnection in try await make() }
-            slots.connecting[index] = task
-            return .made(task, index: index, stale: stale)
+            let made = make()
+            slots.connections[index] = made
+            return (made, stale)
         }
-        switch step {
-        case .ready(let connection):
-            return connection
-        case .wait(let task):
-            do { return try await task.value } catch { throw (error as? SenderError) ?? SenderError(.connect, "\(error)") }
-        case .made(let task, let index, let stale):
-            if let stale { Task { await stale.close() } }
-            let result = await task.result
-            slots.withLock { slots in
-                slots.connecting[index] = nil
-                if case .success(let made) = result { slots.connections[index] = made }
-            }
-            switch result {
-            case .success(let made): return made
-            case .failure(let error): throw (error as? SenderError) ?? SenderError(.connect, "\(error)")
-            }
-        }
+        stale?.close()
+        return connection
     }
 
-    func closeAll() async {
+    func closeAll() {
         let open = slots.withLock { slots -> [APNsConnection] in
             let open = slots.connections.compactMap { $0 }
             slots.connections = Array(repeating: nil, count: slots.connections.count)
             return open
         }
-        for connection in open { await connection.close() }
+        for connection in open { connection.close() }
     }
 }

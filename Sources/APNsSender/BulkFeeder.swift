@@ -71,6 +71,8 @@ final class BulkFeeder {
                     onResult: @escaping @Sendable (BulkSender.Result) -> Void) async -> BulkOutcome {
         let done = connection.eventLoop.makePromise(of: BulkOutcome.self)
         connection.onLoop { handler in
+            // (Only a connection that was made is fed; one that was not leaves its claims to the others.)
+            guard let handler else { return done.succeed(BulkOutcome()) }
             let feeder = BulkFeeder(connection: connection, handler: handler, claims: claims, requests: requests,
                                     assignAPNsIDs: assignAPNsIDs, tokens: tokens, timeout: timeout, window: max(1, window),
                                     onResult: onResult, done: done)

@@ -68,6 +68,30 @@ struct ChannelTests {
         }
     }
 
+    @Test("a server signed by a CA the sender does not trust: a TLS error that says why, nothing sent, not retried")
+    func untrustedServer() async throws {
+        try await withFixture { fixture in
+            // Another local CA, made for this test, is the sender's only trust root.
+            let other = try CertsDirectory(fixture.folder.appendingPathComponent("OtherCerts")).ensure()
+            let port = fixture.channel.receiver.port(for: .sandbox)!
+            let client = try APNsClient(configuration: .local(.sandbox, port: port, caPEM: other.caCertificatePEM),
+                                        tokens: try ProviderTokenCache(signer: fixture.key.signer, clock: fixture.clock))
+            let token = try fixture.device()
+            do throws(SenderError) {
+                let response = try await client.send(PushRequest(deviceToken: token, headers: PushHeaders(
+                    pushType: .background, topic: Fixture.bundleID), payload: Fixture.silent))
+                Issue.record("an answer over TLS the sender should not trust: \(response.status)")
+            } catch {
+                // (Until this stop it was "closed after the push was sent: APNs may have accepted it".)
+                #expect(error.code == .tls, "\(error)")
+                #expect(error.message.contains("nothing was sent"), "\(error)")
+                print("untrusted server: \(error)")
+            }
+            await client.shutdown()
+            #expect(try fixture.deliveryLog().isEmpty)
+        }
+    }
+
     @Test("an apns-id the provider sends is echoed back")
     func apnsIDEcho() async throws {
         try await withFixture { fixture in

@@ -133,7 +133,8 @@ struct EmbeddedHandlerTests {
     private func sender() throws -> (EmbeddedChannel, HTTP2ClientHandler, ClientConnectionState) {
         let channel = EmbeddedChannel()
         let state = ClientConnectionState()
-        let handler = HTTP2ClientHandler(state: state, scheme: "https", authority: "api.sandbox.push.apple.com", allocator: channel.allocator)
+        let handler = HTTP2ClientHandler(state: state, scheme: "https", authority: "api.sandbox.push.apple.com",
+                                         behindTLS: false, allocator: channel.allocator)
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
         let preface = try #require(try channel.readOutbound(as: ByteBuffer.self))
@@ -194,5 +195,38 @@ struct EmbeddedHandlerTests {
         }
         #expect(goAwayCode == HTTP2Code.protocolError.rawValue)
         #expect(!channel.isActive)
+    }
+
+    @Test("the sender: a push handed over before the channel is connected goes out right behind the preface, once it is")
+    func senderPushBeforeConnected() async throws {
+        // APNsConnection hands its handler the pushes that come while connecting, on the event loop.
+        let channel = EmbeddedChannel()
+        let handler = HTTP2ClientHandler(state: ClientConnectionState(), scheme: "https", authority: "api.sandbox.push.apple.com",
+                                         behindTLS: false, allocator: channel.allocator)
+        try channel.pipeline.syncOperations.addHandler(handler)
+        let result = await withUnsafeContinuation { continuation in
+            handler.enqueue([push(continuation)])
+            // Nothing is written before the connection is made, not even the preface.
+            #expect(try! channel.readOutbound(as: ByteBuffer.self) == nil)
+            try! channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+            var written = ByteBuffer()
+            while var bytes = try! channel.readOutbound(as: ByteBuffer.self) { written.writeBuffer(&bytes) }
+            #expect(written.readableBytesView.starts(with: HTTP2Limits.preface))
+            written.moveReaderIndex(forwardBy: HTTP2Limits.preface.count)
+            var reader = HTTP2FrameReader()
+            reader.append(&written)
+            var types: [HTTP2FrameType?] = []
+            while case .frame(let header, _) = reader.next() { types.append(HTTP2FrameType(rawValue: header.type)) }
+            // In one write: our SETTINGS, then the push's HEADERS and DATA on stream 1.
+            #expect(types == [.settings, .headers, .data])
+            var answer = ByteBuffer()
+            answer.writeSettingsFrame([])
+            var block = ByteBuffer(bytes: [0x88])  // :status 200
+            answer.writeFrameHeader(length: block.readableBytes, type: .headers, flags: HTTP2Flag.endHeaders | HTTP2Flag.endStream, stream: 1)
+            answer.writeBuffer(&block)
+            try! channel.writeInbound(answer)
+        }
+        #expect(try result.get().status == 200)
+        _ = try? channel.finish()
     }
 }

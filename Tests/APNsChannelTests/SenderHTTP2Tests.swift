@@ -132,6 +132,52 @@ struct SenderHTTP2Tests {
         #expect(received.inOrder)
     }
 
+    @Test("pushes handed over while the connection is being made go out behind the preface, each answered")
+    func pushesWhileConnecting() async throws {
+        let server = try ScriptedServer { connection in
+            // Nothing from the server until the client's frames come: its SETTINGS, then the pushes.
+            // (A second connection would wait unaccepted, and its pushes time out.)
+            while let frame = connection.next() {
+                if frame.type == 4, frame.flags & 1 == 0 {
+                    connection.send(HTTP2TestFrames.frame(type: 4, flags: 0, stream: 0, []))
+                    connection.send(HTTP2TestFrames.frame(type: 4, flags: 1, stream: 0, []))
+                }
+                // A push's DATA with END_STREAM: answer it with :status 200.
+                if frame.type == 0, frame.flags & 1 == 1 {
+                    connection.send(HTTP2TestFrames.frame(type: 1, flags: 0x5, stream: frame.stream, [0x88]))
+                }
+            }
+        }
+        defer { server.stop() }
+        let client = try Self.client(port: server.port, timeout: 10)
+        // APNsClient hands out a connection at once, while it is still being made (sending no
+        // longer waits for "connected" in a task): all three go on that first connection.
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<3 { group.addTask { try await client.send(Self.push).status } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        await client.shutdown()
+        #expect(statuses == [200, 200, 200])
+    }
+
+    @Test("a connection that cannot be made: the push fails at once saying so, and the next push tries again")
+    func refusedConnection() async throws {
+        // Nothing listens on the loopback's port 9 (as in the bulk run's test without a server).
+        let port = 9
+        let client = try Self.client(port: port, timeout: 10)
+        for _ in 0..<2 {
+            do {
+                let response = try await client.send(Self.push)
+                Issue.record("an answer from a closed port: \(response.status)")
+            } catch {
+                #expect(error.code == .connect, "\(error)")
+                #expect(error.message.contains("cannot connect to 127.0.0.1:\(port)"), "\(error)")
+                #expect(!error.isRetryable)
+            }
+        }
+        await client.shutdown()
+    }
+
     final class ReceivedBody: Sendable {
         private let state = Mutex<(data: [UInt8], ordered: Bool)>(([], true))
         func append(_ bytes: [UInt8], sawHeadersFirst: Bool) {

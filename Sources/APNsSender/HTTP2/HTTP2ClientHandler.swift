@@ -2,6 +2,7 @@ import APNsWire
 import HTTP2Wire
 import NIOCore
 import NIOHPACK
+import NIOTLS
 import Synchronization
 
 /// What other threads may ask of a connection: whether it takes new pushes, and its GOAWAY.
@@ -83,8 +84,10 @@ struct OutgoingPush: Sendable {
 /// (``HPACKRequestEncoder``), answers read back into ``APNsResponse``s, timeouts, and what each
 /// push learns when the connection goes.
 ///
-/// Pushes beyond the server's SETTINGS_MAX_CONCURRENT_STREAMS wait their turn here. Writes made
-/// between two event-loop turns go out in one flush. Every push learns its fate: an answer, or a
+/// Pushes beyond the server's SETTINGS_MAX_CONCURRENT_STREAMS wait their turn here, and so do
+/// pushes handed over while the connection is still being made: they go out right behind the
+/// preface, from the event loop, with no task to wake in between. Writes made between two
+/// event-loop turns go out in one flush. Every push learns its fate: an answer, or a
 /// ``SenderError`` that says whether the server can have processed it.
 final class HTTP2ClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
@@ -117,6 +120,10 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     private let scheme: String
     private let authority: String
     private var context: ChannelHandlerContext?
+    /// Whether the channel is connected and the preface has gone out: streams open only then.
+    private var active = false
+    /// Behind NIOSSL, until the handshake completes: a connection closed meanwhile sent nothing.
+    private var handshaking: Bool
     private var closed = false
     private var connection: HTTP2Connection
     private var streams: [UInt32: Stream] = [:]
@@ -128,10 +135,12 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     private var timer: Scheduled<Void>?
     private var timerDeadline: NIODeadline?
 
-    init(state: ClientConnectionState, scheme: String, authority: String, allocator: ByteBufferAllocator) {
+    /// - Parameter behindTLS: whether a TLS handler sits in front of this one (and pushes wait for its handshake).
+    init(state: ClientConnectionState, scheme: String, authority: String, behindTLS: Bool, allocator: ByteBufferAllocator) {
         self.state = state
         self.scheme = scheme
         self.authority = authority
+        self.handshaking = behindTLS
         // The preface and SETTINGS are in its output from the start.
         self.connection = HTTP2Connection(role: .client, configuration: Self.configuration, allocator: allocator)
     }
@@ -149,9 +158,20 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     }
 
     /// Sends the connection preface and our SETTINGS (in the connection's output from the start;
-    /// a second call finds nothing left to send).
+    /// a second call finds nothing left to send), then the pushes that came while connecting.
     private func start() {
+        guard !active, !closed else { return }
+        active = true
+        startWaiting()
         flush()
+    }
+
+    /// The connection could not be made: the pushes waiting for it learn why.
+    func connectFailed(_ error: SenderError) {
+        closed = true
+        timer?.cancel()
+        state.retire(because: error.message)
+        failWaiting(with: error)
     }
 
     // MARK: Sending
@@ -163,7 +183,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
                 push.fail(SenderError(.connectionClosed, "the connection was closing before the push was sent: not processed, safe to retry"))
                 continue
             }
-            if connection.openLocalStreams < maxConcurrent, waitingHead == waiting.count {
+            if active, connection.openLocalStreams < maxConcurrent, waitingHead == waiting.count {
                 open(push)
             } else {
                 waiting.append(push)
@@ -238,7 +258,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
 
     /// Starts waiting pushes while streams are free.
     private func startWaiting() {
-        while waitingHead < waiting.count, connection.openLocalStreams < maxConcurrent, !closed, state.usable {
+        while active, waitingHead < waiting.count, connection.openLocalStreams < maxConcurrent, !closed, state.usable {
             let push = waiting[waitingHead]
             waitingHead += 1
             open(push)
@@ -256,7 +276,8 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     /// from the mailbox, the timer, the preface) is already one batch and flushes when done.
     @discardableResult
     private func flush() -> EventLoopFuture<Void>? {
-        guard let context, let bytes = connection.takeOutput(allocator: context.channel.allocator) else { return nil }
+        // (Nothing goes out before the channel is connected: the preface leads, from start().)
+        guard active, let context, let bytes = connection.takeOutput(allocator: context.channel.allocator) else { return nil }
         return context.writeAndFlush(wrapOutboundOut(bytes))
     }
 
@@ -281,16 +302,26 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
         timer?.cancel()
         state.retire()
         let reason = state.goAwayReason
+        // Why this side closed it (a TLS or socket error, an HTTP/2 error), when it did.
+        let why = state.closedBecause.map { " (\($0))" } ?? ""
+        // No byte of a push goes out before the TLS handshake is done (NIOSSL holds them): a server
+        // we do not trust, or one that does not speak TLS, is said so, and not retried.
+        let handshakeFailed = handshaking ? SenderError(.tls, "the TLS handshake did not complete\(why): nothing was sent") : nil
         for stream in Array(streams.values) {
             // A request whose body had not all gone out cannot have been processed.
             let error = connection.isSendingBody(stream.id)
-                ? SenderError(.connectionClosed, "the connection closed before the push was all sent: not processed, safe to retry")
+                ? SenderError(.connectionClosed, "the connection closed\(why) before the push was all sent: not processed, safe to retry")
                 : reason.map { SenderError(.interrupted, "the server sent GOAWAY (\($0)) and closed before answering: it may have accepted the push") }
-                ?? SenderError(.interrupted, "the connection closed after the push was sent and before an answer: APNs may have accepted it (not retried, so it is not delivered twice)")
-            finish(stream, .failure(error))
+                ?? SenderError(.interrupted, "the connection closed\(why) after the push was sent and before an answer: APNs may have accepted it (not retried, so it is not delivered twice)")
+            finish(stream, .failure(handshakeFailed ?? error))
         }
-        failWaiting("the connection closed before the push was sent: not processed, safe to retry")
+        failWaiting(with: handshakeFailed ?? SenderError(.connectionClosed, "the connection closed\(why) before the push was sent: not processed, safe to retry"))
         context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event { handshaking = false }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -371,9 +402,14 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     }
 
     private func failWaiting(_ message: String) {
+        failWaiting(with: SenderError(.connectionClosed, message))
+    }
+
+    private func failWaiting(with error: SenderError) {
         let pending = waiting[waitingHead...]
         waiting.removeAll()
         waitingHead = 0
-        for push in pending { push.fail(SenderError(.connectionClosed, message)) }
+        for push in pending { push.fail(error) }
     }
+
 }
