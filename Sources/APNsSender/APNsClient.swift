@@ -179,7 +179,7 @@ public final class APNsClient: Sendable {
     /// Returns the tally and the pushes to send again (refused before processing); claims left
     /// over (no connection could be had, or every one closed) stay for the caller.
     func feed(_ requests: [PushRequest], claims: BulkClaims, concurrency: Int, assignAPNsIDs: Bool,
-              onResult: @escaping @Sendable (BulkSender.Result) -> Void) async -> BulkOutcome {
+              onResult: (@Sendable (BulkSender.Result) -> Void)?) async -> BulkOutcome {
         var connections: [APNsConnection] = []
         for _ in 0..<max(1, configuration.connections) {
             let connection = pool.connection(connect)

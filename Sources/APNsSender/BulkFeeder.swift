@@ -40,19 +40,21 @@ final class BulkFeeder {
     private let tokens: ProviderTokenCache
     private let timeout: TimeAmount
     private let window: Int
-    private let onResult: @Sendable (BulkSender.Result) -> Void
+    private let onResult: (@Sendable (BulkSender.Result) -> Void)?
     private let done: EventLoopPromise<BulkOutcome>
     private var outcome = BulkOutcome()
     private var inFlight = 0
     private var claimsLeft = true
     private var refillScheduled = false
     private var finished = false
+    /// Each request's `:path`, by index, made on first use.
+    private lazy var paths = [String?](repeating: nil, count: requests.count)
     /// The last request's header fields and the token they carry: most runs send one request again and again.
     private var fields: (index: Int, token: String, fields: [(name: String, value: String)])?
 
     private init(connection: APNsConnection, handler: HTTP2ClientHandler, claims: BulkClaims, requests: [PushRequest],
                  assignAPNsIDs: Bool, tokens: ProviderTokenCache, timeout: TimeAmount, window: Int,
-                 onResult: @escaping @Sendable (BulkSender.Result) -> Void, done: EventLoopPromise<BulkOutcome>) {
+                 onResult: (@Sendable (BulkSender.Result) -> Void)?, done: EventLoopPromise<BulkOutcome>) {
         self.connection = connection
         self.handler = handler
         self.claims = claims
@@ -68,7 +70,7 @@ final class BulkFeeder {
     /// Feeds `connection` until the claims run out (or it stops taking pushes), and returns what came of its pushes.
     static func run(on connection: APNsConnection, claims: BulkClaims, requests: [PushRequest], assignAPNsIDs: Bool,
                     tokens: ProviderTokenCache, timeout: TimeAmount, window: Int,
-                    onResult: @escaping @Sendable (BulkSender.Result) -> Void) async -> BulkOutcome {
+                    onResult: (@Sendable (BulkSender.Result) -> Void)?) async -> BulkOutcome {
         let done = connection.eventLoop.makePromise(of: BulkOutcome.self)
         connection.onLoop { handler in
             // (Only a connection that was made is fed; one that was not leaves its claims to the others.)
@@ -105,35 +107,52 @@ final class BulkFeeder {
 
     private func push(for index: Int) -> OutgoingPush {
         let requestIndex = index % requests.count
-        var request = requests[requestIndex]
         let token = tokens.token()
         let headerFields: [(name: String, value: String)]
-        if assignAPNsIDs, request.headers.apnsID == nil {
-            request.headers.apnsID = UUID()
-            headerFields = request.headers.headerFields(authorization: token)
+        // The answer's closure holds the request's index (and the apns-id given to it), not a
+        // copy of the request: the request is made again only for whoever needs it.
+        var assigned: UUID?
+        if assignAPNsIDs, requests[requestIndex].headers.apnsID == nil {
+            var headers = requests[requestIndex].headers
+            assigned = UUID()
+            headers.apnsID = assigned
+            headerFields = headers.headerFields(authorization: token)
         } else if let cached = fields, cached.index == requestIndex, cached.token == token {
             headerFields = cached.fields
         } else {
-            headerFields = request.headers.headerFields(authorization: token)
+            headerFields = requests[requestIndex].headers.headerFields(authorization: token)
             fields = (requestIndex, token, headerFields)
         }
         let bound = NIOLoopBound(self, eventLoop: connection.eventLoop)
-        let sent = request
-        return OutgoingPush(method: "POST", path: PushHeaders.path(forRaw: sent.deviceToken), fields: headerFields,
-                            body: sent.payload, reply: .onLoop({ result in bound.value.heard(result, for: sent) }), timeout: timeout)
+        let apnsID = assigned
+        return OutgoingPush(method: "POST", path: path(for: requestIndex), fields: headerFields, body: requests[requestIndex].payload,
+                            reply: .onLoop({ result in bound.value.heard(result, request: requestIndex, apnsID: apnsID) }), timeout: timeout)
+    }
+
+    /// The request's `:path`, made once per request.
+    private func path(for index: Int) -> String {
+        if let cached = paths[index] { return cached }
+        let made = PushHeaders.path(forRaw: requests[index].deviceToken)
+        paths[index] = made
+        return made
     }
 
     /// A push's fate. Its stream is free again: a refill runs once the loop is done with what it
     /// is doing (never inside the handler's own bookkeeping), for every answer heard meanwhile.
-    private func heard(_ result: Result<APNsResponse, SenderError>, for request: PushRequest) {
+    private func heard(_ result: Result<APNsResponse, SenderError>, request index: Int, apnsID: UUID?) {
         inFlight -= 1
+        func request() -> PushRequest {
+            var request = requests[index]
+            if let apnsID { request.headers.apnsID = apnsID }
+            return request
+        }
         switch result {
         case .failure(let error) where error.isRetryable:
-            outcome.again.append(request)
+            outcome.again.append(request())
         default:
             if case .success(let response) = result { tokens.heard(response) }
             outcome.report.record(result)
-            onResult(BulkSender.Result(request: request, outcome: result))
+            onResult?(BulkSender.Result(request: request(), outcome: result))
         }
         guard !refillScheduled else { return }
         refillScheduled = true

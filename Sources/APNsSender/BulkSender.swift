@@ -65,7 +65,7 @@ public struct BulkSender: Sendable {
     /// ``APNsClient/send(_:)``'s retries, the pushes the server refused before processing and any
     /// the connections did not take (a connection that could not be made or closed early).
     public func send(_ requests: [PushRequest], times: Int = 1,
-                     onResult: @escaping @Sendable (Result) -> Void = { _ in }) async -> Report {
+                     onResult: (@Sendable (Result) -> Void)? = nil) async -> Report {
         let total = requests.count * max(1, times)
         let start = ContinuousClock.now
         let claims = BulkClaims(total: total)
@@ -89,7 +89,7 @@ public struct BulkSender: Sendable {
                         let outcome: Swift.Result<APNsResponse, SenderError>
                         do throws(SenderError) { outcome = .success(try await client.send(request)) } catch { outcome = .failure(error) }
                         partial.record(outcome)
-                        onResult(Result(request: request, outcome: outcome))
+                        onResult?(Result(request: request, outcome: outcome))
                     }
                     return partial
                 }

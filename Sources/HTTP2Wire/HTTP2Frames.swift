@@ -55,19 +55,20 @@ public enum HTTP2Limits {
 extension ByteBuffer {
     /// The header of the next frame, when its 9 bytes are here (nothing is consumed).
     func peekHTTP2FrameHeader() -> HTTP2FrameHeader? {
-        guard readableBytes >= HTTP2Limits.frameHeaderLength else { return nil }
-        let length = Int(getInteger(at: readerIndex, as: UInt8.self)!) << 16 | Int(getInteger(at: readerIndex + 1, as: UInt16.self)!)
-        return HTTP2FrameHeader(length: length, type: getInteger(at: readerIndex + 3, as: UInt8.self)!,
-                                flags: getInteger(at: readerIndex + 4, as: UInt8.self)!,
-                                stream: getInteger(at: readerIndex + 5, as: UInt32.self)! & 0x7fff_ffff)
+        // (One read of the 9 bytes and one write of them below, not one per field: every access to
+        // a ByteBuffer's storage pays a uniqueness and an exclusivity check, and these run per frame.)
+        guard let (high, low, type, flags, stream) = getMultipleIntegers(
+            at: readerIndex, as: (UInt8, UInt16, UInt8, UInt8, UInt32).self) else { return nil }
+        return HTTP2FrameHeader(length: Int(high) << 16 | Int(low), type: type, flags: flags, stream: stream & 0x7fff_ffff)
     }
 
     public mutating func writeFrameHeader(length: Int, type: HTTP2FrameType, flags: UInt8 = 0, stream: UInt32) {
-        writeInteger(UInt8(truncatingIfNeeded: length >> 16))
-        writeInteger(UInt16(truncatingIfNeeded: length))
-        writeInteger(type.rawValue)
-        writeInteger(flags)
-        writeInteger(stream & 0x7fff_ffff)
+        // The 9 bytes as one 8-byte word and one byte, written together (writeMultipleIntegers
+        // still reaches the storage once per integer).
+        let stream = stream & 0x7fff_ffff
+        let word = UInt64(truncatingIfNeeded: length & 0xff_ffff) << 40 | UInt64(type.rawValue) << 32 | UInt64(flags) << 24 | UInt64(stream >> 8)
+        let bytes = (word.bigEndian, UInt8(truncatingIfNeeded: stream))
+        withUnsafeBytes(of: bytes) { writeBytes($0) }
     }
 
     public mutating func writeSettingsFrame(_ settings: [(HTTP2SettingID, UInt32)]) {

@@ -34,10 +34,20 @@ struct HPACKRequestEncoder {
     private var size = 0
     private(set) var maximumSize = 4096
     private var pendingSizeUpdate: Int?
-    /// The previous request's fields and the serials they had: requests repeat their fields in
-    /// the same order, so comparing with the previous one (the provider token is usually the very
-    /// same string) skips hashing it.
-    private var previous: [(field: Field, serial: Int)] = []
+    /// The previous request's fields and how each went out: requests repeat their fields in the
+    /// same order, so comparing with the previous one (the provider token is usually the very same
+    /// string) skips hashing it. Kept in place: an entry is rewritten only when its field changed.
+    private var previous: [(name: String, value: String, sent: Sent)] = []
+
+    /// How a field went out, as far as the next request may reuse it.
+    private enum Sent {
+        /// Dynamic-table entry with this serial (still there if not evicted since).
+        case dynamic(Int)
+        /// Static-table index.
+        case fixed(Int)
+        /// As a literal not indexed: it is written afresh each time.
+        case literal
+    }
 
     /// The peer's SETTINGS_HEADER_TABLE_SIZE: the table may not grow past it (nor past 4 KiB).
     mutating func setPeerTableSize(_ peerSize: Int) {
@@ -53,30 +63,74 @@ struct HPACKRequestEncoder {
             HPACK.writeInteger(update, prefixBits: 5, pattern: 0x20, into: &block)
             pendingSizeUpdate = nil
         }
-        var current: [(field: Field, serial: Int)] = []
-        current.reserveCapacity(fields.count)
-        defer { previous = current }
-        for (position, (name, value)) in fields.enumerated() {
-            let field = Field(name: name, value: value)
-            let oldest = inserted - entries.count
-            if position < previous.count, previous[position].serial >= oldest,
-               previous[position].field.value == value, previous[position].field.name == name {
-                let serial = previous[position].serial
-                HPACK.writeInteger(62 + (inserted - 1 - serial), prefixBits: 7, pattern: 0x80, into: &block)
-                current.append((field, serial))
-            } else if let index = Self.staticFields[field] {
-                HPACK.writeInteger(index, prefixBits: 7, pattern: 0x80, into: &block)
-            } else if let serial = serials[field] {
-                HPACK.writeInteger(62 + (inserted - 1 - serial), prefixBits: 7, pattern: 0x80, into: &block)
-                current.append((field, serial))
-            } else if Self.neverIndexed.contains(name) {
-                writeLiteral(field, pattern: 0x00, prefixBits: 4, into: &block)
+        if previous.count != fields.count {
+            previous = fields.map { ($0.name, $0.value, .literal) }
+        }
+        // One-byte indexes are gathered and written eight at a time: every write reaches the
+        // buffer's storage and pays its checks, and a repeated request is mostly such bytes.
+        var run = ByteRun()
+        for position in fields.indices {
+            if previous[position].value == fields[position].value, previous[position].name == fields[position].name {
+                switch previous[position].sent {
+                case .dynamic(let serial) where serial >= inserted - entries.count:
+                    run.index(62 + (inserted - 1 - serial), into: &block)
+                    continue
+                case .fixed(let index):
+                    run.index(index, into: &block)
+                    continue
+                default:
+                    break
+                }
             } else {
-                writeLiteral(field, pattern: 0x40, prefixBits: 6, into: &block)
-                insert(field)
-                if let serial = serials[field] { current.append((field, serial)) }
+                previous[position] = (fields[position].name, fields[position].value, .literal)
             }
-            if current.count == position { current.append((field, -1)) }
+            run.flush(into: &block)
+            previous[position].sent = encodeAfresh(Field(name: fields[position].name, value: fields[position].value), into: &block)
+        }
+        run.flush(into: &block)
+    }
+
+    /// A field the previous request did not have at this place (or whose entry was evicted).
+    private mutating func encodeAfresh(_ field: Field, into block: inout ByteBuffer) -> Sent {
+        if let index = Self.staticFields[field] {
+            HPACK.writeInteger(index, prefixBits: 7, pattern: 0x80, into: &block)
+            return .fixed(index)
+        }
+        if let serial = serials[field] {
+            HPACK.writeInteger(62 + (inserted - 1 - serial), prefixBits: 7, pattern: 0x80, into: &block)
+            return .dynamic(serial)
+        }
+        if Self.neverIndexed.contains(field.name) {
+            writeLiteral(field, pattern: 0x00, prefixBits: 4, into: &block)
+            return .literal
+        }
+        writeLiteral(field, pattern: 0x40, prefixBits: 6, into: &block)
+        insert(field)
+        return serials[field].map { .dynamic($0) } ?? .literal
+    }
+
+    /// Indexed representations whose index fits the one-byte prefix, held until eight are ready.
+    private struct ByteRun {
+        private var word: UInt64 = 0
+        private var count = 0
+
+        mutating func index(_ index: Int, into block: inout ByteBuffer) {
+            guard index < 0x7f else {
+                flush(into: &block)
+                return HPACK.writeInteger(index, prefixBits: 7, pattern: 0x80, into: &block)
+            }
+            word = word << 8 | UInt64(0x80 | index)
+            count += 1
+            if count == 8 { flush(into: &block) }
+        }
+
+        mutating func flush(into block: inout ByteBuffer) {
+            guard count > 0 else { return }
+            let bytes = (word << (64 - 8 * UInt64(count))).bigEndian
+            let count = self.count
+            withUnsafeBytes(of: bytes) { block.writeBytes(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+            word = 0
+            self.count = 0
         }
     }
 

@@ -131,6 +131,9 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
     private var waitingHead = 0
     private var maxConcurrent = HTTP2ClientHandler.initialConcurrencyGuess
     private var encoder = HPACKRequestEncoder()
+    /// Each request's header block is encoded here and copied into the connection's output: one
+    /// buffer for the connection's life, not one allocated per push.
+    private var block = ByteBuffer()
     /// One timer for the earliest answer deadline, not one per push (``sweepTimeouts()``).
     private var timer: Scheduled<Void>?
     private var timerDeadline: NIODeadline?
@@ -206,8 +209,7 @@ final class HTTP2ClientHandler: ChannelInboundHandler {
                                                        (":authority", authority)]
         fields += push.fields
         fields.append(("content-length", String(push.body.count)))
-        var block = ByteBuffer()
-        block.reserveCapacity(256)
+        block.clear()
         encoder.encode(fields, into: &block)
         let id = connection.openStream(headers: &block, body: push.body)!
         let stream = Stream(id: id, push: push)

@@ -121,9 +121,11 @@ struct APNsSenderCommand: AsyncParsableCommand {
             print("sending \(requests.count * count) push(es) to \(where_), key \(key.keyID), team \(key.teamID)")
         }
 
-        let report = await BulkSender(client: client, concurrency: concurrency, assignAPNsIDs: uniqueAPNsIDs).send(requests, times: count) { result in
-            if !quiet { print(Self.line(for: result, json: json)) }
-        }
+        // (No per-push callback at all with --quiet: a bulk run then makes no result per answer.)
+        let json = json
+        let printEach: (@Sendable (BulkSender.Result) -> Void)? = quiet ? nil : { @Sendable result in print(Self.line(for: result, json: json)) }
+        let report = await BulkSender(client: client, concurrency: concurrency, assignAPNsIDs: uniqueAPNsIDs)
+            .send(requests, times: count, onResult: printEach)
         await client.shutdown()
         print(report.summary(json: json))
         if report.unanswered > 0 {
