@@ -60,13 +60,25 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// A refused push and the rejection-log entry a fleet keeps of it before the answer.
     private typealias Refused = (stream: Stream, answer: PushAnswer, refusal: RejectionLog.Entry)
 
+    /// Accepted pushes to keep in the delivery log, and their streams, side by side: the log takes
+    /// the pushes as they are and the answers go to the streams, with no push copied out of a pair.
+    private struct KeptBatch {
+        var streams: [Stream] = []
+        var pushes: [AcceptedPush] = []
+        var isEmpty: Bool { streams.isEmpty }
+        mutating func append(_ stream: Stream, _ push: AcceptedPush) {
+            streams.append(stream)
+            pushes.append(push)
+        }
+    }
+
     private let exchange: PushExchange
     private var handshake: Scheduled<Void>?
     private var connection: HTTP2Connection
     private var streams: [UInt32: Stream] = [:]
     /// Pushes accepted during this read, and their delivery-log lines: written with one
     /// `write(2)` before the read's answers go out (``commitStaged()``).
-    private var staged: [(stream: Stream, push: AcceptedPush)] = []
+    private var staged = KeptBatch()
     private var stagedLines: [UInt8] = []
     /// A fleet's registry: the version the first of ``staged`` was validated on.
     private var stagedVersion: Int64?
@@ -106,7 +118,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func channelInactive(context: ChannelHandlerContext) {
         // Pushes decided but neither logged nor answered are dropped: the client never heard back.
-        staged.removeAll()
+        staged = KeptBatch()
         stagedLines.removeAll()
         stagedRefusals.removeAll()
         closing = true
@@ -211,11 +223,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             if delay == nil || delay == 0, inRead {
                 lineEncoder.encode(push, into: &stagedLines)
                 if staged.isEmpty { stagedVersion = version }
-                staged.append((stream, push))
+                staged.append(stream, push)
             } else {
                 var line: [UInt8] = []
                 lineEncoder.encode(push, into: &line)
-                keep([(stream, push)], lines: line, version: version, delay: delay, callerFlushes: false)
+                keep(KeptBatch(streams: [stream], pushes: [push]), lines: line, version: version, delay: delay, callerFlushes: false)
             }
         }
     }
@@ -320,7 +332,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         guard !staged.isEmpty else { return }
         let batch = staged
         let lines = stagedLines
-        staged.removeAll(keepingCapacity: true)
+        staged = KeptBatch()
         stagedLines.removeAll(keepingCapacity: true)
         // Its callers, flushOutput and goAway, flush right after.
         keep(batch, lines: lines, version: stagedVersion, delay: nil, callerFlushes: true)
@@ -332,16 +344,16 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// - Parameter callerFlushes: the caller flushes once this returns; otherwise, outside a read
     ///   (a delayed fault's push), this flushes the answers the file's keeping queued.
     /// - Parameter version: the fleet's registry's version the batch was validated on.
-    private func keep(_ batch: [(stream: Stream, push: AcceptedPush)], lines: [UInt8], version: Int64?, delay: Int?, callerFlushes: Bool) {
+    private func keep(_ batch: KeptBatch, lines: [UInt8], version: Int64?, delay: Int?, callerFlushes: Bool) {
         guard let shared = exchange.services.sharedLog else {
-            answerKept(batch, exchange.commit(batch.map(\.push), lines: lines), delay: delay)
+            answerKept(batch, exchange.commit(batch.pushes, lines: lines), delay: delay)
             if !callerFlushes, !inRead, let context { flushOutput(context: context) }
             return
         }
         guard let context else { return }
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, batch), eventLoop: loop)
-        let pushes = batch.map(\.push)
+        let pushes = batch.pushes
         let registry = exchange.services.validator.registry
         shared.keep(pushes, lines: lines, registryVersion: version) { outcome in
             let answer = { @Sendable in
@@ -368,19 +380,19 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     /// Decides again on the pushes of a batch the fleet's log found stale, on the copies' latest
     /// (registry and fault plan), and acts on what that decides (kept and answered 200, or refused).
-    private func validateAgain(_ batch: [(stream: Stream, push: AcceptedPush)], delay: Int?) {
+    private func validateAgain(_ batch: KeptBatch, delay: Int?) {
         let wasInRead = inRead
         inRead = true
         defer { inRead = wasInRead }
-        for entry in batch where streams[entry.stream.id] === entry.stream {
-            entry.stream.progress.confirmed = true
-            decide(entry.stream)
+        for stream in batch.streams where streams[stream.id] === stream {
+            stream.progress.confirmed = true
+            decide(stream)
         }
     }
 
     /// Queues the answers of kept pushes whose streams are still open (the caller flushes).
-    private func answerKept(_ batch: [(stream: Stream, push: AcceptedPush)], _ answers: [PushAnswer], delay: Int?) {
-        answer(zip(batch.lazy.map(\.stream), answers), delay: delay)
+    private func answerKept(_ batch: KeptBatch, _ answers: [PushAnswer], delay: Int?) {
+        answer(zip(batch.streams, answers), delay: delay)
     }
 
     /// Queues answers on the streams still open, after `delay` (a fault's), as one write (the
