@@ -66,7 +66,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         var streams: [Stream] = []
         var pushes: [AcceptedPush] = []
         var isEmpty: Bool { streams.isEmpty }
-        mutating func append(_ stream: Stream, _ push: AcceptedPush) {
+        mutating func append(_ stream: Stream, _ push: consuming AcceptedPush) {
             streams.append(stream)
             pushes.append(push)
         }
@@ -196,8 +196,8 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         return registry.shared == nil ? nil : registry.version
     }
 
-    private func act(on decision: PushDecision, stream: Stream, request: IncomingPush, version: Int64?) {
-        switch decision {
+    private func act(on decision: consuming PushDecision, stream: Stream, request: IncomingPush, version: Int64?) {
+        switch consume decision {
         case .refuse: reset(stream.id, .refusedStream)
         case .goAway(let reason):
             // Not answered: the GOAWAY's last-stream-ID tells the client it was not processed.

@@ -185,14 +185,20 @@ struct PushExchange {
                 : PushRejection(.internalServerError, "the delivery log could not be written")
             return pushes.map { rejection(refusal, apnsID: $0.apnsID) }
         }
-        return pushes.map { push in
+        // (By index: the pushes are read in place, and one is copied only for the device side.)
+        let handsOff = services.delivery != nil
+        var answers: [PushAnswer] = []
+        answers.reserveCapacity(pushes.count)
+        for index in pushes.indices {
             services.logger.debug("accepted", metadata: [
-                "apns-id": "\(push.apnsID)", "device-token": "\(push.deviceToken.hex)", "environment": "\(push.environment)",
+                "apns-id": "\(pushes[index].apnsID)", "device-token": "\(pushes[index].deviceToken.hex)",
+                "environment": "\(pushes[index].environment)",
             ])
-            services.events.record(.accepted(push))
-            return PushAnswer(status: 200, apnsID: push.apnsID, apnsUniqueID: push.apnsUniqueID,
-                              delivery: push.dropped || services.delivery == nil ? nil : push)
+            services.events.record(.accepted(pushes[index]))
+            answers.append(PushAnswer(status: 200, apnsID: pushes[index].apnsID, apnsUniqueID: pushes[index].apnsUniqueID,
+                                      delivery: handsOff && !pushes[index].dropped ? pushes[index] : nil))
         }
+        return answers
     }
 
     /// Gives an accepted push to the device side without holding up the answer.
