@@ -19,7 +19,8 @@ public struct APNsClientConfiguration: Sendable {
     public var tls: TLS?
     /// How many connections to spread pushes over.
     public var connections: Int
-    /// How long to wait for one answer.
+    /// How long to wait for one answer, counted from when the push is handed over (a new
+    /// connection's setup included; connecting alone gives up after 10 s).
     public var timeout: TimeInterval
     /// How often a push refused before processing (REFUSED_STREAM, GOAWAY) is tried again.
     public var retries: Int
