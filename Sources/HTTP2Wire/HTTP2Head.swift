@@ -4,23 +4,38 @@ import NIOHPACK
 /// well-formed message hold: the pseudo-header fields it may have, before every regular field,
 /// each once; field names in lowercase; none of the connection-specific fields; `te` only as
 /// `trailers`; one `content-length`.
-public struct HTTP2Head: Sendable {
-    public var method: String?
-    public var scheme: String?
-    public var authority: String?
-    public var path: String?
+///
+/// Immutable and shared by reference: a server hands the same head to every request that repeats
+/// its header block (``HTTP2Connection``), so a head goes from the connection to the stream and
+/// to the request for one reference count, not one per field, and an owner can tell a repeated
+/// head by identity (`===`) and keep what it derived from it.
+public final class HTTP2Head: Sendable {
+    public let method: String?
+    public let scheme: String?
+    public let authority: String?
+    public let path: String?
     /// A response's `:status`.
-    public var status: Int?
+    public let status: Int?
     /// A request's regular fields, in order (`content-length` among them). Built for requests
     /// only: a request's head is reused for every push that repeats its header block, and the
     /// receiver reads them all; an answer's few fields are read with ``field(_:)``, and building
     /// an array for each answer cost the sender 2% of its rate.
-    public var fields: [(name: String, value: String)] = []
-    public var contentLength: Int?
+    public let fields: [(name: String, value: String)]
+    public let contentLength: Int?
     /// Every field as decoded, pseudo-header fields included.
-    public var headers = HPACKHeaders()
+    public let headers: HPACKHeaders
 
-    public init() {}
+    private init(method: String? = nil, scheme: String? = nil, authority: String? = nil, path: String? = nil, status: Int? = nil,
+                 fields: [(name: String, value: String)] = [], contentLength: Int?, headers: HPACKHeaders) {
+        self.method = method
+        self.scheme = scheme
+        self.authority = authority
+        self.path = path
+        self.status = status
+        self.fields = fields
+        self.contentLength = contentLength
+        self.headers = headers
+    }
 
     /// The first value of a regular field.
     public func field(_ name: String) -> String? {
@@ -30,76 +45,78 @@ public struct HTTP2Head: Sendable {
 
     /// A request's head (RFC 9113 §8.3.1), or why it is malformed.
     public static func request(_ decoded: HPACKHeaders) -> Result<HTTP2Head, MalformedHead> {
-        var head = HTTP2Head()
-        head.headers = decoded
-        head.fields.reserveCapacity(decoded.count)
+        var method: String?, scheme: String?, authority: String?, path: String?
+        var contentLength: Int?
+        var fields: [(name: String, value: String)] = []
+        fields.reserveCapacity(decoded.count)
         var regular = false
         for (name, value, _) in decoded {
             if name.utf8.first == UInt8(ascii: ":") {
                 guard !regular else { return .failure(MalformedHead("\(name) after a regular field")) }
                 switch name {
                 case ":method":
-                    guard head.method == nil else { return .failure(MalformedHead("two :method fields")) }
-                    head.method = value
+                    guard method == nil else { return .failure(MalformedHead("two :method fields")) }
+                    method = value
                 case ":path":
-                    guard head.path == nil else { return .failure(MalformedHead("two :path fields")) }
+                    guard path == nil else { return .failure(MalformedHead("two :path fields")) }
                     guard !value.isEmpty else { return .failure(MalformedHead("an empty :path")) }
-                    head.path = value
+                    path = value
                 case ":scheme":
-                    guard head.scheme == nil else { return .failure(MalformedHead("two :scheme fields")) }
-                    head.scheme = value
+                    guard scheme == nil else { return .failure(MalformedHead("two :scheme fields")) }
+                    scheme = value
                 case ":authority":
-                    guard head.authority == nil else { return .failure(MalformedHead("two :authority fields")) }
-                    head.authority = value
+                    guard authority == nil else { return .failure(MalformedHead("two :authority fields")) }
+                    authority = value
                 default: return .failure(MalformedHead("the pseudo-header \(name), which a request does not have"))
                 }
                 continue
             }
             regular = true
-            if let problem = head.checkRegular(name, value) { return .failure(problem) }
-            head.fields.append((name, value))
+            if let problem = checkRegular(name, value, contentLength: &contentLength) { return .failure(problem) }
+            fields.append((name, value))
         }
-        guard head.method != nil else { return .failure(MalformedHead("no :method")) }
-        guard head.scheme != nil else { return .failure(MalformedHead("no :scheme")) }
-        guard head.path != nil else { return .failure(MalformedHead("no :path")) }
-        return .success(head)
+        guard method != nil else { return .failure(MalformedHead("no :method")) }
+        guard scheme != nil else { return .failure(MalformedHead("no :scheme")) }
+        guard path != nil else { return .failure(MalformedHead("no :path")) }
+        return .success(HTTP2Head(method: method, scheme: scheme, authority: authority, path: path, fields: fields,
+                                  contentLength: contentLength, headers: decoded))
     }
 
     /// A response's head (RFC 9113 §8.3.2), or why it is malformed.
     public static func response(_ decoded: HPACKHeaders) -> Result<HTTP2Head, MalformedHead> {
-        var head = HTTP2Head()
-        head.headers = decoded
+        var status: Int?
+        var contentLength: Int?
         var regular = false
         for (name, value, _) in decoded {
             if name.utf8.first == UInt8(ascii: ":") {
                 guard !regular else { return .failure(MalformedHead("\(name) after a regular field")) }
                 guard name == ":status" else { return .failure(MalformedHead("the pseudo-header \(name), which a response does not have")) }
-                guard head.status == nil else { return .failure(MalformedHead("two :status fields")) }
-                guard value.utf8.count == 3, let status = Int(value), status >= 100 else {
+                guard status == nil else { return .failure(MalformedHead("two :status fields")) }
+                guard value.utf8.count == 3, let code = Int(value), code >= 100 else {
                     return .failure(MalformedHead(":status \"\(value)\" is not a three-digit code"))
                 }
-                head.status = status
+                status = code
                 continue
             }
             regular = true
-            if let problem = head.checkRegular(name, value) { return .failure(problem) }
+            if let problem = checkRegular(name, value, contentLength: &contentLength) { return .failure(problem) }
         }
-        guard head.status != nil else { return .failure(MalformedHead("no :status")) }
-        return .success(head)
+        guard status != nil else { return .failure(MalformedHead("no :status")) }
+        return .success(HTTP2Head(status: status, contentLength: contentLength, headers: decoded))
     }
 
     /// Trailers: regular fields only (RFC 9113 §8.1).
     public static func trailers(_ decoded: HPACKHeaders) -> MalformedHead? {
-        var head = HTTP2Head()
+        var contentLength: Int?
         for (name, value, _) in decoded {
             guard name.utf8.first != UInt8(ascii: ":") else { return MalformedHead("the pseudo-header \(name) in trailers") }
-            if let problem = head.checkRegular(name, value) { return problem }
+            if let problem = checkRegular(name, value, contentLength: &contentLength) { return problem }
         }
         return nil
     }
 
-    /// Checks a regular field (and reads `content-length`).
-    private mutating func checkRegular(_ name: String, _ value: String) -> MalformedHead? {
+    /// Checks a regular field (and reads `content-length` into `contentLength`).
+    private static func checkRegular(_ name: String, _ value: String, contentLength: inout Int?) -> MalformedHead? {
         // (A loop over the contiguous bytes: the generic UTF8View scan was 1% of the sender's time.)
         let upper = name.utf8.withContiguousStorageIfAvailable { $0.contains { $0 &- 0x41 < 26 } }
             ?? name.utf8.contains { $0 &- 0x41 < 26 }
