@@ -208,14 +208,12 @@ public final class DeliveryLog: Sendable {
         mutating func bytes(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { self.bytes($0) } }
         mutating func raw(_ text: StaticString) { bytes(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) }
         mutating func text(_ text: String) {
-            var text = text
-            text.withUTF8 { bytes($0) }
+            Self.withUTF8(text) { bytes($0) }
         }
         /// `text` as a JSON string literal, quotes included (escaped as `CompactJSON.appendString` does).
         mutating func jsonString(_ text: String) {
             byte(UInt8(ascii: "\""))
-            var text = text
-            text.withUTF8 { utf8 in
+            Self.withUTF8(text) { utf8 in
                 for c in utf8 {
                     switch c {
                     case UInt8(ascii: "\""): raw("\\\"")
@@ -232,6 +230,14 @@ public final class DeliveryLog: Sendable {
                 }
             }
             byte(UInt8(ascii: "\""))
+        }
+        /// Calls `body` with the string's UTF-8 bytes, borrowed: `String.withUTF8` is mutating, and
+        /// the copy made to call it cost a reference count per field of every line.
+        private static func withUTF8(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+            if text.utf8.withContiguousStorageIfAvailable(body) == nil {
+                var copy = text
+                copy.withUTF8(body)
+            }
         }
         /// Valid JSON has no raw line breaks inside strings, so turning them into spaces keeps it one line.
         mutating func payload(_ payload: [UInt8]) {

@@ -49,6 +49,10 @@ public struct PushReceiverConfiguration: Sendable {
     public var clock: any WallClock
     public var logger: Logger
     public var observer: (@Sendable (ReceiverEvent) -> Void)?
+    /// Whether ``observer`` hears of every accepted push (`.accepted`). An observer that reads only
+    /// other events says no: each `.accepted` event carries a copy of the push, made on the
+    /// receiver's event loop, push after push.
+    public var observesAcceptedPushes = true
     /// Event-loop threads; defaults to one per core.
     public var threads: Int
 
@@ -135,7 +139,8 @@ public final class PushReceiver: Sendable {
             validator: PushValidator(tokens: ProviderTokenVerifier(keys: configuration.trustedKeys),
                                      registry: configuration.registry, policy: configuration.policy),
             log: configuration.deliveryLog, sharedLog: configuration.sharedLog, faults: configuration.faults, delivery: configuration.delivery.map(DeliveryQueue.init(handler:)),
-            clock: configuration.clock, logger: configuration.logger, events: ReceiverEvents(observer: configuration.observer))
+            clock: configuration.clock, logger: configuration.logger,
+            events: ReceiverEvents(observer: configuration.observer, observesAccepted: configuration.observesAcceptedPushes))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let connections = ConnectionSet()
         var channels: [Channel] = []

@@ -49,7 +49,15 @@ public struct RefusedRequest: Sendable {
 /// An optional observer of receiver events; without one, nothing is recorded (nothing grows under load).
 struct ReceiverEvents: Sendable {
     let observer: (@Sendable (ReceiverEvent) -> Void)?
+    /// Whether `.accepted` events go to the observer (``PushReceiverConfiguration/observesAcceptedPushes``).
+    var observesAccepted = true
+
     func record(_ event: @autoclosure () -> ReceiverEvent) {
         if let observer { observer(event()) }
+    }
+
+    /// Records `.accepted` for the push, if the observer hears of accepted pushes.
+    func recordAccepted(_ push: @autoclosure () -> AcceptedPush) {
+        if observesAccepted, let observer { observer(.accepted(push())) }
     }
 }

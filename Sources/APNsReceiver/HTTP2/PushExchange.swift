@@ -189,14 +189,18 @@ struct PushExchange {
         let handsOff = services.delivery != nil
         var answers: [PushAnswer] = []
         answers.reserveCapacity(pushes.count)
+        let debug = services.logger.logLevel <= .debug
         for index in pushes.indices {
-            services.logger.debug("accepted", metadata: [
-                "apns-id": "\(pushes[index].apnsID)", "device-token": "\(pushes[index].deviceToken.hex)",
-                "environment": "\(pushes[index].environment)",
-            ])
-            services.events.record(.accepted(pushes[index]))
-            answers.append(PushAnswer(status: 200, apnsID: pushes[index].apnsID, apnsUniqueID: pushes[index].apnsUniqueID,
-                                      delivery: handsOff && !pushes[index].dropped ? pushes[index] : nil))
+            if debug {
+                services.logger.debug("accepted", metadata: [
+                    "apns-id": "\(pushes[index].apnsID)", "device-token": "\(pushes[index].deviceToken.hex)",
+                    "environment": "\(pushes[index].environment)",
+                ])
+            }
+            services.events.recordAccepted(pushes[index])
+            var answer = PushAnswer(status: 200, apnsID: pushes[index].apnsID, apnsUniqueID: pushes[index].apnsUniqueID)
+            if handsOff, !pushes[index].dropped { answer.delivery = pushes[index] }
+            answers.append(answer)
         }
         return answers
     }

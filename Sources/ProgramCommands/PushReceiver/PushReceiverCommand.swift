@@ -128,14 +128,17 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let gateway = noDeviceGateway ? nil : try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
-        let receiver = try await PushReceiver.start(PushReceiverConfiguration(
+        var configuration = PushReceiverConfiguration(
             listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
             registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, policy: policy, logger: logger,
             observer: { event in
                 if let rejections, case .rejected(let rejection, let apnsID, let environment, let token) = event {
                     rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
                 }
-            }, threads: threads, sharedLog: shared?.log))
+            }, threads: threads, sharedLog: shared?.log)
+        // The observer keeps rejections only: no accepted push is copied for it.
+        configuration.observesAcceptedPushes = false
+        let receiver = try await PushReceiver.start(configuration)
 
         say("push-receiver listening:")
         for bound in receiver.listeners { say("  \(bound)") }
