@@ -2,27 +2,57 @@ import APNsWire
 
 /// One request as it arrived on a stream.
 public struct IncomingPush: Sendable {
-    public let method: String?
-    public let path: String?
-    /// Regular (non-pseudo) headers, names lowercase, in arrival order.
-    public let headers: [(name: String, value: String)]
+    /// What the request's head says as APNs reads it, and the checks that read only the head:
+    /// made once and shared by every push that repeats the head (a provider sends the same
+    /// header block push after push, and the receiver keeps the last head it read).
+    final class Head: Sendable {
+        let method: String?
+        let path: String?
+        /// Regular (non-pseudo) headers, names lowercase, in arrival order.
+        let headers: [(name: String, value: String)]
+        let known: KnownHeaders
+        /// What follows `/3/device/` in the path; nil when the path does not start so.
+        let deviceTokenText: String?
+        /// ``PushValidator``'s checks of the head alone, in APNs's order.
+        let verdict: Result<PushValidator.CheckedHead, PushRejection>
+
+        init(method: String?, path: String?, headers: [(name: String, value: String)]) {
+            self.method = method
+            self.path = path
+            self.headers = headers
+            let known = KnownHeaders(headers)
+            let tokenText = path.flatMap { $0.hasPrefix("/3/device/") ? String($0.utf8.dropFirst(10))! : nil }
+            self.known = known
+            deviceTokenText = tokenText
+            verdict = Result { () throws(PushRejection) in
+                try PushValidator.checkHead(method: method, path: path, known: known, deviceTokenText: tokenText)
+            }
+        }
+    }
+
+    let head: Head
     /// The body, kept up to ``PushValidator/maximumBufferedBody`` bytes.
     public let body: [UInt8]
     /// The body's full length, even when more arrived than was kept.
     public let bodyLength: Int
+
+    public var method: String? { head.method }
+    public var path: String? { head.path }
+    /// Regular (non-pseudo) headers, names lowercase, in arrival order.
+    public var headers: [(name: String, value: String)] { head.headers }
     /// The headers APNs reads, found in one pass over ``headers``.
-    public let known: KnownHeaders
+    public var known: KnownHeaders { head.known }
     /// What follows `/3/device/` in the path; nil when the path does not start so.
-    public let deviceTokenText: String?
+    public var deviceTokenText: String? { head.deviceTokenText }
 
     public init(method: String?, path: String?, headers: [(name: String, value: String)], body: [UInt8], bodyLength: Int? = nil) {
-        self.method = method
-        self.path = path
-        self.headers = headers
+        self.init(head: Head(method: method, path: path, headers: headers), body: body, bodyLength: bodyLength)
+    }
+
+    init(head: Head, body: [UInt8], bodyLength: Int? = nil) {
+        self.head = head
         self.body = body
         self.bodyLength = bodyLength ?? body.count
-        known = KnownHeaders(headers)
-        deviceTokenText = path.flatMap { $0.hasPrefix("/3/device/") ? String($0.utf8.dropFirst(10))! : nil }
     }
 
     /// The first value of the header `name` (lowercase).

@@ -8,15 +8,31 @@ public struct ConnectionAuthState: Sendable {
     public var boundTeam: String?
     /// Makes the connection's `apns-id`s and `apns-unique-id`s.
     public var ids = RandomIDs()
-    var currentToken: String?
-    /// The `authorization` header that last carried ``currentToken``, as it came.
+    /// The provider token this connection uses now, checked.
+    var current: ConnectionToken?
+    /// The `authorization` header that last carried ``current``'s token, as it came.
     var currentHeader: String?
-    var currentVerified: VerifiedProviderToken?
-    var currentKey: TrustedProviderKey?
-    var currentSince: Date?
     /// How many distinct tokens this connection accepted.
     public internal(set) var tokensAccepted = 0
     public init() {}
+}
+
+/// A provider token a connection accepted, and when: held by reference, so a push that carries
+/// it again costs one reference count, not one per field of the token and its key.
+final class ConnectionToken: Sendable {
+    let jwt: String
+    let verified: VerifiedProviderToken
+    let key: TrustedProviderKey
+    /// When the connection took it (a connection may change its token once per
+    /// ``ReceiverPolicy/providerTokenMinimumRefresh``).
+    let since: Date
+
+    init(jwt: String, verified: VerifiedProviderToken, key: TrustedProviderKey, since: Date) {
+        self.jwt = jwt
+        self.verified = verified
+        self.key = key
+        self.since = since
+    }
 }
 
 /// A refusal: the reason APNs gives, and what exactly was wrong (for logs and explanations).
@@ -86,26 +102,39 @@ public struct PushValidator: Sendable {
         }
     }
 
-    private func check(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
-                       now: Date) throws(PushRejection) -> AcceptedPush {
+    /// What the checks of a request's head alone found: made once per head
+    /// (``IncomingPush/Head``), and shared by every push that repeats it.
+    struct CheckedHead: Sendable {
+        /// The request's `apns-id` (nil: none was given, and each push gets a new one).
+        var apnsID: String?
+        var topic: String
+        var bundleID: String
+        var collapseID: String?
+        var pushType: APNsPushType
+        var priority: APNsPriority
+        var expiration: Int?
+        var token: DeviceToken
+    }
+
+    /// The checks that read only the request's head, in the order APNs makes them: repeated
+    /// headers, `apns-id`, the method, the topic, the collapse ID, the priority, the push type,
+    /// the expiration, the path and its device token. (Then ``check(_:environment:auth:now:)``
+    /// asks the registry, the provider token and the payload, which change from push to push.)
+    static func checkHead(method: String?, path: String?, known: KnownHeaders,
+                          deviceTokenText: String?) throws(PushRejection) -> CheckedHead {
         // Repeated headers.
-        let known = request.known
         if let repeated = known.repeated {
             throw PushRejection(.duplicateHeaders, "header \(repeated.name) is repeated")
         }
         // apns-id.
-        let apnsID: String
         if let given = known.id {
             guard parseAPNsID(given) != nil else {
                 throw PushRejection(.badMessageId, "apns-id \"\(Self.quote(given))\" is not a canonical UUID")
             }
-            apnsID = given
-        } else {
-            apnsID = auth.ids.uuid()
         }
         // Method.
-        guard request.method == "POST" else {
-            throw PushRejection(.methodNotAllowed, "method is \(request.method ?? "missing"); APNs accepts only POST")
+        guard method == "POST" else {
+            throw PushRejection(.methodNotAllowed, "method is \(method ?? "missing"); APNs accepts only POST")
         }
         // Topic.
         guard let topic = known.topic else {
@@ -143,7 +172,6 @@ public struct PushValidator: Sendable {
         if pushType == .background, let priority, priority == .immediate {
             throw PushRejection(.badPriority, "background pushes must use apns-priority 5 (or 1), not 10")
         }
-        let resolvedPriority = priority ?? .default(for: pushType)
         // Expiration.
         var expiration: Int?
         if let value = known.expiration {
@@ -154,9 +182,9 @@ public struct PushValidator: Sendable {
         }
         // Path and device token.
         func badPath() -> PushRejection {
-            PushRejection(.badPath, "path \"\(Self.quote(request.path ?? ""))\" is not /3/device/<token>")
+            PushRejection(.badPath, "path \"\(Self.quote(path ?? ""))\" is not /3/device/<token>")
         }
-        guard let rawToken = request.deviceTokenText else { throw badPath() }
+        guard let rawToken = deviceTokenText else { throw badPath() }
         guard !rawToken.isEmpty else {
             throw PushRejection(.missingDeviceToken, "the path has no device token")
         }
@@ -165,7 +193,16 @@ public struct PushValidator: Sendable {
             if rawToken.utf8.contains(UInt8(ascii: "?")) { throw badPath() }
             throw PushRejection(.badDeviceToken, "device token \"\(Self.quote(rawToken))\" is not an even-length hex string")
         }
-        let bundleID = pushType.bundleID(forTopic: topic)
+        return CheckedHead(apnsID: known.id, topic: topic, bundleID: pushType.bundleID(forTopic: topic), collapseID: collapseID,
+                           pushType: pushType, priority: priority ?? .default(for: pushType), expiration: expiration, token: token)
+    }
+
+    private func check(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
+                       now: Date) throws(PushRejection) -> AcceptedPush {
+        let head = try request.head.verdict.get()
+        let apnsID = head.apnsID ?? auth.ids.uuid()
+        let token = head.token
+        let bundleID = head.bundleID
         guard let device = registry.lookup(token, in: environment) else {
             let other: APNsEnvironment = environment == .sandbox ? .production : .sandbox
             if registry.lookup(token, in: other) != nil {
@@ -184,14 +221,14 @@ public struct PushValidator: Sendable {
             throw PushRejection(.deviceTokenNotForTopic, "token \(token.short) belongs to \(device.bundleID), not \(bundleID)")
         }
         // Provider token.
-        let (verified, key) = try authenticate(request, environment: environment, auth: &auth, now: now)
-        if let topics = key.topics, !topics.contains(bundleID) {
-            throw PushRejection(.topicDisallowed, "key \(key.keyID) may push only to \(topics.sorted().joined(separator: ", "))")
+        let providerToken = try authenticate(request, environment: environment, auth: &auth, now: now)
+        if let topics = providerToken.key.topics, !topics.contains(bundleID) {
+            throw PushRejection(.topicDisallowed, "key \(providerToken.key.keyID) may push only to \(topics.sorted().joined(separator: ", "))")
         }
         // Payload.
         guard request.bodyLength > 0 else { throw PushRejection(.payloadEmpty, "the request has no body") }
-        guard request.bodyLength <= pushType.maximumPayloadSize else {
-            throw PushRejection(.payloadTooLarge, "the payload is \(request.bodyLength) bytes; a \(pushType) push may carry \(pushType.maximumPayloadSize)")
+        guard request.bodyLength <= head.pushType.maximumPayloadSize else {
+            throw PushRejection(.payloadTooLarge, "the payload is \(request.bodyLength) bytes; a \(head.pushType) push may carry \(head.pushType.maximumPayloadSize)")
         }
         let payload: NotificationPayload
         do { payload = try NotificationPayload(json: request.body) } catch {
@@ -201,45 +238,46 @@ public struct PushValidator: Sendable {
         return AcceptedPush(
             receivedAt: now, environment: environment, apnsID: apnsID,
             apnsUniqueID: environment == .sandbox ? auth.ids.uuid() : nil,
-            deviceToken: token, topic: topic, bundleID: bundleID, pushType: pushType, priority: resolvedPriority,
-            expiration: expiration, collapseID: collapseID, teamID: verified.teamID, keyID: verified.keyID,
+            deviceToken: token, topic: head.topic, bundleID: bundleID, pushType: head.pushType, priority: head.priority,
+            expiration: head.expiration, collapseID: head.collapseID, teamID: providerToken.verified.teamID, keyID: providerToken.verified.keyID,
             payload: request.body, isBackground: payload.isBackground, dropped: false)
     }
 
     private func authenticate(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
-                              now: Date) throws(PushRejection) -> (VerifiedProviderToken, TrustedProviderKey) {
+                              now: Date) throws(PushRejection) -> ConnectionToken {
         guard let header = request.known.authorization else {
             throw PushRejection(.missingProviderToken, "no authorization header")
         }
-        let verified: VerifiedProviderToken
-        let key: TrustedProviderKey
+        let token: ConnectionToken
         let isNew: Bool
-        let jwt: String
-        if header == auth.currentHeader, let token = auth.currentToken, let cached = auth.currentVerified, let cachedKey = auth.currentKey {
+        if let current = auth.current, header == auth.currentHeader {
             // The connection's token, in the header as it came last time: nothing to parse.
-            (jwt, verified, key, isNew) = (token, cached, cachedKey, false)
+            (token, isNew) = (current, false)
         } else {
             guard Self.isBearer(header) else {
                 throw PushRejection(.missingProviderToken, "authorization is not \"bearer <provider token>\"")
             }
-            jwt = String(header.utf8.dropFirst(7))!
-            if jwt == auth.currentToken, let cached = auth.currentVerified, let cachedKey = auth.currentKey {
-                (verified, key, isNew) = (cached, cachedKey, false)
+            let jwt = String(header.utf8.dropFirst(7))!
+            if let current = auth.current, jwt == current.jwt {
+                (token, isNew) = (current, false)
                 auth.currentHeader = header
             } else {
-                do { (verified, key) = try tokens.verify(jwt) } catch {
+                do {
+                    let (verified, key) = try tokens.verify(jwt)
+                    token = ConnectionToken(jwt: jwt, verified: verified, key: key, since: now)
+                } catch {
                     throw PushRejection(.invalidProviderToken, error.message, providerTokenProblem: error.code)
                 }
                 isNew = true
             }
         }
-        if let environments = key.environments, !environments.contains(environment) {
-            throw PushRejection(.badEnvironmentKeyInToken, "key \(key.keyID) is limited to \(environments.map(\.rawValue).sorted().joined(separator: ", ")), and this is \(environment)")
+        if let environments = token.key.environments, !environments.contains(environment) {
+            throw PushRejection(.badEnvironmentKeyInToken, "key \(token.key.keyID) is limited to \(environments.map(\.rawValue).sorted().joined(separator: ", ")), and this is \(environment)")
         }
-        if let bound = auth.boundTeam, bound != verified.teamID {
-            throw PushRejection(.unrelatedKeyIdInToken, "this connection is bound to team \(bound); key \(verified.keyID) belongs to team \(verified.teamID): open a new connection")
+        if let bound = auth.boundTeam, bound != token.verified.teamID {
+            throw PushRejection(.unrelatedKeyIdInToken, "this connection is bound to team \(bound); key \(token.verified.keyID) belongs to team \(token.verified.teamID): open a new connection")
         }
-        let age = now.timeIntervalSince1970 - TimeInterval(verified.issuedAt)
+        let age = now.timeIntervalSince1970 - TimeInterval(token.verified.issuedAt)
         if age > policy.providerTokenMaximumAge {
             throw PushRejection(.expiredProviderToken, "the token was issued \(Int(age)) s ago; APNs accepts tokens up to \(Int(policy.providerTokenMaximumAge)) s old")
         }
@@ -247,18 +285,15 @@ public struct PushValidator: Sendable {
             throw PushRejection(.invalidProviderToken, "the token's iat is \(Int(-age)) s in the future")
         }
         if isNew {
-            if let since = auth.currentSince, now.timeIntervalSince(since) < policy.providerTokenMinimumRefresh {
+            if let since = auth.current?.since, now.timeIntervalSince(since) < policy.providerTokenMinimumRefresh {
                 throw PushRejection(.tooManyProviderTokenUpdates, "a new token \(Int(now.timeIntervalSince(since))) s after the last one on this connection; at most one per \(Int(policy.providerTokenMinimumRefresh)) s")
             }
-            auth.currentToken = jwt
+            auth.current = token
             auth.currentHeader = header
-            auth.currentVerified = verified
-            auth.currentKey = key
-            auth.currentSince = now
-            auth.boundTeam = verified.teamID
+            auth.boundTeam = token.verified.teamID
             auth.tokensAccepted += 1
         }
-        return (verified, key)
+        return token
     }
 
     /// `bearer ` (in any case) and at least one byte more.

@@ -9,6 +9,7 @@ import NIOCore
 import NIOEmbedded
 import TestSupport
 import Testing
+import Synchronization
 import Utilities
 
 /// push-receiver's and apns-sender's HTTP/2 handlers without sockets: each in an EmbeddedChannel,
@@ -24,7 +25,7 @@ struct EmbeddedHandlerTests {
         let key: APNsAuthKey
         let folder: URL
 
-        init(faults: [FaultRule] = []) throws {
+        init(faults: [FaultRule] = [], events: ReceiverEvents = ReceiverEvents(observer: nil)) throws {
             folder = temporaryDirectory("embedded-receiver")
             key = APNsAuthKey.generate()
             token = DeviceToken.random()
@@ -33,7 +34,7 @@ struct EmbeddedHandlerTests {
             let services = ReceiverServices(
                 validator: PushValidator(tokens: ProviderTokenVerifier(keys: [key.trusted()]), registry: registry),
                 log: log, sharedLog: nil, faults: FaultPlan(faults), delivery: nil, clock: SystemWallClock(),
-                logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), events: ReceiverEvents(observer: nil))
+                logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), events: events)
             channel = EmbeddedChannel()
             let exchange = PushExchange(services: services, connection: ConnectionContext(environment: .sandbox, serverName: nil))
             try channel.pipeline.syncOperations.addHandler(APNsConnectionHandler(exchange: exchange, handshake: nil, allocator: channel.allocator))
@@ -41,13 +42,17 @@ struct EmbeddedHandlerTests {
         }
 
         /// The client's preface and SETTINGS, and the push requests on streams 1, 3, …
-        func pushes(_ count: Int) -> ByteBuffer {
+        func pushes(_ count: Int) -> ByteBuffer { pushes(to: Array(repeating: token.hex, count: count)) }
+
+        /// The same, one push to each token (as hex) in turn; every header block written without
+        /// touching the HPACK table, as nghttp2's clients send pushes.
+        func pushes(to tokens: [String]) -> ByteBuffer {
             var bytes = ByteBuffer(bytes: HTTP2Limits.preface)
             bytes.writeSettingsFrame([])
             let jwt = key.signer.token(issuedAt: Date())
-            for index in 0..<count {
+            for (index, hex) in tokens.enumerated() {
                 var block = ByteBuffer()
-                for (name, value) in [(":method", "POST"), (":scheme", "https"), (":path", "/3/device/\(token.hex)"), (":authority", "localhost"),
+                for (name, value) in [(":method", "POST"), (":scheme", "https"), (":path", "/3/device/\(hex)"), (":authority", "localhost"),
                                       ("authorization", "bearer \(jwt)"), ("apns-push-type", "background"), ("apns-topic", Fixture.bundleID),
                                       ("apns-priority", "5")] {
                     block.writeInteger(UInt8(0))
@@ -96,6 +101,31 @@ struct EmbeddedHandlerTests {
         try handle.close()
         #expect(try DeliveryLog.entries(in: receiver.log.file).count == 3)
         #expect(try DeliveryLog.count(in: receiver.log.file) == 3)
+        _ = try? receiver.channel.finish()
+    }
+
+    @Test("pushes that repeat a head are read once and answered each on its own; a push with another head between them is read anew")
+    func repeatedHeads() throws {
+        // The connection hands out one head for a repeated header block, and the handler keeps
+        // what it read from it (the token, the headers APNs reads, the head's checks): a push to
+        // an unknown token between two to the registered one must not borrow either's reading.
+        let events = Mutex<[String]>([])
+        let receiver = try Receiver(events: ReceiverEvents(observer: { event in
+            switch event {
+            case .accepted(let push): events.withLock { $0.append("accepted \(push.deviceToken.short)") }
+            case .rejected(let rejection, _, _, let token): events.withLock { $0.append("\(rejection.reason) \(token.prefix(8))") }
+            default: break
+            }
+        }, observesAccepted: false))
+        let stranger = DeviceToken.random()
+        try receiver.channel.writeInbound(receiver.pushes(to: [receiver.token.hex, receiver.token.hex, stranger.hex, receiver.token.hex]))
+        let answers = try receiver.writes().flatMap { $0 }.filter { $0.type == .headers }
+        #expect(answers.map(\.stream) == [5, 1, 3, 7])  // the refusal is answered at once, the others after the log's write
+        let accepted = answers.filter { $0.payload.getInteger(at: $0.payload.readerIndex, as: UInt8.self) == 0x88 }
+        #expect(accepted.map(\.stream) == [1, 3, 7])
+        #expect(try DeliveryLog.entries(in: receiver.log.file).map(\.deviceToken) == Array(repeating: receiver.token.hex, count: 3))
+        // The observer said it does not hear of accepted pushes; it hears of the refusal.
+        #expect(events.withLock { $0 } == ["BadDeviceToken \(stranger.hex.prefix(8))"])
         _ = try? receiver.channel.finish()
     }
 

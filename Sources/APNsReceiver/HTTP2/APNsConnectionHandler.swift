@@ -39,22 +39,20 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// One request stream: what APNs needs of it.
     private final class Stream {
         let id: UInt32
-        let head: HTTP2Head
+        let head: IncomingPush.Head
         var body: [UInt8] = []
         var bodyLength = 0
         /// What the decisions on it so far found.
         var progress = PushProgress()
 
-        init(id: UInt32, head: HTTP2Head) {
+        init(id: UInt32, head: IncomingPush.Head) {
             self.id = id
             self.head = head
         }
 
         /// The finished request, as the exchange decides on it (again, when a fleet's registry
         /// changed under it).
-        var request: IncomingPush {
-            IncomingPush(method: head.method, path: head.path, headers: head.fields, body: body, bodyLength: bodyLength)
-        }
+        var request: IncomingPush { IncomingPush(head: head, body: body, bodyLength: bodyLength) }
     }
 
     /// A refused push and the rejection-log entry a fleet keeps of it before the answer.
@@ -85,6 +83,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// A fleet's refusals of this read: kept in its rejection log with one INSERT, then answered.
     private var stagedRefusals: [Refused] = []
     private var lineEncoder = DeliveryLog.LineEncoder()
+    /// The last request head and what it says as APNs reads it. ``HTTP2Connection`` hands out one
+    /// head for every request that repeats its header block, so a provider's pushes are read and
+    /// checked as far as their head goes once, not once each (the head is kept here, so the
+    /// identity cannot be another head's).
+    private var lastHead: (wire: HTTP2Head, read: IncomingPush.Head)?
     private var inRead = false
     private var closing = false
     private var context: ChannelHandlerContext?
@@ -151,7 +154,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
                 handshake = nil
             }
         case .headers(let id, let head, let endStream):
-            let stream = Stream(id: id, head: head)
+            let stream = Stream(id: id, head: read(head))
             streams[id] = stream
             if endStream { finish(stream) }
         case .data(let id, let payload, let endStream):
@@ -174,6 +177,14 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             // input is read and dropped (`closing`) until it hangs up or the grace ends.
             closeAfterGrace(flushOutput(context: context), channel: context.channel)
         }
+    }
+
+    /// What `head` says as APNs reads it: the last head's reading when it is the same head.
+    private func read(_ head: HTTP2Head) -> IncomingPush.Head {
+        if let lastHead, lastHead.wire === head { return lastHead.read }
+        let read = IncomingPush.Head(method: head.method, path: head.path, headers: head.fields)
+        lastHead = (head, read)
+        return read
     }
 
     // MARK: Answering
