@@ -9,26 +9,127 @@ import Darwin
 #endif
 
 /// A push the receiver answered 200: what the delivery log records and what the device gets.
+///
+/// A value whose fields sit behind one reference: a push goes into its answer, the hand-off to
+/// the device side, the device hub's recent list and an observer's event, and copying sixteen
+/// fields, ten of them reference-counted, was a third of the receiver's calls into the Swift
+/// runtime per push with its device gateway. The fields are constants of the box, read without an
+/// exclusivity check; setting one (rare: tests, a fault's `dropped`) makes a new box.
 public struct AcceptedPush: Sendable, Hashable {
-    public var receivedAt: Date
-    public var environment: APNsEnvironment
-    public var apnsID: String
-    public var apnsUniqueID: String?
-    public var deviceToken: DeviceToken
-    public var topic: String
-    public var bundleID: String
-    public var pushType: APNsPushType
-    public var priority: APNsPriority
-    public var expiration: Int?
-    public var collapseID: String?
-    public var teamID: String
-    public var keyID: String
+    public var receivedAt: Date {
+        get { box.fields.receivedAt }
+        set { box = Box(box.fields, changing: { $0.receivedAt = newValue }) }
+    }
+    public var environment: APNsEnvironment {
+        get { box.fields.environment }
+        set { box = Box(box.fields, changing: { $0.environment = newValue }) }
+    }
+    public var apnsID: String {
+        get { box.fields.apnsID }
+        set { box = Box(box.fields, changing: { $0.apnsID = newValue }) }
+    }
+    public var apnsUniqueID: String? {
+        get { box.fields.apnsUniqueID }
+        set { box = Box(box.fields, changing: { $0.apnsUniqueID = newValue }) }
+    }
+    public var deviceToken: DeviceToken {
+        get { box.fields.deviceToken }
+        set { box = Box(box.fields, changing: { $0.deviceToken = newValue }) }
+    }
+    public var topic: String {
+        get { box.fields.topic }
+        set { box = Box(box.fields, changing: { $0.topic = newValue }) }
+    }
+    public var bundleID: String {
+        get { box.fields.bundleID }
+        set { box = Box(box.fields, changing: { $0.bundleID = newValue }) }
+    }
+    public var pushType: APNsPushType {
+        get { box.fields.pushType }
+        set { box = Box(box.fields, changing: { $0.pushType = newValue }) }
+    }
+    public var priority: APNsPriority {
+        get { box.fields.priority }
+        set { box = Box(box.fields, changing: { $0.priority = newValue }) }
+    }
+    public var expiration: Int? {
+        get { box.fields.expiration }
+        set { box = Box(box.fields, changing: { $0.expiration = newValue }) }
+    }
+    public var collapseID: String? {
+        get { box.fields.collapseID }
+        set { box = Box(box.fields, changing: { $0.collapseID = newValue }) }
+    }
+    public var teamID: String {
+        get { box.fields.teamID }
+        set { box = Box(box.fields, changing: { $0.teamID = newValue }) }
+    }
+    public var keyID: String {
+        get { box.fields.keyID }
+        set { box = Box(box.fields, changing: { $0.keyID = newValue }) }
+    }
     /// The payload exactly as received (valid JSON: it was parsed before acceptance).
-    public var payload: [UInt8]
+    public var payload: [UInt8] {
+        get { box.fields.payload }
+        set { box = Box(box.fields, changing: { $0.payload = newValue }) }
+    }
     /// `aps` held only `content-available: 1`.
-    public var isBackground: Bool
+    public var isBackground: Bool {
+        get { box.fields.isBackground }
+        set { box = Box(box.fields, changing: { $0.isBackground = newValue }) }
+    }
     /// A fault told the receiver to answer 200 and never deliver.
-    public var dropped: Bool
+    public var dropped: Bool {
+        get { box.fields.dropped }
+        set { box = Box(box.fields, changing: { $0.dropped = newValue }) }
+    }
+
+    private struct Fields: Hashable, Sendable {
+        var receivedAt: Date
+        var environment: APNsEnvironment
+        var apnsID: String
+        var apnsUniqueID: String?
+        var deviceToken: DeviceToken
+        var topic: String
+        var bundleID: String
+        var pushType: APNsPushType
+        var priority: APNsPriority
+        var expiration: Int?
+        var collapseID: String?
+        var teamID: String
+        var keyID: String
+        var payload: [UInt8]
+        var isBackground: Bool
+        var dropped: Bool
+    }
+
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+        convenience init(_ fields: Fields, changing change: (inout Fields) -> Void) {
+            var changed = fields
+            change(&changed)
+            self.init(changed)
+        }
+    }
+
+    private var box: Box
+
+    init(receivedAt: Date, environment: APNsEnvironment, apnsID: String,
+         apnsUniqueID: String? = nil, deviceToken: DeviceToken, topic: String,
+         bundleID: String, pushType: APNsPushType, priority: APNsPriority, expiration: Int? = nil, collapseID: String? = nil,
+         teamID: String, keyID: String, payload: [UInt8], isBackground: Bool, dropped: Bool) {
+        box = Box(Fields(receivedAt: receivedAt, environment: environment, apnsID: apnsID,
+                          apnsUniqueID: apnsUniqueID, deviceToken: deviceToken, topic: topic,
+                          bundleID: bundleID, pushType: pushType, priority: priority, expiration: expiration, collapseID: collapseID,
+                          teamID: teamID, keyID: keyID, payload: payload, isBackground: isBackground, dropped: dropped))
+    }
+
+    public static func == (lhs: AcceptedPush, rhs: AcceptedPush) -> Bool {
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
+    }
+
+    public func hash(into hasher: inout Hasher) { box.fields.hash(into: &hasher) }
 }
 
 /// The durable delivery log: one JSON line per push answered 200, written (with `write(2)`, so it

@@ -157,7 +157,7 @@ struct PushExchange {
                 : RejectionLog.Entry(rejection, apnsID: id, environment: connection.environment, deviceToken: rawToken, at: now)
             return .answer(self.rejection(rejection, apnsID: id), delayMilliseconds: delay, refusal: refusal)
         case .success(var push):
-            push.dropped = drop
+            if drop { push.dropped = true }
             return .accept(push, delayMilliseconds: delay)
         }
     }
