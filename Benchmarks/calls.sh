@@ -6,15 +6,17 @@
 #   Benchmarks/calls.sh receiver [OLD_BIN_DIR]   push-receiver under h2load, cleartext and TLS
 #   Benchmarks/calls.sh gateway  [OLD_BIN_DIR]   the same with its device gateway
 #   Benchmarks/calls.sh sender   [OLD_BIN_DIR]   apns-sender into nghttpd, cleartext and TLS
+#   Benchmarks/calls.sh serve    [OLD_BIN_DIR]   authsim serve (the inspector recording every push), TLS,
+#                                                set up as Benchmarks/run.sh inspector sets it up
 #
-# With OLD_BIN_DIR (a folder holding an earlier build's push-receiver and apns-sender, copied from
+# With OLD_BIN_DIR (a folder holding an earlier build's push-receiver, apns-sender and authsim, copied from
 # .build/release before the change), each line is printed for it and for this build, side by side.
 # Counts: swift_beginAccess (a dynamic exclusivity check), swift_retain, malloc; per push.
 # Needs root (uprobes), perf (apt-get install linux-perf), h2load and nghttpd.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WHAT=${1:?"say what to count: receiver, gateway or sender"}
-case "$WHAT" in receiver|gateway|sender) ;; *) echo "unknown: $WHAT (receiver, gateway or sender)" >&2; exit 2 ;; esac
+WHAT=${1:?"say what to count: receiver, gateway, sender or serve"}
+case "$WHAT" in receiver|gateway|sender|serve) ;; *) echo "unknown: $WHAT (receiver, gateway, sender or serve)" >&2; exit 2 ;; esac
 OLD=${2:-}
 N=${N:-100000}
 for tool in perf h2load nghttpd; do
@@ -22,6 +24,7 @@ for tool in perf h2load nghttpd; do
 done
 [ "$(id -u)" = 0 ] || { echo "uprobes need root" >&2; exit 2; }
 [ -z "$OLD" ] || [ -x "$OLD/push-receiver" ] || { echo "$OLD/push-receiver not found (copy an earlier build's binaries there)" >&2; exit 2; }
+[ -z "$OLD" ] || [ "$WHAT" != serve ] || [ -x "$OLD/authsim" ] || { echo "$OLD/authsim not found (copy an earlier build's binaries there)" >&2; exit 2; }
 echo "building release products…" >&2
 swift build -c release >/dev/null
 BIN=$(swift build -c release --show-bin-path)
@@ -62,6 +65,22 @@ count_receiver() { # label binary gateway-flag port-base
   done
   kill $pid; wait $pid 2>/dev/null || true
 }
+count_serve() { # label authsim-binary port-base
+  "$2" serve --state "$WORK/$1" --certs "$WORK/certs" --sandbox-port $(($3 + 7)) --production-port 0 \
+    --device-port $(($3 + 8)) --backend-port 0 --ui-port $(($3 + 10)) > "$WORK/$1.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 100); do grep -q "Ctrl-C stops" "$WORK/$1.log" 2>/dev/null && break; sleep 0.1; done
+  grep -q "Ctrl-C stops" "$WORK/$1.log" || { echo "authsim serve did not start: $(cat "$WORK/$1.log")" >&2; exit 1; }
+  curl -s -X POST "http://127.0.0.1:$(($3 + 8))/devices" \
+    -d "{\"environment\":\"sandbox\",\"bundleID\":\"$TOPIC\",\"token\":\"$TOKEN\"}" > /dev/null
+  JWT=$("$BIN/apns-sender" --print-token --certs "$WORK/certs")
+  local url="https://127.0.0.1:$(($3 + 7))"
+  h2 "$url" 20000
+  perf stat -x, -e $EVENTS -p $pid -o "$WORK/$1.serve" & local stat=$!
+  sleep 0.5; h2 "$url" "$N"; kill -INT $stat; wait $stat 2>/dev/null || true
+  echo "| $1 | TLS | $(per_push "$WORK/$1.serve")|"
+  kill $pid; wait $pid 2>/dev/null || true
+}
 count_sender() { # label binary
   for transport in cleartext TLS; do
     local flags="--cleartext --port 16299"; [ $transport = TLS ] && flags="--port 16298"
@@ -86,4 +105,8 @@ case "$WHAT" in
     sleep 0.5
     [ -z "$OLD" ] || count_sender old "$OLD/apns-sender"
     count_sender this "$BIN/apns-sender" ;;
+  serve)
+    command -v curl >/dev/null || { echo "needs curl" >&2; exit 2; }
+    [ -z "$OLD" ] || count_serve old "$OLD/authsim" 16380
+    count_serve this "$BIN/authsim" 16480 ;;
 esac
