@@ -84,9 +84,9 @@ public final class PushHistory: Sendable {
         var refused: [CounterKey: Int] = [:]
         var subscribers: [ObjectIdentifier: Subscription] = [:]
         /// What the device side did with a push, by apns-id (the newest `capacity`).
-        var deliveries: [String: DeliveryNote] = [:]
+        var deliveries: [PushIDKey: DeliveryNote] = [:]
         /// The pushes with a delivery note, oldest first: the oldest note goes when one more comes.
-        var deliveryOrder: RecentItems<String>
+        var deliveryOrder: RecentItems<PushIDKey>
     }
     private let state: Mutex<State>
 
@@ -140,8 +140,9 @@ public final class PushHistory: Sendable {
     /// Keeps the note as a value; its sentence is written when the push is read.
     public func noteDelivery(apnsID: String, _ what: DeliveryNote) {
         state.withLock { state in
-            guard state.deliveries.updateValue(what, forKey: apnsID) == nil else { return }
-            if let evicted = state.deliveryOrder.append(apnsID) { state.deliveries[evicted] = nil }
+            let key = PushIDKey(apnsID)
+            guard state.deliveries.updateValue(what, forKey: key) == nil else { return }
+            if let evicted = state.deliveryOrder.append(key) { state.deliveries[evicted] = nil }
         }
     }
 
@@ -163,7 +164,7 @@ public final class PushHistory: Sendable {
     private func withDeliveries(_ pick: (State) -> [Stored]) -> [(Stored, DeliveryNote?)] {
         state.withLock { state in
             pick(state).map { stored in
-                if case .accepted(let push) = stored.raw { (stored, state.deliveries[push.apnsID]) } else { (stored, nil) }
+                if case .accepted(let push) = stored.raw { (stored, state.deliveries[PushIDKey(push.apnsID)]) } else { (stored, nil) }
             }
         }
     }
@@ -378,5 +379,47 @@ public final class PushHistory: Sendable {
         let header = parts.count > 0 ? Base64URL.decode(parts[0]).flatMap { try? JSONDecoder().decode(Header.self, from: Data($0)) } : nil
         let claims = parts.count > 1 ? Base64URL.decode(parts[1]).flatMap { try? JSONDecoder().decode(Claims.self, from: Data($0)) } : nil
         return .init(alg: header?.alg, kid: header?.kid, iss: claims?.iss, iat: claims?.iat, verdict: verdict)
+    }
+}
+
+/// An `apns-id` as a dictionary key. A push's ID is a lowercase canonical UUID as a rule (the
+/// receiver makes one when the provider gave none), and such an ID is kept as its 128 bits:
+/// hashing and comparing 36-character strings, in a table that drops its oldest key for each new
+/// one, took a sixth of `authsim serve`'s time per push. Any other text (an uppercase UUID, a
+/// test's `p1`) is kept as it came, so two IDs are one key only when they are the same text.
+struct PushIDKey: Hashable, Sendable {
+    private enum Value: Hashable, Sendable {
+        case uuid(UInt64, UInt64)
+        case text(String)
+    }
+    private let value: Value
+
+    init(_ id: String) {
+        value = Self.words(id).map { .uuid($0.0, $0.1) } ?? .text(id)
+    }
+
+    /// The 128 bits of `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in lowercase hex; nil for any other text.
+    private static func words(_ id: String) -> (UInt64, UInt64)? {
+        guard id.utf8.count == 36 else { return nil }
+        return id.utf8.withContiguousStorageIfAvailable { bytes -> (UInt64, UInt64)? in
+            var words: (UInt64, UInt64) = (0, 0)
+            var digits = 0
+            for offset in 0..<36 {
+                let byte = bytes[offset]
+                if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                    guard byte == UInt8(ascii: "-") else { return nil }
+                    continue
+                }
+                let nibble: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
+                default: return nil
+                }
+                if digits < 16 { words.0 = words.0 << 4 | UInt64(nibble) } else { words.1 = words.1 << 4 | UInt64(nibble) }
+                digits += 1
+            }
+            return words
+        } ?? nil
     }
 }
