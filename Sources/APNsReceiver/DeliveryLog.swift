@@ -12,8 +12,8 @@ import Darwin
 ///
 /// A value whose fields sit behind one reference: a push goes into its answer, the hand-off to
 /// the device side, the device hub's recent list and an observer's event, and copying sixteen
-/// fields, ten of them reference-counted, was a third of the receiver's calls into the Swift
-/// runtime per push with its device gateway. The fields are constants of the box, read without an
+/// fields, ten of them reference-counted, was more than half of the receiver's calls into the
+/// Swift runtime per push with its device gateway. The fields are constants of the box, read without an
 /// exclusivity check; setting one (rare: tests, a fault's `dropped`) makes a new box.
 public struct AcceptedPush: Sendable, Hashable {
     public var receivedAt: Date {

@@ -50,8 +50,8 @@ public struct PushReceiverConfiguration: Sendable {
     public var logger: Logger
     public var observer: (@Sendable (ReceiverEvent) -> Void)?
     /// Whether ``observer`` hears of every accepted push (`.accepted`). An observer that reads only
-    /// other events says no: each `.accepted` event carries a copy of the push, made on the
-    /// receiver's event loop, push after push.
+    /// other events says no: an `.accepted` event is made and handed to it on the receiver's event
+    /// loop, push after push.
     public var observesAcceptedPushes = true
     /// Event-loop threads; defaults to one per core.
     public var threads: Int
