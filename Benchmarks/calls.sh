@@ -43,15 +43,23 @@ TOKEN=5f3a00112233445566778899aabbccddeeff00112233445566778899aabbccdd
 TOPIC=com.example.authsim
 PAYLOAD=Payloads/background-refresh.json
 per_push() { awk -F, -v n="$N" '/probe_/ {name=$3; sub(/.*:/, "", name); printf "%s %.1f  ", name, $1/n}' "$1"; }
+wait_for() { # log-file text program: waits up to 10 s for the program to say it has started
+  for _ in $(seq 100); do grep -q "$2" "$1" 2>/dev/null && return; sleep 0.1; done
+  echo "$3 did not start: $(cat "$1")" >&2; exit 1
+}
 start_receiver() { # binary state-dir tls-port cleartext-port gateway-flag → pid in RECEIVER
   "$1" devices add --state "$2" --environment sandbox --bundle $TOPIC --token $TOKEN >/dev/null
   "$1" --certs "$WORK/certs" --state "$2" --sandbox-port "$3" --no-production-listener --cleartext-port "$4" $5 > "$2.log" 2>&1 &
   RECEIVER=$!
-  for _ in $(seq 100); do grep -q "delivery log:" "$2.log" 2>/dev/null && return; sleep 0.1; done
-  echo "push-receiver did not start: $(cat "$2.log")" >&2; exit 1
+  wait_for "$2.log" "delivery log:" push-receiver
 }
 h2() { h2load -n "$2" -c 4 -m 100 -d $PAYLOAD -H "authorization: bearer $JWT" -H "apns-topic: $TOPIC" \
     -H "apns-push-type: background" -H "apns-priority: 5" "$1/3/device/$TOKEN" >/dev/null 2>&1; }
+count_pushes() { # label transport pid url: the calls the process pid makes while h2load sends it N pushes
+  perf stat -x, -e $EVENTS -p "$3" -o "$WORK/$1.$2" & local stat=$!
+  sleep 0.5; h2 "$4" "$N"; kill -INT $stat; wait $stat 2>/dev/null || true
+  echo "| $1 | $2 | $(per_push "$WORK/$1.$2")|"
+}
 count_receiver() { # label binary gateway-flag port-base
   start_receiver "$2" "$WORK/$1" $(($4 + 7)) $(($4 + 9)) "$3"
   local pid=$RECEIVER
@@ -59,9 +67,7 @@ count_receiver() { # label binary gateway-flag port-base
   h2 "http://127.0.0.1:$(($4 + 9))" 20000  # warm: the provider token is verified once per connection
   for transport in cleartext TLS; do
     local url="http://127.0.0.1:$(($4 + 9))"; [ $transport = TLS ] && url="https://127.0.0.1:$(($4 + 7))"
-    perf stat -x, -e $EVENTS -p $pid -o "$WORK/$1.$transport" & local stat=$!
-    sleep 0.5; h2 "$url" "$N"; kill -INT $stat; wait $stat 2>/dev/null || true
-    echo "| $1 | $transport | $(per_push "$WORK/$1.$transport")|"
+    count_pushes "$1" $transport $pid "$url"
   done
   kill $pid; wait $pid 2>/dev/null || true
 }
@@ -69,16 +75,13 @@ count_serve() { # label authsim-binary port-base
   "$2" serve --state "$WORK/$1" --certs "$WORK/certs" --sandbox-port $(($3 + 7)) --production-port 0 \
     --device-port $(($3 + 8)) --backend-port 0 --ui-port $(($3 + 10)) > "$WORK/$1.log" 2>&1 &
   local pid=$!
-  for _ in $(seq 100); do grep -q "Ctrl-C stops" "$WORK/$1.log" 2>/dev/null && break; sleep 0.1; done
-  grep -q "Ctrl-C stops" "$WORK/$1.log" || { echo "authsim serve did not start: $(cat "$WORK/$1.log")" >&2; exit 1; }
+  wait_for "$WORK/$1.log" "Ctrl-C stops" "authsim serve"
   curl -s -X POST "http://127.0.0.1:$(($3 + 8))/devices" \
     -d "{\"environment\":\"sandbox\",\"bundleID\":\"$TOPIC\",\"token\":\"$TOKEN\"}" > /dev/null
   JWT=$("$BIN/apns-sender" --print-token --certs "$WORK/certs")
   local url="https://127.0.0.1:$(($3 + 7))"
   h2 "$url" 20000
-  perf stat -x, -e $EVENTS -p $pid -o "$WORK/$1.serve" & local stat=$!
-  sleep 0.5; h2 "$url" "$N"; kill -INT $stat; wait $stat 2>/dev/null || true
-  echo "| $1 | TLS | $(per_push "$WORK/$1.serve")|"
+  count_pushes "$1" TLS $pid "$url"
   kill $pid; wait $pid 2>/dev/null || true
 }
 count_sender() { # label binary
