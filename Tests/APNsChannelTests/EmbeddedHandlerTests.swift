@@ -7,9 +7,9 @@ import LocalPKI
 import Logging
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import TestSupport
 import Testing
-import Synchronization
 import Utilities
 
 /// push-receiver's and apns-sender's HTTP/2 handlers without sockets: each in an EmbeddedChannel,
