@@ -8,6 +8,9 @@
 #   Benchmarks/calls.sh sender   [OLD_BIN_DIR]   apns-sender into nghttpd, cleartext and TLS
 #   Benchmarks/calls.sh serve    [OLD_BIN_DIR]   authsim serve (the inspector recording every push), TLS,
 #                                                set up as Benchmarks/run.sh inspector sets it up
+#   Benchmarks/calls.sh flows    [OLD_BIN_DIR]   whole silent-push sign-ins (authsim bench flows), per sign-in:
+#                                                a run of FLOWS (default 2000) less a run of one, so that
+#                                                setting up the world is not counted; CPU ms too
 #
 # With OLD_BIN_DIR (a folder holding an earlier build's push-receiver, apns-sender and authsim, copied from
 # .build/release before the change), each line is printed for it and for this build, side by side.
@@ -15,8 +18,8 @@
 # Needs root (uprobes), perf (apt-get install linux-perf), h2load and nghttpd.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WHAT=${1:?"say what to count: receiver, gateway, sender or serve"}
-case "$WHAT" in receiver|gateway|sender|serve) ;; *) echo "unknown: $WHAT (receiver, gateway, sender or serve)" >&2; exit 2 ;; esac
+WHAT=${1:?"say what to count: receiver, gateway, sender, serve or flows"}
+case "$WHAT" in receiver|gateway|sender|serve|flows) ;; *) echo "unknown: $WHAT (receiver, gateway, sender, serve or flows)" >&2; exit 2 ;; esac
 OLD=${2:-}
 N=${N:-100000}
 for tool in perf h2load nghttpd; do
@@ -24,7 +27,7 @@ for tool in perf h2load nghttpd; do
 done
 [ "$(id -u)" = 0 ] || { echo "uprobes need root" >&2; exit 2; }
 [ -z "$OLD" ] || [ -x "$OLD/push-receiver" ] || { echo "$OLD/push-receiver not found (copy an earlier build's binaries there)" >&2; exit 2; }
-[ -z "$OLD" ] || [ "$WHAT" != serve ] || [ -x "$OLD/authsim" ] || { echo "$OLD/authsim not found (copy an earlier build's binaries there)" >&2; exit 2; }
+[ -z "$OLD" ] || { [ "$WHAT" != serve ] && [ "$WHAT" != flows ]; } || [ -x "$OLD/authsim" ] || { echo "$OLD/authsim not found (copy an earlier build's binaries there)" >&2; exit 2; }
 echo "building release products…" >&2
 swift build -c release >/dev/null
 BIN=$(swift build -c release --show-bin-path)
@@ -92,6 +95,25 @@ count_sender() { # label binary
     echo "| $1 | $transport | $(per_push "$WORK/$1.$transport")|"
   done
 }
+count_flows() { # label authsim-binary: per sign-in, a run of FLOWS less a run of one
+  local flows=${FLOWS:-2000} n
+  for n in 1 "$flows"; do
+    perf stat -x, -e $EVENTS -o "$WORK/$1.$n" -- "$2" bench flows --count "$n" > /dev/null
+    # CPU time apart: a uprobe costs more than the call it counts.
+    perf stat -x, -e task-clock -o "$WORK/$1.cpu.$n" -- "$2" bench flows --count "$n" > /dev/null
+  done
+  echo "| $1 | silent-push | $(cat "$WORK/$1.1" "$WORK/$1.cpu.1" > "$WORK/$1.one"; cat "$WORK/$1.$flows" "$WORK/$1.cpu.$flows" > "$WORK/$1.all"
+    awk -F, -v n="$flows" '
+    FNR == NR && /probe_|task-clock/ {one[$3] = $1; next}
+    /probe_|task-clock/ {name = $3; sub(/.*:/, "", name); if (name == "task-clock") name = "CPU-ms"
+      printf "%s %.1f  ", name, ($1 - one[$3]) / (n - 1)}' "$WORK/$1.one" "$WORK/$1.all")|"
+}
+if [ "$WHAT" = flows ]; then
+  echo "| build | path | calls per sign-in |"; echo "|---|---|---|"
+  [ -z "$OLD" ] || count_flows old "$OLD/authsim"
+  count_flows this "$BIN/authsim"
+  exit 0
+fi
 echo "| build | transport | calls per push |"; echo "|---|---|---|"
 case "$WHAT" in
   receiver|gateway)
