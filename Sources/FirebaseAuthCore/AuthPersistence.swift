@@ -1,6 +1,7 @@
 import DeviceOS
 import Foundation
 import IdentityToolkitAPI
+import Utilities
 
 // What `Auth` keeps in the app's keychain, under the SDK's names (``Keychain``): the app
 // credential and pending receipts (`AuthAppCredentialManager.swift` 33–48, saved on every change,
@@ -33,6 +34,8 @@ extension Auth {
     /// `AuthKeychainServices`' account prefix (a version, "1", for later schemes).
     @_spi(Authsim) public static let keychainAccountPrefix = "firebase_auth_1_"
     @_spi(Authsim) public static let appCredentialsKey = "app_credentials"
+    /// How the keychain items are written: JSON, keys sorted (every sign-in saves both items).
+    static let itemEncoder = SortedJSONEncoder()
     /// `<app name>_firebase_user`.
     var userKey: String { "\(appName)_firebase_user" }
 
@@ -73,7 +76,7 @@ extension Auth {
     func saveAppCredentials() {
         let stored = state.withLock { StoredAppCredentials(fullCredential: $0.credentials.credential, pendingReceipts: $0.credentials.pending) }
         do {
-            try host.keychain.set(try JSONEncoder().encode(stored), service: keychainService, account: account(Self.appCredentialsKey))
+            try host.keychain.set(Data(try Self.itemEncoder.encode(stored)), service: keychainService, account: account(Self.appCredentialsKey))
         } catch {
             // The SDK ignores a failed save (`try?`); the credential stays in memory.
             host.logger.warning("cannot save the app credential in the keychain", metadata: ["error": "\(error)"])
@@ -85,7 +88,7 @@ extension Auth {
         do {
             if let user {
                 guard state.withLock({ $0.currentUser === user }) else { return }
-                try host.keychain.set(try JSONEncoder().encode(user.stored), service: keychainService, account: account(userKey))
+                try host.keychain.set(Data(try Self.itemEncoder.encode(user.stored)), service: keychainService, account: account(userKey))
             } else {
                 try host.keychain.remove(service: keychainService, account: account(userKey))
             }

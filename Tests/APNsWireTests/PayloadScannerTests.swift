@@ -1,6 +1,7 @@
 import APNsWire
 import Foundation
 import Testing
+import Utilities
 
 /// The payload reader is hand-written for speed; these tests hold it to what `JSONSerialization`
 /// accepts and refuses, on edge cases and on tens of thousands of mutated payloads.
@@ -131,18 +132,5 @@ struct PayloadScannerTests {
             }
         }
         #expect(disagreements.isEmpty, "\(disagreements.joined(separator: "\n"))")
-    }
-}
-
-/// A small deterministic generator, so a failure can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

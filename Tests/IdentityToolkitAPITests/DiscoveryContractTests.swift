@@ -260,6 +260,15 @@ struct DiscoveryContractTests {
         try #require(!schema.properties.isEmpty, "identitytoolkit.\(row.version).json has no schema \(row.schema)")
         let problems = try contractProblems(row.type, schema: schema, ours: row.ours)
         #expect(problems.isEmpty, "\(problems)")
+        // The sample with every field, written as both ends write bodies (SortedJSONEncoder) and as
+        // Foundation's JSONEncoder with the same options wrote them before: the same bytes.
+        if problems.isEmpty, let value = try JSONDecoder().decode(row.type, from: JSONEncoder().encode(schema.sample())) as? any Encodable {
+            let foundation = JSONEncoder()
+            foundation.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let ours = String(decoding: try IdentityToolkitJSON.encode(value), as: UTF8.self)
+            #expect(ours == String(decoding: try foundation.encode(value), as: UTF8.self))
+            #expect(ours.count > 2, "\(row.type) wrote no field")
+        }
     }
 
     struct Misspelled: Decodable { var idToken: String?; var phoneNumbr: String? }

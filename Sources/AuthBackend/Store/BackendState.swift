@@ -377,11 +377,9 @@ struct BackendJournal: Sendable {
         return decoder
     }()
 
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        return encoder
-    }()
+    /// Keys sorted (Foundation's encoder wrote them in its dictionary's order, which changes with
+    /// every process), dates as seconds since 1970 as before.
+    private static let encoder = SortedJSONEncoder(dates: .secondsSince1970)
 
     /// The RS256 key that signs ID tokens: read from `id-token-rsa-key.pem`, or, in a new
     /// directory, the process's key (``IDTokenSigner/processKey``) written there (0600). Google
