@@ -1,3 +1,5 @@
+import Utilities
+
 /// A strict one-pass JSON reader (RFC 8259) for what a receiver needs to know about a payload:
 /// that it is valid JSON, that it is an object, what kind of value `aps` is and what it holds,
 /// and whether `"Simulator Target Bundle"` is there. It builds no values: on a receiver it runs
@@ -279,15 +281,8 @@ struct PayloadScanner {
             guard index + 4 <= bytes.count else { throw Invalid() }
             var value: UInt32 = 0
             for _ in 0..<4 {
-                let byte = bytes[index]
+                guard let digit = Hex.digitValue(bytes[index]) else { throw Invalid() }
                 index += 1
-                let digit: UInt8
-                switch byte {
-                case 0x30...0x39: digit = byte - 0x30
-                case 0x41...0x46: digit = byte - 0x41 + 10
-                case 0x61...0x66: digit = byte - 0x61 + 10
-                default: throw Invalid()
-                }
                 value = value << 4 | UInt32(digit)
             }
             return value

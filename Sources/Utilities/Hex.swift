@@ -2,6 +2,17 @@
 public enum Hex {
     /// Two digits per byte, lowercase unless `uppercase`: one allocation (the string's), whatever
     /// the sequence (a digest's iterator allocated per byte when read one byte at a time).
+    /// The value of one hex digit (`0`–`9`, `a`–`f`, `A`–`F`); nil for any other byte.
+    @inlinable
+    public static func digitValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
+        }
+    }
+
     public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
         if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0, uppercase: uppercase) }) { return text }
         return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0, uppercase: uppercase) }

@@ -100,12 +100,5 @@ public enum WebText {
         }
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: byte - 0x30
-        case 0x41...0x46: byte - 0x41 + 10
-        case 0x61...0x66: byte - 0x61 + 10
-        default: nil
-        }
-    }
+    private static func hexValue(_ byte: UInt8) -> UInt8? { Hex.digitValue(byte) }
 }
