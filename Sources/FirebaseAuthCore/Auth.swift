@@ -435,7 +435,7 @@ public final class Auth: Sendable {
     /// The `sub` claim of a JWT, unverified (the backend vouches for its own answer).
     static func subject(of jwt: String) -> String? {
         guard let jws = CompactJWS(jwt), let payload = Base64URL.decode(jws.payload),
-              let claims = try? JSONDecoder().decode(Subject.self, from: Data(payload)) else { return nil }
+              let claims = try? StrictJSONDecoder().decode(Subject.self, from: payload) else { return nil }
         return claims.sub
     }
     private struct Subject: Decodable { let sub: String }

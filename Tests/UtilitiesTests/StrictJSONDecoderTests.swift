@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import Utilities
+
+/// `StrictJSONDecoder` against Foundation's `JSONDecoder`: wherever its fast path answers,
+/// Foundation gives the same value; where it gives up, the answer is Foundation's; and the bodies
+/// a sign-in reads do take the fast path.
+@Suite("StrictJSONDecoder answers as Foundation's JSONDecoder")
+struct StrictJSONDecoderTests {
+    struct Inner: Codable, Equatable {
+        var name: String
+        var count: Int?
+    }
+
+    struct Sample: Codable, Equatable {
+        var text: String
+        var number: Int?
+        var flag: Bool?
+        var ratio: Double?
+        var small: UInt8?
+        var big: Int64?
+        var list: [String]?
+        var nested: [Inner]?
+        var map: [String: Int]?
+        var any: JSONValue?
+    }
+
+    static let seeds = [
+        #"{"text":"a","number":-12,"flag":true,"ratio":0.25,"small":255,"big":-9223372036854775808,"list":["x","y"],"nested":[{"name":"n","count":1},{"name":"m"}],"map":{"k":1,"é":2},"any":{"a":[1,2.5,"s",null,true,{"b":{}}]}}"#,
+        #"  {"text" : "esc \" \\ \/ \b\f\n\r\t \u00e9 \ud83d\ude00 \u0000" , "number" : 0 , "ratio" : 1e-7 , "any" : -0.0 }  "#,
+        #"{"text":"","any":"string","list":[],"nested":[],"map":{},"unknown":{"deep":[[[1]]]}}"#,
+        #"{"text":"t","number":null,"flag":null,"any":null}"#,
+        #"{"text":"t","ratio":12345678901234567890,"big":9223372036854775807,"any":[1E3,2e+2,3e-2]}"#,
+    ]
+
+    /// The fast path's value, when it answers, is Foundation's.
+    static func agree<T: Decodable & Equatable>(_ type: T.Type, _ bytes: [UInt8]) -> String? {
+        guard let fast = try? StrictJSONDecoder.fastDecode(type, from: bytes) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).debugDescription
+        do {
+            let reference = try JSONDecoder().decode(type, from: Data(bytes))
+            return fast == reference ? nil : "\(text): fast \(fast), Foundation \(reference)"
+        } catch {
+            return "\(text): fast \(fast), Foundation refuses: \(error)"
+        }
+    }
+
+    @Test("the seeds take the fast path, to Foundation's values")
+    func seeds() throws {
+        for seed in Self.seeds {
+            let bytes = Array(seed.utf8)
+            let fast = try StrictJSONDecoder.fastDecode(Sample.self, from: bytes)
+            #expect(fast == (try JSONDecoder().decode(Sample.self, from: Data(bytes))))
+            #expect(try StrictJSONDecoder().decode(Sample.self, from: bytes) == fast)
+        }
+    }
+
+    @Test("10,000 mutated bodies: the fast path never answers other than Foundation")
+    func mutations() {
+        var random = SplitMix(seed: 0x0DEC0DE)
+        let alphabet = Array(#"{}[]":,.-+eE0123456789 \/"u\abcdfnrtxlsDd"#.utf8) + [0x00, 0x09, 0x0A, 0xC3, 0xA9, 0xFF, 0xED, 0xA0]
+        var disagreements: [String] = []
+        var fast = 0
+        for round in 0..<10_000 {
+            var bytes = Array(Self.seeds[round % Self.seeds.count].utf8)
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                let position = Int(random.next() % UInt64(bytes.count + 1))
+                switch random.next() % 3 {
+                case 0: bytes.insert(alphabet[Int(random.next() % UInt64(alphabet.count))], at: position)
+                case 1: if position < bytes.count { bytes.remove(at: position) }
+                default: if position < bytes.count { bytes[position] = alphabet[Int(random.next() % UInt64(alphabet.count))] }
+                }
+            }
+            if (try? StrictJSONDecoder.fastDecode(Sample.self, from: bytes)) != nil { fast += 1 }
+            for problem in [Self.agree(Sample.self, bytes), Self.agree(JSONValue.self, bytes)].compactMap({ $0 }) where disagreements.count < 10 {
+                disagreements.append(problem)
+            }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.joined(separator: "\n"))")
+        // Enough of the mutations stay valid for the comparison to mean something.
+        #expect(fast > 500, "only \(fast) mutated bodies took the fast path")
+    }
+
+    @Test("where the fast path gives up, the value or the error is Foundation's")
+    func fallback() throws {
+        // Foundation's own reading: a key given twice, an integer written with a fraction.
+        for text in [#"{"text":"a","text":"b"}"#, #"{"text":"a","number":2.0}"#, #"{"text":"a","any":1e400}"#] {
+            let bytes = Array(text.utf8)
+            #expect((try? StrictJSONDecoder.fastDecode(Sample.self, from: bytes)) == nil)
+            let reference = Result { try JSONDecoder().decode(Sample.self, from: Data(bytes)) }
+            let ours = Result { try StrictJSONDecoder().decode(Sample.self, from: bytes) }
+            switch (ours, reference) {
+            case (.success(let a), .success(let b)): #expect(a == b)
+            case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)")
+            default: Issue.record("\(text): ours \(ours), Foundation \(reference)")
+            }
+        }
+        // Errors carry Foundation's case and path.
+        let error = #expect(throws: DecodingError.self) { try StrictJSONDecoder().decode(Sample.self, from: Array(#"{"text":1}"#.utf8)) }
+        guard case .typeMismatch(_, let context)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(context.codingPath.map(\.stringValue) == ["text"])
+    }
+}
