@@ -15,6 +15,15 @@ struct RFC3339Tests {
             #expect(RFC3339.string(date) == reference.string(from: date))
             #expect(RFC3339.date(RFC3339.string(date)).map { abs($0.timeIntervalSince(date)) < 0.001 } == true)
         }
+        // Random times, and fractions at the rounding edges, from 1970 to 2100 and before 1970.
+        var random = SplitMix(seed: 3339)
+        var times: [Double] = [-0.0005, -1.5, -86_400.0004, 0.0005, 0.0015, 59.9995, 86_399.9996, 1_795_493_039.0005]
+        for _ in 0..<2_000 { times.append(Double(random.next() % 4_102_444_800) + Double(random.next() % 10_000) / 10_000) }
+        for _ in 0..<200 { times.append(-Double(random.next() % 2_000_000_000) - Double(random.next() % 1_000) / 1_000) }
+        for seconds in times {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(RFC3339.string(date) == reference.string(from: date), "\(seconds)")
+        }
         #expect(RFC3339.date("2026-11-24T10:00:00Z") == Date(timeIntervalSince1970: 1_795_514_400))
         #expect(RFC3339.date("2026-11-24T10:00:00.250Z") == Date(timeIntervalSince1970: 1_795_514_400.25))
         #expect(RFC3339.date("yesterday") == nil)
