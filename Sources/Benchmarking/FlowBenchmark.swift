@@ -128,7 +128,10 @@ public enum FlowBenchmark {
 
     /// The `index`th fictional number: +1 650 and seven digits.
     @inline(never)
-    static func number(_ index: Int) -> String { "+1650" + String(format: "%07d", index % 10_000_000) }
+    static func number(_ index: Int) -> String {
+        let digits = String(index % 10_000_000)
+        return "+1650" + String(repeating: "0", count: 7 - digits.count) + digits
+    }
 
     @inline(never)
     static func printStages(_ index: Int, _ t0: ContinuousClock.Instant, _ t1: ContinuousClock.Instant,

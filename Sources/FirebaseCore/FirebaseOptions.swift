@@ -177,7 +177,11 @@ extension FirebaseOptions {
     }
 
     /// `app-1-123456789-ios-123abc456def`: the custom URL scheme the reCAPTCHA page returns to.
-    public var encodedAppIDScheme: String { "app-" + googleAppID.replacingOccurrences(of: ":", with: "-") }
+    public var encodedAppIDScheme: String {
+        // Byte by byte: `replacingOccurrences` goes through Foundation's locale-aware search, and
+        // the SDK checks this scheme on every verifyPhoneNumber.
+        "app-" + String(decoding: googleAppID.utf8.map { $0 == UInt8(ascii: ":") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
+    }
 
     /// `com.googleusercontent.apps.123456` from `123456.apps.googleusercontent.com`.
     public var reversedClientIDScheme: String? {

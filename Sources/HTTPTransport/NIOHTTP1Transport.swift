@@ -163,8 +163,10 @@ public final class NIOHTTP1Transport: HTTPTransport {
     }
 
     private func requestHead(_ request: TransportRequest, host: String, port: Int) -> HTTPRequestHead {
-        var path = request.url.path.isEmpty ? "/" : request.url.path
-        if let query = request.url.query { path += "?" + query }
+        // As the URL has them, percent escapes kept (`path` decodes them, and cost more).
+        let encodedPath = request.url.path(percentEncoded: true)
+        var path = encodedPath.isEmpty ? "/" : encodedPath
+        if let query = request.url.query(percentEncoded: true) { path += "?" + query }
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: path)
         head.headers.add(name: "Host", value: request.url.port == nil ? host : "\(host):\(port)")
         for (name, value) in request.headers { head.headers.add(name: name, value: value) }
