@@ -140,7 +140,7 @@ let package = Package(
         // OpenSSL's libcrypto (Debian's libssl-dev), for RS256 signatures at its rate: OpenSSL 3
         // signs RSA-2048 with AVX-512 IFMA code that BoringSSL lacks (2.3× on this machine).
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // RS256 signatures over CLibCrypto: the backend's ID tokens.
+        // RS256 signatures over CLibCrypto: the backend's ID tokens; its random generator (SecureRandom).
         .target(name: "RS256", dependencies: ["CLibCrypto"]),
         // Firebase's side: Identity Toolkit over HTTP (Hummingbird), app credentials and the
         // silent push, SMS outbox, ID tokens, Apple's side of Sign in with Apple.

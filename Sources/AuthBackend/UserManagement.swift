@@ -1,4 +1,5 @@
 import IdentityToolkitAPI
+import RS256
 import Utilities
 import Crypto
 import Foundation
@@ -537,10 +538,8 @@ extension IdentityToolkit {
         var characters: [UInt8] = []
         characters.reserveCapacity(length)
         while characters.count < length {
-            SymmetricKey(size: SymmetricKeySize(bitCount: (length - characters.count + 8) * 8)).withUnsafeBytes { random in
-                for byte in random where byte < 248 && characters.count < length {
-                    characters.append(idAlphabet[Int(byte % 62)])
-                }
+            for byte in SecureRandom.bytes(length - characters.count + 8) where byte < 248 && characters.count < length {
+                characters.append(idAlphabet[Int(byte % 62)])
             }
         }
         return String(decoding: characters, as: UTF8.self)
