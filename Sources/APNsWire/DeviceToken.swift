@@ -51,10 +51,16 @@ public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible 
     /// Tokens longer than this are refused outright (Apple's longest seen are 160 hex digits).
     public static let maximumHexLength = 400
 
-    /// A random 32-byte token, as a real device would be issued.
+    /// A random 32-byte token, as a real device would be issued: eight bytes per draw from the
+    /// system generator (a byte per draw made 32 getrandom calls per simulated device).
     public static func random(byteCount: Int = 32) -> DeviceToken {
         var generator = SystemRandomNumberGenerator()
-        return DeviceToken(bytes: (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(byteCount)
+        while bytes.count < byteCount {
+            withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0.prefix(byteCount - bytes.count)) }
+        }
+        return DeviceToken(bytes: bytes)
     }
 
     private static func nibble(_ c: UInt8) -> UInt8 {

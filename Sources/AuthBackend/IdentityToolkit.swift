@@ -313,7 +313,7 @@ public actor IdentityToolkit {
             return info
         case .open(let fixed): testCode = fixed
         }
-        let code = testCode ?? configuration.fixedSMSCode ?? String(format: "%06d", Int.random(in: 0..<1_000_000))
+        let code = testCode ?? configuration.fixedSMSCode ?? Self.randomCode()
         let sessionInfo = Self.randomString(bytes: 64)
         do {
             try commit(.session(id: sessionInfo, phoneNumber: number, code: code, createdAt: now, purpose: purpose))
@@ -554,6 +554,13 @@ public actor IdentityToolkit {
         case "es": return "\(code) es tu código de verificación."
         default: return "\(code) is your verification code."
         }
+    }
+
+    /// Six random digits, as the SMS carries them (libcrypto's generator, unbiased).
+    static func randomCode() -> String {
+        var generator = SecureRandomGenerator()
+        let digits = String(Int.random(in: 0..<1_000_000, using: &generator))
+        return String(repeating: "0", count: 6 - digits.count) + digits
     }
 
     /// `count` random bytes in base64url: libcrypto's generator, in user space (swift-crypto's

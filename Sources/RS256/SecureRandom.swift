@@ -23,3 +23,15 @@ public enum SecureRandom {
         for index in buffer.indices { buffer[index] = UInt8.random(in: .min ... .max, using: &system) }
     }
 }
+
+/// ``SecureRandom`` as a `RandomNumberGenerator`, for the standard library's unbiased
+/// `random(in:using:)`.
+public struct SecureRandomGenerator: RandomNumberGenerator {
+    public init() {}
+
+    public mutating func next() -> UInt64 {
+        var value: UInt64 = 0
+        withUnsafeMutableBytes(of: &value) { SecureRandom.fill($0) }
+        return value
+    }
+}

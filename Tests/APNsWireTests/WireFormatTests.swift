@@ -47,6 +47,16 @@ struct WireFormatTests {
         }
     }
 
+    @Test("random device tokens: the length asked for, every byte drawn")
+    func randomTokens() {
+        for count in [1, 7, 8, 9, 32, 100] {
+            let tokens = (0..<50).map { _ in DeviceToken.random(byteCount: count) }
+            #expect(tokens.allSatisfy { $0.bytes.count == count })
+            // Each position takes more than one value over 50 tokens (a byte left at zero would not).
+            for position in 0..<count { #expect(Set(tokens.map { $0.bytes[position] }).count > 1, "byte \(position) of \(count)") }
+        }
+    }
+
     @Test("push types know their topic suffixes and payload limits")
     func pushTypes() {
         #expect(APNsPushType.voip.requiredTopicSuffix == ".voip")

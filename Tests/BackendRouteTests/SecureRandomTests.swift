@@ -17,4 +17,17 @@ struct SecureRandomTests {
         let chiSquare = counts.reduce(0.0) { $0 + Double(($1 - 1024) * ($1 - 1024)) / 1024 }
         #expect(chiSquare < 400, "\(chiSquare)")
     }
+
+    @Test("the generator's numbers in range, every value of a small range drawn")
+    func generator() {
+        var generator = SecureRandomGenerator()
+        var seen = Set<Int>()
+        for _ in 0..<2_000 {
+            let value = Int.random(in: 0..<10, using: &generator)
+            #expect((0..<10).contains(value))
+            seen.insert(value)
+        }
+        #expect(seen.count == 10)
+        #expect(generator.next() != generator.next())
+    }
 }
