@@ -228,7 +228,8 @@ print(d["path"], d["flows"], d["wallSeconds"], round(exchanges * d["flows"]), 0 
     exch=$(h2load --h1 -n "$exchanges" -c 128 -m 1 -d "$ngx/request.json" -H 'content-type: application/json' \
       "http://127.0.0.1:24900/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPhoneNumber?key=AIzaSyA-authsim-local-api-key-0000000" 2>&1 \
       | awk '/^finished in/ {v=$3; if (v ~ /ms,?$/) {sub(/ms,?/, "", v); v/=1000} else sub(/s,?/, "", v); printf "%.2f", v}')
-    push=$(awk "BEGIN {printf \"%.2f\", $pushes / $(h2rate https://127.0.0.1:24298 "$pushes" 4 100)}")
+    push=0.00
+    [ "$pushes" -gt 0 ] && push=$(awk "BEGIN {printf \"%.2f\", $pushes / $(h2rate https://127.0.0.1:24298 "$pushes" 4 100)}")
     local total; total=$(awk "BEGIN {printf \"%.2f\", $sign + $exch + $push + $wait}")
     echo "| $path | $sign | $exch | $push | $wait | $total | $(printf %.2f "$wall") | $(ratio "$wall" "$total")× |"
   done
