@@ -355,7 +355,7 @@ struct SortedJSONWriter {
         }
     }
 
-    /// `entries` by their keys' UTF-8 bytes (a stable insertion sort: objects have a few keys). A
+    /// `entries` by their keys' UTF-8 bytes (a stable insertion sort for a few keys). A
     /// key given twice is written once, as Foundation's dictionary of them keeps it: its first
     /// text, its last value. Keys are one when Swift's `==` says so: two texts of one character
     /// (`é` precomposed and decomposed) are one key, so that check runs on the texts as given when
@@ -364,14 +364,14 @@ struct SortedJSONWriter {
         var sorted = entries
         guard sorted.count > 1 else { return sorted }
         if sorted.contains(where: { !$0.key.utf8.allSatisfy { $0 < 0x80 } }) { sorted = merged(sorted) }
-        for index in 1..<sorted.count {
-            let entry = sorted[index]
-            var slot = index
-            while slot > 0, entry.key.utf8.lexicographicallyPrecedes(sorted[slot - 1].key.utf8) {
-                sorted[slot] = sorted[slot - 1]
-                slot -= 1
-            }
-            sorted[slot] = entry
+        if sorted.count > 16 {
+            // A large object (a dictionary): the standard sort, made stable by position.
+            sorted = sorted.enumerated().sorted { a, b in
+                a.element.key.utf8.lexicographicallyPrecedes(b.element.key.utf8)
+                    || (a.element.key.utf8.elementsEqual(b.element.key.utf8) && a.offset < b.offset)
+            }.map(\.element)
+        } else {
+            sortSmall(&sorted)
         }
         var kept = 0
         for index in sorted.indices {
@@ -384,6 +384,19 @@ struct SortedJSONWriter {
         }
         sorted.removeLast(sorted.count - kept)
         return sorted
+    }
+
+    /// A stable insertion sort by the keys' UTF-8 bytes.
+    private static func sortSmall(_ sorted: inout [(key: String, value: SortedJSONNode)]) {
+        for index in 1..<sorted.count {
+            let entry = sorted[index]
+            var slot = index
+            while slot > 0, entry.key.utf8.lexicographicallyPrecedes(sorted[slot - 1].key.utf8) {
+                sorted[slot] = sorted[slot - 1]
+                slot -= 1
+            }
+            sorted[slot] = entry
+        }
     }
 
     /// Each key once, where it was first given, with its last value.

@@ -84,6 +84,9 @@ struct StrictJSONParser {
         case UInt8(ascii: "{"):
             at += 1
             var entries: [(key: String, value: StrictJSONNode)] = []
+            // Past a few keys, the keys seen so far in a set: a body is hostile input, and a
+            // linear check per key would make a large object quadratic.
+            var seen: Set<String>?
             skipSpace()
             if at < bytes.count, bytes[at] == UInt8(ascii: "}") {
                 at += 1
@@ -98,7 +101,12 @@ struct StrictJSONParser {
                 at += 1
                 let item = try value(depth: depth + 1)
                 // A key given twice: Foundation's choice, not a guess.
-                for entry in entries where entry.key == key { throw StrictJSONGiveUp() }
+                if seen == nil, entries.count >= StrictJSONKeyIndex.linearLimit { seen = Set(entries.map(\.key)) }
+                if seen != nil {
+                    guard seen!.insert(key).inserted else { throw StrictJSONGiveUp() }
+                } else {
+                    for entry in entries where entry.key == key { throw StrictJSONGiveUp() }
+                }
                 entries.append((key, item))
                 skipSpace()
                 guard at < bytes.count else { throw StrictJSONGiveUp() }
@@ -310,23 +318,50 @@ final class StrictJSONNodeDecoder: Decoder {
     }
 }
 
+/// Where each key of a large object is: a lookup per key in a linear scan would make decoding a
+/// large object (a dictionary) quadratic.
+struct StrictJSONKeyIndex {
+    /// Objects with more keys than this are looked up through a dictionary.
+    static let linearLimit = 16
+    let positions: [String: Int]?
+
+    init(_ entries: [(key: String, value: StrictJSONNode)]) {
+        guard entries.count > Self.linearLimit else {
+            positions = nil
+            return
+        }
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() { positions[entry.key] = index }
+        self.positions = positions
+    }
+}
+
 struct StrictJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: StrictJSONNodeDecoder
     let entries: [(key: String, value: StrictJSONNode)]
+    let index: StrictJSONKeyIndex
+
+    init(decoder: StrictJSONNodeDecoder, entries: [(key: String, value: StrictJSONNode)]) {
+        self.decoder = decoder
+        self.entries = entries
+        index = StrictJSONKeyIndex(entries)
+    }
 
     var codingPath: [any CodingKey] { decoder.codingPath }
     var allKeys: [Key] { entries.compactMap { Key(stringValue: $0.key) } }
 
-    private func node(_ key: Key) throws -> StrictJSONNode {
-        let name = key.stringValue
-        for entry in entries where entry.key == name { return entry.value }
-        throw StrictJSONGiveUp()
+    private func position(_ name: String) -> Int? {
+        if let positions = index.positions { return positions[name] }
+        return entries.firstIndex { $0.key == name }
     }
 
-    func contains(_ key: Key) -> Bool {
-        let name = key.stringValue
-        return entries.contains { $0.key == name }
+    private func node(_ key: Key) throws -> StrictJSONNode {
+        guard let position = position(key.stringValue) else { throw StrictJSONGiveUp() }
+        return entries[position].value
     }
+
+    func contains(_ key: Key) -> Bool { position(key.stringValue) != nil }
 
     func decodeNil(forKey key: Key) throws -> Bool { StrictJSONNodeDecoder.isNull(try node(key)) }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try StrictJSONNodeDecoder.bool(try node(key)) }

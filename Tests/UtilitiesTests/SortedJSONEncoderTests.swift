@@ -184,6 +184,17 @@ struct SortedJSONEncoderTests {
         }
     }
 
+    @Test("large objects (the standard sort past 16 keys), with keys that collide once read as Swift strings")
+    func largeObjects() throws {
+        var random = SplitMix(seed: 16)
+        for count in [16, 17, 40, 300] {
+            var map: [String: Int] = [:]
+            while map.count < count { map[Tree.text(&random) + String(random.next() % 1000)] = Int(random.next() % 100) }
+            try Self.expectSame(map)
+            try Self.expectSame(Tree.object(map.map { ($0.key, Tree.int($0.value)) } + [("é", .int(1)), ("e\u{301}", .int(2)), ("a", .int(3)), ("a", .int(4))]))
+        }
+    }
+
     @Test("2,000 random trees")
     func randomTrees() throws {
         var random = SplitMix(seed: 27)

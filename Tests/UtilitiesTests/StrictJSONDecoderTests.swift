@@ -81,6 +81,26 @@ struct StrictJSONDecoderTests {
         #expect(fast > 500, "only \(fast) mutated bodies took the fast path")
     }
 
+    @Test("large objects: keys looked up through an index past 16, a key given twice found there too")
+    func largeObjects() throws {
+        for count in [16, 17, 200] {
+            let entries = (0..<count).map { "\"k\($0)\":\($0)" }
+            let bytes = Array(("{\"text\":\"t\",\"map\":{" + entries.joined(separator: ",") + "}}").utf8)
+            let fast = try StrictJSONDecoder.fastDecode(Sample.self, from: bytes)
+            #expect(fast.map?.count == count && fast.map?["k\(count - 1)"] == count - 1)
+            #expect(fast == (try JSONDecoder().decode(Sample.self, from: Data(bytes))))
+            let twice = Array(("{\"text\":\"t\",\"map\":{" + entries.joined(separator: ",") + ",\"k0\":7}}").utf8)
+            #expect((try? StrictJSONDecoder.fastDecode(Sample.self, from: twice)) == nil)
+            let reference = Result { try JSONDecoder().decode(Sample.self, from: Data(twice)) }
+            let ours = Result { try StrictJSONDecoder().decode(Sample.self, from: twice) }
+            switch (ours, reference) {
+            case (.success(let a), .success(let b)): #expect(a == b)
+            case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)")
+            default: Issue.record("a key given twice: ours \(ours), Foundation \(reference)")
+            }
+        }
+    }
+
     @Test("where the fast path gives up, the value or the error is Foundation's")
     func fallback() throws {
         // Foundation's own reading: a key given twice, an integer written with a fraction.
