@@ -7,8 +7,8 @@
 #
 # Needs h2load and nghttpd (apt-get install nghttp2-client nghttp2-server), openssl, and for the
 # sender's reference aioapns (pip install aioapns); the fleet's, PostgreSQL's server (apt-get install
-# postgresql; it runs as nobody when this runs as root). Prints a Markdown table per part; BENCHMARKS.md
-# holds the latest figures.
+# postgresql; it runs as nobody when this runs as root); the sign-ins' floor, nginx (apt-get install
+# nginx-light). Prints a Markdown table per part; BENCHMARKS.md holds the latest figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHAT=${1:-all}
