@@ -237,7 +237,7 @@ public final class DeliveryLog: Sendable {
             let (second, millisecond) = milliseconds.quotientAndRemainder(dividingBy: 1000)
             if second != self.second {
                 self.second = second
-                secondText = DeliveryLog.iso8601(second: second)
+                secondText = RFC3339.secondText(second)
             }
             let escapable = push.topic.utf8.count + push.pushType.rawValue.utf8.count + (push.collapseID?.utf8.count ?? 0)
                 + push.teamID.utf8.count + push.keyID.utf8.count
@@ -369,22 +369,5 @@ public final class DeliveryLog: Sendable {
             }
         }
         static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10 }
-    }
-
-    /// `2026-11-22T01:02:03.`, by hand: Foundation's ISO 8601 style costs more than the rest of a line.
-    static func iso8601(second: Int64) -> [UInt8] {
-        var seconds = time_t(second)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return [UInt8](unsafeUninitializedCapacity: 32) { buffer, count in
-            var text = LineWriter(at: buffer.baseAddress!)
-            text.digits(Int(parts.tm_year) + 1900, 4); text.byte(UInt8(ascii: "-"))
-            text.digits(Int(parts.tm_mon) + 1, 2); text.byte(UInt8(ascii: "-"))
-            text.digits(Int(parts.tm_mday), 2); text.byte(UInt8(ascii: "T"))
-            text.digits(Int(parts.tm_hour), 2); text.byte(UInt8(ascii: ":"))
-            text.digits(Int(parts.tm_min), 2); text.byte(UInt8(ascii: ":"))
-            text.digits(Int(parts.tm_sec), 2); text.byte(UInt8(ascii: "."))
-            count = text.written
-        }
     }
 }
