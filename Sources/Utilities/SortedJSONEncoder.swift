@@ -67,6 +67,9 @@ enum SortedJSONNode {
 
 final class SortedJSONObject {
     var entries: [(key: String, value: SortedJSONNode)] = []
+
+    /// The value last given for `name`: a nested container asked for again is the same one.
+    func last(_ name: String) -> SortedJSONNode? { entries.last { $0.key == name }?.value }
 }
 
 final class SortedJSONArray {
@@ -182,9 +185,8 @@ struct SortedJSONKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol 
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        let name = key.stringValue
         let nested: SortedJSONObject
-        if let last = object.entries.lastIndex(where: { $0.key == name }), case .object(let existing) = object.entries[last].value {
+        if case .object(let existing)? = object.last(key.stringValue) {
             nested = existing
         } else {
             nested = SortedJSONObject()
@@ -194,9 +196,8 @@ struct SortedJSONKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol 
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let name = key.stringValue
         let nested: SortedJSONArray
-        if let last = object.entries.lastIndex(where: { $0.key == name }), case .array(let existing) = object.entries[last].value {
+        if case .array(let existing)? = object.last(key.stringValue) {
             nested = existing
         } else {
             nested = SortedJSONArray()
@@ -205,7 +206,7 @@ struct SortedJSONKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol 
         return SortedJSONUnkeyedContainer(encoder: encoder, array: nested, path: path + [key])
     }
 
-    mutating func superEncoder() -> any Encoder { superEncoder(named: "super", key: SortedJSONIndexKey(stringValue: "super")) }
+    mutating func superEncoder() -> any Encoder { superEncoder(named: "super", key: JSONPositionKey(stringValue: "super")) }
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key.stringValue, key: key) }
 
     private func superEncoder(named name: String, key: any CodingKey) -> any Encoder {
@@ -222,7 +223,7 @@ struct SortedJSONUnkeyedContainer: UnkeyedEncodingContainer {
 
     var codingPath: [any CodingKey] { encoder.codingPath + path }
     var count: Int { array.items.count }
-    private var nextKey: SortedJSONIndexKey { SortedJSONIndexKey(intValue: array.items.count) }
+    private var nextKey: JSONPositionKey { JSONPositionKey(intValue: array.items.count) }
 
     mutating func encodeNil() throws { array.items.append(.null) }
     mutating func encode(_ value: Bool) throws { array.items.append(.bool(value)) }
@@ -292,21 +293,6 @@ struct SortedJSONSingleValueContainer: SingleValueEncodingContainer {
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         set(try encoder.node(for: value) ?? .object(SortedJSONObject()))
-    }
-}
-
-/// An array's index (named as Foundation's errors name it only when asked), or `super`.
-struct SortedJSONIndexKey: CodingKey {
-    private let name: String?
-    let intValue: Int?
-    var stringValue: String { name ?? "Index \(intValue ?? 0)" }
-    init(stringValue: String) {
-        name = stringValue
-        intValue = nil
-    }
-    init(intValue: Int) {
-        name = nil
-        self.intValue = intValue
     }
 }
 

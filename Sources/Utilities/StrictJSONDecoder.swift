@@ -272,23 +272,29 @@ final class StrictJSONNodeDecoder: Decoder {
 
     /// This node as `T`: the types with their own reading, else `T(from:)`.
     func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
-        if T.self == String.self { return unsafeBitCast(try Self.string(node), to: T.self) }
-        if T.self == Int.self { return unsafeBitCast(try Self.integer(node, Int.self), to: T.self) }
-        if T.self == Bool.self { return unsafeBitCast(try Self.bool(node), to: T.self) }
-        if T.self == Double.self { return unsafeBitCast(try Self.double(node), to: T.self) }
-        if T.self == Int64.self { return unsafeBitCast(try Self.integer(node, Int64.self), to: T.self) }
+        if let value = try Self.primitive(node, type) { return value }
         if T.self == Date.self || T.self == Data.self || T.self == URL.self || T.self == Decimal.self || T.self == Float.self {
             throw StrictJSONGiveUp()
         }
         return try T(from: self)
     }
 
-    /// `node` as `T`, decoded below this decoder under `key`.
+    /// `node` as `T`, decoded below this decoder under `key` (a string, a number or a flag with no
+    /// decoder of its own: arrays' elements reach their containers through the generic `decode`).
     func decode<T: Decodable>(_ node: StrictJSONNode, _ type: T.Type, key: any CodingKey) throws -> T {
-        if T.self == String.self { return unsafeBitCast(try Self.string(node), to: T.self) }
-        if T.self == Int.self { return unsafeBitCast(try Self.integer(node, Int.self), to: T.self) }
-        if T.self == Bool.self { return unsafeBitCast(try Self.bool(node), to: T.self) }
+        if let value = try Self.primitive(node, type) { return value }
         return try StrictJSONNodeDecoder(node: node, parent: self, key: key).decodeValue(type)
+    }
+
+    /// `node` as `T` when `T` is a string, a flag, an `Int`, `Int64` or `Double` (told apart by
+    /// their metadata, not by casts); nil for any other type.
+    static func primitive<T: Decodable>(_ node: StrictJSONNode, _ type: T.Type) throws -> T? {
+        if T.self == String.self { return unsafeBitCast(try string(node), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try integer(node, Int.self), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try bool(node), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try double(node), to: T.self) }
+        if T.self == Int64.self { return unsafeBitCast(try integer(node, Int64.self), to: T.self) }
+        return nil
     }
 
     static func string(_ node: StrictJSONNode) throws -> String {
@@ -436,17 +442,17 @@ struct StrictJSONUnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let index = currentIndex
-        return try decoder.decode(try next(), type, key: StrictJSONIndex(intValue: index))
+        return try decoder.decode(try next(), type, key: JSONPositionKey(intValue: index))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let index = currentIndex
-        return try StrictJSONNodeDecoder(node: try next(), parent: decoder, key: StrictJSONIndex(intValue: index)).container(keyedBy: type)
+        return try StrictJSONNodeDecoder(node: try next(), parent: decoder, key: JSONPositionKey(intValue: index)).container(keyedBy: type)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let index = currentIndex
-        return try StrictJSONNodeDecoder(node: try next(), parent: decoder, key: StrictJSONIndex(intValue: index)).unkeyedContainer()
+        return try StrictJSONNodeDecoder(node: try next(), parent: decoder, key: JSONPositionKey(intValue: index)).unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder { throw StrictJSONGiveUp() }
@@ -473,12 +479,4 @@ struct StrictJSONSingleValueContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt32.Type) throws -> UInt32 { try StrictJSONNodeDecoder.integer(node, type) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try StrictJSONNodeDecoder.integer(node, type) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decodeValue(type) }
-}
-
-/// An array's position, as Foundation's errors name it.
-struct StrictJSONIndex: CodingKey {
-    let intValue: Int?
-    var stringValue: String { "Index \(intValue ?? 0)" }
-    init(intValue: Int) { self.intValue = intValue }
-    init?(stringValue: String) { nil }
 }
