@@ -102,8 +102,9 @@ count_flows() { # label authsim-binary: per sign-in, a run of FLOWS less a run o
     # CPU time apart: a uprobe costs more than the call it counts.
     perf stat -x, -e task-clock -o "$WORK/$1.cpu.$n" -- "$2" bench flows --count "$n" > /dev/null
   done
-  echo "| $1 | silent-push | $(cat "$WORK/$1.1" "$WORK/$1.cpu.1" > "$WORK/$1.one"; cat "$WORK/$1.$flows" "$WORK/$1.cpu.$flows" > "$WORK/$1.all"
-    awk -F, -v n="$flows" '
+  cat "$WORK/$1.1" "$WORK/$1.cpu.1" > "$WORK/$1.one"
+  cat "$WORK/$1.$flows" "$WORK/$1.cpu.$flows" > "$WORK/$1.all"
+  echo "| $1 | silent-push | $(awk -F, -v n="$flows" '
     FNR == NR && /probe_|task-clock/ {one[$3] = $1; next}
     /probe_|task-clock/ {name = $3; sub(/.*:/, "", name); if (name == "task-clock") name = "CPU-ms"
       printf "%s %.1f  ", name, ($1 - one[$3]) / (n - 1)}' "$WORK/$1.one" "$WORK/$1.all")|"

@@ -177,16 +177,18 @@ if [ "$WHAT" = all ] || [ "$WHAT" = es256 ]; then
   echo "| whole provider token: strict verify | $tverify | | $(ratio $tverify $overify)× of openssl's verify |"
 fi
 
-flows() { "$BIN/authsim" bench flows --json "$@" | tail -1; }
+# The SDK's wait for the push (verifyClient's suggestedTimeout) in the sign-in rows, and in their floor.
+SUGGESTED_TIMEOUT=5
+flows() { "$BIN/authsim" bench flows --json --suggested-timeout $SUGGESTED_TIMEOUT "$@" | tail -1; }
 # floor_table SILENT-JSON RECAPTCHA-JSON: what each path's sign-ins cost at the least on this machine,
 # done by C tools, beside ours. Per sign-in, counted from the run itself (bench flows' JSON): one RS256
 # signature (the ID token) and one verification (getAccountInfo checks it) at `openssl speed -multi
 # <cores>`'s rates; the backend requests the flow made, as HTTP/1.1 exchanges by h2load into nginx
 # (128 connections, one request at a time on each, as the SDK's transport holds them, bodies of the
 # SDK's mean sizes; the reCAPTCHA page counts as one, without its TLS); the pushes, by h2load into
-# nghttpd over TLS. On the reCAPTCHA path, the suggestedTimeout (5 s) the SDK waits for a push that
+# nghttpd over TLS. On the reCAPTCHA path, the suggestedTimeout the SDK waits for a push that
 # never comes, and only the work after it: however the work before the waits is spread, no sign-in's
-# code request starts before 5 s. Each part uses every core; they run one after another.
+# code request starts before that wait ends. Each part uses every core; they run one after another.
 floor_table() {
   local ngx="$WORK/nginx" part
   mkdir -p "$ngx"
@@ -212,6 +214,7 @@ PY
   nginx -e "$ngx/error.log" -p "$ngx" -c "$ngx/nginx.conf" &
   local NGINX=$!
   for _ in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:24900/ && break; sleep 0.1; done
+  curl -s -o /dev/null http://127.0.0.1:24900/ || { echo "nginx did not start: $(cat "$ngx/error.log" 2>/dev/null)" >&2; exit 1; }
   read -r msign mverify < <(openssl speed -multi "$(nproc)" -seconds 2 rsa2048 2>/dev/null | awk '/^rsa 2048/ {print $(NF-1), $NF}')
   echo "| path | signatures s | HTTP/1.1 exchanges s | pushes s | waited s | floor s | ours s | ours ÷ floor |"; echo "|---|---|---|---|---|---|---|---|"
   for part in "$1" "$2"; do
@@ -222,7 +225,7 @@ import json, sys
 d = json.loads(sys.argv[1]); waits = d["path"] == "recaptcha"
 before = {"recaptchaConfig", "verifyClient"} if waits else set()
 exchanges = sum(n for endpoint, n in d["requestsPerFlow"].items() if endpoint not in before)
-print(d["path"], d["flows"], d["wallSeconds"], round(exchanges * d["flows"]), 0 if waits else round(d["pushesPerFlow"] * d["flows"]), 5 if waits else 0)' "$part")
+print(d["path"], d["flows"], d["wallSeconds"], round(exchanges * d["flows"]), 0 if waits else round(d["pushesPerFlow"] * d["flows"]), sys.argv[2] if waits else 0)' "$part" $SUGGESTED_TIMEOUT)
     local sign exch push
     sign=$(awk "BEGIN {printf \"%.2f\", $flows_n / $msign + $flows_n / $mverify}")
     exch=$(h2load --h1 -n "$exchanges" -c 128 -m 1 -d "$ngx/request.json" -H 'content-type: application/json' \
@@ -239,7 +242,7 @@ print(d["path"], d["flows"], d["wallSeconds"], round(exchanges * d["flows"]), 0 
 row() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("| %s | %d | %.2f | %d | %.0f | %.0f | %.0f | %d | %d |" % (d["path"], d["flows"], d["wallSeconds"], d["flows"]/d["wallSeconds"], d["p50ms"], d["p99ms"], d["peakMB"], d["recaptchas"], d["failures"]))' "$1"; }
 if [ "$WHAT" = all ] || [ "$WHAT" = flows ]; then
   N=$([ $QUICK = 1 ] && echo 2000 || echo 10000)
-  echo; echo "### Whole sign-ins, $N simulated devices at once, every part in one process (APNs latency 250 ms, suggestedTimeout 5 s)"
+  echo; echo "### Whole sign-ins, $N simulated devices at once, every part in one process (APNs latency 250 ms, suggestedTimeout $SUGGESTED_TIMEOUT s)"
   echo "| path | flows | wall s | flows/s | p50 ms | p99 ms | peak MB | via reCAPTCHA | failed |"; echo "|---|---|---|---|---|---|---|---|---|"
   SILENT=$(flows --count $N); RECAPTCHA=$(flows --count $N --path recaptcha)
   row "$SILENT"; row "$RECAPTCHA"
