@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SwiftASN1
+import Utilities
 @_spi(CMS) import X509
 
 /// Makes an `embedded.mobileprovision` as Apple does: an XML plist (app ID, team, entitlements
@@ -32,7 +33,7 @@ public enum ProvisioningProfileFile {
             "UUID": UUID().uuidString,
             "Version": 1,
         ]
-        let xml = try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+        let xml = try PropertyListWriter.data(plist, format: .xml)
         let certificate = try Certificate(pemEncoded: credentials.serverCertificatePEM)
         let key = try Certificate.PrivateKey(P256.Signing.PrivateKey(pemRepresentation: credentials.serverKeyPEM))
         let signed = try CMS.sign(xml, certificate: certificate, privateKey: key, signingTime: now, detached: false)

@@ -1,6 +1,7 @@
 import AuthBackend
 @_spi(Authsim) import FirebaseCore
 import Foundation
+import Utilities
 
 /// A built app's files, generated (never downloaded): `Info.plist` and `GoogleService-Info.plist`
 /// with the keys Xcode and the Firebase console write, in XML or binary form. For `authsim phone
@@ -62,7 +63,7 @@ public struct SampleApp: Sendable {
     public func write(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (name, plist) in [("Info.plist", infoPlist), ("GoogleService-Info.plist", googleServiceInfo)] {
-            let data = try PropertyListSerialization.data(fromPropertyList: plist, format: format, options: 0)
+            let data = try PropertyListWriter.data(plist, format: format)
             try data.write(to: directory.appendingPathComponent(name))
         }
         if let linkedClasses {
