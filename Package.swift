@@ -72,6 +72,9 @@ let package = Package(
         // A fleet's shared store (issue 28): PostgreSQL's wire protocol, a connection pool that
         // reconnects. Only PostgresStores links it; the embedded default does not.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // authsim doctor reads an .ipa (a zip archive). About 6 s of a cold debug build; zlib
+        // (Debian's zlib1g-dev to build, zlib1g at run time) inflates.
+        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
     ],
     targets: [
         // MARK: Generic pieces
@@ -199,7 +202,8 @@ let package = Package(
         .target(name: "Causes", dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "IdentityToolkitAPI"]),
         .target(
             name: "Diagnostics",
-            dependencies: ["FirebaseCore", "Causes", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios"]
+            dependencies: ["FirebaseCore", "Causes", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios",
+                           "Utilities", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         // The parts' stores on PostgreSQL, for a fleet of nodes sharing one database (docs/fleet.md):
         // the backend's records, the receivers' delivery log; versioned migrations the program runs itself.

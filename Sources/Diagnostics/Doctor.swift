@@ -78,6 +78,10 @@ public enum Doctor {
                 findings.append(Finding("infoPlistUnreadable", .error, file: url.lastPathComponent, error.message,
                                         fix: "give the app's Info.plist (XML or binary), with CFBundleIdentifier"))
             }
+        } else if let directory = input.appDirectory {
+            findings.append(Finding("appInfoPlistMissing", .error, file: "Info.plist",
+                                    "\(directory.path) has no Info.plist: not a built app (an empty or unfinished .app folder?), so nothing of its setup can be checked",
+                                    fix: "give the .app Xcode built (Products, or Payload/<Name>.app inside the .ipa), or the .ipa itself"))
         } else {
             findings.append(Finding("infoPlistMissing", .warning, file: "Info.plist", "not given: URL scheme, background mode and swizzling are not checked",
                                     fix: "pass --app <folder of the .app> or --info-plist"))
@@ -180,9 +184,15 @@ public enum Doctor {
     static func checkProfile(_ input: DoctorInput, bundleID: String?, now: Date) -> [Finding] {
         guard let url = input.provisioningProfile else {
             let declared = input.declaredTokenType.map { " (the app declares .\($0))" } ?? ""
-            return [Finding("profileMissing", .warning, file: "embedded.mobileprovision",
-                            "not given\(declared): without it .unknown resolves to .prod, which is wrong for debug builds",
-                            fix: "pass --app with the built .app, or --profile")]
+            var findings = [Finding("profileMissing", .warning, file: "embedded.mobileprovision",
+                                    "not given\(declared): without it .unknown resolves to .prod, which is wrong for debug builds",
+                                    fix: "pass --app with the built .app, or --profile")]
+            if let teamID = input.teamID {
+                findings.append(Finding("teamUnchecked", .warning, file: "embedded.mobileprovision",
+                                        "not checked: whether team \(teamID) owns the app. The profile's TeamIdentifier says which team may push to its topic; a key of another team signs valid tokens that APNs refuses for this app (InvalidProviderToken)",
+                                        fix: "pass --app with the built .app (it holds embedded.mobileprovision), or --profile"))
+            }
+            return findings
         }
         guard let plist = ProvisioningProfile.plist(at: url) else {
             return [Finding("profileUnreadable", .error, file: url.lastPathComponent, "no plist inside: not a provisioning profile",
@@ -229,7 +239,7 @@ public enum Doctor {
         // The provider token's team must be the one that owns the app; a key ID equal to it means the IDs were swapped.
         let teams = plist["TeamIdentifier"] as? [String] ?? []
         if let team = teams.first {
-            if let given = input.teamID, !teams.contains(given) {
+            if let given = input.teamID, !teams.contains(given), AppleIdentifier.isValid(given) {
                 if given == input.keyID || given == input.p8.flatMap({ APNsAuthKey.keyIDFromFileName($0.lastPathComponent) }) {
                     // Said by the key check (the IDs are swapped).
                 } else {
@@ -245,6 +255,18 @@ public enum Doctor {
             }
         }
         return findings
+    }
+
+    /// What to change when the key cannot be loaded, by why.
+    static func keyFix(_ code: PKIError.Code) -> String {
+        switch code {
+        case .badIdentifier:
+            return "give the IDs as Apple Developer shows them, 10 uppercase letters or digits: --team-id from Membership details (Team ID), --key-id from Certificates, IDs & Profiles → Keys (Key ID, also in the file name AuthKey_<KEYID>.p8)"
+        case .unreadable:
+            return "check the path and that this user may read the file"
+        default:
+            return "download the .p8 from Apple Developer → Keys (APNs enabled) again; it can be downloaded only once"
+        }
     }
 
     static func checkKey(_ input: DoctorInput) -> [Finding] {
@@ -270,8 +292,8 @@ public enum Doctor {
             let key = try APNsAuthKey.load(p8: p8, keyID: keyID, teamID: teamID)
             findings.append(Finding("p8", .ok, file: name, "PKCS#8 P-256 key \(key.keyID), team \(key.teamID): ES256 provider tokens can be signed"))
         } catch {
-            findings.append(Finding("p8Invalid", .error, file: name, error.message,
-                                    fix: "download the .p8 from Apple Developer → Keys (APNs enabled) again; it can be downloaded only once"))
+            findings.append(Finding(error.code == .badIdentifier ? "keyIdentifierInvalid" : "p8Invalid", .error, file: name, error.message,
+                                    fix: Self.keyFix(error.code)))
         }
         return findings
     }

@@ -13,7 +13,7 @@ struct Doctor: AsyncParsableCommand {
             Example: authsim doctor --app Payload/MyApp.app --declared-type prod --p8 AuthKey_ABC123DEFG.p8 --team-id DEF123GHIJ
             """)
 
-    @Option(help: ArgumentHelp("The app's folder (.app): Info.plist, GoogleService-Info.plist, embedded.mobileprovision.", valueName: "dir"))
+    @Option(help: ArgumentHelp("The built app: its .app folder, the Payload folder holding it, or the .ipa (Info.plist, GoogleService-Info.plist, embedded.mobileprovision and the executable are read).", valueName: "path"))
     var app: String?
     @Option(help: ArgumentHelp("Info.plist (XML or binary), if not in --app.", valueName: "file")) var infoPlist: String?
     @Option(help: ArgumentHelp("GoogleService-Info.plist, if not in --app.", valueName: "file")) var googleServiceInfo: String?
@@ -33,8 +33,11 @@ struct Doctor: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var input = app.map { DoctorInput(appDirectory: URL(fileURLWithPath: $0)) } ?? DoctorInput()
-        if let app, !FileManager.default.fileExists(atPath: app) { throw ValidationError("--app \(app) does not exist") }
+        let location: AppLocation?
+        do { location = try app.map(AppLocation.find) } catch { throw CommandFailure(error.message) }
+        defer { location?.discard() }
+        var input = location.map { DoctorInput(appDirectory: $0.directory) } ?? DoctorInput()
+        if let location, let given = location.givenAs, !json { say("app: \(location.directory.lastPathComponent) in \(given)") }
         if let infoPlist { input.infoPlist = URL(fileURLWithPath: infoPlist) }
         if let googleServiceInfo { input.googleServiceInfo = URL(fileURLWithPath: googleServiceInfo) }
         if let profile { input.provisioningProfile = URL(fileURLWithPath: profile) }

@@ -150,6 +150,68 @@ struct DoctorTests {
         #expect(finding.message.contains("openssl pkcs8"))
     }
 
+    @Test("--app takes the .app, the Payload folder, the folder holding Payload, or the .ipa; anything else exits 1")
+    func appShapes() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authsim = try executable("authsim")
+        // A development profile declared .prod: one error, whatever shape the app comes in.
+        let app = folder.appendingPathComponent("Payload/My App.app")
+        let made = try await runProgram([authsim, "sample-app", "--output", app.path, "--binary", "--profile", "development",
+                                         "--certs", folder.appendingPathComponent("Certs").path])
+        #expect(made.status == 0, "\(made.output)")
+        // The .ipa as Xcode exports it: a zip of Payload/<Name>.app/, made by Python's zipfile (deflated).
+        let ipa = folder.appendingPathComponent("MyApp.ipa")
+        let zipped = try await runProgram(["python3", "-c", """
+            import os, sys, zipfile
+            with zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_DEFLATED) as z:
+                for root, _, files in os.walk(os.path.join(sys.argv[1], "Payload")):
+                    for name in files:
+                        path = os.path.join(root, name)
+                        z.write(path, os.path.relpath(path, sys.argv[1]))
+            """, folder.path, ipa.path])
+        #expect(zipped.status == 0, "\(zipped.output)")
+        for given in [app.path, app.deletingLastPathComponent().path, folder.path, ipa.path] {
+            let run = try await runProgram([authsim, "doctor", "--app", given, "--declared-type", "prod"])
+            #expect(run.status == 1, "\(given): \(run.output)")
+            #expect(run.output.contains("aps-environment = development (sandbox tokens) but the app declares") && run.output.contains("1 error,"),
+                    "\(given): \(run.output)")
+        }
+        // What doctor unpacked from the .ipa is gone afterwards.
+        let left = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
+        #expect(!left.contains { $0.hasPrefix("authsim-doctor-") }, "\(left.filter { $0.hasPrefix("authsim-doctor-") })")
+
+        // Not an app: a plain file, an empty .app, a folder with nothing in it, a zip without Payload/.
+        let plain = folder.appendingPathComponent("notes.txt")
+        try Data("hello".utf8).write(to: plain)
+        let empty = folder.appendingPathComponent("Empty.app")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let nothing = folder.appendingPathComponent("nothing")
+        try FileManager.default.createDirectory(at: nothing, withIntermediateDirectories: true)
+        let otherZip = folder.appendingPathComponent("other.zip")
+        _ = try await runProgram(["python3", "-c", "import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w').writestr('a.txt', 'x')", otherZip.path])
+        for (given, says) in [(plain.path, "not an .ipa"), (empty.path, "has no Info.plist"), (nothing.path, "no .app in it"),
+                              (otherZip.path, "without Payload/"), (folder.appendingPathComponent("absent.ipa").path, "does not exist")] {
+            // Standard error too: where a command's failure is said.
+            let run = try await runProgram(["sh", "-c", "\"$0\" doctor --app \"$1\" 2>&1", authsim, given])
+            #expect(run.status == 1, "\(given): \(run.output)")
+            #expect(run.output.contains(says), "\(given): \(run.output)")
+        }
+    }
+
+    @Test("a team ID that is not Apple's shape gets advice on the IDs, not on the key file; a team with no profile is unchecked")
+    func teamIDAdvice() throws {
+        let (errors, all) = try doctorCodes(#function, keyChange: { input, _ in input.teamID = "abc" })
+        #expect(errors == ["keyIdentifierInvalid"], "\(all)")
+        let finding = try #require(all.first { $0.code == "keyIdentifierInvalid" })
+        #expect(finding.message.contains("team ID \"abc\" must be 10 uppercase"))
+        #expect(finding.fix.contains("Membership") && !finding.fix.contains("download"), "\(finding.fix)")
+
+        let (_, withoutProfile) = try doctorCodes(#function + "-noProfile", profile: nil)
+        let unchecked = try #require(withoutProfile.first { $0.code == "teamUnchecked" })
+        #expect(unchecked.severity == .warning && unchecked.message.contains("InvalidProviderToken"))
+    }
+
     @Test("the command prints each finding and exits 1 on errors")
     func command() async throws {
         let folder = temporaryDirectory(#function)
