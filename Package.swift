@@ -114,7 +114,7 @@ let package = Package(
         // and the device gateway share.
         .target(
             name: "HTTPServerSupport",
-            dependencies: [hummingbird, hummingbirdCore, logging, nio("NIOCore"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            dependencies: ["Utilities", hummingbird, hummingbirdCore, logging, nio("NIOCore"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
 
@@ -231,7 +231,7 @@ let package = Package(
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // What the command lines share: output, logging set-up, the Lifecycle their servers run in.
-        .target(name: "CommandSupport", dependencies: ["APNsWire", "Lifecycle", argumentParser, logging]),
+        .target(name: "CommandSupport", dependencies: ["Utilities", "APNsWire", "Lifecycle", argumentParser, logging]),
         // The parsers that take hostile input, as fuzz targets (Fuzz/run.sh drives libFuzzer).
         .target(
             name: "FuzzTargets",

@@ -162,7 +162,11 @@ public final class PushReceiver: Sendable {
             } catch {
                 for channel in channels { try? await channel.close() }
                 try? await group.shutdownGracefully()
-                throw ReceiverError(.bind, "cannot listen on \(listener.host):\(listener.port): \(error)")
+                // As HTTPServerSupport reads a bind failure: an IOError's errno, or a name that does not resolve.
+                let unresolved = (error as? SocketAddressError).map { if case .unknown = $0 { true } else { false } } ?? false
+                let reason = unresolved ? .notLocal : ListenError.Reason(errno: (error as? IOError)?.errnoCode, otherwise: "\(error)")
+                let what = "push-receiver (\(listener.environment)\(listener.transport == .cleartext ? ", cleartext" : ""))"
+                throw ReceiverError(listen: ListenError(what: what, host: listener.host, port: listener.port, reason: reason))
             }
         }
         return PushReceiver(listeners: bound, configuration: configuration, group: group, serverChannels: channels,

@@ -2,6 +2,7 @@ import APNsWire
 import ArgumentParser
 import Foundation
 import Logging
+import Utilities
 
 /// Writes a line to standard output at once (no stdio buffering: a script or test reading the
 /// output sees each line as it is said).
@@ -33,4 +34,28 @@ public func bootstrapLogging(_ label: String, level: Logger.Level) -> Logger {
 public struct CommandFailure: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// Starts a server; when it cannot listen, the failure says why and names `option`, the
+/// command's option that moves it (`--ui-port`). For a part with several ports (push-receiver's
+/// sandbox and production), `options` maps each port to its option.
+public func starting<T>(_ options: [(option: String, port: Int)], _ start: () async throws -> T) async throws -> T {
+    do { return try await start() } catch let error as any CarriesListenError {
+        guard let listen = error.listenError else { throw error }
+        throw CommandFailure(listen.advice(option: options.first { $0.port == listen.port }?.option))
+    }
+}
+
+/// Starts a server whose port `option` sets (see ``starting(_:_:)-([(String,Int)],_)``).
+public func starting<T>(_ option: String, port: Int, _ start: () async throws -> T) async throws -> T {
+    try await starting([(option, port)], start)
+}
+
+/// Refuses ports that are not ports (0 to 65535; 0 asks for any free one), naming the option: a
+/// port of 70000 would otherwise be taken modulo 65536.
+public func checkPorts(_ ports: [(option: String, port: Int?)]) throws {
+    for (option, port) in ports {
+        guard let port, !(0...65_535).contains(port) else { continue }
+        throw ValidationError("\(option) \(port) is not a port: 0 to 65535 (0: any free port)")
+    }
 }

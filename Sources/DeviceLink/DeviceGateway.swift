@@ -41,7 +41,7 @@ public final class DeviceGateway: Sendable {
                 server: .http1(configuration: .init(additionalChannelHandlers: [HangUpDetector(streams: streams)])), logger: logger)
             return DeviceGateway(server: server, streams: streams)
         } catch {
-            throw ReceiverError(.bind, "cannot listen for devices on \(host):\(port): \(error.message)")
+            throw error.listenError.map { ReceiverError(listen: $0) } ?? ReceiverError(.bind, error.message)
         }
     }
 

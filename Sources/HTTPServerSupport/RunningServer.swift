@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import Utilities
 
 /// A Hummingbird router served on a port: started in the background, reporting the port it got
 /// (ask for port 0 to get a free one), stopped gracefully. What the backend and the device gateway
@@ -54,7 +55,7 @@ public final class RunningServer: Sendable {
             return RunningServer(host: host, port: try await listening.port, group: group, running: running)
         } catch {
             running.cancel()
-            throw ServerStartError(message: "\(name) cannot listen on \(host):\(port): \(error)")
+            throw ServerStartError(listen: ListenError(what: name, host: host, port: port, nioError: error))
         }
     }
 
@@ -68,11 +69,30 @@ public final class RunningServer: Sendable {
     }
 }
 
-/// Why a server did not start (the address is taken, not local, not allowed).
-public struct ServerStartError: Error, Sendable, CustomStringConvertible {
+/// Why a server did not start (the address is taken, not local, not allowed; its set-up failed).
+public struct ServerStartError: Error, Sendable, CustomStringConvertible, CarriesListenError {
     public let message: String
-    public init(message: String) { self.message = message }
+    /// Set when the address could not be bound.
+    public let listenError: ListenError?
+    public init(message: String) {
+        self.message = message
+        listenError = nil
+    }
+    public init(listen: ListenError) {
+        message = listen.description
+        listenError = listen
+    }
     public var description: String { message }
+}
+
+extension ListenError {
+    /// What SwiftNIO said when a bind failed: an `IOError`'s errno, or a name that does not resolve.
+    /// (APNsReceiver, which does not use this module, reads its bind errors the same way.)
+    init(what: String, host: String, port: Int, nioError error: any Error) {
+        let unresolved = (error as? SocketAddressError).map { if case .unknown = $0 { true } else { false } } ?? false
+        self.init(what: what, host: host, port: port,
+                  reason: unresolved ? .notLocal : Reason(errno: (error as? IOError)?.errnoCode, otherwise: "\(error)"))
+    }
 }
 
 /// The port a starting server reports, or why it never listened.

@@ -58,6 +58,10 @@ struct Backend: AsyncParsableCommand {
     @Option(help: ArgumentHelp("What goes to standard error: info shows refused requests and silent pushes APNs refused or that could not be sent; debug every push and request.",
                                valueName: "level")) var logLevel: Logger.Level = .info
 
+    func validate() throws {
+        try checkPorts([("--port", port), ("--receiver-port", receiverPort)])
+    }
+
     func run() async throws {
         let logger = bootstrapLogging("authsim.backend", level: logLevel)
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
@@ -119,8 +123,10 @@ struct Backend: AsyncParsableCommand {
         var serverLogger = logger
         serverLogger.logLevel = max(logLevel, .warning)
         if logLevel <= .debug { serverLogger.logLevel = logLevel }
-        let server = try await BackendServer.start(toolkit: toolkit, host: host, port: port,
-                                                   tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), logger: serverLogger)
+        let server = try await starting("--port", port: port) {
+            try await BackendServer.start(toolkit: toolkit, host: host, port: port,
+                                          tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), logger: serverLogger)
+        }
         say("authsim backend listening: \(server.baseURL)")
         say("  \(stateLine)")
         say("  project \(configuration.projectID) (\(configuration.projectNumber)), API key \(configuration.apiKey)\(apiKeyIOSBundleID.isEmpty ? "" : " restricted to iOS apps \(apiKeyIOSBundleID.joined(separator: ", "))"), iOS app \(configuration.bundleID)")

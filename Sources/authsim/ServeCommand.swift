@@ -51,6 +51,8 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard maxPushes > 0 else { throw ValidationError("--max-pushes must be positive") }
+        try checkPorts([("--sandbox-port", sandboxPort), ("--production-port", productionPort), ("--device-port", devicePort),
+                        ("--backend-port", backendPort), ("--ui-port", uiPort)])
     }
 
     func run() async throws {
@@ -81,8 +83,10 @@ struct Serve: AsyncParsableCommand {
                 throw CommandFailure("cannot read the fleet's device links in \(fleet.receiver.address): \(error.message)")
             }
         }
-        let gateway = try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
-        let receiver = try await PushReceiver.start(PushReceiverConfiguration(
+        let gateway = try await starting("--device-port", port: devicePort) {
+            try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
+        }
+        let receiver = try await starting([("--sandbox-port", sandboxPort), ("--production-port", productionPort)]) { try await PushReceiver.start(PushReceiverConfiguration(
             listeners: [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox),
                         ReceiverListener(host: host, port: productionPort, environment: .production)],
             certificateChainPEM: credentials.serverCertificatePEM, privateKeyPEM: credentials.serverKeyPEM,
@@ -93,7 +97,7 @@ struct Serve: AsyncParsableCommand {
                     rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
                 }
                 history.record(event)
-            }, sharedLog: fleet?.receiver.log))
+            }, sharedLog: fleet?.receiver.log)) }
 
         let sandbox = receiver.listeners.first(where: { $0.listener.environment == .sandbox })?.port ?? sandboxPort
         let production = receiver.listeners.first(where: { $0.listener.environment == .production })?.port ?? productionPort
@@ -129,12 +133,15 @@ struct Serve: AsyncParsableCommand {
             let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
             say("imported \(report.users) users from \(report.files.joined(separator: ", "))")
         }
-        let backend = try await BackendServer.start(toolkit: toolkit, host: host, port: backendPort,
-                                                    tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM))
+        let backend = try await starting("--backend-port", port: backendPort) {
+            try await BackendServer.start(toolkit: toolkit, host: host, port: backendPort, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM))
+        }
 
         // The inspector.
-        let inspector = try await InspectorServer.start(InspectorSources(history: history, flows: flows, faults: plan, registry: registry, toolkit: toolkit),
-                                                        host: host, port: uiPort)
+        let inspector = try await starting("--ui-port", port: uiPort) {
+            try await InspectorServer.start(InspectorSources(history: history, flows: flows, faults: plan, registry: registry, toolkit: toolkit),
+                                            host: host, port: uiPort)
+        }
 
         if let readyFile {
             let addresses = ServeAddresses(

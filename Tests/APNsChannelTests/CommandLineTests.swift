@@ -1,5 +1,6 @@
 import APNsWire
 import Foundation
+import Glibc
 import Utilities
 import TestSupport
 import Testing
@@ -106,6 +107,40 @@ struct CommandLineTests {
         #expect(registered.status == 0, "\(registered.output)")
         let entry = try String(contentsOfFile: "\(xdg)/data/applications/authsim-redirect-\(scheme).desktop", encoding: .utf8)
         #expect(entry.contains("Exec=\(folder.appendingPathComponent("redirect-interceptor").path) open"), "\(entry)")
+    }
+
+    @Test("a port that is taken, or not a port, is refused with the option that moves it")
+    func portErrors() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A port held by another listener (this process's socket).
+        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(held) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && listen(held, 1) == 0 && getsockname(held, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let taken = String(UInt16(bigEndian: address.sin_port))
+        let authsim = try executable("authsim")
+        let serve = try await runProgram(["sh", "-c", "\"$0\" serve --ui-port \(taken) --sandbox-port 0 --production-port 0 --device-port 0 --backend-port 0 --state \"$1/state\" --certs \"$1/certs\" 2>&1",
+                                          authsim, folder.path])
+        #expect(serve.status == 1, "\(serve.output)")
+        #expect(serve.output.contains("the inspector cannot listen on 127.0.0.1:\(taken): the port is already in use"), "\(serve.output)")
+        #expect(serve.output.contains("pass another --ui-port (0: any free port)") && !serve.output.contains(")) ("), "\(serve.output)")
+        let receiver = try await runProgram(["sh", "-c", "\"$0\" --sandbox-port 0 --production-port \(taken) --no-device-gateway --state \"$1/state\" --certs \"$1/certs\" 2>&1",
+                                             try executable("push-receiver"), folder.path])
+        #expect(receiver.status == 1, "\(receiver.output)")
+        #expect(receiver.output.contains("push-receiver (production) cannot listen on 127.0.0.1:\(taken)") && receiver.output.contains("--production-port"),
+                "\(receiver.output)")
+        let backend = try await runProgram(["sh", "-c", "\"$0\" backend --port \(taken) --state \"$1/backend\" --certs \"$1/certs\" 2>&1", authsim, folder.path])
+        #expect(backend.status == 1 && backend.output.contains("pass another --port"), "\(backend.output)")
+        // 70000 is not a port (it was taken modulo 65536: 4464).
+        let outOfRange = try await runProgram(["sh", "-c", "\"$0\" serve --ui-port 70000 --state \"$1/state\" --certs \"$1/certs\" 2>&1", authsim, folder.path])
+        #expect(outOfRange.status != 0 && outOfRange.output.contains("--ui-port 70000 is not a port: 0 to 65535"), "\(outOfRange.output)")
     }
 
     @Test("bad options get clear errors, not crashes")

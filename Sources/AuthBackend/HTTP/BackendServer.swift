@@ -46,21 +46,17 @@ public final class BackendServer: Sendable {
     public static func start(toolkit: IdentityToolkit, host: String = "127.0.0.1", port: Int = 0,
                              tls: (certificateChainPEM: String, privateKeyPEM: String)? = nil,
                              logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() }))
-    async throws(IdentityToolkitError) -> BackendServer {
+    async throws(ServerStartError) -> BackendServer {
         let builder: HTTPServerBuilder
         do {
             builder = try tls.map { try HTTPServerBuilder.http1AndTLS(certificateChainPEM: $0.certificateChainPEM, privateKeyPEM: $0.privateKeyPEM) }
                 ?? .http1()
         } catch {
-            throw IdentityToolkitError(.invalidConfig, "cannot use the TLS certificate or key: \(error)")
+            throw ServerStartError(message: "the backend cannot use the TLS certificate or key: \(error)")
         }
-        do {
-            let server = try await RunningServer.start(router: BackendRouter.make(toolkit: toolkit), host: host, port: port,
-                                                       name: "the backend", server: builder, logger: logger)
-            return BackendServer(toolkit: toolkit, server: server)
-        } catch {
-            throw IdentityToolkitError(.bindFailed, error.message)
-        }
+        let server = try await RunningServer.start(router: BackendRouter.make(toolkit: toolkit), host: host, port: port,
+                                                   name: "the backend", server: builder, logger: logger)
+        return BackendServer(toolkit: toolkit, server: server)
     }
 
     /// Stops listening; requests in flight are answered first.

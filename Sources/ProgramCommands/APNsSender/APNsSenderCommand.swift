@@ -63,6 +63,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
 
     func validate() throws {
         if printToken { return }
+        if let port, !(1...65_535).contains(port) { throw ValidationError("--port \(port) is not a port: 1 to 65535") }
         if payloads.isEmpty { throw ValidationError("give at least one payload file (see Payloads/)") }
         if tokens.isEmpty { throw ValidationError("give --token <hex device token>") }
         if count < 1 || concurrency < 1 || connections < 1 { throw ValidationError("--count, --concurrency and --connections must be at least 1") }

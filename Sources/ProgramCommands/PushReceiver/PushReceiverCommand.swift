@@ -73,6 +73,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Event-loop threads answering pushes (default: one per core). One leaves a core to a load generator on the same machine.")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
+    func validate() throws {
+        try checkPorts([("--sandbox-port", sandboxPort), ("--production-port", productionPort), ("--cleartext-port", cleartextPort),
+                        ("--device-port", devicePort)])
+    }
+
     func run() async throws {
         let logger = bootstrapLogging("push-receiver", level: verbose ? .debug : .info)
         guard (1...256).contains(threads) else { throw ValidationError("--threads must be between 1 and 256, not \(threads)") }
@@ -127,7 +132,9 @@ struct Serve: AsyncParsableCommand {
                 throw CommandFailure("cannot read the fleet's device links in \(shared.address): \(error.message)")
             }
         }
-        let gateway = noDeviceGateway ? nil : try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
+        let gateway = noDeviceGateway ? nil : try await starting("--device-port", port: devicePort) {
+            try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
+        }
         var configuration = PushReceiverConfiguration(
             listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
             registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, policy: policy, logger: logger,
@@ -138,7 +145,9 @@ struct Serve: AsyncParsableCommand {
             }, threads: threads, sharedLog: shared?.log)
         // The observer keeps rejections only: no accepted push is copied for it.
         configuration.observesAcceptedPushes = false
-        let receiver = try await PushReceiver.start(configuration)
+        let receiver = try await starting([("--sandbox-port", sandboxPort), ("--production-port", productionPort), ("--cleartext-port", cleartextPort ?? -1)]) {
+            try await PushReceiver.start(configuration)
+        }
 
         say("push-receiver listening:")
         for bound in receiver.listeners { say("  \(bound)") }

@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A server that could not listen on its address, and why, in words a user can act on.
+///
+/// The libraries that start servers make one from the socket error (its `errno`); the programs add
+/// the option that moves the server (``advice(option:)``), which only they know.
+public struct ListenError: Error, Sendable, CustomStringConvertible {
+    public enum Reason: Sendable, Equatable {
+        /// `EADDRINUSE`: another program (or another authsim) listens there.
+        case inUse
+        /// `EACCES`: a port below 1024 without the privilege.
+        case denied
+        /// `EADDRNOTAVAIL` or a name that does not resolve: not an address of this machine.
+        case notLocal
+        /// Anything else, as the system said it.
+        case other(String)
+
+        /// The reason for a socket error's `errno`, or the error's own words.
+        public init(errno code: Int32?, otherwise text: String) {
+            switch code {
+            case EADDRINUSE?: self = .inUse
+            case EACCES?: self = .denied
+            case EADDRNOTAVAIL?: self = .notLocal
+            default: self = .other(text)
+            }
+        }
+    }
+
+    /// What could not listen ("the inspector", "push-receiver (sandbox)").
+    public let what: String
+    public let host: String
+    public let port: Int
+    public let reason: Reason
+
+    public init(what: String, host: String, port: Int, reason: Reason) {
+        self.what = what
+        self.host = host
+        self.port = port
+        self.reason = reason
+    }
+
+
+    public var description: String {
+        let why: String
+        switch reason {
+        case .inUse: why = "the port is already in use (another program, or another authsim, listens there)"
+        case .denied: why = "not allowed (ports below 1024 need privileges)"
+        case .notLocal: why = "\(host) is not an address of this machine"
+        case .other(let text): why = text
+        }
+        return "\(what) cannot listen on \(host):\(port): \(why)"
+    }
+
+    /// The description and what to do, naming the program's option for this port (`--ui-port`).
+    public func advice(option: String?) -> String {
+        let move = option.map { "pass another \($0) (0: any free port)" } ?? "choose another port (0: any free port)"
+        switch reason {
+        case .inUse: return "\(description). Stop what listens there (`ss -ltnp 'sport = :\(port)'` shows it) or \(move)"
+        case .denied: return "\(description). Run without privileges on a port above 1023: \(move)"
+        case .notLocal: return "\(description). Pass --host with an address it has (127.0.0.1 for this machine only)"
+        case .other: return "\(description). \(move.prefix(1).uppercased() + move.dropFirst())"
+        }
+    }
+}
+
+/// An error that may be a ``ListenError`` inside another (a part's own error type).
+public protocol CarriesListenError: Error {
+    var listenError: ListenError? { get }
+}
+
+extension ListenError: CarriesListenError {
+    public var listenError: ListenError? { self }
+}
