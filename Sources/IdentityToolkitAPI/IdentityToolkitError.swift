@@ -174,7 +174,7 @@ extension IdentityToolkitError {
             case .methodNotAllowed: 405
             case .payloadTooLarge: 413
             case .notImplemented: 501
-            case .stateUnavailable, .stateCorrupt, .bindFailed, .internal: 500
+            case .stateUnavailable, .stateCorrupt, .internal: 500
             case .unavailable: 503
             default: 400
             }
@@ -287,8 +287,6 @@ extension IdentityToolkitError {
         public static let unavailable: Self = "UNAVAILABLE"
         /// The state folder holds something the backend cannot read.
         public static let stateCorrupt: Self = "STATE_CORRUPT"
-        /// The backend cannot listen where it was told to.
-        public static let bindFailed: Self = "BIND_FAILED"
     }
 }
 
