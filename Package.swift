@@ -199,7 +199,7 @@ let package = Package(
         // Why a run went wrong (explain) and what is wrong in an app's setup (doctor).
         // The causes and fixes that explain and the inspector both state: the backend's refusals,
         // what a receiver's state folder shows, and the Diagnosis they come as.
-        .target(name: "Causes", dependencies: ["APNsWire", "APNsReceiver", "AuthBackend", "IdentityToolkitAPI"]),
+        .target(name: "Causes", dependencies: ["Utilities", "APNsWire", "APNsReceiver", "AuthBackend", "IdentityToolkitAPI"]),
         .target(
             name: "Diagnostics",
             dependencies: ["FirebaseCore", "Causes", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios",
@@ -290,7 +290,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ScenarioTests",
-            dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios", "Diagnostics", "TestSupport"]
+            dependencies: ["APNsWire", "LocalPKI", "FirebaseAuthCore", "Scenarios", "Diagnostics", "Causes", "TestSupport"]
         ),
         // The inspector: `authsim serve` from curl, Python and Chromium; its sign-ins in the
         // timelines' words and Causes' causes.

@@ -185,13 +185,15 @@ public final class DeliveryLog: Sendable {
     }
 
     /// Reads a delivery log. A torn last line (a write cut by a kill) is skipped.
-    public static func entries(in file: URL) throws(ReceiverError) -> [Entry] {
-        let data: Data
-        do { data = try Data(contentsOf: file) } catch {
-            throw ReceiverError(.storage, "cannot read \(file.path): \(error.localizedDescription)")
-        }
+    public static func entries(in file: URL) throws(ReceiverError) -> [Entry] { try read(file).records }
+
+    /// Reads a delivery log: its entries, and the lines that are not entries (a line cut by a
+    /// kill, which a restarted receiver ended before appending, is one).
+    public static func read(_ file: URL) throws(ReceiverError) -> JSONLinesRead<Entry> {
         let decoder = JSONDecoder()
-        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }
+        do { return try AppendOnlyFile.lines(in: file, what: "the delivery log") { try decoder.decode(Entry.self, from: $0) } } catch {
+            throw ReceiverError(.storage, error.message)
+        }
     }
 
     /// How many lines a delivery log holds, ended by their newline (a last line a kill cut short is

@@ -44,11 +44,16 @@ public struct PushRejection: Sendable, Hashable, Error {
     /// `InvalidProviderToken` from the token's check: what exactly was wrong with it (an unknown key,
     /// a bad signature…), for `explain` to decide by, not by the detail's words.
     public var providerTokenProblem: ProviderTokenError.Code?
-    public init(_ reason: APNsReason, _ detail: String, timestamp: Int64? = nil, providerTokenProblem: ProviderTokenError.Code? = nil) {
+    /// The request's `apns-topic`, as it came (nil when it had none): set by the receiver for the
+    /// rejection log, not by the checks.
+    public var topic: String?
+    public init(_ reason: APNsReason, _ detail: String, timestamp: Int64? = nil, providerTokenProblem: ProviderTokenError.Code? = nil,
+                topic: String? = nil) {
         self.reason = reason
         self.detail = detail
         self.timestamp = timestamp
         self.providerTokenProblem = providerTokenProblem
+        self.topic = topic
     }
     public var status: Int { reason.status ?? 500 }
 }

@@ -26,12 +26,14 @@ public final class RejectionLog: Sendable {
         /// For `InvalidProviderToken` from the token's check: what was wrong with it (absent in
         /// lines written before it was kept).
         public var providerTokenProblem: ProviderTokenError.Code?
+        /// The push's `apns-topic` (absent when it had none, and in lines written before it was kept).
+        public var topic: String?
         enum CodingKeys: String, CodingKey {
             case time, environment, apnsID = "apns-id", deviceToken = "device-token", status, reason, detail
-            case providerTokenProblem = "provider-token-problem"
+            case providerTokenProblem = "provider-token-problem", topic
         }
         public init(time: Date, environment: APNsEnvironment, apnsID: String, deviceToken: String, status: Int, reason: APNsReason, detail: String,
-                    providerTokenProblem: ProviderTokenError.Code? = nil) {
+                    providerTokenProblem: ProviderTokenError.Code? = nil, topic: String? = nil) {
             self.time = time
             self.environment = environment
             self.apnsID = apnsID
@@ -40,12 +42,13 @@ public final class RejectionLog: Sendable {
             self.reason = reason
             self.detail = detail
             self.providerTokenProblem = providerTokenProblem
+            self.topic = topic
         }
 
         /// The entry for a refusal (the token lowercased, as the log keeps it).
         public init(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date) {
             self.init(time: time, environment: environment, apnsID: apnsID, deviceToken: deviceToken.lowercased(), status: rejection.status,
-                      reason: rejection.reason, detail: rejection.detail, providerTokenProblem: rejection.providerTokenProblem)
+                      reason: rejection.reason, detail: rejection.detail, providerTokenProblem: rejection.providerTokenProblem, topic: rejection.topic)
         }
     }
 
@@ -72,13 +75,14 @@ public final class RejectionLog: Sendable {
         return try encoder.encode(entry)
     }
 
-    /// Reads a rejection log; torn lines are skipped.
-    public static func entries(in file: URL) throws(ReceiverError) -> [Entry] {
-        let data: Data
-        do { data = try Data(contentsOf: file) } catch {
-            throw ReceiverError(.storage, "cannot read \(file.path): \(error.localizedDescription)")
+    /// Reads a rejection log; lines that are not entries are left out (``read(_:)`` lists them).
+    public static func entries(in file: URL) throws(ReceiverError) -> [Entry] { try read(file).records }
+
+    /// Reads a rejection log: its entries, and the lines that are not entries.
+    public static func read(_ file: URL) throws(ReceiverError) -> JSONLinesRead<Entry> {
+        do { return try AppendOnlyFile.lines(in: file, what: "the rejection log", decode) } catch {
+            throw ReceiverError(.storage, error.message)
         }
-        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decode(Data($0)) }
     }
 
     /// One line (or a fleet's row) as an entry; its time with milliseconds (since issue 19) or without (before).

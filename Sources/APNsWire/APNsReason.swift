@@ -18,6 +18,9 @@ public struct APNsReason: RawRepresentable, Hashable, Sendable, Codable, CustomS
     /// Apple's one-line meaning of the reason, from "Handling notification responses from APNs".
     public var meaning: String { Self.meanings[rawValue] ?? "a reason this toolkit does not know" }
 
+    /// What a provider changes so the push is accepted (not a restatement of ``meaning``).
+    public var fix: String { Self.fixes[rawValue] ?? "see Apple's \"Handling notification responses from APNs\" for \(rawValue)" }
+
     // 400
     public static let badCollapseId = APNsReason(rawValue: "BadCollapseId")
     public static let badDeviceToken = APNsReason(rawValue: "BadDeviceToken")
@@ -69,43 +72,45 @@ public struct APNsReason: RawRepresentable, Hashable, Sendable, Codable, CustomS
     /// Every reason in Apple's table, in table order.
     public static let all: [APNsReason] = table.map(\.reason)
 
-    /// The one table that maps each reason to its status and meaning.
-    private static let table: [(reason: APNsReason, status: Int, meaning: String)] = [
-        (.badCollapseId, 400, "The collapse identifier exceeds the maximum allowed size."),
-        (.badDeviceToken, 400, "The specified device token is invalid. Verify that the request contains a valid token and that the token matches the environment."),
-        (.badExpirationDate, 400, "The apns-expiration value is invalid."),
-        (.badMessageId, 400, "The apns-id value is invalid."),
-        (.badPriority, 400, "The apns-priority value is invalid."),
-        (.badTopic, 400, "The apns-topic value is invalid."),
-        (.deviceTokenNotForTopic, 400, "The device token doesn't match the specified topic."),
-        (.duplicateHeaders, 400, "One or more headers are repeated."),
-        (.idleTimeout, 400, "Idle timeout."),
-        (.invalidPushType, 400, "The apns-push-type value is invalid."),
-        (.missingDeviceToken, 400, "The device token isn't specified in the request :path."),
-        (.missingTopic, 400, "The apns-topic header of the request isn't specified and is required."),
-        (.payloadEmpty, 400, "The message payload is empty."),
-        (.topicDisallowed, 400, "Pushing to this topic is not allowed."),
-        (.badCertificate, 403, "The certificate is invalid."),
-        (.badCertificateEnvironment, 403, "The client certificate is for the wrong environment."),
-        (.expiredProviderToken, 403, "The provider token is stale and a new token should be generated."),
-        (.forbidden, 403, "The specified action is not allowed."),
-        (.invalidProviderToken, 403, "The provider token is not valid, or the token signature can't be verified."),
-        (.missingProviderToken, 403, "No provider certificate was used to connect to APNs, and the authorization header is missing or no provider token is specified."),
-        (.unrelatedKeyIdInToken, 403, "The key ID in the provider token isn't related to the key ID of the token used in the first push of this connection."),
-        (.badEnvironmentKeyInToken, 403, "The key ID in the provider token is for the wrong environment."),
-        (.badPath, 404, "The request contained an invalid :path value."),
-        (.methodNotAllowed, 405, "The specified :method value isn't POST."),
-        (.expiredToken, 410, "The device token has expired."),
-        (.unregistered, 410, "The device token is inactive for the specified topic."),
-        (.payloadTooLarge, 413, "The message payload is too large."),
-        (.tooManyProviderTokenUpdates, 429, "The provider's authentication token is being updated too often."),
-        (.tooManyRequests, 429, "Too many requests were made consecutively to the same device token."),
-        (.internalServerError, 500, "An internal server error occurred."),
-        (.serviceUnavailable, 503, "The service is unavailable."),
-        (.shutdown, 503, "The APNs server is shutting down."),
+    /// The one table that maps each reason to its status, meaning and fix.
+    private static let table: [(reason: APNsReason, status: Int, meaning: String, fix: String)] = [
+        (.badCollapseId, 400, "The collapse identifier exceeds the maximum allowed size.", "keep apns-collapse-id to 64 bytes or fewer"),
+        (.badDeviceToken, 400, "The specified device token is invalid. Verify that the request contains a valid token and that the token matches the environment.", "send the hex token the app got from didRegisterForRemoteNotificationsWithDeviceToken, to the environment that issued it (a debug build's token to sandbox, a TestFlight or App Store build's to production)"),
+        (.badExpirationDate, 400, "The apns-expiration value is invalid.", "send apns-expiration as a UNIX time in seconds (0: deliver now or never)"),
+        (.badMessageId, 400, "The apns-id value is invalid.", "send apns-id as a UUID in its 8-4-4-4-12 form, or leave it out and APNs makes one"),
+        (.badPriority, 400, "The apns-priority value is invalid.", "send apns-priority 10, 5 or 1 (a background push: 5 or 1)"),
+        (.badTopic, 400, "The apns-topic value is invalid.", "send apns-topic as the app's bundle ID, with the push type's suffix where it has one (.voip, .complication, .pushkit.fileprovider)"),
+        (.deviceTokenNotForTopic, 400, "The device token doesn't match the specified topic.", "send apns-topic as the bundle ID of the app that registered this token (its App ID in the provisioning profile), or push this topic to that app's own tokens"),
+        (.duplicateHeaders, 400, "One or more headers are repeated.", "send each apns- header once"),
+        (.idleTimeout, 400, "Idle timeout.", "nothing to change in the push: open a new connection and send it again (APNs closes connections idle for about an hour)"),
+        (.invalidPushType, 400, "The apns-push-type value is invalid.", "send apns-push-type as one of alert, background, voip, complication, fileprovider, mdm, liveactivity, location, pushtotalk, widgets"),
+        (.missingDeviceToken, 400, "The device token isn't specified in the request :path.", "POST to /3/device/<the device token in hex>"),
+        (.missingTopic, 400, "The apns-topic header of the request isn't specified and is required.", "send apns-topic: the app's bundle ID (token authentication requires it)"),
+        (.payloadEmpty, 400, "The message payload is empty.", "send a JSON object as the body; a silent push is {\"aps\":{\"content-available\":1}}"),
+        (.topicDisallowed, 400, "Pushing to this topic is not allowed.", "push to a topic this key may use, or sign with a key of the team that owns the topic and is not limited to other topics"),
+        (.badCertificate, 403, "The certificate is invalid.", "connect with the app's APNs certificate (or use token authentication)"),
+        (.badCertificateEnvironment, 403, "The client certificate is for the wrong environment.", "connect with a certificate of this environment, or to the environment the certificate is for"),
+        (.expiredProviderToken, 403, "The provider token is stale and a new token should be generated.", "sign a new provider token: its iat must be under an hour old (refresh it every 20 to 60 minutes), and the provider's clock right"),
+        (.forbidden, 403, "The specified action is not allowed.", "check the key's access in Apple Developer → Keys (APNs enabled, not revoked)"),
+        (.invalidProviderToken, 403, "The provider token is not valid, or the token signature can't be verified.", "sign with the .p8 whose Key ID is the token's kid, put the Team ID that owns the app in iss (swapped IDs are common), and use ES256"),
+        (.missingProviderToken, 403, "No provider certificate was used to connect to APNs, and the authorization header is missing or no provider token is specified.", "send authorization: bearer <an ES256 provider token>, or connect with a certificate"),
+        (.unrelatedKeyIdInToken, 403, "The key ID in the provider token isn't related to the key ID of the token used in the first push of this connection.", "use one team's key per connection: open another connection for another team's key"),
+        (.badEnvironmentKeyInToken, 403, "The key ID in the provider token is for the wrong environment.", "sign with a key enabled for this environment (Apple Developer → Keys), or push to the environment the key is for"),
+        (.badPath, 404, "The request contained an invalid :path value.", "POST to /3/device/<the device token in hex>"),
+        (.methodNotAllowed, 405, "The specified :method value isn't POST.", "send the push as a POST"),
+        (.expiredToken, 410, "The device token has expired.", "stop pushing to this token and drop it: the app's newer token replaces it"),
+        (.unregistered, 410, "The device token is inactive for the specified topic.", "stop pushing to this token and remove it from your store: the app was removed or can no longer receive pushes; it sends a new token when it registers again"),
+        (.payloadTooLarge, 413, "The message payload is too large.", "keep the payload to 4096 bytes (5120 for VoIP): send an identifier and let the app fetch the rest"),
+        (.tooManyProviderTokenUpdates, 429, "The provider's authentication token is being updated too often.", "reuse each provider token for at least 20 minutes, across all your connections"),
+        (.tooManyRequests, 429, "Too many requests were made consecutively to the same device token.", "send fewer pushes to this one device token: spread them out, or let apns-collapse-id replace the ones not yet delivered"),
+        (.internalServerError, 500, "An internal server error occurred.", "retry later, with backoff"),
+        (.serviceUnavailable, 503, "The service is unavailable.", "retry later, with backoff"),
+        (.shutdown, 503, "The APNs server is shutting down.", "open a new connection and send again"),
     ]
     private static let statusByReason: [String: Int] = Dictionary(
         uniqueKeysWithValues: table.map { ($0.reason.rawValue, $0.status) })
     private static let meanings: [String: String] = Dictionary(
         uniqueKeysWithValues: table.map { ($0.reason.rawValue, $0.meaning) })
+    private static let fixes: [String: String] = Dictionary(
+        uniqueKeysWithValues: table.map { ($0.reason.rawValue, $0.fix) })
 }

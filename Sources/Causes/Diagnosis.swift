@@ -7,9 +7,17 @@ public struct Diagnosis: Sendable, Hashable {
     public let cause: String
     public let fix: String
 
+    /// `cause` and `fix` are sentences without their final period (a reason's meaning quoted at
+    /// the end keeps Apple's, which is dropped here): whoever shows them ends them.
     public init(_ code: String, cause: String, fix: String) {
         self.code = code
-        self.cause = cause
-        self.fix = fix
+        self.cause = Self.unstopped(cause)
+        self.fix = Self.unstopped(fix)
+    }
+
+    private static func unstopped(_ sentence: String) -> String {
+        var text = Substring(sentence)
+        while text.last == "." || text.last == " " { text = text.dropLast() }
+        return String(text)
     }
 }

@@ -49,7 +49,12 @@ public enum PushRefusals {
                 let origin = issued == .sandbox ? "a debug build" : "a TestFlight / App Store build"
                 let right = issued == .sandbox ? ".sandbox" : ".prod"
                 let profile = context.declared.flatMap { $0.aps == "none" ? nil : $0.aps }
-                let type = context.declared?.type ?? "?"
+                guard let type = context.declared?.type else {
+                    // No app in the run (a push alone): what was declared is not known.
+                    return Diagnosis("tokenTypeMismatch",
+                                     cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: the token was issued in \(issued) (\(origin)) but sent to \(sentTo), so the app's declared token type (setAPNSToken) or the provider's APNs host is wrong\(context.forSecondFactor)",
+                                     fix: "send \(issued) tokens to \(issued.appleHost); in the app, call setAPNSToken(token, type: \(right)) in this build, or type: .unknown to let the SDK read aps-environment from embedded.mobileprovision")
+                }
                 let typeText = type == "unknown" ? ".unknown (resolved to .\(context.declared?.resolved ?? type))" : ".\(type)"
                 return Diagnosis("tokenTypeMismatch",
                                  cause: "the push to \(short) was rejected by \(sentTo) with BadDeviceToken: the token was issued in \(issued) (\(origin)\(profile.map { ", provisioning profile aps-environment=\($0)" } ?? "")) but the app declared type \(typeText), so no silent push came and the SDK fell back to reCAPTCHA\(context.forSecondFactor)",
@@ -72,7 +77,7 @@ public enum PushRefusals {
                              fix: "sync the backend's clock (NTP) and mint a new provider token at least every hour (not more than every 20 minutes)")
         default:
             return Diagnosis("pushRejected", cause: "the push to \(short) was rejected by \(sentTo) with \(reason): \(detail ?? reason.meaning)",
-                             fix: "fix the request as the reason says: \(reason.meaning)")
+                             fix: reason.fix)
         }
     }
 

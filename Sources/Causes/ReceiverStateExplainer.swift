@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsWire
 import Foundation
+import Utilities
 
 /// Explains what a push-receiver saw, from its state folder: `deliveries.jsonl` (answered 200),
 /// `rejections.jsonl` (refused) and `devices.json` (which environment issued each token). For
@@ -22,8 +23,21 @@ public enum ReceiverStateExplainer {
         guard fileManager.fileExists(atPath: deliveries.path) || fileManager.fileExists(atPath: rejectionsFile.path) else {
             throw ReceiverError(.storage, "\(state.path) has neither deliveries.jsonl nor rejections.jsonl: is it push-receiver's --state folder?")
         }
-        let accepted = fileManager.fileExists(atPath: deliveries.path) ? try DeliveryLog.entries(in: deliveries) : []
-        let rejected = fileManager.fileExists(atPath: rejectionsFile.path) ? try RejectionLog.entries(in: rejectionsFile) : []
+        let acceptedRead = fileManager.fileExists(atPath: deliveries.path) ? try DeliveryLog.read(deliveries) : nil
+        let rejectedRead = fileManager.fileExists(atPath: rejectionsFile.path) ? try RejectionLog.read(rejectionsFile) : nil
+        // A log none of whose lines can be read is not push-receiver's (or not this version's):
+        // saying "nothing reached it" would hide that.
+        let reads: [(file: URL, records: Int, unreadable: [UnreadableLine])] = [
+            (deliveries, acceptedRead?.records.count ?? 0, acceptedRead?.unreadable ?? []),
+            (rejectionsFile, rejectedRead?.records.count ?? 0, rejectedRead?.unreadable ?? []),
+        ]
+        for (file, records, unreadable) in reads {
+            guard records == 0, let first = unreadable.first else { continue }
+            throw ReceiverError(.storage, "\(file.path) holds no line push-receiver wrote (\(unreadable.count) line\(unreadable.count == 1 ? "" : "s"), line \(first.line): \(first.start)): is it push-receiver's --state folder?")
+        }
+        let accepted = acceptedRead?.records ?? []
+        let rejected = rejectedRead?.records ?? []
+        let unreadable = reads.filter { !$0.unreadable.isEmpty }.map { ($0.file.lastPathComponent, $0.unreadable) }
         let registryFile = state.appendingPathComponent("devices.json")
         let registry = fileManager.fileExists(atPath: registryFile.path) ? try DeviceRegistry(file: registryFile) : DeviceRegistry()
 
@@ -51,6 +65,13 @@ public enum ReceiverStateExplainer {
                             fix: "check the app: forwarding to Auth.canHandleNotification with swizzling off, and the background mode remote-notification")
             order.append(diagnosis)
             counts[diagnosis] = max(delivered, 1)
+        }
+        for (name, lines) in unreadable {
+            let diagnosis = Diagnosis("unreadableLines",
+                                      cause: "\(lines.count) line\(lines.count == 1 ? "" : "s") of \(name) could not be read and \(lines.count == 1 ? "is" : "are") not counted above (line \(lines.map { String($0.line) }.prefix(5).joined(separator: ", "))\(lines.count > 5 ? ", …" : ""): \(lines[0].start))",
+                                      fix: "a push-receiver killed in the middle of a write leaves one cut line; more than that, or lines that are not JSON, mean something else wrote to the file: keep \(name) push-receiver's alone")
+            order.append(diagnosis)
+            counts[diagnosis] = lines.count
         }
         let diagnoses = order.map { (counts[$0]!, $0) }.sorted { $0.0 > $1.0 }
         return Report(accepted: accepted.count, rejected: rejected.count, dropped: dropped, diagnoses: diagnoses)
@@ -82,7 +103,7 @@ public enum ReceiverStateExplainer {
         default:
             let reason = entry.reason
             return Diagnosis("rejected\(entry.reason)", cause: "pushes were rejected by \(sentTo) with \(entry.status) \(entry.reason): \(reason.meaning)",
-                             fix: entry.detail)
+                             fix: reason.fix)
         }
     }
 }

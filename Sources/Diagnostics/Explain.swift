@@ -269,6 +269,14 @@ public enum Explainer {
             }
             return Diagnosis("ok", cause: "nothing went wrong: the silent push proved the app and the user signed in", fix: "nothing to fix")
         }
+        // A push alone (the APNs-channel scenarios, no sign-in): it reached the app's delegate.
+        if events.contains(.pushAccepted), events.contains(.pushDelivered) {
+            return Diagnosis("ok", cause: "nothing went wrong: APNs accepted the push and it reached the app's delegate", fix: "nothing to fix")
+        }
+        if events.contains(.pushAccepted) {
+            return Diagnosis("pushNotDelivered", cause: "APNs accepted the push but nothing shows it reaching the app",
+                             fix: "check that the device is online and the app installed for the push's topic")
+        }
         return Diagnosis("unknown", cause: "the events do not show a flow this explainer knows (\(events.count) events)", fix: "read the timeline")
     }
 }

@@ -90,8 +90,7 @@ public enum ChannelDemo {
             summary: "The provider's clock is an hour and a minute behind, so its token is born stale: ExpiredProviderToken.",
             expected: ChannelOutcome(status: 403, reason: .expiredProviderToken, delivered: false)
         ) { context in
-            try await pushToFreshDevice(context, tokenEnvironment: .sandbox, sendTo: .sandbox,
-                                        clock: OffsetWallClock(offset: -3660))
+            try await pushToFreshDevice(context, tokenEnvironment: .sandbox, sendTo: .sandbox, clockOffset: -3660)
         },
         ChannelScenario(
             name: "apns-app-uninstalled",
@@ -104,22 +103,27 @@ public enum ChannelDemo {
 
     static func pushToFreshDevice(_ context: ChannelScenarioContext, tokenEnvironment: APNsEnvironment,
                                   sendTo environment: APNsEnvironment, key: APNsAuthKey? = nil,
-                                  clock: any WallClock = SystemWallClock(), uninstalled: Bool = false) async throws -> ChannelOutcome {
+                                  clockOffset: Int = 0, uninstalled: Bool = false) async throws -> ChannelOutcome {
         let channel = context.channel
         let timeline = context.timeline
         let token = DeviceToken.random()
         let app = RecordingApp(bundleID: bundleID)
         try channel.register(token, environment: tokenEnvironment, bundleID: bundleID)
         await channel.hub.install(app, token: token, environment: tokenEnvironment)
-        timeline.record(.device, "registers for remote notifications: APNs \(tokenEnvironment) issues token \(token.short) for \(bundleID)")
+        // Each step with its fact, so that `authsim explain` reads these runs as it reads sign-ins.
+        timeline.record(.device, "registers for remote notifications: APNs \(tokenEnvironment) issues token \(token.short) for \(bundleID)",
+                        .deviceToken(token: token.hex, environment: tokenEnvironment, bundleID: bundleID, simulator: false))
         if uninstalled {
             try channel.registry.invalidate(token, in: tokenEnvironment, as: .unregistered, at: Date())
             timeline.record(.device, "the app is deleted; APNs marks \(token.short) unregistered")
         }
-        let client = try channel.client(environment: environment, key: key, clock: clock)
+        let client = try channel.client(environment: environment, key: key, clock: OffsetWallClock(offset: TimeInterval(clockOffset)))
         defer { Task { await client.shutdown() } }
         let signer = (key ?? channel.credentials.authKey)
-        timeline.record(.sender, "POST /3/device/\(token.short) to \(environment.appleHost) (background, priority 5), token kid=\(signer.keyID) iss=\(signer.teamID)")
+        let trusted = channel.credentials.authKey
+        timeline.record(.sender, "POST /3/device/\(token.short) to \(environment.appleHost) (background, priority 5), token kid=\(signer.keyID) iss=\(signer.teamID)",
+                        .providerSetup(keyID: signer.keyID, teamID: signer.teamID, trustedKeyID: trusted.keyID, trustedTeamID: trusted.teamID,
+                                       providerClockOffset: clockOffset))
         let headers = PushHeaders(pushType: .background, topic: bundleID, priority: .consideringPower)
         let response = try await client.send(PushRequest(deviceToken: token, headers: headers, payload: silentPayload))
         var line = "answers \(response.status)"
@@ -129,7 +133,8 @@ public enum ChannelDemo {
         var delivered = false
         if response.isSuccess, let push = await app.firstPush(timeout: .seconds(2)) {
             delivered = true
-            timeline.record(.device, "delivers the push to \(bundleID): application(_:didReceiveRemoteNotification:) gets \(push.payload.count) bytes with com.google.firebase.auth")
+            timeline.record(.device, "delivers the push to \(bundleID): application(_:didReceiveRemoteNotification:) gets \(push.payload.count) bytes with com.google.firebase.auth",
+                            .pushDelivered(token: token.hex, handled: true))
         }
         return ChannelOutcome(status: response.status, reason: response.reason, delivered: delivered)
     }
@@ -141,10 +146,13 @@ public enum ChannelDemo {
         let current = CurrentTimeline(printer: printer)
         let channel = try await LocalAPNsChannel.start(certs: certs, state: state, observer: { event in
             switch event {
-            case .rejected(let rejection, _, let environment, _):
-                current.record(.receiver, "\(environment) rejects: \(rejection.reason): \(rejection.detail)")
+            case .rejected(let rejection, _, let environment, let token):
+                current.record(.receiver, "\(environment) rejects: \(rejection.reason): \(rejection.detail)",
+                               .pushRejected(token: token.lowercased(), environment: environment, reason: rejection.reason,
+                                             status: rejection.reason.status, detail: rejection.detail))
             case .accepted(let push):
-                current.record(.receiver, "\(push.environment) accepts the push for \(push.bundleID), writes it to the delivery log")
+                current.record(.receiver, "\(push.environment) accepts the push for \(push.bundleID), writes it to the delivery log",
+                               .pushAccepted(token: push.deviceToken.hex, environment: push.environment))
             case .connection(let environment, let serverName, _):
                 current.record(.receiver, "TLS connection, SNI \(serverName ?? "none") → \(environment)")
             case .fault(let fault, _):

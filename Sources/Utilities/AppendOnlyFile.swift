@@ -85,3 +85,43 @@ public final class AppendOnlyFile: Sendable {
         }
     }
 }
+
+/// A complete line of a JSON-lines file that did not decode: cut by a writer's kill (a restarted
+/// writer ends the cut line before it appends), or not this file's kind at all.
+public struct UnreadableLine: Sendable, Hashable {
+    /// 1-based.
+    public let line: Int
+    /// Its first 80 bytes.
+    public let start: String
+}
+
+/// What a file of JSON lines held: the records read, and the lines that are not records.
+public struct JSONLinesRead<Record> {
+    public var records: [Record]
+    public var unreadable: [UnreadableLine]
+}
+
+extension AppendOnlyFile {
+    /// Reads a file of JSON lines back, each through `decode`. A last line without its newline
+    /// is left out (a writer killed mid-line leaves one); any other line `decode` refuses is kept
+    /// in ``JSONLinesRead/unreadable``, so that a reader can say so rather than report nothing.
+    public static func lines<T>(in file: URL, what: String, _ decode: (Data) throws -> T) throws(FileStoreError) -> JSONLinesRead<T> {
+        let data: Data
+        do { data = try Data(contentsOf: file) } catch {
+            throw FileStoreError(.open, "cannot read \(what) \(file.path): \(error.localizedDescription)")
+        }
+        var read = JSONLinesRead<T>(records: [], unreadable: [])
+        var start = data.startIndex
+        var number = 0
+        while let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            number += 1
+            let line = data[start..<newline]
+            start = data.index(after: newline)
+            if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) { continue }
+            do { read.records.append(try decode(Data(line))) } catch {
+                read.unreadable.append(UnreadableLine(line: number, start: String(decoding: line.prefix(80), as: UTF8.self)))
+            }
+        }
+        return read
+    }
+}

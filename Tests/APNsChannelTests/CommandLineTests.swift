@@ -59,6 +59,8 @@ struct CommandLineTests {
         let rejections = try String(contentsOfFile: state + "/rejections.jsonl", encoding: .utf8)
         #expect(rejections.split(separator: "\n").count == 1)
         #expect(rejections.contains(#""reason":"BadDeviceToken""#))
+        // The topic the refused push named, as the delivery log keeps it for accepted ones.
+        #expect(rejections.contains(#""topic":"com.example.authsim""#), "\(rejections)")
         // Times with milliseconds, as the delivery log writes them (issue 19: seconds here, ms there).
         #expect(rejections.range(of: #""time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z""#, options: .regularExpression) != nil, "\(rejections)")
         #expect(log.range(of: #""time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z""#, options: .regularExpression) != nil, "\(log)")

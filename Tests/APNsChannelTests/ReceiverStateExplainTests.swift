@@ -34,6 +34,26 @@ struct ReceiverStateExplainTests {
         #expect(rejectedOnly.status == 0)
     }
 
+    @Test("logs it cannot read are an error, not 'nothing reached it'; a few unreadable lines are counted and named")
+    func unreadable() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authsim = try executable("authsim")
+        // Nothing push-receiver wrote: an error, exit 1, naming the file and the first line.
+        try write(folder, deliveries: ["not json", #"{"some":"other log"}"#], rejections: [])
+        let garbage = try await runProgram(["sh", "-c", "\"$0\" explain --receiver-state \"$1\" 2>&1", authsim, folder.path])
+        #expect(garbage.status != 0, "\(garbage.output)")
+        #expect(garbage.output.contains("deliveries.jsonl holds no line push-receiver wrote (2 lines, line 1: not json)"), "\(garbage.output)")
+        #expect(!garbage.output.contains("nothing reached it"), "\(garbage.output)")
+        // One line cut by a kill among good ones: counted and named; the rest explained.
+        try write(folder, deliveries: [Self.delivery(dropped: false), #"{"time":"2026-11-24T10:00:00.000Z","environ"#, Self.delivery(dropped: false)],
+                  rejections: [])
+        let cut = try await runProgram([authsim, "explain", "--receiver-state", folder.path])
+        #expect(cut.status == 0, "\(cut.output)")
+        #expect(cut.output.contains("2 accepted") && cut.output.contains("1 × 1 line of deliveries.jsonl could not be read and is not counted above (line 2:"),
+                "\(cut.output)")
+    }
+
     @Test("an untrusted key's InvalidProviderToken gets push-receiver --p8 as its fix; all delivered exits 0")
     func untrustedKey() async throws {
         guard await toolAvailable(["openssl", "version"]) else { return }

@@ -1,4 +1,5 @@
 import APNsWire
+import Causes
 import Diagnostics
 @_spi(Authsim) import FirebaseAuthCore
 import Foundation
@@ -170,6 +171,33 @@ struct ExplainTests {
         // events with every message blanked give the same diagnosis.
         let silent = result.timeline.map { TimelineEvent(milliseconds: $0.milliseconds, part: $0.part, to: $0.to, message: "", fact: $0.fact) }
         #expect(Explainer.explain(silent).code == diagnosis.code)
+    }
+
+    @Test("authsim demo's APNs-channel scenarios are explained from their facts, each with its cause")
+    func channelScenarios() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let results = try await ChannelDemo.run(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"))
+        let expected = ["apns-silent-push": "ok", "apns-sandbox-token-to-production": "tokenTypeMismatch",
+                        "apns-production-token-to-sandbox": "tokenTypeMismatch", "apns-key-and-team-swapped": "keyAndTeamSwapped",
+                        "apns-provider-clock-behind": "expiredProviderToken", "apns-app-uninstalled": "pushRejected"]
+        #expect(Set(results.map(\.scenario.name)) == Set(expected.keys))
+        for result in results {
+            let diagnosis = Explainer.explain(result.timeline)
+            #expect(diagnosis.code == expected[result.scenario.name], "\(result.scenario.name): \(diagnosis)")
+        }
+        let uninstalled = try #require(results.first { $0.scenario.name == "apns-app-uninstalled" })
+        #expect(Explainer.explain(uninstalled.timeline).fix == APNsReason.unregistered.fix)
+    }
+
+    @Test("every APNs reason's fix says what to change, not what went wrong; no cause or fix ends in two periods", arguments: APNsReason.all)
+    func reasonFixes(_ reason: APNsReason) {
+        #expect(!reason.fix.isEmpty && reason.fix != reason.meaning && !reason.fix.hasSuffix("."), "\(reason): \(reason.fix)")
+        let diagnosis = PushRefusals.diagnose(token: "abcd", sentTo: .sandbox, reason: reason, detail: nil)
+        #expect(!"\(diagnosis.cause).".contains("..") && !"\(diagnosis.fix).".contains(".."), "\(diagnosis)")
+        if ![APNsReason.badDeviceToken, .invalidProviderToken, .expiredProviderToken].contains(reason) {
+            #expect(diagnosis.fix == reason.fix)
+        }
     }
 
     @Test("a redirect the app refused because its delegate does not forward URLs is redirectNotForwarded, from the refusal's code alone")

@@ -141,7 +141,8 @@ struct PushExchange {
         let rawToken = request.deviceTokenText ?? ""
         let now = services.clock.now
         switch services.validator.validate(request, environment: connection.environment, auth: &connection.auth, now: now) {
-        case .failure(let rejection):
+        case .failure(var rejection):
+            rejection.topic = request.known.topic
             if !confirmed, services.validator.registry.shared != nil, Self.registryReasons.contains(rejection.reason) {
                 return .confirm
             }
