@@ -1,4 +1,5 @@
 import Foundation
+import Utilities
 
 /// Where running apps announce the URL schemes they own: one Unix socket per scheme
 /// (`<scheme>.sock`, the scheme lowercased, as URL schemes are case-insensitive to the OS) and a
@@ -11,19 +12,13 @@ public struct SchemeDirectory: Sendable, Hashable {
 
     public init(url: URL) { self.url = url }
 
-    /// The directory this process would use, from its environment.
+    /// The directory this process would use, from its environment (``RuntimeDirectory``'s rule).
     public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> SchemeDirectory {
-        if let explicit = environment["AUTHSIM_RUNTIME_DIR"], !explicit.isEmpty {
-            return SchemeDirectory(url: URL(fileURLWithPath: explicit))
-        }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-            return SchemeDirectory(url: URL(fileURLWithPath: runtime).appendingPathComponent("authsim"))
-        }
-        return SchemeDirectory(url: URL(fileURLWithPath: "/tmp/authsim-\(getuid())"))
+        SchemeDirectory(url: RuntimeDirectory.standard(environment: environment).url)
     }
 
     /// The longest Unix socket path Linux accepts (`sun_path` is 108 bytes with its NUL).
-    static let maximumSocketPath = 107
+    static let maximumSocketPath = RuntimeDirectory.maximumSocketPath
 
     public func socket(for scheme: String) throws(InterceptorError) -> URL {
         let socket = url.appendingPathComponent(scheme.lowercased() + ".sock")
@@ -49,24 +44,8 @@ public struct SchemeDirectory: Sendable, Hashable {
     /// Creates the directory (mode 0700) or checks the one there: it must be this user's and not
     /// writable by others, or another user could plant sockets that receive this user's redirects.
     func prepare() throws(InterceptorError) {
-        do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw InterceptorError(.fileError, "cannot create the runtime directory \(url.path): \(error.localizedDescription)")
-        }
-        var info = stat()
-        guard lstat(url.path, &info) == 0 else {
-            throw InterceptorError(.fileError, "cannot stat the runtime directory \(url.path): errno \(errno)")
-        }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw InterceptorError(.fileError, "the runtime directory \(url.path) is not a directory (a symbolic link?)")
-        }
-        guard info.st_uid == getuid() else {
-            throw InterceptorError(.fileError, "the runtime directory \(url.path) belongs to uid \(info.st_uid), not to this user (\(getuid())): refusing to claim schemes there")
-        }
-        guard info.st_mode & 0o022 == 0 else {
-            throw InterceptorError(.fileError, "the runtime directory \(url.path) is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8))): chmod go-w it")
+        if let problem = RuntimeDirectory(url: url).prepare() {
+            throw InterceptorError(.fileError, "\(problem): refusing to claim schemes there")
         }
     }
 }

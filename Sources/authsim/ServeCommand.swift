@@ -67,6 +67,8 @@ struct Serve: AsyncParsableCommand {
 
         // push-receiver and its device gateway.
         let registry = try await fleet?.receiver.registry() ?? DeviceRegistry(file: stateFolder.appendingPathComponent("devices.json"))
+        // `push-receiver devices --state` in another process changes this registry through it.
+        let control = try await RegistryControl.start(registry: registry)
         let deliveries = try DeliveryLog(file: stateFolder.appendingPathComponent("deliveries.jsonl"))
         // A fleet keeps its refusals in the store, before their answers.
         let rejections = fleet == nil ? try RejectionLog(file: stateFolder.appendingPathComponent("rejections.jsonl")) : nil
@@ -173,6 +175,7 @@ struct Serve: AsyncParsableCommand {
         try await runUntilSignalled([
             StartedPart("the device gateway") { await gateway.shutdown() },
             StartedPart("push-receiver") {
+                await control?.stop()
                 await receiver.shutdown()
                 await fleet?.receiver.close()
             },

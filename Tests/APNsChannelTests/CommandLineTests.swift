@@ -79,6 +79,58 @@ struct CommandLineTests {
         #expect(badFailOn.status != 0 && badFailOn.status != 1)
     }
 
+    @Test("push-receiver devices changes a running receiver's registry at once: the next push sees it, for tokens it has seen too")
+    func liveDeviceChanges() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certs = folder.appendingPathComponent("Certs").path
+        let state = folder.appendingPathComponent("State").path
+        let receiverPath = try executable("push-receiver")
+        let token = DeviceToken.random().hex
+        let payload = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Payloads/firebase-auth-silent.apns").standardized.path
+        #expect(try await runProgram([receiverPath, "devices", "add", "--state", state, "--environment", "sandbox", "--bundle", "com.example.authsim",
+                                      "--token", token]).status == 0)
+        let receiver = try ServerProcess([receiverPath, "--certs", certs, "--state", state, "--sandbox-port", "0", "--production-port", "0",
+                                          "--no-device-gateway"])
+        defer { receiver.stop() }
+        let banner = try await receiver.waitFor("delivery log:")
+        let line = try #require(banner.first { $0.contains("→ sandbox") })
+        let port = String(try #require(line.split(separator: ":").last?.split(separator: " ").first))
+        func push(_ to: String) async throws -> String {
+            try await runProgram([try executable("apns-sender"), payload, "--token", to, "--certs", certs, "--port", port]).output
+        }
+        #expect(try await push(token).contains("1 accepted, 0 rejected"))
+        // Each change, then at once a push: the answer the inspector's API would give.
+        let invalidated = try await runProgram([receiverPath, "devices", "invalidate", "--state", state, "--environment", "sandbox", "--token", token])
+        #expect(invalidated.status == 0, "\(invalidated.output)")
+        #expect(try await push(token).contains("reason=Unregistered"))
+        #expect(try await runProgram([receiverPath, "devices", "add", "--state", state, "--environment", "sandbox", "--bundle", "com.example.authsim",
+                                      "--token", token]).status == 0)
+        #expect(try await push(token).contains("1 accepted, 0 rejected"))
+        #expect(try await runProgram([receiverPath, "devices", "invalidate", "--state", state, "--environment", "sandbox", "--token", token,
+                                      "--as", "expired"]).status == 0)
+        #expect(try await push(token).contains("reason=ExpiredToken"))
+        #expect(try await runProgram([receiverPath, "devices", "remove", "--state", state, "--environment", "sandbox", "--token", token]).status == 0)
+        #expect(try await push(token).contains("reason=BadDeviceToken"))
+        // The receiver wrote each change to devices.json; the command's answer for an unknown token is the API's 404.
+        let unknown = try await runProgram(["sh", "-c", "\"$0\" devices remove --state \"$1\" --environment sandbox --token \(token) 2>&1", receiverPath, state])
+        #expect(unknown.status != 0 && unknown.output.contains("is not registered in sandbox"), "\(unknown.output)")
+        let listed = try await runProgram([receiverPath, "devices", "list", "--state", state])
+        #expect(listed.output.contains("no devices"), "\(listed.output)")
+        // A second receiver on the same --state is refused (each would keep its own copy).
+        let second = try await runProgram(["sh", "-c", "\"$0\" --certs \"$1\" --state \"$2\" --sandbox-port 0 --production-port 0 --no-device-gateway 2>&1",
+                                           receiverPath, certs, state])
+        #expect(second.status != 0 && second.output.contains("another push-receiver (pid"), "\(second.output)")
+
+        // Stopped: the command changes the file itself (the pointer is gone, or stale after a kill).
+        #expect(try await receiver.terminate() == 0)
+        #expect(!FileManager.default.fileExists(atPath: state + "/push-receiver.json"))
+        #expect(try await runProgram([receiverPath, "devices", "add", "--state", state, "--environment", "sandbox", "--bundle", "com.example.authsim",
+                                      "--token", token]).status == 0)
+        #expect(try String(contentsOfFile: state + "/devices.json", encoding: .utf8).contains(token.lowercased()))
+    }
+
     @Test("every executable says the one version (Utilities.AuthsimVersion) with --version, and exits 0")
     func versions() async throws {
         for name in ["authsim", "push-receiver", "apns-sender", "redirect-interceptor"] {

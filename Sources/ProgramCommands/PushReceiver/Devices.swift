@@ -14,6 +14,20 @@ struct RegistryOptions: ParsableArguments {
     /// Where changes are said to be.
     var place: String { ((try? fleetLocation(store, required: false)) ?? nil).map { "the store \($0.address)" } ?? state.registryFile.path }
 
+    /// Makes `change`: in the fleet's store; else through the push-receiver (or authsim serve) that
+    /// runs on --state, so that it sees the change at once; else in devices.json itself.
+    /// - Returns: whether the token was known (always true for `register`).
+    func apply(_ change: DeviceChange) async throws -> Bool {
+        if try fleetLocation(store, required: false) == nil {
+            do {
+                if let known = try await RegistryControl.send(change, registryFile: state.registryFile) { return known }
+            } catch {
+                throw CommandFailure(error.message)
+            }
+        }
+        return try await with { try await $0.apply(change) }
+    }
+
     /// Runs `body` on the registry, opened for it and closed after.
     func with<T>(_ body: (DeviceRegistry) async throws -> T) async throws -> T {
         guard let location = try fleetLocation(store, required: false) else {
@@ -54,7 +68,7 @@ struct Devices: AsyncParsableCommand {
         func run() async throws {
             let device = try parseToken(token) ?? DeviceToken.random()
             let registered = RegisteredDevice(token: device, environment: environment, bundleID: bundle, label: label)
-            try await registry.with { try await $0.apply(.register(registered)) }
+            _ = try await registry.apply(.register(registered))
             print(json ? try jsonLine(registered) : "registered \(device.hex) in \(environment) for \(bundle)")
         }
     }
@@ -88,7 +102,7 @@ struct Devices: AsyncParsableCommand {
                 throw ValidationError("--as must be unregistered or expired")
             }
             let device = try parseToken(token)!
-            guard try await registry.with({ try await $0.apply(.invalidate(device, environment: environment, as: parsed, at: Date())) }) else {
+            guard try await registry.apply(.invalidate(device, environment: environment, as: parsed, at: Date())) else {
                 throw ValidationError("\(device.hex) is not registered in \(environment)")
             }
             print("\(device.hex) in \(environment) is now \(parsed.rawValue)")
@@ -102,7 +116,7 @@ struct Devices: AsyncParsableCommand {
         @OptionGroup var registry: RegistryOptions
         func run() async throws {
             let device = try parseToken(token)!
-            guard try await registry.with({ try await $0.apply(.remove(device, environment: environment)) }) else {
+            guard try await registry.apply(.remove(device, environment: environment)) else {
                 throw ValidationError("\(device.hex) is not registered in \(environment)")
             }
             print("removed \(device.hex) from \(environment)")
@@ -162,8 +176,10 @@ struct Reset: AsyncParsableCommand {
             emptied.append(file.lastPathComponent)
         }
         if devices, FileManager.default.fileExists(atPath: state.registryFile.path) {
-            let registry = try DeviceRegistry(file: state.registryFile)
-            for device in registry.all { try registry.remove(device.token, in: device.environment) }
+            // Each removal through a running receiver, if one runs on --state, so that it sees them.
+            for device in try DeviceRegistry(file: state.registryFile).all {
+                _ = try await registry.apply(.remove(device.token, environment: device.environment))
+            }
             emptied.append(state.registryFile.lastPathComponent)
         }
         print(emptied.isEmpty ? "nothing to empty in \(state.state)" : "emptied \(emptied.joined(separator: ", ")) in \(state.state)")

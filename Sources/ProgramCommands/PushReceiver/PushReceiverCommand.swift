@@ -116,6 +116,8 @@ struct Serve: AsyncParsableCommand {
         } else {
             registry = try DeviceRegistry(file: stateOptions.registryFile)
         }
+        // `push-receiver devices` in another process changes this registry through it (a file's only).
+        let control = try await RegistryControl.start(registry: registry)
         let plan: FaultPlan
         do { plan = try await registry.faultPlan(starting: rules) } catch {
             await shared?.close()
@@ -176,6 +178,7 @@ struct Serve: AsyncParsableCommand {
             StartedPart("the device gateway") { await gateway?.shutdown() },
             StartedPart("push-receiver") {
                 say("shutting down: GOAWAY Shutdown to open connections")
+                await control?.stop()
                 await receiver.shutdown()
                 await shared?.close()
             },
