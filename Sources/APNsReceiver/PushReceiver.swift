@@ -128,6 +128,7 @@ public final class PushReceiver: Sendable {
                                                                    privateKey: .privateKey(key))
                 tls.minimumTLSVersion = .tlsv12
                 tls.applicationProtocols = ["h2"]
+                tls.shutdownTimeout = closeNotifyWait
                 sslContext = try NIOSSLContext(configuration: tls)
             } catch {
                 throw ReceiverError(.tls, "cannot use the server certificate or key: \(error)")
@@ -179,6 +180,12 @@ public final class PushReceiver: Sendable {
     }
 
     /// Stops listening, sends every open connection GOAWAY `{"reason":"Shutdown"}`, and stops.
+    ///
+    /// A connection with no request in flight is closed as soon as its GOAWAY is written, whether
+    /// or not the client reads it (a provider's pooled connection, or a client whose event loop is
+    /// busy, would otherwise hold the stop up); one with requests in flight gets their answers
+    /// first, for ``GoAwayTiming/grace`` at most. TLS does not wait long for the client's
+    /// close_notify (``PushReceiver/closeNotifyWait``).
     public func shutdown() async {
         for channel in serverChannels { try? await channel.close() }
         let open = connections.all
@@ -188,16 +195,17 @@ public final class PushReceiver: Sendable {
                 guard let handler = try? channel.pipeline.syncOperations.handler(type: APNsConnectionHandler.self) else {
                     return channel.close(promise: nil)
                 }
-                handler.goAway(reason: .shutdown, lastStreamID: UInt32(Int32.max))
+                handler.goAway(reason: .shutdown, lastStreamID: UInt32(Int32.max), closeIfIdle: true)
             }
         }
-        // Clients read the GOAWAY and hang up; whatever is left open after a moment is closed.
-        if !open.isEmpty {
-            let deadline = ContinuousClock.now + .milliseconds(300)
-            while !connections.all.isEmpty, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        }
+        for channel in open { try? await channel.closeFuture.get() }
         try? await group.shutdownGracefully()
     }
+
+    /// How long a connection the receiver closes waits for the client's TLS close_notify before it
+    /// closes the socket (swift-nio-ssl waits 5 s by default; a server need not wait at all, RFC
+    /// 8446 §6.1).
+    static let closeNotifyWait: TimeAmount = .milliseconds(100)
 
     private static func initialize(channel: Channel, listener: ReceiverListener, sslContext: NIOSSLContext?,
                                    services: ReceiverServices) -> EventLoopFuture<Void> {

@@ -157,6 +157,33 @@ struct EmbeddedHandlerTests {
         #expect(!receiver.channel.isActive)
     }
 
+    @Test("shutting down: an idle connection gets GOAWAY Shutdown and is closed at once; one with a push in flight gets its answer first")
+    func shutdownGoAway() throws {
+        // Idle: the provider's pooled connection after its pushes were answered (aioapns keeps one).
+        let idle = try Receiver()
+        try idle.channel.writeInbound(idle.pushes(1))
+        _ = try idle.writes()
+        let handler = try idle.channel.pipeline.syncOperations.handler(type: APNsConnectionHandler.self)
+        handler.goAway(reason: .shutdown, lastStreamID: UInt32(Int32.max), closeIfIdle: true)
+        let frames = try idle.writes().flatMap { $0 }
+        var payload = try #require(frames.first { $0.type == .goAway }).payload
+        payload.moveReaderIndex(forwardBy: 8)
+        #expect(payload.readString(length: payload.readableBytes) == #"{"reason":"Shutdown"}"#)
+        // Closed without the clock moving: nothing waits for a client that may never read.
+        #expect(!idle.channel.isActive)
+
+        // A push held by a delay fault is still in flight: its answer goes out, then the grace ends the connection.
+        let busy = try Receiver(faults: [FaultRule(.delay(milliseconds: 200))])
+        try busy.channel.writeInbound(busy.pushes(1))
+        let busyHandler = try busy.channel.pipeline.syncOperations.handler(type: APNsConnectionHandler.self)
+        busyHandler.goAway(reason: .shutdown, lastStreamID: UInt32(Int32.max), closeIfIdle: true)
+        #expect(busy.channel.isActive)
+        busy.channel.embeddedEventLoop.advanceTime(by: .milliseconds(200))
+        #expect(try busy.writes().flatMap { $0 }.contains { $0.type == .headers })
+        busy.channel.embeddedEventLoop.advanceTime(by: GoAwayTiming.grace)
+        #expect(!busy.channel.isActive)
+    }
+
     // MARK: The sender's handler
 
     /// An active channel with the sender's handler; its preface and SETTINGS already read off.

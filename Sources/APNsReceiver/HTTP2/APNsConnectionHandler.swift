@@ -448,12 +448,20 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     /// Says GOAWAY with APNs's `{"reason":…}` and closes after ``GoAwayTiming/grace`` (unless the
     /// client hangs up first). Streams that finish afterwards are refused.
-    func goAway(reason: APNsReason, lastStreamID: UInt32) {
+    /// - Parameter closeIfIdle: close as soon as the GOAWAY is written when no request is in
+    ///   flight (a receiver shutting down: nothing is left to answer), instead of after the grace.
+    func goAway(reason: APNsReason, lastStreamID: UInt32, closeIfIdle: Bool = false) {
         guard let context, !exchange.connection.closing, !closing else { return }
         exchange.connection.closing = true
         commitStaged()
         connection.writeGoAway(lastStreamID: lastStreamID, code: .noError, debugData: APNsErrorBody(reason: reason).encoded())
-        closeAfterGrace(flushOutput(context: context), channel: context.channel)
+        let written = flushOutput(context: context)
+        if closeIfIdle, streams.isEmpty {
+            let channel = context.channel
+            written.whenComplete { _ in channel.close(promise: nil) }
+        } else {
+            closeAfterGrace(written, channel: context.channel)
+        }
     }
 
     /// Closes `channel` ``GoAwayTiming/grace`` after its GOAWAY is `written`, unless the client hangs up first.
