@@ -121,13 +121,17 @@ struct PushFilter {
     var environment: APNsEnvironment?
     var status: Int?
     var reason: String?
+    /// Text any of the searched fields contains, lowercased (`q`: the page's filter box).
+    var search: String?
     var since: Date?
     var after: Int?
     var limit = 100
 
-    static func make(token: String?, topic: String?, environment: String?, status: Int?, reason: String?, since: String?, after: Int?,
-                     limit: Int?) -> Result<PushFilter, Problem> {
-        var filter = PushFilter(token: token?.lowercased(), topic: topic, status: status, reason: reason, after: after, limit: limit ?? 100)
+    static func make(token: String?, topic: String?, environment: String?, status: Int?, reason: String?, search: String? = nil,
+                     since: String?, after: Int?, limit: Int?) -> Result<PushFilter, Problem> {
+        let search = search?.trimmingCharacters(in: .whitespaces).lowercased()
+        var filter = PushFilter(token: token?.lowercased(), topic: topic, status: status, reason: reason, search: search?.isEmpty == false ? search : nil,
+                                after: after, limit: limit ?? 100)
         if let environment {
             guard let parsed = APNsEnvironment(rawValue: environment) else { return .failure(Problem(message: "environment is sandbox or production, not \(environment)")) }
             filter.environment = parsed
@@ -150,8 +154,15 @@ struct PushFilter {
             (token.map { push.deviceToken == $0 } ?? true) && (topic.map { push.topic == $0 } ?? true)
                 && (environment.map { push.environment == $0 } ?? true) && (status.map { push.status == $0 } ?? true)
                 && (reason.map { push.reason == $0 } ?? true) && (since.map { push.time >= $0 } ?? true) && (after.map { push.id > $0 } ?? true)
+                && (search.map { Self.contains(push, $0) } ?? true)
         }
         return Array(matching.suffix(limit))
+    }
+
+    /// Whether any field the page shows in a row contains `text` (lowercased), as its filter box reads.
+    static func contains(_ push: InspectedPush, _ text: String) -> Bool {
+        [push.deviceToken, push.topic ?? "", push.reason ?? "", String(push.status), push.environment.rawValue, push.apnsID, push.node ?? ""]
+            .contains { $0.lowercased().contains(text) }
     }
 }
 

@@ -175,6 +175,22 @@ try:
 
     assert js("performance.getEntriesByType('navigation').length") == 1 and js("performance.getEntriesByType('navigation')[0].type") == "navigate"
     ok("the page was never reloaded")
+
+    # The filter searches every push the server keeps, not only the newest the page loaded: 250
+    # pushes to another topic, then 265 more; a fresh page loads the newest 200, none of the 250.
+    for topic, count in [("com.example.older", 250), ("com.example.authsim", 265)]:
+        run = subprocess.run([apns_sender, payload, "--token", token, "--topic", topic, "--count", str(count), "--certs", certs,
+                              "--port", sandbox_port], capture_output=True, text=True, timeout=120)
+        assert f"sent {count}:" in run.stdout, run.stdout + run.stderr
+    cdp("Page.navigate", url=inspector + "/")
+    wait_for("the reloaded page", lambda: js("document.querySelector('#live') && document.querySelector('#live').textContent === 'live'"))
+    wait_for("the newest pushes", lambda: rows() == 200)
+    js("const box = document.querySelector('#push-filter'); box.value = 'com.example.older'; box.dispatchEvent(new Event('input'))")
+    wait_for("the older topic's pushes", lambda: "250 match" in (js("document.querySelector('#push-count').textContent") or ""))
+    assert rows() == 200, rows()
+    topics = js("[...new Set([...document.querySelectorAll('#pushes tbody tr')].map(r => r.children[2].textContent))]")
+    assert topics == ["com.example.older"], topics
+    ok("the push filter finds pushes older than the page loaded (250 of 515)")
     socket.close()
 finally:
     browser.terminate()

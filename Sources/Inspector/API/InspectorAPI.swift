@@ -22,7 +22,7 @@ struct InspectorAPI: APIProtocol {
     func listPushes(_ input: Operations.ListPushes.Input) async throws -> Operations.ListPushes.Output {
         let query = input.query
         switch PushFilter.make(token: query.token, topic: query.topic, environment: query.environment?.rawValue, status: query.status,
-                               reason: query.reason, since: query.since, after: query.after, limit: query.limit) {
+                               reason: query.reason, search: query.q, since: query.since, after: query.after, limit: query.limit) {
         case .success(let filter): return .ok(.init(body: .json(filter.apply(sources.history.all).map(Self.schema))))
         case .failure(let problem): return .badRequest(.init(body: .json(.problem(.badRequest, problem.message))))
         }
@@ -31,7 +31,7 @@ struct InspectorAPI: APIProtocol {
     func latestPush(_ input: Operations.LatestPush.Input) async throws -> Operations.LatestPush.Output {
         let query = input.query
         switch PushFilter.make(token: query.token, topic: query.topic, environment: query.environment?.rawValue, status: query.status,
-                               reason: query.reason, since: query.since, after: query.after, limit: query.limit) {
+                               reason: query.reason, search: query.q, since: query.since, after: query.after, limit: query.limit) {
         case .success(let filter):
             guard let latest = filter.apply(sources.history.all).last else { return .notFound(.init(body: .json(.problem(.notFound, "no push matches (yet)")))) }
             return .ok(.init(body: .json(Self.schema(latest))))

@@ -71,11 +71,30 @@ function row(push) {
   return tr;
 }
 
+// With a filter, the rows are what the server finds among every push it keeps (`?q=`), not only
+// the ones this page loaded: the page loads the newest SHOWN, and a filter over those alone missed
+// older pushes. New pushes that match join them live.
+let searched = null;               // id → push matching the filter, newest last; null: no filter
+let searchTimer = null;
+
+function countText() {
+  return searched ? `${searched.size} match${searched.size > SHOWN ? ` (newest ${SHOWN} shown)` : ""}` : `${pushes.size} in view`;
+}
+
 function renderPushes() {
   const body = $("#pushes tbody");
-  body.replaceChildren(...[...pushes.values()].reverse().filter(matches).slice(0, SHOWN).map(row));
+  body.replaceChildren(...[...(searched ?? pushes).values()].reverse().slice(0, SHOWN).map(row));
   if (selected) body.querySelector(`tr[data-id="${selected}"]`)?.classList.add("selected");
-  $("#push-count").textContent = `${pushes.size} in view`;
+  $("#push-count").textContent = countText();
+}
+
+async function search() {
+  const filter = $("#push-filter").value.trim();
+  if (!filter) { searched = null; renderPushes(); return; }
+  const found = await api(`/api/v1/pushes?q=${encodeURIComponent(filter)}&limit=${KEPT}`);
+  if ($("#push-filter").value.trim() !== filter) return;   // typed on: a newer search is coming
+  searched = new Map(found.map((push) => [push.id, push]));
+  renderPushes();
 }
 
 // The page keeps the newest pushes only (the API and the logs have the rest): a long run at
@@ -86,12 +105,17 @@ function addPushes(batch) {
   for (const push of batch) {
     pushes.set(push.id, push);
     if (pushes.size > KEPT) pushes.delete(pushes.keys().next().value);
-    if (matches(push)) rows.prepend(row(push));
+    if (!matches(push)) continue;
+    if (searched) {
+      searched.set(push.id, push);
+      if (searched.size > KEPT) searched.delete(searched.keys().next().value);
+    }
+    rows.prepend(row(push));
   }
   const body = $("#pushes tbody");
   body.prepend(rows);                       // one change to the page per event
   while (body.rows.length > SHOWN) body.lastElementChild.remove();
-  $("#push-count").textContent = `${pushes.size} in view`;
+  $("#push-count").textContent = countText();
 }
 
 function formatted(text) {
@@ -125,8 +149,14 @@ async function select(id) {
   detail.replaceChildren(...parts);
 }
 
-$("#push-filter").addEventListener("input", renderPushes);
-$("#push-clear").addEventListener("click", async () => { await api("/api/v1/pushes", { method: "DELETE" }); pushes.clear(); renderPushes(); $("#detail").replaceChildren(); });
+$("#push-filter").addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(search, 150); });
+$("#push-clear").addEventListener("click", async () => {
+  await api("/api/v1/pushes", { method: "DELETE" });
+  pushes.clear();
+  if (searched) searched.clear();
+  renderPushes();
+  $("#detail").replaceChildren();
+});
 
 async function startPushes() {
   for (const push of await api(`/api/v1/pushes?limit=${SHOWN}`)) pushes.set(push.id, push);
