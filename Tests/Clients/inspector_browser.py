@@ -99,7 +99,8 @@ try:
 
     cdp("Page.enable")
     cdp("Runtime.enable")
-    cdp("Page.navigate", url=inspector + "/")
+    # ?live=stream: the Server-Sent Events stream (headless Chrome polls by default, for screenshots).
+    cdp("Page.navigate", url=inspector + "/?live=stream")
     wait_for("the live stream", lambda: js("document.querySelector('#live') && document.querySelector('#live').textContent === 'live'"))
     rows = lambda: js("document.querySelectorAll('#pushes tbody tr').length")
     before = rows()

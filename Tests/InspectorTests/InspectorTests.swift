@@ -95,6 +95,24 @@ struct InspectorTests {
         #expect(try await served.process.terminate() == 0)
     }
 
+    @Test("chromium --headless --screenshot --virtual-time-budget takes the inspector (the live stream would hold it forever)")
+    func screenshotTool() async throws {
+        guard await toolAvailable(["chromium", "--version"]) else { return }
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let served = try await serve(folder)
+        defer { served.process.stop() }
+        let shot = folder.appendingPathComponent("shot.png")
+        // timeout(1) only so that a regression fails instead of hanging the suite.
+        let run = try await runProgram(["timeout", "120", "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                        "--user-data-dir=\(folder.appendingPathComponent("profile").path)", "--screenshot=\(shot.path)",
+                                        "--virtual-time-budget=3000", "--window-size=1200,800", served.inspector + "/"])
+        #expect(run.status == 0)
+        let png = FileManager.default.contents(atPath: shot.path) ?? Data()
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(png.count) bytes")
+        #expect(try await served.process.terminate() == 0)
+    }
+
     @Test("in headless Chromium: a push appears without a reload, a rejection shows its cause, a fault set on the page fails the next push; screenshots")
     func browser() async throws {
         guard await toolAvailable(["python3", "-c", "import websocket"]), await toolAvailable(["chromium", "--version"]) else { return }

@@ -158,9 +158,31 @@ $("#push-clear").addEventListener("click", async () => {
   $("#detail").replaceChildren();
 });
 
+// How new pushes arrive: a Server-Sent Events stream, or short requests once a second. A stream is
+// a request that never ends, and headless Chrome's --virtual-time-budget (and any screenshot tool
+// that waits for the network to go quiet) waits on it forever: headless Chrome polls, as does
+// ?live=poll; ?live=stream forces the stream.
+const LIVE = new URLSearchParams(location.search).get("live") ?? (/HeadlessChrome/.test(navigator.userAgent) ? "poll" : "stream");
+
+async function pollPushes() {
+  $("#live").textContent = "live"; $("#live").classList.add("on"); $("#live").title = "live updates (polled once a second)";
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const last = [...pushes.keys()].pop() ?? 0;
+    try {
+      const batch = await api(`/api/v1/pushes?after=${last}&limit=${KEPT}`);
+      if (batch.length) addPushes(batch);
+      $("#live").textContent = "live"; $("#live").classList.add("on");
+    } catch {
+      $("#live").textContent = "reconnecting…"; $("#live").classList.remove("on");
+    }
+  }
+}
+
 async function startPushes() {
   for (const push of await api(`/api/v1/pushes?limit=${SHOWN}`)) pushes.set(push.id, push);
   renderPushes();
+  if (LIVE === "poll") return pollPushes();
   const events = new EventSource("/api/v1/events");
   events.addEventListener("open", () => { $("#live").textContent = "live"; $("#live").classList.add("on"); });
   events.addEventListener("error", () => { $("#live").textContent = "reconnecting…"; $("#live").classList.remove("on"); });
