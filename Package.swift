@@ -319,6 +319,7 @@ let package = Package(
         .testTarget(
             name: "APNsChannelTests",
             dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "HTTPTransport", "HTTP2Wire", "Scenarios", "TestSupport",
+                           "CommandSupport",
                            nio("NIOCore"), nio("NIOEmbedded"), .product(name: "NIOHPACK", package: "swift-nio-http2"), logging]
         ),
     ]

@@ -59,3 +59,15 @@ public func checkPorts(_ ports: [(option: String, port: Int?)]) throws {
         throw ValidationError("\(option) \(port) is not a port: 0 to 65535 (0: any free port)")
     }
 }
+
+/// How to run `program` (authsim, push-receiver, apns-sender, redirect-interceptor) from here, for
+/// advice in messages: `swift run push-receiver` from a source checkout's build, the bare name when
+/// the release's `bin/` is on PATH (the wheel), else the path of the release's link (the tarball).
+/// Never a build folder's path.
+public func invocation(of program: String, executable: String? = nil, path: String? = ProcessInfo.processInfo.environment["PATH"]) -> String {
+    let exe = executable ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? program
+    let folder = URL(fileURLWithPath: exe).deletingLastPathComponent().standardizedFileURL.path
+    if folder.contains("/.build/") { return "swift run \(program)" }
+    let onPath = (path ?? "").split(separator: ":").contains { URL(fileURLWithPath: String($0)).standardizedFileURL.path == folder }
+    return onPath ? program : folder + "/" + program
+}

@@ -37,16 +37,22 @@ struct RunOutput: ParsableArguments {
     @Option(help: ArgumentHelp("Also write the runs as a sequence diagram: a .mmd file (Mermaid) or a .html page.", valueName: "file"))
     var diagram: String?
 
-    func loadScenarios() throws -> [ScenarioSpec] {
-        var directory = URL(fileURLWithPath: scenarios)
+    /// The scenario folder: --scenarios, or by default Scenarios/ here, else the release's beside bin/.
+    var scenarioFolder: URL {
+        let directory = URL(fileURLWithPath: scenarios)
         // The release bundle (and the wheel) keep Scenarios/ beside bin/: the default finds it from anywhere.
         if scenarios == "Scenarios", !FileManager.default.fileExists(atPath: directory.path),
            let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             let bundled = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Scenarios")
-            if FileManager.default.fileExists(atPath: bundled.path) { directory = bundled }
+            if FileManager.default.fileExists(atPath: bundled.path) { return bundled }
         }
+        return directory
+    }
+
+    func loadScenarios() throws -> [ScenarioSpec] {
+        let directory = scenarioFolder
         guard FileManager.default.fileExists(atPath: directory.path) else {
-            throw ValidationError("no scenario folder \(directory.path): run from the repository's root, or pass --scenarios DIR")
+            throw ValidationError("no scenario folder \(directory.path): pass --scenarios DIR (the repository's Scenarios/, or the release's beside bin/)")
         }
         do { return try ScenarioSpec.load(directory: directory) } catch { throw ValidationError(error.message) }
     }
@@ -165,7 +171,9 @@ struct Run: AsyncParsableCommand {
             } else if let spec = available.first(where: { $0.name == name }) {
                 specs.append(spec)
             } else {
-                throw ValidationError("no scenario \(name) in \(output.scenarios); `authsim demo --list` names them")
+                let channel = ChannelDemo.scenarios.contains { $0.name == name }
+                    ? " (\(name) is an APNs-channel scenario: `\(invocation(of: "authsim")) demo --scenario \(name)` runs it)" : ""
+                throw ValidationError("no scenario \(name) in \(output.scenarioFolder.path)\(channel); `\(invocation(of: "authsim")) demo --list` names them")
             }
         }
         let certsURL = URL(fileURLWithPath: output.certs)

@@ -64,7 +64,7 @@ struct Explain: AsyncParsableCommand {
         do { events = try TimelineRendering.events(fromJSONLines: text) } catch {
             throw ValidationError("\(file ?? "standard input"): \(error.message)")
         }
-        guard !events.isEmpty else { throw ValidationError("no events: give the JSON lines of `authsim run <scenario> --json`") }
+        guard !events.isEmpty else { throw ValidationError("no events: give the JSON lines of `\(invocation(of: "authsim")) run <scenario> --json`") }
         var order: [String] = []
         var byScenario: [String: [TimelineEvent]] = [:]
         for (scenario, event) in events {

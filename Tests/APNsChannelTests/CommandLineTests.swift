@@ -1,4 +1,5 @@
 import APNsWire
+import CommandSupport
 import Foundation
 import Glibc
 import Utilities
@@ -195,6 +196,14 @@ struct CommandLineTests {
         // 70000 is not a port (it was taken modulo 65536: 4464).
         let outOfRange = try await runProgram(["sh", "-c", "\"$0\" serve --ui-port 70000 --state \"$1/state\" --certs \"$1/certs\" 2>&1", authsim, folder.path])
         #expect(outOfRange.status != 0 && outOfRange.output.contains("--ui-port 70000 is not a port: 0 to 65535"), "\(outOfRange.output)")
+    }
+
+    @Test("advice names the program as the user runs it: swift run from a build folder, the name on PATH, else the release's path")
+    func invocations() {
+        #expect(invocation(of: "push-receiver", executable: "/work/main/.build/x86_64-unknown-linux-gnu/debug/authsim", path: "/usr/bin") == "swift run push-receiver")
+        #expect(invocation(of: "push-receiver", executable: "/opt/venv/bin/authsim", path: "/usr/bin:/opt/venv/bin") == "push-receiver")
+        #expect(invocation(of: "authsim", executable: "/tmp/authsim-0.1.0-linux-x86_64/bin/authsim", path: "/usr/bin")
+                == "/tmp/authsim-0.1.0-linux-x86_64/bin/authsim")
     }
 
     @Test("bad options get clear errors, not crashes")

@@ -131,7 +131,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
         print(report.summary(json: json))
         if report.unanswered > 0 {
             if toLocal && host == nil && !json {
-                print("no answer from the local receiver at \(configuration.host):\(configuration.port): is it running? (swift run push-receiver)")
+                print("no answer from the local receiver at \(configuration.host):\(configuration.port): is it running? (\(invocation(of: "push-receiver")))")
             }
             throw ExitCode(2)
         }

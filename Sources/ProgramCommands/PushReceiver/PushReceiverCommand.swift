@@ -167,7 +167,7 @@ struct Serve: AsyncParsableCommand {
         } else {
             say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
             say("delivery log: \(stateOptions.logFile.path)\(fsync ? " (fsync)" : "")")
-            say("rejections: \(stateOptions.rejectionsFile.path) (authsim explain --receiver-state \(stateOptions.state) reads both)")
+            say("rejections: \(stateOptions.rejectionsFile.path) (\(invocation(of: "authsim")) explain --receiver-state \(stateOptions.state) reads both)")
         }
         say("connections: up to about \(descriptors) open (file descriptors); \(handshakeTimeout) s to finish the handshake, GOAWAY IdleTimeout after \(idleTimeout) s idle")
         if !plan.current.isEmpty {
