@@ -12,6 +12,9 @@ test's temporary directory, waits for ``/readyz``, registers a device token, set
 ``FIREBASE_AUTH_EMULATOR_HOST`` to its backend (restored after), and stops the server after the test.
 Its standard output and error are attached to a failing test's report.
 
+``authsim_firebase_app`` is a firebase-admin App bound to that backend for one test (firebase-admin
+caches its client per App: a default App set up once keeps calling the first test's server).
+
 Options (``pytest --help``): ``--authsim-binary`` (default: the ``authsim`` this package installed,
 else the one on PATH), ``--authsim-start-timeout`` (seconds, default 60).
 """
@@ -192,6 +195,25 @@ def authsim_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     """One ``authsim serve`` for the whole session (faster; the tests share its pushes, users and
     faults: filter by your own device token, or clear what you set)."""
     yield from _serve(request, tmp_path_factory.mktemp("authsim"))
+
+
+@pytest.fixture
+def authsim_firebase_app(authsim: AuthsimServer, request: pytest.FixtureRequest):
+    """A ``firebase_admin`` App of its own for this test, bound to this test's ``authsim`` backend,
+    deleted after: pass it as ``app=`` to ``firebase_admin.auth``.
+
+    firebase-admin keeps one Auth client per App, made with the emulator host of the moment it is
+    first used: a default App a test set up once keeps calling the first test's backend, which is
+    gone by the second test (connection refused). An App per test (this fixture) does not."""
+    try:
+        import firebase_admin
+    except ImportError:
+        pytest.fail("authsim_firebase_app needs firebase-admin: pip install firebase-admin", pytrace=False)
+    app = firebase_admin.initialize_app(options={"projectId": authsim.project_id}, name=f"authsim:{request.node.nodeid}")
+    try:
+        yield app
+    finally:
+        firebase_admin.delete_app(app)
 
 
 def _serve(request: pytest.FixtureRequest, folder: Path) -> Iterator[AuthsimServer]:

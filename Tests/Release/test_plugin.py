@@ -38,6 +38,30 @@ def test_admin_sdk_against_the_backend(authsim):
         firebase_admin.delete_app(app)
 
 
+def test_an_app_per_test_reaches_each_tests_backend(pytester):
+    """authsim_firebase_app: two tests, two servers, each test's users on its own backend. With one
+    default App made once, the second test reached the first test's stopped server."""
+    pytester.makepyfile("""
+        import firebase_admin
+        from firebase_admin import auth
+        def test_one(authsim, authsim_firebase_app):
+            auth.create_user(phone_number="+16505550101", app=authsim_firebase_app)
+            assert [u.phone_number for u in authsim.api.users()] == ["+16505550101"]
+        def test_two(authsim, authsim_firebase_app):
+            auth.create_user(phone_number="+16505550102", app=authsim_firebase_app)
+            assert [u.phone_number for u in authsim.api.users()] == ["+16505550102"]
+        def test_the_pitfall_one(authsim):
+            app = firebase_admin.initialize_app(options={"projectId": authsim.project_id}, name="shared")
+            auth.create_user(phone_number="+16505550103", app=app)
+        def test_the_pitfall_two(authsim):
+            # The same App, made for the previous test's server: its client still calls that one.
+            auth.create_user(phone_number="+16505550104", app=firebase_admin.get_app("shared"))
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*test_the_pitfall_two*"])
+
+
 def test_a_failing_test_gets_the_servers_logs(pytester):
     """A failing test's report carries authsim serve's output (the plugin's makereport hook)."""
     pytester.makepyfile("def test_fails(authsim):\n    assert authsim.api.pushes() == ['not there']\n")

@@ -1,0 +1,102 @@
+"""What a user runs first, from the release, Swift hidden: the whole `authsim demo`, every README recipe
+as written (with `swift run` left out, as the README says), `doctor` on an .ipa, and `explain` on the
+demo's own events. Each from the tarball's bin/ and from the wheel's programs on PATH."""
+
+import os
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VARIANTS = ["tarball", "wheel"]
+
+
+def recipes():
+    """The README's `<!-- recipe: NAME expects: A | B -->` blocks, as RecipeTests reads them."""
+    text = (ROOT / "README.md").read_text()
+    pattern = re.compile(r"<!-- recipe: (\S+) expects: (.*?) -->\n```sh\n(.*?)```", re.S)
+    return [(name, [e.strip() for e in expects.split(" | ")], script) for name, expects, script in pattern.findall(text)]
+
+
+def environment(variant: str, bundle: Path, shim: Path) -> dict:
+    """PATH for one variant: a `swift` that runs `swift run [-q] PRODUCT ARGS` as `PRODUCT ARGS` (the
+    README's liberty for the release), then the tarball's bin/ or the wheel's programs (the venv)."""
+    shim.mkdir(parents=True, exist_ok=True)
+    swift = shim / "swift"
+    swift.write_text('#!/bin/sh\n'
+                     'if [ "$1" = run ]; then shift; while [ "${1#-}" != "$1" ]; do shift; done; exec "$@"; fi\n'
+                     'echo "swift is not here: the release runs without it" >&2; exit 127\n')
+    swift.chmod(0o755)
+    env = dict(os.environ)
+    programs = [str(bundle / "bin")] if variant == "tarball" else []
+    env["PATH"] = os.pathsep.join([str(shim), *programs, env["PATH"]])
+    return env
+
+
+def program(variant: str, bundle: Path, name: str) -> str:
+    if variant == "tarball":
+        return str(bundle / "bin" / name)
+    found = shutil.which(name)
+    assert found and str(bundle) not in found, f"the wheel put no {name} on PATH"
+    return found
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_whole_demo(variant: str, bundle: Path, tmp_path: Path):
+    """`authsim demo`, every scenario, from a folder that is not the release's."""
+    run = subprocess.run([program(variant, bundle, "authsim"), "demo"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    summary = re.search(r"(\d+) of (\d+) scenarios ended as they should", run.stdout)
+    assert summary and summary.group(1) == summary.group(2), run.stdout[-3000:] + run.stderr[-2000:]
+    assert int(summary.group(2)) >= 57
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("name,expects,script", recipes(), ids=[r[0] for r in recipes()])
+def test_readme_recipe(name: str, expects: list, script: str, variant: str, bundle: Path, tmp_path: Path):
+    """Each README recipe as written, from an empty folder, `swift run` running the release's programs."""
+    for folder in re.findall(r"(?:mkdir -p|--output) (/tmp/\S+)", script):
+        shutil.rmtree(folder, ignore_errors=True)
+    run = subprocess.run(["bash", "-c", "exec 2>&1\n" + script], capture_output=True, text=True, cwd=tmp_path,
+                         env=environment(variant, bundle, tmp_path / "shim"), timeout=300)
+    for expected in expects:
+        assert expected in run.stdout, f"{name} ({variant}): no {expected!r} in\n{run.stdout[-4000:]}"
+    for broken in ["Fatal error", "command not found", "swift is not here", ".build/"]:
+        assert broken not in run.stdout, f"{name} ({variant}): {broken!r} in\n{run.stdout[-4000:]}"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_doctor_reads_an_ipa(variant: str, bundle: Path, tmp_path: Path):
+    """sample-app's development build, zipped as Xcode exports it: doctor finds the declared .prod wrong (exit 1)."""
+    authsim = program(variant, bundle, "authsim")
+    made = subprocess.run([authsim, "sample-app", "--output", str(tmp_path / "Payload" / "MyApp.app"), "--binary", "--profile", "development",
+                           "--certs", str(tmp_path / "Certs")], capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stdout + made.stderr
+    ipa = tmp_path / "MyApp.ipa"
+    with zipfile.ZipFile(ipa, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in (tmp_path / "Payload").rglob("*"):
+            archive.write(file, file.relative_to(tmp_path))
+    checked = subprocess.run([authsim, "doctor", "--app", str(ipa), "--declared-type", "prod"], capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "aps-environment = development (sandbox tokens) but the app declares" in checked.stdout, checked.stdout
+    empty = tmp_path / "Empty.app"
+    empty.mkdir()
+    broken = subprocess.run([authsim, "doctor", "--app", str(empty)], capture_output=True, text=True, timeout=60)
+    assert broken.returncode == 1 and "has no Info.plist" in broken.stdout, broken.stdout + broken.stderr
+
+
+def test_explain_reads_the_demos_events(bundle: Path, tmp_path: Path):
+    """`authsim demo --json` piped to `authsim explain`: every scenario gets a cause, none 'a flow this explainer knows' not."""
+    authsim = str(bundle / "bin" / "authsim")
+    events = subprocess.run([authsim, "demo", "--json", "--scenario", "apns-silent-push", "--scenario", "apns-app-uninstalled",
+                             "--scenario", "debug-build-declares-prod"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert events.returncode == 0, events.stderr
+    explained = subprocess.run([authsim, "explain"], input=events.stdout, capture_output=True, text=True, timeout=60)
+    assert explained.returncode == 0, explained.stderr
+    assert "does not show a flow" not in explained.stdout, explained.stdout
+    assert "apns-app-uninstalled: the push to" in explained.stdout and "stop pushing to this token" in explained.stdout, explained.stdout
+    assert "debug-build-declares-prod: the push to" in explained.stdout, explained.stdout
