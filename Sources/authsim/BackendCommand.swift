@@ -23,6 +23,7 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "Port (0: any free port; the Firebase Auth emulator's is 9099).") var port = 9099
     @Option(help: "The push-receiver's TLS port.") var receiverPort = 2197
     @Option(help: "Folder with the CA and the APNs auth key.") var certs = "Certs"
+    @OptionGroup var providerKey: ProviderKeyOptions
     @Option(help: "Folder for the backend's state (journal.jsonl, id-token-key.pem): kept across restarts, users' alone (0700).") var state = "State/backend"
     @Option(help: ArgumentHelp("Keep the backend's state in a PostgreSQL database that several backends share (a fleet behind a load balancer; docs/fleet.md) instead of the journal in --state: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full], or postgres://USER@/DATABASE?host=/socket/folder. Also from AUTHSIM_STORE; the password also from PGPASSWORD. The schema is created and migrated on start.",
                                valueName: "url")) var store: String?
@@ -91,7 +92,8 @@ struct Backend: AsyncParsableCommand {
         configuration.tollFraudRiskScore = tollFraudRisk
         configuration.tollFraudThreshold = tollFraudThreshold
         configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
-        let pusher = try localPusher(credentials, sandboxPort: receiverPort, productionPort: receiverPort)
+        let key = try providerKey.key(or: credentials.authKey)
+        let pusher = try localPusher(credentials, key: key, sandboxPort: receiverPort, productionPort: receiverPort)
         let storeLocation: PostgresLocation?
         do { storeLocation = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
         let toolkit: IdentityToolkit
@@ -130,7 +132,7 @@ struct Backend: AsyncParsableCommand {
         say("authsim backend listening: \(server.baseURL)")
         say("  \(stateLine)")
         say("  project \(configuration.projectID) (\(configuration.projectNumber)), API key \(configuration.apiKey)\(apiKeyIOSBundleID.isEmpty ? "" : " restricted to iOS apps \(apiKeyIOSBundleID.joined(separator: ", "))"), iOS app \(configuration.bundleID)")
-        say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
+        say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(key.keyID), team \(key.teamID)\(providerKey.p8 == nil ? "" : ", \(providerKey.p8!)"))")
         say("  reCAPTCHA page: https://\(server.host):\(server.port)/__/auth/handler (HTTPS on the same port, as the SDK opens it with useEmulator; trust \(certs)/ca.pem), outcome \(recaptchaOutcome)")
         say("  Sign in with Apple: sheet POST \(server.baseURL)/appleid/auth/authorize, JWKS \(server.baseURL)/appleid/auth/keys, audiences \(([bundleID] + appleServicesID).joined(separator: ", "))")
         say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
@@ -169,10 +171,31 @@ func testPhoneNumbers(_ entries: [String]) throws -> [String: String] {
 
 /// The backend's way out to a local push-receiver: an APNs client per environment, trusting the
 /// local CA and signing with the key in the certs folder.
-func localPusher(_ credentials: LocalCredentials, sandboxPort: Int, productionPort: Int) throws -> APNsPusher {
+/// `--p8`, `--key-id`, `--team-id`: the APNs auth key the project's Firebase signs its silent pushes
+/// with (as uploaded in the Firebase console), instead of the one in --certs.
+struct ProviderKeyOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Your APNs auth key (AuthKey_<KEYID>.p8), as uploaded to the Firebase project: the backend signs its silent pushes with it (and authsim serve's push-receiver trusts it), instead of the key in --certs. Needs --team-id.",
+                               valueName: "file")) var p8: String?
+    @Option(help: "The key ID of --p8 (default: from its file name AuthKey_<KEYID>.p8).") var keyID: String?
+    @Option(help: "The team ID of --p8 (Apple Developer → Membership).") var teamID: String?
+
+    /// The key to sign with: --p8's, else `fallback` (the one in --certs).
+    func key(or fallback: APNsAuthKey) throws -> APNsAuthKey {
+        guard let p8 else {
+            if keyID != nil || teamID != nil { throw ValidationError("--key-id and --team-id name the key of --p8: give --p8 too") }
+            return fallback
+        }
+        guard let teamID else { throw ValidationError("--p8 needs --team-id (Apple Developer → Membership → Team ID)") }
+        do { return try APNsAuthKey.load(p8: URL(fileURLWithPath: p8), keyID: keyID, teamID: teamID) } catch {
+            throw ValidationError("--p8 \(p8): \(error.message)")
+        }
+    }
+}
+
+func localPusher(_ credentials: LocalCredentials, key: APNsAuthKey, sandboxPort: Int, productionPort: Int) throws -> APNsPusher {
     func client(_ environment: APNsEnvironment, port: Int) throws -> APNsClient {
         try APNsClient(configuration: .local(environment, port: port, caPEM: credentials.caCertificatePEM),
-                       tokens: try ProviderTokenCache(signer: credentials.authKey.signer))
+                       tokens: try ProviderTokenCache(signer: key.signer))
     }
     return APNsPusher(sandbox: try client(.sandbox, port: sandboxPort), production: try client(.production, port: productionPort))
 }

@@ -31,6 +31,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Folder for the receiver's registry and logs (devices.json, deliveries.jsonl, rejections.jsonl) and the backend's state (backend/).")
     var state = "State"
     @Option(help: "Folder with the CA, the server certificate and the APNs auth key (made on first use).") var certs = "Certs"
+    @OptionGroup var providerKey: ProviderKeyOptions
     @Option(help: "Pushes the inspector keeps in view (the oldest leave the view, never the delivery log).") var maxPushes = 10_000
     @Option(help: "Milliseconds APNs takes to reach a device.") var deliveryLatencyMs = 250
     @Option(help: "The project ID.") var projectID = BackendConfiguration().projectID
@@ -58,6 +59,8 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let logger = bootstrapLogging("authsim.serve", level: .info)
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
+        // The key the backend signs with and push-receiver trusts: yours with --p8, else --certs's.
+        let key = try providerKey.key(or: credentials.authKey)
         let stateFolder = URL(fileURLWithPath: state)
         try FileManager.default.createDirectory(at: stateFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         _ = raiseOpenFileLimit()
@@ -92,7 +95,7 @@ struct Serve: AsyncParsableCommand {
             listeners: [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox),
                         ReceiverListener(host: host, port: productionPort, environment: .production)],
             certificateChainPEM: credentials.serverCertificatePEM, privateKeyPEM: credentials.serverKeyPEM,
-            trustedKeys: [credentials.authKey.trusted(environments: nil)], registry: registry, deliveryLog: deliveries, faults: plan,
+            trustedKeys: [key.trusted(environments: nil)], registry: registry, deliveryLog: deliveries, faults: plan,
             delivery: hub, policy: ReceiverPolicy(), logger: logger,
             observer: { event in
                 if let rejections, case .rejected(let rejection, let apnsID, let environment, let token) = event {
@@ -109,7 +112,7 @@ struct Serve: AsyncParsableCommand {
         configuration.projectID = projectID
         configuration.bundleID = bundleID
         configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
-        let pusher = try localPusher(credentials, sandboxPort: sandbox, productionPort: production)
+        let pusher = try localPusher(credentials, key: key, sandboxPort: sandbox, productionPort: production)
         let flows = FlowHistory()
         let toolkit: IdentityToolkit
         if let fleet {
@@ -149,15 +152,15 @@ struct Serve: AsyncParsableCommand {
             let addresses = ServeAddresses(
                 version: AuthsimVersion.current, inspector: inspector.baseURL, api: inspector.baseURL + "/api/v1",
                 sandbox: "https://\(host):\(sandbox)", production: "https://\(host):\(production)",
-                caFile: credentials.caCertificateFile.path, authKeyFile: credentials.authKey.file?.path ?? "",
-                keyID: credentials.authKey.keyID, teamID: credentials.authKey.teamID,
+                caFile: credentials.caCertificateFile.path, authKeyFile: key.file?.path ?? "",
+                keyID: key.keyID, teamID: key.teamID,
                 deviceGateway: "http://\(gateway.host):\(gateway.port)", backend: backend.baseURL,
                 emulatorHost: "\(backend.host):\(backend.port)", projectID: projectID, bundleID: bundleID, state: stateFolder.path)
             try ServeAddresses.write(addresses, to: URL(fileURLWithPath: readyFile))
         }
         say("authsim serve: the push-and-redirect channel in one process")
         say("  inspector:       \(inspector.baseURL)  (API \(inspector.baseURL)/api/v1, OpenAPI \(inspector.baseURL)/api/v1/openapi.json, \(inspector.baseURL)/metrics, /livez, /readyz)")
-        say("  push-receiver:   sandbox https://\(host):\(sandbox), production https://\(host):\(production) (trust \(credentials.caCertificateFile.path); key \(credentials.authKey.keyID), team \(credentials.authKey.teamID))")
+        say("  push-receiver:   sandbox https://\(host):\(sandbox), production https://\(host):\(production) (trust \(credentials.caCertificateFile.path); key \(key.keyID), team \(key.teamID)\(providerKey.p8.map { ", \($0)" } ?? ""))")
         say("  device gateway:  http://\(gateway.host):\(gateway.port)")
         say("  backend:         \(backend.baseURL) (FIREBASE_AUTH_EMULATOR_HOST=\(backend.host):\(backend.port); useEmulator(withHost: \"\(backend.host)\", port: \(backend.port)))")
         if let fleet {

@@ -1,5 +1,6 @@
 import APNsWire
 import CommandSupport
+import LocalPKI
 import Foundation
 import Glibc
 import Utilities
@@ -130,6 +131,39 @@ struct CommandLineTests {
         #expect(try await runProgram([receiverPath, "devices", "add", "--state", state, "--environment", "sandbox", "--bundle", "com.example.authsim",
                                       "--token", token]).status == 0)
         #expect(try String(contentsOfFile: state + "/devices.json", encoding: .utf8).contains(token.lowercased()))
+    }
+
+    @Test("authsim serve --p8: the backend's key is yours, push-receiver trusts it (not --certs's), the ready file names it")
+    func serveWithOwnKey() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = APNsAuthKey.generate()
+        let p8 = folder.appendingPathComponent(key.fileName)
+        try key.p8PEM.write(to: p8, atomically: true, encoding: .utf8)
+        let certs = folder.appendingPathComponent("Certs").path
+        let state = folder.appendingPathComponent("State").path
+        let ready = folder.appendingPathComponent("ready.json")
+        let serve = try ServerProcess([try executable("authsim"), "serve", "--p8", p8.path, "--team-id", key.teamID, "--state", state, "--certs", certs,
+                                       "--sandbox-port", "0", "--production-port", "0", "--device-port", "0", "--backend-port", "0", "--ui-port", "0",
+                                       "--ready-file", ready.path])
+        defer { serve.stop() }
+        let banner = try await serve.waitFor("Ctrl-C stops everything")
+        #expect(banner.contains { $0.contains("key \(key.keyID), team \(key.teamID), \(p8.path)") }, "\(banner)")
+        let addresses = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: ready)) as? [String: String])
+        #expect(addresses["authKeyFile"] == p8.path && addresses["keyID"] == key.keyID && addresses["teamID"] == key.teamID)
+        let port = try #require(addresses["sandbox"]?.split(separator: ":").last.map(String.init))
+        let token = DeviceToken.random().hex
+        #expect(try await runProgram([try executable("push-receiver"), "devices", "add", "--state", state, "--environment", "sandbox",
+                                      "--bundle", "com.example.authsim", "--token", token]).status == 0)
+        let payload = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Payloads/firebase-auth-silent.apns").standardized.path
+        let sender = try executable("apns-sender")
+        let mine = try await runProgram([sender, payload, "--token", token, "--certs", certs, "--port", port, "--p8", p8.path, "--team-id", key.teamID])
+        #expect(mine.output.contains("1 accepted"), "\(mine.output)")
+        let theirs = try await runProgram([sender, payload, "--token", token, "--certs", certs, "--port", port])
+        #expect(theirs.output.contains("reason=InvalidProviderToken"), "\(theirs.output)")
+        let half = try await runProgram(["sh", "-c", "\"$0\" serve --p8 \"$1\" --state \"$2/x\" --certs \"$2/c\" 2>&1", try executable("authsim"), p8.path, folder.path])
+        #expect(half.status != 0 && half.output.contains("--p8 needs --team-id"), "\(half.output)")
+        #expect(try await serve.terminate() == 0)
     }
 
     @Test("every executable says the one version (Utilities.AuthsimVersion) with --version, and exits 0")
