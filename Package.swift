@@ -316,6 +316,12 @@ let package = Package(
             name: "DeviceTests",
             dependencies: ["DeviceOS", "DeviceLink", "APNsReceiver", "APNsWire", "HTTPTransport", "TestSupport", "Utilities"]
         ),
+        // Examples/SignInFeature's code and tests, built and run here by `swift test`: its own package
+        // builds authsim's whole graph a second time (7 minutes of CI), so CI checks that package's
+        // manifest (`swift package describe`) and runs its sources here, unchanged.
+        .target(name: "SignInFeature", dependencies: ["FirebaseAuth", "FirebaseCore"], path: "Examples/SignInFeature/Sources/SignInFeature"),
+        .testTarget(name: "SignInFeatureTests", dependencies: ["SignInFeature", "FirebaseAuth", "FirebaseCore", "AuthsimTesting"],
+                    path: "Examples/SignInFeature/Tests/SignInFeatureTests"),
         .testTarget(
             name: "APNsChannelTests",
             dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "HTTPTransport", "HTTP2Wire", "Scenarios", "TestSupport",
