@@ -31,6 +31,8 @@ let package = Package(
         // The SDK's module names, for an app's own code on Linux (docs/app-code-on-linux.md).
         .library(name: "FirebaseCore", targets: ["FirebaseCore"]),
         .library(name: "FirebaseAuth", targets: ["FirebaseAuth"]),
+        // `import Firebase`, the SDK's umbrella: FirebaseCore and FirebaseAuth.
+        .library(name: "Firebase", targets: ["Firebase"]),
         .library(name: "AuthsimTesting", targets: ["AuthsimTesting"]),
         .library(name: "RedirectInterceptor", targets: ["RedirectInterceptor"]),
         .library(name: "DeviceLink", targets: ["DeviceLink"]),
@@ -169,6 +171,8 @@ let package = Package(
         // The auth core under the SDK's module name, as an app's code imports it; authsim's own
         // hooks stay behind @_spi(Authsim).
         .target(name: "FirebaseAuth", dependencies: ["FirebaseAuthCore"]),
+        // `import Firebase`: the SDK's umbrella module, FirebaseCore and FirebaseAuth re-exported.
+        .target(name: "Firebase", dependencies: ["FirebaseCore", "FirebaseAuth"]),
         // The OS's custom-scheme dispatch: apps claim their URL schemes on Unix sockets; the
         // interceptor (a desktop x-scheme-handler) hands each URL to the app that owns its scheme.
         .target(name: "RedirectInterceptor", dependencies: ["Utilities", nio("NIOCore"), nio("NIOPosix")]),
@@ -300,7 +304,8 @@ let package = Package(
         // run against the real backend on the default app.
         .testTarget(
             name: "GuideCodeTests",
-            dependencies: ["FirebaseCore", "FirebaseAuth", "IdentityToolkitAPI", "DeviceOS", "FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport", "Utilities"]
+            dependencies: ["Firebase", "FirebaseCore", "FirebaseAuth", "IdentityToolkitAPI", "DeviceOS", "FirebaseAuthCore", "AuthBackend", "Scenarios", "TestSupport",
+                           "Utilities"]
         ),
         // Nodes sharing one PostgreSQL (a real server from Debian's package, started per test
         // process): split sign-ins, races for single-use codes, migrations, a lost database.

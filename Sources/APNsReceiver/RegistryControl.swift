@@ -126,6 +126,8 @@ public final class RegistryControl: Sendable {
     /// Stops taking changes: closes the socket and removes it and the pointer (if still this one's).
     public func stop() async {
         try? await server.channel.close()
+        // A connected command that never sends its line must not hold the stop up.
+        serving.cancel()
         await serving.value
         try? FileManager.default.removeItem(at: socket)
         if Self.readPointer(pointer)?.socket == socket.path { try? FileManager.default.removeItem(at: pointer) }

@@ -6,6 +6,10 @@
 // re-export it: an app imports both, as the guides do. LayoutTests checks that every line here
 // names a declaration the SDK has (docs/app-code-on-linux.md).
 
+// The SDK's module brings Foundation (its Objective-C headers import it): an app's file with only
+// `import FirebaseAuth` uses NSError, URL and Data.
+@_exported import Foundation
+
 // Auth/Auth.swift, Auth/AuthSettings.swift, Auth/AuthDataResult.swift
 @_exported import class FirebaseAuthCore.Auth
 @_exported import class FirebaseAuthCore.AuthSettings

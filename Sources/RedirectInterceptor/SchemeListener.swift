@@ -94,6 +94,8 @@ public final class SchemeListener: Sendable {
     /// Gives the schemes up: closes the sockets and removes them and the claim files.
     public func stop() async {
         for server in servers { try? await server.channel.close() }
+        // A connected interceptor that never sends its line must not hold the stop up.
+        for task in tasks { task.cancel() }
         for task in tasks { await task.value }
         for scheme in schemes {
             if let socket = try? directory.socket(for: scheme) { try? FileManager.default.removeItem(at: socket) }

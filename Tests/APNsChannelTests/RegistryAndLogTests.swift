@@ -3,11 +3,49 @@ import APNsSender
 import APNsWire
 import Utilities
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
 @Suite("Device registry and delivery log on disk")
 struct RegistryAndLogTests {
+    @Test("a running registry's control socket: changes from another process, its user's alone, and a stop no idle client holds up",
+          .timeLimit(.minutes(1)))
+    func control() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("State/devices.json")
+        let registry = try DeviceRegistry(file: file)
+        let control = try #require(try await RegistryControl.start(registry: registry, runtime: RuntimeDirectory(url: folder.appendingPathComponent("run"))))
+        let mode = try FileManager.default.attributesOfItem(atPath: control.socket.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        // A client that connects and says nothing (accepted before the next one, which is answered):
+        // the stop does not wait for it.
+        let idle = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(idle) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { path in
+            for (index, byte) in control.socket.path.utf8.enumerated() { path[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(idle, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(connected == 0)
+        let device = RegisteredDevice(token: DeviceToken.random(), environment: .sandbox, bundleID: "com.example.authsim")
+        #expect(try await RegistryControl.send(.register(device), registryFile: file) == true)
+        #expect(registry.lookup(device.token, in: .sandbox) == device)
+        #expect(try await RegistryControl.send(.remove(DeviceToken.random(), environment: .sandbox), registryFile: file) == false)
+        // A second registry on the same file is refused while this one runs.
+        await #expect(throws: ReceiverError.self) {
+            _ = try await RegistryControl.start(registry: try DeviceRegistry(file: file), runtime: RuntimeDirectory(url: folder.appendingPathComponent("run")))
+        }
+        await control.stop()
+        #expect(!FileManager.default.fileExists(atPath: control.socket.path) && !FileManager.default.fileExists(atPath: control.pointer.path))
+        // Stopped: nothing answers, and the command changes the file itself.
+        #expect(try await RegistryControl.send(.register(device), registryFile: file) == nil)
+    }
+
     @Test("the registry persists, and a running registry sees another process's change at once")
     func registryPersistence() throws {
         let folder = temporaryDirectory(#function)

@@ -91,6 +91,29 @@ struct ModuleSurface {
         #expect(result.status == 0, "\(result.messages)")
     }
 
+    @Test("import FirebaseAuth alone brings Foundation, as the SDK's module does; import Firebase brings FirebaseCore and FirebaseAuth")
+    func imports() async throws {
+        let authOnly = try await Self.typecheck("""
+            import FirebaseAuth
+
+            func check(_ error: Error, _ url: URL, _ token: Data) -> Bool {
+                Auth.auth().setAPNSToken(token, type: .unknown)
+                return (error as NSError).code == AuthErrorCode.invalidVerificationCode.rawValue && Auth.auth().canHandle(url)
+            }
+            """)
+        #expect(authOnly.status == 0, "\(authOnly.messages)")
+        let umbrella = try await Self.typecheck("""
+            import Firebase
+
+            func start() async throws -> String? {
+                FirebaseApp.configure()
+                let id = try await PhoneAuthProvider.provider().verifyPhoneNumber("+16505551234", uiDelegate: nil)
+                return Auth.auth().currentUser?.uid ?? id
+            }
+            """)
+        #expect(umbrella.status == 0, "\(umbrella.messages)")
+    }
+
     /// authsim's own names, and what only typed errors would allow, each of which must fail to
     /// compile through the SDK's two imports.
     static let authsimNames = [
