@@ -14,6 +14,9 @@
 @_exported import class FirebaseAuthCore.Auth
 @_exported import class FirebaseAuthCore.AuthSettings
 @_exported import struct FirebaseAuthCore.AuthDataResult
+// Public/FirebaseAuth/FIRAuth.h (NS_SWIFT_NAME typedefs of id<NSObject>)
+@_exported import protocol FirebaseAuthCore.AuthStateDidChangeListenerHandle
+@_exported import protocol FirebaseAuthCore.IDTokenDidChangeListenerHandle
 // SystemService/AuthAPNSTokenType.swift
 @_exported import enum FirebaseAuthCore.AuthAPNSTokenType
 // Utilities/AuthErrors.swift, Public/FirebaseAuth/FIRAuthErrors.h

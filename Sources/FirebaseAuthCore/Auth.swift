@@ -83,8 +83,12 @@ public final class Auth: Sendable {
         var presentationOutcome: OneShot<ReCAPTCHAFlow.Redirect?>?
         var lastVerification: AppVerification?
         var lastFallback: ReCAPTCHAFallbackReason?
+        /// The auth-state and ID-token listeners (AuthListeners.swift).
+        var listeners = AuthListenerBook()
     }
     let state = Mutex(State())
+    /// Listener calls waiting for the main actor, in order (AuthListeners.swift).
+    let listenerDeliveries: AsyncStream<AuthListenerDelivery>.Continuation
 
     /// How long the SDK waits for an APNs token.
     static let apnsTokenTimeout: Duration = .seconds(5)
@@ -101,10 +105,15 @@ public final class Auth: Sendable {
         requestHeaders = Self.requestHeaders(bundleID: app.host.bundleID, appID: options.googleAppID,
                                              language: app.host.preferredLocalizations.first)
         appName = app.name
+        let (deliveries, continuation) = AsyncStream.makeStream(of: AuthListenerDelivery.self)
+        listenerDeliveries = continuation
         delegateHook.auth = self
         app.host.registerAppDelegateInterceptor(delegateHook)
+        Task { @MainActor [weak self] in await Auth.runDeliveries(deliveries) { [weak self] in self } }
         restoreFromKeychain()
     }
+
+    deinit { listenerDeliveries.finish() }
 
     /// What the app delegate hands this `Auth` (the SDK's `AuthAppDelegateProxy`): held here, and
     /// weakly by the host, so it goes with this `Auth`.

@@ -66,6 +66,9 @@ extension Auth {
                                 expiration: stored.expiration)
                 if let record = stored.record { user.update(with: record, persist: false) }
                 state.withLock { $0.currentUser = user }
+                // The SDK's restore posts too (updateCurrentUser(byForce:savingToDisk: false)):
+                // the restored token is the one listeners are told of first.
+                possiblyNotifyListeners()
             } catch {
                 host.logger.warning("the keychain's user item is damaged; no user is restored", metadata: ["error": "\(error)"])
             }
@@ -95,5 +98,8 @@ extension Auth {
         } catch {
             host.logger.warning("cannot save the signed-in user in the keychain", metadata: ["error": "\(error)"])
         }
+        // The SDK posts its auth-state notification after saving (Auth.swift updateCurrentUser,
+        // updateKeychain): listeners hear of a new user, a new token, or none.
+        possiblyNotifyListeners()
     }
 }

@@ -36,14 +36,8 @@ extension Auth {
     @available(*, unavailable, message: "Custom-token sign-in is not simulated by authsim on the app's side (the backend verifies custom tokens for the Admin SDK); keep this call out of the code you test on Linux")
     public func signIn(withCustomToken token: String) async throws -> AuthDataResult { fatalError(notSimulated) }
 
-    @available(*, unavailable, message: "Auth state listeners are not simulated by authsim; read Auth.auth().currentUser after each call instead, or keep the listener out of the code you test on Linux")
-    public func addStateDidChangeListener(_ listener: @escaping (Auth, User?) -> Void) -> NSObjectProtocol { fatalError(notSimulated) }
 
-    @available(*, unavailable, message: "Auth state listeners are not simulated by authsim; keep the listener out of the code you test on Linux")
-    public func removeStateDidChangeListener(_ listenerHandle: NSObjectProtocol) { fatalError(notSimulated) }
 
-    @available(*, unavailable, message: "ID-token listeners are not simulated by authsim; keep the listener out of the code you test on Linux")
-    public func addIDTokenDidChangeListener(_ listener: @escaping (Auth, User?) -> Void) -> NSObjectProtocol { fatalError(notSimulated) }
 
     @available(*, unavailable, message: "useAppLanguage() is not simulated by authsim; set Auth.auth().languageCode instead")
     public func useAppLanguage() { fatalError(notSimulated) }

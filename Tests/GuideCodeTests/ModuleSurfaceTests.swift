@@ -9,13 +9,16 @@ import TestSupport
 @Suite("import FirebaseAuth and import FirebaseCore: the SDK's names, and nothing of authsim's")
 struct ModuleSurface {
     /// Type-checks `source` as a file of an app's own module; returns swiftc's status and messages.
-    static func typecheck(_ source: String, _ name: String = #function) async throws -> (status: Int32, messages: String) {
+    /// - Parameter swiftVersion: the language mode (an Xcode app target's default is 5), else this target's.
+    static func typecheck(_ source: String, _ name: String = #function, swiftVersion: String? = nil) async throws -> (status: Int32, messages: String) {
         let folder = temporaryDirectory("surface-\(name.filter(\.isLetter))")
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("App.swift")
         try Data(source.utf8).write(to: file)
         let flags = folder.appendingPathComponent("flags")
-        try Data(try importFlags().map(quoted).joined(separator: "\n").utf8).write(to: flags)
+        var words = try importFlags()
+        if let swiftVersion, let index = words.firstIndex(of: "-swift-version"), index + 1 < words.endIndex { words[index + 1] = swiftVersion }
+        try Data(words.map(quoted).joined(separator: "\n").utf8).write(to: flags)
         let result = try await runProgram(["sh", "-c", "swiftc -typecheck -module-name App @\(flags.path) \(file.path) 2>&1"])
         return (result.status, result.output)
     }
@@ -112,6 +115,38 @@ struct ModuleSurface {
             }
             """)
         #expect(umbrella.status == 0, "\(umbrella.messages)")
+    }
+
+    @Test("an app's auth service as apps write it: a state listener kept in a handle, removed in deinit (Swift 5 and 6 modes)",
+          arguments: ["5", "6"])
+    func listenerService(_ mode: String) async throws {
+        let result = try await Self.typecheck("""
+            import FirebaseAuth
+
+            @MainActor
+            final class AuthService {
+                private var handle: AuthStateDidChangeListenerHandle?
+                private var tokenHandle: IDTokenDidChangeListenerHandle?
+                private(set) var user: User?
+                private(set) var isSignedIn = false
+
+                func start() {
+                    handle = Auth.auth().addStateDidChangeListener { [weak self] _, user in
+                        self?.user = user
+                        self?.isSignedIn = user != nil
+                    }
+                    tokenHandle = Auth.auth().addIDTokenDidChangeListener { _, user in _ = user?.uid }
+                }
+
+                func stop() {
+                    if let handle { Auth.auth().removeStateDidChangeListener(handle) }
+                    if let tokenHandle { Auth.auth().removeIDTokenDidChangeListener(tokenHandle) }
+                }
+
+                func signOut() throws { try Auth.auth().signOut() }
+            }
+            """, swiftVersion: mode)
+        #expect(result.status == 0, "\(result.messages)")
     }
 
     /// authsim's own names, and what only typed errors would allow, each of which must fail to

@@ -1,0 +1,116 @@
+import Foundation
+import Synchronization
+
+/// What `addStateDidChangeListener` returns: the SDK's `AuthStateDidChangeListenerHandle`
+/// (`typedef id<NSObject>` in `Public/FirebaseAuth/FIRAuth.h`, a protocol type in Swift).
+public typealias AuthStateDidChangeListenerHandle = NSObjectProtocol
+/// What `addIDTokenDidChangeListener` returns: the SDK's `IDTokenDidChangeListenerHandle`.
+public typealias IDTokenDidChangeListenerHandle = NSObjectProtocol
+
+/// A listener's handle: identity alone, as the SDK's NotificationCenter observer token.
+final class AuthListenerHandle: NSObject, @unchecked Sendable {
+    // No state: an object whose identity names one listener. (`@unchecked`: NSObject is not
+    // Sendable, and this subclass adds nothing that could race.)
+}
+
+/// The listeners of one `Auth` and the last ID token they were told of (FirebaseAuth 12.19,
+/// `Auth/Auth.swift` 1349–1416 and `possiblyPostAuthStateChangeNotification`, 1863–1890).
+struct AuthListenerBook {
+    struct Entry {
+        let handle: AuthListenerHandle
+        let call: @MainActor (Auth, User?) -> Void
+    }
+    var entries: [Entry] = []
+    /// The current user's ID token when the listeners were last told (nil: no user).
+    var lastNotifiedToken: String?
+
+    /// Whether `token` (the current user's ID token, nil when signed out) is news: the SDK posts
+    /// when it differs from the last one posted (`lastNotifiedUserToken`, nil at first).
+    mutating func shouldNotify(token: String?) -> Bool {
+        guard token != lastNotifiedToken else { return false }
+        lastNotifiedToken = token
+        return true
+    }
+}
+
+/// One delivery to listeners, in the order the changes happened.
+enum AuthListenerDelivery: Sendable {
+    /// The first call of a listener just added.
+    case added(AuthListenerHandle)
+    /// The user or its ID token changed: every listener registered now is told.
+    case changed([AuthListenerHandle])
+}
+
+extension Auth {
+    /// `addIDTokenDidChangeListener(_:)`: `listener` is called on the main queue once after it is
+    /// added, then each time the user signs in or out or its ID token changes (a refresh, a
+    /// reauthentication), with the user current when it runs.
+    @discardableResult
+    public func addIDTokenDidChangeListener(_ listener: @escaping @MainActor (Auth, User?) -> Void) -> IDTokenDidChangeListenerHandle {
+        let handle = AuthListenerHandle()
+        state.withLock { $0.listeners.entries.append(.init(handle: handle, call: listener)) }
+        deliver(.added(handle))
+        return handle
+    }
+
+    /// `removeIDTokenDidChangeListener(_:)`: no further calls of that listener.
+    public func removeIDTokenDidChangeListener(_ listenerHandle: IDTokenDidChangeListenerHandle) {
+        state.withLock { state in state.listeners.entries.removeAll { $0.handle === (listenerHandle as AnyObject) } }
+    }
+
+    /// `addStateDidChangeListener(_:)`: `listener` is called on the main queue once after it is
+    /// added, then each time a user with another UID signs in or the user signs out (not when the
+    /// same user's token changes), as the SDK filters its ID-token listener.
+    @discardableResult
+    public func addStateDidChangeListener(_ listener: @escaping @MainActor (Auth, User?) -> Void) -> AuthStateDidChangeListenerHandle {
+        var firstInvocation = true
+        var previousUserID: String?
+        return addIDTokenDidChangeListener { auth, user in
+            let shouldCall = firstInvocation || previousUserID != user?.uid
+            firstInvocation = false
+            previousUserID = user?.uid
+            if shouldCall { listener(auth, user) }
+        }
+    }
+
+    /// `removeStateDidChangeListener(_:)`.
+    public func removeStateDidChangeListener(_ listenerHandle: AuthStateDidChangeListenerHandle) {
+        removeIDTokenDidChangeListener(listenerHandle)
+    }
+
+    /// Tells the listeners when the current user's ID token is not the one they last heard of (a
+    /// sign-in, a sign-out, a new token): called wherever the SDK calls
+    /// `possiblyPostAuthStateChangeNotification` (the user saved, or made current or none).
+    func possiblyNotifyListeners() {
+        let token = currentUser?.rawIDToken
+        let handles = state.withLock { state -> [AuthListenerHandle]? in
+            guard state.listeners.shouldNotify(token: token) else { return nil }
+            return state.listeners.entries.map(\.handle)
+        }
+        if let handles, !handles.isEmpty { deliver(.changed(handles)) }
+    }
+
+    /// Queues `delivery` for the main actor, behind every earlier one (the SDK's
+    /// `DispatchQueue.main.async`, which keeps their order).
+    private func deliver(_ delivery: AuthListenerDelivery) {
+        listenerDeliveries.yield(delivery)
+    }
+
+    /// Runs deliveries in order on the main actor, each listener with the user current then.
+    @MainActor
+    static func runDeliveries(_ deliveries: AsyncStream<AuthListenerDelivery>, of auth: @escaping @Sendable () -> Auth?) async {
+        for await delivery in deliveries {
+            guard let auth = auth() else { return }
+            let handles: [AuthListenerHandle]
+            switch delivery {
+            case .added(let handle): handles = [handle]
+            case .changed(let all): handles = all
+            }
+            for handle in handles {
+                // A listener removed since its delivery was queued is not called.
+                guard let entry = auth.state.withLock({ state in state.listeners.entries.first { $0.handle === handle } }) else { continue }
+                entry.call(auth, auth.currentUser)
+            }
+        }
+    }
+}
