@@ -85,10 +85,11 @@ public final class Auth: Sendable {
         var lastFallback: ReCAPTCHAFallbackReason?
         /// The auth-state and ID-token listeners (AuthListeners.swift).
         var listeners = AuthListenerBook()
+        /// Listener calls waiting for the main actor, in order; made with the first listener, so
+        /// that an app without listeners (every sign-in of `authsim bench`) pays for no task.
+        var listenerDeliveries: AsyncStream<AuthListenerDelivery>.Continuation?
     }
     let state = Mutex(State())
-    /// Listener calls waiting for the main actor, in order (AuthListeners.swift).
-    let listenerDeliveries: AsyncStream<AuthListenerDelivery>.Continuation
 
     /// How long the SDK waits for an APNs token.
     static let apnsTokenTimeout: Duration = .seconds(5)
@@ -105,15 +106,12 @@ public final class Auth: Sendable {
         requestHeaders = Self.requestHeaders(bundleID: app.host.bundleID, appID: options.googleAppID,
                                              language: app.host.preferredLocalizations.first)
         appName = app.name
-        let (deliveries, continuation) = AsyncStream.makeStream(of: AuthListenerDelivery.self)
-        listenerDeliveries = continuation
         delegateHook.auth = self
         app.host.registerAppDelegateInterceptor(delegateHook)
-        Task { @MainActor [weak self] in await Auth.runDeliveries(deliveries) { [weak self] in self } }
         restoreFromKeychain()
     }
 
-    deinit { listenerDeliveries.finish() }
+    deinit { state.withLock { $0.listenerDeliveries?.finish() } }
 
     /// What the app delegate hands this `Auth` (the SDK's `AuthAppDelegateProxy`): held here, and
     /// weakly by the host, so it goes with this `Auth`.

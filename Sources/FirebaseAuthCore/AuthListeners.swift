@@ -93,7 +93,14 @@ extension Auth {
     /// Queues `delivery` for the main actor, behind every earlier one (the SDK's
     /// `DispatchQueue.main.async`, which keeps their order).
     private func deliver(_ delivery: AuthListenerDelivery) {
-        listenerDeliveries.yield(delivery)
+        let (continuation, started) = state.withLock { state -> (AsyncStream<AuthListenerDelivery>.Continuation, AsyncStream<AuthListenerDelivery>?) in
+            if let continuation = state.listenerDeliveries { return (continuation, nil) }
+            let (deliveries, continuation) = AsyncStream.makeStream(of: AuthListenerDelivery.self)
+            state.listenerDeliveries = continuation
+            return (continuation, deliveries)
+        }
+        if let started { Task { @MainActor [weak self] in await Auth.runDeliveries(started) { [weak self] in self } } }
+        continuation.yield(delivery)
     }
 
     /// Runs deliveries in order on the main actor, each listener with the user current then.
