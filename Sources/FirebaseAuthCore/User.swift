@@ -168,9 +168,30 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         switch next {
         case .token(let token): return token
         case .wait(let task):
-            do { return try await task.value } catch let error as AuthError { throw error } catch {
+            do { return try await task.value } catch let error as AuthError {
+                signOutIfTokenIsInvalid(error)
+                throw error
+            } catch {
                 throw AuthError(.internalError, "the token refresh failed: \(error)")
             }
+        }
+    }
+
+    /// The SDK's `signOutIfTokenIsInvalid` (`User/User.swift` 1664–1674): when a token fetch, a
+    /// reload, a link or a profile update finds the user gone (17011), disabled (17005), or its
+    /// token invalid (17017) or revoked (17021), the user is signed out (if still current), and the
+    /// listeners hear of it.
+    func signOutIfTokenIsInvalid(_ error: AuthError) {
+        guard [.userNotFound, .userDisabled, .invalidUserToken, .userTokenExpired].contains(error.code) else { return }
+        auth.host.logger.notice("invalid user token detected, the user is signed out", metadata: ["code": "\(error.code.rawValue)"])
+        auth.signOut(ifCurrent: uid)
+    }
+
+    /// Runs `body`, signing the user out as the SDK does when it fails for a bad user or token.
+    func signingOutIfTokenIsInvalid<T>(_ body: () async throws(AuthError) -> T) async throws(AuthError) -> T {
+        do { return try await body() } catch {
+            signOutIfTokenIsInvalid(error)
+            throw error
         }
     }
 
@@ -218,7 +239,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         if providerData.contains(where: { $0.providerID == credential.provider }) {
             throw AuthError(.providerAlreadyLinked, "\(credential.provider) is already linked to user \(uid.prefix(8))…")
         }
-        return try await auth.link(self, with: credential)
+        return try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await auth.link(self, with: credential) }
     }
 
     /// Deletes the account; the user is signed out.
@@ -229,7 +250,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 
     /// Loads the profile again (`getAccountInfo`): the second factors, linked providers, name.
     public func reload() async throws {
-        try await auth.loadAccountInfo(into: self)
+        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await auth.loadAccountInfo(into: self) }
     }
 }
 

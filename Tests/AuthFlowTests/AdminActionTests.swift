@@ -39,14 +39,19 @@ struct AdminActionTests {
 
             clock.advance(by: 10)
             _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: user.uid, validSince: String(Int64(clock.now.timeIntervalSince1970))))
+            #expect(auth.currentUser === user)
             await #expect(throws: AuthError(.userTokenExpired, "")) { _ = try await user.getIDToken(forcingRefresh: true) }
+            // The SDK signs the user out when its token is revoked (User.swift signOutIfTokenIsInvalid).
+            #expect(auth.currentUser == nil)
 
             // A new sign-in works after revocation; an admin then disables the user.
             let id2 = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
             let code2 = try #require(await world.lastCode(for: phone))
             let again = try await auth.signIn(with: provider.credential(withVerificationID: id2, verificationCode: code2)).user
             _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: again.uid, disableUser: true))
+            #expect(auth.currentUser === again)
             await #expect(throws: AuthError(.userDisabled, "")) { _ = try await again.getIDToken(forcingRefresh: true) }
+            #expect(auth.currentUser == nil, "a disabled user is signed out")
             let id3 = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
             let code3 = try #require(await world.lastCode(for: phone))
             let refused = await #expect(throws: AuthError.self) {
@@ -55,6 +60,22 @@ struct AdminActionTests {
             #expect(refused?.code == .userDisabled)
             let bridged: any Error = try #require(refused)
             #expect((bridged as NSError).code == 17005)
+        }
+    }
+
+    @Test("a user deleted by an admin: reload fails with userNotFound and the app's user is signed out, as the SDK signs it out")
+    func deletedUserSignedOut() async throws {
+        try await withWorld { world, _ in
+            let toolkit = try #require(world.toolkit)
+            let (auth, _) = try await world.install(AppProfile())
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            let code = try #require(await world.lastCode(for: phone))
+            let user = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code)).user
+            _ = try await toolkit.adminDelete(DeleteAccountRequest(idToken: nil, localId: user.uid))
+            let error = await #expect(throws: AuthError.self) { try await user.reload() }
+            #expect(error?.code == .userNotFound)
+            #expect(auth.currentUser == nil)
         }
     }
 }
