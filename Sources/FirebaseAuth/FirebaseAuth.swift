@@ -14,6 +14,8 @@
 @_exported import class FirebaseAuthCore.Auth
 @_exported import class FirebaseAuthCore.AuthSettings
 @_exported import struct FirebaseAuthCore.AuthDataResult
+// Auth/AuthTokenResult.swift
+@_exported import class FirebaseAuthCore.AuthTokenResult
 // Public/FirebaseAuth/FIRAuth.h (NS_SWIFT_NAME typedefs of id<NSObject>)
 @_exported import protocol FirebaseAuthCore.AuthStateDidChangeListenerHandle
 @_exported import protocol FirebaseAuthCore.IDTokenDidChangeListenerHandle

@@ -63,6 +63,32 @@ struct AdminActionTests {
         }
     }
 
+    @Test("getIDTokenResult: the token's dates, sign-in provider and claims, custom ones included, as the SDK's AuthTokenResult reads them")
+    func tokenResult() async throws {
+        let clock = ManualWallClock(Date(timeIntervalSince1970: Double(Int(Date().timeIntervalSince1970))))
+        try await withWorld(backendClock: clock) { world, _ in
+            let toolkit = try #require(world.toolkit)
+            let (auth, _) = try await world.install(AppProfile(), wallClock: clock)
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
+            let code = try #require(await world.lastCode(for: phone))
+            let user = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code)).user
+            let signedIn = clock.now
+            let first = try await user.getIDTokenResult()
+            #expect(first.token == (try await user.getIDToken()))
+            #expect(first.signInProvider == "phone" && first.signInSecondFactor == "")
+            #expect(first.authDate == signedIn && first.issuedAtDate == signedIn && first.expirationDate == signedIn.addingTimeInterval(3600))
+            #expect(first.claims["sub"] as? String == user.uid && first.claims["phone_number"] as? String == phone)
+
+            _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: user.uid, customAttributes: #"{"role":"admin","level":3}"#))
+            clock.advance(by: 60)
+            let second = try await user.getIDTokenResult(forcingRefresh: true)
+            #expect(second.claims["role"] as? String == "admin" && (second.claims["level"] as? NSNumber)?.intValue == 3)
+            #expect(second.authDate == signedIn, "auth_time stays the sign-in's")
+            #expect(second.issuedAtDate == signedIn.addingTimeInterval(60))
+        }
+    }
+
     @Test("a user deleted by an admin: reload fails with userNotFound and the app's user is signed out, as the SDK signs it out")
     func deletedUserSignedOut() async throws {
         try await withWorld { world, _ in

@@ -111,6 +111,11 @@ struct ModuleSurface {
             func start() async throws -> String? {
                 FirebaseApp.configure()
                 let id = try await PhoneAuthProvider.provider().verifyPhoneNumber("+16505551234", uiDelegate: nil)
+                if let result = try await Auth.auth().currentUser?.getIDTokenResult(forcingRefresh: true),
+                   result.claims["admin"] as? Bool == true, result.expirationDate > Date() {
+                    return result.signInProvider
+                }
+                Auth.auth().currentUser?.getIDTokenResult { result, error in _ = (result?.authDate, (error as NSError?)?.code) }
                 return Auth.auth().currentUser?.uid ?? id
             }
             """)

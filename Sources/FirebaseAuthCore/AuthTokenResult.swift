@@ -1,0 +1,84 @@
+import Foundation
+import Utilities
+
+/// `AuthTokenResult` (FirebaseAuth 12.19 `Auth/AuthTokenResult.swift`): the ID token and what its
+/// payload says, decoded without verifying it, as the SDK does.
+///
+/// `@unchecked Sendable`: `claims` holds the Foundation objects `JSONSerialization` makes; every
+/// property is a `let`, so sharing it across threads only reads them.
+public final class AuthTokenResult: @unchecked Sendable {
+    /// The ID token (a JWT).
+    public let token: String
+    /// `exp`.
+    public let expirationDate: Date
+    /// `auth_time`: when the user signed in, not when the token was refreshed.
+    public let authDate: Date
+    /// `iat`: when the token was issued (refreshed).
+    public let issuedAtDate: Date
+    /// `firebase.sign_in_provider` (`phone`, `apple.com`, `custom`, …).
+    public let signInProvider: String
+    /// `firebase.sign_in_second_factor` (`phone` after a second factor), else "".
+    public let signInSecondFactor: String
+    /// The whole payload: the reserved claims and the custom ones an admin set.
+    public let claims: [String: Any]
+
+    private struct Payload: Decodable {
+        struct Firebase: Decodable {
+            let sign_in_provider: String
+            let sign_in_second_factor: String?
+        }
+        let exp: Double
+        let auth_time: Double
+        let iat: Double
+        let firebase: Firebase
+    }
+
+    /// Parses `token` as the SDK's `tokenResult(token:)` does.
+    /// - Throws: ``AuthError`` `malformedJWT` (18000) when it is not a JWT with those claims.
+    static func parse(_ token: String) throws(AuthError) -> AuthTokenResult {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]).map({ Data($0) }) else {
+            throw AuthError(.malformedJWT, "the ID token is not a JWT of three parts")
+        }
+        let claims: [String: Any]
+        let decoded: Payload
+        do {
+            claims = try JSONSerialization.jsonObject(with: payload) as? [String: Any] ?? [:]
+            decoded = try JSONDecoder().decode(Payload.self, from: payload)
+        } catch {
+            throw AuthError(.malformedJWT, "the ID token's payload lacks exp, auth_time, iat or firebase.sign_in_provider: \(error)")
+        }
+        return AuthTokenResult(token: token, expirationDate: Date(timeIntervalSince1970: decoded.exp),
+                               authDate: Date(timeIntervalSince1970: decoded.auth_time), issuedAtDate: Date(timeIntervalSince1970: decoded.iat),
+                               signInProvider: decoded.firebase.sign_in_provider,
+                               signInSecondFactor: decoded.firebase.sign_in_second_factor ?? "", claims: claims)
+    }
+
+    private init(token: String, expirationDate: Date, authDate: Date, issuedAtDate: Date, signInProvider: String,
+                 signInSecondFactor: String, claims: [String: Any]) {
+        self.token = token
+        self.expirationDate = expirationDate
+        self.authDate = authDate
+        self.issuedAtDate = issuedAtDate
+        self.signInProvider = signInProvider
+        self.signInSecondFactor = signInSecondFactor
+        self.claims = claims
+    }
+}
+
+extension User {
+    /// `getIDTokenResult(forcingRefresh:)`: ``getIDToken(forcingRefresh:)``'s token, with its claims.
+    public func getIDTokenResult(forcingRefresh forceRefresh: Bool = false) async throws -> AuthTokenResult {
+        try AuthTokenResult.parse(try await idToken(forcingRefresh: forceRefresh))
+    }
+
+    /// `getIDTokenResult(completion:)`.
+    public func getIDTokenResult(completion: (@MainActor (AuthTokenResult?, (any Error)?) -> Void)?) {
+        getIDTokenResult(forcingRefresh: false, completion: completion)
+    }
+
+    /// `getIDTokenResult(forcingRefresh:completion:)`.
+    public func getIDTokenResult(forcingRefresh forceRefresh: Bool, completion: (@MainActor (AuthTokenResult?, (any Error)?) -> Void)?) {
+        complete(completion) { () async throws -> AuthTokenResult in try await self.getIDTokenResult(forcingRefresh: forceRefresh) }
+    }
+}
