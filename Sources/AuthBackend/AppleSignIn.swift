@@ -201,15 +201,32 @@ extension IdentityToolkit {
         }
     }
 
-    /// `accounts:update` (`setAccountInfo`): the display name of the ID token's user.
+    /// `accounts:update` (`setAccountInfo`) with the user's ID token, as the SDK's profile change
+    /// requests and `unlink` send it: the display name and photo URL, the attributes deleted, the
+    /// providers unlinked; with `returnSecureToken`, new tokens for the same sign-in provider.
     public func setAccountInfo(_ request: SetAccountInfoRequest) async throws(IdentityToolkitError) -> SetAccountInfoResponse {
-        try await change { () throws(IdentityToolkitError) in
-            guard let uid = try standingUID(request.idToken, endpoint: .setAccountInfo), var user = state.users[uid] else {
+        try await signIn { () throws(IdentityToolkitError) -> SignInDecision<SetAccountInfoResponse> in
+            guard let uid = try standingUID(request.idToken, endpoint: .setAccountInfo), var user = state.users[uid],
+                  let claims = request.idToken.flatMap({ tokenSigner.verifiedClaims($0, now: clock.now) }) else {
                 throw reject(.setAccountInfo, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
             }
-            if let displayName = request.displayName { user.displayName = displayName }
-            do throws(IdentityToolkitError) { try commit(.user(user)) } catch { throw reject(.setAccountInfo, error) }
-            return SetAccountInfoResponse(localId: user.localId, email: user.email ?? "", displayName: user.displayName ?? "")
+            do throws(IdentityToolkitError) {
+                try Self.applyProfile(request, to: &user)
+                try commit(.user(user))
+            } catch { throw reject(.setAccountInfo, error) }
+            let info = Self.userInfo(user)
+            let response = SetAccountInfoResponse(localId: user.localId, email: user.email, displayName: user.displayName, photoUrl: user.photoUrl,
+                                                  providerUserInfo: info.providerUserInfo, emailVerified: user.emailVerified)
+            guard request.returnSecureToken == true else { return .answer(response) }
+            let grant = try grantTokens(for: user, provider: claims.firebase.signInProvider, secondFactor: claims.firebase.secondFactorIdentifier,
+                                        endpoint: .setAccountInfo)
+            return .tokens(grant) { tokens in
+                var answer = response
+                answer.idToken = tokens.idToken
+                answer.refreshToken = tokens.refreshToken
+                answer.expiresIn = tokens.expiresIn
+                return answer
+            }
         }
     }
 

@@ -113,8 +113,6 @@ extension IdentityToolkit {
                 }
             }
             if let verified = request.emailVerified { user.emailVerified = verified }
-            if let name = request.displayName { user.displayName = name }
-            if let photo = request.photoUrl { user.photoUrl = photo }
             if let text = request.createdAt {
                 guard let ms = Double(text) else { throw IdentityToolkitError(.invalidArgument, "createdAt is milliseconds since 1970, not \(text)") }
                 user.createdAt = Date(timeIntervalSince1970: ms / 1000)
@@ -127,24 +125,7 @@ extension IdentityToolkit {
                 guard let seconds = Int64(text) else { throw IdentityToolkitError(.invalidArgument, "validSince is seconds since 1970, not \(text)") }
                 user.validSince = seconds
             }
-            for attribute in request.deleteAttribute ?? [] {
-                switch attribute {
-                case "DISPLAY_NAME": user.displayName = nil
-                case "PHOTO_URL": user.photoUrl = nil
-                case "EMAIL": user.email = nil; user.emailVerified = nil
-                case "PASSWORD": user.passwordHash = nil; user.salt = nil
-                case "USER_ATTRIBUTE_NAME_UNSPECIFIED": break
-                default: throw IdentityToolkitError(.invalidArgument, "deleteAttribute: \(attribute) is not DISPLAY_NAME, PHOTO_URL, EMAIL or PASSWORD")
-                }
-            }
-            for provider in request.deleteProvider ?? [] {
-                switch provider {
-                case "phone": user.phoneNumber = nil
-                case "apple.com": user.appleSub = nil
-                case "password": user.passwordHash = nil; user.salt = nil; user.email = nil; user.emailVerified = nil
-                default: user.otherProviders?.removeAll { $0.providerId == provider }
-                }
-            }
+            try Self.applyProfile(request, to: &user)
             if let mfa = request.mfa {
                 user.mfaEnrollments = try mfaEnrollments(mfa.enrollments ?? [], existing: user.mfaEnrollments ?? [])
                 if user.mfaEnrollments?.isEmpty == true { user.mfaEnrollments = nil }
@@ -152,6 +133,32 @@ extension IdentityToolkit {
             try commit(.user(user))
             let info = Self.userInfo(user)
             return SetAccountInfoResponse(localId: localId, email: user.email, displayName: user.displayName, providerUserInfo: info.providerUserInfo)
+        }
+    }
+
+    /// What `accounts:update` changes alike for an admin and for the user with their ID token: the
+    /// display name and photo URL, the attributes deleted (`deleteAttribute`), the providers
+    /// unlinked (`deleteProvider`).
+    static func applyProfile(_ request: SetAccountInfoRequest, to user: inout BackendUser) throws(IdentityToolkitError) {
+        if let name = request.displayName { user.displayName = name }
+        if let photo = request.photoUrl { user.photoUrl = photo }
+        for attribute in request.deleteAttribute ?? [] {
+            switch attribute {
+            case "DISPLAY_NAME": user.displayName = nil
+            case "PHOTO_URL": user.photoUrl = nil
+            case "EMAIL": user.email = nil; user.emailVerified = nil
+            case "PASSWORD": user.passwordHash = nil; user.salt = nil
+            case "USER_ATTRIBUTE_NAME_UNSPECIFIED": break
+            default: throw IdentityToolkitError(.invalidArgument, "deleteAttribute: \(attribute) is not DISPLAY_NAME, PHOTO_URL, EMAIL or PASSWORD")
+            }
+        }
+        for provider in request.deleteProvider ?? [] {
+            switch provider {
+            case "phone": user.phoneNumber = nil
+            case "apple.com": user.appleSub = nil
+            case "password": user.passwordHash = nil; user.salt = nil; user.email = nil; user.emailVerified = nil
+            default: user.otherProviders?.removeAll { $0.providerId == provider }
+            }
         }
     }
 

@@ -55,3 +55,5 @@
 @_exported import protocol FirebaseAuthCore.UserInfo
 @_exported import struct FirebaseAuthCore.UserMetadata
 @_exported import struct FirebaseAuthCore.AdditionalUserInfo
+// User/UserProfileChangeRequest.swift
+@_exported import class FirebaseAuthCore.UserProfileChangeRequest

@@ -126,6 +126,21 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         Double(text).map { Date(timeIntervalSince1970: $0 / 1000) }
     }
 
+    /// Changes the account as the last `getAccountInfo` described it (a profile update, an unlink
+    /// the backend took), and saves the user.
+    func changeProfile(_ change: (inout UserRecord) -> Void) {
+        guard var record = profile.withLock({ $0.record }) else { return }
+        change(&record)
+        update(with: record)
+    }
+
+    /// Takes the tokens an `accounts:update` answer carries, when it carries them.
+    func takeTokens(of response: SetAccountInfoResponse) {
+        guard let idToken = response.idToken, let refreshToken = response.refreshToken else { return }
+        let expiration = response.expiresIn.flatMap(Double.init).map { auth.host.wallClock.now.addingTimeInterval($0) }
+        setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration)
+    }
+
     /// Takes another session's tokens (reauthentication, linking).
     func adoptTokens(of other: User) {
         let fresh = other.tokens.withLock { $0 }

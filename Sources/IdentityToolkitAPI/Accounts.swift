@@ -188,18 +188,22 @@ public struct SetAccountInfoResponse: Codable, Sendable, Hashable {
     public var localId: String?
     public var email: String?
     public var displayName: String?
+    public var photoUrl: String?
     public var providerUserInfo: [ProviderUserInfo]?
+    public var emailVerified: Bool?
     public var idToken: String?
     public var refreshToken: String?
     public var expiresIn: String?
 
     public init(kind: String? = "identitytoolkit#SetAccountInfoResponse", localId: String?, email: String? = nil,
-                displayName: String? = nil, providerUserInfo: [ProviderUserInfo]? = nil, idToken: String? = nil,
-                refreshToken: String? = nil, expiresIn: String? = nil) {
+                displayName: String? = nil, photoUrl: String? = nil, providerUserInfo: [ProviderUserInfo]? = nil, emailVerified: Bool? = nil,
+                idToken: String? = nil, refreshToken: String? = nil, expiresIn: String? = nil) {
         self.kind = kind
         self.localId = localId
         self.email = email
         self.displayName = displayName
+        self.photoUrl = photoUrl
+        self.emailVerified = emailVerified
         self.providerUserInfo = providerUserInfo
         self.idToken = idToken
         self.refreshToken = refreshToken

@@ -1,4 +1,9 @@
+import DeviceOS
+@_spi(Authsim) import FirebaseCore
+@_spi(Authsim) import FirebaseAuthCore
+import Foundation
 import HTTPTransport
+import Scenarios
 import Synchronization
 
 /// Passes every request on to `inner` (a real transport) and keeps what went out: which calls the
@@ -14,5 +19,27 @@ final class RecordingTransport: HTTPTransport {
     func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
         requests.withLock { $0.append(request) }
         return try await inner.send(request)
+    }
+}
+
+/// An app on its own transport recorder, in `world`.
+func recordingApp(_ world: PhoneAuthWorld, profile: AppProfile = AppProfile(), clock: (any Clock<Duration>)? = nil,
+                  urlSchemes: [String]? = nil, linksRecaptcha: Bool = false) async throws -> (Auth, RecordingTransport) {
+    let options = world.options(for: profile)
+    options.bundleID = profile.bundleID
+    let recording = RecordingTransport(world.transport)
+    let host = AppHost(bundleID: profile.bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme],
+                       recaptchaEnterprise: linksRecaptcha ? RecaptchaEnterpriseSDK(service: world.backendURL) : nil,
+                       clock: clock ?? world.appClock, transport: recording)
+    let auth = world.auth(options: options, host: host)
+    let token = try await world.devices.installDevice(for: host, environment: .sandbox) { _, _ in }
+    auth.setAPNSToken(Data(token.bytes), type: .sandbox)
+    return (auth, recording)
+}
+
+/// The JSON body of the recorded requests to `endpoint` (how the path ends).
+func requestBodies(_ recording: RecordingTransport, _ endpoint: String) -> [[String: Any]] {
+    recording.requests.withLock { $0 }.filter { $0.url.path.hasSuffix("/" + endpoint) }.compactMap { request in
+        request.body.flatMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
     }
 }

@@ -18,27 +18,14 @@ import Utilities
 struct SDKRowTests {
     static let testNumber = "+16505554567"
 
-    /// An app on its own transport recorder, in `world`.
+    /// An app on its own transport recorder, in `world` (``recordingApp(_:profile:clock:urlSchemes:linksRecaptcha:)``).
     func app(_ world: PhoneAuthWorld, profile: AppProfile = AppProfile(), clock: (any Clock<Duration>)? = nil,
              urlSchemes: [String]? = nil, linksRecaptcha: Bool = false) async throws -> (Auth, RecordingTransport) {
-        let options = world.options(for: profile)
-        options.bundleID = profile.bundleID
-        let recording = RecordingTransport(world.transport)
-        let host = AppHost(bundleID: profile.bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme],
-                           recaptchaEnterprise: linksRecaptcha ? RecaptchaEnterpriseSDK(service: world.backendURL) : nil,
-                           clock: clock ?? world.appClock, transport: recording)
-        let auth = world.auth(options: options, host: host)
-        let token = try await world.devices.installDevice(for: host, environment: .sandbox) { _, _ in }
-        auth.setAPNSToken(Data(token.bytes), type: .sandbox)
-        return (auth, recording)
+        try await recordingApp(world, profile: profile, clock: clock, urlSchemes: urlSchemes, linksRecaptcha: linksRecaptcha)
     }
 
-    /// The JSON body of the recorded requests to `endpoint` (how the path ends).
-    func bodies(_ recording: RecordingTransport, _ endpoint: String) -> [[String: Any]] {
-        recording.requests.withLock { $0 }.filter { $0.url.path.hasSuffix("/" + endpoint) }.compactMap { request in
-            request.body.flatMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
-        }
-    }
+    /// The JSON body of the recorded requests to `endpoint` (``requestBodies(_:_:)``).
+    func bodies(_ recording: RecordingTransport, _ endpoint: String) -> [[String: Any]] { requestBodies(recording, endpoint) }
 
     /// The API calls, by how their paths end.
     func calls(_ recording: RecordingTransport) -> [String] {

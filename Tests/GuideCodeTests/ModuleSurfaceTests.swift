@@ -116,6 +116,12 @@ struct ModuleSurface {
                     return result.signInProvider
                 }
                 Auth.auth().currentUser?.getIDTokenResult { result, error in _ = (result?.authDate, (error as NSError?)?.code) }
+                let change = Auth.auth().currentUser?.createProfileChangeRequest()
+                change?.displayName = "Ada"
+                change?.photoURL = URL(string: "https://example.com/ada.png")
+                try await change?.commitChanges()
+                _ = try await Auth.auth().currentUser?.unlink(fromProvider: "apple.com")
+                Auth.auth().currentUser?.unlink(fromProvider: "phone") { user, error in _ = (user?.uid, error) }
                 return Auth.auth().currentUser?.uid ?? id
             }
             """)

@@ -1,0 +1,102 @@
+import Foundation
+import IdentityToolkitAPI
+import Synchronization
+
+/// `UserProfileChangeRequest` (FirebaseAuth 12.19 `User/UserProfileChangeRequest.swift`): the
+/// display name and photo URL to change, sent by ``commitChanges()`` once. Only what was set is
+/// sent; setting a value, or committing again, after a commit stops the app with the SDK's message.
+public final class UserProfileChangeRequest: Sendable {
+    private struct Changes {
+        var displayName: String?
+        var displayNameWasSet = false
+        var photoURL: URL?
+        var photoURLWasSet = false
+        var consumed = false
+    }
+    private let user: User
+    private let changes = Mutex(Changes())
+
+    init(_ user: User) { self.user = user }
+
+    public var displayName: String? {
+        get { changes.withLock { $0.displayName } }
+        set {
+            changes.withLock { changes in
+                if changes.consumed { fatalError("Internal Auth Error: Invalid call to setDisplayName after commitChanges.") }
+                changes.displayNameWasSet = true
+                changes.displayName = newValue
+            }
+        }
+    }
+
+    public var photoURL: URL? {
+        get { changes.withLock { $0.photoURL } }
+        set {
+            changes.withLock { changes in
+                if changes.consumed { fatalError("Internal Auth Error: Invalid call to setPhotoURL after commitChanges.") }
+                changes.photoURLWasSet = true
+                changes.photoURL = newValue
+            }
+        }
+    }
+
+    /// `commitChanges()`: as the SDK's `executeUserUpdateWithChanges`, the account is read
+    /// (`getAccountInfo`), then `setAccountInfo` sends what was set, with `returnSecureToken`; the
+    /// user takes the new tokens and values and is saved. Nothing set: no request.
+    public func commitChanges() async throws {
+        let taken = changes.withLock { changes -> Changes in
+            if changes.consumed { fatalError("Internal Auth Error: commitChanges should only be called once.") }
+            changes.consumed = true
+            return changes
+        }
+        guard taken.displayNameWasSet || taken.photoURLWasSet else { return }
+        try await user.signingOutIfTokenIsInvalid { () async throws(AuthError) in
+            try await user.auth.loadAccountInfo(into: user)
+            var request = SetAccountInfoRequest(idToken: try await user.idToken(), returnSecureToken: true)
+            if taken.displayNameWasSet { request.displayName = taken.displayName }
+            if taken.photoURLWasSet { request.photoUrl = taken.photoURL?.absoluteString }
+            let response = try await user.auth.backend.call(request)
+            user.takeTokens(of: response)
+            user.changeProfile { record in
+                if taken.displayNameWasSet { record.displayName = taken.displayName }
+                if taken.photoURLWasSet { record.photoUrl = taken.photoURL?.absoluteString }
+            }
+        }
+    }
+
+    /// `commitChanges(completion:)`: the completion on the main queue.
+    public func commitChanges(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws in try await self.commitChanges() }
+    }
+}
+
+extension User {
+    /// `createProfileChangeRequest()`.
+    public func createProfileChangeRequest() -> UserProfileChangeRequest { UserProfileChangeRequest(self) }
+
+    /// `unlink(fromProvider:)` (the SDK's `UserProfileUpdate.unlink`): a provider the user does not
+    /// have is `noSuchProvider` (17016) after the token is fetched, without a request; else
+    /// `setAccountInfo` with `deleteProvider`, and the user loses the provider (and for `phone`
+    /// its number) and takes the new tokens.
+    @discardableResult
+    public func unlink(fromProvider provider: String) async throws -> User {
+        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+            let idToken = try await idToken()
+            guard providerData.contains(where: { $0.providerID == provider }) else {
+                throw AuthError(.noSuchProvider, "user \(uid.prefix(8))… has no \(provider) provider to unlink")
+            }
+            let response = try await auth.backend.call(SetAccountInfoRequest(idToken: idToken, deleteProvider: [provider], returnSecureToken: true))
+            takeTokens(of: response)
+            changeProfile { record in
+                record.providerUserInfo?.removeAll { $0.providerId == provider }
+                if provider == AuthProviderID.phone.rawValue { record.phoneNumber = nil }
+            }
+        }
+        return self
+    }
+
+    /// `unlink(fromProvider:completion:)`.
+    public func unlink(fromProvider provider: String, completion: (@MainActor (User?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws -> User in try await self.unlink(fromProvider: provider) }
+    }
+}
