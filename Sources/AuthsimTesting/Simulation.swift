@@ -196,6 +196,18 @@ public final class Simulation: Sendable {
         }
     }
 
+    /// Disables the user `uid`, as the Firebase console or the Admin SDK's `update_user(uid,
+    /// disabled=True)` does: the app's next token refresh fails with `userDisabled` (17005), and
+    /// the SDK signs the user out.
+    public func disableUser(uid: String) async throws {
+        guard let toolkit = phoneWorld.toolkit else { throw SimulationError("the backend runs elsewhere") }
+        do throws(IdentityToolkitError) {
+            _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: uid, disableUser: true))
+        } catch {
+            throw SimulationError("the backend refused to disable \(uid): \(error)")
+        }
+    }
+
     /// What the app's `ASAuthorizationControllerDelegate` gets when `appleUser` signs in with Apple
     /// on the system sheet: the identity token (as a string), the raw nonce the app kept (its
     /// SHA-256 went to Apple), the name (first authorization only) and the authorization code.

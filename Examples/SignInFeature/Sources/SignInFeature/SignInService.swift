@@ -28,6 +28,8 @@ public final class SignInService: Sendable {
         case wrongCode
         case codeExpired
         case cancelled
+        /// An admin disabled the account: the SDK signed the user out.
+        case disabled
         case other(code: Int, message: String)
     }
 
@@ -101,12 +103,61 @@ public final class SignInService: Sendable {
     /// The signed-in user's ID, if any.
     public var currentUserID: String? { Auth.auth().currentUser?.uid }
 
+    // MARK: The session, as the screen follows it
+
+    /// Calls `onChange` with the signed-in user's ID (nil: signed out) now and whenever another
+    /// user signs in or the user signs out, on the main queue: what drives the app's root screen.
+    public func observeSession(_ onChange: @escaping @MainActor (String?) -> Void) -> AuthStateDidChangeListenerHandle {
+        Auth.auth().addStateDidChangeListener { _, user in onChange(user?.uid) }
+    }
+
+    /// Stops the calls of ``observeSession(_:)``.
+    public func stopObserving(_ handle: AuthStateDidChangeListenerHandle) {
+        Auth.auth().removeStateDidChangeListener(handle)
+    }
+
+    /// Asks for a fresh ID token, as the app does when it comes back to the foreground: a user an
+    /// admin disabled or deleted meanwhile is signed out by the SDK (the session observer hears it).
+    public func refreshSession() async throws(Failure) {
+        guard let user = Auth.auth().currentUser else { return }
+        do { _ = try await user.getIDToken(forcingRefresh: true) } catch { throw Self.failure(error) }
+    }
+
+    // MARK: The profile screen
+
+    /// Sets the user's display name.
+    public func updateDisplayName(_ name: String) async throws(Failure) {
+        guard let user = Auth.auth().currentUser else { throw .other(code: AuthErrorCode.nullUser.rawValue, message: "no user") }
+        let change = user.createProfileChangeRequest()
+        change.displayName = name
+        do { try await change.commitChanges() } catch { throw Self.failure(error) }
+    }
+
+    /// The signed-in user's display name and linked providers (`phone`, `apple.com`).
+    public var profile: (name: String?, providers: [String])? {
+        Auth.auth().currentUser.map { ($0.displayName, $0.providerData.map(\.providerID).sorted()) }
+    }
+
+    /// Links Sign in with Apple to the signed-in user.
+    public func linkApple(idToken: String, rawNonce: String) async throws(Failure) {
+        guard let user = Auth.auth().currentUser else { throw .other(code: AuthErrorCode.nullUser.rawValue, message: "no user") }
+        let credential = OAuthProvider.appleCredential(withIDToken: idToken, rawNonce: rawNonce, fullName: nil)
+        do { _ = try await user.link(with: credential) } catch { throw Self.failure(error) }
+    }
+
+    /// Unlinks Sign in with Apple from the signed-in user.
+    public func unlinkApple() async throws(Failure) {
+        guard let user = Auth.auth().currentUser else { throw .other(code: AuthErrorCode.nullUser.rawValue, message: "no user") }
+        do { _ = try await user.unlink(fromProvider: "apple.com") } catch { throw Self.failure(error) }
+    }
+
     static func failure(_ error: any Error) -> Failure {
         let nsError = error as NSError
         switch AuthErrorCode(rawValue: nsError.code) {
         case .invalidVerificationCode: return .wrongCode
         case .sessionExpired: return .codeExpired
         case .webContextCancelled: return .cancelled
+        case .userDisabled: return .disabled
         default: return .other(code: nsError.code, message: nsError.localizedDescription)
         }
     }

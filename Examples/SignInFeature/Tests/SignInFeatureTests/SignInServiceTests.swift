@@ -8,6 +8,25 @@ import FirebaseCore
 import SignInFeature
 import Testing
 
+/// What the app's root screen shows, as the session observer tells it (nil: the sign-in screen).
+@MainActor
+final class SessionScreen {
+    private(set) var shown: [String?] = []
+    private var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+
+    func show(_ uid: String?) {
+        shown.append(uid)
+        for waiter in waiters where waiter.0 <= shown.count { waiter.1.resume() }
+        waiters.removeAll { $0.0 <= shown.count }
+    }
+
+    /// Returns once the screen changed `count` times.
+    func wait(for count: Int) async {
+        if shown.count >= count { return }
+        await withCheckedContinuation { waiters.append((count, $0)) }
+    }
+}
+
 @Suite("SignInService, on Linux, against authsim")
 struct SignInServiceTests {
     let phone = "+16505551234"
@@ -107,6 +126,47 @@ struct SignInServiceTests {
                                                                code: try await simulation.smsCode(to: secondPhone))
             #expect(signedIn == uid)
             #expect(service.currentUserID == uid)
+        }
+    }
+
+    @Test("the session observer drives the screen: signed out, signed in; an admin disables the user, the next refresh signs out")
+    func session() async throws {
+        try await Simulation.run { simulation in
+            FirebaseApp.configure()
+            let service = SignInService()
+            let screen = SessionScreen()
+            let handle = service.observeSession { uid in screen.show(uid) }
+            await screen.wait(for: 1)
+            let verificationID = try await service.sendCode(to: phone)
+            guard case .signedIn(let uid) = try await service.signIn(verificationID: verificationID, code: try await simulation.smsCode(to: phone))
+            else {
+                Issue.record("a second factor was asked for")
+                return
+            }
+            await screen.wait(for: 2)
+            #expect(await screen.shown == [nil, uid])
+            try await simulation.disableUser(uid: uid)
+            await #expect(throws: SignInService.Failure.disabled) { try await service.refreshSession() }
+            await screen.wait(for: 3)
+            #expect(await screen.shown == [nil, uid, nil])
+            #expect(service.currentUserID == nil)
+            service.stopObserving(handle)
+        }
+    }
+
+    @Test("the profile screen: a display name, Apple linked and unlinked, the phone kept")
+    func profile() async throws {
+        try await Simulation.run { simulation in
+            _ = try await signIn(simulation)
+            let service = SignInService()
+            try await service.updateDisplayName("Grace Hopper")
+            #expect(service.profile?.name == "Grace Hopper")
+            let apple = try await simulation.appleAuthorization("grace")
+            try await service.linkApple(idToken: apple.idToken, rawNonce: apple.rawNonce)
+            #expect(service.profile?.providers == ["apple.com", "phone"])
+            try await service.unlinkApple()
+            #expect(service.profile?.providers == ["phone"])
+            await #expect(throws: SignInService.Failure.self) { try await service.unlinkApple() }
         }
     }
 
