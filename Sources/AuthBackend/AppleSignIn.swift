@@ -205,21 +205,59 @@ extension IdentityToolkit {
     /// requests and `unlink` send it: the display name and photo URL, the attributes deleted, the
     /// providers unlinked; with `returnSecureToken`, new tokens for the same sign-in provider.
     public func setAccountInfo(_ request: SetAccountInfoRequest) async throws(IdentityToolkitError) -> SetAccountInfoResponse {
-        try await signIn { () throws(IdentityToolkitError) -> SignInDecision<SetAccountInfoResponse> in
-            guard let uid = try standingUID(request.idToken, endpoint: .setAccountInfo), var user = state.users[uid],
+        let endpoint = BackendOperation.setAccountInfo
+        if request.idToken == nil, request.oobCode == nil {
+            throw reject(endpoint, IdentityToolkitError(.invalidReqType, "Unsupported request parameters."))
+        }
+        // As the Auth Emulator: custom claims and disabling are an admin's; the other admin fields
+        // (validSince, createdAt, …) are not read from a user's request.
+        if request.customAttributes != nil { throw reject(endpoint, IdentityToolkitError(.insufficientPermission)) }
+        if request.disableUser != nil { throw reject(endpoint, IdentityToolkitError(.operationNotAllowed)) }
+        var hash: PasswordHash?
+        if let password = request.password {
+            guard password.count >= Self.minimumPasswordLength else { throw reject(endpoint, Self.weakPassword) }
+            hash = await Self.hashPassword(password)
+        }
+        return try await signIn { () throws(IdentityToolkitError) -> SignInDecision<SetAccountInfoResponse> in
+            if let code = request.oobCode { return .answer(try applyOobCode(code)) }
+            guard let uid = try standingUID(request.idToken, endpoint: endpoint), var user = state.users[uid],
                   let claims = request.idToken.flatMap({ tokenSigner.verifiedClaims($0, now: clock.now) }) else {
-                throw reject(.setAccountInfo, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+                throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
             }
+            var provider = claims.firebase.signInProvider
             do throws(IdentityToolkitError) {
+                if let email = request.email {
+                    guard Self.isValidEmail(email) else { throw IdentityToolkitError(.invalidEmail) }
+                    let canonical = email.lowercased()
+                    if canonical != user.email {
+                        if self.user(email: canonical) != nil { throw IdentityToolkitError(.emailExists) }
+                        if emulatorSignIn.enableImprovedEmailPrivacy {
+                            throw IdentityToolkitError("OPERATION_NOT_ALLOWED", "Please verify the new email before changing email.")
+                        }
+                        user.email = canonical
+                        user.emailVerified = false
+                        user.validSince = Int64(clock.now.timeIntervalSince1970)
+                    }
+                }
+                if let hash {
+                    guard user.email != nil else { throw IdentityToolkitError("MISSING_EMAIL", "a password needs the user's email") }
+                    user.passwordHash = hash.hash
+                    user.salt = hash.salt
+                    user.passwordUpdatedAt = (clock.now.timeIntervalSince1970 * 1000).rounded()
+                    // A new password ends every other session (their refresh tokens), as Firebase's does.
+                    user.validSince = Int64(clock.now.timeIntervalSince1970)
+                    provider = "password"
+                }
                 try Self.applyProfile(request, to: &user)
                 try commit(.user(user))
-            } catch { throw reject(.setAccountInfo, error) }
+            } catch { throw reject(endpoint, error) }
             let info = Self.userInfo(user)
             let response = SetAccountInfoResponse(localId: user.localId, email: user.email, displayName: user.displayName, photoUrl: user.photoUrl,
                                                   providerUserInfo: info.providerUserInfo, emailVerified: user.emailVerified)
-            guard request.returnSecureToken == true else { return .answer(response) }
-            let grant = try grantTokens(for: user, provider: claims.firebase.signInProvider, secondFactor: claims.firebase.secondFactorIdentifier,
-                                        endpoint: .setAccountInfo)
+            // New tokens when asked, and always when the change revoked the others (the emulator's rule).
+            guard request.returnSecureToken == true || hash != nil else { return .answer(response) }
+            let grant = try grantTokens(for: user, provider: provider, secondFactor: claims.firebase.secondFactorIdentifier,
+                                        endpoint: endpoint)
             return .tokens(grant) { tokens in
                 var answer = response
                 answer.idToken = tokens.idToken

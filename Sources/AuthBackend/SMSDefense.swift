@@ -263,9 +263,9 @@ extension IdentityToolkit {
 }
 
 
-/// The Auth Emulator's own sign-in settings (`signIn.allowDuplicateEmails`,
-/// `emailPrivacyConfig.enableImprovedEmailPrivacy`): no email sign-in here reads them, but they are
-/// kept so that a config imported from the emulator goes back to it unchanged.
+/// The Auth Emulator's own sign-in settings (`signIn.allowDuplicateEmails`, kept so that a config
+/// imported from the emulator goes back to it unchanged; `emailPrivacyConfig.enableImprovedEmailPrivacy`,
+/// which email and password sign-in and password reset follow).
 /// A fleet's project config, changed at run time (``IdentityToolkit/updateProjectConfig(_:)``):
 /// a record of the shared store, so that every node answers with it.
 struct SharedProjectConfig: Sendable, Codable, Hashable {
@@ -274,7 +274,9 @@ struct SharedProjectConfig: Sendable, Codable, Hashable {
     var signIn: EmulatorSignInSettings
 }
 
+/// Email enumeration protection is on, as in every Firebase project made since September 2023
+/// (the emulator's default is off; an emulator export's config sets it as it was).
 struct EmulatorSignInSettings: Sendable, Hashable, Codable {
     var allowDuplicateEmails = false
-    var enableImprovedEmailPrivacy = false
+    var enableImprovedEmailPrivacy = true
 }

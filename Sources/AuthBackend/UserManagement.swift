@@ -24,7 +24,8 @@ extension IdentityToolkit {
 
     /// `POST …/projects/{p}/accounts` (`auth.create_user`): a new user with the fields given.
     public func adminCreateUser(_ request: SignUpNewUserRequest) async throws(IdentityToolkitError) -> SignUpNewUserResponse {
-        try await change { () throws(IdentityToolkitError) in
+        let hash = try await adminPasswordHash(request.password)
+        return try await change { () throws(IdentityToolkitError) in
             let localId: String
             if let given = request.localId {
                 try Self.validateLocalID(given)
@@ -46,6 +47,10 @@ extension IdentityToolkit {
             user.displayName = request.displayName
             user.photoUrl = request.photoUrl
             if request.disabled == true { user.disabled = true }
+            if let hash {
+                guard user.email != nil else { throw IdentityToolkitError("MISSING_EMAIL", "a password needs an email") }
+                setPassword(hash, of: &user)
+            }
             try commit(.user(user))
             return SignUpNewUserResponse(localId: localId, email: user.email, displayName: user.displayName)
         }
@@ -73,8 +78,7 @@ extension IdentityToolkit {
 
     /// The user with this email (emails are compared lower-cased; at most one user has each).
     func user(email: String) -> BackendUser? {
-        let wanted = email.lowercased()
-        return state.users.values.first { $0.email?.lowercased() == wanted }
+        state.userByEmail[email.lowercased()].flatMap { state.users[$0] }
     }
 
     /// The user holding `rawId` at `providerId`.
@@ -92,7 +96,9 @@ extension IdentityToolkit {
     /// `POST …/projects/{p}/accounts:update` (`update_user`, `set_custom_user_claims`,
     /// `revoke_refresh_tokens`): the fields given change, the others stay.
     public func adminUpdate(_ request: SetAccountInfoRequest) async throws(IdentityToolkitError) -> SetAccountInfoResponse {
-        try await change { () throws(IdentityToolkitError) in
+        if request.oobCode != nil { throw IdentityToolkitError(.unsupportedField, "oobCode (accounts:update): an email's code is the app's to apply, with its API key") }
+        let hash = try await adminPasswordHash(request.password)
+        return try await change { () throws(IdentityToolkitError) in
             guard let localId = request.localId, !localId.isEmpty else { throw IdentityToolkitError(.missingLocalID) }
             guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
             if let claims = request.customAttributes {
@@ -126,6 +132,10 @@ extension IdentityToolkit {
                 user.validSince = seconds
             }
             try Self.applyProfile(request, to: &user)
+            if let hash {
+                guard user.email != nil else { throw IdentityToolkitError("MISSING_EMAIL", "a password needs the user's email") }
+                setPassword(hash, of: &user)
+            }
             if let mfa = request.mfa {
                 user.mfaEnrollments = try mfaEnrollments(mfa.enrollments ?? [], existing: user.mfaEnrollments ?? [])
                 if user.mfaEnrollments?.isEmpty == true { user.mfaEnrollments = nil }
@@ -487,6 +497,22 @@ extension IdentityToolkit {
     }
 
     // MARK: Checks
+
+    /// An admin's password (`create_user(password=…)`, `update_user(password=…)`), hashed; nil for none.
+    func adminPasswordHash(_ password: String?) async throws(IdentityToolkitError) -> PasswordHash? {
+        guard let password else { return nil }
+        guard password.count >= Self.minimumPasswordLength else { throw Self.weakPassword }
+        return await Self.hashPassword(password)
+    }
+
+    /// Sets a user's password: every session before this one ends (``BackendUser/validSince``).
+    func setPassword(_ hash: PasswordHash, of user: inout BackendUser) {
+        let now = clock.now
+        user.passwordHash = hash.hash
+        user.salt = hash.salt
+        user.passwordUpdatedAt = (now.timeIntervalSince1970 * 1000).rounded()
+        user.validSince = Int64(now.timeIntervalSince1970)
+    }
 
     /// A local ID: 1 to 128 characters (the Admin SDKs' and the service's rule).
     static func validateLocalID(_ id: String) throws(IdentityToolkitError) {

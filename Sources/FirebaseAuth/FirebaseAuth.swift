@@ -39,6 +39,12 @@
 @_exported import enum FirebaseAuthCore.OAuthProvider
 @_exported import enum FirebaseAuthCore.AuthProviderID
 @_exported import class FirebaseAuthCore.PhoneAuthProvider
+// AuthProvider/EmailAuthProvider.swift
+@_exported import enum FirebaseAuthCore.EmailAuthProvider
+// ActionCode/ActionCodeSettings.swift, ActionCodeInfo.swift, ActionCodeOperation.swift
+@_exported import class FirebaseAuthCore.ActionCodeSettings
+@_exported import class FirebaseAuthCore.ActionCodeInfo
+@_exported import enum FirebaseAuthCore.ActionCodeOperation
 // MultiFactor/…: MultiFactor.swift, MultiFactorInfo.swift, MultiFactorAssertion.swift,
 // MultiFactorSession.swift, MultiFactorResolver.swift, Phone/PhoneMultiFactorInfo.swift,
 // Phone/PhoneMultiFactorAssertion.swift, Phone/PhoneMultiFactorGenerator.swift

@@ -105,8 +105,17 @@ extension Auth {
             return AuthDataResult(user: user,
                                   additionalUserInfo: AdditionalUserInfo(providerID: oauth.providerID, isNewUser: false, username: nil),
                                   credential: OAuthCredential(response: response))
+        case let email as EmailAuthCredential:
+            // The SDK's `link(withEmail:password:)`: signupNewUser with the user's ID token.
+            let response = try await backend.call(SignUpNewUserRequest(email: email.email, password: email.password, returnSecureToken: true,
+                                                                       idToken: idToken))
+            guard let refreshToken = response.refreshToken, response.idToken != nil else {
+                throw AuthError(.internalError, "signupNewUser answered without tokens (the SDK stops with fatalError: Invalid SignUpNewUserResponse)")
+            }
+            try await renew(user, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
+            return AuthDataResult(user: user, additionalUserInfo: nil)
         default:
-            throw AuthError(.invalidCredential, "this auth core links phone and apple.com credentials, not \(credential)")
+            throw AuthError(.invalidCredential, "this auth core links phone, apple.com and email credentials, not \(credential)")
         }
     }
 

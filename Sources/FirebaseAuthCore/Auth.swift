@@ -360,8 +360,10 @@ public final class Auth: Sendable {
             return try await phoneSignIn(phone, isReauthentication: isReauthentication)
         case let oauth as OAuthCredential:
             return try await idpSignIn(oauth, isReauthentication: isReauthentication)
+        case let email as EmailAuthCredential:
+            return try await passwordSignIn(email)
         default:
-            throw AuthError(.invalidCredential, "this auth core signs in with phone and apple.com credentials, not \(credential)")
+            throw AuthError(.invalidCredential, "this auth core signs in with phone, apple.com and email credentials, not \(credential)")
         }
     }
 
@@ -384,14 +386,14 @@ public final class Auth: Sendable {
     /// for the tokens a sign-in answered, its ID token refreshed if its expiry is unknown (a second
     /// factor's answer has no `expiresIn`), its profile loaded with `getAccountInfo`.
     @inline(never)
-    func completeSignIn(idToken: String?, refreshToken: String?, expiresIn: String?) async throws(AuthError) -> User {
+    func completeSignIn(idToken: String?, refreshToken: String?, expiresIn: String?, anonymous: Bool = false) async throws(AuthError) -> User {
         guard let idToken, !idToken.isEmpty, let refreshToken, !refreshToken.isEmpty else {
             throw AuthError(.invalidUserToken, "Invalid user token: accessToken or refreshToken is nil")
         }
         guard let uid = Self.subject(of: idToken) else {
             throw AuthError(.invalidUserToken, "the ID token the backend answered is not a JWT with a sub claim")
         }
-        let user = User(auth: self, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn))
+        let user = User(auth: self, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn), anonymous: anonymous)
         try await loadAccountInfo(into: user)
         return user
     }

@@ -26,6 +26,8 @@ struct StoredUser: Codable {
     var refreshToken: String
     var expiration: Date?
     var record: UserRecord?
+    /// Set only for an anonymous user (entries written before it have none: not anonymous).
+    var isAnonymous: Bool?
 }
 
 extension Auth {
@@ -63,7 +65,7 @@ extension Auth {
             do {
                 let stored = try decoder.decode(StoredUser.self, from: data)
                 let user = User(auth: self, uid: stored.uid, idToken: stored.idToken, refreshToken: stored.refreshToken,
-                                expiration: stored.expiration)
+                                expiration: stored.expiration, anonymous: stored.isAnonymous == true)
                 if let record = stored.record { user.update(with: record, persist: false) }
                 state.withLock { $0.currentUser = user }
                 // The SDK's restore posts too (updateCurrentUser(byForce:savingToDisk: false)):

@@ -58,6 +58,8 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         var photoURL: URL?
         var providers: [ProviderInfo] = []
         var metadata = UserMetadata(creationDate: nil, lastSignInDate: nil)
+        /// Signed in with `signInAnonymously()` and nothing linked since.
+        var isAnonymous = false
         /// The description it came from, kept for the keychain.
         var record: UserRecord?
     }
@@ -66,10 +68,11 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     /// SDK's `TokenRefreshCoalescer`).
     private let tokens: Mutex<IDTokenBook<Task<String, any Error>>>
 
-    init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?) {
+    init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?, anonymous: Bool = false) {
         self.auth = auth
         self.uid = uid
         tokens = Mutex(IDTokenBook(idToken: idToken, refreshToken: refreshToken, expiration: expiration))
+        profile.withLock { $0.isAnonymous = anonymous }
         multiFactor = MultiFactor()
         multiFactor.user = self
     }
@@ -86,8 +89,9 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     public var displayName: String? { profile.withLock { $0.displayName } }
     /// Apple gives no photo; set only if the backend has one.
     public var photoURL: URL? { profile.withLock { $0.photoURL } }
-    /// Phone and Apple users are never anonymous.
-    public var isAnonymous: Bool { false }
+    /// Whether the user came from `signInAnonymously()` and has linked no provider since (the
+    /// SDK's flag: set at sign-in, cleared when a provider is linked).
+    public var isAnonymous: Bool { profile.withLock { $0.isAnonymous } }
     /// This auth core has no tenants.
     public var tenantID: String? { nil }
     public var metadata: UserMetadata { profile.withLock { $0.metadata } }
@@ -108,6 +112,8 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
             profile.displayName = record.displayName
             profile.photoURL = record.photoUrl.flatMap(URL.init(string:))
             profile.providers = (record.providerUserInfo ?? []).map(ProviderInfo.init)
+            // As the SDK's `updateEmail` and link paths: any provider makes the user non-anonymous.
+            if !profile.providers.isEmpty { profile.isAnonymous = false }
             profile.metadata = UserMetadata(creationDate: record.createdAt.flatMap(Self.date(milliseconds:)),
                                             lastSignInDate: record.lastLoginAt.flatMap(Self.date(milliseconds:)))
         }
@@ -119,7 +125,9 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     var stored: StoredUser {
         let book = tokens.withLock { $0 }
         let (idToken, refreshToken, expiration) = (book.idToken, book.refreshToken, book.expiration)
-        return StoredUser(uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration, record: profile.withLock { $0.record })
+        let (record, anonymous) = profile.withLock { ($0.record, $0.isAnonymous) }
+        return StoredUser(uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration, record: record,
+                          isAnonymous: anonymous ? true : nil)
     }
 
     private static func date(milliseconds text: String) -> Date? {

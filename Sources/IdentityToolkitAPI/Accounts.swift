@@ -155,6 +155,10 @@ public struct SetAccountInfoRequest: AuthRPCRequest, Hashable {
     /// Admin: when the user was created / last signed in (milliseconds since 1970, as strings).
     @Int64Text public var createdAt: String?
     @Int64Text public var lastLoginAt: String?
+    /// The user's new password (`updatePassword(to:)`).
+    public var password: String?
+    /// An out-of-band code to apply (`applyActionCode`: an email verification).
+    public var oobCode: String?
 
     /// `{"enrollments": [...]}`.
     public struct MFAUpdate: Codable, Sendable, Hashable {
@@ -194,6 +198,8 @@ public struct SetAccountInfoResponse: Codable, Sendable, Hashable {
     public var idToken: String?
     public var refreshToken: String?
     public var expiresIn: String?
+    /// The email a change-of-email code set.
+    public var newEmail: String?
 
     public init(kind: String? = "identitytoolkit#SetAccountInfoResponse", localId: String?, email: String? = nil,
                 displayName: String? = nil, photoUrl: String? = nil, providerUserInfo: [ProviderUserInfo]? = nil, emailVerified: Bool? = nil,

@@ -20,10 +20,16 @@ public struct SignUpNewUserRequest: AuthRPCRequest, Hashable {
     public var disabled: Bool?
     public var returnSecureToken: Bool?
     public var tenantId: String?
+    /// The app's own sign-up: the signed-in (anonymous) user the email and password go to.
+    public var idToken: String?
+    public var captchaResponse: String?
+    public var clientType: String?
+    public var recaptchaVersion: String?
 
     public init(localId: String? = nil, email: String? = nil, password: String? = nil, displayName: String? = nil,
                 photoUrl: String? = nil, phoneNumber: String? = nil, emailVerified: Bool? = nil, disabled: Bool? = nil,
-                returnSecureToken: Bool? = nil, tenantId: String? = nil) {
+                returnSecureToken: Bool? = nil, tenantId: String? = nil, idToken: String? = nil) {
+        self.idToken = idToken
         self.localId = localId
         self.email = email
         self.password = password

@@ -160,8 +160,14 @@ extension IdentityToolkitEndpoint {
     public static let deleteAccount = Self(.relyingParty, "deleteAccount")
     /// `VerifyCustomTokenRequest` (= `accounts:signInWithCustomToken`).
     public static let verifyCustomToken = Self(.relyingParty, "verifyCustomToken")
-    /// `SignUpNewUserRequest` (= `accounts:signUp`).
+    /// `SignUpNewUserRequest` (= `accounts:signUp`): an anonymous user, or an email and password.
     public static let signUpNewUser = Self(.relyingParty, "signupNewUser")
+    /// `VerifyPasswordRequest` (= `accounts:signInWithPassword`).
+    public static let verifyPassword = Self(.relyingParty, "verifyPassword")
+    /// `GetOOBConfirmationCodeRequest` (= `accounts:sendOobCode`).
+    public static let getOobConfirmationCode = Self(.relyingParty, "getOobConfirmationCode")
+    /// `ResetPasswordRequest` (= `accounts:resetPassword`).
+    public static let resetPassword = Self(.relyingParty, "resetPassword")
     /// `GetRecaptchaConfigRequest`: `GET …/v2/recaptchaConfig?key=…&clientType=…&version=…`.
     public static let getRecaptchaConfig = Self(.v2, "recaptchaConfig", method: .get)
     /// `RevokeTokenRequest`.
@@ -189,6 +195,9 @@ extension IdentityToolkitEndpoint {
     public static let accountsDelete = Self(.v1, "accounts:delete")
     public static let accountsSignInWithCustomToken = Self(.v1, "accounts:signInWithCustomToken")
     public static let accountsSignUp = Self(.v1, "accounts:signUp")
+    public static let accountsSignInWithPassword = Self(.v1, "accounts:signInWithPassword")
+    public static let accountsSendOobCode = Self(.v1, "accounts:sendOobCode")
+    public static let accountsResetPassword = Self(.v1, "accounts:resetPassword")
 
     // MARK: What the Admin SDKs call (`/v1/projects/{project}/…`, bearer token)
 
@@ -208,4 +217,6 @@ extension IdentityToolkitEndpoint {
 
     /// The SMS outbox: `GET /emulator/v1/projects/{project}/verificationCodes`.
     public static let emulatorVerificationCodes = Self(.emulator, "verificationCodes", method: .get)
+    /// The email outbox: `GET /emulator/v1/projects/{project}/oobCodes`.
+    public static let emulatorOobCodes = Self(.emulator, "oobCodes", method: .get)
 }

@@ -63,10 +63,11 @@ extension IdentityToolkitJSON {
 /// Refusals shared by the user-management messages.
 enum Unsupported {
     static let tenants = "authsim backend plays one project without tenants"
-    static let passwords = "authsim backend does not do email/password sign-in (phone, Apple and custom tokens only)"
-    static let emailLinks = "authsim backend does not do email links"
+    static let passwords = "authsim backend keeps imported password hashes as given: it checks its own and the Auth Emulator's only"
+    static let emailLinks = "authsim backend does not do email link sign-in"
+    static let passwordCaptcha = "reCAPTCHA for email and password is not simulated (the project's EMAIL_PASSWORD_PROVIDER enforcement is OFF)"
     static let delegation = "authsim backend plays one project; target it by its own ID"
-    static let captcha = "captcha fields belong to client sign-up, which authsim backend does not do"
+    static let captcha = "captcha fields belong to an app's own calls, not an admin's"
     static let passkeys = "authsim backend does not do passkeys"
 }
 
@@ -76,7 +77,7 @@ extension SignUpNewUserRequest: SchemaCheckedMessage {
         "localId", "mfaInfo", "password", "phoneNumber", "photoUrl", "recaptchaVersion", "targetProjectId", "tenantId",
     ]
     public static var unsupportedFields: [String: String] {
-        ["password": Unsupported.passwords, "tenantId": Unsupported.tenants, "targetProjectId": Unsupported.delegation,
+        ["tenantId": Unsupported.tenants, "targetProjectId": Unsupported.delegation,
          "captchaChallenge": Unsupported.captcha, "captchaResponse": Unsupported.captcha, "clientType": Unsupported.captcha,
          "recaptchaVersion": Unsupported.captcha, "idToken": "an admin create makes a new user; it links nothing",
          "instanceId": Unsupported.delegation, "mfaInfo": "enroll second factors with accounts:update's mfa.enrollments"]
@@ -101,7 +102,7 @@ extension SetAccountInfoRequest: SchemaCheckedMessage {
         "upgradeToFederatedLogin", "validSince", "deletePasskey",
     ]
     public static var unsupportedFields: [String: String] {
-        ["password": Unsupported.passwords, "oobCode": Unsupported.emailLinks, "tenantId": Unsupported.tenants,
+        ["tenantId": Unsupported.tenants,
          "targetProjectId": Unsupported.delegation, "delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation,
          "captchaChallenge": Unsupported.captcha, "captchaResponse": Unsupported.captcha, "provider": "not implemented (nor in the Auth Emulator)",
          "upgradeToFederatedLogin": "not implemented (nor in the Auth Emulator)", "deletePasskey": Unsupported.passkeys,

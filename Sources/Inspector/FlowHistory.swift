@@ -155,6 +155,16 @@ public final class FlowHistory: Sendable {
                     flow.outcome = linked ? "linked" : "signed in"
                 }
                 state.byUID[uid] = id
+            case .accountSignIn(let uid, let provider, _, _):
+                let id = start()
+                add(to: id) { flow in
+                    flow.uid = uid
+                    flow.path = provider == "password" ? "email and password" : provider
+                    flow.outcome = "signed in"
+                }
+                state.byUID[uid] = id
+            case .emailSent:
+                break
             case .secondFactorRequired(let uid, _):
                 let id = state.byUID[uid].flatMap { existing in state.flows.last { $0.id == existing && $0.outcome == "in progress" }?.id } ?? start()
                 add(to: id) { flow in

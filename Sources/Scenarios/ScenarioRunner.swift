@@ -474,7 +474,7 @@ public enum ScenarioRunner {
         case .codeRequested(_, let proof, _, let endpoint): .codeRequested(endpoint: endpoint.rawValue, proof: proof)
         case .faultAnswered(let path, let fault):
             .backendRejected(endpoint: BackendEvent.endpoint(path), error: fault.serverCode, detail: fault.serverMessage, cause: nil)
-        case .codeReused, .signedIn, .appleRevoked, .accountDeleted: nil
+        case .codeReused, .signedIn, .appleRevoked, .accountDeleted, .accountSignIn, .emailSent: nil
         }
     }
 }

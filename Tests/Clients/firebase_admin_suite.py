@@ -244,12 +244,25 @@ elsewhere = admin("accounts:lookup", {"localId": ["alice"]}, project_id="another
 assert elsewhere["message"].startswith("CONFIGURATION_NOT_FOUND"), elsewhere
 anonymous = admin("accounts:lookup", {"localId": ["alice"]}, headers={}).json()["error"]
 assert anonymous["code"] == 401 and anonymous["status"] == "UNAUTHENTICATED", anonymous
-password = admin("accounts", {"email": "e@example.com", "password": "secret123"}).json()["error"]
-assert password["message"].startswith("UNSUPPORTED_FIELD : password"), password
+weak = admin("accounts", {"email": "e@example.com", "password": "12345"}).json()["error"]
+assert weak["message"].startswith("WEAK_PASSWORD"), weak
 claims_too_big = admin("accounts:update", {"localId": "alice", "customAttributes": json.dumps({"k": "v" * 1000})}).json()["error"]
 assert claims_too_big["message"].startswith("CLAIMS_TOO_LARGE"), claims_too_big
 assert auth.get_user("alice").custom_claims == {"admin": True, "tier": 3}  # nothing lost
-ok("bad input: unknown field, wrong type, 1001 IDs, another project, no credential, a password, large claims; nothing changed")
+ok("bad input: unknown field, wrong type, 1001 IDs, another project, no credential, a weak password, large claims; nothing changed")
+
+# --- Passwords: the Admin SDK sets them, the app's REST calls sign in with them -------------------------------
+ada = auth.create_user(email="ada@example.com", password="correct horse")
+signed = client("accounts:signInWithPassword", {"email": "ada@example.com", "password": "correct horse", "returnSecureToken": True}).json()
+assert signed["localId"] == ada.uid and signed["idToken"], signed
+assert auth.verify_id_token(signed["idToken"])["firebase"]["sign_in_provider"] == "password"
+auth.update_user(ada.uid, password="battery staple")
+refused = client("accounts:signInWithPassword", {"email": "ada@example.com", "password": "correct horse"}).json()["error"]
+# The emulator export imported first has enumeration protection off (its config.json): INVALID_PASSWORD.
+assert refused["message"] == "INVALID_PASSWORD", refused
+assert client("accounts:signInWithPassword", {"email": "ada@example.com", "password": "battery staple"}).json()["localId"] == ada.uid
+assert [p.provider_id for p in auth.get_user(ada.uid).provider_data] == ["password"]
+ok("passwords: create_user(password=), signInWithPassword, update_user(password=) ends the old one")
 
 print("users-at-exit", len(list(auth.list_users().iterate_all())), flush=True)
 print("done", flush=True)

@@ -204,10 +204,71 @@ struct ModuleSurface {
             import FirebaseAuth
 
             func app() async throws {
-                _ = try await Auth.auth().signIn(withEmail: "a@example.com", password: "secret")
+                _ = try await Auth.auth().signIn(withEmail: "a@example.com", link: "https://example.com/?oobCode=x")
             }
             """)
         #expect(result.status != 0)
-        #expect(result.messages.contains("Email and password sign-in is not simulated by authsim"), "\(result.messages)")
+        #expect(result.messages.contains("Email link sign-in is not simulated by authsim"), "\(result.messages)")
+    }
+
+    /// An app's email auth service as apps write it (the shapes of the issue's 13 files that did not
+    /// compile: email and password beside anonymous sign-in, the reset and verification emails, a
+    /// password change, errors read as NSError), in Swift 5 mode as an Xcode app target compiles it,
+    /// through `import Firebase` alone.
+    @Test("an app's email and password service type-checks unchanged through import Firebase, in Swift 5 mode")
+    func emailService() async throws {
+        let result = try await Self.typecheck("""
+            import Firebase
+
+            final class EmailAuthService {
+                var handle: AuthStateDidChangeListenerHandle?
+                func start() {
+                    handle = Auth.auth().addStateDidChangeListener { _, user in
+                        print(user?.email ?? "signed out", user?.isAnonymous ?? false)
+                    }
+                }
+                func signUp(email: String, password: String) async throws -> User {
+                    let result = try await Auth.auth().createUser(withEmail: email, password: password)
+                    try await result.user.sendEmailVerification()
+                    return result.user
+                }
+                func signIn(email: String, password: String, completion: @escaping (Error?) -> Void) {
+                    Auth.auth().signIn(withEmail: email, password: password) { result, error in
+                        if let error = error as NSError?, AuthErrorCode(rawValue: error.code) == .wrongPassword {
+                            completion(error)
+                            return
+                        }
+                        completion(error)
+                    }
+                }
+                func guest() async throws { _ = try await Auth.auth().signInAnonymously() }
+                func upgrade(email: String, password: String) async throws {
+                    let credential = EmailAuthProvider.credential(withEmail: email, password: password)
+                    try await Auth.auth().currentUser?.link(with: credential)
+                }
+                func forgot(_ email: String) {
+                    Auth.auth().sendPasswordReset(withEmail: email) { error in print(error?.localizedDescription ?? "sent") }
+                }
+                func reset(code: String, to password: String) async throws {
+                    let email = try await Auth.auth().verifyPasswordResetCode(code)
+                    print(email)
+                    try await Auth.auth().confirmPasswordReset(withCode: code, newPassword: password)
+                }
+                func change(to password: String, current: String) async throws {
+                    guard let user = Auth.auth().currentUser, let email = user.email else { return }
+                    try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: email, password: current))
+                    try await user.updatePassword(to: password)
+                }
+                func verify(_ code: String) async throws {
+                    try await Auth.auth().applyActionCode(code)
+                    try await Auth.auth().currentUser?.reload()
+                }
+                func custom(_ token: String) async throws { _ = try await Auth.auth().signIn(withCustomToken: token) }
+                func stop() {
+                    if let handle { Auth.auth().removeStateDidChangeListener(handle) }
+                }
+            }
+            """, swiftVersion: "5")
+        #expect(result.status == 0, "\(result.messages)")
     }
 }

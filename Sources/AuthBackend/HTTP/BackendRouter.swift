@@ -72,6 +72,27 @@ enum BackendRouter {
         keyed.rpc(FinalizeMFASignInRequest.self, at: [.finalizeMFASignIn], table: routes) { request, _ in
             try await toolkit.finalizeMFASignIn(request)
         }
+        // Email and password, anonymous users, the emails (EmailPassword.swift): bodies checked
+        // against the REST schema, as Google's front end checks them.
+        keyed.checkedRPC(VerifyPasswordRequest.self, at: [.verifyPassword, .accountsSignInWithPassword], what: "accounts:signInWithPassword",
+                         table: routes) { try await toolkit.signInWithPassword($0) }
+        keyed.checkedRPC(GetOOBConfirmationCodeRequest.self, at: [.getOobConfirmationCode, .accountsSendOobCode], what: "accounts:sendOobCode",
+                         table: routes) { try await toolkit.sendOobCode($0) }
+        keyed.checkedRPC(ResetPasswordRequest.self, at: [.resetPassword, .accountsResetPassword], what: "accounts:resetPassword",
+                         table: routes) { try await toolkit.resetPassword($0) }
+        for endpoint in [IdentityToolkitEndpoint.signUpNewUser, .accountsSignUp] {
+            keyed.post(RouterPath(endpoint.path)) { request, context in
+                let body = try await request.body.collect(upTo: context.maxUploadSize)
+                // The app's sign-up: every field of the schema is known (and returnSecureToken, which the SDK
+                // sends and the document dropped); which the app may set is the toolkit's to say.
+                for name in try IdentityToolkitJSON.object(from: body.readableBytesView, what: "accounts:signUp").keys.sorted()
+                where !SignUpNewUserRequest.schemaFields.contains(name) && name != "returnSecureToken" {
+                    throw IdentityToolkitError.unknownField(name, at: nil)
+                }
+                return try JSONBody(try await toolkit.signUp(try IdentityToolkitJSON.decode(SignUpNewUserRequest.self, from: body.readableBytesView)))
+            }
+            routes.add(endpoint.path, .post)
+        }
         for endpoint in [IdentityToolkitEndpoint.verifyCustomToken, .accountsSignInWithCustomToken] {
             keyed.post(RouterPath(endpoint.path)) { request, context in
                 let body = try await request.body.collect(upTo: context.maxUploadSize)
@@ -102,6 +123,13 @@ enum BackendRouter {
             try JSONBody(await toolkit.verificationCodes())
         }
         routes.add(IdentityToolkitEndpoint.emulatorVerificationCodes.path, .get)
+        // The email outbox, as the emulator's (each email's code and link, while the code is unused).
+        router.get(RouterPath(IdentityToolkitEndpoint.emulatorOobCodes.path)) { _, _ in
+            try JSONBody(OobCodesResponse(oobCodes: try await toolkit.emailOutbox().map {
+                OobCode(email: $0.email, oobCode: $0.code, oobLink: $0.link, requestType: $0.requestType.rawValue)
+            }))
+        }
+        routes.add(IdentityToolkitEndpoint.emulatorOobCodes.path, .get)
         // authsim's own: what became of the silent pushes (an app in another process reads why none came).
         router.get("/emulator/v1/projects/:project/silentPushes") { _, context in
             try checkProject(context)
@@ -210,6 +238,22 @@ extension RouterGroup<BackendRequestContext> {
                 let body = try await request.body.collect(upTo: context.maxUploadSize)
                 let call = try IdentityToolkitJSON.decode(Call.self, from: body.readableBytesView)
                 return try JSONBody(try await handle(call, request))
+            }
+            table.add(endpoint.path, .post)
+        }
+        return self
+    }
+
+    /// A POST endpoint whose body is checked against the REST schema (unknown fields refused as
+    /// Google refuses them, unsupported ones named) before it is decoded.
+    @discardableResult
+    func checkedRPC<Call: AuthRPCRequest & SchemaCheckedMessage>(_ type: Call.Type, at endpoints: [IdentityToolkitEndpoint], what: String,
+                                                                 table: RouteMethods,
+                                                                 _ handle: @escaping @Sendable (Call) async throws -> Call.Response) -> Self {
+        for endpoint in endpoints {
+            post(RouterPath(endpoint.path)) { request, context in
+                let body = try await request.body.collect(upTo: context.maxUploadSize)
+                return try JSONBody(try await handle(try IdentityToolkitJSON.decodeChecked(Call.self, from: body.readableBytesView, what: what)))
             }
             table.add(endpoint.path, .post)
         }

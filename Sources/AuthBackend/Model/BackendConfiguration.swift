@@ -45,6 +45,9 @@ public struct BackendConfiguration: Sendable {
     public var maximumSecondFactors = 5
     /// How long a first factor's `mfaPendingCredential` stays good for its second factor.
     public var mfaPendingCredentialLifetime: TimeInterval = 600
+    /// How long an email's code (password reset, email verification) stays good: an hour, as
+    /// Firebase's password reset links.
+    public var oobCodeLifetime: TimeInterval = 3600
     /// How long a temporary proof (linking a number another account holds) stays good.
     public var temporaryProofLifetime: TimeInterval = 3600
     /// How the reCAPTCHA page's challenge ends.

@@ -37,6 +37,11 @@ public enum BackendEvent: Sendable, Codable {
     case frontendRefused(path: String, IdentityToolkitError)
     /// A queued ``BackendFault`` answered a request instead of the toolkit.
     case faultAnswered(path: String, BackendFault)
+    /// A sign-in or sign-up without a phone or an identity provider: `provider` `password`,
+    /// `anonymous` or `custom`.
+    case accountSignIn(uid: String, provider: String, email: String?, isNewUser: Bool)
+    /// An email went out with a single-use code (the email outbox).
+    case emailSent(OobEmail)
     /// A code was asked for `phoneNumber` and the app proved itself this way (what the inspector's
     /// sign-ins show as the verification path).
     /// `receipt` is the app credential's, when a silent push proved the app.
@@ -68,7 +73,7 @@ public enum RejectionCause: String, Sendable, Codable, CaseIterable {
 public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
     case verifyClient, sendVerificationCode, signInWithPhoneNumber, signInWithIdp, revokeToken, deleteAccount, setAccountInfo
     case getAccountInfo, secureToken, mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize
-    case recaptchaConfig, signInWithCustomToken
+    case recaptchaConfig, signInWithCustomToken, signUp, signInWithPassword, sendOobCode, resetPassword
 
     /// The second factor's operations.
     public static let secondFactorOperations: Set<BackendOperation> = [

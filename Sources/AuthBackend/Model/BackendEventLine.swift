@@ -49,6 +49,8 @@ extension BackendEvent {
         case .frontendRefused: "frontendRefused"
         case .faultAnswered: "faultAnswered"
         case .codeRequested: "codeRequested"
+        case .accountSignIn: "accountSignIn"
+        case .emailSent: "emailSent"
         }
     }
 
@@ -92,6 +94,11 @@ extension BackendEvent {
             return Line(.backend, to: .app, "\(endpoint) refuses: \(error.message)", bad: true)
         case .frontendRefused(let path, let error):
             return Line(.backend, to: .app, "Google's front end refuses \(Self.endpoint(path)) before Identity Toolkit sees it: HTTP \(error.httpStatus) \(error.message)", bad: true)
+        case .accountSignIn(let uid, let provider, let email, let isNewUser):
+            let who = email.map { "\($0) " } ?? ""
+            return Line(.backend, to: .app, "\(provider) sign-in: \(who)→ uid \(uid.prefix(8))…\(isNewUser ? " (new user)" : "")")
+        case .emailSent(let message):
+            return Line(.backend, "email to \(message.email): \(message.requestType.rawValue) with a single-use code (the email outbox)")
         case .faultAnswered(let path, let fault):
             return Line(.backend, to: .app, "\(Self.endpoint(path)) answers an injected HTTP \(fault.status) \(fault.serverMessage ?? String(fault.body.prefix(80)))", bad: true)
         }

@@ -51,6 +51,9 @@ enum BackendRecord: Codable, Sendable {
     case accountsReset
     /// The project config a node changed at run time, for the whole fleet (written with a shared store only).
     case projectConfig(SharedProjectConfig)
+    /// An email with a single-use code (password reset, email verification), by the code's SHA-256.
+    case oobCode(digest: String, OobEmail)
+    case oobCodeUsed(digest: String)
     /// What became of a silent push a node sent, so that any node's `…/silentPushes` lists it
     /// (written with a shared store only; one node keeps its list in memory).
     case silentPush(SilentPushRecord)
@@ -125,7 +128,12 @@ struct BackendState {
     /// Keyed by the token's SHA-256: an O(1) lookup whose timing says nothing about the token.
     var recaptchaTokens: [String: RecaptchaToken] = [:]
     var outbox: [SMSMessage] = []
+    /// The emails' codes, by SHA-256, and the emails in the order they went.
+    var oobCodes: [String: (message: OobEmail, used: Bool)] = [:]
+    var emailOutbox: [OobEmail] = []
     var users: [String: BackendUser] = [:]
+    /// Users by lower-cased email (at most one user has each).
+    var userByEmail: [String: String] = [:]
     var userByPhone: [String: String] = [:]
     var userByAppleSub: [String: String] = [:]
     var spentAppleTokens: [String: Date] = [:]
@@ -161,14 +169,17 @@ struct BackendState {
             if let old = users[user.localId] {
                 if let phone = old.phoneNumber { userByPhone[phone] = nil }
                 if let sub = old.appleSub { userByAppleSub[sub] = nil }
+                if let email = old.email?.lowercased(), userByEmail[email] == old.localId { userByEmail[email] = nil }
             }
             users[user.localId] = user
             if let phone = user.phoneNumber { userByPhone[phone] = user.localId }
             if let sub = user.appleSub { userByAppleSub[sub] = user.localId }
+            if let email = user.email?.lowercased() { userByEmail[email] = user.localId }
         case .userDeleted(let localId):
             if let old = users.removeValue(forKey: localId) {
                 if let phone = old.phoneNumber { userByPhone[phone] = nil }
                 if let sub = old.appleSub { userByAppleSub[sub] = nil }
+                if let email = old.email?.lowercased(), userByEmail[email] == localId { userByEmail[email] = nil }
             }
             refreshTokens = refreshTokens.filter { $0.value.localId != localId }
         case .appleTokenSpent(let digest, let at):
@@ -202,6 +213,7 @@ struct BackendState {
             users = [:]
             userByPhone = [:]
             userByAppleSub = [:]
+            userByEmail = [:]
             refreshTokens = [:]
             mfaPending = [:]
             pendingAppleTokens = [:]
@@ -210,6 +222,11 @@ struct BackendState {
             projectConfig = config
         case .silentPush(let push):
             fleetSilentPushes.append(push)
+        case .oobCode(let digest, let message):
+            oobCodes[digest] = (message, false)
+            emailOutbox.append(message)
+        case .oobCodeUsed(let digest):
+            oobCodes[digest]?.used = true
         }
     }
 
@@ -236,6 +253,8 @@ struct BackendState {
         mfaPending = mfaPending.filter { now.timeIntervalSince($0.value.at) < configuration.mfaPendingCredentialLifetime + day }
         temporaryProofs = temporaryProofs.filter { now.timeIntervalSince($0.value.at) < configuration.temporaryProofLifetime + day }
         enterpriseTokens = enterpriseTokens.filter { now.timeIntervalSince($0.value.issuedAt) < IdentityToolkit.enterpriseTokenLifetime + day }
+        oobCodes = oobCodes.filter { now.timeIntervalSince($0.value.message.sentAt) < configuration.oobCodeLifetime + day }
+        emailOutbox.removeAll { now.timeIntervalSince($0.sentAt) >= configuration.oobCodeLifetime + day }
     }
 
     /// The records that rebuild this state (what a compacted journal holds).
@@ -252,6 +271,11 @@ struct BackendState {
             if t.used { out.append(.recaptchaUsed(digest: digest)) }
         }
         out += outbox.map { .sms($0) }
+        for message in emailOutbox {
+            let digest = IdentityToolkit.digest(message.code)
+            out.append(.oobCode(digest: digest, message))
+            if oobCodes[digest]?.used == true { out.append(.oobCodeUsed(digest: digest)) }
+        }
         for (digest, at) in spentAppleTokens { out.append(.appleTokenSpent(digest: digest, at: at)) }
         for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at)) }
         for (digest, at) in revokedAppleCodes { out.append(.appleCodeRevoked(digest: digest, at: at)) }

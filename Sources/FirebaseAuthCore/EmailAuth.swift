@@ -1,0 +1,374 @@
+import Foundation
+import IdentityToolkitAPI
+import Synchronization
+
+// Email and password, anonymous and custom-token sign-in, and the emails (password reset, email
+// verification), as FirebaseAuth 12.19 does them (`Auth/Auth.swift` 353–1210, `User/User.swift`
+// 110–240 and 860–1060, `AuthProvider/EmailAuthProvider.swift`, `ActionCode/`). Email link sign-in
+// is not simulated (Unsimulated.swift). reCAPTCHA for email and password: the SDK asks for it only
+// when the project's EMAIL_PASSWORD_PROVIDER enforcement is on or the backend answers
+// MISSING_RECAPTCHA_TOKEN; authsim's backend keeps that enforcement OFF, so the SDK's plain calls
+// are what goes out, as here.
+
+/// `EmailAuthProvider`: email and password credentials.
+public enum EmailAuthProvider {
+    /// `password`.
+    public static let id = "password"
+
+    /// `EmailAuthProvider.credential(withEmail:password:)`: signs in, reauthenticates, or links
+    /// an email and password.
+    public static func credential(withEmail email: String, password: String) -> AuthCredential {
+        EmailAuthCredential(email: email, password: password)
+    }
+}
+
+/// The SDK's `EmailAuthCredential` (internal there too): an email and its password.
+final class EmailAuthCredential: AuthCredential, @unchecked Sendable {
+    let email: String
+    let password: String
+    init(email: String, password: String) {
+        self.email = email
+        self.password = password
+        super.init(provider: EmailAuthProvider.id)
+    }
+}
+
+/// `ActionCodeSettings`: where an email's link leads (the continue URL, the app that opens it).
+/// authsim's emails carry the continue URL in their link; nothing opens an app from an email here.
+public final class ActionCodeSettings: @unchecked Sendable {
+    private struct Values {
+        var url: URL?
+        var handleCodeInApp = false
+        var iOSBundleID: String?
+        var androidPackageName: String?
+        var androidMinimumVersion: String?
+        var androidInstallIfNotAvailable = false
+        var linkDomain: String?
+    }
+    private let values = Mutex(Values())
+
+    public init() {}
+
+    public var url: URL? {
+        get { values.withLock { $0.url } }
+        set { values.withLock { $0.url = newValue } }
+    }
+    public var handleCodeInApp: Bool {
+        get { values.withLock { $0.handleCodeInApp } }
+        set { values.withLock { $0.handleCodeInApp = newValue } }
+    }
+    public var iOSBundleID: String? { values.withLock { $0.iOSBundleID } }
+    public var androidPackageName: String? { values.withLock { $0.androidPackageName } }
+    public var androidMinimumVersion: String? { values.withLock { $0.androidMinimumVersion } }
+    public var androidInstallIfNotAvailable: Bool { values.withLock { $0.androidInstallIfNotAvailable } }
+    public var linkDomain: String? {
+        get { values.withLock { $0.linkDomain } }
+        set { values.withLock { $0.linkDomain = newValue } }
+    }
+
+    public func setIOSBundleID(_ bundleID: String) { values.withLock { $0.iOSBundleID = bundleID } }
+
+    public func setAndroidPackageName(_ androidPackageName: String, installIfNotAvailable: Bool, minimumVersion: String?) {
+        values.withLock {
+            $0.androidPackageName = androidPackageName
+            $0.androidInstallIfNotAvailable = installIfNotAvailable
+            $0.androidMinimumVersion = minimumVersion
+        }
+    }
+
+    /// The request's fields the settings fill (`GetOOBConfirmationCodeRequest`'s init).
+    func apply(to request: inout GetOOBConfirmationCodeRequest) {
+        let v = values.withLock { $0 }
+        request.continueUrl = v.url?.absoluteString
+        request.iOSBundleId = v.iOSBundleID
+        request.androidPackageName = v.androidPackageName
+        request.androidMinimumVersion = v.androidMinimumVersion
+        if v.androidInstallIfNotAvailable { request.androidInstallApp = true }
+        if v.handleCodeInApp { request.canHandleCodeInApp = true }
+        request.linkDomain = v.linkDomain
+    }
+}
+
+/// `ActionCodeOperation`.
+public enum ActionCodeOperation: Int, Sendable {
+    case unknown = 0, passwordReset = 1, verifyEmail = 2, recoverEmail = 3, emailLink = 4, verifyAndChangeEmail = 5,
+         revertSecondFactorAddition = 6
+}
+
+/// `ActionCodeInfo`: what `checkActionCode` learned of a code.
+public final class ActionCodeInfo: Sendable {
+    public let operation: ActionCodeOperation
+    /// The address the code was sent to; the new one for a change of email.
+    public let email: String
+    /// The old address, for a change of email.
+    public let previousEmail: String?
+
+    init(operation: ActionCodeOperation, email: String, newEmail: String?) {
+        self.operation = operation
+        if let newEmail {
+            self.email = newEmail
+            previousEmail = email
+        } else {
+            self.email = email
+            previousEmail = nil
+        }
+    }
+
+    /// The SDK's `actionCodeOperation(forRequestType:)` (ActionCodeInfo.swift 46–56), as it is:
+    /// it knows the action link's `mode` names (`resetPassword`, `verifyEmail`, …), while the
+    /// service (and the Auth Emulator, and this backend) answer the request type's enum name
+    /// (`PASSWORD_RESET`, `VERIFY_EMAIL`), so on a device `operation` is `.unknown` for codes
+    /// the service made. Kept, since that is what an app sees (docs/app-code-on-linux.md).
+    static func operation(forRequestType requestType: String?) -> ActionCodeOperation {
+        switch requestType {
+        case "resetPassword": .passwordReset
+        case "verifyEmail": .verifyEmail
+        case "recoverEmail": .recoverEmail
+        case "signIn": .emailLink
+        case "verifyAndChangeEmail": .verifyAndChangeEmail
+        case "revertSecondFactorAddition": .revertSecondFactorAddition
+        default: .unknown
+        }
+    }
+}
+
+extension Auth {
+    // MARK: Email and password
+
+    /// `signIn(withEmail:password:)`: `verifyPassword`, then the user loaded and made current.
+    /// An empty password is `wrongPassword` (17009) without a request, as in the SDK. With email
+    /// enumeration protection (Firebase's default) a wrong email or password is
+    /// `invalidCredential` (17004); without, `userNotFound` (17011) or `wrongPassword` (17009).
+    @discardableResult
+    public func signIn(withEmail email: String, password: String) async throws -> AuthDataResult {
+        let result = try await internalSignIn(with: EmailAuthCredential(email: email, password: password), isReauthentication: false)
+        updateCurrentUser(result.user)
+        return result
+    }
+
+    /// `signIn(withEmail:password:completion:)`.
+    public func signIn(withEmail email: String, password: String, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withEmail: email, password: password) }
+    }
+
+    /// The SDK's `internalSignInUser(withEmail:password:)`: `verifyPassword`; a user with a second
+    /// factor is `secondFactorRequired` (17078) with its resolver, as the SDK's backend makes of
+    /// an answer with `mfaPendingCredential`.
+    @inline(never)
+    func passwordSignIn(_ credential: EmailAuthCredential) async throws(AuthError) -> AuthDataResult {
+        if credential.password.isEmpty {
+            throw AuthError(.wrongPassword, "The password is invalid or the user does not have a password.")
+        }
+        let response = try await backend.call(VerifyPasswordRequest(email: credential.email, password: credential.password))
+        if response.idToken == nil, let pending = response.mfaPendingCredential {
+            let hints = MultiFactorInfo.factors(from: response.mfaInfo ?? [])
+            throw AuthError(.secondFactorRequired,
+                            "the account has \(hints.count) second factor\(hints.count == 1 ? "" : "s"): finish with the resolver in userInfo[AuthErrorUserInfoMultiFactorResolverKey]",
+                            resolver: MultiFactorResolver(mfaPendingCredential: pending, hints: hints, auth: self))
+        }
+        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, isNewUser: false, username: nil))
+    }
+
+    /// `createUser(withEmail:password:)`: `signupNewUser` with the email and password, the new user
+    /// made current. An empty password is `weakPassword` (17026) and an empty email `missingEmail`
+    /// (17034), both without a request, as the SDK checks.
+    @discardableResult
+    public func createUser(withEmail email: String, password: String) async throws -> AuthDataResult {
+        guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing password") }
+        guard !email.isEmpty else { throw AuthError(.missingEmail, "An email address must be provided.") }
+        let response = try await backend.call(SignUpNewUserRequest(email: email, password: password, returnSecureToken: true))
+        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+        updateCurrentUser(user)
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, isNewUser: true, username: nil))
+    }
+
+    /// `createUser(withEmail:password:completion:)`.
+    public func createUser(withEmail email: String, password: String, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws -> AuthDataResult in try await self.createUser(withEmail: email, password: password) }
+    }
+
+    // MARK: Anonymous and custom token
+
+    /// `signInAnonymously()`: an anonymous user already signed in is returned as it is (no
+    /// request); otherwise `signupNewUser` with nothing, and the new anonymous user is current.
+    /// `additionalUserInfo.providerID` is empty, as the SDK makes it.
+    @discardableResult
+    public func signInAnonymously() async throws -> AuthDataResult {
+        if let user = currentUser, user.isAnonymous { return AuthDataResult(user: user, additionalUserInfo: nil) }
+        let response = try await backend.call(SignUpNewUserRequest(returnSecureToken: true))
+        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn,
+                                            anonymous: true)
+        updateCurrentUser(user)
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", isNewUser: true, username: nil))
+    }
+
+    /// `signInAnonymously(completion:)`.
+    public func signInAnonymously(completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws -> AuthDataResult in try await self.signInAnonymously() }
+    }
+
+    /// `signIn(withCustomToken:)`: `verifyCustomToken` with a token the Admin SDK minted.
+    @discardableResult
+    public func signIn(withCustomToken token: String) async throws -> AuthDataResult {
+        let response = try await backend.call(VerifyCustomTokenRequest(token: token))
+        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+        updateCurrentUser(user)
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", isNewUser: response.isNewUser ?? false, username: nil))
+    }
+
+    /// `signIn(withCustomToken:completion:)`.
+    public func signIn(withCustomToken token: String, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withCustomToken: token) }
+    }
+
+    // MARK: The emails
+
+    /// `sendPasswordReset(withEmail:actionCodeSettings:)`: `getOobConfirmationCode` PASSWORD_RESET.
+    /// With email enumeration protection an unknown email succeeds too (nothing is sent).
+    public func sendPasswordReset(withEmail email: String, actionCodeSettings: ActionCodeSettings? = nil) async throws {
+        var request = GetOOBConfirmationCodeRequest(requestType: .passwordReset, email: email)
+        actionCodeSettings?.apply(to: &request)
+        _ = try await backend.call(request)
+    }
+
+    /// `sendPasswordReset(withEmail:completion:)`.
+    public func sendPasswordReset(withEmail email: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        sendPasswordReset(withEmail: email, actionCodeSettings: nil, completion: completion)
+    }
+
+    /// `sendPasswordReset(withEmail:actionCodeSettings:completion:)`.
+    public func sendPasswordReset(withEmail email: String, actionCodeSettings: ActionCodeSettings?,
+                                  completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws in try await self.sendPasswordReset(withEmail: email, actionCodeSettings: actionCodeSettings) }
+    }
+
+    /// `confirmPasswordReset(withCode:newPassword:)`: `resetPassword` with the code and the new
+    /// password. A used or unknown code is `invalidActionCode` (17030), an expired one
+    /// `expiredActionCode` (17029).
+    public func confirmPasswordReset(withCode code: String, newPassword: String) async throws {
+        _ = try await backend.call(ResetPasswordRequest(oobCode: code, newPassword: newPassword))
+    }
+
+    /// `confirmPasswordReset(withCode:newPassword:completion:)`.
+    public func confirmPasswordReset(withCode code: String, newPassword: String, completion: @escaping @MainActor ((any Error)?) -> Void) {
+        complete(completion) { () async throws in try await self.confirmPasswordReset(withCode: code, newPassword: newPassword) }
+    }
+
+    /// `checkActionCode(_:)`: `resetPassword` with the code alone: whose email, and what for.
+    public func checkActionCode(_ code: String) async throws -> ActionCodeInfo {
+        let response = try await backend.call(ResetPasswordRequest(oobCode: code))
+        guard let email = response.email else {
+            // The SDK stops here with fatalError ("Failed to get a ResetPasswordResponse").
+            throw AuthError(.internalError, "resetPassword answered without the code's email")
+        }
+        return ActionCodeInfo(operation: ActionCodeInfo.operation(forRequestType: response.requestType), email: email, newEmail: response.newEmail)
+    }
+
+    /// `checkActionCode(_:completion:)`.
+    public func checkActionCode(_ code: String, completion: @escaping @MainActor (ActionCodeInfo?, (any Error)?) -> Void) {
+        complete(completion) { () async throws -> ActionCodeInfo in try await self.checkActionCode(code) }
+    }
+
+    /// `verifyPasswordResetCode(_:)`: the email the code was sent to.
+    public func verifyPasswordResetCode(_ code: String) async throws -> String {
+        try await checkActionCode(code).email
+    }
+
+    /// `verifyPasswordResetCode(_:completion:)`.
+    public func verifyPasswordResetCode(_ code: String, completion: @escaping @MainActor (String?, (any Error)?) -> Void) {
+        complete(completion) { () async throws -> String in try await self.verifyPasswordResetCode(code) }
+    }
+
+    /// `applyActionCode(_:)`: `setAccountInfo` with the code (an email verification, a change
+    /// of email). A password reset code needs a new password: `invalidActionCode`.
+    public func applyActionCode(_ code: String) async throws {
+        var request = SetAccountInfoRequest(returnSecureToken: true)
+        request.oobCode = code
+        _ = try await backend.call(request)
+    }
+
+    /// `applyActionCode(_:completion:)`.
+    public func applyActionCode(_ code: String, completion: @escaping @MainActor ((any Error)?) -> Void) {
+        complete(completion) { () async throws in try await self.applyActionCode(code) }
+    }
+}
+
+extension User {
+    /// `sendEmailVerification(with:)`: `getOobConfirmationCode` VERIFY_EMAIL with the user's ID token.
+    public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings? = nil) async throws {
+        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+            var request = GetOOBConfirmationCodeRequest(requestType: .verifyEmail, idToken: try await idToken())
+            actionCodeSettings?.apply(to: &request)
+            _ = try await auth.backend.call(request)
+        }
+    }
+
+    /// `sendEmailVerification(completion:)` (the SDK's `__sendEmailVerification(withCompletion:)`
+    /// seen from Swift).
+    public func sendEmailVerification(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        sendEmailVerification(with: nil, completion: completion)
+    }
+
+    /// `sendEmailVerification(with:completion:)`.
+    public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings?, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws in try await self.sendEmailVerification(with: actionCodeSettings) }
+    }
+
+    /// `sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:)`: VERIFY_AND_CHANGE_EMAIL;
+    /// the email changes when the code is applied.
+    public func sendEmailVerification(beforeUpdatingEmail newEmail: String, actionCodeSettings: ActionCodeSettings? = nil) async throws {
+        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+            var request = GetOOBConfirmationCodeRequest(requestType: .verifyAndChangeEmail, newEmail: newEmail, idToken: try await idToken())
+            actionCodeSettings?.apply(to: &request)
+            _ = try await auth.backend.call(request)
+        }
+    }
+
+    /// `sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:completion:)`.
+    public func sendEmailVerification(beforeUpdatingEmail newEmail: String, actionCodeSettings: ActionCodeSettings? = nil,
+                                      completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws in
+            try await self.sendEmailVerification(beforeUpdatingEmail: newEmail, actionCodeSettings: actionCodeSettings)
+        }
+    }
+
+    /// `updatePassword(to:)`: `setAccountInfo` with the password, the user takes the new tokens
+    /// (a new password ends every other session). An empty password is `weakPassword` (17026)
+    /// without a request, as in the SDK.
+    public func updatePassword(to password: String) async throws {
+        guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing Password") }
+        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+            try await auth.loadAccountInfo(into: self)
+            var request = SetAccountInfoRequest(idToken: try await idToken(), returnSecureToken: true)
+            request.password = password
+            let response = try await auth.backend.call(request)
+            takeTokens(of: response)
+            try await auth.loadAccountInfo(into: self)
+        }
+    }
+
+    /// `updatePassword(to:completion:)`.
+    public func updatePassword(to password: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws in try await self.updatePassword(to: password) }
+    }
+
+    /// `updateEmail(to:)`, deprecated in the SDK: `setAccountInfo` with the email. With email
+    /// enumeration protection (Firebase's default) the service refuses it, `operationNotAllowed`
+    /// (17006): verify the new address first (``sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:)``).
+    @available(*, deprecated, message: "`updateEmail` is deprecated and will be removed in a future release. Use sendEmailVerification(beforeUpdatingEmail:) instead.")
+    public func updateEmail(to email: String) async throws {
+        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+            try await auth.loadAccountInfo(into: self)
+            let response = try await auth.backend.call(SetAccountInfoRequest(idToken: try await idToken(), email: email, returnSecureToken: true))
+            takeTokens(of: response)
+            try await auth.loadAccountInfo(into: self)
+        }
+    }
+
+    /// `updateEmail(to:completion:)`, deprecated in the SDK.
+    @available(*, deprecated, message: "`updateEmail` is deprecated and will be removed in a future release. Use sendEmailVerification(beforeUpdatingEmail:) instead.")
+    public func updateEmail(to email: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws in try await self.updateEmail(to: email) }
+    }
+}
