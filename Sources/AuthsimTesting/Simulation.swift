@@ -181,6 +181,20 @@ public final class Simulation: Sendable {
         return code
     }
 
+    /// The code of the last email sent to `email` whose code is still unused (a password reset,
+    /// an email verification), as the user would copy it from the email's link.
+    public func emailCode(to email: String) async throws -> String {
+        guard let toolkit = phoneWorld.toolkit else { throw SimulationError("the backend runs elsewhere: read its …/oobCodes") }
+        let outbox: [OobEmail]
+        do throws(IdentityToolkitError) { outbox = try await toolkit.emailOutbox() } catch {
+            throw SimulationError("the backend's email outbox cannot be read: \(error)")
+        }
+        guard let message = outbox.last(where: { $0.email == email.lowercased() }) else {
+            throw SimulationError("no email with an unused code was sent to \(email)")
+        }
+        return message.code
+    }
+
     /// What became of the backend's silent pushes to this app, oldest first.
     public func silentPushes() async -> [SilentPushRecord] { await phoneWorld.silentPushResults() ?? [] }
 

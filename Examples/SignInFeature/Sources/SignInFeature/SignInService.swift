@@ -2,8 +2,8 @@ import FirebaseAuth
 import FirebaseCore
 import Foundation
 
-/// The sign-in logic of an iOS app, as its team writes it for the real SDK: phone numbers, with a
-/// phone second factor. It imports FirebaseAuth and FirebaseCore only, and runs unchanged on a
+/// The sign-in logic of an iOS app, as its team writes it for the real SDK: phone numbers, Sign in
+/// with Apple, email and password, with a phone second factor. It imports FirebaseAuth and FirebaseCore only, and runs unchanged on a
 /// phone and, through authsim, in tests on Linux.
 public final class SignInService: Sendable {
     /// How a sign-in with a code ended.
@@ -30,6 +30,12 @@ public final class SignInService: Sendable {
         case cancelled
         /// An admin disabled the account: the SDK signed the user out.
         case disabled
+        /// The email or the password is wrong (one answer for both, as Firebase gives it).
+        case wrongEmailOrPassword
+        case emailInUse
+        case weakPassword
+        /// The reset link was used already, or is not one.
+        case linkInvalid
         case other(code: Int, message: String)
     }
 
@@ -69,6 +75,49 @@ public final class SignInService: Sendable {
     public func signInWithApple(idToken: String, rawNonce: String, fullName: PersonNameComponents?) async throws(Failure) -> SignInResult {
         let credential = OAuthProvider.appleCredential(withIDToken: idToken, rawNonce: rawNonce, fullName: fullName)
         return try await signIn(with: credential)
+    }
+
+    /// Creates an account with an email and a password, signs it in, and sends the verification email.
+    public func signUp(email: String, password: String) async throws(Failure) -> String {
+        do {
+            let result = try await Auth.auth().createUser(withEmail: email, password: password)
+            try await result.user.sendEmailVerification()
+            return result.user.uid
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Signs in with an email and a password.
+    public func signIn(email: String, password: String) async throws(Failure) -> SignInResult {
+        try await signIn(with: EmailAuthProvider.credential(withEmail: email, password: password))
+    }
+
+    /// "Forgot password": sends the reset email (the same answer whether or not the address has an account).
+    public func sendPasswordReset(to email: String) async throws(Failure) {
+        do { try await Auth.auth().sendPasswordReset(withEmail: email) } catch { throw Self.failure(error) }
+    }
+
+    /// The reset link was opened in the app: the new password for the code it carried.
+    public func resetPassword(code: String, newPassword: String) async throws(Failure) -> String {
+        do {
+            let email = try await Auth.auth().verifyPasswordResetCode(code)
+            try await Auth.auth().confirmPasswordReset(withCode: code, newPassword: newPassword)
+            return email
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// The verification link was opened: the email is verified, and the user reloaded to see it.
+    public func verifyEmail(code: String) async throws(Failure) -> Bool {
+        do {
+            try await Auth.auth().applyActionCode(code)
+            try await Auth.auth().currentUser?.reload()
+            return Auth.auth().currentUser?.isEmailVerified ?? false
+        } catch {
+            throw Self.failure(error)
+        }
     }
 
     /// Signs the user out.
@@ -158,6 +207,10 @@ public final class SignInService: Sendable {
         case .sessionExpired: return .codeExpired
         case .webContextCancelled: return .cancelled
         case .userDisabled: return .disabled
+        case .invalidCredential, .wrongPassword, .userNotFound: return .wrongEmailOrPassword
+        case .emailAlreadyInUse: return .emailInUse
+        case .weakPassword: return .weakPassword
+        case .invalidActionCode, .expiredActionCode: return .linkInvalid
         default: return .other(code: nsError.code, message: nsError.localizedDescription)
         }
     }

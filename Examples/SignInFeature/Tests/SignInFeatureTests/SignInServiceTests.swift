@@ -170,6 +170,29 @@ struct SignInServiceTests {
         }
     }
 
+    @Test("email and password: sign up, verify the email from its link, a wrong password, forgot password, the link works once")
+    func emailAndPassword() async throws {
+        try await Simulation.run { simulation in
+            FirebaseApp.configure()
+            let service = SignInService()
+            let uid = try await service.signUp(email: "grace@example.com", password: "cobol1959")
+            #expect(try await service.verifyEmail(code: simulation.emailCode(to: "grace@example.com")))
+            try service.signOut()
+            await #expect(throws: SignInService.Failure.wrongEmailOrPassword) {
+                _ = try await service.signIn(email: "grace@example.com", password: "fortran1957")
+            }
+            await #expect(throws: SignInService.Failure.emailInUse) { _ = try await service.signUp(email: "grace@example.com", password: "another1") }
+            try await service.sendPasswordReset(to: "grace@example.com")
+            let code = try await simulation.emailCode(to: "grace@example.com")
+            #expect(try await service.resetPassword(code: code, newPassword: "fortran1957") == "grace@example.com")
+            await #expect(throws: SignInService.Failure.linkInvalid) { _ = try await service.resetPassword(code: code, newPassword: "third1") }
+            guard case .signedIn(let again) = try await service.signIn(email: "grace@example.com", password: "fortran1957") else {
+                throw SimulationError("a second factor was asked for")
+            }
+            #expect(again == uid)
+        }
+    }
+
     @Test("SMS defense ENFORCE: the app with the reCAPTCHA Enterprise SDK proves itself with its token, no push")
     func smsDefense() async throws {
         var app = SimulatedApp()
