@@ -137,10 +137,11 @@ public final class MultiFactor: Sendable {
 
     /// Enrolls the second factor `assertion` proves (the code of
     /// `verifyPhoneNumber(_:uiDelegate:multiFactorSession:)` with this user's session): the
-    /// backend's `accounts/mfaEnrollment:finalize`, then the user's tokens and profile are renewed
-    /// (a token refresh and `getAccountInfo`, as the SDK's `completeSignIn` does). The SDK makes a
-    /// new `User` for the current user here, leaving the app's `user` with the old tokens; this
-    /// renews the same object, so both stay right.
+    /// backend's `accounts/mfaEnrollment:finalize`, then, as the SDK does (`MultiFactor.swift`
+    /// `enroll`), a **new** `User` is made from the answer's tokens (`completeSignIn`: a token
+    /// refresh and `getAccountInfo`) and becomes the current user. A `User` the app held before
+    /// keeps its old tokens and its old `enrolledFactors`: read `Auth.auth().currentUser` after
+    /// enrolling, as on a device.
     public func enroll(with assertion: MultiFactorAssertion, displayName: String?) async throws {
         guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
         guard let phone = assertion as? PhoneMultiFactorAssertion else {
@@ -152,12 +153,14 @@ public final class MultiFactor: Sendable {
             idToken: user.rawIDToken, displayName: displayName,
             phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
                                                                code: phone.authCredential.verificationCode)))
-        try await auth.renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+        let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+        auth.updateCurrentUser(renewed)
     }
 
-    /// Removes the second factor `factorInfo`: `accounts/mfaEnrollment:withdraw`, then the user's
-    /// tokens and profile are renewed. If renewing fails (the tokens were revoked with the factor),
-    /// the user is signed out, as the SDK does.
+    /// Removes the second factor `factorInfo`: `accounts/mfaEnrollment:withdraw`, then a new `User`
+    /// from the answer's tokens becomes the current user, as after ``enroll(with:displayName:)``.
+    /// If loading it fails (the tokens were revoked with the factor), the user is signed out, as
+    /// the SDK does.
     public func unenroll(with factorInfo: MultiFactorInfo) async throws {
         try await unenroll(withFactorUID: factorInfo.uid)
     }
@@ -168,7 +171,8 @@ public final class MultiFactor: Sendable {
         let auth = user.auth
         let response = try await auth.backend.call(WithdrawMFARequest(idToken: user.rawIDToken, mfaEnrollmentId: factorUID))
         do {
-            try await auth.renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+            let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+            auth.updateCurrentUser(renewed)
         } catch {
             try? auth.signOut()
             throw error

@@ -88,16 +88,20 @@ extension GuideCode {
                 await controller.check.expectEachOnce()
                 #expect(guide.lastAppVerification == .silentPush)
 
-                let factor = try #require(user.multiFactor.enrolledFactors.first as? PhoneMultiFactorInfo)
-                #expect(user.multiFactor.enrolledFactors.count == 1)
+                // As the SDK's enroll (MultiFactor.swift): a new User from the answer's tokens is the
+                // current user; the one the app held keeps its old factors, as on a device.
+                let current = try #require(Auth.auth().currentUser)
+                #expect(current !== user && current.uid == user.uid)
+                #expect(user.multiFactor.enrolledFactors.isEmpty, "the old User is not renewed")
+                let factor = try #require(current.multiFactor.enrolledFactors.first as? PhoneMultiFactorInfo)
+                #expect(current.multiFactor.enrolledFactors.count == 1)
                 #expect(factor.displayName == "Work phone")
                 #expect(factor.factorID == PhoneMultiFactorInfo.PhoneMultiFactorID)
                 #expect(factor.phoneNumber == Self.secondFactor)
                 #expect(abs(factor.enrollmentDate.timeIntervalSince(before)) < 60)
                 #expect(!factor.uid.isEmpty)
-                #expect(Auth.auth().currentUser == user)
                 #expect(Auth.auth().currentUser?.multiFactor.enrolledFactors.first?.displayName == "Work phone")
-                let firebase = jwtClaims(try await user.getIDToken())["firebase"] as? [String: Any]
+                let firebase = jwtClaims(try await current.getIDToken())["firebase"] as? [String: Any]
                 #expect(firebase?["sign_in_second_factor"] as? String == "phone")
                 #expect(firebase?["second_factor_identifier"] as? String == factor.uid)
             }
@@ -182,15 +186,20 @@ extension GuideCode {
                 #expect(Auth.auth().currentUser == result.user)
 
                 try await result.user.multiFactor.unenroll(withFactorUID: hint.uid)
-                #expect(result.user.multiFactor.enrolledFactors.isEmpty)
-                #expect((jwtClaims(try await result.user.getIDToken())["firebase"] as? [String: Any])?["sign_in_second_factor"] == nil)
+                let afterUnenroll = try #require(Auth.auth().currentUser)
+                #expect(afterUnenroll !== result.user && afterUnenroll.multiFactor.enrolledFactors.isEmpty)
+                #expect((jwtClaims(try await afterUnenroll.getIDToken())["firebase"] as? [String: Any])?["sign_in_second_factor"] == nil)
                 try Auth.auth().signOut()
                 let plain = try await Self.signInWithApple(guide, "grace")
                 #expect(plain.user.uid == user.uid)
             }
         }
 
-        @Test("unenroll with the completion form, as the SDK's own API test writes it; each completion once, on the main queue")
+        /// The SDK's API test (SwiftApiTests/PhoneMultiFactorTests.swift 69-75) asserts `user ==
+        /// Auth.auth().currentUser` after enrolling and unenrolls `user.multiFactor.enrolledFactors.first!`;
+        /// on a device the SDK's enroll has made a new current User by then, so that test would fail
+        /// (its old user has no factors). This unenrolls through the current user, as an app must.
+        @Test("unenroll with the completion form through the current user (a new User after enroll); each completion once, on the main queue")
         func unenrollCompletion() async throws {
             try await withGuideWorld { guide in
                 let user = try await Self.signInWithApple(guide, "grace").user
@@ -199,8 +208,9 @@ extension GuideCode {
                 let check = CompletionCheck()
                 let error: (any Error)? = await withCheckedContinuation { done in
                     Task { @MainActor in
-                        #expect(user == Auth.auth().currentUser)
-                        user.multiFactor.unenroll(with: (user.multiFactor.enrolledFactors.first)!, completion: { error in
+                        #expect(user != Auth.auth().currentUser)
+                        let current = Auth.auth().currentUser!
+                        current.multiFactor.unenroll(with: (current.multiFactor.enrolledFactors.first)!, completion: { error in
                             check.called("unenroll")
                             #expect(Auth.auth().currentUser?.multiFactor.enrolledFactors.count == 0)
                             done.resume(returning: error)
@@ -225,7 +235,7 @@ extension GuideCode {
                     with: PhoneAuthProvider.provider().credential(withVerificationID: id, verificationCode: "123456")), displayName: "Test")
                 #expect(guide.lastAppVerification == .testMode)
                 #expect(await guide.toolkit.messages.isEmpty)
-                #expect((user.multiFactor.enrolledFactors.first as? PhoneMultiFactorInfo)?.phoneNumber == "+16505554567")
+                #expect((Auth.auth().currentUser?.multiFactor.enrolledFactors.first as? PhoneMultiFactorInfo)?.phoneNumber == "+16505554567")
             }
         }
 
@@ -243,7 +253,7 @@ extension GuideCode {
                 #expect(error?.userInfo[AuthErrorUserInfoNameKey] as? String == "ERROR_SECOND_FACTOR_ALREADY_ENROLLED")
                 #expect(error?.localizedDescription == "Phone number already enrolled as second factor for this account.")
                 #expect(await guide.toolkit.messages.count == sent)
-                #expect(user.multiFactor.enrolledFactors.count == 1)
+                #expect(Auth.auth().currentUser?.multiFactor.enrolledFactors.count == 1)
             }
         }
 
