@@ -37,7 +37,7 @@
 @_exported import class FirebaseAuthCore.PhoneAuthCredential
 @_exported import class FirebaseAuthCore.OAuthCredential
 @_exported import enum FirebaseAuthCore.OAuthProvider
-@_exported import enum FirebaseAuthCore.AuthProviderID
+@_exported import struct FirebaseAuthCore.AuthProviderID
 @_exported import class FirebaseAuthCore.PhoneAuthProvider
 // AuthProvider/EmailAuthProvider.swift
 @_exported import enum FirebaseAuthCore.EmailAuthProvider
@@ -63,3 +63,17 @@
 @_exported import struct FirebaseAuthCore.AdditionalUserInfo
 // User/UserProfileChangeRequest.swift
 @_exported import class FirebaseAuthCore.UserProfileChangeRequest
+// What FirebaseAuth 12.19 has and authsim does not simulate, declared unavailable with a message
+// (Unsimulated.swift): AuthProvider/GoogleAuthProvider.swift, FacebookAuthProvider.swift,
+// GitHubAuthProvider.swift, TwitterAuthProvider.swift, GameCenterAuthProvider.swift,
+// MultiFactor/TOTP/TOTPMultiFactorGenerator.swift, TOTPSecret.swift, TOTPMultiFactorAssertion.swift,
+// ActionCode/ActionCodeURL.swift
+@_exported import enum FirebaseAuthCore.GoogleAuthProvider
+@_exported import enum FirebaseAuthCore.FacebookAuthProvider
+@_exported import enum FirebaseAuthCore.GitHubAuthProvider
+@_exported import enum FirebaseAuthCore.TwitterAuthProvider
+@_exported import enum FirebaseAuthCore.GameCenterAuthProvider
+@_exported import enum FirebaseAuthCore.TOTPMultiFactorGenerator
+@_exported import class FirebaseAuthCore.TOTPSecret
+@_exported import class FirebaseAuthCore.TOTPMultiFactorAssertion
+@_exported import class FirebaseAuthCore.ActionCodeURL

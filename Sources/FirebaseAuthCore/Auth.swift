@@ -10,7 +10,8 @@ import Utilities
 public final class AuthSettings: Sendable {
     private let disabled: Mutex<Bool>
 
-    public init() { disabled = Mutex(false) }
+    /// Internal, as the SDK's: an app reads `auth.settings`, it does not make one.
+    init() { disabled = Mutex(false) }
 
     /// A copy (the SDK's `settings` is `@NSCopying`: setting it copies).
     func copy() -> AuthSettings {
@@ -187,7 +188,8 @@ public final class Auth: Sendable {
 
     /// The APNs token, once set.
     public var apnsToken: Data? { state.withLock { $0.apnsToken.token?.data } }
-    public var apnsTokenType: AuthAPNSTokenType? { state.withLock { $0.apnsToken.token?.type } }
+    /// The type set with the token (not an SDK property: FirebaseAuth 12.19 has `apnsToken` only).
+    @_spi(Authsim) public var apnsTokenType: AuthAPNSTokenType? { state.withLock { $0.apnsToken.token?.type } }
 
     /// Sets the device's APNs token. `.unknown` is resolved at once: simulator → prod; else the
     /// provisioning profile's `aps-environment` (development → sandbox; otherwise prod).

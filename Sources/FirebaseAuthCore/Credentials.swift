@@ -1,18 +1,22 @@
 import Foundation
 import IdentityToolkitAPI
 
-/// The providers the SDK names (`AuthProviderID` in FirebaseAuth 12.19); this auth core signs in
-/// with `phone` and `apple.com`.
-public enum AuthProviderID: String, Sendable, Hashable, CaseIterable {
-    case apple = "apple.com"
-    case phone
-    case email = "password"
-    case google = "google.com"
-    case facebook = "facebook.com"
-    case gitHub = "github.com"
-    case twitter = "twitter.com"
-    case gameCenter = "gc.apple.com"
-    case firebase = "firebase"
+/// The providers the SDK names: FirebaseAuth 12.19's `AuthProviderID` (AuthProvider/AuthProviderID.swift),
+/// a struct with a `rawValue` and one static member per provider, `custom(_:)` for the others.
+public struct AuthProviderID: Equatable, Sendable {
+    public let rawValue: String
+    private init(rawValue: String) { self.rawValue = rawValue }
+}
+
+extension AuthProviderID {
+    public static var apple: Self { Self(rawValue: "apple.com") }
+    public static var email: Self { Self(rawValue: "password") }
+    public static var facebook: Self { Self(rawValue: "facebook.com") }
+    public static var gameCenter: Self { Self(rawValue: "gc.apple.com") }
+    public static var gitHub: Self { Self(rawValue: "github.com") }
+    public static var google: Self { Self(rawValue: "google.com") }
+    public static var phone: Self { Self(rawValue: "phone") }
+    public static func custom(_ value: String) -> Self { Self(rawValue: value) }
 }
 
 /// What `signIn(with:)`, `reauthenticate(with:)` and `link(with:)` take: the SDK's
@@ -34,8 +38,9 @@ public class AuthCredential: @unchecked Sendable, CustomStringConvertible {
 /// from a `credentialAlreadyInUse` error while linking a number another account holds, the
 /// number and the backend's temporary proof (the SDK's two `credentialKind`s).
 public final class PhoneAuthCredential: AuthCredential, Hashable, @unchecked Sendable {
-    public let verificationID: String
-    public let verificationCode: String
+    /// Not public in the SDK (its `credentialKind` is internal).
+    @_spi(Authsim) public let verificationID: String
+    @_spi(Authsim) public let verificationCode: String
     /// The temporary proof kind: the number…
     let phoneNumber: String?
     /// …and the proof that its owner verified it.
@@ -72,13 +77,16 @@ public final class PhoneAuthCredential: AuthCredential, Hashable, @unchecked Sen
 /// An identity provider's credential: Apple's identity token with the raw nonce (and, on the first
 /// sign-in only, the user's name), or a pending token from an earlier `credentialAlreadyInUse`.
 public final class OAuthCredential: AuthCredential, @unchecked Sendable {
-    public let providerID: String
+    /// Not public in the SDK (`provider` is).
+    @_spi(Authsim) public let providerID: String
     public let idToken: String?
-    public let rawNonce: String?
+    /// Not public in the SDK.
+    @_spi(Authsim) public let rawNonce: String?
     /// Never set by Sign in with Apple; here because the SDK's credential has it.
     public let accessToken: String?
     public let secret: String?
-    public let fullName: PersonNameComponents?
+    /// Not public in the SDK.
+    @_spi(Authsim) public let fullName: PersonNameComponents?
     let pendingToken: String?
 
     init(providerID: String, idToken: String?, rawNonce: String?, accessToken: String? = nil, fullName: PersonNameComponents?,
@@ -135,8 +143,12 @@ public enum OAuthProvider {
         OAuthCredential(providerID: AuthProviderID.apple.rawValue, idToken: idToken, rawNonce: rawNonce, fullName: fullName)
     }
 
-    /// `OAuthProvider.credential(withProviderID:IDToken:rawNonce:)`: the Apple guide's
-    /// reauthentication spelling (capital `IDToken`).
+    /// The Apple guide's reauthentication spelling (capital `IDToken`) is the Objective-C name
+    /// (`credentialWithProviderID:IDToken:rawNonce:`); FirebaseAuth 12.19 gives Swift only
+    /// `credential(withProviderID:idToken:rawNonce:)`, so the guide's line does not build for iOS
+    /// either.
+    @available(*, unavailable, renamed: "credential(withProviderID:idToken:rawNonce:)",
+               message: "FirebaseAuth 12.19 has no Swift method with IDToken: (it is the Objective-C name); write credential(withProviderID:idToken:rawNonce:)")
     public static func credential(withProviderID providerID: String, IDToken idToken: String, rawNonce: String?) -> OAuthCredential {
         OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
     }
@@ -152,10 +164,6 @@ public enum OAuthProvider {
         OAuthCredential(providerID: providerID.rawValue, idToken: idToken, rawNonce: rawNonce, accessToken: accessToken, fullName: nil)
     }
 
-    /// `OAuthProvider.credential(providerID:idToken:rawNonce:)` with the provider as a string.
-    public static func credential(providerID: String, idToken: String, rawNonce: String?) -> OAuthCredential {
-        OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
-    }
 }
 
 extension PhoneAuthCredential {

@@ -304,14 +304,8 @@ extension User {
         }
     }
 
-    /// `sendEmailVerification(completion:)` (the SDK's `__sendEmailVerification(withCompletion:)`
-    /// seen from Swift).
-    public func sendEmailVerification(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
-        sendEmailVerification(with: nil, completion: completion)
-    }
-
-    /// `sendEmailVerification(with:completion:)`.
-    public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings?, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    /// `sendEmailVerification(with:completion:)` (also `sendEmailVerification { error in … }`).
+    public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings? = nil, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.sendEmailVerification(with: actionCodeSettings) }
     }
 

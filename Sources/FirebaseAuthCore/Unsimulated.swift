@@ -29,3 +29,54 @@ extension EmailAuthProvider {
     @available(*, unavailable, message: "Email link sign-in is not simulated by authsim (email and password is); keep this call out of the code you test on Linux")
     public static func credential(withEmail email: String, link: String) -> AuthCredential { fatalError(notSimulated) }
 }
+
+// Providers and factors FirebaseAuth 12.19 has and authsim does not simulate: the types exist, so
+// that `GoogleAuthProvider.credential(…)` or `TOTPMultiFactorGenerator.…` fails to compile saying
+// why, rather than "cannot find in scope".
+
+
+@available(*, unavailable, message: "Google sign-in: authsim simulates phone, Sign in with Apple, email and password, anonymous and custom-token sign-in; keep this code out of the package you test on Linux")
+public enum GoogleAuthProvider {
+    public static let id = "google.com"
+    public static func credential(withIDToken idToken: String, accessToken: String) -> AuthCredential { fatalError(notSimulated) }
+}
+
+@available(*, unavailable, message: "Facebook sign-in: authsim simulates phone, Sign in with Apple, email and password, anonymous and custom-token sign-in; keep this code out of the package you test on Linux")
+public enum FacebookAuthProvider {
+    public static let id = "facebook.com"
+    public static func credential(withAccessToken accessToken: String) -> AuthCredential { fatalError(notSimulated) }
+}
+
+@available(*, unavailable, message: "GitHub sign-in: authsim simulates phone, Sign in with Apple, email and password, anonymous and custom-token sign-in; keep this code out of the package you test on Linux")
+public enum GitHubAuthProvider {
+    public static let id = "github.com"
+    public static func credential(withToken token: String) -> AuthCredential { fatalError(notSimulated) }
+}
+
+@available(*, unavailable, message: "Twitter sign-in: authsim simulates phone, Sign in with Apple, email and password, anonymous and custom-token sign-in; keep this code out of the package you test on Linux")
+public enum TwitterAuthProvider {
+    public static let id = "twitter.com"
+    public static func credential(withToken token: String, secret: String) -> AuthCredential { fatalError(notSimulated) }
+}
+
+@available(*, unavailable, message: "Game Center sign-in: authsim simulates phone, Sign in with Apple, email and password, anonymous and custom-token sign-in; keep this code out of the package you test on Linux")
+public enum GameCenterAuthProvider {
+    public static let id = "gc.apple.com"
+    public static func getCredential() async throws -> AuthCredential { fatalError(notSimulated) }
+}
+
+@available(*, unavailable, message: "TOTP second factors are not simulated by authsim (phone second factors are); keep this code out of the package you test on Linux")
+public enum TOTPMultiFactorGenerator {
+    public static func generateSecret(with session: MultiFactorSession) async throws -> TOTPSecret { fatalError(notSimulated) }
+    public static func assertionForEnrollment(with secret: TOTPSecret, oneTimePassword: String) -> TOTPMultiFactorAssertion { fatalError(notSimulated) }
+    public static func assertionForSignIn(withEnrollmentID enrollmentID: String, oneTimePassword: String) -> TOTPMultiFactorAssertion { fatalError(notSimulated) }
+}
+
+@available(*, unavailable, message: "TOTP second factors are not simulated by authsim (phone second factors are); keep this code out of the package you test on Linux")
+public final class TOTPSecret {}
+
+@available(*, unavailable, message: "TOTP second factors are not simulated by authsim (phone second factors are); keep this code out of the package you test on Linux")
+public final class TOTPMultiFactorAssertion {}
+
+@available(*, unavailable, message: "Email link sign-in is not simulated by authsim (email and password is); keep this code out of the package you test on Linux")
+public final class ActionCodeURL {}

@@ -293,7 +293,7 @@ public struct AuthDataResult: Sendable {
     }
 
     /// `additionalUserInfo?.isNewUser` (not an SDK property: a shortcut the tests use).
-    public var isNewUser: Bool { additionalUserInfo?.isNewUser ?? false }
+    @_spi(Authsim) public var isNewUser: Bool { additionalUserInfo?.isNewUser ?? false }
 }
 
 /// What the provider said at sign-in.

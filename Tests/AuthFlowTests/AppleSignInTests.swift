@@ -75,7 +75,7 @@ struct AppleSignInTests {
             let raw2 = AppleNonce.random()
             let again = try await world.appleSheet.authorize(clientID: bundleID, appleUser: "ada", nonce: AppleNonce.sha256(raw2))
             #expect(again.fullName == nil && again.email == nil)  // Apple sends them once
-            let second = try await auth.signIn(with: OAuthProvider.credential(providerID: "apple.com", idToken: again.identityToken, rawNonce: raw2))
+            let second = try await auth.signIn(with: OAuthProvider.credential(providerID: .apple, idToken: again.identityToken, rawNonce: raw2))
             #expect(!second.isNewUser)
             #expect(second.user.uid == first.user.uid)
             #expect(second.user.displayName == "Ada Lovelace")
@@ -134,7 +134,7 @@ struct AppleSignInTests {
             func credential(_ who: String) async throws -> OAuthCredential {
                 let raw = AppleNonce.random()
                 let sheet = try await world.appleSheet.authorize(clientID: bundleID, appleUser: who, nonce: AppleNonce.sha256(raw))
-                return OAuthProvider.credential(providerID: "apple.com", idToken: sheet.identityToken, rawNonce: raw)
+                return OAuthProvider.credential(providerID: .apple, idToken: sheet.identityToken, rawNonce: raw)
             }
             let user = try await auth.signIn(with: credential("carol")).user
             let before = try await user.getIDToken()

@@ -228,7 +228,7 @@ struct SDKRowTests {
 
             let raw2 = AppleNonce.random()
             let again = try await world.appleSheet.authorize(clientID: options.bundleID, appleUser: "grace", nonce: AppleNonce.sha256(raw2))
-            try await user.reauthenticate(with: OAuthProvider.credential(providerID: "apple.com", idToken: again.identityToken, rawNonce: raw2))
+            try await user.reauthenticate(with: OAuthProvider.credential(providerID: .apple, idToken: again.identityToken, rawNonce: raw2))
             #expect(bodies(recording, "verifyAssertion").last?["autoCreate"] as? Bool == false)
 
             try await auth.revokeToken(withAuthorizationCode: sheet.authorizationCode)

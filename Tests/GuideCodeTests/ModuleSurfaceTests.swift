@@ -209,6 +209,19 @@ struct ModuleSurface {
             """)
         #expect(result.status != 0)
         #expect(result.messages.contains("Email link sign-in is not simulated by authsim"), "\(result.messages)")
+
+        // Other providers and TOTP: the SDK's type names, unavailable, saying so.
+        let others = try await Self.typecheck("""
+            import FirebaseAuth
+
+            func google(_ idToken: String, _ accessToken: String) -> AuthCredential {
+                GoogleAuthProvider.credential(withIDToken: idToken, accessToken: accessToken)
+            }
+            func totp() { _ = TOTPMultiFactorGenerator.self }
+            """, "unsimulatedProviders")
+        #expect(others.status != 0)
+        #expect(others.messages.contains("Google sign-in: authsim simulates phone"), "\(others.messages)")
+        #expect(others.messages.contains("TOTP second factors are not simulated by authsim"), "\(others.messages)")
     }
 
     /// An app's email auth service as apps write it (the shapes of the issue's 13 files that did not
@@ -270,5 +283,93 @@ struct ModuleSurface {
             }
             """, swiftVersion: "5")
         #expect(result.status == 0, "\(result.messages)")
+    }
+
+    // MARK: The surface against FirebaseAuth 12.19's
+
+    /// Members every SDK type has without declaring them: an `NSObject`'s `description`, `hash`
+    /// (`hash(into:)`, `hashValue` as Swift's `Hashable` sees it), a raw-value enum's
+    /// `init(rawValue:)` and `rawValue`.
+    static let implicitMembers: Set<String> = ["description", "hash(into:)", "hashValue", "init(rawValue:)", "rawValue"]
+
+    /// Public declarations of `import FirebaseAuth` that FirebaseAuth 12.19's Swift API does not
+    /// have, each kept on purpose, with why (docs/app-code-on-linux.md).
+    static let keptDifferences: [String: String] = [
+        "AuthErrorCode.appConfigurationError":
+            "17998: where the SDK stops with fatalError (an unregistered URL scheme, an empty emulator host, a malformed answer), this throws, saying what to fix",
+        "AuthUIDelegate.present(_:host:)":
+            "UIKit's present(_:animated:completion:) takes a UIViewController, which Linux does not have: the delegate is handed the page's URL and the app",
+    ]
+
+    /// The auth core's public symbols (swift-symbolgraph-extract, SPI left out) under the names
+    /// FirebaseAuth re-exports, as `Type.member(labels:)`.
+    static func exportedSymbols() async throws -> Set<String> {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let reexports = try String(contentsOf: root.appendingPathComponent("Sources/FirebaseAuth/FirebaseAuth.swift"), encoding: .utf8)
+        let exported = Set(reexports.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("@_exported import "), let dot = line.range(of: "FirebaseAuthCore.") else { return nil }
+            return String(line[dot.upperBound...])
+        })
+        let folder = temporaryDirectory("symbolgraph")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var words: [String] = []
+        var flags = try importFlags()[...]
+        while let word = flags.popFirst() {
+            // The extractor takes the search paths and target, not the compiler's language mode or conditions.
+            if word == "-swift-version" || word == "-D" { _ = flags.popFirst(); continue }
+            words.append(word)
+        }
+        let response = folder.appendingPathComponent("flags")
+        try Data(words.map(quoted).joined(separator: "\n").utf8).write(to: response)
+        let run = try await runProgram(["sh", "-c", "swift-symbolgraph-extract -module-name FirebaseAuthCore -output-dir \(folder.path) @\(response.path) 2>&1"])
+        guard run.status == 0 else { throw GuideError("swift-symbolgraph-extract failed: \(run.output)") }
+        struct Graph: Decodable {
+            struct Symbol: Decodable {
+                struct Kind: Decodable { let identifier: String }
+                let pathComponents: [String]
+                let kind: Kind
+                let isSynthesized: Bool?
+            }
+            let symbols: [Symbol]
+        }
+        let graph = try JSONDecoder().decode(Graph.self, from: Data(contentsOf: folder.appendingPathComponent("FirebaseAuthCore.symbols.json")))
+        return Set(graph.symbols.compactMap { symbol in
+            guard let type = symbol.pathComponents.first, exported.contains(type), symbol.isSynthesized != true,
+                  symbol.kind.identifier != "swift.func.op" else { return nil }
+            return symbol.pathComponents.joined(separator: ".")
+        })
+    }
+
+    /// The list is data (Tests/SDKSurface), made from the SDK's sources at the contract's commit by
+    /// Scripts/sdk-swift-api.py: FirebaseAuth/Sources/Swift (public and open declarations) and
+    /// FirebaseAuth/Sources/Public (NS_SWIFT_NAME).
+    @Test("every public declaration of import FirebaseAuth is one FirebaseAuth 12.19 offers Swift (or a difference kept on purpose)")
+    func surfaceIsTheSDKs() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let list = try String(contentsOf: root.appendingPathComponent("Tests/SDKSurface/firebaseauth-12.19-swift-api.txt"), encoding: .utf8)
+        let sdk = Set(list.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty })
+        #expect(sdk.count > 400, "the list has \(sdk.count) declarations")
+        let ours = try await Self.exportedSymbols()
+        #expect(ours.count > 300, "\(ours.count) symbols: the extraction found the module")
+        let extra = ours.filter { name in
+            !sdk.contains(name) && Self.keptDifferences[name] == nil
+                && !Self.implicitMembers.contains(String(name.split(separator: ".", maxSplits: 1).last ?? ""))
+        }
+        #expect(extra.isEmpty, "not in FirebaseAuth 12.19's Swift API: \(extra.sorted())")
+        // Every kept difference is still a declaration here (a stale entry would hide nothing).
+        for name in Self.keptDifferences.keys { #expect(ours.contains(name), "\(name) is kept as a difference but is no longer declared") }
+    }
+
+    @Test("the Apple guide's IDToken: spelling (Objective-C only in 12.19) is refused with the Swift name")
+    func objectiveCSpelling() async throws {
+        let result = try await Self.typecheck("""
+            import FirebaseAuth
+
+            func reauthenticate(_ idToken: String, _ nonce: String) -> AuthCredential {
+                OAuthProvider.credential(withProviderID: "apple.com", IDToken: idToken, rawNonce: nonce)
+            }
+            """)
+        #expect(result.status != 0)
+        #expect(result.messages.contains("credential(withProviderID:idToken:rawNonce:)"), "\(result.messages)")
     }
 }

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""FirebaseAuth's Swift API at a commit, one declaration per line: what `import FirebaseAuth` offers
+an app's Swift code (its `public` and `open` declarations, and the names its Objective-C headers give
+Swift with NS_SWIFT_NAME).
+
+    Scripts/sdk-swift-api.py GIT_DIR [COMMIT] > Tests/GuideCodeTests/Data/firebaseauth-12.19-swift-api.txt
+
+GIT_DIR is a clone of firebase/firebase-ios-sdk (its .git folder or a bare mirror); COMMIT defaults to
+the contract's, eed63a35a90dbd46184ca1a6afeb144ee783b5fd (FirebaseAuth 12.19.0). Nothing is fetched.
+
+Each line is `Type.member(labels:)` (or `Type` for a type, `name` for a global), the names as Swift
+sees them: `func f(a b: T, _ c: U)` is `f(a:_:)`, an initializer `init(x:)`, a property `name`, an enum
+case `name`. Declarations under `#if` are all kept (the contract is the iOS build, whose branches are a
+superset for what apps call). ModuleSurfaceTests compares the auth core's public symbols (from
+swift-symbolgraph-extract) with this list.
+"""
+import re
+import subprocess
+import sys
+
+CONTRACT = "eed63a35a90dbd46184ca1a6afeb144ee783b5fd"
+
+
+def git(git_dir, *args):
+    return subprocess.run(["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True).stdout
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    out = []
+    for line in text.split("\n"):
+        # a // outside a string literal (good enough for declarations)
+        in_string = False
+        cut = len(line)
+        i = 0
+        while i < len(line) - 1:
+            c = line[i]
+            if c == '"' and (i == 0 or line[i - 1] != "\\"):
+                in_string = not in_string
+            elif not in_string and line[i:i + 2] == "//":
+                cut = i
+                break
+            i += 1
+        out.append(line[:cut])
+    return "\n".join(out)
+
+
+def labels(params):
+    """`a b: T, _ c: U = x` → `a:_:`; nested parentheses and generics are skipped over."""
+    depth, current, parts = 0, "", []
+    for ch in params:
+        if ch in "([<{":
+            depth += 1
+        elif ch in ")]>}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        parts.append(current)
+    names = []
+    for part in parts:
+        head = part.split(":", 1)[0].strip()
+        head = re.sub(r"^@\w+(\([^)]*\))?\s*", "", head)
+        words = head.split()
+        if not words:
+            continue
+        names.append(words[0] + ":")
+    return "".join(names)
+
+
+def balanced(text, start):
+    """The text between the parenthesis at `start` and its match."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1:i]
+    return text[start + 1:]
+
+
+VISIBLE = r"(?:public|open)"
+TYPE = re.compile(r"\b" + VISIBLE + r"\s+(?:final\s+)?(?:class|struct|enum|protocol|actor)\s+(\w+)")
+EXT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:" + VISIBLE + r"\s+)?extension\s+(\w+)")
+ANY_TYPE = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|open|internal|private|fileprivate)\s+)?(?:final\s+)?(class|struct|enum|protocol|actor)\s+(?!func\b|var\b|let\b)(\w+)")
+FUNC = re.compile(r"\b" + VISIBLE + r"\s+(?:(?:static|class|override|final|required|convenience|nonisolated|mutating)\s+)*func\s+([^\s(<]+)\s*(?:<[^>]*>)?\s*\(")
+INIT = re.compile(r"\b" + VISIBLE + r"\s+(?:(?:override|required|convenience)\s+)*init[?!]?\s*\(")
+VAR = re.compile(r"\b" + VISIBLE + r"\s+(?:(?:static|class|override|final|nonisolated|weak|lazy)\s+)*(?:private\(set\)\s+|internal\(set\)\s+|fileprivate\(set\)\s+)?(?:(?:static|class|override|final|weak)\s+)*(?:var|let)\s+(\w+)")
+# A member with no access modifier (a protocol's requirement, a public extension's member).
+IMPLICIT = re.compile(r"^(\s*(?:@\w+(?:\([^)]*\))?\s+)*)(?=(?:(?:static|class|mutating|nonisolated)\s+)*(?:func|var|let|init)\b)")
+CASE = re.compile(r"^\s*case\s+(.+)$")
+TYPEALIAS = re.compile(r"\b" + VISIBLE + r"\s+typealias\s+(\w+)")
+
+
+def join_parentheses(text):
+    """A declaration's parameters on one line: newlines inside parentheses become spaces."""
+    out, depth = [], 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        out.append(" " if ch == "\n" and depth > 0 else ch)
+    return "".join(out)
+
+
+def declarations(text):
+    text = join_parentheses(strip_comments(text))
+    found = set()
+    stack = []  # (name or None, visible, kind, depth at which its body opened)
+    depth = 0
+    pending = None  # (name, visible, kind): a type or extension whose "{" has not come yet
+    for line in text.split("\n"):
+        # `override public init()` as `public override init()`: the access word first.
+        line = re.sub(r"\b((?:override|required|convenience|final)\s+)+(public|open)\b", lambda m: m.group(2) + " " + m.group(1), line)
+        named = [entry for entry in stack if entry[0] is not None]
+        owner = named[-1][0] if named else None
+        owner_visible = all(entry[1] for entry in named)
+        kind = named[-1][2] if named else None
+        m = ANY_TYPE.match(line)
+        e = EXT.match(line)
+        if m:
+            visible = re.search(r"\b" + VISIBLE + r"\b", line[:m.start(1)]) is not None
+            full = f"{owner}.{m.group(2)}" if owner else m.group(2)
+            if visible and owner_visible:
+                found.add(full)
+            pending = (full, visible and owner_visible, m.group(1))
+        elif e:
+            # Members of a `public extension` are public without saying so.
+            pending = (e.group(1), True, "public extension" if re.search(r"\bpublic\s+extension\b", line) else "extension")
+        elif owner is not None and owner_visible:
+            if stack and stack[-1][0] == owner and stack[-1][2] in ("protocol", "public extension"):
+                line = IMPLICIT.sub(lambda m: m.group(1) + "public ", line, count=1)
+            f, i, v, t = FUNC.search(line), INIT.search(line), VAR.search(line), TYPEALIAS.search(line)
+            if f:
+                found.add(f"{owner}.{f.group(1)}({labels(balanced(line, line.index('(', f.end() - 1)))})")
+            elif i:
+                found.add(f"{owner}.init({labels(balanced(line, line.index('(', i.end() - 1)))})")
+            elif v:
+                found.add(f"{owner}.{v.group(1)}")
+            elif t:
+                found.add(f"{owner}.{t.group(1)}")
+            elif kind == "enum" and stack and stack[-1][0] == owner and CASE.match(line):
+                for case in CASE.match(line).group(1).split(","):
+                    name = re.match(r"\s*`?(\w+)`?", case)
+                    if name:
+                        found.add(f"{owner}.{name.group(1)}")
+        elif owner is None and not line.startswith((" ", "\t")):
+            f, v = FUNC.search(line), VAR.search(line)
+            if f:
+                found.add(f"{f.group(1)}({labels(balanced(line, line.index('(', f.end() - 1)))})")
+            elif v:
+                found.add(v.group(1))
+        for ch in line:
+            if ch == "{":
+                depth += 1
+                if pending:
+                    stack.append((pending[0], pending[1], pending[2], depth))
+                    pending = None
+                else:
+                    stack.append((None, True, None, depth))
+            elif ch == "}":
+                if stack and stack[-1][3] == depth:
+                    stack.pop()
+                depth -= 1
+    return found
+
+
+def header_names(text):
+    """NS_SWIFT_NAME(Name) on typedefs and constants of the public headers."""
+    return set(re.findall(r"NS_SWIFT_NAME\((\w+)\)", text))
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    git_dir = sys.argv[1]
+    commit = sys.argv[2] if len(sys.argv) > 2 else CONTRACT
+    files = git(git_dir, "ls-tree", "-r", "--name-only", commit, "FirebaseAuth/Sources").split()
+    names = set()
+    for path in files:
+        if path.startswith("FirebaseAuth/Sources/Swift/") and path.endswith(".swift"):
+            names |= declarations(git(git_dir, "show", f"{commit}:{path}"))
+        elif path.startswith("FirebaseAuth/Sources/Public/") and path.endswith(".h"):
+            names |= header_names(git(git_dir, "show", f"{commit}:{path}"))
+    print(f"# FirebaseAuth Swift API at firebase/firebase-ios-sdk {commit}")
+    print("# made by Scripts/sdk-swift-api.py; one declaration per line (Type.member(labels:))")
+    for name in sorted(names):
+        print(name)
+
+
+if __name__ == "__main__":
+    main()
