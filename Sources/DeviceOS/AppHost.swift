@@ -31,6 +31,9 @@ public final class AppHost: Sendable {
     public let clock: any Clock<Duration>
     /// `Bundle.main.preferredLocalizations`: the first goes out as `Accept-Language`.
     public let preferredLocalizations: [String]
+    /// `Locale.preferredLanguages`: the device's languages (Settings → General → Language & Region),
+    /// which `Auth.useAppLanguage()` reads.
+    public let preferredLanguages: [String]
     /// The device's wall clock: when ID tokens expire (the SDK compares against `Date()`).
     public let wallClock: any WallClock
     /// The app's log: what its `Auth` did that a user debugging the app wants to see (why app
@@ -57,7 +60,7 @@ public final class AppHost: Sendable {
                 forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
                 userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
                 recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil, appVersion: String = "1.0", systemVersion: String? = nil, preferredLocalizations: [String] = ["en"],
-                clock: any Clock<Duration> = ContinuousClock(),
+                preferredLanguages: [String] = ["en-US"], clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.bundleID = bundleID
@@ -72,6 +75,7 @@ public final class AppHost: Sendable {
         self.appVersion = appVersion
         self.systemVersion = systemVersion ?? (isSimulator ? "iPhone/18.1 hw/sim" : "iPhone/18.1 hw/iPhone17_3")
         self.preferredLocalizations = preferredLocalizations
+        self.preferredLanguages = preferredLanguages
         self.clock = clock
         self.wallClock = wallClock
         ownTransport = Mutex(transport)

@@ -162,9 +162,17 @@ public final class Auth: Sendable {
         }
     }
 
+    /// The language of the SMS and emails the backend sends (`X-Firebase-Locale` on each request).
     public var languageCode: String? {
         get { state.withLock { $0.languageCode } }
         set { state.withLock { $0.languageCode = newValue } }
+    }
+
+    /// `useAppLanguage()` (Auth.swift 1420–1424): `languageCode` becomes the device's first
+    /// preferred language (`Locale.preferredLanguages.first`, the simulated device's setting:
+    /// ``AppHost/preferredLanguages``), not the app bundle's localization.
+    public func useAppLanguage() {
+        languageCode = host.preferredLanguages.first
     }
 
     /// Talks to a local backend instead of Google's (`http://host:port/www.googleapis.com/…`), as

@@ -21,8 +21,6 @@ extension Auth {
     @available(*, unavailable, message: "Email link sign-in is not simulated by authsim (email and password is); keep this call out of the code you test on Linux")
     public func isSignIn(withEmailLink link: String) -> Bool { fatalError(notSimulated) }
 
-    @available(*, unavailable, message: "useAppLanguage() is not simulated by authsim; set Auth.auth().languageCode instead")
-    public func useAppLanguage() { fatalError(notSimulated) }
 }
 
 extension EmailAuthProvider {

@@ -121,6 +121,12 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         if persist { auth.saveUser(self) }
     }
 
+    /// A provider was linked (the SDK's `_isAnonymous = false`).
+    func clearAnonymous() {
+        profile.withLock { $0.isAnonymous = false }
+        auth.saveUser(self)
+    }
+
     /// What the keychain keeps of the user.
     var stored: StoredUser {
         let book = tokens.withLock { $0 }

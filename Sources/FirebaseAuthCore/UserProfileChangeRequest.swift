@@ -100,3 +100,33 @@ extension User {
         complete(completion) { () async throws -> User in try await self.unlink(fromProvider: provider) }
     }
 }
+
+extension User {
+    /// `updatePhoneNumber(_:)` (User.swift 256–290, `internalUpdateOrLinkPhoneNumber`):
+    /// `verifyPhoneNumber` with the credential's code, the user's ID token and operation `UPDATE`;
+    /// the user takes the answer's tokens and reloads (`getAccountInfo`), and is no longer
+    /// anonymous. A number another account holds is `credentialAlreadyInUse` (17025) with the
+    /// credential that signs in to it. A temporary-proof credential (from that error), where the
+    /// SDK stops with fatalError ("Missing verificationCode"), is `missingVerificationCode` here.
+    public func updatePhoneNumber(_ credential: PhoneAuthCredential) async throws {
+        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+            let idToken = try await idToken()
+            if credential.temporaryProof != nil {
+                throw AuthError(.missingVerificationCode, "updatePhoneNumber takes a credential with a verification ID and code (the SDK stops here with fatalError: Missing verificationCode)")
+            }
+            let response = try await auth.backend.call(try credential.verifyRequest(operation: "UPDATE", idToken: idToken))
+            if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
+            guard let newIDToken = response.idToken, let refreshToken = response.refreshToken else {
+                throw AuthError(.internalError, "verifyPhoneNumber answered without tokens (the SDK stops with fatalError: missing token)")
+            }
+            setTokens(idToken: newIDToken, refreshToken: refreshToken, expiration: auth.expiration(response.expiresIn))
+            try await auth.loadAccountInfo(into: self)
+            clearAnonymous()
+        }
+    }
+
+    /// `updatePhoneNumber(_:completion:)`.
+    public func updatePhoneNumber(_ credential: PhoneAuthCredential, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws in try await self.updatePhoneNumber(credential) }
+    }
+}

@@ -94,4 +94,38 @@ struct ProfileTests {
             #expect(try #require(await toolkit.allUsers.first { $0.localId == user.uid }).phoneNumber == nil)
         }
     }
+
+    /// `updatePhoneNumber(_:)` (FirebaseAuth 12.19 `User/User.swift` 256–290,
+    /// `internalUpdateOrLinkPhoneNumber`): verifyPhoneNumber with operation UPDATE and the ID token.
+    @Test("updatePhoneNumber: the new number's code changes the number (operation UPDATE); another account's number is credentialAlreadyInUse (17025)")
+    func updatePhoneNumber() async throws {
+        try await withWorld { world, _ in
+            let toolkit = try #require(world.toolkit)
+            let (auth, user, recording) = try await signedIn(world)
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let newNumber = "+16505550177"
+            let id = try await provider.verifyPhoneNumber(newNumber, uiDelegate: nil)
+            let code = try #require(await world.lastCode(for: newNumber))
+            try await user.updatePhoneNumber(provider.credential(withVerificationID: id, verificationCode: code))
+            let sent = try #require(requestBodies(recording, "verifyPhoneNumber").last)
+            #expect(sent["operation"] as? String == "UPDATE" && sent["idToken"] != nil, "\(sent)")
+            #expect(user.phoneNumber == newNumber && auth.currentUser === user)
+            #expect(await toolkit.allUsers.first { $0.localId == user.uid }?.phoneNumber == newNumber)
+
+            // A number another account holds: 17025 with the credential that signs in to it.
+            let (other, _) = try await recordingApp(world)
+            let otherProvider = PhoneAuthProvider.provider(auth: other)
+            let taken = "+16505550188"
+            let otherID = try await otherProvider.verifyPhoneNumber(taken, uiDelegate: nil)
+            let otherCode = try #require(await world.lastCode(for: taken))
+            _ = try await other.signIn(with: otherProvider.credential(withVerificationID: otherID, verificationCode: otherCode))
+            let again = try await provider.verifyPhoneNumber(taken, uiDelegate: nil)
+            let againCode = try #require(await world.lastCode(for: taken))
+            let inUse = await #expect(throws: AuthError.self) {
+                try await user.updatePhoneNumber(provider.credential(withVerificationID: again, verificationCode: againCode))
+            }
+            #expect(inUse?.code == .credentialAlreadyInUse && inUse?.updatedCredential is PhoneAuthCredential)
+            #expect(user.phoneNumber == newNumber, "the number stays")
+        }
+    }
 }

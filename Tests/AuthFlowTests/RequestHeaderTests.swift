@@ -70,6 +70,28 @@ struct RequestHeaderTests {
         }
     }
 
+    /// Auth.swift 1420–1424: `useAppLanguage()` sets `languageCode` to `Locale.preferredLanguages.first`,
+    /// the device's language, not the bundle's localization (which goes out as Accept-Language).
+    @Test("useAppLanguage: the device's first language becomes languageCode, goes out as X-Firebase-Locale, and the SMS is in it")
+    func useAppLanguage() async throws {
+        try await withWorld { world, _ in
+            let recording = RecordingTransport(world.transport)
+            let options = options(world, plistBundleID: "com.example.authsim")
+            let host = AppHost(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme], isSimulator: true,
+                               preferredLocalizations: ["en"], preferredLanguages: ["fr-FR", "en-US"], transport: recording)
+            let auth = world.auth(options: options, host: host)
+            #expect(auth.languageCode == nil)
+            auth.useAppLanguage()
+            #expect(auth.languageCode == "fr-FR")
+            let number = "+16505550199"
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: HeadlessPresenter())
+            let sent = try #require(recording.requests.withLock { $0 }.last { $0.url.path.hasSuffix("/sendVerificationCode") })
+            #expect(sent.headers.first { $0.name == "X-Firebase-Locale" }?.value == "fr-FR")
+            let toolkit = try #require(world.toolkit)
+            #expect(await toolkit.messages.last { $0.phoneNumber == number }?.text.hasSuffix("est votre code de validation.") == true)
+        }
+    }
+
     @Test("a key restricted to iOS apps: the listed app signs in; another bundle gets Google's 403, which the SDK reports as internalError with the message underneath")
     func iosRestriction() async throws {
         var configuration = BackendConfiguration()
