@@ -266,6 +266,13 @@ extension IdentityToolkit {
         return response
     }
 
+    /// Every email sent (a day past its code's lifetime, then forgotten), oldest first, with
+    /// whether its code was spent: what the inspector lists.
+    public func sentEmails() async throws(IdentityToolkitError) -> [(email: OobEmail, used: Bool)] {
+        try await readShared()
+        return state.emailOutbox.map { ($0, state.oobCodes[Self.digest($0.code)]?.used ?? true) }
+    }
+
     /// The emails sent whose codes are still unused, oldest first (`GET /emulator/v1/projects/{p}/oobCodes`).
     public func emailOutbox() async throws(IdentityToolkitError) -> [OobEmail] {
         try await readShared()

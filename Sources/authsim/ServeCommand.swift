@@ -155,7 +155,8 @@ struct Serve: AsyncParsableCommand {
                 caFile: credentials.caCertificateFile.path, authKeyFile: key.file?.path ?? "",
                 keyID: key.keyID, teamID: key.teamID,
                 deviceGateway: "http://\(gateway.host):\(gateway.port)", backend: backend.baseURL,
-                emulatorHost: "\(backend.host):\(backend.port)", projectID: projectID, bundleID: bundleID, state: stateFolder.path)
+                emulatorHost: "\(backend.host):\(backend.port)", projectID: projectID, apiKey: toolkit.configuration.apiKey, bundleID: bundleID,
+                state: stateFolder.path)
             try ServeAddresses.write(addresses, to: URL(fileURLWithPath: readyFile))
         }
         say("authsim serve: the push-and-redirect channel in one process")
@@ -253,6 +254,8 @@ struct ServeAddresses: Codable {
     /// What `FIREBASE_AUTH_EMULATOR_HOST` takes.
     var emulatorHost: String
     var projectID: String
+    /// The project's API key: what a REST client or an app's FirebaseOptions sends as `key`.
+    var apiKey: String
     var bundleID: String
     var state: String
 

@@ -5,7 +5,7 @@ document gives its path, method and status, and every operation with a JSON answ
 checked so by the end. Written for InspectorTests.swift, which starts `authsim serve` and passes its
 URLs. Prints "ok <check>" per check and "done"; any failure raises (exit status 1).
 
-usage: inspector_api.py INSPECTOR_URL GATEWAY_URL BACKEND_URL SANDBOX_PORT CERTS APNS_SENDER PAYLOAD
+usage: inspector_api.py INSPECTOR_URL GATEWAY_URL BACKEND_URL SANDBOX_PORT CERTS APNS_SENDER PAYLOAD API_KEY
 """
 import json
 import os
@@ -21,7 +21,7 @@ import requests
 from openapi_spec_validator import validate
 from prometheus_client.parser import text_string_to_metric_families
 
-inspector, gateway, backend, sandbox_port, certs, apns_sender, payload = sys.argv[1:8]
+inspector, gateway, backend, sandbox_port, certs, apns_sender, payload, api_key = sys.argv[1:9]
 api = inspector + "/api/v1"
 
 
@@ -101,7 +101,7 @@ def request_and_check(self, method, url, **kwargs):
 
 requests.sessions.Session.request = request_and_check
 for path in ["/api/v1/pushes", "/api/v1/pushes/latest", "/api/v1/pushes/{id}", "/api/v1/rejections", "/api/v1/events", "/api/v1/faults",
-             "/api/v1/devices", "/api/v1/devices/{environment}/{token}/invalidate", "/api/v1/sms", "/api/v1/users", "/api/v1/users/{uid}",
+             "/api/v1/devices", "/api/v1/devices/{environment}/{token}/invalidate", "/api/v1/sms", "/api/v1/emails", "/api/v1/users", "/api/v1/users/{uid}",
              "/metrics", "/livez", "/readyz"]:
     assert path in document["paths"], path
 ok("the OpenAPI document validates (openapi-spec-validator) and describes every endpoint")
@@ -191,7 +191,17 @@ assert requests.delete(f"{api}/users/api-user", timeout=10).status_code == 204
 assert "api-user" not in [u["localId"] for u in requests.get(f"{api}/users", timeout=10).json()]
 sms = requests.get(f"{api}/sms", timeout=10).json()
 assert all(m["phoneNumber"].startswith("+") and len(m["code"]) == 6 for m in sms), sms
-ok("users: listed, disabled, deleted; the SMS outbox")
+# The email outbox: an app's sign-up and password reset (REST, as the SDK sends them), the code spent.
+def client(path, body):
+    return requests.post(f"{backend}/identitytoolkit.googleapis.com/v1/{path}", params={"key": api_key}, json=body, timeout=10)
+assert client("accounts:signUp", {"email": "ada@example.com", "password": "correct horse", "returnSecureToken": True}).status_code == 200
+assert client("accounts:sendOobCode", {"requestType": "PASSWORD_RESET", "email": "ada@example.com"}).status_code == 200
+emails = requests.get(f"{api}/emails", timeout=10).json()
+reset = [m for m in emails if m["email"] == "ada@example.com" and m["requestType"] == "PASSWORD_RESET"]
+assert len(reset) == 1 and reset[0]["used"] is False and reset[0]["code"] in reset[0]["link"], emails
+assert client("accounts:resetPassword", {"oobCode": reset[0]["code"], "newPassword": "battery staple"}).status_code == 200
+assert [m["used"] for m in requests.get(f"{api}/emails", timeout=10).json() if m["code"] == reset[0]["code"]] == [True]
+ok("users: listed, disabled, deleted; the SMS outbox; the email outbox, a code shown spent")
 
 # Metrics in Prometheus' text format.
 metrics = requests.get(f"{inspector}/metrics", timeout=10).text

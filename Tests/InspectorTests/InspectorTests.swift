@@ -16,6 +16,7 @@ struct InspectorTests {
         let gateway: String
         let backend: String
         let sandboxPort: String
+        let apiKey: String
         let certs: String
     }
 
@@ -39,8 +40,9 @@ struct InspectorTests {
         #expect(ready["sandbox"]?.hasSuffix(":\(sandbox)") == true && ready["caFile"] == certs + "/ca.pem")
         #expect(ready["emulatorHost"].map { "http://" + $0 } == backend)
         #expect((try FileManager.default.attributesOfItem(atPath: readyFile)[.posixPermissions] as? Int) == 0o600)
+        let apiKey = try #require(ready["apiKey"], "--ready-file names the API key")
         return Served(process: process, inspector: inspector, gateway: gateway, backend: backend,
-                      sandboxPort: sandbox, certs: certs)
+                      sandboxPort: sandbox, apiKey: apiKey, certs: certs)
     }
 
     /// Two sign-ins by an app in another process (`authsim phone`, through the serve's backend and
@@ -84,7 +86,7 @@ struct InspectorTests {
 
         let run = try await runProgram(["python3", Self.root.appendingPathComponent("Tests/Clients/inspector_api.py").path, served.inspector, served.gateway,
                                         served.backend, served.sandboxPort, served.certs, try executable("apns-sender"),
-                                        Self.root.appendingPathComponent("Payloads/firebase-auth-silent.apns").path])
+                                        Self.root.appendingPathComponent("Payloads/firebase-auth-silent.apns").path, served.apiKey])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 11, "\(run.output)")
 

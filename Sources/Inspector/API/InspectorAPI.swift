@@ -165,6 +165,14 @@ struct InspectorAPI: APIProtocol {
         return .ok(.init(body: .json(await toolkit.messages.map(Self.schema))))
     }
 
+    func listEmails(_ input: Operations.ListEmails.Input) async throws -> Operations.ListEmails.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        return .ok(.init(body: .json(try await toolkit.sentEmails().map { sent in
+            Components.Schemas.Email(email: sent.email.email, code: sent.email.code, requestType: sent.email.requestType.rawValue,
+                                     newEmail: sent.email.newEmail, link: sent.email.link, sentAt: sent.email.sentAt, used: sent.used)
+        })))
+    }
+
     func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
         return .ok(.init(body: .json(try await toolkit.exportAccounts().users ?? [])))

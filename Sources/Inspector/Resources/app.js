@@ -30,7 +30,7 @@ function show(page) {
   }
   for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${page}`;
   location.hash = page;
-  ({ flows: loadFlows, sms: loadSMS, users: loadUsers, devices: loadDevices, faults: loadFaults })[page]?.();
+  ({ flows: loadFlows, sms: loadSMS, emails: loadEmails, users: loadUsers, devices: loadDevices, faults: loadFaults })[page]?.();
 }
 for (const button of document.querySelectorAll("nav button")) button.addEventListener("click", () => show(button.dataset.page));
 
@@ -236,6 +236,15 @@ async function loadSMS() {
     $("#sms tbody").replaceChildren(...messages.reverse().map((m) => el("tr", {}, el("td", {}, new Date(m.sentAt * 1000 || m.sentAt).toLocaleTimeString()),
       el("td", {}, m.phoneNumber), el("td", {}, m.code), el("td", {}, m.text), el("td", { title: m.sessionInfo }, m.sessionInfo.slice(0, 10) + "…"))));
   } catch (error) { $("#sms tbody").replaceChildren(el("tr", {}, el("td", { class: "error", colspan: "5" }, error.message))); }
+}
+
+async function loadEmails() {
+  try {
+    const emails = await api("/api/v1/emails");
+    $("#emails tbody").replaceChildren(...emails.reverse().map((m) => el("tr", {}, el("td", {}, new Date(m.sentAt * 1000 || m.sentAt).toLocaleTimeString()),
+      el("td", {}, m.email + (m.newEmail ? " → " + m.newEmail : "")), el("td", {}, m.requestType),
+      el("td", { title: m.link }, m.code.slice(0, 12) + "…"), el("td", {}, m.used ? "used" : "unused"))));
+  } catch (error) { $("#emails tbody").replaceChildren(el("tr", {}, el("td", { class: "error", colspan: "5" }, error.message))); }
 }
 
 async function loadUsers() {
