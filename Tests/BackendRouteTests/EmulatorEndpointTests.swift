@@ -152,6 +152,17 @@ struct EmulatorEndpointTests {
                 let (tokenStatus, tokenBody) = try await post(client, "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken?key=\(key)",
                                                               #"{"token":"{\"uid\":\"u\"}","extra":1}"#, headers: [:])
                 #expect(tokenStatus == 400 && tokenBody.contains(#"Unknown name \"extra\""#), "\(tokenBody)")
+                // The app's calls too, v3 and v1 and v2 paths alike: a misspelled field is Google's 400,
+                // and nothing happens (Google took such a body with 200 nowhere: its front end refuses it).
+                let before = await toolkit.messages.count
+                for (path, body) in [("/www.googleapis.com/identitytoolkit/v3/relyingparty/sendVerificationCode", #"{"phoneNumber":"+16505550143","phonenumber":"x"}"#),
+                                     ("/identitytoolkit.googleapis.com/v1/accounts:signInWithPhoneNumber", #"{"sessionInfo":"s","code":"1","colour":"red"}"#),
+                                     ("/identitytoolkit.googleapis.com/v1/accounts:update", #"{"idToken":"t","displayname":"Ada"}"#),
+                                     ("/identitytoolkit.googleapis.com/v2/accounts/mfaSignIn:start", #"{"mfaPendingCredential":"p","extra":true}"#)] {
+                    let (status, answer) = try await post(client, "\(path)?key=\(key)", body, headers: [:])
+                    #expect(status == 400 && answer.contains("Unknown name") && answer.contains("Cannot find field"), "\(path): \(answer)")
+                }
+                #expect(await toolkit.messages.count == before)
             }
         }
     }

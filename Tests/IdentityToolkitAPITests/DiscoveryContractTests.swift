@@ -348,14 +348,25 @@ struct DiscoveryContractTests {
             (VerifyPasswordRequest.self, "GoogleCloudIdentitytoolkitV1SignInWithPasswordRequest"),
             (GetOOBConfirmationCodeRequest.self, "GoogleCloudIdentitytoolkitV1GetOobCodeRequest"),
             (ResetPasswordRequest.self, "GoogleCloudIdentitytoolkitV1ResetPasswordRequest"),
+            (VerifyClientRequest.self, "GoogleCloudIdentitytoolkitV1VerifyIosClientRequest"),
+            (SendVerificationCodeRequest.self, "GoogleCloudIdentitytoolkitV1SendVerificationCodeRequest"),
+            (VerifyPhoneNumberRequest.self, "GoogleCloudIdentitytoolkitV1SignInWithPhoneNumberRequest"),
+            (VerifyAssertionRequest.self, "GoogleCloudIdentitytoolkitV1SignInWithIdpRequest"),
+            (RevokeTokenRequest.self, "GoogleCloudIdentitytoolkitV2RevokeTokenRequest"),
+            (StartMFAEnrollmentRequest.self, "GoogleCloudIdentitytoolkitV2StartMfaEnrollmentRequest"),
+            (FinalizeMFAEnrollmentRequest.self, "GoogleCloudIdentitytoolkitV2FinalizeMfaEnrollmentRequest"),
+            (WithdrawMFARequest.self, "GoogleCloudIdentitytoolkitV2WithdrawMfaRequest"),
+            (StartMFASignInRequest.self, "GoogleCloudIdentitytoolkitV2StartMfaSignInRequest"),
+            (FinalizeMFASignInRequest.self, "GoogleCloudIdentitytoolkitV2FinalizeMfaSignInRequest"),
         ]
         // Fields the Auth Emulator's spec has (firebase-tools src/emulator/auth/apiSpec.ts) and the
         // document's revision does not: kept, so that a client sending them gets UNSUPPORTED_FIELD
         // naming the field rather than "Unknown name".
         let emulatorOnly: [String: Set<String>] = ["GoogleCloudIdentitytoolkitV1SetAccountInfoRequest": ["deletePasskey"],
                                                    "GoogleCloudIdentitytoolkitV1UserInfo": ["passkeyInfo"]]
-        guard let all = try await DiscoveryDocuments.schemas("v1") else { return }
+        guard let v1 = try await DiscoveryDocuments.schemas("v1"), let v2 = try await DiscoveryDocuments.schemas("v2") else { return }
         for (type, name) in checked {
+            let all = name.hasPrefix("GoogleCloudIdentitytoolkitV2") ? v2 : v1
             let properties = Set(DiscoverySchema(name: name, all: all).properties.keys).union(emulatorOnly[name] ?? [])
             #expect(type.schemaFields.subtracting(properties).isEmpty, "\(type) checks fields \(type.schemaFields.subtracting(properties).sorted()) that \(name) does not have")
             #expect(properties.subtracting(type.schemaFields).isEmpty, "\(type) would refuse \(name)'s fields \(properties.subtracting(type.schemaFields).sorted()) as unknown")
