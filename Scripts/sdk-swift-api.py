@@ -8,7 +8,8 @@ Swift with NS_SWIFT_NAME).
 GIT_DIR is a clone of firebase/firebase-ios-sdk (its .git folder or a bare mirror); COMMIT defaults to
 the contract's, eed63a35a90dbd46184ca1a6afeb144ee783b5fd (FirebaseAuth 12.19.0). Nothing is fetched.
 
-Each line is `Type.member(labels:)` (or `Type` for a type, `name` for a global), the names as Swift
+Declarations marked `@available(swift 1000.0)` ("Objective-C only API") are left out: Swift cannot
+call them. Each line is `Type.member(labels:)` (or `Type` for a type, `name` for a global), the names as Swift
 sees them: `func f(a b: T, _ c: U)` is `f(a:_:)`, an initializer `init(x:)`, a property `name`, an enum
 case `name`. Declarations under `#if` are all kept (the contract is the iOS build, whose branches are a
 superset for what apps call). ModuleSurfaceTests compares the auth core's public symbols (from
@@ -115,7 +116,14 @@ def declarations(text):
     stack = []  # (name or None, visible, kind, depth at which its body opened)
     depth = 0
     pending = None  # (name, visible, kind): a type or extension whose "{" has not come yet
+    objc_only = False  # `@available(swift 1000.0)` seen: the next declaration is Objective-C only
     for line in text.split("\n"):
+        if "@available(swift 1000.0)" in line:
+            objc_only = True
+        skip = False
+        if objc_only and re.search(r"\b(func|init|var|let)\b", line):
+            objc_only = False
+            skip = True
         # `override public init()` as `public override init()`: the access word first.
         line = re.sub(r"\b((?:override|required|convenience|final)\s+)+(public|open)\b", lambda m: m.group(2) + " " + m.group(1), line)
         named = [entry for entry in stack if entry[0] is not None]
@@ -133,6 +141,8 @@ def declarations(text):
         elif e:
             # Members of a `public extension` are public without saying so.
             pending = (e.group(1), True, "public extension" if re.search(r"\bpublic\s+extension\b", line) else "extension")
+        elif skip:
+            pass
         elif owner is not None and owner_visible:
             if stack and stack[-1][0] == owner and stack[-1][2] in ("protocol", "public extension"):
                 line = IMPLICIT.sub(lambda m: m.group(1) + "public ", line, count=1)

@@ -7,8 +7,15 @@ extension IdentityToolkit {
     /// `signInWithIdp` (`verifyAssertion`) for `apple.com`: verifies the identity token against
     /// Apple's JWKS (`iss`, `aud`, `exp`, the nonce against the raw nonce, each token once), then signs
     /// the Apple user in (creating them), or links the credential to the user of `idToken`.
+    /// Every answer to an identity token carries it back as `oauthIdToken`, as Google's does (the SDK
+    /// makes the result's credential, and the 17025 recovery credential, only from an answer with an
+    /// OAuth token: OAuthCredential.swift 72–83); an answer to a pending token has none to give.
     public func signInWithIdp(_ request: VerifyAssertionRequest) async throws(IdentityToolkitError) -> VerifyAssertionResponse {
-        try await signIn { () throws(IdentityToolkitError) in try decideSignInWithIdp(request) }
+        var answer = try await signIn { () throws(IdentityToolkitError) in try decideSignInWithIdp(request) }
+        if request.pendingToken?.isEmpty != false, let token = Self.formFields(request.postBody ?? "")["id_token"], !token.isEmpty {
+            answer.oauthIdToken = token
+        }
+        return answer
     }
 
     private func decideSignInWithIdp(_ request: VerifyAssertionRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyAssertionResponse> {

@@ -266,7 +266,8 @@ extension IdentityToolkit {
     /// Emulator's export writes them).
     static func userInfo(_ user: BackendUser) -> UserRecord {
         var providers: [ProviderUserInfo] = []
-        if let phone = user.phoneNumber { providers.append(ProviderUserInfo(providerId: "phone", rawId: phone, phoneNumber: phone)) }
+        // federatedId beside rawId: the SDK reads a provider's uid from federatedId alone (UserInfoImpl.swift 25–38).
+        if let phone = user.phoneNumber { providers.append(ProviderUserInfo(providerId: "phone", rawId: phone, federatedId: phone, phoneNumber: phone)) }
         if let sub = user.appleSub {
             providers.append(ProviderUserInfo(providerId: "apple.com", rawId: sub, federatedId: sub, email: user.email))
         }

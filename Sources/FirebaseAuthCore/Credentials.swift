@@ -102,8 +102,10 @@ public final class OAuthCredential: AuthCredential, @unchecked Sendable {
     }
 
     /// The credential a `verifyAssertion` answer stands for (the SDK's
-    /// `OAuthCredential(withVerifyAssertionResponse:)`): its pending token signs in again.
-    convenience init(response: VerifyAssertionResponse) {
+    /// `OAuthCredential(withVerifyAssertionResponse:)`, OAuthCredential.swift 72–83): its pending
+    /// token signs in again; none (nil) when the answer carries no OAuth token, as in the SDK.
+    convenience init?(response: VerifyAssertionResponse) {
+        guard response.oauthIdToken?.isEmpty == false else { return nil }
         self.init(providerID: response.providerId ?? AuthProviderID.apple.rawValue, idToken: response.oauthIdToken, rawNonce: nil,
                   fullName: nil, pendingToken: response.pendingToken)
     }
@@ -136,34 +138,40 @@ public final class OAuthCredential: AuthCredential, @unchecked Sendable {
     }
 }
 
-/// `OAuthProvider`'s credential factories, in every spelling the guides and the SDK use.
+/// `OAuthProvider`'s credential factories, as FirebaseAuth 12.19 gives them to Swift
+/// (AuthProvider/OAuthProvider.swift). Its `withProviderID:` factories are Objective-C only
+/// (`@available(swift 1000.0)`): the Apple guide's `credential(withProviderID:IDToken:rawNonce:)` is
+/// the Objective-C name and does not build for iOS in Swift; here they are refused with the Swift
+/// spelling, `credential(providerID: .apple, idToken:rawNonce:)`.
 public enum OAuthProvider {
     /// `OAuthProvider.appleCredential(withIDToken:rawNonce:fullName:)`: the Apple guide's sign-in.
     public static func appleCredential(withIDToken idToken: String, rawNonce: String?, fullName: PersonNameComponents?) -> OAuthCredential {
         OAuthCredential(providerID: AuthProviderID.apple.rawValue, idToken: idToken, rawNonce: rawNonce, fullName: fullName)
     }
 
-    /// The Apple guide's reauthentication spelling (capital `IDToken`) is the Objective-C name
-    /// (`credentialWithProviderID:IDToken:rawNonce:`); FirebaseAuth 12.19 gives Swift only
-    /// `credential(withProviderID:idToken:rawNonce:)`, so the guide's line does not build for iOS
-    /// either.
-    @available(*, unavailable, renamed: "credential(withProviderID:idToken:rawNonce:)",
-               message: "FirebaseAuth 12.19 has no Swift method with IDToken: (it is the Objective-C name); write credential(withProviderID:idToken:rawNonce:)")
-    public static func credential(withProviderID providerID: String, IDToken idToken: String, rawNonce: String?) -> OAuthCredential {
+    @available(*, unavailable, renamed: "credential(providerID:idToken:rawNonce:)",
+               message: "Objective-C only in FirebaseAuth 12.19 (IDToken: is the Objective-C name); in Swift write credential(providerID: .apple, idToken:rawNonce:)")
+    public static func credential(withProviderID providerID: String, IDToken idToken: String, rawNonce: String) -> OAuthCredential {
         OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
     }
 
-    /// `OAuthProvider.credential(withProviderID:idToken:rawNonce:)`.
-    public static func credential(withProviderID providerID: String, idToken: String, rawNonce: String?) -> OAuthCredential {
+    @available(*, unavailable, renamed: "credential(providerID:idToken:rawNonce:)",
+               message: "Objective-C only in FirebaseAuth 12.19; in Swift write credential(providerID: .apple, idToken:rawNonce:)")
+    public static func credential(withProviderID providerID: String, idToken: String, rawNonce: String) -> OAuthCredential {
         OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
     }
 
-    /// `OAuthProvider.credential(providerID: .apple, idToken:rawNonce:accessToken:)` (FirebaseAuth 12).
-    public static func credential(providerID: AuthProviderID, idToken: String, rawNonce: String? = nil,
+    /// `OAuthProvider.credential(providerID:idToken:rawNonce:accessToken:)`: Apple's identity token and
+    /// the raw nonce (reauthentication, linking).
+    public static func credential(providerID: AuthProviderID, idToken: String, rawNonce: String,
                                   accessToken: String? = nil) -> OAuthCredential {
         OAuthCredential(providerID: providerID.rawValue, idToken: idToken, rawNonce: rawNonce, accessToken: accessToken, fullName: nil)
     }
 
+    /// `OAuthProvider.credential(providerID:idToken:accessToken:)`: an identity token without a nonce.
+    public static func credential(providerID: AuthProviderID, idToken: String, accessToken: String? = nil) -> OAuthCredential {
+        OAuthCredential(providerID: providerID.rawValue, idToken: idToken, rawNonce: nil, accessToken: accessToken, fullName: nil)
+    }
 }
 
 extension PhoneAuthCredential {

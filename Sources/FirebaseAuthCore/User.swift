@@ -26,7 +26,8 @@ struct ProviderInfo: UserInfo, Hashable {
 
     init(_ provider: ProviderUserInfo) {
         providerID = provider.providerId
-        uid = provider.rawId ?? provider.federatedId ?? ""
+        // As the SDK (User/UserInfoImpl.swift 25–38): federatedId, never rawId.
+        uid = provider.federatedId ?? ""
         displayName = provider.displayName
         photoURL = provider.photoUrl.flatMap(URL.init(string:))
         email = provider.email

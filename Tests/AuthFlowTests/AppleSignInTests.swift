@@ -68,6 +68,9 @@ struct AppleSignInTests {
             #expect(first.user.email == sheet.email)
             #expect(first.user.photoURL == nil)
             #expect(first.user.providerData.map(\.providerID) == ["apple.com"])
+            // The answer carries Apple's token back (oauthIdToken), so the result has a credential,
+            // as from Google (OAuthCredential.swift 72–83 makes none without one).
+            #expect(first.credential?.idToken == sheet.identityToken)
             let firebaseToken = claims(try await first.user.getIDToken())
             #expect((firebaseToken["firebase"] as? [String: Any])?["sign_in_provider"] as? String == "apple.com")
 
@@ -164,6 +167,8 @@ struct AppleSignInTests {
             }
             try await phoneUser.link(with: credential("erin"))
             #expect(phoneUser.providerData.map(\.providerID).sorted() == ["apple.com", "phone"])
+            // A provider's uid is its federatedId (UserInfoImpl.swift 25–38): the number, for phone.
+            #expect(phoneUser.providerData.first { $0.providerID == "phone" }?.uid == phoneUser.phoneNumber)
             let identities = (claims(try await phoneUser.getIDToken())["firebase"] as? [String: Any])?["identities"] as? [String: Any]
             #expect(identities?["phone"] != nil && identities?["apple.com"] != nil)
 
@@ -190,9 +195,11 @@ struct AppleSignInTests {
             do {
                 let error = try #require(linkError, "linked an Apple ID that another account holds")
                 #expect(error.code == .credentialAlreadyInUse)
-                let updated = try #require(error.updatedCredential)
+                let updated = try #require(error.updatedCredential as? OAuthCredential)
+                #expect(updated.idToken == frankAgain.idToken, "the 17025 credential carries the oauthIdToken the answer gave")
                 let signedIn = try await appleApp(world).signIn(with: updated)
                 #expect(signedIn.user.uid == frank.uid)
+                #expect(signedIn.credential == nil, "an answer to a pending token has no OAuth token: no credential, as in the SDK")
                 await #expect(throws: AuthError(.invalidCredential, "")) { _ = try await appleApp(world).signIn(with: updated) }
             }
         }

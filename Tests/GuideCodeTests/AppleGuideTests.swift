@@ -7,7 +7,7 @@ import Testing
 
 /// "Authenticate Using Apple on Apple platforms" (firebase.google.com/docs/auth/ios/apple), its
 /// Swift as the guide writes it: the credential with the full name, `signIn(with:)` with a
-/// completion, reauthentication with `credential(withProviderID:idToken:rawNonce:)` (the guide's `IDToken:` is the Objective-C name), linking with
+/// completion, reauthentication with `credential(providerID: .apple, idToken:rawNonce:)` (the guide's `withProviderID:IDToken:` is the Objective-C name), linking with
 /// the updated credential from the NSError's userInfo, revocation and deletion in the async form.
 extension GuideCode {
     @Suite("Sign in with Apple, as the Apple sign-in guide writes it")
@@ -59,10 +59,11 @@ extension GuideCode {
             }
         }
 
-        /// The guide writes `IDToken:` (the Objective-C name); FirebaseAuth 12.19's Swift method is
-        /// `credential(withProviderID:idToken:rawNonce:)`, so the guide's line is written in that
-        /// spelling here (ModuleSurfaceTests shows the guide's own spelling refused with the rename).
-        @Test("reauthenticate the current user with credential(withProviderID: \"apple.com\", idToken:rawNonce:) and a completion; another Apple ID is userMismatch (17024)")
+        /// The guide writes `credential(withProviderID: "apple.com", IDToken:rawNonce:)`, the Objective-C
+        /// name: FirebaseAuth 12.19 gives Swift `credential(providerID: .apple, idToken:rawNonce:)`
+        /// (OAuthProvider.swift 181–216), so the guide's line is written in that spelling here
+        /// (ModuleSurfaceTests shows the guide's own spelling refused with the rename).
+        @Test("reauthenticate the current user with credential(providerID: .apple, idToken:rawNonce:) and a completion; another Apple ID is userMismatch (17024)")
         func reauthenticate() async throws {
             try await withGuideWorld { guide in
                 let apple = try await guide.appleAuthorization("ada")
@@ -73,7 +74,7 @@ extension GuideCode {
                     let error: (any Error)? = await withCheckedContinuation { done in
                         Task { @MainActor in
                             // Initialize a fresh Firebase credential.
-                            let credential = OAuthProvider.credential(withProviderID: "apple.com",
+                            let credential = OAuthProvider.credential(providerID: .apple,
                                                                       idToken: fresh.idTokenString,
                                                                       rawNonce: fresh.nonce)
                             // Reauthenticate current Apple user with fresh Apple credential.

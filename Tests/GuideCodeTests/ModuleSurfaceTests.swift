@@ -360,7 +360,7 @@ struct ModuleSurface {
         for name in Self.keptDifferences.keys { #expect(ours.contains(name), "\(name) is kept as a difference but is no longer declared") }
     }
 
-    @Test("the Apple guide's IDToken: spelling (Objective-C only in 12.19) is refused with the Swift name")
+    @Test("the Apple guide's withProviderID:IDToken: spelling (Objective-C only in 12.19) is refused with the Swift name")
     func objectiveCSpelling() async throws {
         let result = try await Self.typecheck("""
             import FirebaseAuth
@@ -370,6 +370,6 @@ struct ModuleSurface {
             }
             """)
         #expect(result.status != 0)
-        #expect(result.messages.contains("credential(withProviderID:idToken:rawNonce:)"), "\(result.messages)")
+        #expect(result.messages.contains("credential(providerID: .apple, idToken:rawNonce:)"), "\(result.messages)")
     }
 }
