@@ -3,7 +3,8 @@
 an app's Swift code (its `public` and `open` declarations, and the names its Objective-C headers give
 Swift with NS_SWIFT_NAME).
 
-    Scripts/sdk-swift-api.py GIT_DIR [COMMIT] > Tests/GuideCodeTests/Data/firebaseauth-12.19-swift-api.txt
+    Scripts/sdk-swift-api.py GIT_DIR [COMMIT] > Tests/SDKSurface/firebaseauth-12.19-swift-api.txt
+    Scripts/sdk-swift-api.py GIT_DIR COMMIT --core > Tests/SDKSurface/firebasecore-12.19-swift-api.txt
 
 GIT_DIR is a clone of firebase/firebase-ios-sdk (its .git folder or a bare mirror); COMMIT defaults to
 the contract's, eed63a35a90dbd46184ca1a6afeb144ee783b5fd (FirebaseAuth 12.19.0). Nothing is fetched.
@@ -186,6 +187,67 @@ def header_names(text):
     return set(re.findall(r"NS_SWIFT_NAME\((\w+)\)", text))
 
 
+def objc_swift_names(text):
+    """FirebaseCore's Swift API from its Objective-C headers: each @interface's NS_SWIFT_NAME, its
+    properties (a `getter=isX` BOOL is `isX`), its methods (NS_SWIFT_NAME, or the importer's rule for
+    the few without: `initWithX:y:` is `init(x:y:)`, the class's own name leaves a method's first
+    piece, `deleteApp:` → `delete(_:)`, and a last `completion` block also gives the async form),
+    NS_ENUM cases (the type's prefix off, lower-cased) and NS_SWIFT_NAME'd functions. NS_UNAVAILABLE
+    is left out."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    names = set()
+    # An enum: typedef NS_ENUM(NSInteger, FIRLoggerLevel) { FIRLoggerLevelError = 3, … } NS_SWIFT_NAME(FirebaseLoggerLevel);
+    for objc, body, swift in re.findall(r"typedef\s+NS_ENUM\([^,]+,\s*(\w+)\)\s*\{(.*?)\}\s*NS_SWIFT_NAME\((\w+)\)", text, flags=re.S):
+        names.add(swift)
+        for case in re.findall(r"\b" + objc + r"(\w+)\s*=", body):
+            names.add(f"{swift}.{case[0].lower()}{case[1:]}")
+    # C functions, the name before or after: NS_SWIFT_NAME(FirebaseVersion()) NSString* FIRFirebaseVersion(void);
+    for function in re.findall(r"NS_SWIFT_NAME\((\w+\(\))\)\s*\w+\s*\*?\s*\w+\s*\(void\)", text):
+        names.add(function)
+    for function in re.findall(r"\w+\s*\(void\)\s*NS_SWIFT_NAME\((\w+\(\))\)", text):
+        names.add(function)
+    for swift, objc, body in re.findall(r"NS_SWIFT_NAME\((\w+)\)\s*@interface\s+(\w+)\s*:[^\n]*\n(.*?)@end", text, flags=re.S):
+        names.add(swift)
+        own = re.sub(r"^FIR", "", objc)  # App, Options, Configuration
+        declarations = re.split(r";", body)
+        for declaration in declarations:
+            line = " ".join(declaration.split())
+            if not line or "NS_UNAVAILABLE" in line:
+                continue
+            override = re.search(r"NS_SWIFT_NAME\(([^)]*\)?)\)", line)
+            if line.startswith("@property"):
+                getter = re.search(r"getter=(\w+)", line)
+                name = override.group(1) if override else (getter.group(1) if getter else re.findall(r"\*?\s*(\w+)\s*(?:NS_\w+(?:\([^)]*\))?\s*)*$", line)[0])
+                names.add(f"{swift}.{name}")
+            elif line.startswith(("-", "+")):
+                if override:
+                    names.add(f"{swift}.{override.group(1)}")
+                    continue
+                selector = re.sub(r"\([^()]*(?:\([^()]*\)[^()]*)*\)", "", line[1:])  # drop the types
+                selector = re.sub(r"\bNS_\w+(\([^)]*\))?", "", selector)
+                pieces = re.findall(r"(\w+)\s*:", selector)
+                if not pieces:  # no arguments: - (NSDate *)dateValue; + (instancetype)timestamp is init()
+                    word = selector.split()[0]
+                    factory_alone = line.startswith("+") and "instancetype" in line and word == own[0].lower() + own[1:]
+                    names.add(f"{swift}.init()" if factory_alone else f"{swift}.{word}()")
+                    continue
+                first = pieces[0]
+                factory = own[0].lower() + own[1:] + "With"  # + timestampWithSeconds: is an initializer in Swift
+                if line.startswith("+") and "instancetype" in line and first.startswith(factory):
+                    first = "initWith" + first[len(factory):]
+                if first.startswith("initWith"):
+                    label = first[len("initWith"):]
+                    labels = [label[0].lower() + label[1:]] + pieces[1:]
+                    names.add(f"{swift}.init({''.join(l + ':' for l in labels)})")
+                    continue
+                base = first[:-len(own)] if first.endswith(own) and first != own else first
+                names.add(f"{swift}.{base}({''.join(['_:'] + [p + ':' for p in pieces[1:]])})")
+                if re.search(r"\(\^\)\s*\([^)]*\)\)\s*completion\s*$", line) or pieces[-1] == "completion" or (len(pieces) == 1 and "(^" in line):
+                    names.add(f"{swift}.{base}({''.join(p + ':' for p in pieces[1:-1])})")
+    return names
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -198,8 +260,16 @@ def main():
             names |= declarations(git(git_dir, "show", f"{commit}:{path}"))
         elif path.startswith("FirebaseAuth/Sources/Public/") and path.endswith(".h"):
             names |= header_names(git(git_dir, "show", f"{commit}:{path}"))
-    print(f"# FirebaseAuth Swift API at firebase/firebase-ios-sdk {commit}")
-    print("# made by Scripts/sdk-swift-api.py; one declaration per line (Type.member(labels:))")
+    if len(sys.argv) > 3 and sys.argv[3] == "--core":
+        names = set()
+        for path in git(git_dir, "ls-tree", "-r", "--name-only", commit, "FirebaseCore/Sources/Public/FirebaseCore").split():
+            if path.endswith(".h"):
+                names |= objc_swift_names(git(git_dir, "show", f"{commit}:{path}"))
+        print(f"# FirebaseCore Swift API (from its Objective-C headers) at firebase/firebase-ios-sdk {commit}")
+        print("# made by Scripts/sdk-swift-api.py GIT_DIR COMMIT --core; one declaration per line (Type.member(labels:))")
+    else:
+        print(f"# FirebaseAuth Swift API at firebase/firebase-ios-sdk {commit}")
+        print("# made by Scripts/sdk-swift-api.py; one declaration per line (Type.member(labels:))")
     for name in sorted(names):
         print(name)
 

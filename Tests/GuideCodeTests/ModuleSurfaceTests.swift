@@ -290,7 +290,9 @@ struct ModuleSurface {
     /// Members every SDK type has without declaring them: an `NSObject`'s `description`, `hash`
     /// (`hash(into:)`, `hashValue` as Swift's `Hashable` sees it), a raw-value enum's
     /// `init(rawValue:)` and `rawValue`.
-    static let implicitMembers: Set<String> = ["description", "hash(into:)", "hashValue", "init(rawValue:)", "rawValue"]
+    static let implicitMembers: Set<String> = ["description", "hash(into:)", "hashValue", "init(rawValue:)", "rawValue",
+                                               // NSObject's and NSCopying's (FIROptions is NSCopying)
+                                               "hash", "isEqual(_:)", "copy(with:)"]
 
     /// Public declarations of `import FirebaseAuth` that FirebaseAuth 12.19's Swift API does not
     /// have, each kept on purpose, with why (docs/app-code-on-linux.md).
@@ -310,6 +312,12 @@ struct ModuleSurface {
             guard line.hasPrefix("@_exported import "), let dot = line.range(of: "FirebaseAuthCore.") else { return nil }
             return String(line[dot.upperBound...])
         })
+        return try await symbols(of: "FirebaseAuthCore") { exported.contains($0) }
+    }
+
+    /// A module's public symbols (SPI left out) whose first path component `keep` takes, as
+    /// `Type.member(labels:)`.
+    static func symbols(of module: String, keep: (String) -> Bool) async throws -> Set<String> {
         let folder = temporaryDirectory("symbolgraph")
         defer { try? FileManager.default.removeItem(at: folder) }
         var words: [String] = []
@@ -321,7 +329,7 @@ struct ModuleSurface {
         }
         let response = folder.appendingPathComponent("flags")
         try Data(words.map(quoted).joined(separator: "\n").utf8).write(to: response)
-        let run = try await runProgram(["sh", "-c", "swift-symbolgraph-extract -module-name FirebaseAuthCore -output-dir \(folder.path) @\(response.path) 2>&1"])
+        let run = try await runProgram(["sh", "-c", "swift-symbolgraph-extract -module-name \(module) -output-dir \(folder.path) @\(response.path) 2>&1"])
         guard run.status == 0 else { throw GuideError("swift-symbolgraph-extract failed: \(run.output)") }
         struct Graph: Decodable {
             struct Symbol: Decodable {
@@ -332,9 +340,9 @@ struct ModuleSurface {
             }
             let symbols: [Symbol]
         }
-        let graph = try JSONDecoder().decode(Graph.self, from: Data(contentsOf: folder.appendingPathComponent("FirebaseAuthCore.symbols.json")))
+        let graph = try JSONDecoder().decode(Graph.self, from: Data(contentsOf: folder.appendingPathComponent("\(module).symbols.json")))
         return Set(graph.symbols.compactMap { symbol in
-            guard let type = symbol.pathComponents.first, exported.contains(type), symbol.isSynthesized != true,
+            guard let type = symbol.pathComponents.first, keep(type), symbol.isSynthesized != true,
                   symbol.kind.identifier != "swift.func.op" else { return nil }
             return symbol.pathComponents.joined(separator: ".")
         })
@@ -358,6 +366,22 @@ struct ModuleSurface {
         #expect(extra.isEmpty, "not in FirebaseAuth 12.19's Swift API: \(extra.sorted())")
         // Every kept difference is still a declaration here (a stale entry would hide nothing).
         for name in Self.keptDifferences.keys { #expect(ours.contains(name), "\(name) is kept as a difference but is no longer declared") }
+    }
+
+    /// FirebaseCore's list comes from its Objective-C headers (FirebaseCore/Sources/Public), by the
+    /// same script with `--core`.
+    @Test("every public declaration of import FirebaseCore is one FirebaseCore 12.19 offers Swift")
+    func coreSurfaceIsTheSDKs() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let list = try String(contentsOf: root.appendingPathComponent("Tests/SDKSurface/firebasecore-12.19-swift-api.txt"), encoding: .utf8)
+        let sdk = Set(list.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty })
+        #expect(sdk.contains("FirebaseApp.configure()") && sdk.contains("FirebaseOptions.init(googleAppID:gcmSenderID:)"))
+        let ours = try await Self.symbols(of: "FirebaseCore") { _ in true }
+        #expect(ours.contains("FirebaseApp.configure()"), "\(ours.sorted())")
+        let extra = ours.filter { name in
+            !sdk.contains(name) && !Self.implicitMembers.contains(String(name.split(separator: ".", maxSplits: 1).last ?? ""))
+        }
+        #expect(extra.isEmpty, "not in FirebaseCore 12.19's Swift API: \(extra.sorted())")
     }
 
     @Test("the Apple guide's withProviderID:IDToken: spelling (Objective-C only in 12.19) is refused with the Swift name")
