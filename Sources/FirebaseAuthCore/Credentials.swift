@@ -144,6 +144,8 @@ public final class OAuthCredential: AuthCredential, @unchecked Sendable {
 /// the Objective-C name and does not build for iOS in Swift; here they are refused with the Swift
 /// spelling, `credential(providerID: .apple, idToken:rawNonce:)`.
 public enum OAuthProvider {
+    /// `OAuthProvider.id`: "OAuth", as the SDK's (not a provider's ID: Apple's is `AuthProviderID.apple.rawValue`).
+    public static let id = "OAuth"
     /// `OAuthProvider.appleCredential(withIDToken:rawNonce:fullName:)`: the Apple guide's sign-in.
     public static func appleCredential(withIDToken idToken: String, rawNonce: String?, fullName: PersonNameComponents?) -> OAuthCredential {
         OAuthCredential(providerID: AuthProviderID.apple.rawValue, idToken: idToken, rawNonce: rawNonce, fullName: fullName)

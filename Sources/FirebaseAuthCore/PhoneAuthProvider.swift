@@ -53,6 +53,9 @@ public enum ReCAPTCHAFallbackReason: Sendable, Hashable, CustomStringConvertible
 
 /// `PhoneAuthProvider`: sends the code (after proving the app is real) and makes credentials.
 public final class PhoneAuthProvider: Sendable {
+    /// `PhoneAuthProvider.id`: the phone provider's ID, as `providerData` names it.
+    public static let id = "phone"
+
     @_spi(Authsim) public let auth: Auth
 
     private init(auth: Auth) { self.auth = auth }

@@ -277,6 +277,8 @@ struct ModuleSurface {
                     try await Auth.auth().currentUser?.reload()
                 }
                 func custom(_ token: String) async throws { _ = try await Auth.auth().signIn(withCustomToken: token) }
+                var hasPhone: Bool { Auth.auth().currentUser?.providerData.contains { $0.providerID == PhoneAuthProvider.id } ?? false }
+                var hasPassword: Bool { Auth.auth().currentUser?.providerData.contains { $0.providerID == EmailAuthProvider.id } ?? false }
                 func stop() {
                     if let handle { Auth.auth().removeStateDidChangeListener(handle) }
                 }
