@@ -264,3 +264,27 @@ extension SchemaCheckedMessage {
         }
     }
 }
+
+extension IdentityToolkitJSON {
+    /// Decodes an app's call whose field names are checked against its schema
+    /// (``SchemaCheckedMessage/checkKnownFields(of:what:)``), parsing a well-formed body once: the
+    /// names come from the same parse as the value (a sign-in decodes four such bodies). Anything
+    /// else (a malformed body, a wrong type) is checked the slow way first, so an unknown field is
+    /// named before a wrong type, as before.
+    public static func decodeKnownFields<T: SchemaCheckedMessage>(_ type: T.Type, from bytes: some Collection<UInt8>,
+                                                                  what: String) throws(IdentityToolkitError) -> T {
+        let array = bytes as? [UInt8] ?? Array(bytes)
+        if let (value, keys) = fastDecoder.decodeReportingKeys(type, from: array) {
+            for key in keys where !T.schemaFields.contains(key) {
+                // The slow check names the first unknown field in sorted order, as it always did.
+                try T.checkKnownFields(of: array, what: what)
+                throw IdentityToolkitError.unknownField(key, at: nil)
+            }
+            return value
+        }
+        try T.checkKnownFields(of: array, what: what)
+        return try decode(type, from: array)
+    }
+
+    private static let fastDecoder = StrictJSONDecoder()
+}

@@ -28,6 +28,16 @@ public struct StrictJSONDecoder: Sendable {
         return try foundation.decode(type, from: Data(array))
     }
 
+    /// The fast path, also naming the top-level object's keys (from the same parse), or nil when it
+    /// gives up (the caller then asks ``decode(_:from:)`` for the value or Foundation's error): what
+    /// a body checked against a schema needs without parsing it twice.
+    public func decodeReportingKeys<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> (value: T, keys: [String])? {
+        var parser = StrictJSONParser(bytes: bytes)
+        guard let root = try? parser.document(), case .object(let entries) = root,
+              let value = try? StrictJSONNodeDecoder(node: root, parent: nil, key: nil).decodeValue(type) else { return nil }
+        return (value, entries.map(\.key))
+    }
+
     /// The fast path alone: throws (no useful error) whenever it gives up.
     static func fastDecode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         var parser = StrictJSONParser(bytes: bytes)

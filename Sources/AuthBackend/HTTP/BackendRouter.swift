@@ -269,8 +269,7 @@ extension RouterGroup<BackendRequestContext> {
         for endpoint in endpoints {
             post(RouterPath(endpoint.path)) { request, context in
                 let body = try await request.body.collect(upTo: context.maxUploadSize)
-                try Call.checkKnownFields(of: body.readableBytesView, what: endpoint.name)
-                let call = try IdentityToolkitJSON.decode(Call.self, from: body.readableBytesView)
+                let call = try IdentityToolkitJSON.decodeKnownFields(Call.self, from: body.readableBytesView, what: endpoint.name)
                 return try JSONBody(try await handle(call, request))
             }
             table.add(endpoint.path, .post)
