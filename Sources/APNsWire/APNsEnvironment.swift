@@ -29,9 +29,4 @@ public enum APNsEnvironment: String, Sendable, Hashable, Codable, CaseIterable, 
         let name = host.lowercased()
         return allCases.first { $0.appleHostNames.contains(name) }
     }
-
-    /// The value of `aps-environment` in a provisioning profile or entitlements file.
-    public var apsEnvironmentEntitlement: String {
-        self == .sandbox ? "development" : "production"
-    }
 }

@@ -10,11 +10,6 @@ public func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-extension String {
-    /// Right-aligned in `width` columns.
-    public func leftPadded(to width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
-}
-
 extension APNsEnvironment: ExpressibleByArgument {}
 
 /// `--log-level trace|debug|info|notice|warning|error|critical`.

@@ -535,8 +535,6 @@ public final class Auth: Sendable {
         }
     }
 
-    /// The project's SMS defense, as the last `getRecaptchaConfig` said (not an SDK property).
-    @_spi(Authsim) public var lastSMSDefense: RecaptchaEnforcement? { state.withLock { $0.recaptchaConfig?.phone } }
     func noteSMSDefense(_ state: RecaptchaEnforcement) {
         if state != .off { host.logger.debug("SMS defense is \(state.rawValue)", metadata: ["bundle-id": "\(host.bundleID)"]) }
     }

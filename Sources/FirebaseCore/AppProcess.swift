@@ -53,11 +53,6 @@ public final class AppProcess: Sendable {
     @discardableResult
     public func install() -> AppProcess? { Self.installed.withLock { old in defer { old = self }; return old } }
 
-    /// Installs `previous` again if this is still the installed process.
-    public func uninstall(restoring previous: AppProcess? = nil) {
-        Self.installed.withLock { if $0 === self { $0 = previous } }
-    }
-
     /// The default app configured in this process, if any.
     public var defaultApp: FirebaseApp? { apps.withLock { $0[FirebaseApp.defaultName] } }
 
