@@ -248,11 +248,8 @@ extension IdentityToolkit {
                 }
                 if let hash {
                     guard user.email != nil else { throw IdentityToolkitError("MISSING_EMAIL", "a password needs the user's email") }
-                    user.passwordHash = hash.hash
-                    user.salt = hash.salt
-                    user.passwordUpdatedAt = (clock.now.timeIntervalSince1970 * 1000).rounded()
                     // A new password ends every other session (their refresh tokens), as Firebase's does.
-                    user.validSince = Int64(clock.now.timeIntervalSince1970)
+                    setPassword(hash, of: &user)
                     provider = "password"
                 }
                 try Self.applyProfile(request, to: &user)

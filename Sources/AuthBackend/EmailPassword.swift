@@ -74,10 +74,7 @@ extension IdentityToolkit {
                 }
                 user.email = canonical
                 user.emailVerified = false
-                user.passwordHash = hash.hash
-                user.salt = hash.salt
-                user.passwordUpdatedAt = (now.timeIntervalSince1970 * 1000).rounded()
-                user.validSince = Int64(now.timeIntervalSince1970)
+                setPassword(hash, of: &user)
                 if let name = request.displayName { user.displayName = name }
                 provider = "password"
             } else {
@@ -209,12 +206,8 @@ extension IdentityToolkit {
             guard message.requestType == .passwordReset, var user = user(email: message.email) else {
                 throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE"))
             }
-            let now = clock.now
-            user.passwordHash = hash.hash
-            user.salt = hash.salt
-            user.passwordUpdatedAt = (now.timeIntervalSince1970 * 1000).rounded()
+            setPassword(hash, of: &user)
             user.emailVerified = true
-            user.validSince = Int64(now.timeIntervalSince1970)
             do throws(IdentityToolkitError) {
                 try commit(.oobCodeUsed(digest: digest))
                 try commit(.user(user))

@@ -333,11 +333,7 @@ extension User {
     public func updatePassword(to password: String) async throws {
         guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing Password") }
         try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            try await auth.loadAccountInfo(into: self)
-            var request = SetAccountInfoRequest(idToken: try await idToken(), returnSecureToken: true)
-            request.password = password
-            let response = try await auth.backend.call(request)
-            takeTokens(of: response)
+            try await executeUpdate { $0.password = password }
             try await auth.loadAccountInfo(into: self)
         }
     }
@@ -353,9 +349,7 @@ extension User {
     @available(*, deprecated, message: "`updateEmail` is deprecated and will be removed in a future release. Use sendEmailVerification(beforeUpdatingEmail:) instead.")
     public func updateEmail(to email: String) async throws {
         try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            try await auth.loadAccountInfo(into: self)
-            let response = try await auth.backend.call(SetAccountInfoRequest(idToken: try await idToken(), email: email, returnSecureToken: true))
-            takeTokens(of: response)
+            try await executeUpdate { $0.email = email }
             try await auth.loadAccountInfo(into: self)
         }
     }

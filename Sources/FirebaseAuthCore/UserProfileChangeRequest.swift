@@ -51,12 +51,10 @@ public final class UserProfileChangeRequest: Sendable {
         }
         guard taken.displayNameWasSet || taken.photoURLWasSet else { return }
         try await user.signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            try await user.auth.loadAccountInfo(into: user)
-            var request = SetAccountInfoRequest(idToken: try await user.idToken(), returnSecureToken: true)
-            if taken.displayNameWasSet { request.displayName = taken.displayName }
-            if taken.photoURLWasSet { request.photoUrl = taken.photoURL?.absoluteString }
-            let response = try await user.auth.backend.call(request)
-            user.takeTokens(of: response)
+            try await user.executeUpdate { request in
+                if taken.displayNameWasSet { request.displayName = taken.displayName }
+                if taken.photoURLWasSet { request.photoUrl = taken.photoURL?.absoluteString }
+            }
             user.changeProfile { record in
                 if taken.displayNameWasSet { record.displayName = taken.displayName }
                 if taken.photoURLWasSet { record.photoUrl = taken.photoURL?.absoluteString }
@@ -71,6 +69,16 @@ public final class UserProfileChangeRequest: Sendable {
 }
 
 extension User {
+    /// The SDK's `executeUserUpdateWithChanges` (UserProfileUpdate.swift 89–120): the account read
+    /// (`getAccountInfo`), then `setAccountInfo` with the user's ID token, `returnSecureToken` and
+    /// what `change` sets; the user takes the new tokens the answer carries.
+    func executeUpdate(_ change: (inout SetAccountInfoRequest) -> Void) async throws(AuthError) {
+        try await auth.loadAccountInfo(into: self)
+        var request = SetAccountInfoRequest(idToken: try await idToken(), returnSecureToken: true)
+        change(&request)
+        takeTokens(of: try await auth.backend.call(request))
+    }
+
     /// `createProfileChangeRequest()`.
     public func createProfileChangeRequest() -> UserProfileChangeRequest { UserProfileChangeRequest(self) }
 
@@ -116,11 +124,10 @@ extension User {
             }
             let response = try await auth.backend.call(try credential.verifyRequest(operation: "UPDATE", idToken: idToken))
             if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
-            guard let newIDToken = response.idToken, let refreshToken = response.refreshToken else {
+            guard response.idToken != nil, let refreshToken = response.refreshToken else {
                 throw AuthError(.internalError, "verifyPhoneNumber answered without tokens (the SDK stops with fatalError: missing token)")
             }
-            setTokens(idToken: newIDToken, refreshToken: refreshToken, expiration: auth.expiration(response.expiresIn))
-            try await auth.loadAccountInfo(into: self)
+            try await auth.renew(self, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
             clearAnonymous()
         }
     }
