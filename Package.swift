@@ -117,7 +117,7 @@ let package = Package(
         // and the device gateway share.
         .target(
             name: "HTTPServerSupport",
-            dependencies: ["Utilities", hummingbird, hummingbirdCore, logging, nio("NIOCore"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            dependencies: ["Utilities", crypto, hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging, nio("NIOCore"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
 
@@ -236,7 +236,7 @@ let package = Package(
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // What the command lines share: output, logging set-up, the Lifecycle their servers run in.
-        .target(name: "CommandSupport", dependencies: ["Utilities", "APNsWire", "Lifecycle", argumentParser, logging]),
+        .target(name: "CommandSupport", dependencies: ["Utilities", "APNsWire", "HTTPServerSupport", "Lifecycle", argumentParser, logging]),
         // The parsers that take hostile input, as fuzz targets (Fuzz/run.sh drives libFuzzer).
         .target(
             name: "FuzzTargets",
@@ -249,7 +249,7 @@ let package = Package(
         // executables and authsim (started under their names, as in the release bundle) run.
         .target(
             name: "ProgramCommands",
-            dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "APNsSender", "RedirectInterceptor",
+            dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsReceiver", "APNsSender", "RedirectInterceptor", "HTTPServerSupport",
                            "CommandSupport", "Lifecycle", "PostgresStores", argumentParser, logging]
         ),
         .executableTarget(name: "apns-sender", dependencies: ["ProgramCommands"]),

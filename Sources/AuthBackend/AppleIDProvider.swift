@@ -263,7 +263,7 @@ public final class AppleIDProvider: Sendable {
     public func subject(ofCode code: String, clientID: String) throws(IdentityToolkitError) -> String {
         let refused = Self.invalidGrant
         let parts = code.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].hasPrefix("c"), parts[1] == "0", constantTimeEquals(String(parts[0].dropFirst()), mac(String(parts[2]))),
+        guard parts.count == 3, parts[0].hasPrefix("c"), parts[1] == "0", ConstantTime.equals(String(parts[0].dropFirst()), mac(String(parts[2]))),
               let bytes = Base64URL.decode(parts[2])
         else { throw refused }
         let fields = String(decoding: bytes, as: UTF8.self).split(separator: "|", omittingEmptySubsequences: false)

@@ -63,7 +63,7 @@ extension IdentityToolkit {
                 guard let raw = fields["nonce"], !raw.isEmpty else {
                     throw reject(endpoint, IdentityToolkitError(.missingOrInvalidNonce, "Nonce is missing in the request."))
                 }
-                guard constantTimeEquals(Self.digest(raw), expected) else {
+                guard ConstantTime.equals(Self.digest(raw), expected) else {
                     throw reject(endpoint, IdentityToolkitError(.missingOrInvalidNonce, "The nonce in ID Token \"\(expected)\" does not match the SHA256 hash of the raw nonce \"\(raw)\" in the request."))
                 }
             }

@@ -329,10 +329,10 @@ extension IdentityToolkit {
         if hash.hasPrefix(scryptPrefix) {
             guard let salt, let saltBytes = Data(base64Encoded: salt),
                   let expected = Data(base64Encoded: String(hash.dropFirst(scryptPrefix.count))) else { return false }
-            return constantTimeEquals(Array(expected), scrypt(password, salt: Array(saltBytes)))
+            return ConstantTime.equals(Array(expected), scrypt(password, salt: Array(saltBytes)))
         }
         if hash.hasPrefix("fakeHash:") {
-            return constantTimeEquals(hash, "fakeHash:salt=\(salt ?? ""):password=\(password)")
+            return ConstantTime.equals(hash, "fakeHash:salt=\(salt ?? ""):password=\(password)")
         }
         return false
     }

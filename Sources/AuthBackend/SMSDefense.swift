@@ -189,7 +189,7 @@ extension IdentityToolkit {
             guard smsDefenseSettings.phone != .off else {
                 throw IdentityToolkitError(.recaptchaNotEnabled, "reCAPTCHA Enterprise is not enabled for project \(configuration.projectID).")
             }
-            guard constantTimeEquals(request.siteKey, configuration.recaptchaSiteKey) else {
+            guard ConstantTime.equals(request.siteKey, configuration.recaptchaSiteKey) else {
                 throw IdentityToolkitError(.invalidSiteKey, "\(request.siteKey) is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
             }
             guard request.bundleID == configuration.bundleID else {

@@ -1,4 +1,5 @@
 import APNsWire
+import HTTPServerSupport
 import ArgumentParser
 import Foundation
 import Logging
@@ -65,4 +66,73 @@ public func invocation(of program: String, executable: String? = nil, path: Stri
     if folder.contains("/.build/") { return "swift run \(program)" }
     let onPath = (path ?? "").split(separator: ":").contains { URL(fileURLWithPath: String($0)).standardizedFileURL.path == folder }
     return onPath ? program : folder + "/" + program
+}
+
+/// `--admin-token`, `--admin-token-file`, `--admin-owner-network`: who may use a server's admin
+/// routes (the inspector, the backend's Admin and emulator routes, the device gateway) when it
+/// listens beyond loopback (``AdminAccess``; docs/security.md).
+public struct AdminAccessOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The deployment's admin token (16 characters or more, e.g. `openssl rand -hex 32`): required beyond loopback by the inspector, the Admin and emulator routes and the device gateway, as Authorization: Bearer <token>. Visible in `ps`: prefer --admin-token-file or AUTHSIM_ADMIN_TOKEN.",
+                               valueName: "token")) public var adminToken: String?
+    @Option(help: ArgumentHelp("A file holding the admin token (its first line), e.g. a Kubernetes secret.", valueName: "file"))
+    public var adminTokenFile: String?
+    @Option(help: ArgumentHelp("A client network (CIDR, e.g. 10.0.0.0/8; repeatable) whose Admin SDKs may send `Bearer owner`, which they send every emulator and cannot be told otherwise. Without it only the token is taken.",
+                               valueName: "cidr")) public var adminOwnerNetwork: [String] = []
+
+    public init() {}
+
+    /// The token from `--admin-token`, `--admin-token-file` or `AUTHSIM_ADMIN_TOKEN` (at most one), or nil.
+    public func token(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AdminToken? {
+        guard let (source, secret) = try secret(environment: environment) else { return nil }
+        do { return try AdminToken(secret) } catch { throw ValidationError("\(source): \(error.message)") }
+    }
+
+    /// The token as given, and where it came from (for a client that sends it), or nil.
+    public func secret(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (source: String, secret: String)? {
+        try Self.secret(token: adminToken, file: adminTokenFile, environment: environment)
+    }
+
+    /// The token given as `--admin-token` (`token`), `--admin-token-file` (`file`) or `AUTHSIM_ADMIN_TOKEN`.
+    public static func secret(token adminToken: String?, file adminTokenFile: String?,
+                              environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (source: String, secret: String)? {
+        let given = [adminToken.map { ("--admin-token", $0) }, adminTokenFile.map { ("--admin-token-file", $0) },
+                     environment["AUTHSIM_ADMIN_TOKEN"].map { ("AUTHSIM_ADMIN_TOKEN", $0) }].compactMap { $0 }
+        guard given.count <= 1 else {
+            throw ValidationError("the admin token is given twice (\(given.map(\.0).joined(separator: " and "))): give one")
+        }
+        guard let (source, value) = given.first else { return nil }
+        guard source == "--admin-token-file" else { return (source, value) }
+        guard let data = FileManager.default.contents(atPath: value) else {
+            throw ValidationError("--admin-token-file \(value): cannot read it (is it there, and readable by this user?)")
+        }
+        let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        return (source, line.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The access for servers with admin routes listening on `host` (given by `option`).
+    /// - Throws: a ``ValidationError`` saying how to give a token, for an address beyond loopback without one.
+    public func access(listening host: String, option: String = "--host", environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AdminAccess {
+        let networks: [IPNetwork]
+        do { networks = try adminOwnerNetwork.map { (text: String) throws(AdminAccessError) in try IPNetwork(text) } } catch {
+            throw ValidationError("--admin-owner-network \(error.message)")
+        }
+        do {
+            return try AdminAccess.forListening(on: [host], token: try token(environment: environment), ownerNetworks: networks)
+        } catch let error as AdminAccessError where error.code == .tokenRequired {
+            throw ValidationError("""
+                \(option) \(host): \(error.message). Give the deployment an admin token: \
+                `openssl rand -hex 32 > admin-token && chmod 600 admin-token`, then --admin-token-file admin-token \
+                (or AUTHSIM_ADMIN_TOKEN); the Admin SDKs, which always send `Bearer owner`, need their networks named \
+                with --admin-owner-network CIDR. Or listen on 127.0.0.1. (docs/security.md)
+                """)
+        } catch let error as AdminAccessError {
+            throw ValidationError("--admin-owner-network: \(error.message)")
+        }
+    }
+
+    /// A line for the banner: what the admin routes take.
+    public static func describe(_ access: AdminAccess) -> String {
+        guard access.token != nil else { return "no token (loopback only)" }
+        return "the admin token" + (access.ownerNetworks.isEmpty ? "" : "; Admin SDKs' `owner` from \(access.ownerNetworks.map(\.description).joined(separator: ", "))")
+    }
 }

@@ -31,13 +31,17 @@ public final class DeviceGateway: Sendable {
     public var host: String { server.host }
     public var port: Int { server.port }
 
+    /// - Parameter access: who may register devices and read their pushes (``AdminAccess``: the
+    ///   deployment's token as `Authorization: Bearer`); anyone by default, on loopback only.
     public static func start(host: String = "127.0.0.1", port: Int = 0, registry: DeviceRegistry, hub: DeviceHub,
+                             access: AdminAccess = .loopbackOnly,
                              logger: Logger = Logger(label: "authsim.device-gateway", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(ReceiverError) -> DeviceGateway {
         let streams = GatewayStreams()
         do {
+            try access.check(listening: host, what: "the device gateway")
             let server = try await RunningServer.start(
-                router: router(registry: registry, hub: hub, streams: streams), host: host, port: port, name: "the device gateway",
+                router: router(registry: registry, hub: hub, streams: streams, access: access), host: host, port: port, name: "the device gateway",
                 server: .http1(configuration: .init(additionalChannelHandlers: [HangUpDetector(streams: streams)])), logger: logger)
             return DeviceGateway(server: server, streams: streams)
         } catch {
@@ -54,9 +58,13 @@ public final class DeviceGateway: Sendable {
     /// Registration bodies over this are refused with 413.
     static let maximumBodyBytes = 65_536
 
-    static func router(registry: DeviceRegistry, hub: DeviceHub, streams: GatewayStreams) -> Router<GatewayRequestContext> {
+    static func router(registry: DeviceRegistry, hub: DeviceHub, streams: GatewayStreams, access: AdminAccess) -> Router<GatewayRequestContext> {
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: GatewayErrorMiddleware())
+        router.add(middleware: AdminAccessMiddleware<GatewayRequestContext>(access: access) { decision, _ in
+            let why = if case .refused(let reason) = decision { reason } else { "no Authorization header" }
+            return GatewayError(.unauthorized, "this device gateway needs the deployment's admin token (Authorization: Bearer <token>; authsim phone reads AUTHSIM_ADMIN_TOKEN): \(why)")
+        })
         router.post("/devices") { request, context in
             let body = try await request.body.collect(upTo: maximumBodyBytes)
             guard let asked = try? JSONDecoder().decode(DeviceRegistration.self, from: Data(body.readableBytesView)),

@@ -79,19 +79,22 @@ public struct LocalDeviceNetwork: DeviceNetwork {
 public final class RemoteDeviceNetwork: DeviceNetwork {
     public let host: String
     public let port: Int
+    private let adminToken: String?
     private let devices = Mutex<[RemoteDevice]>([])
     /// One HTTP client for every device of this network.
     private let transport = NIOHTTP1Transport()
 
-    public init(host: String, port: Int) {
+    /// - Parameter adminToken: the deployment's admin token, for a gateway beyond loopback.
+    public init(host: String, port: Int, adminToken: String? = nil) {
         self.host = host
         self.port = port
+        self.adminToken = adminToken
     }
 
     public func installDevice(for app: AppHost, environment: APNsEnvironment,
                               onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken {
         let token = try await RemoteDevice.register(gatewayHost: host, gatewayPort: port, environment: environment, bundleID: app.bundleID,
-                                                    transport: transport)
+                                                    adminToken: adminToken, transport: transport)
         try await relaunch(app, on: token, environment: environment, onPush: onPush)
         return token
     }
@@ -106,7 +109,7 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
         for device in previous { await device.disconnect() }
         let hosted = HostedApp(host: app, onPush: onPush)
         let device = try await RemoteDevice.connect(gatewayHost: host, gatewayPort: port, token: token, environment: environment,
-                                                    transport: transport) { push in
+                                                    adminToken: adminToken, transport: transport) { push in
             guard push.bundleID == app.bundleID else { return }
             hosted.hand(push.payload, on: token)
         }

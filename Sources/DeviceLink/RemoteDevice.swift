@@ -31,8 +31,9 @@ public final class RemoteDevice: Sendable {
 
     /// Asks the gateway for a token for `bundleID` in `environment` (as `registerForRemoteNotifications` does).
     /// - Throws: ``ReceiverError`` saying what is unreachable or what the gateway refused.
+    /// - Parameter adminToken: the deployment's admin token, for a gateway beyond loopback.
     public static func register(gatewayHost: String, gatewayPort: Int, environment: APNsEnvironment, bundleID: String,
-                                transport: any HTTPTransport) async throws(ReceiverError) -> DeviceToken {
+                                adminToken: String? = nil, transport: any HTTPTransport) async throws(ReceiverError) -> DeviceToken {
         let gateway = "\(gatewayHost):\(gatewayPort)"
         guard let url = URL(string: "http://\(gateway)/devices") else {
             throw ReceiverError(.configuration, "\(gateway) is not a host:port for the device gateway")
@@ -43,7 +44,7 @@ public final class RemoteDevice: Sendable {
         }
         let answer: TransportResponse
         do {
-            answer = try await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")],
+            answer = try await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")] + authorization(adminToken),
                                                                body: body, timeout: .seconds(10)))
         } catch {
             throw ReceiverError(.configuration, unreachable(gateway, error))
@@ -58,7 +59,7 @@ public final class RemoteDevice: Sendable {
 
     /// Opens the notification stream for `token`; returns once the gateway says it is connected.
     public static func connect(gatewayHost: String, gatewayPort: Int, token: DeviceToken, environment: APNsEnvironment,
-                               transport: NIOHTTP1Transport,
+                               adminToken: String? = nil, transport: NIOHTTP1Transport,
                                onPush: @escaping @Sendable (RemotePush) -> Void) async throws(ReceiverError) -> RemoteDevice {
         let gateway = "\(gatewayHost):\(gatewayPort)"
         guard let url = URL(string: "http://\(gateway)/devices/\(environment.rawValue)/\(token.hex)/notifications") else {
@@ -67,7 +68,7 @@ public final class RemoteDevice: Sendable {
         let connected = Confirmation()
         let stream: LineStream
         do {
-            stream = try await transport.lines(TransportRequest(method: "GET", url: url, timeout: .seconds(10))) { line in
+            stream = try await transport.lines(TransportRequest(method: "GET", url: url, headers: authorization(adminToken), timeout: .seconds(10))) { line in
                 if line == Array(#"{"connected":true}"#.utf8) {
                     connected.confirm()
                     return
@@ -88,6 +89,10 @@ public final class RemoteDevice: Sendable {
     }
 
     public func disconnect() async { await stream.close() }
+
+    private static func authorization(_ adminToken: String?) -> [(name: String, value: String)] {
+        adminToken.map { [("Authorization", "Bearer \($0)")] } ?? []
+    }
 
     private static func unreachable(_ gateway: String, _ error: TransportError) -> String {
         switch error.code {

@@ -134,9 +134,12 @@ public struct IdentityToolkitError: CodedError, Codable {
 
     /// An Admin call whose bearer token is neither `owner` (what the Admin SDKs send an emulator)
     /// nor a Google access token (`ya29.…`): 401 `Invalid Credentials`, as the emulator answers.
-    public static func invalidCredential() -> IdentityToolkitError {
+    /// - Parameter reason: authsim's own sentence, after Google's, for a refusal Google has no
+    ///   words for (a deployment's admin token; ``AdminAccess``).
+    public static func invalidCredential(reason: String? = nil) -> IdentityToolkitError {
         IdentityToolkitError(.unauthenticated, frontend: Frontend(
-            message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.",
+            message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
+                + (reason.map { " (authsim: \($0))" } ?? ""),
             reason: "authError", status: "UNAUTHENTICATED", errorInfo: nil), status: 401)
     }
 

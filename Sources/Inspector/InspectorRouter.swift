@@ -38,13 +38,18 @@ public struct InspectorSources: Sendable {
 public struct InspectorError: Error, HTTPResponseError, Sendable {
     public let status: HTTPResponse.Status
     public let message: String
-    public init(_ status: HTTPResponse.Status, _ message: String) {
+    /// Fields the answer carries beside its content type (a 401's `WWW-Authenticate`).
+    public let headers: HTTPFields
+    public init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.message = message
+        self.headers = headers
     }
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let bytes = (try? IdentityToolkitJSON.encode(InspectorErrorBody(error: .init(code: status.code, message: message)))) ?? []
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }
 
@@ -58,9 +63,10 @@ struct InspectorErrorBody: Encodable {
 /// `/api/v1/openapi.json`): the JSON API under `/api/v1/`, live pushes as Server-Sent Events
 /// (`/api/v1/events`), Prometheus metrics (`/metrics`) and health (`/livez`, `/readyz`).
 public enum InspectorRouter {
-    public static func make(_ sources: InspectorSources) throws(InspectorError) -> Router<BasicRequestContext> {
+    public static func make(_ sources: InspectorSources, access: AdminAccess = .loopbackOnly) throws(InspectorError) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: InspectorErrorMiddleware())
+        InspectorAccess.add(to: router, access: access)
 
         // The page and its files.
         for (path, file, type) in [("/", "index.html", "text/html; charset=utf-8"), ("/app.js", "app.js", "text/javascript; charset=utf-8"),
@@ -170,7 +176,7 @@ struct PushFilter {
 struct InspectorErrorMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do { return try await next(request, context) } catch let error as InspectorError { throw error } catch let error as ServerError {
+        do { return try await next(request, context) } catch let error as InspectorError { throw error } catch let error as SignInPage { throw error } catch let error as ServerError {
             // The generated server's: a handler's or a check's own error, or the runtime's (a
             // request its document does not decode).
             if let inner = error.underlyingError as? InspectorError { throw inner }

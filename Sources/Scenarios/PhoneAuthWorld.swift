@@ -77,10 +77,13 @@ public final class PhoneAuthWorld: Sendable {
     /// The clock of the apps this world installs, unless ``install(_:clock:wallClock:userDefaults:keychain:appName:device:setToken:onURL:onPush:onRegistration:)``
     /// is given one: every SDK timeout (the APNs token's 5 s, the push's `suggestedTimeout`) runs on it.
     public let appClock: any Clock<Duration>
+    /// The deployment's admin token, for the emulator routes of a backend beyond loopback.
+    private let adminToken: String?
 
     private init(channel: LocalAPNsChannel?, toolkit: IdentityToolkit?, backendHost: String, backendPort: Int, apiKey: String,
                  projectID: String, devices: any DeviceNetwork, server: BackendServer?, pusher: APNsPusher?, caPEM: String?,
-                 appClock: any Clock<Duration>) {
+                 appClock: any Clock<Duration>, adminToken: String? = nil) {
+        self.adminToken = adminToken
         self.channel = channel
         self.toolkit = toolkit
         self.backendHost = backendHost
@@ -136,11 +139,15 @@ public final class PhoneAuthWorld: Sendable {
     /// A backend and a push-receiver running as other processes: `backend` is the backend's
     /// `host:port`, `devices` the receiver's device gateway.
     /// - Parameter caPEM: the local CA the devices trust (the backend's HTTPS reCAPTCHA page).
+    /// - Parameter adminToken: the deployment's admin token (a backend beyond loopback), for its
+    ///   SMS outbox and silent-push results.
     public static func connect(backendHost: String, backendPort: Int, devices: RemoteDeviceNetwork,
                                apiKey: String = BackendConfiguration().apiKey,
-                               projectID: String = BackendConfiguration().projectID, caPEM: String? = nil) -> PhoneAuthWorld {
+                               projectID: String = BackendConfiguration().projectID, caPEM: String? = nil,
+                               adminToken: String? = nil) -> PhoneAuthWorld {
         PhoneAuthWorld(channel: nil, toolkit: nil, backendHost: backendHost, backendPort: backendPort, apiKey: apiKey,
-                       projectID: projectID, devices: devices, server: nil, pusher: nil, caPEM: caPEM, appClock: ContinuousClock())
+                       projectID: projectID, devices: devices, server: nil, pusher: nil, caPEM: caPEM, appClock: ContinuousClock(),
+                       adminToken: adminToken)
     }
 
     /// `http://host:port` of the backend.
@@ -237,12 +244,14 @@ public final class PhoneAuthWorld: Sendable {
         return auth
     }
 
+    private var adminHeaders: [(name: String, value: String)] { adminToken.map { [("Authorization", "Bearer \($0)")] } ?? [] }
+
     /// The last code texted to `phoneNumber` (from the backend's outbox, over HTTP when it runs elsewhere).
     public func lastCode(for phoneNumber: String) async -> String? {
         if let toolkit { return await toolkit.messages.last { $0.phoneNumber == phoneNumber }?.code }
         let endpoint = IdentityToolkitEndpoint.emulatorVerificationCodes
         guard let url = endpoint.url(emulator: "\(backendHost):\(backendPort)", apiKey: nil, projectID: projectID),
-              let answer = try? await transport.send(TransportRequest(method: endpoint.method.rawValue, url: url)),
+              let answer = try? await transport.send(TransportRequest(method: endpoint.method.rawValue, url: url, headers: adminHeaders)),
               answer.status == 200,
               let outbox = try? IdentityToolkitJSON.decode(VerificationCodesResponse.self, from: answer.body)
         else { return nil }
@@ -254,7 +263,7 @@ public final class PhoneAuthWorld: Sendable {
     public func silentPushResults() async -> [SilentPushRecord]? {
         if let toolkit { return try? await toolkit.silentPushResults() }
         guard let url = URL(string: "http://\(backendHost):\(backendPort)/emulator/v1/projects/\(projectID)/silentPushes"),
-              let answer = try? await transport.send(TransportRequest(method: "GET", url: url)), answer.status == 200,
+              let answer = try? await transport.send(TransportRequest(method: "GET", url: url, headers: adminHeaders)), answer.status == 200,
               let list = try? IdentityToolkitJSON.decode(SilentPushesResponse.self, from: answer.body)
         else { return nil }
         return list.silentPushes

@@ -19,7 +19,8 @@ struct Backend: AsyncParsableCommand {
             the environment named in TLS SNI), signing with the key in --certs.
             """)
 
-    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Address to listen on. Beyond loopback the Admin and emulator routes need an admin token (--admin-token-file); the app-facing API keeps its API key.") var host = "127.0.0.1"
+    @OptionGroup var admin: AdminAccessOptions
     @Option(help: "Port (0: any free port; the Firebase Auth emulator's is 9099).") var port = 9099
     @Option(help: "The push-receiver's TLS port.") var receiverPort = 2197
     @Option(help: "Folder with the CA and the APNs auth key.") var certs = "Certs"
@@ -65,6 +66,7 @@ struct Backend: AsyncParsableCommand {
 
     func run() async throws {
         let logger = bootstrapLogging("authsim.backend", level: logLevel)
+        let access = try admin.access(listening: host)
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         var configuration = BackendConfiguration()
         configuration.suggestedTimeout = suggestedTimeout
@@ -127,7 +129,7 @@ struct Backend: AsyncParsableCommand {
         if logLevel <= .debug { serverLogger.logLevel = logLevel }
         let server = try await starting("--port", port: port) {
             try await BackendServer.start(toolkit: toolkit, host: host, port: port,
-                                          tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), logger: serverLogger)
+                                          tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), access: access, logger: serverLogger)
         }
         say("authsim backend listening: \(server.baseURL)")
         say("  \(stateLine)")
@@ -139,6 +141,7 @@ struct Backend: AsyncParsableCommand {
         say("  project config (reCAPTCHA SMS defense at run time): GET/PATCH \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/config")
         say("  reCAPTCHA SMS defense: \(enforcement.rawValue)\(enforcement == .off ? "" : ", site key \(configuration.recaptchaSiteKey), toll-fraud risk \(tollFraudRisk) (blocked above \(tollFraudThreshold))")")
         say("  Admin SDKs: FIREBASE_AUTH_EMULATOR_HOST=\(server.host):\(server.port) (user management, custom tokens, verify_id_token); ID-token keys at \(server.baseURL)\(JSONWebKeySet.firebaseIDTokenJWKPath)")
+        say("  Admin and emulator routes: \(AdminAccessOptions.describe(access))")
         if let smsCode { say("  every SMS code is \(smsCode)") }
         if acceptUnverifiedCodeRequests { say("  code requests without app verification are taken for any number, as the Auth Emulator takes them") }
         let exportOnExit = self.exportOnExit

@@ -20,6 +20,8 @@ struct Phone: AsyncParsableCommand {
 
     @Option(help: "The backend, host:port (authsim backend).") var backend = "127.0.0.1:9099"
     @Option(help: "The push-receiver's device gateway, host:port.") var gateway = "127.0.0.1:5223"
+    @Option(help: ArgumentHelp("A file holding the deployment's admin token, for a backend and gateway beyond loopback (their SMS outbox, device registration). Also from AUTHSIM_ADMIN_TOKEN.",
+                               valueName: "file")) var adminTokenFile: String?
     @Option(help: "Phone number.") var number = "+16505551234"
     @Option(help: "The environment the app's build gets its APNs token from (default: the --app's embedded.mobileprovision aps-environment, else sandbox).")
     var build: APNsEnvironment?
@@ -102,8 +104,11 @@ struct Phone: AsyncParsableCommand {
         if caPEM == nil {
             say("note: no CA at \(caFile.path): the device trusts only the system's roots, so the backend's HTTPS reCAPTCHA page will not load (give the backend's --certs)")
         }
+        // Sent as it is given: the servers say whether it is theirs.
+        let adminToken = try AdminAccessOptions.secret(token: nil, file: adminTokenFile)?.secret
         let world = PhoneAuthWorld.connect(backendHost: backendHost, backendPort: backendPort,
-                                           devices: RemoteDeviceNetwork(host: gatewayHost, port: gatewayPort), caPEM: caPEM)
+                                           devices: RemoteDeviceNetwork(host: gatewayHost, port: gatewayPort, adminToken: adminToken), caPEM: caPEM,
+                                           adminToken: adminToken)
         if !json {
             say("phone sign-in across processes: backend http://\(backend), device gateway \(gateway)")
             if let directory = options.schemeDirectory {

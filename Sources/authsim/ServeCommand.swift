@@ -22,7 +22,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Start push-receiver, its device gateway, the backend and the inspector in one process.",
         discussion: "Open the inspector (http://127.0.0.1:4000 by default) to watch pushes, SMS and users live; its JSON API is at /api/v1 (OpenAPI at /api/v1/openapi.json).")
 
-    @Option(help: "Address every part listens on. The inspector and its API have no authentication and can delete users and set faults: keep it on loopback.") var host = "127.0.0.1"
+    @Option(help: "Address every part listens on. Beyond loopback (0.0.0.0, a LAN address) the inspector, its API, the Admin routes and the device gateway need an admin token (--admin-token-file).") var host = "127.0.0.1"
+    @OptionGroup var admin: AdminAccessOptions
     @Option(help: "push-receiver's sandbox TLS port.") var sandboxPort = 2197
     @Option(help: "push-receiver's production TLS port.") var productionPort = 2198
     @Option(help: "The device gateway's port (devices in other processes).") var devicePort = 5223
@@ -58,6 +59,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let logger = bootstrapLogging("authsim.serve", level: .info)
+        let access = try admin.access(listening: host)
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         // The key the backend signs with and push-receiver trusts: yours with --p8, else --certs's.
         let key = try providerKey.key(or: credentials.authKey)
@@ -89,7 +91,7 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let gateway = try await starting("--device-port", port: devicePort) {
-            try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
+            try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access)
         }
         let receiver = try await starting([("--sandbox-port", sandboxPort), ("--production-port", productionPort)]) { try await PushReceiver.start(PushReceiverConfiguration(
             listeners: [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox),
@@ -139,13 +141,14 @@ struct Serve: AsyncParsableCommand {
             say("imported \(report.users) users from \(report.files.joined(separator: ", "))")
         }
         let backend = try await starting("--backend-port", port: backendPort) {
-            try await BackendServer.start(toolkit: toolkit, host: host, port: backendPort, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM))
+            try await BackendServer.start(toolkit: toolkit, host: host, port: backendPort, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM),
+                                          access: access)
         }
 
         // The inspector.
         let inspector = try await starting("--ui-port", port: uiPort) {
             try await InspectorServer.start(InspectorSources(history: history, flows: flows, faults: plan, registry: registry, toolkit: toolkit),
-                                            host: host, port: uiPort)
+                                            host: host, port: uiPort, access: access)
         }
 
         if let readyFile {
@@ -163,6 +166,7 @@ struct Serve: AsyncParsableCommand {
         say("  inspector:       \(inspector.baseURL)  (API \(inspector.baseURL)/api/v1, OpenAPI \(inspector.baseURL)/api/v1/openapi.json, \(inspector.baseURL)/metrics, /livez, /readyz)")
         say("  push-receiver:   sandbox https://\(host):\(sandbox), production https://\(host):\(production) (trust \(credentials.caCertificateFile.path); key \(key.keyID), team \(key.teamID)\(providerKey.p8.map { ", \($0)" } ?? ""))")
         say("  device gateway:  http://\(gateway.host):\(gateway.port)")
+        say("  admin routes:    \(AdminAccessOptions.describe(access)) (inspector, its API, the Admin and emulator routes, the device gateway)")
         say("  backend:         \(backend.baseURL) (FIREBASE_AUTH_EMULATOR_HOST=\(backend.host):\(backend.port); useEmulator(withHost: \"\(backend.host)\", port: \(backend.port)))")
         if let fleet {
             say("  fleet:           \(fleet.receiver.address), node \(fleet.receiver.node): devices, faults, deliveries, rejections and the backend's state are the fleet's; the inspector shows every receiver's pushes")

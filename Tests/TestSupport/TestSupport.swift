@@ -171,6 +171,9 @@ public final class ServerProcess: Sendable {
 
     public var output: [String] { lines.state.withLock { $0.complete } }
 
+    /// Everything the process wrote to standard error so far (its log).
+    public var errorText: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
+
     /// The last lines of what the process wrote to standard error, for failure messages.
     public var errorTail: String {
         guard let text = try? String(contentsOfFile: errorFile, encoding: .utf8), !text.isEmpty else { return "nothing on stderr" }

@@ -10,12 +10,15 @@ import Utilities
 /// - an OAuth 2 bearer token is required: `Bearer owner` (what every Admin SDK sends an emulator)
 ///   or a Google access token (`ya29.…`, taken as the owner's, as the emulator does); none is 401
 ///   UNAUTHENTICATED, anything else 401 `Invalid Credentials`;
+/// - with a deployment's admin token (``AdminAccess``, for a backend beyond loopback) that token,
+///   or `owner` only from the owner networks (``BackendRouter``'s ``AdminAccessMiddleware``, which
+///   guards the emulator's own routes too: ``isGuarded(_:)``);
 /// - the project in the path must be this backend's (CONFIGURATION_NOT_FOUND otherwise);
 /// - bodies are checked against the REST schema (``SchemaCheckedMessage``) before they are read.
 enum AdminRoutes {
-    static func add(to router: Router<BackendRequestContext>, toolkit: IdentityToolkit, table: RouteMethods) {
+    static func add(to router: Router<BackendRequestContext>, toolkit: IdentityToolkit, access: AdminAccess, table: RouteMethods) {
         let projectID = toolkit.configuration.projectID
-        let admin = router.group().add(middleware: AdminAuthMiddleware(projectID: projectID))
+        let admin = router.group().add(middleware: AdminAuthMiddleware(projectID: projectID, access: access))
 
         admin.admin(SignUpNewUserRequest.self, at: .adminCreateAccount, what: "accounts (create)", table: table) {
             try await toolkit.adminCreateUser($0)
@@ -49,6 +52,13 @@ enum AdminRoutes {
             return try JSONBody(EmptyResponse())
         }
         table.add(accounts, .delete)
+    }
+
+    /// The paths a deployment's admin token guards: the Admin SDKs' (`…/v1/projects/{p}/accounts…`)
+    /// and the emulator's own (`/emulator/…`: the SMS and email outboxes, the config, the reset).
+    @Sendable static func isGuarded(_ path: String) -> Bool {
+        path.hasPrefix("/emulator/") || path.hasPrefix("/identitytoolkit.googleapis.com/v1/projects/")
+            || path.hasPrefix("/identitytoolkit.googleapis.com/v2/projects/")
     }
 
     /// A path template's `{project}` as the router's `:project`.
@@ -99,13 +109,16 @@ extension RouterGroup<BackendRequestContext> {
 struct AdminAuthMiddleware: RouterMiddleware {
     typealias Context = BackendRequestContext
     let projectID: String
+    let access: AdminAccess
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else {
             throw IdentityToolkitError.missingCredential()
         }
         let token = authorization.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
-        guard token.lowercased() == "owner" || token.hasPrefix("ya29.") else { throw IdentityToolkitError.invalidCredential() }
+        guard token.lowercased() == "owner" || token.hasPrefix("ya29.") || access.token?.matches(token) == true else {
+            throw IdentityToolkitError.invalidCredential()
+        }
         try AdminRoutes.checkProject(context, projectID)
         return try await next(request, context)
     }

@@ -20,11 +20,16 @@ enum BackendRouter {
     /// token with its post body, is a few kilobytes).
     static let maximumBodyBytes = 1_000_000
 
-    static func make(toolkit: IdentityToolkit) -> Router<BackendRequestContext> {
+    static func make(toolkit: IdentityToolkit, access: AdminAccess = .loopbackOnly) -> Router<BackendRequestContext> {
         let router = Router(context: BackendRequestContext.self)
         let routes = RouteMethods()
         router.add(middleware: MetricsMiddleware(metrics: toolkit.requestMetrics))
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes))
+        // The Admin routes and the emulator's own: the deployment's token, or `owner` from its owner networks.
+        router.add(middleware: AdminAccessMiddleware<BackendRequestContext>(access: access, ownerAllowed: true, guarded: AdminRoutes.isGuarded) { decision, _ in
+            guard case .refused(let why) = decision else { return IdentityToolkitError.missingCredential() }
+            return IdentityToolkitError.invalidCredential(reason: why)
+        })
         let keyed = router.group()
             .add(middleware: APIKeyMiddleware(apiKey: toolkit.configuration.apiKey, iosBundleIDs: toolkit.configuration.apiKeyIOSBundleIDs,
                                               projectNumber: toolkit.configuration.projectNumber, toolkit: toolkit))
@@ -167,7 +172,7 @@ enum BackendRouter {
         }
         routes.add(JSONWebKeySet.firebaseIDTokenX509Path, .get)
 
-        AdminRoutes.add(to: router, toolkit: toolkit, table: routes)
+        AdminRoutes.add(to: router, toolkit: toolkit, access: access, table: routes)
 
         // The reCAPTCHA page (HTML), as the SDK's web view loads it.
         router.get("/__/auth/handler") { request, _ in
@@ -201,10 +206,15 @@ enum BackendRouter {
     }
 }
 
-/// What a backend request carries beyond Hummingbird's own: nothing yet but the body limit.
-struct BackendRequestContext: RequestContext {
+/// What a backend request carries beyond Hummingbird's own: the body limit and the client's
+/// address (for the Admin routes' owner networks).
+struct BackendRequestContext: RequestContext, PeerAddressContext {
     var coreContext: CoreRequestContextStorage
-    init(source: ApplicationRequestContextSource) { coreContext = .init(source: source) }
+    let peer: SocketAddress?
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        peer = source.channel.remoteAddress
+    }
     var maxUploadSize: Int { BackendRouter.maximumBodyBytes }
 }
 
@@ -397,7 +407,7 @@ struct APIKeyMiddleware: RouterMiddleware {
     private func refusal(_ request: Request) -> IdentityToolkitError? {
         let given = request.uri.queryParameters.get("key") ?? request.headers[.googAPIKey]
         guard let given, !given.isEmpty else { return .apiKeyMissing() }
-        guard constantTimeEquals(given, apiKey) else { return .apiKeyInvalid() }
+        guard ConstantTime.equals(given, apiKey) else { return .apiKeyInvalid() }
         if !iosBundleIDs.isEmpty {
             let bundleID = request.headers[.iosBundleIdentifier]
             guard let bundleID, iosBundleIDs.contains(bundleID) else {

@@ -43,10 +43,13 @@ public final class BackendServer: Sendable {
     ///   the SDK opens the reCAPTCHA page at `https://<emulator host:port>/__/auth/handler` while
     ///   its API calls to the same host:port are plain HTTP. Without it the backend is HTTP only,
     ///   as the Firebase Auth Emulator is.
+    /// - Parameter access: who may call the Admin and emulator routes (``AdminAccess``): anyone by
+    ///   default, for a backend on loopback.
     public static func start(toolkit: IdentityToolkit, host: String = "127.0.0.1", port: Int = 0,
-                             tls: (certificateChainPEM: String, privateKeyPEM: String)? = nil,
+                             tls: (certificateChainPEM: String, privateKeyPEM: String)? = nil, access: AdminAccess = .loopbackOnly,
                              logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(ServerStartError) -> BackendServer {
+        try access.check(listening: host, what: "the backend")
         let builder: HTTPServerBuilder
         do {
             builder = try tls.map { try HTTPServerBuilder.http1AndTLS(certificateChainPEM: $0.certificateChainPEM, privateKeyPEM: $0.privateKeyPEM) }
@@ -54,7 +57,7 @@ public final class BackendServer: Sendable {
         } catch {
             throw ServerStartError(message: "the backend cannot use the TLS certificate or key: \(error)")
         }
-        let server = try await RunningServer.start(router: BackendRouter.make(toolkit: toolkit), host: host, port: port,
+        let server = try await RunningServer.start(router: BackendRouter.make(toolkit: toolkit, access: access), host: host, port: port,
                                                    name: "the backend", server: builder, logger: logger)
         return BackendServer(toolkit: toolkit, server: server)
     }

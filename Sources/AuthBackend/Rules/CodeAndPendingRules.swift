@@ -28,7 +28,7 @@ extension BackendState {
         }
         guard now.timeIntervalSince(session.createdAt) < configuration.codeLifetime else { return .refuse(IdentityToolkitError(.sessionExpired)) }
         guard session.attempts < configuration.maximumCodeAttempts else { return .refuse(IdentityToolkitError(.tooManyAttemptsTryLater)) }
-        guard constantTimeEquals(session.code, code) else { return .wrongCode(sessionInfo: sessionInfo) }
+        guard ConstantTime.equals(session.code, code) else { return .wrongCode(sessionInfo: sessionInfo) }
         return .spend(sessionInfo: sessionInfo, session)
     }
 

@@ -19,7 +19,7 @@ extension BackendState {
     ///   compared in constant time.
     func checkAppCredential(receipt: String, secretDigest: String?, now: Date, lifetime: TimeInterval) -> AppCredentialCheck {
         guard let secretDigest else { return .refuse(IdentityToolkitError(.missingAppCredential, "the iOS secret is missing")) }
-        guard let stored = receipts[receipt], constantTimeEquals(stored.secretSHA256, secretDigest) else {
+        guard let stored = receipts[receipt], ConstantTime.equals(stored.secretSHA256, secretDigest) else {
             return .refuse(IdentityToolkitError(.invalidAppCredential, "the receipt and secret do not match a credential this backend issued"))
         }
         guard now.timeIntervalSince(stored.issuedAt) <= lifetime else {

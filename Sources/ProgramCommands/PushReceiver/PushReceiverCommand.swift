@@ -3,6 +3,7 @@ import APNsWire
 import ArgumentParser
 import CommandSupport
 import DeviceLink
+import HTTPServerSupport
 import Foundation
 import Lifecycle
 import LocalPKI
@@ -36,7 +37,8 @@ struct StateOptions: ParsableArguments {
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Listen and answer pushes (the default).")
 
-    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Address to listen on. Beyond loopback the device gateway needs an admin token (--admin-token-file), or --no-device-gateway; the APNs ports keep Apple's provider token.") var host = "127.0.0.1"
+    @OptionGroup var admin: AdminAccessOptions
     @Option(help: "TLS port whose connections are sandbox unless SNI names the production host (0: any free port).")
     var sandboxPort = 2197
     @Option(help: "TLS port whose connections are production unless SNI names a sandbox host (0: any free port).")
@@ -81,6 +83,8 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let logger = bootstrapLogging("push-receiver", level: verbose ? .debug : .info)
         guard (1...256).contains(threads) else { throw ValidationError("--threads must be between 1 and 256, not \(threads)") }
+        // The APNs ports are Apple's (a provider token); only the device gateway has admin routes.
+        let access = noDeviceGateway ? AdminAccess.loopbackOnly : try admin.access(listening: host)
 
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         var keys = [credentials.authKey.trusted(environments: keyEnvironments.isEmpty ? nil : Set(keyEnvironments))]
@@ -135,7 +139,7 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let gateway = noDeviceGateway ? nil : try await starting("--device-port", port: devicePort) {
-            try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub)
+            try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access)
         }
         var configuration = PushReceiverConfiguration(
             listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
