@@ -76,7 +76,7 @@ public struct AdminAccessOptions: ParsableArguments {
                                valueName: "token")) public var adminToken: String?
     @Option(help: ArgumentHelp("A file holding the admin token (its first line), e.g. a Kubernetes secret.", valueName: "file"))
     public var adminTokenFile: String?
-    @Option(help: ArgumentHelp("A client network (CIDR, e.g. 10.0.0.0/8; repeatable) whose Admin SDKs may send `Bearer owner`, which they send every emulator and cannot be told otherwise. Without it only the token is taken.",
+    @Option(help: ArgumentHelp("A client network (CIDR, e.g. 10.0.0.0/8; repeatable; also AUTHSIM_ADMIN_OWNER_NETWORKS, comma-separated) whose Admin SDKs may send `Bearer owner`, which they send every emulator and cannot be told otherwise. Without it only the token is taken.",
                                valueName: "cidr")) public var adminOwnerNetwork: [String] = []
 
     public init() {}
@@ -113,7 +113,9 @@ public struct AdminAccessOptions: ParsableArguments {
     /// - Throws: a ``ValidationError`` saying how to give a token, for an address beyond loopback without one.
     public func access(listening host: String, option: String = "--host", environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AdminAccess {
         let networks: [IPNetwork]
-        do { networks = try adminOwnerNetwork.map { (text: String) throws(AdminAccessError) in try IPNetwork(text) } } catch {
+        let named = adminOwnerNetwork + (environment["AUTHSIM_ADMIN_OWNER_NETWORKS"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        do { networks = try named.map { (text: String) throws(AdminAccessError) in try IPNetwork(text) } } catch {
             throw ValidationError("--admin-owner-network \(error.message)")
         }
         do {

@@ -7,9 +7,13 @@ import PostgresNIO
 /// - `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` over TCP (port 5432 by default);
 /// - `postgres://USER@/DATABASE?host=/run/postgresql`: a Unix socket in that folder
 ///   (`.s.PGSQL.PORT`), as libpq takes a `host` that starts with a slash;
-/// - `sslmode`: `disable`, `prefer` (TCP's default: TLS when the server offers it), `require` or
-///   `verify-full` (both verify the server's certificate against the system's roots and its name;
-///   TLS 1.2 or newer). A Unix socket never uses TLS.
+/// - `sslmode`: `disable`, `prefer` (TCP's default: TLS when the server offers it), `require`,
+///   `verify-ca` (the certificate's chain, not its name) or `verify-full` (the chain and the name:
+///   the URL's host name, or its IP address against the certificate's IP addresses). `prefer` and
+///   `require` verify as `verify-full` does, which is stricter than libpq. TLS 1.2 or newer. A Unix
+///   socket never uses TLS.
+/// - `sslrootcert`: a PEM file of the CA certificates to trust instead of the system's roots (a
+///   private database's CA), as libpq reads it.
 /// - The password may also come from `PGPASSWORD`, so that it stays off the command line.
 public struct PostgresLocation: Sendable {
     public let configuration: PostgresConnection.Configuration
@@ -31,8 +35,8 @@ public struct PostgresLocation: Sendable {
         let password = components.password.flatMap { $0.removingPercentEncoding } ?? environment["PGPASSWORD"]
         var query: [String: String] = [:]
         for item in components.queryItems ?? [] {
-            guard ["host", "port", "sslmode"].contains(item.name) else {
-                throw PostgresLocationError("\(Self.redacted(text)): \(item.name) is not a parameter authsim reads (host, port, sslmode)")
+            guard ["host", "port", "sslmode", "sslrootcert"].contains(item.name) else {
+                throw PostgresLocationError("\(Self.redacted(text)): \(item.name) is not a parameter authsim reads (host, port, sslmode, sslrootcert)")
             }
             query[item.name] = item.value ?? ""
         }
@@ -43,7 +47,7 @@ public struct PostgresLocation: Sendable {
         let host = query["host"] ?? components.host ?? ""
         let sslmode = query["sslmode"] ?? "prefer"
         if host.hasPrefix("/") {
-            guard sslmode != "require", sslmode != "verify-full" else {
+            guard !["require", "verify-ca", "verify-full"].contains(sslmode), query["sslrootcert"] == nil else {
                 throw PostgresLocationError("\(Self.redacted(text)): sslmode=\(sslmode) over a Unix socket: a socket carries no TLS")
             }
             configuration = PostgresConnection.Configuration(unixSocketPath: "\(host)/.s.PGSQL.\(port)", username: user, password: password,
@@ -55,16 +59,25 @@ public struct PostgresLocation: Sendable {
             let tls: PostgresConnection.Configuration.TLS
             switch sslmode {
             case "disable": tls = .disable
-            case "prefer", "require", "verify-full":
+            case "prefer", "require", "verify-ca", "verify-full":
                 var settings = TLSConfiguration.makeClientConfiguration()
                 settings.minimumTLSVersion = .tlsv12
+                if sslmode == "verify-ca" { settings.certificateVerification = .noHostnameVerification }
+                if let file = query["sslrootcert"] {
+                    let roots: [NIOSSLCertificate]
+                    do { roots = try NIOSSLCertificate.fromPEMFile(file) } catch {
+                        throw PostgresLocationError("\(Self.redacted(text)): sslrootcert \(file) is not a readable PEM file of CA certificates (\(error))")
+                    }
+                    guard !roots.isEmpty else { throw PostgresLocationError("\(Self.redacted(text)): sslrootcert \(file) holds no certificate") }
+                    settings.trustRoots = .certificates(roots)
+                }
                 let context: NIOSSLContext
                 do { context = try NIOSSLContext(configuration: settings) } catch {
                     throw PostgresLocationError("cannot set up TLS for \(Self.redacted(text)): \(error)")
                 }
                 tls = sslmode == "prefer" ? .prefer(context) : .require(context)
             default:
-                throw PostgresLocationError("\(Self.redacted(text)): sslmode=\(sslmode) is not one of disable, prefer, require, verify-full")
+                throw PostgresLocationError("\(Self.redacted(text)): sslmode=\(sslmode) is not one of disable, prefer, require, verify-ca, verify-full")
             }
             configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
         }
@@ -84,12 +97,22 @@ public struct PostgresLocation: Sendable {
         "\(ProcessInfo.processInfo.hostName):\(port == 0 ? "pid\(ProcessInfo.processInfo.processIdentifier)" : String(port))"
     }
 
-    /// `text` with its password, if any, replaced by `***`.
-    static func redacted(_ text: String) -> String {
-        guard let components = URLComponents(string: text), components.password != nil else { return text }
-        var safe = components
-        safe.password = "***"
-        return safe.string ?? "the store URL"
+    /// `text` with its password, if any, replaced by `***`: by the URL's own parts when it parses,
+    /// else whatever lies between `//user:` and the last `@` of the authority (a URL that does not
+    /// parse is still shown without its password).
+    public static func redacted(_ text: String) -> String {
+        if let components = URLComponents(string: text) {
+            guard components.password != nil else { return text }
+            var safe = components
+            safe.password = "***"
+            return safe.string ?? "the store URL"
+        }
+        guard let start = text.range(of: "://") else { return text.contains("@") ? "the store URL" : text }
+        let rest = text[start.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return text }
+        return String(text[..<colon]) + ":***" + String(text[at...])
     }
 }
 

@@ -192,6 +192,18 @@ struct PostgresStoreFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 
+    /// A TLS failure said as what to do (the raw BoringSSL text after it), or nil for another error.
+    static func tlsAdvice(_ error: any Error) -> String? {
+        let text = "\(error)"
+        if text.contains("failedToValidateHostname") {
+            return "the server's TLS certificate does not name the host of the URL (connect by a name it holds, or sslmode=verify-ca to check its chain only): \(text)"
+        }
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's TLS certificate does not verify against the trusted roots (a private CA: give its certificate with sslrootcert=FILE): \(text)"
+        }
+        return nil
+    }
+
     static func describe(_ error: any Error) -> String {
         guard let error = error as? PSQLError else {
             if let transaction = error as? PostgresTransactionError {
@@ -207,7 +219,7 @@ struct PostgresStoreFailure: Error, CustomStringConvertible {
             if let detail = info[.detail] { parts.append(detail) }
             if let state = info[.sqlState] { parts.append("SQLSTATE \(state)") }
         }
-        if let underlying = error.underlying { parts.append("\(underlying)") }
+        if let underlying = error.underlying { parts.append(tlsAdvice(underlying) ?? "\(underlying)") }
         if parts.isEmpty { parts.append("\(error.code)") }
         return parts.joined(separator: "; ")
     }

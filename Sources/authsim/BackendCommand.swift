@@ -26,7 +26,7 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "Folder with the CA and the APNs auth key.") var certs = "Certs"
     @OptionGroup var providerKey: ProviderKeyOptions
     @Option(help: "Folder for the backend's state (journal.jsonl, id-token-key.pem): kept across restarts, users' alone (0700).") var state = "State/backend"
-    @Option(help: ArgumentHelp("Keep the backend's state in a PostgreSQL database that several backends share (a fleet behind a load balancer; docs/fleet.md) instead of the journal in --state: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full], or postgres://USER@/DATABASE?host=/socket/folder. Also from AUTHSIM_STORE; the password also from PGPASSWORD. The schema is created and migrated on start.",
+    @Option(help: ArgumentHelp("Keep the backend's state in a PostgreSQL database that several backends share (a fleet behind a load balancer; docs/fleet.md) instead of the journal in --state: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-ca|verify-full][&sslrootcert=CA.pem], or postgres://USER@/DATABASE?host=/socket/folder. Also from AUTHSIM_STORE; the password also from PGPASSWORD. The schema is created and migrated on start.",
                                valueName: "url")) var store: String?
     @Option(help: ArgumentHelp("This node's name, kept with every record it writes to --store (default: the host name and --port).", valueName: "name"))
     var nodeName: String?

@@ -43,7 +43,7 @@ struct Serve: AsyncParsableCommand {
     var exportOnExit: String?
     @Option(name: .customLong("fault"), help: "A push-receiver fault at start (push-receiver --fault syntax; repeatable; the Faults page changes them live).")
     var faults: [String] = []
-    @Option(help: ArgumentHelp("Share everything with a fleet in one PostgreSQL database (docs/fleet.md): the receiver's devices, deliveries and rejections as push-receiver --store, the backend's state as authsim backend --store; the inspector then shows the pushes every receiver of the fleet answers, with the node. postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…], or ?host=/socket/folder. Also from AUTHSIM_STORE.",
+    @Option(help: ArgumentHelp("Share everything with a fleet in one PostgreSQL database (docs/fleet.md): the receiver's devices, deliveries and rejections as push-receiver --store, the backend's state as authsim backend --store; the inspector then shows the pushes every receiver of the fleet answers, with the node. postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…&sslrootcert=CA.pem], or ?host=/socket/folder. Also from AUTHSIM_STORE.",
                                valueName: "url")) var store: String?
     @Option(help: ArgumentHelp("This node's name in the fleet, kept with its pushes and records (default: the host name and --sandbox-port).", valueName: "name"))
     var nodeName: String?

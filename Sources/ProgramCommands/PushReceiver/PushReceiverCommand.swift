@@ -193,7 +193,7 @@ struct Serve: AsyncParsableCommand {
 /// `--store` and `--node-name`: a receiver of a fleet, keeping its devices and pushes in the
 /// fleet's database.
 struct FleetOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Share the device registry, the pushes answered 200 and the refusals with a fleet of receivers in one PostgreSQL database (docs/fleet.md), instead of devices.json, deliveries.jsonl and rejections.jsonl in --state: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…], or ?host=/socket/folder. Also from AUTHSIM_STORE.",
+    @Option(help: ArgumentHelp("Share the device registry, the pushes answered 200 and the refusals with a fleet of receivers in one PostgreSQL database (docs/fleet.md), instead of devices.json, deliveries.jsonl and rejections.jsonl in --state: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…&sslrootcert=CA.pem], or ?host=/socket/folder. Also from AUTHSIM_STORE.",
                                valueName: "url")) var store: String?
     @Option(help: ArgumentHelp("This receiver's name, kept with every push it answers and every device change it makes (default: the host name and --sandbox-port).", valueName: "name"))
     var nodeName: String?
