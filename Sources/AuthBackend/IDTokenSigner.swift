@@ -21,12 +21,15 @@ public struct IDTokenSigner: Sendable {
     private let headerSegment: String
     /// A self-signed certificate of the public key, PEM, as Google's x509 endpoint serves them.
     public let certificatePEM: String
+    /// Refresh tokens' seal, derived from the same key (``RefreshTokenSeal``).
+    let refreshTokens: RefreshTokenSeal
 
     /// - Parameter key: the signing key; by default one shared by every memory-only backend of
     ///   this process (a 2048-bit RSA key takes a while to make).
     public init(projectID: String, key: _RSA.Signing.PrivateKey = IDTokenSigner.processKey) throws {
         self.projectID = projectID
         self.key = key
+        refreshTokens = RefreshTokenSeal(signingKeyDER: Array(key.derRepresentation))
         do { signer = try RS256Signer(privateKeyDER: Array(key.derRepresentation)) } catch {
             throw IDTokenSignerError(message: "libcrypto does not take the ID-token key: \(error)")
         }

@@ -53,8 +53,12 @@ public actor IdentityToolkit {
     /// Every silent push's outcome, counted.
     public private(set) var silentPushTally = SilentPushTally()
     /// Where every change is written before its answer goes out (`nil`: memory only, or a shared store).
-    private let journal: BackendJournal?
+    private var journal: BackendJournal?
     private var commitsSincePurge = 0
+    /// Lines the journal has gained since it was last rewritten, and the records it was rewritten
+    /// with: at twice those (and at least ``journalCompactionFloor``) it is rewritten again.
+    private var journalLinesSinceCompaction = 0
+    private var journalLinesAtCompaction = 0
     /// The fleet's store, when this backend is one node of several (``open(configuration:pusher:clock:store:observer:logger:)``).
     let sharedStore: (any BackendStore)?
     /// How far into the shared store's records ``state`` is.
@@ -136,6 +140,7 @@ public actor IdentityToolkit {
         self.smsDefenseSettings = SMSDefenseSettings(configuration)
         self.testPhoneNumbers = configuration.testPhoneNumbers
         self.journal = journal
+        self.journalFile = journal?.journalFile
         self.sharedStore = store
         self.state = state
         self.tokenSigner = try key.map { try IDTokenSigner(projectID: configuration.projectID, key: $0) } ?? IDTokenSigner(projectID: configuration.projectID)
@@ -151,8 +156,9 @@ public actor IdentityToolkit {
                 throw IdentityToolkitError(.internal, "a change to the shared store outside a change: this is a bug in authsim")
             }
             pendingRecords?.append(try BackendJournal.text(record))
-        } else {
-            try journal?.append(record)
+        } else if let journal {
+            try journal.append(record)
+            journalLinesSinceCompaction += 1
         }
         state.apply(record)
         commitsSincePurge += 1
@@ -160,10 +166,24 @@ public actor IdentityToolkit {
             commitsSincePurge = 0
             state.purge(now: clock.now, configuration: configuration)
         }
+        if let journal, journalLinesSinceCompaction >= max(configuration.journalCompactionLines, journalLinesAtCompaction) {
+            // The journal is twice the state (or more): rewrite it with the state's records, so the
+            // file follows the state, not the history. A failure keeps the old file, still whole.
+            state.purge(now: clock.now, configuration: configuration)
+            let records = state.records
+            do { self.journal = try journal.compacted(records) } catch {
+                logger.error("the journal could not be rewritten; it keeps growing", metadata: ["error": "\(error.message)"])
+            }
+            journalLinesAtCompaction = records.count
+            journalLinesSinceCompaction = 0
+        }
     }
 
+    /// Drops what has expired now (``BackendState/purge(now:configuration:)``), as every 4096th change does.
+    func purgeExpired() { state.purge(now: clock.now, configuration: configuration) }
+
     /// The journal file, when the backend keeps its state on disk.
-    public nonisolated var journalFile: URL? { journal?.journalFile }
+    public nonisolated let journalFile: URL?
 
     /// Every SMS sent so far.
     public var messages: [SMSMessage] { state.outbox }
@@ -470,20 +490,18 @@ public actor IdentityToolkit {
         }
     }
 
-    /// Grants `user`, signed in with `provider`, a refresh token (kept, by SHA-256, for
-    /// ``secureToken(_:)``), and with `secondFactor` (an enrollment ID) when a second factor
-    /// completed the sign-in; `claims` are a custom token's (a JSON object as text). A disabled user
-    /// gets USER_DISABLED instead. Recorded in the change; the ID token is signed after it
-    /// (``signIn(_:)``), so that no change waits for an RSA signature.
+    /// Grants `user`, signed in with `provider`, a refresh token (sealed with its sign-in,
+    /// ``RefreshTokenSeal``: nothing kept but `lastLoginAt`), and with `secondFactor` (an
+    /// enrollment ID) when a second factor completed the sign-in; `claims` are a custom token's (a
+    /// JSON object as text). A disabled user gets USER_DISABLED instead. Recorded in the change; the
+    /// ID token is signed after it (``signIn(_:)``), so that no change waits for an RSA signature.
     func grantTokens(for user: BackendUser, provider: String, secondFactor: String? = nil, claims: String? = nil,
                      endpoint: BackendOperation) throws(IdentityToolkitError) -> TokenGrant {
         try requireEnabled(user, endpoint: endpoint)
-        let refreshToken = Self.randomString(bytes: 48)
         let now = clock.now
-        do {
-            try commit(.refreshToken(digest: Self.digest(refreshToken), localId: user.localId, provider: provider,
-                                     secondFactor: secondFactor, issuedAt: now, claims: claims))
-        } catch { throw reject(endpoint, error) }
+        let refreshToken = tokenSigner.refreshTokens.seal(localId: user.localId, userCreatedAt: user.createdAt, provider: provider,
+                                                          secondFactor: secondFactor, issuedAt: now, claims: claims)
+        do { try commit(.signedIn(localId: user.localId, at: now)) } catch { throw reject(endpoint, error) }
         return TokenGrant(user: user, provider: provider, secondFactor: secondFactor, refreshToken: refreshToken, issuedAt: now,
                           claims: BackendUser.claims(claims))
     }

@@ -300,7 +300,17 @@ extension IdentityToolkit {
             throw reject(endpoint, IdentityToolkitError(.missingRefreshToken))
         }
         try await readShared()
-        guard let stored = state.refreshTokens[Self.digest(refreshToken)] else {
+        let stored: BackendState.RefreshToken
+        if let sign = tokenSigner.refreshTokens.open(refreshToken) {
+            // A user deleted, or made again with the same UID, is not the one this token signed in.
+            guard let user = state.users[sign.u], RefreshTokenSeal.milliseconds(user.createdAt) == sign.k else {
+                throw reject(endpoint, IdentityToolkitError(.userNotFound))
+            }
+            stored = BackendState.RefreshToken(localId: sign.u, provider: sign.p, secondFactor: sign.f,
+                                               issuedAt: Date(timeIntervalSince1970: Double(sign.i) / 1000), claims: sign.c)
+        } else if let legacy = state.refreshTokens[Self.digest(refreshToken)] {
+            stored = legacy
+        } else {
             throw reject(endpoint, IdentityToolkitError(.invalidRefreshToken))
         }
         guard let user = state.users[stored.localId] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }

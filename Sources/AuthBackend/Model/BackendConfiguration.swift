@@ -50,6 +50,16 @@ public struct BackendConfiguration: Sendable {
     public var oobCodeLifetime: TimeInterval = 3600
     /// How long a temporary proof (linking a number another account holds) stays good.
     public var temporaryProofLifetime: TimeInterval = 3600
+    /// How long what a sign-in leaves behind (a session, a receipt, a reCAPTCHA token, a pending
+    /// credential, an SMS or email in the outbox) is kept once its lifetime is over, so that it
+    /// still answers with its own error (SESSION_EXPIRED, reCAPTCHA's EXPIRED) before it is
+    /// dropped; after that it is unknown (INVALID_SESSION_INFO, MALFORMED). An SMS is kept a day
+    /// while an SMS quota is set (quotas count the day's).
+    public var expiredRetention: TimeInterval = 600
+    /// A journal (`--state`) that has gained this many lines, and at least as many as the state had
+    /// records when it was last written, is rewritten with the state's records: the file follows the
+    /// state, not the history.
+    var journalCompactionLines = 20_000
     /// How the reCAPTCHA page's challenge ends.
     public var recaptchaOutcome: ReCAPTCHAOutcome = .pass
     /// reCAPTCHA SMS defense on the phone provider (Firebase console → Authentication → Settings

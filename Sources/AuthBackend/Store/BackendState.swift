@@ -33,9 +33,12 @@ enum BackendRecord: Codable, Sendable {
     /// An Apple user (`sub`) consented to an app (`clientID`; name and email came with it), or the
     /// grant ended (revoked: the next consent is a first one again).
     case appleConsent(sub: String, clientID: String, granted: Bool)
-    /// A refresh token was issued (kept by SHA-256), for what sign-in.
-    /// `claims`: a custom token's claims (a JSON object as text), kept for the tokens it refreshes.
+    /// A refresh token kept by SHA-256, for what sign-in (`claims`: a custom token's, a JSON object
+    /// as text). Journals written before refresh tokens were sealed (``RefreshTokenSeal``) hold
+    /// them; they keep working, and no new one is written.
     case refreshToken(digest: String, localId: String, provider: String, secondFactor: String?, issuedAt: Date, claims: String? = nil)
+    /// A user signed in (its `lastLoginAt`); the refresh token carries the rest, sealed.
+    case signedIn(localId: String, at: Date)
     /// A first factor of a user with a second factor: the pending credential (by SHA-256) that a
     /// second factor turns into a session, once.
     case mfaPending(digest: String, localId: String, provider: String, at: Date)
@@ -197,6 +200,8 @@ struct BackendState {
                                                  claims: claims)
             // A sign-in: the user's last one (a compacted journal lists tokens in any order).
             if let last = users[localId]?.lastLoginAt, last >= issuedAt {} else { users[localId]?.lastLoginAt = issuedAt }
+        case .signedIn(let localId, let at):
+            if let last = users[localId]?.lastLoginAt, last >= at {} else { users[localId]?.lastLoginAt = at }
         case .mfaPending(let digest, let localId, let provider, let at):
             mfaPending[digest] = MFAPending(localId: localId, provider: provider, at: at)
         case .mfaPendingUsed(let digest):
@@ -238,23 +243,28 @@ struct BackendState {
         purpose.map { "\($0.key)|\(phoneNumber)" } ?? phoneNumber
     }
 
-    /// Forgets what can no longer change an answer: sessions, credentials and tokens a day past
-    /// their lifetime (until then their own errors, SESSION_EXPIRED and so on, still come back),
-    /// SMS older than the day the quotas count.
+    /// Forgets what can no longer change an answer: sessions, credentials, tokens and the outboxes'
+    /// messages once their lifetime and ``BackendConfiguration/expiredRetention`` are over (until
+    /// then their own errors, SESSION_EXPIRED and so on, still come back); SMS a day while a quota
+    /// counts them. What a sign-in leaves behind is therefore bounded by the sign-ins of that
+    /// window, not by all sign-ins ever (`Tests/chaos.sh --long` measures it).
     mutating func purge(now: Date, configuration: BackendConfiguration) {
-        let day: TimeInterval = 86_400
-        receipts = receipts.filter { now.timeIntervalSince($0.value.issuedAt) < configuration.receiptLifetime + day }
-        sessions = sessions.filter { now.timeIntervalSince($0.value.createdAt) < configuration.codeLifetime + day }
+        let keep = configuration.expiredRetention
+        func fresh(_ at: Date, _ lifetime: TimeInterval) -> Bool { now.timeIntervalSince(at) < lifetime + keep }
+        receipts = receipts.filter { fresh($0.value.issuedAt, configuration.receiptLifetime) }
+        sessions = sessions.filter { fresh($0.value.createdAt, configuration.codeLifetime) }
         latestSession = latestSession.filter { sessions[$0.value] != nil }
-        recaptchaTokens = recaptchaTokens.filter { now.timeIntervalSince($0.value.issuedAt) < configuration.recaptchaTokenLifetime + day }
-        outbox.removeAll { now.timeIntervalSince($0.sentAt) >= day }
-        spentAppleTokens = spentAppleTokens.filter { now.timeIntervalSince($0.value) < AppleIDProvider.tokenLifetime + day }
-        pendingAppleTokens = pendingAppleTokens.filter { now.timeIntervalSince($0.value.at) < day }
-        mfaPending = mfaPending.filter { now.timeIntervalSince($0.value.at) < configuration.mfaPendingCredentialLifetime + day }
-        temporaryProofs = temporaryProofs.filter { now.timeIntervalSince($0.value.at) < configuration.temporaryProofLifetime + day }
-        enterpriseTokens = enterpriseTokens.filter { now.timeIntervalSince($0.value.issuedAt) < IdentityToolkit.enterpriseTokenLifetime + day }
-        oobCodes = oobCodes.filter { now.timeIntervalSince($0.value.message.sentAt) < configuration.oobCodeLifetime + day }
-        emailOutbox.removeAll { now.timeIntervalSince($0.sentAt) >= configuration.oobCodeLifetime + day }
+        recaptchaTokens = recaptchaTokens.filter { fresh($0.value.issuedAt, configuration.recaptchaTokenLifetime) }
+        let quotas = configuration.smsPerNumberPerDay != nil || configuration.smsPerProjectPerDay != nil
+        outbox.removeAll { !fresh($0.sentAt, quotas ? 86_400 : configuration.codeLifetime) }
+        spentAppleTokens = spentAppleTokens.filter { fresh($0.value, AppleIDProvider.tokenLifetime) }
+        // Rare (an Apple ID another account holds): a day, as before any retention was set.
+        pendingAppleTokens = pendingAppleTokens.filter { now.timeIntervalSince($0.value.at) < 86_400 }
+        mfaPending = mfaPending.filter { fresh($0.value.at, configuration.mfaPendingCredentialLifetime) }
+        temporaryProofs = temporaryProofs.filter { fresh($0.value.at, configuration.temporaryProofLifetime) }
+        enterpriseTokens = enterpriseTokens.filter { fresh($0.value.issuedAt, IdentityToolkit.enterpriseTokenLifetime) }
+        oobCodes = oobCodes.filter { fresh($0.value.message.sentAt, configuration.oobCodeLifetime) }
+        emailOutbox.removeAll { !fresh($0.sentAt, configuration.oobCodeLifetime) }
     }
 
     /// The records that rebuild this state (what a compacted journal holds).
@@ -345,10 +355,22 @@ struct BackendJournal: Sendable {
             }
         }
         state.purge(now: now, configuration: configuration)
-        // Compact: the live records into a new file, then rename over the old one.
+        return (try rewrite(directory, with: state.records), state, key)
+    }
+
+    /// The journal rewritten with only `records` (a purged state's): written to a new file that is
+    /// renamed over the old one, so a kill at any moment leaves one whole journal or the other.
+    /// A running backend does this once the journal has grown to twice the records it had
+    /// (``IdentityToolkit``), so that the file does not grow with history.
+    func compacted(_ records: [BackendRecord]) throws(IdentityToolkitError) -> BackendJournal {
+        try Self.rewrite(directory, with: records)
+    }
+
+    private static func rewrite(_ directory: URL, with records: [BackendRecord]) throws(IdentityToolkitError) -> BackendJournal {
+        let journal = directory.appendingPathComponent("journal.jsonl")
         let compacted = directory.appendingPathComponent("journal.jsonl.new")
         var text = ""
-        for record in state.records { text += try encode(record) }
+        for record in records { text += try encode(record) }
         do {
             try Data(text.utf8).write(to: compacted)
             _ = chmod(compacted.path, 0o600)
@@ -358,7 +380,7 @@ struct BackendJournal: Sendable {
         }
         do {
             let file = try AppendOnlyFile(file: journal, what: "the backend journal", mode: 0o600)
-            return (BackendJournal(directory: directory, file: file), state, key)
+            return BackendJournal(directory: directory, file: file)
         } catch {
             throw IdentityToolkitError(.stateUnavailable, error.message, status: 500)
         }
