@@ -47,12 +47,15 @@ struct Serve: AsyncParsableCommand {
                                valueName: "url")) var store: String?
     @Option(help: ArgumentHelp("This node's name in the fleet, kept with its pushes and records (default: the host name and --sandbox-port).", valueName: "name"))
     var nodeName: String?
+    @Option(help: ArgumentHelp("With --store: write a snapshot of the backend's state in place of the records before it once this many records came after the last one (or as many as it held, if more), as authsim backend --store-snapshot-every.",
+                               valueName: "records")) var storeSnapshotEvery = 100_000
     @Option(help: ArgumentHelp("Once every part listens, write their addresses to this file as one JSON object (for harnesses that pass port 0; the file is replaced whole, mode 0600).",
                                valueName: "file"))
     var readyFile: String?
 
     func validate() throws {
         guard maxPushes > 0 else { throw ValidationError("--max-pushes must be positive") }
+        guard storeSnapshotEvery > 0 else { throw ValidationError("--store-snapshot-every is a positive number of records") }
         try checkPorts([("--sandbox-port", sandboxPort), ("--production-port", productionPort), ("--device-port", devicePort),
                         ("--backend-port", backendPort), ("--ui-port", uiPort)])
     }
@@ -114,6 +117,7 @@ struct Serve: AsyncParsableCommand {
         configuration.projectID = projectID
         configuration.bundleID = bundleID
         configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
+        configuration.storeSnapshotEvery = storeSnapshotEvery
         let pusher = try localPusher(credentials, key: key, sandboxPort: sandbox, productionPort: production)
         let flows = FlowHistory()
         let toolkit: IdentityToolkit
