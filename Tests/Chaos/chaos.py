@@ -7,6 +7,7 @@ state (users from the Admin API, deliveries from the store) are checked:
 
   codes          no SMS code (a session) signs in twice
   recaptcha      no reCAPTCHA token gets a code twice
+  temporary-proofs  no temporary proof (linking a number another user holds) signs in twice
   receipts       no receipt is issued twice; a receipt with a wrong secret never gets a code
   users-kept     every user a 200 sign-in named exists afterwards, with that number
   one-user       one user per phone number: in the final state, and in every 200 sign-in
@@ -214,6 +215,7 @@ class Workload:
         # A long run's numbers all come back: the users are a fixed set, as a team's test accounts.
         self.returning = False
         self.credentials = {}  # device -> (receipt, secret, when): a long run's devices keep theirs
+        self.held = {}  # number -> the user a 200 sign-in named
 
     def node(self):
         return self.random.choice(self.nodes)
@@ -285,7 +287,7 @@ class Workload:
         except requests.RequestException as error:
             status, body, message = None, {}, type(error).__name__
         self.history.record(op=op, node=node.name, status=status, message=message, **record,
-                            **{k: body[k] for k in ("sessionInfo", "localId", "phoneNumber", "receipt") if k in body})
+                            **{k: body[k] for k in ("sessionInfo", "localId", "phoneNumber", "receipt", "temporaryProof") if k in body})
         return status, body, message
 
     def code_for(self, node, session):
@@ -375,6 +377,49 @@ class Workload:
             # The same code again: spent once signed in.
             self.call("signIn", self.other(node), "POST", "/identitytoolkit.googleapis.com/v1/accounts:signInWithPhoneNumber",
                       params=key, json={"sessionInfo": session, "code": code}, record={"session": session, "code": code, "number": number, "replay": True})
+        if status == 200 and body.get("localId"):
+            with self.fresh_lock:
+                self.held[number] = body["localId"]
+            if not self.returning and self.random.random() < 0.15:
+                self.link_held(body.get("idToken"), number)
+
+    def link_held(self, id_token, mine):
+        """Linking a number another user holds: a temporary proof, which signs in to that user once."""
+        with self.fresh_lock:
+            others = [n for n in self.held if n != mine]
+        if not others or not id_token:
+            return
+        other = self.random.choice(others)
+        key = {"key": API_KEY}
+        node = self.node()
+        event = "".join(self.random.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(10))
+        try:
+            page = requests.get(node.backend + "/__/auth/handler", timeout=TIMEOUT,
+                                params={"apiKey": API_KEY, "authType": "verifyApp", "ibi": BUNDLE, "eventId": event, "appId": "1:1:ios:chaos"})
+        except requests.RequestException:
+            return
+        found = re.search(r"recaptchaToken%3D([^%&\"]+(?:%25[0-9A-F]{2}[^%&\"]*)*)", page.text)
+        if not found:
+            return
+        token = urllib.parse.unquote(urllib.parse.unquote(found.group(1)))
+        status, body, _ = self.call("sendCode", self.node(), "POST", "/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode", params=key,
+                                    json={"phoneNumber": other, "recaptchaToken": token}, record={"recaptcha": token[-16:], "number": other})
+        if status != 200:
+            return
+        session = body["sessionInfo"]
+        code = self.code_for(self.node(), session)
+        if code is None:
+            return
+        status, body, _ = self.call("link", self.node(), "POST", "/identitytoolkit.googleapis.com/v1/accounts:signInWithPhoneNumber", params=key,
+                                    json={"idToken": id_token, "sessionInfo": session, "code": code}, record={"session": session, "number": other})
+        proof = body.get("temporaryProof")
+        if status != 200 or not proof:
+            return
+        for replay in (False, True):
+            if replay and self.random.random() < 0.5:
+                break
+            self.call("proofSignIn", self.node(), "POST", "/identitytoolkit.googleapis.com/v1/accounts:signInWithPhoneNumber", params=key,
+                      json={"temporaryProof": proof, "phoneNumber": other}, record={"proof": proof[-16:], "number": other, "replay": replay})
 
     def push(self, client, jwt_token):
         node = self.node()
@@ -601,6 +646,12 @@ def check(entries, state):
         if e["op"] == "sendCode" and "recaptcha" in e:
             by_token.setdefault(e["recaptcha"], []).append(e)
     problems += [("recaptcha", f"token …{t} got {len(v)} codes") for t, v in by_token.items() if len(v) > 1]
+    # temporary-proofs: a proof signs in at most once.
+    by_proof = {}
+    for e in ok:
+        if e["op"] == "proofSignIn":
+            by_proof.setdefault(e["proof"], []).append(e)
+    problems += [("temporary-proofs", f"temporary proof …{p} signed in {len(v)} times") for p, v in by_proof.items() if len(v) > 1]
     # receipts: issued once; a forged secret never gets a code.
     issued = {}
     for e in ok:
@@ -620,7 +671,7 @@ def check(entries, state):
     problems += [("one-user", f"{n} has {len(ids)} users") for n, ids in by_number.items() if len(ids) > 1]
     signed_ids = {}
     for e in ok:
-        if e["op"] in ("signIn", "retry") and e.get("localId"):
+        if e["op"] in ("signIn", "retry", "proofSignIn") and e.get("localId"):
             user = by_id.get(e["localId"])
             if user is None or user.get("phoneNumber") != e["number"]:
                 problems.append(("users-kept", f"{e['number']} signed in as {e['localId']} at {e['t']}, and that user is {'gone' if user is None else 'another number'}"))
@@ -648,6 +699,7 @@ def check(entries, state):
 BREAKS = {
     "codes": lambda h, s: h.append(next(dict(e) for e in h if e.get("op") == "signIn" and e.get("status") == 200)),
     "recaptcha": lambda h, s: h.append(next(dict(e) for e in h if e.get("op") == "sendCode" and "recaptcha" in e and e.get("status") == 200)),
+    "temporary-proofs": lambda h, s: h.append(next(dict(e) for e in h if e.get("op") == "proofSignIn" and e.get("status") == 200)),
     "receipts": lambda h, s: h.append(dict(next(e for e in h if e.get("op") == "sendCode" and "receipt" in e and e.get("status") == 200), forged=True)),
     "users-kept": lambda h, s: s["users"].remove(next(u for u in s["users"] if u.get("phoneNumber"))),
     "one-user": lambda h, s: s["users"].append(dict(next(u for u in s["users"] if u.get("phoneNumber")), localId="second-" + uuid.uuid4().hex)),
@@ -668,7 +720,7 @@ def self_test(entries, state):
     return failed_all
 
 
-def report(entries, state, out):
+def report(entries, state, out, long_run=False):
     counts = {}
     for e in entries:
         key = f"{e.get('op')} {e.get('status') if e.get('op') != 'fault' else e.get('fault')}"
@@ -679,6 +731,8 @@ def report(entries, state, out):
     for rule, what in problems:
         log(f"FAIL {rule}: {what}")
     needed = {"signIn 200": "sign-ins", "push 200": "pushes", "sendCode 200": "codes"}
+    if not long_run:
+        needed["proofSignIn 200"] = "temporary proofs"
     thin = [name for key, name in needed.items() if counts.get(key, 0) == 0]
     if thin:
         log("FAIL the run proved nothing about:", ", ".join(thin))
@@ -704,7 +758,7 @@ def main():
     if args.check:
         entries = [json.loads(line) for line in open(os.path.join(args.check, "history.jsonl"))]
         state = json.load(open(os.path.join(args.check, "final.json")))
-        passed = report(entries, state, args.check)
+        passed = report(entries, state, args.check, long_run=os.path.exists(os.path.join(args.check, "samples.jsonl")))
         if args.self_test:
             passed &= self_test(entries, state)
         sys.exit(0 if passed else 1)
@@ -770,7 +824,7 @@ def main():
         history.file.flush()
         entries = [json.loads(line) for line in open(os.path.join(out, "history.jsonl"))]
         state = final_state(nodes, postgres, out)
-        passed = report(entries, state, out)
+        passed = report(entries, state, out, long_run=args.long)
         if args.long:
             passed &= long_report(samples, nodes)
         if args.self_test:
