@@ -55,10 +55,11 @@ public actor IdentityToolkit {
     /// Where every change is written before its answer goes out (`nil`: memory only, or a shared store).
     private var journal: BackendJournal?
     private var commitsSincePurge = 0
-    /// Lines the journal has gained since it was last rewritten, and the records it was rewritten
-    /// with: at twice those (and at least ``journalCompactionFloor``) it is rewritten again.
-    private var journalLinesSinceCompaction = 0
-    private var journalLinesAtCompaction = 0
+    /// Lines in the journal, and how many it had when last looked at: every
+    /// ``BackendConfiguration/journalCompactionLines`` lines the state is purged and, if the journal
+    /// is twice its records, rewritten with them.
+    private var journalLines = 0
+    private var journalLinesAtCheck = 0
     /// The fleet's store, when this backend is one node of several (``open(configuration:pusher:clock:store:observer:logger:)``).
     let sharedStore: (any BackendStore)?
     /// How far into the shared store's records ``state`` is.
@@ -140,6 +141,8 @@ public actor IdentityToolkit {
         self.smsDefenseSettings = SMSDefenseSettings(configuration)
         self.testPhoneNumbers = configuration.testPhoneNumbers
         self.journal = journal
+        self.journalLines = journal?.lines ?? 0
+        self.journalLinesAtCheck = journalLines
         self.journalFile = journal?.journalFile
         self.sharedStore = store
         self.state = state
@@ -158,7 +161,7 @@ public actor IdentityToolkit {
             pendingRecords?.append(try BackendJournal.text(record))
         } else if let journal {
             try journal.append(record)
-            journalLinesSinceCompaction += 1
+            journalLines += 1
         }
         state.apply(record)
         commitsSincePurge += 1
@@ -166,16 +169,22 @@ public actor IdentityToolkit {
             commitsSincePurge = 0
             state.purge(now: clock.now, configuration: configuration)
         }
-        if let journal, journalLinesSinceCompaction >= max(configuration.journalCompactionLines, journalLinesAtCompaction) {
-            // The journal is twice the state (or more): rewrite it with the state's records, so the
-            // file follows the state, not the history. A failure keeps the old file, still whole.
+        if let journal, journalLines - journalLinesAtCheck >= configuration.journalCompactionLines {
+            // The journal twice the state (or more): rewrite it with the state's records, so the
+            // file follows the state, not the history. A state whose records are all live is not
+            // rewritten for nothing. A failure keeps the old file, still whole.
             state.purge(now: clock.now, configuration: configuration)
-            let records = state.records
-            do { self.journal = try journal.compacted(records) } catch {
-                logger.error("the journal could not be rewritten; it keeps growing", metadata: ["error": "\(error.message)"])
+            if journalLines >= 2 * state.recordCountEstimate {
+                let records = state.records
+                do {
+                    let rewritten = try journal.compacted(records)
+                    self.journal = rewritten
+                    journalLines = rewritten.lines
+                } catch {
+                    logger.error("the journal could not be rewritten; it keeps growing", metadata: ["error": "\(error.message)"])
+                }
             }
-            journalLinesAtCompaction = records.count
-            journalLinesSinceCompaction = 0
+            journalLinesAtCheck = journalLines
         }
     }
 

@@ -56,9 +56,9 @@ public struct BackendConfiguration: Sendable {
     /// dropped; after that it is unknown (INVALID_SESSION_INFO, MALFORMED). An SMS is kept a day
     /// while an SMS quota is set (quotas count the day's).
     public var expiredRetention: TimeInterval = 600
-    /// A journal (`--state`) that has gained this many lines, and at least as many as the state had
-    /// records when it was last written, is rewritten with the state's records: the file follows the
-    /// state, not the history.
+    /// A journal (`--state`) that has gained this many lines since it was last written, and holds
+    /// twice the state's records, is rewritten with the state's records: the file follows the state,
+    /// not the history, and a state whose records are all live is not rewritten for nothing.
     var journalCompactionLines = 20_000
     /// How the reCAPTCHA page's challenge ends.
     public var recaptchaOutcome: ReCAPTCHAOutcome = .pass

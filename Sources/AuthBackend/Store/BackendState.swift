@@ -267,6 +267,14 @@ struct BackendState {
         emailOutbox.removeAll { !fresh($0.sentAt, configuration.oobCodeLifetime) }
     }
 
+    /// How many records at least rebuild this state (``records`` has a few more: used and wrong-code
+    /// marks), counted without building them: what the journal's rewrite compares its length with.
+    var recordCountEstimate: Int {
+        users.count + receipts.count + sessions.count + recaptchaTokens.count + outbox.count + emailOutbox.count
+            + spentAppleTokens.count + pendingAppleTokens.count + revokedAppleCodes.count + appleConsents.count + refreshTokens.count
+            + enterpriseTokens.count + temporaryProofs.count + mfaPending.count + fleetSilentPushes.count + (projectConfig == nil ? 0 : 1)
+    }
+
     /// The records that rebuild this state (what a compacted journal holds).
     var records: [BackendRecord] {
         var out: [BackendRecord] = users.values.sorted { $0.createdAt < $1.createdAt }.map { .user($0) }
@@ -324,6 +332,8 @@ struct BackendState {
 struct BackendJournal: Sendable {
     let directory: URL
     private let file: AppendOnlyFile
+    /// The records it was written with (the live state's, at open or at its last rewrite).
+    let lines: Int
 
     var journalFile: URL { directory.appendingPathComponent("journal.jsonl") }
 
@@ -369,26 +379,38 @@ struct BackendJournal: Sendable {
     private static func rewrite(_ directory: URL, with records: [BackendRecord]) throws(IdentityToolkitError) -> BackendJournal {
         let journal = directory.appendingPathComponent("journal.jsonl")
         let compacted = directory.appendingPathComponent("journal.jsonl.new")
-        var text = ""
-        for record in records { text += try encode(record) }
         do {
-            try Data(text.utf8).write(to: compacted)
-            _ = chmod(compacted.path, 0o600)
+            // Written in chunks of a megabyte: the state is never held as one text beside itself.
+            try? FileManager.default.removeItem(at: compacted)
+            let file = try AppendOnlyFile(file: compacted, what: "the backend journal's rewrite", mode: 0o600)
+            var chunk: [UInt8] = []
+            chunk.reserveCapacity(1 << 20)
+            for record in records {
+                chunk += try encode(record).utf8
+                if chunk.count >= 1 << 20 {
+                    try file.append(chunk)
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            if !chunk.isEmpty { try file.append(chunk) }
             guard rename(compacted.path, journal.path) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        } catch let error as IdentityToolkitError {
+            throw error
         } catch {
             throw IdentityToolkitError(.stateUnavailable, "cannot rewrite \(journal.path): \(error)", status: 500)
         }
         do {
             let file = try AppendOnlyFile(file: journal, what: "the backend journal", mode: 0o600)
-            return BackendJournal(directory: directory, file: file)
+            return BackendJournal(directory: directory, file: file, lines: records.count)
         } catch {
             throw IdentityToolkitError(.stateUnavailable, error.message, status: 500)
         }
     }
 
-    private init(directory: URL, file: AppendOnlyFile) {
+    private init(directory: URL, file: AppendOnlyFile, lines: Int) {
         self.directory = directory
         self.file = file
+        self.lines = lines
     }
 
     func append(_ record: BackendRecord) throws(IdentityToolkitError) {
