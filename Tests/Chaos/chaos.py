@@ -329,21 +329,25 @@ class Workload:
             proof = {"receipt": receipt}
             self.credentials[device] = (receipt, secret, time.time())
         else:
-            event = "".join(self.random.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(10))
-            try:
-                page = requests.get(node.backend + "/__/auth/handler", timeout=TIMEOUT,
-                                    params={"apiKey": API_KEY, "authType": "verifyApp", "ibi": BUNDLE, "eventId": event, "appId": "1:1:ios:chaos"})
-            except requests.RequestException as error:
-                self.history.record(op="recaptchaPage", node=node.name, status=None, message=type(error).__name__)
+            token = self.recaptcha_token(node)
+            if token is None:
                 return
-            found = re.search(r"recaptchaToken%3D([^%&\"]+(?:%25[0-9A-F]{2}[^%&\"]*)*)", page.text)
-            self.history.record(op="recaptchaPage", node=node.name, status=page.status_code, message=None if found else "no token")
-            if not found:
-                return
-            token = urllib.parse.unquote(urllib.parse.unquote(found.group(1)))
             send.update(recaptchaToken=token)
             proof = {"recaptcha": token[-16:]}
         return self.send_and_sign_in(node, number, send, proof)
+
+    def recaptcha_token(self, node):
+        """A solved reCAPTCHA's token from the page's redirect, recorded; None when none came."""
+        event = "".join(self.random.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(10))
+        try:
+            page = requests.get(node.backend + "/__/auth/handler", timeout=TIMEOUT,
+                                params={"apiKey": API_KEY, "authType": "verifyApp", "ibi": BUNDLE, "eventId": event, "appId": "1:1:ios:chaos"})
+        except requests.RequestException as error:
+            self.history.record(op="recaptchaPage", node=node.name, status=None, message=type(error).__name__)
+            return None
+        found = re.search(r"recaptchaToken%3D([^%&\"]+(?:%25[0-9A-F]{2}[^%&\"]*)*)", page.text)
+        self.history.record(op="recaptchaPage", node=node.name, status=page.status_code, message=None if found else "no token")
+        return urllib.parse.unquote(urllib.parse.unquote(found.group(1))) if found else None
 
     def send_and_sign_in(self, node, number, send, proof):
         key = {"key": API_KEY}
@@ -392,16 +396,9 @@ class Workload:
         other = self.random.choice(others)
         key = {"key": API_KEY}
         node = self.node()
-        event = "".join(self.random.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(10))
-        try:
-            page = requests.get(node.backend + "/__/auth/handler", timeout=TIMEOUT,
-                                params={"apiKey": API_KEY, "authType": "verifyApp", "ibi": BUNDLE, "eventId": event, "appId": "1:1:ios:chaos"})
-        except requests.RequestException:
+        token = self.recaptcha_token(node)
+        if token is None:
             return
-        found = re.search(r"recaptchaToken%3D([^%&\"]+(?:%25[0-9A-F]{2}[^%&\"]*)*)", page.text)
-        if not found:
-            return
-        token = urllib.parse.unquote(urllib.parse.unquote(found.group(1)))
         status, body, _ = self.call("sendCode", self.node(), "POST", "/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode", params=key,
                                     json={"phoneNumber": other, "recaptchaToken": token}, record={"recaptcha": token[-16:], "number": other})
         if status != 200:
