@@ -7,6 +7,11 @@ import Utilities
 /// `rejections.jsonl` (refused) and `devices.json` (which environment issued each token). For
 /// pushes from your own backend, not only authsim's scenarios.
 public enum ReceiverStateExplainer {
+    /// The causes a receiver's logs can show.
+    public static let codes: [Diagnosis.Code] = [.tokenTypeMismatch, .badDeviceToken, .untrustedProviderKey, .invalidProviderToken,
+                                                 .expiredProviderToken, .pushRejected, .droppedByFault, .nothingReceived, .allAccepted,
+                                                 .unreadableLines]
+
     public struct Report: Sendable {
         public let accepted: Int
         public let rejected: Int
@@ -50,7 +55,7 @@ public enum ReceiverStateExplainer {
         }
         let dropped = accepted.filter(\.dropped).count
         if dropped > 0 {
-            let diagnosis = Diagnosis("droppedByFault",
+            let diagnosis = Diagnosis(.droppedByFault,
                                       cause: "push-receiver answered \(dropped) push\(dropped == 1 ? "" : "es") 200 but dropped \(dropped == 1 ? "it" : "them") (a drop fault: \"dropped\": true in deliveries.jsonl): they never reached a device, so the app got no silent push",
                                       fix: "remove the drop fault: start push-receiver without --fault drop (on authsim serve: DELETE /api/v1/faults, or the inspector's Faults page)")
             order.append(diagnosis)
@@ -59,15 +64,15 @@ public enum ReceiverStateExplainer {
         if rejected.isEmpty && dropped < accepted.count || accepted.isEmpty && rejected.isEmpty {
             let delivered = accepted.count - dropped
             let diagnosis = accepted.isEmpty
-                ? Diagnosis("nothingReceived", cause: "push-receiver neither accepted nor refused a push: nothing reached it",
+                ? Diagnosis(.nothingReceived, cause: "push-receiver neither accepted nor refused a push: nothing reached it",
                             fix: "point the backend's APNs client at push-receiver (host, port, its CA) and check that it sends")
-                : Diagnosis("allAccepted", cause: "push-receiver accepted all \(accepted.count) pushes it got\(accepted.contains { !$0.background } ? "" : " (all silent)")\(dropped > 0 ? " and delivered \(delivered)" : ""): if the app still shows reCAPTCHA, the push is not reaching Auth on the device",
+                : Diagnosis(.allAccepted, cause: "push-receiver accepted all \(accepted.count) pushes it got\(accepted.contains { !$0.background } ? "" : " (all silent)")\(dropped > 0 ? " and delivered \(delivered)" : ""): if the app still shows reCAPTCHA, the push is not reaching Auth on the device",
                             fix: "check the app: forwarding to Auth.canHandleNotification with swizzling off, and the background mode remote-notification")
             order.append(diagnosis)
             counts[diagnosis] = max(delivered, 1)
         }
         for (name, lines) in unreadable {
-            let diagnosis = Diagnosis("unreadableLines",
+            let diagnosis = Diagnosis(.unreadableLines,
                                       cause: "\(lines.count) line\(lines.count == 1 ? "" : "s") of \(name) could not be read and \(lines.count == 1 ? "is" : "are") not counted above (line \(lines.map { String($0.line) }.prefix(5).joined(separator: ", "))\(lines.count > 5 ? ", …" : ""): \(lines[0].start))",
                                       fix: "a push-receiver killed in the middle of a write leaves one cut line; more than that, or lines that are not JSON, mean something else wrote to the file: keep \(name) push-receiver's alone")
             order.append(diagnosis)
@@ -85,24 +90,24 @@ public enum ReceiverStateExplainer {
             if let token = DeviceToken(hex: entry.deviceToken), registry.lookup(token, in: other) != nil {
                 let origin = other == .sandbox ? "debug builds" : "TestFlight / App Store builds"
                 let right = other == .sandbox ? ".sandbox" : ".prod"
-                return Diagnosis("tokenTypeMismatch",
+                return Diagnosis(.tokenTypeMismatch,
                                  cause: "pushes were rejected by \(sentTo) with BadDeviceToken: their tokens were issued in \(other) (\(origin)), so the app declared the wrong token type or the backend used the wrong APNs host",
                                  fix: "in those builds call setAPNSToken(token, type: \(right)), or .unknown to let the SDK read embedded.mobileprovision")
             }
-            return Diagnosis("badDeviceToken", cause: "pushes were rejected by \(sentTo) with BadDeviceToken: \(entry.detail)",
+            return Diagnosis(.badDeviceToken, cause: "pushes were rejected by \(sentTo) with BadDeviceToken: \(entry.detail)",
                              fix: "send the hex token the device registered, to the environment that issued it")
         case .invalidProviderToken where entry.providerTokenProblem == .unknownKeyID:
-            return Diagnosis("untrustedProviderKey", cause: "pushes were rejected with InvalidProviderToken: \(entry.detail): push-receiver trusts only the keys it was given",
+            return Diagnosis(.untrustedProviderKey, cause: "pushes were rejected with InvalidProviderToken: \(entry.detail): push-receiver trusts only the keys it was given",
                              fix: "start push-receiver with your key too: --p8 AuthKey_<KEYID>.p8 --team-id <TEAMID> (--key-id if the file is named otherwise), or sign with the key in its --certs folder")
         case .invalidProviderToken:
-            return Diagnosis("invalidProviderToken", cause: "pushes were rejected with InvalidProviderToken: \(entry.detail)",
+            return Diagnosis(.invalidProviderToken, cause: "pushes were rejected with InvalidProviderToken: \(entry.detail)",
                              fix: "sign with the .p8 key whose Key ID is the token's kid and your Team ID as iss (swapped IDs are a common cause)")
         case .expiredProviderToken:
-            return Diagnosis("expiredProviderToken", cause: "pushes were rejected with ExpiredProviderToken: \(entry.detail)",
+            return Diagnosis(.expiredProviderToken, cause: "pushes were rejected with ExpiredProviderToken: \(entry.detail)",
                              fix: "sync the provider's clock and mint a new token at least every hour")
         default:
             let reason = entry.reason
-            return Diagnosis("rejected\(entry.reason)", cause: "pushes were rejected by \(sentTo) with \(entry.status) \(entry.reason): \(reason.meaning)",
+            return Diagnosis(.pushRejected, cause: "pushes were rejected by \(sentTo) with \(entry.status) \(entry.reason): \(reason.meaning)",
                              fix: reason.fix)
         }
     }

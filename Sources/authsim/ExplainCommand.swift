@@ -102,7 +102,7 @@ struct DiagnosisLine: Encodable {
     init(scenario: String?, count: Int?, diagnosis: Diagnosis) {
         self.scenario = scenario
         self.count = count
-        code = diagnosis.code
+        code = diagnosis.code.rawValue
         cause = diagnosis.cause
         fix = diagnosis.fix
     }

@@ -165,7 +165,7 @@ struct ExplainTests {
         let result = await ScenarioRunner.run(spec, certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"))
         let diagnosis = Explainer.explain(result.timeline)
         #expect(diagnosis.cause.contains(spec.expectedCause!), "\(diagnosis.cause)")
-        #expect(diagnosis.code != "unknown" && diagnosis.code != "ok")
+        #expect(diagnosis.code != .unknown && diagnosis.code != .ok)
         #expect(!diagnosis.fix.isEmpty)
         // Decided by the events' typed facts, never by the words of a message (issue 31): the same
         // events with every message blanked give the same diagnosis.
@@ -178,9 +178,11 @@ struct ExplainTests {
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let results = try await ChannelDemo.run(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"))
-        let expected = ["apns-silent-push": "ok", "apns-sandbox-token-to-production": "tokenTypeMismatch",
-                        "apns-production-token-to-sandbox": "tokenTypeMismatch", "apns-key-and-team-swapped": "keyAndTeamSwapped",
-                        "apns-provider-clock-behind": "expiredProviderToken", "apns-app-uninstalled": "pushRejected"]
+        let expected: [String: Diagnosis.Code] = [
+            "apns-silent-push": .ok, "apns-sandbox-token-to-production": .tokenTypeMismatch,
+            "apns-production-token-to-sandbox": .tokenTypeMismatch, "apns-key-and-team-swapped": .keyAndTeamSwapped,
+            "apns-provider-clock-behind": .expiredProviderToken, "apns-app-uninstalled": .pushRejected,
+        ]
         #expect(Set(results.map(\.scenario.name)) == Set(expected.keys))
         for result in results {
             let diagnosis = Explainer.explain(result.timeline)
@@ -200,12 +202,32 @@ struct ExplainTests {
         }
     }
 
+    @Test("explain is one table: every cause is named by a row, each row's codes its own, in the order the docs give")
+    func table() {
+        let rows = Explainer.causes
+        // Each cause named by the table, the receiver's tally, or (pushUnanswered) the inspector's
+        // push without an answer, PushRefusals.unanswered; unknown when no row applies.
+        let named = Set(rows.flatMap(\.codes) + ReceiverStateExplainer.codes + [.pushUnanswered, .unknown])
+        #expect(named == Set(Diagnosis.Code.allCases), "not named: \(Set(Diagnosis.Code.allCases).subtracting(named))")
+        // A row's codes are its own: only `ok` (Apple's and the others') and userDisabled (the
+        // SDK's error, and the backend's refusal) are named by two rows.
+        var seen: [Diagnosis.Code: String] = [:]
+        for row in rows {
+            for code in row.codes where code != .ok && code != .userDisabled {
+                #expect(seen[code] == nil, "\(code) in \(seen[code] ?? "") and \(row.about)")
+                seen[code] = row.about
+            }
+        }
+        // No events, no cause.
+        #expect(Explainer.explain([]).code == .unknown)
+    }
+
     @Test("a redirect the app refused because its delegate does not forward URLs is redirectNotForwarded, from the refusal's code alone")
     func notForwarded() {
         let events = [TimelineEvent(milliseconds: 0, part: .app, message: "", fact: .redirect(handling: .refused, refusal: .notForwarded))]
-        #expect(Explainer.explain(events).code == "redirectNotForwarded")
+        #expect(Explainer.explain(events).code == .redirectNotForwarded)
         let other = [TimelineEvent(milliseconds: 0, part: .app, message: "notForwarded, says the text", fact: .redirect(handling: .refused, refusal: .replayed))]
-        #expect(Explainer.explain(other).code == "redirectRefused")
+        #expect(Explainer.explain(other).code == .redirectRefused)
     }
 
     @Test("the token-type mismatch is explained from --json lines by the command, naming token, environments and the declared type")
