@@ -1,5 +1,6 @@
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// A part that is already running (a receiver, a gateway, the backend, the inspector, a world's
 /// devices), as a service of one `ServiceGroup`: it runs until the group shuts down gracefully,
@@ -20,6 +21,39 @@ public struct StartedPart: Service, CustomStringConvertible {
         // Cancelled rather than shut down (a part failed): stop all the same.
         try? await gracefulShutdown()
         try await stop()
+    }
+
+    /// Stops the part now, outside any group (a start that failed half-way).
+    func stopNow() async throws { try await stop() }
+}
+
+/// The parts of a start in progress, noted as each comes up, so that a start that fails half-way
+/// stops what it already started: see ``startingParts(_:)``.
+public final class StartingParts: Sendable {
+    private let parts = Mutex<[StartedPart]>([])
+
+    init() {}
+
+    /// Notes `value`, a part that has just started, and returns it; `stop` stops it.
+    public func started<Value: Sendable>(_ value: Value, as name: String, stop: @escaping @Sendable (Value) async throws -> Void) -> Value {
+        parts.withLock { $0.append(StartedPart(name) { try await stop(value) }) }
+        return value
+    }
+
+    /// The parts noted so far, in the order they started.
+    public var all: [StartedPart] { parts.withLock { $0 } }
+}
+
+/// Runs `start`, which starts parts one after another and notes each (``StartingParts/started(_:as:stop:)``).
+/// If it throws, the parts it had started stop, the last started first, each even when another
+/// fails to stop, and then its error is thrown: a failed start leaves nothing running.
+public func startingParts<Result>(_ start: (StartingParts) async throws -> Result) async throws -> Result {
+    let starting = StartingParts()
+    do {
+        return try await start(starting)
+    } catch {
+        for part in starting.all.reversed() { try? await part.stopNow() }
+        throw error
     }
 }
 

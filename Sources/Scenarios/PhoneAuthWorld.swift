@@ -122,18 +122,27 @@ public final class PhoneAuthWorld: Sendable {
                              appClock: any Clock<Duration> = ContinuousClock(), pushClock: (any Clock<Duration>)? = nil,
                              receiverObserver: (@Sendable (ReceiverEvent) -> Void)? = nil,
                              backendObserver: (@Sendable (BackendEvent) -> Void)? = nil) async throws -> PhoneAuthWorld {
-        let channel = try await LocalAPNsChannel.start(certs: certs, state: state, observer: receiverObserver,
-                                                       deliveryLatency: pushLatency, deliveryClock: pushClock)
-        let pusher = APNsPusher(sandbox: try channel.client(environment: .sandbox, key: providerKey, clock: providerClock),
-                                production: try channel.client(environment: .production, key: providerKey, clock: providerClock))
-        let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: backendClock,
-                                          stateDirectory: state.appendingPathComponent("backend"), observer: backendObserver)
-        let credentials = channel.credentials
-        let server = try await BackendServer.start(toolkit: toolkit, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM))
-        return PhoneAuthWorld(channel: channel, toolkit: toolkit, backendHost: server.host, backendPort: server.port,
-                              apiKey: configuration.apiKey, projectID: configuration.projectID,
-                              devices: LocalDeviceNetwork(registry: channel.registry, hub: channel.hub), server: server, pusher: pusher,
-                              caPEM: credentials.caCertificatePEM, appClock: appClock)
+        // A part that fails to start stops the ones before it (startingParts), so a failed start
+        // leaves no receiver, client or server running.
+        try await startingParts { starting in
+            let channel = starting.started(try await LocalAPNsChannel.start(certs: certs, state: state, observer: receiverObserver,
+                                                                            deliveryLatency: pushLatency, deliveryClock: pushClock),
+                                           as: "push-receiver") { await $0.shutdown() }
+            let sandbox = starting.started(try channel.client(environment: .sandbox, key: providerKey, clock: providerClock),
+                                           as: "the backend's sandbox APNs client") { await $0.shutdown() }
+            let production = starting.started(try channel.client(environment: .production, key: providerKey, clock: providerClock),
+                                              as: "the backend's production APNs client") { await $0.shutdown() }
+            let pusher = APNsPusher(sandbox: sandbox, production: production)
+            let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: backendClock,
+                                              stateDirectory: state.appendingPathComponent("backend"), observer: backendObserver)
+            let credentials = channel.credentials
+            let server = starting.started(try await BackendServer.start(toolkit: toolkit, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM)),
+                                          as: "the backend") { await $0.shutdown() }
+            return PhoneAuthWorld(channel: channel, toolkit: toolkit, backendHost: server.host, backendPort: server.port,
+                                  apiKey: configuration.apiKey, projectID: configuration.projectID,
+                                  devices: LocalDeviceNetwork(registry: channel.registry, hub: channel.hub), server: server, pusher: pusher,
+                                  caPEM: credentials.caCertificatePEM, appClock: appClock)
+        }
     }
 
     /// A backend and a push-receiver running as other processes: `backend` is the backend's

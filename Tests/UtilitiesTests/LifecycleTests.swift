@@ -31,4 +31,29 @@ struct LifecycleTests {
         await #expect(throws: StopFailed.self) { try await group.shutdown() }
         #expect(Set(stopped.withLock { $0 }) == ["receiver", "inspector"])
     }
+
+    struct StartFailed: Error {}
+
+    @Test("a start that fails half-way stops what it started, last first, even past a part that fails to stop, and throws its own error")
+    func failedStart() async {
+        let stopped = Mutex<[String]>([])
+        await #expect(throws: StartFailed.self) {
+            let _: Int = try await startingParts { starting in
+                _ = starting.started("receiver", as: "receiver") { name in stopped.withLock { $0.append(name) } }
+                _ = starting.started("pusher", as: "pusher") { _ in throw StopFailed() }
+                _ = starting.started("backend", as: "backend") { name in stopped.withLock { $0.append(name) } }
+                throw StartFailed()
+            }
+        }
+        #expect(stopped.withLock { $0 } == ["backend", "receiver"])
+    }
+
+    @Test("a start that succeeds stops nothing and returns what it made")
+    func successfulStart() async throws {
+        let stopped = Mutex<[String]>([])
+        let made = try await startingParts { starting in
+            starting.started(7, as: "seven") { _ in stopped.withLock { $0.append("seven") } }
+        }
+        #expect(made == 7 && stopped.withLock { $0 }.isEmpty)
+    }
 }
