@@ -106,7 +106,7 @@ let package = Package(
         // MARK: HTTP/1.1, both ends
 
         // The HTTP/1.1 client every part uses (the auth core's transport, remote devices): our own
-        // on SwiftNIO (measured against AsyncHTTPClient: BENCHMARKS.md), kept-alive connections,
+        // on SwiftNIO (measured against AsyncHTTPClient: docs/dependencies.md), kept-alive connections,
         // http and https, whole answers or streams of lines.
         .target(
             name: "HTTPTransport",
@@ -269,7 +269,7 @@ let package = Package(
         // Helpers the test targets share: temporary folders, programs and server processes.
         .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
         .testTarget(name: "UtilitiesTests", dependencies: ["Utilities", "Lifecycle"]),
-        // docs/layout.md's import table against Sources' import lines: reads files, links nothing of ours.
+        // docs/imports.md's import table against Sources' import lines: reads files, links nothing of ours.
         .testTarget(name: "LayoutTests"),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities", crypto]),
         // The messages against Google's discovery documents (google-api-python-client ships them).

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// docs/layout.md's "Who may import whom" table against the `import` lines of Sources/: the table is
+/// docs/imports.md's "Who may import whom" table against the `import` lines of Sources/: the table is
 /// the rule, this test holds the code to it.
-@Suite("The module layers: docs/layout.md's import table, held against Sources/")
+@Suite("The module layers: docs/imports.md's import table, held against Sources/")
 struct ImportRulesTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
     /// What every module may import.
@@ -18,10 +18,10 @@ struct ImportRulesTests {
 
     /// The table's rows, in order (bottom of the stack first).
     static func table() throws -> [Row] {
-        let text = try String(contentsOf: root.appendingPathComponent("docs/layout.md"), encoding: .utf8)
+        let text = try String(contentsOf: root.appendingPathComponent("docs/imports.md"), encoding: .utf8)
         let lines = text.components(separatedBy: "\n")
         guard let begin = lines.firstIndex(of: "<!-- imports:begin -->"), let end = lines.firstIndex(of: "<!-- imports:end -->"), begin < end else {
-            throw LayoutError("docs/layout.md has no <!-- imports:begin --> … <!-- imports:end --> table")
+            throw LayoutError("docs/imports.md has no <!-- imports:begin --> … <!-- imports:end --> table")
         }
         var rows: [Row] = []
         for index in (begin + 1)..<end {
@@ -72,23 +72,23 @@ struct ImportRulesTests {
         #expect(rows.count >= 20, "the table has \(rows.count) rows")
         var seen: Set<String> = []
         for row in rows {
-            #expect(!seen.contains(row.module), "docs/layout.md:\(row.line): \(row.module) has two rows")
+            #expect(!seen.contains(row.module), "docs/imports.md:\(row.line): \(row.module) has two rows")
             // Modules of this package must come from the rows above: the layers go one way.
             for name in row.allowed where imports[name] != nil {
-                #expect(seen.contains(name), "docs/layout.md:\(row.line): \(row.module) may import \(name), which is not above it")
+                #expect(seen.contains(name), "docs/imports.md:\(row.line): \(row.module) may import \(name), which is not above it")
             }
             seen.insert(row.module)
-            #expect(imports[row.module] != nil, "docs/layout.md:\(row.line): no Sources/\(row.module)")
+            #expect(imports[row.module] != nil, "docs/imports.md:\(row.line): no Sources/\(row.module)")
         }
         let table = Dictionary(rows.map { ($0.module, Set($0.allowed)) }, uniquingKeysWith: { first, _ in first })
         for (module, files) in imports.sorted(by: { $0.key < $1.key }) {
             guard let allowed = table[module] else {
-                Issue.record("Sources/\(module) has no row in docs/layout.md's import table")
+                Issue.record("Sources/\(module) has no row in docs/imports.md's import table")
                 continue
             }
             for (file, modules) in files.sorted(by: { $0.key < $1.key }) {
                 for imported in modules.sorted() where !allowed.contains(imported) && !Self.everywhere.contains(imported) && imported != module {
-                    Issue.record("Sources/\(file) imports \(imported), which docs/layout.md does not allow \(module) (add it there, with why, or drop the import)")
+                    Issue.record("Sources/\(file) imports \(imported), which docs/imports.md does not allow \(module) (add it there, with why, or drop the import)")
                 }
             }
         }
