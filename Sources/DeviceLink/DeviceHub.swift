@@ -9,6 +9,15 @@ public protocol SimulatedApp: Sendable {
     /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`: the app gets the
     /// payload as `userInfo` (JSON bytes here).
     func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async
+    /// The app's process ends: the device left the run, or a new process took its place.
+    func processEnded()
+    func isSameProcess(as other: any SimulatedApp) -> Bool
+}
+
+extension SimulatedApp {
+    public func processEnded() {}
+    /// Whether `other` is this very process (installed again), which must not end.
+    public func isSameProcess(as other: any SimulatedApp) -> Bool { false }
 }
 
 /// The device side of APNs: routes accepted background pushes to the app on the device the
@@ -89,8 +98,24 @@ public actor DeviceHub: PushDeliveryHandler {
     }
 
     /// Installs `app` on the device whose token is `token` in `environment`.
+    /// A process of the app already there has ended: this one takes its place.
     public func install(_ app: any SimulatedApp, token: DeviceToken, environment: APNsEnvironment) {
-        apps[DeviceKey(environment: environment, token: token.hex), default: [:]][app.bundleID] = app
+        let previous = apps[DeviceKey(environment: environment, token: token.hex), default: [:]].updateValue(app, forKey: app.bundleID)
+        if let previous, !previous.isSameProcess(as: app) { previous.processEnded() }
+    }
+
+    /// The device whose token is `token` is gone: its apps get no more pushes (a push to it is
+    /// noted undelivered, as one to a token no app holds).
+    public func remove(token: DeviceToken, environment: APNsEnvironment) {
+        let gone = apps.removeValue(forKey: DeviceKey(environment: environment, token: token.hex))
+        for app in gone?.values ?? [:].values { app.processEnded() }
+    }
+
+    /// Every device leaves: their apps' processes end (the world is shutting down).
+    public func removeAll() {
+        let gone = apps
+        apps = [:]
+        for app in gone.values.flatMap(\.values) { app.processEnded() }
     }
 
     /// A device in another process, connected through the device gateway: it gets every push to

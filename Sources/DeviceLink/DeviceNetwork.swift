@@ -11,6 +11,8 @@ public struct HostedApp: SimulatedApp {
     /// Told of each push the device hands the app's delegate, and whether Auth took it.
     public let onPush: @Sendable (DeviceToken, Bool) -> Void
     public var bundleID: String { host.bundleID }
+    public func processEnded() { host.terminate() }
+    public func isSameProcess(as other: any SimulatedApp) -> Bool { (other as? HostedApp)?.host === host }
     public init(host: AppHost, onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in }) {
         self.host = host
         self.onPush = onPush
@@ -49,6 +51,10 @@ public protocol DeviceNetwork: Sendable {
     /// (the process before it is gone).
     func relaunch(_ host: AppHost, on token: DeviceToken, environment: APNsEnvironment,
                   onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws
+    /// The device that has `token` leaves the run (wiped, or put away for good): its apps get no
+    /// more pushes and this network keeps nothing of it, so a run of many devices one after
+    /// another holds only those still in use.
+    func retire(_ token: DeviceToken, environment: APNsEnvironment) async throws
     func shutdown() async
 }
 
@@ -72,7 +78,13 @@ public struct LocalDeviceNetwork: DeviceNetwork {
                          onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws {
         await hub.install(HostedApp(host: host, onPush: onPush), token: token, environment: environment)
     }
-    public func shutdown() async {}
+    /// APNs forgets the token too (a push to it is then refused `BadDeviceToken`).
+    public func retire(_ token: DeviceToken, environment: APNsEnvironment) async throws {
+        await hub.remove(token: token, environment: environment)
+        _ = try registry.remove(token, in: environment)
+    }
+    /// The devices leave with the world: their apps' processes end.
+    public func shutdown() async { await hub.removeAll() }
 }
 
 /// Devices linked to a push-receiver in another process through its device gateway.
@@ -81,6 +93,8 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
     public let port: Int
     private let adminToken: String?
     private let devices = Mutex<[RemoteDevice]>([])
+    /// The app processes running on each device, by token.
+    private let hosts = Mutex<[DeviceToken: AppHost]>([:])
     /// One HTTP client for every device of this network.
     private let transport = NIOHTTP1Transport()
 
@@ -107,6 +121,8 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
             return devices.filter { $0.token == token }
         }
         for device in previous { await device.disconnect() }
+        let process = hosts.withLock { $0.updateValue(app, forKey: token) }
+        if let process, process !== app { process.terminate() }
         let hosted = HostedApp(host: app, onPush: onPush)
         let device = try await RemoteDevice.connect(gatewayHost: host, gatewayPort: port, token: token, environment: environment,
                                                     adminToken: adminToken, transport: transport) { push in
@@ -116,8 +132,19 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
         devices.withLock { $0.append(device) }
     }
 
+    /// Its connection to the gateway closes; the gateway's receiver keeps the token registered.
+    public func retire(_ token: DeviceToken, environment: APNsEnvironment) async throws {
+        let leaving = devices.withLock { devices in
+            defer { devices.removeAll { $0.token == token } }
+            return devices.filter { $0.token == token }
+        }
+        for device in leaving { await device.disconnect() }
+        hosts.withLock { $0.removeValue(forKey: token) }?.terminate()
+    }
+
     public func shutdown() async {
         for device in devices.withLock({ $0 }) { await device.disconnect() }
+        for host in hosts.withLock({ $0.values }) { host.terminate() }
         transport.shutdown()
     }
 }

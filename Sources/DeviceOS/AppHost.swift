@@ -143,9 +143,30 @@ public final class AppHost: Sendable {
     /// notifications or URLs. What it wrote to the keychain and UserDefaults stays for the next
     /// process, which the device network starts again on the same device (`DeviceNetwork.relaunch`).
     public func terminate() {
-        terminated.withLock { $0 = true }
+        let wasRunning = terminated.withLock { terminated in
+            defer { terminated = true }
+            return !terminated
+        }
+        kept.withLock { $0.removeAll() }
+        guard wasRunning else { return }
         for interceptor in liveInterceptors { interceptor.processWasKilled() }
         releaseHeldPushes()  // they reach a dead process: the delegate takes none
+    }
+
+    /// What the process keeps until it ends: the Firebase apps its code made (the SDK's registry
+    /// keeps each until `delete()`), and through them their `Auth`s and users. Let go when the
+    /// process is killed (``terminate()``), as its memory is.
+    private let kept = Mutex<[ObjectIdentifier: any AnyObject & Sendable]>([:])
+
+    /// Keeps `object` for as long as the process runs (a `FirebaseApp` made for this app).
+    public func keepWhileRunning(_ object: some AnyObject & Sendable) {
+        guard !isTerminated else { return }
+        kept.withLock { $0[ObjectIdentifier(object)] = object }
+    }
+
+    /// No longer keeps `object` (a `FirebaseApp` deleted).
+    public func stopKeeping(_ object: some AnyObject & Sendable) {
+        _ = kept.withLock { $0.removeValue(forKey: ObjectIdentifier(object)) }
     }
 
     // MARK: Registering for remote notifications

@@ -300,6 +300,7 @@ extension User {
         try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
             var request = GetOOBConfirmationCodeRequest(requestType: .verifyEmail, idToken: try await idToken())
             actionCodeSettings?.apply(to: &request)
+            let auth = try owner()
             _ = try await auth.backend.call(request)
         }
     }
@@ -315,6 +316,7 @@ extension User {
         try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
             var request = GetOOBConfirmationCodeRequest(requestType: .verifyAndChangeEmail, newEmail: newEmail, idToken: try await idToken())
             actionCodeSettings?.apply(to: &request)
+            let auth = try owner()
             _ = try await auth.backend.call(request)
         }
     }
@@ -334,6 +336,7 @@ extension User {
         guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing Password") }
         try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
             try await executeUpdate { $0.password = password }
+            let auth = try owner()
             try await auth.loadAccountInfo(into: self)
         }
     }
@@ -350,6 +353,7 @@ extension User {
     public func updateEmail(to email: String) async throws {
         try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
             try await executeUpdate { $0.email = email }
+            let auth = try owner()
             try await auth.loadAccountInfo(into: self)
         }
     }

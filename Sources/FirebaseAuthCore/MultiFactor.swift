@@ -148,7 +148,7 @@ public final class MultiFactor: Sendable {
             // The SDK returns without calling the completion for a factor it does not know.
             throw AuthError(.internalError, "this auth core enrolls phone second factors only, not \(assertion.factorID)")
         }
-        let auth = user.auth
+        let auth = try user.owner()
         let response = try await auth.backend.call(FinalizeMFAEnrollmentRequest(
             idToken: user.rawIDToken, displayName: displayName,
             phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
@@ -168,7 +168,7 @@ public final class MultiFactor: Sendable {
     /// ``unenroll(with:)`` by enrollment ID.
     public func unenroll(withFactorUID factorUID: String) async throws {
         guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
-        let auth = user.auth
+        let auth = try user.owner()
         let response = try await auth.backend.call(WithdrawMFARequest(idToken: user.rawIDToken, mfaEnrollmentId: factorUID))
         do {
             let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)

@@ -1,3 +1,4 @@
+import DeviceOS
 import Foundation
 import IdentityToolkitAPI
 import Synchronization
@@ -46,8 +47,11 @@ public struct UserMetadata: Sendable, Hashable {
 /// the Secure Token service when it is within five minutes of expiring.
 public final class User: UserInfo, Sendable, CustomStringConvertible {
     public let uid: String
-    /// The `Auth` the user belongs to.
-    let auth: Auth
+    /// The `Auth` the user belongs to, held weakly as the SDK holds it (`User._auth`): the Auth
+    /// holds its current user, and a user must not keep its Auth (and the app) alive.
+    weak let auth: Auth?
+    /// The app's device side (its clocks and logger), which outlives neither.
+    let host: AppHost
     /// `user.multiFactor`: the second factors, and enrolling or removing one.
     public let multiFactor: MultiFactor
 
@@ -71,6 +75,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 
     init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?, anonymous: Bool = false) {
         self.auth = auth
+        host = auth.host
         self.uid = uid
         tokens = Mutex(IDTokenBook(idToken: idToken, refreshToken: refreshToken, expiration: expiration))
         profile.withLock { $0.isAnonymous = anonymous }
@@ -119,13 +124,22 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
                                             lastSignInDate: record.lastLoginAt.flatMap(Self.date(milliseconds:)))
         }
         multiFactor.replace(with: record.mfaInfo ?? [])
-        if persist { auth.saveUser(self) }
+        if persist { auth?.saveUser(self) }
     }
 
     /// A provider was linked (the SDK's `_isAnonymous = false`).
     func clearAnonymous() {
         profile.withLock { $0.isAnonymous = false }
-        auth.saveUser(self)
+        auth?.saveUser(self)
+    }
+
+    /// The user's `Auth`, for the calls that need it. The SDK stops with `fatalError` (or, for
+    /// `reauthenticate`, answers userMismatch) when it is gone; this says why instead.
+    func owner() throws(AuthError) -> Auth {
+        guard let auth else {
+            throw AuthError(.internalError, "this user's Auth is gone (its FirebaseApp was deleted and nothing holds the Auth): use a user from a live Auth's currentUser")
+        }
+        return auth
     }
 
     /// What the keychain keeps of the user.
@@ -152,7 +166,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     /// Takes the tokens an `accounts:update` answer carries, when it carries them.
     func takeTokens(of response: SetAccountInfoResponse) {
         guard let idToken = response.idToken, let refreshToken = response.refreshToken else { return }
-        let expiration = response.expiresIn.flatMap(Double.init).map { auth.host.wallClock.now.addingTimeInterval($0) }
+        let expiration = response.expiresIn.flatMap(Double.init).map { host.wallClock.now.addingTimeInterval($0) }
         setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration)
     }
 
@@ -160,12 +174,12 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     func adoptTokens(of other: User) {
         let fresh = other.tokens.withLock { $0 }
         tokens.withLock { $0.adopt(idToken: fresh.idToken, refreshToken: fresh.refreshToken, expiration: fresh.expiration) }
-        auth.saveUser(self)
+        auth?.saveUser(self)
     }
 
     func setTokens(idToken: String, refreshToken: String?, expiration: Date?) {
         tokens.withLock { $0.adopt(idToken: idToken, refreshToken: refreshToken, expiration: expiration) }
-        auth.saveUser(self)
+        auth?.saveUser(self)
     }
 
     // MARK: The ID token
@@ -182,7 +196,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 
     /// ``getIDToken(forcingRefresh:)``, its error typed, for the auth core's own calls.
     func idToken(forcingRefresh forceRefresh: Bool = false) async throws(AuthError) -> String {
-        let now = auth.host.wallClock.now
+        let now = host.wallClock.now
         enum Next { case token(String), wait(Task<String, any Error>) }
         let next = tokens.withLock { tokens -> Next in
             switch tokens.next(now: now, forceRefresh: forceRefresh, start: {
@@ -213,8 +227,8 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     /// listeners hear of it.
     func signOutIfTokenIsInvalid(_ error: AuthError) {
         guard [.userNotFound, .userDisabled, .invalidUserToken, .userTokenExpired].contains(error.code) else { return }
-        auth.host.logger.notice("invalid user token detected, the user is signed out", metadata: ["code": "\(error.code.rawValue)"])
-        auth.signOut(ifCurrent: uid)
+        host.logger.notice("invalid user token detected, the user is signed out", metadata: ["code": "\(error.code.rawValue)"])
+        auth?.signOut(ifCurrent: uid)
     }
 
     /// Runs `body`, signing the user out as the SDK does when it fails for a bad user or token.
@@ -229,11 +243,12 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     private func refresh() async throws(AuthError) -> String {
         defer { tokens.withLock { $0.refreshEnded() } }
         let refreshToken = tokens.withLock { $0.refreshToken }
+        let auth = try owner()
         let response = try await auth.backend.call(SecureTokenRequest(grantType: "refresh_token", refreshToken: refreshToken))
         guard let idToken = response.accessToken ?? response.idToken, !idToken.isEmpty else {
             throw AuthError(.internalError, "the Secure Token service answered without access_token")
         }
-        let now = auth.host.wallClock.now
+        let now = host.wallClock.now
         tokens.withLock { $0.refreshed(idToken: idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn.flatMap(Double.init), now: now) }
         auth.saveUser(self)
         return idToken
@@ -247,6 +262,7 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     @discardableResult
     public func reauthenticate(with credential: AuthCredential) async throws -> AuthDataResult {
         let result: AuthDataResult
+        let auth = try owner()
         do throws(AuthError) { result = try await auth.internalSignIn(with: credential, isReauthentication: true) } catch {
             // (A `catch where` here, in a function whose errors are untyped, hangs Swift 6.3's compiler.)
             guard error.code == .userNotFound else { throw error }
@@ -269,17 +285,20 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         if providerData.contains(where: { $0.providerID == credential.provider }) {
             throw AuthError(.providerAlreadyLinked, "\(credential.provider) is already linked to user \(uid.prefix(8))…")
         }
+        let auth = try owner()
         return try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await auth.link(self, with: credential) }
     }
 
     /// Deletes the account; the user is signed out.
     public func delete() async throws {
+        let auth = try owner()
         _ = try await auth.backend.call(DeleteAccountRequest(idToken: try await idToken(), localId: uid))
         auth.signOut(ifCurrent: uid)
     }
 
     /// Loads the profile again (`getAccountInfo`): the second factors, linked providers, name.
     public func reload() async throws {
+        let auth = try owner()
         try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await auth.loadAccountInfo(into: self) }
     }
 }

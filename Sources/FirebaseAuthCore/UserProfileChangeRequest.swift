@@ -73,6 +73,7 @@ extension User {
     /// (`getAccountInfo`), then `setAccountInfo` with the user's ID token, `returnSecureToken` and
     /// what `change` sets; the user takes the new tokens the answer carries.
     func executeUpdate(_ change: (inout SetAccountInfoRequest) -> Void) async throws(AuthError) {
+        let auth = try owner()
         try await auth.loadAccountInfo(into: self)
         var request = SetAccountInfoRequest(idToken: try await idToken(), returnSecureToken: true)
         change(&request)
@@ -93,6 +94,7 @@ extension User {
             guard providerData.contains(where: { $0.providerID == provider }) else {
                 throw AuthError(.noSuchProvider, "user \(uid.prefix(8))… has no \(provider) provider to unlink")
             }
+            let auth = try owner()
             let response = try await auth.backend.call(SetAccountInfoRequest(idToken: idToken, deleteProvider: [provider], returnSecureToken: true))
             takeTokens(of: response)
             changeProfile { record in
@@ -122,6 +124,7 @@ extension User {
             if credential.temporaryProof != nil {
                 throw AuthError(.missingVerificationCode, "updatePhoneNumber takes a credential with a verification ID and code (the SDK stops here with fatalError: Missing verificationCode)")
             }
+            let auth = try owner()
             let response = try await auth.backend.call(try credential.verifyRequest(operation: "UPDATE", idToken: idToken))
             if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
             guard response.idToken != nil, let refreshToken = response.refreshToken else {

@@ -32,13 +32,16 @@ public final class FirebaseApp: @unchecked Sendable {
     private let components = Mutex<[ObjectIdentifier: any Sendable]>([:])
     private let dataCollection = Mutex<Bool?>(nil)
 
-    /// An app of its own, in no process's list (one per simulated app in a scenario).
+    /// An app of its own, in no process's list (one per simulated app in a scenario). Its host,
+    /// the app's process, keeps it until the process ends or the app is deleted, as the SDK's
+    /// registry keeps an app until `delete()`.
     @_spi(Authsim)
     public init(name: String, options: FirebaseOptions, host: AppHost, backend: AppProcess.Backend? = nil) {
         self.name = name
         self.lockedOptions = options.lockedCopy()
         self.host = host
         self.backend = backend
+        host.keepWhileRunning(self)
     }
 
     /// `isDataCollectionDefaultEnabled`: true unless set false (kept per app, in memory).
@@ -155,7 +158,10 @@ public final class FirebaseApp: @unchecked Sendable {
             apps[name] = nil
             return true
         } ?? false
-        if removed { components.withLock { $0.removeAll() } }
+        if removed {
+            components.withLock { $0.removeAll() }
+            host.stopKeeping(self)
+        }
         completion(removed)
     }
 
