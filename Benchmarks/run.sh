@@ -282,9 +282,26 @@ if [ "$WHAT" = all ] || [ "$WHAT" = growth ]; then
     kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
     echo "| $n | $(awk "BEGIN {printf \"%.2f\", $e-$s}") | $r | $peak | $(wc -l < "$WORK/state-g/deliveries.jsonl") |"
   done
+  # Sign-ins, each device retired after its own: what stays is the backend's. "heap" is malloc's
+  # memory in use (malloc_info); "once lifetimes pass", after the backend's clock jumped two hours
+  # and it dropped what expired (bench flows does both after the run).
   echo
-  echo "| path | flows | wall s | flows/s | p50 ms | p99 ms | peak MB | via reCAPTCHA | failed |"; echo "|---|---|---|---|---|---|---|---|---|"
-  for n in $SIZES; do row "$(flows --count $n --concurrency 1000)"; done
+  echo "| sign-ins | numbers | wall s | peak RSS MB | heap at the end MB | heap once lifetimes pass MB | users kept | failed |"; echo "|---|---|---|---|---|---|---|---|"
+  growth_row() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("| %d | %s | %.2f | %.0f | %.1f | %.1f | %d | %d |" % (d["flows"], sys.argv[2], d["wallSeconds"], d["peakMB"], d["heapMB"], d["heapAfterExpiryMB"], d["users"], d["failures"]))' "$1" "$2"; }
+  after() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])["heapAfterExpiryMB"])' "$1"; }
+  declare -A NEW REPEAT
+  for n in $SIZES; do
+    NEW[$n]=$(flows --count $n --concurrency 1000); growth_row "${NEW[$n]}" "each new"
+  done
+  for n in $SIZES; do
+    [ $n -lt 10000 ] && continue
+    REPEAT[$n]=$(flows --count $n --concurrency 1000 --numbers 1000); growth_row "${REPEAT[$n]}" "1,000, again and again"
+  done
+  LOW=10000; HIGH=$(echo $SIZES | awk '{print $NF}')
+  if [ "$HIGH" != "$LOW" ]; then
+    awk -v a="$(after "${NEW[$LOW]}")" -v b="$(after "${NEW[$HIGH]}")" -v c="$(after "${REPEAT[$LOW]}")" -v d="$(after "${REPEAT[$HIGH]}")" -v n=$((HIGH - LOW)) \
+      'BEGIN {printf "(once lifetimes pass, from %d to %d sign-ins: %.0f bytes per user kept; %.0f bytes per finished sign-in of a returning user)\n", '"$LOW"', '"$HIGH"', (b-a)*1048576/n, (d-c)*1048576/n}'
+  fi
 fi
 
 # The backend as a fleet on one PostgreSQL (docs/fleet.md): a server of its own in $WORK (fsync on,

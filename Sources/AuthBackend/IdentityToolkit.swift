@@ -189,7 +189,10 @@ public actor IdentityToolkit {
     }
 
     /// Drops what has expired now (``BackendState/purge(now:configuration:)``), as every 4096th change does.
-    func purgeExpired() { state.purge(now: clock.now, configuration: configuration) }
+    package func purgeExpired() { state.purge(now: clock.now, configuration: configuration) }
+
+    /// The users kept now.
+    package var userCount: Int { state.users.count }
 
     /// The journal file, when the backend keeps its state on disk.
     public nonisolated let journalFile: URL?

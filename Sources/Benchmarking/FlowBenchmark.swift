@@ -38,6 +38,16 @@ public enum FlowBenchmark {
         public var max: Double
         /// The process's peak resident memory (VmHWM), in megabytes, after the run.
         public var peakMegabytes: Double
+        /// malloc's heap in use, in megabytes, when the last flow ended: what the backend,
+        /// the receiver and the world keep, the finished devices gone (each is retired after its
+        /// sign-in).
+        public var heapMegabytes: Double = 0
+        /// The same, once the backend's clock has moved past every lifetime (receipts' hour,
+        /// and the retention after it) and it dropped what expired: what the sign-ins leave for good
+        /// (their users).
+        public var heapAfterExpiryMegabytes: Double = 0
+        /// Users the backend keeps at the end.
+        public var users: Int = 0
         /// Requests the backend answered, by endpoint (its last path component), per flow.
         public var requestsPerFlow: [String: Double] = [:]
         /// Pushes push-receiver answered 200, per flow.
@@ -50,21 +60,32 @@ public enum FlowBenchmark {
 
     /// Runs `count` flows, at most `concurrency` at a time, in a world made in `folder`.
     /// - Parameter pushLatency: how long APNs takes to reach a device (a real push takes longer).
+    /// - Parameter numbers: the flows' phone numbers cycle over this many (returning users), or
+    ///   each flow has its own (a new user each).
     public static func run(path: Path, count: Int, concurrency: Int, folder: URL,
-                           pushLatency: Duration = .milliseconds(100), suggestedTimeout: Int = 1) async throws -> Report {
+                           pushLatency: Duration = .milliseconds(100), suggestedTimeout: Int = 1, numbers: Int? = nil) async throws -> Report {
         var configuration = BackendConfiguration()
         configuration.suggestedTimeout = suggestedTimeout
+        // The wall clock, until the run is over: then it jumps past every lifetime.
+        let backendClock = AdjustableWallClock()
         let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"),
                                                    state: folder.appendingPathComponent("State"),
-                                                   configuration: configuration, pushLatency: pushLatency)
+                                                   configuration: configuration, backendClock: backendClock, pushLatency: pushLatency)
         if path == .recaptcha { await world.channel?.hub.setLosesPushes(true) }
         let presented = Counter()
         let clock = ContinuousClock()
         let start = clock.now
         var (latencies, failures, firstFailure) = await ConcurrentRun.run(count: count, concurrency: concurrency) { index in
-            try await flow(index, world: world, presented: presented)
+            try await flow(numbers.map { index % $0 } ?? index, world: world, presented: presented)
         }
         let elapsed = clock.now - start
+        let heap = heapInUseMegabytes()
+        // Two hours on: every session, receipt, token and message has expired and been kept its
+        // retention (BackendConfiguration.expiredRetention) past that.
+        backendClock.advance(by: 2 * 3600)
+        await world.toolkit?.purgeExpired()
+        let heapAfterExpiry = heapInUseMegabytes()
+        let users = await world.toolkit?.userCount ?? 0
         var requests: [String: Double] = [:]
         for (key, histogram) in world.toolkit?.requestMetrics.snapshot ?? [:] {
             requests[String(key.route.split(separator: "/").last ?? "unmatched"), default: 0] += Double(histogram.count) / Double(count)
@@ -80,6 +101,7 @@ public enum FlowBenchmark {
         return Report(path: path, flows: count, failures: failures, reCAPTCHAs: presented.value, firstFailure: firstFailure,
                       wallSeconds: elapsed.inSeconds,
                       p50: ConcurrentRun.percentile(0.5, of: latencies), p99: ConcurrentRun.percentile(0.99, of: latencies), max: latencies.last ?? 0, peakMegabytes: peakResidentMegabytes(),
+                      heapMegabytes: heap, heapAfterExpiryMegabytes: heapAfterExpiry, users: users,
                       requestsPerFlow: requests, pushesPerFlow: pushes, pushTally: pushTally)
     }
 
@@ -144,6 +166,34 @@ public enum FlowBenchmark {
     }
 
     /// VmHWM from /proc/self/status, in megabytes.
+    /// malloc's heap in use now, in megabytes (every arena's memory less its free chunks, plus
+    /// mapped blocks, from `malloc_info`): unlike the resident size, it falls by exactly what is
+    /// freed, whatever the arenas' fragmentation. (malloc.h is not in Swift's Glibc module: the
+    /// call is looked up.) 0 when it cannot be read.
+    public static func heapInUseMegabytes() -> Double {
+        typealias Info = @convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_info") else { return 0 }
+        var buffer: UnsafeMutablePointer<CChar>?
+        var length = 0
+        guard let stream = open_memstream(&buffer, &length) else { return 0 }
+        _ = unsafeBitCast(symbol, to: Info.self)(0, stream)
+        fclose(stream)
+        guard let buffer else { return 0 }
+        defer { free(buffer) }
+        // The totals after the last </heap>: fast and rest are free chunks, mmap the mapped blocks,
+        // system current what the arenas hold.
+        let xml = String(cString: buffer)
+        guard let totals = xml.range(of: "</heap>", options: .backwards).map({ xml[$0.upperBound...] }) else { return 0 }
+        func size(_ prefix: String) -> Double {
+            guard let start = totals.range(of: prefix) else { return 0 }
+            let rest = totals[start.upperBound...]
+            guard let key = rest.range(of: "size=\"") else { return 0 }
+            return Double(rest[key.upperBound...].prefix { $0.isNumber }) ?? 0
+        }
+        let inUse = size("<system type=\"current\"") - size("<total type=\"fast\"") - size("<total type=\"rest\"") + size("<total type=\"mmap\"")
+        return inUse / 1_048_576
+    }
+
     public static func peakResidentMegabytes() -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),

@@ -54,6 +54,8 @@ struct Bench: AsyncParsableCommand {
             abstract: "Many phone sign-ins at once through every part in this process; wall time, p50/p99 per flow, peak memory.")
         @Option(help: "silent-push or recaptcha.") var path: String = FlowBenchmark.Path.silentPush.rawValue
         @Option(help: "Flows (simulated devices), each with its own app and number.") var count = 10_000
+        @Option(help: ArgumentHelp("The flows' numbers cycle over this many, so that users sign in again (default: a new number and user each).",
+                                   valueName: "count")) var numbers: Int?
         @Option(help: "Flows in progress at once (default: all).") var concurrency: Int?
         @Option(help: "Milliseconds APNs takes to reach a device.") var pushLatency = 250
         @Option(help: "verifyClient's suggestedTimeout, seconds (how long the SDK waits for the push before reCAPTCHA).") var suggestedTimeout = 5
@@ -61,8 +63,14 @@ struct Bench: AsyncParsableCommand {
 
         func validate() throws {
             guard FlowBenchmark.Path(rawValue: path) != nil else { throw ValidationError("--path must be silent-push or recaptcha") }
-            guard count > 0, (concurrency ?? 1) > 0, pushLatency >= 0, suggestedTimeout > 0 else {
-                throw ValidationError("--count, --concurrency and --suggested-timeout must be positive")
+            guard count > 0, (concurrency ?? 1) > 0, (numbers ?? 1) > 0, pushLatency >= 0, suggestedTimeout > 0 else {
+                throw ValidationError("--count, --concurrency, --numbers and --suggested-timeout must be positive")
+            }
+            if let numbers, let concurrency, concurrency > numbers {
+                throw ValidationError("--concurrency \(concurrency) is more than --numbers \(numbers): one number would be signing in twice at once")
+            }
+            if let numbers, concurrency == nil, count > numbers {
+                throw ValidationError("--numbers needs --concurrency at most --numbers (without it every flow runs at once)")
             }
         }
 
@@ -71,11 +79,12 @@ struct Bench: AsyncParsableCommand {
             defer { try? FileManager.default.removeItem(at: folder) }
             let report = try await FlowBenchmark.run(path: FlowBenchmark.Path(rawValue: path)!, count: count,
                                                      concurrency: concurrency ?? count, folder: folder,
-                                                     pushLatency: .milliseconds(pushLatency), suggestedTimeout: suggestedTimeout)
+                                                     pushLatency: .milliseconds(pushLatency), suggestedTimeout: suggestedTimeout, numbers: numbers)
             if json {
                 print(CompactJSON.encode(["path": path, "flows": report.flows, "failures": report.failures, "recaptchas": report.reCAPTCHAs,
                                           "wallSeconds": report.wallSeconds, "p50ms": report.p50, "p99ms": report.p99,
-                                          "maxms": report.max, "peakMB": report.peakMegabytes,
+                                          "maxms": report.max, "peakMB": report.peakMegabytes, "heapMB": report.heapMegabytes,
+                                          "heapAfterExpiryMB": report.heapAfterExpiryMegabytes, "users": report.users,
                                           "requestsPerFlow": report.requestsPerFlow, "pushesPerFlow": report.pushesPerFlow,
                                           "pushesAccepted": report.pushTally.accepted, "pushesRefused": report.pushTally.refused,
                                           "pushesNotSent": report.pushTally.unsent, "firstPushProblem": report.pushTally.firstProblem ?? ""])!)
@@ -83,6 +92,8 @@ struct Bench: AsyncParsableCommand {
                 print(String(format: "%@: %d flows in %.2f s (%.0f flows/s), %d failed; per flow p50 %.0f ms, p99 %.0f ms, max %.0f ms; peak RSS %.0f MB",
                              path, report.flows, report.wallSeconds, report.flowsPerSecond, report.failures, report.p50, report.p99,
                              report.max, report.peakMegabytes))
+                print(String(format: "  heap in use %.1f MB at the end, %.1f MB once every lifetime has passed; %d users kept",
+                             report.heapMegabytes, report.heapAfterExpiryMegabytes, report.users))
                 print("  \(report.flows - report.reCAPTCHAs) of \(report.flows) apps were proven by the silent push, \(report.reCAPTCHAs) went through the reCAPTCHA page")
                 let requests = report.requestsPerFlow.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
                 print("  per flow: \(requests.joined(separator: ", ")); \(String(format: "%.2f", report.pushesPerFlow)) pushes")

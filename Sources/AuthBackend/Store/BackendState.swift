@@ -256,7 +256,9 @@ struct BackendState {
         latestSession = latestSession.filter { sessions[$0.value] != nil }
         recaptchaTokens = recaptchaTokens.filter { fresh($0.value.issuedAt, configuration.recaptchaTokenLifetime) }
         let quotas = configuration.smsPerNumberPerDay != nil || configuration.smsPerProjectPerDay != nil
-        outbox.removeAll { !fresh($0.sentAt, quotas ? 86_400 : configuration.codeLifetime) }
+        // filter, not removeAll(where:): a new array sized to what is left, where removeAll keeps
+        // the capacity of the busiest moment for good.
+        outbox = outbox.filter { fresh($0.sentAt, quotas ? 86_400 : configuration.codeLifetime) }
         spentAppleTokens = spentAppleTokens.filter { fresh($0.value, AppleIDProvider.tokenLifetime) }
         // Rare (an Apple ID another account holds): a day, as before any retention was set.
         pendingAppleTokens = pendingAppleTokens.filter { now.timeIntervalSince($0.value.at) < 86_400 }
@@ -264,7 +266,7 @@ struct BackendState {
         temporaryProofs = temporaryProofs.filter { fresh($0.value.at, configuration.temporaryProofLifetime) }
         enterpriseTokens = enterpriseTokens.filter { fresh($0.value.issuedAt, IdentityToolkit.enterpriseTokenLifetime) }
         oobCodes = oobCodes.filter { fresh($0.value.message.sentAt, configuration.oobCodeLifetime) }
-        emailOutbox.removeAll { !fresh($0.sentAt, configuration.oobCodeLifetime) }
+        emailOutbox = emailOutbox.filter { fresh($0.sentAt, configuration.oobCodeLifetime) }
     }
 
     /// How many records at least rebuild this state (``records`` has a few more: used and wrong-code
