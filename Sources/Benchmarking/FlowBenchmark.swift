@@ -75,8 +75,20 @@ public enum FlowBenchmark {
         let presented = Counter()
         let clock = ContinuousClock()
         let start = clock.now
+        let turns = NumberTurns()
         var (latencies, failures, firstFailure) = await ConcurrentRun.run(count: count, concurrency: concurrency) { index in
-            try await flow(numbers.map { index % $0 } ?? index, world: world, presented: presented)
+            guard let numbers else { return try await flow(index, world: world, presented: presented) }
+            // A returning user signs in again once their last sign-in is over, as one person
+            // would: two at once would race for the number's latest code.
+            let number = index % numbers
+            await turns.take(number)
+            do {
+                try await flow(number, world: world, presented: presented)
+                await turns.release(number)
+            } catch {
+                await turns.release(number)
+                throw error
+            }
         }
         let elapsed = clock.now - start
         let heap = heapInUseMegabytes()
@@ -199,6 +211,28 @@ public enum FlowBenchmark {
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
               let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }
         return kilobytes / 1024
+    }
+}
+
+/// One flow per number at a time: ``take(_:)`` waits while another flow has the number, and
+/// ``release(_:)`` hands it to the next in line.
+actor NumberTurns {
+    private var busy: Set<Int> = []
+    private var waiting: [Int: [CheckedContinuation<Void, Never>]] = [:]
+
+    func take(_ number: Int) async {
+        if busy.insert(number).inserted { return }
+        await withCheckedContinuation { waiting[number, default: []].append($0) }
+    }
+
+    func release(_ number: Int) {
+        guard var queue = waiting[number], !queue.isEmpty else {
+            busy.remove(number)
+            return
+        }
+        let next = queue.removeFirst()
+        waiting[number] = queue.isEmpty ? nil : queue
+        next.resume()  // the number stays taken: it passes to the next flow
     }
 }
 

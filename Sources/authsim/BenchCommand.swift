@@ -87,7 +87,8 @@ struct Bench: AsyncParsableCommand {
                                           "heapAfterExpiryMB": report.heapAfterExpiryMegabytes, "users": report.users,
                                           "requestsPerFlow": report.requestsPerFlow, "pushesPerFlow": report.pushesPerFlow,
                                           "pushesAccepted": report.pushTally.accepted, "pushesRefused": report.pushTally.refused,
-                                          "pushesNotSent": report.pushTally.unsent, "firstPushProblem": report.pushTally.firstProblem ?? ""])!)
+                                          "pushesNotSent": report.pushTally.unsent, "firstPushProblem": report.pushTally.firstProblem ?? "",
+                                          "firstFailure": report.firstFailure ?? ""])!)
             } else {
                 print(String(format: "%@: %d flows in %.2f s (%.0f flows/s), %d failed; per flow p50 %.0f ms, p99 %.0f ms, max %.0f ms; peak RSS %.0f MB",
                              path, report.flows, report.wallSeconds, report.flowsPerSecond, report.failures, report.p50, report.p99,

@@ -13,7 +13,7 @@ struct BenchFlowsTests {
         #expect(run.status == 0, "\(run.output)")
         let line = try #require(run.output.split(separator: "\n").last)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        #expect(report["flows"] as? Int == 300 && report["failures"] as? Int == 0)
+        #expect(report["flows"] as? Int == 300 && report["failures"] as? Int == 0, "\(report["firstFailure"] ?? "")")
         #expect(report["users"] as? Int == 30)
         let heap = try #require(report["heapMB"] as? Double), after = try #require(report["heapAfterExpiryMB"] as? Double)
         #expect(heap > 0 && after > 0 && after < heap, "heap \(heap) MB, after expiry \(after) MB")

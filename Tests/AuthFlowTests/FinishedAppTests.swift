@@ -30,15 +30,9 @@ struct FinishedAppTests {
     @Test("a user kept after its Auth is gone says so when asked to refresh, where the SDK stops with fatalError in most calls")
     func userOutlivesAuth() async throws {
         try await withWorld { world, _ in
-            let (auth, device) = try await world.install(AppProfile())
-            let provider = PhoneAuthProvider.provider(auth: auth)
-            let verificationID = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
-            let code = try #require(await world.lastCode(for: phone))
-            let user = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code)).user
-            try await world.devices.retire(device, environment: AppProfile().buildEnvironment)
+            let (auth, user) = try await Self.signInAndRetire(world)
             let gone = Weak(auth)
             _ = consume auth
-            _ = consume provider
             #expect(gone.object == nil, "the Auth is still held")
             do throws(AuthError) {
                 _ = try await AuthError.catching { try await user.getIDToken(forcingRefresh: true) }
@@ -52,12 +46,18 @@ struct FinishedAppTests {
 
     /// Signs one app in, retires its device and returns weak references to what it made.
     static func signIn(_ world: PhoneAuthWorld) async throws -> (Weak<Auth>, Weak<User>, Weak<FirebaseApp>, Weak<AppHost>) {
+        let (auth, user) = try await signInAndRetire(world)
+        return (Weak(auth), Weak(user), Weak(auth.app), Weak(auth.app?.host))
+    }
+
+    /// One app signed in by silent push, its device then retired.
+    static func signInAndRetire(_ world: PhoneAuthWorld) async throws -> (Auth, User) {
         let (auth, device) = try await world.install(AppProfile())
         let provider = PhoneAuthProvider.provider(auth: auth)
         let verificationID = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
         let code = try #require(await world.lastCode(for: phone))
         let result = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
         try await world.devices.retire(device, environment: AppProfile().buildEnvironment)
-        return (Weak(auth), Weak(result.user), Weak(auth.app), Weak(auth.app?.host))
+        return (auth, result.user)
     }
 }
