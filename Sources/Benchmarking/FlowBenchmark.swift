@@ -135,7 +135,7 @@ public enum FlowBenchmark {
         if printsStages, index % 100 == 0 { printStages(index, t0, t1, t2, ContinuousClock.now) }
         // The device leaves the run: what stays in memory is the backend's and the receiver's
         // (and the devices still signing in), not every phone that ever signed in.
-        try await world.devices.retire(device, environment: AppProfile().buildEnvironment)
+        try await world.devices.retire(device, environment: profile.buildEnvironment)
     }
 
     /// `verifyPhoneNumber`: the app proves itself (silent push or reCAPTCHA) and the code is sent.
@@ -160,9 +160,12 @@ public enum FlowBenchmark {
         return code
     }
 
+    /// Every flow's app.
+    static let profile = AppProfile()
+
     /// The app installed on a new device and launched (registered for pushes).
     @inline(never)
-    static func launch(_ world: PhoneAuthWorld) async throws -> (Auth, DeviceToken) { try await world.install(AppProfile()) }
+    static func launch(_ world: PhoneAuthWorld) async throws -> (Auth, DeviceToken) { try await world.install(profile) }
 
     /// The `index`th fictional number: +1 650 and seven digits.
     @inline(never)
@@ -177,7 +180,6 @@ public enum FlowBenchmark {
         print("flow \(index): install \(t1 - t0), verify \(t2 - t1), sign-in \(t3 - t2)")
     }
 
-    /// VmHWM from /proc/self/status, in megabytes.
     /// malloc's heap in use now, in megabytes (every arena's memory less its free chunks, plus
     /// mapped blocks, from `malloc_info`): unlike the resident size, it falls by exactly what is
     /// freed, whatever the arenas' fragmentation. (malloc.h is not in Swift's Glibc module: the
@@ -206,6 +208,7 @@ public enum FlowBenchmark {
         return inUse / 1_048_576
     }
 
+    /// VmHWM from /proc/self/status, in megabytes.
     public static func peakResidentMegabytes() -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),

@@ -107,8 +107,8 @@ public actor DeviceHub: PushDeliveryHandler {
     /// The device whose token is `token` is gone: its apps get no more pushes (a push to it is
     /// noted undelivered, as one to a token no app holds).
     public func remove(token: DeviceToken, environment: APNsEnvironment) {
-        let gone = apps.removeValue(forKey: DeviceKey(environment: environment, token: token.hex))
-        for app in gone?.values ?? [:].values { app.processEnded() }
+        guard let gone = apps.removeValue(forKey: DeviceKey(environment: environment, token: token.hex)) else { return }
+        for app in gone.values { app.processEnded() }
     }
 
     /// Every device leaves: their apps' processes end (the world is shutting down).

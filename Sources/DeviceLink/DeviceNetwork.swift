@@ -116,11 +116,7 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
     public func relaunch(_ app: AppHost, on token: DeviceToken, environment: APNsEnvironment,
                          onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws {
         // The process before this one is gone: its connection for the token goes with it.
-        let previous = devices.withLock { devices in
-            defer { devices.removeAll { $0.token == token } }
-            return devices.filter { $0.token == token }
-        }
-        for device in previous { await device.disconnect() }
+        await disconnect(token)
         let process = hosts.withLock { $0.updateValue(app, forKey: token) }
         if let process, process !== app { process.terminate() }
         let hosted = HostedApp(host: app, onPush: onPush)
@@ -134,12 +130,17 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
 
     /// Its connection to the gateway closes; the gateway's receiver keeps the token registered.
     public func retire(_ token: DeviceToken, environment: APNsEnvironment) async throws {
+        await disconnect(token)
+        hosts.withLock { $0.removeValue(forKey: token) }?.terminate()
+    }
+
+    /// Closes the device's connections to the gateway.
+    private func disconnect(_ token: DeviceToken) async {
         let leaving = devices.withLock { devices in
             defer { devices.removeAll { $0.token == token } }
             return devices.filter { $0.token == token }
         }
         for device in leaving { await device.disconnect() }
-        hosts.withLock { $0.removeValue(forKey: token) }?.terminate()
     }
 
     public func shutdown() async {

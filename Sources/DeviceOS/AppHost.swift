@@ -147,7 +147,12 @@ public final class AppHost: Sendable {
             defer { terminated = true }
             return !terminated
         }
-        kept.withLock { $0.removeAll() }
+        // Taken out under the lock, let go after it: their deinits run outside it.
+        let released = kept.withLock { kept in
+            defer { kept = [:] }
+            return kept
+        }
+        _ = consume released
         guard wasRunning else { return }
         for interceptor in liveInterceptors { interceptor.processWasKilled() }
         releaseHeldPushes()  // they reach a dead process: the delegate takes none
