@@ -87,6 +87,7 @@ extension IdentityToolkit {
         }
         user.mfaEnrollments = after
         do { try commit(.user(user)) } catch { throw reject(endpoint, error) }
+        emit(.secondFactorWithdrawn(uid: user.localId, enrollmentID: request.mfaEnrollmentId ?? ""))
         return .tokens(try grantTokens(for: user, provider: provider, endpoint: endpoint)) { tokens in
             WithdrawMFAResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
         }

@@ -37,6 +37,13 @@ public struct RecaptchaAssessment: Sendable, Hashable, Codable {
     public var action: String?
     public var riskScore: Double?
     public var detail: String
+
+    public init(verdict: Verdict, action: String?, riskScore: Double?, detail: String) {
+        self.verdict = verdict
+        self.action = action
+        self.riskScore = riskScore
+        self.detail = detail
+    }
 }
 
 /// The project's SMS defense as it stands: the configuration's at start, then the project config's.

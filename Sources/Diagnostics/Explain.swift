@@ -111,24 +111,24 @@ struct RunFacts: Sendable {
             .unsupportedFirstFactor, .invalidMFAPendingCredential, .missingMFAPendingCredential, .missingMFAEnrollmentID,
             .mfaEnrollmentNotFound, .secondFactorExists, .secondFactorLimitExceeded, .unverifiedEmail,
         ]
-        multiFactor = secondFactorPurpose != nil || events.contains(.mfaPending) || events.contains(.mfaEnrolled)
-            || events.contains(.mfaSignedIn) || events.contains(.secondFactorRequired)
-            || events.contains { event in
-                if case .backendRejected(_, let error, _, _) = event.fact { multiFactorRefusals.contains(.init(rawValue: error)) } else { false }
-            }
+        multiFactor = secondFactorPurpose != nil || events.contains(.secondFactorRequired)
+            || events.contains(backend: { event in
+                switch event {
+                case .secondFactorRequired, .secondFactorEnrolled, .secondFactorSignedIn: true
+                default: event.refusal.map { multiFactorRefusals.contains($0.code) } ?? false
+                }
+            })
         forSecondFactor = secondFactorPurpose.map {
             $0 == .mfaEnrollment ? " (for the second factor being enrolled: the same app verification guards it)"
                 : " (for the second factor's code: the same app verification guards it)"
         } ?? ""
-        smsDefense = events.first { fact -> RecaptchaEnforcement? in if case .smsDefense(let state) = fact { state } else { nil } }?.value
-        assessment = events.first { fact -> (enforcement: RecaptchaEnforcement, verdict: RecaptchaAssessment.Verdict, score: Double?, detail: String)? in
-            if case .recaptchaAssessment(_, let enforcement, let verdict, let score, let detail) = fact, verdict != .passed {
-                (enforcement, verdict, score, detail)
+        smsDefense = events.first(backend: { event -> RecaptchaEnforcement? in if case .recaptchaConfig(let state) = event { state } else { nil } })?.value
+        assessment = events.first(backend: { event -> (enforcement: RecaptchaEnforcement, verdict: RecaptchaAssessment.Verdict, score: Double?, detail: String)? in
+            if case .recaptchaAssessment(_, let enforcement, let assessment) = event, assessment.verdict != .passed {
+                (enforcement, assessment.verdict, assessment.riskScore, assessment.detail)
             } else { nil }
-        }?.value
-        backendRefusal = events.first { fact -> (endpoint: String, error: IdentityToolkitError.Code, detail: String?, cause: RejectionCause?)? in
-            if case .backendRejected(let endpoint, let error, let detail, let cause) = fact { (endpoint, .init(rawValue: error), detail, cause) } else { nil }
-        }
+        })?.value
+        backendRefusal = events.first(backend: { $0.refusal.map { (endpoint: $0.endpoint, error: $0.code, detail: $0.detail, cause: $0.cause) } })
         fallback = events.first { fact -> (reason: String, code: ReCAPTCHAFallbackReason.Code?)? in
             if case .fallback(let reason, let code, _) = fact { (reason, code) } else { nil }
         }
@@ -147,14 +147,12 @@ struct RunFacts: Sendable {
 // The rules of the rows that take more than a line, in the table's order.
 extension Explainer {
     static func apiKey(_ run: RunFacts) -> Diagnosis? {
-        guard let refusal = run.events.first({ fact -> (endpoint: String, code: String, detail: String?)? in
-            if case .backendRejected(let endpoint, let code, let detail, _) = fact,
-               code == IdentityToolkitError.Code.apiKeyIOSAppBlocked.rawValue || code == IdentityToolkitError.Code.apiKeyInvalid.rawValue {
-                (endpoint, code, detail)
-            } else { nil }
+        guard let refusal = run.events.first(backend: { event -> (endpoint: String, code: IdentityToolkitError.Code, detail: String?)? in
+            guard let refusal = event.refusal, refusal.code == .apiKeyIOSAppBlocked || refusal.code == .apiKeyInvalid else { return nil }
+            return (refusal.endpoint, refusal.code, refusal.detail)
         })?.value else { return nil }
         let reported = run.error.map { " FirebaseAuth 12.19 does not map it: the app sees \($0.code) \($0.name), the message only under NSUnderlyingError's FIRAuthErrorUserInfoDeserializedResponseKey" } ?? ""
-        if refusal.code == IdentityToolkitError.Code.apiKeyIOSAppBlocked.rawValue {
+        if refusal.code == .apiKeyIOSAppBlocked {
             return Diagnosis(.apiKeyIOSAppBlocked,
                              cause: "the API key is restricted to other iOS apps than this one: Google refused \(refusal.endpoint) with 403 \"\(refusal.detail ?? "")\" (the bundle ID is the app's X-Ios-Bundle-Identifier, Bundle.main's, not GoogleService-Info.plist's BUNDLE_ID).\(reported)",
                              fix: "add the app's bundle ID to the key's iOS-app restriction (Google Cloud console → APIs & Services → Credentials → the key in GoogleService-Info.plist → Application restrictions), or use the key made for this app")
@@ -232,9 +230,9 @@ extension Explainer {
         typealias Rejection = (token: String, environment: APNsEnvironment, reason: APNsReason, detail: String?)
         guard let rejection = run.events.first({ fact -> Rejection? in
             if case .pushRejected(let token, let environment, let reason, _, let detail) = fact { (token, environment, reason, detail) } else { nil }
-        })?.value ?? run.events.first({ fact -> Rejection? in
-            if case .pushAnswer(let token, let environment, let status?, let reason, _) = fact, status != 200 {
-                (token, environment, reason ?? APNsReason(rawValue: "?"), nil)
+        })?.value ?? run.events.first(backend: { event -> Rejection? in
+            if case .verifyClient(let token, let environment, _, let push) = event, let status = push.status, status != 200 {
+                (token.lowercased(), environment, push.reason ?? APNsReason(rawValue: "?"), nil)
             } else { nil }
         })?.value else { return nil }
         let device = run.events.first { fact -> (token: String, environment: APNsEnvironment)? in
@@ -313,11 +311,11 @@ extension Explainer {
             return Diagnosis(.ok, cause: "nothing went wrong: reCAPTCHA SMS defense (\(run.smsDefense?.rawValue ?? "on")) passed the app's reCAPTCHA Enterprise token, so the code went out with no silent push and no page",
                              fix: "nothing to fix")
         }
-        if events.contains(.mfaSignedIn) {
+        if events.contains(backend: { if case .secondFactorSignedIn = $0 { true } else { false } }) {
             return Diagnosis(.ok, cause: "nothing went wrong: the first factor (Sign in with Apple) asked for the second, the app proved itself for the second factor's code by silent push, and the user signed in with both",
                              fix: "nothing to fix")
         }
-        if events.contains(.mfaEnrolled) {
+        if events.contains(backend: { if case .secondFactorEnrolled = $0 { true } else { false } }) {
             return Diagnosis(.ok, cause: "nothing went wrong: the app proved itself by silent push for the second factor's code, and the phone was enrolled as a second factor",
                              fix: "nothing to fix")
         }
@@ -347,9 +345,7 @@ enum Apple {
         guard !run.multiFactor, let credential = events.first({ fact -> (rawNonce: String, tokenNonce: String)? in
             if case .appleCredential(let raw, _, let tokenNonce) = fact { (raw, tokenNonce) } else { nil }
         })?.value else { return nil }
-        let backendCause = events.first { fact -> RejectionCause? in
-            if case .backendRejected(_, _, _, let cause) = fact { cause } else { nil }
-        }?.value
+        let backendCause = events.first(backend: { $0.refusal?.cause })?.value
         let sheet = events.first { fact -> (aud: String, ageSeconds: Int)? in
             if case .appleAuthorized(_, _, let aud, _, let age) = fact { (aud, age) } else { nil }
         }?.value

@@ -32,10 +32,8 @@ public struct InspectedFlow: Codable, Sendable, Hashable {
     public var secondFactor: Bool
     /// The path in words: the proof's (`silent push`, `… (second factor)`), or `Sign in with Apple`.
     public var path: String?
-    /// `in progress`, `signed in`, `refused: CODE`, …
-    public var outcome: String
-    /// The service's error code, when refused.
-    public var error: String?
+    /// How it ended so far.
+    public var outcome: FlowOutcome
     public var cause: String?
     public var fix: String?
     public var steps: [Step]
@@ -50,6 +48,41 @@ public struct InspectedFlow: Codable, Sendable, Hashable {
                                 text: step.message + (step.node.map { " [\($0)]" } ?? ""), classes: step.bad ? ["bad"] : [])
         }
         return SequenceDiagram.html(parts: parts.map(\.rawValue), rows: rows, timeColumn: "5em")
+    }
+}
+
+/// How a sign-in ended, as the backend saw it; its ``description`` is what the inspector shows.
+public enum FlowOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
+    case inProgress
+    case signedIn
+    /// An Apple ID linked to a signed-in user.
+    case linked
+    /// A first factor answered with a pending credential: the second factor is next.
+    case secondFactorRequired
+    case secondFactorEnrolled
+    /// Identity Toolkit refused a request with this code.
+    case refused(IdentityToolkitError.Code)
+    /// Google's front end refused a request before Identity Toolkit saw it.
+    case refusedByFrontEnd(IdentityToolkitError.Code)
+
+    public var description: String {
+        switch self {
+        case .inProgress: "in progress"
+        case .signedIn: "signed in"
+        case .linked: "linked"
+        case .secondFactorRequired: "second factor required"
+        case .secondFactorEnrolled: "second factor enrolled"
+        case .refused(let code): "refused: \(code.rawValue)"
+        case .refusedByFrontEnd: "refused by Google's front end"
+        }
+    }
+
+    /// The service's code, when refused.
+    public var error: IdentityToolkitError.Code? {
+        switch self {
+        case .refused(let code), .refusedByFrontEnd(let code): code
+        default: nil
+        }
     }
 }
 
@@ -89,7 +122,7 @@ public final class FlowHistory: Sendable {
                 if let config = state.pendingConfig, time.timeIntervalSince(config.time) < 10 { steps.append(config) }
                 state.pendingConfig = nil
                 state.flows.append(InspectedFlow(id: id, started: steps.first?.time ?? time, phoneNumber: nil, uid: nil, proof: nil, secondFactor: false,
-                                                 path: nil, outcome: "in progress", error: nil, cause: nil, fix: nil, steps: steps))
+                                                 path: nil, outcome: .inProgress, cause: nil, fix: nil, steps: steps))
                 if state.flows.count > capacity { state.flows.removeFirst(state.flows.count - capacity) }
                 state.lastActive = id
                 return id
@@ -101,9 +134,8 @@ public final class FlowHistory: Sendable {
                 change(&state.flows[index])
                 state.lastActive = id
             }
-            func refused(_ flow: inout InspectedFlow, outcome: String, error: String, _ diagnosis: Diagnosis) {
+            func refused(_ flow: inout InspectedFlow, _ outcome: FlowOutcome, _ diagnosis: Diagnosis) {
                 flow.outcome = outcome
-                flow.error = error
                 flow.cause = diagnosis.cause
                 flow.fix = diagnosis.fix
             }
@@ -144,7 +176,7 @@ public final class FlowHistory: Sendable {
                 add(to: id) { flow in
                     flow.uid = uid
                     flow.phoneNumber = phone
-                    flow.outcome = "signed in"
+                    flow.outcome = .signedIn
                 }
                 state.byUID[uid] = id
             case .appleSignIn(let uid, _, _, let linked):
@@ -152,7 +184,7 @@ public final class FlowHistory: Sendable {
                 add(to: id) { flow in
                     flow.uid = uid
                     flow.path = "Sign in with Apple"
-                    flow.outcome = linked ? "linked" : "signed in"
+                    flow.outcome = linked ? .linked : .signedIn
                 }
                 state.byUID[uid] = id
             case .accountSignIn(let uid, let provider, _, _):
@@ -160,35 +192,38 @@ public final class FlowHistory: Sendable {
                 add(to: id) { flow in
                     flow.uid = uid
                     flow.path = provider == "password" ? "email and password" : provider
-                    flow.outcome = "signed in"
+                    flow.outcome = .signedIn
                 }
                 state.byUID[uid] = id
             case .emailSent:
                 break
             case .secondFactorRequired(let uid, _):
-                let id = state.byUID[uid].flatMap { existing in state.flows.last { $0.id == existing && $0.outcome == "in progress" }?.id } ?? start()
+                let id = state.byUID[uid].flatMap { existing in state.flows.last { $0.id == existing && $0.outcome == .inProgress }?.id } ?? start()
                 add(to: id) { flow in
                     flow.uid = uid
-                    flow.outcome = "second factor required"
+                    flow.outcome = .secondFactorRequired
                 }
                 state.byUID[uid] = id
             case .secondFactorEnrolled(let uid, _, let phone):
                 add(to: state.byPhone[phone] ?? state.byUID[uid]) { flow in
                     flow.uid = uid
-                    flow.outcome = "second factor enrolled"
+                    flow.outcome = .secondFactorEnrolled
                 }
             case .secondFactorSignedIn(let uid, _):
-                add(to: state.byUID[uid] ?? state.lastActive) { $0.outcome = "signed in" }
+                add(to: state.byUID[uid] ?? state.lastActive) { $0.outcome = .signedIn }
+            case .secondFactorWithdrawn(let uid, _):
+                // A step of the user's latest sign-in; it does not change how that ended.
+                add(to: state.byUID[uid])
             case .recaptchaAssessment, .faultAnswered:
                 add(to: state.lastActive)
             case .rejected(let endpoint, let error, let cause):
                 add(to: state.lastActive ?? start()) { flow in
-                    refused(&flow, outcome: "refused: \(error.code.rawValue)", error: error.code.rawValue,
+                    refused(&flow, .refused(error.code),
                             BackendRefusals.diagnose(endpoint: endpoint.rawValue, error: error.code, detail: error.detail, cause: cause, message: error.message))
                 }
             case .frontendRefused(let path, let error):
                 add(to: state.lastActive ?? start()) { flow in
-                    refused(&flow, outcome: "refused by Google's front end", error: error.code.rawValue,
+                    refused(&flow, .refusedByFrontEnd(error.code),
                             BackendRefusals.diagnose(endpoint: BackendEvent.endpoint(path), error: error.code, detail: error.detail, cause: nil,
                                                      message: error.message))
                 }

@@ -1,3 +1,4 @@
+import AuthBackend
 import Foundation
 
 // A run fact on a `--json` line is its case's name (the `kind`) and its associated values as an
@@ -5,24 +6,61 @@ import Foundation
 // case needs no code here or in Timeline.swift's readers, only the case itself.
 //
 // Scalars are written as text (`200`, `true`, `0.92`); an enum (or any single-value Codable type)
-// as its raw value; a nil optional is left out. On reading, an empty fact is a nil one (lines
-// from before these readers wrote `""` for nothing).
+// as its raw value; a nil optional is left out; a value with values of its own (a backend event's
+// push answer) as one fact per value, named by the path to it (`push.status`), an unlabelled
+// associated value adding nothing to the path; a time in ISO 8601 (`2026-11-29T10:15:30.125Z`). On reading, an empty fact is a nil one (lines from
+// before these readers wrote `""` for nothing).
+//
+// A backend event (`RunFact.backend`) is kind `backend`, its case's name as the fact `event`, and
+// its values beside it: the event as the backend made it, no translation.
 
 enum FactCoding {
     /// A fact's case name and its values as strings.
     static func encode(_ fact: RunFact) -> (name: String, facts: [String: String]) {
+        if case .backend(let event) = fact {
+            var (name, facts) = encodeCase(event)
+            facts[backendEventFact] = name
+            return (EventKind.backend.caseName, facts)
+        }
+        return encodeCase(fact)
+    }
+
+    /// A time: ISO 8601 in UTC with milliseconds (`2026-11-29T10:15:30.125Z`).
+    static let dateFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// The fact that names a backend event's case.
+    static let backendEventFact = "event"
+
+    /// An enum value's case name and its associated values as strings.
+    private static func encodeCase(_ value: some Encodable) -> (name: String, facts: [String: String]) {
         let box = FactBox()
         // Only the types RunFact's cases carry are written (the round-trip test covers each kind):
         // a case with a type this encoder cannot write shows as its name with no facts.
-        try? fact.encode(to: FactEncoder(box: box))
+        try? value.encode(to: FactEncoder(box: box))
         return (box.name ?? "", box.facts)
     }
 
     /// The fact named `name` from `facts`, or nil when no case has that name; `kind` names it in
     /// errors about its facts.
     static func decode(name: String, facts: [String: String], kind: String) throws(TimelineFormatError) -> RunFact? {
+        if name == EventKind.backend.caseName {
+            guard let eventName = facts[backendEventFact] else {
+                throw TimelineFormatError("\(kind): fact \(backendEventFact) is missing, expected the backend event's name (smsSent, rejected, …)")
+            }
+            var values = facts
+            values[backendEventFact] = nil
+            guard let event = try decode(BackendEvent.self, name: eventName, facts: values, kind: kind) else {
+                throw TimelineFormatError("\(kind): fact \(backendEventFact) is \"\(eventName)\", expected the name of a backend event this authsim knows")
+            }
+            return .backend(event)
+        }
+        return try decode(RunFact.self, name: name, facts: facts, kind: kind)
+    }
+
+    /// The case `name` of enum `type` from `facts`, or nil when it has no such case.
+    static func decode<Value: Decodable>(_ type: Value.Type, name: String, facts: [String: String], kind: String) throws(TimelineFormatError) -> Value? {
         do {
-            return try RunFact(from: FactDecoder(name: name, facts: facts))
+            return try Value(from: FactDecoder(name: name, facts: facts))
         } catch let error as TimelineFormatError {
             throw TimelineFormatError("\(kind): \(error.message)")
         } catch {
@@ -49,6 +87,14 @@ enum FactCoding {
 
     private static func rawNames<T: CaseIterable>(_ type: T.Type) -> [String] {
         T.allCases.compactMap { ($0 as? any RawRepresentable)?.rawValue as? String }
+    }
+
+    /// Where a value named `key` under `prefix` is kept: its own fact (`scalar`), and the prefix
+    /// of the values it has if it has some (`nested`; an unlabelled value, `_0`, adds nothing).
+    static func paths(_ prefix: String, _ key: String) -> (scalar: String, nested: String) {
+        let scalar = prefix.isEmpty ? key : prefix + "." + key
+        let positional = key.first == "_" && key.dropFirst().allSatisfy(\.isNumber)
+        return (scalar, positional ? prefix : scalar)
     }
 }
 
@@ -83,27 +129,51 @@ private struct FactEncoder: Encoder {
         func superEncoder(forKey key: Key) -> any Encoder { FactEncoder(box: box) }
     }
 
-    /// The case's associated values, each as a string.
+    /// The case's associated values, each as a string; a value with values of its own, each of
+    /// those under its path (``FactCoding/paths(_:_:)``).
     struct ValuesContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let box: FactBox
+        var prefix = ""
         var codingPath: [any CodingKey] = []
+        func set(_ text: String, _ key: Key) throws {
+            let name = FactCoding.paths(prefix, key.stringValue).scalar
+            // Two values under one name would lose one: a case that does that is a bug the
+            // round-trip test shows.
+            guard box.facts[name] == nil else { throw Unsupported.error(codingPath + [key]) }
+            box.facts[name] = text
+        }
         mutating func encodeNil(forKey key: Key) throws {}
-        mutating func encode(_ value: String, forKey key: Key) throws { box.facts[key.stringValue] = value }
-        mutating func encode(_ value: Bool, forKey key: Key) throws { box.facts[key.stringValue] = String(value) }
-        mutating func encode(_ value: Int, forKey key: Key) throws { box.facts[key.stringValue] = String(value) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { box.facts[key.stringValue] = String(value) }
+        mutating func encode(_ value: String, forKey key: Key) throws { try set(value, key) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { try set(String(value), key) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { try set(String(value), key) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { try set(String(value), key) }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            let text = TextCapture()
-            try value.encode(to: text)
-            guard let captured = text.box.value else { throw Unsupported.error(codingPath + [key]) }
-            box.facts[key.stringValue] = captured
+            if let date = value as? Date { return try set(date.formatted(FactCoding.dateFormat), key) }
+            let paths = FactCoding.paths(prefix, key.stringValue)
+            let capture = ValueEncoder(box: box, nested: paths.nested)
+            try value.encode(to: capture)
+            if let text = capture.text.value { try set(text, key) }
         }
         func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-            KeyedEncodingContainer(Unsupported.Keyed<NestedKey>())
+            KeyedEncodingContainer(ValuesContainer<NestedKey>(box: box, prefix: FactCoding.paths(prefix, key.stringValue).nested))
         }
         func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { Unsupported(codingPath: codingPath) }
         func superEncoder() -> any Encoder { TextCapture() }
         func superEncoder(forKey key: Key) -> any Encoder { TextCapture() }
+    }
+
+    /// One associated value: a single value's text, or its own values under `nested`.
+    struct ValueEncoder: Encoder {
+        let box: FactBox
+        let nested: String
+        let text = TextCapture()
+        var codingPath: [any CodingKey] = []
+        var userInfo: [CodingUserInfoKey: Any] { [:] }
+        func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+            KeyedEncodingContainer(ValuesContainer<Key>(box: box, prefix: nested))
+        }
+        func unkeyedContainer() -> any UnkeyedEncodingContainer { Unsupported(codingPath: codingPath) }
+        func singleValueContainer() -> any SingleValueEncodingContainer { text }
     }
 }
 
@@ -111,6 +181,7 @@ private struct FactEncoder: Encoder {
 private struct TextCapture: Encoder, SingleValueEncodingContainer {
     final class Box { var value: String? }
     let box = Box()
+    var value: String? { box.value }
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> { KeyedEncodingContainer(Unsupported.Keyed<Key>()) }
@@ -175,7 +246,7 @@ private struct FactDecoder: Decoder {
         func decodeNil(forKey key: Key) throws -> Bool { false }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { throw TimelineFormatError("\(name) carries values") }
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            KeyedDecodingContainer(ValuesContainer<NestedKey>(facts: facts))
+            KeyedDecodingContainer(ValuesContainer<NestedKey>(facts: facts, prefix: ""))
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { throw TimelineFormatError("\(name) carries no list") }
         func superDecoder() throws -> any Decoder { self.decoder }
@@ -183,20 +254,37 @@ private struct FactDecoder: Decoder {
         private var decoder: FactDecoder { FactDecoder(name: name, facts: facts) }
     }
 
+    /// The case's values; a value with values of its own reads them under its path.
     struct ValuesContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let facts: [String: String]
+        let prefix: String
         var codingPath: [any CodingKey] = []
-        var allKeys: [Key] { facts.keys.compactMap(Key.init(stringValue:)) }
-        func contains(_ key: Key) -> Bool { facts[key.stringValue] != nil }
+        var allKeys: [Key] {
+            facts.keys.compactMap { name in
+                if prefix.isEmpty { return Key(stringValue: name) }
+                return name.hasPrefix(prefix + ".") ? Key(stringValue: String(name.dropFirst(prefix.count + 1))) : nil
+            }
+        }
+        private func paths(_ key: Key) -> (scalar: String, nested: String) { FactCoding.paths(prefix, key.stringValue) }
+        /// Whether `key` has a fact, or values of its own.
+        private func present(_ key: Key) -> Bool {
+            let paths = paths(key)
+            if facts[paths.scalar] != nil { return true }
+            return paths.nested != prefix && facts.keys.contains { $0.hasPrefix(paths.nested + ".") }
+        }
+        func contains(_ key: Key) -> Bool { present(key) }
         /// An absent or empty fact is nil.
-        func decodeNil(forKey key: Key) throws -> Bool { (facts[key.stringValue] ?? "").isEmpty }
+        func decodeNil(forKey key: Key) throws -> Bool {
+            if let text = facts[paths(key).scalar] { return text.isEmpty }
+            return !present(key)
+        }
 
         func malformed(_ key: Key, _ type: Any.Type, _ reason: String? = nil) -> TimelineFormatError {
-            let name = key.stringValue
+            let name = paths(key).scalar
             return TimelineFormatError("fact \(name) is \(facts[name].map { "\"\($0)\"" } ?? "missing"), expected \(FactCoding.expected(type))\(reason.map { ": \($0)" } ?? "")")
         }
         func text(_ key: Key, _ type: Any.Type) throws -> String {
-            guard let text = facts[key.stringValue] else { throw malformed(key, type) }
+            guard let text = facts[paths(key).scalar] else { throw malformed(key, type) }
             return text
         }
         func decode(_ type: String.Type, forKey key: Key) throws -> String { try text(key, type) }
@@ -216,20 +304,51 @@ private struct FactDecoder: Decoder {
             return value
         }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            let text = try text(key, type)
-            do { return try T(from: TextDecoder(text: text)) } catch DecodingError.dataCorrupted(let context) where !(type is any CaseIterable.Type) {
+            if type == Date.self {
+                guard let date = try? Date(text(key, type), strategy: FactCoding.dateFormat) as? T else {
+                    throw TimelineFormatError("fact \(paths(key).scalar) is \(facts[paths(key).scalar].map { "\"\($0)\"" } ?? "missing"), expected a time such as 2026-11-29T10:15:30.125Z")
+                }
+                return date
+            }
+            let paths = paths(key)
+            let decoder = ValueDecoder(facts: facts, scalar: paths.scalar, nested: paths.nested)
+            do { return try T(from: decoder) } catch let error as TimelineFormatError where decoder.readValues.value {
+                // A value with values of its own: the error names the one at fault.
+                throw error
+            } catch DecodingError.dataCorrupted(let context) where !(type is any CaseIterable.Type) {
                 // A type that reads its own text (a fault's spec) says what it expected.
-                throw TimelineFormatError("fact \(key.stringValue) is \"\(text)\", expected \(context.debugDescription)")
+                throw TimelineFormatError("fact \(paths.scalar) is \"\(facts[paths.scalar] ?? "")\", expected \(context.debugDescription)")
             } catch {
                 throw malformed(key, type)
             }
         }
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            throw malformed(key, type)
+            KeyedDecodingContainer(ValuesContainer<NestedKey>(facts: facts, prefix: paths(key).nested))
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { throw malformed(key, [String].self) }
         func superDecoder() throws -> any Decoder { TextDecoder(text: "") }
-        func superDecoder(forKey key: Key) throws -> any Decoder { TextDecoder(text: facts[key.stringValue] ?? "") }
+        func superDecoder(forKey key: Key) throws -> any Decoder { TextDecoder(text: facts[paths(key).scalar] ?? "") }
+    }
+
+    /// One associated value: its fact's text, or its own values under `nested`.
+    struct ValueDecoder: Decoder {
+        final class Flag: @unchecked Sendable { var value = false }
+        let facts: [String: String]
+        let scalar: String
+        let nested: String
+        /// Whether the value read values of its own (then its errors are theirs).
+        let readValues = Flag()
+        var codingPath: [any CodingKey] = []
+        var userInfo: [CodingUserInfoKey: Any] { [:] }
+        func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+            readValues.value = true
+            return KeyedDecodingContainer(ValuesContainer<Key>(facts: facts, prefix: nested))
+        }
+        func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw TimelineFormatError("fact \(scalar) is a list, expected a string") }
+        func singleValueContainer() throws -> any SingleValueDecodingContainer {
+            guard let text = facts[scalar] else { throw TimelineFormatError("fact \(scalar) is missing") }
+            return TextDecoder(text: text)
+        }
     }
 }
 

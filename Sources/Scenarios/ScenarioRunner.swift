@@ -435,7 +435,7 @@ public enum ScenarioRunner {
     }
 
     /// The backend's events, in the scenario's timeline: each as its line (``BackendEvent/line``,
-    /// the wording the inspector's sign-ins use too) and its fact for `explain`.
+    /// the wording the inspector's sign-ins use too) and, as it is, the fact `explain` reads.
     public static func record(_ event: BackendEvent, into timeline: Timeline) {
         let line = event.line
         @Sendable func part(_ party: BackendEvent.Party) -> Part {
@@ -445,36 +445,9 @@ public enum ScenarioRunner {
             case .apns: .sender
             }
         }
-        timeline.record(part(line.from), to: line.to.map(part), line.text, fact(of: event))
+        timeline.record(part(line.from), to: line.to.map(part), line.text, .backend(event))
         if case .pushing(let token, let environment, _) = event {
             timeline.record(.sender, to: .receiver, "POST /3/device/\(token.prefix(8))… to \(environment.appleHost) (background, priority 5)")
-        }
-    }
-
-    /// What `explain` reasons over in a backend event (`nil`: nothing).
-    static func fact(of event: BackendEvent) -> RunFact? {
-        switch event {
-        case .pushing(let token, let environment, let receipt):
-            .verifyClient(token: token.lowercased(), environment: environment, receipt: receipt)
-        case .verifyClient(let token, let environment, _, let push):
-            .pushAnswer(token: token.lowercased(), environment: environment, status: push.status, reason: push.reason, error: push.error)
-        case .smsSent(let message): .smsSent(number: message.phoneNumber)
-        case .appleSignIn(let uid, let sub, _, let linked): .appleSignIn(uid: uid, sub: sub, linked: linked)
-        case .secondFactorRequired(let uid, let provider): .mfaPending(uid: uid, provider: provider)
-        case .secondFactorEnrolled(let uid, let enrollmentID, let number): .mfaEnrolled(uid: uid, enrollmentID: enrollmentID, number: number)
-        case .secondFactorSignedIn(let uid, let enrollmentID): .mfaSignedIn(uid: uid, enrollmentID: enrollmentID)
-        case .recaptchaConfig(let phone): .smsDefense(state: phone)
-        case .recaptchaAssessment(let endpoint, let enforcement, let assessment):
-            .recaptchaAssessment(endpoint: endpoint.rawValue, enforcement: enforcement, verdict: assessment.verdict, riskScore: assessment.riskScore,
-                                 detail: assessment.detail)
-        case .rejected(let endpoint, let error, let cause):
-            .backendRejected(endpoint: endpoint.rawValue, error: error.code.rawValue, detail: error.detail, cause: cause)
-        case .frontendRefused(let path, let error):
-            .backendRejected(endpoint: BackendEvent.endpoint(path), error: error.code.rawValue, detail: error.message, cause: nil)
-        case .codeRequested(_, let proof, _, let endpoint): .codeRequested(endpoint: endpoint.rawValue, proof: proof)
-        case .faultAnswered(let path, let fault):
-            .backendRejected(endpoint: BackendEvent.endpoint(path), error: fault.serverCode, detail: fault.serverMessage, cause: nil)
-        case .codeReused, .signedIn, .appleRevoked, .accountDeleted, .accountSignIn, .emailSent: nil
         }
     }
 }

@@ -99,10 +99,6 @@ public enum RunFact: Sendable, Hashable, Codable {
     case setAPNSToken(declaredType: String, resolvedType: String, apsEnvironment: String)
     /// The app asked for a verification code, for a first factor or a second one.
     case verifyPhoneNumber(number: String, purpose: VerificationPurpose)
-    /// The backend got verifyClient and pushes the secret.
-    case verifyClient(token: String, environment: APNsEnvironment, receipt: String)
-    /// The backend's APNs client got its answer (status nil: no answer, see `error`).
-    case pushAnswer(token: String, environment: APNsEnvironment, status: Int?, reason: APNsReason?, error: String?)
     /// The receiver accepted a push.
     case pushAccepted(token: String, environment: APNsEnvironment)
     /// The receiver refused a push.
@@ -120,18 +116,10 @@ public enum RunFact: Sendable, Hashable, Codable {
     case presenter(kind: String)
     /// The page's redirect went to the app; for a refusal, its ``FirebaseAuthCore/URLRefusal`` code.
     case redirect(handling: RedirectHandling, refusal: URLRefusal.Code?)
-    /// The backend took a code request, the app proved as it checked it.
-    case codeRequested(endpoint: String, proof: AppVerification)
-    /// The backend texted a code.
-    case smsSent(number: String)
-    /// The backend refused a request; `cause` where the error alone does not say which fix applies.
-    case backendRejected(endpoint: String, error: String, detail: String?, cause: RejectionCause?)
     /// The app got a verification ID.
     case verificationID
     /// The app signed in (or linked, reauthenticated, deleted).
     case signedIn(uid: String, path: SignInPath)
-    /// The backend signed an Apple ID in, or linked it.
-    case appleSignIn(uid: String, sub: String, linked: Bool)
     /// An SDK error ended the flow: its `AuthErrorCode` number and name.
     case authError(code: Int, name: String, message: String, updatedCredential: Bool?)
     /// The Sign in with Apple sheet returned a credential.
@@ -142,23 +130,16 @@ public enum RunFact: Sendable, Hashable, Codable {
     case appleCredentialReplayed
     /// How the scenario's backend signs provider tokens, and what the receiver trusts.
     case providerSetup(keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String, providerClockOffset: Int)
-    /// A first factor for a user with a second factor: the backend answered a pending credential.
-    case mfaPending(uid: String, provider: String)
     /// The app got `secondFactorRequired` (17078) with a resolver listing `hints` factors.
     case secondFactorRequired(hints: Int)
-    /// The backend enrolled a phone as a second factor.
-    case mfaEnrolled(uid: String, enrollmentID: String, number: String)
-    /// A second factor completed a sign-in.
-    case mfaSignedIn(uid: String, enrollmentID: String)
-    /// The app fetched the project's reCAPTCHA config: the phone provider's SMS defense.
-    case smsDefense(state: RecaptchaEnforcement)
-    /// SMS defense assessed a code request's reCAPTCHA Enterprise token.
-    case recaptchaAssessment(endpoint: String, enforcement: RecaptchaEnforcement, verdict: RecaptchaAssessment.Verdict, riskScore: Double?, detail: String)
     /// The OS could not register the app for remote notifications (`didFailToRegister…`).
     case apnsRegistrationFailed(reason: String)
     /// The custom URL scheme the reCAPTCHA page returns to, and whether the app's Info.plist
     /// registers it (without it the SDK stops before anything is sent).
     case callbackScheme(scheme: String, registered: Bool)
+    /// Something the backend did, as it is (its push, code, SMS, sign-in, refusal…): on `--json`
+    /// lines kind `backend`, the event's case name as fact `event` and its values beside it.
+    case backend(BackendEvent)
     /// The scenario's end.
     case outcome(scenario: String, expected: String, actual: String, passed: Bool)
 }
@@ -193,8 +174,6 @@ public struct EventKind: Hashable, Sendable, CustomStringConvertible {
     public static let testMode = EventKind("testMode", "app.testMode")
     public static let setAPNSToken = EventKind("setAPNSToken", "app.setAPNSToken")
     public static let verifyPhoneNumber = EventKind("verifyPhoneNumber", "app.verifyPhoneNumber")
-    public static let verifyClient = EventKind("verifyClient", "backend.verifyClient")
-    public static let pushAnswer = EventKind("pushAnswer", "sender.answer")
     public static let pushAccepted = EventKind("pushAccepted", "receiver.accepted")
     public static let pushRejected = EventKind("pushRejected", "receiver.rejected")
     public static let receiverFault = EventKind("receiverFault", "receiver.fault")
@@ -203,32 +182,25 @@ public struct EventKind: Hashable, Sendable, CustomStringConvertible {
     public static let fallback = EventKind("fallback", "app.fallback")
     public static let presenter = EventKind("presenter", "browser.presenter")
     public static let redirect = EventKind("redirect", "app.redirect")
-    public static let smsSent = EventKind("smsSent", "backend.sms")
-    public static let backendRejected = EventKind("backendRejected", "backend.rejected")
     public static let verificationID = EventKind("verificationID", "app.verificationID")
     public static let signedIn = EventKind("signedIn", "app.signedIn")
-    public static let appleSignIn = EventKind("appleSignIn", "backend.appleSignIn")
     public static let authError = EventKind("authError", "app.error")
     public static let appleAuthorized = EventKind("appleAuthorized", "device.appleAuthorized")
     public static let appleCredential = EventKind("appleCredential", "app.appleCredential")
     public static let appleCredentialReplayed = EventKind("appleCredentialReplayed", "app.appleCredentialReplayed")
     public static let providerSetup = EventKind("providerSetup", "authsim.providerSetup")
-    public static let mfaPending = EventKind("mfaPending", "backend.mfaPending")
     public static let secondFactorRequired = EventKind("secondFactorRequired", "app.secondFactorRequired")
-    public static let mfaEnrolled = EventKind("mfaEnrolled", "backend.mfaEnrolled")
-    public static let mfaSignedIn = EventKind("mfaSignedIn", "backend.mfaSignedIn")
-    public static let smsDefense = EventKind("smsDefense", "app.recaptchaConfig")
-    public static let recaptchaAssessment = EventKind("recaptchaAssessment", "backend.recaptchaAssessment")
     public static let apnsRegistrationFailed = EventKind("apnsRegistrationFailed", "device.registrationFailed")
     public static let outcome = EventKind("outcome", "scenario.outcome")
+    public static let backend = EventKind("backend", "backend")
 
     /// The kinds with a name of their own on `--json` lines (a kind added since is written as its
     /// case's name and needs no line here).
     public static let written: [EventKind] = [
-        deviceToken, testMode, setAPNSToken, verifyPhoneNumber, verifyClient, pushAnswer, pushAccepted, pushRejected, receiverFault,
-        pushLost, pushDelivered, fallback, presenter, redirect, smsSent, backendRejected, verificationID, signedIn, appleSignIn,
-        authError, appleAuthorized, appleCredential, appleCredentialReplayed, providerSetup, mfaPending, secondFactorRequired,
-        mfaEnrolled, mfaSignedIn, smsDefense, recaptchaAssessment, apnsRegistrationFailed, outcome,
+        deviceToken, testMode, setAPNSToken, verifyPhoneNumber, pushAccepted, pushRejected, receiverFault,
+        pushLost, pushDelivered, fallback, presenter, redirect, verificationID, signedIn,
+        authError, appleAuthorized, appleCredential, appleCredentialReplayed, providerSetup, secondFactorRequired,
+        apnsRegistrationFailed, outcome,
     ]
 }
 
@@ -246,8 +218,6 @@ extension RunFact {
     static let olderLinesLeftOut: [String: [String: String]] = [
         "deviceToken": ["simulator": "false"],
         "verifyPhoneNumber": ["purpose": VerificationPurpose.firstFactor.rawValue],
-        "verifyClient": ["receipt": ""],
-        "pushAnswer": ["token": ""],
         "setAPNSToken": ["apsEnvironment": "none"],
         "pushRejected": ["detail": ""],
         "fallback": ["reason": "", "url": ""],
@@ -255,13 +225,13 @@ extension RunFact {
         "appleAuthorized": ["ageSeconds": "0"],
         "appleCredential": ["rawNonce": "", "rawNonceHash": ""],
         "providerSetup": ["providerClockOffset": "0"],
-        "recaptchaAssessment": ["detail": ""],
         "outcome": ["scenario": ""],
     ]
 
     /// Reads a `--json` line's `kind` and `facts` back. Lines written before kinds were typed carry
     /// some facts without a kind (`testMode`, `keyID`, `fault`, `presenter`, `sub`): those are read
-    /// too, as is an Apple credential sent again (once `app.appleCredential` with `replay`).
+    /// too, as is an Apple credential sent again (once `app.appleCredential` with `replay`), and
+    /// the backend's facts from before it was kept as its events (``OlderBackendFact``).
     /// Narration (no kind, no such facts) is `nil`.
     /// - Throws: ``TimelineFormatError`` for an unknown kind or a fact missing or malformed.
     public init?(kind: String?, facts: [String: String]) throws(TimelineFormatError) {
@@ -270,15 +240,16 @@ extension RunFact {
             if facts["keyID"] != nil { try self.init(kind: EventKind.providerSetup.rawValue, facts: facts); return }
             if facts["fault"] != nil { try self.init(kind: EventKind.receiverFault.rawValue, facts: facts); return }
             if facts["presenter"] != nil { try self.init(kind: EventKind.presenter.rawValue, facts: facts); return }
-            if facts["sub"] != nil, facts["linked"] != nil { try self.init(kind: EventKind.appleSignIn.rawValue, facts: facts); return }
+            if facts["sub"] != nil, facts["linked"] != nil { try self.init(kind: "backend.appleSignIn", facts: facts); return }
             return nil
         }
         if kind == EventKind.appleCredential.rawValue, facts["replay"] == "true" { self = .appleCredentialReplayed; return }
+        if let event = try OlderBackendFact.event(kind: kind, facts: facts) { self = .backend(event); return }
         let known = EventKind(rawValue: kind)
         var facts = facts
         for (name, meaning) in Self.olderLinesLeftOut[known.caseName] ?? [:] where facts[name] == nil { facts[name] = meaning }
         guard let fact = try FactCoding.decode(name: known.caseName, facts: facts, kind: kind) else {
-            throw TimelineFormatError("unknown event kind \(kind) (this authsim knows \(EventKind.written.map(\.rawValue).joined(separator: ", ")) and the names of newer kinds)")
+            throw TimelineFormatError("unknown event kind \(kind) (this authsim knows \(EventKind.written.map(\.rawValue).joined(separator: ", ")), backend and the names of newer kinds)")
         }
         self = fact
     }
@@ -383,7 +354,26 @@ public final class CurrentTimeline: Sendable {
     public func end() { current.withLock { $0 = nil } }
 }
 
+extension TimelineEvent {
+    /// The backend's event, when this is one.
+    public var backend: BackendEvent? {
+        if case .backend(let event) = fact { event } else { nil }
+    }
+}
+
 extension Sequence<TimelineEvent> {
+    /// The first backend event `extract` takes, with what it took.
+    public func first<Value>(backend extract: (BackendEvent) -> Value?) -> (event: TimelineEvent, value: Value)? {
+        first { fact -> Value? in
+            if case .backend(let event) = fact { extract(event) } else { nil }
+        }
+    }
+
+    /// Whether a backend event is one `matches` takes.
+    public func contains(backend matches: (BackendEvent) -> Bool) -> Bool {
+        first(backend: { matches($0) ? true : nil }) != nil
+    }
+
     /// The first event whose fact `extract` takes, with what it took.
     public func first<Value>(_ extract: (RunFact) -> Value?) -> (event: TimelineEvent, value: Value)? {
         for event in self {

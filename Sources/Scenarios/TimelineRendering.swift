@@ -73,7 +73,14 @@ public enum TimelineRendering {
     }
 
     /// What decides a run, when something went wrong: the first refusal, loss or fallback.
-    static let decisiveKinds: Set<EventKind> = [.pushRejected, .backendRejected, .authError, .pushLost, .fallback, .apnsRegistrationFailed]
+    static func isDecisive(_ event: TimelineEvent) -> Bool {
+        [.pushRejected, .authError, .pushLost, .fallback, .apnsRegistrationFailed].contains(event.kind) || event.backend?.refusal != nil
+    }
+
+    /// A refusal or an error: drawn as what went wrong.
+    static func isBad(_ event: TimelineEvent) -> Bool {
+        event.kind == .pushRejected || event.kind == .authError || event.backend?.refusal != nil
+    }
 
     /// A self-contained HTML page: for each scenario, a sequence diagram (lifelines as columns,
     /// each message an arrow from one column to another, each step a note), with no scripts and
@@ -87,7 +94,7 @@ public enum TimelineRendering {
             body += "<section><h2>\(escape(result.name)) <span class=\"\(result.passed ? "pass" : "fail")\">\(result.passed ? "✔" : "✘") \(escape(result.actual))</span></h2>\n"
             body += "<p class=\"summary\">\(escape(result.summary))\(result.passed ? "" : " Expected: \(escape(result.expected)).")</p>\n"
             if let cause = causes[result.name] { body += "<p class=\"cause\"><b>Why:</b> \(escape(cause))</p>\n" }
-            let decisive = result.timeline.firstIndex { $0.kind.map(decisiveKinds.contains) ?? false }
+            let decisive = result.timeline.firstIndex(where: isDecisive)
             var dropFault = false
             var rows: [SequenceDiagram.Row] = []
             for (index, event) in result.timeline.enumerated() {
@@ -95,7 +102,7 @@ public enum TimelineRendering {
                 let lost = event.kind == .pushLost || (event.kind == .pushAccepted && dropFault)
                 if event.kind == .pushAccepted { dropFault = false }
                 let marked = index == decisive
-                var classes = event.kind == .pushRejected || event.kind == .authError || event.kind == .backendRejected ? ["bad"] : []
+                var classes = isBad(event) ? ["bad"] : []
                 if lost { classes.append("lost") }
                 if marked { classes.append("decisive") }
                 let text = (marked ? "◆ " : "") + event.message + (lost && event.kind == .pushAccepted ? " (dropped: never delivered)" : "")

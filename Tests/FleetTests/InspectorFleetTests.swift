@@ -161,7 +161,7 @@ struct InspectorFleetTests {
         let all = flows.all
         #expect(all.count == 1, "\(all.map(\.steps))")
         let flow = try #require(all.first)
-        #expect(flow.outcome == "signed in" && flow.uid == signedIn.localId && flow.phoneNumber == BackendStoreTests.number)
+        #expect(flow.outcome == .signedIn && flow.uid == signedIn.localId && flow.phoneNumber == BackendStoreTests.number)
         #expect(flow.steps.map(\.event) == ["codeRequested", "smsSent", "rejected", "signedIn"])
         #expect(flow.steps.map(\.node) == ["a", "a", "b", "b"])
         await feed.close()

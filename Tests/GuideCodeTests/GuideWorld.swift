@@ -23,15 +23,18 @@ struct GuideWorld {
     let host: AppHost
     let folder: URL
     let toolkit: IdentityToolkit
+    /// The backend's events, as a scenario's timeline keeps them.
+    let timeline: Timeline
     let bundleID = "com.example.authsim"
 
     /// Starts the world and configures the default app on a debug-build device (sandbox token).
     static func start(_ name: String, configuration: BackendConfiguration = BackendConfiguration(),
                       tokenType: AuthAPNSTokenType = .sandbox) async throws -> GuideWorld {
         let folder = temporaryDirectory(name)
+        let timeline = Timeline()
         let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
                                                    configuration: configuration, pushLatency: .zero,
-                                                   appClock: ManualClock())
+                                                   appClock: ManualClock(), backendObserver: { ScenarioRunner.record($0, into: timeline) })
         let options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = world.apiKey
         options.projectID = world.projectID
@@ -45,7 +48,7 @@ struct GuideWorld {
         let token = try await world.devices.installDevice(for: host, environment: .sandbox) { _, _ in }
         Auth.auth().setAPNSToken(Data(token.bytes), type: tokenType)
         guard let toolkit = world.toolkit else { throw GuideError("the world runs its backend elsewhere") }
-        return GuideWorld(world: world, host: host, folder: folder, toolkit: toolkit)
+        return GuideWorld(world: world, host: host, folder: folder, toolkit: toolkit, timeline: timeline)
     }
 
     func shutdown() async {

@@ -186,6 +186,8 @@ extension GuideCode {
                 #expect(Auth.auth().currentUser == result.user)
 
                 try await result.user.multiFactor.unenroll(withFactorUID: hint.uid)
+                // The backend's event for it, as the timeline keeps it.
+                #expect(guide.timeline.all.compactMap(\.backend).contains(.secondFactorWithdrawn(uid: user.uid, enrollmentID: hint.uid)))
                 let afterUnenroll = try #require(Auth.auth().currentUser)
                 #expect(afterUnenroll !== result.user && afterUnenroll.multiFactor.enrolledFactors.isEmpty)
                 #expect((jwtClaims(try await afterUnenroll.getIDToken())["firebase"] as? [String: Any])?["sign_in_second_factor"] == nil)

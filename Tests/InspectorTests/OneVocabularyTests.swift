@@ -35,6 +35,8 @@ struct OneVocabularyTests {
         let drawn = Set(timeline.all.map(\.message))
         let steps = flows.all.flatMap(\.steps)
         #expect(steps.map(\.event) == Self.events.map(\.kind))
+        // The timeline keeps each event as it is: no fact of its own made from it.
+        #expect(timeline.all.compactMap(\.backend) == Self.events)
         for (step, event) in zip(steps, Self.events) {
             #expect(step.message == event.line.text)
             #expect(drawn.contains(step.message), "the timeline does not draw \(step.message)")
@@ -56,7 +58,7 @@ struct OneVocabularyTests {
         // The fallback's code request (no receipt: a flow of its own) ends with the wrong code.
         let code = all[1]
         #expect(code.proof == .reCAPTCHA && code.secondFactor == false && code.path == "reCAPTCHA")
-        #expect(code.outcome == "refused: INVALID_CODE" && code.error == "INVALID_CODE")
+        #expect(code.outcome == .refused(.invalidCode) && code.outcome.description == "refused: INVALID_CODE")
         let wrong = BackendRefusals.diagnose(endpoint: "signInWithPhoneNumber", error: .invalidCode, detail: nil, cause: nil, message: "")
         #expect(code.cause == wrong.cause && code.fix == wrong.fix)
     }

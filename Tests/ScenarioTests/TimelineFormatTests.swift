@@ -1,4 +1,6 @@
 import APNsWire
+import AuthBackend
+import IdentityToolkitAPI
 import Foundation
 import Scenarios
 import Testing
@@ -14,9 +16,6 @@ struct TimelineFormatTests {
         .setAPNSToken(declaredType: "unknown", resolvedType: "sandbox", apsEnvironment: "development"),
         .verifyPhoneNumber(number: "+16505551234", purpose: .firstFactor),
         .verifyPhoneNumber(number: "+16505551234", purpose: .mfaSignIn),
-        .verifyClient(token: "ab12", environment: .production, receipt: "R"),
-        .pushAnswer(token: "ab12", environment: .production, status: 400, reason: .badDeviceToken, error: nil),
-        .pushAnswer(token: "ab12", environment: .sandbox, status: nil, reason: nil, error: "connection refused"),
         .pushAccepted(token: "ab12", environment: .sandbox),
         .pushRejected(token: "ab12", environment: .production, reason: .badDeviceToken, status: 400, detail: "issued in sandbox"),
         .receiverFault(fault: .delay(milliseconds: 2000)),
@@ -28,29 +27,47 @@ struct TimelineFormatTests {
         .presenter(kind: "challenge"),
         .redirect(handling: .refused, refusal: .notForwarded),
         .redirect(handling: .pending, refusal: nil),
-        .codeRequested(endpoint: "sendVerificationCode", proof: .silentPush),
-        .smsSent(number: "+16505551234"),
-        .backendRejected(endpoint: "sendVerificationCode", error: "QUOTA_EXCEEDED", detail: "the project's 10 SMS for today are used", cause: nil),
-        .backendRejected(endpoint: "finalizeMfaSignIn", error: "INVALID_MFA_PENDING_CREDENTIAL", detail: "expired", cause: .pendingCredentialExpired),
         .verificationID,
         .signedIn(uid: "u1", path: .reCAPTCHA),
-        .appleSignIn(uid: "u1", sub: "001.abc", linked: true),
         .authError(code: 17054, name: "notificationNotForwarded", message: "no probe", updatedCredential: nil),
         .authError(code: 17025, name: "credentialAlreadyInUse", message: "taken", updatedCredential: true),
         .appleAuthorized(sub: "001.abc", nonce: "9f", aud: "com.a", firstAuthorization: true, ageSeconds: 660),
         .appleCredential(rawNonce: "", rawNonceHash: "", tokenNonce: "9f"),
         .appleCredentialReplayed,
         .providerSetup(keyID: "KEY", teamID: "TEAM", trustedKeyID: "KEY", trustedTeamID: "TEAM", providerClockOffset: -3700),
-        .mfaPending(uid: "u1", provider: "apple.com"),
         .secondFactorRequired(hints: 2),
-        .mfaEnrolled(uid: "u1", enrollmentID: "e1", number: "+16505551234"),
-        .mfaSignedIn(uid: "u1", enrollmentID: "e1"),
-        .smsDefense(state: .audit),
         .apnsRegistrationFailed(reason: "no valid \u{201C}aps-environment\u{201D} entitlement string found for application"),
-        .recaptchaAssessment(endpoint: "sendVerificationCode", enforcement: .enforce, verdict: .tollFraud, riskScore: 0.92, detail: "over"),
-        .recaptchaAssessment(endpoint: "mfaSignInStart", enforcement: .audit, verdict: .missing, riskScore: nil, detail: "NO_RECAPTCHA"),
         .signedIn(uid: "u2", path: .recaptchaEnterprise),
         .outcome(scenario: "s", expected: "signed in", actual: "signed in", passed: true),
+    ] + backendSamples.map(RunFact.backend)
+
+    /// One of every backend event, with values of every shape (a push answer's, an error's, a date).
+    static let backendSamples: [BackendEvent] = [
+        .pushing(appToken: "AB12", environment: .production, receipt: "R"),
+        .verifyClient(appToken: "AB12", environment: .production, receipt: "R", push: PushResult(status: 400, reason: .badDeviceToken)),
+        .verifyClient(appToken: "AB12", environment: .sandbox, receipt: "R", push: PushResult(error: "connection refused")),
+        .smsSent(SMSMessage(phoneNumber: "+16505551234", code: "123456", sessionInfo: "S", languageCode: "fr", text: "123456 est votre code",
+                            sentAt: Date(timeIntervalSinceReferenceDate: 786_000_000.125))),
+        .codeReused(phoneNumber: "+16505551234"),
+        .signedIn(uid: "u1", phoneNumber: "+16505551234", isNewUser: true),
+        .appleSignIn(uid: "u1", sub: "001.abc", isNewUser: false, linked: true),
+        .appleRevoked(uid: nil, sub: "001.abc"),
+        .accountDeleted(uid: "u1"),
+        .secondFactorRequired(uid: "u1", provider: "apple.com"),
+        .secondFactorEnrolled(uid: "u1", enrollmentID: "e1", phoneNumber: "+16505551234"),
+        .secondFactorSignedIn(uid: "u1", enrollmentID: "e1"),
+        .recaptchaConfig(phone: .audit),
+        .recaptchaAssessment(endpoint: .sendVerificationCode, enforcement: .enforce,
+                             RecaptchaAssessment(verdict: .tollFraud, action: "phoneAuth", riskScore: 0.92, detail: "over")),
+        .recaptchaAssessment(endpoint: .mfaSignInStart, enforcement: .audit, RecaptchaAssessment(verdict: .missing, action: nil, riskScore: nil, detail: "NO_RECAPTCHA")),
+        .rejected(endpoint: .sendVerificationCode, IdentityToolkitError(.quotaExceeded, "the project's 10 SMS for today are used"), cause: nil),
+        .rejected(endpoint: .mfaSignInFinalize, IdentityToolkitError(.invalidMFAPendingCredential, "expired"), cause: .pendingCredentialExpired),
+        .frontendRefused(path: "/v1/accounts:sendVerificationCode", .apiKeyInvalid()),
+        .faultAnswered(path: "/v1/accounts:signInWithPhoneNumber", .error("USER_DISABLED", on: "signInWithPhoneNumber")),
+        .accountSignIn(uid: "u1", provider: "password", email: "a@example.com", isNewUser: false),
+        .emailSent(OobEmail(email: "a@example.com", code: "C", requestType: .passwordReset, newEmail: nil, link: "https://x/__/auth/action?oobCode=C",
+                            sentAt: Date(timeIntervalSinceReferenceDate: 1))),
+        .codeRequested(phoneNumber: "+16505551234", proof: .silentPush, receipt: "R", endpoint: .sendVerificationCode),
     ]
 
     @Test("every fact is written as a kind and string facts and read back the same; every kind is covered")
@@ -68,15 +85,80 @@ struct TimelineFormatTests {
     /// the code that raises it, and it is written under the case's name and read back.
     @Test("a kind added since is written as its case's name, its facts as strings, and read back")
     func newerKind() throws {
-        let line = TimelineRendering.json(TimelineEvent(milliseconds: 5, part: .backend, message: "m",
-                                                        fact: .codeRequested(endpoint: "sendVerificationCode", proof: .reCAPTCHA)), scenario: "s")
-        #expect(line.contains(#""kind":"codeRequested""#) && line.contains(#""facts":{"endpoint":"sendVerificationCode","proof":"reCAPTCHA"}"#), "\(line)")
-        let read = try TimelineRendering.events(fromJSONLines: line)
-        #expect(read.map(\.event.fact) == [.codeRequested(endpoint: "sendVerificationCode", proof: .reCAPTCHA)])
+        let fact = RunFact.callbackScheme(scheme: "app-1-123", registered: false)
+        let line = TimelineRendering.json(TimelineEvent(milliseconds: 5, part: .app, message: "m", fact: fact), scenario: "s")
+        #expect(line.contains(#""kind":"callbackScheme""#) && line.contains(#""facts":{"registered":"false","scheme":"app-1-123"}"#), "\(line)")
+        #expect(try TimelineRendering.events(fromJSONLines: line).map(\.event.fact) == [fact])
         let bad = #expect(throws: TimelineFormatError.self) {
-            try TimelineRendering.events(fromJSONLines: #"{"kind":"codeRequested","facts":{"endpoint":"e","proof":"carrier pigeon"},"message":"m","part":"backend"}"#)
+            try TimelineRendering.events(fromJSONLines: #"{"kind":"callbackScheme","facts":{"scheme":"s","registered":"perhaps"},"message":"m","part":"app"}"#)
         }
-        #expect(bad?.message.contains("fact proof is \"carrier pigeon\", expected one of silentPush, reCAPTCHA") == true, "\(bad?.message ?? "")")
+        #expect(bad?.message.contains("fact registered is \"perhaps\", expected true or false") == true, "\(bad?.message ?? "")")
+    }
+
+    /// A backend event is kept as the backend made it: kind `backend`, the case as `event`, its
+    /// values beside it, a value's own values under its path.
+    @Test("a backend event is written as kind backend with its case and values, and read back the same")
+    func backendEvent() throws {
+        let event = BackendEvent.verifyClient(appToken: "AB12", environment: .production, receipt: "R", push: PushResult(status: 400, reason: .badDeviceToken))
+        let line = TimelineRendering.json(TimelineEvent(milliseconds: 5, part: .sender, to: .backend, message: "m", fact: .backend(event)), scenario: "s")
+        #expect(line.contains(#""kind":"backend""#), "\(line)")
+        #expect(line.contains(#""facts":{"appToken":"AB12","environment":"production","event":"verifyClient","push.reason":"BadDeviceToken","push.status":"400","receipt":"R"}"#),
+                "\(line)")
+        #expect(try TimelineRendering.events(fromJSONLines: line).map(\.event.fact) == [.backend(event)])
+        // An unlabelled value's own values stand beside the labelled ones.
+        let refusal = RunFact.backend(.rejected(endpoint: .sendVerificationCode, IdentityToolkitError(.quotaExceeded, "used"), cause: nil))
+        #expect(refusal.facts == ["event": "rejected", "endpoint": "sendVerificationCode", "code": "QUOTA_EXCEEDED", "detail": "used", "httpStatus": "400"])
+    }
+
+    @Test("a backend line without its event, with an event this authsim lacks, or with a bad value is an error naming it", arguments: [
+        (#"{"kind":"backend","facts":{"uid":"u"},"message":"m","part":"backend"}"#, "line 2: backend: fact event is missing"),
+        (#"{"kind":"backend","facts":{"event":"teleported"},"message":"m","part":"backend"}"#,
+         "line 2: backend: fact event is \"teleported\", expected the name of a backend event"),
+        (#"{"kind":"backend","facts":{"event":"verifyClient","appToken":"A","environment":"sandbox","receipt":"R","push.status":"soon"},"message":"m","part":"backend"}"#,
+         "line 2: backend: fact push.status is \"soon\", expected an integer"),
+        (#"{"kind":"backend","facts":{"event":"smsSent","phoneNumber":"+1"},"message":"m","part":"backend"}"#,
+         "line 2: backend: fact code is missing, expected a string"),
+    ])
+    func backendRefusals(line: String, message: String) {
+        let error = #expect(throws: TimelineFormatError.self) {
+            try TimelineRendering.events(fromJSONLines: "preamble\n" + line)
+        }
+        #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "no error")")
+    }
+
+    /// Timelines written before the backend's events were kept as they are: each of its kinds then
+    /// is read as the event it came from (explain reads them as it reads new ones).
+    @Test("the backend's older kinds are read as the events they stood for")
+    func olderBackendLines() throws {
+        func line(_ kind: String, _ facts: String) -> String { #"{"kind":"\#(kind)","facts":{\#(facts)},"message":"m","ms":1,"part":"backend","scenario":"s"}"# }
+        let lines = [
+            line("backend.verifyClient", #""token":"ab12","environment":"production","receipt":"R""#),
+            line("sender.answer", #""token":"ab12","environment":"production","status":"400","reason":"BadDeviceToken""#),
+            line("codeRequested", #""endpoint":"sendVerificationCode","proof":"silentPush""#),
+            line("backend.sms", #""number":"+16505551234""#),
+            line("backend.rejected", #""endpoint":"mfaSignInFinalize","error":"INVALID_MFA_PENDING_CREDENTIAL","detail":"expired","cause":"pendingCredentialExpired""#),
+            line("backend.rejected", #""endpoint":"accounts:sendVerificationCode","error":"API_KEY_INVALID","detail":"API key not valid.""#),
+            line("backend.appleSignIn", #""uid":"u1","sub":"001.abc","linked":"true""#),
+            line("backend.mfaPending", #""uid":"u1","provider":"apple.com""#),
+            line("backend.mfaEnrolled", #""uid":"u1","enrollmentID":"e1","number":"+16505551234""#),
+            line("backend.mfaSignedIn", #""uid":"u1","enrollmentID":"e1""#),
+            line("app.recaptchaConfig", #""state":"ENFORCE""#),
+            line("backend.recaptchaAssessment", #""endpoint":"sendVerificationCode","enforcement":"ENFORCE","verdict":"tollFraud","riskScore":"0.9""#),
+        ].joined(separator: "\n")
+        let read = try TimelineRendering.events(fromJSONLines: lines).map { $0.event.backend }
+        #expect(read.count == 12 && !read.contains(nil))
+        #expect(read[0] == .pushing(appToken: "ab12", environment: .production, receipt: "R"))
+        #expect(read[1] == .verifyClient(appToken: "ab12", environment: .production, receipt: "", push: PushResult(status: 400, reason: .badDeviceToken)))
+        #expect(read[2]?.kind == "codeRequested" && read[3]?.kind == "smsSent")
+        #expect(read[4]?.refusal?.cause == .pendingCredentialExpired && read[4]?.refusal?.endpoint == "mfaSignInFinalize")
+        #expect(read[5]?.refusal?.code == .apiKeyInvalid && read[5]?.refusal?.detail == "API key not valid." && read[5]?.refusal?.endpoint == "accounts:sendVerificationCode")
+        #expect(read[6] == .appleSignIn(uid: "u1", sub: "001.abc", isNewUser: false, linked: true))
+        #expect(read[7] == .secondFactorRequired(uid: "u1", provider: "apple.com"))
+        #expect(read[8] == .secondFactorEnrolled(uid: "u1", enrollmentID: "e1", phoneNumber: "+16505551234"))
+        #expect(read[9] == .secondFactorSignedIn(uid: "u1", enrollmentID: "e1"))
+        #expect(read[10] == .recaptchaConfig(phone: .enforce))
+        #expect(read[11] == .recaptchaAssessment(endpoint: .sendVerificationCode, enforcement: .enforce,
+                                                 RecaptchaAssessment(verdict: .tollFraud, action: nil, riskScore: 0.9, detail: "")))
     }
 
     @Test("lines from before kinds were typed (facts without a kind) are read as the facts they are")

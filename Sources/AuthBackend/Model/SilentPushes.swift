@@ -75,4 +75,13 @@ public struct SMSMessage: Sendable, Hashable, Codable {
     public var languageCode: String?
     public var text: String
     public var sentAt: Date
+
+    public init(phoneNumber: String, code: String, sessionInfo: String, languageCode: String?, text: String, sentAt: Date) {
+        self.phoneNumber = phoneNumber
+        self.code = code
+        self.sessionInfo = sessionInfo
+        self.languageCode = languageCode
+        self.text = text
+        self.sentAt = sentAt
+    }
 }
