@@ -63,7 +63,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
         }
     }
 
-    /// Inserts one row per push into `table` (its JSON in `column`; two fixed names, never input)
+    /// Inserts one row per push into `table` (its JSON line, as text, in `column`; two fixed names, never input)
     /// with one INSERT, on the next of the receiver's sessions, then calls `done` with how many
     /// rows were kept. With `registryVersion`, none is kept when the fleet's device registry or
     /// fault plan changed after that version (a probe of receiver_devices' version index and of
@@ -78,7 +78,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
                     // The command tag's row count says how many were kept.
                     try await connection.query("""
                         INSERT INTO \(unescaped: table) (node, device_token, apns_id, \(unescaped: column))
-                        SELECT \(node), t.token, t.id, t.json::jsonb FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, json)
+                        SELECT \(node), t.token, t.id, t.json FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, json)
                         WHERE \(registryVersion)::bigint IS NULL
                             OR (NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
                                 AND NOT EXISTS (SELECT 1 FROM receiver_fault_plan WHERE version > \(registryVersion)::bigint))
@@ -122,7 +122,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
             return try await sessions[0].run("reading \(table)", seconds: deadline) { connection in
                 var lines: [String] = []
                 let query: PostgresQuery = """
-                    SELECT (\(unescaped: column) || jsonb_build_object('node', node))::text FROM \(unescaped: table)
+                    SELECT (\(unescaped: column)::jsonb || jsonb_build_object('node', node))::text FROM \(unescaped: table)
                     WHERE \(token)::text IS NULL OR device_token = \(token) ORDER BY id LIMIT \(limit)
                     """
                 for try await line in try await connection.query(query, logger: silentStoreLogger).decode(String.self) { lines.append(line) }
