@@ -38,7 +38,11 @@ struct BackendRuleTests {
         #expect(spent == "S" && session.phoneNumber == "+16505551234")
         let late = start.addingTimeInterval(configuration.codeLifetime)
         #expect(refusal(opened.checkCode(sessionInfo: "S", code: "123456", purpose: nil, now: late, configuration: configuration)) == .sessionExpired)
+        // A spent session is forgotten, as the emulator deletes a used verification code
+        // (firebase-tools src/emulator/auth/operations.ts, verifyPhoneNumber): it answers as an
+        // unknown one, and no longer stands for its number's latest code.
         let used = state([.session(id: "S", phoneNumber: "+1", code: "123456", createdAt: start), .sessionUsed(session: "S")])
+        #expect(used.sessions.isEmpty && used.latestSession.isEmpty)
         #expect(refusal(used.checkCode(sessionInfo: "S", code: "123456", purpose: nil, now: start, configuration: configuration)) == .invalidSessionInfo)
     }
 

@@ -9,7 +9,7 @@ import Utilities
 extension BackendState {
     /// What checking a typed code against a session is.
     enum CodeCheck: Hashable {
-        /// The right code: the session is spent (`sessionUsed`).
+        /// The right code: the session is spent (`sessionUsed`, which drops it).
         case spend(sessionInfo: String, BackendState.Session)
         /// A wrong code: it counts (`wrongCode`), and the answer is INVALID_CODE.
         case wrongCode(sessionInfo: String)
@@ -17,13 +17,14 @@ extension BackendState {
         case refuse(IdentityToolkitError)
     }
 
-    /// A code session is spent when it exists for `purpose`, is unused and unexpired, has
+    /// A code session is spent when it exists for `purpose` (a spent one no longer does), is unexpired, has
     /// attempts left, and `code` is its code (compared in constant time).
     func checkCode(sessionInfo: String?, code: String?, purpose: SessionPurpose?, now: Date,
                    configuration: BackendConfiguration) -> CodeCheck {
         guard let sessionInfo, !sessionInfo.isEmpty else { return .refuse(IdentityToolkitError(.missingSessionInfo)) }
         guard let code, !code.isEmpty else { return .refuse(IdentityToolkitError(.missingCode)) }
-        guard let session = sessions[sessionInfo], !session.used, session.purpose == purpose else {
+        // Unknown, spent (a spent session is dropped) or for another purpose.
+        guard let session = sessions[sessionInfo], session.purpose == purpose else {
             return .refuse(IdentityToolkitError(.invalidSessionInfo))
         }
         guard now.timeIntervalSince(session.createdAt) < configuration.codeLifetime else { return .refuse(IdentityToolkitError(.sessionExpired)) }
@@ -82,7 +83,7 @@ extension BackendState {
         if testCode == nil, let policy = configuration.smsRegionPolicy, !policy.allows(PhoneNumbers.region(of: number)) {
             return .refuse(IdentityToolkitError(.operationNotAllowed, "SMS unable to be sent until this region enabled by the app developer."))
         }
-        if let info = latestSession[Self.sessionKey(number, purpose)], let session = sessions[info], !session.used,
+        if let info = latestSession[Self.sessionKey(number, purpose)], let session = sessions[info],
            now.timeIntervalSince(session.createdAt) < configuration.codeLifetime {
             return .reuse(sessionInfo: info)
         }

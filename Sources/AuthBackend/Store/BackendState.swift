@@ -16,6 +16,9 @@ enum BackendRecord: Codable, Sendable {
     /// this code; `purpose` nil for a first factor.
     case session(id: String, phoneNumber: String, code: String, createdAt: Date, purpose: SessionPurpose? = nil)
     case wrongCode(session: String)
+    /// The right code was typed: the session is spent, and forgotten (the emulator deletes a
+    /// verification code once used: firebase-tools src/emulator/auth/operations.ts,
+    /// `verifyPhoneNumber`), so that what a sign-in leaves does not wait for the code's lifetime.
     case sessionUsed(session: String)
     /// A solved reCAPTCHA challenge's token, by SHA-256.
     case recaptcha(digest: String, eventID: String, issuedAt: Date)
@@ -90,7 +93,6 @@ struct BackendState {
         let createdAt: Date
         var purpose: SessionPurpose?
         var attempts = 0
-        var used = false
     }
     struct RefreshToken {
         let localId: String
@@ -161,7 +163,11 @@ struct BackendState {
         case .wrongCode(let id):
             sessions[id]?.attempts += 1
         case .sessionUsed(let id):
-            sessions[id]?.used = true
+            // A spent session answers as an unknown one (INVALID_SESSION_INFO), so it is dropped.
+            if let spent = sessions.removeValue(forKey: id) {
+                let key = Self.sessionKey(spent.phoneNumber, spent.purpose)
+                if latestSession[key] == id { latestSession[key] = nil }
+            }
         case .recaptcha(let digest, let eventID, let issuedAt):
             recaptchaTokens[digest] = RecaptchaToken(eventID: eventID, issuedAt: issuedAt)
         case .recaptchaUsed(let digest):
@@ -284,7 +290,6 @@ struct BackendState {
         for (id, s) in sessions.sorted(by: { $0.value.createdAt < $1.value.createdAt }) {
             out.append(.session(id: id, phoneNumber: s.phoneNumber, code: s.code, createdAt: s.createdAt, purpose: s.purpose))
             out += Array(repeating: .wrongCode(session: id), count: s.attempts)
-            if s.used { out.append(.sessionUsed(session: id)) }
         }
         for (digest, t) in recaptchaTokens {
             out.append(.recaptcha(digest: digest, eventID: t.eventID, issuedAt: t.issuedAt))
