@@ -168,6 +168,9 @@ public actor IdentityToolkit {
         if commitsSincePurge >= 4096 {
             commitsSincePurge = 0
             state.purge(now: clock.now, configuration: configuration)
+            // What the sign-ins of the last few thousand changes freed goes back to the system
+            // (100,000 sign-ins, 1,000 at once: peak resident 294-323 MB without, 272-280 with).
+            releaseFreeMemory()
         }
         if let journal, journalLines - journalLinesAtCheck >= configuration.journalCompactionLines {
             // The journal twice the state (or more): rewrite it with the state's records, so the

@@ -16,3 +16,14 @@ public func raiseOpenFileLimit() -> UInt64 {
     }
     return UInt64(limit.rlim_cur)
 }
+
+/// Hands the memory the allocator holds free back to the system (glibc's `malloc_trim(0)`, found
+/// at run time; elsewhere nothing): glibc keeps what a burst freed in its per-thread arenas, so a
+/// process's resident size stays at its busiest. The backend calls it when it drops what has
+/// expired. Returns whether memory was released.
+@discardableResult
+public func releaseFreeMemory() -> Bool {
+    typealias Trim = @convention(c) (Int) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0) /* RTLD_DEFAULT */, "malloc_trim") else { return false }
+    return unsafeBitCast(symbol, to: Trim.self)(0) == 1
+}
