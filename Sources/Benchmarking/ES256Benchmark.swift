@@ -6,15 +6,15 @@ import Foundation
 /// ES256 rates, measured as `openssl speed ecdsap256` measures them (sign and verify a 32-byte
 /// digest with a P-256 key, one thread), and for whole provider tokens (sign a JWT; verify one
 /// with the receiver's strict verifier).
-public enum ES256Benchmark {
-    public struct Report: Sendable {
-        public var signsPerSecond: Double
-        public var verifiesPerSecond: Double
-        public var tokenSignsPerSecond: Double
-        public var tokenVerifiesPerSecond: Double
+package enum ES256Benchmark {
+    package struct Report: Sendable {
+        package var signsPerSecond: Double
+        package var verifiesPerSecond: Double
+        package var tokenSignsPerSecond: Double
+        package var tokenVerifiesPerSecond: Double
     }
 
-    public static func run(seconds: Double) throws -> Report {
+    package static func run(seconds: Double) throws -> Report {
         let key = P256.Signing.PrivateKey()
         let digest = SHA256.hash(data: Array("authsim".utf8))
         let signature = try key.signature(for: digest)

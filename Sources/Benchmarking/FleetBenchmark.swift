@@ -9,23 +9,23 @@ import Utilities
 /// Each sign-in is two requests and two changes of the backend's state: `sendVerificationCode`
 /// (a session and its SMS) and `signInWithPhoneNumber` (the code spent, the user, the refresh
 /// token; then the RS256 ID token).
-public enum FleetBenchmark {
-    public struct Report: Sendable {
-        public let nodes: Int
-        public let signIns: Int
-        public let seconds: Double
-        public let p50Milliseconds: Double
-        public let p99Milliseconds: Double
-        public let failures: Int
-        public let firstFailure: String?
-        public var signInsPerSecond: Double { Double(signIns - failures) / seconds }
+package enum FleetBenchmark {
+    package struct Report: Sendable {
+        package let nodes: Int
+        package let signIns: Int
+        package let seconds: Double
+        package let p50Milliseconds: Double
+        package let p99Milliseconds: Double
+        package let failures: Int
+        package let firstFailure: String?
+        package var signInsPerSecond: Double { Double(signIns - failures) / seconds }
         /// Changes of the backend's state per second (two per sign-in).
-        public var changesPerSecond: Double { 2 * signInsPerSecond }
+        package var changesPerSecond: Double { 2 * signInsPerSecond }
     }
 
     /// Serves each toolkit on its own port and runs `count` sign-ins, `concurrency` at a time.
     /// The toolkits must take code requests without app verification and text `123456`.
-    public static func run(_ toolkits: [IdentityToolkit], count: Int, concurrency: Int) async throws -> Report {
+    package static func run(_ toolkits: [IdentityToolkit], count: Int, concurrency: Int) async throws -> Report {
         var servers: [BackendServer] = []
         for toolkit in toolkits { servers.append(try await BackendServer.start(toolkit: toolkit)) }
         let transport = NIOHTTP1Transport(connectionsPerHost: max(concurrency, 1))

@@ -15,54 +15,54 @@ import Glibc
 /// app on a new simulated device (a registered APNs token), calls `verifyPhoneNumber` (verifyClient,
 /// the silent push through apns-sender's client and push-receiver, or the reCAPTCHA page and the
 /// redirect when pushes are lost), reads its code from the SMS outbox, and signs in.
-public enum FlowBenchmark {
-    public enum Path: String, Sendable, CaseIterable {
+package enum FlowBenchmark {
+    package enum Path: String, Sendable, CaseIterable {
         /// verifyClient → silent push → sendVerificationCode → signIn.
         case silentPush = "silent-push"
         /// Pushes are lost: the SDK waits `suggestedTimeout`, then the reCAPTCHA page and its redirect.
         case recaptcha
     }
 
-    public struct Report: Sendable {
-        public var path: Path
-        public var flows: Int
-        public var failures: Int
+    package struct Report: Sendable {
+        package var path: Path
+        package var flows: Int
+        package var failures: Int
         /// Flows that went through the reCAPTCHA page (on the silent-push path: their push came
         /// after `suggestedTimeout`; one never comes before verifyClient's answer, as on a device).
-        public var reCAPTCHAs: Int
-        public var firstFailure: String?
-        public var wallSeconds: Double
+        package var reCAPTCHAs: Int
+        package var firstFailure: String?
+        package var wallSeconds: Double
         /// Per-flow latency, from install to signed in, in milliseconds.
-        public var p50: Double
-        public var p99: Double
-        public var max: Double
+        package var p50: Double
+        package var p99: Double
+        package var max: Double
         /// The process's peak resident memory (VmHWM), in megabytes, after the run.
-        public var peakMegabytes: Double
+        package var peakMegabytes: Double
         /// malloc's heap in use, in megabytes, when the last flow ended: what the backend,
         /// the receiver and the world keep, the finished devices gone (each is retired after its
         /// sign-in).
-        public var heapMegabytes: Double = 0
+        package var heapMegabytes: Double = 0
         /// The same, once the backend's clock has moved past every lifetime (receipts' hour,
         /// and the retention after it) and it dropped what expired: what the sign-ins leave for good
         /// (their users).
-        public var heapAfterExpiryMegabytes: Double = 0
+        package var heapAfterExpiryMegabytes: Double = 0
         /// Users the backend keeps at the end.
-        public var users: Int = 0
+        package var users: Int = 0
         /// Requests the backend answered, by endpoint (its last path component), per flow.
-        public var requestsPerFlow: [String: Double] = [:]
+        package var requestsPerFlow: [String: Double] = [:]
         /// Pushes push-receiver answered 200, per flow.
-        public var pushesPerFlow: Double = 0
+        package var pushesPerFlow: Double = 0
         /// What APNs (push-receiver) said to the backend's silent pushes. Any not accepted means the
         /// run measured something else than it says (the flows fell back to reCAPTCHA).
-        public var pushTally = SilentPushTally()
-        public var flowsPerSecond: Double { wallSeconds > 0 ? Double(flows) / wallSeconds : 0 }
+        package var pushTally = SilentPushTally()
+        package var flowsPerSecond: Double { wallSeconds > 0 ? Double(flows) / wallSeconds : 0 }
     }
 
     /// Runs `count` flows, at most `concurrency` at a time, in a world made in `folder`.
     /// - Parameter pushLatency: how long APNs takes to reach a device (a real push takes longer).
     /// - Parameter numbers: the flows' phone numbers cycle over this many (returning users), or
     ///   each flow has its own (a new user each).
-    public static func run(path: Path, count: Int, concurrency: Int, folder: URL,
+    package static func run(path: Path, count: Int, concurrency: Int, folder: URL,
                            pushLatency: Duration = .milliseconds(100), suggestedTimeout: Int = 1, numbers: Int? = nil) async throws -> Report {
         var configuration = BackendConfiguration()
         configuration.suggestedTimeout = suggestedTimeout
@@ -184,7 +184,7 @@ public enum FlowBenchmark {
     /// mapped blocks, from `malloc_info`): unlike the resident size, it falls by exactly what is
     /// freed, whatever the arenas' fragmentation. (malloc.h is not in Swift's Glibc module: the
     /// call is looked up.) 0 when it cannot be read.
-    public static func heapInUseMegabytes() -> Double {
+    package static func heapInUseMegabytes() -> Double {
         typealias Info = @convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_info") else { return 0 }
         var buffer: UnsafeMutablePointer<CChar>?
@@ -209,7 +209,7 @@ public enum FlowBenchmark {
     }
 
     /// VmHWM from /proc/self/status, in megabytes.
-    public static func peakResidentMegabytes() -> Double {
+    package static func peakResidentMegabytes() -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
               let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }

@@ -7,17 +7,17 @@ import RS256
 /// RS256 rates (2048-bit keys), measured as `openssl speed rsa2048` measures them (sign and verify
 /// with PKCS#1 v1.5, one thread), and for whole Firebase ID tokens (claims, base64url, the
 /// signature), the backend's cost per sign-in since ID tokens are RS256 (issue 17).
-public enum RS256Benchmark {
-    public struct Report: Sendable {
+package enum RS256Benchmark {
+    package struct Report: Sendable {
         /// libcrypto's signatures (``RS256Signer``), as the backend signs ID tokens.
-        public var signsPerSecond: Double
+        package var signsPerSecond: Double
         /// swift-crypto's (BoringSSL's), as it signed them before issue 27.
-        public var boringSSLSignsPerSecond: Double
-        public var verifiesPerSecond: Double
-        public var idTokensPerSecond: Double
+        package var boringSSLSignsPerSecond: Double
+        package var verifiesPerSecond: Double
+        package var idTokensPerSecond: Double
     }
 
-    public static func run(seconds: Double) throws -> Report {
+    package static func run(seconds: Double) throws -> Report {
         let key = IDTokenSigner.makeKey()
         let digest = SHA256.hash(data: Array("authsim".utf8))
         let signature = try key.signature(for: digest, padding: .insecurePKCS1v1_5)

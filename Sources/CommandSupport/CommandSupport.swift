@@ -7,7 +7,7 @@ import Utilities
 
 /// Writes a line to standard output at once (no stdio buffering: a script or test reading the
 /// output sees each line as it is said).
-public func say(_ line: String) {
+package func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
@@ -18,7 +18,7 @@ extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// Sends every library's log to standard error (what `say` prints goes to standard output) and
 /// returns the command's logger at `level`.
-public func bootstrapLogging(_ label: String, level: Logger.Level) -> Logger {
+package func bootstrapLogging(_ label: String, level: Logger.Level) -> Logger {
     LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
     var logger = Logger(label: label)
     logger.logLevel = level
@@ -27,15 +27,15 @@ public func bootstrapLogging(_ label: String, level: Logger.Level) -> Logger {
 
 /// A command that cannot go on: ArgumentParser prints `Error: <description>` and the program
 /// exits with status 1.
-public struct CommandFailure: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct CommandFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Starts a server; when it cannot listen, the failure says why and names `option`, the
 /// command's option that moves it (`--ui-port`). For a part with several ports (push-receiver's
 /// sandbox and production), `options` maps each port to its option.
-public func starting<T>(_ options: [(option: String, port: Int)], _ start: () async throws -> T) async throws -> T {
+package func starting<T>(_ options: [(option: String, port: Int)], _ start: () async throws -> T) async throws -> T {
     do { return try await start() } catch let error as any CarriesListenError {
         guard let listen = error.listenError else { throw error }
         throw CommandFailure(listen.advice(option: options.first { $0.port == listen.port }?.option))
@@ -43,13 +43,13 @@ public func starting<T>(_ options: [(option: String, port: Int)], _ start: () as
 }
 
 /// Starts a server whose port `option` sets (see ``starting(_:_:)-([(String,Int)],_)``).
-public func starting<T>(_ option: String, port: Int, _ start: () async throws -> T) async throws -> T {
+package func starting<T>(_ option: String, port: Int, _ start: () async throws -> T) async throws -> T {
     try await starting([(option, port)], start)
 }
 
 /// Refuses ports that are not ports (0 to 65535; 0 asks for any free one), naming the option: a
 /// port of 70000 would otherwise be taken modulo 65536.
-public func checkPorts(_ ports: [(option: String, port: Int?)]) throws {
+package func checkPorts(_ ports: [(option: String, port: Int?)]) throws {
     for (option, port) in ports {
         guard let port, !(0...65_535).contains(port) else { continue }
         throw ValidationError("\(option) \(port) is not a port: 0 to 65535 (0: any free port)")
@@ -60,7 +60,7 @@ public func checkPorts(_ ports: [(option: String, port: Int?)]) throws {
 /// advice in messages: `swift run push-receiver` from a source checkout's build, the bare name when
 /// the release's `bin/` is on PATH (the wheel), else the path of the release's link (the tarball).
 /// Never a build folder's path.
-public func invocation(of program: String, executable: String? = nil, path: String? = ProcessInfo.processInfo.environment["PATH"]) -> String {
+package func invocation(of program: String, executable: String? = nil, path: String? = ProcessInfo.processInfo.environment["PATH"]) -> String {
     let exe = executable ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? program
     let folder = URL(fileURLWithPath: exe).deletingLastPathComponent().standardizedFileURL.path
     if folder.contains("/.build/") { return "swift run \(program)" }
@@ -71,29 +71,29 @@ public func invocation(of program: String, executable: String? = nil, path: Stri
 /// `--admin-token`, `--admin-token-file`, `--admin-owner-network`: who may use a server's admin
 /// routes (the inspector, the backend's Admin and emulator routes, the device gateway) when it
 /// listens beyond loopback (``AdminAccess``; docs/security.md).
-public struct AdminAccessOptions: ParsableArguments {
+package struct AdminAccessOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The deployment's admin token (16 characters or more, e.g. `openssl rand -hex 32`): required beyond loopback by the inspector, the Admin and emulator routes and the device gateway, as Authorization: Bearer <token>. Visible in `ps`: prefer --admin-token-file or AUTHSIM_ADMIN_TOKEN.",
-                               valueName: "token")) public var adminToken: String?
+                               valueName: "token")) package var adminToken: String?
     @Option(help: ArgumentHelp("A file holding the admin token (its first line), e.g. a Kubernetes secret.", valueName: "file"))
-    public var adminTokenFile: String?
+    package var adminTokenFile: String?
     @Option(help: ArgumentHelp("A client network (CIDR, e.g. 10.0.0.0/8; repeatable; also AUTHSIM_ADMIN_OWNER_NETWORKS, comma-separated) whose Admin SDKs may send `Bearer owner`, which they send every emulator and cannot be told otherwise. Without it only the token is taken.",
-                               valueName: "cidr")) public var adminOwnerNetwork: [String] = []
+                               valueName: "cidr")) package var adminOwnerNetwork: [String] = []
 
-    public init() {}
+    package init() {}
 
     /// The token from `--admin-token`, `--admin-token-file` or `AUTHSIM_ADMIN_TOKEN` (at most one), or nil.
-    public func token(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AdminToken? {
+    package func token(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AdminToken? {
         guard let (source, secret) = try secret(environment: environment) else { return nil }
         do { return try AdminToken(secret) } catch { throw ValidationError("\(source): \(error.message)") }
     }
 
     /// The token as given, and where it came from (for a client that sends it), or nil.
-    public func secret(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (source: String, secret: String)? {
+    package func secret(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (source: String, secret: String)? {
         try Self.secret(token: adminToken, file: adminTokenFile, environment: environment)
     }
 
     /// The token given as `--admin-token` (`token`), `--admin-token-file` (`file`) or `AUTHSIM_ADMIN_TOKEN`.
-    public static func secret(token adminToken: String?, file adminTokenFile: String?,
+    package static func secret(token adminToken: String?, file adminTokenFile: String?,
                               environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (source: String, secret: String)? {
         let given = [adminToken.map { ("--admin-token", $0) }, adminTokenFile.map { ("--admin-token-file", $0) },
                      environment["AUTHSIM_ADMIN_TOKEN"].map { ("AUTHSIM_ADMIN_TOKEN", $0) }].compactMap { $0 }
@@ -111,7 +111,7 @@ public struct AdminAccessOptions: ParsableArguments {
 
     /// The access for servers with admin routes listening on `host` (given by `option`).
     /// - Throws: a ``ValidationError`` saying how to give a token, for an address beyond loopback without one.
-    public func access(listening host: String, option: String = "--host", environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AdminAccess {
+    package func access(listening host: String, option: String = "--host", environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AdminAccess {
         let networks: [IPNetwork]
         let named = adminOwnerNetwork + (environment["AUTHSIM_ADMIN_OWNER_NETWORKS"] ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -133,7 +133,7 @@ public struct AdminAccessOptions: ParsableArguments {
     }
 
     /// A line for the banner: what the admin routes take.
-    public static func describe(_ access: AdminAccess) -> String {
+    package static func describe(_ access: AdminAccess) -> String {
         guard access.token != nil else { return "no token (loopback only)" }
         return "the admin token" + (access.ownerNetworks.isEmpty ? "" : "; Admin SDKs' `owner` from \(access.ownerNetworks.map(\.description).joined(separator: ", "))")
     }

@@ -12,8 +12,8 @@ import Scenarios
 /// The parsers that take hostile input, each as a function of raw bytes that must return (never
 /// crash, hang or allocate without bound) whatever the bytes are. Run by `authsim-fuzz` under
 /// libFuzzer (Fuzz/run.sh) and, on the checked-in corpus and past crashes, by the tests.
-public enum FuzzTargets {
-    public static let all: [String: @Sendable ([UInt8]) -> Void] = [
+package enum FuzzTargets {
+    package static let all: [String: @Sendable ([UInt8]) -> Void] = [
         "provider-token": providerToken,
         "push-request": pushRequest,
         "payload": payload,
@@ -86,7 +86,7 @@ public enum FuzzTargets {
     }
 
     /// Runs every file under `paths` (files or folders) through `target`. Returns how many ran.
-    public static func replay(_ target: @Sendable ([UInt8]) -> Void, paths: [URL]) -> Int {
+    package static func replay(_ target: @Sendable ([UInt8]) -> Void, paths: [URL]) -> Int {
         var count = 0
         for path in paths {
             var isDirectory: ObjCBool = false

@@ -5,19 +5,19 @@ import Synchronization
 /// A part that is already running (a receiver, a gateway, the backend, the inspector, a world's
 /// devices), as a service of one `ServiceGroup`: it runs until the group shuts down gracefully,
 /// then stops.
-public struct StartedPart: Service, CustomStringConvertible {
-    public let description: String
+package struct StartedPart: Service, CustomStringConvertible {
+    package let description: String
     private let stop: @Sendable () async throws -> Void
 
     /// - Parameters:
     ///   - name: what the part is, for the group's log.
     ///   - stop: how it stops (it answers what is in flight first).
-    public init(_ name: String, stop: @escaping @Sendable () async throws -> Void) {
+    package init(_ name: String, stop: @escaping @Sendable () async throws -> Void) {
         description = name
         self.stop = stop
     }
 
-    public func run() async throws {
+    package func run() async throws {
         // Cancelled rather than shut down (a part failed): stop all the same.
         try? await gracefulShutdown()
         try await stop()
@@ -29,25 +29,25 @@ public struct StartedPart: Service, CustomStringConvertible {
 
 /// The parts of a start in progress, noted as each comes up, so that a start that fails half-way
 /// stops what it already started: see ``startingParts(_:)``.
-public final class StartingParts: Sendable {
+package final class StartingParts: Sendable {
     private let parts = Mutex<[StartedPart]>([])
 
     init() {}
 
     /// Notes `value`, a part that has just started, and returns it; `stop` stops it.
-    public func started<Value: Sendable>(_ value: Value, as name: String, stop: @escaping @Sendable (Value) async throws -> Void) -> Value {
+    package func started<Value: Sendable>(_ value: Value, as name: String, stop: @escaping @Sendable (Value) async throws -> Void) -> Value {
         parts.withLock { $0.append(StartedPart(name) { try await stop(value) }) }
         return value
     }
 
     /// The parts noted so far, in the order they started.
-    public var all: [StartedPart] { parts.withLock { $0 } }
+    package var all: [StartedPart] { parts.withLock { $0 } }
 }
 
 /// Runs `start`, which starts parts one after another and notes each (``StartingParts/started(_:as:stop:)``).
 /// If it throws, the parts it had started stop, the last started first, each even when another
 /// fails to stop, and then its error is thrown: a failed start leaves nothing running.
-public func startingParts<Result>(_ start: (StartingParts) async throws -> Result) async throws -> Result {
+package func startingParts<Result>(_ start: (StartingParts) async throws -> Result) async throws -> Result {
     let starting = StartingParts()
     do {
         return try await start(starting)
@@ -62,7 +62,7 @@ public func startingParts<Result>(_ start: (StartingParts) async throws -> Resul
 /// that pushes through it, the backend before the inspector that reads it), and they stop in the
 /// reverse of that order. A part that fails to stop stops the rest all the same, and its error is
 /// thrown.
-public func runUntilSignalled(_ parts: [StartedPart], logger: Logger) async throws {
+package func runUntilSignalled(_ parts: [StartedPart], logger: Logger) async throws {
     try await serviceGroup(parts, stopsOnSignals: true, logger: logger).run()
 }
 
@@ -80,11 +80,11 @@ private func serviceGroup(_ parts: [StartedPart], stopsOnSignals: Bool, logger: 
 /// Parts started one after another, run as one `ServiceGroup` with no signals of their own (a
 /// world in a test or a scenario): ``shutdown()`` stops them in the reverse of the order they were
 /// given, each after the parts listed after it.
-public final class PartGroup: Sendable {
+package final class PartGroup: Sendable {
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
 
-    public init(_ parts: [StartedPart], logger: Logger = Logger(label: "authsim.parts", factory: { _ in SwiftLogNoOpLogHandler() })) {
+    package init(_ parts: [StartedPart], logger: Logger = Logger(label: "authsim.parts", factory: { _ in SwiftLogNoOpLogHandler() })) {
         let group = serviceGroup(parts, stopsOnSignals: false, logger: logger)
         self.group = group
         running = Task { try await group.run() }
@@ -92,7 +92,7 @@ public final class PartGroup: Sendable {
 
     /// Stops every part, the last given first, and returns when all have stopped.
     /// - Throws: the first error a part's stop threw (the others stop all the same).
-    public func shutdown() async throws {
+    package func shutdown() async throws {
         await group.triggerGracefulShutdown()
         try await running.value
     }

@@ -2,10 +2,10 @@
 /// program's own executable is one call into it, and so is `authsim` when it is started under one
 /// of their names (the release bundle's `bin/push-receiver` is a link to `authsim`: one binary
 /// instead of four, about a quarter of the size, since each would carry Foundation's ICU data).
-public enum Programs {
+package enum Programs {
     /// Runs the program called `name` (one of ``names``) with the process's arguments; `false` for
     /// any other name.
-    public static func run(named name: String) async -> Bool {
+    package static func run(named name: String) async -> Bool {
         switch name {
         case "push-receiver": await PushReceiverCommand.main()
         case "apns-sender": await APNsSenderCommand.main()
