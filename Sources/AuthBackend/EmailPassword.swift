@@ -26,6 +26,7 @@ public struct OobEmail: Sendable, Hashable, Codable {
     /// The action link the email carries (Firebase's hosted handler on the project's auth domain).
     public var link: String
     public var sentAt: Date
+
     public init(email: String, code: String, requestType: OobRequestType, newEmail: String?, link: String, sentAt: Date) {
         self.email = email
         self.code = code

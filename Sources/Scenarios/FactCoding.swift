@@ -8,8 +8,8 @@ import Foundation
 // Scalars are written as text (`200`, `true`, `0.92`); an enum (or any single-value Codable type)
 // as its raw value; a nil optional is left out; a value with values of its own (a backend event's
 // push answer) as one fact per value, named by the path to it (`push.status`), an unlabelled
-// associated value adding nothing to the path; a time in ISO 8601 (`2026-11-29T10:15:30.125Z`). On reading, an empty fact is a nil one (lines from
-// before these readers wrote `""` for nothing).
+// associated value adding nothing to the path; a time in ISO 8601 (`2026-11-29T10:15:30.125Z`).
+// On reading, an empty fact is a nil one (lines from before these readers wrote `""` for nothing).
 //
 // A backend event (`RunFact.backend`) is kind `backend`, its case's name as the fact `event`, and
 // its values beside it: the event as the backend made it, no translation.
@@ -77,6 +77,7 @@ enum FactCoding {
         case is Bool.Type: return "true or false"
         case is Int.Type: return "an integer"
         case is Double.Type: return "a number"
+        case is Date.Type: return "a time such as 2026-11-29T10:15:30.125Z"
         default:
             guard let cases = type as? any CaseIterable.Type else { return "\(type)" }
             let names = rawNames(cases)
@@ -305,9 +306,7 @@ private struct FactDecoder: Decoder {
         }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             if type == Date.self {
-                guard let date = try? Date(text(key, type), strategy: FactCoding.dateFormat) as? T else {
-                    throw TimelineFormatError("fact \(paths(key).scalar) is \(facts[paths(key).scalar].map { "\"\($0)\"" } ?? "missing"), expected a time such as 2026-11-29T10:15:30.125Z")
-                }
+                guard let date = try? Date(text(key, type), strategy: FactCoding.dateFormat) as? T else { throw malformed(key, type) }
                 return date
             }
             let paths = paths(key)
@@ -332,7 +331,7 @@ private struct FactDecoder: Decoder {
 
     /// One associated value: its fact's text, or its own values under `nested`.
     struct ValueDecoder: Decoder {
-        final class Flag: @unchecked Sendable { var value = false }
+        final class Flag { var value = false }
         let facts: [String: String]
         let scalar: String
         let nested: String

@@ -6,6 +6,7 @@ import DeviceOS
 import Foundation
 import IdentityToolkitAPI
 import Synchronization
+import Utilities
 
 /// The parts of a run, as they appear in a timeline and in the sequence diagram.
 public enum Part: String, Sendable, CaseIterable, Codable {
@@ -206,7 +207,7 @@ public struct EventKind: Hashable, Sendable, CustomStringConvertible {
 
 extension RunFact {
     /// The case's name (`pushRejected`).
-    public var caseName: String { Mirror(reflecting: self).children.first?.label ?? String(describing: self) }
+    public var caseName: String { enumCaseName(self) }
 
     public var kind: EventKind { EventKind(caseName: caseName) }
 

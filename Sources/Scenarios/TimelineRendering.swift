@@ -74,7 +74,7 @@ public enum TimelineRendering {
 
     /// What decides a run, when something went wrong: the first refusal, loss or fallback.
     static func isDecisive(_ event: TimelineEvent) -> Bool {
-        [.pushRejected, .authError, .pushLost, .fallback, .apnsRegistrationFailed].contains(event.kind) || event.backend?.refusal != nil
+        isBad(event) || [.pushLost, .fallback, .apnsRegistrationFailed].contains(event.kind)
     }
 
     /// A refusal or an error: drawn as what went wrong.

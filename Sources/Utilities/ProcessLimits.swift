@@ -23,7 +23,11 @@ public func raiseOpenFileLimit() -> UInt64 {
 /// expired. Returns whether memory was released.
 @discardableResult
 public func releaseFreeMemory() -> Bool {
-    typealias Trim = @convention(c) (Int) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0) /* RTLD_DEFAULT */, "malloc_trim") else { return false }
-    return unsafeBitCast(symbol, to: Trim.self)(0) == 1
+    mallocTrim.map { $0(0) == 1 } ?? false
 }
+
+/// glibc's `malloc_trim`, which Swift's Glibc module does not declare; looked up once.
+private let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0) /* RTLD_DEFAULT */, "malloc_trim") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+}()

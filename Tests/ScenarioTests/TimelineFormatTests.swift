@@ -118,6 +118,8 @@ struct TimelineFormatTests {
          "line 2: backend: fact push.status is \"soon\", expected an integer"),
         (#"{"kind":"backend","facts":{"event":"smsSent","phoneNumber":"+1"},"message":"m","part":"backend"}"#,
          "line 2: backend: fact code is missing, expected a string"),
+        (#"{"kind":"backend","facts":{"event":"emailSent","email":"a@x","code":"C","requestType":"PASSWORD_RESET","link":"l","sentAt":"yesterday"},"message":"m","part":"backend"}"#,
+         "line 2: backend: fact sentAt is \"yesterday\", expected a time such as 2026-11-29T10:15:30.125Z"),
     ])
     func backendRefusals(line: String, message: String) {
         let error = #expect(throws: TimelineFormatError.self) {

@@ -117,7 +117,7 @@ extension BackendEvent {
 
     /// The event's case name (`codeRequested`): what the inspector's steps and the `--json`
     /// lines call it.
-    public var kind: String { Mirror(reflecting: self).children.first?.label ?? String(describing: self) }
+    public var kind: String { enumCaseName(self) }
 
     /// A refusal's parts, for whatever states its cause: the operation (`sendVerificationCode`, or
     /// the path's last part when Google's front end or an injected fault answered), the service's

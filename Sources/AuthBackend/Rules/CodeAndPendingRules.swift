@@ -17,8 +17,8 @@ extension BackendState {
         case refuse(IdentityToolkitError)
     }
 
-    /// A code session is spent when it exists for `purpose` (a spent one no longer does), is unexpired, has
-    /// attempts left, and `code` is its code (compared in constant time).
+    /// A code session is spent when it exists for `purpose` (a spent one no longer does), is
+    /// unexpired, has attempts left, and `code` is its code (compared in constant time).
     func checkCode(sessionInfo: String?, code: String?, purpose: SessionPurpose?, now: Date,
                    configuration: BackendConfiguration) -> CodeCheck {
         guard let sessionInfo, !sessionInfo.isEmpty else { return .refuse(IdentityToolkitError(.missingSessionInfo)) }
