@@ -22,7 +22,10 @@ struct EventEmitter: Sendable {
 }
 
 /// Firebase's side of phone auth: app credentials (verifyClient, silent push), codes by SMS,
-/// sign-in with ID tokens. State lives here; `BackendServer` puts it on HTTP.
+/// sign-in with ID tokens. The rules and the state are ``BackendCore``'s; this actor runs one call
+/// at a time through them, keeps what each changed (``change(_:)``: the journal, or a fleet's
+/// store) before it answers, tells of its events, and does what the rules cannot: push, sign, hash
+/// passwords. `BackendServer` puts it on HTTP.
 public actor IdentityToolkit {
     public nonisolated let configuration: BackendConfiguration
     public nonisolated let tokenSigner: IDTokenSigner
@@ -37,16 +40,8 @@ public actor IdentityToolkit {
     let logger: Logger
     /// Apple's side of Sign in with Apple, simulated.
     public nonisolated let appleID: AppleIDProvider
-    /// Users, app credentials, sessions, reCAPTCHA tokens and SMS; changed only through ``commit(_:)``.
-    var state = BackendState()
-    /// The project's reCAPTCHA SMS defense, from the configuration and changed at run time through
-    /// the project config (``updateProjectConfig(_:)``). In memory, as the emulator's config is.
-    var smsDefenseSettings: SMSDefenseSettings
-    /// The project's test phone numbers: the configuration's, changed at run time through the
-    /// project config (`signIn.phoneNumber.testPhoneNumbers`). In memory, as the emulator's config is.
-    var testPhoneNumbers: [String: String]
-    /// The emulator's own sign-in settings, kept and echoed by the project config (and its export).
-    var emulatorSignIn = EmulatorSignInSettings()
+    /// The state and the rules; changed only through ``change(_:)``.
+    var core: BackendCore
     /// What became of the latest silent pushes (at most 1000): `GET /emulator/v1/projects/{p}/silentPushes`,
     /// so that an app in another process can say why no push came.
     var silentPushes = RecentItems<SilentPushRecord>(capacity: BackendState.silentPushLimit)
@@ -62,7 +57,7 @@ public actor IdentityToolkit {
     private var journalLinesAtCheck = 0
     /// The fleet's store, when this backend is one node of several (``open(configuration:pusher:clock:store:observer:logger:)``).
     let sharedStore: (any BackendStore)?
-    /// How far into the shared store's records ``state`` is.
+    /// How far into the shared store's records ``core``'s state is.
     var storePosition: Int64 = 0
     /// Records in the shared store since its last snapshot (as far as this node saw), and how
     /// many records that snapshot held: the next snapshot is due when the first reaches
@@ -72,10 +67,10 @@ public actor IdentityToolkit {
     var lastSnapshotSize = 0
     /// Where a fleet's node keeps its events for every node's inspector (``setEventSink(_:)``).
     var eventSink: (any BackendEventSink)?
-    /// A change whose commit failed: what ``state`` holds may not be what the store holds, so the
+    /// A change whose commit failed: what ``core``'s state holds may not be what the store holds, so the
     /// next change or read rebuilds it from the store's first record.
     var stateIsStale = false
-    /// The records of the shared change in progress (``change(_:)``); `nil` outside one.
+    /// The records of the shared batch in progress; `nil` outside one.
     var pendingRecords: [String]?
     /// Changes waiting for the node's next batch (``change(_:)``), and whether batches are running.
     var queuedChanges: [QueuedChange] = []
@@ -89,14 +84,15 @@ public actor IdentityToolkit {
     /// fleet position it was emitted at.
     public func setEventSink(_ sink: (any BackendEventSink)?) { eventSink = sink }
 
-    /// Tells the observer, and a fleet's event sink, of `event`.
-    func emit(_ event: BackendEvent) { emitter()(event) }
+    /// Tells the observer, and a fleet's event sink, of `event`: within a call, once its records are kept.
+    func emit(_ event: BackendEvent) {
+        if core.isHandling { core.emit(event) } else { emitter()(event) }
+    }
 
     /// Tells of an event the toolkit did not make itself (the router's front end and faults).
     public func note(_ event: BackendEvent) { emit(event) }
 
-    /// What tells of events, with the fleet position as it is now: for closures that run after
-    /// the change (a sign-in's, once its ID token is signed), outside the actor.
+    /// What tells of events, with the fleet position as it is now.
     func emitter() -> EventEmitter {
         EventEmitter(observer: observer, sink: eventSink, position: storePosition, clock: clock)
     }
@@ -137,34 +133,81 @@ public actor IdentityToolkit {
         self.clock = clock
         self.observer = observer
         self.logger = logger
-        self.appleID = try appleKey.map { AppleIDProvider(clock: clock, key: $0) } ?? AppleIDProvider(clock: clock)
-        self.smsDefenseSettings = SMSDefenseSettings(configuration)
-        self.testPhoneNumbers = configuration.testPhoneNumbers
+        let appleID = try appleKey.map { AppleIDProvider(clock: clock, key: $0) } ?? AppleIDProvider(clock: clock)
+        self.appleID = appleID
         self.journal = journal
         self.journalLines = journal?.lines ?? 0
         self.journalLinesAtCheck = journalLines
         self.journalFile = journal?.journalFile
         self.sharedStore = store
-        self.state = state
-        self.tokenSigner = try key.map { try IDTokenSigner(projectID: configuration.projectID, key: $0) } ?? IDTokenSigner(projectID: configuration.projectID)
+        let tokenSigner = try key.map { try IDTokenSigner(projectID: configuration.projectID, key: $0) } ?? IDTokenSigner(projectID: configuration.projectID)
+        self.tokenSigner = tokenSigner
+        self.core = BackendCore(configuration: configuration, tokenSigner: tokenSigner, appleID: appleID, state: state)
+        self.core.projectConfigIsShared = store != nil
     }
 
-    /// Applies a change and writes it: to the journal (once this returns, a restarted backend
-    /// knows it), or, with a shared store, to the change in progress, which ``change(_:)`` commits
-    /// before the answer goes out.
-    func commit(_ record: BackendRecord) throws(IdentityToolkitError) {
-        if sharedStore != nil {
-            // A rule that writes outside change {}: a programming error, answered, never lost silently.
-            guard pendingRecords != nil else {
-                throw IdentityToolkitError(.internal, "a change to the shared store outside a change: this is a bug in authsim")
+    /// Runs `call` through the core, and keeps what it changed before it answers: in the journal
+    /// (once this returns, a restarted backend knows it), or, with a shared store, in the node's
+    /// next batch (``sharedChange(_:)``). A call's records are kept also when it throws after
+    /// writing (a wrong code counts even though the answer is an error); its events are told once
+    /// its records are kept.
+    func change<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
+        try await change { () throws(IdentityToolkitError) -> T in try call(&core) }
+    }
+
+    /// ``change(_:)`` for rules that reach the core through the actor (``ActorRules.swift``).
+    func change<T>(_ body: () throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
+        if sharedStore != nil { return try await sharedChange(body) }
+        let outcome = step(body)
+        if !outcome.records.isEmpty {
+            do throws(IdentityToolkitError) { try keep(outcome.records) } catch {
+                tell(CoreOutcome<T>(answer: .failure(error), records: [], events: [], logs: outcome.logs))
+                throw error
             }
-            pendingRecords?.append(try BackendJournal.text(record))
-        } else if let journal {
-            try journal.append(record)
-            journalLines += 1
         }
-        state.apply(record)
-        commitsSincePurge += 1
+        tell(outcome)
+        return try outcome.answer.get()
+    }
+
+    /// One call of the core, at the clock's now.
+    func step<T>(_ body: () throws(IdentityToolkitError) -> T) -> CoreOutcome<T> {
+        core.begin(now: clock.now)
+        let answer = Result { () throws(IdentityToolkitError) -> T in try body() }
+        return core.end(answer)
+    }
+
+    /// Runs `call`, which only reads, through the core once its state is the store's (a fleet's)
+    /// and tells of its events.
+    func read<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
+        try await readShared()
+        let outcome = step { () throws(IdentityToolkitError) -> T in try call(&core) }
+        guard outcome.records.isEmpty else {
+            // A rule that writes in a read: a programming error, answered, never lost silently.
+            stateIsStale = sharedStore != nil
+            throw IdentityToolkitError(.internal, "a read that changed the state: this is a bug in authsim")
+        }
+        tell(outcome)
+        return try outcome.answer.get()
+    }
+
+    /// Writes a call's records to the journal, in one write, and sees to the purge and the
+    /// journal's size. A journal that cannot take them leaves the state as the journal has it (read
+    /// back): the answer is the error, and nothing that was not written is believed.
+    private func keep(_ records: [BackendRecord]) throws(IdentityToolkitError) {
+        if let journal {
+            do throws(IdentityToolkitError) { try journal.append(records) } catch {
+                logger.error("the journal could not be written; the call is answered with the error", metadata: ["error": "\(error.message)"])
+                do throws(IdentityToolkitError) {
+                    core.state = try BackendJournal.replay(journal.directory)
+                } catch {
+                    logger.critical("the journal cannot be read back either; this backend's memory is ahead of its journal",
+                                    metadata: ["error": "\(error.message)"])
+                }
+                throw error
+            }
+            journalLines += records.count
+        }
+        commitsSincePurge += records.count
         if commitsSincePurge >= 4096 {
             commitsSincePurge = 0
             purgeExpired()
@@ -173,9 +216,9 @@ public actor IdentityToolkit {
             // The journal twice the state (or more): rewrite it with the state's records, so the
             // file follows the state, not the history. A state whose records are all live is not
             // rewritten for nothing. A failure keeps the old file, still whole.
-            state.purge(now: clock.now, configuration: configuration)
-            if journalLines >= 2 * state.recordCountEstimate {
-                let records = state.records
+            core.state.purge(now: clock.now, configuration: configuration)
+            if journalLines >= 2 * core.state.recordCountEstimate {
+                let records = core.state.records
                 do {
                     let rewritten = try journal.compacted(records)
                     self.journal = rewritten
@@ -188,30 +231,45 @@ public actor IdentityToolkit {
         }
     }
 
+    /// Tells of a call's events and writes its log lines; a refusal is logged too.
+    func tell<T>(_ outcome: CoreOutcome<T>) {
+        for line in outcome.logs {
+            logger.log(level: line.level, "\(line.message)", metadata: line.metadata)
+        }
+        guard !outcome.events.isEmpty else { return }
+        let emit = emitter()
+        for event in outcome.events {
+            if case .rejected(let endpoint, let error, _) = event {
+                logger.info("request refused", metadata: ["endpoint": "\(endpoint)", "error": "\(error.message)"])
+            }
+            emit(event)
+        }
+    }
+
     /// Drops what has expired now (``BackendState/purge(now:configuration:)``), as every 4096th
     /// change does, and hands what that and the sign-ins since freed back to the system (100,000
     /// sign-ins, 1,000 at once: peak resident 294-323 MB without, 272-280 MB with).
     package func purgeExpired() {
-        state.purge(now: clock.now, configuration: configuration)
+        core.state.purge(now: clock.now, configuration: configuration)
         releaseFreeMemory()
     }
 
     /// The users kept now.
-    package var userCount: Int { state.users.count }
+    package var userCount: Int { core.state.users.count }
 
     /// The journal file, when the backend keeps its state on disk.
     public nonisolated let journalFile: URL?
 
     /// Every SMS sent so far.
-    public var messages: [SMSMessage] { state.outbox }
+    public var messages: [SMSMessage] { core.state.outbox }
     /// The latest silent pushes' results, oldest first: with a shared store, every node's (read
     /// from the store first), else this backend's.
     public func silentPushResults() async throws(IdentityToolkitError) -> [SilentPushRecord] {
         guard sharedStore != nil else { return silentPushes.all }
         try await readShared()
-        return state.fleetSilentPushes.all
+        return core.state.fleetSilentPushes.all
     }
-    public var allUsers: [BackendUser] { state.users.values.sorted { $0.createdAt < $1.createdAt } }
+    public var allUsers: [BackendUser] { core.state.users.values.sorted { $0.createdAt < $1.createdAt } }
 
     // MARK: verifyClient
 
@@ -227,17 +285,8 @@ public actor IdentityToolkit {
     /// push that could overtake the answer on loopback would turn a working setup into a fallback
     /// that never happens on a device. The push reaches the device after the hub's latency, on its own.
     public func verifyClient(_ request: VerifyClientRequest) async throws(IdentityToolkitError) -> VerifyClientResponse {
-        guard let appToken = request.appToken, !appToken.isEmpty else { throw reject(.verifyClient, IdentityToolkitError(.missingIOSAppToken)) }
-        guard let token = DeviceToken(hex: appToken) else {
-            throw reject(.verifyClient, IdentityToolkitError(.invalidAppCredential, "the APNs token is not hex"))
-        }
-        let receipt = Self.randomString(bytes: 48)
-        let secret = Self.randomString(bytes: 12)
-        do {
-            try await change { () throws(IdentityToolkitError) in
-                try commit(.receipt(id: receipt, secretSHA256: Self.digest(secret), appToken: appToken.uppercased(), issuedAt: clock.now))
-            }
-        } catch { throw reject(.verifyClient, error) }
+        let (token, receipt, secret) = try await change { core throws(IdentityToolkitError) in try core.issueAppCredential(request) }
+        let appToken = token.hex
         let environment: APNsEnvironment = request.isSandbox == true ? .sandbox : .production
         let bytes = FirebaseAuthPush(receipt: receipt, secret: secret).payload
         emit(.pushing(appToken: appToken, environment: environment, receipt: receipt))
@@ -251,7 +300,7 @@ public actor IdentityToolkit {
             // push came finds it. A store that cannot take it costs the answer nothing: the
             // receipt is kept, and the node logs why the list misses this push.
             do {
-                try await change { () throws(IdentityToolkitError) in try commit(.silentPush(record)) }
+                try await change { core throws(IdentityToolkitError) in core.commit(.silentPush(record)) }
             } catch {
                 logger.warning("verifyClient: the push's outcome is not in the fleet's silent-push list", metadata: ["error": "\(error.message)"])
             }
@@ -280,88 +329,7 @@ public actor IdentityToolkit {
     /// - Parameter languageCode: the request's `X-Firebase-Locale`: the SMS's language.
     public func sendVerificationCode(_ request: SendVerificationCodeRequest,
                                      languageCode: String? = nil) async throws(IdentityToolkitError) -> SendVerificationCodeResponse {
-        try await change { () throws(IdentityToolkitError) in
-            let endpoint = BackendOperation.sendVerificationCode
-            let number: String
-            do throws(IdentityToolkitError) { number = try PhoneNumbers.validate(request.phoneNumber) } catch { throw reject(endpoint, error) }
-            if let holder = state.userByPhone[number].flatMap({ state.users[$0] }), holder.hasSecondFactor {
-                throw reject(endpoint, IdentityToolkitError(
-                    .unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user."))
-            }
-            try checkAppProof(number: number, iosReceipt: request.iosReceipt, iosSecret: request.iosSecret,
-                              recaptchaToken: request.recaptchaToken, captchaResponse: request.captchaResponse,
-                              recaptchaVersion: request.recaptchaVersion, clientType: request.clientType,
-                              action: .sendVerificationCode, endpoint: endpoint)
-            return SendVerificationCodeResponse(
-                sessionInfo: try openSession(number: number, purpose: nil, languageCode: languageCode, endpoint: endpoint))
-        }
-    }
-
-    /// The proof that a request comes from the real app: a test number needs none; with SMS
-    /// defense in AUDIT or ENFORCE a reCAPTCHA Enterprise token that passes the assessment
-    /// (``smsDefense(captchaResponse:recaptchaVersion:clientType:action:hasLegacyProof:endpoint:)``);
-    /// otherwise an app credential (the receipt and the secret its silent push carried) or a
-    /// reCAPTCHA v2 token.
-    func checkAppProof(number: String, iosReceipt: String?, iosSecret: String?, recaptchaToken: String?,
-                       captchaResponse: String? = nil, recaptchaVersion: String? = nil, clientType: String? = nil,
-                       action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) {
-        guard testPhoneNumbers[number] == nil else {
-            emit(.codeRequested(phoneNumber: number, proof: .testMode, receipt: nil, endpoint: endpoint))
-            return
-        }
-        let hasLegacyProof = !(iosReceipt ?? "").isEmpty || recaptchaToken != nil
-        if try smsDefense(captchaResponse: captchaResponse, recaptchaVersion: recaptchaVersion, clientType: clientType, action: action,
-                          hasLegacyProof: hasLegacyProof, endpoint: endpoint) {
-            emit(.codeRequested(phoneNumber: number, proof: .recaptchaEnterprise, receipt: nil, endpoint: endpoint))
-            return
-        }
-        if let iosReceipt, !iosReceipt.isEmpty {
-            let secretDigest = iosSecret.flatMap { $0.isEmpty ? nil : Self.digest($0) }
-            if case .refuse(let error) = state.checkAppCredential(receipt: iosReceipt, secretDigest: secretDigest, now: clock.now,
-                                                                  lifetime: configuration.receiptLifetime) {
-                throw reject(endpoint, error)
-            }
-            emit(.codeRequested(phoneNumber: number, proof: .silentPush, receipt: iosReceipt, endpoint: endpoint))
-        } else if let recaptchaToken {
-            try useRecaptchaToken(recaptchaToken, endpoint: endpoint)
-            emit(.codeRequested(phoneNumber: number, proof: .reCAPTCHA, receipt: nil, endpoint: endpoint))
-        } else if configuration.acceptUnverifiedCodeRequests {
-            logger.info("code request without app verification taken (--accept-unverified-code-requests, as the Auth Emulator)",
-                        metadata: ["endpoint": "\(endpoint)", "phone": "\(number)"])
-            emit(.codeRequested(phoneNumber: number, proof: .unverified, receipt: nil, endpoint: endpoint))
-        } else {
-            throw reject(endpoint, IdentityToolkitError(
-                .missingAppCredential,
-                "no iOS receipt and secret and no reCAPTCHA token; with app verification disabled for testing (settings.isAppVerificationDisabledForTesting, which useEmulator(withHost:port:) turns on) only test phone numbers work"))
-        }
-    }
-
-    /// Opens a code session for `number` (or hands back the one still valid for the same number
-    /// and purpose) and "texts" its code: the region policy and the quotas apply to real numbers;
-    /// test numbers get their fixed code and no SMS.
-    func openSession(number: String, purpose: SessionPurpose?, languageCode: String?,
-                     endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
-        let now = clock.now
-        let testCode: String?
-        switch state.requestSession(number: number, purpose: purpose, testCode: testPhoneNumbers[number], now: now, configuration: configuration) {
-        case .refuse(let error): throw reject(endpoint, error)
-        case .reuse(let info):
-            emit(.codeReused(phoneNumber: number))
-            return info
-        case .open(let fixed): testCode = fixed
-        }
-        let code = testCode ?? configuration.fixedSMSCode ?? Self.randomCode()
-        let sessionInfo = Self.randomString(bytes: 64)
-        do {
-            try commit(.session(id: sessionInfo, phoneNumber: number, code: code, createdAt: now, purpose: purpose))
-            if testCode == nil {
-                let message = SMSMessage(phoneNumber: number, code: code, sessionInfo: sessionInfo, languageCode: languageCode,
-                                         text: Self.smsText(code: code, language: languageCode), sentAt: now)
-                try commit(.sms(message))
-                emit(.smsSent(message))
-            }
-        } catch { throw reject(endpoint, error) }
-        return sessionInfo
+        try await change { core throws(IdentityToolkitError) in try core.sendVerificationCode(request, languageCode: languageCode) }
     }
 
     // MARK: reCAPTCHA
@@ -396,25 +364,15 @@ public actor IdentityToolkit {
     /// Issues the token a solved reCAPTCHA challenge yields, for the verification attempt `eventID`
     /// (what the reCAPTCHA page hands back in its redirect). Single-use, short-lived.
     public func issueRecaptchaToken(eventID: String) async throws(IdentityToolkitError) -> String {
-        let token = "03A" + Self.randomString(bytes: 96)
-        try await change { () throws(IdentityToolkitError) in try commit(.recaptcha(digest: Self.digest(token), eventID: eventID, issuedAt: clock.now)) }
-        return token
+        try await change { core throws(IdentityToolkitError) in core.issueRecaptchaToken(eventID: eventID) }
     }
 
     /// The event a token was issued for, if it was issued here.
     public func recaptchaEventID(for token: String) async throws(IdentityToolkitError) -> String? {
         try await readShared()
-        return state.recaptchaTokens[Self.digest(token)]?.eventID
+        return core.state.recaptchaTokens[BackendCore.digest(token)]?.eventID
     }
 
-    /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
-    private func useRecaptchaToken(_ token: String, endpoint: BackendOperation) throws(IdentityToolkitError) {
-        switch state.checkRecaptchaToken(digest: Self.digest(token), now: clock.now, lifetime: configuration.recaptchaTokenLifetime) {
-        case .refuse(let error): throw reject(endpoint, error)
-        case .spend(let digest):
-            do { try commit(.recaptchaUsed(digest: digest)) } catch { throw reject(endpoint, error) }
-        }
-    }
 
     // MARK: signInWithPhoneNumber
 
@@ -429,104 +387,19 @@ public actor IdentityToolkit {
     /// - a user with a second factor cannot use the number as a first factor
     ///   (`UNSUPPORTED_FIRST_FACTOR`: Firebase supports multi-factor with every provider but phone).
     public func signInWithPhoneNumber(_ request: VerifyPhoneNumberRequest) async throws(IdentityToolkitError) -> VerifyPhoneNumberResponse {
-        try await signIn { () throws(IdentityToolkitError) in try decideSignInWithPhoneNumber(request) }
+        try await signIn { core throws(IdentityToolkitError) in try core.signInWithPhoneNumber(request) }
     }
 
-    private func decideSignInWithPhoneNumber(_ request: VerifyPhoneNumberRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyPhoneNumberResponse> {
-        let endpoint = BackendOperation.signInWithPhoneNumber
-        let number: String
-        var proofDigest: String?
-        if let proof = request.temporaryProof, !proof.isEmpty {
-            switch state.checkTemporaryProof(digest: Self.digest(proof), claimedNumber: request.phoneNumber, now: clock.now,
-                                             lifetime: configuration.temporaryProofLifetime) {
-            case .refuse(let error): throw reject(endpoint, error)
-            case .spend(let digest, let phoneNumber):
-                number = phoneNumber
-                proofDigest = digest
-            }
-        } else {
-            number = try spendSession(request.sessionInfo, code: request.code, purpose: nil, endpoint: endpoint).phoneNumber
-        }
-        let holder = state.userByPhone[number].flatMap { state.users[$0] }
-        var signedIn: BackendUser?
-        if let idToken = request.idToken, !idToken.isEmpty {
-            (signedIn, _) = try signedInUser(idToken, endpoint: endpoint)
-        }
-        if let signedIn, let holder, holder.localId != signedIn.localId {
-            guard proofDigest == nil else { throw reject(endpoint, IdentityToolkitError(.phoneNumberExists)) }
-            let proof = Self.randomString(bytes: 48)
-            do { try commit(.temporaryProof(digest: Self.digest(proof), phoneNumber: number, at: clock.now)) } catch { throw reject(endpoint, error) }
-            _ = reject(endpoint, IdentityToolkitError(.phoneNumberExists, "linking: \(number) belongs to another account; answered a temporary proof"))
-            return .answer(VerifyPhoneNumberResponse(phoneNumber: number, temporaryProof: proof,
-                                                     temporaryProofExpiresIn: String(Int(configuration.temporaryProofLifetime))))
-        }
-        var user = signedIn ?? holder
-        if user == nil, request.operation == "REAUTH" {
-            throw reject(endpoint, IdentityToolkitError(.userNotFound, "There is no user record for \(number) to reauthenticate."))
-        }
-        if let existing = user, existing.hasSecondFactor {
-            throw reject(endpoint, IdentityToolkitError(
-                .unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user."))
-        }
-        let isNewUser = user == nil
-        do {
-            if let proofDigest { try commit(.temporaryProofUsed(digest: proofDigest)) }
-            if var existing = user {
-                if existing.phoneNumber != number {
-                    existing.phoneNumber = number
-                    try commit(.user(existing))
-                    user = existing
-                }
-            } else {
-                let created = BackendUser(localId: newLocalID(hint: number), phoneNumber: number, createdAt: clock.now)
-                try commit(.user(created))
-                user = created
-            }
-        } catch { throw reject(endpoint, error) }
-        guard let user else { throw reject(endpoint, IdentityToolkitError(.internal, "no user after sign-in")) }
-        return .tokens(try grantTokens(for: user, provider: "phone", endpoint: endpoint)) { [emit = emitter()] tokens in
-            emit(.signedIn(uid: user.localId, phoneNumber: number, isNewUser: isNewUser))
-            return VerifyPhoneNumberResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn,
-                                             localId: user.localId, isNewUser: isNewUser, phoneNumber: number)
-        }
-    }
-
-    /// Spends a code session: it must exist for `purpose`, be unused and unexpired, have attempts
-    /// left, and `code` must be its code (a wrong one counts). Returns the session, now used.
-    func spendSession(_ sessionInfo: String?, code: String?, purpose: SessionPurpose?,
-                      endpoint: BackendOperation) throws(IdentityToolkitError) -> BackendState.Session {
-        switch state.checkCode(sessionInfo: sessionInfo, code: code, purpose: purpose, now: clock.now, configuration: configuration) {
-        case .refuse(let error):
-            throw reject(endpoint, error)
-        case .wrongCode(let sessionInfo):
-            do { try commit(.wrongCode(session: sessionInfo)) } catch { throw reject(endpoint, error) }
-            throw reject(endpoint, IdentityToolkitError(.invalidCode))
-        case .spend(let sessionInfo, let session):
-            do { try commit(.sessionUsed(session: sessionInfo)) } catch { throw reject(endpoint, error) }
-            return session
-        }
-    }
-
-    /// Grants `user`, signed in with `provider`, a refresh token (sealed with its sign-in,
-    /// ``RefreshTokenSeal``: nothing kept but `lastLoginAt`), and with `secondFactor` (an
-    /// enrollment ID) when a second factor completed the sign-in; `claims` are a custom token's (a
-    /// JSON object as text). A disabled user gets USER_DISABLED instead. Recorded in the change; the
-    /// ID token is signed after it (``signIn(_:)``), so that no change waits for an RSA signature.
-    func grantTokens(for user: BackendUser, provider: String, secondFactor: String? = nil, claims: String? = nil,
-                     endpoint: BackendOperation) throws(IdentityToolkitError) -> TokenGrant {
-        try requireEnabled(user, endpoint: endpoint)
-        let now = clock.now
-        let refreshToken = tokenSigner.refreshTokens.seal(localId: user.localId, userCreatedAt: user.createdAt, provider: provider,
-                                                          secondFactor: secondFactor, issuedAt: now, claims: claims)
-        do { try commit(.signedIn(localId: user.localId, at: now)) } catch { throw reject(endpoint, error) }
-        return TokenGrant(user: user, provider: provider, secondFactor: secondFactor, refreshToken: refreshToken, issuedAt: now,
-                          claims: BackendUser.claims(claims))
-    }
 
     /// Runs a sign-in's change, then signs the ID token it granted, if any, and answers.
     ///
     /// The signature (RSA, ~0.4 ms) is made off the actor (``signToken(for:provider:secondFactor:authTime:extraClaims:now:)``):
     /// signed on it, every sign-in waited for every other's.
+    func signIn<Answer>(_ decide: (inout BackendCore) throws(IdentityToolkitError) -> SignInDecision<Answer>) async throws(IdentityToolkitError) -> Answer {
+        try await signIn { () throws(IdentityToolkitError) -> SignInDecision<Answer> in try decide(&core) }
+    }
+
+    /// ``signIn(_:)`` for rules that reach the core through the actor (``ActorRules.swift``).
     func signIn<Answer>(_ decide: () throws(IdentityToolkitError) -> SignInDecision<Answer>) async throws(IdentityToolkitError) -> Answer {
         switch try await change(decide) {
         case .answer(let answer):
@@ -545,23 +418,16 @@ public actor IdentityToolkit {
         tokenSigner.token(for: user, provider: provider, secondFactor: secondFactor, authTime: authTime, extraClaims: extraClaims, now: now)
     }
 
-    /// USER_DISABLED for a user an admin disabled: no sign-in, no refresh, no call with their ID token.
-    func requireEnabled(_ user: BackendUser, endpoint: BackendOperation) throws(IdentityToolkitError) {
-        if user.disabled == true {
-            throw reject(endpoint, IdentityToolkitError(.userDisabled, "The user account has been disabled by an administrator."))
-        }
-    }
-
     /// The code of a session (a verification ID), as the SMS carried it.
     public func code(forSession sessionInfo: String) async throws(IdentityToolkitError) -> String? {
         try await readShared()
-        return state.sessions[sessionInfo]?.code
+        return core.state.sessions[sessionInfo]?.code
     }
 
     /// The emulator's view of sent codes (`GET /emulator/v1/projects/{project}/verificationCodes`).
     public func verificationCodes() async throws(IdentityToolkitError) -> VerificationCodesResponse {
         try await readShared()
-        return VerificationCodesResponse(verificationCodes: state.outbox.map {
+        return VerificationCodesResponse(verificationCodes: core.state.outbox.map {
             VerificationCode(code: $0.code, phoneNumber: $0.phoneNumber, sessionInfo: $0.sessionInfo)
         })
     }
@@ -570,37 +436,5 @@ public actor IdentityToolkit {
     /// one is the auth domain the reCAPTCHA page is on).
     public nonisolated func projectConfig() -> GetProjectConfigResponse {
         GetProjectConfigResponse(projectId: configuration.projectID, authorizedDomains: configuration.authorizedDomains)
-    }
-
-    func reject(_ endpoint: BackendOperation, _ error: IdentityToolkitError, cause: RejectionCause? = nil) -> IdentityToolkitError {
-        logger.info("request refused", metadata: ["endpoint": "\(endpoint)", "error": "\(error.message)"])
-        emit(.rejected(endpoint: endpoint, error, cause: cause))
-        return error
-    }
-
-    static func digest(_ secret: String) -> String {
-        Hex.encode(SHA256.hash(data: Array(secret.utf8)))
-    }
-
-    static func smsText(code: String, language: String?) -> String {
-        switch language?.prefix(2) {
-        case "fr": return "\(code) est votre code de validation."
-        case "de": return "\(code) ist Ihr Bestätigungscode."
-        case "es": return "\(code) es tu código de verificación."
-        default: return "\(code) is your verification code."
-        }
-    }
-
-    /// Six random digits, as the SMS carries them (libcrypto's generator, unbiased).
-    static func randomCode() -> String {
-        var generator = SecureRandomGenerator()
-        let digits = String(Int.random(in: 0..<1_000_000, using: &generator))
-        return String(repeating: "0", count: 6 - digits.count) + digits
-    }
-
-    /// `count` random bytes in base64url: libcrypto's generator, in user space (swift-crypto's
-    /// `SymmetricKey(size:)` made a getrandom call for each, 1 % of the CPU of 10,000 sign-ins).
-    static func randomString(bytes count: Int) -> String {
-        Base64URL.encode(SecureRandom.bytes(count))
     }
 }

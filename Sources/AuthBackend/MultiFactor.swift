@@ -191,21 +191,6 @@ extension IdentityToolkit {
         }
     }
 
-    /// The user of an ID token, and the provider they signed in with.
-    func signedInUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
-        guard let idToken, !idToken.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_ID_TOKEN")) }
-        guard let claims = tokenSigner.verifiedClaims(idToken, now: clock.now) else {
-            throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
-        }
-        guard let user = state.users[claims.sub] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
-        // Revoked (the Admin SDK's revoke_refresh_tokens), as the Auth Emulator's parseIdToken checks.
-        if let validSince = user.validSince, Int64(claims.iat) < validSince {
-            throw reject(endpoint, IdentityToolkitError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again."))
-        }
-        try requireEnabled(user, endpoint: endpoint)
-        return (user, claims.firebase.signInProvider)
-    }
-
     /// The user of an ID token who may enroll a second factor: MFA on, a first factor that allows
     /// it, a verified email.
     private func enrollingUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
@@ -325,5 +310,22 @@ extension IdentityToolkit {
                                       extraClaims: extra, now: clock.now)
         return SecureTokenResponse(accessToken: idToken, expiresIn: "3600", refreshToken: refreshToken, idToken: idToken,
                                    userId: user.localId, projectId: configuration.projectID)
+    }
+}
+
+extension BackendCore {
+    /// The user of an ID token, and the provider they signed in with.
+    mutating func signedInUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
+        guard let idToken, !idToken.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_ID_TOKEN")) }
+        guard let claims = tokenSigner.verifiedClaims(idToken, now: now) else {
+            throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+        }
+        guard let user = state.users[claims.sub] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
+        // Revoked (the Admin SDK's revoke_refresh_tokens), as the Auth Emulator's parseIdToken checks.
+        if let validSince = user.validSince, Int64(claims.iat) < validSince {
+            throw reject(endpoint, IdentityToolkitError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again."))
+        }
+        try requireEnabled(user, endpoint: endpoint)
+        return (user, claims.firebase.signInProvider)
     }
 }

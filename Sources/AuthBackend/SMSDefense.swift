@@ -65,13 +65,7 @@ struct SMSDefenseSettings: Sendable, Codable, Hashable {
     }
 }
 
-extension IdentityToolkit {
-    /// The project config: its reCAPTCHA part, as the Admin API writes it (a fleet's, with a shared store).
-    public func projectConfigForAdmin() async throws(IdentityToolkitError) -> EmulatorProjectConfig {
-        try await readShared()
-        return currentProjectConfig()
-    }
-
+extension BackendCore {
     func currentProjectConfig() -> EmulatorProjectConfig {
         let settings = smsDefenseSettings
         return EmulatorProjectConfig(
@@ -87,26 +81,8 @@ extension IdentityToolkit {
                            fixedSMSCode: configuration.fixedSMSCode, idSeed: configuration.idSeed != nil))
     }
 
-    /// The project config in the Auth Emulator's own shape (`signIn.allowDuplicateEmails`,
-    /// `emailPrivacyConfig`): what an export's `config.json` holds, so that the emulator loads it.
-    public func projectConfigForExport() async throws(IdentityToolkitError) -> EmulatorProjectConfig {
-        try await readShared()
-        return EmulatorProjectConfig(signIn: .init(allowDuplicateEmails: emulatorSignIn.allowDuplicateEmails),
-                              emailPrivacyConfig: .init(enableImprovedEmailPrivacy: emulatorSignIn.enableImprovedEmailPrivacy))
-    }
-
-    /// Changes the project config (the fields given; others stay): the emulator's sign-in
-    /// settings, the test phone numbers (replaced as a whole, checked as at start-up), and the
-    /// reCAPTCHA config as the Admin API's `updateProjectConfig` does (the next `recaptchaConfig`
-    /// and code request see it). Nothing changes unless everything given is good.
-    ///
-    /// With a shared store the config is the fleet's: it is a record (``SharedProjectConfig``), and
-    /// every node adopts it. Without one it stays in memory, as the emulator's config does.
-    public func updateProjectConfig(_ patch: EmulatorProjectConfig) async throws(IdentityToolkitError) -> EmulatorProjectConfig {
-        try await change { () throws(IdentityToolkitError) in try changeProjectConfig(patch) }
-    }
-
-    private func changeProjectConfig(_ patch: EmulatorProjectConfig) throws(IdentityToolkitError) -> EmulatorProjectConfig {
+    /// ``IdentityToolkit/updateProjectConfig(_:)``'s rules.
+    mutating func updateProjectConfig(_ patch: EmulatorProjectConfig) throws(IdentityToolkitError) -> EmulatorProjectConfig {
         var numbers = testPhoneNumbers
         if let given = patch.signIn?.phoneNumber?.testPhoneNumbers {
             var check = configuration
@@ -120,7 +96,7 @@ extension IdentityToolkit {
         if let flag = patch.signIn?.allowDuplicateEmails { signIn.allowDuplicateEmails = flag }
         if let flag = patch.emailPrivacyConfig?.enableImprovedEmailPrivacy { signIn.enableImprovedEmailPrivacy = flag }
         guard let recaptcha = patch.recaptchaConfig else {
-            try keepProjectConfig(SharedProjectConfig(testPhoneNumbers: numbers, smsDefense: smsDefenseSettings, signIn: signIn))
+            keepProjectConfig(SharedProjectConfig(testPhoneNumbers: numbers, smsDefense: smsDefenseSettings, signIn: signIn))
             return currentProjectConfig()
         }
         var settings = smsDefenseSettings
@@ -141,21 +117,21 @@ extension IdentityToolkit {
             }
             settings.tollFraudThreshold = rule.startScore
         }
-        try keepProjectConfig(SharedProjectConfig(testPhoneNumbers: numbers, smsDefense: settings, signIn: signIn))
-        logger.info("project reCAPTCHA config changed", metadata: ["phone": "\(settings.phone.rawValue)", "tollFraudThreshold": "\(settings.tollFraudThreshold)"])
+        keepProjectConfig(SharedProjectConfig(testPhoneNumbers: numbers, smsDefense: settings, signIn: signIn))
+        log(.info, "project reCAPTCHA config changed", ["phone": "\(settings.phone.rawValue)", "tollFraudThreshold": "\(settings.tollFraudThreshold)"])
         return currentProjectConfig()
     }
 
-    /// Puts `config` in force: recorded for the fleet with a shared store, in memory otherwise.
-    private func keepProjectConfig(_ config: SharedProjectConfig) throws(IdentityToolkitError) {
-        if sharedStore != nil {
-            try commit(.projectConfig(config))
+    /// Puts `config` in force: recorded for the fleet when it is shared (``projectConfigIsShared``), in memory otherwise.
+    private mutating func keepProjectConfig(_ config: SharedProjectConfig) {
+        if projectConfigIsShared {
+            commit(.projectConfig(config))
         }
         adopt(config)
     }
 
     /// The fleet's project config, as the records left it.
-    func adopt(_ config: SharedProjectConfig) {
+    mutating func adopt(_ config: SharedProjectConfig) {
         smsDefenseSettings = config.smsDefense
         testPhoneNumbers = config.testPhoneNumbers
         emulatorSignIn = config.signIn
@@ -167,10 +143,7 @@ extension IdentityToolkit {
     /// The fake answer the SDK sends when its reCAPTCHA Enterprise client gave no token.
     static let noRecaptcha = "NO_RECAPTCHA"
 
-    /// `GET /v2/recaptchaConfig`: the project's reCAPTCHA Enterprise key (only when a provider is
-    /// in AUDIT or ENFORCE, as the service answers) and the enforcement state of each provider.
-    public func recaptchaConfig(_ request: GetRecaptchaConfigRequest) async throws(IdentityToolkitError) -> GetRecaptchaConfigResponse {
-        try await readShared()
+    mutating func recaptchaConfig(_ request: GetRecaptchaConfigRequest) throws(IdentityToolkitError) -> GetRecaptchaConfigResponse {
         let endpoint = BackendOperation.recaptchaConfig
         if let version = request.version, version != "RECAPTCHA_ENTERPRISE" {
             throw reject(endpoint, IdentityToolkitError(.invalidRecaptchaVersion, "The reCAPTCHA version must be RECAPTCHA_ENTERPRISE, not \(version)."))
@@ -188,28 +161,23 @@ extension IdentityToolkit {
             useSmsBotScore: enabled ? smsDefenseSettings.useSmsBotScore : nil)
     }
 
-    /// The simulated reCAPTCHA Enterprise service: a token for `action` with the project's site
-    /// key, for the iOS app the key is restricted to. What the RecaptchaEnterprise SDK's
-    /// `execute(withAction:)` gets from Google.
-    public func executeRecaptchaEnterprise(_ request: RecaptchaEnterpriseExecuteRequest) async throws(IdentityToolkitError) -> RecaptchaEnterpriseExecuteResponse {
-        try await change { () throws(IdentityToolkitError) in
-            guard smsDefenseSettings.phone != .off else {
-                throw IdentityToolkitError(.recaptchaNotEnabled, "reCAPTCHA Enterprise is not enabled for project \(configuration.projectID).")
-            }
-            guard ConstantTime.equals(request.siteKey, configuration.recaptchaSiteKey) else {
-                throw IdentityToolkitError(.invalidSiteKey, "\(request.siteKey) is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
-            }
-            guard request.bundleID == configuration.bundleID else {
-                throw IdentityToolkitError(.invalidSiteKey, "The key \(request.siteKey) is restricted to bundle ID \(configuration.bundleID), not \(request.bundleID).")
-            }
-            let token = "03A" + Self.randomString(bytes: 96)
-            try commit(.enterpriseToken(digest: Self.digest(token), action: request.action, issuedAt: clock.now))
-            return RecaptchaEnterpriseExecuteResponse(token: token)
+    mutating func executeRecaptchaEnterprise(_ request: RecaptchaEnterpriseExecuteRequest) throws(IdentityToolkitError) -> RecaptchaEnterpriseExecuteResponse {
+        guard smsDefenseSettings.phone != .off else {
+            throw IdentityToolkitError(.recaptchaNotEnabled, "reCAPTCHA Enterprise is not enabled for project \(configuration.projectID).")
         }
+        guard ConstantTime.equals(request.siteKey, configuration.recaptchaSiteKey) else {
+            throw IdentityToolkitError(.invalidSiteKey, "\(request.siteKey) is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
+        }
+        guard request.bundleID == configuration.bundleID else {
+            throw IdentityToolkitError(.invalidSiteKey, "The key \(request.siteKey) is restricted to bundle ID \(configuration.bundleID), not \(request.bundleID).")
+        }
+        let token = "03A" + randomString(bytes: 96)
+        commit(.enterpriseToken(digest: Self.digest(token), action: request.action, issuedAt: now))
+        return RecaptchaEnterpriseExecuteResponse(token: token)
     }
 
     /// Assesses a request's reCAPTCHA Enterprise token for `action` (spending it).
-    func assess(captchaResponse: String?, action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) -> RecaptchaAssessment {
+    mutating func assess(captchaResponse: String?, action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) -> RecaptchaAssessment {
         guard let token = captchaResponse, !token.isEmpty, token != Self.noRecaptcha else {
             return RecaptchaAssessment(verdict: .missing, action: nil, riskScore: nil,
                                        detail: captchaResponse == Self.noRecaptcha ? "the app sent NO_RECAPTCHA: its reCAPTCHA Enterprise client gave no token"
@@ -217,11 +185,11 @@ extension IdentityToolkit {
         }
         let digest = Self.digest(token)
         guard let stored = state.enterpriseTokens[digest], !stored.used,
-              clock.now.timeIntervalSince(stored.issuedAt) <= Self.enterpriseTokenLifetime else {
+              now.timeIntervalSince(stored.issuedAt) <= Self.enterpriseTokenLifetime else {
             return RecaptchaAssessment(verdict: .invalid, action: nil, riskScore: nil,
                                        detail: "the token is unknown, expired (2 minutes) or already used")
         }
-        do { try commit(.enterpriseTokenUsed(digest: digest)) } catch { throw reject(endpoint, error) }
+        commit(.enterpriseTokenUsed(digest: digest))
         guard stored.action == action.rawValue else {
             return RecaptchaAssessment(verdict: .wrongAction, action: stored.action, riskScore: nil,
                                        detail: "the token was made for action \(stored.action), not \(action.rawValue)")
@@ -241,7 +209,7 @@ extension IdentityToolkit {
     /// What SMS defense decides for a code request: `true` when a passing assessment alone lets
     /// the code go out (AUDIT, ENFORCE); `false` when the legacy app verification must decide
     /// (OFF, or AUDIT's fallback). Throws ENFORCE's refusals and AUDIT's INVALID_APP_CREDENTIAL.
-    func smsDefense(captchaResponse: String?, recaptchaVersion: String?, clientType: String?, action: RecaptchaAction,
+    mutating func smsDefense(captchaResponse: String?, recaptchaVersion: String?, clientType: String?, action: RecaptchaAction,
                     hasLegacyProof: Bool, endpoint: BackendOperation) throws(IdentityToolkitError) -> Bool {
         let state = smsDefenseSettings.phone
         guard state != .off else { return false }

@@ -549,21 +549,6 @@ extension IdentityToolkit {
         }
     }
 
-    /// A new local ID: random (28 characters, as the emulator's), or with `--id-seed` derived from
-    /// the seed and the user's first identity (`hint`: their phone number, Apple ID, email), so
-    /// that the same user gets the same ID in every CI run; without a hint, from the seed and a
-    /// counter. Never one in use.
-    func newLocalID(hint: String?) -> String {
-        guard let seed = configuration.idSeed else { return Self.randomID(length: 28) }
-        var attempt = 0
-        while true {
-            let material = "\(seed)|\(hint ?? "user")|\(hint == nil ? state.users.count + attempt : attempt)"
-            let id = String(Base64URL.encode(Array(SHA256.hash(data: Array(material.utf8)))).filter { $0.isLetter || $0.isNumber }.prefix(28))
-            if state.users[id] == nil { return id }
-            attempt += 1
-        }
-    }
-
     /// Letters and digits, as the emulator's `randomId`.
     /// From BoringSSL's CSPRNG in user space (the system generator made a getrandom call per
     /// character), without modulo bias: bytes of 248 and above are drawn again.
@@ -579,4 +564,21 @@ extension IdentityToolkit {
     }
     private static let idAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
 
+}
+
+extension BackendCore {
+    /// A new local ID: random (28 characters, as the emulator's), or with `--id-seed` derived from
+    /// the seed and the user's first identity (`hint`: their phone number, Apple ID, email), so
+    /// that the same user gets the same ID in every CI run; without a hint, from the seed and a
+    /// counter. Never one in use.
+    mutating func newLocalID(hint: String?) -> String {
+        guard let seed = configuration.idSeed else { return randomID(length: 28) }
+        var attempt = 0
+        while true {
+            let material = "\(seed)|\(hint ?? "user")|\(hint == nil ? state.users.count + attempt : attempt)"
+            let id = String(Base64URL.encode(Array(SHA256.hash(data: Array(material.utf8)))).filter { $0.isLetter || $0.isNumber }.prefix(28))
+            if state.users[id] == nil { return id }
+            attempt += 1
+        }
+    }
 }

@@ -270,7 +270,7 @@ struct BackendState {
         pendingAppleTokens = pendingAppleTokens.filter { now.timeIntervalSince($0.value.at) < 86_400 }
         mfaPending = mfaPending.filter { fresh($0.value.at, configuration.mfaPendingCredentialLifetime) }
         temporaryProofs = temporaryProofs.filter { fresh($0.value.at, configuration.temporaryProofLifetime) }
-        enterpriseTokens = enterpriseTokens.filter { fresh($0.value.issuedAt, IdentityToolkit.enterpriseTokenLifetime) }
+        enterpriseTokens = enterpriseTokens.filter { fresh($0.value.issuedAt, BackendCore.enterpriseTokenLifetime) }
         oobCodes = oobCodes.filter { fresh($0.value.message.sentAt, configuration.oobCodeLifetime) }
         emailOutbox = emailOutbox.filter { fresh($0.sentAt, configuration.oobCodeLifetime) }
     }
@@ -297,7 +297,7 @@ struct BackendState {
         }
         out += outbox.map { .sms($0) }
         for message in emailOutbox {
-            let digest = IdentityToolkit.digest(message.code)
+            let digest = BackendCore.digest(message.code)
             out.append(.oobCode(digest: digest, message))
             if oobCodes[digest]?.used == true { out.append(.oobCodeUsed(digest: digest)) }
         }
@@ -355,6 +355,15 @@ struct BackendJournal: Sendable {
             throw IdentityToolkitError(.stateUnavailable, "cannot create \(directory.path): \(error.localizedDescription)", status: 500)
         }
         let key = try idTokenKey(in: directory)
+        var state = try replay(directory)
+        state.purge(now: now, configuration: configuration)
+        return (try rewrite(directory, with: state.records), state, key)
+    }
+
+    /// The state the journal in `directory` holds, read without writing anything. A torn last
+    /// line (a write cut by a kill) is skipped; any other bad line is an error naming the line.
+    static func replay(_ directory: URL) throws(IdentityToolkitError) -> BackendState {
+        let manager = FileManager.default
         let journal = directory.appendingPathComponent("journal.jsonl")
         var state = BackendState()
         if let data = manager.contents(atPath: journal.path) {
@@ -371,8 +380,7 @@ struct BackendJournal: Sendable {
                 }
             }
         }
-        state.purge(now: now, configuration: configuration)
-        return (try rewrite(directory, with: state.records), state, key)
+        return state
     }
 
     /// The journal rewritten with only `records` (a purged state's): written to a new file that is
@@ -420,9 +428,11 @@ struct BackendJournal: Sendable {
         self.lines = lines
     }
 
-    func append(_ record: BackendRecord) throws(IdentityToolkitError) {
-        let line = try Self.encode(record)
-        do { try file.append(line) } catch {
+    /// Appends `records`, one line each, in one write.
+    func append(_ records: [BackendRecord]) throws(IdentityToolkitError) {
+        var lines = ""
+        for record in records { lines += try Self.encode(record) }
+        do { try file.append(lines) } catch {
             throw IdentityToolkitError(.stateUnavailable, error.message, status: 500)
         }
     }

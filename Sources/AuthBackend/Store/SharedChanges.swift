@@ -35,31 +35,46 @@ extension IdentityToolkit {
         await sharedStore?.close()
     }
 
-    /// Runs `body`, one change of the backend's state, and keeps what it wrote.
-    ///
-    /// Without a shared store this is `body()`: the journal writes as the rules commit. With one,
-    /// the change joins the node's next batch (``runChangeBatches()``): one transaction that takes
-    /// the fleet's write turn, replays what other nodes wrote, runs the batch's changes one after
-    /// the other, and commits all their records before any of them answers. A change's records are
-    /// kept also when `body` throws after writing (a wrong code counts even though the answer is
-    /// an error). A store that cannot be reached is 503 `UNAVAILABLE` for every change of the
-    /// batch, never an answer whose records were not kept.
+    /// Runs `call`, one change of the fleet's state, in the node's next batch
+    /// (``runChangeBatches()``): one transaction that takes the fleet's write turn, replays what
+    /// other nodes wrote, runs the batch's calls one after the other, and commits all their
+    /// records before any of them answers or tells of its events. A store that cannot be reached
+    /// is 503 `UNAVAILABLE` for every call of the batch, never an answer whose records were not kept.
     ///
     /// Batching is group commit: the four round trips and the flush of one transaction serve as
     /// many requests as arrived while the previous batch was committing, so the fleet's write turn
     /// is held once per batch rather than once per request.
-    func change<T>(_ body: () throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
-        guard sharedStore != nil else { return try body() }
-        // The body runs before this function returns (the batch runs it, then resumes us), so it
+    func sharedChange<T>(_ call: () throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
+        // The call runs before this function returns (the batch runs it, then resumes us), so it
         // never outlives the call.
-        let outcome: Result<T, IdentityToolkitError> = await withoutActuallyEscaping(body) { body in
+        let outcome: Result<T, IdentityToolkitError> = await withoutActuallyEscaping(call) { call in
             await withCheckedContinuation { (continuation: CheckedContinuation<ActorBound<Result<T, IdentityToolkitError>>, Never>) in
                 let box = OutcomeBox<T>()
                 queuedChanges.append(QueuedChange(
-                    run: { box.outcome = Result { () throws(IdentityToolkitError) -> T in try body() } },
+                    run: {
+                        let outcome = self.step(call)
+                        do throws(IdentityToolkitError) {
+                            var texts: [String] = []
+                            for record in outcome.records { texts.append(try BackendJournal.text(record)) }
+                            self.pendingRecords?.append(contentsOf: texts)
+                            box.outcome = outcome
+                        } catch {
+                            // The records are in this node's state and cannot be written: rebuilt from the store next.
+                            self.stateIsStale = true
+                            box.outcome = CoreOutcome(answer: .failure(error), records: [], events: [], logs: outcome.logs)
+                        }
+                    },
                     finish: { storeError in
-                        let outcome = storeError.map { .failure($0) } ?? box.outcome ?? .failure(IdentityToolkitError(.internal, "a change that did not run"))
-                        continuation.resume(returning: ActorBound(value: outcome))
+                        let answer: Result<T, IdentityToolkitError>
+                        if let storeError {
+                            answer = .failure(storeError)
+                        } else if let outcome = box.outcome {
+                            self.tell(outcome)
+                            answer = outcome.answer
+                        } else {
+                            answer = .failure(IdentityToolkitError(.internal, "a change that did not run"))
+                        }
+                        continuation.resume(returning: ActorBound(value: answer))
                     }))
                 if !changeBatchesRunning {
                     changeBatchesRunning = true
@@ -123,14 +138,14 @@ extension IdentityToolkit {
     /// due: this batch's commit writes it in place of the records before it.
     private func snapshotDue() -> [String]? {
         guard recordsSinceSnapshot >= max(configuration.storeSnapshotEvery, lastSnapshotSize) else { return nil }
-        state.purge(now: clock.now, configuration: configuration)
-        do { return try state.records.map(BackendJournal.text) } catch {
+        core.state.purge(now: clock.now, configuration: configuration)
+        do { return try core.state.records.map(BackendJournal.text) } catch {
             logger.error("no snapshot: a record cannot be written as JSON", metadata: ["error": "\(error)"])
             return nil
         }
     }
 
-    /// Brings ``state`` up to the store's last record, for an answer that only reads.
+    /// Brings the core's state up to the store's last record, for an answer that only reads.
     func readShared() async throws(IdentityToolkitError) {
         guard let sharedStore else { return }
         await takeStoreTurn()
@@ -146,7 +161,7 @@ extension IdentityToolkit {
     /// the store's snapshot (this node was behind it).
     private func replay(_ newer: BackendStoreRecords) throws(IdentityToolkitError) {
         if stateIsStale || newer.snapshotRecords != nil {
-            state = BackendState()
+            core.state = BackendState()
             stateIsStale = false
         }
         if let snapshotRecords = newer.snapshotRecords {
@@ -154,10 +169,10 @@ extension IdentityToolkit {
         } else {
             recordsSinceSnapshot += newer.records.count
         }
-        let config = state.projectConfig
-        for text in newer.records { state.apply(try BackendJournal.record(text)) }
+        let config = core.state.projectConfig
+        for text in newer.records { core.state.apply(try BackendJournal.record(text)) }
         storePosition = newer.position
-        if let changed = state.projectConfig, changed != config { adopt(changed) }
+        if let changed = core.state.projectConfig, changed != config { core.adopt(changed) }
     }
 
     private func storeUnavailable(_ error: SharedStoreError, while doing: String) -> IdentityToolkitError {
@@ -193,7 +208,7 @@ struct ActorBound<Value>: @unchecked Sendable {
     let value: Value
 }
 
-/// Where a queued change's body leaves its outcome until the batch commits.
+/// Where a queued call leaves its outcome until the batch commits.
 final class OutcomeBox<T> {
-    var outcome: Result<T, IdentityToolkitError>?
+    var outcome: CoreOutcome<T>?
 }
