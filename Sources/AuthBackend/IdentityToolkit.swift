@@ -180,6 +180,12 @@ public actor IdentityToolkit {
     /// and tells of its events.
     func read<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
         try await readShared()
+        return try check(call)
+    }
+
+    /// Runs `call`, which reads the state as this node has it or the request alone (the checks
+    /// made before a password is hashed), and tells of its events.
+    func check<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) throws(IdentityToolkitError) -> T {
         let outcome = step { () throws(IdentityToolkitError) -> T in try call(&core) }
         guard outcome.records.isEmpty else {
             // A rule that writes in a read: a programming error, answered, never lost silently.

@@ -108,21 +108,21 @@ struct BackendRuleTests {
 
     @Test("an app credential: verifyClient's receipt with its secret, in time; a missing secret, another secret, an unknown or old receipt are refused")
     func appCredentials() {
-        let issued = state([.receipt(id: "R", secretSHA256: IdentityToolkit.digest("SECRET"), appToken: "AB", issuedAt: start)])
+        let issued = state([.receipt(id: "R", secretSHA256: BackendCore.digest("SECRET"), appToken: "AB", issuedAt: start)])
         let lifetime = configuration.receiptLifetime
-        #expect(issued.checkAppCredential(receipt: "R", secretDigest: IdentityToolkit.digest("SECRET"), now: start, lifetime: lifetime) == .valid)
+        #expect(issued.checkAppCredential(receipt: "R", secretDigest: BackendCore.digest("SECRET"), now: start, lifetime: lifetime) == .valid)
         #expect(refusal(issued.checkAppCredential(receipt: "R", secretDigest: nil, now: start, lifetime: lifetime)) == .missingAppCredential)
-        #expect(refusal(issued.checkAppCredential(receipt: "R", secretDigest: IdentityToolkit.digest("OTHER"), now: start, lifetime: lifetime))
+        #expect(refusal(issued.checkAppCredential(receipt: "R", secretDigest: BackendCore.digest("OTHER"), now: start, lifetime: lifetime))
             == .invalidAppCredential)
-        #expect(refusal(issued.checkAppCredential(receipt: "Q", secretDigest: IdentityToolkit.digest("SECRET"), now: start, lifetime: lifetime))
+        #expect(refusal(issued.checkAppCredential(receipt: "Q", secretDigest: BackendCore.digest("SECRET"), now: start, lifetime: lifetime))
             == .invalidAppCredential)
-        #expect(refusal(issued.checkAppCredential(receipt: "R", secretDigest: IdentityToolkit.digest("SECRET"),
+        #expect(refusal(issued.checkAppCredential(receipt: "R", secretDigest: BackendCore.digest("SECRET"),
                                                   now: start.addingTimeInterval(lifetime + 1), lifetime: lifetime)) == .invalidAppCredential)
     }
 
     @Test("a reCAPTCHA token is spent once, in time: unknown is MALFORMED, spent or old is EXPIRED")
     func recaptchaTokens() {
-        let digest = IdentityToolkit.digest("03Atoken")
+        let digest = BackendCore.digest("03Atoken")
         let lifetime = configuration.recaptchaTokenLifetime
         let issued = state([.recaptcha(digest: digest, eventID: "E", issuedAt: start)])
         #expect(issued.checkRecaptchaToken(digest: digest, now: start, lifetime: lifetime) == .spend(digest: digest))
@@ -136,7 +136,7 @@ struct BackendRuleTests {
 
     @Test("a temporary proof signs in once, for its own number, in time")
     func temporaryProofs() {
-        let digest = IdentityToolkit.digest("PROOF")
+        let digest = BackendCore.digest("PROOF")
         let number = "+16505551234"
         let lifetime = configuration.temporaryProofLifetime
         let issued = state([.temporaryProof(digest: digest, phoneNumber: number, at: start)])

@@ -58,7 +58,7 @@ struct EmulatorEndpointTests {
                     #expect(String(buffer: response.body).contains(words), "\(String(buffer: response.body))")
                 }
             }
-            #expect(await toolkit.testPhoneNumbers == ["+16505559999": "111222"], "a refused patch changes nothing")
+            #expect(await toolkit.core.testPhoneNumbers == ["+16505559999": "111222"], "a refused patch changes nothing")
         }
     }
 
@@ -125,7 +125,9 @@ struct EmulatorEndpointTests {
             uids.append(try #require(signedIn.localId))
             let created = try await toolkit.adminCreateUser(SignUpNewUserRequest(phoneNumber: "+16505550102"))
             let info = try #require(created.localId)
-            _ = try await toolkit.openSession(number: "+16505550102", purpose: nil, languageCode: nil, endpoint: .sendVerificationCode)
+            _ = try await toolkit.change { core throws(IdentityToolkitError) in
+                try core.openSession(number: "+16505550102", purpose: nil, languageCode: nil, endpoint: .sendVerificationCode)
+            }
             #expect(await toolkit.messages.last?.code == "246810")
             uids.append(info)
         }

@@ -41,8 +41,8 @@ struct StateRetentionTests {
         let clock = ManualWallClock()
         let toolkit = try toolkit(clock)
         for _ in 0..<50 { _ = try await signIn(toolkit) }
-        #expect(await toolkit.state.refreshTokens.isEmpty, "refresh tokens are sealed, not kept")
-        #expect(await toolkit.state.users.count == 1)
+        #expect(await toolkit.core.state.refreshTokens.isEmpty, "refresh tokens are sealed, not kept")
+        #expect(await toolkit.core.state.users.count == 1)
         let pending = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550143"))
         clock.advance(by: 301)
         await toolkit.purgeExpired()
@@ -50,17 +50,17 @@ struct StateRetentionTests {
             _ = try await toolkit.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: pending.sessionInfo, code: "123456"))
         }
         // The 50 spent sessions went as their codes were used; the SMS stay for their lifetime.
-        let (sessions, messages) = await (toolkit.state.sessions.count, toolkit.messages.count)
+        let (sessions, messages) = await (toolkit.core.state.sessions.count, toolkit.messages.count)
         #expect(sessions == 1 && messages == 51)
         clock.advance(by: BackendConfiguration().expiredRetention)
         await toolkit.purgeExpired()
-        let (left, sent, latest) = await (toolkit.state.sessions.count, toolkit.messages.count, toolkit.state.latestSession.count)
+        let (left, sent, latest) = await (toolkit.core.state.sessions.count, toolkit.messages.count, toolkit.core.state.latestSession.count)
         #expect(left == 0 && sent == 0 && latest == 0)
         await Self.expectError(.invalidSessionInfo) { () throws(IdentityToolkitError) in
             _ = try await toolkit.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: pending.sessionInfo, code: "123456"))
         }
         // The user and its last sign-in stay.
-        let user = try #require(await toolkit.state.users.values.first)
+        let user = try #require(await toolkit.core.state.users.values.first)
         #expect(user.lastLoginAt != nil && user.phoneNumber == Self.number)
     }
 
@@ -134,8 +134,8 @@ struct StateRetentionTests {
         // A refresh token from before tokens were sealed (a journal record), and the user, after a restart.
         let legacy = "legacy-refresh-token-0123456789"
         let restarted = try toolkit(clock, folder: folder)
-        let user = try #require(await restarted.state.users.values.first)
-        let record = BackendRecord.refreshToken(digest: IdentityToolkit.digest(legacy), localId: user.localId, provider: "phone", secondFactor: nil,
+        let user = try #require(await restarted.core.state.users.values.first)
+        let record = BackendRecord.refreshToken(digest: BackendCore.digest(legacy), localId: user.localId, provider: "phone", secondFactor: nil,
                                                 issuedAt: clock.now)
         let handle = try FileHandle(forWritingTo: folder.appendingPathComponent("journal.jsonl"))
         try handle.seekToEnd()

@@ -41,6 +41,14 @@ struct BackendCore {
         self.testPhoneNumbers = configuration.testPhoneNumbers
     }
 
+    /// A core with no users, signing with the process's keys (``IDTokenSigner/processKey``): what
+    /// a backend in memory starts from, and what the rules' tests run on.
+    init(configuration: BackendConfiguration) throws {
+        let configuration = try configuration.validated()
+        self.init(configuration: configuration, tokenSigner: try IDTokenSigner(projectID: configuration.projectID),
+                  appleID: try AppleIDProvider(), state: BackendState())
+    }
+
     /// Handles one call: `call` runs the rules at `now`, drawing from `random`. What it changed is
     /// in the outcome also when it throws (a wrong code counts though the answer is an error).
     mutating func handle<Answer>(now: Date, random: any BackendRandom = SecureBackendRandom(),

@@ -1,0 +1,276 @@
+import IdentityToolkitAPI
+import Utilities
+import Crypto
+import Foundation
+
+extension BackendCore {
+    /// `setAccountInfo`'s checks of the request alone: the new password to hash, if one is set.
+    mutating func accountUpdatePassword(_ request: SetAccountInfoRequest) throws(IdentityToolkitError) -> String? {
+        let endpoint = BackendOperation.setAccountInfo
+        if request.idToken == nil, request.oobCode == nil {
+            throw reject(endpoint, IdentityToolkitError(.invalidReqType, "Unsupported request parameters."))
+        }
+        // As the Auth Emulator: custom claims and disabling are an admin's; the other admin fields
+        // (validSince, createdAt, …) are not read from a user's request.
+        if request.customAttributes != nil { throw reject(endpoint, IdentityToolkitError(.insufficientPermission)) }
+        if request.disableUser != nil { throw reject(endpoint, IdentityToolkitError(.operationNotAllowed)) }
+        if let password = request.password, password.count < Self.minimumPasswordLength { throw reject(endpoint, Self.weakPassword) }
+        return request.password
+    }
+
+    mutating func setAccountInfo(_ request: SetAccountInfoRequest, hash: PasswordHash?) throws(IdentityToolkitError) -> SignInDecision<SetAccountInfoResponse> {
+        let endpoint = BackendOperation.setAccountInfo
+        if let code = request.oobCode { return .answer(try applyOobCode(code)) }
+        guard let uid = try standingUID(request.idToken, endpoint: endpoint), var user = state.users[uid],
+              let claims = request.idToken.flatMap({ tokenSigner.verifiedClaims($0, now: now) }) else {
+            throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+        }
+        var provider = claims.firebase.signInProvider
+        do throws(IdentityToolkitError) {
+            if let email = request.email {
+                guard Self.isValidEmail(email) else { throw IdentityToolkitError(.invalidEmail) }
+                let canonical = email.lowercased()
+                if canonical != user.email {
+                    if self.user(email: canonical) != nil { throw IdentityToolkitError(.emailExists) }
+                    if emulatorSignIn.enableImprovedEmailPrivacy {
+                        throw IdentityToolkitError("OPERATION_NOT_ALLOWED", "Please verify the new email before changing email.")
+                    }
+                    user.email = canonical
+                    user.emailVerified = false
+                    user.validSince = Int64(now.timeIntervalSince1970)
+                }
+            }
+            if let hash {
+                guard user.email != nil else { throw IdentityToolkitError("MISSING_EMAIL", "a password needs the user's email") }
+                // A new password ends every other session (their refresh tokens), as Firebase's does.
+                setPassword(hash, of: &user)
+                provider = "password"
+            }
+            try Self.applyProfile(request, to: &user)
+            commit(.user(user))
+        } catch { throw reject(endpoint, error) }
+        let info = Self.userInfo(user)
+        let response = SetAccountInfoResponse(localId: user.localId, email: user.email, displayName: user.displayName, photoUrl: user.photoUrl,
+                                              providerUserInfo: info.providerUserInfo, emailVerified: user.emailVerified)
+        // New tokens when asked, and always when the change revoked the others (the emulator's rule).
+        guard request.returnSecureToken == true || hash != nil else { return .answer(response) }
+        let grant = try grantTokens(for: user, provider: provider, secondFactor: claims.firebase.secondFactorIdentifier,
+                                    endpoint: endpoint)
+        return .tokens(grant) { tokens in
+            var answer = response
+            answer.idToken = tokens.idToken
+            answer.refreshToken = tokens.refreshToken
+            answer.expiresIn = tokens.expiresIn
+            return answer
+        }
+    }
+
+    mutating func signInWithIdp(_ request: VerifyAssertionRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyAssertionResponse> {
+        let endpoint = BackendOperation.signInWithIdp
+        let (postBody, pendingToken, idToken) = (request.postBody, request.pendingToken, request.idToken)
+        var sub: String
+        var email: String?
+        var emailVerified = true
+        /// The name the SDK sends on the first authorization (`user={"name":{…}}` in the post body).
+        var name: String?
+        if let pendingToken, !pendingToken.isEmpty {
+            guard let pending = state.pendingAppleTokens[pendingToken] else {
+                throw reject(endpoint, IdentityToolkitError(.invalidPendingToken, "The pending token is unknown or was used."))
+            }
+            commit(.applePendingUsed(token: pendingToken))
+            (sub, email) = (pending.sub, pending.email)
+        } else {
+            let fields = Self.formFields(postBody ?? "")
+            guard let provider = fields["providerId"], !provider.isEmpty else {
+                throw reject(endpoint, IdentityToolkitError(.missingOrInvalidProviderID, "Provider ID is missing in the request."))
+            }
+            guard provider == "apple.com" else {
+                throw reject(endpoint, IdentityToolkitError(.invalidProviderID, "This backend signs in with apple.com only, not \(provider)."))
+            }
+            guard let token = fields["id_token"], !token.isEmpty else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired."),
+                             cause: .appleTokenMalformed)
+            }
+            let claims: AppleIdentityTokenClaims
+            do { claims = try AppleIDProvider.verifySignature(token, jwks: appleID.jwks) } catch { throw reject(endpoint, error) }
+            guard claims.iss == AppleIDProvider.issuer else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: iss is \(claims.iss ?? "missing"), not \(AppleIDProvider.issuer)"),
+                             cause: .appleTokenIssuer)
+            }
+            let audiences = [configuration.bundleID] + configuration.appleServicesIDs
+            guard let audience = claims.aud, audiences.contains(audience) else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: aud \(claims.aud ?? "missing") is not a bundle ID or services ID configured for Sign in with Apple (\(audiences.joined(separator: ", ")))"),
+                             cause: .appleTokenAudience)
+            }
+            guard let exp = claims.exp, Double(exp) > now.timeIntervalSince1970 else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired."),
+                             cause: .appleTokenExpired)
+            }
+            if let expected = claims.nonce {
+                guard let raw = fields["nonce"], !raw.isEmpty else {
+                    throw reject(endpoint, IdentityToolkitError(.missingOrInvalidNonce, "Nonce is missing in the request."))
+                }
+                guard ConstantTime.equals(Self.digest(raw), expected) else {
+                    throw reject(endpoint, IdentityToolkitError(.missingOrInvalidNonce, "The nonce in ID Token \"\(expected)\" does not match the SHA256 hash of the raw nonce \"\(raw)\" in the request."))
+                }
+            }
+            let spent = Self.digest(token)
+            guard state.spentAppleTokens[spent] == nil else {
+                throw reject(endpoint, IdentityToolkitError(.missingOrInvalidNonce, "Duplicate credential received. Please try again with a new credential."))
+            }
+            commit(.appleTokenSpent(digest: spent, at: now))
+            guard let tokenSub = claims.sub else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: no sub"), cause: .appleTokenMalformed)
+            }
+            sub = tokenSub
+            email = claims.email
+            emailVerified = claims.emailVerified != "false"
+            name = fields["user"].flatMap(Self.appleUserName)
+        }
+        let now = now
+        let holder = state.userByAppleSub[sub].flatMap { state.users[$0] }
+        if let idToken, !idToken.isEmpty {
+            // Linking to the signed-in user.
+            guard let uid = try standingUID(idToken, endpoint: endpoint), var user = state.users[uid] else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+            }
+            if let holder, holder.localId != uid {
+                let pending = randomString(bytes: 32)
+                commit(.applePending(token: pending, sub: sub, email: email, at: now))
+                _ = reject(endpoint, IdentityToolkitError(.federatedUserIDAlreadyLinked, "This credential is already associated with a different user account."))
+                return .answer(VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", email: email, isNewUser: false,
+                                                       errorMessage: IdentityToolkitError.Code.federatedUserIDAlreadyLinked.rawValue,
+                                                       pendingToken: pending))
+            }
+            if let linked = user.appleSub, linked != sub {
+                throw reject(endpoint, IdentityToolkitError(.providerAlreadyLinked, "User has already been linked to the given provider."))
+            }
+            user.appleSub = sub
+            if user.email == nil {
+                user.email = email
+                user.emailVerified = emailVerified
+            }
+            commit(.user(user))
+            let grant = try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)
+            emit(.appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: true))
+            return .tokens(grant) { tokens in
+                VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: uid, email: user.email,
+                                               displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
+                                               expiresIn: tokens.expiresIn, isNewUser: false)
+            }
+        }
+        // Reauthentication sends autoCreate: false: an Apple ID with no account is not signed up.
+        if holder == nil, request.autoCreate == false {
+            throw reject(endpoint, IdentityToolkitError(.userNotFound, "There is no user record for this Apple ID, and autoCreate is false."))
+        }
+        let user = holder ?? BackendUser(localId: newLocalID(hint: sub), createdAt: now, appleSub: sub, email: email,
+                                         emailVerified: email == nil ? nil : emailVerified, displayName: name)
+        let isNew = holder == nil
+        if isNew {
+            commit(.user(user))
+        }
+        // A user with a second factor gets a pending credential for it, not a session.
+        if user.hasSecondFactor {
+            let pending = try openMFAPending(for: user, provider: "apple.com", endpoint: endpoint)
+            emit(.secondFactorRequired(uid: user.localId, provider: "apple.com"))
+            return .answer(VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
+                                                   displayName: user.displayName, isNewUser: false, mfaPendingCredential: pending,
+                                                   mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
+        }
+        let grant = try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)
+        emit(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))
+        return .tokens(grant) { tokens in
+            VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
+                                           displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
+                                           expiresIn: tokens.expiresIn, isNewUser: isNew)
+        }
+    }
+
+    /// ``IdentityToolkit/appleAuthorize(_:)``'s rules.
+    mutating func appleAuthorize(_ request: AppleAuthorizeRequest) throws(IdentityToolkitError) -> AppleAuthorizeResponse {
+        let scopes = (request.scope ?? "name email").split(separator: " ")
+        let sub = appleID.subject(of: request.user)
+        let first = !state.appleConsents.contains(BackendState.consentKey(sub, request.clientID))
+        let authorization: AppleIDProvider.Authorization
+        do {
+            authorization = try appleID.authorize(
+                clientID: request.clientID, appleUser: request.user, nonce: request.nonce, wantsEmail: scopes.contains("email"),
+                wantsName: scopes.contains("name"), hideEmail: request.hideEmail ?? false, givenName: request.givenName,
+                familyName: request.familyName, issuedAt: request.issuedAt.map { Date(timeIntervalSince1970: $0) }, firstConsent: first)
+        } catch {
+            throw IdentityToolkitError("server_error", "Apple's sheet could not sign the identity token: \(error)", status: 500)
+        }
+        if first { commit(.appleConsent(sub: sub, clientID: request.clientID, granted: true)) }
+        return AppleAuthorizeResponse(identityToken: authorization.identityToken, authorizationCode: authorization.authorizationCode,
+                                      user: authorization.user, email: authorization.email, givenName: authorization.givenName,
+                                      familyName: authorization.familyName)
+    }
+
+    /// ``IdentityToolkit/revokeToken(_:)``'s rules.
+    mutating func revokeToken(_ request: RevokeTokenRequest) throws(IdentityToolkitError) -> EmptyResponse {
+        let endpoint = BackendOperation.revokeToken
+        // The SDK sends the enum's raw value as a string ("3"); REST clients its name ("CODE").
+        guard request.providerId == "apple.com", request.tokenType == "3" || request.tokenType == "CODE" else {
+            throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE (3), not \(request.tokenType ?? "none")"))
+        }
+        let (code, idToken) = (request.token, request.idToken)
+        guard let uid = try standingUID(idToken, endpoint: endpoint), state.users[uid] != nil else {
+            throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+        }
+        guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.invalidRequest, "token (the authorization code) is required")) }
+        let sub: String
+        do throws(IdentityToolkitError) {
+            sub = try appleID.subject(ofCode: code, clientID: configuration.bundleID)
+            // Used once, on whichever node: the fleet's record, as every single-use thing.
+            let digest = Self.digest(code)
+            guard state.revokedAppleCodes[digest] == nil else { throw AppleIDProvider.invalidGrant }
+            commit(.appleCodeRevoked(digest: digest, at: now))
+        } catch { throw reject(endpoint, error) }
+        // The grant ended: the next consent is a first one again (name and email), on every node.
+        if state.appleConsents.contains(BackendState.consentKey(sub, configuration.bundleID)) {
+            do throws(IdentityToolkitError) { commit(.appleConsent(sub: sub, clientID: configuration.bundleID, granted: false)) } catch {
+                throw reject(endpoint, error)
+            }
+        }
+        emit(.appleRevoked(uid: uid, sub: sub))
+        return EmptyResponse()
+    }
+
+    /// ``IdentityToolkit/deleteAccount(_:)``'s rules.
+    mutating func deleteAccount(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
+        guard let uid = try standingUID(request.idToken, endpoint: .deleteAccount), state.users[uid] != nil else {
+            throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
+        }
+        commit(.userDeleted(localId: uid))
+        emit(.accountDeleted(uid: uid))
+        return DeleteAccountResponse()
+    }
+
+
+    /// The user ID of a valid ID token of this backend's, `nil` for none (each caller answers its
+    /// own error); a revoked token (issued before the user's `validSince`) is TOKEN_EXPIRED and a
+    /// disabled user USER_DISABLED, as on every call with an ID token (``signedInUser(_:endpoint:)``).
+    mutating func standingUID(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> String? {
+        guard let idToken, !idToken.isEmpty, let claims = tokenSigner.verifiedClaims(idToken, now: now),
+              let user = state.users[claims.sub] else { return nil }
+        _ = try signedInUser(idToken, endpoint: endpoint)
+        return user.localId
+    }
+
+    /// The display name in the SDK's `user={"name":{"firstName":…,"lastName":…}}`: "First Last".
+    static func appleUserName(_ json: String) -> String? {
+        struct AppleUser: Decodable {
+            struct Name: Decodable {
+                let firstName: String?
+                let lastName: String?
+            }
+            let name: Name?
+        }
+        guard let user = try? JSONDecoder().decode(AppleUser.self, from: Data(json.utf8)), let name = user.name else { return nil }
+        let text = [name.firstName, name.lastName].compactMap { $0 }.joined(separator: " ")
+        return text.isEmpty ? nil : text
+    }
+
+    /// `id_token=…&providerId=apple.com&nonce=…` → fields (percent-decoded, `+` as space, first wins).
+    static func formFields(_ body: String) -> [String: String] { WebText.formFields(body) }
+}

@@ -1,0 +1,336 @@
+import IdentityToolkitAPI
+import Utilities
+import RS256
+import Crypto
+import CryptoExtras
+import Foundation
+
+// Email and password, anonymous users, and the emails Firebase sends, as the service answers the
+// SDK and as the Auth Emulator does (firebase-tools `src/emulator/auth/operations.ts`: `signUp`,
+// `signInWithPassword`, `sendOobCode`, `resetPassword`, `setAccountInfoImpl` with `oobCode` and
+// `password`, `listOobCodesInProject`). Where the two differ this does as the service:
+// - passwords are kept as scrypt hashes (the emulator keeps `fakeHash:salt=…:password=…`, the
+//   password in clear; such hashes from an emulator export are still checked, as the emulator checks them);
+// - an email's code expires (``BackendConfiguration/oobCodeLifetime``, an hour as Firebase's
+//   password reset links) and is good once; the emulator's never expire;
+// - email enumeration protection is on by default, as in every project made since September 2023
+//   (`emailPrivacyConfig.enableImprovedEmailPrivacy`; the emulator's default is off).
+
+/// One email the backend "sent": its code, for what, to whom; the email outbox lists them.
+public struct OobEmail: Sendable, Hashable, Codable {
+    public var email: String
+    public var code: String
+    public var requestType: OobRequestType
+    /// The new address, for a change of email.
+    public var newEmail: String?
+    /// The action link the email carries (Firebase's hosted handler on the project's auth domain).
+    public var link: String
+    public var sentAt: Date
+
+    public init(email: String, code: String, requestType: OobRequestType, newEmail: String?, link: String, sentAt: Date) {
+        self.email = email
+        self.code = code
+        self.requestType = requestType
+        self.newEmail = newEmail
+        self.link = link
+        self.sentAt = sentAt
+    }
+}
+
+extension BackendCore {
+    /// The shortest password the service takes (`WEAK_PASSWORD : Password should be at least 6 characters`).
+    static let minimumPasswordLength = 6
+
+    // MARK: Sign-up and sign-in
+
+    /// `signUp`'s checks before its password is hashed: the password to hash, if the request signs up with one.
+    mutating func signUpPassword(_ request: SignUpNewUserRequest) throws(IdentityToolkitError) -> String? {
+        let endpoint = BackendOperation.signUp
+        if request.localId != nil { throw reject(endpoint, IdentityToolkitError(.unexpectedParameter, "User ID")) }
+        if request.tenantId != nil { throw reject(endpoint, IdentityToolkitError(.unsupportedField, "tenantId (accounts:signUp): authsim backend plays one project without tenants")) }
+        for (name, value) in [("phoneNumber", request.phoneNumber), ("photoUrl", request.photoUrl)] where value != nil {
+            throw reject(endpoint, IdentityToolkitError(.insufficientPermission, "\(name) is set by an admin, not by the app's sign-up"))
+        }
+        let emailPassword = request.idToken != nil || request.password != nil || request.email != nil
+        guard emailPassword else { return nil }
+        guard let email = request.email, !email.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+        guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_PASSWORD")) }
+        guard Self.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
+        guard password.count >= Self.minimumPasswordLength else { throw reject(endpoint, Self.weakPassword) }
+        return password
+    }
+
+    /// `signUp`, its password hashed.
+    mutating func signUp(_ request: SignUpNewUserRequest, hash: PasswordHash?) throws(IdentityToolkitError) -> SignInDecision<SignUpNewUserResponse> {
+        let endpoint = BackendOperation.signUp
+        var user: BackendUser
+        var isNew = true
+        if let idToken = request.idToken {
+            guard let uid = try standingUID(idToken, endpoint: endpoint), let existing = state.users[uid] else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+            }
+            user = existing
+            isNew = false
+        } else {
+            user = BackendUser(localId: newLocalID(hint: request.email?.lowercased()), createdAt: now)
+        }
+        let provider: String
+        if let hash, let email = request.email {
+            let canonical = email.lowercased()
+            if let holder = self.user(email: canonical), holder.localId != user.localId || user.passwordHash != nil {
+                throw reject(endpoint, IdentityToolkitError(.emailExists))
+            }
+            user.email = canonical
+            user.emailVerified = false
+            setPassword(hash, of: &user)
+            if let name = request.displayName { user.displayName = name }
+            provider = "password"
+        } else {
+            provider = "anonymous"
+        }
+        commit(.user(user))
+        let grant = try grantTokens(for: user, provider: provider, endpoint: endpoint)
+        emit(.accountSignIn(uid: user.localId, provider: provider, email: user.email, isNewUser: isNew))
+        return .tokens(grant) { tokens in
+            SignUpNewUserResponse(localId: user.localId, email: user.email, displayName: user.displayName, idToken: tokens.idToken,
+                                         refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn)
+        }
+    }
+
+    /// `signInWithPassword`'s checks before the password is: the canonical email and the password.
+    mutating func passwordCredentials(_ request: VerifyPasswordRequest) throws(IdentityToolkitError) -> (email: String, password: String) {
+        let endpoint = BackendOperation.signInWithPassword
+        guard let email = request.email else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+        guard Self.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
+        guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_PASSWORD")) }
+        return (email.lowercased(), password)
+    }
+
+    /// `signInWithPassword`, once the password was checked against the hash `verifiedHash` (nil: it did not match any).
+    mutating func signInWithPassword(email canonical: String, verifiedHash verified: String?) throws(IdentityToolkitError) -> SignInDecision<VerifyPasswordResponse> {
+        let endpoint = BackendOperation.signInWithPassword
+        let protected = emulatorSignIn.enableImprovedEmailPrivacy
+        guard let user = self.user(email: canonical) else {
+            throw reject(endpoint, IdentityToolkitError(protected ? "INVALID_LOGIN_CREDENTIALS" : "EMAIL_NOT_FOUND"))
+        }
+        try requireEnabled(user, endpoint: endpoint)
+        guard let verified, user.passwordHash == verified else {
+            throw reject(endpoint, IdentityToolkitError(protected ? "INVALID_LOGIN_CREDENTIALS" : "INVALID_PASSWORD"))
+        }
+        if user.hasSecondFactor {
+            let pending = try openMFAPending(for: user, provider: "password", endpoint: endpoint)
+            emit(.secondFactorRequired(uid: user.localId, provider: "password"))
+            return .answer(VerifyPasswordResponse(localId: user.localId, email: user.email, displayName: user.displayName,
+                                                  mfaPendingCredential: pending, mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
+        }
+        let grant = try grantTokens(for: user, provider: "password", endpoint: endpoint)
+        emit(.accountSignIn(uid: user.localId, provider: "password", email: user.email, isNewUser: false))
+        return .tokens(grant) { tokens in
+            VerifyPasswordResponse(localId: user.localId, email: user.email, displayName: user.displayName, idToken: tokens.idToken,
+                                          refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn)
+        }
+    }
+
+    // MARK: The emails
+
+    /// `sendOobCode`'s checks of the request alone: the email it asks for.
+    mutating func oobRequestType(_ request: GetOOBConfirmationCodeRequest) throws(IdentityToolkitError) -> OobRequestType {
+        let endpoint = BackendOperation.sendOobCode
+        if request.returnOobLink == true {
+            throw reject(endpoint, IdentityToolkitError(.insufficientPermission, "returnOobLink is for an admin's link generation"))
+        }
+        if let url = request.continueUrl, URL(string: url)?.scheme == nil || URL(string: url)?.host == nil {
+            throw reject(endpoint, IdentityToolkitError("INVALID_CONTINUE_URI", "((expected an absolute URI with valid scheme and host))"))
+        }
+        guard let text = request.requestType, text != "OOB_REQ_TYPE_UNSPECIFIED" else {
+            throw reject(endpoint, IdentityToolkitError("MISSING_REQ_TYPE"))
+        }
+        guard let type = OobRequestType(rawValue: text), type != .recoverEmail else {
+            throw reject(endpoint, IdentityToolkitError(.invalidReqType, "\(text) is not an email this backend sends (PASSWORD_RESET, VERIFY_EMAIL, VERIFY_AND_CHANGE_EMAIL)"))
+        }
+        if type == .emailSignIn {
+            throw reject(endpoint, IdentityToolkitError(.operationNotAllowed, "email link sign-in is not simulated by authsim; use email and password"))
+        }
+        return type
+    }
+
+    mutating func sendOobCode(_ request: GetOOBConfirmationCodeRequest, type: OobRequestType) throws(IdentityToolkitError) -> GetOOBConfirmationCodeResponse {
+        let endpoint = BackendOperation.sendOobCode
+        var email: String
+        var newEmail: String?
+        switch type {
+        case .passwordReset:
+            guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+            email = given.lowercased()
+            if user(email: email) == nil {
+                if emulatorSignIn.enableImprovedEmailPrivacy { return GetOOBConfirmationCodeResponse(email: email) }
+                throw reject(endpoint, IdentityToolkitError("EMAIL_NOT_FOUND"))
+            }
+        case .verifyEmail, .verifyAndChangeEmail:
+            guard let uid = try standingUID(request.idToken, endpoint: endpoint), let user = state.users[uid] else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+            }
+            guard let current = user.email else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+            email = current
+            if type == .verifyAndChangeEmail {
+                guard let given = request.newEmail, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_NEW_EMAIL")) }
+                guard Self.isValidEmail(given) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
+                let canonical = given.lowercased()
+                if self.user(email: canonical) != nil { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
+                newEmail = canonical
+            }
+        case .emailSignIn, .recoverEmail:
+            throw reject(endpoint, IdentityToolkitError(.invalidReqType))
+        }
+        let code = randomString(bytes: 40)
+        let message = OobEmail(email: email, code: code, requestType: type, newEmail: newEmail,
+                               link: actionLink(type, code: code, continueURL: request.continueUrl), sentAt: now)
+        commit(.oobCode(digest: Self.digest(code), message))
+        emit(.emailSent(message))
+        return GetOOBConfirmationCodeResponse(email: email)
+    }
+
+    /// `resetPassword`'s checks before the new password is hashed: the code, and the password to hash if one is set.
+    mutating func resetPasswordInput(_ request: ResetPasswordRequest) throws(IdentityToolkitError) -> (code: String, password: String?) {
+        let endpoint = BackendOperation.resetPassword
+        guard let code = request.oobCode, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_OOB_CODE")) }
+        if let password = request.newPassword, password.count < Self.minimumPasswordLength { throw reject(endpoint, Self.weakPassword) }
+        return (code, request.newPassword)
+    }
+
+    mutating func resetPassword(code: String, hash: PasswordHash?) throws(IdentityToolkitError) -> ResetPasswordResponse {
+        let endpoint = BackendOperation.resetPassword
+        let (digest, message) = try usableOobCode(code, endpoint: endpoint)
+        let answer = ResetPasswordResponse(email: message.email, newEmail: message.newEmail, requestType: message.requestType.rawValue)
+        guard let hash else { return answer }
+        guard message.requestType == .passwordReset, var user = user(email: message.email) else {
+            throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE"))
+        }
+        setPassword(hash, of: &user)
+        user.emailVerified = true
+        commit(.oobCodeUsed(digest: digest))
+        commit(.user(user))
+        return answer
+    }
+
+
+
+
+
+    /// A code of the email outbox that can still be used: known (INVALID_OOB_CODE), unused
+    /// (INVALID_OOB_CODE: the service does not tell a used code from a wrong one), in its lifetime
+    /// (EXPIRED_OOB_CODE).
+    mutating func usableOobCode(_ code: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (digest: String, OobEmail) {
+        let digest = Self.digest(code)
+        guard let entry = state.oobCodes[digest], !entry.used else { throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE")) }
+        guard now.timeIntervalSince(entry.message.sentAt) < configuration.oobCodeLifetime else {
+            throw reject(endpoint, IdentityToolkitError("EXPIRED_OOB_CODE"))
+        }
+        return (digest, entry.message)
+    }
+
+    /// `accounts:update` with an `oobCode` (`applyActionCode`): an email verification marks the
+    /// email verified; a change of email sets the new, verified address. The code is spent.
+    mutating func applyOobCode(_ code: String) throws(IdentityToolkitError) -> SetAccountInfoResponse {
+        let endpoint = BackendOperation.setAccountInfo
+        let (digest, message) = try usableOobCode(code, endpoint: endpoint)
+        guard var user = user(email: message.email) else { throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE")) }
+        var newEmail: String?
+        switch message.requestType {
+        case .verifyEmail:
+            user.emailVerified = true
+        case .verifyAndChangeEmail:
+            guard let target = message.newEmail else { throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE")) }
+            if let holder = self.user(email: target), holder.localId != user.localId { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
+            user.email = target
+            user.emailVerified = true
+            newEmail = target
+        case .passwordReset, .emailSignIn, .recoverEmail:
+            // A password reset code needs a new password: resetPassword, not applyActionCode.
+            throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE"))
+        }
+        commit(.oobCodeUsed(digest: digest))
+        commit(.user(user))
+        let info = Self.userInfo(user)
+        var response = SetAccountInfoResponse(localId: user.localId, email: user.email, displayName: user.displayName, photoUrl: user.photoUrl,
+                                              providerUserInfo: info.providerUserInfo, emailVerified: user.emailVerified)
+        response.newEmail = newEmail
+        return response
+    }
+
+
+
+    /// The link the email carries: Firebase's hosted action handler on the project's auth domain
+    /// (this backend does not serve that page: an app or a test takes the code from the link).
+    mutating func actionLink(_ type: OobRequestType, code: String, continueURL: String?) -> String {
+        let mode = switch type {
+        case .passwordReset: "resetPassword"
+        case .verifyEmail: "verifyEmail"
+        case .verifyAndChangeEmail: "verifyAndChangeEmail"
+        case .emailSignIn: "signIn"
+        case .recoverEmail: "recoverEmail"
+        }
+        var components = URLComponents()
+        components.scheme = "https"
+        components.host = "\(configuration.projectID).firebaseapp.com"
+        components.path = "/__/auth/action"
+        components.queryItems = [URLQueryItem(name: "mode", value: mode), URLQueryItem(name: "oobCode", value: code),
+                                 URLQueryItem(name: "apiKey", value: configuration.apiKey), URLQueryItem(name: "lang", value: "en")]
+            + (continueURL.map { [URLQueryItem(name: "continueUrl", value: $0)] } ?? [])
+        return components.string ?? ""
+    }
+
+    // MARK: Passwords
+
+    static var weakPassword: IdentityToolkitError {
+        IdentityToolkitError("WEAK_PASSWORD", "Password should be at least \(minimumPasswordLength) characters")
+    }
+
+    /// `x@y` with something on both sides (the emulator's `isValidEmailAddress` is as loose).
+    static func isValidEmail(_ email: String) -> Bool {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && !email.contains(where: \.isWhitespace)
+    }
+
+    /// A password's hash and salt as a user record keeps them.
+    struct PasswordHash: Sendable {
+        let hash: String
+        let salt: String
+    }
+
+    /// scrypt's parameters: N = 2^14, r = 8, p = 1 (16 MB, tens of milliseconds), the hash's
+    /// prefix naming them, so that a record says how it was made.
+    static let scryptRounds = 16_384
+    static let scryptPrefix = "authsim-scrypt:N=16384,r=8,p=1:"
+
+    // MARK: Hashing, off the actor
+
+    /// Hashes `password` with a new random salt, off the actor.
+    static func hashPassword(_ password: String) async -> PasswordHash {
+        let salt = SecureRandom.bytes(16)
+        let key = scrypt(password, salt: salt)
+        return PasswordHash(hash: scryptPrefix + Data(key).base64EncodedString(), salt: Data(salt).base64EncodedString())
+    }
+
+    /// Whether `password` is the one `hash` was made from: this backend's scrypt hashes, and the
+    /// Auth Emulator's `fakeHash:salt=…:password=…` (an emulator export), compared in constant time.
+    /// A hash of any other kind (an import from Firebase) cannot be checked: no password matches.
+    static func passwordMatches(_ password: String, hash: String, salt: String?) async -> Bool {
+        if hash.hasPrefix(scryptPrefix) {
+            guard let salt, let saltBytes = Data(base64Encoded: salt),
+                  let expected = Data(base64Encoded: String(hash.dropFirst(scryptPrefix.count))) else { return false }
+            return ConstantTime.equals(Array(expected), scrypt(password, salt: Array(saltBytes)))
+        }
+        if hash.hasPrefix("fakeHash:") {
+            return ConstantTime.equals(hash, "fakeHash:salt=\(salt ?? ""):password=\(password)")
+        }
+        return false
+    }
+
+    private static func scrypt(_ password: String, salt: [UInt8]) -> [UInt8] {
+        // Parameters this fixed always derive (BoringSSL refuses only out-of-range ones).
+        guard let key = try? KDF.Scrypt.deriveKey(from: Array(password.utf8), salt: salt, outputByteCount: 32, rounds: scryptRounds,
+                                                  blockSize: 8, parallelism: 1) else { return [] }
+        return key.withUnsafeBytes { Array($0) }
+    }
+}
