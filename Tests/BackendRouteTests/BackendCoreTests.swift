@@ -1,0 +1,179 @@
+@testable import AuthBackend
+import Foundation
+import IdentityToolkitAPI
+import Testing
+
+/// The backend's calls handled by ``BackendCore`` alone: no actor, no clock (each call names its
+/// instant), no store or journal (the records come back to be looked at), and a seeded source of
+/// randomness, so that what a call keeps, tells and answers can be written down.
+@Suite("The backend core: Identity Toolkit calls without actor, clock or store")
+struct BackendCoreTests {
+    let start = Date(timeIntervalSince1970: 1_700_000_000)
+    let number = "+16505551234"
+
+    func core(_ configure: (inout BackendConfiguration) -> Void = { _ in }) throws -> BackendCore {
+        var configuration = BackendConfiguration()
+        configure(&configuration)
+        return try BackendCore(configuration: configuration)
+    }
+
+    /// Each record as the journal writes it.
+    func lines(_ records: [BackendRecord]) throws -> [String] {
+        try records.map { record throws(IdentityToolkitError) in try BackendJournal.text(record) }
+    }
+
+    func kinds(_ events: [BackendEvent]) -> [String] { events.map(\.kind) }
+
+    /// A silent-push sign-in, call by call: the receipt the push carries (verifyClient), the code
+    /// it unlocks (sendVerificationCode with the receipt and the push's secret), the sign-in with
+    /// the code (signInWithPhoneNumber), as the SDK sends them (FirebaseAuth
+    /// Sources/Swift/SystemService/AuthAppCredentialManager.swift, AuthProvider/PhoneAuthProvider.swift)
+    /// and the Auth Emulator answers the last two (firebase-tools src/emulator/auth/operations.ts).
+    func silentPushSignIn(seed: UInt64) throws -> (records: [String], events: [String], uid: String, isNewUser: Bool?) {
+        var core = try core()
+        var random = SeededRandom(seed: seed)
+        var records: [BackendRecord] = []
+        var events: [BackendEvent] = []
+        func keep<T>(_ outcome: CoreOutcome<T>) throws -> T {
+            records += outcome.records
+            events += outcome.events
+            return try outcome.answer.get()
+        }
+        let (_, receipt, secret) = try keep(core.handle(now: start, random: random) { core throws(IdentityToolkitError) in
+            try core.issueAppCredential(VerifyClientRequest(appToken: String(repeating: "ab", count: 32), isSandbox: true))
+        })
+        random.skip()
+        let session = try keep(core.handle(now: start.addingTimeInterval(1), random: random) { core throws(IdentityToolkitError) in
+            try core.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number, iosReceipt: receipt, iosSecret: secret),
+                                          languageCode: nil)
+        })
+        let code = try #require(core.state.sessions[session.sessionInfo ?? ""]?.code)
+        random.skip()
+        let decision = try keep(core.handle(now: start.addingTimeInterval(30), random: random) { core throws(IdentityToolkitError) in
+            try core.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: session.sessionInfo, code: code))
+        })
+        guard case .tokens(let grant, let answer) = decision else {
+            Issue.record("the sign-in granted no tokens")
+            return ([], [], "", nil)
+        }
+        #expect(grant.provider == "phone" && grant.issuedAt == start.addingTimeInterval(30))
+        let response = answer(SignedTokens(idToken: "signed later", refreshToken: grant.refreshToken, expiresIn: "3600"))
+        return (try lines(records), kinds(events), grant.user.localId, response.isNewUser)
+    }
+
+    @Test("a silent-push sign-in keeps a receipt, a session and its SMS, then the spent session, the user and the sign-in; the same seed gives the same records")
+    func silentPush() throws {
+        let first = try silentPushSignIn(seed: 7)
+        #expect(first.events == ["codeRequested", "smsSent", "signedIn"])
+        #expect(first.isNewUser == true)
+        let recordKinds = first.records.map { line in line.split(separator: "\"").dropFirst().first.map(String.init) ?? "" }
+        #expect(recordKinds == ["receipt", "session", "sms", "sessionUsed", "user", "signedIn"], "\(first.records)")
+        // Nothing but the instants and the seed decided them: no clock, no system randomness.
+        let again = try silentPushSignIn(seed: 7)
+        #expect(again.records == first.records && again.uid == first.uid)
+        let other = try silentPushSignIn(seed: 8)
+        #expect(other.uid != first.uid && other.records != first.records)
+    }
+
+    @Test("a wrong code is kept though the answer is INVALID_CODE; a refused app credential keeps nothing")
+    func refusals() throws {
+        var core = try core()
+        let (_, receipt, secret) = try core.handle(now: start) { core throws(IdentityToolkitError) in
+            try core.issueAppCredential(VerifyClientRequest(appToken: String(repeating: "cd", count: 32), isSandbox: false))
+        }.answer.get()
+        // The push's secret is what proves the app: a request with another is refused, and the
+        // refusal is an event, never a record.
+        let forged = core.handle(now: start) { core throws(IdentityToolkitError) in
+            try core.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number, iosReceipt: receipt, iosSecret: secret + "x"),
+                                          languageCode: nil)
+        }
+        #expect(forged.records.isEmpty)
+        #expect(kinds(forged.events) == ["rejected"])
+        #expect(throws: IdentityToolkitError.self) { try forged.answer.get() }
+        let session = try core.handle(now: start) { core throws(IdentityToolkitError) in
+            try core.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number, iosReceipt: receipt, iosSecret: secret), languageCode: nil)
+        }.answer.get()
+        let code = try #require(core.state.sessions[session.sessionInfo ?? ""]?.code)
+        let wrong = core.handle(now: start) { core throws(IdentityToolkitError) in
+            try core.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: session.sessionInfo, code: code == "000000" ? "111111" : "000000"))
+        }
+        #expect(try lines(wrong.records) == lines([BackendRecord.wrongCode(session: session.sessionInfo ?? "")]))
+        guard case .failure(let error) = wrong.answer else {
+            Issue.record("a wrong code signed in")
+            return
+        }
+        #expect(error.code == .invalidCode)
+        #expect(kinds(wrong.events) == ["rejected"])
+    }
+
+    @Test("the instant a call names decides expiry: the same code at its lifetime's end is SESSION_EXPIRED, a second before it signs in")
+    func instants() throws {
+        var core = try core { $0.testPhoneNumbers = [number: "123456"] }
+        let session = try core.handle(now: start) { core throws(IdentityToolkitError) in
+            try core.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number), languageCode: nil)
+        }.answer.get()
+        let lifetime = core.configuration.codeLifetime
+        var late = core
+        let expired = late.handle(now: start.addingTimeInterval(lifetime)) { core throws(IdentityToolkitError) in
+            try core.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: session.sessionInfo, code: "123456"))
+        }
+        guard case .failure(let error) = expired.answer else {
+            Issue.record("an expired code signed in")
+            return
+        }
+        #expect(error.code == .sessionExpired && expired.records.isEmpty)
+        let inTime = core.handle(now: start.addingTimeInterval(lifetime - 1)) { core throws(IdentityToolkitError) in
+            try core.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: session.sessionInfo, code: "123456"))
+        }
+        guard case .success(.tokens(let grant, _)) = inTime.answer else {
+            Issue.record("a code in time did not sign in")
+            return
+        }
+        #expect(grant.user.phoneNumber == number && grant.user.createdAt == start.addingTimeInterval(lifetime - 1))
+    }
+
+    @Test("a test phone number needs no app credential and sends no SMS; a real one without proof is MISSING_APP_CREDENTIAL")
+    func testNumbers() throws {
+        var core = try core { $0.testPhoneNumbers = ["+16505550000": "654321"] }
+        let test = core.handle(now: start) { core throws(IdentityToolkitError) in
+            try core.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550000"), languageCode: nil)
+        }
+        #expect(kinds(test.events) == ["codeRequested"])
+        #expect(try lines(test.records).count == 1 && core.state.outbox.isEmpty)
+        let real = core.handle(now: start) { core throws(IdentityToolkitError) in
+            try core.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number), languageCode: nil)
+        }
+        guard case .failure(let error) = real.answer else {
+            Issue.record("a code went out with no proof")
+            return
+        }
+        #expect(error.code == .missingAppCredential && real.records.isEmpty)
+    }
+}
+
+/// SplitMix64: the same seed, the same bytes.
+struct SeededRandom: BackendRandom {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Moves on, so that the next call draws other bytes than the last (a call's source is a copy).
+    mutating func skip() { state &+= 0x1234_5678 }
+
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        while out.count < count {
+            withUnsafeBytes(of: next()) { out += $0.prefix(count - out.count) }
+        }
+        return out
+    }
+}
