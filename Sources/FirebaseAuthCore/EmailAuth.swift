@@ -222,6 +222,21 @@ extension Auth {
         complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withCustomToken: token) }
     }
 
+    /// `fetchSignInMethods(forEmail:)`, deprecated in the SDK: `createAuthUri` with the email and
+    /// `http://www.google.com/` as the continue URI (Auth.swift 290-310), answered with the
+    /// response's `signinMethods`: empty with email enumeration protection on, whatever the email
+    /// has. A malformed email is `invalidEmail` (17008, the service's INVALID_IDENTIFIER).
+    @available(*, deprecated, message: "`fetchSignInMethods` is deprecated and will be removed in a future release. This method returns an empty list when Email Enumeration Protection is enabled.")
+    public func fetchSignInMethods(forEmail email: String) async throws -> [String] {
+        try await backend.call(CreateAuthURIRequest(identifier: email, continueUri: "http://www.google.com/")).signinMethods ?? []
+    }
+
+    /// `fetchSignInMethods(forEmail:completion:)`, deprecated in the SDK.
+    @available(*, deprecated, message: "`fetchSignInMethods` is deprecated and will be removed in a future release. This method returns an empty list when Email Enumeration Protection is enabled.")
+    public func fetchSignInMethods(forEmail email: String, completion: (@MainActor ([String]?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws -> [String] in try await self.fetchSignInMethods(forEmail: email) }
+    }
+
     // MARK: The emails
 
     /// `sendPasswordReset(withEmail:actionCodeSettings:)`: `getOobConfirmationCode` PASSWORD_RESET.

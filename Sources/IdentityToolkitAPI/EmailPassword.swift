@@ -2,9 +2,9 @@ import Foundation
 
 // Email and password, and the emails Firebase sends (password reset, email verification). Fields
 // and wire names as the SDK's RPC types (FirebaseAuth 12.19 `Backend/RPC/VerifyPasswordRequest.swift`,
-// `GetOOBConfirmationCodeRequest.swift`, `ResetPasswordRequest.swift` and their responses) and the
-// Identity Toolkit v1 discovery document (`SignInWithPasswordRequest`, `GetOobCodeRequest`,
-// `ResetPasswordRequest`); the Auth Emulator's `oobCodes` listing (firebase-tools
+// `GetOOBConfirmationCodeRequest.swift`, `ResetPasswordRequest.swift`, `CreateAuthURIRequest.swift` and
+// their responses) and the Identity Toolkit v1 discovery document (`SignInWithPasswordRequest`,
+// `GetOobCodeRequest`, `ResetPasswordRequest`, `CreateAuthUriRequest`); the Auth Emulator's `oobCodes` listing (firebase-tools
 // `src/emulator/auth/operations.ts`, `listOobCodesInProject`).
 
 /// `verifyPassword` (v1 `accounts:signInWithPassword`): an email and its password.
@@ -56,6 +56,48 @@ public struct VerifyPasswordResponse: Codable, Sendable, Hashable {
         self.registered = registered
         self.mfaPendingCredential = mfaPendingCredential
         self.mfaInfo = mfaInfo
+    }
+}
+
+/// `createAuthUri` (v1 `accounts:createAuthUri`): how an email signs in. The SDK sends it for the
+/// deprecated `fetchSignInMethods(forEmail:)` with the email and `http://www.google.com/` as the
+/// continue URI (Auth.swift 290-310).
+public struct CreateAuthURIRequest: AuthRPCRequest, Hashable {
+    public typealias Response = CreateAuthURIResponse
+    public static let endpoint = IdentityToolkitEndpoint.createAuthUri
+    /// The email (or a federated ID: only emails are taken, as by the Auth Emulator).
+    public var identifier: String?
+    public var continueUri: String?
+    /// Echoed in the answer (a new one when absent).
+    public var sessionId: String?
+
+    public init(identifier: String?, continueUri: String?) {
+        self.identifier = identifier
+        self.continueUri = continueUri
+    }
+}
+
+public struct CreateAuthURIResponse: Codable, Sendable, Hashable {
+    public var kind: String?
+    public var authUri: String?
+    /// Whether an account has the email; absent with email enumeration protection.
+    public var registered: Bool?
+    public var providerId: String?
+    public var forExistingProvider: Bool?
+    public var allProviders: [String]?
+    /// How the email signs in (`password`, a provider's ID); absent with email enumeration
+    /// protection, which the SDK reads as an empty list.
+    public var signinMethods: [String]?
+    public var sessionId: String?
+    public var captchaRequired: Bool?
+
+    public init(kind: String? = "identitytoolkit#CreateAuthUriResponse", registered: Bool? = nil, allProviders: [String]? = nil,
+                signinMethods: [String]? = nil, sessionId: String?) {
+        self.kind = kind
+        self.registered = registered
+        self.allProviders = allProviders
+        self.signinMethods = signinMethods
+        self.sessionId = sessionId
     }
 }
 
@@ -192,6 +234,21 @@ extension GetOOBConfirmationCodeRequest: SchemaCheckedMessage {
     public static var unsupportedFields: [String: String] {
         ["tenantId": Unsupported.tenants, "targetProjectId": Unsupported.delegation, "captchaResp": Unsupported.passwordCaptcha,
          "challenge": Unsupported.passwordCaptcha]
+    }
+}
+
+extension CreateAuthURIRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = [
+        "appId", "authFlowType", "context", "continueUri", "customParameter", "hostedDomain", "identifier", "oauthConsumerKey",
+        "oauthScope", "openidRealm", "otaApp", "providerId", "sessionId", "tenantId",
+    ]
+    public static var unsupportedFields: [String: String] {
+        var refused = ["tenantId": Unsupported.tenants]
+        for name in ["appId", "authFlowType", "context", "customParameter", "hostedDomain", "oauthConsumerKey", "oauthScope", "openidRealm",
+                     "otaApp", "providerId"] {
+            refused[name] = Unsupported.idpURIs
+        }
+        return refused
     }
 }
 

@@ -166,6 +166,7 @@ extension IdentityToolkitEndpoint {
     public static let verifyPassword = Self(.relyingParty, "verifyPassword")
     /// `GetOOBConfirmationCodeRequest` (= `accounts:sendOobCode`).
     public static let getOobConfirmationCode = Self(.relyingParty, "getOobConfirmationCode")
+    public static let createAuthUri = Self(.relyingParty, "createAuthUri")
     /// `ResetPasswordRequest` (= `accounts:resetPassword`).
     public static let resetPassword = Self(.relyingParty, "resetPassword")
     /// `GetRecaptchaConfigRequest`: `GET …/v2/recaptchaConfig?key=…&clientType=…&version=…`.
@@ -197,6 +198,7 @@ extension IdentityToolkitEndpoint {
     public static let accountsSignUp = Self(.v1, "accounts:signUp")
     public static let accountsSignInWithPassword = Self(.v1, "accounts:signInWithPassword")
     public static let accountsSendOobCode = Self(.v1, "accounts:sendOobCode")
+    public static let accountsCreateAuthUri = Self(.v1, "accounts:createAuthUri")
     public static let accountsResetPassword = Self(.v1, "accounts:resetPassword")
 
     // MARK: What the Admin SDKs call (`/v1/projects/{project}/…`, bearer token)

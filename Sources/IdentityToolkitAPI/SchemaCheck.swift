@@ -69,6 +69,7 @@ enum Unsupported {
     static let delegation = "authsim backend plays one project; target it by its own ID"
     static let captcha = "captcha fields belong to an app's own calls, not an admin's"
     static let passkeys = "authsim backend does not do passkeys"
+    static let idpURIs = "an identity provider's sign-in URI is not simulated (as the Auth Emulator: \"Sign-in with IDP is not yet supported\"); createAuthUri answers an email's sign-in methods"
 }
 
 extension SignUpNewUserRequest: SchemaCheckedMessage {

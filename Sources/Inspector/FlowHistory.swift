@@ -214,7 +214,7 @@ public final class FlowHistory: Sendable {
             case .secondFactorWithdrawn(let uid, _):
                 // A step of the user's latest sign-in; it does not change how that ended.
                 add(to: state.byUID[uid])
-            case .recaptchaAssessment, .faultAnswered:
+            case .recaptchaAssessment, .faultAnswered, .signInMethodsAsked:
                 add(to: state.lastActive)
             case .rejected(let endpoint, let error, let cause):
                 add(to: state.lastActive ?? start()) { flow in

@@ -1,6 +1,7 @@
 import AuthBackend
 @_spi(Authsim) import FirebaseAuthCore
 import Foundation
+import Synchronization
 import HTTPTransport
 import IdentityToolkitAPI
 import Scenarios
@@ -76,6 +77,36 @@ struct EmailPasswordTests {
             #expect(unknown?.code == .userNotFound)
             let reset = await #expect(throws: AuthError.self) { try await auth.sendPasswordReset(withEmail: "bob@example.com") }
             #expect(reset?.code == .userNotFound)
+        }
+    }
+
+    /// FirebaseAuth 12.19 `Auth/Auth.swift` 290–330 (`fetchSignInMethods`, deprecated: "returns an
+    /// empty list when Email Enumeration Protection is enabled"), `Backend/RPC/CreateAuthURIRequest.swift`
+    /// and `CreateAuthURIResponse.swift`; the answers as the Auth Emulator's `createAuthUri`.
+    @available(*, deprecated, message: "it calls fetchSignInMethods, deprecated in the SDK")
+    @Test("fetchSignInMethods: createAuthUri as the SDK sends it; [] with enumeration protection, the methods without; the event says which")
+    func signInMethods() async throws {
+        let events = Mutex<[BackendEvent]>([])
+        try await withWorld(backendObserver: { event in events.withLock { $0.append(event) } }) { world, _ in
+            let (auth, recording) = try await recordingApp(world)
+            _ = try await auth.createUser(withEmail: email, password: "correct horse")
+            #expect(try await auth.fetchSignInMethods(forEmail: "Ada@Example.com") == [])
+            let body = try #require(requestBodies(recording, "createAuthUri").last)
+            #expect(body as? [String: String] == ["identifier": "Ada@Example.com", "continueUri": "http://www.google.com/"], "\(body)")
+            #expect(events.withLock { $0.last } == .signInMethodsAsked(email: email, methods: "password", hidden: true))
+
+            let toolkit = try #require(world.toolkit)
+            _ = try await toolkit.updateProjectConfig(EmulatorProjectConfig(emailPrivacyConfig: .init(enableImprovedEmailPrivacy: false)))
+            #expect(try await auth.fetchSignInMethods(forEmail: email) == ["password"])
+            #expect(try await auth.fetchSignInMethods(forEmail: "bob@example.com") == [])
+            #expect(events.withLock { $0.last } == .signInMethodsAsked(email: "bob@example.com", methods: "", hidden: false))
+            let bad = await #expect(throws: AuthError.self) { try await auth.fetchSignInMethods(forEmail: "not-an-email") }
+            #expect(bad?.code == .invalidEmail, "INVALID_IDENTIFIER is invalidEmail (AuthBackend.swift)")
+            // The completion form answers on the main actor with the same list.
+            let methods = await withCheckedContinuation { continuation in
+                auth.fetchSignInMethods(forEmail: email) { methods, _ in continuation.resume(returning: methods) }
+            }
+            #expect(methods == ["password"])
         }
     }
 

@@ -9,7 +9,8 @@ import Testing
 
 /// Runs `body` in a fresh world (receiver, backend over HTTP, keys made for this test).
 func withWorld<T>(configuration: BackendConfiguration = BackendConfiguration(), backendClock: any WallClock = SystemWallClock(),
-                  pushLatency: Duration = .zero, name: String = #function, _ body: (PhoneAuthWorld, URL) async throws -> T) async throws -> T {
+                  pushLatency: Duration = .zero, backendObserver: (@Sendable (BackendEvent) -> Void)? = nil, name: String = #function,
+                  _ body: (PhoneAuthWorld, URL) async throws -> T) async throws -> T {
     let folder = temporaryDirectory(name)
     // 500 ms of APNs latency by default, as real APNs might take. A push never reaches an app
     // before it has read verifyClient's answer, whatever the latency: the device orders the two
@@ -19,7 +20,7 @@ func withWorld<T>(configuration: BackendConfiguration = BackendConfiguration(), 
     let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"),
                                                state: folder.appendingPathComponent("State"),
                                                configuration: configuration, backendClock: backendClock,
-                                               pushLatency: pushLatency, appClock: ManualClock())
+                                               pushLatency: pushLatency, appClock: ManualClock(), backendObserver: backendObserver)
     do {
         let result = try await body(world, folder)
         await world.shutdown()

@@ -68,6 +68,9 @@ struct TimelineFormatTests {
         .emailSent(OobEmail(email: "a@example.com", code: "C", requestType: .passwordReset, newEmail: nil, link: "https://x/__/auth/action?oobCode=C",
                             sentAt: Date(timeIntervalSinceReferenceDate: 1))),
         .codeRequested(phoneNumber: "+16505551234", proof: .silentPush, receipt: "R", endpoint: .sendVerificationCode),
+        .secondFactorWithdrawn(uid: "u1", enrollmentID: "e1"),
+        .signInMethodsAsked(email: "a@example.com", methods: "password, apple.com", hidden: true),
+        .signInMethodsAsked(email: "b@example.com", methods: "", hidden: false),
     ]
 
     @Test("every fact is written as a kind and string facts and read back the same; every kind is covered")

@@ -190,6 +190,38 @@ extension BackendCore {
         return GetOOBConfirmationCodeResponse(email: email)
     }
 
+    /// `createAuthUri` for an email (the SDK's `fetchSignInMethods(forEmail:)`), as the Auth
+    /// Emulator answers it (firebase-tools `operations.ts` `createAuthUri`): whether an account has
+    /// the email, its providers but phone, and how it signs in (`password` only with a password);
+    /// with email enumeration protection on, only the session ID, which the SDK reads as no methods.
+    /// An identity provider's sign-in URI (`providerId`) is refused, as by the emulator.
+    mutating func createAuthUri(_ request: CreateAuthURIRequest) throws(IdentityToolkitError) -> CreateAuthURIResponse {
+        let endpoint = BackendOperation.createAuthUri
+        guard let identifier = request.identifier, !identifier.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_IDENTIFIER")) }
+        guard let continueUri = request.continueUri, !continueUri.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_CONTINUE_URI")) }
+        guard Self.isValidEmail(identifier) else { throw reject(endpoint, IdentityToolkitError(.invalidIdentifier)) }
+        guard let url = URL(string: continueUri), url.scheme != nil, url.host != nil else {
+            throw reject(endpoint, IdentityToolkitError("INVALID_CONTINUE_URI", "((expected an absolute URI with valid scheme and host))"))
+        }
+        let email = identifier.lowercased()
+        var registered = false
+        var allProviders: [String] = []
+        var methods: [String] = []
+        if let user = user(email: email) {
+            registered = true
+            for provider in Self.userInfo(user).providerUserInfo ?? [] where provider.providerId != "phone" {
+                let id = provider.providerId
+                allProviders.append(id)
+                if id != "password" || user.passwordHash != nil { methods.append(id) }
+            }
+        }
+        let hidden = emulatorSignIn.enableImprovedEmailPrivacy
+        emit(.signInMethodsAsked(email: email, methods: methods.joined(separator: ", "), hidden: hidden))
+        let sessionId = request.sessionId ?? randomID(length: 27)
+        if hidden { return CreateAuthURIResponse(sessionId: sessionId) }
+        return CreateAuthURIResponse(registered: registered, allProviders: allProviders, signinMethods: methods, sessionId: sessionId)
+    }
+
     /// `resetPassword`'s checks before the new password is hashed: the code, and the password to hash if one is set.
     mutating func resetPasswordInput(_ request: ResetPasswordRequest) throws(IdentityToolkitError) -> (code: String, password: String?) {
         let endpoint = BackendOperation.resetPassword

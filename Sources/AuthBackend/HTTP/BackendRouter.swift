@@ -85,6 +85,8 @@ enum BackendRouter {
                          table: routes) { try await toolkit.sendOobCode($0) }
         keyed.checkedRPC(ResetPasswordRequest.self, at: [.resetPassword, .accountsResetPassword], what: "accounts:resetPassword",
                          table: routes) { try await toolkit.resetPassword($0) }
+        keyed.checkedRPC(CreateAuthURIRequest.self, at: [.createAuthUri, .accountsCreateAuthUri], what: "accounts:createAuthUri",
+                         table: routes) { request in try await toolkit.read { core throws(IdentityToolkitError) in try core.createAuthUri(request) } }
         for endpoint in [IdentityToolkitEndpoint.signUpNewUser, .accountsSignUp] {
             keyed.post(RouterPath(endpoint.path)) { request, context in
                 let body = try await request.body.collect(upTo: context.maxUploadSize)

@@ -48,6 +48,10 @@ public enum BackendEvent: Sendable, Hashable, Codable {
     case accountSignIn(uid: String, provider: String, email: String?, isNewUser: Bool)
     /// An email went out with a single-use code (the email outbox).
     case emailSent(OobEmail)
+    /// The app asked how `email` signs in (`fetchSignInMethods(forEmail:)`, `createAuthUri`): the
+    /// methods the backend knows (`password, apple.com`; empty for none: a timeline fact is one
+    /// text), and whether email enumeration protection kept them from the answer.
+    case signInMethodsAsked(email: String, methods: String, hidden: Bool)
     /// A code was asked for `phoneNumber` and the app proved itself this way (what the inspector's
     /// sign-ins show as the verification path).
     /// `receipt` is the app credential's, when a silent push proved the app.
@@ -79,7 +83,7 @@ public enum RejectionCause: String, Sendable, Codable, CaseIterable {
 public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
     case verifyClient, sendVerificationCode, signInWithPhoneNumber, signInWithIdp, revokeToken, deleteAccount, setAccountInfo
     case getAccountInfo, secureToken, mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize
-    case recaptchaConfig, signInWithCustomToken, signUp, signInWithPassword, sendOobCode, resetPassword
+    case recaptchaConfig, signInWithCustomToken, signUp, signInWithPassword, sendOobCode, resetPassword, createAuthUri
 
     /// The second factor's operations.
     public static let secondFactorOperations: Set<BackendOperation> = [
@@ -178,6 +182,11 @@ extension BackendEvent {
             return Line(.backend, to: .app, "\(provider) sign-in: \(who)→ uid \(uid.prefix(8))…\(isNewUser ? " (new user)" : "")")
         case .emailSent(let message):
             return Line(.backend, "email to \(message.email): \(message.requestType.rawValue) with a single-use code (the email outbox)")
+        case .signInMethodsAsked(let email, let methods, let hidden):
+            let known = methods.isEmpty ? "no sign-in methods" : methods
+            return Line(.backend, to: .app, hidden
+                        ? "createAuthUri for \(email): \(known), not answered: email enumeration protection is on, so fetchSignInMethods returns []"
+                        : "createAuthUri for \(email): \(known)")
         case .faultAnswered(let path, let fault):
             return Line(.backend, to: .app, "\(Self.endpoint(path)) answers an injected HTTP \(fault.status) \(fault.serverMessage ?? String(fault.body.prefix(80)))", bad: true)
         }
