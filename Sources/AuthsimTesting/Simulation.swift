@@ -113,9 +113,9 @@ public final class Simulation: Sendable {
             let bundle = folder.appendingPathComponent("\(app.bundleID).app")
             try write(app, configuration: configuration, to: bundle, world: phoneWorld)
             let files = try AppBundle(directory: bundle)
-            let host = AppHost(bundle: files, isSimulator: app.isSimulator, forwardsNotifications: app.forwardsNotifications,
-                               forwardsURLs: app.forwardsURLs,
-                               recaptchaEnterprise: app.linksRecaptchaEnterprise ? RecaptchaEnterpriseSDK(service: phoneWorld.backendURL) : nil,
+            let configuration = AppHost.Configuration(bundle: files, isSimulator: app.isSimulator, forwardsNotifications: app.forwardsNotifications,
+                                                      forwardsURLs: app.forwardsURLs)
+            let host = AppHost(configuration, recaptchaEnterprise: app.linksRecaptchaEnterprise ? RecaptchaEnterpriseSDK(service: phoneWorld.backendURL) : nil,
                                clock: appClock, transport: phoneWorld.transport)
             let environment: APNsEnvironment = app.build == .debug && !app.isSimulator ? .sandbox : .production
             let token = try await phoneWorld.devices.installDevice(for: host, environment: environment) { _, _ in }

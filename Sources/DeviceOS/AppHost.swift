@@ -56,30 +56,65 @@ public final class AppHost: Sendable {
     /// Answers the app is reading that a push may follow, and the pushes held until it has read them.
     let pushOrder = Mutex(PushOrder())
 
-    public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
-                forwardsNotifications: Bool = true, forwardsURLs: Bool = true,
-                userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
-                recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil, appVersion: String = "1.0", systemVersion: String? = nil, preferredLocalizations: [String] = ["en"],
-                preferredLanguages: [String] = ["en-US"], clock: any Clock<Duration> = ContinuousClock(),
+    /// The app `configuration` describes, running with these defaults, keychain, clocks, network and log.
+    public init(_ configuration: Configuration, userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
+                recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil, clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
-        self.bundleID = bundleID
-        self.urlSchemes = urlSchemes
-        self.isSimulator = isSimulator
-        self.provisioningProfile = provisioningProfile
-        self.forwardsNotifications = forwardsNotifications
-        self.forwardsURLs = forwardsURLs
+        self.bundleID = configuration.bundleID
+        self.urlSchemes = configuration.urlSchemes
+        self.isSimulator = configuration.isSimulator
+        self.provisioningProfile = configuration.provisioningProfile
+        self.forwardsNotifications = configuration.forwardsNotifications
+        self.forwardsURLs = configuration.forwardsURLs
         self.userDefaults = userDefaults
         self.keychain = keychain
         self.recaptchaEnterprise = recaptchaEnterprise
-        self.appVersion = appVersion
-        self.systemVersion = systemVersion ?? (isSimulator ? "iPhone/18.1 hw/sim" : "iPhone/18.1 hw/iPhone17_3")
-        self.preferredLocalizations = preferredLocalizations
-        self.preferredLanguages = preferredLanguages
+        self.appVersion = configuration.appVersion
+        self.systemVersion = configuration.systemVersion ?? (configuration.isSimulator ? "iPhone/18.1 hw/sim" : "iPhone/18.1 hw/iPhone17_3")
+        self.preferredLocalizations = configuration.preferredLocalizations
+        self.preferredLanguages = configuration.preferredLanguages
         self.clock = clock
         self.wallClock = wallClock
         ownTransport = Mutex(transport)
         self.logger = logger
+    }
+
+    /// The app as built, as the OS and the SDK read it: its bundle ID and `Info.plist`, its
+    /// provisioning profile, the device it runs on, and whether its delegate forwards
+    /// notifications and URLs to Auth (with swizzling off).
+    public struct Configuration: Sendable, Hashable {
+        public var bundleID: String
+        /// `CFBundleURLTypes` → `CFBundleURLSchemes`.
+        public var urlSchemes: [String]
+        public var isSimulator: Bool
+        /// `embedded.mobileprovision`, if the build has one.
+        public var provisioningProfile: URL?
+        public var forwardsNotifications: Bool
+        public var forwardsURLs: Bool
+        /// `CFBundleShortVersionString`.
+        public var appVersion: String
+        /// The device as GTMSessionFetcher names it (nil: an iPhone 16 Pro on iOS 18.1, or a simulator).
+        public var systemVersion: String?
+        /// `Bundle.main.preferredLocalizations`.
+        public var preferredLocalizations: [String]
+        /// `Locale.preferredLanguages`.
+        public var preferredLanguages: [String]
+
+        public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
+                    forwardsNotifications: Bool = true, forwardsURLs: Bool = true, appVersion: String = "1.0", systemVersion: String? = nil,
+                    preferredLocalizations: [String] = ["en"], preferredLanguages: [String] = ["en-US"]) {
+            self.bundleID = bundleID
+            self.urlSchemes = urlSchemes
+            self.isSimulator = isSimulator
+            self.provisioningProfile = provisioningProfile
+            self.forwardsNotifications = forwardsNotifications
+            self.forwardsURLs = forwardsURLs
+            self.appVersion = appVersion
+            self.systemVersion = systemVersion
+            self.preferredLocalizations = preferredLocalizations
+            self.preferredLanguages = preferredLanguages
+        }
     }
 
     /// GoogleUtilities' `GULAppDelegateSwizzler.registerAppDelegateInterceptor(_:)`, as each `Auth`

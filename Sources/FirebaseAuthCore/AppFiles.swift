@@ -83,17 +83,11 @@ public struct AppBundle: Sendable {
     }
 }
 
-extension AppHost {
-    /// The app described by a bundle's files, on a device (or a simulator).
-    public convenience init(bundle: AppBundle, isSimulator: Bool = false, forwardsNotifications: Bool = true,
-                            forwardsURLs: Bool = true, userDefaults: UserDefaultsStore = UserDefaultsStore(),
-                            keychain: Keychain = Keychain(), recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil,
-                            clock: any Clock<Duration> = ContinuousClock(), wallClock: any WallClock = SystemWallClock(),
-                            transport: (any HTTPTransport)? = nil,
-                            logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
+extension AppHost.Configuration {
+    /// The app described by a bundle's files (its bundle ID, URL schemes and provisioning profile),
+    /// on a device (or a simulator).
+    public init(bundle: AppBundle, isSimulator: Bool = false, forwardsNotifications: Bool = true, forwardsURLs: Bool = true) {
         self.init(bundleID: bundle.info.bundleID, urlSchemes: bundle.info.urlSchemes, isSimulator: isSimulator,
-                  provisioningProfile: bundle.provisioningProfile, forwardsNotifications: forwardsNotifications,
-                  forwardsURLs: forwardsURLs, userDefaults: userDefaults, keychain: keychain, recaptchaEnterprise: recaptchaEnterprise, clock: clock,
-                  wallClock: wallClock, transport: transport, logger: logger)
+                  provisioningProfile: bundle.provisioningProfile, forwardsNotifications: forwardsNotifications, forwardsURLs: forwardsURLs)
     }
 }

@@ -117,7 +117,7 @@ public final class FirebaseApp: @unchecked Sendable {
         if let process = AppProcess.current { return process }
         let schemes = (Bundle.main.object(forInfoDictionaryKey: "CFBundleURLTypes") as? [[String: Any]] ?? [])
             .flatMap { $0["CFBundleURLSchemes"] as? [String] ?? [] }
-        let process = AppProcess(host: AppHost(bundleID: Bundle.main.bundleIdentifier ?? "", urlSchemes: schemes))
+        let process = AppProcess(host: AppHost(AppHost.Configuration(bundleID: Bundle.main.bundleIdentifier ?? "", urlSchemes: schemes)))
         process.install()
         return AppProcess.current ?? process
     }

@@ -14,7 +14,7 @@ enum AppleScenario {
         profile.googleAppID = spec.app.googleAppID
         let options = world.options(for: profile)
         func newApp() -> Auth {
-            world.auth(options: options, host: AppHost(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme], transport: world.transport))
+            world.auth(options: options, host: AppHost(AppHost.Configuration(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme]), transport: world.transport))
         }
         func sheet(_ who: String, rawSent: String?? = nil, clientID: String? = nil, issuedAt: Date? = nil,
                    use: String = "Auth.auth().signIn(with:") async throws -> (OAuthCredential, AppleSignInSheet.Credential) {

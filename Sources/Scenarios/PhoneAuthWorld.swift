@@ -15,44 +15,6 @@ import RedirectInterceptor
 import Synchronization
 import Utilities
 
-/// How a simulated app is built and behaves.
-public struct AppProfile: Sendable {
-    public var bundleID = "com.example.authsim"
-    public var googleAppID = "1:123456789012:ios:a1b2c3d4e5f60718"
-    /// The URL schemes in Info.plist (default: the encoded app ID, as the guide says).
-    public var urlSchemes: [String]? = nil
-    /// The APNs environment its build gets tokens from (debug builds: sandbox).
-    public var buildEnvironment: APNsEnvironment = .sandbox
-    /// The type the app's code passes to `setAPNSToken(_:type:)`.
-    public var declaredTokenType: AuthAPNSTokenType = .sandbox
-    public var isSimulator = false
-    public var provisioningProfile: URL? = nil
-    public var forwardsNotifications = true
-    /// Whether the delegate passes opened URLs to `Auth.canHandle(url)`.
-    public var forwardsURLs = true
-    /// The app's files (`Info.plist`, `GoogleService-Info.plist`, `embedded.mobileprovision`): when
-    /// set, the bundle ID, URL schemes, Firebase options and provisioning profile come from them.
-    public var bundle: AppBundle? = nil
-    /// The reCAPTCHA presenter (nil: the SDK's default, a ``HeadlessPresenter`` handing the redirect to the app).
-    public var uiDelegate: (any AuthUIDelegate)? = nil
-    /// Claim the app's URL schemes here while it runs, so that `redirect-interceptor` can hand it URLs.
-    public var schemeDirectory: SchemeDirectory? = nil
-    public var languageCode: String? = nil
-    public var appVerificationDisabledForTesting = false
-    /// Whether (and how) the app links the RecaptchaEnterprise SDK.
-    public var recaptchaEnterprise: ScenarioSpec.RecaptchaEnterpriseLinkage = .notLinked
-    /// What the OS answers `registerForRemoteNotifications()` (the app's at launch, or the SDK's
-    /// when it needs a token and has none).
-    public var apnsRegistration: APNsRegistrationOutcome = .token
-
-    /// How the OS answers an app's registration for remote notifications (the device's rule).
-    public typealias APNsRegistrationOutcome = DeviceLink.APNsRegistrationOutcome
-
-    /// iOS's error for a build signed without the Push Notifications capability.
-    public static let noEntitlementError = APNsRegistrationOutcome.noEntitlementError
-    public init() {}
-}
-
 /// Every part of silent-push phone sign-in on loopback: push-receiver, the backend (over HTTP,
 /// sending its pushes with apns-sender's client), and apps on devices whose delegate feeds the
 /// auth core. The receiver and backend run in this process (``start(certs:state:configuration:backendClock:pushLatency:receiverObserver:backendObserver:)``)
@@ -179,8 +141,9 @@ public final class PhoneAuthWorld: Sendable {
                         onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in },
                         onRegistration: @escaping @Sendable (AppHost.RemoteNotificationRegistration) -> Void = { _ in }) async throws -> (Auth, DeviceToken) {
         let clock = clock ?? appClock
-        let host: AppHost
-        var options: FirebaseOptions
+        if case .signed(let aps) = profile.provisioningProfile {
+            throw AuthError(.internalError, "the app's provisioning profile (aps-environment \(aps)) is not made yet: install an app with .file(URL) (ScenarioRunner.appProfile signs one with the Certs/ credentials)")
+        }
         let recaptchaEnterprise: RecaptchaEnterpriseSDK? = switch profile.recaptchaEnterprise {
         case .notLinked: nil
         case .linked: RecaptchaEnterpriseSDK(service: backendURL)
@@ -188,19 +151,9 @@ public final class PhoneAuthWorld: Sendable {
         // A port of the loopback range nothing listens on: the SDK's calls fail at once.
         case .unreachable: RecaptchaEnterpriseSDK(service: "http://127.0.0.1:9")
         }
-        if let bundle = profile.bundle {
-            options = bundle.options
-            host = AppHost(bundle: bundle, isSimulator: profile.isSimulator, forwardsNotifications: profile.forwardsNotifications,
-                           forwardsURLs: profile.forwardsURLs, userDefaults: userDefaults, keychain: keychain,
-                           recaptchaEnterprise: recaptchaEnterprise, clock: clock, wallClock: wallClock, transport: transport)
-        } else {
-            options = self.options(for: profile)
-            host = AppHost(bundleID: profile.bundleID, urlSchemes: profile.urlSchemes ?? [options.encodedAppIDScheme],
-                           isSimulator: profile.isSimulator, provisioningProfile: profile.provisioningProfile,
-                           forwardsNotifications: profile.forwardsNotifications, forwardsURLs: profile.forwardsURLs,
-                           userDefaults: userDefaults, keychain: keychain, recaptchaEnterprise: recaptchaEnterprise, clock: clock,
-                           wallClock: wallClock, transport: transport)
-        }
+        let options = profile.bundle?.options ?? self.options(for: profile)
+        let host = AppHost(profile.host(options: options), userDefaults: userDefaults, keychain: keychain, recaptchaEnterprise: recaptchaEnterprise,
+                           clock: clock, wallClock: wallClock, transport: transport)
         let auth = self.auth(options: options, host: host, appName: appName)
         auth.languageCode = profile.languageCode
         auth.settings?.isAppVerificationDisabledForTesting = profile.appVerificationDisabledForTesting
@@ -217,7 +170,7 @@ public final class PhoneAuthWorld: Sendable {
         }
         // registerForRemoteNotifications(): the device gives its token again, or the profile's
         // failure; the app delegate (below) passes the outcome to Auth.
-        host.answerRegistrations(on: token, with: profile.apnsRegistration)
+        host.answerRegistrations(on: token, with: profile.apnsRegistration.outcome)
         let declared = profile.declaredTokenType
         host.setRegistrationDelegate { [weak auth, weak host] registration in
             guard let auth, let host else { return }

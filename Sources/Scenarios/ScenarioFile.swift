@@ -28,7 +28,7 @@ public struct ScenarioSpec: Sendable {
 
     public var name: String
     public var summary: String
-    public var app = AppSpec()
+    public var app = AppProfile()
     public var backend = BackendSpec()
     public var network = NetworkSpec()
     public var provider = ProviderSpec()
@@ -46,59 +46,6 @@ public struct ScenarioSpec: Sendable {
         self.name = name
         self.summary = summary
         self.expectedOutcome = expectedOutcome
-    }
-
-    public struct AppSpec: Sendable {
-        public var bundleID = BackendConfiguration().bundleID
-        public var googleAppID = "1:123456789012:ios:a1b2c3d4e5f60718"
-        /// `CFBundleURLSchemes` (nil: the encoded app ID).
-        public var urlSchemes: [String]?
-        /// `debug` builds get sandbox tokens; `release` (TestFlight, App Store, ad hoc) production ones.
-        public var build: APNsEnvironment = .sandbox
-        /// What the app's code passes to `setAPNSToken(_:type:)`.
-        public var declaredTokenType: AuthAPNSTokenType = .sandbox
-        /// `embedded.mobileprovision`'s `aps-environment` (`development`, `production`), or nil for none.
-        public var provisioningProfile: String?
-        public var simulator = false
-        public var forwardsNotifications = true
-        public var forwardsURLs = true
-        /// `auth.settings.isAppVerificationDisabledForTesting`.
-        public var testMode = false
-        public var languageCode: String?
-        /// The app is killed after the SMS and started again; it restores the verification ID from UserDefaults.
-        public var restartAfterSMS = false
-        /// Whether the app links the RecaptchaEnterprise SDK (SMS defense in AUDIT or ENFORCE needs it).
-        public var recaptchaEnterprise: RecaptchaEnterpriseLinkage = .notLinked
-        /// How the app gets its APNs token.
-        public var apnsRegistration: APNsRegistration = .atLaunch
-        /// iOS kills the app after verifyClient answered and before the push: the push starts it
-        /// again, and the user asks for the code once more.
-        public var killedBeforePush = false
-    }
-
-    /// How the app registers for remote notifications, and what the OS answers.
-    public enum APNsRegistration: String, Sendable, CaseIterable {
-        /// The app registers at launch; its delegate passes the token to `setAPNSToken(_:type:)`.
-        case atLaunch
-        /// The app never registers: the SDK does when it needs a token, and the delegate passes it on.
-        case whenAuthAsks
-        /// The build lacks the `aps-environment` entitlement: registration fails, and the SDK's
-        /// app-delegate proxy tells Auth at once.
-        case fails
-        /// The OS never answers (the device cannot reach APNs): the SDK waits its 5 s.
-        case neverAnswers
-    }
-
-    /// How an app carries the RecaptchaEnterprise SDK.
-    public enum RecaptchaEnterpriseLinkage: String, Sendable, CaseIterable {
-        /// Not in the app (most apps): AUDIT and ENFORCE fail with 17208.
-        case notLinked
-        /// Linked, and Google's reCAPTCHA service answers it.
-        case linked
-        /// Linked, but an old version without `RCAAction` (17210).
-        case noActionClass
-        /// Linked, but the service cannot be reached: every token is `NO_RECAPTCHA`.
-        case unreachable
     }
 
     public struct BackendSpec: Sendable {
@@ -205,15 +152,15 @@ extension ScenarioSpec {
             self.app.bundleID = app.bundleID ?? self.app.bundleID
             self.app.googleAppID = app.googleAppID ?? self.app.googleAppID
             self.app.urlSchemes = app.urlSchemes
-            if let build = app.build { self.app.build = build == .debug ? .sandbox : .production }
+            if let build = app.build { self.app.buildEnvironment = build == .debug ? .sandbox : .production }
             if let type = app.declaredTokenType {
                 self.app.declaredTokenType = switch type { case .sandbox: .sandbox; case .prod: .prod; case .unknown: .unknown }
             }
-            self.app.provisioningProfile = app.provisioningProfile.flatMap { $0 == .none ? nil : $0.rawValue }
-            self.app.simulator = app.simulator ?? false
+            if let aps = app.provisioningProfile, aps != .none { self.app.provisioningProfile = .signed(apsEnvironment: aps.rawValue) }
+            self.app.isSimulator = app.simulator ?? false
             self.app.forwardsNotifications = app.forwardsNotifications ?? true
             self.app.forwardsURLs = app.forwardsURLs ?? true
-            self.app.testMode = app.appVerificationDisabledForTesting ?? false
+            self.app.appVerificationDisabledForTesting = app.appVerificationDisabledForTesting ?? false
             self.app.languageCode = app.languageCode
             self.app.restartAfterSMS = app.restartAfterSMS ?? false
             self.app.recaptchaEnterprise = app.recaptchaEnterprise?.value ?? .notLinked

@@ -110,9 +110,9 @@ struct ScenarioFileModel: ScenarioFileSection {
         var appVerificationDisabledForTesting: Bool?
         var languageCode: String?
         var restartAfterSMS: Bool?
-        var recaptchaEnterprise: Choice<ScenarioSpec.RecaptchaEnterpriseLinkage>?
+        var recaptchaEnterprise: Choice<AppProfile.RecaptchaEnterpriseLinkage>?
         var killedBeforePush: Bool?
-        var apnsRegistration: Choice<ScenarioSpec.APNsRegistration>?
+        var apnsRegistration: Choice<AppProfile.APNsRegistration>?
     }
 
     struct Backend: ScenarioFileSection {

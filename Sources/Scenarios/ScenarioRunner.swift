@@ -255,7 +255,7 @@ public enum ScenarioRunner {
         let profile = try appProfile(spec, work: work, credentials: credentials, options: options)
         let defaults = UserDefaultsStore(file: work.appendingPathComponent("UserDefaults-\(spec.name).json"))
         let bundleID = profile.bundle?.info.bundleID ?? profile.bundleID
-        let build = spec.app.build == .sandbox ? "debug" : "release"
+        let build = spec.app.buildEnvironment == .sandbox ? "debug" : "release"
         let registration = spec.app.apnsRegistration
         try? FileManager.default.removeItem(at: keychainFile(spec, work: work))
         let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults,
@@ -302,7 +302,7 @@ public enum ScenarioRunner {
         // What Auth made of the declared type (`.unknown` is resolved from the profile there).
         let resolved = auth.apnsTokenType ?? profile.declaredTokenType
         // The app's own profile: the scenario's, or the one inside a built app's folder (--app).
-        let apsEnvironment = (profile.provisioningProfile ?? profile.bundle?.provisioningProfile)
+        let apsEnvironment = (profile.provisioningProfile.file ?? profile.bundle?.provisioningProfile)
             .flatMap { ProvisioningProfile.apsEnvironment(at: $0) } ?? "none"
         timeline.record(.app,
                         "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))\(profile.declaredTokenType == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",
@@ -343,34 +343,19 @@ public enum ScenarioRunner {
         return "\(error.code.rawValue) \(error.code)"
     }
 
-    /// The simulated app a scenario describes.
+    /// The simulated app a scenario describes, as it runs here: its provisioning profile made and
+    /// signed with the world's credentials, the built app and the presenter the run was given.
     static func appProfile(_ spec: ScenarioSpec, work: URL, credentials: LocalCredentials?, options: AppRunOptions) throws -> AppProfile {
-        var profile = AppProfile()
-        profile.bundleID = spec.app.bundleID
-        profile.googleAppID = spec.app.googleAppID
-        profile.urlSchemes = spec.app.urlSchemes
-        profile.buildEnvironment = spec.app.build
-        profile.declaredTokenType = spec.app.declaredTokenType
-        profile.isSimulator = spec.app.simulator
-        profile.forwardsNotifications = spec.app.forwardsNotifications
-        profile.forwardsURLs = spec.app.forwardsURLs
-        profile.appVerificationDisabledForTesting = spec.app.testMode
-        profile.languageCode = spec.app.languageCode
-        profile.recaptchaEnterprise = spec.app.recaptchaEnterprise
-        profile.apnsRegistration = switch spec.app.apnsRegistration {
-        case .atLaunch, .whenAuthAsks: .token
-        case .fails: .fails
-        case .neverAnswers: .neverAnswers
-        }
+        var profile = spec.app
         profile.bundle = options.bundle
         profile.uiDelegate = options.uiDelegate
         profile.schemeDirectory = options.schemeDirectory
-        if let aps = spec.app.provisioningProfile {
+        if case .signed(let aps) = spec.app.provisioningProfile {
             guard let credentials else { throw AuthError(.internalError, "a provisioning profile needs the Certs/ credentials to sign it") }
             let file = work.appendingPathComponent("\(spec.name)-embedded.mobileprovision")
             try ProvisioningProfileFile.make(apsEnvironment: aps, bundleID: spec.app.bundleID, teamID: credentials.authKey.teamID,
                                              credentials: credentials).write(to: file)
-            profile.provisioningProfile = file
+            profile.provisioningProfile = .file(file)
         }
         return profile
     }

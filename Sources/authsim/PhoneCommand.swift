@@ -68,8 +68,8 @@ struct Phone: AsyncParsableCommand {
             spec.app.declaredTokenType = type
             spec.app.forwardsNotifications = !noForwarding
             spec.app.forwardsURLs = !noUrlForwarding
-            spec.app.simulator = simulator
-            spec.app.testMode = testMode
+            spec.app.isSimulator = simulator
+            spec.app.appVerificationDisabledForTesting = testMode
             spec.user.phoneNumber = number
         }
         var options = AppRunOptions()
@@ -84,7 +84,7 @@ struct Phone: AsyncParsableCommand {
             // sandbox (a debug build), production → production (TestFlight, App Store).
             let fromProfile = options.bundle?.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) }
                 .map { $0 == "development" ? APNsEnvironment.sandbox : .production }
-            spec.app.build = build ?? fromProfile ?? .sandbox
+            spec.app.buildEnvironment = build ?? fromProfile ?? .sandbox
         }
         guard openRedirectsWith == nil || browser == nil else { throw ValidationError("--open-redirects-with and --browser exclude each other") }
         options.schemeDirectory = runtimeDir.map { SchemeDirectory(url: URL(fileURLWithPath: $0).standardizedFileURL) } ?? .standard()
@@ -117,7 +117,7 @@ struct Phone: AsyncParsableCommand {
         }
         let work = URL(fileURLWithPath: state)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let credentials = spec.app.provisioningProfile == nil ? nil : try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
+        let credentials = spec.app.provisioningProfile == .none ? nil : try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         let pushesBefore = await world.silentPushResults()?.count ?? 0
         let outcome = await ScenarioRunner.runApp(spec, world: world, timeline: timeline, work: work, credentials: credentials,
                                                   backendClock: nil, options: options)

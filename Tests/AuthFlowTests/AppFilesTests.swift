@@ -66,7 +66,7 @@ struct AppFilesTests {
         sample.urlSchemes = ["com.example.other"]
         try sample.write(to: folder)
         let bundle = try AppBundle(directory: folder)
-        let auth = Auth.auth(app: FirebaseApp(name: "unregistered-\(UUID())", options: bundle.options, host: AppHost(bundle: bundle)))
+        let auth = Auth.auth(app: FirebaseApp(name: "unregistered-\(UUID())", options: bundle.options, host: AppHost(AppHost.Configuration(bundle: bundle))))
         await #expect(throws: AuthError(.appConfigurationError, "")) {
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
         }

@@ -11,7 +11,7 @@ import Utilities
 /// An app with Firebase configured against `world`'s backend (no device needed for Apple sign-in).
 func appleApp(_ world: PhoneAuthWorld) -> Auth {
     let options = world.options(for: AppProfile())
-    return world.auth(options: options, host: AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], clock: world.appClock, transport: world.transport))
+    return world.auth(options: options, host: AppHost(AppHost.Configuration(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme]), clock: world.appClock, transport: world.transport))
 }
 
 /// The ID token's claims (no verification: the backend's JWKS does that).

@@ -32,7 +32,7 @@ struct EmulatorHostTests {
                 return
             }
             let options = options(world)
-            let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], clock: world.appClock, transport: world.transport)
+            let host = AppHost(AppHost.Configuration(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme]), clock: world.appClock, transport: world.transport)
             let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
             #expect(auth.settings?.isAppVerificationDisabledForTesting == false)
             auth.useEmulator(withHost: "::1", port: v6.port)
@@ -59,7 +59,7 @@ struct EmulatorHostTests {
         let options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
         options.apiKey = "k"
         let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options,
-                                              host: AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])))
+                                              host: AppHost(AppHost.Configuration(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme]))))
         auth.useEmulator(withHost: "", port: 9099)
         do throws(AuthError) {
             _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil) }
@@ -77,8 +77,7 @@ struct EmulatorHostTests {
         try await withWorld { world, _ in
             let recording = RecordingTransport(world.transport)
             let options = options(world)
-            let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true,
-                               transport: recording)
+            let host = AppHost(AppHost.Configuration(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true), transport: recording)
             let auth = world.auth(options: options, host: host)
             let presented = Mutex<URL?>(nil)
             let events = Mutex<[String]>([])

@@ -107,7 +107,7 @@ func printedPort(_ process: ServerProcess) async throws -> Int {
 func emulatorApp(port: Int, testMode: Bool) -> Auth {
     let options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
     options.apiKey = "k"
-    let host = AppHost(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme])
+    let host = AppHost(AppHost.Configuration(bundleID: "com.a", urlSchemes: [options.encodedAppIDScheme]))
     let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
     auth.useEmulator(withHost: "127.0.0.1", port: port)
     auth.settings?.isAppVerificationDisabledForTesting = testMode

@@ -45,8 +45,7 @@ struct LoggingTests {
             let log = InMemoryLogHandler()
             let options = world.options(for: AppProfile())
             options.bundleID = "com.example.authsim"
-            let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true,
-                               transport: world.transport, logger: Logger(label: "app") { _ in log })
+            let host = AppHost(AppHost.Configuration(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true), transport: world.transport, logger: Logger(label: "app") { _ in log })
             let auth = world.auth(options: options, host: host)
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
             let fallback = try #require(log.entries.first { $0.level == .notice })

@@ -58,7 +58,7 @@ struct ProvisioningProfileTests {
         try await withWorld { world, folder in
             var profile = AppProfile()
             profile.declaredTokenType = .unknown
-            profile.provisioningProfile = try await makeProvisioningProfile(apsEnvironment: "development", in: folder)
+            profile.provisioningProfile = .file(try await makeProvisioningProfile(apsEnvironment: "development", in: folder))
             let (auth, _) = try await world.install(profile)
             #expect(auth.apnsTokenType == .sandbox)
             let provider = PhoneAuthProvider.provider(auth: auth)

@@ -28,9 +28,7 @@ func recordingApp(_ world: PhoneAuthWorld, profile: AppProfile = AppProfile(), c
     let options = world.options(for: profile)
     options.bundleID = profile.bundleID
     let recording = RecordingTransport(world.transport)
-    let host = AppHost(bundleID: profile.bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme],
-                       recaptchaEnterprise: linksRecaptcha ? RecaptchaEnterpriseSDK(service: world.backendURL) : nil,
-                       clock: clock ?? world.appClock, transport: recording)
+    let host = AppHost(AppHost.Configuration(bundleID: profile.bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme]), recaptchaEnterprise: linksRecaptcha ? RecaptchaEnterpriseSDK(service: world.backendURL) : nil, clock: clock ?? world.appClock, transport: recording)
     let auth = world.auth(options: options, host: host)
     let token = try await world.devices.installDevice(for: host, environment: .sandbox) { _, _ in }
     auth.setAPNSToken(Data(token.bytes), type: .sandbox)

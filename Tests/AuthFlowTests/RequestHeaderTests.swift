@@ -37,8 +37,7 @@ struct RequestHeaderTests {
             let recording = RecordingTransport(world.transport)
             // GoogleService-Info.plist names another bundle than the app's: the header is Bundle.main's.
             let options = options(world, plistBundleID: "com.example.fromplist")
-            let host = AppHost(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme], isSimulator: true,
-                               preferredLocalizations: ["fr-CA", "en"], transport: recording)
+            let host = AppHost(AppHost.Configuration(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme], isSimulator: true, preferredLocalizations: ["fr-CA", "en"]), transport: recording)
             let auth = world.auth(options: options, host: host)
             // Outside test mode: the reCAPTCHA config (a GET) first, then the page (the web view's, no API headers).
             let provider = PhoneAuthProvider.provider(auth: auth)
@@ -77,8 +76,7 @@ struct RequestHeaderTests {
         try await withWorld { world, _ in
             let recording = RecordingTransport(world.transport)
             let options = options(world, plistBundleID: "com.example.authsim")
-            let host = AppHost(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme], isSimulator: true,
-                               preferredLocalizations: ["en"], preferredLanguages: ["fr-FR", "en-US"], transport: recording)
+            let host = AppHost(AppHost.Configuration(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme], isSimulator: true, preferredLocalizations: ["en"], preferredLanguages: ["fr-FR", "en-US"]), transport: recording)
             let auth = world.auth(options: options, host: host)
             #expect(auth.languageCode == nil)
             auth.useAppLanguage()
@@ -99,14 +97,12 @@ struct RequestHeaderTests {
         configuration.apiKeyIOSBundleIDs = ["com.example.authsim"]
         try await withWorld(configuration: configuration) { world, folder in
             let options = options(world)
-            let listed = world.auth(options: options, host: AppHost(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme],
-                                                                    transport: world.transport))
+            let listed = world.auth(options: options, host: AppHost(AppHost.Configuration(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme]), transport: world.transport))
             try await signIn(listed)
             #expect(listed.currentUser?.phoneNumber == Self.testNumber)
 
             // The same GoogleService-Info.plist in another app (a clone, an extension, a renamed target).
-            let other = world.auth(options: options, host: AppHost(bundleID: "com.example.clone", urlSchemes: [options.encodedAppIDScheme],
-                                                                   transport: world.transport))
+            let other = world.auth(options: options, host: AppHost(AppHost.Configuration(bundleID: "com.example.clone", urlSchemes: [options.encodedAppIDScheme]), transport: world.transport))
             do throws(AuthError) {
                 try await signIn(other)
                 Issue.record("a bundle outside the key's restriction signed in")

@@ -208,8 +208,7 @@ struct SDKRowTests {
         try await withWorld { world, _ in
             let options = world.options(for: AppProfile())
             let recording = RecordingTransport(world.transport)
-            let auth = world.auth(options: options, host: AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme],
-                                                                  transport: recording))
+            let auth = world.auth(options: options, host: AppHost(AppHost.Configuration(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme]), transport: recording))
             let raw = AppleNonce.random()
             let sheet = try await world.appleSheet.authorize(clientID: options.bundleID, appleUser: "grace", nonce: AppleNonce.sha256(raw))
             let user = try await auth.signIn(with: OAuthProvider.appleCredential(withIDToken: sheet.identityToken, rawNonce: raw,

@@ -144,7 +144,7 @@ struct ServerErrorTableTests {
         let options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = toolkit.configuration.apiKey
         let auth = Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options,
-                                              host: AppHost(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme])))
+                                              host: AppHost(AppHost.Configuration(bundleID: "com.example.authsim", urlSchemes: [options.encodedAppIDScheme]))))
         auth.useEmulator(withHost: server.host, port: server.port)
         let provider = PhoneAuthProvider.provider(auth: auth)
         do throws(AuthError) {

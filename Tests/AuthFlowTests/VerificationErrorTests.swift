@@ -284,7 +284,7 @@ struct NotificationHandlingTests {
     func makeAuth(clock: any Clock<Duration> = ContinuousClock()) -> Auth {
         let options = FirebaseOptions(googleAppID: "1:1:ios:1", gcmSenderID: "1")
         options.apiKey = "k"
-        let host = AppHost(bundleID: "com.a", urlSchemes: [], clock: clock)
+        let host = AppHost(AppHost.Configuration(bundleID: "com.a", urlSchemes: []), clock: clock)
         return Auth.auth(app: FirebaseApp(name: UUID().uuidString, options: options, host: host))
     }
 
@@ -423,8 +423,7 @@ struct ReCAPTCHAFallbackTests {
             let options = FirebaseOptions(googleAppID: AppProfile().googleAppID, gcmSenderID: "123456789012")
             options.apiKey = world.apiKey
             options.bundleID = AppProfile().bundleID
-            let host = AppHost(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true,
-                               forwardsURLs: false, transport: world.transport)
+            let host = AppHost(AppHost.Configuration(bundleID: options.bundleID, urlSchemes: [options.encodedAppIDScheme], isSimulator: true, forwardsURLs: false), transport: world.transport)
             let auth = world.auth(options: options, host: host)
             #expect(await verificationError(auth) == .webContextCancelled)
         }

@@ -49,7 +49,7 @@ struct AppHostTests {
 
     @Test("opened URLs and notifications reach the interceptors; a delegate that does not forward keeps them from Auth, with the reason")
     func forwarding() {
-        let host = AppHost(bundleID: "com.example.app", urlSchemes: ["app-1-123-ios-abc"])
+        let host = AppHost(AppHost.Configuration(bundleID: "com.example.app", urlSchemes: ["app-1-123-ios-abc"]))
         #expect(host.handleOpen(url) == .refused(URLRefusal(.noActivePresentation, "no Firebase app is configured in this app")))
         let framework = HookedFramework()
         host.registerAppDelegateInterceptor(framework)
@@ -59,7 +59,7 @@ struct AppHostTests {
         #expect(handed.0 == [url])
         #expect(handed.1 == 1)
 
-        let closed = AppHost(bundleID: "com.example.app", urlSchemes: [], forwardsNotifications: false, forwardsURLs: false)
+        let closed = AppHost(AppHost.Configuration(bundleID: "com.example.app", urlSchemes: [], forwardsNotifications: false, forwardsURLs: false))
         let unseen = HookedFramework()
         closed.registerAppDelegateInterceptor(unseen)
         guard case .refused(let refusal) = closed.handleOpen(url) else {
@@ -75,7 +75,7 @@ struct AppHostTests {
 
     @Test("the first interceptor that takes a URL answers; when none does, the first refusal is the answer")
     func severalInterceptors() {
-        let host = AppHost(bundleID: "com.example.app", urlSchemes: [])
+        let host = AppHost(AppHost.Configuration(bundleID: "com.example.app", urlSchemes: []))
         let refusing = HookedFramework(takesNotifications: false, answer: .refused(URLRefusal(.wrongScheme, "not the callback scheme")))
         let taking = HookedFramework(answer: .handled("event 7"))
         host.registerAppDelegateInterceptor(refusing)
@@ -88,7 +88,7 @@ struct AppHostTests {
 
     @Test("interceptors are not retained (GULAppDelegateSwizzler): one nobody holds gets nothing more")
     func notRetained() {
-        let host = AppHost(bundleID: "com.example.app", urlSchemes: [])
+        let host = AppHost(AppHost.Configuration(bundleID: "com.example.app", urlSchemes: []))
         var framework: HookedFramework? = HookedFramework()
         host.registerAppDelegateInterceptor(framework!)
         #expect(host.didReceiveRemoteNotification([:]))
@@ -100,7 +100,7 @@ struct AppHostTests {
     @Test("registerForRemoteNotifications: the device's token reaches the interceptors, or its failure; an app delegate that implements the callbacks gets them instead; an app on no device fails")
     func registration() async {
         let token = Data([0xAB, 0x12])
-        let host = AppHost(bundleID: "com.example.app", urlSchemes: [])
+        let host = AppHost(AppHost.Configuration(bundleID: "com.example.app", urlSchemes: []))
         let framework = HookedFramework()
         host.registerAppDelegateInterceptor(framework)
 
@@ -129,7 +129,7 @@ struct AppHostTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let keychain = Keychain(file: folder.appendingPathComponent("keychain.json"))
         let defaults = UserDefaultsStore(file: folder.appendingPathComponent("defaults.json"))
-        let host = AppHost(bundleID: "com.example.app", urlSchemes: [], userDefaults: defaults, keychain: keychain)
+        let host = AppHost(AppHost.Configuration(bundleID: "com.example.app", urlSchemes: []), userDefaults: defaults, keychain: keychain)
         let framework = HookedFramework()
         host.registerAppDelegateInterceptor(framework)
         try keychain.set(Data("receipt".utf8), service: "s", account: "a")
@@ -154,7 +154,7 @@ struct AppHostTests {
         let token = DeviceToken(hex: "ab12cd34")!
         for (outcome, tokens, failures) in [(APNsRegistrationOutcome.token, [Data(token.bytes)], [String]()),
                                             (.fails, [], [APNsRegistrationOutcome.noEntitlementError]), (.neverAnswers, [], [])] {
-            let host = AppHost(bundleID: "com.example.app", urlSchemes: [])
+            let host = AppHost(AppHost.Configuration(bundleID: "com.example.app", urlSchemes: []))
             let framework = HookedFramework()
             host.registerAppDelegateInterceptor(framework)
             host.answerRegistrations(on: token, with: outcome)

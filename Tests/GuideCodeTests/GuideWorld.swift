@@ -39,8 +39,7 @@ struct GuideWorld {
         options.apiKey = world.apiKey
         options.projectID = world.projectID
         options.bundleID = configuration.bundleID
-        let host = AppHost(bundleID: configuration.bundleID, urlSchemes: [options.encodedAppIDScheme], clock: world.appClock,
-                           transport: world.transport)
+        let host = AppHost(AppHost.Configuration(bundleID: configuration.bundleID, urlSchemes: [options.encodedAppIDScheme]), clock: world.appClock, transport: world.transport)
         FirebaseApp.configure(options: options, host: host)
         Auth.auth().useEmulator(withHost: world.backendHost, port: world.backendPort)
         // useEmulator turns app verification off, as the SDK's does; these apps prove themselves.

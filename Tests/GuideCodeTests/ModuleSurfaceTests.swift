@@ -177,7 +177,7 @@ struct ModuleSurface {
         "_ = AuthError.self",
         "_ = AppleNonce.random()",
         "_ = FirebaseOptions(googleAppID: \"1:1:ios:1\", gcmSenderID: \"1\").encodedAppIDScheme",
-        "FirebaseApp.configure(options: FirebaseOptions(googleAppID: \"1:1:ios:1\", gcmSenderID: \"1\"), host: AppHost(bundleID: \"a\", urlSchemes: []))",
+        "FirebaseApp.configure(options: FirebaseOptions(googleAppID: \"1:1:ios:1\", gcmSenderID: \"1\"), host: AppHost(AppHost.Configuration(bundleID: \"a\", urlSchemes: [])))",
         // The SDK's async calls throw untyped errors: `error.code` needs `as NSError`, as on iOS.
         "Task { do { _ = try await Auth.auth().signIn(with: PhoneAuthProvider.provider().credential(withVerificationID: \"v\", verificationCode: \"1\")) } catch { _ = error.code } }",
         "Task { do { _ = try await PhoneAuthProvider.provider().verifyPhoneNumber(\"+1\", uiDelegate: nil) } catch { _ = error.code } }",
