@@ -72,8 +72,9 @@ let package = Package(
         // (OpenAPIKit, Yams, swift-algorithms), measured on 2 cores.
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4", traits: []),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
-        // A fleet's shared store (issue 28): PostgreSQL's wire protocol, a connection pool that
-        // reconnects. Only PostgresStores links it; the embedded default does not.
+        // A fleet's shared store: PostgreSQL's wire protocol, TLS and SCRAM (PostgresConnection;
+        // its pool, PostgresClient, is not used: docs/dependencies.md). Only PostgresStores links
+        // it; the embedded default does not.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // authsim doctor reads an .ipa (a zip archive). About 6 s of a cold debug build; zlib
         // (Debian's zlib1g-dev to build, zlib1g at run time) inflates.
