@@ -151,6 +151,55 @@ struct BackendCoreTests {
     }
 }
 
+extension BackendCoreTests {
+    /// Phone multi-factor, call by call, as firebase-tools `operations.ts` (`mfaEnrollmentStart` …
+    /// `mfaSignInFinalize`) answers it: a password user with a verified email enrolls a test
+    /// number, then a password sign-in answers a pending credential, which is good for its
+    /// lifetime from the instant it was issued (the end included, as every proof's here), and no longer.
+    @Test("multi-factor: enroll, then a pending credential good through its lifetime, refused with its cause a second after")
+    func multiFactor() throws {
+        let second = "+16505550111"
+        var core = try core { $0.testPhoneNumbers = [second: "222333"] }
+        let hash = BackendCore.PasswordHash(hash: "fakeHash:salt=s:password=pw", salt: "s")
+        let created = try core.handle(now: start) { core throws(IdentityToolkitError) in
+            try core.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com", emailVerified: true), hash: hash)
+        }.answer.get()
+        let user = try #require(core.state.users[created.localId ?? ""])
+        let idToken = core.tokenSigner.token(for: user, provider: "password", now: start)
+        let opened = try core.handle(now: start.addingTimeInterval(1)) { core throws(IdentityToolkitError) in
+            try core.startMFAEnrollment(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: StartMFAPhoneRequestInfo(phoneNumber: second)))
+        }.answer.get()
+        let enrolled = core.handle(now: start.addingTimeInterval(2)) { core throws(IdentityToolkitError) in
+            try core.finalizeMFAEnrollment(FinalizeMFAEnrollmentRequest(
+                idToken: idToken, displayName: "work", phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: opened.phoneSessionInfo?.sessionInfo, code: "222333")))
+        }
+        #expect(kinds(enrolled.events) == ["secondFactorEnrolled"])
+        let enrollment = try #require(core.state.users[user.localId]?.mfaEnrollments?.first)
+
+        let issued = start.addingTimeInterval(10)
+        let first = try core.handle(now: issued) { core throws(IdentityToolkitError) in
+            try core.signInWithPassword(email: "ada@example.com", verifiedHash: hash.hash)
+        }.answer.get()
+        guard case .answer(let response) = first, let pending = response.mfaPendingCredential else {
+            Issue.record("a user with a second factor got a session from the password alone")
+            return
+        }
+        let lifetime = core.configuration.mfaPendingCredentialLifetime
+        func secondFactorCode(at instant: Date) -> CoreOutcome<StartMFASignInResponse> {
+            var copy = core
+            return copy.handle(now: instant) { core throws(IdentityToolkitError) in
+                try core.startMFASignIn(StartMFASignInRequest(mfaPendingCredential: pending, mfaEnrollmentId: enrollment.id,
+                                                              phoneSignInInfo: StartMFAPhoneRequestInfo(phoneNumber: nil)))
+            }
+        }
+        let late = secondFactorCode(at: issued.addingTimeInterval(lifetime + 1))
+        #expect(late.records.isEmpty)
+        #expect(late.events.first?.refusal?.cause == .pendingCredentialExpired, "\(late.events)")
+        let inTime = secondFactorCode(at: issued.addingTimeInterval(lifetime))
+        #expect(try inTime.answer.get().phoneResponseInfo?.sessionInfo?.isEmpty == false)
+    }
+}
+
 /// SplitMix64: the same seed, the same bytes.
 struct SeededRandom: BackendRandom {
     var state: UInt64
