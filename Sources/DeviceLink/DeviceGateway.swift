@@ -34,7 +34,7 @@ public final class DeviceGateway: Sendable {
     /// - Parameter access: who may register devices and read their pushes (``AdminAccess``: the
     ///   deployment's token as `Authorization: Bearer`); anyone by default, on loopback only.
     public static func start(host: String = "127.0.0.1", port: Int = 0, registry: DeviceRegistry, hub: DeviceHub,
-                             access: AdminAccess = .loopbackOnly,
+                             access: AdminAccess = .loopbackOnly, hosting: ServerHosting = .ownGroup,
                              logger: Logger = Logger(label: "authsim.device-gateway", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(ReceiverError) -> DeviceGateway {
         let streams = GatewayStreams()
@@ -42,7 +42,7 @@ public final class DeviceGateway: Sendable {
             try access.check(listening: host, what: "the device gateway")
             let server = try await RunningServer.start(
                 router: router(registry: registry, hub: hub, streams: streams, access: access), host: host, port: port, name: "the device gateway",
-                server: .http1(configuration: .init(additionalChannelHandlers: [HangUpDetector(streams: streams)])), logger: logger)
+                server: .http1(configuration: .init(additionalChannelHandlers: [HangUpDetector(streams: streams)])), hosting: hosting, logger: logger)
             return DeviceGateway(server: server, streams: streams)
         } catch {
             throw error.listenError.map { ReceiverError(listen: $0) } ?? ReceiverError(.bind, error.message)

@@ -18,10 +18,11 @@ import Utilities
 public final class RunningServer: Sendable {
     public let host: String
     public let port: Int
-    private let group: ServiceGroup
-    private let running: Task<Void, any Error>
+    /// The group of its own, and its task (nil: a program's group runs it).
+    private let group: ServiceGroup?
+    private let running: Task<Void, any Error>?
 
-    private init(host: String, port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
+    private init(host: String, port: Int, group: ServiceGroup?, running: Task<Void, any Error>?) {
         self.host = host
         self.port = port
         self.group = group
@@ -32,10 +33,14 @@ public final class RunningServer: Sendable {
     /// - Parameters:
     ///   - name: what the server is, for the error when it cannot listen ("the backend").
     ///   - server: how connections are set up (HTTP/1.1 by default; extra channel handlers go here).
+    ///   - hosting: where the server runs: in a group of its own (a world, a test; ``shutdown()``
+    ///     stops it), or as a service of a program's one group, which stops it with the program's
+    ///     other parts.
     ///   - logger: Hummingbird's own logging (silent by default).
     /// - Throws: ``ServerStartError`` when the address cannot be bound.
     public static func start<Context: RequestContext>(
         router: Router<Context>, host: String, port: Int, name: String, server: HTTPServerBuilder = .http1(),
+        hosting: ServerHosting = .ownGroup,
         logger: Logger = Logger(label: "authsim.http", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws(ServerStartError) -> RunningServer where Context: InitializableFromSource<ApplicationRequestContextSource> {
         let listening = ListeningPort()
@@ -43,29 +48,63 @@ public final class RunningServer: Sendable {
             router: router, server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: nil, reuseAddress: true),
             onServerRunning: { channel in listening.resolve(channel.localAddress?.port ?? port) }, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
-        let running = Task {
-            do { try await group.run() } catch {
-                listening.fail(error)
-                throw error
+        let hosted = HostedApplication(application: application, listening: listening)
+        let stop: ServiceGroup?
+        switch hosting {
+        case .ownGroup:
+            let group = ServiceGroup(configuration: .init(services: [hosted], gracefulShutdownSignals: [], logger: logger))
+            let running = Task { try await group.run() }
+            stop = group
+            do {
+                return RunningServer(host: host, port: try await listening.port, group: group, running: running)
+            } catch {
+                running.cancel()
+                throw ServerStartError(listen: ListenError(what: name, host: host, port: port, nioError: error))
             }
-            listening.fail(CancellationError())
-        }
-        do {
-            return RunningServer(host: host, port: try await listening.port, group: group, running: running)
-        } catch {
-            running.cancel()
-            throw ServerStartError(listen: ListenError(what: name, host: host, port: port, nioError: error))
+        case .group(let group):
+            stop = nil
+            await group.addServiceUnlessShutdown(.init(service: hosted, successTerminationBehavior: .gracefullyShutdownGroup,
+                                                      failureTerminationBehavior: .gracefullyShutdownGroup))
+            do {
+                return RunningServer(host: host, port: try await listening.port, group: stop, running: nil)
+            } catch {
+                throw ServerStartError(listen: ListenError(what: name, host: host, port: port, nioError: error))
+            }
         }
     }
 
     /// `http://host:port`.
     public var baseURL: String { "http://\(host):\(port)" }
 
-    /// Stops listening; requests in flight are answered first.
+    /// Stops listening; requests in flight are answered first. A server a program's group runs is
+    /// stopped by that group, with the program's other parts: this does nothing then.
     public func shutdown() async {
+        guard let group, let running else { return }
         await group.triggerGracefulShutdown()
         _ = await running.result
+    }
+}
+
+/// Where a server runs (``RunningServer/start(router:host:port:name:server:hosting:logger:)``).
+public enum ServerHosting: Sendable {
+    /// In a `ServiceGroup` of its own, in a task: what a world or a test starts and stops.
+    case ownGroup
+    /// As a service of a program's one group (a command's parts), which stops it in order with them.
+    case group(ServiceGroup)
+}
+
+/// The Hummingbird application as a service: it tells the port waiting for it why it never
+/// listened, when it does not.
+private struct HostedApplication: Service {
+    let application: any Service
+    let listening: ListeningPort
+
+    func run() async throws {
+        do { try await application.run() } catch {
+            listening.fail(error)
+            throw error
+        }
+        listening.fail(CancellationError())
     }
 }
 
@@ -112,15 +151,21 @@ private final class ListeningPort: Sendable {
         for waiter in waiters { waiter.resume(with: result) }
     }
 
+    /// The port, once the server listens; a wait cancelled (a program stopped while this server
+    /// was starting) ends with `CancellationError`.
     var port: Int {
         get async throws {
-            try await withCheckedThrowingContinuation { continuation in
-                let ready = state.withLock { state -> Result<Int, any Error>? in
-                    if let result = state.result { return result }
-                    state.waiters.append(continuation)
-                    return nil
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let ready = state.withLock { state -> Result<Int, any Error>? in
+                        if let result = state.result { return result }
+                        state.waiters.append(continuation)
+                        return nil
+                    }
+                    if let ready { continuation.resume(with: ready) }
                 }
-                if let ready { continuation.resume(with: ready) }
+            } onCancel: {
+                fail(CancellationError())
             }
         }
     }

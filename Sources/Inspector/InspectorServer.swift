@@ -19,12 +19,12 @@ public final class InspectorServer: Sendable {
 
     /// - Parameter access: who may use it (``AdminAccess``): anyone by default, on loopback only.
     public static func start(_ sources: InspectorSources, host: String = "127.0.0.1", port: Int = 4000, access: AdminAccess = .loopbackOnly,
-                             logger: Logger = Logger(label: "authsim.inspector", factory: { _ in SwiftLogNoOpLogHandler() }))
+                             hosting: ServerHosting = .ownGroup, logger: Logger = Logger(label: "authsim.inspector", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(ServerStartError) -> InspectorServer {
         let router: Router<BasicRequestContext>
         try access.check(listening: host, what: "the inspector")
         do { router = try InspectorRouter.make(sources, access: access) } catch { throw ServerStartError(message: "the inspector cannot start: \(error.message)") }
-        let server = try await RunningServer.start(router: router, host: host, port: port, name: "the inspector", logger: logger)
+        let server = try await RunningServer.start(router: router, host: host, port: port, name: "the inspector", hosting: hosting, logger: logger)
         return InspectorServer(server: server, sources: sources)
     }
 

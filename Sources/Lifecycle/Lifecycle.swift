@@ -57,24 +57,85 @@ package func startingParts<Result>(_ start: (StartingParts) async throws -> Resu
     }
 }
 
-/// Runs a server command's parts until SIGINT or SIGTERM, then stops them, each after the parts
-/// listed after it: list each part after the parts it depends on (the receiver before the backend
-/// that pushes through it, the backend before the inspector that reads it), and they stop in the
-/// reverse of that order. A part that fails to stop stops the rest all the same, and its error is
-/// thrown.
-package func runUntilSignalled(_ parts: [StartedPart], logger: Logger) async throws {
-    try await serviceGroup(parts, stopsOnSignals: true, logger: logger).run()
-}
-
-/// `parts` as one group (shut down gracefully on SIGINT and SIGTERM if `stopsOnSignals`): a part
-/// that ends (stopped, or failed to stop) shuts the group down gracefully, so the others stop in
-/// order all the same.
-private func serviceGroup(_ parts: [StartedPart], stopsOnSignals: Bool, logger: Logger) -> ServiceGroup {
+/// `parts` as one group with no signals of its own: a part that ends (stopped, or failed to stop)
+/// shuts the group down gracefully, so the others stop in order all the same.
+private func serviceGroup(_ parts: [StartedPart], logger: Logger) -> ServiceGroup {
     let services = parts.map {
         ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
                                                        failureTerminationBehavior: .gracefullyShutdownGroup)
     }
-    return ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
+    return ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], logger: logger))
+}
+
+/// Runs a program's parts as one `ServiceGroup`, running from the start: `start` starts them one
+/// after another, each after the parts it depends on, and adds each to the group as it comes up
+/// (``ProgramParts/add(_:)``; a Hummingbird server joins through `ServerHosting.group`). They run
+/// until SIGINT or SIGTERM, or until one of them fails, then stop in the reverse of the order they
+/// were added. A start that fails stops what it had added, then its error is thrown; a signal
+/// during the start stops it the same way.
+package func runProgram(logger: Logger, _ start: @Sendable @escaping (ProgramParts) async throws -> Void) async throws {
+    // A group with no service ends at once: this one holds it open until it shuts down.
+    let group = ServiceGroup(configuration: .init(
+        services: [.init(service: HoldsOpen(), successTerminationBehavior: .gracefullyShutdownGroup,
+                         failureTerminationBehavior: .gracefullyShutdownGroup)],
+        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    let parts = ProgramParts(group: group)
+    let (startError, groupError) = await withTaskGroup(of: ProgramEnd.self) { tasks in
+        tasks.addTask {
+            do { try await group.run() } catch { return .group(error) }
+            return .group(nil)
+        }
+        tasks.addTask {
+            do { try await start(parts) } catch { return .start(error) }
+            return .start(nil)
+        }
+        var startError: (any Error)?
+        var groupError: (any Error)?
+        var groupEnded = false
+        for await end in tasks {
+            switch end {
+            case .start(let error?):
+                // A start cut short by the group's end (a signal) is no failure of its own.
+                if !groupEnded { startError = error }
+                await group.triggerGracefulShutdown()
+            case .start(nil):
+                break
+            case .group(let error):
+                groupEnded = true
+                groupError = error
+                tasks.cancelAll()
+            }
+        }
+        return (startError, groupError)
+    }
+    // The start's error says which port or store; the group's, which part failed to run or stop.
+    if let startError { throw startError }
+    if let groupError { throw groupError }
+}
+
+/// How a program's start or its group ended.
+private enum ProgramEnd: Sendable {
+    case start((any Error)?)
+    case group((any Error)?)
+}
+
+/// What a program's start adds its parts to (``runProgram(logger:_:)``).
+package final class ProgramParts: Sendable {
+    /// The program's group: a server started with `ServerHosting.group(parts.group)` runs in it.
+    package let group: ServiceGroup
+
+    init(group: ServiceGroup) { self.group = group }
+
+    /// Adds a part that has just started; the group stops it, after the parts added after it.
+    package func add(_ part: StartedPart) async {
+        await group.addServiceUnlessShutdown(.init(service: part, successTerminationBehavior: .gracefullyShutdownGroup,
+                                                   failureTerminationBehavior: .gracefullyShutdownGroup))
+    }
+}
+
+/// Holds a program's group open until it shuts down.
+private struct HoldsOpen: Service {
+    func run() async throws { try? await gracefulShutdown() }
 }
 
 /// Parts started one after another, run as one `ServiceGroup` with no signals of their own (a
@@ -85,7 +146,7 @@ package final class PartGroup: Sendable {
     private let running: Task<Void, any Error>
 
     package init(_ parts: [StartedPart], logger: Logger = Logger(label: "authsim.parts", factory: { _ in SwiftLogNoOpLogHandler() })) {
-        let group = serviceGroup(parts, stopsOnSignals: false, logger: logger)
+        let group = serviceGroup(parts, logger: logger)
         self.group = group
         running = Task { try await group.run() }
     }

@@ -127,10 +127,33 @@ struct Backend: AsyncParsableCommand {
         var serverLogger = logger
         serverLogger.logLevel = max(logLevel, .warning)
         if logLevel <= .debug { serverLogger.logLevel = logLevel }
-        let server = try await starting("--port", port: port) {
-            try await BackendServer.start(toolkit: toolkit, host: host, port: port,
-                                          tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), access: access, logger: serverLogger)
+        let exportOnExit = self.exportOnExit
+        let events = eventLog
+        let (hummingbirdLogger, settings, accessLine) = (serverLogger, configuration, AdminAccessOptions.describe(access))
+        try await runProgram(logger: logger) { [self] parts in
+            // Each part after those it depends on; they stop in reverse: the server, then the
+            // backend's state, then its APNs client.
+            await parts.add(StartedPart("the APNs client") { await pusher.shutdown() })
+            await parts.add(StartedPart("the backend's state") {
+                if let folder = exportOnExit {
+                    try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
+                    say("authsim backend exported \(await toolkit.allUsers.count) users to \(folder)")
+                }
+                await toolkit.closeStore()
+                await events?.close()
+            })
+            let server = try await starting("--port", port: port) {
+                try await BackendServer.start(toolkit: toolkit, host: host, port: port,
+                                              tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), access: access,
+                                              hosting: .group(parts.group), logger: hummingbirdLogger)
+            }
+            announce(server, configuration: settings, key: key, stateLine: stateLine, enforcement: enforcement, accessLine: accessLine)
         }
+    }
+
+    /// What the backend tells its user once it listens.
+    private func announce(_ server: BackendServer, configuration: BackendConfiguration, key: APNsAuthKey, stateLine: String,
+                          enforcement: RecaptchaEnforcement, accessLine: String) {
         say("authsim backend listening: \(server.baseURL)")
         say("  \(stateLine)")
         say("  project \(configuration.projectID) (\(configuration.projectNumber)), API key \(configuration.apiKey)\(apiKeyIOSBundleID.isEmpty ? "" : " restricted to iOS apps \(apiKeyIOSBundleID.joined(separator: ", "))"), iOS app \(configuration.bundleID)")
@@ -141,23 +164,9 @@ struct Backend: AsyncParsableCommand {
         say("  project config (reCAPTCHA SMS defense at run time): GET/PATCH \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/config")
         say("  reCAPTCHA SMS defense: \(enforcement.rawValue)\(enforcement == .off ? "" : ", site key \(configuration.recaptchaSiteKey), toll-fraud risk \(tollFraudRisk) (blocked above \(tollFraudThreshold))")")
         say("  Admin SDKs: FIREBASE_AUTH_EMULATOR_HOST=\(server.host):\(server.port) (user management, custom tokens, verify_id_token); ID-token keys at \(server.baseURL)\(JSONWebKeySet.firebaseIDTokenJWKPath)")
-        say("  Admin and emulator routes: \(AdminAccessOptions.describe(access))")
+        say("  Admin and emulator routes: \(accessLine)")
         if let smsCode { say("  every SMS code is \(smsCode)") }
         if acceptUnverifiedCodeRequests { say("  code requests without app verification are taken for any number, as the Auth Emulator takes them") }
-        let exportOnExit = self.exportOnExit
-        let events = eventLog
-        try await runUntilSignalled([
-            StartedPart("the APNs client") { await pusher.shutdown() },
-            StartedPart("the backend") {
-                if let folder = exportOnExit {
-                    try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
-                    say("authsim backend exported \(await toolkit.allUsers.count) users to \(folder)")
-                }
-                await server.shutdown()
-                await toolkit.closeStore()
-                await events?.close()
-            },
-        ], logger: logger)
     }
 }
 

@@ -93,120 +93,120 @@ struct Serve: AsyncParsableCommand {
                 throw CommandFailure("cannot read the fleet's device links in \(fleet.receiver.address): \(error.message)")
             }
         }
-        let gateway = try await starting("--device-port", port: devicePort) {
-            try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access)
-        }
-        let receiver = try await starting([("--sandbox-port", sandboxPort), ("--production-port", productionPort)]) { try await PushReceiver.start(PushReceiverConfiguration(
-            listeners: [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox),
-                        ReceiverListener(host: host, port: productionPort, environment: .production)],
-            certificateChainPEM: credentials.serverCertificatePEM, privateKeyPEM: credentials.serverKeyPEM,
-            trustedKeys: [key.trusted(environments: nil)], registry: registry, deliveryLog: deliveries, faults: plan,
-            delivery: hub, policy: ReceiverPolicy(), logger: logger,
-            observer: { event in
-                if let rejections, case .rejected(let rejection, let apnsID, let environment, let token) = event {
-                    rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
-                }
-                history.record(event)
-            }, sharedLog: fleet?.receiver.log)) }
-
-        let sandbox = receiver.listeners.first(where: { $0.listener.environment == .sandbox })?.port ?? sandboxPort
-        let production = receiver.listeners.first(where: { $0.listener.environment == .production })?.port ?? productionPort
-
-        // The backend, pushing through this receiver.
-        var configuration = BackendConfiguration()
-        configuration.projectID = projectID
-        configuration.bundleID = bundleID
-        configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
-        configuration.storeSnapshotEvery = storeSnapshotEvery
-        let pusher = try localPusher(credentials, key: key, sandboxPort: sandbox, productionPort: production)
-        let flows = FlowHistory()
-        let toolkit: IdentityToolkit
-        if let fleet {
-            do {
-                // The sign-ins come from the store, every node's (this one's too) in the fleet's order.
-                toolkit = try await IdentityToolkit.open(configuration: configuration, pusher: pusher, store: fleet.backend, logger: logger)
-            } catch {
-                throw CommandFailure("cannot open the store \(fleet.backend.address): \(error)")
-            }
-            await toolkit.setEventSink(fleet.events)
-            // The other receivers' pushes, and every node's sign-ins, into the same views.
-            let order = FleetFlowOrder()
-            fleet.feed.start { read in
-                history.record(fleet: read.pushes)
-                for event in order.release(adding: read.events, now: Date()) { flows.record(event.event, at: event.time, node: event.node) }
-            }
-        } else {
-            toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
-                                          stateDirectory: stateFolder.appendingPathComponent("backend"),
-                                          observer: { flows.record($0) }, logger: logger)
-        }
-        if let folder = self.import {
-            let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
-            say("imported \(report.users) users from \(report.files.joined(separator: ", "))")
-        }
-        let backend = try await starting("--backend-port", port: backendPort) {
-            try await BackendServer.start(toolkit: toolkit, host: host, port: backendPort, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM),
-                                          access: access)
-        }
-
-        // The inspector.
-        let inspector = try await starting("--ui-port", port: uiPort) {
-            try await InspectorServer.start(InspectorSources(history: history, flows: flows, faults: plan, registry: registry, toolkit: toolkit),
-                                            host: host, port: uiPort, access: access)
-        }
-
-        if let readyFile {
-            let addresses = ServeAddresses(
-                version: AuthsimVersion.current, inspector: inspector.baseURL, api: inspector.baseURL + "/api/v1",
-                sandbox: "https://\(host):\(sandbox)", production: "https://\(host):\(production)",
-                caFile: credentials.caCertificateFile.path, authKeyFile: key.file?.path ?? "",
-                keyID: key.keyID, teamID: key.teamID,
-                deviceGateway: "http://\(gateway.host):\(gateway.port)", backend: backend.baseURL,
-                emulatorHost: "\(backend.host):\(backend.port)", projectID: projectID, apiKey: toolkit.configuration.apiKey, bundleID: bundleID,
-                state: stateFolder.path)
-            try ServeAddresses.write(addresses, to: URL(fileURLWithPath: readyFile))
-        }
-        say("authsim serve: the push-and-redirect channel in one process")
-        say("  inspector:       \(inspector.baseURL)  (API \(inspector.baseURL)/api/v1, OpenAPI \(inspector.baseURL)/api/v1/openapi.json, \(inspector.baseURL)/metrics, /livez, /readyz)")
-        say("  push-receiver:   sandbox https://\(host):\(sandbox), production https://\(host):\(production) (trust \(credentials.caCertificateFile.path); key \(key.keyID), team \(key.teamID)\(providerKey.p8.map { ", \($0)" } ?? ""))")
-        say("  device gateway:  http://\(gateway.host):\(gateway.port)")
-        say("  admin routes:    \(AdminAccessOptions.describe(access)) (inspector, its API, the Admin and emulator routes, the device gateway)")
-        say("  backend:         \(backend.baseURL) (FIREBASE_AUTH_EMULATOR_HOST=\(backend.host):\(backend.port); useEmulator(withHost: \"\(backend.host)\", port: \(backend.port)))")
-        if let fleet {
-            say("  fleet:           \(fleet.receiver.address), node \(fleet.receiver.node): devices, faults, deliveries, rejections and the backend's state are the fleet's; the inspector shows every receiver's pushes")
-        } else {
-            say("  state:           \(stateFolder.path) (devices.json, deliveries.jsonl, rejections.jsonl, backend/)")
-        }
-        if !plan.current.isEmpty {
-            say("  \(fleet == nil ? "faults:        " : "faults (fleet):")  \(plan.current.map(\.description).joined(separator: "; "))")
-        }
-        say("Ctrl-C stops everything.")
-
-        // Each part after those it depends on; they stop in reverse, the inspector first.
+        // Each part is added to the program's one group as it starts, after the parts it depends on;
+        // they stop in reverse, the inspector first.
         let exportOnExit = self.exportOnExit
-        try await runUntilSignalled([
-            StartedPart("the device gateway") { await gateway.shutdown() },
-            StartedPart("push-receiver") {
+        try await runProgram(logger: logger) { [self] parts in
+            let gateway = try await starting("--device-port", port: devicePort) {
+                try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access, hosting: .group(parts.group))
+            }
+            // Its device streams end before the group stops it (open streams would hold its shutdown).
+            await parts.add(StartedPart("the device gateway's streams") { await gateway.shutdown() })
+            let receiver = try await starting([("--sandbox-port", sandboxPort), ("--production-port", productionPort)]) { try await PushReceiver.start(PushReceiverConfiguration(
+                listeners: [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox),
+                            ReceiverListener(host: host, port: productionPort, environment: .production)],
+                certificateChainPEM: credentials.serverCertificatePEM, privateKeyPEM: credentials.serverKeyPEM,
+                trustedKeys: [key.trusted(environments: nil)], registry: registry, deliveryLog: deliveries, faults: plan,
+                delivery: hub, policy: ReceiverPolicy(), logger: logger,
+                observer: { event in
+                    if let rejections, case .rejected(let rejection, let apnsID, let environment, let token) = event {
+                        rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
+                    }
+                    history.record(event)
+                }, sharedLog: fleet?.receiver.log)) }
+
+            await parts.add(StartedPart("push-receiver") {
                 await control?.stop()
                 await receiver.shutdown()
                 await fleet?.receiver.close()
-            },
-            StartedPart("the backend's APNs client") { await pusher.shutdown() },
-            StartedPart("the backend") {
+            })
+            let sandbox = receiver.listeners.first(where: { $0.listener.environment == .sandbox })?.port ?? sandboxPort
+            let production = receiver.listeners.first(where: { $0.listener.environment == .production })?.port ?? productionPort
+
+            // The backend, pushing through this receiver.
+            var configuration = BackendConfiguration()
+            configuration.projectID = projectID
+            configuration.bundleID = bundleID
+            configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
+            configuration.storeSnapshotEvery = storeSnapshotEvery
+            let pusher = try localPusher(credentials, key: key, sandboxPort: sandbox, productionPort: production)
+            await parts.add(StartedPart("the backend's APNs client") { await pusher.shutdown() })
+            let flows = FlowHistory()
+            let toolkit: IdentityToolkit
+            if let fleet {
+                do {
+                    // The sign-ins come from the store, every node's (this one's too) in the fleet's order.
+                    toolkit = try await IdentityToolkit.open(configuration: configuration, pusher: pusher, store: fleet.backend, logger: logger)
+                } catch {
+                    throw CommandFailure("cannot open the store \(fleet.backend.address): \(error)")
+                }
+                await toolkit.setEventSink(fleet.events)
+                // The other receivers' pushes, and every node's sign-ins, into the same views.
+                let order = FleetFlowOrder()
+                fleet.feed.start { read in
+                    history.record(fleet: read.pushes)
+                    for event in order.release(adding: read.events, now: Date()) { flows.record(event.event, at: event.time, node: event.node) }
+                }
+            } else {
+                toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
+                                              stateDirectory: stateFolder.appendingPathComponent("backend"),
+                                              observer: { flows.record($0) }, logger: logger)
+            }
+            if let folder = self.import {
+                let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
+                say("imported \(report.users) users from \(report.files.joined(separator: ", "))")
+            }
+            // The backend's state stops after its server (added before it).
+            await parts.add(StartedPart("the backend's state") {
                 if let folder = exportOnExit {
                     try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
                     say("exported \(await toolkit.allUsers.count) users to \(folder)")
                 }
-                await backend.shutdown()
                 await toolkit.closeStore()
                 await fleet?.events.close()
-            },
-            StartedPart("the inspector") {
-                await inspector.shutdown()
-                await fleet?.feed.close()
-            },
-            StartedPart("the announcement") { say("shutting down") },
-        ], logger: logger)
+            })
+            let backend = try await starting("--backend-port", port: backendPort) {
+                try await BackendServer.start(toolkit: toolkit, host: host, port: backendPort, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM),
+                                              access: access, hosting: .group(parts.group))
+            }
+
+            // The inspector.
+            await parts.add(StartedPart("the fleet's feed") { await fleet?.feed.close() })
+            let inspector = try await starting("--ui-port", port: uiPort) {
+                try await InspectorServer.start(InspectorSources(history: history, flows: flows, faults: plan, registry: registry, toolkit: toolkit),
+                                                host: host, port: uiPort, access: access, hosting: .group(parts.group))
+            }
+            // Its live streams end before the group stops it.
+            await parts.add(StartedPart("the inspector's live streams") { await inspector.shutdown() })
+
+            if let readyFile {
+                let addresses = ServeAddresses(
+                    version: AuthsimVersion.current, inspector: inspector.baseURL, api: inspector.baseURL + "/api/v1",
+                    sandbox: "https://\(host):\(sandbox)", production: "https://\(host):\(production)",
+                    caFile: credentials.caCertificateFile.path, authKeyFile: key.file?.path ?? "",
+                    keyID: key.keyID, teamID: key.teamID,
+                    deviceGateway: "http://\(gateway.host):\(gateway.port)", backend: backend.baseURL,
+                    emulatorHost: "\(backend.host):\(backend.port)", projectID: projectID, apiKey: toolkit.configuration.apiKey, bundleID: bundleID,
+                    state: stateFolder.path)
+                try ServeAddresses.write(addresses, to: URL(fileURLWithPath: readyFile))
+            }
+            say("authsim serve: the push-and-redirect channel in one process")
+            say("  inspector:       \(inspector.baseURL)  (API \(inspector.baseURL)/api/v1, OpenAPI \(inspector.baseURL)/api/v1/openapi.json, \(inspector.baseURL)/metrics, /livez, /readyz)")
+            say("  push-receiver:   sandbox https://\(host):\(sandbox), production https://\(host):\(production) (trust \(credentials.caCertificateFile.path); key \(key.keyID), team \(key.teamID)\(providerKey.p8.map { ", \($0)" } ?? ""))")
+            say("  device gateway:  http://\(gateway.host):\(gateway.port)")
+            say("  admin routes:    \(AdminAccessOptions.describe(access)) (inspector, its API, the Admin and emulator routes, the device gateway)")
+            say("  backend:         \(backend.baseURL) (FIREBASE_AUTH_EMULATOR_HOST=\(backend.host):\(backend.port); useEmulator(withHost: \"\(backend.host)\", port: \(backend.port)))")
+            if let fleet {
+                say("  fleet:           \(fleet.receiver.address), node \(fleet.receiver.node): devices, faults, deliveries, rejections and the backend's state are the fleet's; the inspector shows every receiver's pushes")
+            } else {
+                say("  state:           \(stateFolder.path) (devices.json, deliveries.jsonl, rejections.jsonl, backend/)")
+            }
+            if !plan.current.isEmpty {
+                say("  \(fleet == nil ? "faults:        " : "faults (fleet):")  \(plan.current.map(\.description).joined(separator: "; "))")
+            }
+            say("Ctrl-C stops everything.")
+            await parts.add(StartedPart("the announcement") { say("shutting down") })
+        }
     }
 }
 

@@ -45,9 +45,10 @@ public final class BackendServer: Sendable {
     ///   as the Firebase Auth Emulator is.
     /// - Parameter access: who may call the Admin and emulator routes (``AdminAccess``): anyone by
     ///   default, for a backend on loopback.
+    /// - Parameter hosting: a group of its own (``shutdown()`` stops it), or a program's group.
     public static func start(toolkit: IdentityToolkit, host: String = "127.0.0.1", port: Int = 0,
                              tls: (certificateChainPEM: String, privateKeyPEM: String)? = nil, access: AdminAccess = .loopbackOnly,
-                             logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() }))
+                             hosting: ServerHosting = .ownGroup, logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(ServerStartError) -> BackendServer {
         try access.check(listening: host, what: "the backend")
         let builder: HTTPServerBuilder
@@ -58,7 +59,7 @@ public final class BackendServer: Sendable {
             throw ServerStartError(message: "the backend cannot use the TLS certificate or key: \(error)")
         }
         let server = try await RunningServer.start(router: BackendRouter.make(toolkit: toolkit, access: access), host: host, port: port,
-                                                   name: "the backend", server: builder, logger: logger)
+                                                   name: "the backend", server: builder, hosting: hosting, logger: logger)
         return BackendServer(toolkit: toolkit, server: server)
     }
 

@@ -138,55 +138,56 @@ struct Serve: AsyncParsableCommand {
                 throw CommandFailure("cannot read the fleet's device links in \(shared.address): \(error.message)")
             }
         }
-        let gateway = noDeviceGateway ? nil : try await starting("--device-port", port: devicePort) {
-            try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access)
-        }
-        var configuration = PushReceiverConfiguration(
-            listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
-            registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, policy: policy, logger: logger,
-            observer: { event in
-                if let rejections, case .rejected(let rejection, let apnsID, let environment, let token) = event {
-                    rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
-                }
-            }, threads: threads, sharedLog: shared?.log)
-        // The observer keeps rejections only: no accepted push is copied for it.
-        configuration.observesAcceptedPushes = false
-        let receiver = try await starting([("--sandbox-port", sandboxPort), ("--production-port", productionPort), ("--cleartext-port", cleartextPort ?? -1)]) {
-            try await PushReceiver.start(configuration)
-        }
-
-        say("push-receiver listening:")
-        for bound in receiver.listeners { say("  \(bound)") }
-        say("  SNI api.push.apple.com → production; api.sandbox.push.apple.com / api.development.push.apple.com → sandbox")
-        if let gateway { say("device gateway: http://\(gateway.host):\(gateway.port) (devices in other processes; delivery latency \(deliveryLatencyMs) ms)") }
-        say("trusting provider keys:")
-        for key in keys {
-            let scope = key.environments.map { $0.map(\.rawValue).sorted().joined(separator: ",") } ?? "sandbox,production"
-            say("  key \(key.keyID) of team \(key.teamID) (\(scope))")
-        }
-        say("CA for clients: \(cert == nil ? credentials.caCertificateFile.path : "(your certificate)")")
-        if let shared {
-            say("fleet: \(shared.address), node \(shared.node): devices (\(registry.all.count) registered), deliveries and rejections are the fleet's")
-            say("  push-receiver devices list|deliveries|rejections --store … show every node's")
-        } else {
-            say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
-            say("delivery log: \(stateOptions.logFile.path)\(fsync ? " (fsync)" : "")")
-            say("rejections: \(stateOptions.rejectionsFile.path) (\(invocation(of: "authsim")) explain --receiver-state \(stateOptions.state) reads both)")
-        }
-        say("connections: up to about \(descriptors) open (file descriptors); \(handshakeTimeout) s to finish the handshake, GOAWAY IdleTimeout after \(idleTimeout) s idle")
-        if !plan.current.isEmpty {
-            say("faults\(shared == nil ? "" : " (the fleet's, on every receiver)"): \(plan.current.map(\.description).joined(separator: "; "))")
-        }
-
-        try await runUntilSignalled([
-            StartedPart("the device gateway") { await gateway?.shutdown() },
-            StartedPart("push-receiver") {
+        // Each part is added to the program's one group as it starts; they stop in reverse.
+        try await runProgram(logger: logger) { [self, keys, listeners, chainPEM, keyPEM, policy] parts in
+            let gateway = noDeviceGateway ? nil : try await starting("--device-port", port: devicePort) {
+                try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access, hosting: .group(parts.group))
+            }
+            // Its device streams end before the group stops it (open streams would hold its shutdown).
+            if let gateway { await parts.add(StartedPart("the device gateway's streams") { await gateway.shutdown() }) }
+            var configuration = PushReceiverConfiguration(
+                listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
+                registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, policy: policy, logger: logger,
+                observer: { event in
+                    if let rejections, case .rejected(let rejection, let apnsID, let environment, let token) = event {
+                        rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
+                    }
+                }, threads: threads, sharedLog: shared?.log)
+            // The observer keeps rejections only: no accepted push is copied for it.
+            configuration.observesAcceptedPushes = false
+            let receiver = try await starting([("--sandbox-port", sandboxPort), ("--production-port", productionPort), ("--cleartext-port", cleartextPort ?? -1)]) {
+                try await PushReceiver.start(configuration)
+            }
+            await parts.add(StartedPart("push-receiver") {
                 say("shutting down: GOAWAY Shutdown to open connections")
                 await control?.stop()
                 await receiver.shutdown()
                 await shared?.close()
-            },
-        ], logger: logger)
+            })
+
+            say("push-receiver listening:")
+            for bound in receiver.listeners { say("  \(bound)") }
+            say("  SNI api.push.apple.com → production; api.sandbox.push.apple.com / api.development.push.apple.com → sandbox")
+            if let gateway { say("device gateway: http://\(gateway.host):\(gateway.port) (devices in other processes; delivery latency \(deliveryLatencyMs) ms)") }
+            say("trusting provider keys:")
+            for key in keys {
+                let scope = key.environments.map { $0.map(\.rawValue).sorted().joined(separator: ",") } ?? "sandbox,production"
+                say("  key \(key.keyID) of team \(key.teamID) (\(scope))")
+            }
+            say("CA for clients: \(cert == nil ? credentials.caCertificateFile.path : "(your certificate)")")
+            if let shared {
+                say("fleet: \(shared.address), node \(shared.node): devices (\(registry.all.count) registered), deliveries and rejections are the fleet's")
+                say("  push-receiver devices list|deliveries|rejections --store … show every node's")
+            } else {
+                say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
+                say("delivery log: \(stateOptions.logFile.path)\(fsync ? " (fsync)" : "")")
+                say("rejections: \(stateOptions.rejectionsFile.path) (\(invocation(of: "authsim")) explain --receiver-state \(stateOptions.state) reads both)")
+            }
+            say("connections: up to about \(descriptors) open (file descriptors); \(handshakeTimeout) s to finish the handshake, GOAWAY IdleTimeout after \(idleTimeout) s idle")
+            if !plan.current.isEmpty {
+                say("faults\(shared == nil ? "" : " (the fleet's, on every receiver)"): \(plan.current.map(\.description).joined(separator: "; "))")
+            }
+        }
     }
 }
 
