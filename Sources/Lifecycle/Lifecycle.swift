@@ -95,8 +95,9 @@ package func runProgram(logger: Logger, _ start: @Sendable @escaping (ProgramPar
         for await end in tasks {
             switch end {
             case .start(let error?):
-                // A start cut short by the group's end (a signal) is no failure of its own.
-                if !groupEnded { startError = error }
+                // A start cut short by a signal (the group ended cleanly) is no failure of its own;
+                // one whose server failed to listen says which port, better than the group's error.
+                if !(groupEnded && groupError == nil) { startError = error }
                 await group.triggerGracefulShutdown()
             case .start(nil):
                 break
