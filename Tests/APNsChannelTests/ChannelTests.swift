@@ -271,7 +271,10 @@ struct FaultTests {
                 deviceToken: token, headers: PushHeaders(pushType: .background, topic: Fixture.bundleID), payload: Fixture.silent))
             Issue.record("a push went through a stopped receiver")
         } catch {
-            #expect(error.code == .connectionClosed || error.code == .connect, "\(error.code): \(error)")
+            // The port is free once the receiver stops: a server another test starts meanwhile
+            // may take it, and the client then refuses its certificate (another CA) — still no
+            // push through the stopped receiver.
+            #expect(error.code == .connectionClosed || error.code == .connect || error.code == .tls, "\(error.code): \(error)")
         }
         await client.shutdown()
     }
