@@ -84,10 +84,8 @@ public actor IdentityToolkit {
     /// fleet position it was emitted at.
     public func setEventSink(_ sink: (any BackendEventSink)?) { eventSink = sink }
 
-    /// Tells the observer, and a fleet's event sink, of `event`: within a call, once its records are kept.
-    func emit(_ event: BackendEvent) {
-        if core.isHandling { core.emit(event) } else { emitter()(event) }
-    }
+    /// Tells the observer, and a fleet's event sink, of `event` (an event outside a call: the push, the front end).
+    func emit(_ event: BackendEvent) { emitter()(event) }
 
     /// Tells of an event the toolkit did not make itself (the router's front end and faults).
     public func note(_ event: BackendEvent) { emit(event) }
@@ -152,13 +150,8 @@ public actor IdentityToolkit {
     /// writing (a wrong code counts even though the answer is an error); its events are told once
     /// its records are kept.
     func change<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
-        try await change { () throws(IdentityToolkitError) -> T in try call(&core) }
-    }
-
-    /// ``change(_:)`` for rules that reach the core through the actor (``ActorRules.swift``).
-    func change<T>(_ body: () throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
-        if sharedStore != nil { return try await sharedChange(body) }
-        let outcome = step(body)
+        if sharedStore != nil { return try await sharedChange(call) }
+        let outcome = core.handle(now: clock.now, call)
         if !outcome.records.isEmpty {
             do throws(IdentityToolkitError) { try keep(outcome.records) } catch {
                 tell(CoreOutcome<T>(answer: .failure(error), records: [], events: [], logs: outcome.logs))
@@ -167,13 +160,6 @@ public actor IdentityToolkit {
         }
         tell(outcome)
         return try outcome.answer.get()
-    }
-
-    /// One call of the core, at the clock's now.
-    func step<T>(_ body: () throws(IdentityToolkitError) -> T) -> CoreOutcome<T> {
-        core.begin(now: clock.now)
-        let answer = Result { () throws(IdentityToolkitError) -> T in try body() }
-        return core.end(answer)
     }
 
     /// Runs `call`, which only reads, through the core once its state is the store's (a fleet's)
@@ -186,7 +172,7 @@ public actor IdentityToolkit {
     /// Runs `call`, which reads the state as this node has it or the request alone (the checks
     /// made before a password is hashed), and tells of its events.
     func check<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) throws(IdentityToolkitError) -> T {
-        let outcome = step { () throws(IdentityToolkitError) -> T in try call(&core) }
+        let outcome = core.handle(now: clock.now, call)
         guard outcome.records.isEmpty else {
             // A rule that writes in a read: a programming error, answered, never lost silently.
             stateIsStale = sharedStore != nil
@@ -396,17 +382,11 @@ public actor IdentityToolkit {
         try await signIn { core throws(IdentityToolkitError) in try core.signInWithPhoneNumber(request) }
     }
 
-
     /// Runs a sign-in's change, then signs the ID token it granted, if any, and answers.
     ///
     /// The signature (RSA, ~0.4 ms) is made off the actor (``signToken(for:provider:secondFactor:authTime:extraClaims:now:)``):
     /// signed on it, every sign-in waited for every other's.
     func signIn<Answer>(_ decide: (inout BackendCore) throws(IdentityToolkitError) -> SignInDecision<Answer>) async throws(IdentityToolkitError) -> Answer {
-        try await signIn { () throws(IdentityToolkitError) -> SignInDecision<Answer> in try decide(&core) }
-    }
-
-    /// ``signIn(_:)`` for rules that reach the core through the actor (``ActorRules.swift``).
-    func signIn<Answer>(_ decide: () throws(IdentityToolkitError) -> SignInDecision<Answer>) async throws(IdentityToolkitError) -> Answer {
         switch try await change(decide) {
         case .answer(let answer):
             return answer

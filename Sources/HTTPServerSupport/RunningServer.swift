@@ -49,12 +49,10 @@ public final class RunningServer: Sendable {
             configuration: .init(address: .hostname(host, port: port), serverName: nil, reuseAddress: true),
             onServerRunning: { channel in listening.resolve(channel.localAddress?.port ?? port) }, logger: logger)
         let hosted = HostedApplication(application: application, listening: listening)
-        let stop: ServiceGroup?
         switch hosting {
         case .ownGroup:
             let group = ServiceGroup(configuration: .init(services: [hosted], gracefulShutdownSignals: [], logger: logger))
             let running = Task { try await group.run() }
-            stop = group
             do {
                 return RunningServer(host: host, port: try await listening.port, group: group, running: running)
             } catch {
@@ -62,11 +60,10 @@ public final class RunningServer: Sendable {
                 throw ServerStartError(listen: ListenError(what: name, host: host, port: port, nioError: error))
             }
         case .group(let group):
-            stop = nil
             await group.addServiceUnlessShutdown(.init(service: hosted, successTerminationBehavior: .gracefullyShutdownGroup,
                                                       failureTerminationBehavior: .gracefullyShutdownGroup))
             do {
-                return RunningServer(host: host, port: try await listening.port, group: stop, running: nil)
+                return RunningServer(host: host, port: try await listening.port, group: nil, running: nil)
             } catch {
                 throw ServerStartError(listen: ListenError(what: name, host: host, port: port, nioError: error))
             }

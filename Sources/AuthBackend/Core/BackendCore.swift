@@ -53,27 +53,12 @@ struct BackendCore {
     /// in the outcome also when it throws (a wrong code counts though the answer is an error).
     mutating func handle<Answer>(now: Date, random: any BackendRandom = SecureBackendRandom(),
                                  _ call: (inout BackendCore) throws(IdentityToolkitError) -> Answer) -> CoreOutcome<Answer> {
-        begin(now: now, random: random)
-        let answer = Result { () throws(IdentityToolkitError) -> Answer in try call(&self) }
-        return end(answer)
-    }
-
-    /// Starts a call at `now` (``handle(now:random:_:)`` is this, the call, and ``end(_:)``).
-    mutating func begin(now: Date, random: any BackendRandom = SecureBackendRandom()) {
         step = CoreStep(now: now, random: random)
-        isHandling = true
-    }
-
-    /// Ends the call begun last: its answer, with what it did.
-    mutating func end<Answer>(_ answer: Result<Answer, IdentityToolkitError>) -> CoreOutcome<Answer> {
+        let answer = Result { () throws(IdentityToolkitError) -> Answer in try call(&self) }
         let done = step
-        step = CoreStep(now: done.now, random: SecureBackendRandom())
-        isHandling = false
+        step = CoreStep(now: now, random: SecureBackendRandom())
         return CoreOutcome(answer: answer, records: done.records, events: done.events, logs: done.logs)
     }
-
-    /// Whether a call is being handled (between ``begin(now:random:)`` and ``end(_:)``).
-    private(set) var isHandling = false
 
     /// The instant of the call being handled.
     var now: Date { step.now }

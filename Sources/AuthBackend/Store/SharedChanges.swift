@@ -44,7 +44,7 @@ extension IdentityToolkit {
     /// Batching is group commit: the four round trips and the flush of one transaction serve as
     /// many requests as arrived while the previous batch was committing, so the fleet's write turn
     /// is held once per batch rather than once per request.
-    func sharedChange<T>(_ call: () throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
+    func sharedChange<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
         // The call runs before this function returns (the batch runs it, then resumes us), so it
         // never outlives the call.
         let outcome: Result<T, IdentityToolkitError> = await withoutActuallyEscaping(call) { call in
@@ -52,7 +52,7 @@ extension IdentityToolkit {
                 let box = OutcomeBox<T>()
                 queuedChanges.append(QueuedChange(
                     run: {
-                        let outcome = self.step(call)
+                        let outcome = self.core.handle(now: self.clock.now, call)
                         do throws(IdentityToolkitError) {
                             var texts: [String] = []
                             for record in outcome.records { texts.append(try BackendJournal.text(record)) }
