@@ -47,38 +47,14 @@ public actor IdentityToolkit {
     var silentPushes = RecentItems<SilentPushRecord>(capacity: BackendState.silentPushLimit)
     /// Every silent push's outcome, counted.
     public private(set) var silentPushTally = SilentPushTally()
-    /// Where every change is written before its answer goes out (`nil`: memory only, or a shared store).
-    private var journal: BackendJournal?
-    private var commitsSincePurge = 0
-    /// Lines in the journal, and how many it had when last looked at: every
-    /// ``BackendConfiguration/journalCompactionLines`` lines the state is purged and, if the journal
-    /// is twice its records, rewritten with them.
-    private var journalLines = 0
-    private var journalLinesAtCheck = 0
-    /// The fleet's store, when this backend is one node of several (``open(configuration:pusher:clock:store:observer:logger:)``).
-    let sharedStore: (any BackendStore)?
-    /// How far into the shared store's records ``core``'s state is.
-    var storePosition: Int64 = 0
-    /// Records in the shared store since its last snapshot (as far as this node saw), and how
-    /// many records that snapshot held: the next snapshot is due when the first reaches
-    /// ``BackendConfiguration/storeSnapshotEvery`` and the second (so that writing snapshots costs
-    /// at most as many records as they replace).
-    var recordsSinceSnapshot = 0
-    var lastSnapshotSize = 0
+    /// Where a backend of its own keeps what its calls change (memory, or the journal in `--state`).
+    private var local: LocalLedger
+    /// A fleet node's view of the fleet's store and its waiting changes (``open(configuration:pusher:clock:store:observer:logger:)``).
+    var fleet: FleetLedger?
+    /// How far into the fleet's records ``core``'s state is (0 outside a fleet).
+    var storePosition: Int64 { fleet?.position ?? 0 }
     /// Where a fleet's node keeps its events for every node's inspector (``setEventSink(_:)``).
     var eventSink: (any BackendEventSink)?
-    /// A change whose commit failed: what ``core``'s state holds may not be what the store holds, so the
-    /// next change or read rebuilds it from the store's first record.
-    var stateIsStale = false
-    /// The records of the shared batch in progress; `nil` outside one.
-    var pendingRecords: [String]?
-    /// Changes waiting for the node's next batch (``change(_:)``), and whether batches are running.
-    var queuedChanges: [QueuedChange] = []
-    var changeBatchesRunning = false
-    /// One change or read of the shared store at a time on this node (the actor is re-entered
-    /// while a change waits for the database): a taken flag and the waiters, in order.
-    var storeTurnTaken = false
-    var storeTurnWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Keeps this node's events in the fleet's store too (``BackendEventSink``), each with the
     /// fleet position it was emitted at.
@@ -133,11 +109,9 @@ public actor IdentityToolkit {
         self.logger = logger
         let appleID = try appleKey.map { AppleIDProvider(clock: clock, key: $0) } ?? AppleIDProvider(clock: clock)
         self.appleID = appleID
-        self.journal = journal
-        self.journalLines = journal?.lines ?? 0
-        self.journalLinesAtCheck = journalLines
+        self.local = LocalLedger(journal: journal)
         self.journalFile = journal?.journalFile
-        self.sharedStore = store
+        self.fleet = store.map(FleetLedger.init(store:))
         let tokenSigner = try key.map { try IDTokenSigner(projectID: configuration.projectID, key: $0) } ?? IDTokenSigner(projectID: configuration.projectID)
         self.tokenSigner = tokenSigner
         self.core = BackendCore(configuration: configuration, tokenSigner: tokenSigner, appleID: appleID, state: state)
@@ -145,15 +119,17 @@ public actor IdentityToolkit {
     }
 
     /// Runs `call` through the core, and keeps what it changed before it answers: in the journal
-    /// (once this returns, a restarted backend knows it), or, with a shared store, in the node's
-    /// next batch (``sharedChange(_:)``). A call's records are kept also when it throws after
+    /// (``LocalLedger``: once this returns, a restarted backend knows it), or, with a shared
+    /// store, in the node's next batch (``sharedChange(_:)``). A call's records are kept also when it throws after
     /// writing (a wrong code counts even though the answer is an error); its events are told once
     /// its records are kept.
     func change<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
-        if sharedStore != nil { return try await sharedChange(call) }
+        if fleet != nil { return try await sharedChange(call) }
         let outcome = core.handle(now: clock.now, call)
         if !outcome.records.isEmpty {
-            do throws(IdentityToolkitError) { try keep(outcome.records) } catch {
+            do throws(IdentityToolkitError) {
+                try local.keep(outcome.records, state: &core.state, now: clock.now, configuration: configuration, logger: logger)
+            } catch {
                 tell(CoreOutcome<T>(answer: .failure(error), records: [], events: [], logs: outcome.logs))
                 throw error
             }
@@ -175,52 +151,11 @@ public actor IdentityToolkit {
         let outcome = core.handle(now: clock.now, call)
         guard outcome.records.isEmpty else {
             // A rule that writes in a read: a programming error, answered, never lost silently.
-            stateIsStale = sharedStore != nil
+            fleet?.stateIsStale = true
             throw IdentityToolkitError(.internal, "a read that changed the state: this is a bug in authsim")
         }
         tell(outcome)
         return try outcome.answer.get()
-    }
-
-    /// Writes a call's records to the journal, in one write, and sees to the purge and the
-    /// journal's size. A journal that cannot take them leaves the state as the journal has it (read
-    /// back): the answer is the error, and nothing that was not written is believed.
-    private func keep(_ records: [BackendRecord]) throws(IdentityToolkitError) {
-        if let journal {
-            do throws(IdentityToolkitError) { try journal.append(records) } catch {
-                logger.error("the journal could not be written; the call is answered with the error", metadata: ["error": "\(error.message)"])
-                do throws(IdentityToolkitError) {
-                    core.state = try BackendJournal.replay(journal.directory)
-                } catch {
-                    logger.critical("the journal cannot be read back either; this backend's memory is ahead of its journal",
-                                    metadata: ["error": "\(error.message)"])
-                }
-                throw error
-            }
-            journalLines += records.count
-        }
-        commitsSincePurge += records.count
-        if commitsSincePurge >= 4096 {
-            commitsSincePurge = 0
-            purgeExpired()
-        }
-        if let journal, journalLines - journalLinesAtCheck >= configuration.journalCompactionLines {
-            // The journal twice the state (or more): rewrite it with the state's records, so the
-            // file follows the state, not the history. A state whose records are all live is not
-            // rewritten for nothing. A failure keeps the old file, still whole.
-            core.state.purge(now: clock.now, configuration: configuration)
-            if journalLines >= 2 * core.state.recordCountEstimate {
-                let records = core.state.records
-                do {
-                    let rewritten = try journal.compacted(records)
-                    self.journal = rewritten
-                    journalLines = rewritten.lines
-                } catch {
-                    logger.error("the journal could not be rewritten; it keeps growing", metadata: ["error": "\(error.message)"])
-                }
-            }
-            journalLinesAtCheck = journalLines
-        }
     }
 
     /// Tells of a call's events and writes its log lines; a refusal is logged too.
@@ -238,12 +173,10 @@ public actor IdentityToolkit {
         }
     }
 
-    /// Drops what has expired now (``BackendState/purge(now:configuration:)``), as every 4096th
-    /// change does, and hands what that and the sign-ins since freed back to the system (100,000
-    /// sign-ins, 1,000 at once: peak resident 294-323 MB without, 272-280 MB with).
+    /// Drops what has expired now and hands the memory back (``LocalLedger/purge(_:now:configuration:)``),
+    /// as every 4096th change does.
     package func purgeExpired() {
-        core.state.purge(now: clock.now, configuration: configuration)
-        releaseFreeMemory()
+        LocalLedger.purge(&core.state, now: clock.now, configuration: configuration)
     }
 
     /// The users kept now.
@@ -257,7 +190,7 @@ public actor IdentityToolkit {
     /// The latest silent pushes' results, oldest first: with a shared store, every node's (read
     /// from the store first), else this backend's.
     public func silentPushResults() async throws(IdentityToolkitError) -> [SilentPushRecord] {
-        guard sharedStore != nil else { return silentPushes.all }
+        guard fleet != nil else { return silentPushes.all }
         try await readShared()
         return core.state.fleetSilentPushes.all
     }
@@ -287,7 +220,7 @@ public actor IdentityToolkit {
         emit(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
         let record = SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: RFC3339.string(clock.now), status: result.status,
                                       reason: result.reason?.rawValue, error: result.error)
-        if sharedStore != nil {
+        if fleet != nil {
             // The fleet's list: kept before the answer, so an app that asks another node why no
             // push came finds it. A store that cannot take it costs the answer nothing: the
             // receipt is kept, and the node logs why the list misses this push.

@@ -204,6 +204,32 @@ struct BackendStoreTests {
         }
     }
 
+    /// The batches are run by the calls waiting for them (FleetLedger): a call that finds none
+    /// running runs one and hands the next to a call that queued meanwhile. No call may be left
+    /// waiting, answered twice, or answered with records the store does not have.
+    @Test("many changes at once on two nodes: each answered once, every one kept", .timeLimit(.minutes(2)))
+    func manyChangesAtOnce() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let a = try await Self.node(database.url, "a")
+        let b = try await Self.node(database.url, "b")
+        let sessions = try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let number = "+1650557\(String(format: "%04d", index))"
+                    return try await (index.isMultiple(of: 2) ? a : b).sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number)).sessionInfo
+                }
+            }
+            return try await group.reduce(into: [String]()) { if let session = $1 { $0.append(session) } }
+        }
+        #expect(sessions.count == 200)
+        #expect(Set(sessions).count == 200)
+        // A node started after has every one: nothing was answered before it was kept.
+        let c = try await Self.node(database.url, "c")
+        #expect(Set(try await c.verificationCodes().verificationCodes.map(\.sessionInfo)) == Set(sessions))
+        for node in [a, b, c] { await node.closeStore() }
+    }
+
     @Test("the project config one node changes (SMS defense, test numbers) is the fleet's, also for a node started after")
     func projectConfigIsTheFleets() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }

@@ -32,183 +32,162 @@ extension IdentityToolkit {
     /// Closes the shared store's connections, once the server no longer answers (the journal has
     /// nothing to close).
     public func closeStore() async {
-        await sharedStore?.close()
+        await fleet?.store.close()
     }
 
-    /// Runs `call`, one change of the fleet's state, in the node's next batch
-    /// (``runChangeBatches()``): one transaction that takes the fleet's write turn, replays what
-    /// other nodes wrote, runs the batch's calls one after the other, and commits all their
-    /// records before any of them answers or tells of its events. A store that cannot be reached
-    /// is 503 `UNAVAILABLE` for every call of the batch, never an answer whose records were not kept.
+    /// Runs `call`, one change of the fleet's state, in the node's next batch: one transaction
+    /// that takes the fleet's write turn, replays what other nodes wrote, runs the batch's calls
+    /// one after the other, and commits all their records before any of them answers or tells of
+    /// its events. A store that cannot be reached is 503 `UNAVAILABLE` for every call of the
+    /// batch, never an answer whose records were not kept.
     ///
     /// Batching is group commit: the four round trips and the flush of one transaction serve as
     /// many requests as arrived while the previous batch was committing, so the fleet's write turn
-    /// is held once per batch rather than once per request.
+    /// is held once per batch rather than once per request. The batches are run by the calls
+    /// themselves (``FleetLedger``): a call that finds none running runs one, and hands the next
+    /// to the first call that queued while it ran.
     func sharedChange<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
-        // The call runs before this function returns (the batch runs it, then resumes us), so it
+        // The call runs before this function returns (a batch runs it, then answers us), so it
         // never outlives the call.
         let outcome: Result<T, IdentityToolkitError> = await withoutActuallyEscaping(call) { call in
-            await withCheckedContinuation { (continuation: CheckedContinuation<ActorBound<Result<T, IdentityToolkitError>>, Never>) in
-                let box = OutcomeBox<T>()
-                queuedChanges.append(QueuedChange(
+            let waiter = ChangeWaiter<T>()
+            let leads = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                waiter.continuation = continuation
+                fleet?.queue.append(QueuedChange(
                     run: {
                         let outcome = self.core.handle(now: self.clock.now, call)
                         do throws(IdentityToolkitError) {
                             var texts: [String] = []
                             for record in outcome.records { texts.append(try BackendJournal.text(record)) }
-                            self.pendingRecords?.append(contentsOf: texts)
-                            box.outcome = outcome
+                            self.fleet?.pendingRecords?.append(contentsOf: texts)
+                            waiter.outcome = outcome
                         } catch {
                             // The records are in this node's state and cannot be written: rebuilt from the store next.
-                            self.stateIsStale = true
-                            box.outcome = CoreOutcome(answer: .failure(error), records: [], events: [], logs: outcome.logs)
+                            self.fleet?.stateIsStale = true
+                            waiter.outcome = CoreOutcome(answer: .failure(error), records: [], events: [], logs: outcome.logs)
                         }
                     },
                     finish: { storeError in
-                        let answer: Result<T, IdentityToolkitError>
                         if let storeError {
-                            answer = .failure(storeError)
-                        } else if let outcome = box.outcome {
+                            waiter.answer = .failure(storeError)
+                        } else if let outcome = waiter.outcome {
                             self.tell(outcome)
-                            answer = outcome.answer
+                            waiter.answer = outcome.answer
                         } else {
-                            answer = .failure(IdentityToolkitError(.internal, "a change that did not run"))
+                            waiter.answer = .failure(IdentityToolkitError(.internal, "a change that did not run"))
                         }
-                        continuation.resume(returning: ActorBound(value: answer))
-                    }))
-                if !changeBatchesRunning {
-                    changeBatchesRunning = true
-                    Task { await self.runChangeBatches() }
+                        waiter.wake(leads: false)
+                    },
+                    lead: { waiter.wake(leads: true) }))
+                if fleet?.leading == false {
+                    fleet?.leading = true
+                    waiter.wake(leads: true)
                 }
-            }.value
+            }
+            if leads {
+                await runChangeBatch()
+                // The next batch is the first waiting change's to run.
+                if let next = fleet?.queue.first { next.lead() } else { fleet?.leading = false }
+            }
+            return waiter.answer ?? .failure(IdentityToolkitError(.internal, "a change that was not answered"))
         }
         return try outcome.get()
     }
 
-    /// Runs the queued changes, a batch at a time, until none is left.
-    private func runChangeBatches() async {
-        while !queuedChanges.isEmpty {
-            await takeStoreTurn()
-            var batch = queuedChanges
-            queuedChanges = []
-            let storeError = await runBatch(batch)
-            giveStoreTurn()
-            let finishes = batch.map(\.finish)
-            batch = []  // The bodies go before their callers resume (withoutActuallyEscaping checks it).
-            for finish in finishes { finish(storeError) }
-        }
-        changeBatchesRunning = false
+    /// Runs the queued changes as one batch and answers each.
+    private func runChangeBatch() async {
+        await takeStoreTurn()
+        var batch = fleet?.queue ?? []
+        fleet?.queue = []
+        let storeError = await runBatch(batch)
+        giveStoreTurn()
+        let finishes = batch.map(\.finish)
+        batch = []  // The bodies go before their callers resume (withoutActuallyEscaping checks it).
+        for finish in finishes { finish(storeError) }
     }
 
     /// One transaction for `batch`: nil when its records are kept, else the error every change of it answers.
     private func runBatch(_ batch: [QueuedChange]) async -> IdentityToolkitError? {
-        guard let sharedStore else { return IdentityToolkitError(.internal, "no shared store") }
+        guard let store = fleet?.store, let after = fleet?.readPosition else { return IdentityToolkitError(.internal, "no shared store") }
         let change: any BackendStoreChange
-        do { change = try await sharedStore.beginChange(after: stateIsStale ? 0 : storePosition) } catch {
+        do { change = try await store.beginChange(after: after) } catch {
             return storeUnavailable(error, while: "starting a change")
         }
         do { try replay(change.newer) } catch {
             await change.abandon()
             return error
         }
-        pendingRecords = []
+        fleet?.pendingRecords = []
         for queued in batch { queued.run() }
-        let records = pendingRecords ?? []
-        pendingRecords = nil
+        let records = fleet?.pendingRecords ?? []
+        fleet?.pendingRecords = nil
         if records.isEmpty {
             await change.abandon()
             return nil
         }
-        recordsSinceSnapshot += records.count
-        let snapshot = snapshotDue()
-        do { storePosition = try await change.commit(records, snapshot: snapshot) } catch {
+        let snapshot = fleet?.snapshotDue(written: records.count, state: &core.state, now: clock.now, configuration: configuration, logger: logger)
+        do {
+            let position = try await change.commit(records, snapshot: snapshot)
+            fleet?.position = position
+        } catch {
             // The records are in this node's state; whether the store has them is unknown.
-            stateIsStale = true
+            fleet?.stateIsStale = true
             return storeUnavailable(error, while: "writing \(records.count) record(s) of \(batch.count) change(s)")
         }
         if let snapshot {
             logger.info("snapshot of the fleet's state written; the records before it are gone",
-                        metadata: ["position": "\(storePosition)", "records": "\(snapshot.count)", "replaced": "\(recordsSinceSnapshot)"])
-            (recordsSinceSnapshot, lastSnapshotSize) = (0, snapshot.count)
+                        metadata: ["position": "\(storePosition)", "records": "\(snapshot.count)",
+                                   "replaced": "\(fleet?.recordsSinceSnapshot ?? 0)"])
+            fleet?.snapshotWritten(size: snapshot.count)
         }
         return nil
     }
 
-    /// The state as records (what a compacted journal holds, after a purge), when a snapshot is
-    /// due: this batch's commit writes it in place of the records before it.
-    private func snapshotDue() -> [String]? {
-        guard recordsSinceSnapshot >= max(configuration.storeSnapshotEvery, lastSnapshotSize) else { return nil }
-        core.state.purge(now: clock.now, configuration: configuration)
-        do { return try core.state.records.map(BackendJournal.text) } catch {
-            logger.error("no snapshot: a record cannot be written as JSON", metadata: ["error": "\(error)"])
-            return nil
-        }
-    }
-
     /// Brings the core's state up to the store's last record, for an answer that only reads.
     func readShared() async throws(IdentityToolkitError) {
-        guard let sharedStore else { return }
+        guard let store = fleet?.store else { return }
         await takeStoreTurn()
         defer { giveStoreTurn() }
         let newer: BackendStoreRecords
-        do { newer = try await sharedStore.records(after: stateIsStale ? 0 : storePosition) } catch {
+        do { newer = try await store.records(after: fleet?.readPosition ?? 0) } catch {
             throw storeUnavailable(error, while: "reading")
         }
         try replay(newer)
     }
 
-    /// Applies what other nodes wrote; from nothing when ``stateIsStale``, or when they start with
-    /// the store's snapshot (this node was behind it).
+    /// Applies what other nodes wrote; from nothing when the state is stale, or when they start
+    /// with the store's snapshot (this node was behind it).
     private func replay(_ newer: BackendStoreRecords) throws(IdentityToolkitError) {
-        if stateIsStale || newer.snapshotRecords != nil {
-            core.state = BackendState()
-            stateIsStale = false
-        }
-        if let snapshotRecords = newer.snapshotRecords {
-            (recordsSinceSnapshot, lastSnapshotSize) = (newer.records.count - snapshotRecords, snapshotRecords)
-        } else {
-            recordsSinceSnapshot += newer.records.count
-        }
+        if fleet?.noteRead(newer) == true { core.state = BackendState() }
         let config = core.state.projectConfig
         for text in newer.records { core.state.apply(try BackendJournal.record(text)) }
-        storePosition = newer.position
+        fleet?.position = newer.position
         if let changed = core.state.projectConfig, changed != config { core.adopt(changed) }
     }
 
     private func storeUnavailable(_ error: SharedStoreError, while doing: String) -> IdentityToolkitError {
         logger.error("the shared store failed \(doing); answering 503 UNAVAILABLE",
-                     metadata: ["store": "\(sharedStore?.address ?? "")", "cause": "\(error.message)"])
+                     metadata: ["store": "\(fleet?.store.address ?? "")", "cause": "\(error.message)"])
         return IdentityToolkitError.unavailable()
     }
 
     private func takeStoreTurn() async {
-        guard storeTurnTaken else {
-            storeTurnTaken = true
-            return
-        }
-        await withCheckedContinuation { storeTurnWaiters.append($0) }
+        guard fleet?.takeTurnIfFree() == false else { return }
+        await withCheckedContinuation { fleet?.waitForTurn($0) }
     }
 
-    /// Hands the turn to the next waiter, or frees it.
-    private func giveStoreTurn() {
-        if storeTurnWaiters.isEmpty { storeTurnTaken = false } else { storeTurnWaiters.removeFirst().resume() }
-    }
+    private func giveStoreTurn() { fleet?.giveTurn() }
 }
 
-/// A change waiting for its node's next batch: its body (run in the batch), and how its caller is answered.
-struct QueuedChange {
-    let run: () -> Void
-    let finish: (IdentityToolkitError?) -> Void
-}
-
-/// An outcome handed from the batch to its caller: made on the actor and read on it (both
-/// ``IdentityToolkit/change(_:)`` and the batch are the actor's), though the continuation between
-/// them asks for Sendable values; a sign-in's outcome holds a closure, which is not.
-struct ActorBound<Value>: @unchecked Sendable {
-    let value: Value
-}
-
-/// Where a queued call leaves its outcome until the batch commits.
-final class OutcomeBox<T> {
+/// A change's caller while it waits for a batch: what its call made, its answer, and how it is
+/// woken (to read its answer, or to run the next batch). Made, read and woken on the actor.
+final class ChangeWaiter<T> {
     var outcome: CoreOutcome<T>?
+    var answer: Result<T, IdentityToolkitError>?
+    var continuation: CheckedContinuation<Bool, Never>?
+
+    func wake(leads: Bool) {
+        continuation?.resume(returning: leads)
+        continuation = nil
+    }
 }
