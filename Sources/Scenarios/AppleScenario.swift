@@ -7,7 +7,7 @@ import Foundation
 /// Sign in with Apple flows of scenario files, through the device's Apple sheet, the auth core and
 /// the backend.
 enum AppleScenario {
-    static func run(_ spec: ScenarioSpec, apple: ScenarioSpec.AppleSpec, world: PhoneAuthWorld, timeline: Timeline) async -> String {
+    static func run(_ spec: ScenarioSpec, apple: ScenarioSpec.AppleSpec, world: PhoneAuthWorld, timeline: Timeline) async -> FlowOutcome {
         let bundleID = spec.app.bundleID
         var profile = AppProfile()
         profile.bundleID = bundleID
@@ -32,7 +32,7 @@ enum AppleScenario {
                 let result = try await auth.signIn(with: credential)
                 timeline.record(.app, "signed in with Apple: uid \(result.user.uid.prefix(8))…, \(result.user.displayName ?? "no name"), \(result.user.email ?? "no email")\(result.isNewUser ? " (new user)" : "")",
                                 .signedIn(uid: result.user.uid, path: .apple))
-                return "signed in with Apple"
+                return .signedInWithApple
             case .replayedToken:
                 let (credential, _) = try await sheet(apple.appleUser)
                 _ = try await auth.signIn(with: credential)
@@ -40,14 +40,14 @@ enum AppleScenario {
                 timeline.record(.app, to: .backend, "signs in again with the same Apple credential (the same identity token)",
                                 .appleCredentialReplayed)
                 _ = try await auth.signIn(with: credential)
-                return "signed in with Apple"
+                return .signedInWithApple
             case .reauthenticate, .reauthenticateOtherUser:
                 let user = try await auth.signIn(with: sheet(apple.appleUser).0).user
                 timeline.record(.app, "before deleting the account, the app asks for a recent sign-in: user.reauthenticate(with:)")
                 let other = apple.flow == .reauthenticateOtherUser ? "\(apple.appleUser)-partner" : apple.appleUser
                 try await user.reauthenticate(with: sheet(other, use: "user.reauthenticate(with:").0)
                 timeline.record(.app, "reauthenticated uid \(user.uid.prefix(8))…", .signedIn(uid: user.uid, path: .apple))
-                return "reauthenticated"
+                return .reauthenticated
             case .linkToPhoneUser, .linkTakenAppleID:
                 let number = spec.backend.testPhoneNumbers.first?.key ?? "+16505553434"
                 auth.settings?.isAppVerificationDisabledForTesting = true
@@ -69,11 +69,11 @@ enum AppleScenario {
                     let other = try await newApp().signIn(with: updated)
                     timeline.record(.app, "signed in with the updated credential to uid \(other.user.uid.prefix(8))… (the Apple ID's own account)",
                                     .signedIn(uid: other.user.uid, path: .apple))
-                    return "\(error.code.rawValue) \(error.code)"
+                    return .authError(error.code)
                 }
                 timeline.record(.app, "linked: uid \(phoneUser.uid.prefix(8))… has \(phoneUser.providerData.map(\.providerID).joined(separator: " and "))",
                                 .signedIn(uid: phoneUser.uid, path: .apple))
-                return "linked"
+                return .linked
             case .revokeThenDelete:
                 let (credential, sheetCredential) = try await sheet(apple.appleUser)
                 let user = try await auth.signIn(with: credential).user
@@ -82,7 +82,7 @@ enum AppleScenario {
                 timeline.record(.app, to: .backend, "user.delete()")
                 try await user.delete()
                 timeline.record(.app, "account \(user.uid.prefix(8))… deleted; Apple's grant revoked", .signedIn(uid: user.uid, path: .deleted))
-                return "deleted"
+                return .deleted
             }
         } catch {
             return ScenarioRunner.outcome(of: error, in: timeline)

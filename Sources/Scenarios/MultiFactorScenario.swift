@@ -2,6 +2,7 @@ import APNsWire
 import AuthBackend
 @_spi(Authsim) import FirebaseAuthCore
 import Foundation
+import IdentityToolkitAPI
 import LocalPKI
 import Utilities
 
@@ -11,7 +12,7 @@ import Utilities
 /// exactly as a first factor's does.
 enum MultiFactorScenario {
     static func run(_ spec: ScenarioSpec, multiFactor: ScenarioSpec.MultiFactorSpec, world: PhoneAuthWorld, timeline: Timeline,
-                    work: URL, credentials: LocalCredentials?, backendClock: AdjustableWallClock?) async -> String {
+                    work: URL, credentials: LocalCredentials?, backendClock: AdjustableWallClock?) async -> FlowOutcome {
         let apple = spec.apple ?? ScenarioSpec.AppleSpec()
         let secondFactor = multiFactor.secondFactor ?? spec.user.phoneNumber
         do {
@@ -25,7 +26,7 @@ enum MultiFactorScenario {
                                                         world: world, timeline: timeline).0
             }
             /// What proved the app for the last code.
-            func via() -> (String, SignInPath) { ScenarioRunner.via(auth) }
+            func via() -> (AppVerification, SignInPath) { ScenarioRunner.via(auth) }
             func code(for number: String) async throws -> String {
                 try await ScenarioRunner.typedCode(spec, number: number, world: world, timeline: timeline, backendClock: backendClock,
                                                    options: AppRunOptions(), testMode: profile.appVerificationDisabledForTesting)
@@ -57,7 +58,8 @@ enum MultiFactorScenario {
                                 .verifyPhoneNumber(number: secondFactor, purpose: .mfaEnrollment))
                 let verificationID = try await provider.verifyPhoneNumber(secondFactor, uiDelegate: presenter, multiFactorSession: session)
                 timeline.record(.app, "got verification ID \(verificationID.prefix(10))… for the second factor", .verificationID)
-                let (via, path) = via()
+                let (proof, path) = via()
+                let via = FlowOutcome.suffix(proof)
                 let typed = try await code(for: secondFactor)
                 timeline.record(.app, to: .backend,
                                 "the user types \(typed); user.multiFactor.enroll(with: PhoneMultiFactorGenerator.assertion(with: credential), displayName: \"\(multiFactor.displayName)\")")
@@ -65,7 +67,7 @@ enum MultiFactorScenario {
                     with: provider.credential(withVerificationID: verificationID, verificationCode: typed)), displayName: multiFactor.displayName)
                 let factors = user.multiFactor.enrolledFactors.compactMap { ($0 as? PhoneMultiFactorInfo)?.phoneNumber }
                 timeline.record(.app, "enrolled\(via): user.multiFactor.enrolledFactors = \(factors)", .signedIn(uid: user.uid, path: path))
-                return "enrolled second factor\(via)"
+                return .enrolledSecondFactor(via: proof)
 
             case .signIn:
                 try await setUp()
@@ -90,7 +92,8 @@ enum MultiFactorScenario {
                                     .verifyPhoneNumber(number: hint.phoneNumber, purpose: .mfaSignIn))
                     let verificationID = try await provider.verifyPhoneNumber(with: hint, uiDelegate: presenter, multiFactorSession: resolver.session)
                     timeline.record(.app, "got verification ID \(verificationID.prefix(10))… for the second factor", .verificationID)
-                    let (via, path) = via()
+                    let (proof, path) = via()
+                    let via = FlowOutcome.suffix(proof)
                     let typed = try await code(for: secondFactor)
                     timeline.record(.app, to: .backend,
                                     "the user types \(typed); resolver.resolveSignIn(with: PhoneMultiFactorGenerator.assertion(with: credential))")
@@ -98,7 +101,7 @@ enum MultiFactorScenario {
                         with: provider.credential(withVerificationID: verificationID, verificationCode: typed)))
                     timeline.record(.app, "signed in with a second factor\(via): uid \(result.user.uid.prefix(8))…",
                                     .signedIn(uid: result.user.uid, path: path))
-                    return "signed in with second factor\(via)"
+                    return .signedInWithSecondFactor(via: proof)
                 }
 
             case .phoneFirstFactor:
@@ -110,7 +113,7 @@ enum MultiFactorScenario {
                 let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: presenter)
                 let typed = try await code(for: number)
                 _ = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: typed))
-                return "signed in"
+                return .signedIn(via: auth.lastAppVerification)
             }
         } catch {
             return ScenarioRunner.outcome(of: error, in: timeline)

@@ -53,7 +53,7 @@ public enum ScenarioRunner {
         // The apps' waits and the network's latency on one clock that stands still while the app
         // works: "APNs takes 4 s, the app waits 1 s" ends the same way on a quiet and a busy machine.
         let clock = WaitingClock()
-        let outcome: String
+        let outcome: FlowOutcome
         do {
             try? FileManager.default.removeItem(at: state)
             try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
@@ -113,19 +113,19 @@ public enum ScenarioRunner {
             await world.shutdown()
         } catch {
             timeline.record(.authsim, "error: \(error)")
-            outcome = "error: \(error)"
+            outcome = .failed("\(error)")
         }
-        let passed = outcome == spec.expectedOutcome
+        let passed = outcome.description == spec.expectedOutcome
         timeline.record(.authsim, "\(passed ? "as expected" : "expected \(spec.expectedOutcome)"): \(outcome)",
-                        .outcome(scenario: spec.name, expected: spec.expectedOutcome, actual: outcome, passed: passed))
-        return DemoResult(name: spec.name, summary: spec.summary, expected: spec.expectedOutcome, actual: outcome, timeline: timeline.all)
+                        .outcome(scenario: spec.name, expected: spec.expectedOutcome, actual: outcome.description, passed: passed))
+        return DemoResult(name: spec.name, summary: spec.summary, expected: spec.expectedOutcome, actual: outcome.description, timeline: timeline.all)
     }
 
     /// The app's side: install, register for pushes, verify the number, type the code, sign in.
-    /// Returns "signed in", "signed in via reCAPTCHA", or the SDK error ("17054 notificationNotForwarded").
+    /// Returns how it ended: signed in (and how the app was proved), or the SDK's error.
     public static func runApp(_ spec: ScenarioSpec, world: PhoneAuthWorld, timeline: Timeline, work: URL,
                               credentials: LocalCredentials?, backendClock: AdjustableWallClock?,
-                              options: AppRunOptions = AppRunOptions()) async -> String {
+                              options: AppRunOptions = AppRunOptions()) async -> FlowOutcome {
         do {
             var (auth, profile, defaults, device) = try await prepareApp(spec, world: world, timeline: timeline, work: work,
                                                                          credentials: credentials, options: options)
@@ -141,7 +141,8 @@ public enum ScenarioRunner {
                             "PhoneAuthProvider.provider().verifyPhoneNumber(\"\(number)\", uiDelegate: \(profile.uiDelegate.map { "\(type(of: $0))()" } ?? "nil"))",
                             .verifyPhoneNumber(number: number, purpose: .firstFactor))
             let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: presenter)
-            let (via, path) = Self.via(auth)
+            let (proof, path) = Self.via(auth)
+            let via = FlowOutcome.suffix(proof)
             timeline.record(.app, "got verification ID \(verificationID.prefix(10))…; saves it in UserDefaults", .verificationID)
             defaults.set(verificationID, forKey: "authVerificationID")
 
@@ -167,20 +168,16 @@ public enum ScenarioRunner {
             let result = try await signingAuth.signIn(with: provider.credential(withVerificationID: restored, verificationCode: code))
             timeline.record(.app, "signed in\(via): uid \(result.user.uid.prefix(8))…, phone \(result.user.phoneNumber ?? "-")",
                             .signedIn(uid: result.user.uid, path: path))
-            return "signed in\(via)"
+            return .signedIn(via: proof)
         } catch {
             return ScenarioRunner.outcome(of: error, in: timeline)
         }
     }
 
-    /// How the last code request proved the app: the outcome's suffix and the path.
-    static func via(_ auth: Auth) -> (String, SignInPath) {
+    /// How the last code request proved the app, and the path.
+    static func via(_ auth: Auth) -> (AppVerification, SignInPath) {
         let proof = auth.lastAppVerification ?? .silentPush
-        let suffix = switch proof {
-        case .reCAPTCHA, .recaptchaEnterprise: " via \(proof)"
-        case .silentPush, .testMode, .unverified: ""
-        }
-        return (suffix, .phone(proof))
+        return (proof, .phone(proof))
     }
 
     /// The app installed on a device as the scenario builds it, in the timeline: the device's APNs
@@ -332,15 +329,15 @@ public enum ScenarioRunner {
         }
     }
 
-    /// An error that ended a flow, in the timeline, as the outcome string ("17054 notificationNotForwarded").
-    static func outcome(of error: any Error, in timeline: Timeline) -> String {
+    /// An error that ended a flow, in the timeline, as the flow's outcome.
+    static func outcome(of error: any Error, in timeline: Timeline) -> FlowOutcome {
         guard let error = error as? AuthError else {
             timeline.record(.authsim, "error: \(error)")
-            return "error: \(error)"
+            return .failed("\(error)")
         }
         timeline.record(.app, "error \(error.code.rawValue) \(error.code): \(error.message)",
                         .authError(code: error.code.rawValue, name: "\(error.code)", message: error.message, updatedCredential: nil))
-        return "\(error.code.rawValue) \(error.code)"
+        return .authError(error.code)
     }
 
     /// The simulated app a scenario describes, as it runs here: its provisioning profile made and

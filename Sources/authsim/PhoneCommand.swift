@@ -140,7 +140,7 @@ struct Phone: AsyncParsableCommand {
         }
         if let diagram {
             let result = DemoResult(name: "phone \(spec.user.phoneNumber)", summary: "authsim phone against \(backend)",
-                                    expected: verdict.passed ? outcome : (verdict.expected ?? "signed in"), actual: outcome, timeline: timeline.all)
+                                    expected: verdict.passed ? outcome.description : (verdict.expected ?? "signed in"), actual: outcome.description, timeline: timeline.all)
             let file = URL(fileURLWithPath: diagram)
             let cause = Explainer.explain(timeline.all).cause
             let text = file.pathExtension == "html" ? TimelineRendering.html([result], causes: [result.name: cause]) : TimelineRendering.mermaid(result)
@@ -158,8 +158,8 @@ enum PhoneExpectation {
     static let paths: [String: SignInPath] = ["silent-push": .silentPush, "recaptcha": .reCAPTCHA,
                                               "recaptcha-enterprise": .recaptchaEnterprise, "test-mode": .testMode]
 
-    static func judge(outcome: String, path: SignInPath?, expect: String?) -> (passed: Bool, expected: String?, note: String?) {
-        let signedIn = outcome.hasPrefix("signed in")
+    static func judge(outcome: FlowOutcome, path: SignInPath?, expect: String?) -> (passed: Bool, expected: String?, note: String?) {
+        let signedIn = outcome.isSignedIn
         guard let expect else {
             let note: String? = switch path {
             case .reCAPTCHA?: "no silent push reached the app: it fell back to reCAPTCHA (see the backend's silent push above). --expect silent-push makes that a failure"
@@ -172,7 +172,8 @@ enum PhoneExpectation {
             return (signedIn && path == wanted, "signed in by \(expect)", nil)
         }
         // An SDK error: its code (17044), its name (invalidVerificationCode), or the whole outcome.
-        let words = outcome.split(separator: " ").map(String.init)
-        return (outcome == expect || words.first == expect || (words.count > 1 && words[1] == expect), expect, nil)
+        let matches = outcome.description == expect
+            || outcome.authErrorCode.map { expect == "\($0.rawValue)" || expect == "\($0)" } == true
+        return (matches, expect, nil)
     }
 }
