@@ -7,7 +7,7 @@ import Foundation
 /// Sign in with Apple flows of scenario files, through the device's Apple sheet, the auth core and
 /// the backend.
 enum AppleScenario {
-    static func run(_ spec: ScenarioSpec, apple: ScenarioSpec.AppleSpec, world: PhoneAuthWorld, timeline: Timeline) async -> FlowOutcome {
+    static func run(_ spec: ScenarioSpec, apple: ScenarioSpec.AppleSpec, world: PhoneAuthWorld, timeline: Timeline) async -> ScenarioOutcome {
         let bundleID = spec.app.bundleID
         var profile = AppProfile()
         profile.bundleID = bundleID

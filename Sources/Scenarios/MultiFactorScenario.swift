@@ -12,7 +12,7 @@ import Utilities
 /// exactly as a first factor's does.
 enum MultiFactorScenario {
     static func run(_ spec: ScenarioSpec, multiFactor: ScenarioSpec.MultiFactorSpec, world: PhoneAuthWorld, timeline: Timeline,
-                    work: URL, credentials: LocalCredentials?, backendClock: AdjustableWallClock?) async -> FlowOutcome {
+                    work: URL, credentials: LocalCredentials?, backendClock: AdjustableWallClock?) async -> ScenarioOutcome {
         let apple = spec.apple ?? ScenarioSpec.AppleSpec()
         let secondFactor = multiFactor.secondFactor ?? spec.user.phoneNumber
         do {
@@ -59,7 +59,7 @@ enum MultiFactorScenario {
                 let verificationID = try await provider.verifyPhoneNumber(secondFactor, uiDelegate: presenter, multiFactorSession: session)
                 timeline.record(.app, "got verification ID \(verificationID.prefix(10))… for the second factor", .verificationID)
                 let (proof, path) = via()
-                let via = FlowOutcome.suffix(proof)
+                let via = ScenarioOutcome.suffix(proof)
                 let typed = try await code(for: secondFactor)
                 timeline.record(.app, to: .backend,
                                 "the user types \(typed); user.multiFactor.enroll(with: PhoneMultiFactorGenerator.assertion(with: credential), displayName: \"\(multiFactor.displayName)\")")
@@ -93,7 +93,7 @@ enum MultiFactorScenario {
                     let verificationID = try await provider.verifyPhoneNumber(with: hint, uiDelegate: presenter, multiFactorSession: resolver.session)
                     timeline.record(.app, "got verification ID \(verificationID.prefix(10))… for the second factor", .verificationID)
                     let (proof, path) = via()
-                    let via = FlowOutcome.suffix(proof)
+                    let via = ScenarioOutcome.suffix(proof)
                     let typed = try await code(for: secondFactor)
                     timeline.record(.app, to: .backend,
                                     "the user types \(typed); resolver.resolveSignIn(with: PhoneMultiFactorGenerator.assertion(with: credential))")

@@ -53,7 +53,7 @@ public enum ScenarioRunner {
         // The apps' waits and the network's latency on one clock that stands still while the app
         // works: "APNs takes 4 s, the app waits 1 s" ends the same way on a quiet and a busy machine.
         let clock = WaitingClock()
-        let outcome: FlowOutcome
+        let outcome: ScenarioOutcome
         do {
             try? FileManager.default.removeItem(at: state)
             try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
@@ -125,7 +125,7 @@ public enum ScenarioRunner {
     /// Returns how it ended: signed in (and how the app was proved), or the SDK's error.
     public static func runApp(_ spec: ScenarioSpec, world: PhoneAuthWorld, timeline: Timeline, work: URL,
                               credentials: LocalCredentials?, backendClock: AdjustableWallClock?,
-                              options: AppRunOptions = AppRunOptions()) async -> FlowOutcome {
+                              options: AppRunOptions = AppRunOptions()) async -> ScenarioOutcome {
         do {
             var (auth, profile, defaults, device) = try await prepareApp(spec, world: world, timeline: timeline, work: work,
                                                                          credentials: credentials, options: options)
@@ -142,7 +142,7 @@ public enum ScenarioRunner {
                             .verifyPhoneNumber(number: number, purpose: .firstFactor))
             let verificationID = try await provider.verifyPhoneNumber(number, uiDelegate: presenter)
             let (proof, path) = Self.via(auth)
-            let via = FlowOutcome.suffix(proof)
+            let via = ScenarioOutcome.suffix(proof)
             timeline.record(.app, "got verification ID \(verificationID.prefix(10))…; saves it in UserDefaults", .verificationID)
             defaults.set(verificationID, forKey: "authVerificationID")
 
@@ -330,7 +330,7 @@ public enum ScenarioRunner {
     }
 
     /// An error that ended a flow, in the timeline, as the flow's outcome.
-    static func outcome(of error: any Error, in timeline: Timeline) -> FlowOutcome {
+    static func outcome(of error: any Error, in timeline: Timeline) -> ScenarioOutcome {
         guard let error = error as? AuthError else {
             timeline.record(.authsim, "error: \(error)")
             return .failed("\(error)")

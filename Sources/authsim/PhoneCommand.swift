@@ -158,7 +158,7 @@ enum PhoneExpectation {
     static let paths: [String: SignInPath] = ["silent-push": .silentPush, "recaptcha": .reCAPTCHA,
                                               "recaptcha-enterprise": .recaptchaEnterprise, "test-mode": .testMode]
 
-    static func judge(outcome: FlowOutcome, path: SignInPath?, expect: String?) -> (passed: Bool, expected: String?, note: String?) {
+    static func judge(outcome: ScenarioOutcome, path: SignInPath?, expect: String?) -> (passed: Bool, expected: String?, note: String?) {
         let signedIn = outcome.isSignedIn
         guard let expect else {
             let note: String? = switch path {

@@ -1,10 +1,10 @@
 import FirebaseAuthCore
 import IdentityToolkitAPI
 
-/// How an app's flow in a scenario ended: what `authsim phone` and `authsim scenario` judge. Its
+/// How an app's flow in a scenario (or `authsim phone`) ended: what `authsim phone` and `authsim scenario` judge. Its
 /// text (``description``) is what a scenario file's `expectedOutcome` and `--expect` name:
 /// "signed in", "signed in via reCAPTCHA", "17054 notificationNotForwarded".
-public enum FlowOutcome: Sendable, Hashable, CustomStringConvertible {
+public enum ScenarioOutcome: Sendable, Hashable, CustomStringConvertible {
     /// Signed in by phone, the code request proved as the backend saw it (nil: not asked).
     case signedIn(via: AppVerification?)
     /// A phone second factor enrolled.
