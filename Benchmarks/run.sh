@@ -316,6 +316,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     if [ "$(id -u)" = 0 ]; then chmod 711 "$WORK"; chown 65534:65534 "$PGDIR"; AS=(setpriv --reuid=65534 --regid=65534 --clear-groups); fi
     "${AS[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -U authsim --auth=trust -E UTF8 --locale=C >/dev/null
     "${AS[@]}" "$PGBIN/postgres" -D "$PGDIR/data" -k "$PGDIR" -c listen_addresses= > "$PGDIR.log" 2>&1 &
+    PGPID=$!
     for _ in $(seq 100); do grep -q "ready to accept connections" "$PGDIR.log" 2>/dev/null && break; sleep 0.1; done
     N=$([ $QUICK = 1 ] && echo 1000 || echo 4000)
     fleet() { "$BIN/authsim" bench fleet --json --count $N "$@" | tail -1; }
@@ -329,6 +330,24 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     frow "$(fleet --store "$(db fleet4)" --nodes 4)"
     # The same with a snapshot of the state every 2,000 records (about every 400 sign-ins; the default is 100,000).
     frow "$(fleet --store "$(db fleet1s)" --store-snapshot-every 2000)" ", snapshot every 2,000 records"
+
+    # The ceiling these cores put on a fleet: the CPU one node (authsim) and PostgreSQL spend per
+    # sign-in, from a run of N less a run of 40 (the same start, connections and stop), and the
+    # rate every core would give at that cost. More nodes only raise the cost per sign-in (each
+    # replays the others' records), so no fleet on this machine passes that rate.
+    pgticks() { local t=0 p; for p in $PGPID $(pgrep -P $PGPID); do t=$((t + $(awk '{print $14+$15+$16+$17}' /proc/$p/stat 2>/dev/null || echo 0))); done; echo $t; }
+    cpurun() {  # COUNT -> "authsim-cpu-s postgres-cpu-s sign-ins/s"
+      local url p0 out p1; url=$(db "fleetcpu$1"); p0=$(pgticks)
+      out=$( { time -p "$BIN/authsim" bench fleet --json --count $1 --store "$url" | tail -1; } 2>&1 )
+      # Its connections' backends end after it: counted once the postmaster has reaped them.
+      for _ in $(seq 50); do [ "$("$PGBIN/psql" -X -A -t -h "$PGDIR" -U authsim -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE datname = 'fleetcpu$1'")" = 0 ] && break; sleep 0.1; done
+      p1=$(pgticks)
+      echo "$out" | awk -v pg=$(( p1 - p0 )) -v tck=$(getconf CLK_TCK) '/^user|^sys/ {cpu += $2} /^\{/ {match($0, /"signInsPerSecond":[0-9.]+/); rate = substr($0, RSTART + 19, RLENGTH - 19)} END {print cpu, pg / tck, rate}'
+    }
+    read -r A0 P0 _ <<< "$(cpurun 40)"; read -r A1 P1 RATE <<< "$(cpurun $N)"
+    echo; echo "### Fleet: what $(nproc) cores allow, at one node's CPU per sign-in (a run of $N less a run of 40)"
+    echo "| authsim (node and its clients) ms per sign-in | PostgreSQL ms per sign-in | every core at that cost, sign-ins/s | one node, sign-ins/s | ceiling ÷ one node |"; echo "|---|---|---|---|---|"
+    awk -v a0=$A0 -v p0=$P0 -v a1=$A1 -v p1=$P1 -v n=$N -v rate=$RATE -v cores=$(nproc) 'BEGIN {a = (a1 - a0) / (n - 40); p = (p1 - p0) / (n - 40); c = cores / (a + p); printf "| %.3f | %.3f | %.0f | %.0f | %.2f× |\n", a * 1000, p * 1000, c, rate, c / rate}'
 
     # Pushes: push-receiver alone (deliveries.jsonl) beside receivers keeping their pushes in the
     # fleet's database (--store), h2load on cleartext; with two receivers, one h2load each at once.
