@@ -230,6 +230,29 @@ struct BackendStoreTests {
         for node in [a, b, c] { await node.closeStore() }
     }
 
+    /// A batch runs in the task of the call that leads it, with every other call's change: a
+    /// cancelled leader (a test's task group, a program stopping) must not fail the others'.
+    /// Nothing in a batch reacts to cancellation (PostgresSession runs each query and connect in a
+    /// task of its own), so every cancelled call is answered too.
+    @Test("cancelled calls: every change of their batches still answered and kept", .timeLimit(.minutes(2)))
+    func cancelledLeaders() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let a = try await Self.node(database.url, "a")
+        let calls = (0..<50).map { index in
+            Task { () throws(IdentityToolkitError) -> String? in
+                try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+1650558\(String(format: "%04d", index))")).sessionInfo
+            }
+        }
+        for call in calls.enumerated() where call.offset.isMultiple(of: 2) { call.element.cancel() }
+        var sessions: [String] = []
+        for call in calls { if let session = try await call.value { sessions.append(session) } }
+        #expect(Set(sessions).count == 50)
+        let b = try await Self.node(database.url, "b")
+        #expect(Set(try await b.verificationCodes().verificationCodes.map(\.sessionInfo)) == Set(sessions))
+        for node in [a, b] { await node.closeStore() }
+    }
+
     @Test("the project config one node changes (SMS defense, test numbers) is the fleet's, also for a node started after")
     func projectConfigIsTheFleets() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }

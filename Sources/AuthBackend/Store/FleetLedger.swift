@@ -11,7 +11,9 @@ import Logging
 /// not by a task of their own (group commit with a leader, ``IdentityToolkit/sharedChange(_:)``):
 /// a change that finds no batch running runs one, with every change that queued meanwhile, and
 /// hands the next to the first change that queued during it. Nothing has to be started beside
-/// the backend, and nothing is left running once no call waits.
+/// the backend, and nothing is left running once no call waits. A batch does not react to its
+/// leader's cancellation (the store runs each query in a task of its own), so a cancelled call
+/// never fails the others of its batch.
 struct FleetLedger {
     let store: any BackendStore
     /// How far into the store's records the node's state is.
