@@ -9,31 +9,33 @@ import Utilities
 /// app delegate (and whether it forwards notifications and URLs to Auth when swizzling is off),
 /// `UserDefaults`, and the clock every timeout comes from.
 public final class AppHost: Sendable {
-    public let bundleID: String
+    /// The app as built (``Configuration``); the properties below read it.
+    public let configuration: Configuration
+    public var bundleID: String { configuration.bundleID }
     /// `CFBundleURLTypes` → `CFBundleURLSchemes`.
-    public let urlSchemes: [String]
-    public let isSimulator: Bool
+    public var urlSchemes: [String] { configuration.urlSchemes }
+    public var isSimulator: Bool { configuration.isSimulator }
     /// `embedded.mobileprovision`, if the build has one.
-    public let provisioningProfile: URL?
+    public var provisioningProfile: URL? { configuration.provisioningProfile }
     /// With swizzling off, the delegate must pass remote notifications to `Auth.canHandleNotification`.
-    public let forwardsNotifications: Bool
+    public var forwardsNotifications: Bool { configuration.forwardsNotifications }
     /// …and opened URLs to `Auth.canHandle(_:)`.
-    public let forwardsURLs: Bool
+    public var forwardsURLs: Bool { configuration.forwardsURLs }
     public let userDefaults: UserDefaultsStore
     /// The app's keychain: where `Auth` keeps the app credential, pending receipts and the user.
     public let keychain: Keychain
     /// The RecaptchaEnterprise SDK, if the app links it (SMS defense in AUDIT or ENFORCE needs it).
     public let recaptchaEnterprise: RecaptchaEnterpriseSDK?
     /// `CFBundleShortVersionString`, as GTMSessionFetcher puts it in the user agent.
-    public let appVersion: String
+    public var appVersion: String { configuration.appVersion }
     /// The device as GTMSessionFetcher's `GTMFetcherSystemVersionString` names it (`iPhone/18.1 hw/iPhone17_3`).
     public let systemVersion: String
     public let clock: any Clock<Duration>
     /// `Bundle.main.preferredLocalizations`: the first goes out as `Accept-Language`.
-    public let preferredLocalizations: [String]
+    public var preferredLocalizations: [String] { configuration.preferredLocalizations }
     /// `Locale.preferredLanguages`: the device's languages (Settings → General → Language & Region),
     /// which `Auth.useAppLanguage()` reads.
-    public let preferredLanguages: [String]
+    public var preferredLanguages: [String] { configuration.preferredLanguages }
     /// The device's wall clock: when ID tokens expire (the SDK compares against `Date()`).
     public let wallClock: any WallClock
     /// The app's log: what its `Auth` did that a user debugging the app wants to see (why app
@@ -61,19 +63,11 @@ public final class AppHost: Sendable {
                 recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil, clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
-        self.bundleID = configuration.bundleID
-        self.urlSchemes = configuration.urlSchemes
-        self.isSimulator = configuration.isSimulator
-        self.provisioningProfile = configuration.provisioningProfile
-        self.forwardsNotifications = configuration.forwardsNotifications
-        self.forwardsURLs = configuration.forwardsURLs
+        self.configuration = configuration
         self.userDefaults = userDefaults
         self.keychain = keychain
         self.recaptchaEnterprise = recaptchaEnterprise
-        self.appVersion = configuration.appVersion
         self.systemVersion = configuration.systemVersion ?? (configuration.isSimulator ? "iPhone/18.1 hw/sim" : "iPhone/18.1 hw/iPhone17_3")
-        self.preferredLocalizations = configuration.preferredLocalizations
-        self.preferredLanguages = configuration.preferredLanguages
         self.clock = clock
         self.wallClock = wallClock
         ownTransport = Mutex(transport)
