@@ -120,7 +120,7 @@ let package = Package(
         // and the device gateway share.
         .target(
             name: "HTTPServerSupport",
-            dependencies: ["Utilities", crypto, hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging, nio("NIOCore"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            dependencies: ["Utilities", crypto, hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging, nio("NIOCore"), nio("NIOPosix"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
 
@@ -281,7 +281,7 @@ let package = Package(
         .testTarget(name: "HTTP2WireTests", dependencies: ["HTTP2Wire", nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
         .testTarget(
             name: "HTTPTransportTests",
-            dependencies: ["HTTPTransport", "HTTPServerSupport", "LocalPKI", "TestSupport", hummingbird, nio("NIOCore"), nio("NIOPosix"),
+            dependencies: ["HTTPTransport", "HTTPServerSupport", "LocalPKI", "TestSupport", hummingbird, hummingbirdCore, nio("NIOCore"), nio("NIOPosix"),
                            nio("NIOHTTP1"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport", crypto, .product(name: "X509", package: "swift-certificates")]),

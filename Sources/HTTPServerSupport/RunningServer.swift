@@ -36,18 +36,20 @@ public final class RunningServer: Sendable {
     ///   - hosting: where the server runs: in a group of its own (a world, a test; ``shutdown()``
     ///     stops it), or as a service of a program's one group, which stops it with the program's
     ///     other parts.
+    ///   - eventLoops: the event loops its connections use (SwiftNIO's singleton group by default).
     ///   - logger: Hummingbird's own logging (silent by default).
     /// - Throws: ``ServerStartError`` when the address cannot be bound.
     public static func start<Context: RequestContext>(
         router: Router<Context>, host: String, port: Int, name: String, server: HTTPServerBuilder = .http1(),
-        hosting: ServerHosting = .ownGroup,
+        hosting: ServerHosting = .ownGroup, eventLoops: (any EventLoopGroup)? = nil,
         logger: Logger = Logger(label: "authsim.http", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws(ServerStartError) -> RunningServer where Context: InitializableFromSource<ApplicationRequestContextSource> {
         let listening = ListeningPort()
         let application = Application(
             router: router, server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: nil, reuseAddress: true),
-            onServerRunning: { channel in listening.resolve(channel.localAddress?.port ?? port) }, logger: logger)
+            onServerRunning: { channel in listening.resolve(channel.localAddress?.port ?? port) },
+            eventLoopGroupProvider: eventLoops.map { .shared($0) } ?? .singleton, logger: logger)
         let hosted = HostedApplication(application: application, listening: listening)
         switch hosting {
         case .ownGroup:

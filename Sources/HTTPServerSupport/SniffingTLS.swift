@@ -11,11 +11,12 @@ import NIOSSL
 // front of the HTTP/1.1 handlers; any other gets HTTP/1.1 as it is.
 
 extension HTTPServerBuilder {
-    /// HTTP/1.1, and HTTPS on the same port for clients that start with a TLS handshake.
+    /// HTTP/1.1, and HTTPS on the same port for clients that start with a TLS handshake; each
+    /// connection's task runs on its event loop (``EventLoopBoundChannel``).
     public static func http1AndTLS(tlsConfiguration: TLSConfiguration) throws -> HTTPServerBuilder {
         let context = try NIOSSLContext(configuration: tlsConfiguration)
         return .init { responder in
-            SniffingTLSChannel(base: HTTP1Channel(responder: responder), sslContext: context)
+            SniffingTLSChannel(base: EventLoopBoundChannel(base: HTTP1Channel(responder: responder)), sslContext: context)
         }
     }
 }

@@ -335,13 +335,17 @@ extension BackendCore {
     static let scryptRounds = 16_384
     static let scryptPrefix = "authsim-scrypt:N=16384,r=8,p=1:"
 
-    // MARK: Hashing, off the actor
+    // MARK: Hashing, off the actor and off the event loops
 
-    /// Hashes `password` with a new random salt, off the actor.
+    /// Hashes `password` with a new random salt, off the actor, on the global executor: the
+    /// backend's connections run on their event loops (HTTPServerSupport's EventLoopBoundChannel),
+    /// and tens of milliseconds of scrypt there would hold up every connection of that loop.
     static func hashPassword(_ password: String) async -> PasswordHash {
-        let salt = SecureRandom.bytes(16)
-        let key = scrypt(password, salt: salt)
-        return PasswordHash(hash: scryptPrefix + Data(key).base64EncodedString(), salt: Data(salt).base64EncodedString())
+        await withTaskExecutorPreference(globalConcurrentExecutor) {
+            let salt = SecureRandom.bytes(16)
+            let key = scrypt(password, salt: salt)
+            return PasswordHash(hash: scryptPrefix + Data(key).base64EncodedString(), salt: Data(salt).base64EncodedString())
+        }
     }
 
     /// Whether `password` is the one `hash` was made from: this backend's scrypt hashes, and the
@@ -351,7 +355,9 @@ extension BackendCore {
         if hash.hasPrefix(scryptPrefix) {
             guard let salt, let saltBytes = Data(base64Encoded: salt),
                   let expected = Data(base64Encoded: String(hash.dropFirst(scryptPrefix.count))) else { return false }
-            return ConstantTime.equals(Array(expected), scrypt(password, salt: Array(saltBytes)))
+            return await withTaskExecutorPreference(globalConcurrentExecutor) {
+                ConstantTime.equals(Array(expected), scrypt(password, salt: Array(saltBytes)))
+            }
         }
         if hash.hasPrefix("fakeHash:") {
             return ConstantTime.equals(hash, "fakeHash:salt=\(salt ?? ""):password=\(password)")

@@ -54,12 +54,13 @@ public final class BackendServer: Sendable {
         let builder: HTTPServerBuilder
         do {
             builder = try tls.map { try HTTPServerBuilder.http1AndTLS(certificateChainPEM: $0.certificateChainPEM, privateKeyPEM: $0.privateKeyPEM) }
-                ?? .http1()
+                ?? .http1OnEventLoops()
         } catch {
             throw ServerStartError(message: "the backend cannot use the TLS certificate or key: \(error)")
         }
         let server = try await RunningServer.start(router: BackendRouter.make(toolkit: toolkit, access: access), host: host, port: port,
-                                                   name: "the backend", server: builder, hosting: hosting, logger: logger)
+                                                   name: "the backend", server: builder, hosting: hosting,
+                                                   eventLoops: HandlerEventLoops.shared, logger: logger)
         return BackendServer(toolkit: toolkit, server: server)
     }
 
