@@ -85,7 +85,10 @@ extension IdentityToolkit {
                 }
             }
             if leads {
-                await runChangeBatch()
+                // Off the event loop the call came in on (the backend's connections run on theirs):
+                // the batch holds the fleet's write turn over four round trips to the store, and
+                // each resumed there behind the loop's other reads.
+                await withTaskExecutorPreference(globalConcurrentExecutor) { await runChangeBatch() }
                 // The next batch is the first waiting change's to run.
                 if let next = fleet?.queue.first { next.lead() } else { fleet?.leading = false }
             }
@@ -146,13 +149,16 @@ extension IdentityToolkit {
     /// Brings the core's state up to the store's last record, for an answer that only reads.
     func readShared() async throws(IdentityToolkitError) {
         guard let store = fleet?.store else { return }
-        await takeStoreTurn()
-        defer { giveStoreTurn() }
-        let newer: BackendStoreRecords
-        do { newer = try await store.records(after: fleet?.readPosition ?? 0) } catch {
-            throw storeUnavailable(error, while: "reading")
+        // Off the event loop, as a batch of changes is (above): it holds the store's turn.
+        try await withTaskExecutorPreference(globalConcurrentExecutor) { () async throws(IdentityToolkitError) in
+            await takeStoreTurn()
+            defer { giveStoreTurn() }
+            let newer: BackendStoreRecords
+            do throws(SharedStoreError) { newer = try await store.records(after: fleet?.readPosition ?? 0) } catch {
+                throw storeUnavailable(error, while: "reading")
+            }
+            try replay(newer)
         }
-        try replay(newer)
     }
 
     /// Applies what other nodes wrote; from nothing when the state is stale, or when they start
