@@ -337,15 +337,11 @@ extension BackendCore {
 
     // MARK: Hashing, off the actor and off the event loops
 
-    /// Hashes `password` with a new random salt, off the actor, on the global executor: the
-    /// backend's connections run on their event loops (HTTPServerSupport's EventLoopBoundChannel),
-    /// and tens of milliseconds of scrypt there would hold up every connection of that loop.
+    /// Hashes `password` with a new random salt, off the actor.
     static func hashPassword(_ password: String) async -> PasswordHash {
-        await withTaskExecutorPreference(globalConcurrentExecutor) {
-            let salt = SecureRandom.bytes(16)
-            let key = scrypt(password, salt: salt)
-            return PasswordHash(hash: scryptPrefix + Data(key).base64EncodedString(), salt: Data(salt).base64EncodedString())
-        }
+        let salt = SecureRandom.bytes(16)
+        let key = await scrypt(password, salt: salt)
+        return PasswordHash(hash: scryptPrefix + Data(key).base64EncodedString(), salt: Data(salt).base64EncodedString())
     }
 
     /// Whether `password` is the one `hash` was made from: this backend's scrypt hashes, and the
@@ -355,9 +351,7 @@ extension BackendCore {
         if hash.hasPrefix(scryptPrefix) {
             guard let salt, let saltBytes = Data(base64Encoded: salt),
                   let expected = Data(base64Encoded: String(hash.dropFirst(scryptPrefix.count))) else { return false }
-            return await withTaskExecutorPreference(globalConcurrentExecutor) {
-                ConstantTime.equals(Array(expected), scrypt(password, salt: Array(saltBytes)))
-            }
+            return ConstantTime.equals(Array(expected), await scrypt(password, salt: Array(saltBytes)))
         }
         if hash.hasPrefix("fakeHash:") {
             return ConstantTime.equals(hash, "fakeHash:salt=\(salt ?? ""):password=\(password)")
@@ -365,10 +359,15 @@ extension BackendCore {
         return false
     }
 
-    private static func scrypt(_ password: String, salt: [UInt8]) -> [UInt8] {
-        // Parameters this fixed always derive (BoringSSL refuses only out-of-range ones).
-        guard let key = try? KDF.Scrypt.deriveKey(from: Array(password.utf8), salt: salt, outputByteCount: 32, rounds: scryptRounds,
-                                                  blockSize: 8, parallelism: 1) else { return [] }
-        return key.withUnsafeBytes { Array($0) }
+    /// scrypt's key for `password`, derived on the global executor: the backend's connections run
+    /// on their event loops (HTTPServerSupport's EventLoopBoundChannel), and tens of milliseconds
+    /// of scrypt there would hold up every connection of that loop.
+    private static func scrypt(_ password: String, salt: [UInt8]) async -> [UInt8] {
+        await withTaskExecutorPreference(globalConcurrentExecutor) {
+            // Parameters this fixed always derive (BoringSSL refuses only out-of-range ones).
+            guard let key = try? KDF.Scrypt.deriveKey(from: Array(password.utf8), salt: salt, outputByteCount: 32, rounds: scryptRounds,
+                                                      blockSize: 8, parallelism: 1) else { return [] }
+            return key.withUnsafeBytes { Array($0) }
+        }
     }
 }

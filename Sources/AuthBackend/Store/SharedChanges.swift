@@ -85,10 +85,7 @@ extension IdentityToolkit {
                 }
             }
             if leads {
-                // Off the event loop the call came in on (the backend's connections run on theirs):
-                // the batch holds the fleet's write turn over four round trips to the store, and
-                // each resumed there behind the loop's other reads.
-                await withTaskExecutorPreference(globalConcurrentExecutor) { await runChangeBatch() }
+                await runChangeBatch()
                 // The next batch is the first waiting change's to run.
                 if let next = fleet?.queue.first { next.lead() } else { fleet?.leading = false }
             }
@@ -99,11 +96,11 @@ extension IdentityToolkit {
 
     /// Runs the queued changes as one batch and answers each.
     private func runChangeBatch() async {
-        await takeStoreTurn()
-        var batch = fleet?.queue ?? []
-        fleet?.queue = []
-        let storeError = await runBatch(batch)
-        giveStoreTurn()
+        var (batch, storeError) = await withStoreTurn { () async -> ([QueuedChange], IdentityToolkitError?) in
+            let batch = fleet?.queue ?? []
+            fleet?.queue = []
+            return (batch, await runBatch(batch))
+        }
         let finishes = batch.map(\.finish)
         batch = []  // The bodies go before their callers resume (withoutActuallyEscaping checks it).
         for finish in finishes { finish(storeError) }
@@ -149,10 +146,7 @@ extension IdentityToolkit {
     /// Brings the core's state up to the store's last record, for an answer that only reads.
     func readShared() async throws(IdentityToolkitError) {
         guard let store = fleet?.store else { return }
-        // Off the event loop, as a batch of changes is (above): it holds the store's turn.
-        try await withTaskExecutorPreference(globalConcurrentExecutor) { () async throws(IdentityToolkitError) in
-            await takeStoreTurn()
-            defer { giveStoreTurn() }
+        try await withStoreTurn { () async throws(IdentityToolkitError) in
             let newer: BackendStoreRecords
             do throws(SharedStoreError) { newer = try await store.records(after: fleet?.readPosition ?? 0) } catch {
                 throw storeUnavailable(error, while: "reading")
@@ -177,12 +171,17 @@ extension IdentityToolkit {
         return IdentityToolkitError.unavailable()
     }
 
-    private func takeStoreTurn() async {
-        guard fleet?.takeTurnIfFree() == false else { return }
-        await withCheckedContinuation { fleet?.waitForTurn($0) }
+    /// Runs `body` holding the node's store turn (one change or read of the store at a time), on
+    /// the global executor rather than the event loop the call came in on (the backend's
+    /// connections run on theirs): the turn is held over round trips to the store, and each would
+    /// resume there behind the loop's other reads.
+    private func withStoreTurn<R, E: Error>(_ body: () async throws(E) -> R) async throws(E) -> R {
+        try await withTaskExecutorPreference(globalConcurrentExecutor) { () async throws(E) -> R in
+            if fleet?.takeTurnIfFree() == false { await withCheckedContinuation { fleet?.waitForTurn($0) } }
+            defer { fleet?.giveTurn() }
+            return try await body()
+        }
     }
-
-    private func giveStoreTurn() { fleet?.giveTurn() }
 }
 
 /// A change's caller while it waits for a batch: what its call made, its answer, and how it is
