@@ -17,7 +17,7 @@ import Utilities
 public final class NIOHTTP1Transport: HTTPTransport {
     private let group: any EventLoopGroup
     /// Idle connections per `host:port`.
-    private let idle = Mutex<[String: [Channel]]>([:])
+    private let idle = Mutex<[String: [Connection]]>([:])
     /// At most `connectionsPerHost` requests in flight per `host:port` (so as many connections):
     /// thousands of simulated apps share them, as a browser's per-host limit makes pages share, and
     /// file descriptors last. Per host, so that one busy backend does not hold up another's apps.
@@ -52,7 +52,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
     }
 
     deinit {
-        for channel in idle.withLock({ $0.values.flatMap { $0 } }) { channel.close(promise: nil) }
+        for connection in idle.withLock({ $0.values.flatMap { $0 } }) { connection.channel.close(promise: nil) }
     }
 
     /// Closes the kept-alive connections.
@@ -61,7 +61,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
             defer { idle = [:] }
             return idle.values.flatMap { $0 }
         }
-        for channel in channels { channel.close(promise: nil) }
+        for connection in channels { connection.channel.close(promise: nil) }
     }
 
     public func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
@@ -79,25 +79,26 @@ public final class NIOHTTP1Transport: HTTPTransport {
         // flight and 128 slots, the waiting frames were 40 MB of the peak.
         await limiter.acquire()
         defer { limiter.release() }
-        // The exchange runs on the connection's event loop as futures, which end in a
-        // TransportError or an answer; this task only waits. An async exchange kept its frame
-        // (528 bytes) in every sign-in's task for the task's life, as a task keeps the stack slabs
-        // of its deepest moment.
-        let request = try made(method: method, url: url, timeout: timeout, content: content)
-        do { return try await exchange(request, to: target).get() } catch {
-            throw error as? TransportError ?? TransportError(.closed, "\(error)")
-        }
+        // The exchange runs on the connection's event loop, which resumes this task once with its
+        // answer or its error; this task only waits, in a small frame (a task keeps the stack slabs
+        // of its deepest moment for its life).
+        let exchange = try made(method: method, url: url, timeout: timeout, target: target, content: content)
+        return try await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<TransportResponse, TransportError>, Never>) in
+            exchange.continuation = continuation
+            start(exchange, fresh: false)
+        }.get()
     }
 
-    /// The request, made once it holds a slot.
+    /// The exchange, made once it holds a slot.
     @inline(never)
-    private func made(method: String, url: URL, timeout: Duration,
-                      content: () throws(TransportError) -> TransportContent) throws(TransportError) -> TransportRequest {
-        TransportRequest(method: method, url: url, content: try content(), timeout: timeout)
+    private func made(method: String, url: URL, timeout: Duration, target: Target,
+                      content: () throws(TransportError) -> TransportContent) throws(TransportError) -> Exchange {
+        let request = TransportRequest(method: method, url: url, content: try content(), timeout: timeout)
+        return Exchange(request: request, head: requestHead(request, host: target.host, port: target.port), target: target, transport: self)
     }
 
     /// Where a request goes: scheme, host and port, and the pool's key for them.
-    private struct Target {
+    fileprivate struct Target {
         let host: String
         let port: Int
         let secure: Bool
@@ -126,39 +127,20 @@ public final class NIOHTTP1Transport: HTTPTransport {
         }
     }
 
-    /// ``send(_:)`` once it holds a slot: a kept-alive connection or a new one, and the exchange.
-    /// A kept-alive connection the server closed meanwhile fails before any of the answer: the
-    /// request goes once more, on a new connection.
-    @inline(never)
-    private func exchange(_ request: TransportRequest, to target: Target) -> EventLoopFuture<TransportResponse> {
-        attempt(request, head: requestHead(request, host: target.host, port: target.port), to: target, fresh: false)
-    }
-
-    private func attempt(_ request: TransportRequest, head: HTTPRequestHead, to target: Target, fresh: Bool) -> EventLoopFuture<TransportResponse> {
-        let key = target.key
-        let connection: EventLoopFuture<(Channel, Bool)>
-        if !fresh, let channel = idleConnection(key: key) {
-            connection = channel.eventLoop.makeSucceededFuture((channel, true))
-        } else {
-            let limit = maximumResponseBytes
-            connection = connect(to: target) { AnswerCollector(limit: limit) }.map { ($0, false) }
+    /// Sends `exchange` on a kept-alive connection, or on a new one when there is none or when
+    /// `fresh` (a kept-alive one the server closed meanwhile, before any of the answer: the
+    /// request goes once more). Its collector ends it: the answer, or the error.
+    fileprivate func start(_ exchange: Exchange, fresh: Bool) {
+        if !fresh, let connection = idleConnection(key: exchange.target.key) {
+            connection.channel.eventLoop.execute { connection.collector.begin(exchange, reused: true) }
+            return
         }
-        return connection.flatMap { channel, reused in
-            self.exchange(on: channel, head: head, body: request.body, timeout: request.timeout)
-                .map { response, keepAlive in
-                    if keepAlive { self.release(channel, key: key) } else { channel.close(promise: nil) }
-                    return response
-                }
-                .flatMapError { error in
-                    channel.close(promise: nil)
-                    if error is StaleConnection, reused {
-                        return self.attempt(request, head: head, to: target, fresh: true)
-                    }
-                    let what = "\(request.method) \(request.url.absoluteString)"
-                    let failure = (error as? TransportError).map { TransportError($0.code, "\(what): \($0.message)") }
-                        ?? TransportError(.closed, "\(what): \(error)")
-                    return channel.eventLoop.makeFailedFuture(failure)
-                }
+        let collector = AnswerCollector(limit: maximumResponseBytes)
+        connect(to: exchange.target) { collector }.whenComplete { result in
+            switch result {
+            case .success: collector.begin(exchange, reused: false)
+            case .failure(let error): exchange.finish(.failure(error as? TransportError ?? TransportError(.unreachable, "\(error)")))
+            }
         }
     }
 
@@ -175,9 +157,9 @@ public final class NIOHTTP1Transport: HTTPTransport {
     }
 
     /// A kept-alive connection to `key` that is still open, if there is one.
-    private func idleConnection(key: String) -> Channel? {
-        while let channel = idle.withLock({ $0[key]?.popLast() }) {
-            if channel.isActive { return channel }
+    private func idleConnection(key: String) -> Connection? {
+        while let connection = idle.withLock({ $0[key]?.popLast() }) {
+            if connection.channel.isActive { return connection }
         }
         return nil
     }
@@ -266,50 +248,90 @@ public final class NIOHTTP1Transport: HTTPTransport {
         }
     }
 
-    private func release(_ channel: Channel, key: String) {
-        idle.withLock { $0[key, default: []].append(channel) }
-    }
-
-    /// One request and its whole answer on `channel`, and whether the connection may be kept.
-    private func exchange(on channel: Channel, head: HTTPRequestHead, body: [UInt8]?, timeout: Duration) -> EventLoopFuture<(TransportResponse, Bool)> {
-        let promise = channel.eventLoop.makePromise(of: (TransportResponse, Bool).self)
-        channel.eventLoop.execute {
-            guard let collector = try? channel.pipeline.syncOperations.handler(type: AnswerCollector.self) else {
-                promise.fail(StaleConnection())
-                return
-            }
-            collector.expect(promise)
-            channel.write(HTTPClientRequestPart.head(head), promise: nil)
-            if let body, !body.isEmpty {
-                var buffer = channel.allocator.buffer(capacity: body.count)
-                buffer.writeBytes(body)
-                channel.write(HTTPClientRequestPart.body(.byteBuffer(buffer)), promise: nil)
-            }
-            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-        }
-        let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.inSeconds * 1e9))) {
-            promise.fail(TransportError(.timedOut, "no answer within \(timeout)"))
-        }
-        promise.futureResult.whenComplete { _ in timer.cancel() }
-        return promise.futureResult
+    /// Keeps `connection` for the next request to `key`.
+    fileprivate func release(_ connection: Connection, key: String) {
+        idle.withLock { $0[key, default: []].append(connection) }
     }
 }
 
-/// Collects one answer at a time on a kept-alive connection.
-private final class AnswerCollector: ChannelInboundHandler {
+/// A kept-alive connection and the handler that collects its answers.
+fileprivate struct Connection: Sendable {
+    let channel: any Channel
+    let collector: AnswerCollector
+}
+
+/// One request on its way: what goes, where, and the task waiting for its answer. Whoever ends
+/// it (the collector, a failed connect) calls ``finish(_:)`` once.
+fileprivate final class Exchange: @unchecked Sendable {
+    let request: TransportRequest
+    let head: HTTPRequestHead
+    let target: NIOHTTP1Transport.Target
+    /// Held for the exchange only (a kept-alive connection's collector holds no transport).
+    let transport: NIOHTTP1Transport
+    /// Set before the exchange starts, taken when it ends.
+    var continuation: UnsafeContinuation<Result<TransportResponse, TransportError>, Never>?
+
+    init(request: TransportRequest, head: HTTPRequestHead, target: NIOHTTP1Transport.Target, transport: NIOHTTP1Transport) {
+        self.request = request
+        self.head = head
+        self.target = target
+        self.transport = transport
+    }
+
+    /// Resumes the waiting task; an error names the request.
+    func finish(_ result: Result<TransportResponse, TransportError>) {
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(returning: result.mapError { error in
+            TransportError(error.code, "\(request.method) \(request.url.absoluteString): \(error.message)")
+        })
+    }
+}
+
+/// Collects one answer at a time on a kept-alive connection: it writes an exchange's request,
+/// reads its answer, gives the connection back to the transport's pool (or closes it) and ends
+/// the exchange. Every call is on the channel's event loop (``begin(_:reused:)`` is made there).
+fileprivate final class AnswerCollector: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
     private let limit: Int
-    private var promise: EventLoopPromise<(TransportResponse, Bool)>?
+    private var context: ChannelHandlerContext?
+    private var exchange: Exchange?
+    /// Whether the connection had served an exchange before this one (a stale one is redone).
+    private var reused = false
+    private var timer: Scheduled<Void>?
     private var answer = TransportResponse(status: 0, headers: [], body: [])
     private var keepAlive = true
     private var sawHead = false
 
     init(limit: Int) { self.limit = limit }
 
-    func expect(_ promise: EventLoopPromise<(TransportResponse, Bool)>) {
-        self.promise = promise
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    /// Sends `exchange`'s request and waits for its answer.
+    func begin(_ exchange: Exchange, reused: Bool) {
+        guard let context, context.channel.isActive else {
+            redoOrFail(exchange, reused: reused, sawHead: false)
+            return
+        }
+        self.exchange = exchange
+        self.reused = reused
         answer = TransportResponse(status: 0, headers: [], body: [])
         sawHead = false
+        keepAlive = true
+        context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+        if let body = exchange.request.body, !body.isEmpty {
+            var buffer = context.channel.allocator.buffer(capacity: body.count)
+            buffer.writeBytes(body)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        let timeout = exchange.request.timeout
+        timer = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .nanoseconds(Int64(timeout.inSeconds * 1e9))) { [self] in
+            timer = nil
+            fail(TransportError(.timedOut, "no answer within \(timeout)"))
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -321,36 +343,52 @@ private final class AnswerCollector: ChannelInboundHandler {
             keepAlive = head.isKeepAlive
         case .body(let buffer):
             guard answer.body.count + buffer.readableBytes <= limit else {
-                fail(TransportError(.tooLarge, "the answer is larger than \(limit) bytes"), context: context)
+                fail(TransportError(.tooLarge, "the answer is larger than \(limit) bytes"))
                 return
             }
             answer.body.append(contentsOf: buffer.readableBytesView)
         case .end:
-            let finished = promise
-            promise = nil
-            finished?.succeed((answer, keepAlive))
+            guard let exchange = take() else { return }
+            if keepAlive {
+                exchange.transport.release(Connection(channel: context.channel, collector: self), key: exchange.target.key)
+            } else {
+                context.close(promise: nil)
+            }
+            exchange.finish(.success(answer))
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         // Closed before any of the answer came: the server dropped an idle connection; safe to redo.
-        if let promise {
-            self.promise = nil
-            promise.fail(sawHead ? TransportError(.closed, "the connection closed in the middle of the answer") : StaleConnection())
-        }
+        if let exchange = take() { redoOrFail(exchange, reused: reused, sawHead: sawHead) }
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(error, context: context)
+        fail(error as? TransportError ?? TransportError(.closed, "\(error)"))
     }
 
-    private func fail(_ error: any Error, context: ChannelHandlerContext) {
-        if let promise {
-            self.promise = nil
-            promise.fail(error)
+    /// The exchange in progress, no longer this connection's; its timer stopped.
+    private func take() -> Exchange? {
+        timer?.cancel()
+        timer = nil
+        defer { exchange = nil }
+        return exchange
+    }
+
+    /// A kept-alive connection closed before any of the answer: the request goes again on a new
+    /// connection; otherwise the exchange fails.
+    private func redoOrFail(_ exchange: Exchange, reused: Bool, sawHead: Bool) {
+        if reused, !sawHead {
+            exchange.transport.start(exchange, fresh: true)
+        } else {
+            exchange.finish(.failure(TransportError(.closed, sawHead ? "the connection closed in the middle of the answer" : "the connection closed before an answer")))
         }
-        context.close(promise: nil)
+    }
+
+    private func fail(_ error: TransportError) {
+        take()?.finish(.failure(error))
+        context?.close(promise: nil)
     }
 }
 
@@ -475,12 +513,6 @@ private final class LineSplitter: ChannelInboundHandler {
     }
 }
 
-/// A connection that closed before any of the answer came (on a kept-alive one: the server had
-/// dropped it while idle; the request is sent again on a new connection).
-struct StaleConnection: Error, CustomStringConvertible {
-    var description: String { "the connection closed before an answer" }
-}
-
 /// A counting semaphore for async callers, first come first served.
 final class Limiter: Sendable {
     private struct State {
@@ -494,6 +526,13 @@ final class Limiter: Sendable {
     init(_ count: Int) { state = Mutex(State(available: count)) }
 
     func acquire() async {
+        // A free slot is taken without suspending (a continuation costs an allocation and a check).
+        let free = state.withLock { state -> Bool in
+            guard state.available > 0 else { return false }
+            state.available -= 1
+            return true
+        }
+        if free { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in
                 if state.available > 0 {
