@@ -235,7 +235,7 @@ let package = Package(
         .target(
             name: "Benchmarking",
             dependencies: ["DeviceOS", "APNsWire", "APNsReceiver", "Utilities", "AuthBackend", "RS256", "FirebaseAuthCore", "Scenarios", "HTTPTransport",
-                           "IdentityToolkitAPI", crypto,
+                           "IdentityToolkitAPI", "HTTPServerSupport", crypto, hummingbird, nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"),
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // What the command lines share: output, logging set-up, the Lifecycle their servers run in.

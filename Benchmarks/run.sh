@@ -202,6 +202,7 @@ import json, sys
 folder = sys.argv[1]
 # Mean sizes of the five bodies of a silent-push sign-in as the SDK sends them and the backend answers.
 answer = json.dumps({"kind": "identitytoolkit#Answer", "localId": "x" * 28, "sessionInfo": "s" * 200, "expiresIn": "3600", "pad": "p" * 30})
+open(folder + "/answer.json", "w").write(answer)
 open(folder + "/request.json", "w").write(json.dumps({"phoneNumber": "+16505550101", "iosReceipt": "r" * 150, "code": "123456", "sessionInfo": "s" * 180}))
 open(folder + "/nginx.conf", "w").write("""worker_processes 1;
 daemon off;
@@ -240,11 +241,62 @@ print(d["path"], d["flows"], d["wallSeconds"], round(exchanges * d["flows"]), 0 
     push=0.00
     [ "$pushes" -gt 0 ] && push=$(awk "BEGIN {printf \"%.2f\", $pushes / $(h2rate https://127.0.0.1:24298 "$pushes" 4 100)}")
     local total; total=$(awk "BEGIN {printf \"%.2f\", $sign + $exch + $push + $wait}")
+    [ "$path" = silent-push ] && { SILENT_EXCHANGES=$exchanges; SILENT_SIGN=$sign; SILENT_PUSH=$push; SILENT_FLOOR=$total; }
     echo "| $path | $sign | $exch | $push | $wait | $total | $(printf %.2f "$wall") | $(ratio "$wall" "$total")× | $(ratio "${medians[$index]:-$wall}" "$total")× |"
     index=$((index + 1))
   done
-  kill $NGINX; wait $NGINX 2>/dev/null || true
   echo "(openssl speed -multi $(nproc) rsa2048: ${msign%.*} signs/s, ${mverify%.*} verifies/s in all)"
+  layers_table "$ngx"
+  kill $NGINX; wait $NGINX 2>/dev/null || true
+}
+# layers_table NGINX-FOLDER: the silent-push run's HTTP/1.1 exchanges, as many, layer by layer: each
+# of our servers (bare SwiftNIO, Hummingbird as the backend serves it, the backend) loaded by h2load,
+# each of our clients (bare SwiftNIO, the apps' NIOHTTP1Transport) loading nginx, and the pairs the
+# sign-ins would run; median of ROUNDS, the layers taking turns. The last lines put each pair in the
+# floor's place: what the silent-push row could reach at best on that stack.
+layers_table() {
+  local ngx="$1" n=$SILENT_EXCHANGES l servers=()
+  for l in nio hummingbird backend; do
+    "$BIN/authsim" bench http1-server --layer $l --body "$ngx/answer.json" > "$ngx/$l.log" 2>&1 &
+    servers+=($!)
+  done
+  for l in nio hummingbird backend; do
+    for _ in $(seq 100); do grep -q "listening on" "$ngx/$l.log" && break; sleep 0.1; done
+    grep -q "listening on" "$ngx/$l.log" || { echo "authsim bench http1-server --layer $l did not start: $(cat "$ngx/$l.log")" >&2; exit 1; }
+  done
+  address() { sed -n 's/^listening on \([^,]*\), path \(.*\)$/\1\2/p' "$ngx/$1.log"; }
+  local up="/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPhoneNumber?key=AIzaSyA-authsim-local-api-key-0000000"
+  h1() { h2load --h1 -n "$n" -c 128 -m 1 "$@" 2>&1 | awk '/^finished in/ {v=$3; if (v ~ /ms,?$/) {sub(/ms,?/, "", v); v/=1000} else sub(/s,?/, "", v); printf "%.3f", v}'; }
+  ours() { "$BIN/authsim" bench http1-client --requests "$n" --connections 128 --json "$@" | python3 -c 'import json,sys; print("%.3f" % json.loads(sys.stdin.readlines()[-1])["seconds"])'; }
+  local names=("nginx ← h2load (the floor's exchanges)" "SwiftNIO alone ← h2load" "Hummingbird's router, as the backend serves it ← h2load"
+    "nginx, GET ← h2load" "the backend, GET recaptchaConfig ← h2load" "nginx ← SwiftNIO alone" "nginx ← NIOHTTP1Transport (the apps', from tasks)"
+    "SwiftNIO alone ← SwiftNIO alone" "Hummingbird's router ← NIOHTTP1Transport")
+  local commands=("h1 -d $ngx/request.json http://127.0.0.1:24900$up" "h1 -d $ngx/request.json http://$(address nio)$up"
+    "h1 -d $ngx/request.json http://$(address hummingbird)$up" "h1 http://127.0.0.1:24900$(address backend | sed 's|^[^/]*||')"
+    "h1 'http://$(address backend)'" "ours --body $ngx/request.json http://127.0.0.1:24900$up"
+    "ours --layer transport --body $ngx/request.json http://127.0.0.1:24900$up" "ours --body $ngx/request.json http://$(address nio)$up"
+    "ours --layer transport --body $ngx/request.json http://$(address hummingbird)$up")
+  local -a runs
+  for _ in $(seq "$ROUNDS"); do
+    for i in "${!commands[@]}"; do runs[$i]="${runs[$i]:-} $(eval "${commands[$i]}")"; done
+  done
+  local -a med
+  for i in "${!commands[@]}"; do
+    # shellcheck disable=SC2086
+    med[$i]=$(median ${runs[$i]})
+  done
+  echo; echo "### The same $n HTTP/1.1 exchanges layer by layer: 128 connections, one request at a time on each (median of $ROUNDS, the layers taking turns)"
+  echo "| server ← client | s | ÷ nginx ← h2load |"; echo "|---|---|---|"
+  for i in "${!commands[@]}"; do
+    local base=${med[0]}; [ "$i" = 4 ] && base=${med[3]}
+    echo "| ${names[$i]} | ${med[$i]} | $(ratio "${med[$i]}" "$base")× |"
+  done
+  echo "(the GET rows beside each other: the backend's cheapest route, its API key checked and its JSON written, against nginx's fixed answer)"
+  local bare hb
+  bare=$(awk "BEGIN {printf \"%.2f\", $SILENT_SIGN + ${med[7]} + $SILENT_PUSH}")
+  hb=$(awk "BEGIN {printf \"%.2f\", $SILENT_SIGN + ${med[8]} + $SILENT_PUSH}")
+  echo "(the silent-push floor with its exchanges on SwiftNIO alone at both ends: $bare s, $(ratio "$bare" "$SILENT_FLOOR")× the floor; on Hummingbird and NIOHTTP1Transport: $hb s, $(ratio "$hb" "$SILENT_FLOOR")×; nothing else of a sign-in counted)"
+  kill "${servers[@]}"; wait "${servers[@]}" 2>/dev/null || true
 }
 row() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("| %s | %d | %.2f | %d | %.0f | %.0f | %.0f | %d | %d |" % (d["path"], d["flows"], d["wallSeconds"], d["flows"]/d["wallSeconds"], d["p50ms"], d["p99ms"], d["peakMB"], d["recaptchas"], d["failures"]))' "$1"; }
 if [ "$WHAT" = all ] || [ "$WHAT" = flows ]; then

@@ -10,7 +10,7 @@ import PostgresStores
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure ES256 and RS256 rates and whole sign-in flows (Benchmarks/run.sh runs these beside the reference tools).",
-        subcommands: [ES256.self, RS256.self, Flows.self, Fleet.self])
+        subcommands: [ES256.self, RS256.self, Flows.self, Fleet.self, HTTP1Server.self, HTTP1Client.self])
 
     struct RS256: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -174,5 +174,76 @@ struct Bench: AsyncParsableCommand {
             if let first = report.firstFailure { FileHandle.standardError.write(Data("first failure: \(first)\n".utf8)) }
             if report.failures > 0 { throw ExitCode(1) }
         }
+    }
+
+    /// The sign-ins' HTTP/1.1 exchanges layer by layer (Benchmarks/run.sh flows loads these against nginx and h2load).
+    struct HTTP1Server: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "http1-server",
+            abstract: "An HTTP/1.1 server on 127.0.0.1 of one layer of the sign-ins' stack, until stopped (prints its port and the path to load).",
+            discussion: """
+                nio: SwiftNIO's codec and one channel handler answering --body (no routing, JSON or tasks). \
+                hummingbird: Hummingbird's router answering --body, served as the backend serves. \
+                backend: the backend itself, with an empty state; load its GET recaptchaConfig at the printed path.
+                """)
+        @Option(help: "nio, hummingbird or backend.") var layer: String = HTTP1FloorBenchmark.ServerLayer.nio.rawValue
+        @Option(help: "The port (0: any free one).") var port = 0
+        @Option(help: ArgumentHelp("The answer's body (nio and hummingbird).", valueName: "file")) var body: String?
+
+        func validate() throws {
+            guard let layer = HTTP1FloorBenchmark.ServerLayer(rawValue: layer) else { throw ValidationError("--layer must be nio, hummingbird or backend") }
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+            if layer != .backend, body == nil { throw ValidationError("--layer \(layer.rawValue) needs --body") }
+        }
+
+        func run() async throws {
+            let bytes = try body.map { try read($0) } ?? []
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-bench-http1-\(UUID().uuidString.prefix(8))")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let server = try await HTTP1FloorBenchmark.serve(HTTP1FloorBenchmark.ServerLayer(rawValue: layer)!, port: port, body: bytes, folder: folder)
+            say("listening on 127.0.0.1:\(server.port), path \(server.path)")
+            try await server.closed()
+        }
+    }
+
+    struct HTTP1Client: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "http1-client",
+            abstract: "An HTTP/1.1 client of one layer of the sign-ins' stack: --requests requests over --connections kept-alive connections, one at a time on each (as h2load --h1 -m 1).",
+            discussion: "nio: SwiftNIO's codec and one channel handler per connection. transport: the apps' transport (NIOHTTP1Transport), one task per connection.")
+        @Argument(help: "http://host:port/path") var url: String
+        @Option(help: "nio or transport.") var layer: String = HTTP1FloorBenchmark.ClientLayer.nio.rawValue
+        @Option(help: "Requests in all.") var requests = 10_000
+        @Option(help: "Connections, each one request at a time.") var connections = 128
+        @Option(help: ArgumentHelp("POST this file as JSON (without it: GET, as h2load without -d).", valueName: "file")) var body: String?
+        @Flag(help: "One JSON object.") var json = false
+
+        func validate() throws {
+            guard HTTP1FloorBenchmark.ClientLayer(rawValue: layer) != nil else { throw ValidationError("--layer must be nio or transport") }
+            guard requests > 0, connections > 0 else { throw ValidationError("--requests and --connections must be positive") }
+        }
+
+        func run() async throws {
+            guard let parsed = URL(string: url), parsed.scheme == "http", let host = parsed.host, let port = parsed.port else {
+                throw ValidationError("\(url) is not http://host:port/path (cleartext, port given)")
+            }
+            let path = parsed.path.isEmpty ? "/" : parsed.path + (parsed.query.map { "?" + $0 } ?? "")
+            let report = try await HTTP1FloorBenchmark.load(HTTP1FloorBenchmark.ClientLayer(rawValue: layer)!, host: host, port: port, path: path,
+                                                            body: try body.map { try read($0) }, requests: requests, connections: connections)
+            if json {
+                print(CompactJSON.encode(["exchanges": report.exchanges, "failures": report.failures, "seconds": report.seconds,
+                                          "exchangesPerSecond": report.exchangesPerSecond])!)
+            } else {
+                print(String(format: "%d exchanges in %.3f s (%.0f/s), %d not 200", report.exchanges, report.seconds, report.exchangesPerSecond, report.failures))
+            }
+            if report.failures > 0 || report.exchanges != requests { throw ExitCode(1) }
+        }
+    }
+}
+
+/// The bytes of the file at `path`, or a usage error naming it.
+private func read(_ path: String) throws -> [UInt8] {
+    do { return Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+        throw ValidationError("cannot read \(path): \(error.localizedDescription)")
     }
 }
