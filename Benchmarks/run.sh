@@ -220,7 +220,11 @@ PY
   nginx -e "$ngx/error.log" -p "$ngx" -c "$ngx/nginx.conf" &
   local NGINX=$!
   for _ in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:24900/ && break; sleep 0.1; done
-  curl -s -o /dev/null http://127.0.0.1:24900/ || { echo "nginx did not start: $(cat "$ngx/error.log" 2>/dev/null)" >&2; exit 1; }
+  # Ours, not another nginx on the port: it would answer the check, and not be ours to stop. nginx
+  # writes its pid file once it listens.
+  for _ in $(seq 100); do [ "$(cat "$ngx/nginx.pid" 2>/dev/null)" = "$NGINX" ] && break; kill -0 $NGINX 2>/dev/null || break; sleep 0.1; done
+  { [ "$(cat "$ngx/nginx.pid" 2>/dev/null)" = "$NGINX" ] && curl -s -o /dev/null http://127.0.0.1:24900/; } \
+    || { echo "nginx did not start on 127.0.0.1:24900: $(cat "$ngx/error.log" 2>/dev/null)" >&2; exit 1; }
   read -r msign mverify < <(openssl speed -multi "$(nproc)" -seconds 2 rsa2048 2>/dev/null | awk '/^rsa 2048/ {print $(NF-1), $NF}')
   echo "| path | signatures s | HTTP/1.1 exchanges s | pushes s | waited s | floor s | ours s (fastest) | ours ÷ floor | median ours ÷ floor |"; echo "|---|---|---|---|---|---|---|---|---|"
   local medians=($FLOOR_MEDIANS) index=0
