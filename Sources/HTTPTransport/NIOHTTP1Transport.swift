@@ -527,23 +527,22 @@ final class Limiter: Sendable {
 
     func acquire() async {
         // A free slot is taken without suspending (a continuation costs an allocation and a check).
-        let free = state.withLock { state -> Bool in
-            guard state.available > 0 else { return false }
-            state.available -= 1
-            return true
-        }
-        if free { return }
+        if state.withLock({ Self.takeFree(&$0) }) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in
-                if state.available > 0 {
-                    state.available -= 1
-                    return true
-                }
+                if Self.takeFree(&state) { return true }
                 state.waiters.append(continuation)
                 return false
             }
             if granted { continuation.resume() }
         }
+    }
+
+    /// Takes a free slot if there is one.
+    private static func takeFree(_ state: inout State) -> Bool {
+        guard state.available > 0 else { return false }
+        state.available -= 1
+        return true
     }
 
     func release() {
