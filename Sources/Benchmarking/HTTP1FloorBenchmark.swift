@@ -48,8 +48,17 @@ package enum HTTP1FloorBenchmark {
         package var port: Int
         /// Where a load should go.
         package var path: String
-        /// Ends when the server does (never, for the layers above NIO: the process is stopped).
-        package var closed: @Sendable () async throws -> Void
+        /// Returns when the server's channel closes (the NIO layer's); the others serve until the
+        /// process is stopped, and this keeps them until then.
+        package var untilStopped: @Sendable () async throws -> Void
+    }
+
+    /// Holds `server` until the process is stopped.
+    private static func serving(_ server: some Sendable) -> @Sendable () async throws -> Void {
+        {
+            defer { withExtendedLifetime(server) {} }
+            while true { try await Task.sleep(for: .seconds(3600)) }
+        }
     }
 
     /// Starts `layer` on 127.0.0.1:`port` (0: any free one); `body` is the answer of the layers that
@@ -58,7 +67,7 @@ package enum HTTP1FloorBenchmark {
         switch layer {
         case .nio:
             let (bound, channel) = try await serve(port: port, body: body)
-            return Server(port: bound, path: "/", closed: { try await channel.closeFuture.get() })
+            return Server(port: bound, path: "/", untilStopped: { try await channel.closeFuture.get() })
         case .hummingbird:
             let router = Router()
             let answer = ByteBuffer(bytes: body)
@@ -71,11 +80,11 @@ package enum HTTP1FloorBenchmark {
             }
             let server = try await RunningServer.start(router: router, host: "127.0.0.1", port: port, name: "the Hummingbird layer",
                                                        server: .http1OnEventLoops(), eventLoops: HandlerEventLoops.shared)
-            return Server(port: server.port, path: "/", closed: { try await Task.sleep(for: .seconds(86_400 * 365)) })
+            return Server(port: server.port, path: "/", untilStopped: serving(server))
         case .backend:
             let toolkit = try IdentityToolkit(configuration: BackendConfiguration(), pusher: nil, stateDirectory: folder)
             let server = try await BackendServer.start(toolkit: toolkit, port: port)
-            return Server(port: server.port, path: backendPath, closed: { try await Task.sleep(for: .seconds(86_400 * 365)) })
+            return Server(port: server.port, path: backendPath, untilStopped: serving(server))
         }
     }
 
@@ -130,16 +139,14 @@ package enum HTTP1FloorBenchmark {
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             for _ in 0..<min(connections, requests) {
                 tasks.addTask {
-                    while shared.remaining.withLock({ left in left > 0 ? (left -= 1, true).1 : false }) {
-                        let answer = try await transport.send(request)
-                        shared.tally.withLock { answer.status == 200 ? ($0.done += 1) : ($0.failed += 1) }
+                    while shared.takeOne() {
+                        shared.count(ok: try await transport.send(request).status == 200)
                     }
                 }
             }
             try await tasks.waitForAll()
         }
-        let (done, failed) = shared.tally.withLock { $0 }
-        return Report(exchanges: done, failures: failed, seconds: (clock.now - start).inSeconds)
+        return shared.report(seconds: (clock.now - start).inSeconds)
     }
 
     static func load(host: String, port: Int, path: String, body: [UInt8]?, requests: Int, connections: Int,
@@ -174,16 +181,31 @@ package enum HTTP1FloorBenchmark {
             }
             try await tasks.waitForAll()
         }
-        let seconds = (clock.now - start).inSeconds
-        let (done, failed) = shared.tally.withLock { $0 }
-        return Report(exchanges: done, failures: failed, seconds: seconds)
+        return shared.report(seconds: (clock.now - start).inSeconds)
     }
 
     /// The requests left to send, and the answers read, across the connections.
     final class Shared: Sendable {
-        let remaining: Mutex<Int>
-        let tally = Mutex((done: 0, failed: 0))
+        private let remaining: Mutex<Int>
+        private let tally = Mutex((done: 0, failed: 0))
         init(_ requests: Int) { remaining = Mutex(requests) }
+
+        /// Takes one of the requests left to send; false when none is.
+        func takeOne() -> Bool {
+            remaining.withLock { left in
+                guard left > 0 else { return false }
+                left -= 1
+                return true
+            }
+        }
+
+        /// Counts an answer read: a 200, or not.
+        func count(ok: Bool) { tally.withLock { ok ? ($0.done += 1) : ($0.failed += 1) } }
+
+        func report(seconds: Double) -> Report {
+            let (done, failed) = tally.withLock { $0 }
+            return Report(exchanges: done, failures: failed, seconds: seconds)
+        }
     }
 
     struct Exchange: Sendable {
@@ -243,12 +265,7 @@ package enum HTTP1FloorBenchmark {
         }
 
         private func sendNext(context: ChannelHandlerContext) {
-            let take = shared.remaining.withLock { left -> Bool in
-                guard left > 0 else { return false }
-                left -= 1
-                return true
-            }
-            guard take else { finished.succeed(()); return }
+            guard shared.takeOne() else { finished.succeed(()); return }
             context.write(wrapOutboundOut(.head(request.head)), promise: nil)
             if let body = request.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
@@ -259,8 +276,7 @@ package enum HTTP1FloorBenchmark {
             case .head(let head): ok = head.status == .ok
             case .body: break
             case .end:
-                let succeeded = ok
-                shared.tally.withLock { succeeded ? ($0.done += 1) : ($0.failed += 1) }
+                shared.count(ok: ok)
                 sendNext(context: context)
             }
         }

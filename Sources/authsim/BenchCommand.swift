@@ -202,7 +202,7 @@ struct Bench: AsyncParsableCommand {
             defer { try? FileManager.default.removeItem(at: folder) }
             let server = try await HTTP1FloorBenchmark.serve(HTTP1FloorBenchmark.ServerLayer(rawValue: layer)!, port: port, body: bytes, folder: folder)
             say("listening on 127.0.0.1:\(server.port), path \(server.path)")
-            try await server.closed()
+            try await server.untilStopped()
         }
     }
 
