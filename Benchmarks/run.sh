@@ -61,6 +61,15 @@ start_receiver() { # state-dir tls-port cleartext-port → receiver pid in RECEI
   for _ in $(seq 100); do grep -q "delivery log:" "$1.log" 2>/dev/null && return; sleep 0.1; done
   echo "push-receiver did not start: $(cat "$1.log")" >&2; exit 1
 }
+# h1seconds REQUESTS h2load-ARGS…: seconds h2load --h1 takes for REQUESTS, 128 connections one request at
+# a time on each, as the SDK's transport holds them (three decimals).
+h1seconds() {
+  local n=$1; shift
+  h2load --h1 -n "$n" -c 128 -m 1 "$@" 2>&1 \
+    | awk '/^finished in/ {v=$3; if (v ~ /ms,?$/) {sub(/ms,?/, "", v); v/=1000} else sub(/s,?/, "", v); printf "%.3f", v}'
+}
+# The sign-in request the floor's HTTP/1.1 exchanges stand for.
+FLOOR_REQUEST=/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPhoneNumber?key=AIzaSyA-authsim-local-api-key-0000000
 h2rate() { # url requests clients streams → req/s
   h2load -n "$2" -c "$3" -m "$4" -d $PAYLOAD -H "authorization: bearer $JWT" -H "apns-topic: $TOPIC" \
     -H "apns-push-type: background" -H "apns-priority: 5" "$1/3/device/$TOKEN" 2>&1 \
@@ -239,9 +248,7 @@ exchanges = sum(n for endpoint, n in d["requestsPerFlow"].items() if endpoint no
 print(d["path"], d["flows"], d["wallSeconds"], round(exchanges * d["flows"]), 0 if waits else round(d["pushesPerFlow"] * d["flows"]), sys.argv[2] if waits else 0)' "$part" $SUGGESTED_TIMEOUT)
     local sign exch push
     sign=$(awk "BEGIN {printf \"%.2f\", $flows_n / $msign + $flows_n / $mverify}")
-    exch=$(h2load --h1 -n "$exchanges" -c 128 -m 1 -d "$ngx/request.json" -H 'content-type: application/json' \
-      "http://127.0.0.1:24900/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPhoneNumber?key=AIzaSyA-authsim-local-api-key-0000000" 2>&1 \
-      | awk '/^finished in/ {v=$3; if (v ~ /ms,?$/) {sub(/ms,?/, "", v); v/=1000} else sub(/s,?/, "", v); printf "%.2f", v}')
+    exch=$(printf %.2f "$(h1seconds "$exchanges" -d "$ngx/request.json" -H 'content-type: application/json' "http://127.0.0.1:24900$FLOOR_REQUEST")")
     push=0.00
     [ "$pushes" -gt 0 ] && push=$(awk "BEGIN {printf \"%.2f\", $pushes / $(h2rate https://127.0.0.1:24298 "$pushes" 4 100)}")
     local total; total=$(awk "BEGIN {printf \"%.2f\", $sign + $exch + $push + $wait}")
@@ -269,8 +276,8 @@ layers_table() {
     grep -q "listening on" "$ngx/$l.log" || { echo "authsim bench http1-server --layer $l did not start: $(cat "$ngx/$l.log")" >&2; exit 1; }
   done
   address() { sed -n 's/^listening on \([^,]*\), path \(.*\)$/\1\2/p' "$ngx/$1.log"; }
-  local up="/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPhoneNumber?key=AIzaSyA-authsim-local-api-key-0000000"
-  h1() { h2load --h1 -n "$n" -c 128 -m 1 "$@" 2>&1 | awk '/^finished in/ {v=$3; if (v ~ /ms,?$/) {sub(/ms,?/, "", v); v/=1000} else sub(/s,?/, "", v); printf "%.3f", v}'; }
+  local up=$FLOOR_REQUEST
+  h1() { h1seconds "$n" "$@"; }
   ours() { "$BIN/authsim" bench http1-client --requests "$n" --connections 128 --json "$@" | python3 -c 'import json,sys; print("%.3f" % json.loads(sys.stdin.readlines()[-1])["seconds"])'; }
   local names=("nginx ← h2load (the floor's exchanges)" "SwiftNIO alone ← h2load" "Hummingbird's router, as the backend serves it ← h2load"
     "nginx, GET ← h2load" "the backend, GET recaptchaConfig ← h2load" "nginx ← SwiftNIO alone" "nginx ← NIOHTTP1Transport (the apps', from tasks)"
