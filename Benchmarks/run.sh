@@ -38,8 +38,11 @@ ROUNDS=${ROUNDS:-3}
 FLOOR_MEDIANS=""
 # median VALUES…: the middle value (the mean of the two middle ones for an even count).
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {if (NR % 2) printf "%.2f", v[(NR+1)/2]; else printf "%.2f", (v[NR/2]+v[NR/2+1])/2}'; }
+# lowest R1,R2,…: the lowest of comma-separated ratios.
+lowest() { tr , '\n' <<< "$1" | sort -g | head -1; }
 # best "ours-command" "reference-command": runs them alternately ROUNDS times and prints the best
-# figure of each and the median of the rounds' ratios ("a b median"). This VM's CPU steal moves
+# figure of each, the median of the rounds' ratios and each round's ratio, comma-separated
+# ("a b median r1,r2,…"). This VM's CPU steal moves
 # single runs by a third or more, and it hits both sides alike only when they take turns: the
 # ratio of one round's pair is the steadier figure, the median of them the one a goal is held to.
 best() {
@@ -49,7 +52,7 @@ best() {
     y=$(eval "$2"); b=$(awk "BEGIN {printf \"%d\", ($y > $b) ? $y : $b}")
     ratios+=("$(ratio "$x" "$y")")
   done
-  echo "$a $b $(median "${ratios[@]}")"
+  echo "$a $b $(median "${ratios[@]}") $(IFS=,; echo "${ratios[*]}")"
 }
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo), $(uname -sr), $(swift --version 2>&1 | head -1)"
 
@@ -85,9 +88,9 @@ if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
   start_receiver "$WORK/state-r" 24197 24199
   echo; echo "### push-receiver (full validation) vs nghttpd: h2load -n $PUSHES -c 4 -m 100, background pushes, best of $ROUNDS alternating runs"
   echo "| transport | push-receiver req/s | nghttpd req/s | ratio of bests | median ratio |"; echo "|---|---|---|---|---|"
-  read -r a b m < <(best "h2rate http://127.0.0.1:24199 $PUSHES 4 100" "h2rate http://127.0.0.1:24299 $PUSHES 4 100")
+  read -r a b m rounds < <(best "h2rate http://127.0.0.1:24199 $PUSHES 4 100" "h2rate http://127.0.0.1:24299 $PUSHES 4 100")
   echo "| cleartext h2 | $a | $b | $(ratio $a $b)× | ${m}× |"
-  read -r a b m < <(best "h2rate https://127.0.0.1:24197 $PUSHES 4 100" "h2rate https://127.0.0.1:24298 $PUSHES 4 100")
+  read -r a b m rounds < <(best "h2rate https://127.0.0.1:24197 $PUSHES 4 100" "h2rate https://127.0.0.1:24298 $PUSHES 4 100")
   echo "| TLS (ALPN h2) | $a | $b | $(ratio $a $b)× | ${m}× |"
   kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
   echo "(delivery log: $(wc -l < "$WORK/state-r/deliveries.jsonl") lines for $((2 * ROUNDS * PUSHES)) pushes answered)"
@@ -101,10 +104,10 @@ if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
   GATEWAY=$!
   for _ in $(seq 100); do grep -q "delivery log:" "$WORK/state-w.log" 2>/dev/null && break; sleep 0.1; done
   echo; echo "### push-receiver with its device gateway vs push-receiver alone: h2load -n $PUSHES -c 4 -m 100 over TLS, best of $ROUNDS alternating runs"
-  echo "| | req/s (best) | ratio of bests | median ratio |"; echo "|---|---|---|---|"
-  read -r a b m < <(best "h2rate https://127.0.0.1:24797 $PUSHES 4 100" "h2rate https://127.0.0.1:24787 $PUSHES 4 100")
-  echo "| push-receiver alone (--no-device-gateway) | $b | 1.00× | 1.00× |"
-  echo "| push-receiver with its device gateway (the default) | $a | $(ratio $a $b)× | ${m}× |"
+  echo "| | req/s (best) | ratio of bests | median ratio | each round | lowest round |"; echo "|---|---|---|---|---|---|"
+  read -r a b m rounds < <(best "h2rate https://127.0.0.1:24797 $PUSHES 4 100" "h2rate https://127.0.0.1:24787 $PUSHES 4 100")
+  echo "| push-receiver alone (--no-device-gateway) | $b | 1.00× | 1.00× | | |"
+  echo "| push-receiver with its device gateway (the default) | $a | $(ratio $a $b)× | ${m}× | ${rounds//,/× · }× | $(lowest "$rounds")× |"
   kill $ALONE $GATEWAY; wait $ALONE $GATEWAY 2>/dev/null || true
 fi
 
@@ -151,9 +154,9 @@ if [ "$WHAT" = all ] || [ "$WHAT" = sender ]; then
   echo "| sink | apns-sender pushes/s | h2load req/s | ratio of bests | median ratio |"; echo "|---|---|---|---|---|"
   sender() { "$BIN/apns-sender" $PAYLOAD --token $TOKEN --topic $TOPIC --certs "$WORK/certs" --count "$1" \
       --concurrency 400 --connections 4 --json --quiet "${@:2}" | tail -1 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["pushesPerSecond"]))'; }
-  read -r a b m < <(best "sender $N --cleartext --port 24299" "h2rate http://127.0.0.1:24299 $N 4 100")
+  read -r a b m rounds < <(best "sender $N --cleartext --port 24299" "h2rate http://127.0.0.1:24299 $N 4 100")
   echo "| nghttpd --no-tls | $a | $b | $(ratio $a $b)× | ${m}× |"
-  read -r a b m < <(best "sender $N --port 24298" "h2rate https://127.0.0.1:24298 $N 4 100")
+  read -r a b m rounds < <(best "sender $N --port 24298" "h2rate https://127.0.0.1:24298 $N 4 100")
   echo "| nghttpd (TLS) | $a | $b | $(ratio $a $b)× | ${m}× |"
   if python3 -c "import aioapns" 2>/dev/null; then
     M=$([ $QUICK = 1 ] && echo 5000 || echo 20000)
