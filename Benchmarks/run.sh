@@ -40,17 +40,19 @@ FLOOR_MEDIANS=""
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {if (NR % 2) printf "%.2f", v[(NR+1)/2]; else printf "%.2f", (v[NR/2]+v[NR/2+1])/2}'; }
 # lowest R1,R2,…: the lowest of comma-separated ratios.
 lowest() { tr , '\n' <<< "$1" | sort -g | head -1; }
-# best "ours-command" "reference-command": runs them alternately ROUNDS times and prints the best
-# figure of each, the median of the rounds' ratios and each round's ratio, comma-separated
-# ("a b median r1,r2,…"). This VM's CPU steal moves
-# single runs by a third or more, and it hits both sides alike only when they take turns: the
-# ratio of one round's pair is the steadier figure, the median of them the one a goal is held to.
+# best "ours-command" "reference-command": ROUNDS rounds, each running ours, the reference, the
+# reference again and ours again (A B B A), and prints the best rate of each, the median of the
+# rounds' ratios and each round's ratio, comma-separated ("a b median r1,r2,…"). A round's ratio
+# is its two runs of ours against its two of the reference, by time (the same work each run): this
+# VM's CPU steal moves single runs by a third or more, and a drift over a round hits both sides
+# alike only in that order. The median of the rounds' ratios is the figure a goal is held to.
 best() {
-  local a=0 b=0 x y ratios=()
+  local a=0 b=0 x1 y1 y2 x2 ratios=()
   for _ in $(seq "$ROUNDS"); do
-    x=$(eval "$1"); a=$(awk "BEGIN {printf \"%d\", ($x > $a) ? $x : $a}")
-    y=$(eval "$2"); b=$(awk "BEGIN {printf \"%d\", ($y > $b) ? $y : $b}")
-    ratios+=("$(ratio "$x" "$y")")
+    x1=$(eval "$1"); y1=$(eval "$2"); y2=$(eval "$2"); x2=$(eval "$1")
+    a=$(printf '%s\n' "$a" "$x1" "$x2" | sort -g | tail -1 | awk '{printf "%d", $1}')
+    b=$(printf '%s\n' "$b" "$y1" "$y2" | sort -g | tail -1 | awk '{printf "%d", $1}')
+    ratios+=("$(awk "BEGIN {printf \"%.2f\", (1/$y1 + 1/$y2) / (1/$x1 + 1/$x2)}")")
   done
   echo "$a $b $(median "${ratios[@]}") $(IFS=,; echo "${ratios[*]}")"
 }
@@ -86,14 +88,14 @@ sleep 0.5
 
 if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
   start_receiver "$WORK/state-r" 24197 24199
-  echo; echo "### push-receiver (full validation) vs nghttpd: h2load -n $PUSHES -c 4 -m 100, background pushes, best of $ROUNDS alternating runs"
+  echo; echo "### push-receiver (full validation) vs nghttpd: h2load -n $PUSHES -c 4 -m 100, background pushes, best of $((2 * ROUNDS)) runs each, $ROUNDS rounds taking turns A B B A"
   echo "| transport | push-receiver req/s | nghttpd req/s | ratio of bests | median ratio |"; echo "|---|---|---|---|---|"
   read -r a b m rounds < <(best "h2rate http://127.0.0.1:24199 $PUSHES 4 100" "h2rate http://127.0.0.1:24299 $PUSHES 4 100")
   echo "| cleartext h2 | $a | $b | $(ratio $a $b)× | ${m}× |"
   read -r a b m rounds < <(best "h2rate https://127.0.0.1:24197 $PUSHES 4 100" "h2rate https://127.0.0.1:24298 $PUSHES 4 100")
   echo "| TLS (ALPN h2) | $a | $b | $(ratio $a $b)× | ${m}× |"
   kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
-  echo "(delivery log: $(wc -l < "$WORK/state-r/deliveries.jsonl") lines for $((2 * ROUNDS * PUSHES)) pushes answered)"
+  echo "(delivery log: $(wc -l < "$WORK/state-r/deliveries.jsonl") lines for $((4 * ROUNDS * PUSHES)) pushes answered)"
   # The same receiver with its device gateway (every accepted push handed to the device side,
   # as push-receiver runs by default), beside it alone, taking turns.
   start_receiver "$WORK/state-a" 24787 24789
@@ -103,7 +105,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
     > "$WORK/state-w.log" 2>&1 &
   GATEWAY=$!
   for _ in $(seq 100); do grep -q "delivery log:" "$WORK/state-w.log" 2>/dev/null && break; sleep 0.1; done
-  echo; echo "### push-receiver with its device gateway vs push-receiver alone: h2load -n $PUSHES -c 4 -m 100 over TLS, best of $ROUNDS alternating runs"
+  echo; echo "### push-receiver with its device gateway vs push-receiver alone: h2load -n $PUSHES -c 4 -m 100 over TLS, best of $((2 * ROUNDS)) runs each, $ROUNDS rounds taking turns A B B A"
   echo "| | req/s (best) | ratio of bests | median ratio | each round | lowest round |"; echo "|---|---|---|---|---|---|"
   read -r a b m rounds < <(best "h2rate https://127.0.0.1:24797 $PUSHES 4 100" "h2rate https://127.0.0.1:24787 $PUSHES 4 100")
   echo "| push-receiver alone (--no-device-gateway) | $b | 1.00× | 1.00× | | |"
@@ -150,7 +152,7 @@ fi
 
 if [ "$WHAT" = all ] || [ "$WHAT" = sender ]; then
   N=$([ $QUICK = 1 ] && echo 20000 || echo 100000)
-  echo; echo "### apns-sender into nghttpd (a sink that answers 200), beside h2load into the same sink: $N pushes, best of $ROUNDS alternating runs"
+  echo; echo "### apns-sender into nghttpd (a sink that answers 200), beside h2load into the same sink: $N pushes, best of $((2 * ROUNDS)) runs each, $ROUNDS rounds taking turns A B B A"
   echo "| sink | apns-sender pushes/s | h2load req/s | ratio of bests | median ratio |"; echo "|---|---|---|---|---|"
   sender() { "$BIN/apns-sender" $PAYLOAD --token $TOKEN --topic $TOPIC --certs "$WORK/certs" --count "$1" \
       --concurrency 400 --connections 4 --json --quiet "${@:2}" | tail -1 | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["pushesPerSecond"]))'; }
