@@ -152,22 +152,115 @@ public actor DeviceHub: PushDeliveryHandler {
     /// One push, handed over now: it reaches its device after ``latency``; an app here has
     /// taken it when this returns.
     public func deliver(_ push: AcceptedPush) async {
-        if await !route(HandedPush(push), from: .now, awaitingApp: true) { await forward([push]) }
+        guard push.isBackground else { return alert(push) }
+        var waited = Waited(passed: .now)
+        await reach(from: waited.passed, &waited)
+        switch place(push) {
+        case .placed: break
+        case .elsewhere: await forward([push])
+        case .app(let app): await Self.handOver(push, to: app, observer: observer)
+        }
     }
 
-    /// The receiver's pushes, oldest first: each reaches its device ``latency`` after the device
-    /// side took it (the batch waits once, not once per push), after a pause ends, unless the
+    /// The receiver's pushes, oldest first: each reaches its device ``latency`` after the batch
+    /// reached the hub (the batch waits once, not once per push), after a pause ends, unless the
     /// network loses it. A device connected through the gateway gets it at once; an app here gets
     /// it in a task of its own, so that a slow app delegate holds up no other device's pushes.
     ///
-    /// The latency counts from when the batch reaches the hub, as when each push had a task of its own.
+    /// Only a push that must still wait suspends: the others are placed without an async call
+    /// (a receiver hands over a batch per read, at its rate).
     public func deliver(batch: [HandedPush]) async {
-        let arrived = ContinuousClock.now
+        var waited = Waited(passed: .now)
+        let arrived = waited.passed
         var elsewhere: [AcceptedPush] = []
-        for handed in batch where await !route(handed, from: max(arrived, handed.acceptedAt), awaitingApp: false) {
-            elsewhere.append(handed.push)
+        for handed in batch {
+            let push = handed.push
+            guard push.isBackground else {
+                alert(push)
+                continue
+            }
+            let start = max(arrived, handed.acceptedAt)
+            if paused || mustWait(from: start, waited) { await reach(from: start, &waited) }
+            switch place(push) {
+            case .placed: break
+            case .elsewhere: elsewhere.append(push)
+            case .app(let app):
+                let observer = observer
+                Task { await Self.handOver(push, to: app, observer: observer) }
+            }
         }
         if !elsewhere.isEmpty { await forward(elsewhere) }
+    }
+
+    /// An alert goes to the user, not to the app's delegate.
+    private func alert(_ push: AcceptedPush) { observer?(push, .alert) }
+
+    /// How much of the latency a batch has waited.
+    private struct Waited {
+        /// An instant known to be past (the wall clock is read again only for a later arrival).
+        var passed: ContinuousClock.Instant
+        /// The latency was waited on the hub's own clock (``latencyClock``).
+        var onHubClock = false
+    }
+
+    /// Whether a push that set out at `start` has not reached its device yet.
+    private func mustWait(from start: ContinuousClock.Instant, _ waited: Waited) -> Bool {
+        guard latency > .zero else { return false }
+        return latencyClock == nil ? start + latency > waited.passed : !waited.onHubClock
+    }
+
+    /// Waits until a push that set out at `start` reaches the device (``latency`` after it, or
+    /// ``latency`` on the hub's own clock, once a batch), then while the network is paused.
+    private func reach(from start: ContinuousClock.Instant, _ waited: inout Waited) async {
+        if mustWait(from: start, waited) {
+            if let latencyClock {
+                try? await latencyClock.sleep(for: latency)
+                waited.onHubClock = true
+            } else {
+                if start + latency > .now { try? await Task.sleep(until: start + latency, clock: .continuous) }
+                waited.passed = .now
+            }
+        }
+        while paused { await withCheckedContinuation { resumers.append($0) } }
+    }
+
+    /// Where a background push that reached the device side goes.
+    private enum Placement {
+        /// Delivered to a device connected through the gateway, or noted undelivered.
+        case placed
+        /// No device here has its token and the receiver is a fleet's: ``forward(_:)``.
+        case elsewhere
+        /// To this app's delegate.
+        case app(any SimulatedApp)
+    }
+
+    /// Places a push that reached the device side: lost, handed to the gateway, to an app here,
+    /// elsewhere in the fleet, or noted undelivered.
+    private func place(_ push: AcceptedPush) -> Placement {
+        if losesPushes {
+            note(push, .lost)
+            onLost?(push)
+            return .placed
+        }
+        let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
+        if handToGateway(push, key: key, latency: latency) { return .placed }
+        guard let device = apps[key] else {
+            if fleet != nil { return .elsewhere }
+            note(push, .noDevice)
+            return .placed
+        }
+        guard let app = device[push.bundleID] else {
+            note(push, .noApp)
+            return .placed
+        }
+        return .app(app)
+    }
+
+    /// The app's delegate gets the push.
+    private static func handOver(_ push: AcceptedPush, to app: any SimulatedApp,
+                                 observer: (@Sendable (AcceptedPush, DeliveryNote) -> Void)?) async {
+        await app.didReceiveRemoteNotification(push.payload, push: push)
+        observer?(push, .handedToApp)
     }
 
     /// Pushes another receiver of the fleet accepted for devices connected here (the APNs latency
@@ -184,48 +277,6 @@ public actor DeviceHub: PushDeliveryHandler {
         guard let sinks = remote[key], !sinks.isEmpty else { return false }
         for sink in sinks.values { sink(push) }
         observer?(push, .handedToGateway(latency: latency))
-        return true
-    }
-
-    /// Routes a push to its device here.
-    /// - Returns: false when no device here has its token and the receiver is a fleet's: the
-    ///   caller hands it to ``forward(_:)`` (else it was delivered, or noted undelivered).
-    private func route(_ handed: HandedPush, from start: ContinuousClock.Instant, awaitingApp: Bool) async -> Bool {
-        let push = handed.push
-        guard push.isBackground else {  // alerts go to the user, not to the app's delegate
-            observer?(push, .alert)
-            return true
-        }
-        if latency > .zero {
-            if let latencyClock {
-                try? await latencyClock.sleep(for: latency)
-            } else if start + latency > .now {
-                try? await Task.sleep(until: start + latency, clock: .continuous)
-            }
-        }
-        while paused { await withCheckedContinuation { resumers.append($0) } }
-        if losesPushes {
-            note(push, .lost)
-            onLost?(push)
-            return true
-        }
-        let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
-        if handToGateway(push, key: key, latency: latency) { return true }
-        guard let device = apps[key] else {
-            if fleet != nil { return false }
-            note(push, .noDevice)
-            return true
-        }
-        guard let app = device[push.bundleID] else {
-            note(push, .noApp)
-            return true
-        }
-        let observer = observer
-        let handOver: @Sendable () async -> Void = {
-            await app.didReceiveRemoteNotification(push.payload, push: push)
-            observer?(push, .handedToApp)
-        }
-        if awaitingApp { await handOver() } else { Task { await handOver() } }
         return true
     }
 

@@ -49,6 +49,56 @@ struct DeliveryQueueTests {
         #expect(sink.ids == ids)
     }
 
+    /// A batch as the receiver hands it over: background pushes to `token`, and an alert after the first.
+    static func batch(to token: DeviceToken, background: Int) -> [HandedPush] {
+        var pushes: [HandedPush] = []
+        for index in 0..<background {
+            var push = DeviceGatewayTests.push
+            push.apnsID = "bg-\(index)"
+            push.deviceToken = token
+            pushes.append(HandedPush(push))
+            if index == 0 {
+                var alert = push
+                alert.apnsID = "alert"
+                alert.isBackground = false
+                alert.pushType = .alert
+                pushes.append(HandedPush(alert))
+            }
+        }
+        return pushes
+    }
+
+    @Test("a batch waits the APNs latency once on the hub's clock; its alert goes to the user, not the device")
+    func batchWaitsOnce() async {
+        let clock = ManualClock()
+        let alerts = Sink()
+        let hub = DeviceHub(latency: .seconds(1), clock: clock) { push, note in
+            if note == .alert { alerts.add(push.apnsID) }
+        }
+        let sink = Sink()
+        let token = DeviceToken(hex: "cd34")!
+        _ = await hub.connect(token: token, environment: .sandbox) { sink.add("\($0.apnsID) at \(clock.now.offset)") }
+        let done = Mutex(false)
+        // Once the batch is delivered, a sleeper of its own tells the loop below that it is.
+        let delivery = Task {
+            await hub.deliver(batch: Self.batch(to: token, background: 3))
+            done.withLock { $0 = true }
+            try? await clock.sleep(for: .seconds(1000))
+        }
+        // The clock moves a latency at a time for as long as the batch still waits on it.
+        await clock.waitForSleepers(1)
+        #expect(sink.ids.isEmpty)
+        while true {
+            clock.advance(by: .seconds(1))
+            await clock.waitForSleepers(1)
+            if done.withLock({ $0 }) { break }
+        }
+        delivery.cancel()
+        // A latency waited per push would have delivered them at 1, 2 and 3 seconds.
+        #expect(sink.ids == ["bg-0 at 1.0 seconds", "bg-1 at 1.0 seconds", "bg-2 at 1.0 seconds"])
+        #expect(alerts.ids == ["alert"])
+    }
+
     @Test("a handler without a batch form gets each push of a batch through deliver(_:)")
     func defaultBatch() async {
         let sink = Sink()
