@@ -13,25 +13,15 @@ import Utilities
 public protocol PushDeliveryHandler: Sendable {
     func deliver(_ push: AcceptedPush) async
     /// The pushes accepted since the last batch, oldest first. By default each is given to
-    /// ``deliver(_:)`` at once, none waiting for another.
-    func deliver(batch: [HandedPush]) async
-}
-
-/// A push as the receiver hands it over: when it was accepted, on the monotonic clock (a
-/// delivery latency counts from there, whatever wall clock the receiver was given).
-public struct HandedPush: Sendable {
-    public var push: AcceptedPush
-    public var acceptedAt: ContinuousClock.Instant
-    public init(_ push: AcceptedPush, acceptedAt: ContinuousClock.Instant = .now) {
-        self.push = push
-        self.acceptedAt = acceptedAt
-    }
+    /// ``deliver(_:)`` at once, none waiting for another. A delivery latency counts from when
+    /// the batch is handed over (the pushes were accepted while the one before was).
+    func deliver(batch: [AcceptedPush]) async
 }
 
 extension PushDeliveryHandler {
-    public func deliver(batch: [HandedPush]) async {
+    public func deliver(batch: [AcceptedPush]) async {
         await withTaskGroup(of: Void.self) { group in
-            for handed in batch { group.addTask { await self.deliver(handed.push) } }
+            for push in batch { group.addTask { await self.deliver(push) } }
         }
     }
 }
@@ -42,10 +32,10 @@ extension PushDeliveryHandler {
 /// throughput (Benchmarks/run.sh inspector, issue 27).
 final class DeliveryQueue: Sendable {
     private struct State {
-        var pending: [HandedPush] = []
+        var pending: [AcceptedPush] = []
         /// The last batch's array, emptied, kept for the next: pushes are appended without the
         /// array growing from nothing (and copying itself) batch after batch.
-        var spare: [HandedPush] = []
+        var spare: [AcceptedPush] = []
         var draining = false
     }
     private let state = Mutex(State())
@@ -54,9 +44,8 @@ final class DeliveryQueue: Sendable {
     init(handler: any PushDeliveryHandler) { self.handler = handler }
 
     func enqueue(_ push: AcceptedPush) {
-        let handed = HandedPush(push)
         let startDrain = state.withLock { state -> Bool in
-            state.pending.append(handed)
+            state.pending.append(push)
             guard !state.draining else { return false }
             state.draining = true
             return true
@@ -66,7 +55,7 @@ final class DeliveryQueue: Sendable {
 
     private func drain() async {
         while true {
-            var batch = state.withLock { state -> [HandedPush] in
+            var batch = state.withLock { state -> [AcceptedPush] in
                 if state.pending.isEmpty { state.draining = false }
                 var batch = state.spare
                 swap(&batch, &state.pending)

@@ -169,18 +169,16 @@ public actor DeviceHub: PushDeliveryHandler {
     ///
     /// Only a push that must still wait suspends: the others are placed without an async call
     /// (a receiver hands over a batch per read, at its rate).
-    public func deliver(batch: [HandedPush]) async {
+    public func deliver(batch: [AcceptedPush]) async {
         var waited = Waited(passed: .now)
         let arrived = waited.passed
         var elsewhere: [AcceptedPush] = []
-        for handed in batch {
-            let push = handed.push
+        for push in batch {
             guard push.isBackground else {
                 alert(push)
                 continue
             }
-            let start = max(arrived, handed.acceptedAt)
-            if paused || mustWait(from: start, waited) { await reach(from: start, &waited) }
+            if paused || mustWait(from: arrived, waited) { await reach(from: arrived, &waited) }
             switch place(push) {
             case .placed: break
             case .elsewhere: elsewhere.append(push)
@@ -244,7 +242,7 @@ public actor DeviceHub: PushDeliveryHandler {
         }
         let key = DeviceKey(environment: push.environment, token: push.deviceToken.hex)
         if handToGateway(push, key: key, latency: latency) { return .placed }
-        guard let device = apps[key] else {
+        guard !apps.isEmpty, let device = apps[key] else {
             if fleet != nil { return .elsewhere }
             note(push, .noDevice)
             return .placed
@@ -274,7 +272,9 @@ public actor DeviceHub: PushDeliveryHandler {
     /// Hands `push` to the devices connected through the gateway with its token, if any (`latency`:
     /// what the inspector's note says it waited).
     private func handToGateway(_ push: AcceptedPush, key: DeviceKey, latency: Duration) -> Bool {
-        guard let sinks = remote[key], !sinks.isEmpty else { return false }
+        // (No lookup, and no hash of the token, while no device is connected: a receiver's load
+        // to tokens without devices.)
+        guard !remote.isEmpty, let sinks = remote[key], !sinks.isEmpty else { return false }
         for sink in sinks.values { sink(push) }
         observer?(push, .handedToGateway(latency: latency))
         return true

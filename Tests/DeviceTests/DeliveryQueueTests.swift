@@ -50,19 +50,19 @@ struct DeliveryQueueTests {
     }
 
     /// A batch as the receiver hands it over: background pushes to `token`, and an alert after the first.
-    static func batch(to token: DeviceToken, background: Int) -> [HandedPush] {
-        var pushes: [HandedPush] = []
+    static func batch(to token: DeviceToken, background: Int) -> [AcceptedPush] {
+        var pushes: [AcceptedPush] = []
         for index in 0..<background {
             var push = DeviceGatewayTests.push
             push.apnsID = "bg-\(index)"
             push.deviceToken = token
-            pushes.append(HandedPush(push))
+            pushes.append(push)
             if index == 0 {
                 var alert = push
                 alert.apnsID = "alert"
                 alert.isBackground = false
                 alert.pushType = .alert
-                pushes.append(HandedPush(alert))
+                pushes.append(alert)
             }
         }
         return pushes
