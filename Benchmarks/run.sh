@@ -40,6 +40,8 @@ FLOOR_MEDIANS=""
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {if (NR % 2) printf "%.2f", v[(NR+1)/2]; else printf "%.2f", (v[NR/2]+v[NR/2+1])/2}'; }
 # lowest R1,R2,…: the lowest of comma-separated ratios.
 lowest() { tr , '\n' <<< "$1" | sort -g | head -1; }
+# highest VALUES…: the highest, as an integer.
+highest() { printf '%s\n' "$@" | sort -g | tail -1 | awk '{printf "%d", $1}'; }
 # best "ours-command" "reference-command": ROUNDS rounds, each running ours, the reference, the
 # reference again and ours again (A B B A), and prints the best rate of each, the median of the
 # rounds' ratios and each round's ratio, comma-separated ("a b median r1,r2,…"). A round's ratio
@@ -50,8 +52,7 @@ best() {
   local a=0 b=0 x1 y1 y2 x2 ratios=()
   for _ in $(seq "$ROUNDS"); do
     x1=$(eval "$1"); y1=$(eval "$2"); y2=$(eval "$2"); x2=$(eval "$1")
-    a=$(printf '%s\n' "$a" "$x1" "$x2" | sort -g | tail -1 | awk '{printf "%d", $1}')
-    b=$(printf '%s\n' "$b" "$y1" "$y2" | sort -g | tail -1 | awk '{printf "%d", $1}')
+    a=$(highest "$a" "$x1" "$x2"); b=$(highest "$b" "$y1" "$y2")
     ratios+=("$(awk "BEGIN {printf \"%.2f\", (1/$y1 + 1/$y2) / (1/$x1 + 1/$x2)}")")
   done
   echo "$a $b $(median "${ratios[@]}") $(IFS=,; echo "${ratios[*]}")"
@@ -236,7 +237,6 @@ http {
 PY
   nginx -e "$ngx/error.log" -p "$ngx" -c "$ngx/nginx.conf" &
   local NGINX=$!
-  for _ in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:24900/ && break; sleep 0.1; done
   # Ours, not another nginx on the port: it would answer the check, and not be ours to stop. nginx
   # writes its pid file once it listens.
   for _ in $(seq 100); do [ "$(cat "$ngx/nginx.pid" 2>/dev/null)" = "$NGINX" ] && break; kill -0 $NGINX 2>/dev/null || break; sleep 0.1; done
