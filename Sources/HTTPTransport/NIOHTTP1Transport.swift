@@ -51,17 +51,15 @@ public final class NIOHTTP1Transport: HTTPTransport {
         self.init(trustRoots: extra.isEmpty ? .default : .certificates(extra))
     }
 
-    deinit {
-        for connection in idle.withLock({ $0.values.flatMap { $0 } }) { connection.channel.close(promise: nil) }
-    }
+    deinit { shutdown() }
 
     /// Closes the kept-alive connections.
     public func shutdown() {
-        let channels = idle.withLock { idle in
+        let connections = idle.withLock { idle in
             defer { idle = [:] }
             return idle.values.flatMap { $0 }
         }
-        for connection in channels { connection.channel.close(promise: nil) }
+        for connection in connections { connection.channel.close(promise: nil) }
     }
 
     public func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
