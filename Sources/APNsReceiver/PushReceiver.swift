@@ -209,13 +209,13 @@ public final class PushReceiver: Sendable {
 
     private static func initialize(channel: Channel, listener: ReceiverListener, sslContext: NIOSSLContext?,
                                    services: ReceiverServices) -> EventLoopFuture<Void> {
-        // Closed unless the client's HTTP/2 preface and SETTINGS arrive in time (APNsConnectionHandler cancels this).
+        // Closed unless the client's HTTP/2 preface and SETTINGS arrive in time, counting the
+        // client's turns only (APNsConnectionHandler finishes it).
         let timeout = services.validator.policy.handshakeTimeout
-        let deadline = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) {
+        let deadline = HandshakeDeadline(timeout: .milliseconds(Int64(timeout * 1000))) {
             services.events.record(.handshakeTimedOut(seconds: timeout))
-            channel.close(promise: nil)
         }
-        channel.closeFuture.whenComplete { _ in deadline.cancel() }
+        do { try channel.pipeline.syncOperations.addHandler(deadline) } catch { return channel.eventLoop.makeFailedFuture(error) }
         let handshake = NIOLoopBound(deadline, eventLoop: channel.eventLoop)
         guard listener.transport == .tls, let sslContext else {
             services.events.record(.connection(environment: listener.environment, serverName: nil, tls: false))
@@ -244,7 +244,7 @@ public final class PushReceiver: Sendable {
     }
 
     private static func configureHTTP2(channel: Channel, connection: ConnectionContext, services: ReceiverServices,
-                                       handshake: Scheduled<Void>) throws {
+                                       handshake: HandshakeDeadline) throws {
         let sync = channel.pipeline.syncOperations
         if let idle = services.validator.policy.idleTimeout {
             try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(idle * 1000))))

@@ -71,7 +71,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     private let exchange: PushExchange
-    private var handshake: Scheduled<Void>?
+    private var handshake: HandshakeDeadline?
     private var connection: HTTP2Connection
     private var streams: [UInt32: Stream] = [:]
     /// Pushes accepted during this read, and their delivery-log lines: written with one
@@ -92,7 +92,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private var closing = false
     private var context: ChannelHandlerContext?
 
-    init(exchange: PushExchange, handshake: Scheduled<Void>?, allocator: ByteBufferAllocator) {
+    init(exchange: PushExchange, handshake: HandshakeDeadline?, allocator: ByteBufferAllocator) {
         self.exchange = exchange
         self.handshake = handshake
         self.connection = HTTP2Connection(role: .server, configuration: Self.configuration, allocator: allocator)
@@ -125,7 +125,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         stagedLines.removeAll()
         stagedRefusals.removeAll()
         closing = true
-        handshake?.cancel()
+        handshake?.finish()
         handshake = nil
         context.fireChannelInactive()
     }
@@ -150,7 +150,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         case .settings(_, let first):
             if first {
                 // TLS and the client's preface are done: the handshake deadline no longer applies.
-                handshake?.cancel()
+                handshake?.handshakeDone()
                 handshake = nil
             }
         case .headers(let id, let head, let endStream):
