@@ -5,11 +5,14 @@ import NIOPosix
 /// The interceptor's side: hands a URL to the running app that owns its scheme and returns the
 /// app's answer.
 public enum RedirectDispatcher {
-    /// How long an app has to answer.
+    /// How long an app has to answer, by default.
     public static let answerTimeout: TimeAmount = .seconds(10)
 
     /// Sends `text` (a URL) to the app that owns its scheme in `directory`.
-    public static func dispatch(_ text: String, directory: SchemeDirectory = .standard()) async throws(InterceptorError) -> InterceptorAnswer {
+    /// - Parameter answerTimeout: how long the app has to answer (`redirect-interceptor open
+    ///   --answer-timeout`): an app on a machine that is busy, or paused in a debugger, needs more.
+    public static func dispatch(_ text: String, directory: SchemeDirectory = .standard(),
+                                answerTimeout: TimeAmount = answerTimeout) async throws(InterceptorError) -> InterceptorAnswer {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let scheme = try URLSchemeSyntax.scheme(of: trimmed)
         guard URL(string: trimmed) != nil, !trimmed.contains("\n") else {
@@ -51,7 +54,7 @@ public enum RedirectDispatcher {
             throw InterceptorError(.appNotResponding, "the app that owns \(scheme) did not answer: \(error)")
         }
         guard reply.readableBytes > 0 else {
-            throw InterceptorError(.appNotResponding, "the app that owns \(scheme) closed the connection without answering within \(answerTimeout.nanoseconds / 1_000_000_000) s")
+            throw InterceptorError(.appNotResponding, "the app that owns \(scheme) closed the connection without answering within \(answerTimeout.nanoseconds / 1_000_000_000) s (--answer-timeout gives it longer)")
         }
         do {
             return try JSONDecoder().decode(InterceptorAnswer.self, from: Data(reply.readableBytesView))

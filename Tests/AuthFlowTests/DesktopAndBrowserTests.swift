@@ -92,7 +92,7 @@ struct DesktopAndBrowserTests {
                 guard state == "redirecting",
                       let target = dom.firstMatch(of: /Returning to the app: ([^<\s]+)/).map({ String($0.1).replacingOccurrences(of: "&amp;", with: "&") })
                 else { return }
-                _ = try? await runProgram([interceptor, "open", "--runtime-dir", runtime.path, target])
+                _ = try? await runProgram([interceptor, "open", "--answer-timeout", "120", "--runtime-dir", runtime.path, target])
             }
             let provider = PhoneAuthProvider.provider(auth: auth)
             if outcome == "cancel" {

@@ -34,9 +34,11 @@ func scratchRuntime() throws -> (runtime: URL, interceptor: String) {
     (shortRuntimeDirectory(), try executable("redirect-interceptor"))
 }
 
-/// The presenter that hands the page's redirect to `redirect-interceptor open`.
+/// The presenter that hands the page's redirect to `redirect-interceptor open`. Every `open` here
+/// gives the app 120 s to answer instead of 10: the limit only bounds a failure, and the test
+/// process (the app) once stalled past 10 s with the whole suite on two busy cores.
 func interceptorPresenter(_ interceptor: String, _ runtime: URL) -> HeadlessPresenter {
-    HeadlessPresenter(handOff: .command([interceptor, "open", "--runtime-dir", runtime.path]))
+    HeadlessPresenter(handOff: .command([interceptor, "open", "--answer-timeout", "120", "--runtime-dir", runtime.path]))
 }
 
 /// What reached the app through its schemes.
@@ -76,7 +78,7 @@ struct RedirectInterceptorTests {
             let opened = OpenedURLs()
             let (auth, _) = try await world.install(profile, onURL: opened.record)
             // Before any page is presented the app expects no redirect.
-            let early = try await runProgram([interceptor, "open", "--runtime-dir", runtime.path,
+            let early = try await runProgram([interceptor, "open", "--answer-timeout", "120", "--runtime-dir", runtime.path,
                                               "\(profile.urlSchemes?.first ?? "app-1-123456789012-ios-a1b2c3d4e5f60718")://firebaseauth/link?deep_link_id=x"])
             #expect(early.status == 1)
             #expect(early.output.contains("(noActivePresentation)"), "\(early.output)")
@@ -98,7 +100,7 @@ struct RedirectInterceptorTests {
             #expect(try await interceptorLog(runtime, count: 2).map { $0["outcome"] } == ["refused", "handled"])
 
             // The same URL again: the app refuses it as a replay, and the interceptor says so.
-            let replay = try await runProgram([interceptor, "open", "--runtime-dir", runtime.path, "--json", redirect.absoluteString])
+            let replay = try await runProgram([interceptor, "open", "--answer-timeout", "120", "--runtime-dir", runtime.path, "--json", redirect.absoluteString])
             #expect(replay.status == 1)
             let answer = try #require(try JSONSerialization.jsonObject(with: Data(replay.output.utf8)) as? [String: String])
             #expect(answer["outcome"] == "refused")
@@ -159,7 +161,7 @@ struct RedirectInterceptorTests {
                     ("handled", real),
                 ]
                 for (name, text) in variants {
-                    let run = (try? await runProgram([interceptor, "open", "--runtime-dir", runtime.path, text])) ?? (output: "", status: -1)
+                    let run = (try? await runProgram([interceptor, "open", "--answer-timeout", "120", "--runtime-dir", runtime.path, text])) ?? (output: "", status: -1)
                     results.withLock { $0.append((name, run.status, run.output)) }
                 }
                 allRan.open()
@@ -210,7 +212,7 @@ struct RedirectInterceptorTests {
         let (runtime, interceptor) = try scratchRuntime()
         defer { try? FileManager.default.removeItem(at: runtime) }
         let url = "app-1-123456789012-ios-a1b2c3d4e5f60718://firebaseauth/link?deep_link_id=x"
-        let none = try await runProgram([interceptor, "open", "--runtime-dir", runtime.path, url])
+        let none = try await runProgram([interceptor, "open", "--answer-timeout", "120", "--runtime-dir", runtime.path, url])
         #expect(none.status == 2)
         #expect(none.output.contains("no running app owns scheme app-1-123456789012-ios-a1b2c3d4e5f60718"))
 

@@ -40,7 +40,13 @@ struct Open: AsyncParsableCommand {
 
     @OptionGroup var runtime: RuntimeOption
     @Flag(help: "One JSON object per URL instead of text.") var json = false
+    @Option(help: ArgumentHelp("Seconds the app that owns a scheme has to answer (a busy machine, an app paused in a debugger).", valueName: "seconds"))
+    var answerTimeout = 10.0
     @Argument(help: "The URLs (none or - : read standard input).") var urls: [String] = []
+
+    func validate() throws {
+        guard answerTimeout > 0, answerTimeout <= 3600 else { throw ValidationError("--answer-timeout is seconds, more than 0 and at most 3600, not \(answerTimeout)") }
+    }
 
     func run() async throws {
         var inputs = urls.filter { $0 != "-" }
@@ -55,7 +61,8 @@ struct Open: AsyncParsableCommand {
         for input in inputs {
             let record: [String: String]
             do {
-                let answer = try await RedirectDispatcher.dispatch(input, directory: directory)
+                let answer = try await RedirectDispatcher.dispatch(input, directory: directory,
+                                                                   answerTimeout: .milliseconds(Int64(answerTimeout * 1000)))
                 record = ["url": input, "outcome": answer.handled ? "handled" : "refused", "app": answer.bundleID,
                           "detail": answer.detail, "reason": answer.reason ?? ""]
                 if !answer.handled { status = max(status, 1) }
