@@ -262,7 +262,7 @@ let package = Package(
             name: "authsim",
             dependencies: ["FirebaseCore", "DeviceLink", "Scenarios", "LocalPKI", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend",
                            "FirebaseAuthCore", "IdentityToolkitAPI", "RedirectInterceptor", "Diagnostics", "CommandSupport", "Lifecycle", "Benchmarking", "Inspector",
-                           "ProgramCommands", "PostgresStores",
+                           "ProgramCommands", "PostgresStores", "HTTPServerSupport",
                            argumentParser, logging]
         ),
         .executableTarget(name: "authsim-fuzz", dependencies: ["FuzzTargets"]),

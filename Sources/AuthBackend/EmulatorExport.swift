@@ -22,12 +22,20 @@ public enum EmulatorExport {
     public static let metadataFile = "firebase-export-metadata.json"
 
     /// The folder holding `accounts.json` for an import of `directory`: the metadata's `auth.path`,
-    /// else `auth_export`, else the folder itself (an `auth_export` folder given directly).
-    public static func authFolder(in directory: URL) throws(IdentityToolkitError) -> URL {
+    /// else `auth_export`, else the folder itself (an `auth_export` folder given directly); `nil`
+    /// when `directory` does not exist yet or is empty: the first run of `--import D
+    /// --export-on-exit D` has nothing to import. A file, or a folder of other files, is refused.
+    public static func authFolder(in directory: URL) throws(IdentityToolkitError) -> URL? {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw IdentityToolkitError(.invalidConfig, "--import \(directory.path): no such folder")
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else { return nil }
+        guard isDirectory.boolValue else {
+            throw IdentityToolkitError(.invalidConfig, "--import \(directory.path) is a file: give the folder an export was written to")
         }
+        let entries: [String]
+        do { entries = try FileManager.default.contentsOfDirectory(atPath: directory.path) } catch {
+            throw IdentityToolkitError(.invalidConfig, "--import \(directory.path) cannot be read: \(error.localizedDescription)")
+        }
+        if entries.isEmpty { return nil }
         let metadata = directory.appendingPathComponent(metadataFile)
         if let data = FileManager.default.contents(atPath: metadata.path) {
             struct Metadata: Decodable {
@@ -49,17 +57,24 @@ public enum EmulatorExport {
         throw IdentityToolkitError(.invalidConfig, "--import \(directory.path): no \(metadataFile), auth_export/accounts.json or accounts.json")
     }
 
-    /// What an import found: users imported, and the config files read.
+    /// What an import found: users imported, and the config files read (none when the folder
+    /// does not exist yet or is empty).
     public struct ImportReport: Sendable {
         public var users: Int
         public var files: [String]
+
+        /// What a program says of it: the users and files, or that there was nothing to import.
+        public func summary(of folder: String) -> String {
+            if files.isEmpty { return "\(folder) does not exist yet or is empty: starting with no users" }
+            return "imported \(users) \(users == 1 ? "user" : "users") from \(files.joined(separator: ", "))"
+        }
     }
 
     /// Loads an export into `toolkit`: the config (emulator's, then authsim's), then the accounts
     /// (users with the same local ID are replaced, so the same seed can be imported on every
     /// start). Any user that cannot be imported fails the whole import, naming it.
     public static func load(_ directory: URL, into toolkit: IdentityToolkit) async throws(IdentityToolkitError) -> ImportReport {
-        let folder = try authFolder(in: directory)
+        guard let folder = try authFolder(in: directory) else { return ImportReport(users: 0, files: []) }
         var files: [String] = []
         for name in ["config.json", "authsim-config.json"] {
             let file = folder.appendingPathComponent(name)

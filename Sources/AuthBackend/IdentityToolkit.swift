@@ -261,7 +261,7 @@ public actor IdentityToolkit {
 
     /// The handler page for the SDK's query: status and HTML.
     public func recaptchaPage(query: [URLQueryItem]) async -> (status: Int, html: String) {
-        switch ReCAPTCHAPage.parse(query, apiKey: configuration.apiKey, bundleID: configuration.bundleID) {
+        switch ReCAPTCHAPage.parse(query, configuration: configuration) {
         case .failure(let problem):
             return (400, "<!DOCTYPE html><html><body><h1>Bad reCAPTCHA request</h1><p id=\"authsim-error\">\(ReCAPTCHAPage.escapeHTML(problem.detail ?? problem.code.rawValue))</p></body></html>")
         case .success(let request):

@@ -57,9 +57,12 @@ enum ReCAPTCHAPage {
     }
 
     /// Checks the handler's query as the page would, and says what is wrong.
-    static func parse(_ items: [URLQueryItem], apiKey: String, bundleID: String) -> Result<Query, IdentityToolkitError> {
+    static func parse(_ items: [URLQueryItem], configuration: BackendConfiguration) -> Result<Query, IdentityToolkitError> {
         func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
-        guard value("apiKey") == apiKey else { return .failure(IdentityToolkitError(.invalidRequest, "apiKey is missing or not this project's")) }
+        let bundleID = configuration.bundleID
+        guard let apiKey = value("apiKey"), configuration.accepts(apiKey: apiKey) else {
+            return .failure(IdentityToolkitError(.invalidRequest, "apiKey is missing or not this project's"))
+        }
         guard value("authType") == "verifyApp" else { return .failure(IdentityToolkitError(.invalidRequest, "authType must be verifyApp")) }
         guard let ibi = value("ibi"), ibi == bundleID else { return .failure(IdentityToolkitError(.invalidRequest, "ibi must be the iOS app's bundle ID \(bundleID)")) }
         guard let event = value("eventId"), event.count == 10, event.allSatisfy({ $0.isASCII && $0.isUppercase }) else {

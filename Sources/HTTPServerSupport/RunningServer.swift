@@ -72,8 +72,12 @@ public final class RunningServer: Sendable {
         }
     }
 
-    /// `http://host:port`.
-    public var baseURL: String { "http://\(host):\(port)" }
+    /// `http://host:port`, as a client on this machine dials it (``DialAddress/local(for:)``:
+    /// `127.0.0.1` for a server on `0.0.0.0`).
+    public var baseURL: String { "http://\(dialAuthority)" }
+
+    /// `host:port` as a client on this machine dials it (`FIREBASE_AUTH_EMULATOR_HOST`).
+    public var dialAuthority: String { DialAddress.localAuthority(host, port: port) }
 
     /// Stops listening; requests in flight are answered first. A server a program's group runs is
     /// stopped by that group, with the program's other parts: this does nothing then.

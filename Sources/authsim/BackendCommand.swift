@@ -4,6 +4,7 @@ import ArgumentParser
 import AuthBackend
 import CommandSupport
 import Foundation
+import HTTPServerSupport
 import IdentityToolkitAPI
 import Lifecycle
 import LocalPKI
@@ -40,7 +41,8 @@ struct Backend: AsyncParsableCommand {
                                valueName: "state")) var recaptchaEnforcement = "off"
     @Option(help: "The SMS toll-fraud risk score (0…1) every reCAPTCHA Enterprise assessment finds.") var tollFraudRisk = BackendConfiguration().tollFraudRiskScore
     @Option(help: "Toll-fraud risk scores above this (0…1) are blocked.") var tollFraudThreshold = BackendConfiguration().tollFraudThreshold
-    @Option(help: "The project's API key (GoogleService-Info.plist API_KEY).") var apiKey = BackendConfiguration().apiKey
+    @Option(help: ArgumentHelp("The project's API key (GoogleService-Info.plist API_KEY): given, requests with another key get 400 API_KEY_INVALID, as from Google. Without it any non-empty key is taken, as the Firebase Auth Emulator takes it, and apps are told \(BackendConfiguration().apiKey).",
+                               valueName: "key")) var apiKey: String?
     @Option(help: "The project ID.") var projectID = BackendConfiguration().projectID
     @Option(help: "The iOS app's bundle ID (the push topic; the reCAPTCHA page's ibi; an accepted Apple token audience).") var bundleID = BackendConfiguration().bundleID
     @Option(help: "A Sign in with Apple services ID accepted as identity-token audience (repeatable).") var appleServicesID: [String] = []
@@ -62,6 +64,7 @@ struct Backend: AsyncParsableCommand {
 
     func validate() throws {
         try checkPorts([("--port", port), ("--receiver-port", receiverPort)])
+        if apiKey?.isEmpty == true { throw ValidationError("--api-key is empty: give the project's key, or leave the option out to take any key") }
     }
 
     func run() async throws {
@@ -70,7 +73,10 @@ struct Backend: AsyncParsableCommand {
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         var configuration = BackendConfiguration()
         configuration.suggestedTimeout = suggestedTimeout
-        configuration.apiKey = apiKey
+        if let apiKey {
+            configuration.apiKey = apiKey
+            configuration.apiKeyCheck = .projectKey
+        }
         configuration.projectID = projectID
         configuration.bundleID = bundleID
         configuration.appleServicesIDs = appleServicesID
@@ -121,7 +127,7 @@ struct Backend: AsyncParsableCommand {
         }
         if let folder = self.import {
             let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
-            say("authsim backend imported \(report.users) users from \(report.files.joined(separator: ", "))")
+            say("authsim backend \(report.summary(of: folder))")
         }
         // Hummingbird's own lines (server started, connection errors) only when debugging.
         var serverLogger = logger
@@ -137,7 +143,8 @@ struct Backend: AsyncParsableCommand {
             await parts.add(StartedPart("the backend's state") {
                 if let folder = exportOnExit {
                     try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
-                    say("authsim backend exported \(await toolkit.allUsers.count) users to \(folder)")
+                    let count = await toolkit.allUsers.count
+                    say("authsim backend exported \(count) \(count == 1 ? "user" : "users") to \(folder)")
                 }
                 await toolkit.closeStore()
                 await events?.close()
@@ -156,15 +163,17 @@ struct Backend: AsyncParsableCommand {
                           enforcement: RecaptchaEnforcement, accessLine: String) {
         say("authsim backend listening: \(server.baseURL)")
         say("  \(stateLine)")
-        say("  project \(configuration.projectID) (\(configuration.projectNumber)), API key \(configuration.apiKey)\(apiKeyIOSBundleID.isEmpty ? "" : " restricted to iOS apps \(apiKeyIOSBundleID.joined(separator: ", "))"), iOS app \(configuration.bundleID)")
+        let keyRule = configuration.apiKeyCheck == .anyKey ? " (any key is taken, as by the Auth Emulator; --api-key to check it)" : ""
+        say("  project \(configuration.projectID) (\(configuration.projectNumber)), API key \(configuration.apiKey)\(keyRule)\(apiKeyIOSBundleID.isEmpty ? "" : " restricted to iOS apps \(apiKeyIOSBundleID.joined(separator: ", "))"), iOS app \(configuration.bundleID)")
         say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(key.keyID), team \(key.teamID)\(providerKey.p8 == nil ? "" : ", \(providerKey.p8!)"))")
-        say("  reCAPTCHA page: https://\(server.host):\(server.port)/__/auth/handler (HTTPS on the same port, as the SDK opens it with useEmulator; trust \(certs)/ca.pem), outcome \(recaptchaOutcome)")
+        say("  reCAPTCHA page: https://\(server.dialAuthority)/__/auth/handler (HTTPS on the same port, as the SDK opens it with useEmulator; trust \(certs)/ca.pem), outcome \(recaptchaOutcome)")
         say("  Sign in with Apple: sheet POST \(server.baseURL)/appleid/auth/authorize, JWKS \(server.baseURL)/appleid/auth/keys, audiences \(([bundleID] + appleServicesID).joined(separator: ", "))")
         say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
         say("  project config (reCAPTCHA SMS defense at run time): GET/PATCH \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/config")
         say("  reCAPTCHA SMS defense: \(enforcement.rawValue)\(enforcement == .off ? "" : ", site key \(configuration.recaptchaSiteKey), toll-fraud risk \(tollFraudRisk) (blocked above \(tollFraudThreshold))")")
-        say("  Admin SDKs: FIREBASE_AUTH_EMULATOR_HOST=\(server.host):\(server.port) (user management, custom tokens, verify_id_token); ID-token keys at \(server.baseURL)\(JSONWebKeySet.firebaseIDTokenJWKPath)")
+        say("  Admin SDKs: FIREBASE_AUTH_EMULATOR_HOST=\(server.dialAuthority) (user management, custom tokens, verify_id_token); ID-token keys at \(server.baseURL)\(JSONWebKeySet.firebaseIDTokenJWKPath)")
         say("  Admin and emulator routes: \(accessLine)")
+        if let note = DialAddress.everyAddressNote(host) { say("  \(note)") }
         if let smsCode { say("  every SMS code is \(smsCode)") }
         if acceptUnverifiedCodeRequests { say("  code requests without app verification are taken for any number, as the Auth Emulator takes them") }
     }

@@ -6,6 +6,7 @@ import AuthBackend
 import CommandSupport
 import DeviceLink
 import Foundation
+import HTTPServerSupport
 import IdentityToolkitAPI
 import Inspector
 import Lifecycle
@@ -154,13 +155,14 @@ struct Serve: AsyncParsableCommand {
             }
             if let folder = self.import {
                 let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
-                say("imported \(report.users) users from \(report.files.joined(separator: ", "))")
+                say("\(report.summary(of: folder))")
             }
             // The backend's state stops after its server (added before it).
             await parts.add(StartedPart("the backend's state") {
                 if let folder = exportOnExit {
                     try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
-                    say("exported \(await toolkit.allUsers.count) users to \(folder)")
+                    let count = await toolkit.allUsers.count
+                    say("exported \(count) \(count == 1 ? "user" : "users") to \(folder)")
                 }
                 await toolkit.closeStore()
                 await fleet?.events.close()
@@ -182,20 +184,21 @@ struct Serve: AsyncParsableCommand {
             if let readyFile {
                 let addresses = ServeAddresses(
                     version: AuthsimVersion.current, inspector: inspector.baseURL, api: inspector.baseURL + "/api/v1",
-                    sandbox: "https://\(host):\(sandbox)", production: "https://\(host):\(production)",
+                    sandbox: "https://\(DialAddress.localAuthority(host, port: sandbox))", production: "https://\(DialAddress.localAuthority(host, port: production))",
                     caFile: credentials.caCertificateFile.path, authKeyFile: key.file?.path ?? "",
                     keyID: key.keyID, teamID: key.teamID,
-                    deviceGateway: "http://\(gateway.host):\(gateway.port)", backend: backend.baseURL,
-                    emulatorHost: "\(backend.host):\(backend.port)", projectID: projectID, apiKey: toolkit.configuration.apiKey, bundleID: bundleID,
+                    deviceGateway: "http://\(DialAddress.localAuthority(gateway.host, port: gateway.port))", backend: backend.baseURL,
+                    emulatorHost: backend.dialAuthority, projectID: projectID, apiKey: toolkit.configuration.apiKey, bundleID: bundleID,
                     state: stateFolder.path)
                 try ServeAddresses.write(addresses, to: URL(fileURLWithPath: readyFile))
             }
             say("authsim serve: the push-and-redirect channel in one process")
             say("  inspector:       \(inspector.baseURL)  (API \(inspector.baseURL)/api/v1, OpenAPI \(inspector.baseURL)/api/v1/openapi.json, \(inspector.baseURL)/metrics, /livez, /readyz)")
-            say("  push-receiver:   sandbox https://\(host):\(sandbox), production https://\(host):\(production) (trust \(credentials.caCertificateFile.path); key \(key.keyID), team \(key.teamID)\(providerKey.p8.map { ", \($0)" } ?? ""))")
-            say("  device gateway:  http://\(gateway.host):\(gateway.port)")
+            say("  push-receiver:   sandbox https://\(DialAddress.localAuthority(host, port: sandbox)), production https://\(DialAddress.localAuthority(host, port: production)) (trust \(credentials.caCertificateFile.path); key \(key.keyID), team \(key.teamID)\(providerKey.p8.map { ", \($0)" } ?? ""))")
+            say("  device gateway:  http://\(DialAddress.localAuthority(gateway.host, port: gateway.port))")
             say("  admin routes:    \(AdminAccessOptions.describe(access)) (inspector, its API, the Admin and emulator routes, the device gateway)")
-            say("  backend:         \(backend.baseURL) (FIREBASE_AUTH_EMULATOR_HOST=\(backend.host):\(backend.port); useEmulator(withHost: \"\(backend.host)\", port: \(backend.port)))")
+            say("  backend:         \(backend.baseURL) (FIREBASE_AUTH_EMULATOR_HOST=\(backend.dialAuthority); useEmulator(withHost: \"\(DialAddress.local(for: backend.host))\", port: \(backend.port)))")
+            if let note = DialAddress.everyAddressNote(host) { say("  \(note)") }
             if let fleet {
                 say("  fleet:           \(fleet.receiver.address), node \(fleet.receiver.node): devices, faults, deliveries, rejections and the backend's state are the fleet's; the inspector shows every receiver's pushes")
             } else {

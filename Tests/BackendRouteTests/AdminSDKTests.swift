@@ -76,4 +76,61 @@ struct AdminSDKTests {
         let localId = (try JSONSerialization.jsonObject(with: Data(signed.output.utf8)) as? [String: Any])?["localId"] as? String
         #expect(localId != nil && localId == uid, "the same seed and number give the same UID in a new state: \(signed.output)")
     }
+
+    // docs/auth-emulator.md's first command, as a new user runs it: the folder does not exist yet.
+    @Test("--import D --export-on-exit D on a first run (D missing, then empty) starts with no users and writes D; a file is refused; any API key is taken")
+    func importFolderOnFirstRun() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let data = folder.appendingPathComponent("emulator-data")
+        let (first, host) = try await startBackend(folder.appendingPathComponent("first"), ["--import", data.path, "--export-on-exit", data.path])
+        defer { first.stop() }
+        #expect(first.output.contains { $0.contains("\(data.path) does not exist yet or is empty: starting with no users") }, "\(first.output)")
+        #expect(first.output.contains { $0.contains("any key is taken") }, "\(first.output)")
+        // A suite written for the emulator sends any key (firebase-tools server.ts takes any non-empty one).
+        let signUp = try await runProgram(["curl", "-s", "-H", "Content-Type: application/json", "-d", "{}",
+                                           "http://\(host)/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key"])
+        let answer = try JSONSerialization.jsonObject(with: Data(signUp.output.utf8)) as? [String: Any]
+        #expect(answer?["localId"] is String, "\(signUp.output)")
+        #expect(try await first.terminate() == 0)
+        #expect(first.output.contains { $0.contains("exported 1 user to") }, "\(first.output)")
+        #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("auth_export/accounts.json").path))
+
+        // The next run of the same command imports what the first exported.
+        let (second, _) = try await startBackend(folder.appendingPathComponent("second"), ["--import", data.path, "--export-on-exit", data.path])
+        defer { second.stop() }
+        #expect(second.output.contains { $0.contains("imported 1 user from") }, "\(second.output)")
+        second.stop()
+
+        let empty = folder.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let (third, _) = try await startBackend(folder.appendingPathComponent("third"), ["--import", empty.path])
+        defer { third.stop() }
+        #expect(third.output.contains { $0.contains("starting with no users") }, "\(third.output)")
+        third.stop()
+
+        let file = folder.appendingPathComponent("not-a-folder.json")
+        try Data("{}".utf8).write(to: file)
+        let refused = try await runProgram(["sh", "-c", #"exec "$0" "$@" 2>&1"#, try executable("authsim"), "backend", "--port", "0", "--receiver-port", "1",
+                                            "--state", folder.appendingPathComponent("fourth/State").path,
+                                            "--certs", folder.appendingPathComponent("fourth/Certs").path, "--import", file.path])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("is a file: give the folder an export was written to"), "\(refused.output)")
+    }
+
+    @Test("--api-key: the backend plays a project configured with its key; another is 400 API_KEY_INVALID")
+    func configuredAPIKey() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (backend, host) = try await startBackend(folder, ["--api-key", "AIzaSy-my-project-key"])
+        defer { backend.stop() }
+        #expect(!backend.output.contains { $0.contains("any key is taken") }, "\(backend.output)")
+        for (key, code) in [("fake-api-key", "API_KEY_INVALID"), ("AIzaSy-my-project-key", "")] {
+            let signUp = try await runProgram(["curl", "-s", "-H", "Content-Type: application/json", "-d", "{}",
+                                               "http://\(host)/identitytoolkit.googleapis.com/v1/accounts:signUp?key=\(key)"])
+            #expect(code.isEmpty ? signUp.output.contains("localId") : signUp.output.contains(code), "\(key): \(signUp.output)")
+        }
+        let empty = try await runProgram(["sh", "-c", #"exec "$0" "$@" 2>&1"#, try executable("authsim"), "backend", "--api-key", "", "--port", "0"])
+        #expect(empty.status != 0 && empty.output.contains("--api-key is empty"), "\(empty.output)")
+    }
 }

@@ -24,9 +24,12 @@ struct BackendRouteTests {
     static let v3 = "/www.googleapis.com/identitytoolkit/v3/relyingparty"
 
     // The front end's answers as real clients have logged them (firebase-ios-sdk#1941, flutter#28631).
-    @Test("the API key: missing is 403 PERMISSION_DENIED, wrong is 400 INVALID_ARGUMENT with ErrorInfo API_KEY_INVALID, by query or x-goog-api-key")
+    @Test("a project configured with its API key: missing is 403 PERMISSION_DENIED, wrong is 400 INVALID_ARGUMENT with ErrorInfo API_KEY_INVALID, by query or x-goog-api-key")
     func apiKey() async throws {
-        try await app.test(.router) { client in
+        var configuration = BackendConfiguration()
+        configuration.apiKeyCheck = .projectKey
+        let keyed = Application(router: BackendRouter.make(toolkit: try IdentityToolkit(configuration: configuration, pusher: nil)))
+        try await keyed.test(.router) { client in
             try await client.execute(uri: "\(Self.v3)/verifyClient", method: .post, body: json("{}")) { response in
                 #expect(response.status == .forbidden)
                 #expect(envelope(response)?.message == "The request is missing a valid API key.")
@@ -46,6 +49,40 @@ struct BackendRouteTests {
                 #expect(envelope(response)?.message == "MISSING_IOS_APP_TOKEN")
             }
         }
+    }
+
+    // The Auth Emulator takes any non-empty key (firebase-tools src/emulator/auth/server.ts,
+    // getProjectIdByApiKey) and refuses a missing one as the service does.
+    @Test("by default any non-empty API key is taken, as the Auth Emulator takes it; a missing or empty one is still 403")
+    func anyAPIKey() async throws {
+        #expect(BackendConfiguration().apiKeyCheck == .anyKey)
+        try await app.test(.router) { client in
+            for given in ["fake-api-key", "x", key] {
+                try await client.execute(uri: "\(Self.v3)/verifyClient?key=\(given)", method: .post, body: json("{}")) { response in
+                    #expect(envelope(response)?.message == "MISSING_IOS_APP_TOKEN", "key \(given)")
+                }
+            }
+            for uri in ["\(Self.v3)/verifyClient", "\(Self.v3)/verifyClient?key="] {
+                try await client.execute(uri: uri, method: .post, body: json("{}")) { response in
+                    #expect(response.status == .forbidden, "\(uri)")
+                }
+            }
+        }
+    }
+
+    // Google answers a client's lookup with the hash redacted and no salt (the SDK reads only that a
+    // hash is there: User.swift 1371, hasEmailPasswordCredential); an admin's lookup keeps both.
+    @Test("accounts:lookup with the user's own ID token: passwordHash redacted as Google's UkVEQUNURUQ=, no salt; the admin's lookup keeps them")
+    func lookupRedactsPasswordHash() async throws {
+        let created = try await toolkit.signUp(SignUpNewUserRequest(email: "ada@example.com", password: "correct horse", returnSecureToken: true))
+        let idToken = created.idToken
+        let own = try #require(try await toolkit.getAccountInfo(GetAccountInfoRequest(idToken: idToken)).users?.first)
+        #expect(own.passwordHash == "UkVEQUNURUQ=" && own.salt == nil)
+        let admin = try #require(try await toolkit.adminLookup(GetAccountInfoRequest(localId: [own.localId])).users?.first)
+        #expect(admin.passwordHash != nil && admin.passwordHash != "UkVEQUNURUQ=" && admin.salt != nil)
+        let anonymous = try await toolkit.signUp(SignUpNewUserRequest(returnSecureToken: true))
+        let none = try #require(try await toolkit.getAccountInfo(GetAccountInfoRequest(idToken: anonymous.idToken)).users?.first)
+        #expect(none.passwordHash == nil && none.salt == nil, "no password, no hash")
     }
 
     @Test("unknown paths are 404, a known path asked with another method 405, both in the envelope")

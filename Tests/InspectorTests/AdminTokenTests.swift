@@ -67,9 +67,14 @@ struct AdminTokenTests {
             let backend = try ServerProcess([try executable("authsim"), "backend", "--host", "0.0.0.0", "--port", "0", "--receiver-port", "1",
                                              "--certs", folder.appendingPathComponent("Certs").path, "--state", folder.appendingPathComponent(name).path,
                                              "--test-number", "+16505553434=654321", "--admin-token-file", token, "--log-level", "debug"] + extra)
-            _ = try await backend.waitFor("SMS outbox")
+            _ = try await backend.waitFor("listening on every address")
             #expect(backend.output.contains { $0.contains("Admin and emulator routes: the admin token") }, "\(backend.output)")
-            return (backend, "127.0.0.1:\(try backend.port(after: "listening"))")
+            // No client can dial 0.0.0.0: the banner gives this machine's address and says what others use.
+            let port = try backend.port(after: "listening")
+            #expect(backend.output.contains { $0.contains("FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:\(port)") }, "\(backend.output)")
+            #expect(backend.output.contains { $0.contains("listening on every address (0.0.0.0)") }, "\(backend.output)")
+            #expect(!backend.output.contains { $0.contains("0.0.0.0:") }, "\(backend.output)")
+            return (backend, "127.0.0.1:\(port)")
         }
         let (open, openHost) = try await start("owners", ["--admin-owner-network", "127.0.0.0/8"])
         defer { open.stop() }

@@ -262,7 +262,7 @@ extension BackendCore {
     /// ``IdentityToolkit/getAccountInfo(_:)``'s rules.
     mutating func getAccountInfo(_ request: GetAccountInfoRequest) throws(IdentityToolkitError) -> GetAccountInfoResponse {
         let (user, _) = try signedInUser(request.idToken, endpoint: .getAccountInfo)
-        return GetAccountInfoResponse(users: [Self.userInfo(user)])
+        return GetAccountInfoResponse(users: [Self.userInfo(user).asClientSees])
     }
 
     /// A user as `accounts:lookup` and `accounts:batchGet` describe them (and as the Auth
@@ -292,4 +292,19 @@ extension BackendCore {
                           passwordUpdatedAt: user.passwordUpdatedAt)
     }
 
+}
+
+extension UserRecord {
+    /// What Google's `accounts:lookup` answers a client (the user's own ID token): the password
+    /// hash as `UkVEQUNURUQ=` (base64 of `REDACTED`) when the user has one, and no salt. The SDK
+    /// reads only whether a hash is there (`User.swift` `hasEmailPasswordCredential`, 12.19 line
+    /// 1371); the Admin routes keep both, as the Admin SDKs' `list_users` gets them.
+    var asClientSees: UserRecord {
+        var record = self
+        record.passwordHash = passwordHash == nil ? nil : Self.redactedPasswordHash
+        record.salt = nil
+        return record
+    }
+
+    static let redactedPasswordHash = "UkVEQUNURUQ="
 }

@@ -31,8 +31,7 @@ enum BackendRouter {
             return IdentityToolkitError.invalidCredential(reason: why)
         })
         let keyed = router.group()
-            .add(middleware: APIKeyMiddleware(apiKey: toolkit.configuration.apiKey, iosBundleIDs: toolkit.configuration.apiKeyIOSBundleIDs,
-                                              projectNumber: toolkit.configuration.projectNumber, toolkit: toolkit))
+            .add(middleware: APIKeyMiddleware(configuration: toolkit.configuration, toolkit: toolkit))
             .add(middleware: FaultMiddleware(faults: toolkit.faults, toolkit: toolkit))
 
         keyed.rpc(VerifyClientRequest.self, at: [.verifyClient], table: routes) { request, _ in
@@ -384,17 +383,15 @@ struct MetricsMiddleware: RouterMiddleware {
     }
 }
 
-/// The API key on every Identity Toolkit call: `?key=` or `x-goog-api-key`. Missing: 403
-/// PERMISSION_DENIED; not the project's: 400 API_KEY_INVALID (the service's words).
 /// What Google's front end checks before Identity Toolkit sees a request: the API key (`?key=` or
-/// `x-goog-api-key`), and, for a key restricted to iOS apps, the request's
-/// `X-Ios-Bundle-Identifier`. Its errors are the front end's, not Identity Toolkit's.
+/// `x-goog-api-key`; missing: 403 PERMISSION_DENIED; not taken by
+/// ``BackendConfiguration/accepts(apiKey:)``: 400 API_KEY_INVALID, the service's words), and, for
+/// a key restricted to iOS apps, the request's `X-Ios-Bundle-Identifier`. Its errors are the front
+/// end's, not Identity Toolkit's.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = BackendRequestContext
-    let apiKey: String
-    /// Empty: the key has no iOS-app restriction.
-    let iosBundleIDs: [String]
-    let projectNumber: String
+    /// Its key rule, iOS-app restriction (empty: none) and project number.
+    let configuration: BackendConfiguration
     /// Told of each refusal, as the toolkit's own events are.
     let toolkit: IdentityToolkit
 
@@ -409,11 +406,12 @@ struct APIKeyMiddleware: RouterMiddleware {
     private func refusal(_ request: Request) -> IdentityToolkitError? {
         let given = request.uri.queryParameters.get("key") ?? request.headers[.googAPIKey]
         guard let given, !given.isEmpty else { return .apiKeyMissing() }
-        guard ConstantTime.equals(given, apiKey) else { return .apiKeyInvalid() }
+        guard configuration.accepts(apiKey: given) else { return .apiKeyInvalid() }
+        let iosBundleIDs = configuration.apiKeyIOSBundleIDs
         if !iosBundleIDs.isEmpty {
             let bundleID = request.headers[.iosBundleIdentifier]
             guard let bundleID, iosBundleIDs.contains(bundleID) else {
-                return .iosAppBlocked(bundleID: bundleID, projectNumber: projectNumber)
+                return .iosAppBlocked(bundleID: bundleID, projectNumber: configuration.projectNumber)
             }
         }
         return nil

@@ -33,6 +33,8 @@ public final class BackendServer: Sendable {
 
     public var host: String { server.host }
     public var port: Int { server.port }
+    /// `host:port` as a client on this machine dials it (`FIREBASE_AUTH_EMULATOR_HOST`).
+    public var dialAuthority: String { server.dialAuthority }
     /// `http://host:port`: what an app gives `auth.useEmulator(withHost:port:)`.
     public var baseURL: String { server.baseURL }
 

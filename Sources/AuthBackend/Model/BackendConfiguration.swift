@@ -6,7 +6,12 @@ import Foundation
 /// How the local backend is set up: the Firebase project and iOS app it plays, and its rules.
 public struct BackendConfiguration: Sendable {
     public var projectID = "authsim-demo"
+    /// The key apps are given (GoogleService-Info.plist `API_KEY`, the banner's).
     public var apiKey = "AIzaSyA-authsim-local-api-key-0000000"
+    /// Which keys the front end takes: any non-empty key by default, as the Firebase Auth Emulator
+    /// takes them (so suites that send `fake-api-key` work unchanged); ``APIKeyCheck/projectKey``
+    /// for a project configured with its key (`--api-key`), as Google's front end checks it.
+    public var apiKeyCheck = APIKeyCheck.anyKey
     /// The iOS app registered in the project: silent pushes go to this topic.
     public var bundleID = "com.example.authsim"
     /// Fictional numbers with fixed 6-digit codes: no SMS, no app verification needed (at most 10).
@@ -92,6 +97,16 @@ public struct BackendConfiguration: Sendable {
     public var authorizedDomains: [String] { ["localhost", "\(projectID).firebaseapp.com", "\(projectID).web.app"] }
     public init() {}
 
+    /// Whether the front end takes `given` (a request's `?key=` or `x-goog-api-key`, the reCAPTCHA
+    /// page's `apiKey`); empty and missing keys are never taken.
+    public func accepts(apiKey given: String) -> Bool {
+        guard !given.isEmpty else { return false }
+        switch apiKeyCheck {
+        case .anyKey: return true
+        case .projectKey: return ConstantTime.equals(given, apiKey)
+        }
+    }
+
     /// Checks the test numbers: E.164, at most 10, 6-digit codes.
     public func validated() throws(IdentityToolkitError) -> BackendConfiguration {
         guard testPhoneNumbers.count <= 10 else {
@@ -111,4 +126,14 @@ public struct BackendConfiguration: Sendable {
         copy.testPhoneNumbers = normalized
         return copy
     }
+}
+
+/// Which API keys the backend's front end takes (docs/auth-emulator.md, "API keys").
+public enum APIKeyCheck: String, Sendable, CaseIterable {
+    /// Any non-empty key: the Firebase Auth Emulator's rule (`server.ts`, `getProjectIdByApiKey`:
+    /// "any non-empty string as a valid key for the default projectId").
+    case anyKey
+    /// Only the project's ``BackendConfiguration/apiKey``; another is 400 `API_KEY_INVALID`, as
+    /// Google's front end answers.
+    case projectKey
 }
