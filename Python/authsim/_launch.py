@@ -11,6 +11,9 @@ from . import executable
 
 
 def _run(name: str) -> None:
+    # Where the program was started from (this script, in the environment's bin/): its advice
+    # names the programs as the user runs them, not by the bundled binary's inner path.
+    os.environ["AUTHSIM_LAUNCHER"] = os.path.abspath(sys.argv[0])
     os.execv(executable(), [name, *sys.argv[1:]])
 
 

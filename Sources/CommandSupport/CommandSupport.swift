@@ -5,11 +5,6 @@ import Foundation
 import Logging
 import Utilities
 
-/// Writes a line to standard output at once (no stdio buffering: a script or test reading the
-/// output sees each line as it is said).
-package func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
 
 extension APNsEnvironment: ExpressibleByArgument {}
 
@@ -58,10 +53,15 @@ package func checkPorts(_ ports: [(option: String, port: Int?)]) throws {
 
 /// How to run `program` (authsim, push-receiver, apns-sender, redirect-interceptor) from here, for
 /// advice in messages: `swift run push-receiver` from a source checkout's build, the bare name when
-/// the release's `bin/` is on PATH (the wheel), else the path of the release's link (the tarball).
+/// the folder it was started from is on PATH (the wheel's environment, a tarball's `bin/` added to
+/// PATH), else the program's path in that folder. The wheel's console scripts say where they are
+/// (`AUTHSIM_LAUNCHER`), so advice never names the bundled binary inside site-packages.
 /// Never a build folder's path.
-package func invocation(of program: String, executable: String? = nil, path: String? = ProcessInfo.processInfo.environment["PATH"]) -> String {
-    let exe = executable ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? program
+package func invocation(of program: String, executable: String? = nil, path: String? = ProcessInfo.processInfo.environment["PATH"],
+                        launcher: String? = ProcessInfo.processInfo.environment["AUTHSIM_LAUNCHER"]) -> String {
+    // The wheel's console script (in the environment's bin/) execs the bundled binary and names itself.
+    let exe = launcher.flatMap { $0.isEmpty ? nil : $0 } ?? executable
+        ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? program
     let folder = URL(fileURLWithPath: exe).deletingLastPathComponent().standardizedFileURL.path
     if folder.contains("/.build/") { return "swift run \(program)" }
     let onPath = (path ?? "").split(separator: ":").contains { URL(fileURLWithPath: String($0)).standardizedFileURL.path == folder }

@@ -1,3 +1,5 @@
+import CommandSupport
+
 /// The command lines of push-receiver, apns-sender and redirect-interceptor, as a library: each
 /// program's own executable is one call into it, and so is `authsim` when it is started under one
 /// of their names (the release bundle's `bin/push-receiver` is a link to `authsim`: one binary
@@ -7,9 +9,9 @@ package enum Programs {
     /// any other name.
     package static func run(named name: String) async -> Bool {
         switch name {
-        case "push-receiver": await PushReceiverCommand.main()
-        case "apns-sender": await APNsSenderCommand.main()
-        case "redirect-interceptor": await RedirectInterceptorCommand.main()
+        case "push-receiver": await runCommand(PushReceiverCommand.self)
+        case "apns-sender": await runCommand(APNsSenderCommand.self)
+        case "redirect-interceptor": await runCommand(RedirectInterceptorCommand.self)
         default: return false
         }
         return true

@@ -34,7 +34,8 @@ public final class LocalAPNsChannel: Sendable {
     ///
     /// - Parameters:
     ///   - certs: the `Certs/` folder to use (made on first use).
-    ///   - state: where the delivery log goes (`deliveries.jsonl`); the registry is in memory.
+    ///   - state: where the delivery and rejection logs go (`deliveries.jsonl`, `rejections.jsonl`);
+    ///     the registry is in memory.
     ///   - extraKeys: more provider keys to trust beside the one in `certs`.
     ///   - keyEnvironments: limit the `certs` key to these environments.
     ///   - deliveryClock: what the delivery latency is waited on (default: the wall clock).
@@ -54,7 +55,10 @@ public final class LocalAPNsChannel: Sendable {
         let faults = registry.fleetFaults ?? FaultPlan()
         let logFile = state.appendingPathComponent("deliveries.jsonl")
         let log = try DeliveryLog(file: logFile)
-        let receiver = try await PushReceiver.start(PushReceiverConfiguration(
+        // Refusals beside the deliveries, as push-receiver keeps them, so that `authsim explain
+        // --receiver-state` reads a scenario's folder as it reads push-receiver's.
+        let rejections = sharedLog == nil ? try RejectionLog(file: state.appendingPathComponent("rejections.jsonl")) : nil
+        var configuration = PushReceiverConfiguration(
             listeners: [
                 ReceiverListener(port: 0, environment: .sandbox),
                 ReceiverListener(port: 0, environment: .production),
@@ -63,7 +67,15 @@ public final class LocalAPNsChannel: Sendable {
             certificateChainPEM: credentials.serverCertificatePEM, privateKeyPEM: credentials.serverKeyPEM,
             trustedKeys: [credentials.authKey.trusted(environments: keyEnvironments, topics: keyTopics)] + extraKeys,
             registry: registry, deliveryLog: log, faults: faults, delivery: hub, policy: policy, clock: clock,
-            logger: logger, observer: observer, threads: threads, sharedLog: sharedLog))
+            logger: logger, observer: { event in
+                if let rejections, case .rejected(let rejection, let apnsID, let environment, let token) = event {
+                    rejections.append(rejection, apnsID: apnsID, environment: environment, deviceToken: token)
+                }
+                observer?(event)
+            }, threads: threads, sharedLog: sharedLog)
+        // Accepted pushes go to the observer only when the caller has one (the log needs refusals only).
+        configuration.observesAcceptedPushes = observer != nil
+        let receiver = try await PushReceiver.start(configuration)
         return LocalAPNsChannel(directory: state, credentials: credentials, receiver: receiver, registry: registry,
                                 hub: hub, faults: faults, deliveryLogFile: logFile)
     }

@@ -14,7 +14,7 @@ enum AuthsimMain {
     static func main() async {
         let name = URL(fileURLWithPath: CommandLine.arguments.first ?? "authsim").lastPathComponent
         if await Programs.run(named: name) { return }
-        await AuthsimCommand.main()
+        await runCommand(AuthsimCommand.self)
     }
 }
 
@@ -23,7 +23,7 @@ struct AuthsimCommand: AsyncParsableCommand {
         commandName: "authsim",
         abstract: "Run Firebase phone-auth app-verification scenarios on Linux, over the real wire formats.",
         version: AuthsimVersion.current,
-        subcommands: [Demo.self, Run.self, Explain.self, Doctor.self, Serve.self, Backend.self, Phone.self, SampleAppCommand.self, Bench.self],
+        subcommands: [Demo.self, Run.self, Explain.self, Doctor.self, Serve.self, Backend.self, Phone.self, SampleAppCommand.self, Bench.self, Docs.self],
         defaultSubcommand: Demo.self)
 }
 

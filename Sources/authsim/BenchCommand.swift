@@ -9,7 +9,7 @@ import PostgresStores
 /// `authsim bench`: the measurements behind `Benchmarks/run.sh` (build with `-c release`).
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Measure ES256 and RS256 rates and whole sign-in flows (Benchmarks/run.sh runs these beside the reference tools).",
+        abstract: "Measure ES256 and RS256 rates and whole sign-in flows (the source tree's Benchmarks/run.sh runs these beside the reference tools; authsim docs benchmarks).",
         subcommands: [ES256.self, RS256.self, Flows.self, Fleet.self, HTTP1Server.self, HTTP1Client.self])
 
     struct RS256: ParsableCommand {
@@ -21,10 +21,10 @@ struct Bench: AsyncParsableCommand {
         func run() throws {
             let report = try RS256Benchmark.run(seconds: seconds)
             if json {
-                print(CompactJSON.encode(["sign": Int(report.signsPerSecond), "signBoringSSL": Int(report.boringSSLSignsPerSecond),
+                say(CompactJSON.encode(["sign": Int(report.signsPerSecond), "signBoringSSL": Int(report.boringSSLSignsPerSecond),
                                           "verify": Int(report.verifiesPerSecond), "idToken": Int(report.idTokensPerSecond)])!)
             } else {
-                print("RS256, one thread: \(Int(report.signsPerSecond)) sign/s (libcrypto, as the backend signs; swift-crypto's BoringSSL: "
+                say("RS256, one thread: \(Int(report.signsPerSecond)) sign/s (libcrypto, as the backend signs; swift-crypto's BoringSSL: "
                       + "\(Int(report.boringSSLSignsPerSecond))), \(Int(report.verifiesPerSecond)) verify/s (swift-crypto); "
                       + "Firebase ID tokens: \(Int(report.idTokensPerSecond)) signed/s")
             }
@@ -40,10 +40,10 @@ struct Bench: AsyncParsableCommand {
         func run() throws {
             let report = try ES256Benchmark.run(seconds: seconds)
             if json {
-                print(CompactJSON.encode(["sign": Int(report.signsPerSecond), "verify": Int(report.verifiesPerSecond),
+                say(CompactJSON.encode(["sign": Int(report.signsPerSecond), "verify": Int(report.verifiesPerSecond),
                                           "tokenSign": Int(report.tokenSignsPerSecond), "tokenVerify": Int(report.tokenVerifiesPerSecond)])!)
             } else {
-                print("ES256 (swift-crypto), one thread: \(Int(report.signsPerSecond)) sign/s, \(Int(report.verifiesPerSecond)) verify/s; "
+                say("ES256 (swift-crypto), one thread: \(Int(report.signsPerSecond)) sign/s, \(Int(report.verifiesPerSecond)) verify/s; "
                       + "provider tokens: \(Int(report.tokenSignsPerSecond)) signed/s, \(Int(report.tokenVerifiesPerSecond)) verified/s")
             }
         }
@@ -81,7 +81,7 @@ struct Bench: AsyncParsableCommand {
                                                      concurrency: concurrency ?? count, folder: folder,
                                                      pushLatency: .milliseconds(pushLatency), suggestedTimeout: suggestedTimeout, numbers: numbers)
             if json {
-                print(CompactJSON.encode(["path": path, "flows": report.flows, "failures": report.failures, "recaptchas": report.reCAPTCHAs,
+                say(CompactJSON.encode(["path": path, "flows": report.flows, "failures": report.failures, "recaptchas": report.reCAPTCHAs,
                                           "wallSeconds": report.wallSeconds, "p50ms": report.p50, "p99ms": report.p99,
                                           "maxms": report.max, "peakMB": report.peakMegabytes, "heapMB": report.heapMegabytes,
                                           "heapAfterExpiryMB": report.heapAfterExpiryMegabytes, "users": report.users,
@@ -90,20 +90,20 @@ struct Bench: AsyncParsableCommand {
                                           "pushesNotSent": report.pushTally.unsent, "firstPushProblem": report.pushTally.firstProblem ?? "",
                                           "firstFailure": report.firstFailure ?? ""])!)
             } else {
-                print(String(format: "%@: %d flows in %.2f s (%.0f flows/s), %d failed; per flow p50 %.0f ms, p99 %.0f ms, max %.0f ms; peak RSS %.0f MB",
+                say(String(format: "%@: %d flows in %.2f s (%.0f flows/s), %d failed; per flow p50 %.0f ms, p99 %.0f ms, max %.0f ms; peak RSS %.0f MB",
                              path, report.flows, report.wallSeconds, report.flowsPerSecond, report.failures, report.p50, report.p99,
                              report.max, report.peakMegabytes))
-                print(String(format: "  heap in use %.1f MB at the end, %.1f MB once every lifetime has passed; %d users kept",
+                say(String(format: "  heap in use %.1f MB at the end, %.1f MB once every lifetime has passed; %d users kept",
                              report.heapMegabytes, report.heapAfterExpiryMegabytes, report.users))
-                print("  \(report.flows - report.reCAPTCHAs) of \(report.flows) apps were proven by the silent push, \(report.reCAPTCHAs) went through the reCAPTCHA page")
+                say("  \(report.flows - report.reCAPTCHAs) of \(report.flows) apps were proven by the silent push, \(report.reCAPTCHAs) went through the reCAPTCHA page")
                 let requests = report.requestsPerFlow.sorted { $0.key < $1.key }.map { String(format: "%@ %.2f", $0.key, $0.value) }
-                print("  per flow: \(requests.joined(separator: ", ")); \(String(format: "%.2f", report.pushesPerFlow)) pushes")
-                if let first = report.firstFailure { print("first failure: \(first)") }
+                say("  per flow: \(requests.joined(separator: ", ")); \(String(format: "%.2f", report.pushesPerFlow)) pushes")
+                if let first = report.firstFailure { say("first failure: \(first)") }
             }
             let tally = report.pushTally
             if tally.refused + tally.unsent > 0 {
                 // The flows still signed in (through reCAPTCHA), but the run did not measure the path it names.
-                FileHandle.standardError.write(Data("error: \(tally.refused) silent pushes were refused and \(tally.unsent) not sent (\(tally.accepted) accepted); first: \(tally.firstProblem ?? "?")\n".utf8))
+                sayError("error: \(tally.refused) silent pushes were refused and \(tally.unsent) not sent (\(tally.accepted) accepted); first: \(tally.firstProblem ?? "?")")
             }
             if report.failures > 0 || tally.refused + tally.unsent > 0 { throw ExitCode(1) }
         }
@@ -163,15 +163,15 @@ struct Bench: AsyncParsableCommand {
             for events in eventLogs { await events.close() }
             let kind = store == nil ? "journal" : "postgres"
             if json {
-                print(CompactJSON.encode(["store": kind, "nodes": report.nodes, "signIns": report.signIns, "wallSeconds": report.seconds,
+                say(CompactJSON.encode(["store": kind, "nodes": report.nodes, "signIns": report.signIns, "wallSeconds": report.seconds,
                                           "signInsPerSecond": report.signInsPerSecond, "changesPerSecond": report.changesPerSecond,
                                           "p50ms": report.p50Milliseconds, "p99ms": report.p99Milliseconds, "failures": report.failures])!)
             } else {
-                print("\(kind), \(report.nodes) node(s): \(report.signIns) sign-ins in \(String(format: "%.2f", report.seconds)) s "
+                say("\(kind), \(report.nodes) node(s): \(report.signIns) sign-ins in \(String(format: "%.2f", report.seconds)) s "
                       + "(\(Int(report.signInsPerSecond)) sign-ins/s, \(Int(report.changesPerSecond)) changes/s), p50 \(Int(report.p50Milliseconds)) ms, "
                       + "p99 \(Int(report.p99Milliseconds)) ms, \(report.failures) failed")
             }
-            if let first = report.firstFailure { FileHandle.standardError.write(Data("first failure: \(first)\n".utf8)) }
+            if let first = report.firstFailure { sayError("first failure: \(first)") }
             if report.failures > 0 { throw ExitCode(1) }
         }
     }
@@ -231,10 +231,10 @@ struct Bench: AsyncParsableCommand {
             let report = try await HTTP1FloorBenchmark.load(HTTP1FloorBenchmark.ClientLayer(rawValue: layer)!, host: host, port: port, path: path,
                                                             body: try body.map { try read($0) }, requests: requests, connections: connections)
             if json {
-                print(CompactJSON.encode(["exchanges": report.exchanges, "failures": report.failures, "seconds": report.seconds,
+                say(CompactJSON.encode(["exchanges": report.exchanges, "failures": report.failures, "seconds": report.seconds,
                                           "exchangesPerSecond": report.exchangesPerSecond])!)
             } else {
-                print(String(format: "%d exchanges in %.3f s (%.0f/s), %d not 200", report.exchanges, report.seconds, report.exchangesPerSecond, report.failures))
+                say(String(format: "%d exchanges in %.3f s (%.0f/s), %d not 200", report.exchanges, report.seconds, report.exchangesPerSecond, report.failures))
             }
             if report.failures > 0 || report.exchanges != requests { throw ExitCode(1) }
         }

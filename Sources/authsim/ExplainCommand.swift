@@ -64,7 +64,14 @@ struct Explain: AsyncParsableCommand {
         do { events = try TimelineRendering.events(fromJSONLines: text) } catch {
             throw ValidationError("\(file ?? "standard input"): \(error.message)")
         }
-        guard !events.isEmpty else { throw ValidationError("no events: give the JSON lines of `\(invocation(of: "authsim")) run <scenario> --json`") }
+        guard !events.isEmpty else {
+            let source = file.map { $0 == "-" ? "standard input" : $0 } ?? "standard input"
+            let authsim = invocation(of: "authsim")
+            let text = text.contains("→") || text.contains("✔") || text.contains("✘")
+                ? "\(source) is a text timeline, which explain cannot read: run it again with --json (`\(authsim) run <scenario> --json > run.jsonl`, or `\(authsim) demo --json`), then `\(authsim) explain run.jsonl`"
+                : "no events in \(source): give the JSON lines of `\(authsim) run <scenario> --json` (or `\(authsim) demo --json`)"
+            throw ValidationError(text)
+        }
         var order: [String] = []
         var byScenario: [String: [TimelineEvent]] = [:]
         for (scenario, event) in events {

@@ -238,6 +238,10 @@ struct CommandLineTests {
         #expect(invocation(of: "push-receiver", executable: "/opt/venv/bin/authsim", path: "/usr/bin:/opt/venv/bin") == "push-receiver")
         #expect(invocation(of: "authsim", executable: "/tmp/authsim-0.1.0-linux-x86_64/bin/authsim", path: "/usr/bin")
                 == "/tmp/authsim-0.1.0-linux-x86_64/bin/authsim")
+        // The wheel: its console script execs the bundled binary and names itself (AUTHSIM_LAUNCHER).
+        let bundled = "/opt/venv/lib/python3.11/site-packages/authsim/_bundle/bin/authsim"
+        #expect(invocation(of: "authsim", executable: bundled, path: "/usr/bin:/opt/venv/bin", launcher: "/opt/venv/bin/authsim") == "authsim")
+        #expect(invocation(of: "push-receiver", executable: bundled, path: "/usr/bin", launcher: "/opt/venv/bin/authsim") == "/opt/venv/bin/push-receiver")
     }
 
     @Test("bad options get clear errors, not crashes")
@@ -253,5 +257,50 @@ struct CommandLineTests {
         let noThreads = try await runProgram(["sh", "-c", "'\(receiver)' --threads 0 --certs '\(temporaryDirectory(#function).path)' 2>&1"])
         #expect(noThreads.status != 0)
         #expect(noThreads.output.contains("--threads must be between 1 and 256, not 0"))
+    }
+
+    /// Runs `arguments` with its standard output a pipe whose reader has already gone and SIGPIPE
+    /// ignored, as SwiftNIO leaves it: the program's first write meets EPIPE. Its exit status as
+    /// Python reports it (-13: ended by SIGPIPE) and what it wrote to standard error.
+    static func onClosedPipe(_ arguments: [String]) async throws -> (status: Int, stderr: String) {
+        let script = """
+            import os, subprocess, sys
+            r, w = os.pipe(); os.close(r)
+            done = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, restore_signals=False, timeout=120)
+            print(done.returncode); sys.stdout.write(done.stderr.decode(errors="replace"))
+            """
+        let run = try await runProgram(["python3", "-c", script] + arguments)
+        let lines = run.output.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        return (Int(lines.first ?? "") ?? 0, lines.count > 1 ? String(lines[1]) : "")
+    }
+
+    // `authsim explain run.jsonl | head -1` trapped in FileHandle.write (try! on EPIPE), status 132.
+    @Test("a closed pipe on standard output ends every program quietly, as SIGPIPE (141 in the shell), never a trap")
+    func closedPipe() async throws {
+        let state = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: state) }
+        _ = try await runProgram([try executable("push-receiver"), "devices", "add", "--state", state.path,
+                                  "--environment", "sandbox", "--bundle", "com.example.authsim"])
+        for arguments in [[try executable("authsim"), "demo", "--list"],
+                          [try executable("push-receiver"), "devices", "list", "--state", state.path],
+                          [try executable("apns-sender"), "--print-token", "--certs", state.appendingPathComponent("Certs").path]] {
+            let ended = try await Self.onClosedPipe(arguments)
+            #expect(ended.status == -Int(SIGPIPE), "\(arguments.dropFirst()): \(ended)")
+            #expect(ended.stderr.isEmpty, "\(arguments.dropFirst()): \(ended.stderr)")
+        }
+    }
+
+    // ArgumentParser prints a ValidationError thrown in run() with the root's usage.
+    @Test("an error found once a subcommand runs names the subcommand: its usage and its --help, status 64")
+    func errorsNameTheSubcommand() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try await runProgram(["sh", "-c", #"exec "$0" "$@" 2>&1"#, try executable("authsim"), "backend", "--port", "0",
+                                        "--certs", folder.appendingPathComponent("Certs").path, "--state", folder.appendingPathComponent("State").path,
+                                        "--recaptcha-enforcement", "sometimes"])
+        #expect(run.status == 64, "\(run.output)")
+        #expect(run.output.contains("Error: --recaptcha-enforcement is off, audit or enforce, not sometimes"), "\(run.output)")
+        #expect(run.output.contains("Usage: authsim backend ") && run.output.contains("See 'authsim backend --help'"), "\(run.output)")
+        #expect(!run.output.contains("<subcommand>"), "\(run.output)")
     }
 }

@@ -103,6 +103,28 @@ struct ReceiverStateExplainTests {
         #expect(ok.status == 0, "\(ok.output)")
         #expect(ok.output.contains("accepted all 1 pushes"))
     }
+
+    // A scenario's folder had deliveries.jsonl only: explain said nothing reached the receiver.
+    @Test("a scenario's state folder reads as push-receiver's: its refusals are there, named, and fail the step; explain of its text timeline says to use --json")
+    func scenarioFolder() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authsim = try executable("authsim")
+        let scenarios = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Scenarios").standardized.path
+        let run = try await runProgram(["sh", "-c", #"cd "$0" && exec "$1" run debug-build-declares-prod --scenarios "$2""#, folder.path, authsim, scenarios])
+        #expect(run.status == 0, "\(run.output)")
+        let state = folder.appendingPathComponent("State/run/debug-build-declares-prod").path
+        let explained = try await runProgram([authsim, "explain", "--receiver-state", state])
+        #expect(explained.status == 1, "\(explained.output)")
+        #expect(explained.output.contains("1 rejected") && explained.output.contains("BadDeviceToken"), "\(explained.output)")
+        #expect(!explained.output.contains("nothing reached it"), "\(explained.output)")
+
+        let timeline = folder.appendingPathComponent("run.txt")
+        try run.output.write(to: timeline, atomically: true, encoding: .utf8)
+        let text = try await runProgram(["sh", "-c", #"exec "$0" explain "$1" 2>&1"#, authsim, timeline.path])
+        #expect(text.status != 0 && text.output.contains("is a text timeline, which explain cannot read: run it again with --json"), "\(text.output)")
+        #expect(!text.output.contains("/.build/") || text.output.contains("swift run authsim"), "advice names the program as the user runs it: \(text.output)")
+    }
 }
 
 /// `push-receiver devices add|list --json` and `push-receiver reset` (issue 19: no JSON, and no way

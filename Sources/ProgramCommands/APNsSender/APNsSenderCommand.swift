@@ -90,7 +90,7 @@ struct APNsSenderCommand: AsyncParsableCommand {
         }
         if printToken {
             let clock: any WallClock = clockOffset == 0 ? SystemWallClock() : OffsetWallClock(offset: clockOffset)
-            print(key.signer.token(issuedAt: clock.now))
+            say(key.signer.token(issuedAt: clock.now))
             return
         }
         var trustPEM: String? = try ca.map { try String(contentsOfFile: $0, encoding: .utf8) }
@@ -119,19 +119,19 @@ struct APNsSenderCommand: AsyncParsableCommand {
         }
         if !json {
             let where_ = "\(configuration.host):\(configuration.port) as \(configuration.serverName) (\(env))"
-            print("sending \(requests.count * count) push(es) to \(where_), key \(key.keyID), team \(key.teamID)")
+            say("sending \(requests.count * count) push(es) to \(where_), key \(key.keyID), team \(key.teamID)")
         }
 
         // (No per-push callback at all with --quiet: a bulk run then makes no result per answer.)
         let json = json
-        let printEach: (@Sendable (BulkSender.Result) -> Void)? = quiet ? nil : { @Sendable result in print(Self.line(for: result, json: json)) }
+        let printEach: (@Sendable (BulkSender.Result) -> Void)? = quiet ? nil : { @Sendable result in say(Self.line(for: result, json: json)) }
         let report = await BulkSender(client: client, concurrency: concurrency, assignAPNsIDs: uniqueAPNsIDs)
             .send(requests, times: count, onResult: printEach)
         await client.shutdown()
-        print(report.summary(json: json))
+        say(report.summary(json: json))
         if report.unanswered > 0 {
             if toLocal && host == nil && !json {
-                print("no answer from the local receiver at \(configuration.host):\(configuration.port): is it running? (\(invocation(of: "push-receiver")))")
+                say("no answer from the local receiver at \(configuration.host):\(configuration.port): is it running? (\(invocation(of: "push-receiver")))")
             }
             throw ExitCode(2)
         }

@@ -69,7 +69,7 @@ struct Devices: AsyncParsableCommand {
             let device = try parseToken(token) ?? DeviceToken.random()
             let registered = RegisteredDevice(token: device, environment: environment, bundleID: bundle, label: label)
             _ = try await registry.apply(.register(registered))
-            print(json ? try jsonLine(registered) : "registered \(device.hex) in \(environment) for \(bundle)")
+            say(json ? try jsonLine(registered) : "registered \(device.hex) in \(environment) for \(bundle)")
         }
     }
 
@@ -80,13 +80,13 @@ struct Devices: AsyncParsableCommand {
         func run() async throws {
             let devices = try await registry.with { $0.all }
             if json {
-                for device in devices { print(try jsonLine(device)) }
+                for device in devices { say(try jsonLine(device)) }
                 return
             }
-            if devices.isEmpty { print("no devices in \(registry.place)") }
+            if devices.isEmpty { say("no devices in \(registry.place)") }
             for device in devices {
                 let since = device.invalidSince.map { " since \($0) ms" } ?? ""
-                print("\(device.environment.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(device.bundleID)  \(device.token.hex)  \(device.state.rawValue)\(since)\(device.label.map { "  (\($0))" } ?? "")")
+                say("\(device.environment.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(device.bundleID)  \(device.token.hex)  \(device.state.rawValue)\(since)\(device.label.map { "  (\($0))" } ?? "")")
             }
         }
     }
@@ -105,7 +105,7 @@ struct Devices: AsyncParsableCommand {
             guard try await registry.apply(.invalidate(device, environment: environment, as: parsed, at: Date())) else {
                 throw ValidationError("\(device.hex) is not registered in \(environment)")
             }
-            print("\(device.hex) in \(environment) is now \(parsed.rawValue)")
+            say("\(device.hex) in \(environment) is now \(parsed.rawValue)")
         }
     }
 
@@ -119,7 +119,7 @@ struct Devices: AsyncParsableCommand {
             guard try await registry.apply(.remove(device, environment: environment)) else {
                 throw ValidationError("\(device.hex) is not registered in \(environment)")
             }
-            print("removed \(device.hex) from \(environment)")
+            say("removed \(device.hex) from \(environment)")
         }
     }
 }
@@ -160,7 +160,7 @@ struct Reset: AsyncParsableCommand {
                 }
                 emptied.append("the device registry (\(removed) device(s) removed)")
             }
-            print("emptied \(emptied.joined(separator: " and ")) of the store \(location.address)")
+            say("emptied \(emptied.joined(separator: " and ")) of the store \(location.address)")
             return
         }
         let state = registry.state
@@ -182,7 +182,7 @@ struct Reset: AsyncParsableCommand {
             }
             emptied.append(state.registryFile.lastPathComponent)
         }
-        print(emptied.isEmpty ? "nothing to empty in \(state.state)" : "emptied \(emptied.joined(separator: ", ")) in \(state.state)")
+        say(emptied.isEmpty ? "nothing to empty in \(state.state)" : "emptied \(emptied.joined(separator: ", ")) in \(state.state)")
     }
 }
 

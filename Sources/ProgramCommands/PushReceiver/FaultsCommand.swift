@@ -40,8 +40,8 @@ struct Faults: AsyncParsableCommand {
     /// Prints a plan, one rule a line in --fault syntax (a counted rule with the uses it has left).
     static func show(_ plan: FaultPlanRecord) {
         let rules = plan.rules.filter { $0.count != 0 }
-        if rules.isEmpty { print("no faults: every receiver of the fleet answers as APNs would") }
-        for rule in rules { print(rule.description) }
+        if rules.isEmpty { say("no faults: every receiver of the fleet answers as APNs would") }
+        for rule in rules { say(rule.description) }
     }
 
     struct List: AsyncParsableCommand {

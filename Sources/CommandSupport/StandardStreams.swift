@@ -1,0 +1,48 @@
+import Glibc
+
+/// Writes a line to standard output at once (no stdio buffering: a script or test reading the
+/// output sees each line as it is said). When the reader has gone (`authsim explain run.jsonl |
+/// head -1`), the program ends as Unix programs do: see ``StandardStreams/write(_:to:)``.
+package func say(_ line: String) {
+    StandardStreams.write(line + "\n", to: STDOUT_FILENO)
+}
+
+/// Writes a line to standard error at once, with ``say(_:)``'s manners.
+package func sayError(_ line: String) {
+    StandardStreams.write(line + "\n", to: STDERR_FILENO)
+}
+
+/// The programs' standard output and error, written with write(2).
+///
+/// Foundation's `FileHandle.write(_:)` traps on a closed pipe (`try!` on EPIPE, a stack trace and
+/// status 132), and SwiftNIO ignores SIGPIPE process-wide once a socket exists, so a write to a
+/// pipe whose reader left returns EPIPE instead of ending the program. Here EPIPE ends it the way
+/// `head` expects of `cat`: SIGPIPE restored to its default and raised, so the shell sees the
+/// signal (status 141), quietly, and a pipeline with `pipefail` fails as it would for any program.
+package enum StandardStreams {
+    package static func write(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written >= 0 {
+                    offset += written
+                } else if errno == EINTR || errno == EAGAIN {
+                    continue
+                } else if errno == EPIPE {
+                    endOnClosedPipe()
+                } else {
+                    return  // EBADF, EIO: nowhere to say it; the program goes on, as with stdio.
+                }
+            }
+        }
+    }
+
+    /// Ends the program as SIGPIPE would have, had SwiftNIO not ignored it.
+    package static func endOnClosedPipe() -> Never {
+        signal(SIGPIPE, SIG_DFL)
+        raise(SIGPIPE)
+        _exit(128 + SIGPIPE)  // Only if the signal is blocked in this thread.
+    }
+}
