@@ -6,7 +6,7 @@ library alone, as tools that ship one binary per platform do, so the release nee
 
     authsim/                         the Python package (Python/authsim/), _version.py written here
     authsim/_bundle/bin/…            the authsim binary (all four programs) and its resources, executable bit kept
-    authsim/_bundle/{Scenarios,Payloads,LICENSE,THIRD_PARTY_LICENSES,SHARED_LIBRARIES}
+    authsim/_bundle/{Scenarios,Payloads,README.md,docs,LICENSE,THIRD_PARTY_LICENSES,SHARED_LIBRARIES}
     authsim-<v>.dist-info/           METADATA, WHEEL (Root-Is-Purelib: false, the platform tag),
                                      entry_points.txt (the four programs, the pytest11 plugin), RECORD
 """

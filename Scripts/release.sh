@@ -3,7 +3,7 @@
 #
 #   dist/authsim-<version>-linux-<arch>.tar.gz     authsim (Swift's standard library and Foundation linked
 #                                                  in) and the links that make it the other three programs,
-#                                                  its resources, README, licences
+#                                                  its resources, the README and docs/, licences
 #   dist/authsim-<version>-py3-none-manylinux_<glibc>_<arch>.whl
 #                                                  the same binaries as a Python package, with the
 #                                                  inspector's client and the pytest plugin
@@ -61,7 +61,9 @@ for product in "${products[@]:1}"; do ln -s authsim "$root/bin/$product"; done
 # Foundation's Bundle.module looks for a target's resources beside the executable.
 cp -R "$bin"/*.resources "$root/bin/"
 cp -R Scenarios Payloads "$root/"
-cp docs/release-bundle.md "$root/README.md"
+# The documentation, as in the repository: the README and docs/ (`authsim docs` lists and prints them).
+cp README.md "$root/README.md"
+cp -R docs "$root/docs"
 cp LICENSE "$root/LICENSE"
 {
   echo "authsim $version links these into its executables; each one's licence follows."
@@ -79,10 +81,12 @@ cp LICENSE "$root/LICENSE"
     done
   done
 } > "$root/THIRD_PARTY_LICENSES"
+# Every library the binary loads from the system, from ldd itself, so the summary cannot miss one.
+needs=$(ldd "$root/bin/authsim" | awk '{print $1}' | grep -v -e '^linux-vdso' -e '/ld-linux' -e '^ld-linux' | sort -u | paste -sd ' ')
 {
-  echo "authsim $version for Linux $arch: needs glibc 2.$glibc_minor or newer, libstdc++ (GCC 12's or newer) and"
-  echo "OpenSSL 3's libcrypto.so.3 (Debian 12+, Ubuntu 22.04+ have all three). push-receiver, apns-sender and"
-  echo "redirect-interceptor are links to authsim."
+  echo "authsim $version for Linux $arch needs from the system: $needs"
+  echo "(glibc 2.$glibc_minor or newer, libstdc++ of GCC 12 or newer, OpenSSL 3's libcrypto, zlib: Debian 12+ and"
+  echo "Ubuntu 22.04+ have them all). push-receiver, apns-sender and redirect-interceptor are links to authsim."
   echo
   echo "authsim:"
   ldd "$root/bin/authsim" | sed 's/ (0x[0-9a-f]*)//' | sed 's/^/  /'

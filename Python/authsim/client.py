@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
-__all__ = ["AuthsimAPIError", "AuthsimClient", "Device", "Push", "SMS", "User"]
+__all__ = ["AuthsimAPIError", "AuthsimClient", "Device", "Email", "Push", "SMS", "User"]
 
 
 class AuthsimAPIError(Exception):
@@ -97,6 +97,24 @@ class SMS:
     def from_json(cls, d: dict) -> "SMS":
         return cls(phone_number=d.get("phoneNumber", ""), code=d.get("code", ""), session_info=d.get("sessionInfo"),
                    language_code=d.get("languageCode"), text=d.get("text"), sent_at=d.get("sentAt"))
+
+
+@dataclass(frozen=True)
+class Email:
+    """An email the backend sent (``components/schemas/Email``): its single-use code and link."""
+
+    email: str
+    code: str
+    request_type: str
+    link: str
+    sent_at: str
+    used: bool
+    new_email: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Email":
+        return cls(email=d["email"], code=d["code"], request_type=d["requestType"], link=d["link"], sent_at=d["sentAt"],
+                   used=bool(d["used"]), new_email=d.get("newEmail"))
 
 
 @dataclass(frozen=True)
@@ -200,6 +218,12 @@ class AuthsimClient:
         """Every SMS the backend sent, oldest first (only those to ``phone_number`` when given)."""
         messages = [SMS.from_json(m) for m in self._request("GET", "/sms")]
         return [m for m in messages if phone_number is None or m.phone_number == phone_number]
+
+    def emails(self, email: Optional[str] = None, request_type: Optional[str] = None) -> list[Email]:
+        """Every email the backend sent, oldest first (only those to ``email``, or of ``request_type``
+        such as ``PASSWORD_RESET`` or ``VERIFY_EMAIL``, when given)."""
+        sent = [Email.from_json(m) for m in self._request("GET", "/emails")]
+        return [m for m in sent if (email is None or m.email == email.lower()) and (request_type is None or m.request_type == request_type)]
 
     def users(self) -> list[User]:
         return [User.from_json(u) for u in self._request("GET", "/users")]

@@ -26,6 +26,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import urllib.request
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ import pytest
 from . import executable
 from .client import AuthsimClient
 
-__all__ = ["AuthsimServer", "AuthsimStartError", "start_server"]
+__all__ = ["AuthsimServer", "AuthsimStartError", "PhoneSignIn", "start_server"]
 
 READY_LINE = "Ctrl-C stops everything."
 EMULATOR_VARIABLE = "FIREBASE_AUTH_EMULATOR_HOST"
@@ -66,6 +67,9 @@ class AuthsimServer:
     #: ``host:port`` of the backend: the fixtures set ``FIREBASE_AUTH_EMULATOR_HOST`` to it while they live.
     auth_emulator_host: str
     project_id: str
+    #: The project's API key (GoogleService-Info.plist ``API_KEY``): what a REST client sends as ``?key=``.
+    #: The backend takes any non-empty key, as the Auth Emulator does; this is the one apps are given.
+    api_key: str
     backend_url: str
     device_gateway_url: str
     inspector_url: str
@@ -73,11 +77,46 @@ class AuthsimServer:
     #: The server's folder (Certs/, State/, serve.out, serve.err).
     folder: Path
     process: subprocess.Popen
+    #: The ``authsim`` binary that runs it (and :meth:`phone_sign_in`'s app).
+    binary: str = ""
 
     @property
     def emulator_env(self) -> dict:
         """Environment variables that point the Firebase Admin SDK at this backend."""
         return {"FIREBASE_AUTH_EMULATOR_HOST": self.auth_emulator_host}
+
+    def phone_sign_in(self, phone_number: str = "+16505551234", *, simulator: bool = False, declared_type: str = "sandbox",
+                      code: Optional[str] = None, expect: Optional[str] = None, extra_args: tuple[str, ...] = (),
+                      timeout: float = 120.0) -> "PhoneSignIn":
+        """One phone sign-in by an app, as on a device, through this server's channel.
+
+        The app is ``authsim phone`` (FirebaseAuth's logic, a device on this server's gateway): it
+        registers for remote notifications, asks the backend to verify it, gets the silent push (or,
+        with ``simulator=True``, none: the reCAPTCHA page and its redirect), reads the SMS code from
+        the outbox (or types ``code``) and signs in. ``declared_type`` is what its code passes to
+        ``setAPNSToken`` (``sandbox``, ``prod``, ``unknown``); ``expect`` is ``authsim phone
+        --expect`` (``silent-push``, ``recaptcha``, an SDK error such as ``17044``). Never raises
+        for a failed sign-in: the result says what happened.
+
+            result = authsim.phone_sign_in("+16505550101")
+            assert result.signed_in and result.path == "silentPush", result.output
+        """
+        work = Path(tempfile.mkdtemp(prefix="phone-", dir=self.folder))
+        gateway = self.device_gateway_url.split("://", 1)[-1].rstrip("/")
+        args = [self.binary or _default_binary(), "phone", "--backend", self.auth_emulator_host, "--gateway", gateway,
+                "--certs", str(self.folder / "Certs"), "--state", str(work), "--runtime-dir", str(work / "schemes"),
+                "--number", phone_number, "--declared-type", declared_type, "--json"]
+        if simulator:
+            args.append("--simulator")
+        if code is not None:
+            args += ["--code", code]
+        if expect is not None:
+            args += ["--expect", expect]
+        run = subprocess.run([*args, *extra_args], capture_output=True, text=True, timeout=timeout, cwd=work)
+        events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+        signed = [e.get("facts") or {} for e in events if e.get("kind") in ("signedIn", "app.signedIn")]
+        return PhoneSignIn(uid=signed[-1].get("uid") if signed else None, path=signed[-1].get("path") if signed else None,
+                           returncode=run.returncode, events=events, output=run.stdout + run.stderr)
 
     def logs(self) -> str:
         parts = []
@@ -97,6 +136,26 @@ class AuthsimServer:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode
+
+
+@dataclass(frozen=True)
+class PhoneSignIn:
+    """What :meth:`AuthsimServer.phone_sign_in` saw."""
+
+    #: The user's ID, once the app signed in.
+    uid: Optional[str]
+    #: How the app proved itself, as the timeline says: ``silentPush``, ``reCAPTCHA``, ``testMode``, ...
+    path: Optional[str]
+    #: ``authsim phone``'s exit status: 0 when the run ended as ``expect`` asked (signed in, by default).
+    returncode: int
+    #: Every event of the run, oldest first (``authsim phone --json``: part, message, kind, facts).
+    events: list
+    #: What the app printed, for an assertion's message.
+    output: str
+
+    @property
+    def signed_in(self) -> bool:
+        return self.uid is not None
 
 
 def start_server(folder: Path, binary: Optional[str] = None, timeout: float = 60.0,
@@ -146,8 +205,8 @@ def start_server(folder: Path, binary: Optional[str] = None, timeout: float = 60
         apns_sandbox_url=addresses["sandbox"], apns_production_url=addresses["production"], ca_file=addresses["caFile"],
         auth_key_file=addresses["authKeyFile"], key_id=addresses["keyID"], team_id=addresses["teamID"],
         bundle_id=addresses["bundleID"], device_token=device.token, auth_emulator_host=addresses["emulatorHost"],
-        project_id=addresses["projectID"], backend_url=addresses["backend"], device_gateway_url=addresses["deviceGateway"],
-        inspector_url=addresses["inspector"], api=api, folder=folder, process=process)
+        project_id=addresses["projectID"], api_key=addresses["apiKey"], backend_url=addresses["backend"], device_gateway_url=addresses["deviceGateway"],
+        inspector_url=addresses["inspector"], api=api, folder=folder, process=process, binary=binary)
 
 
 def _read(path: Path) -> str:

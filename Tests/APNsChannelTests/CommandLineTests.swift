@@ -303,4 +303,31 @@ struct CommandLineTests {
         #expect(run.output.contains("Usage: authsim backend ") && run.output.contains("See 'authsim backend --help'"), "\(run.output)")
         #expect(!run.output.contains("<subcommand>"), "\(run.output)")
     }
+
+    @Test("authsim docs: the README and every docs/ page by name, one printed whole; the release's layout found beside bin/")
+    func docs() async throws {
+        let authsim = try executable("authsim")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+        let listed = try await runProgram([authsim, "docs"])
+        #expect(listed.status == 0 && listed.output.contains(root.appendingPathComponent("docs").path), "\(listed.output)")
+        for page in ["README", "security", "fleet", "auth-emulator"] {
+            #expect(listed.output.contains("  \(page) "), "\(page): \(listed.output)")
+        }
+        let page = try await runProgram([authsim, "docs", "docs/fleet.md"])
+        let fleet = try String(contentsOf: root.appendingPathComponent("docs/fleet.md"), encoding: .utf8)
+        #expect(page.status == 0 && page.output == fleet)
+        let path = try await runProgram([authsim, "docs", "--path"])
+        #expect(path.output == root.path + "\n")
+
+        // The release: README.md and docs/ beside bin/.
+        let release = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: release) }
+        try FileManager.default.createDirectory(at: release.appendingPathComponent("docs"), withIntermediateDirectories: true)
+        try "# authsim\n".write(to: release.appendingPathComponent("README.md"), atomically: true, encoding: .utf8)
+        try "# Security\n".write(to: release.appendingPathComponent("docs/security.md"), atomically: true, encoding: .utf8)
+        let found = try #require(Documentation.find(executable: release.appendingPathComponent("bin/authsim").path))
+        #expect(found.root.standardizedFileURL.path == release.standardizedFileURL.path)
+        #expect(found.pages().map(\.name) == ["README", "security"] && found.page(named: "Security.md")?.title == "Security")
+        #expect(Documentation.find(executable: "/nonexistent/bin/authsim") == nil)
+    }
 }

@@ -2,7 +2,10 @@
 /readyz, a push through push-receiver sent by apns-sender, and a phone sign-in by authsim phone."""
 
 import json
+import os
+import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import urllib.request
@@ -81,3 +84,55 @@ def test_demo_finds_the_bundled_scenarios_from_anywhere(bundle: Path, tmp_path: 
     ran = subprocess.run([bundle / "bin" / "authsim", "demo", "--scenario", "apns-silent-push"], capture_output=True, text=True,
                          cwd=tmp_path, timeout=300)
     assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
+def test_a_closed_pipe_ends_each_program_quietly(bundle: Path, tmp_path: Path):
+    """`authsim explain … | head -1` and the like: a reader that left ends the program as SIGPIPE
+    would (the shell's 141), with nothing on standard error, even with SIGPIPE ignored (as Python
+    leaves it for its children here, and SwiftNIO inside the programs)."""
+    authsim = str(bundle / "bin" / "authsim")
+    events = subprocess.run([authsim, "demo", "--json", "--scenario", "debug-build-declares-prod"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert events.returncode == 0, events.stderr
+    timeline = tmp_path / "demo.jsonl"
+    timeline.write_text(events.stdout)
+    for arguments in ([authsim, "explain", str(timeline)], [authsim, "demo", "--list"],
+                      [str(bundle / "bin" / "push-receiver"), "devices", "list", "--state", str(tmp_path / "State")]):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            ended = subprocess.run(arguments, stdout=write, stderr=subprocess.PIPE, restore_signals=False, timeout=120)
+        finally:
+            os.close(write)
+        assert ended.returncode == -signal.SIGPIPE, (arguments, ended.returncode, ended.stderr)
+        assert ended.stderr == b"", (arguments, ended.stderr)
+
+
+def test_shared_libraries_names_every_library_the_binary_loads(bundle: Path):
+    """SHARED_LIBRARIES' first line names each library `ldd` finds (libz.so.1 was missing)."""
+    summary = (bundle / "SHARED_LIBRARIES").read_text().splitlines()[0]
+    ldd = subprocess.run(["ldd", str(bundle / "bin" / "authsim")], capture_output=True, text=True, timeout=60)
+    assert ldd.returncode == 0, ldd.stderr
+    names = [line.split()[0] for line in ldd.stdout.splitlines() if line.strip()]
+    for name in names:
+        if name.startswith("linux-vdso") or "ld-linux" in name:
+            continue
+        assert name in summary.split(), (name, summary)
+
+
+def test_the_release_carries_its_documentation(bundle: Path, tmp_path: Path):
+    """README.md and docs/ beside bin/, `authsim docs` lists and prints them, and every docs/*.md a
+    message or help text of the binary names is there."""
+    authsim = str(bundle / "bin" / "authsim")
+    assert (bundle / "README.md").read_text().startswith("# authsim")
+    listed = subprocess.run([authsim, "docs"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert str(bundle / "docs") in listed.stdout and "  security" in listed.stdout and "  README" in listed.stdout, listed.stdout
+    page = subprocess.run([authsim, "docs", "fleet"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert page.returncode == 0 and page.stdout == (bundle / "docs" / "fleet.md").read_text(), page.stderr
+    missing = subprocess.run([authsim, "docs", "nothing-here"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert missing.returncode != 0 and "authsim docs` lists them" in missing.stderr, missing.stderr
+    named = set(re.findall(rb"docs/[a-z0-9-]+\.md", (bundle / "bin" / "authsim").read_bytes()))
+    assert named, "the binary names no docs/ page: the check would prove nothing"
+    for path in sorted(named):
+        assert (bundle / path.decode()).is_file(), f"{path.decode()} is named by the binary but not in the release"

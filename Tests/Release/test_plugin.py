@@ -100,3 +100,47 @@ def test_the_emulator_variable_is_restored(pytester, monkeypatch):
     monkeypatch.setenv("FIREBASE_AUTH_EMULATOR_HOST", "before:1")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+def test_phone_sign_in_through_the_channel(authsim):
+    """An app-like phone sign-in from Python: the silent push proves the app; on a simulator (no
+    push) the reCAPTCHA page and its redirect do. The user is then in the backend."""
+    by_push = authsim.phone_sign_in("+16505550102")
+    assert by_push.signed_in and by_push.returncode == 0 and by_push.path == "silentPush", by_push.output
+    assert any(push.push_type == "background" for push in authsim.api.pushes()), by_push.output
+    by_page = authsim.phone_sign_in("+16505550103", simulator=True, expect="recaptcha")
+    assert by_page.signed_in and by_page.path == "reCAPTCHA", by_page.output
+    assert {u.phone_number for u in authsim.api.users()} >= {"+16505550102", "+16505550103"}
+    refused = authsim.phone_sign_in("+16505550104", code="000000")
+    assert not refused.signed_in and refused.returncode != 0, refused.output
+
+
+def test_api_key_and_emails(authsim):
+    """The fixture's api_key, and any key (as the Auth Emulator takes it); the email outbox from Python."""
+    import json
+    import urllib.request
+
+    def call(path: str, body: dict, key: str) -> dict:
+        request = urllib.request.Request(f"http://{authsim.auth_emulator_host}/identitytoolkit.googleapis.com/v1/{path}?key={key}",
+                                         data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    assert authsim.api_key.startswith("AIza")
+    call("accounts:signUp", {"email": "Ada@Example.com", "password": "correct horse", "returnSecureToken": True}, authsim.api_key)
+    call("accounts:sendOobCode", {"requestType": "PASSWORD_RESET", "email": "ada@example.com"}, "fake-api-key")
+    emails = authsim.api.emails(email="ada@example.com")
+    assert [e.request_type for e in emails] == ["PASSWORD_RESET"] and not emails[0].used, emails
+    assert emails[0].code in emails[0].link
+    assert authsim.api.emails(request_type="VERIFY_EMAIL") == []
+
+
+def test_the_wheel_carries_the_documentation():
+    """`authsim docs --path` from the wheel's PATH names a folder with the README and docs/."""
+    import subprocess
+    from pathlib import Path
+
+    found = subprocess.run(["authsim", "docs", "--path"], capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0, found.stderr
+    root = Path(found.stdout.strip())
+    assert (root / "README.md").is_file() and (root / "docs" / "auth-emulator.md").is_file(), root
