@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import IdentityToolkitAPI
 import Testing
+import Utilities
 
 /// The backend's routes, in process through Hummingbird's router test framework: which route takes
 /// what, the API-key middleware, and every error in Google's envelope.
@@ -83,6 +84,26 @@ struct BackendRouteTests {
         let anonymous = try await toolkit.signUp(SignUpNewUserRequest(returnSecureToken: true))
         let none = try #require(try await toolkit.getAccountInfo(GetAccountInfoRequest(idToken: anonymous.idToken)).users?.first)
         #expect(none.passwordHash == nil && none.salt == nil, "no password, no hash")
+    }
+
+    // AdminActionTests starts its clock at Date(), a fractional second: a sign-in in a second's
+    // last half millisecond was sealed rounded up, so refreshed tokens said auth_time + 1.
+    @Test("a refreshed token's auth_time is the sign-in's, whatever the fraction of the second it happened in",
+          arguments: [0.0, 0.4, 0.5, 0.9994, 0.9996, 0.99999])
+    func refreshedAuthTime(fraction: Double) async throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = ["+16505553434": "654321"]
+        let clock = ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000 + fraction))
+        let toolkit = try IdentityToolkit(configuration: configuration, pusher: nil, clock: clock)
+        let session = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505553434"))
+        let signedIn = try await toolkit.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: session.sessionInfo, code: "654321"))
+        let firstToken = try #require(signedIn.idToken)
+        let first = try #require(toolkit.tokenSigner.verifiedClaims(firstToken, now: clock.now))
+        clock.advance(by: 1800)
+        let refreshed = try await toolkit.secureToken(SecureTokenRequest(grantType: "refresh_token", refreshToken: signedIn.refreshToken))
+        let secondToken = try #require(refreshed.idToken)
+        let second = try #require(toolkit.tokenSigner.verifiedClaims(secondToken, now: clock.now))
+        #expect(first.authTime == 1_800_000_000 && second.authTime == 1_800_000_000)
     }
 
     @Test("unknown paths are 404, a known path asked with another method 405, both in the envelope")
