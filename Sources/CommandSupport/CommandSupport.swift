@@ -42,6 +42,16 @@ package func starting<T>(_ option: String, port: Int, _ start: () async throws -
     try await starting([(option, port)], start)
 }
 
+/// Checks that every port a program is about to listen on is free, and refuses with all the
+/// conflicts at once, each with the option that moves it: a second `authsim serve` otherwise met
+/// them one start at a time.
+package func checkPortsFree(_ ports: [(what: String, option: String, port: Int)], host: String) throws {
+    let conflicts = ports.compactMap { port in ListenError.probe(what: port.what, host: host, port: port.port).map { ($0, port.option) } }
+    guard !conflicts.isEmpty else { return }
+    if conflicts.count == 1 { throw CommandFailure(conflicts[0].0.advice(option: conflicts[0].1)) }
+    throw CommandFailure("\(conflicts.count) ports cannot be listened on:\n" + conflicts.map { "  " + $0.0.advice(option: $0.1) }.joined(separator: "\n"))
+}
+
 /// Refuses ports that are not ports (0 to 65535; 0 asks for any free one), naming the option: a
 /// port of 70000 would otherwise be taken modulo 65536.
 package func checkPorts(_ ports: [(option: String, port: Int?)]) throws {

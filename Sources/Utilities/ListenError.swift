@@ -75,3 +75,31 @@ public protocol CarriesListenError: Error {
 extension ListenError: CarriesListenError {
     public var listenError: ListenError? { self }
 }
+
+extension ListenError {
+    /// Whether `host:port` can be listened on now: binds a TCP socket there (with SO_REUSEADDR, as
+    /// the servers do) and closes it at once; nil when it could, else why not. Port 0 always can.
+    /// A program checks all its ports with it before it starts any, so that a user sees every
+    /// conflict at once; the servers' own errors still stand for a port taken in between.
+    public static func probe(what: String, host: String, port: Int) -> ListenError? {
+        guard port != 0 else { return nil }
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found else {
+            return ListenError(what: what, host: host, port: port, reason: .notLocal)
+        }
+        defer { freeaddrinfo(found) }
+        let fd = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+        guard fd >= 0 else { return nil }  // No socket to try with: the server's own start will say.
+        defer { close(fd) }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 else {
+            let code = errno
+            return ListenError(what: what, host: host, port: port, reason: Reason(errno: code, otherwise: String(cString: strerror(code))))
+        }
+        return nil
+    }
+}

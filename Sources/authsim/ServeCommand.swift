@@ -64,6 +64,10 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let logger = bootstrapLogging("authsim.serve", level: .info)
         let access = try admin.access(listening: host)
+        // Every conflict at once (a second serve on the same ports), before anything starts.
+        try checkPortsFree([("push-receiver (sandbox)", "--sandbox-port", sandboxPort), ("push-receiver (production)", "--production-port", productionPort),
+                            ("the device gateway", "--device-port", devicePort), ("the backend", "--backend-port", backendPort),
+                            ("the inspector", "--ui-port", uiPort)], host: host)
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         // The key the backend signs with and push-receiver trusts: yours with --p8, else --certs's.
         let key = try providerKey.key(or: credentials.authKey)

@@ -227,6 +227,23 @@ struct CommandLineTests {
                 "\(receiver.output)")
         let backend = try await runProgram(["sh", "-c", "\"$0\" backend --port \(taken) --state \"$1/backend\" --certs \"$1/certs\" 2>&1", authsim, folder.path])
         #expect(backend.status == 1 && backend.output.contains("pass another --port"), "\(backend.output)")
+        // A second serve on a first one's ports: every conflict in one refusal, before anything starts.
+        let other = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(other) }
+        var second = sockaddr_in()
+        second.sin_family = sa_family_t(AF_INET)
+        second.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var secondLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let secondBound = withUnsafeMutablePointer(to: &second) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(other, $0, secondLength) == 0 && listen(other, 1) == 0 && getsockname(other, $0, &secondLength) == 0 }
+        }
+        try #require(secondBound)
+        let takenToo = String(UInt16(bigEndian: second.sin_port))
+        let both = try await runProgram(["sh", "-c", "\"$0\" serve --ui-port \(taken) --backend-port \(takenToo) --sandbox-port 0 --production-port 0 --device-port 0 --state \"$1/state2\" --certs \"$1/certs\" 2>&1",
+                                         authsim, folder.path])
+        #expect(both.status == 1 && both.output.contains("2 ports cannot be listened on"), "\(both.output)")
+        #expect(both.output.contains("the inspector cannot listen on 127.0.0.1:\(taken)") && both.output.contains("pass another --ui-port"), "\(both.output)")
+        #expect(both.output.contains("the backend cannot listen on 127.0.0.1:\(takenToo)") && both.output.contains("pass another --backend-port"), "\(both.output)")
         // 70000 is not a port (it was taken modulo 65536: 4464).
         let outOfRange = try await runProgram(["sh", "-c", "\"$0\" serve --ui-port 70000 --state \"$1/state\" --certs \"$1/certs\" 2>&1", authsim, folder.path])
         #expect(outOfRange.status != 0 && outOfRange.output.contains("--ui-port 70000 is not a port: 0 to 65535"), "\(outOfRange.output)")
