@@ -28,7 +28,7 @@ struct ChannelTests {
             #expect(parseAPNsID(id) != nil && id == id.lowercased())
             #expect((response.apnsUniqueID != nil) == (environment == .sandbox))
 
-            let push = try #require(await app.firstPush(timeout: .seconds(5)))
+            let push = try #require(await app.firstPush(timeout: .seconds(120)))  // Woken by the push; the limit bounds a failure.
             #expect(push.payload == Fixture.silent)
             #expect(push.apnsID == id)
             let log = try fixture.deliveryLog()
