@@ -32,7 +32,8 @@ def ok(name):
     print("ok", name, flush=True)
 
 
-def wait_for(what, condition, timeout=20.0):
+def wait_for(what, condition, timeout=120.0):
+    """Polls `condition` until it holds; the limit only bounds a failure (a busy machine is slow)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         value = condition()
@@ -123,7 +124,13 @@ try:
     assert "BadDeviceToken" in cause, cause
     assert js("document.querySelector('#detail .fix').textContent"), "no fix shown"
     assert "InvalidProviderToken" not in js("document.querySelector('#detail').textContent")
+    rejected_id = js("Number(document.querySelector('#pushes tbody tr').dataset.id)")
+    assert js("location.hash") == f"#pushes/{rejected_id}", js("location.hash")
     ok("a rejected push shows its reason, and its cause and fix when selected")
+    # At 1400 px the pushes table and the detail fit side by side: no sideways scrolling.
+    wide = js("(() => { const w = document.querySelector('#page-pushes .table-wrap'); return [w.scrollWidth, w.clientWidth]; })()")
+    assert wide[0] <= wide[1], f"the pushes table scrolls sideways at 1400 px: {wide}"
+    ok("the pushes table fits beside the detail at 1400 px")
     screenshot("inspector-pushes.png")
 
     # The Faults page: a rule that makes the next push fail.
@@ -165,6 +172,9 @@ try:
         wait_for(f"the {page_name} page", lambda: js(f"!document.querySelector('#page-{page_name}').hidden"))
         time.sleep(0.3)
         screenshot(file)
+    # One time format on every page (the SMS page showed 10:48:29 PM beside the pushes' 22:47:09.449).
+    sms_time = js("document.querySelector('#sms tbody td').textContent")
+    assert re.match(r"^\d{2}:\d{2}:\d{2}\.\d{3}$", sms_time or ""), sms_time
     assert js("document.querySelector('#devices tbody').textContent").count("browser test") == 1
     js("document.querySelector('nav button[data-page=devices]').click(); document.querySelector('#device-label').value = 'added in the page'; "
        "document.querySelector('#device-add button').click()")
@@ -192,6 +202,16 @@ try:
     topics = js("[...new Set([...document.querySelectorAll('#pushes tbody tr')].map(r => r.children[2].textContent))]")
     assert topics == ["com.example.older"], topics
     ok("the push filter finds pushes older than the page loaded (250 of 515)")
+
+    # Deep links: a push's address opens it; a changed address (and back) moves the page.
+    cdp("Page.navigate", url=f"{inspector}/#pushes/{rejected_id}")
+    heading = wait_for("the linked push", lambda: js("document.querySelector('#detail h2') && document.querySelector('#detail h2').textContent"))
+    assert heading.startswith(f"Push {rejected_id}: 400 BadDeviceToken"), heading
+    js("location.hash = '#flows'")
+    wait_for("the sign-ins page after the address changed", lambda: js("!document.querySelector('#page-flows').hidden"))
+    js("history.back()")
+    wait_for("the push again, back", lambda: js("!document.querySelector('#page-pushes').hidden && location.hash") == f"#pushes/{rejected_id}")
+    ok("deep links: #pushes/<id> opens the push, a changed address moves the page, back returns")
     socket.close()
 finally:
     browser.terminate()

@@ -24,15 +24,26 @@ async function api(path, options = {}) {
 }
 
 // --- Pages -------------------------------------------------------------------------------------
+// The address names the page and what is selected on it (#pushes/12, #flows/3), so a link to a push
+// or a sign-in opens it, and back and forward move between them (hashchange).
+const PAGES = ["pushes", "flows", "sms", "emails", "users", "devices", "faults"];
 function show(page) {
+  if (!PAGES.includes(page)) page = "pushes";
   for (const button of document.querySelectorAll("nav button")) {
     if (button.dataset.page === page) button.setAttribute("aria-current", "page"); else button.removeAttribute("aria-current");
   }
   for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${page}`;
-  location.hash = page;
+  if (location.hash.slice(1).split("/")[0] !== page) location.hash = page;
   ({ flows: loadFlows, sms: loadSMS, emails: loadEmails, users: loadUsers, devices: loadDevices, faults: loadFaults })[page]?.();
 }
-for (const button of document.querySelectorAll("nav button")) button.addEventListener("click", () => show(button.dataset.page));
+function route() {
+  const [page, id] = location.hash.slice(1).split("/");
+  show(page || "pushes");
+  if (id && page === "pushes" && Number(id) !== selected) select(Number(id));
+  if (id && page === "flows" && Number(id) !== selectedFlow) showFlow(Number(id));
+}
+addEventListener("hashchange", route);
+for (const button of document.querySelectorAll("nav button")) button.addEventListener("click", () => { location.hash = button.dataset.page; });
 
 // --- Theme --------------------------------------------------------------------------------------
 function applyTheme(theme) {
@@ -49,7 +60,13 @@ $("#theme").addEventListener("click", () => {
 });
 
 // --- Pushes -------------------------------------------------------------------------------------
-const time = (iso) => new Date(iso).toLocaleTimeString([], { hour12: false }) + "." + iso.slice(20, 23);
+// One way to show a time on every page: 24-hour, to the millisecond, this browser's time zone. The
+// API gives RFC 3339 text or seconds since 1970.
+const time = (value) => {
+  const date = typeof value === "number" ? new Date(value * 1000) : new Date(value);
+  if (Number.isNaN(date.getTime())) return String(value ?? "");
+  return date.toLocaleTimeString([], { hour12: false }) + "." + String(date.getMilliseconds()).padStart(3, "0");
+};
 
 function matches(push) {
   const filter = $("#push-filter").value.trim().toLowerCase();
@@ -62,7 +79,7 @@ function row(push) {
   const ok = push.status === 200;
   const tr = el("tr", { tabindex: "0", "data-id": push.id, "aria-label": `push ${push.id}: ${push.status} ${push.reason || ""}` },
     el("td", {}, time(push.time)), el("td", {}, push.environment), el("td", {}, push.topic || ""),
-    el("td", { title: push.deviceToken }, push.deviceToken.slice(0, 12) + "…"), el("td", {}, push.pushType || ""),
+    el("td", { title: push.deviceToken }, push.deviceToken.slice(0, 8) + "…"), el("td", {}, push.pushType || ""),
     el("td", {}, push.priority ?? ""), el("td", { class: ok ? "status-ok status" : "status-bad status" }, push.status),
     el("td", { class: ok ? "" : "reason" }, push.reason || (push.dropped ? "dropped" : "")), el("td", { title: push.apnsID }, push.apnsID.slice(0, 8)),
     el("td", { title: push.node ? `answered by ${push.node}, another receiver of the fleet` : "answered by this receiver" }, push.node || "here"));
@@ -124,6 +141,7 @@ function formatted(text) {
 
 async function select(id) {
   selected = id;
+  if (location.hash !== `#pushes/${id}`) history.replaceState(null, "", `#pushes/${id}`);
   for (const tr of document.querySelectorAll("#pushes tr.selected")) tr.classList.remove("selected");
   document.querySelector(`#pushes tr[data-id="${id}"]`)?.classList.add("selected");
   let push = pushes.get(id);
@@ -213,6 +231,7 @@ setInterval(() => { if (!$("#page-flows").hidden) loadFlows(); }, 2000);
 
 async function showFlow(id, mark = true) {
   selectedFlow = id;
+  if (location.hash !== `#flows/${id}`) history.replaceState(null, "", `#flows/${id}`);
   if (mark) {
     for (const tr of document.querySelectorAll("#flows tr.selected")) tr.classList.remove("selected");
     document.querySelector(`#flows tr[data-id="${id}"]`)?.classList.add("selected");
@@ -233,7 +252,7 @@ async function showFlow(id, mark = true) {
 async function loadSMS() {
   try {
     const messages = await api("/api/v1/sms");
-    $("#sms tbody").replaceChildren(...messages.reverse().map((m) => el("tr", {}, el("td", {}, new Date(m.sentAt * 1000 || m.sentAt).toLocaleTimeString()),
+    $("#sms tbody").replaceChildren(...messages.reverse().map((m) => el("tr", {}, el("td", {}, time(m.sentAt)),
       el("td", {}, m.phoneNumber), el("td", {}, m.code), el("td", {}, m.text), el("td", { title: m.sessionInfo }, m.sessionInfo.slice(0, 10) + "…"))));
   } catch (error) { $("#sms tbody").replaceChildren(el("tr", {}, el("td", { class: "error", colspan: "5" }, error.message))); }
 }
@@ -241,10 +260,12 @@ async function loadSMS() {
 async function loadEmails() {
   try {
     const emails = await api("/api/v1/emails");
-    $("#emails tbody").replaceChildren(...emails.reverse().map((m) => el("tr", {}, el("td", {}, new Date(m.sentAt * 1000 || m.sentAt).toLocaleTimeString()),
+    $("#emails tbody").replaceChildren(...emails.reverse().map((m) => el("tr", {}, el("td", {}, time(m.sentAt)),
       el("td", {}, m.email + (m.newEmail ? " → " + m.newEmail : "")), el("td", {}, m.requestType),
-      el("td", { title: m.link }, m.code.slice(0, 12) + "…"), el("td", {}, m.used ? "used" : "unused"))));
-  } catch (error) { $("#emails tbody").replaceChildren(el("tr", {}, el("td", { class: "error", colspan: "5" }, error.message))); }
+      el("td", { title: m.code }, m.code.slice(0, 12) + "…"),
+      el("td", { title: m.link }, el("a", { href: m.link, target: "_blank", rel: "noopener" }, m.link.replace(/^https?:\/\//, "").slice(0, 48) + "…")),
+      el("td", {}, m.used ? "used" : "unused"))));
+  } catch (error) { $("#emails tbody").replaceChildren(el("tr", {}, el("td", { class: "error", colspan: "6" }, error.message))); }
 }
 
 async function loadUsers() {
@@ -298,4 +319,4 @@ $("#faults-clear").addEventListener("click", async () => {
 });
 
 startPushes();
-show((location.hash || "#pushes").slice(1));
+route();
