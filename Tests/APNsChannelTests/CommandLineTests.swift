@@ -203,17 +203,9 @@ struct CommandLineTests {
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         // A port held by another listener (this process's socket).
-        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(held) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && listen(held, 1) == 0 && getsockname(held, $0, &length) == 0 }
-        }
-        try #require(bound)
-        let taken = String(UInt16(bigEndian: address.sin_port))
+        let held = try HeldPort()
+        defer { held.release() }  // Held (and alive) to the end of the test.
+        let taken = String(held.port)
         let authsim = try executable("authsim")
         let serve = try await runProgram(["sh", "-c", "\"$0\" serve --ui-port \(taken) --sandbox-port 0 --production-port 0 --device-port 0 --backend-port 0 --state \"$1/state\" --certs \"$1/certs\" 2>&1",
                                           authsim, folder.path])
@@ -228,17 +220,9 @@ struct CommandLineTests {
         let backend = try await runProgram(["sh", "-c", "\"$0\" backend --port \(taken) --state \"$1/backend\" --certs \"$1/certs\" 2>&1", authsim, folder.path])
         #expect(backend.status == 1 && backend.output.contains("pass another --port"), "\(backend.output)")
         // A second serve on a first one's ports: every conflict in one refusal, before anything starts.
-        let other = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(other) }
-        var second = sockaddr_in()
-        second.sin_family = sa_family_t(AF_INET)
-        second.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var secondLength = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let secondBound = withUnsafeMutablePointer(to: &second) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(other, $0, secondLength) == 0 && listen(other, 1) == 0 && getsockname(other, $0, &secondLength) == 0 }
-        }
-        try #require(secondBound)
-        let takenToo = String(UInt16(bigEndian: second.sin_port))
+        let other = try HeldPort()
+        defer { other.release() }
+        let takenToo = String(other.port)
         let both = try await runProgram(["sh", "-c", "\"$0\" serve --ui-port \(taken) --backend-port \(takenToo) --sandbox-port 0 --production-port 0 --device-port 0 --state \"$1/state2\" --certs \"$1/certs\" 2>&1",
                                          authsim, folder.path])
         #expect(both.status == 1 && both.output.contains("2 ports cannot be listened on"), "\(both.output)")

@@ -83,16 +83,8 @@ public final class TLSPostgres: Sendable {
 
     /// A TCP port nothing listens on now (the kernel's choice for a socket bound to port 0).
     static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-        }
-        guard bound else { throw PostgresFixtureError("cannot find a free port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let held = try HeldPort(listening: false)
+        defer { held.release() }
+        return held.port
     }
 }
