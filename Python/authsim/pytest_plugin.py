@@ -102,9 +102,12 @@ class AuthsimServer:
             assert result.signed_in and result.path == "silentPush", result.output
         """
         work = Path(tempfile.mkdtemp(prefix="phone-", dir=self.folder))
+        # The app claims its URL schemes as Unix sockets, whose paths may be 107 bytes at most:
+        # a short folder of its own, not one under pytest's long temporary paths.
+        schemes = Path(tempfile.mkdtemp(prefix="as-", dir="/tmp" if os.path.isdir("/tmp") else None))
         gateway = self.device_gateway_url.split("://", 1)[-1].rstrip("/")
         args = [self.binary or _default_binary(), "phone", "--backend", self.auth_emulator_host, "--gateway", gateway,
-                "--certs", str(self.folder / "Certs"), "--state", str(work), "--runtime-dir", str(work / "schemes"),
+                "--certs", str(self.folder / "Certs"), "--state", str(work), "--runtime-dir", str(schemes),
                 "--number", phone_number, "--declared-type", declared_type, "--json"]
         if simulator:
             args.append("--simulator")
@@ -112,7 +115,10 @@ class AuthsimServer:
             args += ["--code", code]
         if expect is not None:
             args += ["--expect", expect]
-        run = subprocess.run([*args, *extra_args], capture_output=True, text=True, timeout=timeout, cwd=work)
+        try:
+            run = subprocess.run([*args, *extra_args], capture_output=True, text=True, timeout=timeout, cwd=work)
+        finally:
+            shutil.rmtree(schemes, ignore_errors=True)
         events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
         signed = [e.get("facts") or {} for e in events if e.get("kind") in ("signedIn", "app.signedIn")]
         return PhoneSignIn(uid=signed[-1].get("uid") if signed else None, path=signed[-1].get("path") if signed else None,
