@@ -86,15 +86,18 @@ public final class LocalAPNsChannel: Sendable {
     ///   - key: the provider key to sign with (default: the `Certs/` key).
     ///   - serverName: the SNI / `:authority` name (default: Apple's host for `environment`).
     ///   - listener: which listener to connect to (default: the one for `environment`).
+    ///   - timeout: seconds a push may wait for its answer (a test whose receiver waits on a lost
+    ///     database, on a busy machine, gives more).
     public func client(environment: APNsEnvironment, key: APNsAuthKey? = nil, clock: any WallClock = SystemWallClock(),
                        serverName: String? = nil, listener: APNsEnvironment? = nil, connections: Int = 1,
-                       retries: Int = 2, refresh: TimeInterval = ProviderTokenCache.defaultRefresh) throws -> APNsClient {
+                       retries: Int = 2, refresh: TimeInterval = ProviderTokenCache.defaultRefresh,
+                       timeout: TimeInterval = 10) throws -> APNsClient {
         let port = receiver.port(for: listener ?? environment)!
         var configuration = APNsClientConfiguration.local(environment, port: port, caPEM: credentials.caCertificatePEM)
         if let serverName { configuration.serverName = serverName }
         configuration.connections = connections
         configuration.retries = retries
-        configuration.timeout = 10
+        configuration.timeout = timeout
         let cache = try ProviderTokenCache(signer: (key ?? credentials.authKey).signer, clock: clock, refreshInterval: refresh)
         return try APNsClient(configuration: configuration, tokens: cache)
     }

@@ -54,8 +54,10 @@ struct Fixture {
         return token
     }
 
+    /// A sender to the fixture's receiver. Its pushes wait up to 120 s for their answer (the client's
+    /// default is 10): the limit bounds a failure, it does not measure a busy machine.
     func client(_ environment: APNsEnvironment = .sandbox, key: APNsAuthKey? = nil, retries: Int = 2) throws -> APNsClient {
-        try channel.client(environment: environment, key: key, clock: clock, retries: retries)
+        try channel.client(environment: environment, key: key, clock: clock, retries: retries, timeout: 120)
     }
 
     /// A provider token signed now (or `offset` seconds from now) with `key`.

@@ -29,7 +29,9 @@ struct DeliveryLogStoreTests {
                                                        sharedLog: log)
         let token = DeviceToken.random()
         try channel.register(token, environment: .sandbox, bundleID: "com.example.authsim")
-        let client = try channel.client(environment: .sandbox, retries: 0)
+        // A push's answer waits on the receiver's attempt to reach the lost database: with the suite on
+        // two busy cores it once took more than the client's default 10 s. The limit bounds a failure.
+        let client = try channel.client(environment: .sandbox, retries: 0, timeout: 120)
         func push() async throws -> APNsResponse {
             try await client.send(PushRequest(deviceToken: token, headers: PushHeaders(pushType: .background, topic: "com.example.authsim",
                                                                                        priority: .consideringPower), payload: Self.silent))
