@@ -32,8 +32,10 @@ public final class RemoteDevice: Sendable {
     /// Asks the gateway for a token for `bundleID` in `environment` (as `registerForRemoteNotifications` does).
     /// - Throws: ``ReceiverError`` saying what is unreachable or what the gateway refused.
     /// - Parameter adminToken: the deployment's admin token, for a gateway beyond loopback.
+    /// - Parameter timeout: how long the gateway has to answer.
     public static func register(gatewayHost: String, gatewayPort: Int, environment: APNsEnvironment, bundleID: String,
-                                adminToken: String? = nil, transport: any HTTPTransport) async throws(ReceiverError) -> DeviceToken {
+                                adminToken: String? = nil, transport: any HTTPTransport,
+                                timeout: Duration = .seconds(10)) async throws(ReceiverError) -> DeviceToken {
         let gateway = "\(gatewayHost):\(gatewayPort)"
         guard let url = URL(string: "http://\(gateway)/devices") else {
             throw ReceiverError(.configuration, "\(gateway) is not a host:port for the device gateway")
@@ -45,7 +47,7 @@ public final class RemoteDevice: Sendable {
         let answer: TransportResponse
         do {
             answer = try await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")] + authorization(adminToken),
-                                                               body: body, timeout: .seconds(10)))
+                                                               body: body, timeout: timeout))
         } catch {
             throw ReceiverError(.configuration, unreachable(gateway, error))
         }
@@ -57,9 +59,10 @@ public final class RemoteDevice: Sendable {
         return token
     }
 
-    /// Opens the notification stream for `token`; returns once the gateway says it is connected.
+    /// Opens the notification stream for `token`; returns once the gateway says it is connected
+    /// (within `timeout`).
     public static func connect(gatewayHost: String, gatewayPort: Int, token: DeviceToken, environment: APNsEnvironment,
-                               adminToken: String? = nil, transport: NIOHTTP1Transport,
+                               adminToken: String? = nil, transport: NIOHTTP1Transport, timeout: Duration = .seconds(10),
                                onPush: @escaping @Sendable (RemotePush) -> Void) async throws(ReceiverError) -> RemoteDevice {
         let gateway = "\(gatewayHost):\(gatewayPort)"
         guard let url = URL(string: "http://\(gateway)/devices/\(environment.rawValue)/\(token.hex)/notifications") else {
@@ -68,7 +71,7 @@ public final class RemoteDevice: Sendable {
         let connected = Confirmation()
         let stream: LineStream
         do {
-            stream = try await transport.lines(TransportRequest(method: "GET", url: url, headers: authorization(adminToken), timeout: .seconds(10))) { line in
+            stream = try await transport.lines(TransportRequest(method: "GET", url: url, headers: authorization(adminToken), timeout: timeout)) { line in
                 if line == Array(#"{"connected":true}"#.utf8) {
                     connected.confirm()
                     return
@@ -81,9 +84,9 @@ public final class RemoteDevice: Sendable {
         } catch {
             throw ReceiverError(.configuration, unreachable(gateway, error))
         }
-        guard await connected.wait(timeout: .seconds(10)) else {
+        guard await connected.wait(timeout: timeout) else {
             await stream.close()
-            throw ReceiverError(.configuration, "the device gateway at \(gateway) did not confirm the notification stream within 10 s")
+            throw ReceiverError(.configuration, "the device gateway at \(gateway) did not confirm the notification stream within \(timeout)")
         }
         return RemoteDevice(token: token, environment: environment, stream: stream)
     }

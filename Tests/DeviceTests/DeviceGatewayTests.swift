@@ -27,12 +27,14 @@ struct DeviceGatewayTests {
         let hub = DeviceHub()
         let gateway = try await DeviceGateway.start(registry: registry, hub: hub)
         let transport = NIOHTTP1Transport()
+        // The gateway's answers bounded at 120 s, not the default 10: with the suite on two busy cores a
+        // registration once took longer. The limit bounds a failure.
         let token = try await RemoteDevice.register(gatewayHost: "127.0.0.1", gatewayPort: gateway.port, environment: .sandbox,
-                                                    bundleID: "com.example.authsim", transport: transport)
+                                                    bundleID: "com.example.authsim", transport: transport, timeout: .seconds(120))
         #expect(registry.lookup(token, in: .sandbox)?.bundleID == "com.example.authsim")
         let received = Received()
         let device = try await RemoteDevice.connect(gatewayHost: "127.0.0.1", gatewayPort: gateway.port, token: token,
-                                                    environment: .sandbox, transport: transport) { received.add($0) }
+                                                    environment: .sandbox, transport: transport, timeout: .seconds(120)) { received.add($0) }
         var push = Self.push
         push.deviceToken = token
         await hub.deliver(push)
@@ -56,7 +58,7 @@ struct DeviceGatewayTests {
         let gateway = try await DeviceGateway.start(registry: DeviceRegistry(), hub: DeviceHub())
         let transport = NIOHTTP1Transport()
         _ = try await RemoteDevice.connect(gatewayHost: "127.0.0.1", gatewayPort: gateway.port, token: DeviceToken(hex: "cd34")!,
-                                           environment: .production, transport: transport) { _ in }
+                                           environment: .production, transport: transport, timeout: .seconds(120)) { _ in }
         // Without ending the open stream, a graceful shutdown waits for it for ever: the wait ends
         // with the shutdown; the limit only bounds a test that failed.
         let stopped = await withLimit(.seconds(120)) { await gateway.shutdown() } != nil
