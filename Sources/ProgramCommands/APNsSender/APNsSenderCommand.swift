@@ -124,9 +124,12 @@ struct APNsSenderCommand: AsyncParsableCommand {
 
         // (No per-push callback at all with --quiet: a bulk run then makes no result per answer.)
         let json = json
-        let printEach: (@Sendable (BulkSender.Result) -> Void)? = quiet ? nil : { @Sendable result in say(Self.line(for: result, json: json)) }
+        // One line per answer, written in batches: a bulk send says 200,000 of them.
+        let results = BufferedLines()
+        let printEach: (@Sendable (BulkSender.Result) -> Void)? = quiet ? nil : { @Sendable result in results.say(Self.line(for: result, json: json)) }
         let report = await BulkSender(client: client, concurrency: concurrency, assignAPNsIDs: uniqueAPNsIDs)
             .send(requests, times: count, onResult: printEach)
+        results.flush()
         await client.shutdown()
         say(report.summary(json: json))
         if report.unanswered > 0 {
