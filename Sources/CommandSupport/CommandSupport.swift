@@ -71,7 +71,7 @@ package func invocation(of program: String, executable: String? = nil, path: Str
                         launcher: String? = ProcessInfo.processInfo.environment["AUTHSIM_LAUNCHER"]) -> String {
     // The wheel's console script (in the environment's bin/) execs the bundled binary and names itself.
     let exe = launcher.flatMap { $0.isEmpty ? nil : $0 } ?? executable
-        ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? program
+        ?? runningExecutable()
     let folder = URL(fileURLWithPath: exe).deletingLastPathComponent().standardizedFileURL.path
     if folder.contains("/.build/") { return "swift run \(program)" }
     let onPath = (path ?? "").split(separator: ":").contains { URL(fileURLWithPath: String($0)).standardizedFileURL.path == folder }

@@ -14,7 +14,7 @@ package struct Documentation: Sendable {
     /// `bin/`, else in the first folder above it with `Package.swift`, `README.md` and `docs/` (a
     /// source checkout's `.build/<triple>/debug/authsim`). `nil` when neither has it.
     package static func find(executable: String? = nil) -> Documentation? {
-        let exe = executable ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? ""
+        let exe = executable ?? runningExecutable()
         var folder = URL(fileURLWithPath: exe).resolvingSymlinksInPath().deletingLastPathComponent()
         let release = folder.deletingLastPathComponent()
         if Self.holdsDocumentation(release) { return Documentation(root: release) }
@@ -59,4 +59,10 @@ package struct Documentation: Sendable {
         if name.lowercased().hasSuffix(".md") { name.removeLast(3) }
         return pages().first { $0.name.lowercased() == name.lowercased() }
     }
+}
+
+/// This process's binary: `/proc/self/exe`'s target (the real file behind a link such as the
+/// release's `bin/push-receiver`), else `argv[0]`.
+package func runningExecutable() -> String {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? ""
 }

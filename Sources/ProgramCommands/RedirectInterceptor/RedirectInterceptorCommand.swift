@@ -120,7 +120,7 @@ struct Register: AsyncParsableCommand {
     /// program's name (the release bundle's link, the wheel's launcher). Then the path of that name,
     /// so that the desktop entry runs redirect-interceptor, not authsim.
     static func thisProgram() -> String {
-        let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let binary = runningExecutable()
         let invoked = CommandLine.arguments[0]
         guard URL(fileURLWithPath: binary).lastPathComponent != "redirect-interceptor" else { return binary }
         if invoked.contains("/") { return URL(fileURLWithPath: invoked).standardizedFileURL.path }
