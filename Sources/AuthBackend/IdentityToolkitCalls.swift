@@ -250,6 +250,19 @@ extension IdentityToolkit {
         try await change { core throws(IdentityToolkitError) in try core.deleteAllAccounts() }
     }
 
+    /// Custom claims as `setAccountInfo` checks them (a JSON object of at most 1,000 characters,
+    /// no reserved claim), before a call that would set them: the inspector's add-a-user checks
+    /// them before the user is created.
+    public nonisolated static func checkCustomClaims(_ json: String) throws(IdentityToolkitError) {
+        try BackendCore.validateCustomClaims(json)
+    }
+
+    /// The inspector's import of an accounts file (the emulator's export): every user checked
+    /// first, then all kept in one change, or none (see ``BackendCore``'s rule).
+    public func importAccounts(_ users: [UserRecord], overwrite: Bool) async throws(IdentityToolkitError) -> (imported: Int, replaced: Int) {
+        try await change { core throws(IdentityToolkitError) in try core.importAccounts(users, overwrite: overwrite) }
+    }
+
     /// Every user, as the emulator's export (`accounts:batchGet?maxResults=-1`) lists them.
     public func exportAccounts() async throws(IdentityToolkitError) -> DownloadAccountResponse {
         try await change { core throws(IdentityToolkitError) in try core.exportAccounts() }

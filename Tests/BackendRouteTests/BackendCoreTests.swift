@@ -149,6 +149,47 @@ struct BackendCoreTests {
         }
         #expect(error.code == .missingAppCredential && real.records.isEmpty)
     }
+
+    /// The inspector's import of an accounts file (Users screen, `POST /api/v1/accounts.json`):
+    /// unlike `batchCreate`, which keeps the users it can and lists the others
+    /// (firebase-tools src/emulator/auth/operations.ts, batchCreate), it keeps all of them or none.
+    @Test("an accounts file imports whole or not at all: a bad user, an ID twice, an ID that exists (without overwrite) keep nothing")
+    func importAccountsAllOrNothing() throws {
+        var core = try core()
+        let ada = UserRecord(localId: "ada", email: "ada@example.com", displayName: "Ada")
+        let grace = UserRecord(localId: "grace", email: "grace@example.com")
+        func run(_ users: [UserRecord], overwrite: Bool) -> CoreOutcome<(imported: Int, replaced: Int)> {
+            core.handle(now: start) { core throws(IdentityToolkitError) in try core.importAccounts(users, overwrite: overwrite) }
+        }
+        let first = run([ada, grace], overwrite: false)
+        #expect(try first.answer.get() == (2, 0))
+        #expect(first.records.count == 2 && core.state.users.keys.sorted() == ["ada", "grace"])
+
+        let bad = UserRecord(localId: "lin", email: "not an email")
+        let refused = run([UserRecord(localId: "new", email: "new@example.com"), bad], overwrite: true)
+        #expect(refused.records.isEmpty && core.state.users["new"] == nil)
+        #expect(throws: IdentityToolkitError.self) { try refused.answer.get() }
+        if case .failure(let error) = refused.answer { #expect(error.message.contains("user 1 (lin)") && error.message.contains("nothing was imported"), "\(error.message)") }
+
+        let existing = run([ada], overwrite: false)
+        if case .failure(let error) = existing.answer {
+            #expect(error.code == .duplicateLocalID && error.message.contains("ada exists"), "\(error.message)")
+        } else { Issue.record("an existing ID imported without overwrite") }
+        #expect(existing.records.isEmpty)
+
+        let twice = run([grace, grace], overwrite: true)
+        if case .failure(let error) = twice.answer { #expect(error.code == .duplicateLocalID && error.message.contains("grace")) } else { Issue.record("an ID twice imported") }
+
+        // Two users of one file may not share an email: checked against the file's earlier users.
+        let clash = run([UserRecord(localId: "x1", email: "same@example.com"), UserRecord(localId: "x2", email: "same@example.com")], overwrite: false)
+        #expect(clash.records.isEmpty && core.state.users["x1"] == nil)
+
+        var renamed = ada
+        renamed.displayName = "Ada King"
+        let replaced = run([renamed], overwrite: true)
+        #expect(try replaced.answer.get() == (1, 1) && core.state.users["ada"]?.displayName == "Ada King")
+        #expect(throws: IdentityToolkitError.self) { try run([], overwrite: true).answer.get() }
+    }
 }
 
 extension BackendCoreTests {
@@ -225,4 +266,5 @@ struct SeededRandom: BackendRandom {
         }
         return out
     }
+
 }

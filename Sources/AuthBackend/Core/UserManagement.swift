@@ -464,6 +464,39 @@ extension BackendCore {
         commit(.accountsReset)
     }
 
+    /// ``IdentityToolkit/importAccounts(_:overwrite:)``'s rules: a whole accounts file, all of it or
+    /// none. Each user is checked as `batchCreate` checks it, against the state with the file's
+    /// earlier users in it, before any is kept; an ID twice in the file, or (without `overwrite`)
+    /// an ID that exists, refuses the file naming them.
+    mutating func importAccounts(_ users: [UserRecord], overwrite: Bool) throws(IdentityToolkitError) -> (imported: Int, replaced: Int) {
+        guard !users.isEmpty else { throw IdentityToolkitError(.missingUserAccount, "the file has no users") }
+        var seen = Set<String>()
+        let twice = users.map(\.localId).filter { !seen.insert($0).inserted }
+        guard twice.isEmpty else {
+            throw IdentityToolkitError(.duplicateLocalID, "the file names \(Self.listed(Set(twice).sorted())) more than once: nothing was imported")
+        }
+        let existing = users.map(\.localId).filter { state.users[$0] != nil }
+        if !existing.isEmpty, !overwrite {
+            throw IdentityToolkitError(.duplicateLocalID, "\(Self.listed(existing)) \(existing.count == 1 ? "exists" : "exist"): nothing was imported (import with overwrite to replace them)")
+        }
+        var trial = self
+        for (index, record) in users.enumerated() {
+            do throws(IdentityToolkitError) {
+                trial.state.apply(.user(try trial.importedUser(record, allowOverwrite: true)))
+            } catch {
+                throw IdentityToolkitError(error.code, "user \(index) (\(record.localId)): \(error.detail ?? error.message): nothing was imported")
+            }
+        }
+        for record in users { commit(.user(try importedUser(record, allowOverwrite: true))) }
+        return (users.count, existing.count)
+    }
+
+    /// IDs in a message: the first five, then how many more.
+    private static func listed(_ ids: [String]) -> String {
+        let shown = ids.prefix(5).joined(separator: ", ")
+        return ids.count > 5 ? "\(shown) and \(ids.count - 5) more" : shown
+    }
+
     /// ``IdentityToolkit/exportAccounts()``'s rules.
     mutating func exportAccounts() throws(IdentityToolkitError) -> DownloadAccountResponse {
         DownloadAccountResponse(users: state.users.keys.sorted().compactMap { state.users[$0] }.map(Self.userInfo), nextPageToken: nil)
