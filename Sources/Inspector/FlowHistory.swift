@@ -37,6 +37,8 @@ public struct InspectedFlow: Codable, Sendable, Hashable {
     public var cause: String?
     public var fix: String?
     public var steps: [Step]
+    /// The device token (hex) its silent push went to, when it had one.
+    public var deviceToken: String? = nil
 
     /// The sign-in as a sequence diagram (``SequenceDiagram``, as `authsim run --diagram` draws
     /// runs): app, backend and APNs as they took part, milliseconds from the first step.
@@ -88,9 +90,12 @@ public enum FlowOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
 
 /// The backend's sign-ins, grouped from its events (``BackendEvent``): a flow starts with a
 /// silent push (verifyClient), a code request without one, or an Apple sign-in; the push's
-/// receipt, then the phone number, then the user ID tie later events to it. A refusal that names
-/// neither (the service's errors carry no number) goes to the flow that moved last: with several
-/// sign-ins at once, read the steps with that in mind. The newest ``capacity`` are kept.
+/// receipt, then the phone number, then the user ID tie later events to it. The reCAPTCHA
+/// fallback's code request, which names no push, continues the one sign-in whose push went
+/// unanswered by a code (``fallbackWindow``), so the fallback and the push that caused it are one
+/// row with the push's cause. A refusal that names neither (the service's errors carry no number)
+/// goes to the flow that moved last: with several sign-ins at once, read the steps with that in
+/// mind. The newest ``capacity`` are kept.
 public final class FlowHistory: Sendable {
     public let capacity: Int
     private struct State {
@@ -102,7 +107,23 @@ public final class FlowHistory: Sendable {
         var lastActive: Int?
         /// A recaptchaConfig answer waiting for the flow it starts.
         var pendingConfig: InspectedFlow.Step?
+
+        /// The sign-in a code request without a receipt continues: the SDK's reCAPTCHA fallback
+        /// after its silent push did not come (FirebaseAuth Sources/Swift/AuthProvider/
+        /// PhoneAuthProvider.swift: verifyClient, then reCAPTCHA when no push arrives in time) asks
+        /// for its code with a reCAPTCHA token and nothing that names the push. It joins the one
+        /// sign-in that sent a push and has no code yet, started within ``fallbackWindow``; with
+        /// none, or several (sign-ins at once: which is whose cannot be told), it starts its own.
+        func waitingForFallback(at time: Date) -> Int? {
+            let waiting = flows.filter { flow in
+                flow.outcome == .inProgress && flow.deviceToken != nil && flow.phoneNumber == nil
+                    && time.timeIntervalSince(flow.started) <= FlowHistory.fallbackWindow
+            }
+            return waiting.count == 1 ? waiting[0].id : nil
+        }
     }
+    /// How long after its push a sign-in may continue with the reCAPTCHA fallback's code request.
+    public static let fallbackWindow: TimeInterval = 600
     private let state = Mutex(State())
 
     public init(capacity: Int = 1000) { self.capacity = max(1, capacity) }
@@ -142,9 +163,9 @@ public final class FlowHistory: Sendable {
             switch event {
             case .recaptchaConfig:
                 state.pendingConfig = step
-            case .pushing(_, _, let receipt):
+            case .pushing(let token, _, let receipt):
                 let id = start()
-                add(to: id)
+                add(to: id) { $0.deviceToken = token }
                 state.byReceipt[receipt] = id
             case .verifyClient(let token, let environment, let receipt, let push):
                 add(to: state.byReceipt[receipt]) { flow in
@@ -158,7 +179,7 @@ public final class FlowHistory: Sendable {
                     flow.fix = diagnosis.fix
                 }
             case .codeRequested(let phone, let proof, let receipt, let endpoint):
-                let id = receipt.flatMap { state.byReceipt[$0] } ?? start()
+                let id = receipt.flatMap { state.byReceipt[$0] } ?? (proof == .silentPush ? nil : state.waitingForFallback(at: time)) ?? start()
                 let secondFactor = BackendOperation.secondFactorOperations.contains(endpoint)
                 add(to: id) { flow in
                     flow.phoneNumber = phone

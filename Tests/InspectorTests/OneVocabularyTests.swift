@@ -43,23 +43,58 @@ struct OneVocabularyTests {
         }
     }
 
-    @Test("a sign-in's facts are typed and its causes are Causes': the refused push's and the refused code's")
+    @Test("a sign-in's facts are typed and its causes are Causes': the refused push's, then the refused code's, in one sign-in")
     func typedFlow() throws {
         let flows = FlowHistory()
-        for event in Self.events { flows.record(event) }
-        let all = flows.all
-        try #require(all.count == 2)
+        for event in Self.events.prefix(3) { flows.record(event) }
         // The push's flow: the receipt tied the answer to it; the cause is PushRefusals'.
-        let push = all[0]
-        #expect(push.steps.map(\.event) == ["recaptchaConfig", "pushing", "verifyClient"])
+        let push = try #require(flows.all.first)
+        #expect(flows.all.count == 1 && push.steps.map(\.event) == ["recaptchaConfig", "pushing", "verifyClient"])
         #expect(push.steps.last?.bad == true && push.steps.last?.from == .apns && push.steps.last?.to == .backend)
         let refusal = PushRefusals.diagnose(token: Self.token, sentTo: .production, reason: .badDeviceToken, detail: nil)
-        #expect(push.cause == refusal.cause && push.fix == refusal.fix)
-        // The fallback's code request (no receipt: a flow of its own) ends with the wrong code.
-        let code = all[1]
-        #expect(code.proof == .reCAPTCHA && code.secondFactor == false && code.path == "reCAPTCHA")
+        #expect(push.cause == refusal.cause && push.fix == refusal.fix && push.outcome == .inProgress)
+        // The fallback's code request names no push: it continues the one sign-in waiting for a
+        // code (issue 63, N4: it was a row of its own), and ends with the wrong code.
+        for event in Self.events.dropFirst(3) { flows.record(event) }
+        let all = flows.all
+        try #require(all.count == 1, "\(all.map(\.steps))")
+        let code = all[0]
+        #expect(code.steps.map(\.event) == Self.events.map(\.kind))
+        #expect(code.proof == .reCAPTCHA && code.secondFactor == false && code.path == "reCAPTCHA" && code.deviceToken == Self.token)
         #expect(code.outcome == .refused(.invalidCode) && code.outcome.description == "refused: INVALID_CODE")
         let wrong = BackendRefusals.diagnose(endpoint: "signInWithPhoneNumber", error: .invalidCode, detail: nil, cause: nil, message: "")
         #expect(code.cause == wrong.cause && code.fix == wrong.fix)
+    }
+
+    @Test("a reCAPTCHA code request starts its own sign-in when no push waits for one, when two do, or when the push is over ten minutes old")
+    func fallbackAmbiguity() {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        func push(_ flows: FlowHistory, _ receipt: String, at time: Date) {
+            flows.record(.pushing(appToken: Self.token, environment: .sandbox, receipt: receipt), at: time)
+            flows.record(.verifyClient(appToken: Self.token, environment: .sandbox, receipt: receipt, push: PushResult(status: 200)), at: time)
+        }
+        let code = BackendEvent.codeRequested(phoneNumber: Self.number, proof: .reCAPTCHA, receipt: nil, endpoint: .sendVerificationCode)
+
+        let none = FlowHistory()
+        none.record(code, at: start)
+        #expect(none.all.count == 1)
+
+        let two = FlowHistory()
+        push(two, "R1", at: start)
+        push(two, "R2", at: start.addingTimeInterval(1))
+        two.record(code, at: start.addingTimeInterval(6))
+        #expect(two.all.count == 3 && two.all[0].phoneNumber == nil && two.all[1].phoneNumber == nil)
+
+        let late = FlowHistory()
+        push(late, "R1", at: start)
+        late.record(code, at: start.addingTimeInterval(FlowHistory.fallbackWindow + 1))
+        #expect(late.all.count == 2)
+
+        // A silent-push code request is tied by its receipt, never by this rule.
+        let answered = FlowHistory()
+        push(answered, "R1", at: start)
+        answered.record(.codeRequested(phoneNumber: Self.number, proof: .silentPush, receipt: "R1", endpoint: .sendVerificationCode), at: start)
+        answered.record(code, at: start.addingTimeInterval(6))
+        #expect(answered.all.count == 2 && answered.all[0].proof == .silentPush && answered.all[1].proof == .reCAPTCHA)
     }
 }
