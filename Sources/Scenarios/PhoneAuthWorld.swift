@@ -238,3 +238,37 @@ public final class PhoneAuthWorld: Sendable {
         try? await parts.shutdown()
     }
 }
+
+extension PhoneAuthWorld {
+    /// Tells `timeline` what the backend's silent pushes met (the app cannot see it; the backend
+    /// says), each as soon as the backend has it: after each event the run records, and every
+    /// `every` between them, the backend is asked for pushes newer than the first `known`, so a
+    /// push's answer lands in the timeline beside the app's steps it explains (the backend keeps
+    /// it before verifyClient answers), not after the sign-in. Ends when cancelled; returns how
+    /// many pushes are now known (``reportSilentPushes(into:after:)`` tells the rest).
+    public func followSilentPushes(into timeline: Timeline, after known: Int, every: Duration = .milliseconds(200)) async -> Int {
+        var known = known
+        var seen = timeline.all.count
+        while !Task.isCancelled {
+            let count = seen
+            _ = await timeline.wait(until: { $0.count > count }, atMost: every)
+            if Task.isCancelled { break }
+            known = await reportSilentPushes(into: timeline, after: known)
+            seen = timeline.all.count
+        }
+        return known
+    }
+
+    /// Tells `timeline` of the backend's silent pushes after the first `known`; returns how many
+    /// it knows now.
+    @discardableResult
+    public func reportSilentPushes(into timeline: Timeline, after known: Int) async -> Int {
+        guard let pushes = await silentPushResults(), pushes.count > known else { return known }
+        for push in pushes.dropFirst(known) {
+            let answer = push.error.map { "could not be sent: \($0) (is push-receiver listening where the backend's --receiver-port points?)" }
+                ?? "APNs \(push.environment) answered \(push.status.map(String.init) ?? "?")\(push.reason.map { " \($0)" } ?? "")"
+            timeline.record(.backend, to: .app, "the backend's silent push to \(push.appToken.prefix(8))…: \(answer)")
+        }
+        return pushes.count
+    }
+}

@@ -119,21 +119,17 @@ struct Phone: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let credentials = spec.app.provisioningProfile == .none ? nil : try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         let pushesBefore = await world.silentPushResults()?.count ?? 0
+        let follower = Task { await world.followSilentPushes(into: timeline, after: pushesBefore) }
         let outcome = await ScenarioRunner.runApp(spec, world: world, timeline: timeline, work: work, credentials: credentials,
                                                   backendClock: nil, options: options)
-        // What the backend's silent push met (the app cannot see it; the backend says).
-        if let pushes = await world.silentPushResults() {
-            for push in pushes.dropFirst(min(pushesBefore, pushes.count)) {
-                let answer = push.error.map { "could not be sent: \($0) (is push-receiver listening where the backend's --receiver-port points?)" }
-                    ?? "APNs \(push.environment) answered \(push.status.map(String.init) ?? "?")\(push.reason.map { " \($0)" } ?? "")"
-                timeline.record(.backend, to: .app, "the backend's silent push to \(push.appToken.prefix(8))…: \(answer)")
-            }
-        }
+        follower.cancel()
+        let pushes = await world.reportSilentPushes(into: timeline, after: await follower.value) - pushesBefore
         await world.shutdown()
         let path = timeline.all.lazy.compactMap { event -> SignInPath? in
             if case .signedIn(_, let path)? = event.fact { path } else { nil }
         }.first
-        let verdict = PhoneExpectation.judge(outcome: outcome, path: path, expect: scenario == nil ? expect : expect ?? spec.expectedOutcome)
+        let verdict = PhoneExpectation.judge(outcome: outcome, path: path, expect: scenario == nil ? expect : expect ?? spec.expectedOutcome,
+                                             pushed: pushes > 0)
         if !json {
             say(verdict.passed ? "✔ \(outcome)" : "✘ \(outcome)\(verdict.expected.map { " (expected \($0))" } ?? "")")
             if let note = verdict.note { say("note: \(note)") }
@@ -158,10 +154,14 @@ enum PhoneExpectation {
     static let paths: [String: SignInPath] = ["silent-push": .silentPush, "recaptcha": .reCAPTCHA,
                                               "recaptcha-enterprise": .recaptchaEnterprise, "test-mode": .testMode]
 
-    static func judge(outcome: ScenarioOutcome, path: SignInPath?, expect: String?) -> (passed: Bool, expected: String?, note: String?) {
+    /// - Parameter pushed: whether the backend sent a silent push in this run (a simulator's app,
+    ///   or one whose APNs token never reached Auth, asks for none).
+    static func judge(outcome: ScenarioOutcome, path: SignInPath?, expect: String?, pushed: Bool = true) -> (passed: Bool, expected: String?, note: String?) {
         let signedIn = outcome.isSignedIn
         guard let expect else {
             let note: String? = switch path {
+            case .reCAPTCHA? where !pushed:
+                "no silent push was sent (the app had no APNs token for Auth: a simulator, or registration failed): it used reCAPTCHA. --expect silent-push makes that a failure"
             case .reCAPTCHA?: "no silent push reached the app: it fell back to reCAPTCHA (see the backend's silent push above). --expect silent-push makes that a failure"
             case .recaptchaEnterprise?: "signed in with a reCAPTCHA Enterprise token (SMS defense), not a silent push"
             default: nil
