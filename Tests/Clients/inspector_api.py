@@ -102,6 +102,7 @@ def request_and_check(self, method, url, **kwargs):
 requests.sessions.Session.request = request_and_check
 for path in ["/api/v1/pushes", "/api/v1/pushes/latest", "/api/v1/pushes/{id}", "/api/v1/rejections", "/api/v1/events", "/api/v1/faults",
              "/api/v1/devices", "/api/v1/devices/{environment}/{token}/invalidate", "/api/v1/sms", "/api/v1/emails", "/api/v1/users", "/api/v1/users/{uid}",
+             "/api/v1/accounts.json",
              "/metrics", "/livez", "/readyz"]:
     assert path in document["paths"], path
 ok("the OpenAPI document validates (openapi-spec-validator) and describes every endpoint")
@@ -180,28 +181,108 @@ assert invalidated.status_code == 200 and invalidated.json()["state"] == "unregi
 assert send_push(token)["reason"] == "Unregistered"
 ok("devices: invalidated, and APNs answers 410 for it")
 
-# Users and SMS from the backend.
-created = requests.post(f"{backend}/identitytoolkit.googleapis.com/v1/projects/authsim-demo/accounts",
-                        headers={"Authorization": "Bearer owner"}, json={"localId": "api-user", "phoneNumber": "+16505550111"}, timeout=10)
-assert created.status_code == 200, created.text
-users = requests.get(f"{api}/users", timeout=10).json()
-assert "api-user" in [u["localId"] for u in users], users
-assert requests.patch(f"{api}/users/api-user", json={"disabled": True}, timeout=10).json()["disabled"] is True
-assert requests.delete(f"{api}/users/api-user", timeout=10).status_code == 204
-assert "api-user" not in [u["localId"] for u in requests.get(f"{api}/users", timeout=10).json()]
+# Users: what the Emulator Suite's Authentication tab does, through the API; the Admin SDK (firebase-admin,
+# a client we did not write) sees every change, and the inspector sees the Admin SDK's.
+os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = backend.split("://", 1)[1]
+import firebase_admin  # noqa: E402
+from firebase_admin import auth  # noqa: E402
+firebase_admin.initialize_app(options={"projectId": "authsim-demo"})
+
+def client(path, body):
+    return requests.post(f"{backend}/identitytoolkit.googleapis.com/v1/{path}", params={"key": api_key}, json=body, timeout=10)
+
+phone_users = requests.get(f"{api}/users", timeout=10).json()
+added = requests.post(f"{api}/users", json={"email": "ada@example.com", "password": "correct horse", "displayName": "Ada Lovelace",
+                                            "phoneNumber": "+16505550111", "customClaims": {"role": "admin", "level": 3}}, timeout=10)
+assert added.status_code == 201 and added.json()["displayName"] == "Ada Lovelace" and "passwordHash" in added.json(), added.text
+ada = auth.get_user_by_email("ada@example.com")
+assert ada.uid == added.json()["localId"] and ada.display_name == "Ada Lovelace" and ada.phone_number == "+16505550111", ada
+assert ada.custom_claims == {"role": "admin", "level": 3}, ada.custom_claims
+assert client("accounts:signInWithPassword", {"email": "ada@example.com", "password": "correct horse", "returnSecureToken": True}).status_code == 200
+ok("users: one added in the inspector is the Admin SDK's, password and custom claims included")
+
+before = len(requests.get(f"{api}/users", timeout=10).json())
+assert "EMAIL_EXISTS" in error_message(requests.post(f"{api}/users", json={"email": "ada@example.com"}, timeout=10), 409)
+assert "PHONE_NUMBER_EXISTS" in error_message(requests.post(f"{api}/users", json={"phoneNumber": "+16505550111"}, timeout=10), 409)
+assert "WEAK_PASSWORD" in error_message(requests.post(f"{api}/users", json={"email": "b@example.com", "password": "123"}, timeout=10), 400)
+assert "FORBIDDEN_CLAIM" in error_message(requests.post(f"{api}/users", json={"email": "c@example.com", "customClaims": {"sub": "x"}}, timeout=10), 400)
+assert "CLAIMS_TOO_LARGE" in error_message(requests.post(f"{api}/users", json={"email": "d@example.com", "customClaims": {"x": "y" * 1000}}, timeout=10), 400)
+assert "colour" in error_message(requests.post(f"{api}/users", json={"colour": "red"}, timeout=10), 400)
+assert len(requests.get(f"{api}/users", timeout=10).json()) == before
+ok("users: a taken email or number is 409, a weak password, a reserved or too large claim, an unknown field 400; nothing added")
+
+grace = auth.create_user(email="grace@example.com", display_name="Grace Hopper", phone_number="+16505550123")
+assert [u["localId"] for u in requests.get(f"{api}/users", params={"q": "HOPPER"}, timeout=10).json()] == [grace.uid]
+assert [u["localId"] for u in requests.get(f"{api}/users", params={"q": "grace@"}, timeout=10).json()] == [grace.uid]
+assert [u["localId"] for u in requests.get(f"{api}/users", params={"q": grace.uid[:6]}, timeout=10).json()] == [grace.uid]
+assert {u["localId"] for u in requests.get(f"{api}/users", params={"q": "+1650555012"}, timeout=10).json()} == {grace.uid}
+assert requests.get(f"{api}/users", params={"q": "nobody-at-all"}, timeout=10).json() == []
+ok("users: one the Admin SDK made is found by name (any case), email, ID and phone number")
+
+changed = requests.patch(f"{api}/users/{grace.uid}", json={"displayName": "", "phoneNumber": "", "customClaims": {"tier": 2}, "disabled": True}, timeout=10)
+assert changed.status_code == 200, changed.text
+grace = auth.get_user(grace.uid)
+assert grace.display_name is None and grace.phone_number is None and grace.disabled and grace.custom_claims == {"tier": 2}, grace
+assert requests.patch(f"{api}/users/{grace.uid}", json={"customClaims": {}, "disabled": False, "email": "rear.admiral@example.com", "emailVerified": True}, timeout=10).status_code == 200
+grace = auth.get_user(grace.uid)
+assert not grace.custom_claims and not grace.disabled and grace.email == "rear.admiral@example.com" and grace.email_verified, grace
+assert "nothing to change" in error_message(requests.patch(f"{api}/users/{grace.uid}", json={}, timeout=10), 400)
+assert "cannot change" in error_message(requests.patch(f"{api}/users/{grace.uid}", json={"localId": "other"}, timeout=10), 400)
+assert "EMAIL_EXISTS" in error_message(requests.patch(f"{api}/users/{grace.uid}", json={"email": "ada@example.com"}, timeout=10), 409)
+assert "USER_NOT_FOUND" in error_message(requests.patch(f"{api}/users/no-such-user", json={"disabled": True}, timeout=10), 404)
+ok("users: edited (a name and number removed, claims set then removed, disabled, enabled, email changed) as the Admin SDK reads them; bad edits refused")
+
+# A user's page: the phone user of the sign-ins before, with the flows, pushes and SMS that were theirs.
+phone_user = next(u for u in phone_users if u.get("phoneNumber"))
+trail = requests.get(f"{api}/users/{phone_user['localId']}", timeout=10).json()
+assert trail["user"]["localId"] == phone_user["localId"]
+assert trail["flows"] and all(f["uid"] == phone_user["localId"] or f["phoneNumber"] == phone_user["phoneNumber"] for f in trail["flows"]), trail["flows"]
+assert any(f["outcome"] == "signed in" and f["path"] == "silent push" for f in trail["flows"]), trail["flows"]
+assert trail["sms"] and all(m["phoneNumber"] == phone_user["phoneNumber"] for m in trail["sms"]), trail["sms"]
+tokens = {f["deviceToken"].lower() for f in trail["flows"] if f.get("deviceToken")}
+# The pushes of the sign-ins left the view (cleared above): one more to their device, by apns-sender.
+assert tokens and send_push(sorted(tokens)[0])["status"] == 200
+trail = requests.get(f"{api}/users/{phone_user['localId']}", timeout=10).json()
+assert trail["pushes"] and {p["deviceToken"].lower() for p in trail["pushes"]} <= tokens and any(p["status"] == 200 for p in trail["pushes"]), trail["pushes"]
+assert client("accounts:sendOobCode", {"requestType": "PASSWORD_RESET", "email": "ada@example.com"}).status_code == 200
+ada_trail = requests.get(f"{api}/users/{ada.uid}", timeout=10).json()
+assert [m["requestType"] for m in ada_trail["emails"]] == ["PASSWORD_RESET"] and ada_trail["flows"][-1]["path"] == "email and password", ada_trail
+assert ada_trail["pushes"] == [] and ada_trail["sms"] == [], ada_trail
+assert "no user nobody" in error_message(requests.get(f"{api}/users/nobody", timeout=10), 404)
+ok("a user's page: their sign-ins, the pushes to their device, the SMS to their number, the emails to their address")
+
+# Export, clear, import: the emulator's accounts.json round trip, all or nothing.
+exported = requests.get(f"{api}/accounts.json", timeout=10).json()
+assert exported["kind"] == "identitytoolkit#DownloadAccountResponse" and len(exported["users"]) == before + 1, exported
+assert requests.delete(f"{api}/users", timeout=10).status_code == 204
+assert requests.get(f"{api}/users", timeout=10).json() == [] and not list(auth.list_users().iterate_all())
+imported = requests.post(f"{api}/accounts.json", json=exported, timeout=10)
+assert imported.status_code == 200 and imported.json() == {"imported": len(exported["users"]), "replaced": 0}, imported.text
+assert auth.get_user_by_email("ada@example.com").custom_claims == {"role": "admin", "level": 3}
+assert client("accounts:signInWithPassword", {"email": "ada@example.com", "password": "correct horse", "returnSecureToken": True}).status_code == 200
+message = error_message(requests.post(f"{api}/accounts.json", json=exported, timeout=10), 409)
+assert ada.uid in message and "nothing was imported" in message, message
+replaced = requests.post(f"{api}/accounts.json", params={"overwrite": "true"}, json=exported, timeout=10).json()
+assert replaced == {"imported": len(exported["users"]), "replaced": len(exported["users"])}, replaced
+bad = {"users": [{"localId": "new-one", "email": "new@example.com"}, {"localId": "bad-one", "email": "not an email"}]}
+message = error_message(requests.post(f"{api}/accounts.json", json=bad, timeout=10), 400)
+assert "user 1 (bad-one)" in message and "nothing was imported" in message, message
+assert "new-one" not in [u["localId"] for u in requests.get(f"{api}/users", timeout=10).json()]
+ok("users: exported as accounts.json, cleared, imported (passwords and claims kept); a second import 409 unless overwrite; a bad user imports nothing")
+
 sms = requests.get(f"{api}/sms", timeout=10).json()
 assert all(m["phoneNumber"].startswith("+") and len(m["code"]) == 6 for m in sms), sms
 # The email outbox: an app's sign-up and password reset (REST, as the SDK sends them), the code spent.
-def client(path, body):
-    return requests.post(f"{backend}/identitytoolkit.googleapis.com/v1/{path}", params={"key": api_key}, json=body, timeout=10)
-assert client("accounts:signUp", {"email": "ada@example.com", "password": "correct horse", "returnSecureToken": True}).status_code == 200
-assert client("accounts:sendOobCode", {"requestType": "PASSWORD_RESET", "email": "ada@example.com"}).status_code == 200
+assert client("accounts:signUp", {"email": "lin@example.com", "password": "correct horse", "returnSecureToken": True}).status_code == 200
+assert client("accounts:sendOobCode", {"requestType": "PASSWORD_RESET", "email": "lin@example.com"}).status_code == 200
 emails = requests.get(f"{api}/emails", timeout=10).json()
-reset = [m for m in emails if m["email"] == "ada@example.com" and m["requestType"] == "PASSWORD_RESET"]
+reset = [m for m in emails if m["email"] == "lin@example.com" and m["requestType"] == "PASSWORD_RESET"]
 assert len(reset) == 1 and reset[0]["used"] is False and reset[0]["code"] in reset[0]["link"], emails
 assert client("accounts:resetPassword", {"oobCode": reset[0]["code"], "newPassword": "battery staple"}).status_code == 200
 assert [m["used"] for m in requests.get(f"{api}/emails", timeout=10).json() if m["code"] == reset[0]["code"]] == [True]
-ok("users: listed, disabled, deleted; the SMS outbox; the email outbox, a code shown spent")
+assert requests.delete(f"{api}/users/{ada.uid}", timeout=10).status_code == 204
+assert ada.uid not in [u["localId"] for u in requests.get(f"{api}/users", timeout=10).json()]
+ok("users deleted; the SMS outbox; the email outbox, a code shown spent")
 
 # Metrics in Prometheus' text format.
 metrics = requests.get(f"{inspector}/metrics", timeout=10).text
@@ -234,7 +315,7 @@ assert "bundleID is required" in error_message(requests.post(f"{api}/devices", j
 assert "faults[1] is a string" in error_message(requests.put(f"{api}/faults", json={"faults": ["reject=BadDeviceToken", 7]}, timeout=10), 400)
 assert "as is unregistered or expired, not gone" in error_message(requests.post(f"{api}/devices/sandbox/{token}/invalidate", params={"as": "gone"}, timeout=10), 400)
 assert "no such path" in error_message(requests.get(f"{api}/nothing", timeout=10), 404)
-assert "disabled" in error_message(requests.patch(f"{api}/users/x", data="[]", timeout=10), 400)
+assert "the body is a JSON object" in error_message(requests.patch(f"{api}/users/x", data="[]", timeout=10), 400)
 ok("bad input, checked against the document before a handler runs: unknown filter, bad values, bad JSON, a missing field, an unknown reason, unknown ids and paths: 4xx that say why")
 
 assert requests.delete(f"{api}/pushes", timeout=10).status_code == 204

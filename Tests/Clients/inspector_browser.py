@@ -10,37 +10,17 @@ and writes a screenshot of each page (PNG) to OUTPUT.
 
 usage: inspector_browser.py INSPECTOR_URL GATEWAY_URL SANDBOX_PORT CERTS APNS_SENDER PAYLOAD OUTPUT
 """
-import base64
-import itertools
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-import websocket  # websocket-client
+from chromium_cdp import Chromium, ok, wait_for
 
 inspector, gateway, sandbox_port, certs, apns_sender, payload, output = sys.argv[1:8]
-os.makedirs(output, exist_ok=True)
-
-
-def ok(name):
-    print("ok", name, flush=True)
-
-
-def wait_for(what, condition, timeout=120.0):
-    """Polls `condition` until it holds; the limit only bounds a failure (a busy machine is slow)."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def send_push(token):
@@ -57,49 +37,8 @@ def register_device():
         return json.load(answer)["token"]
 
 
-chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-assert chromium, "chromium is not installed (.ci/run installs Debian's)"
-profile = tempfile.mkdtemp(prefix="authsim-inspector-chromium-")
-browser = subprocess.Popen([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
-                            f"--user-data-dir={profile}", "--remote-debugging-port=0", "--window-size=1400,900", "about:blank"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-try:
-    endpoint = None
-    for line in browser.stderr:
-        match = re.search(r"DevTools listening on (ws://\S+)", line)
-        if match:
-            endpoint = match.group(1)
-            break
-    assert endpoint, "chromium printed no DevTools endpoint"
-    http = "http://" + endpoint.split("/")[2]
-    with urllib.request.urlopen(f"{http}/json/list", timeout=10) as answer:
-        page = next(t for t in json.load(answer) if t["type"] == "page")
-    socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30)
-    ids = itertools.count(1)
-
-    def cdp(method, **params):
-        message_id = next(ids)
-        socket.send(json.dumps({"id": message_id, "method": method, "params": params}))
-        while True:
-            message = json.loads(socket.recv())
-            if message.get("id") == message_id:
-                if "error" in message:
-                    raise AssertionError(f"{method}: {message['error']}")
-                return message.get("result", {})
-
-    def js(expression):
-        result = cdp("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-        if "exceptionDetails" in result:
-            raise AssertionError(f"{expression}: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def screenshot(name):
-        data = cdp("Page.captureScreenshot", format="png")["data"]
-        with open(os.path.join(output, name), "wb") as file:
-            file.write(base64.b64decode(data))
-
-    cdp("Page.enable")
-    cdp("Runtime.enable")
+with Chromium(output) as browser:
+    cdp, js, screenshot = browser.cdp, browser.js, browser.screenshot
     # ?live=stream: the Server-Sent Events stream (headless Chrome polls by default, for screenshots).
     cdp("Page.navigate", url=inspector + "/?live=stream")
     wait_for("the live stream", lambda: js("document.querySelector('#live') && document.querySelector('#live').textContent === 'live'"))
@@ -167,7 +106,7 @@ try:
     screenshot("inspector-sign-ins.png")
     ok("a sign-in's timeline as a sequence diagram, with its verification path")
 
-    for page_name, file in [("devices", "inspector-devices.png"), ("users", "inspector-users.png"), ("sms", "inspector-sms.png")]:
+    for page_name, file in [("devices", "inspector-devices.png"), ("sms", "inspector-sms.png")]:
         js(f"document.querySelector('nav button[data-page={page_name}]').click()")
         wait_for(f"the {page_name} page", lambda: js(f"!document.querySelector('#page-{page_name}').hidden"))
         time.sleep(0.3)
@@ -212,12 +151,4 @@ try:
     js("history.back()")
     wait_for("the push again, back", lambda: js("!document.querySelector('#page-pushes').hidden && location.hash") == f"#pushes/{rejected_id}")
     ok("deep links: #pushes/<id> opens the push, a changed address moves the page, back returns")
-    socket.close()
-finally:
-    browser.terminate()
-    try:
-        browser.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        browser.kill()
-    shutil.rmtree(profile, ignore_errors=True)
 print("done", flush=True)

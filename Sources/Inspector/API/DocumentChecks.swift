@@ -18,9 +18,11 @@ struct APIDocument: Sendable {
         let properties: [String: Schema]?
         let items: Schema?
         let ref: String?
+        /// `false`: an object with no fields but its properties.
+        let additionalProperties: JSONValue?
 
         enum CodingKeys: String, CodingKey {
-            case type, `enum`, minimum, required, properties, items
+            case type, `enum`, minimum, required, properties, items, additionalProperties
             case ref = "$ref"
         }
     }
@@ -100,6 +102,9 @@ struct APIDocument: Sendable {
         case ("object", .object(let object)):
             for field in schema.required ?? [] where object[field] == nil || object[field] == .null {
                 return "\(name.isEmpty ? "" : name + ".")\(field) is required"
+            }
+            if schema.additionalProperties == .bool(false), let unknown = object.keys.sorted().first(where: { schema.properties?[$0] == nil }) {
+                return "\(what) has no field \(unknown)"
             }
             for (field, fieldSchema) in (schema.properties ?? [:]).sorted(by: { $0.key < $1.key }) {
                 guard let fieldValue = object[field], fieldValue != .null else { continue }

@@ -167,28 +167,69 @@ struct InspectorAPI: APIProtocol {
 
     func listEmails(_ input: Operations.ListEmails.Input) async throws -> Operations.ListEmails.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
-        return .ok(.init(body: .json(try await toolkit.sentEmails().map { sent in
-            Components.Schemas.Email(email: sent.email.email, code: sent.email.code, requestType: sent.email.requestType.rawValue,
-                                     newEmail: sent.email.newEmail, link: sent.email.link, sentAt: sent.email.sentAt, used: sent.used)
-        })))
+        return .ok(.init(body: .json(try await toolkit.sentEmails().map(Self.schema))))
     }
 
     func listUsers(_ input: Operations.ListUsers.Input) async throws -> Operations.ListUsers.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
-        return .ok(.init(body: .json(try await toolkit.exportAccounts().users ?? [])))
+        let search = UserSearch(input.query.q)
+        return .ok(.init(body: .json(try await toolkit.exportAccounts().users?.filter(search.matches) ?? [])))
+    }
+
+    func createUser(_ input: Operations.CreateUser.Input) async throws -> Operations.CreateUser.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        guard case .json(let body) = input.body else { return .badRequest(.init(body: .json(.problem(.badRequest, "the body is JSON")))) }
+        do {
+            let edit = try Self.edit(body)
+            let claims = try edit.claimsJSON()
+            let created = try await toolkit.adminCreateUser(edit.signUp())
+            guard let uid = created.localId else { throw IdentityToolkitError(.internal, "the new user came back without an ID") }
+            if let claims { _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: uid, customAttributes: claims)) }
+            guard let user = try await toolkit.adminLookup(GetAccountInfoRequest(localId: [uid])).users?.first else {
+                return .notFound(.init(body: .json(.problem(.notFound, "user \(uid) is gone"))))
+            }
+            return .created(.init(body: .json(user)))
+        } catch {
+            switch Self.refusal(error) {
+            case (.notFound, let problem): return .notFound(.init(body: .json(problem)))
+            case (.conflict, let problem): return .conflict(.init(body: .json(problem)))
+            case (_, let problem): return .badRequest(.init(body: .json(problem)))
+            }
+        }
+    }
+
+    func clearUsers(_ input: Operations.ClearUsers.Input) async throws -> Operations.ClearUsers.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        try await toolkit.deleteAllAccounts()
+        return .noContent(.init())
+    }
+
+    func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        guard let user = try await toolkit.adminLookup(GetAccountInfoRequest(localId: [input.path.uid])).users?.first else {
+            return .notFound(.init(body: .json(.problem(.notFound, "no user \(input.path.uid)"))))
+        }
+        let trail = UserTrail(of: user, flows: sources.flows.all, pushes: sources.history.all, sms: await toolkit.messages, emails: try await toolkit.sentEmails())
+        return .ok(.init(body: .json(.init(user: user, flows: trail.flows.map(Self.schema), pushes: trail.pushes.map(Self.schema),
+                                           sms: trail.sms.map(Self.schema), emails: trail.emails.map(Self.schema)))))
     }
 
     func updateUser(_ input: Operations.UpdateUser.Input) async throws -> Operations.UpdateUser.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
-        guard case .json(let change) = input.body else { return .badRequest(.init(body: .json(.problem(.badRequest, "the body is JSON")))) }
+        guard case .json(let body) = input.body else { return .badRequest(.init(body: .json(.problem(.badRequest, "the body is JSON")))) }
+        let uid = input.path.uid
         do {
-            _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: input.path.uid, disableUser: change.disabled))
+            let edit = try Self.edit(body)
+            _ = try await toolkit.adminUpdate(try edit.update(uid: uid, claims: try edit.claimsJSON()))
         } catch {
-            return error.code == .userNotFound ? .notFound(.init(body: .json(.problem(.notFound, error.message))))
-                : .badRequest(.init(body: .json(.problem(.badRequest, error.message))))
+            switch Self.refusal(error) {
+            case (.notFound, let problem): return .notFound(.init(body: .json(problem)))
+            case (.conflict, let problem): return .conflict(.init(body: .json(problem)))
+            case (_, let problem): return .badRequest(.init(body: .json(problem)))
+            }
         }
-        guard let user = try await toolkit.adminLookup(GetAccountInfoRequest(localId: [input.path.uid])).users?.first else {
-            return .notFound(.init(body: .json(.problem(.notFound, "user \(input.path.uid) is gone"))))
+        guard let user = try await toolkit.adminLookup(GetAccountInfoRequest(localId: [uid])).users?.first else {
+            return .notFound(.init(body: .json(.problem(.notFound, "user \(uid) is gone"))))
         }
         return .ok(.init(body: .json(user)))
     }
@@ -200,6 +241,56 @@ struct InspectorAPI: APIProtocol {
                 : .badRequest(.init(body: .json(.problem(.badRequest, error.message))))
         }
         return .noContent(.init())
+    }
+
+    func exportUsers(_ input: Operations.ExportUsers.Input) async throws -> Operations.ExportUsers.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        return .ok(.init(body: .json(try await toolkit.exportAccounts())))
+    }
+
+    func importUsers(_ input: Operations.ImportUsers.Input) async throws -> Operations.ImportUsers.Output {
+        guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
+        guard case .json(let file) = input.body else { return .badRequest(.init(body: .json(.problem(.badRequest, "the body is JSON")))) }
+        do {
+            let done = try await toolkit.importAccounts(file.users ?? [], overwrite: input.query.overwrite ?? false)
+            return .ok(.init(body: .json(.init(imported: done.imported, replaced: done.replaced))))
+        } catch {
+            switch Self.refusal(error) {
+            case (.conflict, let problem): return .conflict(.init(body: .json(problem)))
+            case (_, let problem): return .badRequest(.init(body: .json(problem)))
+            }
+        }
+    }
+
+    /// The API's body as the rules' value.
+    static func edit(_ body: Components.Schemas.UserChange) throws(UserEdit.Refusal) -> UserEdit {
+        var claims: [String: JSONValue]?
+        if let given = body.customClaims {
+            do { claims = try JSONDecoder().decode([String: JSONValue].self, from: JSONEncoder().encode(given)) } catch {
+                throw UserEdit.Refusal(message: "customClaims is not a JSON object")
+            }
+        }
+        return UserEdit(localId: body.localId, email: body.email, password: body.password, phoneNumber: body.phoneNumber, displayName: body.displayName,
+                        photoUrl: body.photoUrl, emailVerified: body.emailVerified, disabled: body.disabled, customClaims: claims)
+    }
+
+    enum RefusalKind { case badRequest, notFound, conflict }
+
+    /// A refused change as the API answers it: a user that is not there 404, an email, phone
+    /// number or ID another user has 409, the rest 400, with the service's code and message.
+    static func refusal(_ error: any Error) -> (RefusalKind, Components.Schemas._Error) {
+        switch error {
+        case let refusal as UserEdit.Refusal: return (.badRequest, .problem(.badRequest, refusal.message))
+        case let error as IdentityToolkitError:
+            switch error.code {
+            case .userNotFound: return (.notFound, .problem(.notFound, error.message))
+            case .emailExists: return (.conflict, .problem(.conflict, "\(error.message): another user has this email"))
+            case .phoneNumberExists: return (.conflict, .problem(.conflict, "\(error.message): another user has this phone number"))
+            case .duplicateLocalID: return (.conflict, .problem(.conflict, error.message))
+            default: return (.badRequest, .problem(.badRequest, error.message))
+            }
+        default: return (.badRequest, .problem(.badRequest, "\(error)"))
+        }
     }
 
     // MARK: Operations
@@ -237,7 +328,7 @@ struct InspectorAPI: APIProtocol {
               steps: flow.steps.map { step in
                   .init(time: step.time, from: schema(step.from), to: step.to.map(schema), message: step.message, bad: step.bad, event: step.event,
                         node: step.node)
-              })
+              }, deviceToken: flow.deviceToken)
     }
 
     static func schema(_ proof: AppVerification) -> Components.Schemas.Flow.ProofPayload {
@@ -270,6 +361,11 @@ struct InspectorAPI: APIProtocol {
         .init(token: device.token.hex, environment: device.environment.rawValue, bundleID: device.bundleID,
               state: Components.Schemas.Device.StatePayload(rawValue: device.state.rawValue), invalidSince: device.invalidSince.map(Int.init),
               label: device.label)
+    }
+
+    static func schema(_ sent: (email: OobEmail, used: Bool)) -> Components.Schemas.Email {
+        .init(email: sent.email.email, code: sent.email.code, requestType: sent.email.requestType.rawValue, newEmail: sent.email.newEmail,
+              link: sent.email.link, sentAt: sent.email.sentAt, used: sent.used)
     }
 
     static func schema(_ message: SMSMessage) -> Components.Schemas.Sms {

@@ -33,14 +33,17 @@ function show(page) {
     if (button.dataset.page === page) button.setAttribute("aria-current", "page"); else button.removeAttribute("aria-current");
   }
   for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${page}`;
-  if (location.hash.slice(1).split("/")[0] !== page) location.hash = page;
+  const hashPage = location.hash.slice(1).split("/")[0];
+  if (hashPage !== page) location.hash = page;
   ({ flows: loadFlows, sms: loadSMS, emails: loadEmails, users: loadUsers, devices: loadDevices, faults: loadFaults })[page]?.();
 }
 function route() {
-  const [page, id] = location.hash.slice(1).split("/");
+  const hash = location.hash.slice(1), slash = hash.indexOf("/");
+  const page = slash < 0 ? hash : hash.slice(0, slash), id = slash < 0 ? "" : hash.slice(slash + 1);
   show(page || "pushes");
   if (id && page === "pushes" && Number(id) !== selected) select(Number(id));
   if (id && page === "flows" && Number(id) !== selectedFlow) showFlow(Number(id));
+  if (id && page === "users") showUser(decodeURIComponent(id));
 }
 addEventListener("hashchange", route);
 for (const button of document.querySelectorAll("nav button")) button.addEventListener("click", () => { location.hash = button.dataset.page; });
@@ -248,7 +251,7 @@ async function showFlow(id, mark = true) {
   $("#flow-detail").replaceChildren(...parts);
 }
 
-// --- SMS, users, devices ------------------------------------------------------------------------
+// --- SMS, emails, devices ------------------------------------------------------------------------
 async function loadSMS() {
   try {
     const messages = await api("/api/v1/sms");
@@ -268,18 +271,176 @@ async function loadEmails() {
   } catch (error) { $("#emails tbody").replaceChildren(el("tr", {}, el("td", { class: "error", colspan: "6" }, error.message))); }
 }
 
+// --- Users --------------------------------------------------------------------------------------
+// What the Emulator Suite's Authentication tab does: list, search, add, edit, disable, delete, custom
+// claims, clear; import and export as the emulator's accounts.json. #users/<uid> opens a user with
+// their sign-ins, pushes, SMS and emails.
+let selectedUser = null;
+let userSearchTimer = null;
+
+// Identity Toolkit gives times as milliseconds since 1970, in text. Today's as every page shows a
+// time; another day's with its date before it.
+const when = (ms) => {
+  if (!ms) return "";
+  const date = new Date(Number(ms));
+  const today = new Date().toDateString() === date.toDateString();
+  const day = `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, "0")}-${String(date.getDate()).padStart(2, "0")} `;
+  return (today ? "" : day) + time(date.toISOString());
+};
+const providers = (u) => {
+  const ids = (u.providerUserInfo || []).map((p) => p.providerId);
+  return ids.length ? ids.join(", ") : (u.customAuth ? "custom" : "anonymous");
+};
+const identifier = (u) => u.email || u.phoneNumber || (u.providerUserInfo || []).map((p) => p.email || p.rawId).find(Boolean) || "(anonymous)";
+
 async function loadUsers() {
+  const query = $("#user-search").value.trim();
   try {
-    const users = await api("/api/v1/users");
-    $("#users tbody").replaceChildren(...users.map((u) => el("tr", {},
-      el("td", { title: u.localId }, u.localId), el("td", {}, u.phoneNumber || ""),
-      el("td", {}, (u.providerUserInfo || []).map((p) => p.providerId).join(", ")),
-      el("td", {}, (u.mfaInfo || []).map((f) => f.phoneInfo).join(", ")), el("td", {}, u.customAttributes || ""),
-      el("td", {}, u.disabled ? "disabled" : "enabled"),
-      el("td", {}, el("button", { type: "button", onclick: async () => { await api(`/api/v1/users/${encodeURIComponent(u.localId)}`, { method: "PATCH", body: JSON.stringify({ disabled: !u.disabled }) }); loadUsers(); } }, u.disabled ? "Enable" : "Disable"),
-        " ", el("button", { type: "button", onclick: async () => { if (confirm(`Delete ${u.localId}?`)) { await api(`/api/v1/users/${encodeURIComponent(u.localId)}`, { method: "DELETE" }); loadUsers(); } } }, "Delete")))));
+    const users = await api(`/api/v1/users${query ? "?q=" + encodeURIComponent(query) : ""}`);
+    if ($("#user-search").value.trim() !== query) return;   // typed on: a newer search is coming
+    users.sort((a, b) => Number(b.createdAt || 0) - Number(a.createdAt || 0));
+    $("#user-count").textContent = `${users.length} ${users.length === 1 ? "user" : "users"}${query ? " found" : ""}`;
+    $("#users tbody").replaceChildren(...users.map((u) => {
+      const tr = el("tr", { tabindex: "0", "data-uid": u.localId, class: u.localId === selectedUser ? "selected" : "" },
+        el("td", { title: identifier(u) }, identifier(u)), el("td", {}, u.displayName || ""), el("td", {}, providers(u)),
+        el("td", {}, when(u.createdAt)), el("td", {}, when(u.lastLoginAt)), el("td", { title: u.localId, class: "mono" }, u.localId),
+        el("td", { class: u.disabled ? "outcome-bad" : "" }, u.disabled ? "disabled" : "enabled"));
+      tr.addEventListener("click", () => { location.hash = `users/${encodeURIComponent(u.localId)}`; });
+      tr.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); location.hash = `users/${encodeURIComponent(u.localId)}`; } });
+      return tr;
+    }));
+    if (!users.length) $("#users tbody").replaceChildren(el("tr", {}, el("td", { colspan: "7", class: "hint" }, query ? `No user matches “${query}”.` : "No users yet: add one, import an accounts.json, or sign in from an app.")));
   } catch (error) { $("#users tbody").replaceChildren(el("tr", {}, el("td", { class: "error", colspan: "7" }, error.message))); }
 }
+
+function userMessage(text, good = true) { const m = $("#user-message"); m.className = good ? "ok" : "error"; m.textContent = text; }
+
+async function showUser(uid) {
+  selectedUser = uid;
+  for (const tr of document.querySelectorAll("#users tr.selected")) tr.classList.remove("selected");
+  document.querySelector(`#users tr[data-uid="${CSS.escape(uid)}"]`)?.classList.add("selected");
+  const detail = $("#user-detail");
+  let trail;
+  try { trail = await api(`/api/v1/users/${encodeURIComponent(uid)}`); } catch (error) {
+    detail.replaceChildren(el("h2", {}, uid), el("p", { class: "error" }, error.message));
+    return;
+  }
+  if (selectedUser !== uid) return;
+  const u = trail.user;
+  const path = `/api/v1/users/${encodeURIComponent(uid)}`;
+  const claims = u.customAttributes && u.customAttributes !== "{}" ? JSON.stringify(JSON.parse(u.customAttributes), null, 2) : "";
+  const facts = [["user ID", u.localId], ["email", u.email && `${u.email}${u.emailVerified ? " (verified)" : " (not verified)"}`], ["phone", u.phoneNumber],
+    ["display name", u.displayName], ["photo URL", u.photoUrl], ["providers", providers(u)], ["created", when(u.createdAt)], ["last sign-in", when(u.lastLoginAt)],
+    ["second factors", (u.mfaInfo || []).map((f) => `${f.phoneInfo}${f.displayName ? " (" + f.displayName + ")" : ""}`).join(", ")],
+    ["state", u.disabled ? "disabled" : "enabled"]].filter(([, v]) => v);
+  const section = (title, items, render, none) => [el("h3", {}, `${title} (${items.length})`),
+    items.length ? el("ul", { class: "trail" }, ...items.map((item) => el("li", {}, ...render(item)))) : el("p", { class: "hint" }, none)];
+  const link = (hash, text) => el("a", { href: `#${hash}` }, text);
+  detail.replaceChildren(
+    el("h2", {}, identifier(u)),
+    el("div", { class: "bar" },
+      el("button", { type: "button", onclick: () => openUserForm(u) }, "Edit"),
+      el("button", { type: "button", onclick: async () => { await api(path, { method: "PATCH", body: JSON.stringify({ disabled: !u.disabled }) }); userMessage(`${identifier(u)} ${u.disabled ? "enabled" : "disabled"}`); loadUsers(); showUser(uid); } },
+        u.disabled ? "Enable" : "Disable"),
+      el("button", { type: "button", class: "danger", onclick: async () => {
+        if (!confirm(`Delete ${identifier(u)} (${uid})? Their refresh tokens stop working.`)) return;
+        await api(path, { method: "DELETE" }); userMessage(`deleted ${identifier(u)}`); selectedUser = null; location.hash = "users";
+        detail.replaceChildren(el("p", { class: "hint" }, "Deleted.")); loadUsers(); } }, "Delete")),
+    el("table", {}, el("tbody", {}, ...facts.map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", { title: String(v) }, String(v)))))),
+    ...(claims ? [el("h3", {}, "Custom claims"), el("pre", {}, claims)] : []),
+    ...section("Sign-ins", [...trail.flows].reverse(), (f) => [link(`flows/${f.id}`, `${time(f.started)} ${f.path || "sign-in"}`), ` · ${f.outcome}`], "None in view."),
+    ...section("Pushes", [...trail.pushes].reverse(), (p) => [link(`pushes/${p.id}`, `${time(p.time)} ${p.status}${p.reason ? " " + p.reason : ""}`), ` · ${p.environment} · ${p.deviceToken.slice(0, 8)}…`], "None to their devices in view."),
+    ...section("SMS", [...trail.sms].reverse(), (m) => [`${time(m.sentAt)} ${m.phoneNumber}: `, el("code", {}, m.code)], "None to their numbers."),
+    ...section("Emails", [...trail.emails].reverse(), (m) => [`${time(m.sentAt)} ${m.requestType} · `, el("a", { href: m.link, target: "_blank", rel: "noopener" }, m.used ? "link (used)" : "link")], "None to their address."));
+}
+
+// The add and edit form: a <dialog>. Editing sends only the fields changed; an emptied display name,
+// photo URL or phone number is removed; {} or nothing in the claims removes them.
+let editing = null;
+function openUserForm(user = null) {
+  editing = user;
+  const form = $("#user-form");
+  form.reset();
+  $("#user-form-problem").textContent = "";
+  $("#user-dialog-title").textContent = user ? `Edit ${identifier(user)}` : "Add a user";
+  form.localId.disabled = Boolean(user);
+  if (user) {
+    for (const name of ["displayName", "photoUrl", "email", "phoneNumber", "localId"]) form[name].value = user[name] || "";
+    form.emailVerified.checked = Boolean(user.emailVerified);
+    form.disabled.checked = Boolean(user.disabled);
+    form.customClaims.value = user.customAttributes && user.customAttributes !== "{}" ? JSON.stringify(JSON.parse(user.customAttributes), null, 2) : "";
+    form.password.placeholder = "unchanged if left empty";
+  } else form.password.placeholder = "at least 6 characters";
+  $("#user-dialog").showModal();
+}
+
+$("#user-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const body = {};
+  for (const name of ["displayName", "photoUrl", "email", "phoneNumber", "password", "localId"]) {
+    const value = form[name].value.trim();
+    if (editing ? (name !== "password" && name !== "localId" && value !== (editing[name] || "")) || (name === "password" && value) : value) body[name] = value;
+  }
+  for (const name of ["emailVerified", "disabled"]) {
+    if (editing ? form[name].checked !== Boolean(editing[name]) : form[name].checked) body[name] = form[name].checked;
+  }
+  const claimsText = form.customClaims.value.trim();
+  const before = editing && editing.customAttributes && editing.customAttributes !== "{}" ? JSON.stringify(JSON.parse(editing.customAttributes)) : "";
+  if (claimsText || before) {
+    try { body.customClaims = claimsText ? JSON.parse(claimsText) : {}; } catch (error) {
+      $("#user-form-problem").textContent = `The custom claims are not JSON: ${error.message}`; return;
+    }
+    if (typeof body.customClaims !== "object" || Array.isArray(body.customClaims) || body.customClaims === null) {
+      $("#user-form-problem").textContent = "The custom claims are a JSON object, as {\"role\": \"admin\"}."; return;
+    }
+    if (editing && JSON.stringify(body.customClaims) === before) delete body.customClaims;
+  }
+  if (editing && !Object.keys(body).length) { $("#user-dialog").close(); return; }
+  try {
+    const user = editing
+      ? await api(`/api/v1/users/${encodeURIComponent(editing.localId)}`, { method: "PATCH", body: JSON.stringify(body) })
+      : await api("/api/v1/users", { method: "POST", body: JSON.stringify(body) });
+    $("#user-dialog").close();
+    userMessage(`${editing ? "saved" : "added"} ${identifier(user)}`);
+    await loadUsers();
+    location.hash = `users/${encodeURIComponent(user.localId)}`;
+    showUser(user.localId);
+  } catch (error) { $("#user-form-problem").textContent = error.message; }
+});
+$("#user-cancel").addEventListener("click", () => $("#user-dialog").close());
+$("#user-add").addEventListener("click", () => openUserForm());
+$("#user-search").addEventListener("input", () => { clearTimeout(userSearchTimer); userSearchTimer = setTimeout(loadUsers, 150); });
+$("#user-clear").addEventListener("click", async () => {
+  if (!confirm("Delete every user? SMS, emails and devices stay.")) return;
+  await api("/api/v1/users", { method: "DELETE" });
+  userMessage("every user deleted"); selectedUser = null; location.hash = "users";
+  $("#user-detail").replaceChildren(el("p", { class: "hint" }, "Every user was deleted."));
+  loadUsers();
+});
+$("#user-export").addEventListener("click", async () => {
+  const file = await api("/api/v1/accounts.json");
+  const a = el("a", { href: URL.createObjectURL(new Blob([JSON.stringify(file, null, 2)], { type: "application/json" })), download: "accounts.json" });
+  a.click();
+  URL.revokeObjectURL(a.href);
+  userMessage(`exported ${file.users.length} ${file.users.length === 1 ? "user" : "users"} as accounts.json`);
+});
+$("#user-import").addEventListener("change", async (event) => {
+  const file = event.target.files[0];
+  event.target.value = "";
+  if (!file) return;
+  const text = await file.text();
+  const post = (overwrite) => api(`/api/v1/accounts.json${overwrite ? "?overwrite=true" : ""}`, { method: "POST", body: text });
+  try {
+    let report;
+    try { report = await post(false); } catch (error) {
+      if (!/exist/.test(error.message) || !confirm(`${error.message}\n\nReplace them with the file's?`)) throw error;
+      report = await post(true);
+    }
+    userMessage(`imported ${report.imported} ${report.imported === 1 ? "user" : "users"} from ${file.name}${report.replaced ? ` (${report.replaced} replaced)` : ""}`);
+    loadUsers();
+  } catch (error) { userMessage(`${file.name}: ${error.message}`, false); }
+});
 
 async function loadDevices() {
   const devices = await api("/api/v1/devices");
