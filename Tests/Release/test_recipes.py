@@ -4,6 +4,7 @@ demo's own events. Each from the tarball's bin/ and from the wheel's programs on
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import zipfile
@@ -107,3 +108,76 @@ def test_explain_reads_the_demos_events(bundle: Path, tmp_path: Path):
     assert "does not show a flow" not in explained.stdout, explained.stdout
     assert "apns-app-uninstalled: the push to" in explained.stdout and "stop pushing to this token" in explained.stdout, explained.stdout
     assert "debug-build-declares-prod: the push to" in explained.stdout, explained.stdout
+
+
+PROGRAMS = {"authsim", "push-receiver", "apns-sender", "redirect-interceptor"}
+
+
+def documented_commands():
+    """Every command the README and docs/*.md give in a sh block that runs one of the release's programs
+    (`swift run PROGRAM …` or `PROGRAM …`): (page, line, program, its words)."""
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in re.findall(r"```sh\n(.*?)```", page.read_text(), re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                try:
+                    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
+                    lexer.whitespace_split = True
+                    lexer.commenters = "#"
+                    words = list(lexer)
+                except ValueError:
+                    continue  # an unfinished quote: a block's python3 -c '…' spanning lines
+                command = []
+                for word in words + [";"]:
+                    if word and set(word) <= set(";&|()<>"):
+                        if command[:2] == ["swift", "run"]:
+                            command = command[2:]
+                            while command and command[0].startswith("-"):
+                                command = command[1:]
+                        if command and Path(command[0]).name in PROGRAMS:
+                            found.append((page.name, line.strip(), Path(command[0]).name, command[1:]))
+                        command = []
+                    else:
+                        command.append(word)
+    return found
+
+
+_helps = {}
+
+
+def help_text(bundle: Path, program: str, path: tuple) -> str:
+    if (program, path) not in _helps:
+        run = subprocess.run([str(bundle / "bin" / program), *path, "--help"], capture_output=True, text=True, timeout=30)
+        _helps[(program, path)] = run.stdout + run.stderr
+    return _helps[(program, path)]
+
+
+def subcommands(text: str) -> dict:
+    """The SUBCOMMANDS a help text lists, each with whether it is the default."""
+    section = text.split("SUBCOMMANDS:", 1)[1] if "SUBCOMMANDS:" in text else ""
+    return {m.group(1): bool(m.group(2)) for m in re.finditer(r"^  (\S+)( \(default\))?", section, re.M)}
+
+
+def test_every_documented_flag_exists(bundle: Path):
+    """Each flag a page gives a program (`--answer-timeout`, `--export-on-exit`) is in that program's, or its
+    subcommand's, --help: the docs cannot name a flag that was renamed or never was."""
+    commands = documented_commands()
+    assert len(commands) >= 40, f"only {len(commands)} documented commands found: the reader broke"
+    wrong = []
+    for page, line, program, words in commands:
+        path = ()
+        for word in words:
+            listed = subcommands(help_text(bundle, program, path))
+            if word in listed:
+                path += (word,)
+            else:
+                break
+        texts = [help_text(bundle, program, path)]
+        texts += [help_text(bundle, program, path + (name,)) for name, default in subcommands(texts[0]).items() if default]
+        for word in words:
+            flag = word.split("=", 1)[0]
+            if not re.fullmatch(r"--[a-z0-9][a-z0-9-]*", flag) or flag in ("--help", "--version"):
+                continue
+            if not any(re.search(rf"(^|[\s,\[]){re.escape(flag)}([\s,=<\]]|$)", text, re.M) for text in texts):
+                wrong.append(f"{page}: {program} {' '.join(path)} has no {flag}: {line}")
+    assert not wrong, "\n".join(wrong)
