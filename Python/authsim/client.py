@@ -119,16 +119,35 @@ class Email:
 
 @dataclass(frozen=True)
 class User:
+    """A user as Identity Toolkit answers it (``components/schemas/User``); ``raw`` has every field."""
+
     uid: str
     phone_number: Optional[str]
     email: Optional[str]
     disabled: bool
-    raw: dict = field(repr=False, compare=False)
+    display_name: Optional[str] = None
+    custom_claims: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, d: dict) -> "User":
+        claims = d.get("customAttributes")
         return cls(uid=d.get("uid") or d.get("localId", ""), phone_number=d.get("phoneNumber"), email=d.get("email"),
-                   disabled=bool(d.get("disabled", False)), raw=d)
+                   disabled=bool(d.get("disabled", False)), display_name=d.get("displayName"),
+                   custom_claims=json.loads(claims) if claims else {}, raw=d)
+
+
+# The Users screen's fields, as the API names them.
+_USER_FIELDS = {"uid": "localId", "email": "email", "password": "password", "phone_number": "phoneNumber",
+                "display_name": "displayName", "photo_url": "photoUrl", "email_verified": "emailVerified",
+                "disabled": "disabled", "custom_claims": "customClaims"}
+
+
+def _user_body(fields: dict) -> dict:
+    unknown = sorted(set(fields) - set(_USER_FIELDS))
+    if unknown:
+        raise TypeError(f"unknown user field(s) {', '.join(unknown)}; fields: {', '.join(_USER_FIELDS)}")
+    return {_USER_FIELDS[name]: value for name, value in fields.items()}
 
 
 class AuthsimClient:
@@ -225,11 +244,33 @@ class AuthsimClient:
         sent = [Email.from_json(m) for m in self._request("GET", "/emails")]
         return [m for m in sent if (email is None or m.email == email.lower()) and (request_type is None or m.request_type == request_type)]
 
-    def users(self) -> list[User]:
-        return [User.from_json(u) for u in self._request("GET", "/users")]
+    def users(self, search: Optional[str] = None) -> list[User]:
+        """Every user, in order of their IDs (those whose ID, email, phone number or display name
+        contains ``search``, in any case, when given)."""
+        return [User.from_json(u) for u in self._request("GET", "/users" + _query(q=search))]
+
+    def add_user(self, **fields: Any) -> User:
+        """Adds a user as the Users screen does: ``email``, ``password``, ``phone_number``,
+        ``display_name``, ``photo_url``, ``email_verified``, ``disabled``, ``custom_claims`` (a dict),
+        ``uid``. A taken email, number or ID raises with status 409."""
+        return User.from_json(self._request("POST", "/users", _user_body(fields)))
+
+    def update_user(self, uid: str, **fields: Any) -> User:
+        """Changes only the fields given (as :meth:`add_user` names them); ``""`` removes a display
+        name, photo URL or phone number, ``custom_claims={}`` the claims."""
+        return User.from_json(self._request("PATCH", f"/users/{urllib.parse.quote(uid, safe='')}", _user_body(fields)))
 
     def delete_user(self, uid: str) -> None:
         self._request("DELETE", f"/users/{urllib.parse.quote(uid, safe='')}")
+
+    def export_users(self) -> dict:
+        """Every user as the Auth Emulator's ``accounts.json`` (``{"kind": …, "users": [...]}``)."""
+        return self._request("GET", "/accounts.json")
+
+    def import_users(self, accounts: dict, overwrite: bool = False) -> dict:
+        """Imports an ``accounts.json`` whole or not at all; users whose IDs exist raise with status
+        409 unless ``overwrite``. Answers ``{"imported": N, "replaced": M}``."""
+        return self._request("POST", "/accounts.json" + _query(overwrite="true" if overwrite else None), accounts)
 
     # -- plumbing
 

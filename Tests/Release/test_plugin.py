@@ -6,7 +6,9 @@ import os
 import ssl
 
 import firebase_admin
+import pytest
 from aioapns import APNs, NotificationRequest, PushType, connection
+from authsim.client import AuthsimAPIError
 from firebase_admin import auth
 
 
@@ -144,3 +146,23 @@ def test_the_wheel_carries_the_documentation():
     assert found.returncode == 0, found.stderr
     root = Path(found.stdout.strip())
     assert (root / "README.md").is_file() and (root / "docs" / "auth-emulator.md").is_file(), root
+
+
+def test_users_from_python(authsim):
+    """The Python README's test_seeded_users, as written, and the refusals it names."""
+    ada = authsim.api.add_user(email="ada@example.com", password="correct horse", custom_claims={"role": "admin"})
+    assert ada.custom_claims == {"role": "admin"}
+    authsim.api.update_user(ada.uid, display_name="Ada Lovelace", disabled=True)
+    assert [u.display_name for u in authsim.api.users(search="lovelace")] == ["Ada Lovelace"]
+    seed = authsim.api.export_users()
+    assert authsim.api.import_users(seed, overwrite=True) == {"imported": 1, "replaced": 1}
+    with pytest.raises(AuthsimAPIError) as taken:
+        authsim.api.add_user(email="ada@example.com")
+    assert taken.value.status == 409 and "EMAIL_EXISTS" in taken.value.message
+    with pytest.raises(AuthsimAPIError) as exists:
+        authsim.api.import_users(seed)
+    assert exists.value.status == 409 and ada.uid in exists.value.message
+    with pytest.raises(TypeError):
+        authsim.api.add_user(colour="red")
+    authsim.api.delete_user(ada.uid)
+    assert authsim.api.users() == []
