@@ -90,7 +90,7 @@ public enum RedirectHandling: String, Sendable, Hashable, Codable {
 
 /// What `authsim explain` reasons over: each case one kind of event, its associated values the
 /// facts behind the sentence. On `--json` lines each is a `kind` and a `facts` object of strings
-/// (`Scenarios/README.md` lists them).
+/// (`docs/timeline-events.md` lists them).
 public enum RunFact: Sendable, Hashable, Codable {
     /// The device got an APNs token.
     case deviceToken(token: String, environment: APNsEnvironment, bundleID: String, simulator: Bool)

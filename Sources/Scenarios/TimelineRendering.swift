@@ -141,7 +141,7 @@ public enum TimelineRendering {
 }
 
 /// One `--json` line: `scenario`, `ms` since the scenario began, `part`, `to` (a message's
-/// receiver), `message`, and for facts `kind` and `facts` (strings; `Scenarios/README.md`).
+/// receiver), `message`, and for facts `kind` and `facts` (strings; `docs/timeline-events.md`).
 public struct TimelineLine: Codable, Sendable, Hashable {
     public var scenario: String?
     public var ms: Int?
