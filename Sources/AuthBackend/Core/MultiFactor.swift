@@ -9,54 +9,6 @@ import Utilities
 // that expire and serve once.
 
 extension BackendCore {
-    /// `secureToken`'s rules: the user a refresh token signs in, and the sign-in it was granted
-    /// for; the ID token is signed after.
-    mutating func refresh(_ request: SecureTokenRequest) throws(IdentityToolkitError) -> (BackendUser, BackendState.RefreshToken) {
-        let endpoint = BackendOperation.secureToken
-        guard request.grantType == "refresh_token" else {
-            throw reject(endpoint, IdentityToolkitError(.invalidGrantType, "grant_type must be refresh_token, not \(request.grantType ?? "none")"))
-        }
-        guard let refreshToken = request.refreshToken, !refreshToken.isEmpty else {
-            throw reject(endpoint, IdentityToolkitError(.missingRefreshToken))
-        }
-        let stored: BackendState.RefreshToken
-        if let sign = tokenSigner.refreshTokens.open(refreshToken) {
-            // A user deleted, or made again with the same UID, is not the one this token signed in.
-            guard let user = state.users[sign.u], RefreshTokenSeal.milliseconds(user.createdAt) == sign.k else {
-                throw reject(endpoint, IdentityToolkitError(.userNotFound))
-            }
-            stored = BackendState.RefreshToken(localId: sign.u, provider: sign.p, secondFactor: sign.f,
-                                               issuedAt: Date(timeIntervalSince1970: Double(sign.i) / 1000), claims: sign.c)
-        } else if let legacy = state.refreshTokens[Self.digest(refreshToken)] {
-            stored = legacy
-        } else {
-            throw reject(endpoint, IdentityToolkitError(.invalidRefreshToken))
-        }
-        guard let user = state.users[stored.localId] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
-        try requireEnabled(user, endpoint: endpoint)
-        // Revoked: the service answers TOKEN_EXPIRED (the SDK's 17021, userTokenExpired).
-        if let validSince = user.validSince, Int64(stored.issuedAt.timeIntervalSince1970) < validSince {
-            throw reject(endpoint, IdentityToolkitError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again."))
-        }
-        return (user, stored)
-    }
-    /// The user of an ID token, and the provider they signed in with.
-    mutating func signedInUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
-        guard let idToken, !idToken.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_ID_TOKEN")) }
-        guard let claims = tokenSigner.verifiedClaims(idToken, now: now) else {
-            throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
-        }
-        guard let user = state.users[claims.sub] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
-        // Revoked (the Admin SDK's revoke_refresh_tokens), as the Auth Emulator's parseIdToken checks.
-        if let validSince = user.validSince, Int64(claims.iat) < validSince {
-            throw reject(endpoint, IdentityToolkitError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again."))
-        }
-        try requireEnabled(user, endpoint: endpoint)
-        return (user, claims.firebase.signInProvider)
-    }
-}
-
-extension BackendCore {
     /// First factors that cannot lead to a second one (the service's list).
     static let mfaIneligibleProviders: Set<String> = ["phone", "anonymous", "custom", "gc.apple.com"]
 
@@ -256,55 +208,4 @@ extension BackendCore {
         user.phoneNumber = number
         commit(.user(user))
     }
-
-    // MARK: Accounts and tokens
-
-    /// ``IdentityToolkit/getAccountInfo(_:)``'s rules.
-    mutating func getAccountInfo(_ request: GetAccountInfoRequest) throws(IdentityToolkitError) -> GetAccountInfoResponse {
-        let (user, _) = try signedInUser(request.idToken, endpoint: .getAccountInfo)
-        return GetAccountInfoResponse(users: [Self.userInfo(user).asClientSees])
-    }
-
-    /// A user as `accounts:lookup` and `accounts:batchGet` describe them (and as the Auth
-    /// Emulator's export writes them).
-    static func userInfo(_ user: BackendUser) -> UserRecord {
-        var providers: [ProviderUserInfo] = []
-        // federatedId beside rawId: the SDK reads a provider's uid from federatedId alone (UserInfoImpl.swift 25–38).
-        if let phone = user.phoneNumber { providers.append(ProviderUserInfo(providerId: "phone", rawId: phone, federatedId: phone, phoneNumber: phone)) }
-        if let sub = user.appleSub {
-            providers.append(ProviderUserInfo(providerId: "apple.com", rawId: sub, federatedId: sub, email: user.email))
-        }
-        providers += user.otherProviders ?? []
-        if user.passwordHash != nil, let email = user.email {
-            providers.append(ProviderUserInfo(providerId: "password", rawId: email, federatedId: email, email: email, displayName: user.displayName))
-        }
-        let enrollments = (user.mfaEnrollments ?? []).map {
-            MFAEnrollment(mfaEnrollmentId: $0.id, displayName: $0.displayName, phoneInfo: $0.phoneNumber, enrolledAt: RFC3339.string($0.enrolledAt))
-        }
-        func milliseconds(_ date: Date) -> String { String(Int64((date.timeIntervalSince1970 * 1000).rounded())) }
-        return UserRecord(localId: user.localId, email: user.email, emailVerified: user.email == nil ? nil : (user.emailVerified ?? true),
-                          displayName: user.displayName, photoUrl: user.photoUrl, phoneNumber: user.phoneNumber,
-                          disabled: user.disabled ?? false, providerUserInfo: providers,
-                          validSince: user.validSince.map { String($0) },
-                          createdAt: milliseconds(user.createdAt), lastLoginAt: user.lastLoginAt.map(milliseconds),
-                          customAttributes: user.customAttributes, mfaInfo: enrollments.isEmpty ? nil : enrollments,
-                          customAuth: user.customAuth, passwordHash: user.passwordHash, salt: user.salt,
-                          passwordUpdatedAt: user.passwordUpdatedAt)
-    }
-
-}
-
-extension UserRecord {
-    /// What Google's `accounts:lookup` answers a client (the user's own ID token): the password
-    /// hash as `UkVEQUNURUQ=` (base64 of `REDACTED`) when the user has one, and no salt. The SDK
-    /// reads only whether a hash is there (`User.swift` `hasEmailPasswordCredential`, 12.19 line
-    /// 1371); the Admin routes keep both, as the Admin SDKs' `list_users` gets them.
-    var asClientSees: UserRecord {
-        var record = self
-        record.passwordHash = passwordHash == nil ? nil : Self.redactedPasswordHash
-        record.salt = nil
-        return record
-    }
-
-    static let redactedPasswordHash = "UkVEQUNURUQ="
 }
