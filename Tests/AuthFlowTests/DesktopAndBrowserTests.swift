@@ -92,7 +92,7 @@ struct DesktopAndBrowserTests {
                 guard state == "redirecting",
                       let target = dom.firstMatch(of: /Returning to the app: ([^<\s]+)/).map({ String($0.1).replacingOccurrences(of: "&amp;", with: "&") })
                 else { return }
-                _ = try? await runProgram([interceptor, "open", "--answer-timeout", "120", "--runtime-dir", runtime.path, target])
+                _ = try? await runProgram([interceptor, "open", "--answer-timeout", "600", "--runtime-dir", runtime.path, target])
             }
             let provider = PhoneAuthProvider.provider(auth: auth)
             if outcome == "cancel" {
@@ -121,13 +121,13 @@ struct BrowserPresenterTests {
         // The page is HTTPS on the backend's port; curl trusts the local CA (--cacert), as a developer's machine would.
         let browser = """
             link=$(curl -sf --cacert "$CA" "$1" | sed -n 's/.*id="authsim-redirect"[^>]*href="\\([^"]*\\)".*/\\1/p' | sed 's/&amp;/\\&/g')
-            exec \(interceptor) open --answer-timeout 120 --runtime-dir \(runtime.path) "$link"
+            exec \(interceptor) open --answer-timeout 600 --runtime-dir \(runtime.path) "$link"
             """
         try await withWorld { world, folder in
             let profile = AppProfile.intercepted(runtime)
             let (auth, _) = try await world.install(profile)
             let ca = folder.appendingPathComponent("Certs/ca.pem").path
-            let presenter = BrowserPresenter(command: ["env", "CA=\(ca)", "sh", "-c", browser, "browser"], timeout: .seconds(120))
+            let presenter = BrowserPresenter(command: ["env", "CA=\(ca)", "sh", "-c", browser, "browser"], timeout: .seconds(600))
             let provider = PhoneAuthProvider.provider(auth: auth)
             let id = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
             let code = try #require(await world.lastCode(for: phone))

@@ -24,8 +24,9 @@ def ok(name):
     print("ok", name, flush=True)
 
 
-def wait_for(what, condition, timeout=120.0):
-    """Polls `condition` until it holds; the limit only bounds a failure (a busy machine is slow)."""
+def wait_for(what, condition, timeout=600.0):
+    """Polls `condition` until it holds; the limit only bounds a failure (a busy machine is slow: with
+    both cores burning and other browsers starting, a step took minutes)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         value = condition()
@@ -61,7 +62,7 @@ class Chromium:
             http = "http://" + endpoint.split("/")[2]
             with urllib.request.urlopen(f"{http}/json/list", timeout=10) as answer:
                 page = next(t for t in json.load(answer) if t["type"] == "page")
-            self.socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30)
+            self.socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=600)
             self.cdp("Page.enable")
             self.cdp("Runtime.enable")
         except BaseException:

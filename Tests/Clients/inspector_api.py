@@ -31,7 +31,7 @@ def ok(name):
 
 def send_push(token, environment="sandbox"):
     run = subprocess.run([apns_sender, payload, "--token", token, "--certs", certs, "--port", sandbox_port, "--json"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=600)
     return json.loads(run.stdout.splitlines()[0])
 
 

@@ -26,7 +26,7 @@ inspector, gateway, sandbox_port, certs, apns_sender, payload, output = sys.argv
 def send_push(token):
     """apns-sender, a client we did not write for the inspector, to the sandbox port."""
     run = subprocess.run([apns_sender, payload, "--token", token, "--certs", certs, "--port", sandbox_port, "--json"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=600)
     return json.loads(run.stdout.splitlines()[0])
 
 
@@ -130,7 +130,7 @@ with Chromium(output) as browser:
     # pushes to another topic, then 265 more; a fresh page loads the newest 200, none of the 250.
     for topic, count in [("com.example.older", 250), ("com.example.authsim", 265)]:
         run = subprocess.run([apns_sender, payload, "--token", token, "--topic", topic, "--count", str(count), "--certs", certs,
-                              "--port", sandbox_port], capture_output=True, text=True, timeout=120)
+                              "--port", sandbox_port], capture_output=True, text=True, timeout=600)
         assert f"sent {count}:" in run.stdout, run.stdout + run.stderr
     cdp("Page.navigate", url=inspector + "/")
     wait_for("the reloaded page", lambda: js("document.querySelector('#live') && document.querySelector('#live').textContent === 'live'"))

@@ -6,7 +6,8 @@ import TestSupport
 /// clients we did not write (curl, Python's requests, openapi-spec-validator), its page in a real
 /// browser (headless Chromium over the DevTools protocol), and a clean stop on SIGTERM with a
 /// live stream open. `.ci/run` installs Chromium, websocket-client and openapi-spec-validator.
-@Suite("authsim serve and the inspector")
+/// Serialized: its browsers starting at once with the rest of the suite took minutes on a busy machine.
+@Suite("authsim serve and the inspector", .serialized)
 struct InspectorTests {
     static var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized }
 
@@ -110,8 +111,9 @@ struct InspectorTests {
         let served = try await serve(folder)
         defer { served.process.stop() }
         let shot = folder.appendingPathComponent("shot.png")
-        // timeout(1) only so that a regression fails instead of hanging the suite.
-        let run = try await runProgram(["timeout", "120", "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        // timeout(1) only so that a regression fails instead of hanging the suite: ten minutes, as a
+        // busy machine with other browsers starting took chromium over two (Tests/stress.sh --busy).
+        let run = try await runProgram(["timeout", "600", "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                                         "--user-data-dir=\(folder.appendingPathComponent("profile").path)", "--screenshot=\(shot.path)",
                                         "--virtual-time-budget=3000", "--window-size=1200,800", served.inspector + "/"])
         #expect(run.status == 0)
