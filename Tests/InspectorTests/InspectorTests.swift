@@ -122,45 +122,41 @@ struct InspectorTests {
         #expect(try await served.process.terminate() == 0)
     }
 
-    @Test("in headless Chromium: a push appears without a reload, a rejection shows its cause, a fault set on the page fails the next push; screenshots")
-    func browser() async throws {
+    /// A page script of Tests/Clients in headless Chromium against a fresh `authsim serve` with two
+    /// sign-ins behind it: every check printed "ok", and each screenshot written. Screenshots go
+    /// where docs/inspector.md shows them from when AUTHSIM_SCREENSHOTS names a folder.
+    func pageScript(_ script: String, _ name: String, checks: Int, screenshots: [String],
+                    arguments: (Served, _ shots: String) throws -> [String]) async throws {
         guard await toolAvailable(["python3", "-c", "import websocket"]), await toolAvailable(["chromium", "--version"]) else { return }
-        let folder = temporaryDirectory(#function)
+        let folder = temporaryDirectory(name)
         defer { try? FileManager.default.removeItem(at: folder) }
         let served = try await serve(folder)
         defer { served.process.stop() }
         try await signIns(served, folder)
-        // Screenshots go where the README shows them from when AUTHSIM_SCREENSHOTS names a folder.
         let shots = ProcessInfo.processInfo.environment["AUTHSIM_SCREENSHOTS"] ?? folder.appendingPathComponent("screenshots").path
-        let run = try await runProgram(["python3", Self.root.appendingPathComponent("Tests/Clients/inspector_browser.py").path, served.inspector,
-                                        served.gateway, served.sandboxPort, served.certs, try executable("apns-sender"),
-                                        Self.root.appendingPathComponent("Payloads/firebase-auth-silent.apns").path, shots])
+        let run = try await runProgram(["python3", Self.root.appendingPathComponent("Tests/Clients/\(script)").path] + arguments(served, shots))
         #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 10, "\(run.output)")
-        for name in ["pushes", "faults", "sign-ins", "devices", "sms", "pushes-dark"] {
-            let png = FileManager.default.contents(atPath: "\(shots)/inspector-\(name).png") ?? Data()
-            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "inspector-\(name).png")
+        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == checks, "\(run.output)")
+        for shot in screenshots {
+            let png = FileManager.default.contents(atPath: "\(shots)/inspector-\(shot).png") ?? Data()
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "inspector-\(shot).png")
         }
         #expect(try await served.process.terminate() == 0)
     }
 
+    @Test("in headless Chromium: a push appears without a reload, a rejection shows its cause, a fault set on the page fails the next push; screenshots")
+    func browser() async throws {
+        try await pageScript("inspector_browser.py", #function, checks: 10, screenshots: ["pushes", "faults", "sign-ins", "devices", "sms", "pushes-dark"]) { served, shots in
+            [served.inspector, served.gateway, served.sandboxPort, served.certs, try executable("apns-sender"),
+             Self.root.appendingPathComponent("Payloads/firebase-auth-silent.apns").path, shots]
+        }
+    }
+
     @Test("in headless Chromium, the Users screen: add, refuse, search, edit, disable, a user's sign-ins, pushes and SMS, export, clear, import, delete")
     func usersScreen() async throws {
-        guard await toolAvailable(["python3", "-c", "import websocket"]), await toolAvailable(["chromium", "--version"]) else { return }
-        let folder = temporaryDirectory(#function)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let served = try await serve(folder)
-        defer { served.process.stop() }
-        try await signIns(served, folder)
-        let shots = ProcessInfo.processInfo.environment["AUTHSIM_SCREENSHOTS"] ?? folder.appendingPathComponent("screenshots").path
-        let run = try await runProgram(["python3", Self.root.appendingPathComponent("Tests/Clients/inspector_users_browser.py").path, served.inspector, shots])
-        #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 7, "\(run.output)")
-        for name in ["users", "user-edit", "user-page-dark"] {
-            let png = FileManager.default.contents(atPath: "\(shots)/inspector-\(name).png") ?? Data()
-            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "inspector-\(name).png")
+        try await pageScript("inspector_users_browser.py", #function, checks: 7, screenshots: ["users", "user-edit", "user-page-dark"]) { served, shots in
+            [served.inspector, shots]
         }
-        #expect(try await served.process.terminate() == 0)
     }
 
     /// Issue 19: `authsim phone --app` said "aps-environment: none" for an app whose profile said
