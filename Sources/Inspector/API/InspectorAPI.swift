@@ -185,7 +185,7 @@ struct InspectorAPI: APIProtocol {
             let created = try await toolkit.adminCreateUser(edit.signUp())
             guard let uid = created.localId else { throw IdentityToolkitError(.internal, "the new user came back without an ID") }
             if let claims { _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: uid, customAttributes: claims)) }
-            guard let user = try await toolkit.adminLookup(GetAccountInfoRequest(localId: [uid])).users?.first else {
+            guard let user = try await Self.user(uid, in: toolkit) else {
                 return .notFound(.init(body: .json(.problem(.notFound, "user \(uid) is gone"))))
             }
             return .created(.init(body: .json(user)))
@@ -206,7 +206,7 @@ struct InspectorAPI: APIProtocol {
 
     func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
-        guard let user = try await toolkit.adminLookup(GetAccountInfoRequest(localId: [input.path.uid])).users?.first else {
+        guard let user = try await Self.user(input.path.uid, in: toolkit) else {
             return .notFound(.init(body: .json(.problem(.notFound, "no user \(input.path.uid)"))))
         }
         let trail = UserTrail(of: user, flows: sources.flows.all, pushes: sources.history.all, sms: await toolkit.messages, emails: try await toolkit.sentEmails())
@@ -228,7 +228,7 @@ struct InspectorAPI: APIProtocol {
             case (_, let problem): return .badRequest(.init(body: .json(problem)))
             }
         }
-        guard let user = try await toolkit.adminLookup(GetAccountInfoRequest(localId: [uid])).users?.first else {
+        guard let user = try await Self.user(uid, in: toolkit) else {
             return .notFound(.init(body: .json(.problem(.notFound, "user \(uid) is gone"))))
         }
         return .ok(.init(body: .json(user)))
@@ -237,8 +237,10 @@ struct InspectorAPI: APIProtocol {
     func deleteUser(_ input: Operations.DeleteUser.Input) async throws -> Operations.DeleteUser.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
         do { _ = try await toolkit.adminDelete(DeleteAccountRequest(idToken: nil, localId: input.path.uid)) } catch {
-            return error.code == .userNotFound ? .notFound(.init(body: .json(.problem(.notFound, error.message))))
-                : .badRequest(.init(body: .json(.problem(.badRequest, error.message))))
+            switch Self.refusal(error) {
+            case (.notFound, let problem): return .notFound(.init(body: .json(problem)))
+            case (_, let problem): return .badRequest(.init(body: .json(problem)))
+            }
         }
         return .noContent(.init())
     }
@@ -260,6 +262,11 @@ struct InspectorAPI: APIProtocol {
             case (_, let problem): return .badRequest(.init(body: .json(problem)))
             }
         }
+    }
+
+    /// The user `uid` as the Admin SDK's lookup answers it (`nil`: no such user).
+    static func user(_ uid: String, in toolkit: IdentityToolkit) async throws -> UserRecord? {
+        try await toolkit.adminLookup(GetAccountInfoRequest(localId: [uid])).users?.first
     }
 
     /// The API's body as the rules' value.
