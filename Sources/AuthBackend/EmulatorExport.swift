@@ -99,7 +99,7 @@ public enum EmulatorExport {
             for start in stride(from: 0, to: all.count, by: IdentityToolkit.maximumBatchSize) {
                 request.users = Array(all[start..<min(start + IdentityToolkit.maximumBatchSize, all.count)])
                 request.allowOverwrite = true
-                let answer = try await toolkit.adminBatchCreate(request)
+                let answer = try await toolkit.call(ToolkitCalls.adminBatchCreate, request)
                 if let failure = answer.error?.first {
                     let id = request.users?[failure.index].localId ?? "?"
                     throw IdentityToolkitError(.invalidConfig, "\(accounts.path): user \(start + failure.index) (\(id)): \(failure.message)")

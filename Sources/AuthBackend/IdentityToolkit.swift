@@ -301,20 +301,6 @@ public actor IdentityToolkit {
 
     // MARK: signInWithPhoneNumber
 
-    /// Checks the code for a session (or a temporary proof), then signs the number's user in
-    /// (creating them on first sign-in), or with the ID token of a signed-in user links the
-    /// number to them (`operation: LINK`), as the service and the Auth Emulator do
-    /// (firebase-tools `operations.ts` `signInWithPhoneNumber`):
-    /// - a number another account holds is not linked: the answer is 200 with `phoneNumber` and a
-    ///   `temporaryProof` (the SDK's `credentialAlreadyInUse` with a credential that signs in to
-    ///   that account); a temporary proof spent that way again is `PHONE_NUMBER_EXISTS`;
-    /// - `operation: REAUTH` never creates a user: `USER_NOT_FOUND` for an unknown number;
-    /// - a user with a second factor cannot use the number as a first factor
-    ///   (`UNSUPPORTED_FIRST_FACTOR`: Firebase supports multi-factor with every provider but phone).
-    public func signInWithPhoneNumber(_ request: VerifyPhoneNumberRequest) async throws(IdentityToolkitError) -> VerifyPhoneNumberResponse {
-        try await signIn { core throws(IdentityToolkitError) in try core.signInWithPhoneNumber(request) }
-    }
-
     /// Runs a sign-in's change, then signs the ID token it granted, if any, and answers.
     ///
     /// The signature (RSA, ~0.4 ms) is made off the actor (``signToken(for:provider:secondFactor:authTime:extraClaims:now:)``):

@@ -77,7 +77,7 @@ public enum ScenarioRunner {
             }
             for rule in spec.network.receiverFaults { try world.channel?.faults.add(rule) }
             if !spec.backend.users.isEmpty, let toolkit = world.toolkit {
-                let answer = try await toolkit.adminBatchCreate(UploadAccountRequest(users: spec.backend.users, allowOverwrite: true))
+                let answer = try await toolkit.call(ToolkitCalls.adminBatchCreate, UploadAccountRequest(users: spec.backend.users, allowOverwrite: true))
                 if let failure = answer.error?.first {
                     throw ScenarioFileError(.invalidValue, "backend.users[\(failure.index)]: \(failure.message)")
                 }

@@ -98,7 +98,7 @@ struct AdminActionTests {
             let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
             let code = try #require(await world.lastCode(for: phone))
             let user = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code)).user
-            _ = try await toolkit.adminDelete(DeleteAccountRequest(idToken: nil, localId: user.uid))
+            _ = try await toolkit.call(ToolkitCalls.adminDelete, DeleteAccountRequest(idToken: nil, localId: user.uid))
             let error = await #expect(throws: AuthError.self) { try await user.reload() }
             #expect(error?.code == .userNotFound)
             #expect(auth.currentUser == nil)

@@ -281,7 +281,7 @@ struct EmailPasswordTests {
             let stored = try #require(await toolkit.allUsers.first { $0.localId == user.uid })
             #expect(stored.passwordHash?.hasPrefix("authsim-scrypt:") == true && stored.passwordHash?.contains("correct") == false)
             // An emulator export's user signs in with its password.
-            _ = try await toolkit.adminBatchCreate(UploadAccountRequest(users: [
+            _ = try await toolkit.call(ToolkitCalls.adminBatchCreate, UploadAccountRequest(users: [
                 UserRecord(localId: "emulated", email: "grace@example.com", passwordHash: "fakeHash:salt=fakeSaltX:password=cobol1959",
                            salt: "fakeSaltX"),
             ]))

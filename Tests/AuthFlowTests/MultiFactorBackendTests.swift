@@ -37,7 +37,7 @@ struct MultiFactorBackendTests {
                 pending = error.resolver?.mfaPendingCredential ?? ""
             }
             #expect(!pending.isEmpty)
-            let phoneUser = try await toolkit.signInWithPhoneNumber(VerifyPhoneNumberRequest(
+            let phoneUser = try await toolkit.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(
                 sessionInfo: try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505554567")).sessionInfo,
                 code: "123456"))
 
@@ -97,12 +97,12 @@ struct MultiFactorBackendTests {
             #expect(second.mfaInfo?.first?.phoneInfo == "+*******0123")
             let pending = try #require(second.mfaPendingCredential)
 
-            let start = try await toolkit.startMFASignIn(StartMFASignInRequest(mfaPendingCredential: pending, mfaEnrollmentId: enrollment.id,
+            let start = try await toolkit.call(ToolkitCalls.mfaSignInStart, StartMFASignInRequest(mfaPendingCredential: pending, mfaEnrollmentId: enrollment.id,
                                                                                 phoneSignInInfo: StartMFAPhoneRequestInfo(phoneNumber: "+*******0123")))
             let session = try #require(start.phoneResponseInfo?.sessionInfo)
             clock.advance(by: 601)
             await #expect(throws: IdentityToolkitError(.invalidMFAPendingCredential)) {
-                _ = try await toolkit.finalizeMFASignIn(FinalizeMFASignInRequest(
+                _ = try await toolkit.call(ToolkitCalls.mfaSignInFinalize, FinalizeMFASignInRequest(
                     mfaPendingCredential: pending, phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: session, code: "123456")))
             }
         }

@@ -77,12 +77,12 @@ struct BackendRouteTests {
     func lookupRedactsPasswordHash() async throws {
         let created = try await toolkit.signUp(SignUpNewUserRequest(email: "ada@example.com", password: "correct horse", returnSecureToken: true))
         let idToken = created.idToken
-        let own = try #require(try await toolkit.getAccountInfo(GetAccountInfoRequest(idToken: idToken)).users?.first)
+        let own = try #require(try await toolkit.call(ToolkitCalls.getAccountInfo, GetAccountInfoRequest(idToken: idToken)).users?.first)
         #expect(own.passwordHash == "UkVEQUNURUQ=" && own.salt == nil)
-        let admin = try #require(try await toolkit.adminLookup(GetAccountInfoRequest(localId: [own.localId])).users?.first)
+        let admin = try #require(try await toolkit.call(ToolkitCalls.adminLookup, GetAccountInfoRequest(localId: [own.localId])).users?.first)
         #expect(admin.passwordHash != nil && admin.passwordHash != "UkVEQUNURUQ=" && admin.salt != nil)
         let anonymous = try await toolkit.signUp(SignUpNewUserRequest(returnSecureToken: true))
-        let none = try #require(try await toolkit.getAccountInfo(GetAccountInfoRequest(idToken: anonymous.idToken)).users?.first)
+        let none = try #require(try await toolkit.call(ToolkitCalls.getAccountInfo, GetAccountInfoRequest(idToken: anonymous.idToken)).users?.first)
         #expect(none.passwordHash == nil && none.salt == nil, "no password, no hash")
     }
 
@@ -96,7 +96,7 @@ struct BackendRouteTests {
         let clock = ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000 + fraction))
         let toolkit = try IdentityToolkit(configuration: configuration, pusher: nil, clock: clock)
         let session = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505553434"))
-        let signedIn = try await toolkit.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: session.sessionInfo, code: "654321"))
+        let signedIn = try await toolkit.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: session.sessionInfo, code: "654321"))
         let firstToken = try #require(signedIn.idToken)
         let first = try #require(toolkit.tokenSigner.verifiedClaims(firstToken, now: clock.now))
         clock.advance(by: 1800)

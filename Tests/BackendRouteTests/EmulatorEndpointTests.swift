@@ -26,7 +26,7 @@ struct EmulatorEndpointTests {
         let key = toolkit.configuration.apiKey
         try await Application(router: BackendRouter.make(toolkit: toolkit)).test(.router) { client in
             #expect(try await post(client, "\(Self.admin)/accounts", #"{"localId":"u1","phoneNumber":"+16505550101"}"#).0 == 200)
-            let token = try await toolkit.signInWithCustomToken(VerifyCustomTokenRequest(token: #"{"uid":"u1"}"#))
+            let token = try await toolkit.call(ToolkitCalls.signInWithCustomToken, VerifyCustomTokenRequest(token: #"{"uid":"u1"}"#))
             try await client.execute(uri: "/emulator/v1/projects/authsim-demo/accounts", method: .delete) { response in
                 #expect(response.status == .ok)
             }
@@ -107,7 +107,7 @@ struct EmulatorEndpointTests {
             _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: "kept", customAttributes: #"{"a":1}"#, validSince: "1700000000"))
         }
         let again = try IdentityToolkit(configuration: BackendConfiguration(), pusher: nil, stateDirectory: folder)
-        let user = try #require(await again.adminLookup(GetAccountInfoRequest(localId: ["kept"])).users?.first)
+        let user = try #require(await again.call(ToolkitCalls.adminLookup, GetAccountInfoRequest(localId: ["kept"])).users?.first)
         #expect(user.phoneNumber == "+16505550101" && user.disabled == true && user.customAttributes == #"{"a":1}"# && user.validSince == "1700000000")
     }
 
@@ -121,7 +121,7 @@ struct EmulatorEndpointTests {
         for _ in 0..<2 {
             let toolkit = try IdentityToolkit(configuration: configuration, pusher: nil)
             let session = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505553434"))
-            let signedIn = try await toolkit.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: session.sessionInfo, code: "654321"))
+            let signedIn = try await toolkit.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: session.sessionInfo, code: "654321"))
             uids.append(try #require(signedIn.localId))
             let created = try await toolkit.adminCreateUser(SignUpNewUserRequest(phoneNumber: "+16505550102"))
             let info = try #require(created.localId)

@@ -23,7 +23,7 @@ struct StateRetentionTests {
 
     func signIn(_ toolkit: IdentityToolkit, _ number: String = number) async throws -> VerifyPhoneNumberResponse {
         let sent = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number))
-        return try await toolkit.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+        return try await toolkit.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
     }
 
     static func expectError(_ code: IdentityToolkitError.Code, _ body: () async throws(IdentityToolkitError) -> Void,
@@ -47,7 +47,7 @@ struct StateRetentionTests {
         clock.advance(by: 301)
         await toolkit.purgeExpired()
         await Self.expectError(.sessionExpired) { () throws(IdentityToolkitError) in
-            _ = try await toolkit.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: pending.sessionInfo, code: "123456"))
+            _ = try await toolkit.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: pending.sessionInfo, code: "123456"))
         }
         // The 50 spent sessions went as their codes were used; the SMS stay for their lifetime.
         let (sessions, messages) = await (toolkit.core.state.sessions.count, toolkit.messages.count)
@@ -57,7 +57,7 @@ struct StateRetentionTests {
         let (left, sent, latest) = await (toolkit.core.state.sessions.count, toolkit.messages.count, toolkit.core.state.latestSession.count)
         #expect(left == 0 && sent == 0 && latest == 0)
         await Self.expectError(.invalidSessionInfo) { () throws(IdentityToolkitError) in
-            _ = try await toolkit.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: pending.sessionInfo, code: "123456"))
+            _ = try await toolkit.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: pending.sessionInfo, code: "123456"))
         }
         // The user and its last sign-in stay.
         let user = try #require(await toolkit.core.state.users.values.first)
@@ -102,7 +102,7 @@ struct StateRetentionTests {
         }
         _ = other
         // Deleted, then a new user with the same UID: the token was the old user's.
-        _ = try await toolkit.adminDelete(DeleteAccountRequest(idToken: nil, localId: signed.localId))
+        _ = try await toolkit.call(ToolkitCalls.adminDelete, DeleteAccountRequest(idToken: nil, localId: signed.localId))
         await Self.expectError(.userNotFound) { () throws(IdentityToolkitError) in
             _ = try await toolkit.secureToken(SecureTokenRequest(grantType: "refresh_token", refreshToken: token))
         }

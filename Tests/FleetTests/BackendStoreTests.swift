@@ -50,20 +50,20 @@ struct BackendStoreTests {
         #expect(outbox.map(\.sessionInfo) == [session])
         // A wrong code on B counts on A: the attempts are the fleet's.
         await Self.expectError(.invalidCode) { () throws(IdentityToolkitError) in
-            _ = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "000000"))
+            _ = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "000000"))
         }
         #expect(try await a.code(forSession: session) == "123456")
         #expect(await a.core.state.sessions[session]?.attempts == 1)
 
-        let signedIn = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+        let signedIn = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
         let idToken = try #require(signedIn.idToken)
         // A reads the user B created with B's token: both sign with the fleet's key.
-        let account = try await a.getAccountInfo(GetAccountInfoRequest(idToken: idToken))
+        let account = try await a.call(ToolkitCalls.getAccountInfo, GetAccountInfoRequest(idToken: idToken))
         #expect(account.users?.first?.localId == signedIn.localId)
         #expect(account.users?.first?.phoneNumber == Self.number)
         // The code is spent for the fleet.
         await Self.expectError(.invalidSessionInfo) { () throws(IdentityToolkitError) in
-            _ = try await a.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+            _ = try await a.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
         }
         // A refresh token B issued, refreshed on A.
         let refreshed = try await a.secureToken(SecureTokenRequest(grantType: "refresh_token", refreshToken: signedIn.refreshToken))
@@ -85,15 +85,15 @@ struct BackendStoreTests {
         // B signs a user in and asks for a code, then stays idle while A deletes that user and
         // writes snapshots past it all.
         let first = try await b.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550188"))
-        let gone = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: first.sessionInfo, code: "123456"))
+        let gone = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: first.sessionInfo, code: "123456"))
         let goneID = try #require(gone.localId)
         let early = try await b.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
-        _ = try await a.deleteAccount(DeleteAccountRequest(idToken: gone.idToken))
+        _ = try await a.call(ToolkitCalls.deleteAccount, DeleteAccountRequest(idToken: gone.idToken))
         var tokens: [String] = []
         for index in 0..<6 {
             let number = "+1650555010\(index)"
             let sent = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number))
-            let signedIn = try await a.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+            let signedIn = try await a.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
             tokens.append(try #require(signedIn.idToken))
         }
         let written = await a.storePosition
@@ -104,17 +104,17 @@ struct BackendStoreTests {
         #expect(snapshot > 10 && kept == written - snapshot, "snapshot at \(snapshot), \(kept) records kept of \(written)")
 
         // B, behind the snapshot, rebuilds from it: its code is still there, and still single-use.
-        let signedIn = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
+        let signedIn = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
         #expect(signedIn.phoneNumber == Self.number)
         #expect(await b.core.state.users[goneID] == nil, "B kept a user deleted before the snapshot: it did not start again from it")
         await Self.expectError(.invalidSessionInfo) { () throws(IdentityToolkitError) in
-            _ = try await a.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
+            _ = try await a.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
         }
         // A node started now reads the snapshot and what came after: every user, every token good.
         let c = try await Self.node(url, "c", configure: often)
         #expect(await c.core.state.users.count == 7)
         for token in tokens {
-            #expect(try await c.getAccountInfo(GetAccountInfoRequest(idToken: token)).users?.count == 1)
+            #expect(try await c.call(ToolkitCalls.getAccountInfo, GetAccountInfoRequest(idToken: token)).users?.count == 1)
         }
     }
 
@@ -178,7 +178,7 @@ struct BackendStoreTests {
             let wins = await withTaskGroup(of: Bool.self) { group in
                 for node in [a, b, a, b] {
                     group.addTask {
-                        do throws(IdentityToolkitError) { _ = try await node.signInWithPhoneNumber(request); return true } catch {
+                        do throws(IdentityToolkitError) { _ = try await node.call(ToolkitCalls.signInWithPhoneNumber, request); return true } catch {
                             return false
                         }
                     }
@@ -260,13 +260,13 @@ struct BackendStoreTests {
         let database = try await postgres.newDatabase(#function)
         let a = try await Self.node(database.url, "a")
         let b = try await Self.node(database.url, "b")
-        #expect(try await b.recaptchaConfig(GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: "RECAPTCHA_ENTERPRISE"))
+        #expect(try await b.call(ToolkitCalls.recaptchaConfig, GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: "RECAPTCHA_ENTERPRISE"))
             .recaptchaEnforcementState?.first { $0.provider == "PHONE_PROVIDER" }?.enforcementState == "OFF")
         _ = try await a.updateProjectConfig(EmulatorProjectConfig(
             signIn: .init(phoneNumber: .init(testPhoneNumbers: ["+16505554567": "654321"])),
             recaptchaConfig: ProjectRecaptchaConfig(phoneEnforcementState: "ENFORCE")))
         // B answers with A's config: ENFORCE in recaptchaConfig, and a code request without reCAPTCHA Enterprise (which B took before) is refused.
-        let config = try await b.recaptchaConfig(GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: "RECAPTCHA_ENTERPRISE"))
+        let config = try await b.call(ToolkitCalls.recaptchaConfig, GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: "RECAPTCHA_ENTERPRISE"))
         #expect(config.recaptchaEnforcementState?.first { $0.provider == "PHONE_PROVIDER" }?.enforcementState == "ENFORCE")
         await Self.expectError(.missingClientType) { () throws(IdentityToolkitError) in
             _ = try await b.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
@@ -275,7 +275,7 @@ struct BackendStoreTests {
         let c = try await Self.node(database.url, "c")
         #expect(try await c.projectConfigForAdmin().signIn?.phoneNumber?.testPhoneNumbers == ["+16505554567": "654321"])
         let sent = try await c.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505554567"))
-        let signedIn = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "654321"))
+        let signedIn = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "654321"))
         #expect(signedIn.phoneNumber == "+16505554567")
     }
 
@@ -367,14 +367,14 @@ struct BackendStoreTests {
         let code = try await sheet(a).authorizationCode
         let idToken = try #require(again.idToken)
         let revoke = RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: code, idToken: idToken)
-        _ = try await b.revokeToken(revoke)
-        await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await a.revokeToken(revoke) }
+        _ = try await b.call(ToolkitCalls.revokeToken, revoke)
+        await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await a.call(ToolkitCalls.revokeToken, revoke) }
         // The grant ended on B: A's sheet asks again, with the name and email.
         #expect(try await sheet(a).email == "ada@icloud.example")
         // A code changed by one character is no code.
         var forged = Array(code)
         forged[3] = forged[3] == "0" ? "1" : "0"
         let other = RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: String(forged), idToken: idToken)
-        await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await b.revokeToken(other) }
+        await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await b.call(ToolkitCalls.revokeToken, other) }
     }
 }

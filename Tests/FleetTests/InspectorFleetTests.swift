@@ -142,9 +142,9 @@ struct InspectorFleetTests {
 
         let sent = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: BackendStoreTests.number))
         await BackendStoreTests.expectError(.invalidCode) { () throws(IdentityToolkitError) in
-            _ = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "000000"))
+            _ = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "000000"))
         }
-        let signedIn = try await b.signInWithPhoneNumber(VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+        let signedIn = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
         // B's events are kept first, A's after them.
         #expect(await eventsB.flush())
         await late.release()

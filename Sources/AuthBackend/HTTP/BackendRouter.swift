@@ -8,9 +8,9 @@ import IdentityToolkitAPI
 import NIOCore
 import Synchronization
 
-/// The backend's routes: each Identity Toolkit endpoint (under every path the SDK, REST clients and
-/// the Auth Emulator use for it) decodes its typed request, asks the ``IdentityToolkit``, and
-/// answers its typed response; errors render themselves in Google's envelope.
+/// The backend's routes: every Identity Toolkit call of ``ToolkitCalls`` (under every path the SDK,
+/// REST clients, the Admin SDKs and the Auth Emulator use for it), then the emulator's own, the
+/// public keys, the reCAPTCHA page and Apple's side; errors render themselves in Google's envelope.
 ///
 /// Middleware, outermost first: ``ErrorEnvelopeMiddleware`` (anything thrown becomes the
 /// envelope: unknown paths 404, a known path with another method 405, bodies over the limit 413),
@@ -34,96 +34,12 @@ enum BackendRouter {
             .add(middleware: APIKeyMiddleware(configuration: toolkit.configuration, toolkit: toolkit))
             .add(middleware: FaultMiddleware(faults: toolkit.faults, toolkit: toolkit))
 
-        keyed.rpc(VerifyClientRequest.self, at: [.verifyClient], table: routes) { request, _ in
-            try await toolkit.verifyClient(request)
+        // The Admin SDKs' calls: a bearer token and this backend's project, not an API key.
+        let admin = router.group().add(middleware: AdminAuthMiddleware(projectID: toolkit.configuration.projectID, access: access))
+        for call in ToolkitCalls.all {
+            guard let call = call as? any RoutableCall else { preconditionFailure("\(call.operation) cannot be routed") }
+            call.route(on: call.isAdmin ? admin : keyed, toolkit: toolkit, table: routes)
         }
-        keyed.rpc(SendVerificationCodeRequest.self, at: [.sendVerificationCode, .accountsSendVerificationCode], table: routes) { body, request in
-            try await toolkit.sendVerificationCode(body, languageCode: request.headers[.firebaseLocale])
-        }
-        keyed.rpc(VerifyPhoneNumberRequest.self, at: [.verifyPhoneNumber, .accountsSignInWithPhoneNumber], table: routes) { request, _ in
-            try await toolkit.signInWithPhoneNumber(request)
-        }
-        keyed.query(GetProjectConfigRequest.self, at: [.getProjectConfig], table: routes) { _, _ in toolkit.projectConfig() }
-        keyed.query(GetRecaptchaConfigRequest.self, at: [.getRecaptchaConfig], table: routes) { request, _ in
-            try await toolkit.recaptchaConfig(request)
-        }
-        // Older versions of the auth core POSTed getProjectConfig; the service takes both.
-        keyed.rpc(GetProjectConfigRequest.self, at: [.getProjectConfig], table: routes) { _, _ in toolkit.projectConfig() }
-        keyed.rpc(VerifyAssertionRequest.self, at: [.verifyAssertion, .accountsSignInWithIdp], table: routes) { request, _ in
-            try await toolkit.signInWithIdp(request)
-        }
-        keyed.rpc(RevokeTokenRequest.self, at: [.revokeToken], table: routes) { request, _ in try await toolkit.revokeToken(request) }
-        keyed.rpc(DeleteAccountRequest.self, at: [.deleteAccount, .accountsDelete], table: routes) { request, _ in
-            try await toolkit.deleteAccount(request)
-        }
-        keyed.rpc(SetAccountInfoRequest.self, at: [.setAccountInfo, .accountsUpdate], table: routes) { request, _ in
-            try await toolkit.setAccountInfo(request)
-        }
-        keyed.rpc(GetAccountInfoRequest.self, at: [.getAccountInfo, .accountsLookup], table: routes) { request, _ in
-            try await toolkit.getAccountInfo(request)
-        }
-        // Multi-factor (Identity Platform v2).
-        keyed.rpc(StartMFAEnrollmentRequest.self, at: [.startMFAEnrollment], table: routes) { request, _ in
-            try await toolkit.startMFAEnrollment(request)
-        }
-        keyed.rpc(FinalizeMFAEnrollmentRequest.self, at: [.finalizeMFAEnrollment], table: routes) { request, _ in
-            try await toolkit.finalizeMFAEnrollment(request)
-        }
-        keyed.rpc(WithdrawMFARequest.self, at: [.withdrawMFA], table: routes) { request, _ in try await toolkit.withdrawMFA(request) }
-        keyed.rpc(StartMFASignInRequest.self, at: [.startMFASignIn], table: routes) { request, _ in
-            try await toolkit.startMFASignIn(request)
-        }
-        keyed.rpc(FinalizeMFASignInRequest.self, at: [.finalizeMFASignIn], table: routes) { request, _ in
-            try await toolkit.finalizeMFASignIn(request)
-        }
-        // Email and password, anonymous users, the emails (EmailPassword.swift): bodies checked
-        // against the REST schema, as Google's front end checks them.
-        keyed.checkedRPC(VerifyPasswordRequest.self, at: [.verifyPassword, .accountsSignInWithPassword], what: "accounts:signInWithPassword",
-                         table: routes) { try await toolkit.signInWithPassword($0) }
-        keyed.checkedRPC(GetOOBConfirmationCodeRequest.self, at: [.getOobConfirmationCode, .accountsSendOobCode], what: "accounts:sendOobCode",
-                         table: routes) { try await toolkit.sendOobCode($0) }
-        keyed.checkedRPC(ResetPasswordRequest.self, at: [.resetPassword, .accountsResetPassword], what: "accounts:resetPassword",
-                         table: routes) { try await toolkit.resetPassword($0) }
-        keyed.checkedRPC(CreateAuthURIRequest.self, at: [.createAuthUri, .accountsCreateAuthUri], what: "accounts:createAuthUri",
-                         table: routes) { request in try await toolkit.read { core throws(IdentityToolkitError) in try core.createAuthUri(request) } }
-        for endpoint in [IdentityToolkitEndpoint.signUpNewUser, .accountsSignUp] {
-            keyed.post(RouterPath(endpoint.path)) { request, context in
-                let body = try await request.body.collect(upTo: context.maxUploadSize)
-                // The app's sign-up: every field of the schema is known (and returnSecureToken, which the SDK
-                // sends and the document dropped); which the app may set is the toolkit's to say.
-                for name in try IdentityToolkitJSON.object(from: body.readableBytesView, what: "accounts:signUp").keys.sorted()
-                where !SignUpNewUserRequest.schemaFields.contains(name) && name != "returnSecureToken" {
-                    throw IdentityToolkitError.unknownField(name, at: nil)
-                }
-                // (returnSecureToken: not in the document's SignUpRequest; the service takes it.)
-                return try JSONBody(try await toolkit.signUp(try IdentityToolkitJSON.decode(SignUpNewUserRequest.self, from: body.readableBytesView)))
-            }
-            routes.add(endpoint.path, .post)
-        }
-        for endpoint in [IdentityToolkitEndpoint.verifyCustomToken, .accountsSignInWithCustomToken] {
-            keyed.post(RouterPath(endpoint.path)) { request, context in
-                let body = try await request.body.collect(upTo: context.maxUploadSize)
-                let call = try IdentityToolkitJSON.decodeChecked(VerifyCustomTokenRequest.self, from: body.readableBytesView,
-                                                                 what: "accounts:signInWithCustomToken")
-                return try JSONBody(try await toolkit.signInWithCustomToken(call))
-            }
-            routes.add(endpoint.path, .post)
-        }
-        // The Secure Token service: the SDK posts JSON, REST clients a form.
-        keyed.post(RouterPath(IdentityToolkitEndpoint.secureToken.path)) { request, context in
-            let body = try await request.body.collect(upTo: context.maxUploadSize)
-            let call: SecureTokenRequest
-            if request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
-                let form = URI.queryItems(in: String(buffer: body))
-                func value(_ name: String) -> String? { form.first { $0.name == name }?.value }
-                call = SecureTokenRequest(grantType: value("grant_type") ?? value("grantType"),
-                                          refreshToken: value("refresh_token") ?? value("refreshToken"), code: value("code"))
-            } else {
-                call = try IdentityToolkitJSON.decode(SecureTokenRequest.self, from: body.readableBytesView)
-            }
-            return try JSONBody(try await toolkit.secureToken(call))
-        }
-        routes.add(IdentityToolkitEndpoint.secureToken.path, .post)
 
         // The Auth Emulator's own, and the public keys: no API key.
         router.get(RouterPath(IdentityToolkitEndpoint.emulatorVerificationCodes.path)) { _, _ in
@@ -173,7 +89,7 @@ enum BackendRouter {
         }
         routes.add(JSONWebKeySet.firebaseIDTokenX509Path, .get)
 
-        AdminRoutes.add(to: router, toolkit: toolkit, access: access, table: routes)
+        AdminRoutes.add(to: router, toolkit: toolkit, table: routes)
 
         // The reCAPTCHA page (HTML), as the SDK's web view loads it.
         router.get("/__/auth/handler") { request, _ in
@@ -237,69 +153,6 @@ final class RouteMethods: Sendable {
             }
             return []
         }
-    }
-}
-
-extension RouterGroup<BackendRequestContext> {
-    /// A POST endpoint with a JSON body, under each of `endpoints`' paths.
-    @discardableResult
-    func rpc<Call: AuthRPCRequest>(_ type: Call.Type, at endpoints: [IdentityToolkitEndpoint], table: RouteMethods,
-                                   _ handle: @escaping @Sendable (Call, Request) async throws -> Call.Response) -> Self {
-        for endpoint in endpoints {
-            post(RouterPath(endpoint.path)) { request, context in
-                let body = try await request.body.collect(upTo: context.maxUploadSize)
-                let call = try IdentityToolkitJSON.decode(Call.self, from: body.readableBytesView)
-                return try JSONBody(try await handle(call, request))
-            }
-            table.add(endpoint.path, .post)
-        }
-        return self
-    }
-
-    /// A POST endpoint whose body is checked against the REST schema (unknown fields refused as
-    /// Google refuses them, unsupported ones named) before it is decoded.
-    @discardableResult
-    func checkedRPC<Call: AuthRPCRequest & SchemaCheckedMessage>(_ type: Call.Type, at endpoints: [IdentityToolkitEndpoint], what: String,
-                                                                 table: RouteMethods,
-                                                                 _ handle: @escaping @Sendable (Call) async throws -> Call.Response) -> Self {
-        for endpoint in endpoints {
-            post(RouterPath(endpoint.path)) { request, context in
-                let body = try await request.body.collect(upTo: context.maxUploadSize)
-                return try JSONBody(try await handle(try IdentityToolkitJSON.decodeChecked(Call.self, from: body.readableBytesView, what: what)))
-            }
-            table.add(endpoint.path, .post)
-        }
-        return self
-    }
-
-    /// ``rpc(_:at:table:_:)`` for a message with a schema: a field Google does not know is 400
-    /// `Invalid JSON payload received. Unknown name …`, as Google's front end answers it.
-    @discardableResult
-    func rpc<Call: AuthRPCRequest & SchemaCheckedMessage>(_ type: Call.Type, at endpoints: [IdentityToolkitEndpoint], table: RouteMethods,
-                                                          _ handle: @escaping @Sendable (Call, Request) async throws -> Call.Response) -> Self {
-        for endpoint in endpoints {
-            post(RouterPath(endpoint.path)) { request, context in
-                let body = try await request.body.collect(upTo: context.maxUploadSize)
-                let call = try IdentityToolkitJSON.decodeKnownFields(Call.self, from: body.readableBytesView, what: endpoint.name)
-                return try JSONBody(try await handle(call, request))
-            }
-            table.add(endpoint.path, .post)
-        }
-        return self
-    }
-
-    /// A GET endpoint whose request is its query.
-    @discardableResult
-    func query<Call: AuthRPCQueryRequest>(_ type: Call.Type, at endpoints: [IdentityToolkitEndpoint], table: RouteMethods,
-                                          _ handle: @escaping @Sendable (Call, Request) async throws -> Call.Response) -> Self {
-        for endpoint in endpoints {
-            get(RouterPath(endpoint.path)) { request, _ in
-                let call = try Call(queryItems: request.uri.queryItems)
-                return try JSONBody(try await handle(call, request))
-            }
-            table.add(endpoint.path, .get)
-        }
-        return self
     }
 }
 

@@ -79,18 +79,6 @@ public enum RejectionCause: String, Sendable, Codable, CaseIterable {
     case appleTokenMalformed
 }
 
-/// The backend's operations, as timelines and explanations name them.
-public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
-    case verifyClient, sendVerificationCode, signInWithPhoneNumber, signInWithIdp, revokeToken, deleteAccount, setAccountInfo
-    case getAccountInfo, secureToken, mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize
-    case recaptchaConfig, signInWithCustomToken, signUp, signInWithPassword, sendOobCode, resetPassword, createAuthUri
-
-    /// The second factor's operations.
-    public static let secondFactorOperations: Set<BackendOperation> = [
-        .mfaEnrollmentStart, .mfaEnrollmentFinalize, .mfaEnrollmentWithdraw, .mfaSignInStart, .mfaSignInFinalize,
-    ]
-}
-
 extension BackendEvent {
     /// Who takes part in a step of a sign-in as the backend sees it.
     public enum Party: String, Sendable, Hashable, Codable {

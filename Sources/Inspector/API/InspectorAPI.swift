@@ -236,7 +236,7 @@ struct InspectorAPI: APIProtocol {
 
     func deleteUser(_ input: Operations.DeleteUser.Input) async throws -> Operations.DeleteUser.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
-        do { _ = try await toolkit.adminDelete(DeleteAccountRequest(idToken: nil, localId: input.path.uid)) } catch {
+        do { _ = try await toolkit.call(ToolkitCalls.adminDelete, DeleteAccountRequest(idToken: nil, localId: input.path.uid)) } catch {
             switch Self.refusal(error) {
             case (.notFound, let problem): return .notFound(.init(body: .json(problem)))
             case (_, let problem): return .badRequest(.init(body: .json(problem)))
@@ -266,7 +266,7 @@ struct InspectorAPI: APIProtocol {
 
     /// The user `uid` as the Admin SDK's lookup answers it (`nil`: no such user).
     static func user(_ uid: String, in toolkit: IdentityToolkit) async throws -> UserRecord? {
-        try await toolkit.adminLookup(GetAccountInfoRequest(localId: [uid])).users?.first
+        try await toolkit.call(ToolkitCalls.adminLookup, GetAccountInfoRequest(localId: [uid])).users?.first
     }
 
     /// The API's body as the rules' value.

@@ -1,6 +1,10 @@
 import Foundation
 import IdentityToolkitAPI
 
+/// The actor's work around the rules, where a call needs more than one rule run once
+/// (``ToolkitCalls``' `.actor` rows, and Swift callers): password hashes made and checked off the
+/// actor, ID tokens signed, the project config as the Admin API and the export see it, and the
+/// scenario and inspector conveniences that have no Identity Toolkit path.
 extension IdentityToolkit {
     // MARK: Project config and reCAPTCHA Enterprise (SMSDefense.swift)
 
@@ -29,12 +33,6 @@ extension IdentityToolkit {
         try await change { core throws(IdentityToolkitError) in try core.updateProjectConfig(patch) }
     }
 
-    /// `GET /v2/recaptchaConfig`: the project's reCAPTCHA Enterprise key (only when a provider is
-    /// in AUDIT or ENFORCE, as the service answers) and the enforcement state of each provider.
-    public func recaptchaConfig(_ request: GetRecaptchaConfigRequest) async throws(IdentityToolkitError) -> GetRecaptchaConfigResponse {
-        try await read { core throws(IdentityToolkitError) in try core.recaptchaConfig(request) }
-    }
-
     /// The simulated reCAPTCHA Enterprise service: a token for `action` with the project's site
     /// key, for the iOS app the key is restricted to. What the RecaptchaEnterprise SDK's
     /// `execute(withAction:)` gets from Google.
@@ -54,36 +52,6 @@ extension IdentityToolkit {
                                    userId: user.localId, projectId: configuration.projectID)
     }
 
-    /// `accounts/mfaEnrollment:start`: a signed-in user (by a first factor that allows it, with a
-    /// verified email) asks for a code to the phone they enroll. The request carries the same app
-    /// verification as `sendVerificationCode`.
-    public func startMFAEnrollment(_ request: StartMFAEnrollmentRequest) async throws(IdentityToolkitError) -> StartMFAEnrollmentResponse {
-        try await change { core throws(IdentityToolkitError) in try core.startMFAEnrollment(request) }
-    }
-
-    /// `accounts/mfaEnrollment:finalize`: the code for the enrollment's session; the phone becomes
-    /// a second factor, and the answer's tokens record it.
-    public func finalizeMFAEnrollment(_ request: FinalizeMFAEnrollmentRequest) async throws(IdentityToolkitError) -> FinalizeMFAEnrollmentResponse {
-        try await signIn { core throws(IdentityToolkitError) in try core.finalizeMFAEnrollment(request) }
-    }
-
-    /// `accounts/mfaEnrollment:withdraw`: the user removes one of their second factors.
-    public func withdrawMFA(_ request: WithdrawMFARequest) async throws(IdentityToolkitError) -> WithdrawMFAResponse {
-        try await signIn { core throws(IdentityToolkitError) in try core.withdrawMFA(request) }
-    }
-
-    /// `accounts/mfaSignIn:start`: after a first factor answered `mfaPendingCredential`, a code to
-    /// the enrolled phone named by `mfaEnrollmentId`, behind the same app verification as any code.
-    public func startMFASignIn(_ request: StartMFASignInRequest) async throws(IdentityToolkitError) -> StartMFASignInResponse {
-        try await change { core throws(IdentityToolkitError) in try core.startMFASignIn(request) }
-    }
-
-    /// `accounts/mfaSignIn:finalize`: the second factor's code for the pending credential's
-    /// session; the pending credential is spent, and the answer is the session.
-    public func finalizeMFASignIn(_ request: FinalizeMFASignInRequest) async throws(IdentityToolkitError) -> FinalizeMFASignInResponse {
-        try await signIn { core throws(IdentityToolkitError) in try core.finalizeMFASignIn(request) }
-    }
-
     /// Enrolls `phoneNumber` as a second factor of `localId` without a code (what the Admin SDK's
     /// `update_user(multi_factor=…)` and a scenario's set-up do).
     @discardableResult
@@ -94,12 +62,6 @@ extension IdentityToolkit {
     /// Gives `localId` the phone number `phoneNumber` (links the phone provider) without a code.
     public func setPhoneNumber(localId: String, phoneNumber: String) async throws(IdentityToolkitError) {
         try await change { core throws(IdentityToolkitError) in try core.setPhoneNumber(localId: localId, phoneNumber: phoneNumber) }
-    }
-
-    /// `getAccountInfo` (`accounts:lookup`) with an ID token: the user as the SDK reads them after
-    /// every sign-in (providers, second factors with their numbers).
-    public func getAccountInfo(_ request: GetAccountInfoRequest) async throws(IdentityToolkitError) -> GetAccountInfoResponse {
-        try await change { core throws(IdentityToolkitError) in try core.getAccountInfo(request) }
     }
 
     // MARK: Email and password (EmailPassword.swift)
@@ -191,59 +153,6 @@ extension IdentityToolkit {
         return await BackendCore.hashPassword(password)
     }
 
-    /// `POST …/projects/{p}/accounts:lookup` (`get_user`, `get_user_by_phone_number`,
-    /// `get_user_by_provider_uid`, `get_users`): every user matching any identifier, once; `users`
-    /// absent when none matched (the Node Admin SDK needs that).
-    public func adminLookup(_ request: GetAccountInfoRequest) async throws(IdentityToolkitError) -> GetAccountInfoResponse {
-        try await change { core throws(IdentityToolkitError) in try core.adminLookup(request) }
-    }
-
-    /// `POST …/projects/{p}/accounts:delete` (`delete_user`).
-    public func adminDelete(_ request: DeleteAccountRequest) async throws(IdentityToolkitError) -> DeleteAccountResponse {
-        try await change { core throws(IdentityToolkitError) in try core.adminDelete(request) }
-    }
-
-    /// `POST …/projects/{p}/accounts:batchDelete` (`delete_users`): 1 to 1,000 IDs; unknown ones
-    /// are skipped; without `force` an enabled user is an error entry (NOT_DISABLED), not deleted.
-    public func adminBatchDelete(_ request: BatchDeleteAccountsRequest) async throws(IdentityToolkitError) -> BatchDeleteAccountsResponse {
-        try await change { core throws(IdentityToolkitError) in try core.adminBatchDelete(request) }
-    }
-
-    /// `GET …/projects/{p}/accounts:batchGet` (`list_users`): users by local ID, ascending, a page
-    /// at a time; `nextPageToken` is the last ID of a full page. `maxResults` defaults to 20 and
-    /// is capped at 1,000; -1 lists everyone (the emulator's own, what its export uses).
-    public func adminBatchGet(_ request: DownloadAccountRequest) async throws(IdentityToolkitError) -> DownloadAccountResponse {
-        try await change { core throws(IdentityToolkitError) in try core.adminBatchGet(request) }
-    }
-
-    /// `POST …/projects/{p}/accounts:query`: users matching any expression (email, user ID, phone
-    /// number), sorted (`USER_ID`, `CREATED_AT`, `LAST_LOGIN_AT`, `NAME`, `USER_EMAIL`; `ASC` or
-    /// `DESC`), `offset` then at most `limit` (default and most 500); with `returnUserInfo: false`
-    /// only the count. (The emulator implements none of expression, limit, offset or other sorts;
-    /// the service does, and so does this.)
-    public func adminQuery(_ request: QueryUserInfoRequest) async throws(IdentityToolkitError) -> QueryUserInfoResponse {
-        try await change { core throws(IdentityToolkitError) in try core.adminQuery(request) }
-    }
-
-    /// `POST …/projects/{p}/accounts:batchCreate` (`import_users`, and the emulator's own import
-    /// of an export's `accounts.json`): 1 to 1,000 users, each checked alone; a user that cannot
-    /// be imported is an entry in `error` (index, why) and the others still are. Without
-    /// `allowOverwrite` a local ID twice in the batch refuses the whole batch (DUPLICATE_LOCAL_ID),
-    /// and one that exists is an error entry.
-    public func adminBatchCreate(_ request: UploadAccountRequest) async throws(IdentityToolkitError) -> UploadAccountResponse {
-        try await change { core throws(IdentityToolkitError) in try core.adminBatchCreate(request) }
-    }
-
-    /// `accounts:signInWithCustomToken` (v3 `verifyCustomToken`): a token the Admin SDK minted
-    /// (`create_custom_token`; unsigned, `alg: none`, against an emulator), or, as the emulator
-    /// allows, its payload as plain JSON. The `aud` must be the Identity Toolkit's; `uid` (or
-    /// `user_id`) names the user, created on first sign-in; `claims` go into this sign-in's
-    /// tokens (and every token its refresh token brings). A signed token's signature is not
-    /// checked: as in the Auth Emulator, this backend has no service account key.
-    public func signInWithCustomToken(_ request: VerifyCustomTokenRequest) async throws(IdentityToolkitError) -> VerifyCustomTokenResponse {
-        try await signIn { core throws(IdentityToolkitError) in try core.signInWithCustomToken(request) }
-    }
-
     /// `DELETE /emulator/v1/projects/{p}/accounts`: every user goes, with their refresh tokens and
     /// pending credentials (sessions, SMS and app credentials stay).
     public func deleteAllAccounts() async throws(IdentityToolkitError) {
@@ -303,14 +212,4 @@ extension IdentityToolkit {
         try await change { core throws(IdentityToolkitError) in try core.appleAuthorize(request) }
     }
 
-    /// `accounts:revokeToken` (`providerId` apple.com, `tokenType` CODE): revokes the user's Apple
-    /// grant with Apple, as the SDK's `revokeToken(withAuthorizationCode:)` asks before deleting.
-    public func revokeToken(_ request: RevokeTokenRequest) async throws(IdentityToolkitError) -> EmptyResponse {
-        try await change { core throws(IdentityToolkitError) in try core.revokeToken(request) }
-    }
-
-    /// `accounts:delete` (`deleteAccount`): the user of the ID token.
-    public func deleteAccount(_ request: DeleteAccountRequest) async throws(IdentityToolkitError) -> DeleteAccountResponse {
-        try await change { core throws(IdentityToolkitError) in try core.deleteAccount(request) }
-    }
 }
