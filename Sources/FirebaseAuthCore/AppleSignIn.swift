@@ -55,12 +55,8 @@ extension Auth {
     @inline(never)
     func verifyAssertion(_ request: VerifyAssertionRequest) async throws(AuthError) -> VerifyAssertionResponse {
         let response = try await backend.call(request)
-        if response.idToken == nil, let enrollments = response.mfaInfo {
-            let resolver = MultiFactorResolver(mfaPendingCredential: response.mfaPendingCredential,
-                                               hints: MultiFactorInfo.factors(from: enrollments), auth: self)
-            throw AuthError(.secondFactorRequired,
-                            "the account has \(enrollments.count) second factor\(enrollments.count == 1 ? "" : "s"): finish with the resolver in userInfo[AuthErrorUserInfoMultiFactorResolverKey]",
-                            resolver: resolver)
+        if let required = secondFactorRequired(idToken: response.idToken, pending: response.mfaPendingCredential, enrollments: response.mfaInfo) {
+            throw required
         }
         if let message = response.errorMessage {
             // The SDK maps the messages it knows and, for others, goes on with the answer
@@ -106,8 +102,9 @@ extension Auth {
                                   additionalUserInfo: AdditionalUserInfo(providerID: oauth.providerID, isNewUser: false, username: nil),
                                   credential: OAuthCredential(response: response))
         case let email as EmailAuthCredential:
+            guard case .password(let password) = email.emailType else { return try await linkEmailLink(email, to: user, idToken: idToken) }
             // The SDK's `link(withEmail:password:)`: signupNewUser with the user's ID token.
-            let response = try await backend.call(SignUpNewUserRequest(email: email.email, password: email.password, returnSecureToken: true,
+            let response = try await backend.call(SignUpNewUserRequest(email: email.email, password: password, returnSecureToken: true,
                                                                        idToken: idToken))
             guard let refreshToken = response.refreshToken, response.idToken != nil else {
                 throw AuthError(.internalError, "signupNewUser answered without tokens (the SDK stops with fatalError: Invalid SignUpNewUserResponse)")
@@ -117,6 +114,21 @@ extension Auth {
         default:
             throw AuthError(.invalidCredential, "this auth core links phone, apple.com and email credentials, not \(credential)")
         }
+    }
+
+    /// The SDK's `link(withEmailCredential:)` for a link (User.swift 1532–1570): `emailLinkSignin`
+    /// with the link's code and the user's ID token; the user keeps their ID and gains the email.
+    private func linkEmailLink(_ email: EmailAuthCredential, to user: User, idToken: String) async throws(AuthError) -> AuthDataResult {
+        guard case .link(let link) = email.emailType else { throw AuthError(.internalError, "not an email link credential") }
+        let response = try await backend.call(try EmailLinkSignInRequest(email: email.email, link: link, idToken: idToken))
+        if let required = secondFactorRequired(idToken: response.idToken, pending: response.mfaPendingCredential, enrollments: response.mfaInfo) {
+            throw required
+        }
+        guard let refreshToken = response.refreshToken, response.idToken != nil else {
+            throw AuthError(.internalError, "emailLinkSignin answered without tokens (the SDK stops with fatalError: missing token in EmailLinkSignInResponse)")
+        }
+        try await renew(user, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
+        return AuthDataResult(user: user, additionalUserInfo: nil)
     }
 
     /// `revokeToken(withAuthorizationCode:)`: revokes the signed-in user's Apple grant (Apple

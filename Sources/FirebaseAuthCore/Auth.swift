@@ -371,7 +371,10 @@ public final class Auth: Sendable {
         case let oauth as OAuthCredential:
             return try await idpSignIn(oauth, isReauthentication: isReauthentication)
         case let email as EmailAuthCredential:
-            return try await passwordSignIn(email)
+            switch email.emailType {
+            case .password(let password): return try await passwordSignIn(email: email.email, password: password)
+            case .link(let link): return try await emailLinkSignIn(email: email.email, link: link)
+            }
         default:
             throw AuthError(.invalidCredential, "this auth core signs in with phone, apple.com and email credentials, not \(credential)")
         }

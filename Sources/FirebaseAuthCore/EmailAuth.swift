@@ -4,8 +4,8 @@ import Synchronization
 
 // Email and password, anonymous and custom-token sign-in, and the emails (password reset, email
 // verification), as FirebaseAuth 12.19 does them (`Auth/Auth.swift` 353–1210, `User/User.swift`
-// 110–240 and 860–1060, `AuthProvider/EmailAuthProvider.swift`, `ActionCode/`). Email link sign-in
-// is not simulated (Unsimulated.swift). reCAPTCHA for email and password: the SDK asks for it only
+// 110–240 and 860–1060, `AuthProvider/EmailAuthProvider.swift`, `ActionCode/`), and email links
+// (`sendSignInLink`, `isSignIn(withEmailLink:)`, `signIn(withEmail:link:)`). reCAPTCHA for email and password: the SDK asks for it only
 // when the project's EMAIL_PASSWORD_PROVIDER enforcement is on or the backend answers
 // MISSING_RECAPTCHA_TOKEN; authsim's backend keeps that enforcement OFF, so the SDK's plain calls
 // are what goes out, as here.
@@ -20,15 +20,31 @@ public enum EmailAuthProvider {
     public static func credential(withEmail email: String, password: String) -> AuthCredential {
         EmailAuthCredential(email: email, password: password)
     }
+
+    /// `EmailAuthProvider.credential(withEmail:link:)`: signs in, reauthenticates, or links an
+    /// email by the sign-in link sent to it (``Auth/sendSignInLink(toEmail:actionCodeSettings:)``).
+    public static func credential(withEmail email: String, link: String) -> AuthCredential {
+        EmailAuthCredential(email: email, link: link)
+    }
 }
 
-/// The SDK's `EmailAuthCredential` (internal there too): an email and its password.
+/// The SDK's `EmailAuthCredential` (internal there too): an email and its password, or an email
+/// and its sign-in link (`EmailType`).
 final class EmailAuthCredential: AuthCredential, @unchecked Sendable {
+    enum EmailType {
+        case password(String)
+        case link(String)
+    }
     let email: String
-    let password: String
+    let emailType: EmailType
     init(email: String, password: String) {
         self.email = email
-        self.password = password
+        emailType = .password(password)
+        super.init(provider: EmailAuthProvider.id)
+    }
+    init(email: String, link: String) {
+        self.email = email
+        emailType = .link(link)
         super.init(provider: EmailAuthProvider.id)
     }
 }
@@ -155,16 +171,13 @@ extension Auth {
     /// factor is `secondFactorRequired` (17078) with its resolver, as the SDK's backend makes of
     /// an answer with `mfaPendingCredential`.
     @inline(never)
-    func passwordSignIn(_ credential: EmailAuthCredential) async throws(AuthError) -> AuthDataResult {
-        if credential.password.isEmpty {
+    func passwordSignIn(email: String, password: String) async throws(AuthError) -> AuthDataResult {
+        if password.isEmpty {
             throw AuthError(.wrongPassword, "The password is invalid or the user does not have a password.")
         }
-        let response = try await backend.call(VerifyPasswordRequest(email: credential.email, password: credential.password))
-        if response.idToken == nil, let pending = response.mfaPendingCredential {
-            let hints = MultiFactorInfo.factors(from: response.mfaInfo ?? [])
-            throw AuthError(.secondFactorRequired,
-                            "the account has \(hints.count) second factor\(hints.count == 1 ? "" : "s"): finish with the resolver in userInfo[AuthErrorUserInfoMultiFactorResolverKey]",
-                            resolver: MultiFactorResolver(mfaPendingCredential: pending, hints: hints, auth: self))
+        let response = try await backend.call(VerifyPasswordRequest(email: email, password: password))
+        if let required = secondFactorRequired(idToken: response.idToken, pending: response.mfaPendingCredential, enrollments: response.mfaInfo) {
+            throw required
         }
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
         return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, isNewUser: false, username: nil))
@@ -186,6 +199,81 @@ extension Auth {
     /// `createUser(withEmail:password:completion:)`.
     public func createUser(withEmail email: String, password: String, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.createUser(withEmail: email, password: password) }
+    }
+
+    // MARK: Email links
+
+    /// `sendSignInLink(toEmail:actionCodeSettings:)`: `getOobConfirmationCode` EMAIL_SIGNIN with the
+    /// settings (Auth.swift 1221–1250); the email, with its link, is in the backend's email
+    /// outbox. `handleCodeInApp` must be true: where the SDK stops with `fatalError`, this throws
+    /// `appConfigurationError` (17998) saying so.
+    public func sendSignInLink(toEmail email: String, actionCodeSettings: ActionCodeSettings) async throws {
+        guard actionCodeSettings.handleCodeInApp else {
+            throw AuthError(.appConfigurationError,
+                            "The handleCodeInApp flag in ActionCodeSettings must be true for Email-link Authentication (the SDK stops here with fatalError).")
+        }
+        var request = GetOOBConfirmationCodeRequest(requestType: .emailSignIn, email: email)
+        actionCodeSettings.apply(to: &request)
+        _ = try await backend.call(request)
+    }
+
+    /// `sendSignInLink(toEmail:actionCodeSettings:completion:)`.
+    public func sendSignInLink(toEmail email: String, actionCodeSettings: ActionCodeSettings,
+                               completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws in try await self.sendSignInLink(toEmail: email, actionCodeSettings: actionCodeSettings) }
+    }
+
+    /// `isSignIn(withEmailLink:)`: whether the link's query has an `oobCode` and `mode=signIn`,
+    /// read as the SDK reads it (`AuthWebUtils.parseURL`: the URL's own query, each value
+    /// percent-decoded; Auth.swift 1287–1299).
+    public func isSignIn(withEmailLink link: String) -> Bool {
+        guard !link.isEmpty else { return false }
+        let items = Self.linkQueryItems(link)
+        return items["oobCode"] != nil && items["mode"] == "signIn"
+    }
+
+    /// `signIn(withEmail:link:)`: `emailLinkSignin` with the link's code, then the user loaded and
+    /// made current; `additionalUserInfo` is `password`'s with `isNewUser` from the answer. A link
+    /// that is not a sign-in link is `appConfigurationError` (17998) where the SDK stops with
+    /// `fatalError`; a used or unknown code is `invalidActionCode` (17030), another address's
+    /// `invalidEmail` (17008).
+    public func signIn(withEmail email: String, link: String) async throws -> AuthDataResult {
+        let result = try await internalSignIn(with: EmailAuthCredential(email: email, link: link), isReauthentication: false)
+        updateCurrentUser(result.user)
+        return result
+    }
+
+    /// `signIn(withEmail:link:completion:)`.
+    public func signIn(withEmail email: String, link: String, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withEmail: email, link: link) }
+    }
+
+    /// The SDK's `internalSignInAndRetrieveData(withEmail:link:)` (Auth.swift 2194–2221).
+    @inline(never)
+    func emailLinkSignIn(email: String, link: String) async throws(AuthError) -> AuthDataResult {
+        guard isSignIn(withEmailLink: link) else {
+            throw AuthError(.appConfigurationError,
+                            "The link provided is not valid for email/link sign-in. Please check the link by calling isSignIn(withEmailLink:) on the Auth instance before attempting to use it for email/link sign-in (the SDK stops here with fatalError).")
+        }
+        let response = try await backend.call(try EmailLinkSignInRequest(email: email, link: link, idToken: nil))
+        if let required = secondFactorRequired(idToken: response.idToken, pending: response.mfaPendingCredential, enrollments: response.mfaInfo) {
+            throw required
+        }
+        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, isNewUser: response.isNewUser ?? false,
+                                                                                 username: nil))
+    }
+
+    /// A link's query items as the SDK's `AuthWebUtils.parseURL` reads them (later names win).
+    static func linkQueryItems(_ link: String) -> [String: String] {
+        guard let query = URLComponents(string: link)?.query else { return [:] }
+        var items: [String: String] = [:]
+        for part in query.components(separatedBy: "&") {
+            guard let equals = part.range(of: "="), let name = part[..<equals.lowerBound].removingPercentEncoding,
+                  let value = part[equals.upperBound...].removingPercentEncoding else { continue }
+            items[name] = value
+        }
+        return items
     }
 
     // MARK: Anonymous and custom token
@@ -377,5 +465,17 @@ extension User {
     @available(*, deprecated, message: "`updateEmail` is deprecated and will be removed in a future release. Use sendEmailVerification(beforeUpdatingEmail:) instead.")
     public func updateEmail(to email: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.updateEmail(to: email) }
+    }
+}
+
+extension EmailLinkSignInRequest {
+    /// The request for `email` and the code of `link` (its `oobCode`), with the ID token of the
+    /// user it links to. A link without a code is `appConfigurationError` where the SDK stops with
+    /// `fatalError` ("Missing oobCode in link URL").
+    init(email: String, link: String, idToken: String?) throws(AuthError) {
+        guard let code = Auth.linkQueryItems(link)["oobCode"] else {
+            throw AuthError(.appConfigurationError, "Missing oobCode in link URL (the SDK stops here with fatalError): \(link)")
+        }
+        self.init(email: email, oobCode: code, idToken: idToken)
     }
 }

@@ -218,3 +218,16 @@ public final class MultiFactorResolver: Sendable, CustomStringConvertible {
 struct WeakUser: Sendable {
     weak var user: User?
 }
+
+extension Auth {
+    /// The SDK's `generateMFAError` (AuthBackend.swift 114–137): an answer with enrollments and no
+    /// ID token is `secondFactorRequired` (17078) with a ``MultiFactorResolver`` for its pending
+    /// credential; nil for any other answer.
+    func secondFactorRequired(idToken: String?, pending: String?, enrollments: [MFAEnrollment]?) -> AuthError? {
+        guard idToken == nil, let enrollments else { return nil }
+        let hints = MultiFactorInfo.factors(from: enrollments)
+        return AuthError(.secondFactorRequired,
+                         "the account has \(hints.count) second factor\(hints.count == 1 ? "" : "s"): finish with the resolver in userInfo[AuthErrorUserInfoMultiFactorResolverKey]",
+                         resolver: MultiFactorResolver(mfaPendingCredential: pending, hints: hints, auth: self))
+    }
+}

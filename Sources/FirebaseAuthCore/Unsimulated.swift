@@ -8,26 +8,6 @@ import Foundation
 
 private let notSimulated = "is not simulated by authsim; keep this call out of the code you test on Linux"
 
-extension Auth {
-    @available(*, unavailable, message: "Email link sign-in is not simulated by authsim (email and password is); keep this call out of the code you test on Linux")
-    public func signIn(withEmail email: String, link: String) async throws -> AuthDataResult { fatalError(notSimulated) }
-
-    @available(*, unavailable, message: "Email link sign-in is not simulated by authsim (email and password is); keep this call out of the code you test on Linux")
-    public func signIn(withEmail email: String, link: String, completion: ((AuthDataResult?, (any Error)?) -> Void)?) { fatalError(notSimulated) }
-
-    @available(*, unavailable, message: "Email link sign-in is not simulated by authsim (email and password is); keep this call out of the code you test on Linux")
-    public func sendSignInLink(toEmail email: String, actionCodeSettings: ActionCodeSettings) async throws { fatalError(notSimulated) }
-
-    @available(*, unavailable, message: "Email link sign-in is not simulated by authsim (email and password is); keep this call out of the code you test on Linux")
-    public func isSignIn(withEmailLink link: String) -> Bool { fatalError(notSimulated) }
-
-}
-
-extension EmailAuthProvider {
-    @available(*, unavailable, message: "Email link sign-in is not simulated by authsim (email and password is); keep this call out of the code you test on Linux")
-    public static func credential(withEmail email: String, link: String) -> AuthCredential { fatalError(notSimulated) }
-}
-
 // Providers and factors FirebaseAuth 12.19 has and authsim does not simulate: the types exist, so
 // that `GoogleAuthProvider.credential(…)` or `TOTPMultiFactorGenerator.…` fails to compile saying
 // why, rather than "cannot find in scope".

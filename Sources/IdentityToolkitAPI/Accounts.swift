@@ -289,13 +289,16 @@ public struct UserRecord: Codable, Sendable, Hashable {
     public var salt: String?
     /// Milliseconds since 1970 (a number, as the Auth Emulator writes it).
     public var passwordUpdatedAt: Double?
+    /// Whether the user signs in with an email link (the service's output only; an import keeps it).
+    public var emailLinkSignin: Bool?
 
     public init(localId: String, email: String? = nil, emailVerified: Bool? = nil, displayName: String? = nil,
                 photoUrl: String? = nil, phoneNumber: String? = nil, disabled: Bool? = nil,
                 providerUserInfo: [ProviderUserInfo]? = nil, validSince: String? = nil, createdAt: String? = nil,
                 lastLoginAt: String? = nil, lastRefreshAt: String? = nil, customAttributes: String? = nil,
                 mfaInfo: [MFAEnrollment]? = nil, tenantId: String? = nil, customAuth: Bool? = nil, passwordHash: String? = nil,
-                salt: String? = nil, passwordUpdatedAt: Double? = nil) {
+                salt: String? = nil, passwordUpdatedAt: Double? = nil, emailLinkSignin: Bool? = nil) {
+        self.emailLinkSignin = emailLinkSignin
         self.customAuth = customAuth
         self.passwordHash = passwordHash
         self.salt = salt

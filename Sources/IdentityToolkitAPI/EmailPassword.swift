@@ -59,6 +59,51 @@ public struct VerifyPasswordResponse: Codable, Sendable, Hashable {
     }
 }
 
+/// `emailLinkSignin` (v1 `accounts:signInWithEmailLink`): the code of an `EMAIL_SIGNIN` email
+/// with the address it went to; with the signed-in user's ID token, the email linked to that user
+/// (the SDK's `EmailLinkSignInRequest`, 12.19 `Backend/RPC/EmailLinkSignInRequest.swift`).
+public struct EmailLinkSignInRequest: AuthRPCRequest, Hashable {
+    public typealias Response = EmailLinkSignInResponse
+    public static let endpoint = IdentityToolkitEndpoint.emailLinkSignin
+    public var email: String?
+    public var oobCode: String?
+    public var idToken: String?
+    public var tenantId: String?
+
+    public init(email: String?, oobCode: String?, idToken: String? = nil) {
+        self.email = email
+        self.oobCode = oobCode
+        self.idToken = idToken
+    }
+}
+
+public struct EmailLinkSignInResponse: Codable, Sendable, Hashable {
+    public var kind: String?
+    public var localId: String?
+    public var email: String?
+    public var idToken: String?
+    public var refreshToken: String?
+    public var expiresIn: String?
+    public var isNewUser: Bool?
+    /// A second factor is required: no `idToken`, but these.
+    public var mfaPendingCredential: String?
+    public var mfaInfo: [MFAEnrollment]?
+
+    public init(kind: String? = "identitytoolkit#EmailLinkSigninResponse", localId: String?, email: String?, idToken: String? = nil,
+                refreshToken: String? = nil, expiresIn: String? = nil, isNewUser: Bool?, mfaPendingCredential: String? = nil,
+                mfaInfo: [MFAEnrollment]? = nil) {
+        self.kind = kind
+        self.localId = localId
+        self.email = email
+        self.idToken = idToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+        self.isNewUser = isNewUser
+        self.mfaPendingCredential = mfaPendingCredential
+        self.mfaInfo = mfaInfo
+    }
+}
+
 /// `createAuthUri` (v1 `accounts:createAuthUri`): how an email signs in. The SDK sends it for the
 /// deprecated `fetchSignInMethods(forEmail:)` with the email and `http://www.google.com/` as the
 /// continue URI (Auth.swift 290-310).
@@ -211,6 +256,11 @@ public struct OobCode: Codable, Sendable, Hashable {
 public struct OobCodesResponse: Codable, Sendable, Hashable {
     public var oobCodes: [OobCode]
     public init(oobCodes: [OobCode]) { self.oobCodes = oobCodes }
+}
+
+extension EmailLinkSignInRequest: SchemaCheckedMessage {
+    public static let schemaFields: Set<String> = ["email", "idToken", "oobCode", "tenantId"]
+    public static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
 }
 
 extension VerifyPasswordRequest: SchemaCheckedMessage {

@@ -166,7 +166,10 @@ extension IdentityToolkitEndpoint {
     public static let verifyPassword = Self(.relyingParty, "verifyPassword")
     /// `GetOOBConfirmationCodeRequest` (= `accounts:sendOobCode`).
     public static let getOobConfirmationCode = Self(.relyingParty, "getOobConfirmationCode")
+    /// `CreateAuthURIRequest` (= `accounts:createAuthUri`).
     public static let createAuthUri = Self(.relyingParty, "createAuthUri")
+    /// `EmailLinkSignInRequest` (= `accounts:signInWithEmailLink`).
+    public static let emailLinkSignin = Self(.relyingParty, "emailLinkSignin")
     /// `ResetPasswordRequest` (= `accounts:resetPassword`).
     public static let resetPassword = Self(.relyingParty, "resetPassword")
     /// `GetRecaptchaConfigRequest`: `GET …/v2/recaptchaConfig?key=…&clientType=…&version=…`.
@@ -200,6 +203,7 @@ extension IdentityToolkitEndpoint {
     public static let accountsSendOobCode = Self(.v1, "accounts:sendOobCode")
     public static let accountsCreateAuthUri = Self(.v1, "accounts:createAuthUri")
     public static let accountsResetPassword = Self(.v1, "accounts:resetPassword")
+    public static let accountsSignInWithEmailLink = Self(.v1, "accounts:signInWithEmailLink")
 
     // MARK: What the Admin SDKs call (`/v1/projects/{project}/…`, bearer token)
 

@@ -64,7 +64,7 @@ extension IdentityToolkitJSON {
 enum Unsupported {
     static let tenants = "authsim backend plays one project without tenants"
     static let passwords = "authsim backend keeps imported password hashes as given: it checks its own and the Auth Emulator's only"
-    static let emailLinks = "authsim backend does not do email link sign-in"
+    static let initialEmail = "an account's first email is not kept (the Auth Emulator keeps none either)"
     static let passwordCaptcha = "reCAPTCHA for email and password is not simulated (the project's EMAIL_PASSWORD_PROVIDER enforcement is OFF)"
     static let delegation = "authsim backend plays one project; target it by its own ID"
     static let captcha = "captcha fields belong to an app's own calls, not an admin's"
@@ -91,7 +91,7 @@ extension GetAccountInfoRequest: SchemaCheckedMessage {
     ]
     public static var unsupportedFields: [String: String] {
         ["delegatedProjectNumber": Unsupported.delegation, "targetProjectId": Unsupported.delegation, "tenantId": Unsupported.tenants,
-         "initialEmail": Unsupported.emailLinks]
+         "initialEmail": Unsupported.initialEmail]
     }
 }
 

@@ -197,6 +197,52 @@ extension BackendCoreTests {
     /// `mfaSignInFinalize`) answers it: a password user with a verified email enrolls a test
     /// number, then a password sign-in answers a pending credential, which is good for its
     /// lifetime from the instant it was issued (the end included, as every proof's here), and no longer.
+    /// firebase-tools `operations.ts` `sendOobCode` (EMAIL_SIGNIN) and `signInWithEmailLink`.
+    @Test("email link: the code signs its address in once (a new, verified user), within its hour; another address is INVALID_EMAIL and spends nothing; with an ID token the email is linked")
+    func emailLink() throws {
+        var core = try core()
+        core.emulatorSignIn.enableImprovedEmailPrivacy = false
+        func link(to email: String, at instant: Date) throws -> String {
+            let request = GetOOBConfirmationCodeRequest(requestType: .emailSignIn, email: email)
+            _ = try core.handle(now: instant) { core throws(IdentityToolkitError) in
+                try core.sendOobCode(request, type: try core.oobRequestType(request))
+            }.answer.get()
+            let sent = try #require(core.state.emailOutbox.last)
+            #expect(sent.requestType == .emailSignIn && sent.link.contains("mode=signIn"))
+            return sent.code
+        }
+        func signIn(_ request: EmailLinkSignInRequest, at instant: Date) -> CoreOutcome<SignInDecision<EmailLinkSignInResponse>> {
+            core.handle(now: instant) { core throws(IdentityToolkitError) in try core.signInWithEmailLink(request) }
+        }
+        let code = try link(to: "ada@example.com", at: start)
+        let wrong = signIn(EmailLinkSignInRequest(email: "bob@example.com", oobCode: code), at: start)
+        #expect(wrong.answer.errorCode == .invalidEmail && wrong.records.isEmpty)
+        let first = signIn(EmailLinkSignInRequest(email: "ADA@example.com", oobCode: code), at: start.addingTimeInterval(3599))
+        guard case .tokens(let grant, _)? = try? first.answer.get() else { Issue.record("no tokens: \(first.answer)"); return }
+        #expect(grant.user.email == "ada@example.com" && grant.user.emailVerified == true && grant.user.emailLinkSignin == true)
+        #expect(grant.provider == "password" && kinds(first.events) == ["accountSignIn"])
+        #expect(try lines(first.records).contains { $0.contains("oobCodeUsed") }, "the code is spent")
+        #expect(signIn(EmailLinkSignInRequest(email: "ada@example.com", oobCode: code), at: start).answer.errorCode == .init(rawValue: "INVALID_OOB_CODE"))
+        let late = try link(to: "ada@example.com", at: start)
+        #expect(signIn(EmailLinkSignInRequest(email: "ada@example.com", oobCode: late), at: start.addingTimeInterval(3600)).answer.errorCode
+                == .init(rawValue: "EXPIRED_OOB_CODE"))
+        let methods = try core.handle(now: start) { core throws(IdentityToolkitError) in
+            try core.createAuthUri(CreateAuthURIRequest(identifier: "ada@example.com", continueUri: "http://www.google.com/"))
+        }.answer.get()
+        #expect(methods.signinMethods == ["emailLink"] && methods.allProviders == ["password"])
+
+        // Linking: an anonymous user's ID token takes the email; an email another user holds is EMAIL_EXISTS.
+        let anonymous = try core.handle(now: start) { core throws(IdentityToolkitError) in try core.signUp(SignUpNewUserRequest(), hash: nil) }.answer.get()
+        guard case .tokens(let anonymousGrant, _) = anonymous else { Issue.record("no anonymous user"); return }
+        let idToken = core.tokenSigner.token(for: anonymousGrant.user, provider: "anonymous", secondFactor: nil, authTime: start, extraClaims: [:], now: start)
+        let taken = signIn(EmailLinkSignInRequest(email: "ada@example.com", oobCode: try link(to: "ada@example.com", at: start), idToken: idToken), at: start)
+        #expect(taken.answer.errorCode == .emailExists)
+        let linked = signIn(EmailLinkSignInRequest(email: "lin@example.com", oobCode: try link(to: "lin@example.com", at: start), idToken: idToken), at: start)
+        guard case .tokens(let linkedGrant, let answer)? = try? linked.answer.get() else { Issue.record("not linked: \(linked.answer)"); return }
+        #expect(linkedGrant.user.localId == anonymousGrant.user.localId && linkedGrant.user.email == "lin@example.com")
+        #expect(answer(SignedTokens(idToken: "i", refreshToken: "r", expiresIn: "3600")).isNewUser == false)
+    }
+
     @Test("multi-factor: enroll, then a pending credential good through its lifetime, refused with its cause a second after")
     func multiFactor() throws {
         let second = "+16505550111"
@@ -267,4 +313,11 @@ struct SeededRandom: BackendRandom {
         return out
     }
 
+}
+
+extension Result where Failure == IdentityToolkitError {
+    /// The refusal's code; nil for an answer.
+    var errorCode: IdentityToolkitError.Code? {
+        if case .failure(let error) = self { error.code } else { nil }
+    }
 }

@@ -11,7 +11,7 @@ import Utilities
 public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
     case verifyClient, sendVerificationCode, signInWithPhoneNumber, signInWithIdp, revokeToken, deleteAccount, setAccountInfo
     case getAccountInfo, secureToken, mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize
-    case recaptchaConfig, signInWithCustomToken, signUp, signInWithPassword, sendOobCode, resetPassword, createAuthUri
+    case recaptchaConfig, signInWithCustomToken, signUp, signInWithPassword, sendOobCode, resetPassword, createAuthUri, signInWithEmailLink
     case getProjectConfig
     case adminCreateUser, adminLookup, adminUpdate, adminDelete, adminBatchDelete, adminBatchGet, adminQuery, adminBatchCreate
 
@@ -110,6 +110,10 @@ public enum ToolkitCalls {
     public static let signInWithPassword = ToolkitCall(
         .signInWithPassword, VerifyPasswordRequest.self, at: [.verifyPassword, .accountsSignInWithPassword], reading: .checked,
         .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.signInWithPassword(call) })
+    /// `signIn(withEmail:link:)`, and `link(with:)` an email link's credential.
+    public static let signInWithEmailLink = ToolkitCall(
+        .signInWithEmailLink, EmailLinkSignInRequest.self, at: [.emailLinkSignin, .accountsSignInWithEmailLink], reading: .checked,
+        .signIn { core, call throws(IdentityToolkitError) in try core.signInWithEmailLink(call) })
     public static let sendOobCode = ToolkitCall(.sendOobCode, GetOOBConfirmationCodeRequest.self, at: [.getOobConfirmationCode, .accountsSendOobCode],
                                                 reading: .checked,
                                                 .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.sendOobCode(call) })
@@ -167,7 +171,7 @@ public enum ToolkitCalls {
         verifyClient, sendVerificationCode, signInWithPhoneNumber, getProjectConfig, recaptchaConfig,
         mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize,
         secureToken, getAccountInfo, setAccountInfo, deleteAccount,
-        signUp, signInWithPassword, sendOobCode, resetPassword, createAuthUri, signInWithCustomToken,
+        signUp, signInWithPassword, signInWithEmailLink, sendOobCode, resetPassword, createAuthUri, signInWithCustomToken,
         signInWithIdp, revokeToken,
         adminCreateUser, adminLookup, adminUpdate, adminDelete, adminBatchDelete, adminQuery, adminBatchCreate, adminBatchGet,
     ]

@@ -71,7 +71,7 @@ extension BackendCore {
             providers.append(ProviderUserInfo(providerId: "apple.com", rawId: sub, federatedId: sub, email: user.email))
         }
         providers += user.otherProviders ?? []
-        if user.passwordHash != nil, let email = user.email {
+        if user.passwordHash != nil || user.emailLinkSignin == true, let email = user.email {
             providers.append(ProviderUserInfo(providerId: "password", rawId: email, federatedId: email, email: email, displayName: user.displayName))
         }
         let enrollments = (user.mfaEnrollments ?? []).map {
@@ -85,7 +85,7 @@ extension BackendCore {
                           createdAt: milliseconds(user.createdAt), lastLoginAt: user.lastLoginAt.map(milliseconds),
                           customAttributes: user.customAttributes, mfaInfo: enrollments.isEmpty ? nil : enrollments,
                           customAuth: user.customAuth, passwordHash: user.passwordHash, salt: user.salt,
-                          passwordUpdatedAt: user.passwordUpdatedAt)
+                          passwordUpdatedAt: user.passwordUpdatedAt, emailLinkSignin: user.emailLinkSignin)
     }
 }
 

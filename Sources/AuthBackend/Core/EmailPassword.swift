@@ -7,7 +7,7 @@ import Foundation
 
 // Email and password, anonymous users, and the emails Firebase sends, as the service answers the
 // SDK and as the Auth Emulator does (firebase-tools `src/emulator/auth/operations.ts`: `signUp`,
-// `signInWithPassword`, `sendOobCode`, `resetPassword`, `setAccountInfoImpl` with `oobCode` and
+// `signInWithPassword`, `signInWithEmailLink`, `sendOobCode`, `resetPassword`, `setAccountInfoImpl` with `oobCode` and
 // `password`, `listOobCodesInProject`). Where the two differ this does as the service:
 // - passwords are kept as scrypt hashes (the emulator keeps `fakeHash:salt=…:password=…`, the
 //   password in clear; such hashes from an emulator export are still checked, as the emulator checks them);
@@ -131,6 +131,52 @@ extension BackendCore {
         }
     }
 
+    /// `emailLinkSignin` (v1 `accounts:signInWithEmailLink`), as the Auth Emulator answers it
+    /// (firebase-tools `operations.ts` `signInWithEmailLink`): an unused `EMAIL_SIGNIN` code for
+    /// the same address, spent; the user with that email signs in (created on first sign-in), or,
+    /// with an ID token, the email is linked to that user. Either way the email is verified and
+    /// signs in by link from now on. A user with a second factor gets a pending credential.
+    mutating func signInWithEmailLink(_ request: EmailLinkSignInRequest) throws(IdentityToolkitError) -> SignInDecision<EmailLinkSignInResponse> {
+        let endpoint = BackendOperation.signInWithEmailLink
+        var linkingTo: BackendUser?
+        if let idToken = request.idToken {
+            guard let uid = try standingUID(idToken, endpoint: endpoint), let user = state.users[uid] else {
+                throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+            }
+            linkingTo = user
+        }
+        guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+        let email = given.lowercased()
+        guard let code = request.oobCode, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_OOB_CODE")) }
+        let (digest, message) = try usableOobCode(code, endpoint: endpoint)
+        guard message.requestType == .emailSignIn else { throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE")) }
+        guard message.email == email else {
+            throw reject(endpoint, IdentityToolkitError(.invalidEmail, "The email provided does not match the sign-in email address."))
+        }
+        let holder = self.user(email: email)
+        if let linkingTo, let holder, holder.localId != linkingTo.localId { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
+        if let existing = linkingTo ?? holder { try requireEnabled(existing, endpoint: endpoint) }
+        commit(.oobCodeUsed(digest: digest))
+        var user = linkingTo ?? holder ?? BackendUser(localId: newLocalID(hint: email), createdAt: now)
+        let isNewUser = linkingTo == nil && holder == nil
+        user.email = email
+        user.emailVerified = true
+        user.emailLinkSignin = true
+        commit(.user(user))
+        if user.hasSecondFactor {
+            let pending = try openMFAPending(for: user, provider: "password", endpoint: endpoint)
+            emit(.secondFactorRequired(uid: user.localId, provider: "password"))
+            return .answer(EmailLinkSignInResponse(localId: user.localId, email: email, isNewUser: isNewUser, mfaPendingCredential: pending,
+                                                   mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
+        }
+        let grant = try grantTokens(for: user, provider: "password", endpoint: endpoint)
+        emit(.accountSignIn(uid: user.localId, provider: "emailLink", email: email, isNewUser: isNewUser))
+        return .tokens(grant) { tokens in
+            EmailLinkSignInResponse(localId: user.localId, email: email, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
+                                    expiresIn: tokens.expiresIn, isNewUser: isNewUser)
+        }
+    }
+
     // MARK: The emails
 
     /// `sendOobCode`'s checks of the request alone: the email it asks for.
@@ -146,10 +192,7 @@ extension BackendCore {
             throw reject(endpoint, IdentityToolkitError("MISSING_REQ_TYPE"))
         }
         guard let type = OobRequestType(rawValue: text), type != .recoverEmail else {
-            throw reject(endpoint, IdentityToolkitError(.invalidReqType, "\(text) is not an email this backend sends (PASSWORD_RESET, VERIFY_EMAIL, VERIFY_AND_CHANGE_EMAIL)"))
-        }
-        if type == .emailSignIn {
-            throw reject(endpoint, IdentityToolkitError(.operationNotAllowed, "email link sign-in is not simulated by authsim; use email and password"))
+            throw reject(endpoint, IdentityToolkitError(.invalidReqType, "\(text) is not an email this backend sends (PASSWORD_RESET, VERIFY_EMAIL, VERIFY_AND_CHANGE_EMAIL, EMAIL_SIGNIN)"))
         }
         return type
     }
@@ -179,7 +222,12 @@ extension BackendCore {
                 if self.user(email: canonical) != nil { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
                 newEmail = canonical
             }
-        case .emailSignIn, .recoverEmail:
+        case .emailSignIn:
+            // Anyone may ask for a sign-in link, to any address: the link is the proof.
+            guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+            guard Self.isValidEmail(given) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
+            email = given.lowercased()
+        case .recoverEmail:
             throw reject(endpoint, IdentityToolkitError(.invalidReqType))
         }
         let code = randomString(bytes: 40)
@@ -212,7 +260,13 @@ extension BackendCore {
             for provider in Self.userInfo(user).providerUserInfo ?? [] where provider.providerId != "phone" {
                 let id = provider.providerId
                 allProviders.append(id)
-                if id != "password" || user.passwordHash != nil { methods.append(id) }
+                if id != "password" {
+                    methods.append(id)
+                } else {
+                    // The emulator's: `password` with a password, `emailLink` for a user who signs in by link.
+                    if user.passwordHash != nil { methods.append("password") }
+                    if user.emailLinkSignin == true { methods.append("emailLink") }
+                }
             }
         }
         let hidden = emulatorSignIn.enableImprovedEmailPrivacy

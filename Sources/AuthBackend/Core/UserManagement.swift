@@ -392,6 +392,7 @@ extension BackendCore {
         user.salt = record.salt
         user.passwordUpdatedAt = record.passwordUpdatedAt
         user.customAuth = record.customAuth
+        user.emailLinkSignin = record.emailLinkSignin == true ? true : nil
         // The import is the tokens' new start, as the emulator's `validSince` = upload time.
         user.validSince = Int64(now.timeIntervalSince1970)
         if let enrollments = record.mfaInfo, !enrollments.isEmpty {

@@ -50,6 +50,9 @@ public struct BackendUser: Sendable, Hashable, Codable {
         public var passwordHash: String? = nil
         public var salt: String? = nil
         public var passwordUpdatedAt: Double? = nil
+        /// Whether the user signs in with an email link (`accounts:signInWithEmailLink`): the
+        /// `password` provider without a password, and `emailLink` among their sign-in methods.
+        public var emailLinkSignin: Bool? = nil
     }
 
     private mutating func mutate(_ change: (inout Fields) -> Void) {
