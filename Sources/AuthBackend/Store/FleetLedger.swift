@@ -7,13 +7,9 @@ import Logging
 /// whose turn it is to talk to the store.
 ///
 /// A value the ``IdentityToolkit`` actor holds beside its ``BackendCore``; the actor's extension in
-/// SharedChanges.swift runs the batches with it. Batches are run by the calls that wait for them,
-/// not by a task of their own (group commit with a leader, ``IdentityToolkit/sharedChange(_:)``):
-/// a change that finds no batch running runs one, with every change that queued meanwhile, and
-/// hands the next to the first change that queued during it. Nothing has to be started beside
-/// the backend, and nothing is left running once no call waits. A batch does not react to its
-/// leader's cancellation (the store runs each query in a task of its own), so a cancelled call
-/// never fails the others of its batch.
+/// SharedChanges.swift runs the batches with it, as ``GroupCommit`` decides them. A batch does not
+/// react to its leader's cancellation (the store runs each query in a task of its own), so a
+/// cancelled call never fails the others of its batch.
 struct FleetLedger {
     let store: any BackendStore
     /// How far into the store's records the node's state is.
@@ -29,9 +25,10 @@ struct FleetLedger {
     var stateIsStale = false
     /// The records of the batch in progress; `nil` outside one.
     var pendingRecords: [String]?
-    /// Changes waiting for the node's next batch, and whether a change is running batches.
-    var queue: [QueuedChange] = []
-    var leading = false
+    /// Who leads the node's batches and what each takes (``GroupCommit``), and the waiting
+    /// changes' bodies and callers by ID.
+    var commits = GroupCommit()
+    var changes: [GroupCommit.ChangeID: QueuedChange] = [:]
     /// One change or read of the store at a time on this node (the actor is re-entered while a
     /// change waits for the database): a taken flag and the waiters, in order.
     private var turnTaken = false

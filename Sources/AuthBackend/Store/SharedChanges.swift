@@ -41,19 +41,22 @@ extension IdentityToolkit {
     /// its events. A store that cannot be reached is 503 `UNAVAILABLE` for every call of the
     /// batch, never an answer whose records were not kept.
     ///
-    /// Batching is group commit: the four round trips and the flush of one transaction serve as
-    /// many requests as arrived while the previous batch was committing, so the fleet's write turn
-    /// is held once per batch rather than once per request. The batches are run by the calls
-    /// themselves (``FleetLedger``): a call that finds none running runs one, and hands the next
-    /// to the first call that queued while it ran.
+    /// Batching is group commit (``GroupCommit``, the state machine that says who leads and what
+    /// each batch takes): the four round trips and the flush of one transaction serve as many
+    /// requests as arrived while the previous batch was committing, so the fleet's write turn is
+    /// held once per batch rather than once per request. Here is only what the machine decides,
+    /// done: each change's body and how its caller is woken, kept by its ID.
     func sharedChange<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
-        // The call runs before this function returns (a batch runs it, then answers us), so it
-        // never outlives the call.
+        // The call runs before this function returns (a batch runs it, then answers us; its
+        // entry is removed before that), so it never outlives the call.
         let outcome: Result<T, IdentityToolkitError> = await withoutActuallyEscaping(call) { call in
             let waiter = ChangeWaiter<T>()
+            var id: GroupCommit.ChangeID = 0
             let leads = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 waiter.continuation = continuation
-                fleet?.queue.append(QueuedChange(
+                guard let arrival = fleet?.commits.arrive() else { return waiter.wake(leads: false) }
+                id = arrival.id
+                fleet?.changes[id] = QueuedChange(
                     run: {
                         let outcome = self.core.handle(now: self.clock.now, call)
                         do throws(IdentityToolkitError) {
@@ -78,36 +81,36 @@ extension IdentityToolkit {
                         }
                         waiter.wake(leads: false)
                     },
-                    lead: { waiter.wake(leads: true) }))
-                if fleet?.leading == false {
-                    fleet?.leading = true
-                    waiter.wake(leads: true)
-                }
+                    lead: { waiter.wake(leads: true) })
+                if arrival.1 == .lead { waiter.wake(leads: true) }
             }
-            if leads {
-                await runChangeBatch()
-                // The next batch is the first waiting change's to run.
-                if let next = fleet?.queue.first { next.lead() } else { fleet?.leading = false }
-            }
+            if leads { await runChangeBatch(leader: id) }
             return waiter.answer ?? .failure(IdentityToolkitError(.internal, "a change that was not answered"))
         }
         return try outcome.get()
     }
 
-    /// Runs the queued changes as one batch and answers each.
-    private func runChangeBatch() async {
-        var (batch, storeError) = await withStoreTurn { () async -> ([QueuedChange], IdentityToolkitError?) in
-            let batch = fleet?.queue ?? []
-            fleet?.queue = []
-            return (batch, await runBatch(batch))
+    /// The leader's batch: started and run in the store turn, then every change of it answered and
+    /// the next leader woken, as the machine says.
+    private func runChangeBatch(leader: GroupCommit.ChangeID) async {
+        let storeError = await withStoreTurn { () async -> IdentityToolkitError? in
+            guard let batch = try? fleet?.commits.startBatch(by: leader) else {
+                return IdentityToolkitError(.internal, "change \(leader) was told to lead and could not start a batch: this is a bug in authsim")
+            }
+            return await runBatch(batch)
         }
-        let finishes = batch.map(\.finish)
-        batch = []  // The bodies go before their callers resume (withoutActuallyEscaping checks it).
+        guard let end = try? fleet?.commits.endBatch(by: leader) else {
+            logger.critical("change \(leader) could not end its batch: this is a bug in authsim")
+            return
+        }
+        // Each entry goes (its body with it) before its caller resumes: withoutActuallyEscaping checks it.
+        let finishes = end.answer.compactMap { fleet?.changes.removeValue(forKey: $0)?.finish }
         for finish in finishes { finish(storeError) }
+        if let next = end.nextLeader { fleet?.changes[next]?.lead() }
     }
 
     /// One transaction for `batch`: nil when its records are kept, else the error every change of it answers.
-    private func runBatch(_ batch: [QueuedChange]) async -> IdentityToolkitError? {
+    private func runBatch(_ batch: [GroupCommit.ChangeID]) async -> IdentityToolkitError? {
         guard let store = fleet?.store, let after = fleet?.readPosition else { return IdentityToolkitError(.internal, "no shared store") }
         let change: any BackendStoreChange
         do { change = try await store.beginChange(after: after) } catch {
@@ -118,7 +121,7 @@ extension IdentityToolkit {
             return error
         }
         fleet?.pendingRecords = []
-        for queued in batch { queued.run() }
+        for id in batch { fleet?.changes[id]?.run() }
         let records = fleet?.pendingRecords ?? []
         fleet?.pendingRecords = nil
         if records.isEmpty {
