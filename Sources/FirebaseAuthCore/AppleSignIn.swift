@@ -85,7 +85,7 @@ extension Auth {
         let idToken = try await user.idToken()
         switch credential {
         case let phone as PhoneAuthCredential:
-            let response = try await backend.call(try phone.verifyRequest(operation: "LINK", idToken: idToken))
+            let response = try await backend.call(try phone.verifyRequest(operation: .link, idToken: idToken))
             if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: AuthProviderID.phone.rawValue,
@@ -137,7 +137,7 @@ extension Auth {
     /// throws `nullUser` (17067).
     public func revokeToken(withAuthorizationCode code: String) async throws {
         guard let user = currentUser else { throw AuthError(.nullUser, "no user is signed in: revokeToken needs the signed-in user's ID token") }
-        _ = try await backend.call(RevokeTokenRequest(providerId: AuthProviderID.apple.rawValue, tokenType: "3", token: code,
+        _ = try await backend.call(RevokeTokenRequest(providerId: AuthProviderID.apple.rawValue, tokenType: .sdkAuthorizationCode, token: code,
                                                       idToken: try await user.idToken()))
     }
 }

@@ -385,7 +385,7 @@ public final class Auth: Sendable {
     /// inlined into it, and ten thousand sign-ins at once pay for each byte.)
     @inline(never)
     private func phoneSignIn(_ phone: PhoneAuthCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
-        let operation = isReauthentication ? "REAUTH" : "SIGN_UP_OR_IN"
+        let operation: PhoneSignInOperation = isReauthentication ? .reauth : .signUpOrIn
         let response = try await backend.call(try phone.verifyRequest(operation: operation))
         if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
         let isNewUser = response.isNewUser ?? false

@@ -180,7 +180,7 @@ extension PhoneAuthCredential {
     /// The `verifyPhoneNumber` request this credential makes for `operation` (`SIGN_UP_OR_IN`,
     /// `REAUTH`, `LINK`): the temporary proof and its number, or the verification ID and code
     /// (both required, as the SDK checks before any request).
-    func verifyRequest(operation: String, idToken: String? = nil) throws(AuthError) -> VerifyPhoneNumberRequest {
+    func verifyRequest(operation: PhoneSignInOperation, idToken: String? = nil) throws(AuthError) -> VerifyPhoneNumberRequest {
         var request = VerifyPhoneNumberRequest(sessionInfo: nil, code: nil, idToken: idToken, operation: operation)
         if let temporaryProof {
             request.temporaryProof = temporaryProof

@@ -35,8 +35,8 @@ extension Auth {
         var enabled = false
         for entry in response.recaptchaEnforcementState ?? [] {
             guard let state = RecaptchaEnforcement(rawValue: entry.enforcementState),
-                  ["EMAIL_PASSWORD_PROVIDER", "PHONE_PROVIDER"].contains(entry.provider) else { continue }
-            if entry.provider == "PHONE_PROVIDER" { phone = state }
+                  [RecaptchaProvider.emailPassword, .phone].contains(entry.provider) else { continue }
+            if entry.provider == .phone { phone = state }
             if state != .off { enabled = true }
         }
         var siteKey = ""
@@ -84,6 +84,6 @@ extension Auth {
     /// What the SDK sends when its reCAPTCHA Enterprise client gave no token.
     static let noRecaptcha = "NO_RECAPTCHA"
     /// `recaptchaVersion` with every Enterprise field.
-    static let recaptchaVersion = "RECAPTCHA_ENTERPRISE"
+    static let recaptchaVersion = RecaptchaVersion.recaptchaEnterprise
     static let clientType = "CLIENT_TYPE_IOS"
 }

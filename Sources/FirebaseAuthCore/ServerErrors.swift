@@ -27,8 +27,9 @@ public enum AuthInternalErrors {
 extension AuthError {
     /// The server codes (`CODE : detail`) the SDK maps to its own (FirebaseAuth 12.19
     /// `Backend/AuthBackend.swift` `clientError(withServerErrorMessage:…)`, lines 326–471), and
-    /// nothing else: any other message is `internalError`, as on the device.
-    static let serverCodes: [IdentityToolkitError.Code: AuthErrorCode] = [
+    /// nothing else: any other message is `internalError`, as on the device. Keyed by the
+    /// message's text, as the SDK's table is.
+    static let serverCodes: [String: AuthErrorCode] = [
         "USER_NOT_FOUND": .userNotFound, "MISSING_CONTINUE_URI": .missingContinueURI, "INVALID_IDENTIFIER": .invalidEmail,
         "INVALID_ID_TOKEN": .invalidUserToken, "CREDENTIAL_TOO_OLD_LOGIN_AGAIN": .requiresRecentLogin,
         "EMAIL_EXISTS": .emailAlreadyInUse, "OPERATION_NOT_ALLOWED": .operationNotAllowed,
@@ -63,7 +64,7 @@ extension AuthError {
     /// trimmed), or `nil` for one it does not know.
     static func fromServer(_ message: String) -> AuthError? {
         let server = IdentityToolkitError(message: message, status: 400)
-        guard let code = serverCodes[server.code] else { return nil }
+        guard let code = serverCodes[server.code.rawValue] else { return nil }
         // WEAK_PASSWORD's detail is the SDK's failure reason, not its description.
         let account = code == .weakPassword ? (server.detail ?? message) : message
         return AuthError(code, account, serverMessage: message)

@@ -125,7 +125,7 @@ extension User {
                 throw AuthError(.missingVerificationCode, "updatePhoneNumber takes a credential with a verification ID and code (the SDK stops here with fatalError: Missing verificationCode)")
             }
             let auth = try owner()
-            let response = try await auth.backend.call(try credential.verifyRequest(operation: "UPDATE", idToken: idToken))
+            let response = try await auth.backend.call(try credential.verifyRequest(operation: .update, idToken: idToken))
             if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
             guard response.idToken != nil, let refreshToken = response.refreshToken else {
                 throw AuthError(.internalError, "verifyPhoneNumber answered without tokens (the SDK stops with fatalError: missing token)")

@@ -91,13 +91,13 @@ public struct RevokeTokenRequest: AuthRPCRequest, Hashable {
     public static let endpoint = IdentityToolkitEndpoint.revokeToken
     public var providerId: String?
     /// The SDK's `TokenType` raw value as a string: `"3"` (authorization code) from FirebaseAuth.
-    public var tokenType: String?
+    public var tokenType: RevokedTokenType?
     /// The authorization code.
     public var token: String?
     public var idToken: String?
     public var tenantId: String?
 
-    public init(providerId: String?, tokenType: String?, token: String?, idToken: String?, tenantId: String? = nil) {
+    public init(providerId: String?, tokenType: RevokedTokenType?, token: String?, idToken: String?, tenantId: String? = nil) {
         self.providerId = providerId
         self.tokenType = tokenType
         self.token = token

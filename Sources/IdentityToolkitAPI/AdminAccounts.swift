@@ -24,7 +24,7 @@ public struct SignUpNewUserRequest: AuthRPCRequest, Hashable {
     public var idToken: String?
     public var captchaResponse: String?
     public var clientType: String?
-    public var recaptchaVersion: String?
+    public var recaptchaVersion: RecaptchaVersion?
 
     public init(localId: String? = nil, email: String? = nil, password: String? = nil, displayName: String? = nil,
                 photoUrl: String? = nil, phoneNumber: String? = nil, emailVerified: Bool? = nil, disabled: Bool? = nil,

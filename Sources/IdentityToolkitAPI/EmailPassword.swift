@@ -18,7 +18,7 @@ public struct VerifyPasswordRequest: AuthRPCRequest, Hashable {
     public var captchaChallenge: String?
     public var captchaResponse: String?
     public var clientType: String?
-    public var recaptchaVersion: String?
+    public var recaptchaVersion: RecaptchaVersion?
     public var tenantId: String?
 
     public init(email: String?, password: String?, returnSecureToken: Bool? = true, tenantId: String? = nil) {
@@ -148,6 +148,8 @@ public struct CreateAuthURIResponse: Codable, Sendable, Hashable {
 
 /// What an out-of-band code is for (`GetOobCodeRequest.requestType`).
 public enum OobRequestType: String, Codable, Sendable, Hashable, CaseIterable {
+    /// The document's "none given" (`OOB_REQ_TYPE_UNSPECIFIED`), which the service refuses as missing.
+    public static let unspecified = "OOB_REQ_TYPE_UNSPECIFIED"
     case passwordReset = "PASSWORD_RESET"
     case verifyEmail = "VERIFY_EMAIL"
     case verifyAndChangeEmail = "VERIFY_AND_CHANGE_EMAIL"
@@ -176,7 +178,7 @@ public struct GetOOBConfirmationCodeRequest: AuthRPCRequest, Hashable {
     public var dynamicLinkDomain: String?
     public var captchaResp: String?
     public var clientType: String?
-    public var recaptchaVersion: String?
+    public var recaptchaVersion: RecaptchaVersion?
     public var tenantId: String?
     /// Admin only: answer the code and its link rather than sending the email.
     public var returnOobLink: Bool?

@@ -162,10 +162,10 @@ public struct IdentityToolkitError: CodedError, Codable {
 extension IdentityToolkitError {
     /// A server error code. A struct rather than an enum so that codes this toolkit does not know
     /// yet still travel (and compare) as themselves; the known ones are constants.
-    public struct Code: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// Not a string literal: a code the rules give is a constant here, so that it is spelled once.
+    public struct Code: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-        public init(stringLiteral value: String) { rawValue = value }
         public var description: String { rawValue }
 
         /// The HTTP status the service answers with this code.
@@ -184,112 +184,131 @@ extension IdentityToolkitError {
         }
 
         // Phone sign-in (`sendVerificationCode`, `signInWithPhoneNumber`).
-        public static let missingPhoneNumber: Self = "MISSING_PHONE_NUMBER"
-        public static let invalidPhoneNumber: Self = "INVALID_PHONE_NUMBER"
-        public static let missingSessionInfo: Self = "MISSING_SESSION_INFO"
-        public static let invalidSessionInfo: Self = "INVALID_SESSION_INFO"
-        public static let missingCode: Self = "MISSING_CODE"
-        public static let invalidCode: Self = "INVALID_CODE"
-        public static let sessionExpired: Self = "SESSION_EXPIRED"
-        public static let invalidTemporaryProof: Self = "INVALID_TEMPORARY_PROOF"
-        public static let phoneNumberExists: Self = "PHONE_NUMBER_EXISTS"
-        public static let quotaExceeded: Self = "QUOTA_EXCEEDED"
-        public static let tooManyAttemptsTryLater: Self = "TOO_MANY_ATTEMPTS_TRY_LATER"
-        public static let operationNotAllowed: Self = "OPERATION_NOT_ALLOWED"
+        public static let missingPhoneNumber = Self(rawValue: "MISSING_PHONE_NUMBER")
+        public static let invalidPhoneNumber = Self(rawValue: "INVALID_PHONE_NUMBER")
+        public static let missingSessionInfo = Self(rawValue: "MISSING_SESSION_INFO")
+        public static let invalidSessionInfo = Self(rawValue: "INVALID_SESSION_INFO")
+        public static let missingCode = Self(rawValue: "MISSING_CODE")
+        public static let invalidCode = Self(rawValue: "INVALID_CODE")
+        public static let sessionExpired = Self(rawValue: "SESSION_EXPIRED")
+        public static let invalidTemporaryProof = Self(rawValue: "INVALID_TEMPORARY_PROOF")
+        public static let phoneNumberExists = Self(rawValue: "PHONE_NUMBER_EXISTS")
+        public static let quotaExceeded = Self(rawValue: "QUOTA_EXCEEDED")
+        public static let tooManyAttemptsTryLater = Self(rawValue: "TOO_MANY_ATTEMPTS_TRY_LATER")
+        public static let operationNotAllowed = Self(rawValue: "OPERATION_NOT_ALLOWED")
         // App verification (`verifyClient`, the app credential, reCAPTCHA).
-        public static let missingIOSAppToken: Self = "MISSING_IOS_APP_TOKEN"
-        public static let missingAppCredential: Self = "MISSING_APP_CREDENTIAL"
-        public static let invalidAppCredential: Self = "INVALID_APP_CREDENTIAL"
-        public static let appNotVerified: Self = "APP_NOT_VERIFIED"
-        public static let captchaCheckFailed: Self = "CAPTCHA_CHECK_FAILED"
-        public static let missingClientIdentifier: Self = "MISSING_CLIENT_IDENTIFIER"
-        public static let missingRecaptchaToken: Self = "MISSING_RECAPTCHA_TOKEN"
-        public static let invalidRecaptchaToken: Self = "INVALID_RECAPTCHA_TOKEN"
-        public static let missingRecaptchaVersion: Self = "MISSING_RECAPTCHA_VERSION"
-        public static let invalidRecaptchaVersion: Self = "INVALID_RECAPTCHA_VERSION"
-        public static let invalidReqType: Self = "INVALID_REQ_TYPE"
-        public static let missingClientType: Self = "MISSING_CLIENT_TYPE"
-        public static let invalidRecaptchaAction: Self = "INVALID_RECAPTCHA_ACTION"
-        public static let recaptchaNotEnabled: Self = "RECAPTCHA_NOT_ENABLED"
+        public static let missingIOSAppToken = Self(rawValue: "MISSING_IOS_APP_TOKEN")
+        public static let missingAppCredential = Self(rawValue: "MISSING_APP_CREDENTIAL")
+        public static let invalidAppCredential = Self(rawValue: "INVALID_APP_CREDENTIAL")
+        public static let appNotVerified = Self(rawValue: "APP_NOT_VERIFIED")
+        public static let captchaCheckFailed = Self(rawValue: "CAPTCHA_CHECK_FAILED")
+        public static let missingClientIdentifier = Self(rawValue: "MISSING_CLIENT_IDENTIFIER")
+        public static let missingRecaptchaToken = Self(rawValue: "MISSING_RECAPTCHA_TOKEN")
+        public static let invalidRecaptchaToken = Self(rawValue: "INVALID_RECAPTCHA_TOKEN")
+        public static let missingRecaptchaVersion = Self(rawValue: "MISSING_RECAPTCHA_VERSION")
+        public static let invalidRecaptchaVersion = Self(rawValue: "INVALID_RECAPTCHA_VERSION")
+        public static let invalidReqType = Self(rawValue: "INVALID_REQ_TYPE")
+        public static let missingClientType = Self(rawValue: "MISSING_CLIENT_TYPE")
+        public static let invalidRecaptchaAction = Self(rawValue: "INVALID_RECAPTCHA_ACTION")
+        public static let recaptchaNotEnabled = Self(rawValue: "RECAPTCHA_NOT_ENABLED")
         /// The simulated reCAPTCHA Enterprise service's: a site key that is not the project's, or
         /// not for this app.
-        public static let invalidSiteKey: Self = "INVALID_SITE_KEY"
+        public static let invalidSiteKey = Self(rawValue: "INVALID_SITE_KEY")
         // Accounts and tokens.
-        public static let userNotFound: Self = "USER_NOT_FOUND"
-        public static let userDisabled: Self = "USER_DISABLED"
-        public static let invalidIDToken: Self = "INVALID_ID_TOKEN"
-        public static let tokenExpired: Self = "TOKEN_EXPIRED"
-        public static let invalidRefreshToken: Self = "INVALID_REFRESH_TOKEN"
-        public static let invalidGrantType: Self = "INVALID_GRANT_TYPE"
-        public static let missingRefreshToken: Self = "MISSING_REFRESH_TOKEN"
-        public static let invalidCustomToken: Self = "INVALID_CUSTOM_TOKEN"
-        public static let credentialMismatch: Self = "CREDENTIAL_MISMATCH"
-        public static let credentialTooOldLoginAgain: Self = "CREDENTIAL_TOO_OLD_LOGIN_AGAIN"
-        public static let duplicateLocalID: Self = "DUPLICATE_LOCAL_ID"
-        public static let emailExists: Self = "EMAIL_EXISTS"
-        public static let adminOnlyOperation: Self = "ADMIN_ONLY_OPERATION"
+        public static let userNotFound = Self(rawValue: "USER_NOT_FOUND")
+        public static let userDisabled = Self(rawValue: "USER_DISABLED")
+        public static let invalidIDToken = Self(rawValue: "INVALID_ID_TOKEN")
+        public static let tokenExpired = Self(rawValue: "TOKEN_EXPIRED")
+        public static let invalidRefreshToken = Self(rawValue: "INVALID_REFRESH_TOKEN")
+        public static let invalidGrantType = Self(rawValue: "INVALID_GRANT_TYPE")
+        public static let missingRefreshToken = Self(rawValue: "MISSING_REFRESH_TOKEN")
+        public static let invalidCustomToken = Self(rawValue: "INVALID_CUSTOM_TOKEN")
+        public static let credentialMismatch = Self(rawValue: "CREDENTIAL_MISMATCH")
+        public static let credentialTooOldLoginAgain = Self(rawValue: "CREDENTIAL_TOO_OLD_LOGIN_AGAIN")
+        public static let duplicateLocalID = Self(rawValue: "DUPLICATE_LOCAL_ID")
+        public static let emailExists = Self(rawValue: "EMAIL_EXISTS")
+        public static let adminOnlyOperation = Self(rawValue: "ADMIN_ONLY_OPERATION")
         // Identity providers (Sign in with Apple).
-        public static let missingOrInvalidProviderID: Self = "MISSING_OR_INVALID_PROVIDER_ID"
-        public static let invalidProviderID: Self = "INVALID_PROVIDER_ID"
-        public static let invalidIDPResponse: Self = "INVALID_IDP_RESPONSE"
-        public static let invalidPendingToken: Self = "INVALID_PENDING_TOKEN"
-        public static let missingOrInvalidNonce: Self = "MISSING_OR_INVALID_NONCE"
-        public static let federatedUserIDAlreadyLinked: Self = "FEDERATED_USER_ID_ALREADY_LINKED"
-        public static let providerAlreadyLinked: Self = "PROVIDER_ALREADY_LINKED"
+        public static let missingOrInvalidProviderID = Self(rawValue: "MISSING_OR_INVALID_PROVIDER_ID")
+        public static let invalidProviderID = Self(rawValue: "INVALID_PROVIDER_ID")
+        public static let invalidIDPResponse = Self(rawValue: "INVALID_IDP_RESPONSE")
+        public static let invalidPendingToken = Self(rawValue: "INVALID_PENDING_TOKEN")
+        public static let missingOrInvalidNonce = Self(rawValue: "MISSING_OR_INVALID_NONCE")
+        public static let federatedUserIDAlreadyLinked = Self(rawValue: "FEDERATED_USER_ID_ALREADY_LINKED")
+        public static let providerAlreadyLinked = Self(rawValue: "PROVIDER_ALREADY_LINKED")
         // Multi-factor.
-        public static let missingMFAPendingCredential: Self = "MISSING_MFA_PENDING_CREDENTIAL"
-        public static let invalidMFAPendingCredential: Self = "INVALID_MFA_PENDING_CREDENTIAL"
-        public static let missingMFAEnrollmentID: Self = "MISSING_MFA_ENROLLMENT_ID"
-        public static let mfaEnrollmentNotFound: Self = "MFA_ENROLLMENT_NOT_FOUND"
-        public static let secondFactorExists: Self = "SECOND_FACTOR_EXISTS"
-        public static let secondFactorLimitExceeded: Self = "SECOND_FACTOR_LIMIT_EXCEEDED"
-        public static let unsupportedFirstFactor: Self = "UNSUPPORTED_FIRST_FACTOR"
-        public static let unverifiedEmail: Self = "UNVERIFIED_EMAIL"
+        public static let missingMFAPendingCredential = Self(rawValue: "MISSING_MFA_PENDING_CREDENTIAL")
+        public static let invalidMFAPendingCredential = Self(rawValue: "INVALID_MFA_PENDING_CREDENTIAL")
+        public static let missingMFAEnrollmentID = Self(rawValue: "MISSING_MFA_ENROLLMENT_ID")
+        public static let mfaEnrollmentNotFound = Self(rawValue: "MFA_ENROLLMENT_NOT_FOUND")
+        public static let secondFactorExists = Self(rawValue: "SECOND_FACTOR_EXISTS")
+        public static let secondFactorLimitExceeded = Self(rawValue: "SECOND_FACTOR_LIMIT_EXCEEDED")
+        public static let unsupportedFirstFactor = Self(rawValue: "UNSUPPORTED_FIRST_FACTOR")
+        public static let unverifiedEmail = Self(rawValue: "UNVERIFIED_EMAIL")
         // Tenants, blocking functions.
-        public static let tenantIDMismatch: Self = "TENANT_ID_MISMATCH"
-        public static let unsupportedTenantOperation: Self = "UNSUPPORTED_TENANT_OPERATION"
-        public static let blockingFunctionErrorResponse: Self = "BLOCKING_FUNCTION_ERROR_RESPONSE"
+        public static let tenantIDMismatch = Self(rawValue: "TENANT_ID_MISMATCH")
+        public static let unsupportedTenantOperation = Self(rawValue: "UNSUPPORTED_TENANT_OPERATION")
+        public static let blockingFunctionErrorResponse = Self(rawValue: "BLOCKING_FUNCTION_ERROR_RESPONSE")
         // User management (the Admin SDKs' calls) and custom tokens.
-        public static let missingLocalID: Self = "MISSING_LOCAL_ID"
-        public static let invalidEmail: Self = "INVALID_EMAIL"
-        public static let invalidMFAPhoneNumber: Self = "INVALID_MFA_PHONE_NUMBER"
-        public static let localIDListExceedsLimit: Self = "LOCAL_ID_LIST_EXCEEDS_LIMIT"
-        public static let missingUserAccount: Self = "MISSING_USER_ACCOUNT"
-        public static let invalidClaims: Self = "INVALID_CLAIMS"
-        public static let claimsTooLarge: Self = "CLAIMS_TOO_LARGE"
-        public static let forbiddenClaim: Self = "FORBIDDEN_CLAIM"
-        public static let missingCustomToken: Self = "MISSING_CUSTOM_TOKEN"
-        public static let missingIdentifier: Self = "MISSING_IDENTIFIER"
-        public static let unexpectedParameter: Self = "UNEXPECTED_PARAMETER"
-        public static let insufficientPermission: Self = "INSUFFICIENT_PERMISSION"
-        public static let invalidIdentifier: Self = "INVALID_IDENTIFIER"
+        public static let missingLocalID = Self(rawValue: "MISSING_LOCAL_ID")
+        public static let invalidEmail = Self(rawValue: "INVALID_EMAIL")
+        public static let invalidMFAPhoneNumber = Self(rawValue: "INVALID_MFA_PHONE_NUMBER")
+        public static let localIDListExceedsLimit = Self(rawValue: "LOCAL_ID_LIST_EXCEEDS_LIMIT")
+        public static let missingUserAccount = Self(rawValue: "MISSING_USER_ACCOUNT")
+        public static let invalidClaims = Self(rawValue: "INVALID_CLAIMS")
+        public static let claimsTooLarge = Self(rawValue: "CLAIMS_TOO_LARGE")
+        public static let forbiddenClaim = Self(rawValue: "FORBIDDEN_CLAIM")
+        public static let missingCustomToken = Self(rawValue: "MISSING_CUSTOM_TOKEN")
+        public static let missingIdentifier = Self(rawValue: "MISSING_IDENTIFIER")
+        public static let unexpectedParameter = Self(rawValue: "UNEXPECTED_PARAMETER")
+        public static let insufficientPermission = Self(rawValue: "INSUFFICIENT_PERMISSION")
+        public static let invalidIdentifier = Self(rawValue: "INVALID_IDENTIFIER")
         /// The project is not this backend's (the service's answer for a project without Identity Toolkit).
-        public static let configurationNotFound: Self = "CONFIGURATION_NOT_FOUND"
-        public static let unauthenticated: Self = "UNAUTHENTICATED"
-        public static let invalidArgument: Self = "INVALID_ARGUMENT"
+        public static let configurationNotFound = Self(rawValue: "CONFIGURATION_NOT_FOUND")
+        public static let unauthenticated = Self(rawValue: "UNAUTHENTICATED")
+        public static let invalidArgument = Self(rawValue: "INVALID_ARGUMENT")
+        // Email and password, and the emails' codes.
+        public static let missingEmail = Self(rawValue: "MISSING_EMAIL")
+        public static let missingNewEmail = Self(rawValue: "MISSING_NEW_EMAIL")
+        public static let missingPassword = Self(rawValue: "MISSING_PASSWORD")
+        public static let weakPassword = Self(rawValue: "WEAK_PASSWORD")
+        public static let emailNotFound = Self(rawValue: "EMAIL_NOT_FOUND")
+        public static let invalidPassword = Self(rawValue: "INVALID_PASSWORD")
+        public static let invalidLoginCredentials = Self(rawValue: "INVALID_LOGIN_CREDENTIALS")
+        public static let missingOobCode = Self(rawValue: "MISSING_OOB_CODE")
+        public static let invalidOobCode = Self(rawValue: "INVALID_OOB_CODE")
+        public static let expiredOobCode = Self(rawValue: "EXPIRED_OOB_CODE")
+        public static let missingReqType = Self(rawValue: "MISSING_REQ_TYPE")
+        public static let missingContinueURI = Self(rawValue: "MISSING_CONTINUE_URI")
+        public static let invalidContinueURI = Self(rawValue: "INVALID_CONTINUE_URI")
+        public static let missingIDToken = Self(rawValue: "MISSING_ID_TOKEN")
+        public static let duplicateRawID = Self(rawValue: "DUPLICATE_RAW_ID")
+        // Apple's side (`/appleid/auth/…`), in OAuth 2's words.
+        public static let oauthInvalidRequest = Self(rawValue: "invalid_request")
+        public static let oauthServerError = Self(rawValue: "server_error")
         /// A field of the REST API this backend does not implement (tenants, email links, passwords).
-        public static let unsupportedField: Self = "UNSUPPORTED_FIELD"
+        public static let unsupportedField = Self(rawValue: "UNSUPPORTED_FIELD")
         // The request itself.
-        public static let permissionDenied: Self = "PERMISSION_DENIED"
-        public static let apiKeyInvalid: Self = "API_KEY_INVALID"
+        public static let permissionDenied = Self(rawValue: "PERMISSION_DENIED")
+        public static let apiKeyInvalid = Self(rawValue: "API_KEY_INVALID")
         /// The key is restricted to iOS apps and the request's bundle ID is not one of them.
-        public static let apiKeyIOSAppBlocked: Self = "API_KEY_IOS_APP_BLOCKED"
-        public static let invalidJSON: Self = "INVALID_JSON"
-        public static let invalidRequest: Self = "INVALID_REQUEST"
-        public static let notFound: Self = "NOT_FOUND"
-        public static let methodNotAllowed: Self = "METHOD_NOT_ALLOWED"
-        public static let payloadTooLarge: Self = "PAYLOAD_TOO_LARGE"
-        public static let notImplemented: Self = "NOT_IMPLEMENTED"
-        public static let `internal`: Self = "INTERNAL"
+        public static let apiKeyIOSAppBlocked = Self(rawValue: "API_KEY_IOS_APP_BLOCKED")
+        public static let invalidJSON = Self(rawValue: "INVALID_JSON")
+        public static let invalidRequest = Self(rawValue: "INVALID_REQUEST")
+        public static let notFound = Self(rawValue: "NOT_FOUND")
+        public static let methodNotAllowed = Self(rawValue: "METHOD_NOT_ALLOWED")
+        public static let payloadTooLarge = Self(rawValue: "PAYLOAD_TOO_LARGE")
+        public static let notImplemented = Self(rawValue: "NOT_IMPLEMENTED")
+        public static let `internal` = Self(rawValue: "INTERNAL")
         // This toolkit's own: the backend's configuration and state.
         /// A configuration the backend refuses (test numbers, reCAPTCHA outcome, …).
-        public static let invalidConfig: Self = "INVALID_CONFIG"
+        public static let invalidConfig = Self(rawValue: "INVALID_CONFIG")
         /// The state folder cannot be written.
-        public static let stateUnavailable: Self = "STATE_UNAVAILABLE"
+        public static let stateUnavailable = Self(rawValue: "STATE_UNAVAILABLE")
         /// The front end's 503 (``IdentityToolkitError/unavailable()``): not on the wire as a code.
-        public static let unavailable: Self = "UNAVAILABLE"
+        public static let unavailable = Self(rawValue: "UNAVAILABLE")
         /// The state folder holds something the backend cannot read.
-        public static let stateCorrupt: Self = "STATE_CORRUPT"
+        public static let stateCorrupt = Self(rawValue: "STATE_CORRUPT")
     }
 }
 

@@ -31,10 +31,10 @@ public struct StartMFAPhoneRequestInfo: Codable, Sendable, Hashable {
     public var iosSecret: String?
     public var recaptchaToken: String?
     public var captchaResponse: String?
-    public var recaptchaVersion: String?
+    public var recaptchaVersion: RecaptchaVersion?
     public var clientType: String?
     public init(phoneNumber: String?, iosReceipt: String? = nil, iosSecret: String? = nil, recaptchaToken: String? = nil,
-                captchaResponse: String? = nil, recaptchaVersion: String? = nil, clientType: String? = nil) {
+                captchaResponse: String? = nil, recaptchaVersion: RecaptchaVersion? = nil, clientType: String? = nil) {
         self.phoneNumber = phoneNumber
         self.iosReceipt = iosReceipt
         self.iosSecret = iosSecret

@@ -46,7 +46,7 @@ public struct SendVerificationCodeRequest: AuthRPCRequest, Hashable {
     /// A reCAPTCHA Enterprise token, or `NO_RECAPTCHA` (SMS defense in AUDIT or ENFORCE).
     public var captchaResponse: String?
     /// `RECAPTCHA_ENTERPRISE` with `captchaResponse`.
-    public var recaptchaVersion: String?
+    public var recaptchaVersion: RecaptchaVersion?
     /// `CLIENT_TYPE_IOS` from the SDK.
     public var clientType: String?
     public var tenantId: String?
@@ -55,7 +55,7 @@ public struct SendVerificationCodeRequest: AuthRPCRequest, Hashable {
     public var safetyNetToken: String?
 
     public init(phoneNumber: String?, iosReceipt: String? = nil, iosSecret: String? = nil, recaptchaToken: String? = nil,
-                captchaResponse: String? = nil, recaptchaVersion: String? = nil, clientType: String? = nil, tenantId: String? = nil) {
+                captchaResponse: String? = nil, recaptchaVersion: RecaptchaVersion? = nil, clientType: String? = nil, tenantId: String? = nil) {
         self.phoneNumber = phoneNumber
         self.iosReceipt = iosReceipt
         self.iosSecret = iosSecret
@@ -86,11 +86,11 @@ public struct VerifyPhoneNumberRequest: AuthRPCRequest, Hashable {
     public var temporaryProof: String?
     public var phoneNumber: String?
     /// `SIGN_UP_OR_IN`, `REAUTH`, `LINK`, `UPDATE` (`VERIFY_OP_UNSPECIFIED`).
-    public var operation: String?
+    public var operation: PhoneSignInOperation?
     public var tenantId: String?
 
     public init(sessionInfo: String?, code: String?, idToken: String? = nil, temporaryProof: String? = nil,
-                phoneNumber: String? = nil, operation: String? = nil, tenantId: String? = nil) {
+                phoneNumber: String? = nil, operation: PhoneSignInOperation? = nil, tenantId: String? = nil) {
         self.sessionInfo = sessionInfo
         self.code = code
         self.idToken = idToken
@@ -151,10 +151,10 @@ public struct GetRecaptchaConfigRequest: AuthRPCQueryRequest, Hashable {
     public typealias Response = GetRecaptchaConfigResponse
     public static let endpoint = IdentityToolkitEndpoint.getRecaptchaConfig
     public var clientType: String?
-    public var version: String?
+    public var version: RecaptchaVersion?
     public var tenantId: String?
 
-    public init(clientType: String? = "CLIENT_TYPE_IOS", version: String? = "RECAPTCHA_ENTERPRISE", tenantId: String? = nil) {
+    public init(clientType: String? = "CLIENT_TYPE_IOS", version: RecaptchaVersion? = .recaptchaEnterprise, tenantId: String? = nil) {
         self.clientType = clientType
         self.version = version
         self.tenantId = tenantId
@@ -162,14 +162,14 @@ public struct GetRecaptchaConfigRequest: AuthRPCQueryRequest, Hashable {
 
     public init(queryItems: [URLQueryItem]) {
         func value(_ name: String) -> String? { queryItems.first { $0.name == name }?.value }
-        self.init(clientType: value("clientType"), version: value("version"), tenantId: value("tenantId"))
+        self.init(clientType: value("clientType"), version: value("version").map(RecaptchaVersion.init(rawValue:)), tenantId: value("tenantId"))
     }
 
     /// In the SDK's order: clientType, version, then tenantId when there is one.
     public var queryItems: [URLQueryItem] {
         var items: [URLQueryItem] = []
         if let clientType { items.append(URLQueryItem(name: "clientType", value: clientType)) }
-        if let version { items.append(URLQueryItem(name: "version", value: version)) }
+        if let version { items.append(URLQueryItem(name: "version", value: version.rawValue)) }
         if let tenantId { items.append(URLQueryItem(name: "tenantId", value: tenantId)) }
         return items
     }
@@ -179,9 +179,9 @@ public struct GetRecaptchaConfigResponse: Codable, Sendable, Hashable {
     /// One provider's enforcement: `provider` `EMAIL_PASSWORD_PROVIDER` or `PHONE_PROVIDER`,
     /// `enforcementState` `OFF`, `AUDIT` or `ENFORCE`.
     public struct EnforcementState: Codable, Sendable, Hashable {
-        public var provider: String
+        public var provider: RecaptchaProvider
         public var enforcementState: String
-        public init(provider: String, enforcementState: String) {
+        public init(provider: RecaptchaProvider, enforcementState: String) {
             self.provider = provider
             self.enforcementState = enforcementState
         }
@@ -265,8 +265,8 @@ public struct ProjectRecaptchaConfig: Codable, Sendable, Hashable {
     /// One managed rule for SMS toll fraud: scores from `startScore` up get `action` (`BLOCK`).
     public struct TollFraudRule: Codable, Sendable, Hashable {
         public var startScore: Double
-        public var action: String
-        public init(startScore: Double, action: String = "BLOCK") {
+        public var action: RecaptchaRuleAction
+        public init(startScore: Double, action: RecaptchaRuleAction = .block) {
             self.startScore = startScore
             self.action = action
         }

@@ -260,14 +260,14 @@ struct BackendStoreTests {
         let database = try await postgres.newDatabase(#function)
         let a = try await Self.node(database.url, "a")
         let b = try await Self.node(database.url, "b")
-        #expect(try await b.call(ToolkitCalls.recaptchaConfig, GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: "RECAPTCHA_ENTERPRISE"))
-            .recaptchaEnforcementState?.first { $0.provider == "PHONE_PROVIDER" }?.enforcementState == "OFF")
+        #expect(try await b.call(ToolkitCalls.recaptchaConfig, GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: .recaptchaEnterprise))
+            .recaptchaEnforcementState?.first { $0.provider == .phone }?.enforcementState == "OFF")
         _ = try await a.updateProjectConfig(EmulatorProjectConfig(
             signIn: .init(phoneNumber: .init(testPhoneNumbers: ["+16505554567": "654321"])),
             recaptchaConfig: ProjectRecaptchaConfig(phoneEnforcementState: "ENFORCE")))
         // B answers with A's config: ENFORCE in recaptchaConfig, and a code request without reCAPTCHA Enterprise (which B took before) is refused.
-        let config = try await b.call(ToolkitCalls.recaptchaConfig, GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: "RECAPTCHA_ENTERPRISE"))
-        #expect(config.recaptchaEnforcementState?.first { $0.provider == "PHONE_PROVIDER" }?.enforcementState == "ENFORCE")
+        let config = try await b.call(ToolkitCalls.recaptchaConfig, GetRecaptchaConfigRequest(clientType: "CLIENT_TYPE_IOS", version: .recaptchaEnterprise))
+        #expect(config.recaptchaEnforcementState?.first { $0.provider == .phone }?.enforcementState == "ENFORCE")
         await Self.expectError(.missingClientType) { () throws(IdentityToolkitError) in
             _ = try await b.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
         }
@@ -366,7 +366,7 @@ struct BackendStoreTests {
         // An authorization code A's sheet issued is revoked on B, once for the fleet.
         let code = try await sheet(a).authorizationCode
         let idToken = try #require(again.idToken)
-        let revoke = RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: code, idToken: idToken)
+        let revoke = RevokeTokenRequest(providerId: "apple.com", tokenType: .code, token: code, idToken: idToken)
         _ = try await b.call(ToolkitCalls.revokeToken, revoke)
         await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await a.call(ToolkitCalls.revokeToken, revoke) }
         // The grant ended on B: A's sheet asks again, with the name and email.
@@ -374,7 +374,7 @@ struct BackendStoreTests {
         // A code changed by one character is no code.
         var forged = Array(code)
         forged[3] = forged[3] == "0" ? "1" : "0"
-        let other = RevokeTokenRequest(providerId: "apple.com", tokenType: "CODE", token: String(forged), idToken: idToken)
+        let other = RevokeTokenRequest(providerId: "apple.com", tokenType: .code, token: String(forged), idToken: idToken)
         await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await b.call(ToolkitCalls.revokeToken, other) }
     }
 }

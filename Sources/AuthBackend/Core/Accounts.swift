@@ -39,7 +39,7 @@ extension BackendCore {
     }
     /// The user of an ID token, and the provider they signed in with.
     mutating func signedInUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
-        guard let idToken, !idToken.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_ID_TOKEN")) }
+        guard let idToken, !idToken.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingIDToken)) }
         guard let claims = tokenSigner.verifiedClaims(idToken, now: now) else {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }

@@ -33,7 +33,7 @@ extension BackendCore {
                 if canonical != user.email {
                     if self.user(email: canonical) != nil { throw IdentityToolkitError(.emailExists) }
                     if emulatorSignIn.enableImprovedEmailPrivacy {
-                        throw IdentityToolkitError("OPERATION_NOT_ALLOWED", "Please verify the new email before changing email.")
+                        throw IdentityToolkitError(.operationNotAllowed, "Please verify the new email before changing email.")
                     }
                     user.email = canonical
                     user.emailVerified = false
@@ -41,7 +41,7 @@ extension BackendCore {
                 }
             }
             if let hash {
-                guard user.email != nil else { throw IdentityToolkitError("MISSING_EMAIL", "a password needs the user's email") }
+                guard user.email != nil else { throw IdentityToolkitError(.missingEmail, "a password needs the user's email") }
                 // A new password ends every other session (their refresh tokens), as Firebase's does.
                 setPassword(hash, of: &user)
                 provider = "password"
@@ -198,7 +198,7 @@ extension BackendCore {
                 wantsName: scopes.contains("name"), hideEmail: request.hideEmail ?? false, givenName: request.givenName,
                 familyName: request.familyName, issuedAt: request.issuedAt.map { Date(timeIntervalSince1970: $0) }, firstConsent: first)
         } catch {
-            throw IdentityToolkitError("server_error", "Apple's sheet could not sign the identity token: \(error)", status: 500)
+            throw IdentityToolkitError(.oauthServerError, "Apple's sheet could not sign the identity token: \(error)", status: 500)
         }
         if first { commit(.appleConsent(sub: sub, clientID: request.clientID, granted: true)) }
         return AppleAuthorizeResponse(identityToken: authorization.identityToken, authorizationCode: authorization.authorizationCode,
@@ -210,8 +210,8 @@ extension BackendCore {
     mutating func revokeToken(_ request: RevokeTokenRequest) throws(IdentityToolkitError) -> EmptyResponse {
         let endpoint = BackendOperation.revokeToken
         // The SDK sends the enum's raw value as a string ("3"); REST clients its name ("CODE").
-        guard request.providerId == "apple.com", request.tokenType == "3" || request.tokenType == "CODE" else {
-            throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE (3), not \(request.tokenType ?? "none")"))
+        guard request.providerId == "apple.com", [.sdkAuthorizationCode, .code].contains(request.tokenType) else {
+            throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE (3), not \(request.tokenType?.rawValue ?? "none")"))
         }
         let (code, idToken) = (request.token, request.idToken)
         guard let uid = try standingUID(idToken, endpoint: endpoint), state.users[uid] != nil else {

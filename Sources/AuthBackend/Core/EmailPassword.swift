@@ -53,8 +53,8 @@ extension BackendCore {
         }
         let emailPassword = request.idToken != nil || request.password != nil || request.email != nil
         guard emailPassword else { return nil }
-        guard let email = request.email, !email.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
-        guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_PASSWORD")) }
+        guard let email = request.email, !email.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
+        guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingPassword)) }
         guard Self.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
         guard password.count >= Self.minimumPasswordLength else { throw reject(endpoint, Self.weakPassword) }
         return password
@@ -100,9 +100,9 @@ extension BackendCore {
     /// `signInWithPassword`'s checks before the password is: the canonical email and the password.
     mutating func passwordCredentials(_ request: VerifyPasswordRequest) throws(IdentityToolkitError) -> (email: String, password: String) {
         let endpoint = BackendOperation.signInWithPassword
-        guard let email = request.email else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+        guard let email = request.email else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
         guard Self.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
-        guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_PASSWORD")) }
+        guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingPassword)) }
         return (email.lowercased(), password)
     }
 
@@ -111,11 +111,11 @@ extension BackendCore {
         let endpoint = BackendOperation.signInWithPassword
         let protected = emulatorSignIn.enableImprovedEmailPrivacy
         guard let user = self.user(email: canonical) else {
-            throw reject(endpoint, IdentityToolkitError(protected ? "INVALID_LOGIN_CREDENTIALS" : "EMAIL_NOT_FOUND"))
+            throw reject(endpoint, IdentityToolkitError(protected ? .invalidLoginCredentials : .emailNotFound))
         }
         try requireEnabled(user, endpoint: endpoint)
         guard let verified, user.passwordHash == verified else {
-            throw reject(endpoint, IdentityToolkitError(protected ? "INVALID_LOGIN_CREDENTIALS" : "INVALID_PASSWORD"))
+            throw reject(endpoint, IdentityToolkitError(protected ? .invalidLoginCredentials : .invalidPassword))
         }
         if user.hasSecondFactor {
             let pending = try openMFAPending(for: user, provider: "password", endpoint: endpoint)
@@ -145,11 +145,11 @@ extension BackendCore {
             }
             linkingTo = user
         }
-        guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+        guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
         let email = given.lowercased()
-        guard let code = request.oobCode, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_OOB_CODE")) }
+        guard let code = request.oobCode, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingOobCode)) }
         let (digest, message) = try usableOobCode(code, endpoint: endpoint)
-        guard message.requestType == .emailSignIn else { throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE")) }
+        guard message.requestType == .emailSignIn else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
         guard message.email == email else {
             throw reject(endpoint, IdentityToolkitError(.invalidEmail, "The email provided does not match the sign-in email address."))
         }
@@ -186,10 +186,10 @@ extension BackendCore {
             throw reject(endpoint, IdentityToolkitError(.insufficientPermission, "returnOobLink is for an admin's link generation"))
         }
         if let url = request.continueUrl, URL(string: url)?.scheme == nil || URL(string: url)?.host == nil {
-            throw reject(endpoint, IdentityToolkitError("INVALID_CONTINUE_URI", "((expected an absolute URI with valid scheme and host))"))
+            throw reject(endpoint, IdentityToolkitError(.invalidContinueURI, "((expected an absolute URI with valid scheme and host))"))
         }
-        guard let text = request.requestType, text != "OOB_REQ_TYPE_UNSPECIFIED" else {
-            throw reject(endpoint, IdentityToolkitError("MISSING_REQ_TYPE"))
+        guard let text = request.requestType, text != OobRequestType.unspecified else {
+            throw reject(endpoint, IdentityToolkitError(.missingReqType))
         }
         guard let type = OobRequestType(rawValue: text), type != .recoverEmail else {
             throw reject(endpoint, IdentityToolkitError(.invalidReqType, "\(text) is not an email this backend sends (PASSWORD_RESET, VERIFY_EMAIL, VERIFY_AND_CHANGE_EMAIL, EMAIL_SIGNIN)"))
@@ -203,20 +203,20 @@ extension BackendCore {
         var newEmail: String?
         switch type {
         case .passwordReset:
-            guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+            guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
             email = given.lowercased()
             if user(email: email) == nil {
                 if emulatorSignIn.enableImprovedEmailPrivacy { return GetOOBConfirmationCodeResponse(email: email) }
-                throw reject(endpoint, IdentityToolkitError("EMAIL_NOT_FOUND"))
+                throw reject(endpoint, IdentityToolkitError(.emailNotFound))
             }
         case .verifyEmail, .verifyAndChangeEmail:
             guard let uid = try standingUID(request.idToken, endpoint: endpoint), let user = state.users[uid] else {
                 throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
             }
-            guard let current = user.email else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+            guard let current = user.email else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
             email = current
             if type == .verifyAndChangeEmail {
-                guard let given = request.newEmail, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_NEW_EMAIL")) }
+                guard let given = request.newEmail, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingNewEmail)) }
                 guard Self.isValidEmail(given) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
                 let canonical = given.lowercased()
                 if self.user(email: canonical) != nil { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
@@ -224,7 +224,7 @@ extension BackendCore {
             }
         case .emailSignIn:
             // Anyone may ask for a sign-in link, to any address: the link is the proof.
-            guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_EMAIL")) }
+            guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
             guard Self.isValidEmail(given) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
             email = given.lowercased()
         case .recoverEmail:
@@ -245,11 +245,11 @@ extension BackendCore {
     /// An identity provider's sign-in URI (`providerId`) is refused, as by the emulator.
     mutating func createAuthUri(_ request: CreateAuthURIRequest) throws(IdentityToolkitError) -> CreateAuthURIResponse {
         let endpoint = BackendOperation.createAuthUri
-        guard let identifier = request.identifier, !identifier.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_IDENTIFIER")) }
-        guard let continueUri = request.continueUri, !continueUri.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_CONTINUE_URI")) }
+        guard let identifier = request.identifier, !identifier.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingIdentifier)) }
+        guard let continueUri = request.continueUri, !continueUri.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingContinueURI)) }
         guard Self.isValidEmail(identifier) else { throw reject(endpoint, IdentityToolkitError(.invalidIdentifier)) }
         guard let url = URL(string: continueUri), url.scheme != nil, url.host != nil else {
-            throw reject(endpoint, IdentityToolkitError("INVALID_CONTINUE_URI", "((expected an absolute URI with valid scheme and host))"))
+            throw reject(endpoint, IdentityToolkitError(.invalidContinueURI, "((expected an absolute URI with valid scheme and host))"))
         }
         let email = identifier.lowercased()
         var registered = false
@@ -279,7 +279,7 @@ extension BackendCore {
     /// `resetPassword`'s checks before the new password is hashed: the code, and the password to hash if one is set.
     mutating func resetPasswordInput(_ request: ResetPasswordRequest) throws(IdentityToolkitError) -> (code: String, password: String?) {
         let endpoint = BackendOperation.resetPassword
-        guard let code = request.oobCode, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError("MISSING_OOB_CODE")) }
+        guard let code = request.oobCode, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingOobCode)) }
         if let password = request.newPassword, password.count < Self.minimumPasswordLength { throw reject(endpoint, Self.weakPassword) }
         return (code, request.newPassword)
     }
@@ -290,7 +290,7 @@ extension BackendCore {
         let answer = ResetPasswordResponse(email: message.email, newEmail: message.newEmail, requestType: message.requestType.rawValue)
         guard let hash else { return answer }
         guard message.requestType == .passwordReset, var user = user(email: message.email) else {
-            throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE"))
+            throw reject(endpoint, IdentityToolkitError(.invalidOobCode))
         }
         setPassword(hash, of: &user)
         user.emailVerified = true
@@ -308,9 +308,9 @@ extension BackendCore {
     /// (EXPIRED_OOB_CODE).
     mutating func usableOobCode(_ code: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (digest: String, OobEmail) {
         let digest = Self.digest(code)
-        guard let entry = state.oobCodes[digest], !entry.used else { throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE")) }
+        guard let entry = state.oobCodes[digest], !entry.used else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
         guard now.timeIntervalSince(entry.message.sentAt) < configuration.oobCodeLifetime else {
-            throw reject(endpoint, IdentityToolkitError("EXPIRED_OOB_CODE"))
+            throw reject(endpoint, IdentityToolkitError(.expiredOobCode))
         }
         return (digest, entry.message)
     }
@@ -320,20 +320,20 @@ extension BackendCore {
     mutating func applyOobCode(_ code: String) throws(IdentityToolkitError) -> SetAccountInfoResponse {
         let endpoint = BackendOperation.setAccountInfo
         let (digest, message) = try usableOobCode(code, endpoint: endpoint)
-        guard var user = user(email: message.email) else { throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE")) }
+        guard var user = user(email: message.email) else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
         var newEmail: String?
         switch message.requestType {
         case .verifyEmail:
             user.emailVerified = true
         case .verifyAndChangeEmail:
-            guard let target = message.newEmail else { throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE")) }
+            guard let target = message.newEmail else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
             if let holder = self.user(email: target), holder.localId != user.localId { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
             user.email = target
             user.emailVerified = true
             newEmail = target
         case .passwordReset, .emailSignIn, .recoverEmail:
             // A password reset code needs a new password: resetPassword, not applyActionCode.
-            throw reject(endpoint, IdentityToolkitError("INVALID_OOB_CODE"))
+            throw reject(endpoint, IdentityToolkitError(.invalidOobCode))
         }
         commit(.oobCodeUsed(digest: digest))
         commit(.user(user))
@@ -369,7 +369,7 @@ extension BackendCore {
     // MARK: Passwords
 
     static var weakPassword: IdentityToolkitError {
-        IdentityToolkitError("WEAK_PASSWORD", "Password should be at least \(minimumPasswordLength) characters")
+        IdentityToolkitError(.weakPassword, "Password should be at least \(minimumPasswordLength) characters")
     }
 
     /// `x@y` with something on both sides (the emulator's `isValidEmailAddress` is as loose).

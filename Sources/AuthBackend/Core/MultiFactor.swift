@@ -19,7 +19,7 @@ extension BackendCore {
         let endpoint = BackendOperation.mfaEnrollmentStart
         let (user, _) = try enrollingUser(request.idToken, endpoint: endpoint)
         guard let info = request.phoneEnrollmentInfo else {
-            throw reject(endpoint, IdentityToolkitError("INVALID_ARGUMENT", "phoneEnrollmentInfo is missing"))
+            throw reject(endpoint, IdentityToolkitError(.invalidArgument, "phoneEnrollmentInfo is missing"))
         }
         let number: String
         do { number = try PhoneNumbers.validate(info.phoneNumber) } catch {
@@ -46,7 +46,7 @@ extension BackendCore {
         let endpoint = BackendOperation.mfaEnrollmentFinalize
         var (user, provider) = try enrollingUser(request.idToken, endpoint: endpoint)
         guard let info = request.phoneVerificationInfo else {
-            throw reject(endpoint, IdentityToolkitError("INVALID_ARGUMENT", "phoneVerificationInfo is missing"))
+            throw reject(endpoint, IdentityToolkitError(.invalidArgument, "phoneVerificationInfo is missing"))
         }
         let session = try spendSession(info.sessionInfo, code: info.code, purpose: .mfaEnrollment(localId: user.localId), endpoint: endpoint)
         guard !(user.mfaEnrollments ?? []).contains(where: { $0.phoneNumber == session.phoneNumber }) else {
@@ -115,7 +115,7 @@ extension BackendCore {
             throw reject(endpoint, IdentityToolkitError(.missingMFAPendingCredential, "Please set MFA Pending Credential."))
         }
         guard let info = request.phoneVerificationInfo else {
-            throw reject(endpoint, IdentityToolkitError("INVALID_ARGUMENT", "MFA provider not supported!"))
+            throw reject(endpoint, IdentityToolkitError(.invalidArgument, "MFA provider not supported!"))
         }
         let (digest, provider, user) = try pending(credential, endpoint: endpoint)
         guard let sessionInfo = info.sessionInfo, !sessionInfo.isEmpty else {

@@ -47,7 +47,7 @@ extension BackendCore {
     /// otherwise an app credential (the receipt and the secret its silent push carried) or a
     /// reCAPTCHA v2 token.
     mutating func checkAppProof(number: String, iosReceipt: String?, iosSecret: String?, recaptchaToken: String?,
-                                captchaResponse: String? = nil, recaptchaVersion: String? = nil, clientType: String? = nil,
+                                captchaResponse: String? = nil, recaptchaVersion: RecaptchaVersion? = nil, clientType: String? = nil,
                                 action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) {
         guard testPhoneNumbers[number] == nil else {
             emit(.codeRequested(phoneNumber: number, proof: .testMode, receipt: nil, endpoint: endpoint))
@@ -153,7 +153,7 @@ extension BackendCore {
                                                      temporaryProofExpiresIn: String(Int(configuration.temporaryProofLifetime))))
         }
         var user = signedIn ?? holder
-        if user == nil, request.operation == "REAUTH" {
+        if user == nil, request.operation == .reauth {
             throw reject(endpoint, IdentityToolkitError(.userNotFound, "There is no user record for \(number) to reauthenticate."))
         }
         if let existing = user, existing.hasSecondFactor {

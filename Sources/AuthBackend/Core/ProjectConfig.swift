@@ -16,7 +16,7 @@ extension BackendCore {
             recaptchaConfig: ProjectRecaptchaConfig(
                 phoneEnforcementState: settings.phone.rawValue, emailPasswordEnforcementState: RecaptchaEnforcement.off.rawValue,
                 useSmsTollFraudProtection: settings.useSmsTollFraudProtection, useSmsBotScore: settings.useSmsBotScore,
-                tollFraudManagedRules: [.init(startScore: settings.tollFraudThreshold, action: "BLOCK")]),
+                tollFraudManagedRules: [.init(startScore: settings.tollFraudThreshold, action: .block)]),
             authsim: .init(bundleID: configuration.bundleID, suggestedTimeoutSeconds: configuration.suggestedTimeout,
                            receiptLifetimeSeconds: Int(configuration.receiptLifetime), codeLifetimeSeconds: Int(configuration.codeLifetime),
                            fixedSMSCode: configuration.fixedSMSCode, idSeed: configuration.idSeed != nil))
@@ -53,7 +53,7 @@ extension BackendCore {
         if let flag = recaptcha.useSmsTollFraudProtection { settings.useSmsTollFraudProtection = flag }
         if let flag = recaptcha.useSmsBotScore { settings.useSmsBotScore = flag }
         if let rules = recaptcha.tollFraudManagedRules {
-            guard rules.count == 1, let rule = rules.first, rule.action == "BLOCK", (0...1).contains(rule.startScore) else {
+            guard rules.count == 1, let rule = rules.first, rule.action == .block, (0...1).contains(rule.startScore) else {
                 throw IdentityToolkitError(.invalidConfig, "recaptchaConfig.tollFraudManagedRules: one rule {startScore: 0…1, action: BLOCK}")
             }
             settings.tollFraudThreshold = rule.startScore

@@ -74,7 +74,7 @@ extension BackendCore {
 
     mutating func recaptchaConfig(_ request: GetRecaptchaConfigRequest) throws(IdentityToolkitError) -> GetRecaptchaConfigResponse {
         let endpoint = BackendOperation.recaptchaConfig
-        if let version = request.version, version != "RECAPTCHA_ENTERPRISE" {
+        if let version = request.version, version != .recaptchaEnterprise {
             throw reject(endpoint, IdentityToolkitError(.invalidRecaptchaVersion, "The reCAPTCHA version must be RECAPTCHA_ENTERPRISE, not \(version)."))
         }
         let phone = smsDefenseSettings.phone
@@ -83,8 +83,8 @@ extension BackendCore {
         return GetRecaptchaConfigResponse(
             recaptchaKey: enabled ? "projects/\(configuration.projectID)/keys/\(configuration.recaptchaSiteKey)" : nil,
             recaptchaEnforcementState: [
-                .init(provider: "EMAIL_PASSWORD_PROVIDER", enforcementState: RecaptchaEnforcement.off.rawValue),
-                .init(provider: "PHONE_PROVIDER", enforcementState: phone.rawValue),
+                .init(provider: .emailPassword, enforcementState: RecaptchaEnforcement.off.rawValue),
+                .init(provider: .phone, enforcementState: phone.rawValue),
             ],
             useSmsTollFraudProtection: enabled ? smsDefenseSettings.useSmsTollFraudProtection : nil,
             useSmsBotScore: enabled ? smsDefenseSettings.useSmsBotScore : nil)
@@ -138,14 +138,14 @@ extension BackendCore {
     /// What SMS defense decides for a code request: `true` when a passing assessment alone lets
     /// the code go out (AUDIT, ENFORCE); `false` when the legacy app verification must decide
     /// (OFF, or AUDIT's fallback). Throws ENFORCE's refusals and AUDIT's INVALID_APP_CREDENTIAL.
-    mutating func smsDefense(captchaResponse: String?, recaptchaVersion: String?, clientType: String?, action: RecaptchaAction,
+    mutating func smsDefense(captchaResponse: String?, recaptchaVersion: RecaptchaVersion?, clientType: String?, action: RecaptchaAction,
                     hasLegacyProof: Bool, endpoint: BackendOperation) throws(IdentityToolkitError) -> Bool {
         let state = smsDefenseSettings.phone
         guard state != .off else { return false }
         if state == .enforce {
             guard let clientType, !clientType.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingClientType)) }
-            guard let recaptchaVersion, !recaptchaVersion.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingRecaptchaVersion)) }
-            guard recaptchaVersion == "RECAPTCHA_ENTERPRISE" else {
+            guard let recaptchaVersion, !recaptchaVersion.rawValue.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingRecaptchaVersion)) }
+            guard recaptchaVersion == .recaptchaEnterprise else {
                 throw reject(endpoint, IdentityToolkitError(.invalidRecaptchaVersion, "The reCAPTCHA version must be RECAPTCHA_ENTERPRISE, not \(recaptchaVersion)."))
             }
             guard let token = captchaResponse, !token.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingRecaptchaToken)) }

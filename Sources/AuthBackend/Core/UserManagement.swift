@@ -45,7 +45,7 @@ extension BackendCore {
         user.photoUrl = request.photoUrl
         if request.disabled == true { user.disabled = true }
         if let hash {
-            guard user.email != nil else { throw IdentityToolkitError("MISSING_EMAIL", "a password needs an email") }
+            guard user.email != nil else { throw IdentityToolkitError(.missingEmail, "a password needs an email") }
             setPassword(hash, of: &user)
         }
         commit(.user(user))
@@ -87,7 +87,7 @@ extension BackendCore {
         }
         try Self.applyProfile(request, to: &user)
         if let hash {
-            guard user.email != nil else { throw IdentityToolkitError("MISSING_EMAIL", "a password needs the user's email") }
+            guard user.email != nil else { throw IdentityToolkitError(.missingEmail, "a password needs the user's email") }
             setPassword(hash, of: &user)
         }
         if let mfa = request.mfa {
@@ -310,7 +310,7 @@ extension BackendCore {
                 for provider in user.providerUserInfo ?? [] {
                     let key = "\(provider.providerId):\(provider.rawId ?? "")"
                     guard seen.insert(key).inserted else {
-                        throw IdentityToolkitError("DUPLICATE_RAW_ID", "Provider id(\(provider.providerId)), Raw id(\(provider.rawId ?? ""))")
+                        throw IdentityToolkitError(.duplicateRawID, "Provider id(\(provider.providerId)), Raw id(\(provider.rawId ?? ""))")
                     }
                 }
             }

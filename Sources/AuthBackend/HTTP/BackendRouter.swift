@@ -114,7 +114,7 @@ enum BackendRouter {
             let body = try await request.body.collect(upTo: maximumBodyBytes)
             let asked: AppleAuthorizeRequest
             do { asked = try IdentityToolkitJSON.decode(AppleAuthorizeRequest.self, from: body.readableBytesView) } catch let error as IdentityToolkitError {
-                throw IdentityToolkitError("invalid_request", "client_id and user are required: \(error.detail ?? error.message)")
+                throw IdentityToolkitError(.oauthInvalidRequest, "client_id and user are required: \(error.detail ?? error.message)")
             }
             return try JSONBody(try await toolkit.appleAuthorize(asked))
         }
