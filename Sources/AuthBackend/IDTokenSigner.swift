@@ -56,11 +56,11 @@ public struct IDTokenSigner: Sendable {
     public func token(for user: BackendUser, provider: String, secondFactor: String? = nil, authTime: Date? = nil,
                       extraClaims: [String: JSONValue] = [:], now: Date) -> String {
         var identities: [String: [String]] = [:]
-        if let phone = user.phoneNumber { identities["phone"] = [phone] }
-        if let sub = user.appleSub { identities["apple.com"] = [sub] }
+        if let phone = user.phoneNumber { identities[ProviderID.phone.rawValue] = [phone] }
+        if let sub = user.appleSub { identities[ProviderID.apple.rawValue] = [sub] }
         if let email = user.email { identities["email"] = [email] }
         for other in user.otherProviders ?? [] {
-            if let rawId = other.rawId { identities[other.providerId, default: []].append(rawId) }
+            if let rawId = other.rawId { identities[other.providerId.rawValue, default: []].append(rawId) }
         }
         var custom = user.customClaims
         custom.merge(extraClaims) { _, extra in extra }
@@ -70,7 +70,7 @@ public struct IDTokenSigner: Sendable {
                                            emailVerified: user.email == nil ? nil : (user.emailVerified ?? true), name: user.displayName,
                                            picture: user.photoUrl, customClaims: custom,
                                            firebase: .init(identities: identities, signInProvider: provider,
-                                                           signInSecondFactor: secondFactor == nil ? nil : "phone",
+                                                           signInSecondFactor: secondFactor == nil ? nil : ProviderID.phone.rawValue,
                                                            secondFactorIdentifier: secondFactor))
         // Strings, numbers and dictionaries of them always encode.
         let input = headerSegment + "." + Base64URL.encode((try? IdentityToolkitJSON.encode(claims)) ?? [])

@@ -310,7 +310,7 @@ public actor IdentityToolkit {
         case .answer(let answer):
             return answer
         case .tokens(let grant, let answer):
-            let idToken = await signToken(for: grant.user, provider: grant.provider, secondFactor: grant.secondFactor, authTime: grant.issuedAt,
+            let idToken = await signToken(for: grant.user, provider: grant.provider.rawValue, secondFactor: grant.secondFactor, authTime: grant.issuedAt,
                                           extraClaims: grant.claims, now: grant.issuedAt)
             return answer(SignedTokens(idToken: idToken, refreshToken: grant.refreshToken, expiresIn: "3600"))
         }

@@ -38,7 +38,7 @@ extension Auth {
         request.autoCreate = !isReauthentication
         if let pending = credential.pendingToken { request.pendingToken = pending } else { request.postBody = credential.postBody }
         let response = try await verifyAssertion(request)
-        guard let providerID = response.providerId, !providerID.isEmpty else {
+        guard let providerID = response.providerId?.rawValue, !providerID.isEmpty else {
             throw AuthError(.internalError, "verifyAssertion answered without providerId (the SDK's unexpected response)")
         }
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
@@ -137,7 +137,7 @@ extension Auth {
     /// throws `nullUser` (17067).
     public func revokeToken(withAuthorizationCode code: String) async throws {
         guard let user = currentUser else { throw AuthError(.nullUser, "no user is signed in: revokeToken needs the signed-in user's ID token") }
-        _ = try await backend.call(RevokeTokenRequest(providerId: AuthProviderID.apple.rawValue, tokenType: .sdkAuthorizationCode, token: code,
+        _ = try await backend.call(RevokeTokenRequest(providerId: ProviderID(rawValue: AuthProviderID.apple.rawValue), tokenType: .sdkAuthorizationCode, token: code,
                                                       idToken: try await user.idToken()))
     }
 }

@@ -106,7 +106,7 @@ public final class OAuthCredential: AuthCredential, @unchecked Sendable {
     /// token signs in again; none (nil) when the answer carries no OAuth token, as in the SDK.
     convenience init?(response: VerifyAssertionResponse) {
         guard response.oauthIdToken?.isEmpty == false else { return nil }
-        self.init(providerID: response.providerId ?? AuthProviderID.apple.rawValue, idToken: response.oauthIdToken, rawNonce: nil,
+        self.init(providerID: response.providerId?.rawValue ?? AuthProviderID.apple.rawValue, idToken: response.oauthIdToken, rawNonce: nil,
                   fullName: nil, pendingToken: response.pendingToken)
     }
 

@@ -26,7 +26,7 @@ struct ProviderInfo: UserInfo, Hashable {
     let phoneNumber: String?
 
     init(_ provider: ProviderUserInfo) {
-        providerID = provider.providerId
+        providerID = provider.providerId.rawValue
         // As the SDK (User/UserInfoImpl.swift 25–38): federatedId, never rawId.
         uid = provider.federatedId ?? ""
         displayName = provider.displayName

@@ -98,7 +98,7 @@ extension User {
             let response = try await auth.backend.call(SetAccountInfoRequest(idToken: idToken, deleteProvider: [provider], returnSecureToken: true))
             takeTokens(of: response)
             changeProfile { record in
-                record.providerUserInfo?.removeAll { $0.providerId == provider }
+                record.providerUserInfo?.removeAll { $0.providerId.rawValue == provider }
                 if provider == AuthProviderID.phone.rawValue { record.phoneNumber = nil }
             }
         }

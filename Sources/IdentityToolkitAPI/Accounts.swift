@@ -43,7 +43,7 @@ public struct VerifyAssertionResponse: Codable, Sendable, Hashable {
     /// `identitytoolkit#VerifyAssertionResponse`.
     public var kind: String?
     public var federatedId: String?
-    public var providerId: String?
+    public var providerId: ProviderID?
     public var localId: String?
     public var email: String?
     public var displayName: String?
@@ -64,7 +64,7 @@ public struct VerifyAssertionResponse: Codable, Sendable, Hashable {
     public var mfaPendingCredential: String?
     public var mfaInfo: [MFAEnrollment]?
 
-    public init(kind: String? = "identitytoolkit#VerifyAssertionResponse", federatedId: String? = nil, providerId: String? = nil,
+    public init(kind: String? = "identitytoolkit#VerifyAssertionResponse", federatedId: String? = nil, providerId: ProviderID? = nil,
                 localId: String? = nil, email: String? = nil, displayName: String? = nil, idToken: String? = nil,
                 refreshToken: String? = nil, expiresIn: String? = nil, isNewUser: Bool? = nil, errorMessage: String? = nil,
                 pendingToken: String? = nil, mfaPendingCredential: String? = nil, mfaInfo: [MFAEnrollment]? = nil) {
@@ -89,7 +89,7 @@ public struct VerifyAssertionResponse: Codable, Sendable, Hashable {
 public struct RevokeTokenRequest: AuthRPCRequest, Hashable {
     public typealias Response = EmptyResponse
     public static let endpoint = IdentityToolkitEndpoint.revokeToken
-    public var providerId: String?
+    public var providerId: ProviderID?
     /// The SDK's `TokenType` raw value as a string: `"3"` (authorization code) from FirebaseAuth.
     public var tokenType: RevokedTokenType?
     /// The authorization code.
@@ -97,7 +97,7 @@ public struct RevokeTokenRequest: AuthRPCRequest, Hashable {
     public var idToken: String?
     public var tenantId: String?
 
-    public init(providerId: String?, tokenType: RevokedTokenType?, token: String?, idToken: String?, tenantId: String? = nil) {
+    public init(providerId: ProviderID?, tokenType: RevokedTokenType?, token: String?, idToken: String?, tenantId: String? = nil) {
         self.providerId = providerId
         self.tokenType = tokenType
         self.token = token
@@ -138,7 +138,7 @@ public struct SetAccountInfoRequest: AuthRPCRequest, Hashable {
     public var photoUrl: String?
     public var phoneNumber: String?
     /// `DISPLAY_NAME`, `PHOTO_URL`, …
-    public var deleteAttribute: [String]?
+    public var deleteAttribute: [UserAttributeName]?
     /// Provider IDs to unlink (`phone`, `apple.com`).
     public var deleteProvider: [String]?
     public var returnSecureToken: Bool?
@@ -167,7 +167,7 @@ public struct SetAccountInfoRequest: AuthRPCRequest, Hashable {
     }
 
     public init(idToken: String? = nil, localId: String? = nil, displayName: String? = nil, email: String? = nil,
-                photoUrl: String? = nil, phoneNumber: String? = nil, deleteAttribute: [String]? = nil, deleteProvider: [String]? = nil,
+                photoUrl: String? = nil, phoneNumber: String? = nil, deleteAttribute: [UserAttributeName]? = nil, deleteProvider: [String]? = nil,
                 returnSecureToken: Bool? = nil, disableUser: Bool? = nil, customAttributes: String? = nil, validSince: String? = nil,
                 emailVerified: Bool? = nil, tenantId: String? = nil) {
         self.idToken = idToken
@@ -224,9 +224,9 @@ public struct GetAccountInfoRequest: AuthRPCRequest, Hashable {
     public static let endpoint = IdentityToolkitEndpoint.getAccountInfo
     /// One identity at a provider, as `federatedUserId` names it.
     public struct FederatedUserID: Codable, Sendable, Hashable {
-        public var providerId: String
+        public var providerId: ProviderID
         public var rawId: String
-        public init(providerId: String, rawId: String) {
+        public init(providerId: ProviderID, rawId: String) {
             self.providerId = providerId
             self.rawId = rawId
         }
@@ -323,14 +323,14 @@ public struct UserRecord: Codable, Sendable, Hashable {
 
 /// One provider linked to a user (`phone`, `apple.com`).
 public struct ProviderUserInfo: Codable, Sendable, Hashable {
-    public var providerId: String
+    public var providerId: ProviderID
     public var rawId: String?
     public var federatedId: String?
     public var email: String?
     public var displayName: String?
     public var photoUrl: String?
     public var phoneNumber: String?
-    public init(providerId: String, rawId: String? = nil, federatedId: String? = nil, email: String? = nil,
+    public init(providerId: ProviderID, rawId: String? = nil, federatedId: String? = nil, email: String? = nil,
                 displayName: String? = nil, photoUrl: String? = nil, phoneNumber: String? = nil) {
         self.providerId = providerId
         self.rawId = rawId

@@ -191,11 +191,11 @@ public struct QueryUserInfoRequest: AuthRPCRequest, Hashable {
     @Int64Text public var offset: String?
     public var expression: [Expression]?
     /// `ASC` or `DESC`.
-    public var order: String?
+    public var order: QueryOrder?
     /// `USER_ID`, `NAME`, `CREATED_AT`, `LAST_LOGIN_AT`, `USER_EMAIL`.
-    public var sortBy: String?
+    public var sortBy: QuerySortField?
     public init(returnUserInfo: Bool? = nil, limit: String? = nil, offset: String? = nil, expression: [Expression]? = nil,
-                order: String? = nil, sortBy: String? = nil) {
+                order: QueryOrder? = nil, sortBy: QuerySortField? = nil) {
         self.returnUserInfo = returnUserInfo
         self.limit = limit
         self.offset = offset

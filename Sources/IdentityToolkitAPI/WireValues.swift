@@ -59,3 +59,56 @@ public struct RecaptchaRuleAction: WireValue {
     public init(rawValue: String) { self.rawValue = rawValue }
     public static let block = Self(rawValue: "BLOCK")
 }
+
+/// A provider's ID as Identity Toolkit writes it (`providerUserInfo[].providerId`, the ID token's
+/// `firebase.sign_in_provider`, `deleteProvider`): the SDK's `AuthProviderID` spelling.
+public struct ProviderID: WireValue {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public static let password = Self(rawValue: "password")
+    public static let phone = Self(rawValue: "phone")
+    public static let apple = Self(rawValue: "apple.com")
+    public static let gameCenter = Self(rawValue: "gc.apple.com")
+    /// Sign-in providers only (the ID token's `sign_in_provider`), never linked.
+    public static let anonymous = Self(rawValue: "anonymous")
+    public static let custom = Self(rawValue: "custom")
+}
+
+/// How an address signs in, as `createAuthUri`'s `signinMethods` names it: a provider's ID, or
+/// `emailLink` (the SDK's `EmailLinkAuthSignInMethod`).
+public enum SignInMethod {
+    public static let password = ProviderID.password.rawValue
+    public static let emailLink = "emailLink"
+}
+
+/// `accounts:update`'s `deleteAttribute`: a profile field to remove.
+public struct UserAttributeName: WireValue {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public static let displayName = Self(rawValue: "DISPLAY_NAME")
+    public static let photoURL = Self(rawValue: "PHOTO_URL")
+    public static let email = Self(rawValue: "EMAIL")
+    public static let password = Self(rawValue: "PASSWORD")
+    public static let unspecified = Self(rawValue: "USER_ATTRIBUTE_NAME_UNSPECIFIED")
+}
+
+/// `accounts:query`'s `order`.
+public struct QueryOrder: WireValue {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public static let ascending = Self(rawValue: "ASC")
+    public static let descending = Self(rawValue: "DESC")
+    public static let unspecified = Self(rawValue: "ORDER_UNSPECIFIED")
+}
+
+/// `accounts:query`'s `sortBy`.
+public struct QuerySortField: WireValue {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public static let userID = Self(rawValue: "USER_ID")
+    public static let name = Self(rawValue: "NAME")
+    public static let userEmail = Self(rawValue: "USER_EMAIL")
+    public static let createdAt = Self(rawValue: "CREATED_AT")
+    public static let lastLoginAt = Self(rawValue: "LAST_LOGIN_AT")
+    public static let unspecified = Self(rawValue: "SORT_BY_FIELD_UNSPECIFIED")
+}

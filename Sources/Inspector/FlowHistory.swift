@@ -212,7 +212,7 @@ public final class FlowHistory: Sendable {
                 let id = start()
                 add(to: id) { flow in
                     flow.uid = uid
-                    flow.path = provider == "password" ? "email and password" : provider
+                    flow.path = provider == ProviderID.password.rawValue ? "email and password" : provider
                     flow.outcome = .signedIn
                 }
                 state.byUID[uid] = id

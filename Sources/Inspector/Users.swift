@@ -95,19 +95,19 @@ public struct UserEdit: Sendable, Hashable {
         if email == "" { throw Refusal(message: "an email cannot be removed, only changed") }
         if password == "" { throw Refusal(message: "a password cannot be empty (leave it out to keep the one they have)") }
         var request = SetAccountInfoRequest(localId: uid)
-        var deleteAttribute: [String] = []
+        var deleteAttribute: [UserAttributeName] = []
         request.email = email
         request.password = password
         switch displayName {
-        case "": deleteAttribute.append("DISPLAY_NAME")
+        case "": deleteAttribute.append(.displayName)
         case let name: request.displayName = name
         }
         switch photoUrl {
-        case "": deleteAttribute.append("PHOTO_URL")
+        case "": deleteAttribute.append(.photoURL)
         case let url: request.photoUrl = url
         }
         switch phoneNumber {
-        case "": request.deleteProvider = ["phone"]
+        case "": request.deleteProvider = [ProviderID.phone.rawValue]
         case let number: request.phoneNumber = number
         }
         request.deleteAttribute = deleteAttribute.isEmpty ? nil : deleteAttribute

@@ -62,14 +62,14 @@ public enum SignInPath: Sendable, Hashable, RawRepresentable, Codable, CaseItera
     public var rawValue: String {
         switch self {
         case .phone(let proof): proof.rawValue
-        case .apple: "apple.com"
+        case .apple: ProviderID.apple.rawValue
         case .deleted: "deleted"
         }
     }
 
     public init?(rawValue: String) {
         switch rawValue {
-        case "apple.com": self = .apple
+        case ProviderID.apple.rawValue: self = .apple
         case "deleted": self = .deleted
         default:
             guard let proof = AppVerification(rawValue: rawValue) else { return nil }

@@ -56,7 +56,7 @@ struct BackendCoreTests {
             Issue.record("the sign-in granted no tokens")
             return ([], [], "", nil)
         }
-        #expect(grant.provider == "phone" && grant.issuedAt == start.addingTimeInterval(30))
+        #expect(grant.provider == .phone && grant.issuedAt == start.addingTimeInterval(30))
         let response = answer(SignedTokens(idToken: "signed later", refreshToken: grant.refreshToken, expiresIn: "3600"))
         return (try lines(records), kinds(events), grant.user.localId, response.isNewUser)
     }
@@ -220,7 +220,7 @@ extension BackendCoreTests {
         let first = signIn(EmailLinkSignInRequest(email: "ADA@example.com", oobCode: code), at: start.addingTimeInterval(3599))
         guard case .tokens(let grant, _)? = try? first.answer.get() else { Issue.record("no tokens: \(first.answer)"); return }
         #expect(grant.user.email == "ada@example.com" && grant.user.emailVerified == true && grant.user.emailLinkSignin == true)
-        #expect(grant.provider == "password" && kinds(first.events) == ["accountSignIn"])
+        #expect(grant.provider == .password && kinds(first.events) == ["accountSignIn"])
         #expect(try lines(first.records).contains { $0.contains("oobCodeUsed") }, "the code is spent")
         #expect(signIn(EmailLinkSignInRequest(email: "ada@example.com", oobCode: code), at: start).answer.errorCode == .init(rawValue: "INVALID_OOB_CODE"))
         let late = try link(to: "ada@example.com", at: start)

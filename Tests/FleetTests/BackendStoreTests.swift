@@ -366,7 +366,7 @@ struct BackendStoreTests {
         // An authorization code A's sheet issued is revoked on B, once for the fleet.
         let code = try await sheet(a).authorizationCode
         let idToken = try #require(again.idToken)
-        let revoke = RevokeTokenRequest(providerId: "apple.com", tokenType: .code, token: code, idToken: idToken)
+        let revoke = RevokeTokenRequest(providerId: .apple, tokenType: .code, token: code, idToken: idToken)
         _ = try await b.call(ToolkitCalls.revokeToken, revoke)
         await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await a.call(ToolkitCalls.revokeToken, revoke) }
         // The grant ended on B: A's sheet asks again, with the name and email.
@@ -374,7 +374,7 @@ struct BackendStoreTests {
         // A code changed by one character is no code.
         var forged = Array(code)
         forged[3] = forged[3] == "0" ? "1" : "0"
-        let other = RevokeTokenRequest(providerId: "apple.com", tokenType: .code, token: String(forged), idToken: idToken)
+        let other = RevokeTokenRequest(providerId: .apple, tokenType: .code, token: String(forged), idToken: idToken)
         await Self.expectError(.invalidIDPResponse) { () throws(IdentityToolkitError) in _ = try await b.call(ToolkitCalls.revokeToken, other) }
     }
 }

@@ -45,7 +45,7 @@ struct IdentityToolkitAPITests {
         #expect(try text(VerifyClientRequest(appToken: "AB12", isSandbox: false)) == #"{"appToken":"AB12"}"#)
         #expect(try text(SendVerificationCodeRequest(phoneNumber: "+16505551234", iosReceipt: "R", iosSecret: "S"))
                 == #"{"iosReceipt":"R","iosSecret":"S","phoneNumber":"+16505551234"}"#)
-        #expect(try text(RevokeTokenRequest(providerId: "apple.com", tokenType: .sdkAuthorizationCode, token: "c", idToken: "t"))
+        #expect(try text(RevokeTokenRequest(providerId: .apple, tokenType: .sdkAuthorizationCode, token: "c", idToken: "t"))
                 == #"{"idToken":"t","providerId":"apple.com","token":"c","tokenType":"3"}"#)
         let mfa = StartMFASignInRequest(mfaPendingCredential: "P", mfaEnrollmentId: "E",
                                         phoneSignInInfo: StartMFAPhoneRequestInfo(phoneNumber: nil, recaptchaToken: "T"))

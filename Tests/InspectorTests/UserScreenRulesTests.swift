@@ -63,7 +63,7 @@ struct UserScreenRulesTests {
         let claims = try change.claimsJSON()
         #expect(claims == #"{"role":"admin","tier":2}"#)
         let request = try change.update(uid: "uid-ada", claims: claims)
-        #expect(request.localId == "uid-ada" && request.deleteProvider == ["phone"] && request.deleteAttribute == ["DISPLAY_NAME"])
+        #expect(request.localId == "uid-ada" && request.deleteProvider == ["phone"] && request.deleteAttribute == [.displayName])
         #expect(request.photoUrl == "https://example.com/a.png" && request.disableUser == true && request.customAttributes == claims)
         #expect(request.email == nil && request.password == nil && request.phoneNumber == nil && request.emailVerified == nil)
 

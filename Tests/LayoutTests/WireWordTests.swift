@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// The rules compare constants, never spellings (issue 64): no Identity Toolkit error code or wire
-/// enum value (`"REAUTH"`, `"BLOCK"`, `"RECAPTCHA_ENTERPRISE"`, `"MISSING_EMAIL"`) is written as a
-/// string outside the types that name them (`IdentityToolkitError.Code`'s constants, `WireValues.swift`,
-/// `OobRequestType`). `IdentityToolkitError.Code` is not a string literal, so a code written as one does
+/// The rules compare constants, never spellings (issue 64): no Identity Toolkit error code, wire
+/// enum value (`"REAUTH"`, `"BLOCK"`, `"RECAPTCHA_ENTERPRISE"`, `"MISSING_EMAIL"`) or provider ID
+/// (`"password"`, `"apple.com"`) is compared as a string outside the types that name them (`IdentityToolkitError.Code`'s constants, `WireValues.swift`,
+/// `OobRequestType`, `ProviderID`). `IdentityToolkitError.Code` is not a string literal, so a code written as one does
 /// not compile; this holds comparisons and made-up codes.
 @Suite("Wire words are constants")
 struct WireWordTests {
@@ -25,7 +25,10 @@ struct WireWordTests {
 
     @Test("no code or wire enum value is compared, or made, as a string outside the types that name it")
     func noSpelledWords() throws {
-        let compared = try NSRegularExpression(pattern: #"[!=]= "[A-Z][A-Z0-9_]{2,}"|"[A-Z][A-Z0-9_]{2,}" [!=]=|Code\(rawValue: "[A-Z]"#)
+        // An upper-case wire word compared, switched on or made a code; a provider's ID compared or switched on.
+        let providers = #"(password|phone|apple\.com|gc\.apple\.com|anonymous|custom|emailLink)"#
+        let compared = try NSRegularExpression(pattern: #"[!=]= "[A-Z][A-Z0-9_]{2,}"|"[A-Z][A-Z0-9_]{2,}" [!=]=|case "[A-Z][A-Z0-9_]{2,}"|Code\(rawValue: "[A-Z]"#
+                                                + #"|[!=]= ""# + providers + #"""# + #"|case ""# + providers + #"""#)
         var found: [String] = []
         var files = 0
         guard let walker = FileManager.default.enumerator(at: Self.sources, includingPropertiesForKeys: nil) else {

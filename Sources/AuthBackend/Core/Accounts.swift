@@ -66,13 +66,13 @@ extension BackendCore {
     static func userInfo(_ user: BackendUser) -> UserRecord {
         var providers: [ProviderUserInfo] = []
         // federatedId beside rawId: the SDK reads a provider's uid from federatedId alone (UserInfoImpl.swift 25–38).
-        if let phone = user.phoneNumber { providers.append(ProviderUserInfo(providerId: "phone", rawId: phone, federatedId: phone, phoneNumber: phone)) }
+        if let phone = user.phoneNumber { providers.append(ProviderUserInfo(providerId: .phone, rawId: phone, federatedId: phone, phoneNumber: phone)) }
         if let sub = user.appleSub {
-            providers.append(ProviderUserInfo(providerId: "apple.com", rawId: sub, federatedId: sub, email: user.email))
+            providers.append(ProviderUserInfo(providerId: .apple, rawId: sub, federatedId: sub, email: user.email))
         }
         providers += user.otherProviders ?? []
         if user.passwordHash != nil || user.emailLinkSignin == true, let email = user.email {
-            providers.append(ProviderUserInfo(providerId: "password", rawId: email, federatedId: email, email: email, displayName: user.displayName))
+            providers.append(ProviderUserInfo(providerId: .password, rawId: email, federatedId: email, email: email, displayName: user.displayName))
         }
         let enrollments = (user.mfaEnrollments ?? []).map {
             MFAEnrollment(mfaEnrollmentId: $0.id, displayName: $0.displayName, phoneInfo: $0.phoneNumber, enrolledAt: RFC3339.string($0.enrolledAt))

@@ -44,7 +44,7 @@ extension BackendCore {
                 guard user.email != nil else { throw IdentityToolkitError(.missingEmail, "a password needs the user's email") }
                 // A new password ends every other session (their refresh tokens), as Firebase's does.
                 setPassword(hash, of: &user)
-                provider = "password"
+                provider = ProviderID.password.rawValue
             }
             try Self.applyProfile(request, to: &user)
             commit(.user(user))
@@ -54,7 +54,7 @@ extension BackendCore {
                                               providerUserInfo: info.providerUserInfo, emailVerified: user.emailVerified)
         // New tokens when asked, and always when the change revoked the others (the emulator's rule).
         guard request.returnSecureToken == true || hash != nil else { return .answer(response) }
-        let grant = try grantTokens(for: user, provider: provider, secondFactor: claims.firebase.secondFactorIdentifier,
+        let grant = try grantTokens(for: user, provider: ProviderID(rawValue: provider), secondFactor: claims.firebase.secondFactorIdentifier,
                                     endpoint: endpoint)
         return .tokens(grant) { tokens in
             var answer = response
@@ -84,7 +84,7 @@ extension BackendCore {
             guard let provider = fields["providerId"], !provider.isEmpty else {
                 throw reject(endpoint, IdentityToolkitError(.missingOrInvalidProviderID, "Provider ID is missing in the request."))
             }
-            guard provider == "apple.com" else {
+            guard ProviderID(rawValue: provider) == .apple else {
                 throw reject(endpoint, IdentityToolkitError(.invalidProviderID, "This backend signs in with apple.com only, not \(provider)."))
             }
             guard let token = fields["id_token"], !token.isEmpty else {
@@ -138,7 +138,7 @@ extension BackendCore {
                 let pending = randomString(bytes: 32)
                 commit(.applePending(token: pending, sub: sub, email: email, at: now))
                 _ = reject(endpoint, IdentityToolkitError(.federatedUserIDAlreadyLinked, "This credential is already associated with a different user account."))
-                return .answer(VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", email: email, isNewUser: false,
+                return .answer(VerifyAssertionResponse(federatedId: sub, providerId: .apple, email: email, isNewUser: false,
                                                        errorMessage: IdentityToolkitError.Code.federatedUserIDAlreadyLinked.rawValue,
                                                        pendingToken: pending))
             }
@@ -151,10 +151,10 @@ extension BackendCore {
                 user.emailVerified = emailVerified
             }
             commit(.user(user))
-            let grant = try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)
+            let grant = try grantTokens(for: user, provider: .apple, endpoint: endpoint)
             emit(.appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: true))
             return .tokens(grant) { tokens in
-                VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: uid, email: user.email,
+                VerifyAssertionResponse(federatedId: sub, providerId: .apple, localId: uid, email: user.email,
                                                displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                                expiresIn: tokens.expiresIn, isNewUser: false)
             }
@@ -171,16 +171,16 @@ extension BackendCore {
         }
         // A user with a second factor gets a pending credential for it, not a session.
         if user.hasSecondFactor {
-            let pending = try openMFAPending(for: user, provider: "apple.com", endpoint: endpoint)
-            emit(.secondFactorRequired(uid: user.localId, provider: "apple.com"))
-            return .answer(VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
+            let pending = try openMFAPending(for: user, provider: .apple, endpoint: endpoint)
+            emit(.secondFactorRequired(uid: user.localId, provider: ProviderID.apple.rawValue))
+            return .answer(VerifyAssertionResponse(federatedId: sub, providerId: .apple, localId: user.localId, email: user.email,
                                                    displayName: user.displayName, isNewUser: false, mfaPendingCredential: pending,
                                                    mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
         }
-        let grant = try grantTokens(for: user, provider: "apple.com", endpoint: endpoint)
+        let grant = try grantTokens(for: user, provider: .apple, endpoint: endpoint)
         emit(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))
         return .tokens(grant) { tokens in
-            VerifyAssertionResponse(federatedId: sub, providerId: "apple.com", localId: user.localId, email: user.email,
+            VerifyAssertionResponse(federatedId: sub, providerId: .apple, localId: user.localId, email: user.email,
                                            displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                            expiresIn: tokens.expiresIn, isNewUser: isNew)
         }
@@ -210,7 +210,7 @@ extension BackendCore {
     mutating func revokeToken(_ request: RevokeTokenRequest) throws(IdentityToolkitError) -> EmptyResponse {
         let endpoint = BackendOperation.revokeToken
         // The SDK sends the enum's raw value as a string ("3"); REST clients its name ("CODE").
-        guard request.providerId == "apple.com", [.sdkAuthorizationCode, .code].contains(request.tokenType) else {
+        guard request.providerId == .apple, [.sdkAuthorizationCode, .code].contains(request.tokenType) else {
             throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE (3), not \(request.tokenType?.rawValue ?? "none")"))
         }
         let (code, idToken) = (request.token, request.idToken)

@@ -74,7 +74,7 @@ extension BackendCore {
         } else {
             user = BackendUser(localId: newLocalID(hint: request.email?.lowercased()), createdAt: now)
         }
-        let provider: String
+        let provider: ProviderID
         if let hash, let email = request.email {
             let canonical = email.lowercased()
             if let holder = self.user(email: canonical), holder.localId != user.localId || user.passwordHash != nil {
@@ -84,13 +84,13 @@ extension BackendCore {
             user.emailVerified = false
             setPassword(hash, of: &user)
             if let name = request.displayName { user.displayName = name }
-            provider = "password"
+            provider = .password
         } else {
-            provider = "anonymous"
+            provider = .anonymous
         }
         commit(.user(user))
         let grant = try grantTokens(for: user, provider: provider, endpoint: endpoint)
-        emit(.accountSignIn(uid: user.localId, provider: provider, email: user.email, isNewUser: isNew))
+        emit(.accountSignIn(uid: user.localId, provider: provider.rawValue, email: user.email, isNewUser: isNew))
         return .tokens(grant) { tokens in
             SignUpNewUserResponse(localId: user.localId, email: user.email, displayName: user.displayName, idToken: tokens.idToken,
                                          refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn)
@@ -118,13 +118,13 @@ extension BackendCore {
             throw reject(endpoint, IdentityToolkitError(protected ? .invalidLoginCredentials : .invalidPassword))
         }
         if user.hasSecondFactor {
-            let pending = try openMFAPending(for: user, provider: "password", endpoint: endpoint)
-            emit(.secondFactorRequired(uid: user.localId, provider: "password"))
+            let pending = try openMFAPending(for: user, provider: .password, endpoint: endpoint)
+            emit(.secondFactorRequired(uid: user.localId, provider: ProviderID.password.rawValue))
             return .answer(VerifyPasswordResponse(localId: user.localId, email: user.email, displayName: user.displayName,
                                                   mfaPendingCredential: pending, mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
         }
-        let grant = try grantTokens(for: user, provider: "password", endpoint: endpoint)
-        emit(.accountSignIn(uid: user.localId, provider: "password", email: user.email, isNewUser: false))
+        let grant = try grantTokens(for: user, provider: .password, endpoint: endpoint)
+        emit(.accountSignIn(uid: user.localId, provider: ProviderID.password.rawValue, email: user.email, isNewUser: false))
         return .tokens(grant) { tokens in
             VerifyPasswordResponse(localId: user.localId, email: user.email, displayName: user.displayName, idToken: tokens.idToken,
                                           refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn)
@@ -164,13 +164,13 @@ extension BackendCore {
         user.emailLinkSignin = true
         commit(.user(user))
         if user.hasSecondFactor {
-            let pending = try openMFAPending(for: user, provider: "password", endpoint: endpoint)
-            emit(.secondFactorRequired(uid: user.localId, provider: "password"))
+            let pending = try openMFAPending(for: user, provider: .password, endpoint: endpoint)
+            emit(.secondFactorRequired(uid: user.localId, provider: ProviderID.password.rawValue))
             return .answer(EmailLinkSignInResponse(localId: user.localId, email: email, isNewUser: isNewUser, mfaPendingCredential: pending,
                                                    mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
         }
-        let grant = try grantTokens(for: user, provider: "password", endpoint: endpoint)
-        emit(.accountSignIn(uid: user.localId, provider: "emailLink", email: email, isNewUser: isNewUser))
+        let grant = try grantTokens(for: user, provider: .password, endpoint: endpoint)
+        emit(.accountSignIn(uid: user.localId, provider: SignInMethod.emailLink, email: email, isNewUser: isNewUser))
         return .tokens(grant) { tokens in
             EmailLinkSignInResponse(localId: user.localId, email: email, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                     expiresIn: tokens.expiresIn, isNewUser: isNewUser)
@@ -257,15 +257,15 @@ extension BackendCore {
         var methods: [String] = []
         if let user = user(email: email) {
             registered = true
-            for provider in Self.userInfo(user).providerUserInfo ?? [] where provider.providerId != "phone" {
+            for provider in Self.userInfo(user).providerUserInfo ?? [] where provider.providerId != .phone {
                 let id = provider.providerId
-                allProviders.append(id)
-                if id != "password" {
-                    methods.append(id)
+                allProviders.append(id.rawValue)
+                if id != .password {
+                    methods.append(id.rawValue)
                 } else {
                     // The emulator's: `password` with a password, `emailLink` for a user who signs in by link.
-                    if user.passwordHash != nil { methods.append("password") }
-                    if user.emailLinkSignin == true { methods.append("emailLink") }
+                    if user.passwordHash != nil { methods.append(SignInMethod.password) }
+                    if user.emailLinkSignin == true { methods.append(SignInMethod.emailLink) }
                 }
             }
         }

@@ -10,7 +10,7 @@ import Utilities
 
 extension BackendCore {
     /// First factors that cannot lead to a second one (the service's list).
-    static let mfaIneligibleProviders: Set<String> = ["phone", "anonymous", "custom", "gc.apple.com"]
+    static let mfaIneligibleProviders: Set<ProviderID> = [.phone, .anonymous, .custom, .gameCenter]
 
     // MARK: Enrollment
 
@@ -57,7 +57,7 @@ extension BackendCore {
         user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
         commit(.user(user))
         emit(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: enrollment.phoneNumber))
-        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)) { tokens in
+        return .tokens(try grantTokens(for: user, provider: ProviderID(rawValue: provider), secondFactor: enrollment.id, endpoint: endpoint)) { tokens in
             FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                           phoneAuthInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
         }
@@ -75,7 +75,7 @@ extension BackendCore {
         user.mfaEnrollments = after
         commit(.user(user))
         emit(.secondFactorWithdrawn(uid: user.localId, enrollmentID: request.mfaEnrollmentId ?? ""))
-        return .tokens(try grantTokens(for: user, provider: provider, endpoint: endpoint)) { tokens in
+        return .tokens(try grantTokens(for: user, provider: ProviderID(rawValue: provider), endpoint: endpoint)) { tokens in
             WithdrawMFAResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
         }
     }
@@ -130,7 +130,7 @@ extension BackendCore {
             throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
         }
         commit(.mfaPendingUsed(digest: digest))
-        let grant = try grantTokens(for: user, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)
+        let grant = try grantTokens(for: user, provider: ProviderID(rawValue: provider), secondFactor: enrollmentID, endpoint: endpoint)
         emit(.secondFactorSignedIn(uid: user.localId, enrollmentID: enrollmentID))
         return .tokens(grant) { tokens in
             FinalizeMFASignInResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
@@ -138,10 +138,10 @@ extension BackendCore {
     }
 
     /// A pending credential for `user`'s second factor, after a first factor with `provider`.
-    mutating func openMFAPending(for user: BackendUser, provider: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
+    mutating func openMFAPending(for user: BackendUser, provider: ProviderID, endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
         try requireEnabled(user, endpoint: endpoint)
         let credential = randomString(bytes: 48)
-        commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider, at: now))
+        commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider.rawValue, at: now))
         return credential
     }
 
@@ -174,7 +174,7 @@ extension BackendCore {
     private mutating func enrollingUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
         try requireMultiFactor(endpoint)
         let (user, provider) = try signedInUser(idToken, endpoint: endpoint)
-        guard !Self.mfaIneligibleProviders.contains(provider) else {
+        guard !Self.mfaIneligibleProviders.contains(ProviderID(rawValue: provider)) else {
             throw reject(endpoint, IdentityToolkitError(
                 .unsupportedFirstFactor, "MFA is not available for the given first factor (\(provider)): sign in with Apple (or email) first."))
         }

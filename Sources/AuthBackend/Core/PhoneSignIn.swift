@@ -174,7 +174,7 @@ extension BackendCore {
             user = created
         }
         guard let user else { throw reject(endpoint, IdentityToolkitError(.internal, "no user after sign-in")) }
-        let grant = try grantTokens(for: user, provider: "phone", endpoint: endpoint)
+        let grant = try grantTokens(for: user, provider: .phone, endpoint: endpoint)
         emit(.signedIn(uid: user.localId, phoneNumber: number, isNewUser: isNewUser))
         return .tokens(grant) { tokens in
             VerifyPhoneNumberResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn,
@@ -203,10 +203,10 @@ extension BackendCore {
     /// enrollment ID) when a second factor completed the sign-in; `claims` are a custom token's (a
     /// JSON object as text). A disabled user gets USER_DISABLED instead. The ID token is signed
     /// after the call (``IdentityToolkit/signIn(_:)``), so that no call waits for an RSA signature.
-    mutating func grantTokens(for user: BackendUser, provider: String, secondFactor: String? = nil, claims: String? = nil,
+    mutating func grantTokens(for user: BackendUser, provider: ProviderID, secondFactor: String? = nil, claims: String? = nil,
                               endpoint: BackendOperation) throws(IdentityToolkitError) -> TokenGrant {
         try requireEnabled(user, endpoint: endpoint)
-        let refreshToken = tokenSigner.refreshTokens.seal(localId: user.localId, userCreatedAt: user.createdAt, provider: provider,
+        let refreshToken = tokenSigner.refreshTokens.seal(localId: user.localId, userCreatedAt: user.createdAt, provider: provider.rawValue,
                                                           secondFactor: secondFactor, issuedAt: now, claims: claims)
         commit(.signedIn(localId: user.localId, at: now))
         return TokenGrant(user: user, provider: provider, secondFactor: secondFactor, refreshToken: refreshToken, issuedAt: now,

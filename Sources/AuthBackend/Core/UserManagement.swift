@@ -144,10 +144,10 @@ extension BackendCore {
     }
 
     /// The user holding `rawId` at `providerId`.
-    mutating func user(provider providerId: String, rawId: String) -> BackendUser? {
+    mutating func user(provider providerId: ProviderID, rawId: String) -> BackendUser? {
         switch providerId {
-        case "phone": return state.userByPhone[rawId].flatMap { state.users[$0] }
-        case "apple.com": return state.userByAppleSub[rawId].flatMap { state.users[$0] }
+        case .phone: return state.userByPhone[rawId].flatMap { state.users[$0] }
+        case .apple: return state.userByAppleSub[rawId].flatMap { state.users[$0] }
         default:
             return state.users.values.first { user in
                 (user.otherProviders ?? []).contains { $0.providerId == providerId && $0.rawId == rawId }
@@ -164,19 +164,19 @@ extension BackendCore {
         if let photo = request.photoUrl { user.photoUrl = photo }
         for attribute in request.deleteAttribute ?? [] {
             switch attribute {
-            case "DISPLAY_NAME": user.displayName = nil
-            case "PHOTO_URL": user.photoUrl = nil
-            case "EMAIL": user.email = nil; user.emailVerified = nil
-            case "PASSWORD": user.passwordHash = nil; user.salt = nil
-            case "USER_ATTRIBUTE_NAME_UNSPECIFIED": break
+            case .displayName: user.displayName = nil
+            case .photoURL: user.photoUrl = nil
+            case .email: user.email = nil; user.emailVerified = nil
+            case .password: user.passwordHash = nil; user.salt = nil
+            case .unspecified: break
             default: throw IdentityToolkitError(.invalidArgument, "deleteAttribute: \(attribute) is not DISPLAY_NAME, PHOTO_URL, EMAIL or PASSWORD")
             }
         }
-        for provider in request.deleteProvider ?? [] {
+        for provider in (request.deleteProvider ?? []).map(ProviderID.init(rawValue:)) {
             switch provider {
-            case "phone": user.phoneNumber = nil
-            case "apple.com": user.appleSub = nil
-            case "password": user.passwordHash = nil; user.salt = nil; user.email = nil; user.emailVerified = nil
+            case .phone: user.phoneNumber = nil
+            case .apple: user.appleSub = nil
+            case .password: user.passwordHash = nil; user.salt = nil; user.email = nil; user.emailVerified = nil
             default: user.otherProviders?.removeAll { $0.providerId == provider }
             }
         }
@@ -272,18 +272,18 @@ extension BackendCore {
             }
         }
         let descending: Bool
-        switch request.order ?? "ASC" {
-        case "ASC", "ORDER_UNSPECIFIED": descending = false
-        case "DESC": descending = true
+        switch request.order ?? .ascending {
+        case .ascending, .unspecified: descending = false
+        case .descending: descending = true
         case let other: throw IdentityToolkitError(.invalidArgument, "order is ASC or DESC, not \(other)")
         }
         let key: (BackendUser) -> String
-        switch request.sortBy ?? "USER_ID" {
-        case "USER_ID", "SORT_BY_FIELD_UNSPECIFIED": key = { $0.localId }
-        case "NAME": key = { $0.displayName ?? "" }
-        case "USER_EMAIL": key = { $0.email ?? "" }
-        case "CREATED_AT": key = { String(format: "%020.3f", $0.createdAt.timeIntervalSince1970) }
-        case "LAST_LOGIN_AT": key = { String(format: "%020.3f", $0.lastLoginAt?.timeIntervalSince1970 ?? 0) }
+        switch request.sortBy ?? .userID {
+        case .userID, .unspecified: key = { $0.localId }
+        case .name: key = { $0.displayName ?? "" }
+        case .userEmail: key = { $0.email ?? "" }
+        case .createdAt: key = { String(format: "%020.3f", $0.createdAt.timeIntervalSince1970) }
+        case .lastLoginAt: key = { String(format: "%020.3f", $0.lastLoginAt?.timeIntervalSince1970 ?? 0) }
         case let other: throw IdentityToolkitError(.invalidArgument, "sortBy is USER_ID, NAME, USER_EMAIL, CREATED_AT or LAST_LOGIN_AT, not \(other)")
         }
         users.sort { a, b in
@@ -367,7 +367,7 @@ extension BackendCore {
         }
         for provider in record.providerUserInfo ?? [] {
             switch provider.providerId {
-            case "phone", "password": continue   // From phoneNumber and passwordHash.
+            case .phone, .password: continue   // From phoneNumber and passwordHash.
             default:
                 guard let rawId = provider.rawId, !rawId.isEmpty else {
                     throw IdentityToolkitError(.invalidArgument, "federatedId or (providerId & rawId) is required")
@@ -375,7 +375,7 @@ extension BackendCore {
                 if let holder = self.user(provider: provider.providerId, rawId: rawId), holder.localId != localId {
                     throw IdentityToolkitError(.invalidArgument, "raw id exists in other account in database")
                 }
-                if provider.providerId == "apple.com" {
+                if provider.providerId == .apple {
                     user.appleSub = rawId
                 } else {
                     user.otherProviders = (user.otherProviders ?? []) + [provider]
@@ -453,7 +453,7 @@ extension BackendCore {
             // The service asks custom-token users for their second factor too.
             throw reject(endpoint, IdentityToolkitError(.unsupportedFirstFactor, "custom-token sign-in of a user with a second factor is not modelled"))
         }
-        return .tokens(try grantTokens(for: user, provider: "custom", claims: claimsText, endpoint: endpoint)) { tokens in
+        return .tokens(try grantTokens(for: user, provider: .custom, claims: claimsText, endpoint: endpoint)) { tokens in
             VerifyCustomTokenResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn, isNewUser: isNewUser)
         }
     }

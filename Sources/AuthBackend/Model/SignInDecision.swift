@@ -1,11 +1,12 @@
 import Foundation
+import IdentityToolkitAPI
 import Utilities
 
 /// Tokens a sign-in's change granted: the refresh token is recorded; the ID token is signed after
 /// the change, from this.
 struct TokenGrant {
     let user: BackendUser
-    let provider: String
+    let provider: ProviderID
     let secondFactor: String?
     let refreshToken: String
     /// The sign-in: the ID token's `auth_time` and `iat`.
