@@ -74,8 +74,7 @@ extension IdentityToolkit {
     /// email and password linked to that user (the SDK's `link(with: EmailAuthCredential)`).
     public func signUp(_ request: SignUpNewUserRequest) async throws(IdentityToolkitError) -> SignUpNewUserResponse {
         let password = try check { core throws(IdentityToolkitError) in try core.signUpPassword(request) }
-        var hash: BackendCore.PasswordHash?
-        if let password { hash = await BackendCore.hashPassword(password) }
+        let hash = try await passwordHash(password)
         return try await signIn { [hash] core throws(IdentityToolkitError) in try core.signUp(request, hash: hash) }
     }
 
@@ -90,7 +89,7 @@ extension IdentityToolkit {
         try await readShared()
         let stored = core.user(email: email).flatMap { user in user.passwordHash.map { (hash: $0, salt: user.salt) } }
         var verified: String?
-        if let stored, await BackendCore.passwordMatches(password, hash: stored.hash, salt: stored.salt) { verified = stored.hash }
+        if let stored, await PasswordHashing.matches(password, hash: stored.hash, salt: stored.salt) { verified = stored.hash }
         return try await signIn { [verified] core throws(IdentityToolkitError) in try core.signInWithPassword(email: email, verifiedHash: verified) }
     }
 
@@ -109,8 +108,7 @@ extension IdentityToolkit {
     /// session ends); without, any code checked: what it is for and whose email.
     public func resetPassword(_ request: ResetPasswordRequest) async throws(IdentityToolkitError) -> ResetPasswordResponse {
         let (code, password) = try check { core throws(IdentityToolkitError) in try core.resetPasswordInput(request) }
-        var hash: BackendCore.PasswordHash?
-        if let password { hash = await BackendCore.hashPassword(password) }
+        let hash = try await passwordHash(password)
         return try await change { [hash] core throws(IdentityToolkitError) in try core.resetPassword(code: code, hash: hash) }
     }
 
@@ -150,7 +148,7 @@ extension IdentityToolkit {
     func adminPasswordHash(_ password: String?) async throws(IdentityToolkitError) -> BackendCore.PasswordHash? {
         guard let password else { return nil }
         guard password.count >= BackendCore.minimumPasswordLength else { throw BackendCore.weakPassword }
-        return await BackendCore.hashPassword(password)
+        return try await passwordHash(password)
     }
 
     /// `DELETE /emulator/v1/projects/{p}/accounts`: every user goes, with their refresh tokens and
@@ -198,8 +196,7 @@ extension IdentityToolkit {
     /// providers unlinked; with `returnSecureToken`, new tokens for the same sign-in provider.
     public func setAccountInfo(_ request: SetAccountInfoRequest) async throws(IdentityToolkitError) -> SetAccountInfoResponse {
         let password = try check { core throws(IdentityToolkitError) in try core.accountUpdatePassword(request) }
-        var hash: BackendCore.PasswordHash?
-        if let password { hash = await BackendCore.hashPassword(password) }
+        let hash = try await passwordHash(password)
         return try await signIn { [hash] core throws(IdentityToolkitError) in try core.setAccountInfo(request, hash: hash) }
     }
 

@@ -197,6 +197,27 @@ extension BackendCoreTests {
     /// `mfaSignInFinalize`) answers it: a password user with a verified email enrolls a test
     /// number, then a password sign-in answers a pending credential, which is good for its
     /// lifetime from the instant it was issued (the end included, as every proof's here), and no longer.
+    @Test("a password's salt is the call's randomness: the same seed gives the same salt, hash and user record; another seed another")
+    func passwordSalt() async throws {
+        var core = try core()
+        func salt(_ seed: UInt64) -> [UInt8] {
+            (try? core.handle(now: start, random: SeededRandom(seed: seed)) { core throws(IdentityToolkitError) in core.passwordSalt() }.answer.get()) ?? []
+        }
+        #expect(salt(7).count == 16 && salt(7) == salt(7) && salt(7) != salt(8))
+        let first = await PasswordHashing.hash("correct horse", salt: salt(7))
+        let again = await PasswordHashing.hash("correct horse", salt: salt(7))
+        #expect(first.hash == again.hash && first.salt == again.salt && first.hash.hasPrefix(PasswordHashing.prefix))
+        #expect(await PasswordHashing.matches("correct horse", hash: first.hash, salt: first.salt))
+        #expect(await !PasswordHashing.matches("wrong horse", hash: first.hash, salt: first.salt))
+        func signUp(_ hash: BackendCore.PasswordHash) throws -> [String] {
+            var fresh = try self.core()
+            return try lines(fresh.handle(now: start, random: SeededRandom(seed: 1)) { core throws(IdentityToolkitError) in
+                try core.signUp(SignUpNewUserRequest(email: "ada@example.com", password: "correct horse"), hash: hash)
+            }.records)
+        }
+        #expect(try signUp(first) == signUp(again), "the same seed, the same records")
+    }
+
     /// firebase-tools `operations.ts` `sendOobCode` (EMAIL_SIGNIN) and `signInWithEmailLink`.
     @Test("email link: the code signs its address in once (a new, verified user), within its hour; another address is INVALID_EMAIL and spends nothing; with an ID token the email is linked")
     func emailLink() throws {

@@ -87,7 +87,12 @@ struct BackendCore {
 
     /// `count` random bytes in base64url.
     mutating func randomString(bytes count: Int) -> String {
-        Base64URL.encode(step.random.bytes(count))
+        Base64URL.encode(randomBytes(count))
+    }
+
+    /// `count` random bytes from the call's source.
+    mutating func randomBytes(_ count: Int) -> [UInt8] {
+        step.random.bytes(count)
     }
 
     /// Six random digits, as the SMS carries them (unbiased).

@@ -378,50 +378,13 @@ extension BackendCore {
         return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && !email.contains(where: \.isWhitespace)
     }
 
-    /// A password's hash and salt as a user record keeps them.
+    /// A password's hash and salt as a user record keeps them (made by ``PasswordHashing``).
     struct PasswordHash: Sendable {
         let hash: String
         let salt: String
     }
 
-    /// scrypt's parameters: N = 2^14, r = 8, p = 1 (16 MB, tens of milliseconds), the hash's
-    /// prefix naming them, so that a record says how it was made.
-    static let scryptRounds = 16_384
-    static let scryptPrefix = "authsim-scrypt:N=16384,r=8,p=1:"
-
-    // MARK: Hashing, off the actor and off the event loops
-
-    /// Hashes `password` with a new random salt, off the actor.
-    static func hashPassword(_ password: String) async -> PasswordHash {
-        let salt = SecureRandom.bytes(16)
-        let key = await scrypt(password, salt: salt)
-        return PasswordHash(hash: scryptPrefix + Data(key).base64EncodedString(), salt: Data(salt).base64EncodedString())
-    }
-
-    /// Whether `password` is the one `hash` was made from: this backend's scrypt hashes, and the
-    /// Auth Emulator's `fakeHash:salt=…:password=…` (an emulator export), compared in constant time.
-    /// A hash of any other kind (an import from Firebase) cannot be checked: no password matches.
-    static func passwordMatches(_ password: String, hash: String, salt: String?) async -> Bool {
-        if hash.hasPrefix(scryptPrefix) {
-            guard let salt, let saltBytes = Data(base64Encoded: salt),
-                  let expected = Data(base64Encoded: String(hash.dropFirst(scryptPrefix.count))) else { return false }
-            return ConstantTime.equals(Array(expected), await scrypt(password, salt: Array(saltBytes)))
-        }
-        if hash.hasPrefix("fakeHash:") {
-            return ConstantTime.equals(hash, "fakeHash:salt=\(salt ?? ""):password=\(password)")
-        }
-        return false
-    }
-
-    /// scrypt's key for `password`, derived on the global executor: the backend's connections run
-    /// on their event loops (HTTPServerSupport's EventLoopBoundChannel), and tens of milliseconds
-    /// of scrypt there would hold up every connection of that loop.
-    private static func scrypt(_ password: String, salt: [UInt8]) async -> [UInt8] {
-        await withTaskExecutorPreference(globalConcurrentExecutor) {
-            // Parameters this fixed always derive (BoringSSL refuses only out-of-range ones).
-            guard let key = try? KDF.Scrypt.deriveKey(from: Array(password.utf8), salt: salt, outputByteCount: 32, rounds: scryptRounds,
-                                                      blockSize: 8, parallelism: 1) else { return [] }
-            return key.withUnsafeBytes { Array($0) }
-        }
-    }
+    /// A new password's salt, from the call's source of randomness: a seeded run gives the same
+    /// records (the hash itself is made beside the actor: PasswordHashing.swift).
+    mutating func passwordSalt() -> [UInt8] { randomBytes(16) }
 }
