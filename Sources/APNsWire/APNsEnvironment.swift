@@ -8,6 +8,25 @@ public enum APNsEnvironment: String, Sendable, Hashable, Codable, CaseIterable, 
 
     public var description: String { rawValue }
 
+    /// The environment whose tokens a build signed with this `aps-environment` entitlement gets
+    /// (`development`: sandbox, a debug build; `production`: TestFlight, App Store, ad hoc); nil
+    /// for any other value.
+    public init?(apsEnvironment: String) {
+        switch apsEnvironment {
+        case Self.sandbox.apsEnvironment: self = .sandbox
+        case Self.production.apsEnvironment: self = .production
+        default: return nil
+        }
+    }
+
+    /// The `aps-environment` entitlement of a build that gets this environment's tokens.
+    public var apsEnvironment: String {
+        switch self {
+        case .sandbox: "development"
+        case .production: "production"
+        }
+    }
+
     /// Apple's host for this environment.
     public var appleHost: String {
         switch self {

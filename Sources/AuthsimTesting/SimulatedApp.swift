@@ -1,5 +1,7 @@
 @_spi(Authsim) import FirebaseAuthCore
 import Foundation
+import APNsWire
+import Scenarios
 
 /// The app a test's code runs in, as its Xcode project would build it: what `Info.plist`,
 /// `GoogleService-Info.plist` and `embedded.mobileprovision` say, and what its app delegate does.
@@ -7,24 +9,23 @@ import Foundation
 /// `FirebaseApp.configure()` reads them.
 public struct SimulatedApp: Sendable {
     /// `CFBundleIdentifier` (and `BUNDLE_ID`); the APNs topic of its pushes.
-    public var bundleID = "com.example.signin"
+    public var bundleID = SampleApp.defaultBundleID
     /// `GOOGLE_APP_ID`; its encoded form is the reCAPTCHA callback scheme.
-    public var googleAppID = "1:123456789012:ios:a1b2c3d4e5f60718"
+    public var googleAppID = SampleApp.defaultGoogleAppID
     /// `CLIENT_ID` (nil: a newer plist without it, as the console writes today).
     public var clientID: String? = nil
     /// `CFBundleURLSchemes` (nil: the encoded app ID, as the phone-auth guide says to add).
     public var urlSchemes: [String]? = nil
 
     /// The build's APNs environment, from its provisioning profile's `aps-environment`.
-    public enum Build: Sendable, Hashable {
-        /// A debug build: `development`, sandbox tokens.
-        case debug
-        /// A release (TestFlight, App Store) build: `production`, production tokens.
-        case release
-    }
+    public typealias Build = AppProfile.Build
     public var build = Build.debug
     /// A simulator build (the SDK takes its tokens as production).
     public var isSimulator = false
+
+    /// The environment of the device tokens the app gets: its build's, but production on a
+    /// simulator (the SDK takes a simulator's tokens as production).
+    public var tokenEnvironment: APNsEnvironment { isSimulator ? .production : build.environment }
 
     /// What the app delegate's own `didRegisterForRemoteNotificationsWithDeviceToken` passes to
     /// `Auth.auth().setAPNSToken(_:type:)`. nil: the app delegate does not; the SDK's proxy hands

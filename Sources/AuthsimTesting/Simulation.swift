@@ -117,8 +117,7 @@ public final class Simulation: Sendable {
                                                       forwardsURLs: app.forwardsURLs)
             let host = AppHost(configuration, recaptchaEnterprise: app.linksRecaptchaEnterprise ? RecaptchaEnterpriseSDK(service: phoneWorld.backendURL) : nil,
                                clock: appClock, transport: phoneWorld.transport)
-            let environment: APNsEnvironment = app.build == .debug && !app.isSimulator ? .sandbox : .production
-            let token = try await phoneWorld.devices.installDevice(for: host, environment: environment) { _, _ in }
+            let token = try await phoneWorld.devices.installDevice(for: host, environment: app.tokenEnvironment) { _, _ in }
             host.answerRegistrations(on: token, with: .token)
             let process = AppProcess(host: host, bundle: bundle, backend: AppProcess.Backend(host: phoneWorld.backendHost, port: phoneWorld.backendPort))
             if let declared = declaredType(app: app, world: world) {
@@ -145,7 +144,7 @@ public final class Simulation: Sendable {
     /// The type the app's code passes, if it passes one: the other one in a token-type-mismatch world.
     static func declaredType(app: SimulatedApp, world: SimulatedWorld) -> AuthAPNSTokenType? {
         guard world.push == .tokenTypeMismatch else { return app.declaredTokenType }
-        return app.build == .debug && !app.isSimulator ? .prod : .sandbox
+        return app.tokenEnvironment == .sandbox ? .prod : .sandbox
     }
 
     static func write(_ app: SimulatedApp, configuration: BackendConfiguration, to bundle: URL, world: PhoneAuthWorld) throws {
@@ -158,8 +157,7 @@ public final class Simulation: Sendable {
         sample.urlSchemes = app.urlSchemes
         try sample.write(to: bundle)
         guard let credentials = world.channel?.credentials else { return }
-        let aps = app.build == .debug ? "development" : "production"
-        try ProvisioningProfileFile.make(apsEnvironment: aps, bundleID: app.bundleID, teamID: credentials.authKey.teamID, credentials: credentials)
+        try ProvisioningProfileFile.make(apsEnvironment: app.build.environment.apsEnvironment, bundleID: app.bundleID, teamID: credentials.authKey.teamID, credentials: credentials)
             .write(to: bundle.appendingPathComponent("embedded.mobileprovision"))
     }
 

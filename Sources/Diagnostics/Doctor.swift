@@ -216,14 +216,14 @@ public enum Doctor {
                                     fix: "Signing & Capabilities → + Push Notifications, then regenerate the profile"))
             return findings
         }
-        let environment = aps == "development" ? "sandbox" : "production"
+        let environment = APNsEnvironment(apsEnvironment: aps) ?? .production
         findings.append(Finding("pushEntitlement", .ok, file: url.lastPathComponent, "aps-environment = \(aps): APNs issues \(environment) tokens"))
-        switch (aps, input.declaredTokenType) {
-        case ("development", .prod?):
+        switch (environment, input.declaredTokenType) {
+        case (.sandbox, .prod?):
             findings.append(Finding("tokenTypeMismatch", .error, file: url.lastPathComponent,
                                     "aps-environment = development (sandbox tokens) but the app declares setAPNSToken(token, type: .prod): the backend pushes through production, APNs answers BadDeviceToken, and reCAPTCHA shows every time",
                                     fix: "use type: .sandbox for debug builds, or .unknown to let the SDK read this profile"))
-        case ("production", .sandbox?):
+        case (.production, .sandbox?):
             findings.append(Finding("tokenTypeMismatch", .error, file: url.lastPathComponent,
                                     "aps-environment = production (TestFlight / App Store tokens) but the app declares setAPNSToken(token, type: .sandbox): BadDeviceToken in sandbox, reCAPTCHA every time",
                                     fix: "use type: .prod for release builds, or .unknown"))

@@ -3,6 +3,7 @@ import Foundation
 import SwiftASN1
 import Utilities
 @_spi(CMS) import X509
+import APNsWire
 
 /// Makes an `embedded.mobileprovision` as Apple does: an XML plist (app ID, team, entitlements
 /// with `aps-environment`) inside a CMS SignedData envelope (DER), signed here with the local
@@ -15,7 +16,7 @@ public enum ProvisioningProfileFile {
         var entitlements: [String: Any] = [
             "application-identifier": "\(teamID).\(bundleID)",
             "com.apple.developer.team-identifier": teamID,
-            "get-task-allow": apsEnvironment == "development",
+            "get-task-allow": apsEnvironment.flatMap(APNsEnvironment.init(apsEnvironment:)) == .sandbox,
             "keychain-access-groups": ["\(teamID).*"],
         ]
         if let apsEnvironment { entitlements["aps-environment"] = apsEnvironment }

@@ -12,8 +12,8 @@ import RedirectInterceptor
 public struct AppProfile: Sendable {
     // MARK: As built
 
-    public var bundleID = "com.example.authsim"
-    public var googleAppID = "1:123456789012:ios:a1b2c3d4e5f60718"
+    public var bundleID = SampleApp.defaultBundleID
+    public var googleAppID = SampleApp.defaultGoogleAppID
     /// The URL schemes in Info.plist (nil: the encoded app ID, as the guide says).
     public var urlSchemes: [String]? = nil
     /// The APNs environment its build gets tokens from: debug builds sandbox; release builds
@@ -71,6 +71,17 @@ public struct AppProfile: Sendable {
         return AppHost.Configuration(bundleID: bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme], isSimulator: isSimulator,
                                      provisioningProfile: provisioningProfile.file, forwardsNotifications: forwardsNotifications,
                                      forwardsURLs: forwardsURLs)
+    }
+
+    /// How the app was built, which decides its profile's `aps-environment` and so its tokens.
+    public enum Build: String, Sendable, Hashable, CaseIterable {
+        /// A debug build: `development`, sandbox tokens.
+        case debug
+        /// A release (TestFlight, App Store, ad hoc) build: `production`, production tokens.
+        case release
+
+        /// The APNs environment its profile's `aps-environment` names: the one rule.
+        public var environment: APNsEnvironment { self == .debug ? .sandbox : .production }
     }
 
     /// Where the app's `embedded.mobileprovision` comes from.

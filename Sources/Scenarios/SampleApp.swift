@@ -7,8 +7,14 @@ import Utilities
 /// with the keys Xcode and the Firebase console write, in XML or binary form. For `authsim phone
 /// --app`, for tests, and as a starting point to compare a real app's files against.
 public struct SampleApp: Sendable {
-    public var bundleID = BackendConfiguration().bundleID
-    public var googleAppID = "1:123456789012:ios:a1b2c3d4e5f60718"
+    /// The sample app's IDs, the defaults of every description of an app (``AppProfile``, the
+    /// testing module's `SimulatedApp`): the bundle ID the backend's project registers, and a Google
+    /// app ID of its project number.
+    public static let defaultBundleID = BackendConfiguration().bundleID
+    public static let defaultGoogleAppID = "1:\(BackendConfiguration().projectNumber):ios:a1b2c3d4e5f60718"
+
+    public var bundleID = Self.defaultBundleID
+    public var googleAppID = Self.defaultGoogleAppID
     public var apiKey = BackendConfiguration().apiKey
     public var projectID = BackendConfiguration().projectID
     /// `CLIENT_ID` (older plists; nil: a newer plist without CLIENT_ID / REVERSED_CLIENT_ID).

@@ -152,7 +152,7 @@ extension ScenarioSpec {
             self.app.bundleID = app.bundleID ?? self.app.bundleID
             self.app.googleAppID = app.googleAppID ?? self.app.googleAppID
             self.app.urlSchemes = app.urlSchemes
-            if let build = app.build { self.app.buildEnvironment = build == .debug ? .sandbox : .production }
+            if let build = app.build { self.app.buildEnvironment = build.build.environment }
             if let type = app.declaredTokenType {
                 self.app.declaredTokenType = switch type { case .sandbox: .sandbox; case .prod: .prod; case .unknown: .unknown }
             }

@@ -95,7 +95,11 @@ struct ScenarioFileModel: ScenarioFileSection {
     }
 
     struct App: ScenarioFileSection {
-        enum Build: String, ScenarioFileChoice { case debug, release }
+        /// ``AppProfile/Build``, as the file spells it.
+        enum Build: String, ScenarioFileChoice {
+            case debug, release
+            var build: AppProfile.Build { self == .debug ? .debug : .release }
+        }
         enum TokenType: String, ScenarioFileChoice { case sandbox, prod, unknown }
         enum Profile: String, ScenarioFileChoice { case development, production, none }
         var bundleID: String?

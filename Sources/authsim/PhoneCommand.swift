@@ -83,7 +83,7 @@ struct Phone: AsyncParsableCommand {
             // A built app's profile says which APNs issues its tokens, as on a device: development →
             // sandbox (a debug build), production → production (TestFlight, App Store).
             let fromProfile = options.bundle?.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) }
-                .map { $0 == "development" ? APNsEnvironment.sandbox : .production }
+                .map { APNsEnvironment(apsEnvironment: $0) ?? .production }
             spec.app.buildEnvironment = build ?? fromProfile ?? .sandbox
         }
         guard openRedirectsWith == nil || browser == nil else { throw ValidationError("--open-redirects-with and --browser exclude each other") }

@@ -4,6 +4,7 @@ import CommandSupport
 import Foundation
 import LocalPKI
 import Scenarios
+import APNsWire
 
 /// `authsim sample-app`: writes a built app's plists, as Xcode and the Firebase console make them.
 struct SampleAppCommand: ParsableCommand {
@@ -40,7 +41,7 @@ struct SampleAppCommand: ParsableCommand {
         if profile != nil || p8 {
             let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
             if let profile {
-                guard ["development", "production"].contains(profile) else { throw ValidationError("--profile is development or production") }
+                guard APNsEnvironment(apsEnvironment: profile) != nil else { throw ValidationError("--profile is development or production, not \(profile)") }
                 try ProvisioningProfileFile.make(apsEnvironment: profile, bundleID: sample.bundleID, teamID: credentials.authKey.teamID,
                                                  credentials: credentials).write(to: folder.appendingPathComponent("embedded.mobileprovision"))
                 say("wrote \(folder.appendingPathComponent("embedded.mobileprovision").path) (aps-environment \(profile), team \(credentials.authKey.teamID))")

@@ -145,4 +145,14 @@ struct RandomIDTests {
         }
         #expect(seen.count == 10_000)
     }
+
+    /// Apple's entitlement (Entitlement Key Reference, `aps-environment`): `development` builds get
+    /// sandbox tokens, `production` builds production ones; nothing else is a value.
+    @Test("aps-environment: development is sandbox, production is production, both ways; anything else is none")
+    func apsEnvironment() {
+        #expect(APNsEnvironment(apsEnvironment: "development") == .sandbox)
+        #expect(APNsEnvironment(apsEnvironment: "production") == .production)
+        for environment in APNsEnvironment.allCases { #expect(APNsEnvironment(apsEnvironment: environment.apsEnvironment) == environment) }
+        for other in ["sandbox", "Development", "", "prod"] { #expect(APNsEnvironment(apsEnvironment: other) == nil, "\(other)") }
+    }
 }
