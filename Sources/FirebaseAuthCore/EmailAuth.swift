@@ -1,3 +1,4 @@
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import Synchronization
@@ -61,9 +62,15 @@ public final class ActionCodeSettings: @unchecked Sendable {
         var androidInstallIfNotAvailable = false
         var linkDomain: String?
     }
-    private let values = Mutex(Values())
+    private let values: Mutex<Values>
 
-    public init() {}
+    /// The iOS bundle ID starts as the main bundle's, as the SDK's does (ActionCodeSettings.swift
+    /// 122–124): the simulated app's when one is bound, else `Bundle.main`'s.
+    public init() {
+        var values = Values()
+        values.iOSBundleID = AppProcess.current?.host.bundleID ?? Bundle.main.bundleIdentifier
+        self.values = Mutex(values)
+    }
 
     public var url: URL? {
         get { values.withLock { $0.url } }
@@ -73,7 +80,10 @@ public final class ActionCodeSettings: @unchecked Sendable {
         get { values.withLock { $0.handleCodeInApp } }
         set { values.withLock { $0.handleCodeInApp = newValue } }
     }
-    public var iOSBundleID: String? { values.withLock { $0.iOSBundleID } }
+    public var iOSBundleID: String? {
+        get { values.withLock { $0.iOSBundleID } }
+        set { values.withLock { $0.iOSBundleID = newValue } }
+    }
     public var androidPackageName: String? { values.withLock { $0.androidPackageName } }
     public var androidMinimumVersion: String? { values.withLock { $0.androidMinimumVersion } }
     public var androidInstallIfNotAvailable: Bool { values.withLock { $0.androidInstallIfNotAvailable } }

@@ -1,5 +1,7 @@
 import AuthBackend
+import DeviceOS
 @_spi(Authsim) import FirebaseAuthCore
+@_spi(Authsim) import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import Scenarios
@@ -127,5 +129,15 @@ struct EmailLinkTests {
             let required = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: email, link: last.link) }
             #expect(required?.code == .secondFactorRequired && required?.resolver?.hints.count == 1)
         }
+    }
+
+    @Test("ActionCodeSettings' iOSBundleID starts as the main bundle's (the bound app's) and can be set, as the SDK's (ActionCodeSettings.swift 42–45, 122–124)")
+    func actionCodeSettingsBundleID() async throws {
+        let process = AppProcess(host: AppHost(AppHost.Configuration(bundleID: "com.example.bound", urlSchemes: [])))
+        let bound = await process.run { ActionCodeSettings().iOSBundleID }
+        #expect(bound == "com.example.bound")
+        let settings = ActionCodeSettings()
+        settings.iOSBundleID = "com.example.other"
+        #expect(settings.iOSBundleID == "com.example.other")
     }
 }
