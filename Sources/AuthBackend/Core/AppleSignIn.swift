@@ -172,10 +172,9 @@ extension BackendCore {
         // A user with a second factor gets a pending credential for it, not a session.
         if user.hasSecondFactor {
             let pending = try openMFAPending(for: user, provider: .apple, endpoint: endpoint)
-            emit(.secondFactorRequired(uid: user.localId, provider: ProviderID.apple.rawValue))
             return .answer(VerifyAssertionResponse(federatedId: sub, providerId: .apple, localId: user.localId, email: user.email,
-                                                   displayName: user.displayName, isNewUser: false, mfaPendingCredential: pending,
-                                                   mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
+                                                   displayName: user.displayName, isNewUser: false, mfaPendingCredential: pending.credential,
+                                                   mfaInfo: pending.hints))
         }
         let grant = try grantTokens(for: user, provider: .apple, endpoint: endpoint)
         emit(.appleSignIn(uid: user.localId, sub: sub, isNewUser: isNew, linked: false))

@@ -119,9 +119,8 @@ extension BackendCore {
         }
         if user.hasSecondFactor {
             let pending = try openMFAPending(for: user, provider: .password, endpoint: endpoint)
-            emit(.secondFactorRequired(uid: user.localId, provider: ProviderID.password.rawValue))
             return .answer(VerifyPasswordResponse(localId: user.localId, email: user.email, displayName: user.displayName,
-                                                  mfaPendingCredential: pending, mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
+                                                  mfaPendingCredential: pending.credential, mfaInfo: pending.hints))
         }
         let grant = try grantTokens(for: user, provider: .password, endpoint: endpoint)
         emit(.accountSignIn(uid: user.localId, provider: ProviderID.password.rawValue, email: user.email, isNewUser: false))
@@ -165,9 +164,8 @@ extension BackendCore {
         commit(.user(user))
         if user.hasSecondFactor {
             let pending = try openMFAPending(for: user, provider: .password, endpoint: endpoint)
-            emit(.secondFactorRequired(uid: user.localId, provider: ProviderID.password.rawValue))
-            return .answer(EmailLinkSignInResponse(localId: user.localId, email: email, isNewUser: isNewUser, mfaPendingCredential: pending,
-                                                   mfaInfo: (user.mfaEnrollments ?? []).map { Self.hint($0) }))
+            return .answer(EmailLinkSignInResponse(localId: user.localId, email: email, isNewUser: isNewUser,
+                                                   mfaPendingCredential: pending.credential, mfaInfo: pending.hints))
         }
         let grant = try grantTokens(for: user, provider: .password, endpoint: endpoint)
         emit(.accountSignIn(uid: user.localId, provider: SignInMethod.emailLink, email: email, isNewUser: isNewUser))

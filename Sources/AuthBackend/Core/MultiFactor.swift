@@ -137,12 +137,16 @@ extension BackendCore {
         }
     }
 
-    /// A pending credential for `user`'s second factor, after a first factor with `provider`.
-    mutating func openMFAPending(for user: BackendUser, provider: ProviderID, endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
+    /// A first factor (with `provider`) of a user with a second factor: a pending credential, told
+    /// as `secondFactorRequired`, and the hints of the user's enrollments, for the answer's
+    /// `mfaPendingCredential` and `mfaInfo` (no session).
+    mutating func openMFAPending(for user: BackendUser, provider: ProviderID,
+                                 endpoint: BackendOperation) throws(IdentityToolkitError) -> (credential: String, hints: [MFAEnrollment]) {
         try requireEnabled(user, endpoint: endpoint)
         let credential = randomString(bytes: 48)
         commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider.rawValue, at: now))
-        return credential
+        emit(.secondFactorRequired(uid: user.localId, provider: provider.rawValue))
+        return (credential, (user.mfaEnrollments ?? []).map { Self.hint($0) })
     }
 
     /// A second factor as the first factor's answer lists it: the number hidden but for its last four digits.
