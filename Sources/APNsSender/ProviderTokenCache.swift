@@ -15,6 +15,12 @@ public final class ProviderTokenCache: Sendable {
     public static let allowedRefresh: Range<TimeInterval> = 1200..<3600
     /// Peers refresh at 30–55 minutes; 50 leaves room for clock skew.
     public static let defaultRefresh: TimeInterval = 3000
+    /// How far before the current token's `iat` a reading may be and still take it. Callers read
+    /// the clock before the lock, so a caller can arrive with a reading a moment older than the
+    /// token another caller just minted: a new token then would be a second one within seconds on
+    /// the same connection, and APNs answers every push after it `TooManyProviderTokenUpdates`.
+    /// Further back, the clock was set back, and a token from its future is not used.
+    public static let earlierReadingTolerance: TimeInterval = 5
 
     public let signer: ProviderTokenSigner
     public let refreshInterval: TimeInterval
@@ -42,7 +48,7 @@ public final class ProviderTokenCache: Sendable {
     public func token() -> String {
         let now = clock.now
         return state.withLock { state in
-            if let current = state.current, now.timeIntervalSince(current.issuedAt) < refreshInterval, now >= current.issuedAt {
+            if let current = state.current, (-Self.earlierReadingTolerance..<refreshInterval).contains(now.timeIntervalSince(current.issuedAt)) {
                 return current.token
             }
             let token = signer.token(issuedAt: now)

@@ -146,6 +146,25 @@ struct TokenCacheTests {
         #expect(cache.tokensMinted == 2)
     }
 
+    /// Seen under load (`authsim bench flows`, a busy machine): two pushes read the clock, the later
+    /// reading took the lock first and minted, and the earlier reading found the token "from its
+    /// future" and minted a second one; the receiver answered the 299 pushes after it
+    /// TooManyProviderTokenUpdates. Here the two readings come in that order, deterministically.
+    @Test("a reading a moment older than the current token takes it (the race of two pushes); a clock set back further mints anew")
+    func earlierReading() throws {
+        let clock = ManualWallClock()
+        let cache = try ProviderTokenCache(signer: APNsWireTestKey.signer, clock: clock)
+        let first = cache.token()
+        clock.advance(by: -0.5)
+        #expect(cache.token() == first)
+        clock.advance(by: -(ProviderTokenCache.earlierReadingTolerance - 1))
+        #expect(cache.token() == first)
+        #expect(cache.tokensMinted == 1)
+        clock.advance(by: -2)
+        #expect(cache.token() != first, "a clock set back past the tolerance: the token's iat is in its future")
+        #expect(cache.tokensMinted == 2)
+    }
+
     @Test("refresh intervals outside [20, 60) minutes are refused", arguments: [0, 19 * 60, 60 * 60, 3 * 3600] as [Double])
     func refreshBounds(seconds: Double) {
         #expect(throws: SenderError(.configuration, "")) {
