@@ -53,7 +53,7 @@ public struct IDTokenSigner: Sendable {
     /// `authTime` (the sign-in; a refresh keeps it), with the second factor `secondFactor` (an
     /// enrollment ID) when one completed the sign-in, and the user's custom claims plus
     /// `extraClaims` (a custom token's).
-    public func token(for user: BackendUser, provider: String, secondFactor: String? = nil, authTime: Date? = nil,
+    public func token(for user: BackendUser, provider: ProviderID, secondFactor: String? = nil, authTime: Date? = nil,
                       extraClaims: [String: JSONValue] = [:], now: Date) -> String {
         var identities: [String: [String]] = [:]
         if let phone = user.phoneNumber { identities[ProviderID.phone.rawValue] = [phone] }
@@ -70,7 +70,7 @@ public struct IDTokenSigner: Sendable {
                                            emailVerified: user.email == nil ? nil : (user.emailVerified ?? true), name: user.displayName,
                                            picture: user.photoUrl, customClaims: custom,
                                            firebase: .init(identities: identities, signInProvider: provider,
-                                                           signInSecondFactor: secondFactor == nil ? nil : ProviderID.phone.rawValue,
+                                                           signInSecondFactor: secondFactor == nil ? nil : .phone,
                                                            secondFactorIdentifier: secondFactor))
         // Strings, numbers and dictionaries of them always encode.
         let input = headerSegment + "." + Base64URL.encode((try? IdentityToolkitJSON.encode(claims)) ?? [])

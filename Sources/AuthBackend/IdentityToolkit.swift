@@ -310,7 +310,7 @@ public actor IdentityToolkit {
         case .answer(let answer):
             return answer
         case .tokens(let grant, let answer):
-            let idToken = await signToken(for: grant.user, provider: grant.provider.rawValue, secondFactor: grant.secondFactor, authTime: grant.issuedAt,
+            let idToken = await signToken(for: grant.user, provider: grant.provider, secondFactor: grant.secondFactor, authTime: grant.issuedAt,
                                           extraClaims: grant.claims, now: grant.issuedAt)
             return answer(SignedTokens(idToken: idToken, refreshToken: grant.refreshToken, expiresIn: "3600"))
         }
@@ -318,7 +318,7 @@ public actor IdentityToolkit {
 
     /// An ID token, signed on the caller's thread rather than the actor's (a nonisolated async
     /// function runs on the global executor): the state it reads was taken before.
-    nonisolated func signToken(for user: BackendUser, provider: String, secondFactor: String?, authTime: Date,
+    nonisolated func signToken(for user: BackendUser, provider: ProviderID, secondFactor: String?, authTime: Date,
                                extraClaims: [String: JSONValue], now: Date) async -> String {
         tokenSigner.token(for: user, provider: provider, secondFactor: secondFactor, authTime: authTime, extraClaims: extraClaims, now: now)
     }

@@ -31,7 +31,7 @@ package enum RS256Benchmark {
         let signer = try IDTokenSigner(projectID: "authsim-demo", key: key)
         let user = BackendUser(localId: "bench-user-0000000000000000", phoneNumber: "+16505550100", createdAt: Date())
         let now = Date()
-        let tokens = try ES256Benchmark.rate(seconds) { _ = signer.token(for: user, provider: "phone", now: now) }
+        let tokens = try ES256Benchmark.rate(seconds) { _ = signer.token(for: user, provider: .phone, now: now) }
         return Report(signsPerSecond: signs, boringSSLSignsPerSecond: boringSSLSigns, verifiesPerSecond: verifies, idTokensPerSecond: tokens)
     }
 }

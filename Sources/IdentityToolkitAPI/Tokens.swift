@@ -62,12 +62,12 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         /// `{"phone": ["+1…"], "apple.com": ["001234.…"], "email": ["…"]}`.
         public var identities: [String: [String]]
         /// `phone`, `apple.com`, `custom`, …
-        public var signInProvider: String
+        public var signInProvider: ProviderID
         /// `phone` when a second factor completed the sign-in.
-        public var signInSecondFactor: String?
+        public var signInSecondFactor: ProviderID?
         /// The enrollment ID of that second factor.
         public var secondFactorIdentifier: String?
-        public init(identities: [String: [String]], signInProvider: String, signInSecondFactor: String? = nil,
+        public init(identities: [String: [String]], signInProvider: ProviderID, signInSecondFactor: ProviderID? = nil,
                     secondFactorIdentifier: String? = nil) {
             self.identities = identities
             self.signInProvider = signInProvider

@@ -76,9 +76,15 @@ public struct ProviderID: WireValue {
 
 /// How an address signs in, as `createAuthUri`'s `signinMethods` names it: a provider's ID, or
 /// `emailLink` (the SDK's `EmailLinkAuthSignInMethod`).
-public enum SignInMethod {
-    public static let password = ProviderID.password.rawValue
-    public static let emailLink = "emailLink"
+public struct SignInMethod: WireValue {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// A provider's sign-in (`password`, `apple.com`, `anonymous`).
+    public init(_ provider: ProviderID) { self.rawValue = provider.rawValue }
+    public static let password = Self(.password)
+    public static let emailLink = Self(rawValue: "emailLink")
+    public static let anonymous = Self(.anonymous)
+    public static let custom = Self(.custom)
 }
 
 /// `accounts:update`'s `deleteAttribute`: a profile field to remove.

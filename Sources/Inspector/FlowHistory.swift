@@ -212,7 +212,11 @@ public final class FlowHistory: Sendable {
                 let id = start()
                 add(to: id) { flow in
                     flow.uid = uid
-                    flow.path = provider == ProviderID.password.rawValue ? "email and password" : provider
+                    flow.path = switch provider {
+                    case .password: "email and password"
+                    case .emailLink: "email link"
+                    default: provider.rawValue
+                    }
                     flow.outcome = .signedIn
                 }
                 state.byUID[uid] = id

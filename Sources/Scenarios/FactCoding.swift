@@ -8,7 +8,8 @@ import Foundation
 // Scalars are written as text (`200`, `true`, `0.92`); an enum (or any single-value Codable type)
 // as its raw value; a nil optional is left out; a value with values of its own (a backend event's
 // push answer) as one fact per value, named by the path to it (`push.status`), an unlabelled
-// associated value adding nothing to the path; a time in ISO 8601 (`2026-11-29T10:15:30.125Z`).
+// associated value adding nothing to the path; a time in ISO 8601 (`2026-11-29T10:15:30.125Z`); a
+// list of words (sign-in methods) as one fact, its items joined by commas (`password,emailLink`).
 // On reading, an empty fact is a nil one (lines from before these readers wrote `""` for nothing).
 //
 // A backend event (`RunFact.backend`) is kind `backend`, its case's name as the fact `event`, and
@@ -173,8 +174,32 @@ private struct FactEncoder: Encoder {
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
             KeyedEncodingContainer(ValuesContainer<Key>(box: box, prefix: nested))
         }
-        func unkeyedContainer() -> any UnkeyedEncodingContainer { Unsupported(codingPath: codingPath) }
+        func unkeyedContainer() -> any UnkeyedEncodingContainer {
+            text.box.value = ""
+            return ListCapture(text: text, codingPath: codingPath)
+        }
         func singleValueContainer() -> any SingleValueEncodingContainer { text }
+    }
+
+    /// A list of words: each item's text, joined by commas into the one fact.
+    struct ListCapture: UnkeyedEncodingContainer {
+        let text: TextCapture
+        var codingPath: [any CodingKey]
+        var count = 0
+        mutating func encodeNil() throws { throw Unsupported.error(codingPath) }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            let item = TextCapture()
+            try value.encode(to: item)
+            // An item with a comma (or none at all) would not read back as itself.
+            guard let word = item.value, !word.isEmpty, !word.contains(",") else { throw Unsupported.error(codingPath) }
+            text.box.value = count == 0 ? word : (text.box.value ?? "") + "," + word
+            count += 1
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+            KeyedEncodingContainer(Unsupported.Keyed<NestedKey>())
+        }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Unsupported(codingPath: codingPath) }
+        mutating func superEncoder() -> any Encoder { TextCapture() }
     }
 }
 
@@ -343,11 +368,36 @@ private struct FactDecoder: Decoder {
             readValues.value = true
             return KeyedDecodingContainer(ValuesContainer<Key>(facts: facts, prefix: nested))
         }
-        func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw TimelineFormatError("fact \(scalar) is a list, expected a string") }
+        /// A list of words: the fact's items between commas (spaces around them, as older lines
+        /// wrote `password, apple.com`, ignored); a missing or empty fact is an empty list.
+        func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            let items = (facts[scalar] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            return ListDecoder(items: items)
+        }
         func singleValueContainer() throws -> any SingleValueDecodingContainer {
             guard let text = facts[scalar] else { throw TimelineFormatError("fact \(scalar) is missing") }
             return TextDecoder(text: text)
         }
+    }
+
+    /// A list fact's items, each read as its text.
+    struct ListDecoder: UnkeyedDecodingContainer {
+        let items: [String]
+        var codingPath: [any CodingKey] = []
+        var currentIndex = 0
+        var count: Int? { items.count }
+        var isAtEnd: Bool { currentIndex >= items.count }
+        mutating func decodeNil() throws -> Bool { false }
+        mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            guard !isAtEnd else { throw TimelineFormatError("the list has \(items.count) items") }
+            defer { currentIndex += 1 }
+            return try T(from: TextDecoder(text: items[currentIndex]))
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+            throw TimelineFormatError("a list's items are words")
+        }
+        mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { throw TimelineFormatError("a list's items are words") }
+        mutating func superDecoder() throws -> any Decoder { TextDecoder(text: "") }
     }
 }
 

@@ -74,7 +74,7 @@ enum OlderBackendFact: Decodable {
         case .appleSignIn(let uid, let sub, let linked):
             return .appleSignIn(uid: uid, sub: sub, isNewUser: false, linked: linked)
         case .mfaPending(let uid, let provider):
-            return .secondFactorRequired(uid: uid, provider: provider)
+            return .secondFactorRequired(uid: uid, provider: ProviderID(rawValue: provider))
         case .mfaEnrolled(let uid, let enrollmentID, let number):
             return .secondFactorEnrolled(uid: uid, enrollmentID: enrollmentID, phoneNumber: number)
         case .mfaSignedIn(let uid, let enrollmentID):

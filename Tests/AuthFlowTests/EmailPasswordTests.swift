@@ -93,13 +93,13 @@ struct EmailPasswordTests {
             #expect(try await auth.fetchSignInMethods(forEmail: "Ada@Example.com") == [])
             let body = try #require(requestBodies(recording, "createAuthUri").last)
             #expect(body as? [String: String] == ["identifier": "Ada@Example.com", "continueUri": "http://www.google.com/"], "\(body)")
-            #expect(events.withLock { $0.last } == .signInMethodsAsked(email: email, methods: "password", hidden: true))
+            #expect(events.withLock { $0.last } == .signInMethodsAsked(email: email, methods: [.password], hidden: true))
 
             let toolkit = try #require(world.toolkit)
             _ = try await toolkit.updateProjectConfig(EmulatorProjectConfig(emailPrivacyConfig: .init(enableImprovedEmailPrivacy: false)))
             #expect(try await auth.fetchSignInMethods(forEmail: email) == ["password"])
             #expect(try await auth.fetchSignInMethods(forEmail: "bob@example.com") == [])
-            #expect(events.withLock { $0.last } == .signInMethodsAsked(email: "bob@example.com", methods: "", hidden: false))
+            #expect(events.withLock { $0.last } == .signInMethodsAsked(email: "bob@example.com", methods: [], hidden: false))
             let bad = await #expect(throws: AuthError.self) { try await auth.fetchSignInMethods(forEmail: "not-an-email") }
             #expect(bad?.code == .invalidEmail, "INVALID_IDENTIFIER is invalidEmail (AuthBackend.swift)")
             // The completion form answers on the main actor with the same list.

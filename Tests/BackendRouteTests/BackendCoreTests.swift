@@ -255,7 +255,7 @@ extension BackendCoreTests {
         // Linking: an anonymous user's ID token takes the email; an email another user holds is EMAIL_EXISTS.
         let anonymous = try core.handle(now: start) { core throws(IdentityToolkitError) in try core.signUp(SignUpNewUserRequest(), hash: nil) }.answer.get()
         guard case .tokens(let anonymousGrant, _) = anonymous else { Issue.record("no anonymous user"); return }
-        let idToken = core.tokenSigner.token(for: anonymousGrant.user, provider: "anonymous", secondFactor: nil, authTime: start, extraClaims: [:], now: start)
+        let idToken = core.tokenSigner.token(for: anonymousGrant.user, provider: .anonymous, secondFactor: nil, authTime: start, extraClaims: [:], now: start)
         let taken = signIn(EmailLinkSignInRequest(email: "ada@example.com", oobCode: try link(to: "ada@example.com", at: start), idToken: idToken), at: start)
         #expect(taken.answer.errorCode == .emailExists)
         let linked = signIn(EmailLinkSignInRequest(email: "lin@example.com", oobCode: try link(to: "lin@example.com", at: start), idToken: idToken), at: start)
@@ -273,7 +273,7 @@ extension BackendCoreTests {
             try core.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com", emailVerified: true), hash: hash)
         }.answer.get()
         let user = try #require(core.state.users[created.localId ?? ""])
-        let idToken = core.tokenSigner.token(for: user, provider: "password", now: start)
+        let idToken = core.tokenSigner.token(for: user, provider: .password, now: start)
         let opened = try core.handle(now: start.addingTimeInterval(1)) { core throws(IdentityToolkitError) in
             try core.startMFAEnrollment(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: StartMFAPhoneRequestInfo(phoneNumber: second)))
         }.answer.get()

@@ -58,14 +58,14 @@ struct BackendRuleTests {
     func pending() {
         let user = BackendUser(localId: "u", createdAt: start)
         let lifetime = configuration.mfaPendingCredentialLifetime
-        let issued = state([.user(user), .mfaPending(digest: "D", localId: "u", provider: "apple.com", at: start)])
-        #expect(issued.checkPending(digest: "D", now: start, lifetime: lifetime) == .valid(digest: "D", provider: "apple.com", user: user))
+        let issued = state([.user(user), .mfaPending(digest: "D", localId: "u", provider: .apple, at: start)])
+        #expect(issued.checkPending(digest: "D", now: start, lifetime: lifetime) == .valid(digest: "D", provider: .apple, user: user))
         func cause(_ check: BackendState.PendingCheck) -> RejectionCause? { if case .refuse(_, let cause) = check { cause } else { nil } }
         #expect(cause(issued.checkPending(digest: "X", now: start, lifetime: lifetime)) == .pendingCredentialUnknown)
         #expect(cause(issued.checkPending(digest: "D", now: start.addingTimeInterval(lifetime + 1), lifetime: lifetime)) == .pendingCredentialExpired)
-        let spent = state([.user(user), .mfaPending(digest: "D", localId: "u", provider: "apple.com", at: start), .mfaPendingUsed(digest: "D")])
+        let spent = state([.user(user), .mfaPending(digest: "D", localId: "u", provider: .apple, at: start), .mfaPendingUsed(digest: "D")])
         #expect(cause(spent.checkPending(digest: "D", now: start, lifetime: lifetime)) == .pendingCredentialSpent)
-        let orphan = state([.mfaPending(digest: "D", localId: "gone", provider: "apple.com", at: start)])
+        let orphan = state([.mfaPending(digest: "D", localId: "gone", provider: .apple, at: start)])
         guard case .refuse(let error, nil) = orphan.checkPending(digest: "D", now: start, lifetime: lifetime) else {
             Issue.record("a pending credential of a deleted user was taken")
             return

@@ -29,7 +29,7 @@ struct IDTokenSignerTests {
         let signer = try IDTokenSigner(projectID: "demo-authsim")
         let now = Date()
         let user = BackendUser(localId: "uid-1", phoneNumber: "+16505550101", createdAt: now)
-        let token = signer.token(for: user, provider: "phone", now: now)
+        let token = signer.token(for: user, provider: .phone, now: now)
         #expect(signer.verifiedUID(token, now: now) == "uid-1")
         var tampered = Array(token.utf8)
         tampered[tampered.count - 5] = tampered[tampered.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")

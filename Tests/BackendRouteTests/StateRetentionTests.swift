@@ -96,7 +96,7 @@ struct StateRetentionTests {
         // Another backend's key (another project, another state folder): refused.
         let other = try IdentityToolkit(configuration: BackendConfiguration(), pusher: nil, clock: clock)
         let forged = RefreshTokenSeal(signingKeyDER: Array(IDTokenSigner.makeKey().derRepresentation))
-            .seal(localId: try #require(signed.localId), userCreatedAt: clock.now, provider: "phone", secondFactor: nil, issuedAt: clock.now, claims: nil)
+            .seal(localId: try #require(signed.localId), userCreatedAt: clock.now, provider: .phone, secondFactor: nil, issuedAt: clock.now, claims: nil)
         await Self.expectError(.invalidRefreshToken) { () throws(IdentityToolkitError) in
             _ = try await toolkit.secureToken(SecureTokenRequest(grantType: "refresh_token", refreshToken: forged))
         }
@@ -135,7 +135,7 @@ struct StateRetentionTests {
         let legacy = "legacy-refresh-token-0123456789"
         let restarted = try toolkit(clock, folder: folder)
         let user = try #require(await restarted.core.state.users.values.first)
-        let record = BackendRecord.refreshToken(digest: BackendCore.digest(legacy), localId: user.localId, provider: "phone", secondFactor: nil,
+        let record = BackendRecord.refreshToken(digest: BackendCore.digest(legacy), localId: user.localId, provider: .phone, secondFactor: nil,
                                                 issuedAt: clock.now)
         let handle = try FileHandle(forWritingTo: folder.appendingPathComponent("journal.jsonl"))
         try handle.seekToEnd()

@@ -53,7 +53,7 @@ struct TimelineFormatTests {
         .appleSignIn(uid: "u1", sub: "001.abc", isNewUser: false, linked: true),
         .appleRevoked(uid: nil, sub: "001.abc"),
         .accountDeleted(uid: "u1"),
-        .secondFactorRequired(uid: "u1", provider: "apple.com"),
+        .secondFactorRequired(uid: "u1", provider: .apple),
         .secondFactorEnrolled(uid: "u1", enrollmentID: "e1", phoneNumber: "+16505551234"),
         .secondFactorSignedIn(uid: "u1", enrollmentID: "e1"),
         .recaptchaConfig(phone: .audit),
@@ -64,13 +64,13 @@ struct TimelineFormatTests {
         .rejected(endpoint: .mfaSignInFinalize, IdentityToolkitError(.invalidMFAPendingCredential, "expired"), cause: .pendingCredentialExpired),
         .frontendRefused(path: "/v1/accounts:sendVerificationCode", .apiKeyInvalid()),
         .faultAnswered(path: "/v1/accounts:signInWithPhoneNumber", .error("USER_DISABLED", on: "signInWithPhoneNumber")),
-        .accountSignIn(uid: "u1", provider: "password", email: "a@example.com", isNewUser: false),
+        .accountSignIn(uid: "u1", provider: .password, email: "a@example.com", isNewUser: false),
         .emailSent(OobEmail(email: "a@example.com", code: "C", requestType: .passwordReset, newEmail: nil, link: "https://x/__/auth/action?oobCode=C",
                             sentAt: Date(timeIntervalSinceReferenceDate: 1))),
         .codeRequested(phoneNumber: "+16505551234", proof: .silentPush, receipt: "R", endpoint: .sendVerificationCode),
         .secondFactorWithdrawn(uid: "u1", enrollmentID: "e1"),
-        .signInMethodsAsked(email: "a@example.com", methods: "password, apple.com", hidden: true),
-        .signInMethodsAsked(email: "b@example.com", methods: "", hidden: false),
+        .signInMethodsAsked(email: "a@example.com", methods: [.password, SignInMethod(.apple), .emailLink], hidden: true),
+        .signInMethodsAsked(email: "b@example.com", methods: [], hidden: false),
     ]
 
     @Test("every fact is written as a kind and string facts and read back the same; every kind is covered")
@@ -158,12 +158,26 @@ struct TimelineFormatTests {
         #expect(read[4]?.refusal?.cause == .pendingCredentialExpired && read[4]?.refusal?.endpoint == "mfaSignInFinalize")
         #expect(read[5]?.refusal?.code == .apiKeyInvalid && read[5]?.refusal?.detail == "API key not valid." && read[5]?.refusal?.endpoint == "accounts:sendVerificationCode")
         #expect(read[6] == .appleSignIn(uid: "u1", sub: "001.abc", isNewUser: false, linked: true))
-        #expect(read[7] == .secondFactorRequired(uid: "u1", provider: "apple.com"))
+        #expect(read[7] == .secondFactorRequired(uid: "u1", provider: .apple))
         #expect(read[8] == .secondFactorEnrolled(uid: "u1", enrollmentID: "e1", phoneNumber: "+16505551234"))
         #expect(read[9] == .secondFactorSignedIn(uid: "u1", enrollmentID: "e1"))
         #expect(read[10] == .recaptchaConfig(phone: .enforce))
         #expect(read[11] == .recaptchaAssessment(endpoint: .sendVerificationCode, enforcement: .enforce,
                                                  RecaptchaAssessment(verdict: .tollFraud, action: nil, riskScore: 0.9, detail: "")))
+    }
+
+    /// A list of sign-in methods is one fact, its items joined by commas; lines written when the
+    /// event kept the list as one text (`password, apple.com`) read as the same list.
+    @Test("a list fact is written joined by commas and read back; the older spaced text reads as the same list")
+    func listFact() throws {
+        let event = BackendEvent.signInMethodsAsked(email: "a@example.com", methods: [.password, SignInMethod(.apple)], hidden: false)
+        let line = TimelineRendering.json(TimelineEvent(milliseconds: 1, part: .backend, message: "m", fact: .backend(event)), scenario: "s")
+        #expect(line.contains(#""methods":"password,apple.com""#), "\(line)")
+        let older = #"{"kind":"backend","facts":{"event":"signInMethodsAsked","email":"a@example.com","methods":"password, apple.com","hidden":"false"},"message":"m","part":"backend"}"#
+        #expect(try TimelineRendering.events(fromJSONLines: older).map(\.event.fact) == [.backend(event)])
+        let none = #"{"kind":"backend","facts":{"event":"signInMethodsAsked","email":"a@example.com","methods":"","hidden":"false"},"message":"m","part":"backend"}"#
+        #expect(try TimelineRendering.events(fromJSONLines: none).map(\.event.fact)
+                == [.backend(.signInMethodsAsked(email: "a@example.com", methods: [], hidden: false))])
     }
 
     @Test("lines from before kinds were typed (facts without a kind) are read as the facts they are")

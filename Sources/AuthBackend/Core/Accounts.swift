@@ -22,7 +22,7 @@ extension BackendCore {
             guard let user = state.users[sign.u], RefreshTokenSeal.milliseconds(user.createdAt) == sign.k else {
                 throw reject(endpoint, IdentityToolkitError(.userNotFound))
             }
-            stored = BackendState.RefreshToken(localId: sign.u, provider: sign.p, secondFactor: sign.f,
+            stored = BackendState.RefreshToken(localId: sign.u, provider: ProviderID(rawValue: sign.p), secondFactor: sign.f,
                                                issuedAt: Date(timeIntervalSince1970: Double(sign.i) / 1000), claims: sign.c)
         } else if let legacy = state.refreshTokens[Self.digest(refreshToken)] {
             stored = legacy
@@ -38,7 +38,7 @@ extension BackendCore {
         return (user, stored)
     }
     /// The user of an ID token, and the provider they signed in with.
-    mutating func signedInUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
+    mutating func signedInUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, ProviderID) {
         guard let idToken, !idToken.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingIDToken)) }
         guard let claims = tokenSigner.verifiedClaims(idToken, now: now) else {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))

@@ -44,7 +44,7 @@ extension BackendCore {
                 guard user.email != nil else { throw IdentityToolkitError(.missingEmail, "a password needs the user's email") }
                 // A new password ends every other session (their refresh tokens), as Firebase's does.
                 setPassword(hash, of: &user)
-                provider = ProviderID.password.rawValue
+                provider = .password
             }
             try Self.applyProfile(request, to: &user)
             commit(.user(user))
@@ -54,7 +54,7 @@ extension BackendCore {
                                               providerUserInfo: info.providerUserInfo, emailVerified: user.emailVerified)
         // New tokens when asked, and always when the change revoked the others (the emulator's rule).
         guard request.returnSecureToken == true || hash != nil else { return .answer(response) }
-        let grant = try grantTokens(for: user, provider: ProviderID(rawValue: provider), secondFactor: claims.firebase.secondFactorIdentifier,
+        let grant = try grantTokens(for: user, provider: provider, secondFactor: claims.firebase.secondFactorIdentifier,
                                     endpoint: endpoint)
         return .tokens(grant) { tokens in
             var answer = response

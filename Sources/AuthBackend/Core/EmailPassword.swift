@@ -90,7 +90,7 @@ extension BackendCore {
         }
         commit(.user(user))
         let grant = try grantTokens(for: user, provider: provider, endpoint: endpoint)
-        emit(.accountSignIn(uid: user.localId, provider: provider.rawValue, email: user.email, isNewUser: isNew))
+        emit(.accountSignIn(uid: user.localId, provider: SignInMethod(provider), email: user.email, isNewUser: isNew))
         return .tokens(grant) { tokens in
             SignUpNewUserResponse(localId: user.localId, email: user.email, displayName: user.displayName, idToken: tokens.idToken,
                                          refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn)
@@ -123,7 +123,7 @@ extension BackendCore {
                                                   mfaPendingCredential: pending.credential, mfaInfo: pending.hints))
         }
         let grant = try grantTokens(for: user, provider: .password, endpoint: endpoint)
-        emit(.accountSignIn(uid: user.localId, provider: ProviderID.password.rawValue, email: user.email, isNewUser: false))
+        emit(.accountSignIn(uid: user.localId, provider: .password, email: user.email, isNewUser: false))
         return .tokens(grant) { tokens in
             VerifyPasswordResponse(localId: user.localId, email: user.email, displayName: user.displayName, idToken: tokens.idToken,
                                           refreshToken: tokens.refreshToken, expiresIn: tokens.expiresIn)
@@ -252,14 +252,14 @@ extension BackendCore {
         let email = identifier.lowercased()
         var registered = false
         var allProviders: [String] = []
-        var methods: [String] = []
+        var methods: [SignInMethod] = []
         if let user = user(email: email) {
             registered = true
             for provider in Self.userInfo(user).providerUserInfo ?? [] where provider.providerId != .phone {
                 let id = provider.providerId
                 allProviders.append(id.rawValue)
                 if id != .password {
-                    methods.append(id.rawValue)
+                    methods.append(SignInMethod(id))
                 } else {
                     // The emulator's: `password` with a password, `emailLink` for a user who signs in by link.
                     if user.passwordHash != nil { methods.append(SignInMethod.password) }
@@ -268,10 +268,10 @@ extension BackendCore {
             }
         }
         let hidden = emulatorSignIn.enableImprovedEmailPrivacy
-        emit(.signInMethodsAsked(email: email, methods: methods.joined(separator: ", "), hidden: hidden))
+        emit(.signInMethodsAsked(email: email, methods: methods, hidden: hidden))
         let sessionId = request.sessionId ?? randomID(length: 27)
         if hidden { return CreateAuthURIResponse(sessionId: sessionId) }
-        return CreateAuthURIResponse(registered: registered, allProviders: allProviders, signinMethods: methods, sessionId: sessionId)
+        return CreateAuthURIResponse(registered: registered, allProviders: allProviders, signinMethods: methods.map(\.rawValue), sessionId: sessionId)
     }
 
     /// `resetPassword`'s checks before the new password is hashed: the code, and the password to hash if one is set.

@@ -57,7 +57,7 @@ extension BackendCore {
         user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
         commit(.user(user))
         emit(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: enrollment.phoneNumber))
-        return .tokens(try grantTokens(for: user, provider: ProviderID(rawValue: provider), secondFactor: enrollment.id, endpoint: endpoint)) { tokens in
+        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)) { tokens in
             FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                           phoneAuthInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
         }
@@ -75,7 +75,7 @@ extension BackendCore {
         user.mfaEnrollments = after
         commit(.user(user))
         emit(.secondFactorWithdrawn(uid: user.localId, enrollmentID: request.mfaEnrollmentId ?? ""))
-        return .tokens(try grantTokens(for: user, provider: ProviderID(rawValue: provider), endpoint: endpoint)) { tokens in
+        return .tokens(try grantTokens(for: user, provider: provider, endpoint: endpoint)) { tokens in
             WithdrawMFAResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
         }
     }
@@ -130,7 +130,7 @@ extension BackendCore {
             throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
         }
         commit(.mfaPendingUsed(digest: digest))
-        let grant = try grantTokens(for: user, provider: ProviderID(rawValue: provider), secondFactor: enrollmentID, endpoint: endpoint)
+        let grant = try grantTokens(for: user, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)
         emit(.secondFactorSignedIn(uid: user.localId, enrollmentID: enrollmentID))
         return .tokens(grant) { tokens in
             FinalizeMFASignInResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
@@ -144,8 +144,8 @@ extension BackendCore {
                                  endpoint: BackendOperation) throws(IdentityToolkitError) -> (credential: String, hints: [MFAEnrollment]) {
         try requireEnabled(user, endpoint: endpoint)
         let credential = randomString(bytes: 48)
-        commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider.rawValue, at: now))
-        emit(.secondFactorRequired(uid: user.localId, provider: provider.rawValue))
+        commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider, at: now))
+        emit(.secondFactorRequired(uid: user.localId, provider: provider))
         return (credential, (user.mfaEnrollments ?? []).map { Self.hint($0) })
     }
 
@@ -160,7 +160,7 @@ extension BackendCore {
 
     /// The pending credential's digest, provider and user: it must be one this backend issued,
     /// unspent, not older than its lifetime, for a user who still exists.
-    private mutating func pending(_ credential: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (String, String, BackendUser) {
+    private mutating func pending(_ credential: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (String, ProviderID, BackendUser) {
         switch state.checkPending(digest: Self.digest(credential), now: now, lifetime: configuration.mfaPendingCredentialLifetime) {
         case .refuse(let error, let cause): throw reject(endpoint, error, cause: cause)
         case .valid(let digest, let provider, let user): return (digest, provider, user)
@@ -175,10 +175,10 @@ extension BackendCore {
 
     /// The user of an ID token who may enroll a second factor: MFA on, a first factor that allows
     /// it, a verified email.
-    private mutating func enrollingUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, String) {
+    private mutating func enrollingUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, ProviderID) {
         try requireMultiFactor(endpoint)
         let (user, provider) = try signedInUser(idToken, endpoint: endpoint)
-        guard !Self.mfaIneligibleProviders.contains(ProviderID(rawValue: provider)) else {
+        guard !Self.mfaIneligibleProviders.contains(provider) else {
             throw reject(endpoint, IdentityToolkitError(
                 .unsupportedFirstFactor, "MFA is not available for the given first factor (\(provider)): sign in with Apple (or email) first."))
         }

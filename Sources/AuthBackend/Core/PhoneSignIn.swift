@@ -206,7 +206,7 @@ extension BackendCore {
     mutating func grantTokens(for user: BackendUser, provider: ProviderID, secondFactor: String? = nil, claims: String? = nil,
                               endpoint: BackendOperation) throws(IdentityToolkitError) -> TokenGrant {
         try requireEnabled(user, endpoint: endpoint)
-        let refreshToken = tokenSigner.refreshTokens.seal(localId: user.localId, userCreatedAt: user.createdAt, provider: provider.rawValue,
+        let refreshToken = tokenSigner.refreshTokens.seal(localId: user.localId, userCreatedAt: user.createdAt, provider: provider,
                                                           secondFactor: secondFactor, issuedAt: now, claims: claims)
         commit(.signedIn(localId: user.localId, at: now))
         return TokenGrant(user: user, provider: provider, secondFactor: secondFactor, refreshToken: refreshToken, issuedAt: now,

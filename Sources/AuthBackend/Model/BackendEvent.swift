@@ -24,7 +24,7 @@ public enum BackendEvent: Sendable, Hashable, Codable {
     case appleRevoked(uid: String?, sub: String)
     case accountDeleted(uid: String)
     /// A first factor for a user with a second factor: a pending credential, not a session.
-    case secondFactorRequired(uid: String, provider: String)
+    case secondFactorRequired(uid: String, provider: ProviderID)
     /// A phone was enrolled as a second factor.
     case secondFactorEnrolled(uid: String, enrollmentID: String, phoneNumber: String)
     /// A second factor completed a sign-in.
@@ -44,14 +44,14 @@ public enum BackendEvent: Sendable, Hashable, Codable {
     /// A queued ``BackendFault`` answered a request instead of the toolkit.
     case faultAnswered(path: String, BackendFault)
     /// A sign-in or sign-up without a phone or an identity provider: `provider` `password`,
-    /// `anonymous` or `custom`.
-    case accountSignIn(uid: String, provider: String, email: String?, isNewUser: Bool)
+    /// `emailLink`, `anonymous` or `custom`.
+    case accountSignIn(uid: String, provider: SignInMethod, email: String?, isNewUser: Bool)
     /// An email went out with a single-use code (the email outbox).
     case emailSent(OobEmail)
     /// The app asked how `email` signs in (`fetchSignInMethods(forEmail:)`, `createAuthUri`): the
-    /// methods the backend knows (`password, apple.com`; empty for none: a timeline fact is one
-    /// text), and whether email enumeration protection kept them from the answer.
-    case signInMethodsAsked(email: String, methods: String, hidden: Bool)
+    /// methods the backend knows (`password`, `apple.com`; none: empty), and whether email
+    /// enumeration protection kept them from the answer.
+    case signInMethodsAsked(email: String, methods: [SignInMethod], hidden: Bool)
     /// A code was asked for `phoneNumber` and the app proved itself this way (what the inspector's
     /// sign-ins show as the verification path).
     /// `receipt` is the app credential's, when a silent push proved the app.
@@ -171,7 +171,7 @@ extension BackendEvent {
         case .emailSent(let message):
             return Line(.backend, "email to \(message.email): \(message.requestType.rawValue) with a single-use code (the email outbox)")
         case .signInMethodsAsked(let email, let methods, let hidden):
-            let known = methods.isEmpty ? "no sign-in methods" : methods
+            let known = methods.isEmpty ? "no sign-in methods" : methods.map(\.rawValue).joined(separator: ", ")
             return Line(.backend, to: .app, hidden
                         ? "createAuthUri for \(email): \(known), not answered: email enumeration protection is on, so fetchSignInMethods returns []"
                         : "createAuthUri for \(email): \(known)")

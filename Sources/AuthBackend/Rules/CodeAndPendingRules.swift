@@ -36,7 +36,7 @@ extension BackendState {
     /// What a first factor's pending credential is, when a second factor comes with it.
     enum PendingCheck: Hashable {
         /// Issued here, unspent, in time, for a user who still exists.
-        case valid(digest: String, provider: String, user: BackendUser)
+        case valid(digest: String, provider: ProviderID, user: BackendUser)
         /// Refused, and why (the wire error is the same for most causes).
         case refuse(IdentityToolkitError, RejectionCause?)
     }

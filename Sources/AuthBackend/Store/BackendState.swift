@@ -39,12 +39,12 @@ enum BackendRecord: Codable, Sendable {
     /// A refresh token kept by SHA-256, for what sign-in (`claims`: a custom token's, a JSON object
     /// as text). Journals written before refresh tokens were sealed (``RefreshTokenSeal``) hold
     /// them; they keep working, and no new one is written.
-    case refreshToken(digest: String, localId: String, provider: String, secondFactor: String?, issuedAt: Date, claims: String? = nil)
+    case refreshToken(digest: String, localId: String, provider: ProviderID, secondFactor: String?, issuedAt: Date, claims: String? = nil)
     /// A user signed in (its `lastLoginAt`); the refresh token carries the rest, sealed.
     case signedIn(localId: String, at: Date)
     /// A first factor of a user with a second factor: the pending credential (by SHA-256) that a
     /// second factor turns into a session, once.
-    case mfaPending(digest: String, localId: String, provider: String, at: Date)
+    case mfaPending(digest: String, localId: String, provider: ProviderID, at: Date)
     case mfaPendingUsed(digest: String)
     /// Linking a number another account holds: a proof (by SHA-256) that the user verified it,
     /// which signs in to that account once.
@@ -96,7 +96,7 @@ struct BackendState {
     }
     struct RefreshToken {
         let localId: String
-        let provider: String
+        let provider: ProviderID
         let secondFactor: String?
         /// The sign-in: every ID token it refreshes keeps this `auth_time`.
         let issuedAt: Date
@@ -104,7 +104,7 @@ struct BackendState {
     }
     struct MFAPending {
         let localId: String
-        let provider: String
+        let provider: ProviderID
         let at: Date
         var used = false
     }
