@@ -10,14 +10,15 @@ import Logging
 /// Tells the observer, and a fleet's event sink, of events, each with the fleet position it
 /// was made at (``IdentityToolkit/emitter()``).
 struct EventEmitter: Sendable {
-    let observer: (@Sendable (BackendEvent) -> Void)?
+    let observer: (@Sendable (BackendEvent, SignInID?) -> Void)?
     let sink: (any BackendEventSink)?
     let position: Int64
     let clock: any WallClock
 
-    func callAsFunction(_ event: BackendEvent) {
-        observer?(event)
-        sink?.record(event, position: position, at: clock.now)
+    /// Tells of `event`, a step of sign-in `signIn` (nil: of none, ``BackendEvent/isSignInStep``).
+    func callAsFunction(_ event: BackendEvent, signIn: SignInID?) {
+        observer?(event, signIn)
+        sink?.record(event, signIn: signIn, position: position, at: clock.now)
     }
 }
 
@@ -31,7 +32,7 @@ public actor IdentityToolkit {
     public nonisolated let tokenSigner: IDTokenSigner
     private let pusher: (any SilentPusher)?
     let clock: any WallClock
-    let observer: (@Sendable (BackendEvent) -> Void)?
+    let observer: (@Sendable (BackendEvent, SignInID?) -> Void)?
     /// Answers to give instead of the service's (tests, scenarios).
     public nonisolated let faults = BackendFaults()
     /// How long each route took to answer (the inspector's `/metrics`).
@@ -60,11 +61,13 @@ public actor IdentityToolkit {
     /// fleet position it was emitted at.
     public func setEventSink(_ sink: (any BackendEventSink)?) { eventSink = sink }
 
-    /// Tells the observer, and a fleet's event sink, of `event` (an event outside a call: the push, the front end).
-    func emit(_ event: BackendEvent) { emitter()(event) }
+    /// Tells the observer, and a fleet's event sink, of `event`, a step of `signIn` (an event
+    /// outside a call: the push, the front end).
+    func emit(_ event: BackendEvent, signIn: SignInID?) { emitter()(event, signIn: signIn) }
 
-    /// Tells of an event the toolkit did not make itself (the router's front end and faults).
-    public func note(_ event: BackendEvent) { emit(event) }
+    /// Tells of an event the toolkit did not make itself (the router's front end and faults): a
+    /// request answered before any rule saw it, so a sign-in of its own.
+    public func note(_ event: BackendEvent) { emit(event, signIn: event.isSignInStep ? .random() : nil) }
 
     /// What tells of events, with the fleet position as it is now.
     func emitter() -> EventEmitter {
@@ -76,7 +79,7 @@ public actor IdentityToolkit {
     ///   with the same users, pending sessions, app credentials and reCAPTCHA tokens. `nil`: memory only.
     public init(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
                 clock: any WallClock = SystemWallClock(), stateDirectory: URL? = nil,
-                observer: (@Sendable (BackendEvent) -> Void)? = nil,
+                observer: (@Sendable (BackendEvent, SignInID?) -> Void)? = nil,
                 logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         let configuration = try configuration.validated()
         if let stateDirectory {
@@ -91,7 +94,7 @@ public actor IdentityToolkit {
 
     /// A backend whose state is the fleet's, in `store` (``open(configuration:pusher:clock:store:observer:logger:)``).
     init(configuration: BackendConfiguration, pusher: (any SilentPusher)?, clock: any WallClock, store: any BackendStore,
-         key: _RSA.Signing.PrivateKey, appleKey: _RSA.Signing.PrivateKey, observer: (@Sendable (BackendEvent) -> Void)?, logger: Logger) throws {
+         key: _RSA.Signing.PrivateKey, appleKey: _RSA.Signing.PrivateKey, observer: (@Sendable (BackendEvent, SignInID?) -> Void)?, logger: Logger) throws {
         try self.init(validated: try configuration.validated(), pusher: pusher, clock: clock, journal: nil, store: store, state: BackendState(),
                       key: key, appleKey: appleKey, observer: observer, logger: logger)
     }
@@ -101,7 +104,7 @@ public actor IdentityToolkit {
     ///   - appleKey: the simulated Apple's signing key; `nil`: the process's.
     private init(validated configuration: BackendConfiguration, pusher: (any SilentPusher)?, clock: any WallClock, journal: BackendJournal?,
                  store: (any BackendStore)?, state: BackendState, key: _RSA.Signing.PrivateKey?, appleKey: _RSA.Signing.PrivateKey? = nil,
-                 observer: (@Sendable (BackendEvent) -> Void)?, logger: Logger) throws {
+                 observer: (@Sendable (BackendEvent, SignInID?) -> Void)?, logger: Logger) throws {
         self.configuration = configuration
         self.pusher = pusher
         self.clock = clock
@@ -169,7 +172,7 @@ public actor IdentityToolkit {
             if case .rejected(let endpoint, let error, _) = event {
                 logger.info("request refused", metadata: ["endpoint": "\(endpoint)", "error": "\(error.message)"])
             }
-            emit(event)
+            emit(event, signIn: event.isSignInStep ? outcome.signIn : nil)
         }
     }
 
@@ -210,14 +213,14 @@ public actor IdentityToolkit {
     /// push that could overtake the answer on loopback would turn a working setup into a fallback
     /// that never happens on a device. The push reaches the device after the hub's latency, on its own.
     public func verifyClient(_ request: VerifyClientRequest) async throws(IdentityToolkitError) -> VerifyClientResponse {
-        let (token, receipt, secret) = try await change { core throws(IdentityToolkitError) in try core.issueAppCredential(request) }
+        let (token, receipt, secret, signIn) = try await change { core throws(IdentityToolkitError) in try core.issueAppCredential(request) }
         let appToken = token.hex
         let environment: APNsEnvironment = request.isSandbox == true ? .sandbox : .production
         let bytes = FirebaseAuthPush(receipt: receipt, secret: secret).payload
-        emit(.pushing(appToken: appToken, environment: environment, receipt: receipt))
+        emit(.pushing(appToken: appToken, environment: environment, receipt: receipt), signIn: signIn)
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
-        emit(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result))
+        emit(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result), signIn: signIn)
         let record = SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: RFC3339.string(clock.now), status: result.status,
                                       reason: result.reason?.rawValue, error: result.error)
         if fleet != nil {

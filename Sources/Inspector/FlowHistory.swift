@@ -22,6 +22,8 @@ public struct InspectedFlow: Codable, Sendable, Hashable {
         public var node: String?
     }
     public var id: Int
+    /// The backend's ID of the sign-in (``SignInID``), which every one of its events carries.
+    public var signIn: String
     public var started: Date
     public var phoneNumber: String?
     public var uid: String?
@@ -88,42 +90,23 @@ public enum FlowOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 }
 
-/// The backend's sign-ins, grouped from its events (``BackendEvent``): a flow starts with a
-/// silent push (verifyClient), a code request without one, or an Apple sign-in; the push's
-/// receipt, then the phone number, then the user ID tie later events to it. The reCAPTCHA
-/// fallback's code request, which names no push, continues the one sign-in whose push went
-/// unanswered by a code (``fallbackWindow``), so the fallback and the push that caused it are one
-/// row with the push's cause. A refusal that names neither (the service's errors carry no number)
-/// goes to the flow that moved last: with several sign-ins at once, read the steps with that in
-/// mind. The newest ``capacity`` are kept.
+/// The backend's sign-ins, from its events: each event that is a step of a sign-in carries its
+/// ``SignInID`` (the backend's rules give it to the call that starts a sign-in and carry it
+/// through the receipt, the session, the pending credential and the reCAPTCHA fallback's token),
+/// and the steps of one ID are one row. The one event no sign-in names, the app's read of the
+/// project's reCAPTCHA config (FirebaseAuth 12.19 reads it before its first code request, and at
+/// launch with `initializeRecaptchaConfig`), is shown as the first step of the sign-in that starts
+/// within 10 seconds after it. Other events that are no sign-in's step (an account deleted, the
+/// sign-in methods of an address) are not shown here. The newest ``capacity`` are kept.
 public final class FlowHistory: Sendable {
     public let capacity: Int
     private struct State {
         var flows: [InspectedFlow] = []
         var nextID = 1
-        var byReceipt: [String: Int] = [:]
-        var byPhone: [String: Int] = [:]
-        var byUID: [String: Int] = [:]
-        var lastActive: Int?
+        var bySignIn: [SignInID: Int] = [:]
         /// A recaptchaConfig answer waiting for the flow it starts.
         var pendingConfig: InspectedFlow.Step?
-
-        /// The sign-in a code request without a receipt continues: the SDK's reCAPTCHA fallback
-        /// after its silent push did not come (FirebaseAuth Sources/Swift/AuthProvider/
-        /// PhoneAuthProvider.swift: verifyClient, then reCAPTCHA when no push arrives in time) asks
-        /// for its code with a reCAPTCHA token and nothing that names the push. It joins the one
-        /// sign-in that sent a push and has no code yet, started within ``fallbackWindow``; with
-        /// none, or several (sign-ins at once: which is whose cannot be told), it starts its own.
-        func waitingForFallback(at time: Date) -> Int? {
-            let waiting = flows.filter { flow in
-                flow.outcome == .inProgress && flow.deviceToken != nil && flow.phoneNumber == nil
-                    && time.timeIntervalSince(flow.started) <= FlowHistory.fallbackWindow
-            }
-            return waiting.count == 1 ? waiting[0].id : nil
-        }
     }
-    /// How long after its push a sign-in may continue with the reCAPTCHA fallback's code request.
-    public static let fallbackWindow: TimeInterval = 600
     private let state = Mutex(State())
 
     public init(capacity: Int = 1000) { self.capacity = max(1, capacity) }
@@ -131,130 +114,98 @@ public final class FlowHistory: Sendable {
     public var all: [InspectedFlow] { state.withLock { $0.flows } }
     public func flow(id: Int) -> InspectedFlow? { state.withLock { $0.flows.first { $0.id == id } } }
 
-    /// The backend's observer; with a fleet, each node's events in the fleet's order (``FleetFlowOrder``).
-    public func record(_ event: BackendEvent, at time: Date = Date(), node: String? = nil) {
+    /// The backend's observer (an event, and the sign-in it is a step of); with a fleet, each
+    /// node's events in the fleet's order (``FleetFlowOrder``).
+    public func record(_ event: BackendEvent, signIn: SignInID?, at time: Date = Date(), node: String? = nil) {
         let line = event.line
         let step = InspectedFlow.Step(time: time, from: line.from, to: line.to, message: line.text, bad: line.bad, event: event.kind, node: node)
         state.withLock { state in
-            func start() -> Int {
+            guard let signIn else {
+                if case .recaptchaConfig = event { state.pendingConfig = step }
+                return
+            }
+            let index: Int
+            if let id = state.bySignIn[signIn], let existing = state.flows.lastIndex(where: { $0.id == id }) {
+                index = existing
+            } else {
                 let id = state.nextID
                 state.nextID += 1
                 var steps: [InspectedFlow.Step] = []
                 if let config = state.pendingConfig, time.timeIntervalSince(config.time) < 10 { steps.append(config) }
                 state.pendingConfig = nil
-                state.flows.append(InspectedFlow(id: id, started: steps.first?.time ?? time, phoneNumber: nil, uid: nil, proof: nil, secondFactor: false,
-                                                 path: nil, outcome: .inProgress, cause: nil, fix: nil, steps: steps))
-                if state.flows.count > capacity { state.flows.removeFirst(state.flows.count - capacity) }
-                state.lastActive = id
-                return id
+                state.flows.append(InspectedFlow(id: id, signIn: signIn.rawValue, started: steps.first?.time ?? time, phoneNumber: nil, uid: nil,
+                                                 proof: nil, secondFactor: false, path: nil, outcome: .inProgress, cause: nil, fix: nil, steps: steps))
+                state.bySignIn[signIn] = id
+                if state.flows.count > capacity {
+                    for gone in state.flows.prefix(state.flows.count - capacity) { state.bySignIn[SignInID(rawValue: gone.signIn)] = nil }
+                    state.flows.removeFirst(state.flows.count - capacity)
+                }
+                index = state.flows.count - 1
             }
-            /// Adds the event's step to flow `id` (none: the event belongs to no flow in view).
-            func add(to id: Int?, _ change: (inout InspectedFlow) -> Void = { _ in }) {
-                guard let id, let index = state.flows.lastIndex(where: { $0.id == id }) else { return }
-                state.flows[index].steps.append(step)
-                change(&state.flows[index])
-                state.lastActive = id
+            state.flows[index].steps.append(step)
+            Self.apply(event, to: &state.flows[index])
+        }
+    }
+
+    /// What `event` tells of its sign-in: who, how the app proved itself, how it ended and why.
+    private static func apply(_ event: BackendEvent, to flow: inout InspectedFlow) {
+        func refused(_ outcome: FlowOutcome, _ diagnosis: Diagnosis) {
+            flow.outcome = outcome
+            flow.cause = diagnosis.cause
+            flow.fix = diagnosis.fix
+        }
+        switch event {
+        case .pushing(let token, _, _):
+            flow.deviceToken = token
+        case .verifyClient(let token, let environment, _, let push):
+            guard !push.accepted else { return }
+            let diagnosis = if let status = push.status {
+                PushRefusals.diagnose(token: token, sentTo: environment, reason: push.reason ?? APNsReason(rawValue: "HTTP \(status)"), detail: nil)
+            } else {
+                PushRefusals.unanswered(token: token, sentTo: environment, error: push.error ?? "no answer")
             }
-            func refused(_ flow: inout InspectedFlow, _ outcome: FlowOutcome, _ diagnosis: Diagnosis) {
-                flow.outcome = outcome
-                flow.cause = diagnosis.cause
-                flow.fix = diagnosis.fix
+            flow.cause = diagnosis.cause
+            flow.fix = diagnosis.fix
+        case .codeRequested(let phone, let proof, _, let endpoint):
+            let secondFactor = BackendOperation.secondFactorOperations.contains(endpoint)
+            flow.phoneNumber = phone
+            flow.proof = proof
+            flow.secondFactor = secondFactor
+            flow.path = proof.description + (secondFactor ? " (second factor)" : "")
+        case .signedIn(let uid, let phone, _):
+            flow.uid = uid
+            flow.phoneNumber = phone
+            flow.outcome = .signedIn
+        case .appleSignIn(let uid, _, _, let linked):
+            flow.uid = uid
+            flow.path = "Sign in with Apple"
+            flow.outcome = linked ? .linked : .signedIn
+        case .accountSignIn(let uid, let provider, _, _):
+            flow.uid = uid
+            flow.path = switch provider {
+            case .password: "email and password"
+            case .emailLink: "email link"
+            default: provider.rawValue
             }
-            switch event {
-            case .recaptchaConfig:
-                state.pendingConfig = step
-            case .pushing(let token, _, let receipt):
-                let id = start()
-                add(to: id) { $0.deviceToken = token }
-                state.byReceipt[receipt] = id
-            case .verifyClient(let token, let environment, let receipt, let push):
-                add(to: state.byReceipt[receipt]) { flow in
-                    guard !push.accepted else { return }
-                    let diagnosis = if let status = push.status {
-                        PushRefusals.diagnose(token: token, sentTo: environment, reason: push.reason ?? APNsReason(rawValue: "HTTP \(status)"), detail: nil)
-                    } else {
-                        PushRefusals.unanswered(token: token, sentTo: environment, error: push.error ?? "no answer")
-                    }
-                    flow.cause = diagnosis.cause
-                    flow.fix = diagnosis.fix
-                }
-            case .codeRequested(let phone, let proof, let receipt, let endpoint):
-                let id = receipt.flatMap { state.byReceipt[$0] } ?? (proof == .silentPush ? nil : state.waitingForFallback(at: time)) ?? start()
-                let secondFactor = BackendOperation.secondFactorOperations.contains(endpoint)
-                add(to: id) { flow in
-                    flow.phoneNumber = phone
-                    flow.proof = proof
-                    flow.secondFactor = secondFactor
-                    flow.path = proof.description + (secondFactor ? " (second factor)" : "")
-                }
-                state.byPhone[phone] = id
-            case .smsSent(let message):
-                add(to: state.byPhone[message.phoneNumber])
-            case .codeReused(let phone):
-                add(to: state.byPhone[phone])
-            case .signedIn(let uid, let phone, _):
-                let id = state.byPhone[phone] ?? start()
-                add(to: id) { flow in
-                    flow.uid = uid
-                    flow.phoneNumber = phone
-                    flow.outcome = .signedIn
-                }
-                state.byUID[uid] = id
-            case .appleSignIn(let uid, _, _, let linked):
-                let id = start()
-                add(to: id) { flow in
-                    flow.uid = uid
-                    flow.path = "Sign in with Apple"
-                    flow.outcome = linked ? .linked : .signedIn
-                }
-                state.byUID[uid] = id
-            case .accountSignIn(let uid, let provider, _, _):
-                let id = start()
-                add(to: id) { flow in
-                    flow.uid = uid
-                    flow.path = switch provider {
-                    case .password: "email and password"
-                    case .emailLink: "email link"
-                    default: provider.rawValue
-                    }
-                    flow.outcome = .signedIn
-                }
-                state.byUID[uid] = id
-            case .emailSent:
-                break
-            case .secondFactorRequired(let uid, _):
-                let id = state.byUID[uid].flatMap { existing in state.flows.last { $0.id == existing && $0.outcome == .inProgress }?.id } ?? start()
-                add(to: id) { flow in
-                    flow.uid = uid
-                    flow.outcome = .secondFactorRequired
-                }
-                state.byUID[uid] = id
-            case .secondFactorEnrolled(let uid, _, let phone):
-                add(to: state.byPhone[phone] ?? state.byUID[uid]) { flow in
-                    flow.uid = uid
-                    flow.outcome = .secondFactorEnrolled
-                }
-            case .secondFactorSignedIn(let uid, _):
-                add(to: state.byUID[uid] ?? state.lastActive) { $0.outcome = .signedIn }
-            case .secondFactorWithdrawn(let uid, _):
-                // A step of the user's latest sign-in; it does not change how that ended.
-                add(to: state.byUID[uid])
-            case .recaptchaAssessment, .faultAnswered, .signInMethodsAsked:
-                add(to: state.lastActive)
-            case .rejected(let endpoint, let error, let cause):
-                add(to: state.lastActive ?? start()) { flow in
-                    refused(&flow, .refused(error.code),
-                            BackendRefusals.diagnose(endpoint: endpoint.rawValue, error: error.code, detail: error.detail, cause: cause, message: error.message))
-                }
-            case .frontendRefused(let path, let error):
-                add(to: state.lastActive ?? start()) { flow in
-                    refused(&flow, .refusedByFrontEnd(error.code),
-                            BackendRefusals.diagnose(endpoint: BackendEvent.endpoint(path), error: error.code, detail: error.detail, cause: nil,
-                                                     message: error.message))
-                }
-            case .accountDeleted, .appleRevoked:
-                break
-            }
+            flow.outcome = .signedIn
+        case .secondFactorRequired(let uid, _):
+            flow.uid = uid
+            flow.outcome = .secondFactorRequired
+        case .secondFactorEnrolled(let uid, _, _):
+            flow.uid = uid
+            flow.outcome = .secondFactorEnrolled
+        case .secondFactorSignedIn(let uid, _):
+            flow.uid = uid
+            flow.outcome = .signedIn
+        case .rejected(let endpoint, let error, let cause):
+            refused(.refused(error.code),
+                    BackendRefusals.diagnose(endpoint: endpoint.rawValue, error: error.code, detail: error.detail, cause: cause, message: error.message))
+        case .frontendRefused(let path, let error):
+            refused(.refusedByFrontEnd(error.code),
+                    BackendRefusals.diagnose(endpoint: BackendEvent.endpoint(path), error: error.code, detail: error.detail, cause: nil, message: error.message))
+        case .smsSent, .codeReused, .recaptchaAssessment, .faultAnswered, .recaptchaConfig, .signInMethodsAsked, .emailSent,
+             .secondFactorWithdrawn, .accountDeleted, .appleRevoked:
+            break
         }
     }
 }

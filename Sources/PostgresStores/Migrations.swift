@@ -100,7 +100,8 @@ enum Migrations {
             "CREATE INDEX receiver_rejections_device_token ON receiver_rejections (device_token, id)",
         ]),
         Step(version: 4, name: "the backends' events, for every node's inspector", statements: [
-            // Each event a backend node made (BackendEvent, as Swift codes it), with the fleet
+            // Each event a backend node made (StoredBackendEvent: the event and its sign-in, as
+            // Swift codes them; rows of older nodes the bare BackendEvent), with the fleet
             // position the node had reached: inspectors sort a sign-in's steps by it.
             """
             CREATE TABLE backend_events (

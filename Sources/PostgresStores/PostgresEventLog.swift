@@ -29,7 +29,7 @@ public final class PostgresEventLog: BackendEventSink {
     private let pruned = Mutex<Date?>(nil)
 
     private struct Queue {
-        var waiting: [(event: BackendEvent, position: Int64, time: Date)] = []
+        var waiting: [(event: StoredBackendEvent, position: Int64, time: Date)] = []
         var writing = false
         var dropped = 0
         /// ``flush()`` callers, told when a batch run ends.
@@ -52,9 +52,9 @@ public final class PostgresEventLog: BackendEventSink {
         try await session.migrate()
     }
 
-    public func record(_ event: BackendEvent, position: Int64, at time: Date) {
+    public func record(_ event: BackendEvent, signIn: SignInID?, position: Int64, at time: Date) {
         let starts = queue.withLock { queue -> Bool in
-            queue.waiting.append((event, position, time))
+            queue.waiting.append((StoredBackendEvent(event: event, signIn: signIn), position, time))
             if queue.waiting.count > Self.maximumWaiting {
                 queue.waiting.removeFirst(queue.waiting.count - Self.maximumWaiting)
                 queue.dropped += 1

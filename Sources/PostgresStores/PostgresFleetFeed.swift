@@ -153,8 +153,9 @@ public final class PostgresFleetFeed: Sendable {
                 guard let entry = try? RejectionLog.decode(data) else { unreadable(row.id, row.node); continue }
                 poll.pushes.append(FleetPush(node: row.node, answer: .refused(entry)))
             case 2:
-                guard let event = try? decoder.decode(BackendEvent.self, from: data) else { unreadable(row.id, row.node); continue }
-                poll.events.append(FleetBackendEvent(node: row.node, position: row.position, time: row.at, sequence: row.id, event: event))
+                guard let stored = try? StoredBackendEvent.decode(data) else { unreadable(row.id, row.node); continue }
+                poll.events.append(FleetBackendEvent(node: row.node, position: row.position, time: row.at, sequence: row.id, event: stored.event,
+                                                     signIn: stored.signIn))
             default: continue
             }
         }

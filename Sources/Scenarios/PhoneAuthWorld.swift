@@ -83,7 +83,7 @@ public final class PhoneAuthWorld: Sendable {
                              providerKey: APNsAuthKey? = nil, providerClock: any WallClock = SystemWallClock(),
                              appClock: any Clock<Duration> = ContinuousClock(), pushClock: (any Clock<Duration>)? = nil,
                              receiverObserver: (@Sendable (ReceiverEvent) -> Void)? = nil,
-                             backendObserver: (@Sendable (BackendEvent) -> Void)? = nil) async throws -> PhoneAuthWorld {
+                             backendObserver: (@Sendable (BackendEvent, SignInID?) -> Void)? = nil) async throws -> PhoneAuthWorld {
         // A part that fails to start stops the ones before it (startingParts), so a failed start
         // leaves no receiver, client or server running.
         try await startingParts { starting in

@@ -68,7 +68,7 @@ public enum ScenarioRunner {
                 pushLatency: .milliseconds(spec.network.pushLatencyMilliseconds), providerKey: providerKey,
                 providerClock: OffsetWallClock(offset: spec.provider.clockOffsetSeconds),
                 appClock: clock, pushClock: clock.passive,
-                receiverObserver: { record($0, into: timeline) }, backendObserver: { record($0, into: timeline) })
+                receiverObserver: { record($0, into: timeline) }, backendObserver: { record($0, signIn: $1, into: timeline) })
             if spec.network.pushesLost {
                 await world.channel?.hub.setLosesPushes(true) { push in
                     timeline.record(.device, "the push to \(push.deviceToken.short) never reaches the device: it is offline",
@@ -418,7 +418,7 @@ public enum ScenarioRunner {
 
     /// The backend's events, in the scenario's timeline: each as its line (``BackendEvent/line``,
     /// the wording the inspector's sign-ins use too) and, as it is, the fact `explain` reads.
-    public static func record(_ event: BackendEvent, into timeline: Timeline) {
+    public static func record(_ event: BackendEvent, signIn: SignInID?, into timeline: Timeline) {
         let line = event.line
         @Sendable func part(_ party: BackendEvent.Party) -> Part {
             switch party {
@@ -427,7 +427,7 @@ public enum ScenarioRunner {
             case .apns: .sender
             }
         }
-        timeline.record(part(line.from), to: line.to.map(part), line.text, .backend(event))
+        timeline.record(part(line.from), to: line.to.map(part), line.text, .backend(event), signIn: signIn)
         if case .pushing(let token, let environment, _) = event {
             timeline.record(.sender, to: .receiver, "POST /3/device/\(token.prefix(8))… to \(environment.appleHost) (background, priority 5)")
         }

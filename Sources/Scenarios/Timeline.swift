@@ -24,13 +24,16 @@ public struct TimelineEvent: Sendable, Hashable {
     public let message: String
     /// What happened, for machines; nil for narration.
     public let fact: RunFact?
+    /// The sign-in a backend event is a step of (``SignInID``), by which the inspector groups them.
+    public let signIn: SignInID?
 
-    public init(milliseconds: Int, part: Part, to: Part? = nil, message: String, fact: RunFact? = nil) {
+    public init(milliseconds: Int, part: Part, to: Part? = nil, message: String, fact: RunFact? = nil, signIn: SignInID? = nil) {
         self.milliseconds = milliseconds
         self.part = part
         self.to = to
         self.message = message
         self.fact = fact
+        self.signIn = signIn
     }
 
     /// The fact's stable kind (the `kind` of `--json` lines).
@@ -282,10 +285,10 @@ public final class Timeline: Sendable {
 
     public init(printer: (@Sendable (TimelineEvent) -> Void)? = nil) { self.printer = printer }
 
-    public func record(_ part: Part, to: Part? = nil, _ message: String, _ fact: RunFact? = nil) {
+    public func record(_ part: Part, to: Part? = nil, _ message: String, _ fact: RunFact? = nil, signIn: SignInID? = nil) {
         let elapsed = ContinuousClock.now - start
         let ms = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
-        let event = TimelineEvent(milliseconds: ms, part: part, to: to, message: message, fact: fact)
+        let event = TimelineEvent(milliseconds: ms, part: part, to: to, message: message, fact: fact, signIn: signIn)
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.events.append(event)
             let met = state.waiters.filter { $0.value.condition(state.events) }

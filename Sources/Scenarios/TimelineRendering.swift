@@ -1,3 +1,4 @@
+import AuthBackend
 import Foundation
 import Utilities
 
@@ -16,7 +17,8 @@ public enum TimelineRendering {
     /// One JSON object (sorted keys), with the scenario's name: see ``TimelineLine``.
     public static func json(_ event: TimelineEvent, scenario: String) -> String {
         let line = TimelineLine(scenario: scenario, ms: event.milliseconds, part: event.part, to: event.to, kind: event.kind?.rawValue,
-                                message: event.message, facts: event.fact.map(\.facts).flatMap { $0.isEmpty ? nil : $0 })
+                                message: event.message, facts: event.fact.map(\.facts).flatMap { $0.isEmpty ? nil : $0 },
+                                signIn: event.signIn?.rawValue)
         // Strings, integers and dictionaries of strings always encode.
         return String(decoding: (try? TimelineLine.encoder.encode(line)) ?? Data(), as: UTF8.self)
     }
@@ -37,7 +39,8 @@ public enum TimelineRendering {
                 throw TimelineFormatError("line \(index + 1): \(error.message)")
             }
             events.append((decoded.scenario ?? "", TimelineEvent(milliseconds: decoded.ms ?? 0, part: decoded.part, to: decoded.to,
-                                                                message: decoded.message, fact: fact)))
+                                                                message: decoded.message, fact: fact,
+                                                                signIn: decoded.signIn.map { SignInID(rawValue: $0) })))
         }
         return events
     }
@@ -141,7 +144,8 @@ public enum TimelineRendering {
 }
 
 /// One `--json` line: `scenario`, `ms` since the scenario began, `part`, `to` (a message's
-/// receiver), `message`, and for facts `kind` and `facts` (strings; `docs/timeline-events.md`).
+/// receiver), `message`, for facts `kind` and `facts` (strings; `docs/timeline-events.md`), and
+/// for a backend event that is a step of a sign-in, `signIn` (its ``SignInID``).
 public struct TimelineLine: Codable, Sendable, Hashable {
     public var scenario: String?
     public var ms: Int?
@@ -150,6 +154,7 @@ public struct TimelineLine: Codable, Sendable, Hashable {
     public var kind: String?
     public var message: String
     public var facts: [String: String]?
+    public var signIn: String?
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

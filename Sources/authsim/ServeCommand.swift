@@ -150,12 +150,12 @@ struct Serve: AsyncParsableCommand {
                 let order = FleetFlowOrder()
                 fleet.feed.start { read in
                     history.record(fleet: read.pushes)
-                    for event in order.release(adding: read.events, now: Date()) { flows.record(event.event, at: event.time, node: event.node) }
+                    for event in order.release(adding: read.events, now: Date()) { flows.record(event.event, signIn: event.signIn, at: event.time, node: event.node) }
                 }
             } else {
                 toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher,
                                               stateDirectory: stateFolder.appendingPathComponent("backend"),
-                                              observer: { flows.record($0) }, logger: logger)
+                                              observer: { flows.record($0, signIn: $1) }, logger: logger)
             }
             if let folder = self.import {
                 let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)

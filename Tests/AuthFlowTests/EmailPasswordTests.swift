@@ -87,7 +87,7 @@ struct EmailPasswordTests {
     @Test("fetchSignInMethods: createAuthUri as the SDK sends it; [] with enumeration protection, the methods without; the event says which")
     func signInMethods() async throws {
         let events = Mutex<[BackendEvent]>([])
-        try await withWorld(backendObserver: { event in events.withLock { $0.append(event) } }) { world, _ in
+        try await withWorld(backendObserver: { event, _ in events.withLock { $0.append(event) } }) { world, _ in
             let (auth, recording) = try await recordingApp(world)
             _ = try await auth.createUser(withEmail: email, password: "correct horse")
             #expect(try await auth.fetchSignInMethods(forEmail: "Ada@Example.com") == [])

@@ -5,6 +5,7 @@ import Foundation
 import LocalPKI
 import Scenarios
 import TestSupport
+import Synchronization
 import Testing
 
 /// Makes a real `embedded.mobileprovision`: a plist with `Entitlements.aps-environment`, signed as
@@ -68,10 +69,11 @@ struct ProvisioningProfileTests {
         }
     }
 
-    @Test(".unknown without a profile defaults to prod: a debug build's sandbox token never gets its push, and reCAPTCHA takes over")
+    @Test(".unknown without a profile defaults to prod: a debug build's sandbox token never gets its push, and reCAPTCHA takes over, in the push's sign-in")
     func unknownDefaultsToProd() async throws {
         let clock = ManualClock()
-        try await withWorld { world, _ in
+        let events = Mutex<[(BackendEvent, SignInID?)]>([])
+        try await withWorld(backendObserver: { event, signIn in events.withLock { $0.append((event, signIn)) } }) { world, _ in
             var profile = AppProfile()
             profile.declaredTokenType = .unknown
             let (auth, _) = try await world.install(profile, clock: clock)
@@ -85,6 +87,11 @@ struct ProvisioningProfileTests {
                 return
             }
             #expect(why.code == .noSilentPush, "\(why)")
+            // The push and the fallback's code request are one sign-in: the backend tied the
+            // reCAPTCHA token to the one push that got no code request.
+            let steps = events.withLock { $0 }.filter { $0.0.isSignInStep }
+            #expect(steps.map(\.0.kind) == ["pushing", "verifyClient", "codeRequested", "smsSent"])
+            #expect(Set(steps.map(\.1)).count == 1 && steps.first?.1 != nil, "\(steps)")
         }
     }
 }

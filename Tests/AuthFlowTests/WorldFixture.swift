@@ -9,7 +9,7 @@ import Testing
 
 /// Runs `body` in a fresh world (receiver, backend over HTTP, keys made for this test).
 func withWorld<T>(configuration: BackendConfiguration = BackendConfiguration(), backendClock: any WallClock = SystemWallClock(),
-                  pushLatency: Duration = .zero, backendObserver: (@Sendable (BackendEvent) -> Void)? = nil, name: String = #function,
+                  pushLatency: Duration = .zero, backendObserver: (@Sendable (BackendEvent, SignInID?) -> Void)? = nil, name: String = #function,
                   _ body: (PhoneAuthWorld, URL) async throws -> T) async throws -> T {
     let folder = temporaryDirectory(name)
     // 500 ms of APNs latency by default, as real APNs might take. A push never reaches an app

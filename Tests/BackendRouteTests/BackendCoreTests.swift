@@ -39,7 +39,7 @@ struct BackendCoreTests {
             events += outcome.events
             return try outcome.answer.get()
         }
-        let (_, receipt, secret) = try keep(core.handle(now: start, random: random) { core throws(IdentityToolkitError) in
+        let (_, receipt, secret, _) = try keep(core.handle(now: start, random: random) { core throws(IdentityToolkitError) in
             try core.issueAppCredential(VerifyClientRequest(appToken: String(repeating: "ab", count: 32), isSandbox: true))
         })
         random.skip()
@@ -78,7 +78,7 @@ struct BackendCoreTests {
     @Test("a wrong code is kept though the answer is INVALID_CODE; a refused app credential keeps nothing")
     func refusals() throws {
         var core = try core()
-        let (_, receipt, secret) = try core.handle(now: start) { core throws(IdentityToolkitError) in
+        let (_, receipt, secret, _) = try core.handle(now: start) { core throws(IdentityToolkitError) in
             try core.issueAppCredential(VerifyClientRequest(appToken: String(repeating: "cd", count: 32), isSandbox: false))
         }.answer.get()
         // The push's secret is what proves the app: a request with another is refused, and the

@@ -127,19 +127,19 @@ struct BackendStoreTests {
         try await events.open()
         func count() async throws -> String { try await postgres.psql(database.name, "SELECT count(*) FROM backend_events") }
         // An event two hours old goes with the first batch's pruning; a new one stays.
-        events.record(.accountDeleted(uid: "old"), position: 1, at: clock.now.addingTimeInterval(-7200))
-        events.record(.accountDeleted(uid: "new"), position: 2, at: clock.now)
+        events.record(.accountDeleted(uid: "old"), signIn: nil, position: 1, at: clock.now.addingTimeInterval(-7200))
+        events.record(.accountDeleted(uid: "new"), signIn: nil, position: 2, at: clock.now)
         #expect(await events.flush())
         #expect(try await count() == "1")
         // Within the minute nothing more is deleted; after it, the old one goes.
-        events.record(.accountDeleted(uid: "old-again"), position: 3, at: clock.now.addingTimeInterval(-7200))
+        events.record(.accountDeleted(uid: "old-again"), signIn: nil, position: 3, at: clock.now.addingTimeInterval(-7200))
         #expect(await events.flush())
         #expect(try await count() == "2")
         clock.advance(by: 61)
-        events.record(.accountDeleted(uid: "later"), position: 4, at: clock.now)
+        events.record(.accountDeleted(uid: "later"), signIn: nil, position: 4, at: clock.now)
         #expect(await events.flush())
         #expect(try await count() == "2")
-        #expect(try await postgres.psql(database.name, "SELECT string_agg(event->'accountDeleted'->>'uid', ',' ORDER BY id) FROM backend_events") == "new,later")
+        #expect(try await postgres.psql(database.name, "SELECT string_agg(event->'event'->'accountDeleted'->>'uid', ',' ORDER BY id) FROM backend_events") == "new,later")
         await events.close()
     }
 
@@ -155,12 +155,12 @@ struct BackendStoreTests {
             CREATE FUNCTION refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no deleting here'; END $$;
             CREATE TRIGGER refuse_delete BEFORE DELETE ON backend_events FOR EACH STATEMENT EXECUTE FUNCTION refuse_delete();
             """)
-        events.record(.accountDeleted(uid: "first"), position: 1, at: clock.now)
+        events.record(.accountDeleted(uid: "first"), signIn: nil, position: 1, at: clock.now)
         #expect(await events.flush())
         clock.advance(by: 61)
-        events.record(.accountDeleted(uid: "second"), position: 2, at: clock.now)
+        events.record(.accountDeleted(uid: "second"), signIn: nil, position: 2, at: clock.now)
         #expect(await events.flush())
-        #expect(try await postgres.psql(database.name, "SELECT string_agg(event->'accountDeleted'->>'uid', ',' ORDER BY id) FROM backend_events") == "first,second")
+        #expect(try await postgres.psql(database.name, "SELECT string_agg(event->'event'->'accountDeleted'->>'uid', ',' ORDER BY id) FROM backend_events") == "first,second")
         await events.close()
     }
 

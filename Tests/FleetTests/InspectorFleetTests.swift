@@ -115,11 +115,11 @@ struct InspectorFleetTests {
     /// A node's event sink that holds its events until told: a node whose events are kept late.
     final class Late: BackendEventSink, @unchecked Sendable {
         let sink: PostgresEventLog
-        private let held = Mutex<[(BackendEvent, Int64, Date)]>([])
+        private let held = Mutex<[(BackendEvent, SignInID?, Int64, Date)]>([])
         init(_ sink: PostgresEventLog) { self.sink = sink }
-        func record(_ event: BackendEvent, position: Int64, at time: Date) { held.withLock { $0.append((event, position, time)) } }
+        func record(_ event: BackendEvent, signIn: SignInID?, position: Int64, at time: Date) { held.withLock { $0.append((event, signIn, position, time)) } }
         func release() async {
-            for (event, position, time) in held.withLock({ $0 }) { sink.record(event, position: position, at: time) }
+            for (event, signIn, position, time) in held.withLock({ $0 }) { sink.record(event, signIn: signIn, position: position, at: time) }
             await sink.flush()
         }
     }
@@ -150,13 +150,15 @@ struct InspectorFleetTests {
         await late.release()
         let read = try await feed.poll()
         #expect(read.events.map(\.node) == ["b", "b", "a", "a"], "kept in this order")
+        // One sign-in: node b's steps carry the ID node a gave it (the session's).
+        #expect(Set(read.events.map(\.signIn)).count == 1 && read.events[0].signIn != nil)
 
         let order = FleetFlowOrder()
         let start = Date()
         #expect(order.release(adding: read.events, now: start).isEmpty, "an event waits before it is shown")
         let flows = FlowHistory()
         for event in order.release(adding: [], now: start.addingTimeInterval(FleetFlowOrder.settle)) {
-            flows.record(event.event, at: event.time, node: event.node)
+            flows.record(event.event, signIn: event.signIn, at: event.time, node: event.node)
         }
         let all = flows.all
         #expect(all.count == 1, "\(all.map(\.steps))")

@@ -34,7 +34,7 @@ struct GuideWorld {
         let timeline = Timeline()
         let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
                                                    configuration: configuration, pushLatency: .zero,
-                                                   appClock: ManualClock(), backendObserver: { ScenarioRunner.record($0, into: timeline) })
+                                                   appClock: ManualClock(), backendObserver: { ScenarioRunner.record($0, signIn: $1, into: timeline) })
         let options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = world.apiKey
         options.projectID = world.projectID

@@ -24,19 +24,27 @@ struct OneVocabularyTests {
         .rejected(endpoint: .signInWithPhoneNumber, IdentityToolkitError(.invalidCode), cause: nil),
     ]
 
+    /// The sign-in the events are steps of, as the backend's rules gave it.
+    static let signIn = SignInID(rawValue: "S1gnInS1gnInS1gn")
+
+    static func record(_ event: BackendEvent, _ signIn: SignInID = Self.signIn, into flows: FlowHistory, at time: Date = Date()) {
+        flows.record(event, signIn: event.isSignInStep ? signIn : nil, at: time)
+    }
+
     @Test("each backend event is drawn in the same words by a timeline and by the inspector's sign-ins")
     func sameWords() {
         let timeline = Timeline()
         let flows = FlowHistory()
         for event in Self.events {
-            ScenarioRunner.record(event, into: timeline)
-            flows.record(event)
+            ScenarioRunner.record(event, signIn: event.isSignInStep ? Self.signIn : nil, into: timeline)
+            Self.record(event, into: flows)
         }
         let drawn = Set(timeline.all.map(\.message))
         let steps = flows.all.flatMap(\.steps)
         #expect(steps.map(\.event) == Self.events.map(\.kind))
-        // The timeline keeps each event as it is: no fact of its own made from it.
+        // The timeline keeps each event as it is, with its sign-in: no fact of its own made from it.
         #expect(timeline.all.compactMap(\.backend) == Self.events)
+        #expect(timeline.all.filter { $0.backend != nil }.map(\.signIn) == Self.events.map { $0.isSignInStep ? Self.signIn : nil })
         for (step, event) in zip(steps, Self.events) {
             #expect(step.message == event.line.text)
             #expect(drawn.contains(step.message), "the timeline does not draw \(step.message)")
@@ -46,16 +54,17 @@ struct OneVocabularyTests {
     @Test("a sign-in's facts are typed and its causes are Causes': the refused push's, then the refused code's, in one sign-in")
     func typedFlow() throws {
         let flows = FlowHistory()
-        for event in Self.events.prefix(3) { flows.record(event) }
-        // The push's flow: the receipt tied the answer to it; the cause is PushRefusals'.
+        for event in Self.events.prefix(3) { Self.record(event, into: flows) }
+        // The push's flow, its config read first; the cause is PushRefusals'.
         let push = try #require(flows.all.first)
         #expect(flows.all.count == 1 && push.steps.map(\.event) == ["recaptchaConfig", "pushing", "verifyClient"])
+        #expect(push.signIn == Self.signIn.rawValue)
         #expect(push.steps.last?.bad == true && push.steps.last?.from == .apns && push.steps.last?.to == .backend)
         let refusal = PushRefusals.diagnose(token: Self.token, sentTo: .production, reason: .badDeviceToken, detail: nil)
         #expect(push.cause == refusal.cause && push.fix == refusal.fix && push.outcome == .inProgress)
-        // The fallback's code request names no push: it continues the one sign-in waiting for a
-        // code (issue 63, N4: it was a row of its own), and ends with the wrong code.
-        for event in Self.events.dropFirst(3) { flows.record(event) }
+        // The fallback's code request carries the push's sign-in (the backend tied its reCAPTCHA
+        // token to the push), and the sign-in ends with the wrong code.
+        for event in Self.events.dropFirst(3) { Self.record(event, into: flows) }
         let all = flows.all
         try #require(all.count == 1, "\(all.map(\.steps))")
         let code = all[0]
@@ -66,35 +75,23 @@ struct OneVocabularyTests {
         #expect(code.cause == wrong.cause && code.fix == wrong.fix)
     }
 
-    @Test("a reCAPTCHA code request starts its own sign-in when no push waits for one, when two do, or when the push is over ten minutes old")
-    func fallbackAmbiguity() {
-        let start = Date(timeIntervalSince1970: 1_800_000_000)
-        func push(_ flows: FlowHistory, _ receipt: String, at time: Date) {
-            flows.record(.pushing(appToken: Self.token, environment: .sandbox, receipt: receipt), at: time)
-            flows.record(.verifyClient(appToken: Self.token, environment: .sandbox, receipt: receipt, push: PushResult(status: 200)), at: time)
-        }
-        let code = BackendEvent.codeRequested(phoneNumber: Self.number, proof: .reCAPTCHA, receipt: nil, endpoint: .sendVerificationCode)
-
-        let none = FlowHistory()
-        none.record(code, at: start)
-        #expect(none.all.count == 1)
-
-        let two = FlowHistory()
-        push(two, "R1", at: start)
-        push(two, "R2", at: start.addingTimeInterval(1))
-        two.record(code, at: start.addingTimeInterval(6))
-        #expect(two.all.count == 3 && two.all[0].phoneNumber == nil && two.all[1].phoneNumber == nil)
-
-        let late = FlowHistory()
-        push(late, "R1", at: start)
-        late.record(code, at: start.addingTimeInterval(FlowHistory.fallbackWindow + 1))
-        #expect(late.all.count == 2)
-
-        // A silent-push code request is tied by its receipt, never by this rule.
-        let answered = FlowHistory()
-        push(answered, "R1", at: start)
-        answered.record(.codeRequested(phoneNumber: Self.number, proof: .silentPush, receipt: "R1", endpoint: .sendVerificationCode), at: start)
-        answered.record(code, at: start.addingTimeInterval(6))
-        #expect(answered.all.count == 2 && answered.all[0].proof == .silentPush && answered.all[1].proof == .reCAPTCHA)
+    @Test("sign-ins at once are one row each, by their IDs, whatever the order of their steps; an event of no sign-in is no row")
+    func interleaved() throws {
+        let flows = FlowHistory()
+        let other = SignInID(rawValue: "0therS1gnIn0ther")
+        let otherNumber = "+16505550102"
+        Self.record(.pushing(appToken: Self.token, environment: .sandbox, receipt: "R1"), into: flows)
+        Self.record(.codeRequested(phoneNumber: otherNumber, proof: .testMode, receipt: nil, endpoint: .sendVerificationCode), other, into: flows)
+        Self.record(.verifyClient(appToken: Self.token, environment: .sandbox, receipt: "R1", push: PushResult(status: 200)), into: flows)
+        Self.record(.accountDeleted(uid: "u0"), into: flows)
+        Self.record(.rejected(endpoint: .signInWithPhoneNumber, IdentityToolkitError(.invalidCode), cause: nil), other, into: flows)
+        Self.record(.codeRequested(phoneNumber: Self.number, proof: .silentPush, receipt: "R1", endpoint: .sendVerificationCode), into: flows)
+        Self.record(.signedIn(uid: "u1", phoneNumber: Self.number, isNewUser: true), into: flows)
+        let all = flows.all
+        try #require(all.count == 2, "\(all.map(\.steps))")
+        #expect(all[0].signIn == Self.signIn.rawValue && all[0].steps.map(\.event) == ["pushing", "verifyClient", "codeRequested", "signedIn"])
+        #expect(all[0].outcome == .signedIn && all[0].phoneNumber == Self.number && all[0].uid == "u1")
+        #expect(all[1].signIn == other.rawValue && all[1].steps.map(\.event) == ["codeRequested", "rejected"])
+        #expect(all[1].outcome == .refused(.invalidCode) && all[1].phoneNumber == otherNumber)
     }
 }

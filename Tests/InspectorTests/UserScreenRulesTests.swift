@@ -24,7 +24,7 @@ struct UserScreenRulesTests {
     }
 
     func flow(_ id: Int, phone: String?, uid: String?, token: String?) -> InspectedFlow {
-        InspectedFlow(id: id, started: start, phoneNumber: phone, uid: uid, proof: nil, secondFactor: false, path: nil, outcome: .inProgress,
+        InspectedFlow(id: id, signIn: "S\(id)", started: start, phoneNumber: phone, uid: uid, proof: nil, secondFactor: false, path: nil, outcome: .inProgress,
                       cause: nil, fix: nil, steps: [], deviceToken: token)
     }
 

@@ -55,9 +55,27 @@ struct BackendCore {
                                  _ call: (inout BackendCore) throws(IdentityToolkitError) -> Answer) -> CoreOutcome<Answer> {
         step = CoreStep(now: now, random: random)
         let answer = Result { () throws(IdentityToolkitError) -> Answer in try call(&self) }
+        // A call that told of a sign-in's step without naming one started its own.
+        let signIn = step.signIn ?? (step.events.contains(where: \.isSignInStep) ? self.signIn() : nil)
         let done = step
         step = CoreStep(now: now, random: SecureBackendRandom())
-        return CoreOutcome(answer: answer, records: done.records, events: done.events, logs: done.logs)
+        return CoreOutcome(answer: answer, records: done.records, events: done.events, logs: done.logs, signIn: signIn)
+    }
+
+    /// The sign-in this call is a step of (``SignInID``): the one it continues, or a new one
+    /// from here on.
+    mutating func signIn() -> SignInID {
+        if let id = step.signIn { return id }
+        let id = SignInID(rawValue: randomID(length: 16))
+        step.signIn = id
+        return id
+    }
+
+    /// Makes this call a step of sign-in `id`, which a record the call names carries (a receipt,
+    /// a session, a pending credential); nil (a record from before sign-ins had IDs), or a call
+    /// that already continues one, changes nothing.
+    mutating func continueSignIn(_ id: SignInID?) {
+        if step.signIn == nil { step.signIn = id }
     }
 
     /// The instant of the call being handled.
@@ -125,6 +143,8 @@ struct CoreOutcome<Answer> {
     let records: [BackendRecord]
     let events: [BackendEvent]
     let logs: [CoreLog]
+    /// The sign-in its events are steps of (``SignInID``); nil for a call that is none.
+    var signIn: SignInID? = nil
 }
 
 /// A line a rule logs, written by the actor.
@@ -140,6 +160,7 @@ private struct CoreStep {
     var random: any BackendRandom
     var records: [BackendRecord] = []
     var events: [BackendEvent] = []
+    var signIn: SignInID?
     var logs: [CoreLog] = []
 
     init(now: Date, random: any BackendRandom) {

@@ -144,7 +144,7 @@ extension BackendCore {
                                  endpoint: BackendOperation) throws(IdentityToolkitError) -> (credential: String, hints: [MFAEnrollment]) {
         try requireEnabled(user, endpoint: endpoint)
         let credential = randomString(bytes: 48)
-        commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider, at: now))
+        commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider, at: now, signIn: signIn()))
         emit(.secondFactorRequired(uid: user.localId, provider: provider))
         return (credential, (user.mfaEnrollments ?? []).map { Self.hint($0) })
     }
@@ -161,6 +161,8 @@ extension BackendCore {
     /// The pending credential's digest, provider and user: it must be one this backend issued,
     /// unspent, not older than its lifetime, for a user who still exists.
     private mutating func pending(_ credential: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (String, ProviderID, BackendUser) {
+        // A refusal (spent, expired) is a step of the sign-in the credential came from too.
+        continueSignIn(state.mfaPending[Self.digest(credential)]?.signIn)
         switch state.checkPending(digest: Self.digest(credential), now: now, lifetime: configuration.mfaPendingCredentialLifetime) {
         case .refuse(let error, let cause): throw reject(endpoint, error, cause: cause)
         case .valid(let digest, let provider, let user): return (digest, provider, user)

@@ -12,15 +12,17 @@ extension BackendCore {
 
     /// Issues a receipt and the secret its silent push carries, for an APNs token; the push itself
     /// is the actor's (``IdentityToolkit/verifyClient(_:)``).
-    mutating func issueAppCredential(_ request: VerifyClientRequest) throws(IdentityToolkitError) -> (token: DeviceToken, receipt: String, secret: String) {
+    mutating func issueAppCredential(_ request: VerifyClientRequest) throws(IdentityToolkitError)
+        -> (token: DeviceToken, receipt: String, secret: String, signIn: SignInID) {
         guard let appToken = request.appToken, !appToken.isEmpty else { throw reject(.verifyClient, IdentityToolkitError(.missingIOSAppToken)) }
         guard let token = DeviceToken(hex: appToken) else {
             throw reject(.verifyClient, IdentityToolkitError(.invalidAppCredential, "the APNs token is not hex"))
         }
         let receipt = randomString(bytes: 48)
         let secret = randomString(bytes: 12)
-        commit(.receipt(id: receipt, secretSHA256: Self.digest(secret), appToken: appToken.uppercased(), issuedAt: now))
-        return (token, receipt, secret)
+        let signIn = signIn()
+        commit(.receipt(id: receipt, secretSHA256: Self.digest(secret), appToken: appToken.uppercased(), issuedAt: now, signIn: signIn))
+        return (token, receipt, secret, signIn)
     }
 
     // MARK: sendVerificationCode
@@ -60,6 +62,7 @@ extension BackendCore {
             return
         }
         if let iosReceipt, !iosReceipt.isEmpty {
+            continueSignIn(state.receipts[iosReceipt]?.signIn)
             let secretDigest = iosSecret.flatMap { $0.isEmpty ? nil : Self.digest($0) }
             if case .refuse(let error) = state.checkAppCredential(receipt: iosReceipt, secretDigest: secretDigest, now: now,
                                                                   lifetime: configuration.receiptLifetime) {
@@ -89,13 +92,14 @@ extension BackendCore {
         switch state.requestSession(number: number, purpose: purpose, testCode: testPhoneNumbers[number], now: now, configuration: configuration) {
         case .refuse(let error): throw reject(endpoint, error)
         case .reuse(let info):
+            continueSignIn(state.sessions[info]?.signIn)
             emit(.codeReused(phoneNumber: number))
             return info
         case .open(let fixed): testCode = fixed
         }
         let code = testCode ?? configuration.fixedSMSCode ?? randomCode()
         let sessionInfo = randomString(bytes: 64)
-        commit(.session(id: sessionInfo, phoneNumber: number, code: code, createdAt: now, purpose: purpose))
+        commit(.session(id: sessionInfo, phoneNumber: number, code: code, createdAt: now, purpose: purpose, signIn: signIn()))
         if testCode == nil {
             let message = SMSMessage(phoneNumber: number, code: code, sessionInfo: sessionInfo, languageCode: languageCode,
                                      text: Self.smsText(code: code, language: languageCode), sentAt: now)
@@ -108,14 +112,27 @@ extension BackendCore {
     // MARK: reCAPTCHA
 
     /// A token a solved reCAPTCHA challenge yields, for the verification attempt `eventID`.
+    ///
+    /// The SDK's reCAPTCHA fallback comes after its silent push did not (FirebaseAuth
+    /// Sources/Swift/AuthProvider/PhoneAuthProvider.swift: verifyClient, then reCAPTCHA when no push
+    /// arrives in time), and nothing it sends names the push. The token, and the code request it
+    /// proves, continue the one sign-in whose push went out within ``fallbackWindow`` and that
+    /// has asked for no code; with none, or several (sign-ins at once: which is whose cannot be
+    /// told), it starts its own.
     mutating func issueRecaptchaToken(eventID: String) -> String {
+        let waiting = state.awaitingCode.filter { now.timeIntervalSince($0.value) <= Self.fallbackWindow }
+        if waiting.count == 1 { continueSignIn(waiting.first?.key) }
         let token = "03A" + randomString(bytes: 96)
-        commit(.recaptcha(digest: Self.digest(token), eventID: eventID, issuedAt: now))
+        commit(.recaptcha(digest: Self.digest(token), eventID: eventID, issuedAt: now, signIn: signIn()))
         return token
     }
 
+    /// How long after its silent push a sign-in may continue with the reCAPTCHA fallback.
+    static let fallbackWindow: TimeInterval = 600
+
     /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
     private mutating func useRecaptchaToken(_ token: String, endpoint: BackendOperation) throws(IdentityToolkitError) {
+        continueSignIn(state.recaptchaTokens[Self.digest(token)]?.signIn)
         switch state.checkRecaptchaToken(digest: Self.digest(token), now: now, lifetime: configuration.recaptchaTokenLifetime) {
         case .refuse(let error): throw reject(endpoint, error)
         case .spend(let digest): commit(.recaptchaUsed(digest: digest))
@@ -186,6 +203,7 @@ extension BackendCore {
     /// left, and `code` must be its code (a wrong one counts). Returns the session, now used.
     mutating func spendSession(_ sessionInfo: String?, code: String?, purpose: SessionPurpose?,
                                endpoint: BackendOperation) throws(IdentityToolkitError) -> BackendState.Session {
+        continueSignIn(sessionInfo.flatMap { state.sessions[$0]?.signIn })
         switch state.checkCode(sessionInfo: sessionInfo, code: code, purpose: purpose, now: now, configuration: configuration) {
         case .refuse(let error):
             throw reject(endpoint, error)

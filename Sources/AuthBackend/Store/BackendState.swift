@@ -10,18 +10,20 @@ import Glibc
 /// One change to the backend's state. Every change goes through ``BackendState/apply(_:)``, live
 /// and when the journal is replayed after a restart, so both see the same state.
 enum BackendRecord: Codable, Sendable {
-    /// verifyClient issued an app credential (the secret is kept as its SHA-256).
-    case receipt(id: String, secretSHA256: String, appToken: String, issuedAt: Date)
+    /// verifyClient issued an app credential (the secret is kept as its SHA-256), starting a
+    /// sign-in (``SignInID``; nil in journals from before sign-ins had IDs, as in the records below)
+    /// that waits for its code request (`answered` true in a compacted journal once it came).
+    case receipt(id: String, secretSHA256: String, appToken: String, issuedAt: Date, signIn: SignInID? = nil, answered: Bool? = nil)
     /// sendVerificationCode (or a multi-factor start) opened a session (the verification ID) with
     /// this code; `purpose` nil for a first factor.
-    case session(id: String, phoneNumber: String, code: String, createdAt: Date, purpose: SessionPurpose? = nil)
+    case session(id: String, phoneNumber: String, code: String, createdAt: Date, purpose: SessionPurpose? = nil, signIn: SignInID? = nil)
     case wrongCode(session: String)
     /// The right code was typed: the session is spent, and forgotten (the emulator deletes a
     /// verification code once used: firebase-tools src/emulator/auth/operations.ts,
     /// `verifyPhoneNumber`), so that what a sign-in leaves does not wait for the code's lifetime.
     case sessionUsed(session: String)
     /// A solved reCAPTCHA challenge's token, by SHA-256.
-    case recaptcha(digest: String, eventID: String, issuedAt: Date)
+    case recaptcha(digest: String, eventID: String, issuedAt: Date, signIn: SignInID? = nil)
     case recaptchaUsed(digest: String)
     case sms(SMSMessage)
     case user(BackendUser)
@@ -44,7 +46,7 @@ enum BackendRecord: Codable, Sendable {
     case signedIn(localId: String, at: Date)
     /// A first factor of a user with a second factor: the pending credential (by SHA-256) that a
     /// second factor turns into a session, once.
-    case mfaPending(digest: String, localId: String, provider: ProviderID, at: Date)
+    case mfaPending(digest: String, localId: String, provider: ProviderID, at: Date, signIn: SignInID? = nil)
     case mfaPendingUsed(digest: String)
     /// Linking a number another account holds: a proof (by SHA-256) that the user verified it,
     /// which signs in to that account once.
@@ -86,12 +88,14 @@ struct BackendState {
         let secretSHA256: String
         let appToken: String
         let issuedAt: Date
+        var signIn: SignInID?
     }
     struct Session: Hashable {
         let phoneNumber: String
         let code: String
         let createdAt: Date
         var purpose: SessionPurpose?
+        var signIn: SignInID?
         var attempts = 0
     }
     struct RefreshToken {
@@ -106,11 +110,13 @@ struct BackendState {
         let localId: String
         let provider: ProviderID
         let at: Date
+        var signIn: SignInID?
         var used = false
     }
     struct RecaptchaToken {
         let eventID: String
         let issuedAt: Date
+        var signIn: SignInID?
         var used = false
     }
     struct Pending {
@@ -119,6 +125,9 @@ struct BackendState {
         let at: Date
     }
     var receipts: [String: Receipt] = [:]
+    /// The sign-ins whose silent push went out and that have asked for no code yet, and when the
+    /// push went: a reCAPTCHA fallback's token continues the one of them there is (``BackendCore/issueRecaptchaToken(eventID:)``).
+    var awaitingCode: [SignInID: Date] = [:]
     var sessions: [String: Session] = [:]
     /// The newest session of each number and purpose (``sessionKey(_:_:)``): sendVerificationCode is
     /// re-entrant per number.
@@ -155,11 +164,13 @@ struct BackendState {
 
     mutating func apply(_ record: BackendRecord) {
         switch record {
-        case .receipt(let id, let secret, let appToken, let issuedAt):
-            receipts[id] = Receipt(secretSHA256: secret, appToken: appToken, issuedAt: issuedAt)
-        case .session(let id, let phoneNumber, let code, let createdAt, let purpose):
-            sessions[id] = Session(phoneNumber: phoneNumber, code: code, createdAt: createdAt, purpose: purpose)
+        case .receipt(let id, let secret, let appToken, let issuedAt, let signIn, let answered):
+            receipts[id] = Receipt(secretSHA256: secret, appToken: appToken, issuedAt: issuedAt, signIn: signIn)
+            if let signIn, answered != true { awaitingCode[signIn] = issuedAt }
+        case .session(let id, let phoneNumber, let code, let createdAt, let purpose, let signIn):
+            sessions[id] = Session(phoneNumber: phoneNumber, code: code, createdAt: createdAt, purpose: purpose, signIn: signIn)
             latestSession[Self.sessionKey(phoneNumber, purpose)] = id
+            if let signIn { awaitingCode[signIn] = nil }
         case .wrongCode(let id):
             sessions[id]?.attempts += 1
         case .sessionUsed(let id):
@@ -168,8 +179,8 @@ struct BackendState {
                 let key = Self.sessionKey(spent.phoneNumber, spent.purpose)
                 if latestSession[key] == id { latestSession[key] = nil }
             }
-        case .recaptcha(let digest, let eventID, let issuedAt):
-            recaptchaTokens[digest] = RecaptchaToken(eventID: eventID, issuedAt: issuedAt)
+        case .recaptcha(let digest, let eventID, let issuedAt, let signIn):
+            recaptchaTokens[digest] = RecaptchaToken(eventID: eventID, issuedAt: issuedAt, signIn: signIn)
         case .recaptchaUsed(let digest):
             recaptchaTokens[digest]?.used = true
         case .sms(let message):
@@ -208,8 +219,8 @@ struct BackendState {
             if let last = users[localId]?.lastLoginAt, last >= issuedAt {} else { users[localId]?.lastLoginAt = issuedAt }
         case .signedIn(let localId, let at):
             if let last = users[localId]?.lastLoginAt, last >= at {} else { users[localId]?.lastLoginAt = at }
-        case .mfaPending(let digest, let localId, let provider, let at):
-            mfaPending[digest] = MFAPending(localId: localId, provider: provider, at: at)
+        case .mfaPending(let digest, let localId, let provider, let at, let signIn):
+            mfaPending[digest] = MFAPending(localId: localId, provider: provider, at: at, signIn: signIn)
         case .mfaPendingUsed(let digest):
             mfaPending[digest]?.used = true
         case .temporaryProof(let digest, let phoneNumber, let at):
@@ -258,6 +269,7 @@ struct BackendState {
         let keep = configuration.expiredRetention
         func fresh(_ at: Date, _ lifetime: TimeInterval) -> Bool { now.timeIntervalSince(at) < lifetime + keep }
         receipts = receipts.filter { fresh($0.value.issuedAt, configuration.receiptLifetime) }
+        awaitingCode = awaitingCode.filter { now.timeIntervalSince($0.value) <= BackendCore.fallbackWindow }
         sessions = sessions.filter { fresh($0.value.createdAt, configuration.codeLifetime) }
         latestSession = latestSession.filter { sessions[$0.value] != nil }
         recaptchaTokens = recaptchaTokens.filter { fresh($0.value.issuedAt, configuration.recaptchaTokenLifetime) }
@@ -286,13 +298,17 @@ struct BackendState {
     /// The records that rebuild this state (what a compacted journal holds).
     var records: [BackendRecord] {
         var out: [BackendRecord] = users.values.sorted { $0.createdAt < $1.createdAt }.map { .user($0) }
-        for (id, r) in receipts { out.append(.receipt(id: id, secretSHA256: r.secretSHA256, appToken: r.appToken, issuedAt: r.issuedAt)) }
+        for (id, r) in receipts {
+            let answered = r.signIn.map { awaitingCode[$0] == nil } ?? false
+            out.append(.receipt(id: id, secretSHA256: r.secretSHA256, appToken: r.appToken, issuedAt: r.issuedAt, signIn: r.signIn,
+                                answered: answered ? true : nil))
+        }
         for (id, s) in sessions.sorted(by: { $0.value.createdAt < $1.value.createdAt }) {
-            out.append(.session(id: id, phoneNumber: s.phoneNumber, code: s.code, createdAt: s.createdAt, purpose: s.purpose))
+            out.append(.session(id: id, phoneNumber: s.phoneNumber, code: s.code, createdAt: s.createdAt, purpose: s.purpose, signIn: s.signIn))
             out += Array(repeating: .wrongCode(session: id), count: s.attempts)
         }
         for (digest, t) in recaptchaTokens {
-            out.append(.recaptcha(digest: digest, eventID: t.eventID, issuedAt: t.issuedAt))
+            out.append(.recaptcha(digest: digest, eventID: t.eventID, issuedAt: t.issuedAt, signIn: t.signIn))
             if t.used { out.append(.recaptchaUsed(digest: digest)) }
         }
         out += outbox.map { .sms($0) }
@@ -322,7 +338,7 @@ struct BackendState {
             if proof.used { out.append(.temporaryProofUsed(digest: digest)) }
         }
         for (digest, m) in mfaPending {
-            out.append(.mfaPending(digest: digest, localId: m.localId, provider: m.provider, at: m.at))
+            out.append(.mfaPending(digest: digest, localId: m.localId, provider: m.provider, at: m.at, signIn: m.signIn))
             if m.used { out.append(.mfaPendingUsed(digest: digest)) }
         }
         if let projectConfig { out.append(.projectConfig(projectConfig)) }

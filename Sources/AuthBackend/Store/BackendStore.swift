@@ -77,7 +77,7 @@ public struct BackendStoreRecords: Sendable {
 /// replayed the first node's change before its own, so its events carry a higher position.
 public protocol BackendEventSink: Sendable {
     /// Queues `event`; never waits.
-    func record(_ event: BackendEvent, position: Int64, at time: Date)
+    func record(_ event: BackendEvent, signIn: SignInID?, position: Int64, at time: Date)
 }
 
 /// An event one node of a fleet kept (``BackendEventSink``), as read back.
@@ -88,12 +88,33 @@ public struct FleetBackendEvent: Sendable {
     /// The row's order in the store: ties of position and time are broken by it.
     public var sequence: Int64
     public var event: BackendEvent
+    /// The sign-in it is a step of (``SignInID``).
+    public var signIn: SignInID?
 
-    public init(node: String, position: Int64, time: Date, sequence: Int64, event: BackendEvent) {
+    public init(node: String, position: Int64, time: Date, sequence: Int64, event: BackendEvent, signIn: SignInID?) {
         self.node = node
         self.position = position
         self.time = time
         self.sequence = sequence
         self.event = event
+        self.signIn = signIn
+    }
+}
+
+/// An event as a fleet's store keeps it (`backend_events.event`): the event and its sign-in.
+/// Rows from before sign-ins had IDs hold the event alone, and read as one with none.
+public struct StoredBackendEvent: Codable, Sendable {
+    public var event: BackendEvent
+    public var signIn: SignInID?
+    public init(event: BackendEvent, signIn: SignInID?) {
+        self.event = event
+        self.signIn = signIn
+    }
+
+    /// A row's JSON: this shape, or an older row's bare event.
+    public static func decode(_ data: Data) throws -> StoredBackendEvent {
+        let decoder = JSONDecoder()
+        if let stored = try? decoder.decode(StoredBackendEvent.self, from: data) { return stored }
+        return StoredBackendEvent(event: try decoder.decode(BackendEvent.self, from: data), signIn: nil)
     }
 }

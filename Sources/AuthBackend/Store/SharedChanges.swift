@@ -11,7 +11,7 @@ extension IdentityToolkit {
     /// backend whose every change goes through it.
     public static func open(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
                             clock: any WallClock = SystemWallClock(), store: any BackendStore,
-                            observer: (@Sendable (BackendEvent) -> Void)? = nil,
+                            observer: (@Sendable (BackendEvent, SignInID?) -> Void)? = nil,
                             logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> IdentityToolkit {
         let pem = try await store.open(projectID: configuration.projectID, candidateKeyPEM: IDTokenSigner.processKey.pemRepresentation)
         let key: _RSA.Signing.PrivateKey

@@ -330,7 +330,7 @@ struct InspectorAPI: APIProtocol {
     }
 
     static func schema(_ flow: InspectedFlow) -> Components.Schemas.Flow {
-        .init(id: flow.id, started: flow.started, phoneNumber: flow.phoneNumber, uid: flow.uid, proof: flow.proof.map(schema),
+        .init(id: flow.id, signIn: flow.signIn, started: flow.started, phoneNumber: flow.phoneNumber, uid: flow.uid, proof: flow.proof.map(schema),
               secondFactor: flow.secondFactor, path: flow.path, outcome: flow.outcome.description, error: flow.outcome.error?.rawValue, cause: flow.cause, fix: flow.fix,
               steps: flow.steps.map { step in
                   .init(time: step.time, from: schema(step.from), to: step.to.map(schema), message: step.message, bad: step.bad, event: step.event,
