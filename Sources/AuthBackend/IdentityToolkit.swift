@@ -220,33 +220,23 @@ public actor IdentityToolkit {
         emit(.pushing(appToken: appToken, environment: environment, receipt: receipt), signIn: signIn)
         let result = await pusher?.push(token: token, environment: environment, topic: configuration.bundleID, payload: bytes)
             ?? PushResult(error: "the backend has no APNs sender")
-        emit(.verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result), signIn: signIn)
-        let record = SilentPushRecord(appToken: token.hex, environment: environment.rawValue, at: RFC3339.string(clock.now), status: result.status,
-                                      reason: result.reason?.rawValue, error: result.error)
+        let push = SilentPushRecord(appToken: appToken, environment: environment, receipt: receipt, at: clock.now, result: result, signIn: signIn)
+        emit(push.event, signIn: signIn)
         if fleet != nil {
             // The fleet's list: kept before the answer, so an app that asks another node why no
             // push came finds it. A store that cannot take it costs the answer nothing: the
             // receipt is kept, and the node logs why the list misses this push.
             do {
-                try await change { core throws(IdentityToolkitError) in core.commit(.silentPush(record)) }
+                try await change { core throws(IdentityToolkitError) in core.commit(.silentPush(push)) }
             } catch {
                 logger.warning("verifyClient: the push's outcome is not in the fleet's silent-push list", metadata: ["error": "\(error.message)"])
             }
         } else {
-            silentPushes.append(record)
+            silentPushes.append(push)
         }
-        silentPushTally.add(result)
-        var metadata: Logger.Metadata = ["device-token": "\(token.hex)", "environment": "\(environment)", "receipt": "\(receipt.prefix(8))"]
-        if let status = result.status { metadata["status"] = "\(status)" }
-        if let reason = result.reason { metadata["reason"] = "\(reason)" }
-        if let error = result.error { metadata["error"] = "\(error)" }
-        if result.accepted {
-            logger.debug("verifyClient: silent push accepted", metadata: metadata)
-        } else if result.status != nil {
-            logger.warning("verifyClient: APNs refused the silent push; the app will fall back to reCAPTCHA", metadata: metadata)
-        } else {
-            logger.warning("verifyClient: the silent push could not be sent; the app will fall back to reCAPTCHA", metadata: metadata)
-        }
+        silentPushTally.add(push)
+        let line = push.logLine
+        logger.log(level: line.level, "\(line.message)", metadata: line.metadata)
         return VerifyClientResponse(receipt: receipt, suggestedTimeout: String(configuration.suggestedTimeout))
     }
 

@@ -264,11 +264,8 @@ extension PhoneAuthWorld {
     @discardableResult
     public func reportSilentPushes(into timeline: Timeline, after known: Int) async -> Int {
         guard let pushes = await silentPushResults(), pushes.count > known else { return known }
-        for push in pushes.dropFirst(known) {
-            let answer = push.error.map { "could not be sent: \($0) (is push-receiver listening where the backend's --receiver-port points?)" }
-                ?? "APNs \(push.environment) answered \(push.status.map(String.init) ?? "?")\(push.reason.map { " \($0)" } ?? "")"
-            timeline.record(.backend, to: .app, "the backend's silent push to \(push.appToken.prefix(8))…: \(answer)")
-        }
+        // The backend's own event for each, as a timeline in its process records it.
+        for push in pushes.dropFirst(known) { ScenarioRunner.record(push.event, signIn: push.signIn, into: timeline) }
         return pushes.count
     }
 }

@@ -59,7 +59,7 @@ struct InspectorTests {
         // The backend's silent push is told as soon as the backend has it (kept before verifyClient
         // answers, so before the app's verification ID), not after the sign-in (issue 63, N3).
         let lines = good.output.split(separator: "\n")
-        let push = lines.firstIndex { $0.contains("the backend's silent push to") }, signedIn = lines.firstIndex { $0.contains("signed in: uid") }
+        let push = lines.firstIndex { $0.contains("verifyClient returns the receipt to the app") }, signedIn = lines.firstIndex { $0.contains("signed in: uid") }
         #expect(push != nil && signedIn != nil && push! < signedIn!, "\(good.output)")
         let bad = try await runProgram([authsim, "phone", "--backend", backend, "--gateway", gateway, "--certs", served.certs,
                                         "--state", folder.appendingPathComponent("phone2").path, "--number", "+16505559876", "--code", "000000",

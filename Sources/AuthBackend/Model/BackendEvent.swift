@@ -132,7 +132,11 @@ extension BackendEvent {
         case .pushing(let token, let environment, let receipt):
             return Line(.backend, to: .apns, "verifyClient: receipt \(receipt.prefix(8))… for token \(token.prefix(8))…; the secret goes by silent push via \(environment)")
         case .verifyClient(_, let environment, _, let push):
-            let answer = [push.status.map(String.init), push.reason?.rawValue, push.error].compactMap { $0 }.joined(separator: " ")
+            guard let status = push.status else {
+                return Line(.backend, "the silent push to \(environment) was not sent: \(push.error ?? "no reason given"); verifyClient returns the receipt to the app either way",
+                            bad: true)
+            }
+            let answer = [String(status), push.reason?.rawValue].compactMap { $0 }.joined(separator: " ")
             return Line(.apns, to: .backend, "\(environment) answered \(answer); verifyClient returns the receipt to the app either way", bad: !push.accepted)
         case .codeRequested(let phone, let proof, _, let endpoint):
             return Line(.app, to: .backend, "\(endpoint) for \(phone): the app is proved by \(proof)")

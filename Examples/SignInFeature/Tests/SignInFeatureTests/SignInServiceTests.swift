@@ -48,7 +48,7 @@ struct SignInServiceTests {
             let uid = try await signIn(simulation)
             #expect(SignInService().currentUserID == uid)
             #expect(simulation.lastAppVerification == .silentPush)
-            #expect(await simulation.silentPushes().map(\.status) == [200])
+            #expect(await simulation.silentPushes().map(\.result.status) == [200])
         }
     }
 
@@ -66,7 +66,7 @@ struct SignInServiceTests {
         try await Simulation.run(.tokenTypeMismatch) { simulation in
             _ = try await signIn(simulation)
             #expect(simulation.lastAppVerification == .reCAPTCHA)
-            #expect(await simulation.silentPushes().first?.reason == "BadDeviceToken")
+            #expect(await simulation.silentPushes().first?.result.reason?.rawValue == "BadDeviceToken")
         }
     }
 
