@@ -126,7 +126,7 @@ public actor IdentityToolkit {
     /// store, in the node's next batch (``sharedChange(_:)``). A call's records are kept also when it throws after
     /// writing (a wrong code counts even though the answer is an error); its events are told once
     /// its records are kept.
-    func change<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
+    func change<T>(_ call: (inout CoreCall) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
         if fleet != nil { return try await sharedChange(call) }
         let outcome = core.handle(now: clock.now, call)
         if !outcome.records.isEmpty {
@@ -143,14 +143,14 @@ public actor IdentityToolkit {
 
     /// Runs `call`, which only reads, through the core once its state is the store's (a fleet's)
     /// and tells of its events.
-    func read<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
+    func read<T>(_ call: (inout CoreCall) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
         try await readShared()
         return try check(call)
     }
 
     /// Runs `call`, which reads the state as this node has it or the request alone (the checks
     /// made before a password is hashed), and tells of its events.
-    func check<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) throws(IdentityToolkitError) -> T {
+    func check<T>(_ call: (inout CoreCall) throws(IdentityToolkitError) -> T) throws(IdentityToolkitError) -> T {
         let outcome = core.handle(now: clock.now, call)
         guard outcome.records.isEmpty else {
             // A rule that writes in a read: a programming error, answered, never lost silently.
@@ -298,7 +298,7 @@ public actor IdentityToolkit {
     ///
     /// The signature (RSA, ~0.4 ms) is made off the actor (``signToken(for:provider:secondFactor:authTime:extraClaims:now:)``):
     /// signed on it, every sign-in waited for every other's.
-    func signIn<Answer>(_ decide: (inout BackendCore) throws(IdentityToolkitError) -> SignInDecision<Answer>) async throws(IdentityToolkitError) -> Answer {
+    func signIn<Answer>(_ decide: (inout CoreCall) throws(IdentityToolkitError) -> SignInDecision<Answer>) async throws(IdentityToolkitError) -> Answer {
         switch try await change(decide) {
         case .answer(let answer):
             return answer

@@ -87,7 +87,7 @@ extension IdentityToolkit {
         // The hash is checked off the actor (scrypt takes tens of milliseconds), then the sign-in
         // goes on only if the user still has the hash that was checked.
         try await readShared()
-        let stored = core.user(email: email).flatMap { user in user.passwordHash.map { (hash: $0, salt: user.salt) } }
+        let stored = core.state.user(email: email).flatMap { user in user.passwordHash.map { (hash: $0, salt: user.salt) } }
         var verified: String?
         if let stored, await PasswordHashing.matches(password, hash: stored.hash, salt: stored.salt) { verified = stored.hash }
         return try await signIn { [verified] core throws(IdentityToolkitError) in try core.signInWithPassword(email: email, verifiedHash: verified) }
@@ -145,7 +145,7 @@ extension IdentityToolkit {
     }
 
     /// An admin's password (`create_user(password=…)`, `update_user(password=…)`), hashed; nil for none.
-    func adminPasswordHash(_ password: String?) async throws(IdentityToolkitError) -> BackendCore.PasswordHash? {
+    func adminPasswordHash(_ password: String?) async throws(IdentityToolkitError) -> PasswordHash? {
         guard let password else { return nil }
         guard password.count >= BackendCore.minimumPasswordLength else { throw BackendCore.weakPassword }
         return try await passwordHash(password)

@@ -14,9 +14,9 @@ enum PasswordHashing {
     static let prefix = "authsim-scrypt:N=16384,r=8,p=1:"
 
     /// `password` hashed with `salt`.
-    static func hash(_ password: String, salt: [UInt8]) async -> BackendCore.PasswordHash {
+    static func hash(_ password: String, salt: [UInt8]) async -> PasswordHash {
         let key = await scrypt(password, salt: salt)
-        return BackendCore.PasswordHash(hash: prefix + Data(key).base64EncodedString(), salt: Data(salt).base64EncodedString())
+        return PasswordHash(hash: prefix + Data(key).base64EncodedString(), salt: Data(salt).base64EncodedString())
     }
 
     /// Whether `password` is the one `hash` was made from: this backend's scrypt hashes, and the
@@ -49,9 +49,15 @@ enum PasswordHashing {
 
 extension IdentityToolkit {
     /// The hash of a password a call sets (nil for none), its salt drawn by the core.
-    func passwordHash(_ password: String?) async throws(IdentityToolkitError) -> BackendCore.PasswordHash? {
+    func passwordHash(_ password: String?) async throws(IdentityToolkitError) -> PasswordHash? {
         guard let password else { return nil }
         let salt = try check { core throws(IdentityToolkitError) in core.passwordSalt() }
         return await PasswordHashing.hash(password, salt: salt)
     }
+}
+
+/// A password's hash and salt as a user record keeps them (made by ``PasswordHashing``).
+struct PasswordHash: Sendable {
+    let hash: String
+    let salt: String
 }

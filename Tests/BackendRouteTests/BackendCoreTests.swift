@@ -209,7 +209,7 @@ extension BackendCoreTests {
         #expect(first.hash == again.hash && first.salt == again.salt && first.hash.hasPrefix(PasswordHashing.prefix))
         #expect(await PasswordHashing.matches("correct horse", hash: first.hash, salt: first.salt))
         #expect(await !PasswordHashing.matches("wrong horse", hash: first.hash, salt: first.salt))
-        func signUp(_ hash: BackendCore.PasswordHash) throws -> [String] {
+        func signUp(_ hash: PasswordHash) throws -> [String] {
             var fresh = try self.core()
             return try lines(fresh.handle(now: start, random: SeededRandom(seed: 1)) { core throws(IdentityToolkitError) in
                 try core.signUp(SignUpNewUserRequest(email: "ada@example.com", password: "correct horse"), hash: hash)
@@ -268,7 +268,7 @@ extension BackendCoreTests {
     func multiFactor() throws {
         let second = "+16505550111"
         var core = try core { $0.testPhoneNumbers = [second: "222333"] }
-        let hash = BackendCore.PasswordHash(hash: "fakeHash:salt=s:password=pw", salt: "s")
+        let hash = PasswordHash(hash: "fakeHash:salt=s:password=pw", salt: "s")
         let created = try core.handle(now: start) { core throws(IdentityToolkitError) in
             try core.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com", emailVerified: true), hash: hash)
         }.answer.get()

@@ -115,7 +115,7 @@ struct SignInIDTests {
     func secondFactor() throws {
         let second = "+16505550111"
         var core = try core { $0.testPhoneNumbers = [second: "222333"] }
-        let hash = BackendCore.PasswordHash(hash: "fakeHash:salt=s:password=pw", salt: "s")
+        let hash = PasswordHash(hash: "fakeHash:salt=s:password=pw", salt: "s")
         let created = try core.handle(now: start) { core throws(IdentityToolkitError) in
             try core.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com", emailVerified: true), hash: hash)
         }.answer.get()

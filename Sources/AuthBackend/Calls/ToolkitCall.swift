@@ -99,7 +99,7 @@ extension CallReading where Call: AuthRPCQueryRequest {
 /// state (its records kept before the answer), one that grants tokens (signed after the change,
 /// off the actor), or work of the actor's own around its rules (a silent push, a password hash).
 enum CallRule<Call: AuthRPCRequest>: Sendable {
-    typealias Rule<Answer> = @Sendable (inout BackendCore, Call) throws(IdentityToolkitError) -> Answer
+    typealias Rule<Answer> = @Sendable (inout CoreCall, Call) throws(IdentityToolkitError) -> Answer
 
     case read(Rule<Call.Response>)
     case change(Rule<Call.Response>)

@@ -5,7 +5,7 @@ import Utilities
 // A signed-in user as the service reads them: the refresh token's grant (`securetoken` v1 `token`),
 // the ID token a call carries, and the user as `accounts:lookup` describes them.
 
-extension BackendCore {
+extension CoreCall {
     /// `secureToken`'s rules: the user a refresh token signs in, and the sign-in it was granted
     /// for; the ID token is signed after.
     mutating func refresh(_ request: SecureTokenRequest) throws(IdentityToolkitError) -> (BackendUser, BackendState.RefreshToken) {
@@ -24,7 +24,7 @@ extension BackendCore {
             }
             stored = BackendState.RefreshToken(localId: sign.u, provider: ProviderID(rawValue: sign.p), secondFactor: sign.f,
                                                issuedAt: Date(timeIntervalSince1970: Double(sign.i) / 1000), claims: sign.c)
-        } else if let legacy = state.refreshTokens[Self.digest(refreshToken)] {
+        } else if let legacy = state.refreshTokens[BackendCore.digest(refreshToken)] {
             stored = legacy
         } else {
             throw reject(endpoint, IdentityToolkitError(.invalidRefreshToken))
@@ -53,7 +53,7 @@ extension BackendCore {
     }
 }
 
-extension BackendCore {
+extension CoreCall {
 
     /// ``IdentityToolkit/getAccountInfo(_:)``'s rules.
     mutating func getAccountInfo(_ request: GetAccountInfoRequest) throws(IdentityToolkitError) -> GetAccountInfoResponse {
@@ -89,6 +89,91 @@ extension BackendCore {
     }
 }
 
+// MARK: Changing and deleting an account
+
+extension CoreCall {
+    /// `setAccountInfo`'s checks of the request alone: the new password to hash, if one is set.
+    mutating func accountUpdatePassword(_ request: SetAccountInfoRequest) throws(IdentityToolkitError) -> String? {
+        let endpoint = BackendOperation.setAccountInfo
+        if request.idToken == nil, request.oobCode == nil {
+            throw reject(endpoint, IdentityToolkitError(.invalidReqType, "Unsupported request parameters."))
+        }
+        // As the Auth Emulator: custom claims and disabling are an admin's; the other admin fields
+        // (validSince, createdAt, …) are not read from a user's request.
+        if request.customAttributes != nil { throw reject(endpoint, IdentityToolkitError(.insufficientPermission)) }
+        if request.disableUser != nil { throw reject(endpoint, IdentityToolkitError(.operationNotAllowed)) }
+        if let password = request.password, password.count < BackendCore.minimumPasswordLength { throw reject(endpoint, BackendCore.weakPassword) }
+        return request.password
+    }
+
+    mutating func setAccountInfo(_ request: SetAccountInfoRequest, hash: PasswordHash?) throws(IdentityToolkitError) -> SignInDecision<SetAccountInfoResponse> {
+        let endpoint = BackendOperation.setAccountInfo
+        if let code = request.oobCode { return .answer(try applyOobCode(code)) }
+        guard let uid = try standingUID(request.idToken, endpoint: endpoint), var user = state.users[uid],
+              let claims = request.idToken.flatMap({ tokenSigner.verifiedClaims($0, now: now) }) else {
+            throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+        }
+        var provider = claims.firebase.signInProvider
+        do throws(IdentityToolkitError) {
+            if let email = request.email {
+                guard BackendCore.isValidEmail(email) else { throw IdentityToolkitError(.invalidEmail) }
+                let canonical = email.lowercased()
+                if canonical != user.email {
+                    if state.user(email: canonical) != nil { throw IdentityToolkitError(.emailExists) }
+                    if emulatorSignIn.enableImprovedEmailPrivacy {
+                        throw IdentityToolkitError(.operationNotAllowed, "Please verify the new email before changing email.")
+                    }
+                    user.email = canonical
+                    user.emailVerified = false
+                    user.validSince = Int64(now.timeIntervalSince1970)
+                }
+            }
+            if let hash {
+                guard user.email != nil else { throw IdentityToolkitError(.missingEmail, "a password needs the user's email") }
+                // A new password ends every other session (their refresh tokens), as Firebase's does.
+                setPassword(hash, of: &user)
+                provider = .password
+            }
+            try Self.applyProfile(request, to: &user)
+            commit(.user(user))
+        } catch { throw reject(endpoint, error) }
+        let info = Self.userInfo(user)
+        let response = SetAccountInfoResponse(localId: user.localId, email: user.email, displayName: user.displayName, photoUrl: user.photoUrl,
+                                              providerUserInfo: info.providerUserInfo, emailVerified: user.emailVerified)
+        // New tokens when asked, and always when the change revoked the others (the emulator's rule).
+        guard request.returnSecureToken == true || hash != nil else { return .answer(response) }
+        let grant = try grantTokens(for: user, provider: provider, secondFactor: claims.firebase.secondFactorIdentifier,
+                                    endpoint: endpoint)
+        return .tokens(grant) { tokens in
+            var answer = response
+            answer.idToken = tokens.idToken
+            answer.refreshToken = tokens.refreshToken
+            answer.expiresIn = tokens.expiresIn
+            return answer
+        }
+    }
+
+    /// ``IdentityToolkit/deleteAccount(_:)``'s rules.
+    mutating func deleteAccount(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
+        guard let uid = try standingUID(request.idToken, endpoint: .deleteAccount), state.users[uid] != nil else {
+            throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
+        }
+        commit(.userDeleted(localId: uid))
+        emit(.accountDeleted(uid: uid))
+        return DeleteAccountResponse()
+    }
+
+
+    /// The user ID of a valid ID token of this backend's, `nil` for none (each caller answers its
+    /// own error); a revoked token (issued before the user's `validSince`) is TOKEN_EXPIRED and a
+    /// disabled user USER_DISABLED, as on every call with an ID token (``signedInUser(_:endpoint:)``).
+    mutating func standingUID(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> String? {
+        guard let idToken, !idToken.isEmpty, let claims = tokenSigner.verifiedClaims(idToken, now: now),
+              let user = state.users[claims.sub] else { return nil }
+        _ = try signedInUser(idToken, endpoint: endpoint)
+        return user.localId
+    }
+}
 
 extension UserRecord {
     /// What Google's `accounts:lookup` answers a client (the user's own ID token): the password

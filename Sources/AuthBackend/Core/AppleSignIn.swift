@@ -3,68 +3,7 @@ import Utilities
 import Crypto
 import Foundation
 
-extension BackendCore {
-    /// `setAccountInfo`'s checks of the request alone: the new password to hash, if one is set.
-    mutating func accountUpdatePassword(_ request: SetAccountInfoRequest) throws(IdentityToolkitError) -> String? {
-        let endpoint = BackendOperation.setAccountInfo
-        if request.idToken == nil, request.oobCode == nil {
-            throw reject(endpoint, IdentityToolkitError(.invalidReqType, "Unsupported request parameters."))
-        }
-        // As the Auth Emulator: custom claims and disabling are an admin's; the other admin fields
-        // (validSince, createdAt, …) are not read from a user's request.
-        if request.customAttributes != nil { throw reject(endpoint, IdentityToolkitError(.insufficientPermission)) }
-        if request.disableUser != nil { throw reject(endpoint, IdentityToolkitError(.operationNotAllowed)) }
-        if let password = request.password, password.count < Self.minimumPasswordLength { throw reject(endpoint, Self.weakPassword) }
-        return request.password
-    }
-
-    mutating func setAccountInfo(_ request: SetAccountInfoRequest, hash: PasswordHash?) throws(IdentityToolkitError) -> SignInDecision<SetAccountInfoResponse> {
-        let endpoint = BackendOperation.setAccountInfo
-        if let code = request.oobCode { return .answer(try applyOobCode(code)) }
-        guard let uid = try standingUID(request.idToken, endpoint: endpoint), var user = state.users[uid],
-              let claims = request.idToken.flatMap({ tokenSigner.verifiedClaims($0, now: now) }) else {
-            throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
-        }
-        var provider = claims.firebase.signInProvider
-        do throws(IdentityToolkitError) {
-            if let email = request.email {
-                guard Self.isValidEmail(email) else { throw IdentityToolkitError(.invalidEmail) }
-                let canonical = email.lowercased()
-                if canonical != user.email {
-                    if self.user(email: canonical) != nil { throw IdentityToolkitError(.emailExists) }
-                    if emulatorSignIn.enableImprovedEmailPrivacy {
-                        throw IdentityToolkitError(.operationNotAllowed, "Please verify the new email before changing email.")
-                    }
-                    user.email = canonical
-                    user.emailVerified = false
-                    user.validSince = Int64(now.timeIntervalSince1970)
-                }
-            }
-            if let hash {
-                guard user.email != nil else { throw IdentityToolkitError(.missingEmail, "a password needs the user's email") }
-                // A new password ends every other session (their refresh tokens), as Firebase's does.
-                setPassword(hash, of: &user)
-                provider = .password
-            }
-            try Self.applyProfile(request, to: &user)
-            commit(.user(user))
-        } catch { throw reject(endpoint, error) }
-        let info = Self.userInfo(user)
-        let response = SetAccountInfoResponse(localId: user.localId, email: user.email, displayName: user.displayName, photoUrl: user.photoUrl,
-                                              providerUserInfo: info.providerUserInfo, emailVerified: user.emailVerified)
-        // New tokens when asked, and always when the change revoked the others (the emulator's rule).
-        guard request.returnSecureToken == true || hash != nil else { return .answer(response) }
-        let grant = try grantTokens(for: user, provider: provider, secondFactor: claims.firebase.secondFactorIdentifier,
-                                    endpoint: endpoint)
-        return .tokens(grant) { tokens in
-            var answer = response
-            answer.idToken = tokens.idToken
-            answer.refreshToken = tokens.refreshToken
-            answer.expiresIn = tokens.expiresIn
-            return answer
-        }
-    }
-
+extension CoreCall {
     mutating func signInWithIdp(_ request: VerifyAssertionRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyAssertionResponse> {
         let endpoint = BackendOperation.signInWithIdp
         let (postBody, pendingToken, idToken) = (request.postBody, request.pendingToken, request.idToken)
@@ -80,7 +19,7 @@ extension BackendCore {
             commit(.applePendingUsed(token: pendingToken))
             (sub, email) = (pending.sub, pending.email)
         } else {
-            let fields = Self.formFields(postBody ?? "")
+            let fields = BackendCore.formFields(postBody ?? "")
             guard let provider = fields["providerId"], !provider.isEmpty else {
                 throw reject(endpoint, IdentityToolkitError(.missingOrInvalidProviderID, "Provider ID is missing in the request."))
             }
@@ -110,11 +49,11 @@ extension BackendCore {
                 guard let raw = fields["nonce"], !raw.isEmpty else {
                     throw reject(endpoint, IdentityToolkitError(.missingOrInvalidNonce, "Nonce is missing in the request."))
                 }
-                guard ConstantTime.equals(Self.digest(raw), expected) else {
+                guard ConstantTime.equals(BackendCore.digest(raw), expected) else {
                     throw reject(endpoint, IdentityToolkitError(.missingOrInvalidNonce, "The nonce in ID Token \"\(expected)\" does not match the SHA256 hash of the raw nonce \"\(raw)\" in the request."))
                 }
             }
-            let spent = Self.digest(token)
+            let spent = BackendCore.digest(token)
             guard state.spentAppleTokens[spent] == nil else {
                 throw reject(endpoint, IdentityToolkitError(.missingOrInvalidNonce, "Duplicate credential received. Please try again with a new credential."))
             }
@@ -221,7 +160,7 @@ extension BackendCore {
         do throws(IdentityToolkitError) {
             sub = try appleID.subject(ofCode: code, clientID: configuration.bundleID)
             // Used once, on whichever node: the fleet's record, as every single-use thing.
-            let digest = Self.digest(code)
+            let digest = BackendCore.digest(code)
             guard state.revokedAppleCodes[digest] == nil else { throw AppleIDProvider.invalidGrant }
             commit(.appleCodeRevoked(digest: digest, at: now))
         } catch { throw reject(endpoint, error) }
@@ -233,27 +172,6 @@ extension BackendCore {
         }
         emit(.appleRevoked(uid: uid, sub: sub))
         return EmptyResponse()
-    }
-
-    /// ``IdentityToolkit/deleteAccount(_:)``'s rules.
-    mutating func deleteAccount(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
-        guard let uid = try standingUID(request.idToken, endpoint: .deleteAccount), state.users[uid] != nil else {
-            throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
-        }
-        commit(.userDeleted(localId: uid))
-        emit(.accountDeleted(uid: uid))
-        return DeleteAccountResponse()
-    }
-
-
-    /// The user ID of a valid ID token of this backend's, `nil` for none (each caller answers its
-    /// own error); a revoked token (issued before the user's `validSince`) is TOKEN_EXPIRED and a
-    /// disabled user USER_DISABLED, as on every call with an ID token (``signedInUser(_:endpoint:)``).
-    mutating func standingUID(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> String? {
-        guard let idToken, !idToken.isEmpty, let claims = tokenSigner.verifiedClaims(idToken, now: now),
-              let user = state.users[claims.sub] else { return nil }
-        _ = try signedInUser(idToken, endpoint: endpoint)
-        return user.localId
     }
 
     /// The display name in the SDK's `user={"name":{"firstName":…,"lastName":…}}`: "First Last".
@@ -270,6 +188,9 @@ extension BackendCore {
         return text.isEmpty ? nil : text
     }
 
+}
+
+extension BackendCore {
     /// `id_token=…&providerId=apple.com&nonce=…` → fields (percent-decoded, `+` as space, first wins).
     static func formFields(_ body: String) -> [String: String] { WebText.formFields(body) }
 }

@@ -29,8 +29,6 @@ struct BackendCore {
     /// Whether the project config is a record (a fleet's, which every node adopts) or stays in
     /// memory, as the emulator's does.
     var projectConfigIsShared = false
-    /// The call being handled: its instant, its randomness, and what it did so far.
-    private var step = CoreStep(now: Date(timeIntervalSince1970: 0), random: SecureBackendRandom())
 
     init(configuration: BackendConfiguration, tokenSigner: IDTokenSigner, appleID: AppleIDProvider, state: BackendState) {
         self.configuration = configuration
@@ -49,91 +47,20 @@ struct BackendCore {
                   appleID: try AppleIDProvider(), state: BackendState())
     }
 
-    /// Handles one call: `call` runs the rules at `now`, drawing from `random`. What it changed is
-    /// in the outcome also when it throws (a wrong code counts though the answer is an error).
+    /// Handles one call: `body` runs the rules on the call (``CoreCall``: this core, the instant
+    /// `now`, randomness from `random`, and what the call did so far). What it changed is in the
+    /// outcome also when it throws (a wrong code counts though the answer is an error).
     mutating func handle<Answer>(now: Date, random: any BackendRandom = SecureBackendRandom(),
-                                 _ call: (inout BackendCore) throws(IdentityToolkitError) -> Answer) -> CoreOutcome<Answer> {
-        step = CoreStep(now: now, random: random)
-        let answer = Result { () throws(IdentityToolkitError) -> Answer in try call(&self) }
+                                 _ body: (inout CoreCall) throws(IdentityToolkitError) -> Answer) -> CoreOutcome<Answer> {
+        // The call takes the core (its state's tables with no second reference, so the rules
+        // change them in place) and gives it back.
+        var call = CoreCall(core: consume self, now: now, random: random)
+        let answer = Result { () throws(IdentityToolkitError) -> Answer in try body(&call) }
         // A call that told of a sign-in's step without naming one started its own.
-        let signIn = step.signIn ?? (step.events.contains(where: \.isSignInStep) ? self.signIn() : nil)
-        let done = step
-        step = CoreStep(now: now, random: SecureBackendRandom())
-        return CoreOutcome(answer: answer, records: done.records, events: done.events, logs: done.logs, signIn: signIn)
+        let signIn = call.signInID ?? (call.events.contains(where: \.isSignInStep) ? call.signIn() : nil)
+        self = call.core
+        return CoreOutcome(answer: answer, records: call.records, events: call.events, logs: call.logs, signIn: signIn)
     }
-
-    /// The sign-in this call is a step of (``SignInID``): the one it continues, or a new one
-    /// from here on.
-    mutating func signIn() -> SignInID {
-        if let id = step.signIn { return id }
-        let id = SignInID(rawValue: randomID(length: 16))
-        step.signIn = id
-        return id
-    }
-
-    /// Makes this call a step of sign-in `id`, which a record the call names carries (a receipt,
-    /// a session, a pending credential); nil (a record from before sign-ins had IDs), or a call
-    /// that already continues one, changes nothing.
-    mutating func continueSignIn(_ id: SignInID?) {
-        if step.signIn == nil { step.signIn = id }
-    }
-
-    /// The instant of the call being handled.
-    var now: Date { step.now }
-
-    /// Applies a change and keeps it in the call's records.
-    mutating func commit(_ record: BackendRecord) {
-        state.apply(record)
-        step.records.append(record)
-    }
-
-    /// Tells of `event` (once the call's records are kept).
-    mutating func emit(_ event: BackendEvent) {
-        step.events.append(event)
-    }
-
-    /// A line for the backend's log.
-    mutating func log(_ level: Logger.Level, _ message: String, _ metadata: Logger.Metadata = [:]) {
-        step.logs.append(CoreLog(level: level, message: message, metadata: metadata))
-    }
-
-    /// Tells of a refusal and gives back its error, to throw.
-    mutating func reject(_ endpoint: BackendOperation, _ error: IdentityToolkitError, cause: RejectionCause? = nil) -> IdentityToolkitError {
-        emit(.rejected(endpoint: endpoint, error, cause: cause))
-        return error
-    }
-
-    /// `count` random bytes in base64url.
-    mutating func randomString(bytes count: Int) -> String {
-        Base64URL.encode(randomBytes(count))
-    }
-
-    /// `count` random bytes from the call's source.
-    mutating func randomBytes(_ count: Int) -> [UInt8] {
-        step.random.bytes(count)
-    }
-
-    /// Six random digits, as the SMS carries them (unbiased).
-    mutating func randomCode() -> String {
-        var generator = BackendRandomGenerator(source: step.random)
-        let digits = String(Int.random(in: 0..<1_000_000, using: &generator))
-        step.random = generator.source
-        return String(repeating: "0", count: 6 - digits.count) + digits
-    }
-
-    /// `length` letters and digits, as the emulator's `randomId`, without modulo bias (bytes of
-    /// 248 and above are drawn again).
-    mutating func randomID(length: Int) -> String {
-        var characters: [UInt8] = []
-        characters.reserveCapacity(length)
-        while characters.count < length {
-            for byte in step.random.bytes(length - characters.count + 8) where byte < 248 && characters.count < length {
-                characters.append(Self.idAlphabet[Int(byte % 62)])
-            }
-        }
-        return String(decoding: characters, as: UTF8.self)
-    }
-    private static let idAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
 }
 
 /// What one call did: its answer or error, the records to keep before it answers, the events to
@@ -154,21 +81,6 @@ struct CoreLog {
     let metadata: Logger.Metadata
 }
 
-/// The call being handled.
-private struct CoreStep {
-    let now: Date
-    var random: any BackendRandom
-    var records: [BackendRecord] = []
-    var events: [BackendEvent] = []
-    var signIn: SignInID?
-    var logs: [CoreLog] = []
-
-    init(now: Date, random: any BackendRandom) {
-        self.now = now
-        self.random = random
-    }
-}
-
 /// Where the core's secrets and identifiers come from: libcrypto's generator in a backend
 /// (``SecureBackendRandom``), a seeded one in tests, so that a call's outcome can be written down.
 protocol BackendRandom: Sendable {
@@ -181,7 +93,7 @@ struct SecureBackendRandom: BackendRandom {
 }
 
 /// A ``BackendRandom`` as a `RandomNumberGenerator`, for the standard library's unbiased `random(in:using:)`.
-private struct BackendRandomGenerator: RandomNumberGenerator {
+struct BackendRandomGenerator: RandomNumberGenerator {
     var source: any BackendRandom
 
     mutating func next() -> UInt64 {

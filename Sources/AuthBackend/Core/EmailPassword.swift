@@ -37,9 +37,7 @@ public struct OobEmail: Sendable, Hashable, Codable {
     }
 }
 
-extension BackendCore {
-    /// The shortest password the service takes (`WEAK_PASSWORD : Password should be at least 6 characters`).
-    static let minimumPasswordLength = 6
+extension CoreCall {
 
     // MARK: Sign-up and sign-in
 
@@ -55,8 +53,8 @@ extension BackendCore {
         guard emailPassword else { return nil }
         guard let email = request.email, !email.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
         guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingPassword)) }
-        guard Self.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
-        guard password.count >= Self.minimumPasswordLength else { throw reject(endpoint, Self.weakPassword) }
+        guard BackendCore.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
+        guard password.count >= BackendCore.minimumPasswordLength else { throw reject(endpoint, BackendCore.weakPassword) }
         return password
     }
 
@@ -77,7 +75,7 @@ extension BackendCore {
         let provider: ProviderID
         if let hash, let email = request.email {
             let canonical = email.lowercased()
-            if let holder = self.user(email: canonical), holder.localId != user.localId || user.passwordHash != nil {
+            if let holder = state.user(email: canonical), holder.localId != user.localId || user.passwordHash != nil {
                 throw reject(endpoint, IdentityToolkitError(.emailExists))
             }
             user.email = canonical
@@ -101,7 +99,7 @@ extension BackendCore {
     mutating func passwordCredentials(_ request: VerifyPasswordRequest) throws(IdentityToolkitError) -> (email: String, password: String) {
         let endpoint = BackendOperation.signInWithPassword
         guard let email = request.email else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
-        guard Self.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
+        guard BackendCore.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
         guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingPassword)) }
         return (email.lowercased(), password)
     }
@@ -110,7 +108,7 @@ extension BackendCore {
     mutating func signInWithPassword(email canonical: String, verifiedHash verified: String?) throws(IdentityToolkitError) -> SignInDecision<VerifyPasswordResponse> {
         let endpoint = BackendOperation.signInWithPassword
         let protected = emulatorSignIn.enableImprovedEmailPrivacy
-        guard let user = self.user(email: canonical) else {
+        guard let user = state.user(email: canonical) else {
             throw reject(endpoint, IdentityToolkitError(protected ? .invalidLoginCredentials : .emailNotFound))
         }
         try requireEnabled(user, endpoint: endpoint)
@@ -152,7 +150,7 @@ extension BackendCore {
         guard message.email == email else {
             throw reject(endpoint, IdentityToolkitError(.invalidEmail, "The email provided does not match the sign-in email address."))
         }
-        let holder = self.user(email: email)
+        let holder = state.user(email: email)
         if let linkingTo, let holder, holder.localId != linkingTo.localId { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
         if let existing = linkingTo ?? holder { try requireEnabled(existing, endpoint: endpoint) }
         commit(.oobCodeUsed(digest: digest))
@@ -203,7 +201,7 @@ extension BackendCore {
         case .passwordReset:
             guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
             email = given.lowercased()
-            if user(email: email) == nil {
+            if state.user(email: email) == nil {
                 if emulatorSignIn.enableImprovedEmailPrivacy { return GetOOBConfirmationCodeResponse(email: email) }
                 throw reject(endpoint, IdentityToolkitError(.emailNotFound))
             }
@@ -215,15 +213,15 @@ extension BackendCore {
             email = current
             if type == .verifyAndChangeEmail {
                 guard let given = request.newEmail, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingNewEmail)) }
-                guard Self.isValidEmail(given) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
+                guard BackendCore.isValidEmail(given) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
                 let canonical = given.lowercased()
-                if self.user(email: canonical) != nil { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
+                if state.user(email: canonical) != nil { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
                 newEmail = canonical
             }
         case .emailSignIn:
             // Anyone may ask for a sign-in link, to any address: the link is the proof.
             guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
-            guard Self.isValidEmail(given) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
+            guard BackendCore.isValidEmail(given) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
             email = given.lowercased()
         case .recoverEmail:
             throw reject(endpoint, IdentityToolkitError(.invalidReqType))
@@ -231,7 +229,7 @@ extension BackendCore {
         let code = randomString(bytes: 40)
         let message = OobEmail(email: email, code: code, requestType: type, newEmail: newEmail,
                                link: actionLink(type, code: code, continueURL: request.continueUrl), sentAt: now)
-        commit(.oobCode(digest: Self.digest(code), message))
+        commit(.oobCode(digest: BackendCore.digest(code), message))
         emit(.emailSent(message))
         return GetOOBConfirmationCodeResponse(email: email)
     }
@@ -245,7 +243,7 @@ extension BackendCore {
         let endpoint = BackendOperation.createAuthUri
         guard let identifier = request.identifier, !identifier.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingIdentifier)) }
         guard let continueUri = request.continueUri, !continueUri.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingContinueURI)) }
-        guard Self.isValidEmail(identifier) else { throw reject(endpoint, IdentityToolkitError(.invalidIdentifier)) }
+        guard BackendCore.isValidEmail(identifier) else { throw reject(endpoint, IdentityToolkitError(.invalidIdentifier)) }
         guard let url = URL(string: continueUri), url.scheme != nil, url.host != nil else {
             throw reject(endpoint, IdentityToolkitError(.invalidContinueURI, "((expected an absolute URI with valid scheme and host))"))
         }
@@ -253,7 +251,7 @@ extension BackendCore {
         var registered = false
         var allProviders: [String] = []
         var methods: [SignInMethod] = []
-        if let user = user(email: email) {
+        if let user = state.user(email: email) {
             registered = true
             for provider in Self.userInfo(user).providerUserInfo ?? [] where provider.providerId != .phone {
                 let id = provider.providerId
@@ -278,7 +276,7 @@ extension BackendCore {
     mutating func resetPasswordInput(_ request: ResetPasswordRequest) throws(IdentityToolkitError) -> (code: String, password: String?) {
         let endpoint = BackendOperation.resetPassword
         guard let code = request.oobCode, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingOobCode)) }
-        if let password = request.newPassword, password.count < Self.minimumPasswordLength { throw reject(endpoint, Self.weakPassword) }
+        if let password = request.newPassword, password.count < BackendCore.minimumPasswordLength { throw reject(endpoint, BackendCore.weakPassword) }
         return (code, request.newPassword)
     }
 
@@ -287,7 +285,7 @@ extension BackendCore {
         let (digest, message) = try usableOobCode(code, endpoint: endpoint)
         let answer = ResetPasswordResponse(email: message.email, newEmail: message.newEmail, requestType: message.requestType.rawValue)
         guard let hash else { return answer }
-        guard message.requestType == .passwordReset, var user = user(email: message.email) else {
+        guard message.requestType == .passwordReset, var user = state.user(email: message.email) else {
             throw reject(endpoint, IdentityToolkitError(.invalidOobCode))
         }
         setPassword(hash, of: &user)
@@ -305,7 +303,7 @@ extension BackendCore {
     /// (INVALID_OOB_CODE: the service does not tell a used code from a wrong one), in its lifetime
     /// (EXPIRED_OOB_CODE).
     mutating func usableOobCode(_ code: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (digest: String, OobEmail) {
-        let digest = Self.digest(code)
+        let digest = BackendCore.digest(code)
         guard let entry = state.oobCodes[digest], !entry.used else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
         guard now.timeIntervalSince(entry.message.sentAt) < configuration.oobCodeLifetime else {
             throw reject(endpoint, IdentityToolkitError(.expiredOobCode))
@@ -318,14 +316,14 @@ extension BackendCore {
     mutating func applyOobCode(_ code: String) throws(IdentityToolkitError) -> SetAccountInfoResponse {
         let endpoint = BackendOperation.setAccountInfo
         let (digest, message) = try usableOobCode(code, endpoint: endpoint)
-        guard var user = user(email: message.email) else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
+        guard var user = state.user(email: message.email) else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
         var newEmail: String?
         switch message.requestType {
         case .verifyEmail:
             user.emailVerified = true
         case .verifyAndChangeEmail:
             guard let target = message.newEmail else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
-            if let holder = self.user(email: target), holder.localId != user.localId { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
+            if let holder = state.user(email: target), holder.localId != user.localId { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
             user.email = target
             user.emailVerified = true
             newEmail = target
@@ -366,6 +364,15 @@ extension BackendCore {
 
     // MARK: Passwords
 
+    /// A new password's salt, from the call's source of randomness: a seeded run gives the same
+    /// records (the hash itself is made beside the actor: PasswordHashing.swift).
+    mutating func passwordSalt() -> [UInt8] { randomBytes(16) }
+}
+
+extension BackendCore {
+    /// The shortest password the service takes (`WEAK_PASSWORD : Password should be at least 6 characters`).
+    static let minimumPasswordLength = 6
+
     static var weakPassword: IdentityToolkitError {
         IdentityToolkitError(.weakPassword, "Password should be at least \(minimumPasswordLength) characters")
     }
@@ -375,14 +382,4 @@ extension BackendCore {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && !email.contains(where: \.isWhitespace)
     }
-
-    /// A password's hash and salt as a user record keeps them (made by ``PasswordHashing``).
-    struct PasswordHash: Sendable {
-        let hash: String
-        let salt: String
-    }
-
-    /// A new password's salt, from the call's source of randomness: a seeded run gives the same
-    /// records (the hash itself is made beside the actor: PasswordHashing.swift).
-    mutating func passwordSalt() -> [UInt8] { randomBytes(16) }
 }

@@ -8,7 +8,7 @@ import Utilities
 // plus what the emulator skips: the app verification of each start request, pending credentials
 // that expire and serve once.
 
-extension BackendCore {
+extension CoreCall {
     /// First factors that cannot lead to a second one (the service's list).
     static let mfaIneligibleProviders: Set<ProviderID> = [.phone, .anonymous, .custom, .gameCenter]
 
@@ -144,7 +144,7 @@ extension BackendCore {
                                  endpoint: BackendOperation) throws(IdentityToolkitError) -> (credential: String, hints: [MFAEnrollment]) {
         try requireEnabled(user, endpoint: endpoint)
         let credential = randomString(bytes: 48)
-        commit(.mfaPending(digest: Self.digest(credential), localId: user.localId, provider: provider, at: now, signIn: signIn()))
+        commit(.mfaPending(digest: BackendCore.digest(credential), localId: user.localId, provider: provider, at: now, signIn: signIn()))
         emit(.secondFactorRequired(uid: user.localId, provider: provider))
         return (credential, (user.mfaEnrollments ?? []).map { Self.hint($0) })
     }
@@ -162,8 +162,8 @@ extension BackendCore {
     /// unspent, not older than its lifetime, for a user who still exists.
     private mutating func pending(_ credential: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (String, ProviderID, BackendUser) {
         // A refusal (spent, expired) is a step of the sign-in the credential came from too.
-        continueSignIn(state.mfaPending[Self.digest(credential)]?.signIn)
-        switch state.checkPending(digest: Self.digest(credential), now: now, lifetime: configuration.mfaPendingCredentialLifetime) {
+        continueSignIn(state.mfaPending[BackendCore.digest(credential)]?.signIn)
+        switch state.checkPending(digest: BackendCore.digest(credential), now: now, lifetime: configuration.mfaPendingCredentialLifetime) {
         case .refuse(let error, let cause): throw reject(endpoint, error, cause: cause)
         case .valid(let digest, let provider, let user): return (digest, provider, user)
         }

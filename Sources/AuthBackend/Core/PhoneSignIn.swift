@@ -7,7 +7,7 @@ import Utilities
 // Phone sign-in's rules: app credentials, code sessions, reCAPTCHA tokens, signInWithPhoneNumber
 // (``IdentityToolkit`` documents each call as an app sees it).
 
-extension BackendCore {
+extension CoreCall {
     // MARK: verifyClient
 
     /// Issues a receipt and the secret its silent push carries, for an APNs token; the push itself
@@ -21,7 +21,7 @@ extension BackendCore {
         let receipt = randomString(bytes: 48)
         let secret = randomString(bytes: 12)
         let signIn = signIn()
-        commit(.receipt(id: receipt, secretSHA256: Self.digest(secret), appToken: appToken.uppercased(), issuedAt: now, signIn: signIn))
+        commit(.receipt(id: receipt, secretSHA256: BackendCore.digest(secret), appToken: appToken.uppercased(), issuedAt: now, signIn: signIn))
         return (token, receipt, secret, signIn)
     }
 
@@ -63,7 +63,7 @@ extension BackendCore {
         }
         if let iosReceipt, !iosReceipt.isEmpty {
             continueSignIn(state.receipts[iosReceipt]?.signIn)
-            let secretDigest = iosSecret.flatMap { $0.isEmpty ? nil : Self.digest($0) }
+            let secretDigest = iosSecret.flatMap { $0.isEmpty ? nil : BackendCore.digest($0) }
             if case .refuse(let error) = state.checkAppCredential(receipt: iosReceipt, secretDigest: secretDigest, now: now,
                                                                   lifetime: configuration.receiptLifetime) {
                 throw reject(endpoint, error)
@@ -120,20 +120,17 @@ extension BackendCore {
     /// has asked for no code; with none, or several (sign-ins at once: which is whose cannot be
     /// told), it starts its own.
     mutating func issueRecaptchaToken(eventID: String) -> String {
-        let waiting = state.awaitingCode.filter { now.timeIntervalSince($0.value) <= Self.fallbackWindow }
+        let waiting = state.awaitingCode.filter { now.timeIntervalSince($0.value) <= BackendCore.fallbackWindow }
         if waiting.count == 1 { continueSignIn(waiting.first?.key) }
         let token = "03A" + randomString(bytes: 96)
-        commit(.recaptcha(digest: Self.digest(token), eventID: eventID, issuedAt: now, signIn: signIn()))
+        commit(.recaptcha(digest: BackendCore.digest(token), eventID: eventID, issuedAt: now, signIn: signIn()))
         return token
     }
 
-    /// How long after its silent push a sign-in may continue with the reCAPTCHA fallback.
-    static let fallbackWindow: TimeInterval = 600
-
     /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
     private mutating func useRecaptchaToken(_ token: String, endpoint: BackendOperation) throws(IdentityToolkitError) {
-        continueSignIn(state.recaptchaTokens[Self.digest(token)]?.signIn)
-        switch state.checkRecaptchaToken(digest: Self.digest(token), now: now, lifetime: configuration.recaptchaTokenLifetime) {
+        continueSignIn(state.recaptchaTokens[BackendCore.digest(token)]?.signIn)
+        switch state.checkRecaptchaToken(digest: BackendCore.digest(token), now: now, lifetime: configuration.recaptchaTokenLifetime) {
         case .refuse(let error): throw reject(endpoint, error)
         case .spend(let digest): commit(.recaptchaUsed(digest: digest))
         }
@@ -146,7 +143,7 @@ extension BackendCore {
         let number: String
         var proofDigest: String?
         if let proof = request.temporaryProof, !proof.isEmpty {
-            switch state.checkTemporaryProof(digest: Self.digest(proof), claimedNumber: request.phoneNumber, now: now,
+            switch state.checkTemporaryProof(digest: BackendCore.digest(proof), claimedNumber: request.phoneNumber, now: now,
                                              lifetime: configuration.temporaryProofLifetime) {
             case .refuse(let error): throw reject(endpoint, error)
             case .spend(let digest, let phoneNumber):
@@ -164,7 +161,7 @@ extension BackendCore {
         if let signedIn, let holder, holder.localId != signedIn.localId {
             guard proofDigest == nil else { throw reject(endpoint, IdentityToolkitError(.phoneNumberExists)) }
             let proof = randomString(bytes: 48)
-            commit(.temporaryProof(digest: Self.digest(proof), phoneNumber: number, at: now))
+            commit(.temporaryProof(digest: BackendCore.digest(proof), phoneNumber: number, at: now))
             _ = reject(endpoint, IdentityToolkitError(.phoneNumberExists, "linking: \(number) belongs to another account; answered a temporary proof"))
             return .answer(VerifyPhoneNumberResponse(phoneNumber: number, temporaryProof: proof,
                                                      temporaryProofExpiresIn: String(Int(configuration.temporaryProofLifetime))))
@@ -238,10 +235,6 @@ extension BackendCore {
         }
     }
 
-    static func digest(_ secret: String) -> String {
-        Hex.encode(SHA256.hash(data: Array(secret.utf8)))
-    }
-
     static func smsText(code: String, language: String?) -> String {
         switch language?.prefix(2) {
         case "fr": return "\(code) est votre code de validation."
@@ -250,4 +243,13 @@ extension BackendCore {
         default: return "\(code) is your verification code."
         }
     }
+}
+
+extension BackendCore {
+    static func digest(_ secret: String) -> String {
+        Hex.encode(SHA256.hash(data: Array(secret.utf8)))
+    }
+
+    /// How long after its silent push a sign-in may continue with the reCAPTCHA fallback.
+    static let fallbackWindow: TimeInterval = 600
 }

@@ -6,22 +6,7 @@ import Utilities
 // the emulator's sign-in settings, the test phone numbers, the reCAPTCHA part (SMS defense). With a
 // fleet's store it is a record every node adopts (SharedProjectConfig).
 
-extension BackendCore {
-    func currentProjectConfig() -> EmulatorProjectConfig {
-        let settings = smsDefenseSettings
-        return EmulatorProjectConfig(
-            signIn: .init(allowDuplicateEmails: emulatorSignIn.allowDuplicateEmails,
-                          phoneNumber: .init(enabled: true, testPhoneNumbers: testPhoneNumbers)),
-            emailPrivacyConfig: .init(enableImprovedEmailPrivacy: emulatorSignIn.enableImprovedEmailPrivacy),
-            recaptchaConfig: ProjectRecaptchaConfig(
-                phoneEnforcementState: settings.phone.rawValue, emailPasswordEnforcementState: RecaptchaEnforcement.off.rawValue,
-                useSmsTollFraudProtection: settings.useSmsTollFraudProtection, useSmsBotScore: settings.useSmsBotScore,
-                tollFraudManagedRules: [.init(startScore: settings.tollFraudThreshold, action: .block)]),
-            authsim: .init(bundleID: configuration.bundleID, suggestedTimeoutSeconds: configuration.suggestedTimeout,
-                           receiptLifetimeSeconds: Int(configuration.receiptLifetime), codeLifetimeSeconds: Int(configuration.codeLifetime),
-                           fixedSMSCode: configuration.fixedSMSCode, idSeed: configuration.idSeed != nil))
-    }
-
+extension CoreCall {
     /// ``IdentityToolkit/updateProjectConfig(_:)``'s rules.
     mutating func updateProjectConfig(_ patch: EmulatorProjectConfig) throws(IdentityToolkitError) -> EmulatorProjectConfig {
         var numbers = testPhoneNumbers
@@ -38,7 +23,7 @@ extension BackendCore {
         if let flag = patch.emailPrivacyConfig?.enableImprovedEmailPrivacy { signIn.enableImprovedEmailPrivacy = flag }
         guard let recaptcha = patch.recaptchaConfig else {
             keepProjectConfig(SharedProjectConfig(testPhoneNumbers: numbers, smsDefense: smsDefenseSettings, signIn: signIn))
-            return currentProjectConfig()
+            return core.currentProjectConfig()
         }
         var settings = smsDefenseSettings
         if let state = recaptcha.phoneEnforcementState {
@@ -60,7 +45,7 @@ extension BackendCore {
         }
         keepProjectConfig(SharedProjectConfig(testPhoneNumbers: numbers, smsDefense: settings, signIn: signIn))
         log(.info, "project reCAPTCHA config changed", ["phone": "\(settings.phone.rawValue)", "tollFraudThreshold": "\(settings.tollFraudThreshold)"])
-        return currentProjectConfig()
+        return core.currentProjectConfig()
     }
 
     /// Puts `config` in force: recorded for the fleet when it is shared (``projectConfigIsShared``), in memory otherwise.
@@ -69,6 +54,25 @@ extension BackendCore {
             commit(.projectConfig(config))
         }
         adopt(config)
+    }
+
+}
+
+extension BackendCore {
+    /// The project config as it is now.
+    func currentProjectConfig() -> EmulatorProjectConfig {
+        let settings = smsDefenseSettings
+        return EmulatorProjectConfig(
+            signIn: .init(allowDuplicateEmails: emulatorSignIn.allowDuplicateEmails,
+                          phoneNumber: .init(enabled: true, testPhoneNumbers: testPhoneNumbers)),
+            emailPrivacyConfig: .init(enableImprovedEmailPrivacy: emulatorSignIn.enableImprovedEmailPrivacy),
+            recaptchaConfig: ProjectRecaptchaConfig(
+                phoneEnforcementState: settings.phone.rawValue, emailPasswordEnforcementState: RecaptchaEnforcement.off.rawValue,
+                useSmsTollFraudProtection: settings.useSmsTollFraudProtection, useSmsBotScore: settings.useSmsBotScore,
+                tollFraudManagedRules: [.init(startScore: settings.tollFraudThreshold, action: .block)]),
+            authsim: .init(bundleID: configuration.bundleID, suggestedTimeoutSeconds: configuration.suggestedTimeout,
+                           receiptLifetimeSeconds: Int(configuration.receiptLifetime), codeLifetimeSeconds: Int(configuration.codeLifetime),
+                           fixedSMSCode: configuration.fixedSMSCode, idSeed: configuration.idSeed != nil))
     }
 
     /// The fleet's project config, as the records left it.

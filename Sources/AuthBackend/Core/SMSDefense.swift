@@ -65,9 +65,7 @@ struct SMSDefenseSettings: Sendable, Codable, Hashable {
     }
 }
 
-extension BackendCore {
-    /// How long a reCAPTCHA Enterprise token stays good (the service's two minutes).
-    static let enterpriseTokenLifetime: TimeInterval = 120
+extension CoreCall {
 
     /// The fake answer the SDK sends when its reCAPTCHA Enterprise client gave no token.
     static let noRecaptcha = "NO_RECAPTCHA"
@@ -101,7 +99,7 @@ extension BackendCore {
             throw IdentityToolkitError(.invalidSiteKey, "The key \(request.siteKey) is restricted to bundle ID \(configuration.bundleID), not \(request.bundleID).")
         }
         let token = "03A" + randomString(bytes: 96)
-        commit(.enterpriseToken(digest: Self.digest(token), action: request.action, issuedAt: now))
+        commit(.enterpriseToken(digest: BackendCore.digest(token), action: request.action, issuedAt: now))
         return RecaptchaEnterpriseExecuteResponse(token: token)
     }
 
@@ -112,9 +110,9 @@ extension BackendCore {
                                        detail: captchaResponse == Self.noRecaptcha ? "the app sent NO_RECAPTCHA: its reCAPTCHA Enterprise client gave no token"
                                            : "the request carries no reCAPTCHA Enterprise token")
         }
-        let digest = Self.digest(token)
+        let digest = BackendCore.digest(token)
         guard let stored = state.enterpriseTokens[digest], !stored.used,
-              now.timeIntervalSince(stored.issuedAt) <= Self.enterpriseTokenLifetime else {
+              now.timeIntervalSince(stored.issuedAt) <= BackendCore.enterpriseTokenLifetime else {
             return RecaptchaAssessment(verdict: .invalid, action: nil, riskScore: nil,
                                        detail: "the token is unknown, expired (2 minutes) or already used")
         }
@@ -167,9 +165,6 @@ extension BackendCore {
 }
 
 
-/// The Auth Emulator's own sign-in settings (`signIn.allowDuplicateEmails`, kept so that a config
-/// imported from the emulator goes back to it unchanged; `emailPrivacyConfig.enableImprovedEmailPrivacy`,
-/// which email and password sign-in and password reset follow).
 /// A fleet's project config, changed at run time (``IdentityToolkit/updateProjectConfig(_:)``):
 /// a record of the shared store, so that every node answers with it.
 struct SharedProjectConfig: Sendable, Codable, Hashable {
@@ -178,9 +173,17 @@ struct SharedProjectConfig: Sendable, Codable, Hashable {
     var signIn: EmulatorSignInSettings
 }
 
-/// Email enumeration protection is on, as in every Firebase project made since September 2023
-/// (the emulator's default is off; an emulator export's config sets it as it was).
+/// The Auth Emulator's own sign-in settings (`signIn.allowDuplicateEmails`, kept so that a config
+/// imported from the emulator goes back to it unchanged; `emailPrivacyConfig.enableImprovedEmailPrivacy`,
+/// which email and password sign-in and password reset follow). Email enumeration protection is
+/// on, as in every Firebase project made since September 2023 (the emulator's default is off; an
+/// emulator export's config sets it as it was).
 struct EmulatorSignInSettings: Sendable, Hashable, Codable {
     var allowDuplicateEmails = false
     var enableImprovedEmailPrivacy = true
+}
+
+extension BackendCore {
+    /// How long a reCAPTCHA Enterprise token stays good (the service's two minutes).
+    static let enterpriseTokenLifetime: TimeInterval = 120
 }

@@ -12,12 +12,7 @@ import Foundation
 // Where the emulator differs from the service on purpose (it never checks a custom token's
 // signature; `maxResults=-1` lists everyone) this does as the emulator, since it stands in for it.
 
-extension BackendCore {
-    /// The most users one batch call takes (`accounts:batchDelete`, `accounts:batchCreate`), as the service.
-    static let maximumBatchSize = 1000
-
-    /// Custom claims are at most this many characters of JSON (the service's limit).
-    static let maximumCustomClaimsLength = 1000
+extension CoreCall {
 
     /// What a custom token's `aud` must be.
     static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
@@ -56,7 +51,7 @@ extension BackendCore {
         guard let localId = request.localId, !localId.isEmpty else { throw IdentityToolkitError(.missingLocalID) }
         guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
         if let claims = request.customAttributes {
-            try Self.validateCustomClaims(claims)
+            try BackendCore.validateCustomClaims(claims)
             user.customAttributes = claims == "{}" ? nil : claims
         }
         if let disable = request.disableUser { user.disabled = disable }
@@ -100,7 +95,7 @@ extension BackendCore {
     }
 }
 
-extension BackendCore {
+extension CoreCall {
     /// A new local ID: random (28 characters, as the emulator's), or with `--id-seed` derived from
     /// the seed and the user's first identity (`hint`: their phone number, Apple ID, email), so
     /// that the same user gets the same ID in every CI run; without a hint, from the seed and a
@@ -117,7 +112,7 @@ extension BackendCore {
     }
 }
 
-extension BackendCore {
+extension CoreCall {
 
     // MARK: Create, look up, update, delete
 
@@ -130,30 +125,15 @@ extension BackendCore {
             if let user, seen.insert(user.localId).inserted { found.append(user) }
         }
         for id in request.localId ?? [] { add(state.users[id]) }
-        for email in request.email ?? [] { add(user(email: email)) }
+        for email in request.email ?? [] { add(state.user(email: email)) }
         for phone in request.phoneNumber ?? [] {
             add((try? PhoneNumbers.validate(phone)).flatMap { state.userByPhone[$0] }.flatMap { state.users[$0] })
         }
-        for federated in request.federatedUserId ?? [] { add(user(provider: federated.providerId, rawId: federated.rawId)) }
+        for federated in request.federatedUserId ?? [] { add(state.user(provider: federated.providerId, rawId: federated.rawId)) }
         return GetAccountInfoResponse(users: found.isEmpty ? nil : found.map(Self.userInfo))
     }
 
-    /// The user with this email (emails are compared lower-cased; at most one user has each).
-    mutating func user(email: String) -> BackendUser? {
-        state.userByEmail[email.lowercased()].flatMap { state.users[$0] }
-    }
 
-    /// The user holding `rawId` at `providerId`.
-    mutating func user(provider providerId: ProviderID, rawId: String) -> BackendUser? {
-        switch providerId {
-        case .phone: return state.userByPhone[rawId].flatMap { state.users[$0] }
-        case .apple: return state.userByAppleSub[rawId].flatMap { state.users[$0] }
-        default:
-            return state.users.values.first { user in
-                (user.otherProviders ?? []).contains { $0.providerId == providerId && $0.rawId == rawId }
-            }
-        }
-    }
 
 
     /// What `accounts:update` changes alike for an admin and for the user with their ID token: the
@@ -219,8 +199,8 @@ extension BackendCore {
     /// ``IdentityToolkit/adminBatchDelete(_:)``'s rules.
     mutating func adminBatchDelete(_ request: BatchDeleteAccountsRequest) throws(IdentityToolkitError) -> BatchDeleteAccountsResponse {
         let ids = request.localIds ?? []
-        guard (1...Self.maximumBatchSize).contains(ids.count) else {
-            throw IdentityToolkitError(.localIDListExceedsLimit, "\(ids.count) IDs; 1 to \(Self.maximumBatchSize) per call")
+        guard (1...BackendCore.maximumBatchSize).contains(ids.count) else {
+            throw IdentityToolkitError(.localIDListExceedsLimit, "\(ids.count) IDs; 1 to \(BackendCore.maximumBatchSize) per call")
         }
         var errors: [BatchDeleteAccountsResponse.Failure] = []
         for (index, id) in ids.enumerated() {
@@ -240,7 +220,7 @@ extension BackendCore {
     mutating func adminBatchGet(_ request: DownloadAccountRequest) throws(IdentityToolkitError) -> DownloadAccountResponse {
         let asked = request.maxResults ?? 20
         guard asked >= -1 else { throw IdentityToolkitError(.invalidArgument, "maxResults must be positive (or -1 for every user), not \(asked)") }
-        let limit = asked == 0 ? 20 : min(asked, Self.maximumBatchSize)
+        let limit = asked == 0 ? 20 : min(asked, BackendCore.maximumBatchSize)
         var ids = state.users.keys.sorted()
         if let after = request.nextPageToken, !after.isEmpty { ids = Array(ids.drop { $0 <= after }) }
         var token: String?
@@ -301,8 +281,8 @@ extension BackendCore {
     /// ``IdentityToolkit/adminBatchCreate(_:)``'s rules.
     mutating func adminBatchCreate(_ request: UploadAccountRequest) throws(IdentityToolkitError) -> UploadAccountResponse {
         guard let users = request.users, !users.isEmpty else { throw IdentityToolkitError(.missingUserAccount) }
-        guard users.count <= Self.maximumBatchSize else {
-            throw IdentityToolkitError(.invalidArgument, "\(users.count) users; at most \(Self.maximumBatchSize) per batchCreate")
+        guard users.count <= BackendCore.maximumBatchSize else {
+            throw IdentityToolkitError(.invalidArgument, "\(users.count) users; at most \(BackendCore.maximumBatchSize) per batchCreate")
         }
         if request.sanityCheck == true {
             var seen = Set<String>()
@@ -349,7 +329,7 @@ extension BackendCore {
         user.photoUrl = record.photoUrl
         if let text = record.lastLoginAt, let ms = Double(text) { user.lastLoginAt = Date(timeIntervalSince1970: ms / 1000) }
         if let claims = record.customAttributes {
-            do { try Self.validateCustomClaims(claims) } catch {
+            do { try BackendCore.validateCustomClaims(claims) } catch {
                 switch error.code {
                 case .invalidClaims: throw IdentityToolkitError(.invalidClaims, "Invalid custom claims provided.")
                 case .claimsTooLarge: throw IdentityToolkitError(.claimsTooLarge, "Custom claims provided are too large.")
@@ -372,7 +352,7 @@ extension BackendCore {
                 guard let rawId = provider.rawId, !rawId.isEmpty else {
                     throw IdentityToolkitError(.invalidArgument, "federatedId or (providerId & rawId) is required")
                 }
-                if let holder = self.user(provider: provider.providerId, rawId: rawId), holder.localId != localId {
+                if let holder = state.user(provider: provider.providerId, rawId: rawId), holder.localId != localId {
                     throw IdentityToolkitError(.invalidArgument, "raw id exists in other account in database")
                 }
                 if provider.providerId == .apple {
@@ -483,7 +463,7 @@ extension BackendCore {
         var trial = self
         for (index, record) in users.enumerated() {
             do throws(IdentityToolkitError) {
-                trial.state.apply(.user(try trial.importedUser(record, allowOverwrite: true)))
+                trial.tryOut(.user(try trial.importedUser(record, allowOverwrite: true)))
             } catch {
                 throw IdentityToolkitError(error.code, "user \(index) (\(record.localId)): \(error.detail ?? error.message): nothing was imported")
             }
@@ -531,11 +511,20 @@ extension BackendCore {
             throw inImport ? IdentityToolkitError(.invalidArgument, "email is invalid") : IdentityToolkitError(.invalidEmail)
         }
         let canonical = email.lowercased()
-        if let holder = user(email: canonical), holder.localId != localId {
+        if let holder = state.user(email: canonical), holder.localId != localId {
             throw inImport ? IdentityToolkitError(.invalidArgument, "email exists in other account in database") : IdentityToolkitError(.emailExists)
         }
         return canonical
     }
+
+}
+
+extension BackendCore {
+    /// The most users one batch call takes (`accounts:batchDelete`, `accounts:batchCreate`), as the service.
+    static let maximumBatchSize = 1000
+
+    /// Custom claims are at most this many characters of JSON (the service's limit).
+    static let maximumCustomClaimsLength = 1000
 
     /// Custom claims as the Admin SDKs send them: a JSON object of at most 1,000 characters with
     /// no reserved claim (CLAIMS_TOO_LARGE, INVALID_CLAIMS, FORBIDDEN_CLAIM : name).
@@ -546,6 +535,25 @@ extension BackendCore {
         }
         if let reserved = object.keys.sorted().first(where: FirebaseIDTokenClaims.reservedClaimNames.contains) {
             throw IdentityToolkitError(.forbiddenClaim, reserved)
+        }
+    }
+}
+
+extension BackendState {
+    /// The user with this email (emails are compared lower-cased; at most one user has each).
+    func user(email: String) -> BackendUser? {
+        userByEmail[email.lowercased()].flatMap { users[$0] }
+    }
+
+    /// The user holding `rawId` at `providerId`.
+    func user(provider providerId: ProviderID, rawId: String) -> BackendUser? {
+        switch providerId {
+        case .phone: return userByPhone[rawId].flatMap { users[$0] }
+        case .apple: return userByAppleSub[rawId].flatMap { users[$0] }
+        default:
+            return users.values.first { user in
+                (user.otherProviders ?? []).contains { $0.providerId == providerId && $0.rawId == rawId }
+            }
         }
     }
 }

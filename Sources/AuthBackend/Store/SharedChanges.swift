@@ -46,7 +46,7 @@ extension IdentityToolkit {
     /// requests as arrived while the previous batch was committing, so the fleet's write turn is
     /// held once per batch rather than once per request. Here is only what the machine decides,
     /// done: each change's body and how its caller is woken, kept by its ID.
-    func sharedChange<T>(_ call: (inout BackendCore) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
+    func sharedChange<T>(_ call: (inout CoreCall) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
         // The call runs before this function returns (a batch runs it, then answers us; its
         // entry is removed before that), so it never outlives the call.
         let outcome: Result<T, IdentityToolkitError> = await withoutActuallyEscaping(call) { call in
