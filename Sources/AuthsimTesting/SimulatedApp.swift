@@ -6,42 +6,15 @@ import Scenarios
 /// The app a test's code runs in, as its Xcode project would build it: what `Info.plist`,
 /// `GoogleService-Info.plist` and `embedded.mobileprovision` say, and what its app delegate does.
 /// ``Simulation/run(_:app:_:)`` writes these files into the simulated app's bundle, where
-/// `FirebaseApp.configure()` reads them.
-public struct SimulatedApp: Sendable {
-    /// `CFBundleIdentifier` (and `BUNDLE_ID`); the APNs topic of its pushes.
-    public var bundleID = SampleApp.defaultBundleID
-    /// `GOOGLE_APP_ID`; its encoded form is the reCAPTCHA callback scheme.
-    public var googleAppID = SampleApp.defaultGoogleAppID
-    /// `CLIENT_ID` (nil: a newer plist without it, as the console writes today).
-    public var clientID: String? = nil
-    /// `CFBundleURLSchemes` (nil: the encoded app ID, as the phone-auth guide says to add).
-    public var urlSchemes: [String]? = nil
-
-    /// The build's APNs environment, from its provisioning profile's `aps-environment`.
-    public typealias Build = AppProfile.Build
-    public var build = Build.debug
-    /// A simulator build (the SDK takes its tokens as production).
-    public var isSimulator = false
-
-    /// The environment of the device tokens the app gets: its build's, but production on a
-    /// simulator (the SDK takes a simulator's tokens as production).
-    public var tokenEnvironment: APNsEnvironment { isSimulator ? .production : build.environment }
-
-    /// What the app delegate's own `didRegisterForRemoteNotificationsWithDeviceToken` passes to
-    /// `Auth.auth().setAPNSToken(_:type:)`. nil: the app delegate does not; the SDK's proxy hands
-    /// the token to Auth as `.unknown` and the profile decides its type.
-    public var declaredTokenType: AuthAPNSTokenType? = nil
-    /// Whether notifications reach Auth (the SDK's app-delegate proxy, or the delegate forwarding
-    /// them to `canHandleNotification`).
-    public var forwardsNotifications = true
-    /// Whether opened URLs reach Auth (the proxy, or `canHandle(_:)` called by the delegate).
-    public var forwardsURLs = true
-    /// Whether the app links the reCAPTCHA Enterprise SDK (RecaptchaEnterprise), which projects
-    /// with SMS defense need.
-    public var linksRecaptchaEnterprise = false
-
-    public init() {}
-}
+/// `FirebaseApp.configure()` reads them. It is the one description of an app the scenarios and
+/// `authsim phone` use too (``AppProfile``), with the same defaults: a debug build, signed with a
+/// development profile, whose app delegate leaves the token's type to the SDK's proxy.
+///
+/// What a scenario scripts about the app's code and its life (``AppProfile/languageCode``,
+/// ``AppProfile/appVerificationDisabledForTesting``, ``AppProfile/restartAfterSMS``,
+/// ``AppProfile/killedBeforePush``, ``AppProfile/uiDelegate``, ``AppProfile/schemeDirectory``)
+/// is the test's own code in a ``Simulation``: set there, it is refused with what to do instead.
+public typealias SimulatedApp = AppProfile
 
 /// What the world outside the app does: APNs, the reCAPTCHA page, the project's settings.
 public struct SimulatedWorld: Sendable {

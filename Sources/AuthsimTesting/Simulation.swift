@@ -90,6 +90,7 @@ public final class Simulation: Sendable {
     }
 
     private static func start(_ world: SimulatedWorld, app: SimulatedApp, folder: URL) async throws -> Simulation {
+        try refuseScenarioScript(app)
         var configuration = BackendConfiguration()
         configuration.bundleID = app.bundleID
         configuration.suggestedTimeout = world.suggestedTimeout
@@ -115,10 +116,10 @@ public final class Simulation: Sendable {
             let files = try AppBundle(directory: bundle)
             let configuration = AppHost.Configuration(bundle: files, isSimulator: app.isSimulator, forwardsNotifications: app.forwardsNotifications,
                                                       forwardsURLs: app.forwardsURLs)
-            let host = AppHost(configuration, recaptchaEnterprise: app.linksRecaptchaEnterprise ? RecaptchaEnterpriseSDK(service: phoneWorld.backendURL) : nil,
+            let host = AppHost(configuration, recaptchaEnterprise: app.recaptchaEnterpriseSDK(service: phoneWorld.backendURL),
                                clock: appClock, transport: phoneWorld.transport)
-            let token = try await phoneWorld.devices.installDevice(for: host, environment: app.tokenEnvironment) { _, _ in }
-            host.answerRegistrations(on: token, with: .token)
+            let token = try await phoneWorld.devices.installDevice(for: host, environment: app.build.environment) { _, _ in }
+            host.answerRegistrations(on: token, with: app.apnsRegistration.outcome)
             let process = AppProcess(host: host, bundle: bundle, backend: AppProcess.Backend(host: phoneWorld.backendHost, port: phoneWorld.backendPort))
             if let declared = declaredType(app: app, world: world) {
                 // The app delegate's own didRegisterForRemoteNotificationsWithDeviceToken.
@@ -144,7 +145,23 @@ public final class Simulation: Sendable {
     /// The type the app's code passes, if it passes one: the other one in a token-type-mismatch world.
     static func declaredType(app: SimulatedApp, world: SimulatedWorld) -> AuthAPNSTokenType? {
         guard world.push == .tokenTypeMismatch else { return app.declaredTokenType }
-        return app.tokenEnvironment == .sandbox ? .prod : .sandbox
+        return app.build.environment == .sandbox ? .prod : .sandbox
+    }
+
+    /// What a scenario scripts about the app's code and life is the test's own code here: set on
+    /// the app, it would be ignored, so it is refused, saying what to write instead.
+    static func refuseScenarioScript(_ app: SimulatedApp) throws {
+        let instead: [(Bool, String)] = [
+            (app.languageCode != nil, "languageCode: set Auth.auth().languageCode in the test's code"),
+            (app.appVerificationDisabledForTesting, "appVerificationDisabledForTesting: set Auth.auth().settings?.isAppVerificationDisabledForTesting in the test's code"),
+            (app.restartAfterSMS, "restartAfterSMS is a scenario's (authsim run); a test restarts the app by running a second Simulation on its files"),
+            (app.killedBeforePush, "killedBeforePush is a scenario's (authsim run)"),
+            (app.uiDelegate != nil, "uiDelegate: pass it to verifyPhoneNumber(_:uiDelegate:) in the test's code"),
+            (app.schemeDirectory != nil, "schemeDirectory is authsim phone's; a Simulation hands the reCAPTCHA redirect to the app itself"),
+            (app.bundle != nil, "bundle: a Simulation writes the app's files from the profile's fields (bundleID, googleAppID, clientID, urlSchemes, build, provisioningProfile)"),
+        ]
+        let refused = instead.filter(\.0).map(\.1)
+        guard refused.isEmpty else { throw SimulationError("the app sets what a Simulation does not do: " + refused.joined(separator: "; ")) }
     }
 
     static func write(_ app: SimulatedApp, configuration: BackendConfiguration, to bundle: URL, world: PhoneAuthWorld) throws {
@@ -156,9 +173,10 @@ public final class Simulation: Sendable {
         sample.clientID = app.clientID
         sample.urlSchemes = app.urlSchemes
         try sample.write(to: bundle)
-        guard let credentials = world.channel?.credentials else { return }
-        try ProvisioningProfileFile.make(apsEnvironment: app.build.environment.apsEnvironment, bundleID: app.bundleID, teamID: credentials.authKey.teamID, credentials: credentials)
-            .write(to: bundle.appendingPathComponent("embedded.mobileprovision"))
+        // The profile the build is signed with (by default one for its build), where Xcode puts it.
+        guard let profile = try app.withProvisioningProfileMade(in: bundle.deletingLastPathComponent(),
+                                                                credentials: world.channel?.credentials).provisioningProfile.file else { return }
+        try FileManager.default.copyItem(at: profile, to: bundle.appendingPathComponent("embedded.mobileprovision"))
     }
 
     func stop() async {

@@ -135,7 +135,7 @@ package enum FlowBenchmark {
         if printsStages, index % 100 == 0 { printStages(index, t0, t1, t2, ContinuousClock.now) }
         // The device leaves the run: what stays in memory is the backend's and the receiver's
         // (and the devices still signing in), not every phone that ever signed in.
-        try await world.devices.retire(device, environment: profile.buildEnvironment)
+        try await world.devices.retire(device, environment: profile.build.environment)
     }
 
     /// `verifyPhoneNumber`: the app proves itself (silent push or reCAPTCHA) and the code is sent.
@@ -160,8 +160,14 @@ package enum FlowBenchmark {
         return code
     }
 
-    /// Every flow's app.
-    static let profile = AppProfile()
+    /// Every flow's app: it declares `.sandbox` itself and carries no provisioning profile, so
+    /// that no profile is signed and read per flow (what the flows measure is the channel).
+    static let profile: AppProfile = {
+        var app = AppProfile()
+        app.declaredTokenType = .sandbox
+        app.provisioningProfile = .none
+        return app
+    }()
 
     /// The app installed on a new device and launched (registered for pushes).
     @inline(never)

@@ -4,25 +4,35 @@ import DeviceOS
 @_spi(Authsim) import FirebaseCore
 @_spi(Authsim) import FirebaseAuthCore
 import Foundation
+import LocalPKI
 import RedirectInterceptor
 
 /// The simulated app: how it is built, what its code does, and what happens to it while it runs.
-/// The one description of an app: a scenario file's `app` section, `authsim phone`'s options and a
-/// test set it, and the world installs it on a device (``PhoneAuthWorld/install(_:clock:wallClock:userDefaults:keychain:appName:device:setToken:onURL:onPush:onRegistration:)``).
+/// The one description of an app, and its defaults: a scenario file's `app` section, `authsim
+/// phone`'s options and a test set it; the world installs it on a device (``PhoneAuthWorld/install(_:clock:wallClock:userDefaults:keychain:appName:device:setToken:onURL:onPush:onRegistration:)``),
+/// and `AuthsimTesting`'s `Simulation` runs an app's own code in it (there as `SimulatedApp`).
+/// Its defaults are an app as the phone-auth guide builds it: a debug build with the
+/// development profile Xcode signs it with, its app delegate leaving the token's type to the SDK.
 public struct AppProfile: Sendable {
     // MARK: As built
 
+    /// `CFBundleIdentifier` (and `BUNDLE_ID`); the APNs topic of its pushes.
     public var bundleID = SampleApp.defaultBundleID
+    /// `GOOGLE_APP_ID`; its encoded form is the reCAPTCHA callback scheme.
     public var googleAppID = SampleApp.defaultGoogleAppID
-    /// The URL schemes in Info.plist (nil: the encoded app ID, as the guide says).
+    /// `CLIENT_ID` in `GoogleService-Info.plist` (nil: a newer plist without it, as the console
+    /// writes today).
+    public var clientID: String? = nil
+    /// `CFBundleURLSchemes` in Info.plist (nil: the encoded app ID, as the guide says to add).
     public var urlSchemes: [String]? = nil
-    /// The APNs environment its build gets tokens from: debug builds sandbox; release builds
-    /// (TestFlight, App Store, ad hoc) production.
-    public var buildEnvironment: APNsEnvironment = .sandbox
+    /// How it was built, which decides the `aps-environment` of the profile made for it and the
+    /// APNs environment that issues its tokens (``Build/environment``, on a simulator too: what
+    /// the SDK assumes there is its own rule).
+    public var build = Build.debug
     /// A simulator build (the SDK takes its tokens as production).
     public var isSimulator = false
-    /// `embedded.mobileprovision`.
-    public var provisioningProfile: ProvisioningProfileSource = .none
+    /// `embedded.mobileprovision`: by default one made for its build.
+    public var provisioningProfile = ProvisioningProfileSource.forBuild
     /// The app's files (`Info.plist`, `GoogleService-Info.plist`, `embedded.mobileprovision`): when
     /// set, the bundle ID, URL schemes, Firebase options and provisioning profile come from them.
     public var bundle: AppBundle? = nil
@@ -31,8 +41,10 @@ public struct AppProfile: Sendable {
 
     // MARK: What its code does
 
-    /// The type the app's code passes to `setAPNSToken(_:type:)`.
-    public var declaredTokenType: AuthAPNSTokenType = .sandbox
+    /// What the app delegate's own `didRegisterForRemoteNotificationsWithDeviceToken` passes to
+    /// `setAPNSToken(_:type:)`. nil: it does not; the SDK's app-delegate proxy hands the token to
+    /// Auth as `.unknown`, and the provisioning profile decides its type.
+    public var declaredTokenType: AuthAPNSTokenType? = nil
     /// Whether the delegate passes remote notifications to `Auth.canHandleNotification`.
     public var forwardsNotifications = true
     /// Whether the delegate passes opened URLs to `Auth.canHandle(url)`.
@@ -61,6 +73,56 @@ public struct AppProfile: Sendable {
 
     public init() {}
 
+    /// An app as a scenario file describes it when its `app` section is silent (the format's
+    /// defaults, Scenarios/README.md): its code declares `.sandbox` itself, and it carries no
+    /// provisioning profile.
+    public static var scenarioFormat: AppProfile {
+        var app = AppProfile()
+        app.declaredTokenType = .sandbox
+        app.provisioningProfile = .none
+        return app
+    }
+
+    /// The type the app's token reaches Auth with: the delegate's, or `.unknown` through the SDK's proxy.
+    public var tokenTypePassed: AuthAPNSTokenType { declaredTokenType ?? .unknown }
+
+    /// This profile with its provisioning profile made: ``ProvisioningProfileSource/forBuild``
+    /// and ``ProvisioningProfileSource/signed(apsEnvironment:)`` become a file in `folder`, signed
+    /// with `credentials` (a world's `Certs/`), as Xcode signs the app; a profile of the app's own
+    /// files (``bundle``) or none stays as it is.
+    public func withProvisioningProfileMade(in folder: URL, credentials: LocalCredentials?) throws -> AppProfile {
+        let aps: String
+        switch provisioningProfile {
+        case .none, .file: return self
+        case _ where bundle != nil: return self
+        case .forBuild: aps = build.apsEnvironment
+        case .signed(let named): aps = named
+        }
+        guard let credentials else {
+            throw AuthError(.internalError, "the app's provisioning profile (aps-environment \(aps)) needs the Certs/ credentials to sign it: give the app one (.file) or none (.none)")
+        }
+        let file = folder.appendingPathComponent("\(bundleID)-\(aps).mobileprovision")
+        if !FileManager.default.fileExists(atPath: file.path) {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try ProvisioningProfileFile.make(apsEnvironment: aps, bundleID: bundleID, teamID: credentials.authKey.teamID, credentials: credentials)
+                .write(to: file)
+        }
+        var made = self
+        made.provisioningProfile = .file(file)
+        return made
+    }
+
+    /// The reCAPTCHA Enterprise SDK the app links, talking to `service` (nil: none linked).
+    public func recaptchaEnterpriseSDK(service: String) -> RecaptchaEnterpriseSDK? {
+        switch recaptchaEnterprise {
+        case .notLinked: nil
+        case .linked: RecaptchaEnterpriseSDK(service: service)
+        case .noActionClass: RecaptchaEnterpriseSDK(service: service, hasActionClass: false)
+        // A port of the loopback range nothing listens on: the SDK's calls fail at once.
+        case .unreachable: RecaptchaEnterpriseSDK(service: "http://127.0.0.1:9")
+        }
+    }
+
     /// The app as the device's OS and the SDK read it (``AppHost``): from its files when it has
     /// some, else from this profile, its URL schemes defaulting to `options`' encoded app ID.
     public func host(options: FirebaseOptions) -> AppHost.Configuration {
@@ -82,12 +144,19 @@ public struct AppProfile: Sendable {
 
         /// The APNs environment its profile's `aps-environment` names: the one rule.
         public var environment: APNsEnvironment { self == .debug ? .sandbox : .production }
+        /// The `aps-environment` of the profile its build is signed with.
+        public var apsEnvironment: String { environment.apsEnvironment }
+        /// The build whose tokens `environment` issues.
+        public init(environment: APNsEnvironment) { self = environment == .sandbox ? .debug : .release }
     }
 
     /// Where the app's `embedded.mobileprovision` comes from.
     public enum ProvisioningProfileSource: Sendable, Hashable {
-        /// None (a simulator build, or an app without one).
+        /// None (a simulator build, or an App Store build: the SDK then takes tokens as production).
         case none
+        /// One made for the app's build (``Build/apsEnvironment``), signed with the world's
+        /// credentials when the app is installed.
+        case forBuild
         /// One made for the app with this `aps-environment` (`development`, `production`) and
         /// signed with the world's credentials when the app is installed.
         case signed(apsEnvironment: String)

@@ -9,10 +9,7 @@ import Foundation
 enum AppleScenario {
     static func run(_ spec: ScenarioSpec, apple: ScenarioSpec.AppleSpec, world: PhoneAuthWorld, timeline: Timeline) async -> ScenarioOutcome {
         let bundleID = spec.app.bundleID
-        var profile = AppProfile()
-        profile.bundleID = bundleID
-        profile.googleAppID = spec.app.googleAppID
-        let options = world.options(for: profile)
+        let options = world.options(for: spec.app)
         func newApp() -> Auth {
             world.auth(options: options, host: AppHost(AppHost.Configuration(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme]), transport: world.transport))
         }

@@ -41,6 +41,8 @@ public final class PhoneAuthWorld: Sendable {
     public let appClock: any Clock<Duration>
     /// The deployment's admin token, for the emulator routes of a backend beyond loopback.
     private let adminToken: String?
+    /// Where the provisioning profiles made for the apps it installs go (removed at shutdown).
+    let profilesFolder = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-profiles-\(UUID().uuidString)")
 
     private init(channel: LocalAPNsChannel?, toolkit: IdentityToolkit?, backendHost: String, backendPort: Int, apiKey: String,
                  projectID: String, devices: any DeviceNetwork, server: BackendServer?, pusher: APNsPusher?, caPEM: String?,
@@ -141,16 +143,8 @@ public final class PhoneAuthWorld: Sendable {
                         onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in },
                         onRegistration: @escaping @Sendable (AppHost.RemoteNotificationRegistration) -> Void = { _ in }) async throws -> (Auth, DeviceToken) {
         let clock = clock ?? appClock
-        if case .signed(let aps) = profile.provisioningProfile {
-            throw AuthError(.internalError, "the app's provisioning profile (aps-environment \(aps)) is not made yet: install an app with .file(URL) (ScenarioRunner.appProfile signs one with the Certs/ credentials)")
-        }
-        let recaptchaEnterprise: RecaptchaEnterpriseSDK? = switch profile.recaptchaEnterprise {
-        case .notLinked: nil
-        case .linked: RecaptchaEnterpriseSDK(service: backendURL)
-        case .noActionClass: RecaptchaEnterpriseSDK(service: backendURL, hasActionClass: false)
-        // A port of the loopback range nothing listens on: the SDK's calls fail at once.
-        case .unreachable: RecaptchaEnterpriseSDK(service: "http://127.0.0.1:9")
-        }
+        let profile = try profile.withProvisioningProfileMade(in: profilesFolder, credentials: channel?.credentials)
+        let recaptchaEnterprise = profile.recaptchaEnterpriseSDK(service: backendURL)
         let options = profile.bundle?.options ?? self.options(for: profile)
         let host = AppHost(profile.host(options: options), userDefaults: userDefaults, keychain: keychain, recaptchaEnterprise: recaptchaEnterprise,
                            clock: clock, wallClock: wallClock, transport: transport)
@@ -163,15 +157,16 @@ public final class PhoneAuthWorld: Sendable {
         }
         let token: DeviceToken
         if let device {
-            try await devices.relaunch(host, on: device, environment: profile.buildEnvironment, onPush: onPush)
+            try await devices.relaunch(host, on: device, environment: profile.build.environment, onPush: onPush)
             token = device
         } else {
-            token = try await devices.installDevice(for: host, environment: profile.buildEnvironment, onPush: onPush)
+            token = try await devices.installDevice(for: host, environment: profile.build.environment, onPush: onPush)
         }
         // registerForRemoteNotifications(): the device gives its token again, or the profile's
         // failure; the app delegate (below) passes the outcome to Auth.
         host.answerRegistrations(on: token, with: profile.apnsRegistration.outcome)
-        let declared = profile.declaredTokenType
+        // The app delegate's own call, or the SDK's proxy's (`.unknown`).
+        let declared = profile.tokenTypePassed
         host.setRegistrationDelegate { [weak auth, weak host] registration in
             guard let auth, let host else { return }
             switch registration {
@@ -236,6 +231,7 @@ public final class PhoneAuthWorld: Sendable {
         for listener in listeners.withLock({ $0 }) { await listener.stop() }
         // The parts' stops do not throw: nothing is lost here.
         try? await parts.shutdown()
+        try? FileManager.default.removeItem(at: profilesFolder)
     }
 }
 

@@ -28,7 +28,7 @@ public struct ScenarioSpec: Sendable {
 
     public var name: String
     public var summary: String
-    public var app = AppProfile()
+    public var app = AppProfile.scenarioFormat
     public var backend = BackendSpec()
     public var network = NetworkSpec()
     public var provider = ProviderSpec()
@@ -152,7 +152,7 @@ extension ScenarioSpec {
             self.app.bundleID = app.bundleID ?? self.app.bundleID
             self.app.googleAppID = app.googleAppID ?? self.app.googleAppID
             self.app.urlSchemes = app.urlSchemes
-            if let build = app.build { self.app.buildEnvironment = build.build.environment }
+            if let build = app.build { self.app.build = build.build }
             if let type = app.declaredTokenType {
                 self.app.declaredTokenType = switch type { case .sandbox: .sandbox; case .prod: .prod; case .unknown: .unknown }
             }

@@ -226,7 +226,7 @@ public enum ScenarioRunner {
         _ = await first.value
         await world.channel?.hub.setPaused(false)
         timeline.record(.app, "the push starts the app again on the same device: its Auth reads the keychain: \(relaunched.pendingReceipts.count) pending receipt(s)")
-        relaunched.setAPNSToken(Data(device.bytes), type: profile.declaredTokenType)
+        relaunched.setAPNSToken(Data(device.bytes), type: profile.tokenTypePassed)
         // Woken by the push's fate: handed to the relaunched app (which takes it or not), lost, or
         // refused. A push accepted and then never delivered reports nothing: after 10 s the story
         // goes on without it (the user asks for the code again; a new push proves the app).
@@ -252,7 +252,7 @@ public enum ScenarioRunner {
         let profile = try appProfile(spec, work: work, credentials: credentials, options: options)
         let defaults = UserDefaultsStore(file: work.appendingPathComponent("UserDefaults-\(spec.name).json"))
         let bundleID = profile.bundle?.info.bundleID ?? profile.bundleID
-        let build = spec.app.buildEnvironment == .sandbox ? "debug" : "release"
+        let build = spec.app.build.rawValue
         let registration = spec.app.apnsRegistration
         try? FileManager.default.removeItem(at: keychainFile(spec, work: work))
         let (auth, token) = try await install(profile, world: world, timeline: timeline, userDefaults: defaults,
@@ -262,8 +262,8 @@ public enum ScenarioRunner {
             switch outcome {
             case .token:
                 timeline.record(.device, to: .app,
-                                "registerForRemoteNotifications(), called by FirebaseAuth: APNs \(profile.buildEnvironment) issues token \(token.short); the app delegate passes it: setAPNSToken(token, type: .\(profile.declaredTokenType))",
-                                .deviceToken(token: token.hex, environment: profile.buildEnvironment, bundleID: bundleID, simulator: profile.isSimulator))
+                                "registerForRemoteNotifications(), called by FirebaseAuth: APNs \(profile.build.environment) issues token \(token.short); the app delegate passes it: setAPNSToken(token, type: .\(profile.tokenTypePassed))",
+                                .deviceToken(token: token.hex, environment: profile.build.environment, bundleID: bundleID, simulator: profile.isSimulator))
             case .failed(let reason):
                 timeline.record(.device, to: .app, "registerForRemoteNotifications() fails: \(reason); the SDK's app-delegate proxy tells Auth (didFailToRegisterForRemoteNotificationsWithError)",
                                 .apnsRegistrationFailed(reason: reason))
@@ -292,18 +292,18 @@ public enum ScenarioRunner {
             break
         }
         timeline.record(.device,
-                        "\(bundleID) (\(build) build) registers for remote notifications: APNs \(profile.buildEnvironment) issues token \(token.short)",
-                        .deviceToken(token: token.hex, environment: profile.buildEnvironment, bundleID: bundleID,
+                        "\(bundleID) (\(build) build) registers for remote notifications: APNs \(profile.build.environment) issues token \(token.short)",
+                        .deviceToken(token: token.hex, environment: profile.build.environment, bundleID: bundleID,
                                      simulator: profile.isSimulator))
-        auth.setAPNSToken(Data(token.bytes), type: profile.declaredTokenType)
+        auth.setAPNSToken(Data(token.bytes), type: profile.tokenTypePassed)
         // What Auth made of the declared type (`.unknown` is resolved from the profile there).
-        let resolved = auth.apnsTokenType ?? profile.declaredTokenType
+        let resolved = auth.apnsTokenType ?? profile.tokenTypePassed
         // The app's own profile: the scenario's, or the one inside a built app's folder (--app).
         let apsEnvironment = (profile.provisioningProfile.file ?? profile.bundle?.provisioningProfile)
             .flatMap { ProvisioningProfile.apsEnvironment(at: $0) } ?? "none"
         timeline.record(.app,
-                        "Auth.auth().setAPNSToken(token, type: .\(profile.declaredTokenType))\(profile.declaredTokenType == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",
-                        .setAPNSToken(declaredType: "\(profile.declaredTokenType)", resolvedType: "\(resolved)", apsEnvironment: apsEnvironment))
+                        "Auth.auth().setAPNSToken(token, type: .\(profile.tokenTypePassed))\(profile.tokenTypePassed == .unknown ? " → .\(resolved) (embedded.mobileprovision aps-environment: \(apsEnvironment))" : "")",
+                        .setAPNSToken(declaredType: "\(profile.tokenTypePassed)", resolvedType: "\(resolved)", apsEnvironment: apsEnvironment))
         return (auth, profile, defaults, token)
     }
 
@@ -347,14 +347,7 @@ public enum ScenarioRunner {
         profile.bundle = options.bundle
         profile.uiDelegate = options.uiDelegate
         profile.schemeDirectory = options.schemeDirectory
-        if case .signed(let aps) = spec.app.provisioningProfile {
-            guard let credentials else { throw AuthError(.internalError, "a provisioning profile needs the Certs/ credentials to sign it") }
-            let file = work.appendingPathComponent("\(spec.name)-embedded.mobileprovision")
-            try ProvisioningProfileFile.make(apsEnvironment: aps, bundleID: spec.app.bundleID, teamID: credentials.authKey.teamID,
-                                             credentials: credentials).write(to: file)
-            profile.provisioningProfile = .file(file)
-        }
-        return profile
+        return try profile.withProvisioningProfileMade(in: work, credentials: credentials)
     }
 
     static func install(_ profile: AppProfile, world: PhoneAuthWorld, timeline: Timeline, userDefaults: UserDefaultsStore,

@@ -84,7 +84,7 @@ struct Phone: AsyncParsableCommand {
             // sandbox (a debug build), production → production (TestFlight, App Store).
             let fromProfile = options.bundle?.provisioningProfile.flatMap { ProvisioningProfile.apsEnvironment(at: $0) }
                 .map { APNsEnvironment(apsEnvironment: $0) ?? .production }
-            spec.app.buildEnvironment = build ?? fromProfile ?? .sandbox
+            spec.app.build = AppProfile.Build(environment: build ?? fromProfile ?? .sandbox)
         }
         guard openRedirectsWith == nil || browser == nil else { throw ValidationError("--open-redirects-with and --browser exclude each other") }
         options.schemeDirectory = runtimeDir.map { SchemeDirectory(url: URL(fileURLWithPath: $0).standardizedFileURL) } ?? .standard()

@@ -57,7 +57,7 @@ struct FinishedAppTests {
         let verificationID = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
         let code = try #require(await world.lastCode(for: phone))
         let result = try await auth.signIn(with: provider.credential(withVerificationID: verificationID, verificationCode: code))
-        try await world.devices.retire(device, environment: AppProfile().buildEnvironment)
+        try await world.devices.retire(device, environment: AppProfile().build.environment)
         return (auth, result.user)
     }
 }

@@ -76,6 +76,7 @@ struct ProvisioningProfileTests {
         try await withWorld(backendObserver: { event, signIn in events.withLock { $0.append((event, signIn)) } }) { world, _ in
             var profile = AppProfile()
             profile.declaredTokenType = .unknown
+            profile.provisioningProfile = .none
             let (auth, _) = try await world.install(profile, clock: clock)
             #expect(auth.apnsTokenType == .prod)
             let attempt = Task { await verificationError(auth) }

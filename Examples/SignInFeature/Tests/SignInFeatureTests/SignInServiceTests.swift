@@ -196,12 +196,26 @@ struct SignInServiceTests {
     @Test("SMS defense ENFORCE: the app with the reCAPTCHA Enterprise SDK proves itself with its token, no push")
     func smsDefense() async throws {
         var app = SimulatedApp()
-        app.linksRecaptchaEnterprise = true
+        app.recaptchaEnterprise = .linked
         try await Simulation.run(.smsDefenseEnforced, app: app) { simulation in
             _ = try await signIn(simulation)
             #expect(simulation.lastAppVerification == .recaptchaEnterprise)
             #expect(await simulation.silentPushes().isEmpty)
         }
+    }
+
+    @Test("a release build signs in by silent push too; what a scenario scripts (the app's language) is the test's code, and refused on the app")
+    func releaseBuildAndRefusal() async throws {
+        var app = SimulatedApp()
+        app.build = .release
+        try await Simulation.run(.silentPushWorks, app: app) { simulation in
+            _ = try await signIn(simulation)
+            #expect(simulation.lastAppVerification == .silentPush)
+        }
+        var scripted = SimulatedApp()
+        scripted.languageCode = "fr"
+        let refused = await #expect(throws: SimulationError.self) { try await Simulation.run(app: scripted) { _ in } }
+        #expect(refused?.description.contains("set Auth.auth().languageCode in the test's code") == true, "\(refused?.description ?? "")")
     }
 }
 #endif
