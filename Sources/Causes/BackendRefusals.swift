@@ -5,9 +5,9 @@ import IdentityToolkitAPI
 /// The backend's refusals, each with its cause and its fix: what `authsim explain` says of a run
 /// the backend refused and what the inspector shows beside a refused sign-in. The one place that
 /// states them.
-public enum BackendRefusals {
+package enum BackendRefusals {
     /// The causes ``diagnose(endpoint:error:detail:cause:message:testMode:)`` names.
-    public static let codes: [Diagnosis.Code] = [
+    package static let codes: [Diagnosis.Code] = [
         .wrongSecondFactorCode, .mfaPendingCredentialExpired, .mfaPendingCredentialInvalid, .phoneFirstFactorForMultiFactorUser,
         .unsupportedFirstFactor, .secondFactorAlreadyEnrolled, .secondFactorNotFound, .wrongCode, .sessionExpired, .regionBlocked,
         .quotaExceeded, .realNumberInTestMode, .userDisabled, .missingAppCredential, .invalidAppCredential, .captchaCheckFailed,
@@ -18,7 +18,7 @@ public enum BackendRefusals {
     /// where one error has several), and what fixes it; `message` is the refusal as the run
     /// showed it, for errors without a sentence of their own; `testMode` says whether the app
     /// had app verification disabled for testing.
-    public static func diagnose(endpoint: String, error: IdentityToolkitError.Code, detail: String?, cause: RejectionCause?,
+    package static func diagnose(endpoint: String, error: IdentityToolkitError.Code, detail: String?, cause: RejectionCause?,
                                 message: String, testMode: Bool = false) -> Diagnosis {
         let operation = BackendOperation(rawValue: endpoint)
         let secondFactorEndpoint = operation.map(BackendOperation.secondFactorOperations.contains) ?? false

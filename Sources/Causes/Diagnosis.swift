@@ -1,12 +1,12 @@
 import Foundation
 
 /// A run's root cause in one sentence, and the fix.
-public struct Diagnosis: Sendable, Hashable {
+package struct Diagnosis: Sendable, Hashable {
     /// Every cause a diagnosis can name: the `code` of `authsim explain --json` and of the
     /// inspector's flows. Each is decided in one place: `Explainer.causes` (a run's timeline),
     /// ``PushRefusals`` (one push APNs refused), ``BackendRefusals`` (one refused request) or
     /// ``ReceiverStateExplainer`` (a receiver's logs).
-    public enum Code: String, Sendable, Hashable, CaseIterable, Codable {
+    package enum Code: String, Sendable, Hashable, CaseIterable, Codable {
         case ok, unknown
         // The app's configuration and Google's front end.
         case apiKeyIOSAppBlocked, apiKeyInvalid, blockingFunction, schemeNotRegistered, notificationsNotForwarded
@@ -29,13 +29,13 @@ public struct Diagnosis: Sendable, Hashable {
         case userCancelled, authError, apnsRegistrationFailed, noAPNsToken, simulator, fallback
     }
 
-    public let code: Code
-    public let cause: String
-    public let fix: String
+    package let code: Code
+    package let cause: String
+    package let fix: String
 
     /// `cause` and `fix` are sentences without their final period (a reason's meaning quoted at
     /// the end keeps Apple's, which is dropped here): whoever shows them ends them.
-    public init(_ code: Code, cause: String, fix: String) {
+    package init(_ code: Code, cause: String, fix: String) {
         self.code = code
         self.cause = Self.unstopped(cause)
         self.fix = Self.unstopped(fix)

@@ -4,17 +4,17 @@ import APNsWire
 /// `authsim explain` says of a run whose push was refused and what the inspector shows beside
 /// the sign-in it belonged to. The one place that states them (the receiver's own tally of
 /// refusals, over many pushes, is ``ReceiverStateExplainer``).
-public enum PushRefusals {
+package enum PushRefusals {
     /// The causes ``diagnose(token:sentTo:reason:detail:context:)`` names.
-    public static let codes: [Diagnosis.Code] = [.tokenTypeMismatch, .badDeviceToken, .keyAndTeamSwapped, .invalidProviderToken,
+    package static let codes: [Diagnosis.Code] = [.tokenTypeMismatch, .badDeviceToken, .keyAndTeamSwapped, .invalidProviderToken,
                                                  .expiredProviderToken, .pushRejected]
 
     /// The provider token's set-up, as the scenario gave it.
-    public struct ProviderSetup: Sendable, Hashable {
-        public var keyID, teamID, trustedKeyID, trustedTeamID: String
+    package struct ProviderSetup: Sendable, Hashable {
+        package var keyID, teamID, trustedKeyID, trustedTeamID: String
         /// Seconds the backend's clock is off (negative: behind).
-        public var clockOffset: Int
-        public init(keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String, clockOffset: Int) {
+        package var clockOffset: Int
+        package init(keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String, clockOffset: Int) {
             self.keyID = keyID
             self.teamID = teamID
             self.trustedKeyID = trustedKeyID
@@ -25,17 +25,17 @@ public enum PushRefusals {
 
     /// What else is known of the run, each `nil` when not: the fuller the context, the more
     /// precise the cause (the inspector sees only the backend; a run's timeline sees the app).
-    public struct Context: Sendable {
+    package struct Context: Sendable {
         /// Where the device's token was issued.
-        public var issuedIn: APNsEnvironment?
+        package var issuedIn: APNsEnvironment?
         /// The token type the app declared (`setAPNSToken`), what the SDK resolved it to, and
         /// the provisioning profile's `aps-environment` (`none`: no profile).
-        public var declared: (type: String, resolved: String, aps: String)?
-        public var provider: ProviderSetup?
+        package var declared: (type: String, resolved: String, aps: String)?
+        package var provider: ProviderSetup?
         /// Said after the cause when the push guarded a second factor.
-        public var forSecondFactor: String
+        package var forSecondFactor: String
 
-        public init(issuedIn: APNsEnvironment? = nil, declared: (type: String, resolved: String, aps: String)? = nil,
+        package init(issuedIn: APNsEnvironment? = nil, declared: (type: String, resolved: String, aps: String)? = nil,
                     provider: ProviderSetup? = nil, forSecondFactor: String = "") {
             self.issuedIn = issuedIn
             self.declared = declared
@@ -45,7 +45,7 @@ public enum PushRefusals {
     }
 
     /// Why APNs (`sentTo`) refused the push to `token` with `reason`, and the fix.
-    public static func diagnose(token: String, sentTo: APNsEnvironment, reason: APNsReason, detail: String?, context: Context = Context()) -> Diagnosis {
+    package static func diagnose(token: String, sentTo: APNsEnvironment, reason: APNsReason, detail: String?, context: Context = Context()) -> Diagnosis {
         let short = token.prefix(4).uppercased() + "…"
         switch reason {
         case .badDeviceToken:
@@ -86,7 +86,7 @@ public enum PushRefusals {
     }
 
     /// The backend's APNs client got no answer for the push to `token` (`error`: what it got).
-    public static func unanswered(token: String, sentTo: APNsEnvironment, error: String) -> Diagnosis {
+    package static func unanswered(token: String, sentTo: APNsEnvironment, error: String) -> Diagnosis {
         Diagnosis(.pushUnanswered,
                   cause: "the silent push to \(token.prefix(4).uppercased())… got no answer from \(sentTo) (\(error)), so no secret came and the app, after waiting for it (suggestedTimeout), fell back to reCAPTCHA",
                   fix: "check that the backend reaches APNs (\(sentTo.appleHost):443 over HTTP/2 and TLS) and that its provider token is set up")

@@ -6,22 +6,22 @@ import Utilities
 /// Explains what a push-receiver saw, from its state folder: `deliveries.jsonl` (answered 200),
 /// `rejections.jsonl` (refused) and `devices.json` (which environment issued each token). For
 /// pushes from your own backend, not only authsim's scenarios.
-public enum ReceiverStateExplainer {
+package enum ReceiverStateExplainer {
     /// The causes a receiver's logs can show.
-    public static let codes: [Diagnosis.Code] = [.tokenTypeMismatch, .badDeviceToken, .untrustedProviderKey, .invalidProviderToken,
+    package static let codes: [Diagnosis.Code] = [.tokenTypeMismatch, .badDeviceToken, .untrustedProviderKey, .invalidProviderToken,
                                                  .expiredProviderToken, .pushRejected, .droppedByFault, .nothingReceived, .allAccepted,
                                                  .unreadableLines]
 
-    public struct Report: Sendable {
-        public let accepted: Int
-        public let rejected: Int
+    package struct Report: Sendable {
+        package let accepted: Int
+        package let rejected: Int
         /// Accepted (200) but dropped by a fault: never delivered.
-        public let dropped: Int
+        package let dropped: Int
         /// One diagnosis per distinct cause, most frequent first.
-        public let diagnoses: [(count: Int, diagnosis: Diagnosis)]
+        package let diagnoses: [(count: Int, diagnosis: Diagnosis)]
     }
 
-    public static func explain(state: URL) throws -> Report {
+    package static func explain(state: URL) throws -> Report {
         let deliveries = state.appendingPathComponent("deliveries.jsonl")
         let rejectionsFile = state.appendingPathComponent("rejections.jsonl")
         let fileManager = FileManager.default
@@ -82,7 +82,7 @@ public enum ReceiverStateExplainer {
         return Report(accepted: accepted.count, rejected: rejected.count, dropped: dropped, diagnoses: diagnoses)
     }
 
-    public static func explain(_ entry: RejectionLog.Entry, registry: DeviceRegistry) -> Diagnosis {
+    package static func explain(_ entry: RejectionLog.Entry, registry: DeviceRegistry) -> Diagnosis {
         let sentTo = entry.environment
         let other: APNsEnvironment = sentTo == .sandbox ? .production : .sandbox
         switch entry.reason {

@@ -3,8 +3,8 @@ import Utilities
 import ZIPFoundation
 
 /// Why `--app` names no app `authsim doctor` can read.
-public struct AppLocationError: CodedError {
-    public enum Code: String, Sendable {
+package struct AppLocationError: CodedError {
+    package enum Code: String, Sendable {
         /// Nothing at the path.
         case missing
         /// A file that is not an `.ipa` (a zip archive).
@@ -14,9 +14,9 @@ public struct AppLocationError: CodedError {
         /// An `.ipa` that cannot be read (damaged, or an entry too large).
         case unreadableArchive
     }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -26,20 +26,20 @@ public struct AppLocationError: CodedError {
 /// folder (Xcode → Products), a folder holding one (`Payload/`, or the folder `Payload/` is in),
 /// or an `.ipa` (a zip archive of `Payload/<Name>.app/`), whose files doctor reads are unpacked
 /// into a temporary folder.
-public struct AppLocation: Sendable {
+package struct AppLocation: Sendable {
     /// The `.app` folder to examine.
-    public let directory: URL
+    package let directory: URL
     /// What was given, when it was not the `.app` folder itself (`MyApp.ipa`, `Payload`).
-    public let givenAs: String?
+    package let givenAs: String?
     /// The temporary folder an `.ipa` was unpacked into (removed by ``discard()``).
     private let unpacked: URL?
 
     /// The largest entry of an `.ipa` unpacked (the app's executable is the large one).
-    public static let maximumEntrySize: UInt64 = 1 << 30
+    package static let maximumEntrySize: UInt64 = 1 << 30
 
     /// Finds the `.app` at `path`.
     /// - Throws: ``AppLocationError`` when there is nothing there, or no single `.app`.
-    public static func find(_ path: String) throws(AppLocationError) -> AppLocation {
+    package static func find(_ path: String) throws(AppLocationError) -> AppLocation {
         let url = URL(fileURLWithPath: path)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
@@ -60,7 +60,7 @@ public struct AppLocation: Sendable {
     }
 
     /// Removes what ``find(_:)`` unpacked.
-    public func discard() {
+    package func discard() {
         if let unpacked { try? FileManager.default.removeItem(at: unpacked) }
     }
 

@@ -6,23 +6,23 @@ import Foundation
 import LocalPKI
 
 /// One check of `authsim doctor`: what was found and, when it is wrong, how to fix it.
-public struct Finding: Sendable, Hashable {
-    public enum Severity: String, Sendable, Comparable {
+package struct Finding: Sendable, Hashable {
+    package enum Severity: String, Sendable, Comparable {
         case ok, warning, error
-        public static func < (a: Severity, b: Severity) -> Bool {
+        package static func < (a: Severity, b: Severity) -> Bool {
             [Severity.ok, .warning, .error].firstIndex(of: a)! < [Severity.ok, .warning, .error].firstIndex(of: b)!
         }
     }
     /// A stable code (`urlSchemeMissing`, `tokenTypeMismatch`, …).
-    public let code: String
-    public let severity: Severity
+    package let code: String
+    package let severity: Severity
     /// The file the finding is about.
-    public let file: String
-    public let message: String
+    package let file: String
+    package let message: String
     /// Empty when nothing is to be done.
-    public let fix: String
+    package let fix: String
 
-    public init(_ code: String, _ severity: Severity, file: String, _ message: String, fix: String = "") {
+    package init(_ code: String, _ severity: Severity, file: String, _ message: String, fix: String = "") {
         self.code = code
         self.severity = severity
         self.file = file
@@ -33,22 +33,22 @@ public struct Finding: Sendable, Hashable {
 
 /// What `authsim doctor` is given: a real app's files, the key the backend signs pushes with, and
 /// the token type the app's code declares.
-public struct DoctorInput: Sendable {
-    public var infoPlist: URL?
-    public var googleServiceInfo: URL?
-    public var provisioningProfile: URL?
-    public var p8: URL?
-    public var keyID: String?
-    public var teamID: String?
+package struct DoctorInput: Sendable {
+    package var infoPlist: URL?
+    package var googleServiceInfo: URL?
+    package var provisioningProfile: URL?
+    package var p8: URL?
+    package var keyID: String?
+    package var teamID: String?
     /// What the app passes to `setAPNSToken(_:type:)`, if known.
-    public var declaredTokenType: AuthAPNSTokenType?
+    package var declaredTokenType: AuthAPNSTokenType?
     /// The `.app` folder, to look for the RecaptchaEnterprise SDK (its framework, or its classes
     /// in the executable `CFBundleExecutable` names).
-    public var appDirectory: URL?
-    public init() {}
+    package var appDirectory: URL?
+    package init() {}
 
     /// The files of an app folder (`Info.plist`, `GoogleService-Info.plist`, `embedded.mobileprovision`), where present.
-    public init(appDirectory: URL) {
+    package init(appDirectory: URL) {
         func existing(_ name: String) -> URL? {
             let url = appDirectory.appendingPathComponent(name)
             return FileManager.default.fileExists(atPath: url.path) ? url : nil
@@ -63,8 +63,8 @@ public struct DoctorInput: Sendable {
 /// Checks an app's files against every setup step of Firebase's phone-auth guide for Apple
 /// platforms: URL scheme, background mode, push entitlement and token type, swizzling and what it
 /// asks of the delegate, the APNs key.
-public enum Doctor {
-    public static func examine(_ input: DoctorInput, now: Date = Date()) -> [Finding] {
+package enum Doctor {
+    package static func examine(_ input: DoctorInput, now: Date = Date()) -> [Finding] {
         var findings: [Finding] = []
         var info: AppInfo?
         var options: FirebaseOptions?

@@ -11,8 +11,8 @@ import Scenarios
 /// first: the app's configuration, then the APNs channel, then the backend's refusals, then the
 /// user. ``causes`` is the whole decision: a table read top to bottom, the first row whose rule
 /// matches the run's facts names the cause.
-public enum Explainer {
-    public static func explain(_ events: [TimelineEvent]) -> Diagnosis {
+package enum Explainer {
+    package static func explain(_ events: [TimelineEvent]) -> Diagnosis {
         let run = RunFacts(events)
         for cause in causes {
             if let diagnosis = cause.decide(run) { return diagnosis }
@@ -22,10 +22,10 @@ public enum Explainer {
 
     /// One row of the table: the causes it can name, and the rule that names one of them from
     /// the run's facts (nil: the row does not apply).
-    public struct Cause: Sendable {
+    package struct Cause: Sendable {
         /// What the row is about, for `docs/` and the tests.
-        public let about: String
-        public let codes: [Diagnosis.Code]
+        package let about: String
+        package let codes: [Diagnosis.Code]
         let decide: @Sendable (RunFacts) -> Diagnosis?
 
         init(_ about: String, _ codes: [Diagnosis.Code], _ decide: @escaping @Sendable (RunFacts) -> Diagnosis?) {
@@ -36,7 +36,7 @@ public enum Explainer {
     }
 
     /// The causes in the order they are decided: the row order is the priority.
-    public static let causes: [Cause] = [
+    package static let causes: [Cause] = [
         Cause("Google's front end refused the app's API key", [.apiKeyIOSAppBlocked, .apiKeyInvalid], apiKey),
         Cause("an admin disabled the user", [.userDisabled]) { run in
             run.errorCode == .userDisabled

@@ -1,7 +1,7 @@
 import NIOCore
 
 /// Reads the shape of an HPACK header block without decoding it.
-public enum HPACKBlockShape {
+package enum HPACKBlockShape {
     /// Whether decoding `block` would change the decoder's dynamic table: true when it holds a
     /// literal "with incremental indexing" or a dynamic table size update (RFC 7541 §6.2.1, §6.3),
     /// or when it cannot be read (the real decoder then says what is wrong).
@@ -10,7 +10,7 @@ public enum HPACKBlockShape {
     /// the table is unchanged: that is how ``HTTP2Connection`` skips decoding a provider's
     /// repeated requests (nghttp2-based clients, curl among them, never index `authorization`, so
     /// every push would otherwise Huffman-decode the whole JWT again).
-    public static func mutatesTable(_ block: ByteBuffer) -> Bool {
+    package static func mutatesTable(_ block: ByteBuffer) -> Bool {
         var block = block
         while let first = block.getInteger(at: block.readerIndex, as: UInt8.self) {
             if first & 0x80 != 0 {

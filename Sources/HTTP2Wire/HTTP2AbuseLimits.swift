@@ -18,23 +18,23 @@
 /// - HPACK: the decoder's dynamic table never grows past the SETTINGS_HEADER_TABLE_SIZE this side
 ///   announced (a larger size update is a COMPRESSION_ERROR), and a header list past
 ///   ``HTTP2Connection/Configuration/maximumHeaderListSize`` is refused the same way.
-public struct HTTP2AbuseLimits: Sendable {
-    public var resets = HTTP2RateLimit(burst: 1000, perSecond: 33)
-    public var glitches = HTTP2RateLimit(burst: 1000, perSecond: 33)
-    public var controlFrames = HTTP2RateLimit(burst: 1000, perSecond: 100)
-    public var maximumSettingsEntries = 32
-    public var maximumSequentialEmptyData = 100
-    public var maximumContinuations = 16
+package struct HTTP2AbuseLimits: Sendable {
+    package var resets = HTTP2RateLimit(burst: 1000, perSecond: 33)
+    package var glitches = HTTP2RateLimit(burst: 1000, perSecond: 33)
+    package var controlFrames = HTTP2RateLimit(burst: 1000, perSecond: 100)
+    package var maximumSettingsEntries = 32
+    package var maximumSequentialEmptyData = 100
+    package var maximumContinuations = 16
 
-    public init() {}
+    package init() {}
 }
 
 /// A token bucket: `burst` events at once, then `perSecond` more each second.
-public struct HTTP2RateLimit: Sendable {
-    public var burst: Int
-    public var perSecond: Int
+package struct HTTP2RateLimit: Sendable {
+    package var burst: Int
+    package var perSecond: Int
 
-    public init(burst: Int, perSecond: Int) {
+    package init(burst: Int, perSecond: Int) {
         self.burst = burst
         self.perSecond = perSecond
     }

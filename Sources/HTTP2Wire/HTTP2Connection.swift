@@ -25,27 +25,27 @@ import NIOHPACK
 /// A request that repeats the previous one's header block byte for byte, while the HPACK table is
 /// unchanged, is not decoded again (``HPACKBlockShape``): providers repeat a 200-byte provider
 /// token on every push, which nghttp2-based clients never index.
-public struct HTTP2Connection {
-    public enum Role: Sendable { case server, client }
+package struct HTTP2Connection {
+    package enum Role: Sendable { case server, client }
 
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The SETTINGS this side announces. SETTINGS_MAX_CONCURRENT_STREAMS is also how many
         /// streams the peer may open (more are refused), SETTINGS_INITIAL_WINDOW_SIZE each of
         /// those streams' receive window, SETTINGS_MAX_FRAME_SIZE the largest frame read.
-        public var settings: [(HTTP2SettingID, UInt32)]
+        package var settings: [(HTTP2SettingID, UInt32)]
         /// The connection's receive window, raised from 64 KiB with a WINDOW_UPDATE right after
         /// the preface.
-        public var connectionWindow: Int
+        package var connectionWindow: Int
         /// A header block (HEADERS and its CONTINUATIONs) larger than this is ENHANCE_YOUR_CALM.
-        public var maximumHeaderBlock: Int
+        package var maximumHeaderBlock: Int
         /// The HPACK decoder's limit on a decoded header list.
-        public var maximumHeaderListSize: Int
-        public var limits: HTTP2AbuseLimits
+        package var maximumHeaderListSize: Int
+        package var limits: HTTP2AbuseLimits
         /// Monotonic nanoseconds, the abuse limits' clock: asked only when a limited frame comes
         /// (RST_STREAM, SETTINGS, PING, a stream error), not on every read.
-        public var clock: @Sendable () -> UInt64
+        package var clock: @Sendable () -> UInt64
 
-        public init(settings: [(HTTP2SettingID, UInt32)], connectionWindow: Int = HTTP2Limits.defaultWindow,
+        package init(settings: [(HTTP2SettingID, UInt32)], connectionWindow: Int = HTTP2Limits.defaultWindow,
                     maximumHeaderBlock: Int = 64 * 1024, maximumHeaderListSize: Int = 64 * 1024,
                     limits: HTTP2AbuseLimits = HTTP2AbuseLimits(),
                     clock: @escaping @Sendable () -> UInt64 = { NIODeadline.now().uptimeNanoseconds }) {
@@ -63,18 +63,18 @@ public struct HTTP2Connection {
     }
 
     /// What the peer's SETTINGS say (RFC 9113 §6.5.2), defaults until it says otherwise.
-    public struct PeerSettings: Sendable, Equatable {
-        public var headerTableSize = 4096
-        public var enablePush = true
+    package struct PeerSettings: Sendable, Equatable {
+        package var headerTableSize = 4096
+        package var enablePush = true
         /// Nil: the peer sets no limit.
-        public var maxConcurrentStreams: Int?
-        public var initialWindowSize = HTTP2Limits.defaultWindow
-        public var maxFrameSize = HTTP2Limits.defaultMaxFrameSize
-        public var maxHeaderListSize: Int?
+        package var maxConcurrentStreams: Int?
+        package var initialWindowSize = HTTP2Limits.defaultWindow
+        package var maxFrameSize = HTTP2Limits.defaultMaxFrameSize
+        package var maxHeaderListSize: Int?
     }
 
     /// Where the connection is.
-    public enum Phase: Sendable, Equatable {
+    package enum Phase: Sendable, Equatable {
         /// A server waiting for the client's connection preface.
         case preface
         /// Waiting for the peer's first frame, which must be SETTINGS.
@@ -123,12 +123,12 @@ public struct HTTP2Connection {
         var head: HTTP2Head
     }
 
-    public let role: Role
+    package let role: Role
     private let configuration: Configuration
-    public private(set) var phase: Phase
-    public private(set) var peerSettings = PeerSettings()
+    package private(set) var phase: Phase
+    package private(set) var peerSettings = PeerSettings()
     /// Frames owed to the peer, in order; the owner writes and empties it (``takeOutput()``).
-    public var output: ByteBuffer
+    package var output: ByteBuffer
 
     private var reader = HTTP2FrameReader()
     private var decoder: HPACKDecoder
@@ -158,14 +158,14 @@ public struct HTTP2Connection {
     /// Their bytes; END_STREAM goes with the last of them.
     private var pendingBodies: [UInt32: [UInt8]] = [:]
     private var sentGoAway = false
-    public private(set) var receivedGoAway = false
+    package private(set) var receivedGoAway = false
     private var now: UInt64 { configuration.clock() }
     private var resets: TokenBucket
     private var glitches: TokenBucket
     private var controlFrames: TokenBucket
     private var emptyDataInARow = 0
 
-    public init(role: Role, configuration: Configuration, allocator: ByteBufferAllocator = ByteBufferAllocator()) {
+    package init(role: Role, configuration: Configuration, allocator: ByteBufferAllocator = ByteBufferAllocator()) {
         self.role = role
         self.configuration = configuration
         self.phase = role == .server ? .preface : .firstSettings
@@ -199,18 +199,18 @@ public struct HTTP2Connection {
     // MARK: What the owner asks
 
     /// Streams this side opened that are not closed yet.
-    public var openLocalStreams: Int { streams.count - peerOpenStreams }
+    package var openLocalStreams: Int { streams.count - peerOpenStreams }
     /// Whether new streams may be opened: no GOAWAY either way, no connection error, IDs left.
-    public var acceptsNewStreams: Bool {
+    package var acceptsNewStreams: Bool {
         phase != .failed && !receivedGoAway && !sentGoAway && nextLocalStream < UInt32(Int32.max)
     }
     /// Whether a stream has body bytes still waiting for flow-control window.
-    public func isSendingBody(_ stream: UInt32) -> Bool { streams[stream]?.sendingBody ?? false }
+    package func isSendingBody(_ stream: UInt32) -> Bool { streams[stream]?.sendingBody ?? false }
     /// Whether a stream is open in either direction.
-    public func isOpen(_ stream: UInt32) -> Bool { streams[stream] != nil }
+    package func isOpen(_ stream: UInt32) -> Bool { streams[stream] != nil }
 
     /// Takes the frames written so far; nil when there are none.
-    public mutating func takeOutput(allocator: ByteBufferAllocator) -> ByteBuffer? {
+    package mutating func takeOutput(allocator: ByteBufferAllocator) -> ByteBuffer? {
         guard output.readableBytes > 0 else { return nil }
         defer { output = allocator.buffer(capacity: 1024) }
         return output
@@ -219,14 +219,14 @@ public struct HTTP2Connection {
     // MARK: Reading
 
     /// Takes bytes read from the peer. The events they make come from ``nextEvent()``.
-    public mutating func receive(_ bytes: inout ByteBuffer) {
+    package mutating func receive(_ bytes: inout ByteBuffer) {
         guard phase != .failed else { return }
         reader.append(&bytes)
     }
 
     /// The next thing that happened in the bytes received, or nil when they are all used (or the
     /// connection failed). Call until nil after each ``receive(_:)``.
-    public mutating func nextEvent() -> HTTP2Event? {
+    package mutating func nextEvent() -> HTTP2Event? {
         if phase == .preface {
             switch reader.readClientPreface() {
             case .needMore: return nil
@@ -597,7 +597,7 @@ public struct HTTP2Connection {
     // MARK: Writing
 
     /// Opens a stream (a client's request); nil when ``acceptsNewStreams`` is false.
-    public mutating func openStream() -> UInt32? {
+    package mutating func openStream() -> UInt32? {
         guard acceptsNewStreams else { return nil }
         let id = nextLocalStream
         nextLocalStream += 2
@@ -611,7 +611,7 @@ public struct HTTP2Connection {
     /// the HPACK table. (One dictionary insert per request, which is what a provider's rate
     /// measures; ``openStream()``, ``writeHeaders(_:stream:endStream:)`` and
     /// ``writeBody(_:stream:)`` do the same in three steps.)
-    public mutating func openStream(headers block: inout ByteBuffer, body: [UInt8]) -> UInt32? {
+    package mutating func openStream(headers block: inout ByteBuffer, body: [UInt8]) -> UInt32? {
         guard acceptsNewStreams else { return nil }
         let id = nextLocalStream
         nextLocalStream += 2
@@ -635,7 +635,7 @@ public struct HTTP2Connection {
 
     /// Writes a header block on an open stream, split into CONTINUATIONs if it is larger than the
     /// peer's frame size; with `endStream` this side is done sending on the stream.
-    public mutating func writeHeaders(_ block: inout ByteBuffer, stream id: UInt32, endStream: Bool) {
+    package mutating func writeHeaders(_ block: inout ByteBuffer, stream id: UInt32, endStream: Bool) {
         guard let index = streams.index(forKey: id), phase != .failed, !streams.values[index].localClosed else { return }
         writeHeaderFrames(&block, stream: id, endStream: endStream)
         if endStream { localClose(index) }
@@ -657,7 +657,7 @@ public struct HTTP2Connection {
 
     /// Sends a body on an open stream, END_STREAM with its last byte, as much as both windows
     /// allow now and the rest as WINDOW_UPDATEs come (``isSendingBody(_:)``).
-    public mutating func writeBody(_ body: [UInt8], stream id: UInt32) {
+    package mutating func writeBody(_ body: [UInt8], stream id: UInt32) {
         guard let index = streams.index(forKey: id), phase != .failed else { return }
         let stream = streams.values[index]
         guard !stream.localClosed, !stream.sendingBody else { return }
@@ -669,7 +669,7 @@ public struct HTTP2Connection {
     }
 
     /// Resets a stream from this side (a timeout, an answer no longer wanted).
-    public mutating func resetStream(_ id: UInt32, code: HTTP2Code) {
+    package mutating func resetStream(_ id: UInt32, code: HTTP2Code) {
         guard streams[id] != nil, phase != .failed else { return }
         output.writeResetStream(stream: id, code: code)
         close(id, resetHere: true)
@@ -677,7 +677,7 @@ public struct HTTP2Connection {
 
     /// Says GOAWAY: streams the peer opens from now on are refused. `lastStreamID` defaults to
     /// the highest stream the peer opened.
-    public mutating func writeGoAway(lastStreamID: UInt32? = nil, code: HTTP2Code, debugData: [UInt8]) {
+    package mutating func writeGoAway(lastStreamID: UInt32? = nil, code: HTTP2Code, debugData: [UInt8]) {
         guard phase != .failed else { return }
         sentGoAway = true
         output.writeGoAway(lastStreamID: lastStreamID ?? highestPeerStream, code: code, debugData: debugData)
@@ -759,7 +759,7 @@ public struct HTTP2Connection {
 }
 
 /// What the peer's frames meant, one at a time.
-public enum HTTP2Event {
+package enum HTTP2Event {
     /// The peer's SETTINGS were applied and acknowledged; `first` for the one that opens the connection.
     case settings(HTTP2Connection.PeerSettings, first: Bool)
     /// A request (server) or an answer's head (client), well-formed.

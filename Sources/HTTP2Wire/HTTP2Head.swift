@@ -9,21 +9,21 @@ import NIOHPACK
 /// its header block (``HTTP2Connection``), so a head goes from the connection to the stream and
 /// to the request for one reference count, not one per field, and an owner can tell a repeated
 /// head by identity (`===`) and keep what it derived from it.
-public final class HTTP2Head: Sendable {
-    public let method: String?
-    public let scheme: String?
-    public let authority: String?
-    public let path: String?
+package final class HTTP2Head: Sendable {
+    package let method: String?
+    package let scheme: String?
+    package let authority: String?
+    package let path: String?
     /// A response's `:status`.
-    public let status: Int?
+    package let status: Int?
     /// A request's regular fields, in order (`content-length` among them). Built for requests
     /// only: a request's head is reused for every push that repeats its header block, and the
     /// receiver reads them all; an answer's few fields are read with ``field(_:)``, and building
     /// an array for each answer cost the sender 2% of its rate.
-    public let fields: [(name: String, value: String)]
-    public let contentLength: Int?
+    package let fields: [(name: String, value: String)]
+    package let contentLength: Int?
     /// Every field as decoded, pseudo-header fields included.
-    public let headers: HPACKHeaders
+    package let headers: HPACKHeaders
 
     private init(method: String? = nil, scheme: String? = nil, authority: String? = nil, path: String? = nil, status: Int? = nil,
                  fields: [(name: String, value: String)] = [], contentLength: Int?, headers: HPACKHeaders) {
@@ -38,13 +38,13 @@ public final class HTTP2Head: Sendable {
     }
 
     /// The first value of a regular field.
-    public func field(_ name: String) -> String? {
+    package func field(_ name: String) -> String? {
         for (fieldName, value, _) in headers where fieldName == name { return value }
         return nil
     }
 
     /// A request's head (RFC 9113 §8.3.1), or why it is malformed.
-    public static func request(_ decoded: HPACKHeaders) -> Result<HTTP2Head, MalformedHead> {
+    package static func request(_ decoded: HPACKHeaders) -> Result<HTTP2Head, MalformedHead> {
         var method: String?, scheme: String?, authority: String?, path: String?
         var contentLength: Int?
         var fields: [(name: String, value: String)] = []
@@ -83,7 +83,7 @@ public final class HTTP2Head: Sendable {
     }
 
     /// A response's head (RFC 9113 §8.3.2), or why it is malformed.
-    public static func response(_ decoded: HPACKHeaders) -> Result<HTTP2Head, MalformedHead> {
+    package static func response(_ decoded: HPACKHeaders) -> Result<HTTP2Head, MalformedHead> {
         var status: Int?
         var contentLength: Int?
         var regular = false
@@ -106,7 +106,7 @@ public final class HTTP2Head: Sendable {
     }
 
     /// Trailers: regular fields only (RFC 9113 §8.1).
-    public static func trailers(_ decoded: HPACKHeaders) -> MalformedHead? {
+    package static func trailers(_ decoded: HPACKHeaders) -> MalformedHead? {
         var contentLength: Int?
         for (name, value, _) in decoded {
             guard name.utf8.first != UInt8(ascii: ":") else { return MalformedHead("the pseudo-header \(name) in trailers") }
@@ -142,7 +142,7 @@ public final class HTTP2Head: Sendable {
 
 /// Why a header block is not a well-formed request or response (a stream error of type
 /// PROTOCOL_ERROR, RFC 9113 §8.1.1).
-public struct MalformedHead: Error, Sendable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct MalformedHead: Error, Sendable, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

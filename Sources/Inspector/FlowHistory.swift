@@ -9,42 +9,42 @@ import Utilities
 /// One sign-in as the backend saw it: its steps (the backend's events, each as its
 /// ``BackendEvent/Line``, the wording timelines use), how the app proved itself
 /// (``AppVerification``; a second factor), how it ended, and why (from ``Causes``).
-public struct InspectedFlow: Codable, Sendable, Hashable {
-    public struct Step: Codable, Sendable, Hashable {
-        public var time: Date
-        public var from: BackendEvent.Party
-        public var to: BackendEvent.Party?
-        public var message: String
-        public var bad: Bool
+package struct InspectedFlow: Codable, Sendable, Hashable {
+    package struct Step: Codable, Sendable, Hashable {
+        package var time: Date
+        package var from: BackendEvent.Party
+        package var to: BackendEvent.Party?
+        package var message: String
+        package var bad: Bool
         /// The ``BackendEvent`` case it comes from (`codeRequested`).
-        public var event: String
+        package var event: String
         /// The backend node of the fleet that made it (`--node-name`); `nil` without a fleet.
-        public var node: String?
+        package var node: String?
     }
-    public var id: Int
+    package var id: Int
     /// The backend's ID of the sign-in (``SignInID``), which every one of its events carries.
-    public var signIn: String
-    public var started: Date
-    public var phoneNumber: String?
-    public var uid: String?
+    package var signIn: String
+    package var started: Date
+    package var phoneNumber: String?
+    package var uid: String?
     /// How the app proved itself for a code; `nil` until one was asked for, and for Sign in
     /// with Apple.
-    public var proof: AppVerification?
+    package var proof: AppVerification?
     /// Whether the code was for a second factor.
-    public var secondFactor: Bool
+    package var secondFactor: Bool
     /// The path in words: the proof's (`silent push`, `… (second factor)`), or `Sign in with Apple`.
-    public var path: String?
+    package var path: String?
     /// How it ended so far.
-    public var outcome: FlowOutcome
-    public var cause: String?
-    public var fix: String?
-    public var steps: [Step]
+    package var outcome: FlowOutcome
+    package var cause: String?
+    package var fix: String?
+    package var steps: [Step]
     /// The device token (hex) its silent push went to, when it had one.
-    public var deviceToken: String? = nil
+    package var deviceToken: String? = nil
 
     /// The sign-in as a sequence diagram (``SequenceDiagram``, as `authsim run --diagram` draws
     /// runs): app, backend and APNs as they took part, milliseconds from the first step.
-    public var diagram: String {
+    package var diagram: String {
         let parts = [BackendEvent.Party.app, .backend, .apns].filter { part in steps.contains { $0.from == part || $0.to == part } }
         let start = steps.first?.time ?? started
         let rows = steps.map { step in
@@ -56,7 +56,7 @@ public struct InspectedFlow: Codable, Sendable, Hashable {
 }
 
 /// How a sign-in ended, as the backend saw it; its ``description`` is what the inspector shows.
-public enum FlowOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
+package enum FlowOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
     case inProgress
     case signedIn
     /// An Apple ID linked to a signed-in user.
@@ -69,7 +69,7 @@ public enum FlowOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Google's front end refused a request before Identity Toolkit saw it.
     case refusedByFrontEnd(IdentityToolkitError.Code)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .inProgress: "in progress"
         case .signedIn: "signed in"
@@ -82,7 +82,7 @@ public enum FlowOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The service's code, when refused.
-    public var error: IdentityToolkitError.Code? {
+    package var error: IdentityToolkitError.Code? {
         switch self {
         case .refused(let code), .refusedByFrontEnd(let code): code
         default: nil
@@ -98,8 +98,8 @@ public enum FlowOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
 /// launch with `initializeRecaptchaConfig`), is shown as the first step of the sign-in that starts
 /// within 10 seconds after it. Other events that are no sign-in's step (an account deleted, the
 /// sign-in methods of an address) are not shown here. The newest ``capacity`` are kept.
-public final class FlowHistory: Sendable {
-    public let capacity: Int
+package final class FlowHistory: Sendable {
+    package let capacity: Int
     private struct State {
         var flows: [InspectedFlow] = []
         var nextID = 1
@@ -109,14 +109,14 @@ public final class FlowHistory: Sendable {
     }
     private let state = Mutex(State())
 
-    public init(capacity: Int = 1000) { self.capacity = max(1, capacity) }
+    package init(capacity: Int = 1000) { self.capacity = max(1, capacity) }
 
-    public var all: [InspectedFlow] { state.withLock { $0.flows } }
-    public func flow(id: Int) -> InspectedFlow? { state.withLock { $0.flows.first { $0.id == id } } }
+    package var all: [InspectedFlow] { state.withLock { $0.flows } }
+    package func flow(id: Int) -> InspectedFlow? { state.withLock { $0.flows.first { $0.id == id } } }
 
     /// The backend's observer (an event, and the sign-in it is a step of); with a fleet, each
     /// node's events in the fleet's order (``FleetFlowOrder``).
-    public func record(_ event: BackendEvent, signIn: SignInID?, at time: Date = Date(), node: String? = nil) {
+    package func record(_ event: BackendEvent, signIn: SignInID?, at time: Date = Date(), node: String? = nil) {
         let line = event.line
         let step = InspectedFlow.Step(time: time, from: line.from, to: line.to, message: line.text, bad: line.bad, event: event.kind, node: node)
         state.withLock { state in
@@ -219,15 +219,15 @@ public final class FlowHistory: Sendable {
 /// checks a code another node sent has replayed that node's change first, so its events carry a
 /// higher position. Events wait here ``settle`` seconds after they are read (on the inspector's
 /// clock, so that the nodes' clocks need not agree), and leave sorted by position, then time.
-public final class FleetFlowOrder: Sendable {
+package final class FleetFlowOrder: Sendable {
     /// How long an event waits for earlier ones that were kept later.
-    public static let settle: TimeInterval = 1
+    package static let settle: TimeInterval = 1
     private let pending = Mutex<[(event: FleetBackendEvent, read: Date)]>([])
 
-    public init() {}
+    package init() {}
 
     /// Takes the events just read (at `now`), and returns those that have waited ``settle``, in order.
-    public func release(adding events: [FleetBackendEvent], now: Date) -> [FleetBackendEvent] {
+    package func release(adding events: [FleetBackendEvent], now: Date) -> [FleetBackendEvent] {
         pending.withLock { pending in
             pending += events.map { ($0, now) }
             let ready = pending.filter { now.timeIntervalSince($0.read) >= Self.settle }.map(\.event)

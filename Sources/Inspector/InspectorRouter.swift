@@ -14,16 +14,16 @@ import Utilities
 
 /// What the inspector shows and changes: the receiver's pushes (``PushHistory``), its faults and
 /// devices, and the backend's SMS and users.
-public struct InspectorSources: Sendable {
-    public var history: PushHistory
-    public var flows: FlowHistory
-    public var faults: FaultPlan
-    public var registry: DeviceRegistry
-    public var toolkit: IdentityToolkit?
+package struct InspectorSources: Sendable {
+    package var history: PushHistory
+    package var flows: FlowHistory
+    package var faults: FaultPlan
+    package var registry: DeviceRegistry
+    package var toolkit: IdentityToolkit?
     /// Whether every part is up (`/readyz`).
-    public var ready: @Sendable () -> Bool
+    package var ready: @Sendable () -> Bool
 
-    public init(history: PushHistory, flows: FlowHistory = FlowHistory(), faults: FaultPlan, registry: DeviceRegistry, toolkit: IdentityToolkit?,
+    package init(history: PushHistory, flows: FlowHistory = FlowHistory(), faults: FaultPlan, registry: DeviceRegistry, toolkit: IdentityToolkit?,
                 ready: @escaping @Sendable () -> Bool = { true }) {
         self.history = history
         self.flows = flows
@@ -35,17 +35,17 @@ public struct InspectorSources: Sendable {
 }
 
 /// An error of the inspector's API: a status and a sentence, as `{"error": {"code", "message"}}`.
-public struct InspectorError: Error, HTTPResponseError, Sendable {
-    public let status: HTTPResponse.Status
-    public let message: String
+package struct InspectorError: Error, HTTPResponseError, Sendable {
+    package let status: HTTPResponse.Status
+    package let message: String
     /// Fields the answer carries beside its content type (a 401's `WWW-Authenticate`).
-    public let headers: HTTPFields
-    public init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) {
+    package let headers: HTTPFields
+    package init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.message = message
         self.headers = headers
     }
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         let bytes = (try? IdentityToolkitJSON.encode(InspectorErrorBody(error: .init(code: status.code, message: message)))) ?? []
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
@@ -62,8 +62,8 @@ struct InspectorErrorBody: Encodable {
 /// document declares (``InspectorAPI``, generated from `API/openapi.json` and served at
 /// `/api/v1/openapi.json`): the JSON API under `/api/v1/`, live pushes as Server-Sent Events
 /// (`/api/v1/events`), Prometheus metrics (`/metrics`) and health (`/livez`, `/readyz`).
-public enum InspectorRouter {
-    public static func make(_ sources: InspectorSources, access: AdminAccess = .loopbackOnly) throws(InspectorError) -> Router<BasicRequestContext> {
+package enum InspectorRouter {
+    package static func make(_ sources: InspectorSources, access: AdminAccess = .loopbackOnly) throws(InspectorError) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: InspectorErrorMiddleware())
         InspectorAccess.add(to: router, access: access)

@@ -4,13 +4,13 @@ import Hummingbird
 import Logging
 
 /// The inspector listening: its page and API on one port.
-public final class InspectorServer: Sendable {
+package final class InspectorServer: Sendable {
     private let server: RunningServer
     private let sources: InspectorSources
 
-    public var host: String { server.host }
-    public var port: Int { server.port }
-    public var baseURL: String { server.baseURL }
+    package var host: String { server.host }
+    package var port: Int { server.port }
+    package var baseURL: String { server.baseURL }
 
     private init(server: RunningServer, sources: InspectorSources) {
         self.server = server
@@ -18,7 +18,7 @@ public final class InspectorServer: Sendable {
     }
 
     /// - Parameter access: who may use it (``AdminAccess``): anyone by default, on loopback only.
-    public static func start(_ sources: InspectorSources, host: String = "127.0.0.1", port: Int = 4000, access: AdminAccess = .loopbackOnly,
+    package static func start(_ sources: InspectorSources, host: String = "127.0.0.1", port: Int = 4000, access: AdminAccess = .loopbackOnly,
                              hosting: ServerHosting = .ownGroup, logger: Logger = Logger(label: "authsim.inspector", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(ServerStartError) -> InspectorServer {
         let router: Router<BasicRequestContext>
@@ -29,7 +29,7 @@ public final class InspectorServer: Sendable {
     }
 
     /// Ends the live streams, then stops listening.
-    public func shutdown() async {
+    package func shutdown() async {
         sources.history.finishSubscribers()
         await server.shutdown()
     }

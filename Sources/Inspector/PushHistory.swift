@@ -8,48 +8,48 @@ import Utilities
 
 /// One push as the inspector shows it: what the receiver answered, what the request carried,
 /// its provider token decoded, and for a refusal the cause and fix in `authsim explain`'s words.
-public struct InspectedPush: Codable, Sendable, Hashable {
+package struct InspectedPush: Codable, Sendable, Hashable {
     /// The token a provider token's header and claims hold, and what the receiver made of it.
-    public struct ProviderToken: Codable, Sendable, Hashable {
-        public var alg: String?
-        public var kid: String?
-        public var iss: String?
-        public var iat: Int?
+    package struct ProviderToken: Codable, Sendable, Hashable {
+        package var alg: String?
+        package var kid: String?
+        package var iss: String?
+        package var iat: Int?
         /// `verified: …` for an accepted push; the refusal's words otherwise.
-        public var verdict: String
+        package var verdict: String
     }
-    public struct Header: Codable, Sendable, Hashable {
-        public var name: String
-        public var value: String
+    package struct Header: Codable, Sendable, Hashable {
+        package var name: String
+        package var value: String
     }
     /// Increasing, from 1: the push's place in the history (`GET /api/v1/pushes/{id}`).
-    public var id: Int
-    public var time: Date
-    public var environment: APNsEnvironment
-    public var apnsID: String
-    public var deviceToken: String
-    public var topic: String?
-    public var pushType: String?
-    public var priority: Int?
-    public var expiration: Int?
-    public var collapseID: String?
-    public var status: Int
-    public var reason: String?
-    public var detail: String?
+    package var id: Int
+    package var time: Date
+    package var environment: APNsEnvironment
+    package var apnsID: String
+    package var deviceToken: String
+    package var topic: String?
+    package var pushType: String?
+    package var priority: Int?
+    package var expiration: Int?
+    package var collapseID: String?
+    package var status: Int
+    package var reason: String?
+    package var detail: String?
     /// A fault rule made the receiver answer so (or drop the push).
-    public var injected: Bool
+    package var injected: Bool
     /// Answered 200 but never delivered (a drop fault).
-    public var dropped: Bool
+    package var dropped: Bool
     /// The payload as received (text; JSON when it parsed).
-    public var payload: String
-    public var headers: [Header]
-    public var providerToken: ProviderToken?
-    public var cause: String?
-    public var fix: String?
+    package var payload: String
+    package var headers: [Header]
+    package var providerToken: ProviderToken?
+    package var cause: String?
+    package var fix: String?
     /// What became of an accepted push on the device side (delivered, no device, lost, an alert).
-    public var device: String?
+    package var device: String?
     /// The receiver of the fleet that answered it (`--node-name`); `nil` for this process's own.
-    public var node: String?
+    package var node: String?
 }
 
 /// What the inspector keeps of the receiver's pushes: the newest ``capacity`` (the delivery and
@@ -59,8 +59,8 @@ public struct InspectedPush: Codable, Sendable, Hashable {
 /// The receiver's event loops call ``record(_:)`` for every push, so it only stores what it is
 /// given (an ``AcceptedPush`` or ``RefusedRequest``, no copy of the bytes) under one lock; a push
 /// becomes an ``InspectedPush`` (strings, the diagnosis) when the API or a stream reads it.
-public final class PushHistory: Sendable {
-    public let capacity: Int
+package final class PushHistory: Sendable {
+    package let capacity: Int
     private let registry: DeviceRegistry?
 
     enum Raw: Sendable {
@@ -91,14 +91,14 @@ public final class PushHistory: Sendable {
     private let state: Mutex<State>
 
     /// - Parameter registry: the receiver's devices, to tell a token-type mismatch from a bad token.
-    public init(capacity: Int = 10_000, registry: DeviceRegistry? = nil) {
+    package init(capacity: Int = 10_000, registry: DeviceRegistry? = nil) {
         self.capacity = max(1, capacity)
         self.registry = registry
         state = Mutex(State(deliveryOrder: RecentItems(capacity: max(1, capacity))))
     }
 
     /// The receiver's observer: records accepted and refused pushes.
-    public func record(_ event: ReceiverEvent) {
+    package func record(_ event: ReceiverEvent) {
         switch event {
         case .accepted(let push): add(.accepted(push))
         case .refused(let request): add(.refused(request))
@@ -109,7 +109,7 @@ public final class PushHistory: Sendable {
     /// Pushes other receivers of the fleet answered (``FleetPush``, from the fleet's store): in
     /// view and on the live streams beside this receiver's, with their node; not in this
     /// process's counters, which each node's `/metrics` has of its own.
-    public func record(fleet pushes: [FleetPush]) {
+    package func record(fleet pushes: [FleetPush]) {
         for push in pushes { add(.fleet(push)) }
     }
 
@@ -138,7 +138,7 @@ public final class PushHistory: Sendable {
 
     /// What the device side did with the push `apnsID` (the device hub's observer).
     /// Keeps the note as a value; its sentence is written when the push is read.
-    public func noteDelivery(apnsID: String, _ what: DeliveryNote) {
+    package func noteDelivery(apnsID: String, _ what: DeliveryNote) {
         state.withLock { state in
             let key = PushIDKey(apnsID)
             guard state.deliveries.updateValue(what, forKey: key) == nil else { return }
@@ -147,11 +147,11 @@ public final class PushHistory: Sendable {
     }
 
     /// The pushes in view, oldest first.
-    public var all: [InspectedPush] {
+    package var all: [InspectedPush] {
         withDeliveries { state in Array(state.entries[state.start...]) + Array(state.entries[..<state.start]) }.map(inspect)
     }
 
-    public func push(id: Int) -> InspectedPush? {
+    package func push(id: Int) -> InspectedPush? {
         withDeliveries { state -> [Stored] in
             // IDs are consecutive: the one asked for is at a known place, if still in view.
             guard let first = (state.entries.isEmpty ? nil : state.entries[state.start].id), id >= first, id < state.nextID else { return [] }
@@ -170,7 +170,7 @@ public final class PushHistory: Sendable {
     }
 
     /// Forgets the pushes in view (the logs keep them); counters stay, as Prometheus wants.
-    public func clear() {
+    package func clear() {
         state.withLock { state in
             state.entries.removeAll()
             state.start = 0
@@ -188,21 +188,21 @@ public final class PushHistory: Sendable {
 
     /// A live view of the pushes recorded from now on (``Subscription/next()``), until
     /// ``unsubscribe(_:)`` or ``finishSubscribers()``.
-    public func subscribe() -> Subscription {
+    package func subscribe() -> Subscription {
         let subscription = Subscription()
         state.withLock { $0.subscribers[ObjectIdentifier(subscription)] = subscription }
         return subscription
     }
 
-    public func unsubscribe(_ subscription: Subscription) {
+    package func unsubscribe(_ subscription: Subscription) {
         _ = state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscription)) }
         subscription.finish()
     }
 
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    package var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Ends every live stream (so that a graceful shutdown does not wait for them).
-    public func finishSubscribers() {
+    package func finishSubscribers() {
         let all = state.withLock { state -> [Subscription] in
             defer { state.subscribers.removeAll() }
             return Array(state.subscribers.values)
@@ -212,8 +212,8 @@ public final class PushHistory: Sendable {
 
     /// One live stream's pushes not yet sent: at most ``limit``, the newest (a watcher that
     /// cannot keep up is told how many it missed, and never holds up the receiver).
-    public final class Subscription: Sendable {
-        public static let limit = 50
+    package final class Subscription: Sendable {
+        package static let limit = 50
         private struct Pending {
             var items: [Stored] = []
             var skipped = 0
@@ -274,7 +274,7 @@ public final class PushHistory: Sendable {
     }
 
     /// The next batch of a live stream, as the API shows them.
-    public func next(of subscription: Subscription) async -> (pushes: [InspectedPush], skipped: Int)? {
+    package func next(of subscription: Subscription) async -> (pushes: [InspectedPush], skipped: Int)? {
         guard let (items, skipped) = await subscription.next() else { return nil }
         return (withDeliveries { _ in items }.map(inspect), skipped)
     }

@@ -5,12 +5,12 @@ import Utilities
 
 /// The Users screen's search, as the Emulator Suite's: text found, in any case, in a user's ID,
 /// email, phone number or display name. No text finds everyone.
-public struct UserSearch: Sendable, Hashable {
-    public let text: String
+package struct UserSearch: Sendable, Hashable {
+    package let text: String
 
-    public init(_ text: String?) { self.text = (text ?? "").trimmingCharacters(in: .whitespaces).lowercased() }
+    package init(_ text: String?) { self.text = (text ?? "").trimmingCharacters(in: .whitespaces).lowercased() }
 
-    public func matches(_ user: UserRecord) -> Bool {
+    package func matches(_ user: UserRecord) -> Bool {
         guard !text.isEmpty else { return true }
         return [user.localId, user.email, user.phoneNumber, user.displayName].contains { $0?.lowercased().contains(text) == true }
     }
@@ -20,13 +20,13 @@ public struct UserSearch: Sendable, Hashable {
 /// their ID or one of their phone numbers, first factor or second), the pushes those sign-ins'
 /// silent pushes went to (by device token), the SMS to those numbers, the emails to their address
 /// or to change it.
-public struct UserTrail: Sendable {
-    public var flows: [InspectedFlow]
-    public var pushes: [InspectedPush]
-    public var sms: [SMSMessage]
-    public var emails: [(email: OobEmail, used: Bool)]
+package struct UserTrail: Sendable {
+    package var flows: [InspectedFlow]
+    package var pushes: [InspectedPush]
+    package var sms: [SMSMessage]
+    package var emails: [(email: OobEmail, used: Bool)]
 
-    public init(of user: UserRecord, flows: [InspectedFlow], pushes: [InspectedPush], sms: [SMSMessage], emails: [(email: OobEmail, used: Bool)]) {
+    package init(of user: UserRecord, flows: [InspectedFlow], pushes: [InspectedPush], sms: [SMSMessage], emails: [(email: OobEmail, used: Bool)]) {
         let phones = Set([user.phoneNumber].compactMap(\.self) + (user.mfaInfo ?? []).compactMap(\.phoneInfo))
         self.flows = flows.filter { flow in flow.uid == user.localId || flow.phoneNumber.map(phones.contains) == true }
         let tokens = Set(self.flows.compactMap { $0.deviceToken?.lowercased() })
@@ -40,19 +40,19 @@ public struct UserTrail: Sendable {
 /// A user to add, or the fields of one to change, as the Users screen and the API give them; made
 /// into the Admin calls that do it (``signUp()``, ``update(uid:)``), as the Admin SDK's
 /// `createUser` and `updateUser` make them.
-public struct UserEdit: Sendable, Hashable {
-    public var localId: String?
-    public var email: String?
-    public var password: String?
-    public var phoneNumber: String?
-    public var displayName: String?
-    public var photoUrl: String?
-    public var emailVerified: Bool?
-    public var disabled: Bool?
+package struct UserEdit: Sendable, Hashable {
+    package var localId: String?
+    package var email: String?
+    package var password: String?
+    package var phoneNumber: String?
+    package var displayName: String?
+    package var photoUrl: String?
+    package var emailVerified: Bool?
+    package var disabled: Bool?
     /// The custom claims; `[:]` removes them.
-    public var customClaims: [String: JSONValue]?
+    package var customClaims: [String: JSONValue]?
 
-    public init(localId: String? = nil, email: String? = nil, password: String? = nil, phoneNumber: String? = nil, displayName: String? = nil,
+    package init(localId: String? = nil, email: String? = nil, password: String? = nil, phoneNumber: String? = nil, displayName: String? = nil,
                 photoUrl: String? = nil, emailVerified: Bool? = nil, disabled: Bool? = nil, customClaims: [String: JSONValue]? = nil) {
         self.localId = localId
         self.email = email
@@ -66,13 +66,13 @@ public struct UserEdit: Sendable, Hashable {
     }
 
     /// A change the screen cannot make, said as the API's 400.
-    public struct Refusal: Error, Sendable, Hashable {
-        public let message: String
+    package struct Refusal: Error, Sendable, Hashable {
+        package let message: String
     }
 
     /// The claims as `customAttributes` carries them (JSON, keys sorted), checked as
     /// `setAccountInfo` checks them; `nil` when not given.
-    public func claimsJSON() throws(IdentityToolkitError) -> String? {
+    package func claimsJSON() throws(IdentityToolkitError) -> String? {
         guard let customClaims else { return nil }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -82,7 +82,7 @@ public struct UserEdit: Sendable, Hashable {
     }
 
     /// The new user, as `createUser` sends it: a field left empty is not given.
-    public func signUp() -> SignUpNewUserRequest {
+    package func signUp() -> SignUpNewUserRequest {
         func given(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
         return SignUpNewUserRequest(localId: given(localId), email: given(email), password: given(password), displayName: given(displayName),
                                     photoUrl: given(photoUrl), phoneNumber: given(phoneNumber), emailVerified: emailVerified, disabled: disabled)
@@ -90,7 +90,7 @@ public struct UserEdit: Sendable, Hashable {
 
     /// The change, as `updateUser` sends it: only the fields given; `""` removes a display
     /// name, photo URL or phone number (`deleteAttribute`, `deleteProvider`).
-    public func update(uid: String, claims: String?) throws(Refusal) -> SetAccountInfoRequest {
+    package func update(uid: String, claims: String?) throws(Refusal) -> SetAccountInfoRequest {
         if localId != nil, localId != uid { throw Refusal(message: "a user's ID cannot change (localId \(localId ?? "") in the body of \(uid)'s change)") }
         if email == "" { throw Refusal(message: "an email cannot be removed, only changed") }
         if password == "" { throw Refusal(message: "a password cannot be empty (leave it out to keep the one they have)") }

@@ -13,10 +13,10 @@ import Utilities
 /// Now and then a change also writes a snapshot of the state (`backend_snapshots`) and deletes
 /// the records it replaces, so the table stays the size of the recent past: a node that starts,
 /// or one behind the snapshot, reads the snapshot and the records after it.
-public actor PostgresBackendStore: BackendStore {
-    public nonisolated let address: String
+package actor PostgresBackendStore: BackendStore {
+    package nonisolated let address: String
     /// Written with every record: which node handled the request.
-    public nonisolated let node: String
+    package nonisolated let node: String
     private let session: PostgresSession
     private let logger: Logger
     /// How long one step of a change may take before the database counts as lost (503).
@@ -27,7 +27,7 @@ public actor PostgresBackendStore: BackendStore {
     ///   - clock: the reconnection backoff's clock.
     ///   - deadline: seconds one step of a change (its start, its commit, a read) may take before
     ///     the database counts as lost: the connection is closed and the request answered 503.
-    public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+    package init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
                 logger: Logger = silentStoreLogger) {
         self.deadline = deadline
         self.address = location.address
@@ -36,7 +36,7 @@ public actor PostgresBackendStore: BackendStore {
         self.logger = logger
     }
 
-    public func open(projectID: String, candidateKeyPEM: String) async throws(SharedStoreError) -> String {
+    package func open(projectID: String, candidateKeyPEM: String) async throws(SharedStoreError) -> String {
         try await session.migrate()
         let projects: [(String, String)]
         do {
@@ -63,7 +63,7 @@ public actor PostgresBackendStore: BackendStore {
         return pem
     }
 
-    public func appleKey(projectID: String, candidatePEM: String) async throws(SharedStoreError) -> String {
+    package func appleKey(projectID: String, candidatePEM: String) async throws(SharedStoreError) -> String {
         let stored: String?
         do {
             stored = try await session.run("reading the fleet's Apple key", seconds: deadline) { [logger] connection in
@@ -84,7 +84,7 @@ public actor PostgresBackendStore: BackendStore {
         return stored
     }
 
-    public func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords {
+    package func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords {
         do {
             return try await session.run("reading", seconds: deadline) { [logger] connection in
                 try await Self.read(try await connection.query("SELECT * FROM authsim_backend_records(\(position))", logger: logger),
@@ -95,7 +95,7 @@ public actor PostgresBackendStore: BackendStore {
         }
     }
 
-    public func beginChange(after position: Int64) async throws(SharedStoreError) -> any BackendStoreChange {
+    package func beginChange(after position: Int64) async throws(SharedStoreError) -> any BackendStoreChange {
         let connection = try await connected()
         do {
             let newer = try await bounded(connection, seconds: deadline, what: "starting a change") { [logger] connection in
@@ -112,7 +112,7 @@ public actor PostgresBackendStore: BackendStore {
         }
     }
 
-    public func close() async { await session.close() }
+    package func close() async { await session.close() }
 
     private func connected() async throws(SharedStoreError) -> PostgresConnection {
         do { return try await session.connected() } catch { throw SharedStoreError(.unavailable, error.description) }

@@ -11,10 +11,10 @@ import Utilities
 ///
 /// Appends need no fleet-wide turn (rows are independent), so the batches of all the receiver's
 /// connections go out at once over a few connections of its own.
-public final class PostgresDeliveryLog: SharedDeliveryLog {
-    public let address: String
+package final class PostgresDeliveryLog: SharedDeliveryLog {
+    package let address: String
     /// Written with every push: which receiver answered it.
-    public let node: String
+    package let node: String
     private let sessions: [PostgresSession]
     private let next = Atomic<Int>(0)
     private let deadline: Double
@@ -22,7 +22,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
     /// - Parameters:
     ///   - connections: connections to the database (batches are spread over them).
     ///   - deadline: seconds one batch may take before the database counts as lost (500 for its pushes).
-    public init(location: PostgresLocation, node: String, connections: Int = 2, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+    package init(location: PostgresLocation, node: String, connections: Int = 2, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
                 logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.node = node
@@ -31,11 +31,11 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
     }
 
     /// Connects, and creates or migrates the schema.
-    public func open() async throws(SharedStoreError) {
+    package func open() async throws(SharedStoreError) {
         try await sessions[0].migrate()
     }
 
-    public func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, done: @escaping @Sendable (KeepOutcome) -> Void) {
+    package func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, done: @escaping @Sendable (KeepOutcome) -> Void) {
         let texts = lines.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
         guard texts.count == pushes.count else {
             done(.failed(ReceiverError(.storage, "\(pushes.count) pushes but \(texts.count) delivery-log lines")))
@@ -50,7 +50,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
         }
     }
 
-    public func keep(refusals: [RejectionLog.Entry], done: @escaping @Sendable (ReceiverError?) -> Void) {
+    package func keep(refusals: [RejectionLog.Entry], done: @escaping @Sendable (ReceiverError?) -> Void) {
         let texts: [String]
         do { texts = try refusals.map { String(decoding: try RejectionLog.encode($0), as: UTF8.self) } } catch {
             done(ReceiverError(.storage, "a refusal cannot be written as JSON: \(error)"))
@@ -92,19 +92,19 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
     }
 
     /// The fleet's refusals, oldest first: each its rejection-log line with `node` added, as JSON text.
-    public func rejections(deviceToken: String? = nil, limit: Int? = nil) async throws(SharedStoreError) -> [String] {
+    package func rejections(deviceToken: String? = nil, limit: Int? = nil) async throws(SharedStoreError) -> [String] {
         try await lines(of: "receiver_rejections", column: "entry", deviceToken: deviceToken, limit: limit)
     }
 
     /// The fleet's pushes, oldest first: each its delivery-log line with `node` added, as JSON text.
-    public func deliveries(deviceToken: String? = nil, limit: Int? = nil) async throws(SharedStoreError) -> [String] {
+    package func deliveries(deviceToken: String? = nil, limit: Int? = nil) async throws(SharedStoreError) -> [String] {
         try await lines(of: "receiver_deliveries", column: "line", deviceToken: deviceToken, limit: limit)
     }
 
     /// Empties the fleet's delivery and rejection logs (`push-receiver reset --store`), as `reset`
     /// empties a receiver's files. Their IDs go on from where they were, so an inspector's cursor
     /// still holds.
-    public func empty() async throws(SharedStoreError) {
+    package func empty() async throws(SharedStoreError) {
         do {
             try await sessions[0].run("emptying the fleet's logs", seconds: deadline) { connection in
                 try await connection.query("TRUNCATE receiver_deliveries, receiver_rejections", logger: silentStoreLogger)
@@ -133,7 +133,7 @@ public final class PostgresDeliveryLog: SharedDeliveryLog {
         }
     }
 
-    public func close() async {
+    package func close() async {
         for session in sessions { await session.close() }
     }
 }

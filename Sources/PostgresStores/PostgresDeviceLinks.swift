@@ -9,14 +9,14 @@ import Utilities
 /// connected to each node's gateway, `receiver_forwards` the pushes handed to a node until it
 /// takes them. Both are announced on one channel (`links`, `forward:NODE`), heard on a connection
 /// of the node's own.
-public final class PostgresDeviceLinks: SharedDeviceLinks {
-    public let address: String
-    public let node: String
+package final class PostgresDeviceLinks: SharedDeviceLinks {
+    package let address: String
+    package let node: String
     private let session: PostgresSession
     private let listener: PostgresListener
     private let deadline: Double
 
-    public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+    package init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
                 logger: Logger = silentStoreLogger) {
         address = location.address
         self.node = node
@@ -28,7 +28,7 @@ public final class PostgresDeviceLinks: SharedDeviceLinks {
     /// Connects, creates or migrates the schema, and forgets the links this node left when it
     /// stopped (or was killed): its devices connect again. Pushes handed to a node that has not
     /// taken them in an hour (one that never came back) go too.
-    public func open() async throws(SharedStoreError) {
+    package func open() async throws(SharedStoreError) {
         try await session.migrate()
         do {
             try await run("forgetting this node's old links") { [node] connection in
@@ -41,7 +41,7 @@ public final class PostgresDeviceLinks: SharedDeviceLinks {
         }
     }
 
-    public func link(_ token: DeviceToken, environment: APNsEnvironment) async throws(ReceiverError) {
+    package func link(_ token: DeviceToken, environment: APNsEnvironment) async throws(ReceiverError) {
         try await run("linking a device") { [node] connection in
             try await connection.query("""
                 WITH linked AS (
@@ -54,7 +54,7 @@ public final class PostgresDeviceLinks: SharedDeviceLinks {
         }
     }
 
-    public func unlink(_ token: DeviceToken, environment: APNsEnvironment) async throws(ReceiverError) {
+    package func unlink(_ token: DeviceToken, environment: APNsEnvironment) async throws(ReceiverError) {
         try await run("unlinking a device") { [node] connection in
             try await connection.query("""
                 WITH fewer AS (
@@ -71,7 +71,7 @@ public final class PostgresDeviceLinks: SharedDeviceLinks {
         }
     }
 
-    public func links() async throws(ReceiverError) -> [ConnectedDevice] {
+    package func links() async throws(ReceiverError) -> [ConnectedDevice] {
         let rows = try await run("reading the device links") { [node] connection in
             var rows: [(String, String, String)] = []
             let result = try await connection.query("""
@@ -86,7 +86,7 @@ public final class PostgresDeviceLinks: SharedDeviceLinks {
         }
     }
 
-    public func forward(_ pushes: [AcceptedPush], to node: String) async throws(ReceiverError) {
+    package func forward(_ pushes: [AcceptedPush], to node: String) async throws(ReceiverError) {
         let texts: [String]
         do { texts = try pushes.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) } } catch {
             throw ReceiverError(.storage, "a push cannot be written as JSON: \(error)")
@@ -102,7 +102,7 @@ public final class PostgresDeviceLinks: SharedDeviceLinks {
         }
     }
 
-    public func takeForwarded() async throws(ReceiverError) -> [AcceptedPush] {
+    package func takeForwarded() async throws(ReceiverError) -> [AcceptedPush] {
         let rows = try await run("taking the pushes handed to this node") { [node] connection in
             var rows: [(Int64, String)] = []
             let result = try await connection.query("""
@@ -120,7 +120,7 @@ public final class PostgresDeviceLinks: SharedDeviceLinks {
         return pushes
     }
 
-    public func follow(linksChanged: @escaping @Sendable () -> Void, forwarded: @escaping @Sendable () -> Void) {
+    package func follow(linksChanged: @escaping @Sendable () -> Void, forwarded: @escaping @Sendable () -> Void) {
         let mine = DeviceLinksChannel.forwarded(to: node)
         listener.start(channel: DeviceLinksChannel.name) { payload in
             switch payload {
@@ -134,7 +134,7 @@ public final class PostgresDeviceLinks: SharedDeviceLinks {
         }
     }
 
-    public func close() async {
+    package func close() async {
         await listener.close()
         await session.close()
     }

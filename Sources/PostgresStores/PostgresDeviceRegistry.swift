@@ -20,16 +20,16 @@ import Utilities
 /// - Why not poll: the registry changes rarely and every push reads it, so a copy should learn of
 ///   a change within a round trip, and a poll that fast would cost a query per receiver every few
 ///   milliseconds for nothing.
-public final class PostgresDeviceRegistry: SharedDeviceRegistry {
-    public let address: String
+package final class PostgresDeviceRegistry: SharedDeviceRegistry {
+    package let address: String
     /// Written with each change: which node made it.
-    public let node: String
+    package let node: String
     private let session: PostgresSession
     private let deadline: Double
     /// The connection that hears of other writers' changes, while following.
     private let listener: PostgresListener
 
-    public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+    package init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
                 logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.node = node
@@ -39,11 +39,11 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
     }
 
     /// Connects, and creates or migrates the schema.
-    public func open() async throws(SharedStoreError) {
+    package func open() async throws(SharedStoreError) {
         try await session.migrate()
     }
 
-    public func changes(after version: Int64) async throws(ReceiverError) -> RegistryChanges {
+    package func changes(after version: Int64) async throws(ReceiverError) -> RegistryChanges {
         typealias Row = (kind: String, environment: String?, text: String?, device: String?, version: Int64, usesLeft: Int?)
         let rows: [Row]
         do {
@@ -117,7 +117,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
         return record
     }
 
-    public func faultPlan() async throws(ReceiverError) -> FaultPlanRecord {
+    package func faultPlan() async throws(ReceiverError) -> FaultPlanRecord {
         do {
             return try await session.run("reading the fault plan", seconds: deadline) { connection in
                 try await Self.plan(on: connection)
@@ -127,7 +127,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
         }
     }
 
-    public func write(_ change: FaultPlanChange) async throws(ReceiverError) -> FaultPlanRecord {
+    package func write(_ change: FaultPlanChange) async throws(ReceiverError) -> FaultPlanRecord {
         let node = self.node
         do {
             return try await session.run("changing the fault plan", seconds: deadline, transaction: true) { connection in
@@ -166,7 +166,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
         }
     }
 
-    public func claim(_ claim: FaultClaim) async throws(ReceiverError) -> Int? {
+    package func claim(_ claim: FaultClaim) async throws(ReceiverError) -> Int? {
         do {
             return try await session.run("claiming a fault", seconds: deadline) { connection in
                 // One conditional UPDATE: two receivers racing for the last use cannot both get it.
@@ -183,7 +183,7 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
         }
     }
 
-    public func write(_ change: DeviceChange) async throws(ReceiverError) -> DeviceRecord? {
+    package func write(_ change: DeviceChange) async throws(ReceiverError) -> DeviceRecord? {
         let node = self.node
         do {
             return try await session.run("changing the device registry", seconds: deadline, transaction: true) { connection in
@@ -232,11 +232,11 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
         return nil
     }
 
-    public func follow(_ changed: @escaping @Sendable () -> Void) {
+    package func follow(_ changed: @escaping @Sendable () -> Void) {
         listener.start(channel: DeviceRegistryLock.channel) { _ in changed() }
     }
 
-    public func close() async {
+    package func close() async {
         await listener.close()
         await session.close()
     }
@@ -245,31 +245,31 @@ public final class PostgresDeviceRegistry: SharedDeviceRegistry {
 /// What a receiver of a fleet keeps in the fleet's PostgreSQL: its pushes (delivered and refused),
 /// the device registry and fault plan, and the links of the devices connected to its gateway,
 /// opened together.
-public struct PostgresReceiverStores: Sendable {
-    public let log: PostgresDeliveryLog
-    public let devices: PostgresDeviceRegistry
-    public let links: PostgresDeviceLinks
-    public var address: String { log.address }
-    public var node: String { log.node }
+package struct PostgresReceiverStores: Sendable {
+    package let log: PostgresDeliveryLog
+    package let devices: PostgresDeviceRegistry
+    package let links: PostgresDeviceLinks
+    package var address: String { log.address }
+    package var node: String { log.node }
 
-    public init(location: PostgresLocation, node: String, logger: Logger) {
+    package init(location: PostgresLocation, node: String, logger: Logger) {
         log = PostgresDeliveryLog(location: location, node: node, logger: logger)
         devices = PostgresDeviceRegistry(location: location, node: node, logger: logger)
         links = PostgresDeviceLinks(location: location, node: node, logger: logger)
     }
 
     /// Connects, creates or migrates the schema, and forgets the device links this node left.
-    public func open() async throws(SharedStoreError) {
+    package func open() async throws(SharedStoreError) {
         try await log.open()
         try await links.open()
     }
 
     /// This receiver's copy of the fleet's registry, read whole and then kept current.
-    public func registry() async throws(ReceiverError) -> DeviceRegistry {
+    package func registry() async throws(ReceiverError) -> DeviceRegistry {
         try await DeviceRegistry(shared: devices)
     }
 
-    public func close() async {
+    package func close() async {
         await links.close()
         await devices.close()
         await log.close()

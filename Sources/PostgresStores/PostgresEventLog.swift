@@ -15,12 +15,12 @@ import Utilities
 ///
 /// Inspectors read the events as they come (from the newest when they start), so old ones serve
 /// nobody: at most once a minute, a node deletes the fleet's events older than ``retention``.
-public final class PostgresEventLog: BackendEventSink {
-    public static let maximumWaiting = 100_000
+package final class PostgresEventLog: BackendEventSink {
+    package static let maximumWaiting = 100_000
     /// How long events stay in `backend_events`.
-    public static let retention: TimeInterval = 3600
-    public let address: String
-    public let node: String
+    package static let retention: TimeInterval = 3600
+    package let address: String
+    package let node: String
     private let session: PostgresSession
     private let logger: Logger
     private let deadline: Double
@@ -37,7 +37,7 @@ public final class PostgresEventLog: BackendEventSink {
     }
     private let queue = Mutex(Queue())
 
-    public init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+    package init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
                 logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.node = node
@@ -48,11 +48,11 @@ public final class PostgresEventLog: BackendEventSink {
     }
 
     /// Connects, and creates or migrates the schema.
-    public func open() async throws(SharedStoreError) {
+    package func open() async throws(SharedStoreError) {
         try await session.migrate()
     }
 
-    public func record(_ event: BackendEvent, signIn: SignInID?, position: Int64, at time: Date) {
+    package func record(_ event: BackendEvent, signIn: SignInID?, position: Int64, at time: Date) {
         let starts = queue.withLock { queue -> Bool in
             queue.waiting.append((StoredBackendEvent(event: event, signIn: signIn), position, time))
             if queue.waiting.count > Self.maximumWaiting {
@@ -125,7 +125,7 @@ public final class PostgresEventLog: BackendEventSink {
 
     /// Waits until the events recorded so far are written; false when a write failed (they wait).
     @discardableResult
-    public func flush() async -> Bool {
+    package func flush() async -> Bool {
         await withCheckedContinuation { (flusher: CheckedContinuation<Bool, Never>) in
             enum Step { case done, wait, start }
             let step = queue.withLock { queue -> Step in
@@ -147,7 +147,7 @@ public final class PostgresEventLog: BackendEventSink {
         }
     }
 
-    public func close() async {
+    package func close() async {
         await flush()
         await session.close()
     }

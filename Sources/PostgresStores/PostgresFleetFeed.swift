@@ -22,15 +22,15 @@ import Utilities
 /// (its holes). A hole is kept until its row appears or ``holeLifetime`` has passed: every batch
 /// a receiver keeps is bounded (10 s, after which its connection is closed and the transaction
 /// ends), so a hole still empty after a minute is an ID a failed batch used up.
-public final class PostgresFleetFeed: Sendable {
+package final class PostgresFleetFeed: Sendable {
     /// How long an ID below the cursor is waited for.
-    public static let holeLifetime: TimeInterval = 60
+    package static let holeLifetime: TimeInterval = 60
     /// Rows read per table and poll, at most.
     static let pageSize = 2000
 
-    public let address: String
+    package let address: String
     /// The inspector's own receiver, whose pushes it records itself (with their payloads and headers).
-    public let ownNode: String?
+    package let ownNode: String?
     private let session: PostgresSession
     private let clock: any WallClock
     private let deadline: Double
@@ -70,7 +70,7 @@ public final class PostgresFleetFeed: Sendable {
     /// - Parameters:
     ///   - ownNode: rows of this node are left out.
     ///   - clock: the holes' ages.
-    public init(location: PostgresLocation, ownNode: String?, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+    package init(location: PostgresLocation, ownNode: String?, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
                 logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.ownNode = ownNode
@@ -82,7 +82,7 @@ public final class PostgresFleetFeed: Sendable {
 
     /// Connects, creates or migrates the schema, and places the cursors `backlog` rows before the
     /// newest, so that the first poll brings the recent past.
-    public func open(backlog: Int) async throws(SharedStoreError) {
+    package func open(backlog: Int) async throws(SharedStoreError) {
         try await session.migrate()
         let backlog = Int64(max(0, backlog))
         let latest: [Int64]
@@ -105,15 +105,15 @@ public final class PostgresFleetFeed: Sendable {
     }
 
     /// What one poll read.
-    public struct Poll: Sendable {
+    package struct Poll: Sendable {
         /// The other receivers' pushes, oldest first in each log.
-        public var pushes: [FleetPush] = []
+        package var pushes: [FleetPush] = []
         /// Every backend node's events (this node's too), in the order they were kept.
-        public var events: [FleetBackendEvent] = []
+        package var events: [FleetBackendEvent] = []
     }
 
     /// The rows kept since the last poll (and those that were missing then).
-    public func poll() async throws(SharedStoreError) -> Poll {
+    package func poll() async throws(SharedStoreError) -> Poll {
         let cursors = state.withLock { $0.cursors }
         let now = clock.now
         let page = Self.pageSize
@@ -168,7 +168,7 @@ public final class PostgresFleetFeed: Sendable {
 
     /// Polls every `interval` seconds in the background, handing each poll's pushes to `deliver`,
     /// until ``close()``. A failed poll is logged and tried again at the next turn.
-    public func start(every interval: Double = 0.25, _ deliver: @escaping @Sendable (Poll) -> Void) {
+    package func start(every interval: Double = 0.25, _ deliver: @escaping @Sendable (Poll) -> Void) {
         let task = Task { [self] in
             var failing = false
             while !Task.isCancelled {
@@ -193,7 +193,7 @@ public final class PostgresFleetFeed: Sendable {
         previous?.cancel()
     }
 
-    public func close() async {
+    package func close() async {
         let task = state.withLock { state -> Task<Void, Never>? in
             defer { state.task = nil }
             return state.task

@@ -15,12 +15,12 @@ import PostgresNIO
 /// - `sslrootcert`: a PEM file of the CA certificates to trust instead of the system's roots (a
 ///   private database's CA), as libpq reads it.
 /// - The password may also come from `PGPASSWORD`, so that it stays off the command line.
-public struct PostgresLocation: Sendable {
-    public let configuration: PostgresConnection.Configuration
+package struct PostgresLocation: Sendable {
+    package let configuration: PostgresConnection.Configuration
     /// The URL without its password, for messages.
-    public let address: String
+    package let address: String
 
-    public init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(PostgresLocationError) {
+    package init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(PostgresLocationError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme,
               ["postgres", "postgresql"].contains(scheme.lowercased()) else {
             throw PostgresLocationError("\(Self.redacted(text)) is not a postgres:// URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE)")
@@ -85,7 +85,7 @@ public struct PostgresLocation: Sendable {
     }
 
     /// The store a program was given: its `--store` option, else `AUTHSIM_STORE`; `nil` for neither.
-    public static func given(_ option: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+    package static func given(_ option: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(PostgresLocationError) -> PostgresLocation? {
         guard let text = option ?? environment["AUTHSIM_STORE"].flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
         return try PostgresLocation(text, environment: environment)
@@ -93,14 +93,14 @@ public struct PostgresLocation: Sendable {
 
     /// A node's name when `--node-name` gives none: the host name and the node's port (its process
     /// ID when the port is chosen by the system).
-    public static func defaultNodeName(port: Int) -> String {
+    package static func defaultNodeName(port: Int) -> String {
         "\(ProcessInfo.processInfo.hostName):\(port == 0 ? "pid\(ProcessInfo.processInfo.processIdentifier)" : String(port))"
     }
 
     /// `text` with its password, if any, replaced by `***`: by the URL's own parts when it parses,
     /// else whatever lies between `//user:` and the last `@` of the authority (a URL that does not
     /// parse is still shown without its password).
-    public static func redacted(_ text: String) -> String {
+    package static func redacted(_ text: String) -> String {
         if let components = URLComponents(string: text) {
             guard components.password != nil else { return text }
             var safe = components
@@ -116,7 +116,7 @@ public struct PostgresLocation: Sendable {
     }
 }
 
-public struct PostgresLocationError: Error, Sendable, CustomStringConvertible {
-    public let description: String
+package struct PostgresLocationError: Error, Sendable, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

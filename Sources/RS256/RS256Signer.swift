@@ -6,17 +6,17 @@ import CLibCrypto
 /// RSA-2048 with its AVX-512 IFMA code where the CPU has it, which BoringSSL (swift-crypto's
 /// `_RSA`) does not: on this machine 4,000 signatures a second against 1,740 (Benchmarks/run.sh
 /// rs256). Signing is thread-safe: OpenSSL 3 allows concurrent read-only use of an `EVP_PKEY`.
-public final class RS256Signer: @unchecked Sendable {
+package final class RS256Signer: @unchecked Sendable {
     // @unchecked: `key` is set once in init and only read after (OpenSSL's concurrent read-only
     // use of a key); it is freed in deinit, when no one can sign with it any more.
     private let key: OpaquePointer
     /// The modulus's size in bytes: a signature's length.
-    public let signatureLength: Int
+    package let signatureLength: Int
 
     /// - Parameter der: the private key, DER: PKCS#1 `RSAPrivateKey` (swift-crypto's
     ///   `derRepresentation`) or PKCS#8.
     /// - Throws: ``RS256Error`` when libcrypto does not read it as an RSA key.
-    public init(privateKeyDER der: [UInt8]) throws(RS256Error) {
+    package init(privateKeyDER der: [UInt8]) throws(RS256Error) {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress
             return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
@@ -33,7 +33,7 @@ public final class RS256Signer: @unchecked Sendable {
     deinit { EVP_PKEY_free(key) }
 
     /// The signature of `message` (SHA-256, PKCS#1 v1.5 padding).
-    public func sign(_ message: [UInt8]) throws(RS256Error) -> [UInt8] {
+    package func sign(_ message: [UInt8]) throws(RS256Error) -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { throw RS256Error("libcrypto cannot make a digest context") }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1 else {
@@ -63,8 +63,8 @@ public final class RS256Signer: @unchecked Sendable {
 }
 
 /// Why libcrypto could not read a key or sign.
-public struct RS256Error: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct RS256Error: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }

@@ -5,9 +5,9 @@ import CLibCrypto
 /// (`SystemRandomNumberGenerator`, and swift-crypto's `SymmetricKey(size:)` on Linux) makes a
 /// `getrandom` system call for each request. The backend draws its secrets, receipts, session
 /// infos and refresh tokens here, several per sign-in.
-public enum SecureRandom {
+package enum SecureRandom {
     /// `count` random bytes.
-    public static func bytes(_ count: Int) -> [UInt8] {
+    package static func bytes(_ count: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             fill(UnsafeMutableRawBufferPointer(buffer))
             initialized = count
@@ -16,7 +16,7 @@ public enum SecureRandom {
 
     /// Fills `buffer`. Should libcrypto's generator ever fail (it reports an error only when it
     /// cannot be seeded), the bytes come from the system generator instead: slower, as secure.
-    public static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    package static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         if RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 { return }
         var system = SystemRandomNumberGenerator()
@@ -26,10 +26,10 @@ public enum SecureRandom {
 
 /// ``SecureRandom`` as a `RandomNumberGenerator`, for the standard library's unbiased
 /// `random(in:using:)`.
-public struct SecureRandomGenerator: RandomNumberGenerator {
-    public init() {}
+package struct SecureRandomGenerator: RandomNumberGenerator {
+    package init() {}
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         var value: UInt64 = 0
         withUnsafeMutableBytes(of: &value) { SecureRandom.fill($0) }
         return value
