@@ -11,11 +11,7 @@ struct BackendCoreTests {
     let start = Date(timeIntervalSince1970: 1_700_000_000)
     let number = "+16505551234"
 
-    func core(_ configure: (inout BackendConfiguration) -> Void = { _ in }) throws -> BackendCore {
-        var configuration = BackendConfiguration()
-        configure(&configuration)
-        return try BackendCore(configuration: configuration)
-    }
+    func core(_ configure: (inout BackendConfiguration) -> Void = { _ in }) throws -> BackendCore { try CoreFixtures.core(configure) }
 
     /// Each record as the journal writes it.
     func lines(_ records: [BackendRecord]) throws -> [String] {
@@ -266,23 +262,10 @@ extension BackendCoreTests {
 
     @Test("multi-factor: enroll, then a pending credential good through its lifetime, refused with its cause a second after")
     func multiFactor() throws {
-        let second = "+16505550111"
-        var core = try core { $0.testPhoneNumbers = [second: "222333"] }
-        let hash = PasswordHash(hash: "fakeHash:salt=s:password=pw", salt: "s")
-        let created = try core.handle(now: start) { core throws(IdentityToolkitError) in
-            try core.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com", emailVerified: true), hash: hash)
-        }.answer.get()
-        let user = try #require(core.state.users[created.localId ?? ""])
-        let idToken = core.tokenSigner.token(for: user, provider: .password, now: start)
-        let opened = try core.handle(now: start.addingTimeInterval(1)) { core throws(IdentityToolkitError) in
-            try core.startMFAEnrollment(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: StartMFAPhoneRequestInfo(phoneNumber: second)))
-        }.answer.get()
-        let enrolled = core.handle(now: start.addingTimeInterval(2)) { core throws(IdentityToolkitError) in
-            try core.finalizeMFAEnrollment(FinalizeMFAEnrollmentRequest(
-                idToken: idToken, displayName: "work", phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: opened.phoneSessionInfo?.sessionInfo, code: "222333")))
-        }
-        #expect(kinds(enrolled.events) == ["secondFactorEnrolled"])
-        let enrollment = try #require(core.state.users[user.localId]?.mfaEnrollments?.first)
+        let enrolled = try CoreFixtures.enrolledUser()
+        #expect(kinds(enrolled.finished.events) == ["secondFactorEnrolled"])
+        var core = enrolled.core
+        let (enrollment, hash) = (enrolled.enrollment, CoreFixtures.hash)
 
         let issued = start.addingTimeInterval(10)
         let first = try core.handle(now: issued) { core throws(IdentityToolkitError) in

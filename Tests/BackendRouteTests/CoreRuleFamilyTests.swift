@@ -15,11 +15,7 @@ struct CoreRuleFamilyTests {
     let start = Date(timeIntervalSince1970: 1_700_000_000)
     let number = "+16505551234"
 
-    func core(_ configure: (inout BackendConfiguration) -> Void = { _ in }) throws -> BackendCore {
-        var configuration = BackendConfiguration()
-        configure(&configuration)
-        return try BackendCore(configuration: configuration)
-    }
+    func core(_ configure: (inout BackendConfiguration) -> Void = { _ in }) throws -> BackendCore { try CoreFixtures.core(configure) }
 
     /// A token of the simulated reCAPTCHA Enterprise service for `action`, as the app's SDK gets it.
     func enterpriseToken(_ core: inout BackendCore, _ action: RecaptchaAction, at instant: Date) throws -> String {

@@ -14,11 +14,7 @@ struct SignInIDTests {
     let number = "+16505551234"
     let token = String(repeating: "ab", count: 32)
 
-    func core(_ configure: (inout BackendConfiguration) -> Void = { _ in }) throws -> BackendCore {
-        var configuration = BackendConfiguration()
-        configure(&configuration)
-        return try BackendCore(configuration: configuration)
-    }
+    func core(_ configure: (inout BackendConfiguration) -> Void = { _ in }) throws -> BackendCore { try CoreFixtures.core(configure) }
 
     func push(_ core: inout BackendCore, at instant: Date) throws -> (receipt: String, secret: String, signIn: SignInID) {
         let outcome = core.handle(now: instant) { core throws(IdentityToolkitError) in
@@ -113,24 +109,10 @@ struct SignInIDTests {
 
     @Test("a second factor: the first factor's pending credential carries its ID to the second factor's code and sign-in")
     func secondFactor() throws {
-        let second = "+16505550111"
-        var core = try core { $0.testPhoneNumbers = [second: "222333"] }
-        let hash = PasswordHash(hash: "fakeHash:salt=s:password=pw", salt: "s")
-        let created = try core.handle(now: start) { core throws(IdentityToolkitError) in
-            try core.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com", emailVerified: true), hash: hash)
-        }.answer.get()
-        let user = try #require(core.state.users[created.localId ?? ""])
-        let idToken = core.tokenSigner.token(for: user, provider: .password, now: start)
-        let opened = core.handle(now: start.addingTimeInterval(1)) { core throws(IdentityToolkitError) in
-            try core.startMFAEnrollment(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: StartMFAPhoneRequestInfo(phoneNumber: second)))
-        }
-        let enrolled = core.handle(now: start.addingTimeInterval(2)) { core throws(IdentityToolkitError) in
-            try core.finalizeMFAEnrollment(FinalizeMFAEnrollmentRequest(
-                idToken: idToken, displayName: "work",
-                phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: try opened.answer.get().phoneSessionInfo?.sessionInfo, code: "222333")))
-        }
-        #expect(enrolled.signIn != nil && enrolled.signIn == opened.signIn, "enrolling is one sign-in: its code and its finish")
-        let enrollment = try #require(core.state.users[user.localId]?.mfaEnrollments?.first)
+        let enrolled = try CoreFixtures.enrolledUser()
+        var core = enrolled.core
+        let (enrollment, hash) = (enrolled.enrollment, CoreFixtures.hash)
+        #expect(enrolled.finished.signIn != nil && enrolled.finished.signIn == enrolled.opened.signIn, "enrolling is one sign-in: its code and its finish")
 
         let first = core.handle(now: start.addingTimeInterval(10)) { core throws(IdentityToolkitError) in
             try core.signInWithPassword(email: "ada@example.com", verifiedHash: hash.hash)
@@ -139,7 +121,7 @@ struct SignInIDTests {
             Issue.record("a user with a second factor got a session from the password alone")
             return
         }
-        #expect(first.events.map(\.kind) == ["secondFactorRequired"] && first.signIn != nil && first.signIn != enrolled.signIn)
+        #expect(first.events.map(\.kind) == ["secondFactorRequired"] && first.signIn != nil && first.signIn != enrolled.finished.signIn)
         let code = core.handle(now: start.addingTimeInterval(11)) { core throws(IdentityToolkitError) in
             try core.startMFASignIn(StartMFASignInRequest(mfaPendingCredential: pending, mfaEnrollmentId: enrollment.id,
                                                           phoneSignInInfo: StartMFAPhoneRequestInfo(phoneNumber: nil)))
@@ -147,7 +129,7 @@ struct SignInIDTests {
         let finished = core.handle(now: start.addingTimeInterval(12)) { core throws(IdentityToolkitError) in
             try core.finalizeMFASignIn(FinalizeMFASignInRequest(
                 mfaPendingCredential: pending,
-                phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: try code.answer.get().phoneResponseInfo?.sessionInfo, code: "222333")))
+                phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: try code.answer.get().phoneResponseInfo?.sessionInfo, code: CoreFixtures.secondFactorCode)))
         }
         #expect(finished.events.map(\.kind) == ["secondFactorSignedIn"])
         #expect(code.signIn == first.signIn && finished.signIn == first.signIn)
