@@ -120,8 +120,11 @@ extension CoreCall {
     /// has asked for no code; with none, or several (sign-ins at once: which is whose cannot be
     /// told), it starts its own.
     mutating func issueRecaptchaToken(eventID: String) -> String {
-        let waiting = state.awaitingCode.filter { now.timeIntervalSince($0.value) <= BackendCore.fallbackWindow }
-        if waiting.count == 1 { continueSignIn(waiting.first?.key) }
+        // Two in the window already mean "several": the look stops there, so that thousands of
+        // sign-ins waiting at once cost each token two steps, not thousands.
+        let cutoff = now.addingTimeInterval(-BackendCore.fallbackWindow)
+        let waiting = Array(state.awaitingCode.lazy.filter { $0.value >= cutoff }.prefix(2))
+        if waiting.count == 1 { continueSignIn(waiting[0].key) }
         let token = "03A" + randomString(bytes: 96)
         commit(.recaptcha(digest: BackendCore.digest(token), eventID: eventID, issuedAt: now, signIn: signIn()))
         return token
