@@ -7,34 +7,34 @@ import IdentityToolkitAPI
 /// The device's Sign in with Apple sheet (`ASAuthorizationController`), against the backend's
 /// simulated Apple ID provider: a user consents, and the app gets what
 /// `ASAuthorizationAppleIDCredential` holds.
-public struct AppleSignInSheet: Sendable {
+package struct AppleSignInSheet: Sendable {
     /// The backend, `http://host:port`.
-    public let backend: String
+    package let backend: String
     /// The device's network.
-    public let transport: any HTTPTransport
+    package let transport: any HTTPTransport
 
-    public init(backend: String, transport: any HTTPTransport) {
+    package init(backend: String, transport: any HTTPTransport) {
         self.backend = backend
         self.transport = transport
     }
 
     /// What the sheet returns.
-    public struct Credential: Sendable {
-        public let identityToken: String
-        public let authorizationCode: String
-        public let user: String
+    package struct Credential: Sendable {
+        package let identityToken: String
+        package let authorizationCode: String
+        package let user: String
         /// Only the first time this Apple ID authorizes the app.
-        public let email: String?
-        public let fullName: PersonNameComponents?
+        package let email: String?
+        package let fullName: PersonNameComponents?
     }
 
-    public struct SheetError: Error, CustomStringConvertible {
-        public let description: String
+    package struct SheetError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// `appleUser` (a name for a simulated Apple ID) signs in to `clientID` with the request's
     /// `nonce` (the SHA-256 hex). `issuedAt` backdates the token (an expired one, for tests).
-    public func authorize(clientID: String, appleUser: String, nonce: String?, scopes: [String] = ["name", "email"], hideEmail: Bool = false,
+    package func authorize(clientID: String, appleUser: String, nonce: String?, scopes: [String] = ["name", "email"], hideEmail: Bool = false,
                           givenName: String? = "Ada", familyName: String? = "Lovelace", issuedAt: Date? = nil) async throws -> Credential {
         guard let url = URL(string: "\(backend)/appleid/auth/authorize") else { throw SheetError(description: "bad backend \(backend)") }
         let request = AppleAuthorizeRequest(clientID: clientID, user: appleUser, scope: scopes.joined(separator: " "), nonce: nonce,
@@ -58,5 +58,5 @@ public struct AppleSignInSheet: Sendable {
 }
 extension PhoneAuthWorld {
     /// The Sign in with Apple sheet of this world's devices.
-    public var appleSheet: AppleSignInSheet { AppleSignInSheet(backend: backendURL, transport: transport) }
+    package var appleSheet: AppleSignInSheet { AppleSignInSheet(backend: backendURL, transport: transport) }
 }

@@ -7,54 +7,54 @@ import LocalPKI
 import Utilities
 
 /// The outcome a run expects or got: an APNs answer, and whether the app's delegate got the push.
-public struct ChannelOutcome: Sendable, Hashable, CustomStringConvertible {
-    public var status: Int
-    public var reason: APNsReason?
-    public var delivered: Bool
+package struct ChannelOutcome: Sendable, Hashable, CustomStringConvertible {
+    package var status: Int
+    package var reason: APNsReason?
+    package var delivered: Bool
 
-    public init(status: Int, reason: APNsReason? = nil, delivered: Bool) {
+    package init(status: Int, reason: APNsReason? = nil, delivered: Bool) {
         self.status = status
         self.reason = reason
         self.delivered = delivered
     }
 
-    public var description: String {
+    package var description: String {
         "\(status)\(reason.map { " \($0)" } ?? "")\(delivered ? ", delivered to the app" : ", not delivered")"
     }
 }
 
 /// One APNs-channel scenario: a real failure users hit, and what should happen.
-public struct ChannelScenario: Sendable {
-    public let name: String
-    public let summary: String
-    public let expected: ChannelOutcome
+package struct ChannelScenario: Sendable {
+    package let name: String
+    package let summary: String
+    package let expected: ChannelOutcome
     let run: @Sendable (ChannelScenarioContext) async throws -> ChannelOutcome
 }
 
 /// What a scenario runs against.
-public struct ChannelScenarioContext: Sendable {
-    public let channel: LocalAPNsChannel
-    public let timeline: Timeline
+package struct ChannelScenarioContext: Sendable {
+    package let channel: LocalAPNsChannel
+    package let timeline: Timeline
 }
 
 /// A finished scenario.
-public struct ChannelScenarioResult: Sendable {
-    public let scenario: ChannelScenario
-    public let actual: ChannelOutcome?
-    public let error: String?
-    public let timeline: [TimelineEvent]
-    public var passed: Bool { actual == scenario.expected }
+package struct ChannelScenarioResult: Sendable {
+    package let scenario: ChannelScenario
+    package let actual: ChannelOutcome?
+    package let error: String?
+    package let timeline: [TimelineEvent]
+    package var passed: Bool { actual == scenario.expected }
 }
 
 /// The APNs-channel scenarios `authsim demo` runs today. (Phone-auth and reCAPTCHA scenarios
 /// join them as the auth core and the redirect interceptor land.)
-public enum ChannelDemo {
+package enum ChannelDemo {
     static let bundleID = "com.example.authsim"
     static let silentPayload = Array("""
         {"aps":{"content-available":1},"com.google.firebase.auth":{"receipt":"AEFDNu9QZBdycrEZ8bM_2-Ei5kpQ3G2Xc8a","secret":"8vV2QpTzX1s"}}
         """.utf8)
 
-    public static let scenarios: [ChannelScenario] = [
+    package static let scenarios: [ChannelScenario] = [
         ChannelScenario(
             name: "apns-silent-push",
             summary: "A debug build registers a sandbox token; the backend's silent push reaches the app's delegate.",
@@ -140,7 +140,7 @@ public enum ChannelDemo {
     }
 
     /// Runs the scenarios against one local channel. `printer` sees each timeline step as it happens.
-    public static func run(certs: URL, state: URL, only names: [String] = [],
+    package static func run(certs: URL, state: URL, only names: [String] = [],
                            onStart: @Sendable (ChannelScenario, LocalAPNsChannel) -> Void = { _, _ in },
                            printer: (@Sendable (TimelineEvent) -> Void)? = nil) async throws -> [ChannelScenarioResult] {
         let current = CurrentTimeline(printer: printer)

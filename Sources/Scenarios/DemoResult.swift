@@ -1,14 +1,14 @@
 import Foundation
 
 /// A finished scenario of any kind: what was expected, what happened, and its timeline.
-public struct DemoResult: Sendable {
-    public let name: String
-    public let summary: String
-    public let expected: String
-    public let actual: String
-    public let timeline: [TimelineEvent]
-    public var passed: Bool { expected == actual }
-    public init(name: String, summary: String, expected: String, actual: String, timeline: [TimelineEvent]) {
+package struct DemoResult: Sendable {
+    package let name: String
+    package let summary: String
+    package let expected: String
+    package let actual: String
+    package let timeline: [TimelineEvent]
+    package var passed: Bool { expected == actual }
+    package init(name: String, summary: String, expected: String, actual: String, timeline: [TimelineEvent]) {
         self.name = name
         self.summary = summary
         self.expected = expected
@@ -19,7 +19,7 @@ public struct DemoResult: Sendable {
 
 extension ChannelScenarioResult {
     /// The same result in the demo's common shape.
-    public var demoResult: DemoResult {
+    package var demoResult: DemoResult {
         DemoResult(name: scenario.name, summary: scenario.summary, expected: scenario.expected.description,
                    actual: actual?.description ?? "error: \(error ?? "?")", timeline: timeline)
     }

@@ -10,14 +10,14 @@ import Utilities
 /// The whole APNs channel on loopback: credentials in a folder, a receiver with sandbox and
 /// production listeners (and a cleartext one), its registry, delivery log, fault plan and device
 /// hub, and senders pointed at it. Used by `authsim` and by the tests.
-public final class LocalAPNsChannel: Sendable {
-    public let directory: URL
-    public let credentials: LocalCredentials
-    public let receiver: PushReceiver
-    public let registry: DeviceRegistry
-    public let hub: DeviceHub
-    public let faults: FaultPlan
-    public let deliveryLogFile: URL
+package final class LocalAPNsChannel: Sendable {
+    package let directory: URL
+    package let credentials: LocalCredentials
+    package let receiver: PushReceiver
+    package let registry: DeviceRegistry
+    package let hub: DeviceHub
+    package let faults: FaultPlan
+    package let deliveryLogFile: URL
 
     private init(directory: URL, credentials: LocalCredentials, receiver: PushReceiver, registry: DeviceRegistry,
                  hub: DeviceHub, faults: FaultPlan, deliveryLogFile: URL) {
@@ -42,7 +42,7 @@ public final class LocalAPNsChannel: Sendable {
     ///   - sharedLog: a fleet's delivery log, kept instead of `deliveries.jsonl`.
     ///   - registry: the device registry (default: a new one in memory), such as a copy of a fleet's
     ///     (whose fault plan, ``DeviceRegistry/fleetFaults``, is then the channel's).
-    public static func start(certs: URL, state: URL, clock: any WallClock = SystemWallClock(),
+    package static func start(certs: URL, state: URL, clock: any WallClock = SystemWallClock(),
                              extraKeys: [TrustedProviderKey] = [], keyEnvironments: Set<APNsEnvironment>? = nil,
                              keyTopics: Set<String>? = nil, policy: ReceiverPolicy = ReceiverPolicy(),
                              observer: (@Sendable (ReceiverEvent) -> Void)? = nil, threads: Int = 2,
@@ -88,7 +88,7 @@ public final class LocalAPNsChannel: Sendable {
     ///   - listener: which listener to connect to (default: the one for `environment`).
     ///   - timeout: seconds a push may wait for its answer (a test whose receiver waits on a lost
     ///     database, on a busy machine, gives more).
-    public func client(environment: APNsEnvironment, key: APNsAuthKey? = nil, clock: any WallClock = SystemWallClock(),
+    package func client(environment: APNsEnvironment, key: APNsAuthKey? = nil, clock: any WallClock = SystemWallClock(),
                        serverName: String? = nil, listener: APNsEnvironment? = nil, connections: Int = 1,
                        retries: Int = 2, refresh: TimeInterval = ProviderTokenCache.defaultRefresh,
                        timeout: TimeInterval = 10) throws -> APNsClient {
@@ -103,9 +103,9 @@ public final class LocalAPNsChannel: Sendable {
     }
 
     /// Registers a device token.
-    public func register(_ token: DeviceToken, environment: APNsEnvironment, bundleID: String, label: String? = nil) throws {
+    package func register(_ token: DeviceToken, environment: APNsEnvironment, bundleID: String, label: String? = nil) throws {
         try registry.register(RegisteredDevice(token: token, environment: environment, bundleID: bundleID, label: label))
     }
 
-    public func shutdown() async { await receiver.shutdown() }
+    package func shutdown() async { await receiver.shutdown() }
 }

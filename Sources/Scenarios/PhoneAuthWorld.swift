@@ -19,18 +19,18 @@ import Utilities
 /// sending its pushes with apns-sender's client), and apps on devices whose delegate feeds the
 /// auth core. The receiver and backend run in this process (``start(certs:state:configuration:backendClock:pushLatency:receiverObserver:backendObserver:)``)
 /// or in others (``connect(backend:devices:apiKey:projectID:)``).
-public final class PhoneAuthWorld: Sendable {
+package final class PhoneAuthWorld: Sendable {
     /// The receiver, when it runs in this process.
-    public let channel: LocalAPNsChannel?
+    package let channel: LocalAPNsChannel?
     /// The backend's state, when it runs in this process.
-    public let toolkit: IdentityToolkit?
-    public let backendHost: String
-    public let backendPort: Int
-    public let apiKey: String
-    public let projectID: String
-    public let devices: any DeviceNetwork
+    package let toolkit: IdentityToolkit?
+    package let backendHost: String
+    package let backendPort: Int
+    package let apiKey: String
+    package let projectID: String
+    package let devices: any DeviceNetwork
     /// The simulated devices' network: every app this world hosts talks HTTP through it.
-    public let transport: NIOHTTP1Transport
+    package let transport: NIOHTTP1Transport
     private let server: BackendServer?
     private let pusher: APNsPusher?
     private let listeners = Mutex<[SchemeListener]>([])
@@ -38,7 +38,7 @@ public final class PhoneAuthWorld: Sendable {
     private let parts: PartGroup
     /// The clock of the apps this world installs, unless ``install(_:clock:wallClock:userDefaults:keychain:appName:device:setToken:onURL:onPush:onRegistration:)``
     /// is given one: every SDK timeout (the APNs token's 5 s, the push's `suggestedTimeout`) runs on it.
-    public let appClock: any Clock<Duration>
+    package let appClock: any Clock<Duration>
     /// The deployment's admin token, for the emulator routes of a backend beyond loopback.
     private let adminToken: String?
     /// Where the provisioning profiles made for the apps it installs go (removed at shutdown).
@@ -80,7 +80,7 @@ public final class PhoneAuthWorld: Sendable {
     ///     reCAPTCHA fallback that no device would show).
     ///   - pushClock: what APNs' latency is waited on (default: the wall clock); a scenario gives
     ///     its `WaitingClock`'s passive view, the apps its clock (see ``WaitingClock``).
-    public static func start(certs: URL, state: URL, configuration: BackendConfiguration = BackendConfiguration(),
+    package static func start(certs: URL, state: URL, configuration: BackendConfiguration = BackendConfiguration(),
                              backendClock: any WallClock = SystemWallClock(), pushLatency: Duration = .milliseconds(250),
                              providerKey: APNsAuthKey? = nil, providerClock: any WallClock = SystemWallClock(),
                              appClock: any Clock<Duration> = ContinuousClock(), pushClock: (any Clock<Duration>)? = nil,
@@ -114,7 +114,7 @@ public final class PhoneAuthWorld: Sendable {
     /// - Parameter caPEM: the local CA the devices trust (the backend's HTTPS reCAPTCHA page).
     /// - Parameter adminToken: the deployment's admin token (a backend beyond loopback), for its
     ///   SMS outbox and silent-push results.
-    public static func connect(backendHost: String, backendPort: Int, devices: RemoteDeviceNetwork,
+    package static func connect(backendHost: String, backendPort: Int, devices: RemoteDeviceNetwork,
                                apiKey: String = BackendConfiguration().apiKey,
                                projectID: String = BackendConfiguration().projectID, caPEM: String? = nil,
                                adminToken: String? = nil) -> PhoneAuthWorld {
@@ -124,7 +124,7 @@ public final class PhoneAuthWorld: Sendable {
     }
 
     /// `http://host:port` of the backend.
-    public var backendURL: String { "http://\(backendHost):\(backendPort)" }
+    package var backendURL: String { "http://\(backendHost):\(backendPort)" }
 
     /// An app installed on a new device, whose registration for remote notifications is answered
     /// as `profile.apnsRegistration` says (APNs issues a token in the build's environment, which
@@ -136,7 +136,7 @@ public final class PhoneAuthWorld: Sendable {
     /// An app killed and started again is installed once more with the same `userDefaults`,
     /// `keychain` and `appName`, on the same `device` (the token the first install returned): its
     /// pushes go to the new process, whose `Auth` finds what the old one kept in the keychain.
-    public func install(_ profile: AppProfile, clock: (any Clock<Duration>)? = nil,
+    package func install(_ profile: AppProfile, clock: (any Clock<Duration>)? = nil,
                         wallClock: any WallClock = SystemWallClock(), userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
                         appName: String? = nil, device: DeviceToken? = nil, setToken: Bool = true,
                         onURL: @escaping @Sendable (URL, URLHandling) -> Void = { _, _ in },
@@ -180,7 +180,7 @@ public final class PhoneAuthWorld: Sendable {
     }
 
     /// The `GoogleService-Info.plist` values of `profile`'s app, in this world's project.
-    public func options(for profile: AppProfile) -> FirebaseOptions {
+    package func options(for profile: AppProfile) -> FirebaseOptions {
         let options = FirebaseOptions(googleAppID: profile.googleAppID, gcmSenderID: "123456789012")
         options.apiKey = apiKey
         options.projectID = projectID
@@ -194,7 +194,7 @@ public final class PhoneAuthWorld: Sendable {
     /// ``install(_:clock:userDefaults:setToken:onURL:onPush:)`` sets it as the profile says.
     /// - Parameter appName: the `FirebaseApp`'s name (the keychain's user item is named after it);
     ///   by default a new one.
-    public func auth(options: FirebaseOptions, host: AppHost, appName: String? = nil) -> Auth {
+    package func auth(options: FirebaseOptions, host: AppHost, appName: String? = nil) -> Auth {
         let auth = Auth.auth(app: FirebaseApp(name: appName ?? "app-\(UUID().uuidString.prefix(8))", options: options, host: host))
         auth.useEmulator(withHost: backendHost, port: backendPort)
         auth.settings?.isAppVerificationDisabledForTesting = false
@@ -204,7 +204,7 @@ public final class PhoneAuthWorld: Sendable {
     private var adminHeaders: [(name: String, value: String)] { adminToken.map { [("Authorization", "Bearer \($0)")] } ?? [] }
 
     /// The last code texted to `phoneNumber` (from the backend's outbox, over HTTP when it runs elsewhere).
-    public func lastCode(for phoneNumber: String) async -> String? {
+    package func lastCode(for phoneNumber: String) async -> String? {
         if let toolkit { return await toolkit.messages.last { $0.phoneNumber == phoneNumber }?.code }
         let endpoint = IdentityToolkitEndpoint.emulatorVerificationCodes
         guard let url = endpoint.url(emulator: "\(backendHost):\(backendPort)", apiKey: nil, projectID: projectID),
@@ -217,7 +217,7 @@ public final class PhoneAuthWorld: Sendable {
 
     /// What became of the backend's latest silent pushes (verifyClient's), oldest first; `nil`
     /// when the backend cannot be asked (it is not authsim's).
-    public func silentPushResults() async -> [SilentPushRecord]? {
+    package func silentPushResults() async -> [SilentPushRecord]? {
         if let toolkit { return try? await toolkit.silentPushResults() }
         guard let url = URL(string: "http://\(backendHost):\(backendPort)/emulator/v1/projects/\(projectID)/silentPushes"),
               let answer = try? await transport.send(TransportRequest(method: "GET", url: url, headers: adminHeaders)), answer.status == 200,
@@ -227,7 +227,7 @@ public final class PhoneAuthWorld: Sendable {
     }
 
     /// Stops the apps' scheme claims, then the parts, the devices first and the network last.
-    public func shutdown() async {
+    package func shutdown() async {
         for listener in listeners.withLock({ $0 }) { await listener.stop() }
         // The parts' stops do not throw: nothing is lost here.
         try? await parts.shutdown()
@@ -242,7 +242,7 @@ extension PhoneAuthWorld {
     /// push's answer lands in the timeline beside the app's steps it explains (the backend keeps
     /// it before verifyClient answers), not after the sign-in. Ends when cancelled; returns how
     /// many pushes are now known (``reportSilentPushes(into:after:)`` tells the rest).
-    public func followSilentPushes(into timeline: Timeline, after known: Int, every: Duration = .milliseconds(200)) async -> Int {
+    package func followSilentPushes(into timeline: Timeline, after known: Int, every: Duration = .milliseconds(200)) async -> Int {
         var known = known
         var seen = timeline.all.count
         while !Task.isCancelled {
@@ -258,7 +258,7 @@ extension PhoneAuthWorld {
     /// Tells `timeline` of the backend's silent pushes after the first `known`; returns how many
     /// it knows now.
     @discardableResult
-    public func reportSilentPushes(into timeline: Timeline, after known: Int) async -> Int {
+    package func reportSilentPushes(into timeline: Timeline, after known: Int) async -> Int {
         guard let pushes = await silentPushResults(), pushes.count > known else { return known }
         // The backend's own event for each, as a timeline in its process records it.
         for push in pushes.dropFirst(known) { ScenarioRunner.record(push.event, signIn: push.signIn, into: timeline) }

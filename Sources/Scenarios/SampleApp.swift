@@ -6,37 +6,37 @@ import Utilities
 /// A built app's files, generated (never downloaded): `Info.plist` and `GoogleService-Info.plist`
 /// with the keys Xcode and the Firebase console write, in XML or binary form. For `authsim phone
 /// --app`, for tests, and as a starting point to compare a real app's files against.
-public struct SampleApp: Sendable {
+package struct SampleApp: Sendable {
     /// The sample app's IDs, the defaults of every description of an app (``AppProfile``, the
     /// testing module's `SimulatedApp`): the bundle ID the backend's project registers, and a Google
     /// app ID of its project number.
-    public static let defaultBundleID = BackendConfiguration().bundleID
-    public static let defaultGoogleAppID = "1:\(BackendConfiguration().projectNumber):ios:a1b2c3d4e5f60718"
+    package static let defaultBundleID = BackendConfiguration().bundleID
+    package static let defaultGoogleAppID = "1:\(BackendConfiguration().projectNumber):ios:a1b2c3d4e5f60718"
 
-    public var bundleID = Self.defaultBundleID
-    public var googleAppID = Self.defaultGoogleAppID
-    public var apiKey = BackendConfiguration().apiKey
-    public var projectID = BackendConfiguration().projectID
+    package var bundleID = Self.defaultBundleID
+    package var googleAppID = Self.defaultGoogleAppID
+    package var apiKey = BackendConfiguration().apiKey
+    package var projectID = BackendConfiguration().projectID
     /// `CLIENT_ID` (older plists; nil: a newer plist without CLIENT_ID / REVERSED_CLIENT_ID).
-    public var clientID: String? = "123456789012-a1b2c3d4e5f60718a1b2c3d4e5f6.apps.googleusercontent.com"
+    package var clientID: String? = "123456789012-a1b2c3d4e5f60718a1b2c3d4e5f6.apps.googleusercontent.com"
     /// `CFBundleURLSchemes` (nil: the encoded app ID, as the phone-auth guide says).
-    public var urlSchemes: [String]? = nil
-    public var backgroundModes = ["remote-notification"]
+    package var urlSchemes: [String]? = nil
+    package var backgroundModes = ["remote-notification"]
     /// `FirebaseAppDelegateProxyEnabled` (nil: absent, i.e. swizzling on).
-    public var appDelegateProxyEnabled: Bool? = nil
+    package var appDelegateProxyEnabled: Bool? = nil
     /// `.xml` or `.binary` (what a built `.app` holds).
-    public var format: PropertyListSerialization.PropertyListFormat = .xml
+    package var format: PropertyListSerialization.PropertyListFormat = .xml
     /// When set, a stand-in for the app's executable (`AuthsimSample`) is written: a Mach-O 64 magic
     /// and these Objective-C class names, NUL-separated, as `__objc_classname` holds them (e.g.
     /// `RCARecaptcha` and `RCAAction` for an app that links RecaptchaEnterprise statically). It
     /// is not runnable; `authsim doctor` reads the names out of it as it does out of a real binary.
-    public var linkedClasses: [String]? = nil
+    package var linkedClasses: [String]? = nil
 
-    public init() {}
+    package init() {}
 
-    public var encodedAppIDScheme: String { "app-" + googleAppID.replacingOccurrences(of: ":", with: "-") }
+    package var encodedAppIDScheme: String { "app-" + googleAppID.replacingOccurrences(of: ":", with: "-") }
 
-    public var infoPlist: [String: Any] {
+    package var infoPlist: [String: Any] {
         var info: [String: Any] = [
             "CFBundleDevelopmentRegion": "en", "CFBundleExecutable": "AuthsimSample", "CFBundleIdentifier": bundleID,
             "CFBundleInfoDictionaryVersion": "6.0", "CFBundleName": "AuthsimSample", "CFBundlePackageType": "APPL",
@@ -51,7 +51,7 @@ public struct SampleApp: Sendable {
         return info
     }
 
-    public var googleServiceInfo: [String: Any] {
+    package var googleServiceInfo: [String: Any] {
         var plist: [String: Any] = [
             "API_KEY": apiKey, "GCM_SENDER_ID": googleAppID.split(separator: ":").dropFirst().first.map(String.init) ?? "",
             "PLIST_VERSION": "1", "BUNDLE_ID": bundleID, "PROJECT_ID": projectID, "STORAGE_BUCKET": "\(projectID).appspot.com",
@@ -66,7 +66,7 @@ public struct SampleApp: Sendable {
     }
 
     /// Writes `Info.plist` and `GoogleService-Info.plist` into `directory` (created if needed).
-    public func write(to directory: URL) throws {
+    package func write(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (name, plist) in [("Info.plist", infoPlist), ("GoogleService-Info.plist", googleServiceInfo)] {
             let data = try PropertyListWriter.data(plist, format: format)

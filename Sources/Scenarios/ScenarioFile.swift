@@ -7,13 +7,13 @@ import Foundation
 import IdentityToolkitAPI
 
 /// Why a scenario file cannot be used: the file and the exact key.
-public struct ScenarioFileError: CodedError {
-    public enum Code: String, Sendable {
+package struct ScenarioFileError: CodedError {
+    package enum Code: String, Sendable {
         case unreadable, notJSON, wrongFormat, unknownKey, missingKey, invalidValue, unknownScenario
     }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -23,83 +23,83 @@ public struct ScenarioFileError: CodedError {
 /// network and the provider, what the user does, and the outcome the run must end with. Every
 /// section and key but `format`, `name`, `summary` and `expect.outcome` is optional; unknown keys
 /// are errors (a typo must not silently mean "default"). Scenarios/README.md documents each key.
-public struct ScenarioSpec: Sendable {
-    public static let format = "authsim-scenario/1"
+package struct ScenarioSpec: Sendable {
+    package static let format = "authsim-scenario/1"
 
-    public var name: String
-    public var summary: String
-    public var app = AppProfile.scenarioFormat
-    public var backend = BackendSpec()
-    public var network = NetworkSpec()
-    public var provider = ProviderSpec()
-    public var user = UserSpec()
+    package var name: String
+    package var summary: String
+    package var app = AppProfile.scenarioFormat
+    package var backend = BackendSpec()
+    package var network = NetworkSpec()
+    package var provider = ProviderSpec()
+    package var user = UserSpec()
     /// A Sign in with Apple flow instead of phone sign-in (with `multiFactor`: the first factor's Apple ID).
-    public var apple: AppleSpec?
+    package var apple: AppleSpec?
     /// A phone second-factor flow (the first factor is Sign in with Apple).
-    public var multiFactor: MultiFactorSpec?
+    package var multiFactor: MultiFactorSpec?
     /// "signed in", "signed in via reCAPTCHA", or the SDK error it must end with ("17054 notificationNotForwarded").
-    public var expectedOutcome: String
+    package var expectedOutcome: String
     /// A phrase `authsim explain` must use for this run's root cause (checked by the tests).
-    public var expectedCause: String?
+    package var expectedCause: String?
 
-    public init(name: String, summary: String, expectedOutcome: String) {
+    package init(name: String, summary: String, expectedOutcome: String) {
         self.name = name
         self.summary = summary
         self.expectedOutcome = expectedOutcome
     }
 
-    public struct BackendSpec: Sendable {
-        public var suggestedTimeout = 2
-        public var testPhoneNumbers: [String: String] = [:]
-        public var smsRegionPolicy: SMSRegionPolicy?
-        public var smsPerNumberPerDay: Int?
-        public var smsPerProjectPerDay: Int?
-        public var recaptcha: ReCAPTCHAOutcome = .pass
-        public var codeLifetimeSeconds: Double?
+    package struct BackendSpec: Sendable {
+        package var suggestedTimeout = 2
+        package var testPhoneNumbers: [String: String] = [:]
+        package var smsRegionPolicy: SMSRegionPolicy?
+        package var smsPerNumberPerDay: Int?
+        package var smsPerProjectPerDay: Int?
+        package var recaptcha: ReCAPTCHAOutcome = .pass
+        package var codeLifetimeSeconds: Double?
         /// The phone provider's reCAPTCHA SMS defense.
-        public var recaptchaEnforcement: RecaptchaEnforcement = .off
+        package var recaptchaEnforcement: RecaptchaEnforcement = .off
         /// The toll-fraud risk each assessment finds, and the project's threshold.
-        public var tollFraudRiskScore = 0.1
-        public var tollFraudThreshold = 0.5
+        package var tollFraudRiskScore = 0.1
+        package var tollFraudThreshold = 0.5
         /// The API key's iOS-app restriction (empty: none).
-        public var apiKeyIOSBundleIDs: [String] = []
+        package var apiKeyIOSBundleIDs: [String] = []
         /// Answers the backend gives instead of the service's (in-process backends only).
-        public var faults: [BackendFault] = []
+        package var faults: [BackendFault] = []
         /// Users the project has before the run, as an admin made them (the Admin SDKs'
         /// `import_users`): a local ID, and optionally a phone number, a name, disabled.
-        public var users: [UserRecord] = []
+        package var users: [UserRecord] = []
     }
 
-    public struct NetworkSpec: Sendable {
+    package struct NetworkSpec: Sendable {
         /// APNs' delay from acceptance to the device.
-        public var pushLatencyMilliseconds = 250
+        package var pushLatencyMilliseconds = 250
         /// APNs accepts the push, but the device never gets it (offline, powered off, throttled).
-        public var pushesLost = false
+        package var pushesLost = false
         /// push-receiver faults, in `push-receiver --fault` syntax.
-        public var receiverFaults: [FaultRule] = []
+        package var receiverFaults: [FaultRule] = []
     }
 
-    public struct ProviderSpec: Sendable {
+    package struct ProviderSpec: Sendable {
         /// The backend's provider token has the team ID as `kid` and the key ID as `iss`.
-        public var keyAndTeamSwapped = false
+        package var keyAndTeamSwapped = false
         /// The backend's clock is off by this many seconds (its tokens' `iat`).
-        public var clockOffsetSeconds: Double = 0
+        package var clockOffsetSeconds: Double = 0
     }
 
-    public struct AppleSpec: Sendable {
-        public enum Flow: String, Sendable, CaseIterable {
+    package struct AppleSpec: Sendable {
+        package enum Flow: String, Sendable, CaseIterable {
             case signIn, wrongNonce, missingNonce, replayedToken, expiredToken, otherAudience, reauthenticate, reauthenticateOtherUser,
                  linkToPhoneUser, linkTakenAppleID, revokeThenDelete
         }
-        public var flow: Flow = .signIn
+        package var flow: Flow = .signIn
         /// "Hide My Email": the token carries a @privaterelay.appleid.com address.
-        public var hideEmail = false
+        package var hideEmail = false
         /// The simulated Apple ID that signs in.
-        public var appleUser = "ada"
+        package var appleUser = "ada"
     }
 
-    public struct MultiFactorSpec: Sendable {
-        public enum Flow: String, Sendable, CaseIterable {
+    package struct MultiFactorSpec: Sendable {
+        package enum Flow: String, Sendable, CaseIterable {
             /// A user signed in with Apple enrolls a phone as second factor.
             case enroll
             /// A user with a phone second factor signs in with Apple, then the second factor.
@@ -107,27 +107,27 @@ public struct ScenarioSpec: Sendable {
             /// A user with a second factor signs in by phone (the guide's snippet's first factor).
             case phoneFirstFactor
         }
-        public var flow: Flow = .signIn
+        package var flow: Flow = .signIn
         /// The second factor's number (nil: `user.phoneNumber`).
-        public var secondFactor: String?
-        public var displayName = "Phone"
+        package var secondFactor: String?
+        package var displayName = "Phone"
         /// How long the user leaves the second-factor prompt before asking for the code (the
         /// backend's clock jumps ahead; the first factor's pending credential lives 10 minutes).
-        public var startAfterSeconds: Double = 0
+        package var startAfterSeconds: Double = 0
     }
 
-    public struct UserSpec: Sendable {
-        public var phoneNumber = "+16505551234"
-        public enum Code: Sendable, Hashable { case fromSMS, wrong, fixed(String) }
-        public var code: Code = .fromSMS
+    package struct UserSpec: Sendable {
+        package var phoneNumber = "+16505551234"
+        package enum Code: Sendable, Hashable { case fromSMS, wrong, fixed(String) }
+        package var code: Code = .fromSMS
         /// How long the user takes to type the code (the backend's clock jumps ahead by this much).
-        public var codeEnteredAfterSeconds: Double = 0
+        package var codeEnteredAfterSeconds: Double = 0
     }
 }
 
 extension ScenarioSpec {
     /// Reads and checks a scenario file.
-    public init(contentsOf url: URL) throws(ScenarioFileError) {
+    package init(contentsOf url: URL) throws(ScenarioFileError) {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
             throw ScenarioFileError(.unreadable, "cannot read \(url.path): \(error.localizedDescription)")
@@ -136,7 +136,7 @@ extension ScenarioSpec {
     }
 
     /// Reads and checks a scenario from its JSON text; `source` names it in errors.
-    public init(json data: Data, source: String) throws(ScenarioFileError) {
+    package init(json data: Data, source: String) throws(ScenarioFileError) {
         let file = try ScenarioFileModel.decode(data, source: source)
         let root = FieldPath(source)
         guard file.format == Self.format else {
@@ -258,7 +258,7 @@ extension ScenarioSpec {
     }
 
     /// Every scenario file in `directory`, sorted by file name.
-    public static func load(directory: URL) throws(ScenarioFileError) -> [ScenarioSpec] {
+    package static func load(directory: URL) throws(ScenarioFileError) -> [ScenarioSpec] {
         let files: [URL]
         do {
             files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)

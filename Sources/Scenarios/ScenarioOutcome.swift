@@ -4,7 +4,7 @@ import IdentityToolkitAPI
 /// How an app's flow in a scenario (or `authsim phone`) ended: what `authsim phone` and `authsim scenario` judge. Its
 /// text (``description``) is what a scenario file's `expectedOutcome` and `--expect` name:
 /// "signed in", "signed in via reCAPTCHA", "17054 notificationNotForwarded".
-public enum ScenarioOutcome: Sendable, Hashable, CustomStringConvertible {
+package enum ScenarioOutcome: Sendable, Hashable, CustomStringConvertible {
     /// Signed in by phone, the code request proved as the backend saw it (nil: not asked).
     case signedIn(via: AppVerification?)
     /// A phone second factor enrolled.
@@ -23,7 +23,7 @@ public enum ScenarioOutcome: Sendable, Hashable, CustomStringConvertible {
     case failed(String)
 
     /// Signed in by phone, as a first factor or with a second one.
-    public var isSignedIn: Bool {
+    package var isSignedIn: Bool {
         switch self {
         case .signedIn, .signedInWithSecondFactor: true
         default: false
@@ -31,11 +31,11 @@ public enum ScenarioOutcome: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The SDK's error, when one ended the flow.
-    public var authErrorCode: AuthErrorCode? {
+    package var authErrorCode: AuthErrorCode? {
         if case .authError(let code) = self { code } else { nil }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .signedIn(let proof): "signed in\(Self.suffix(proof))"
         case .enrolledSecondFactor(let proof): "enrolled second factor\(Self.suffix(proof))"

@@ -12,23 +12,23 @@ import Synchronization
 import Utilities
 
 /// How the app side of a scenario is run beyond what the file says (options of `authsim phone`).
-public struct AppRunOptions: Sendable {
+package struct AppRunOptions: Sendable {
     /// The app's files instead of the scenario's app section.
-    public var bundle: AppBundle?
+    package var bundle: AppBundle?
     /// The reCAPTCHA presenter (nil: a headless one that records into the timeline).
-    public var uiDelegate: (any AuthUIDelegate)?
+    package var uiDelegate: (any AuthUIDelegate)?
     /// Claim the app's schemes here for `redirect-interceptor`.
-    public var schemeDirectory: SchemeDirectory?
+    package var schemeDirectory: SchemeDirectory?
     /// Overrides the code the scenario says the user types.
-    public var code: String?
-    public init() {}
+    package var code: String?
+    package init() {}
 }
 
 /// Runs scenario files: each in a world of its own (receiver, backend, provider, devices), with a
 /// timeline of every part's steps and messages.
-public enum ScenarioRunner {
+package enum ScenarioRunner {
     /// The backend configuration a scenario asks for.
-    public static func configuration(for spec: ScenarioSpec) -> BackendConfiguration {
+    package static func configuration(for spec: ScenarioSpec) -> BackendConfiguration {
         var configuration = BackendConfiguration()
         configuration.bundleID = spec.app.bundleID
         configuration.suggestedTimeout = spec.backend.suggestedTimeout
@@ -46,7 +46,7 @@ public enum ScenarioRunner {
     }
 
     /// Runs `spec` in a new world in this process; `state` gets its delivery log, users and files.
-    public static func run(_ spec: ScenarioSpec, certs: URL, state: URL, options: AppRunOptions = AppRunOptions(),
+    package static func run(_ spec: ScenarioSpec, certs: URL, state: URL, options: AppRunOptions = AppRunOptions(),
                            printer: (@Sendable (TimelineEvent) -> Void)? = nil) async -> DemoResult {
         let timeline = Timeline(printer: printer)
         let backendClock = AdjustableWallClock()
@@ -123,7 +123,7 @@ public enum ScenarioRunner {
 
     /// The app's side: install, register for pushes, verify the number, type the code, sign in.
     /// Returns how it ended: signed in (and how the app was proved), or the SDK's error.
-    public static func runApp(_ spec: ScenarioSpec, world: PhoneAuthWorld, timeline: Timeline, work: URL,
+    package static func runApp(_ spec: ScenarioSpec, world: PhoneAuthWorld, timeline: Timeline, work: URL,
                               credentials: LocalCredentials?, backendClock: AdjustableWallClock?,
                               options: AppRunOptions = AppRunOptions()) async -> ScenarioOutcome {
         do {
@@ -378,7 +378,7 @@ public enum ScenarioRunner {
     }
 
     /// A presenter's events, in the timeline: the redirect is a message from the page to the app.
-    public static func record(_ event: PresenterEvent, into timeline: Timeline) {
+    package static func record(_ event: PresenterEvent, into timeline: Timeline) {
         switch event.kind {
         case .redirect: timeline.record(.browser, to: .app, event.message, .redirect(handling: .pending, refusal: nil))
         case .handingOff: timeline.record(.browser, to: .interceptor, event.message)
@@ -411,7 +411,7 @@ public enum ScenarioRunner {
 
     /// The backend's events, in the scenario's timeline: each as its line (``BackendEvent/line``,
     /// the wording the inspector's sign-ins use too) and, as it is, the fact `explain` reads.
-    public static func record(_ event: BackendEvent, signIn: SignInID?, into timeline: Timeline) {
+    package static func record(_ event: BackendEvent, signIn: SignInID?, into timeline: Timeline) {
         let line = event.line
         @Sendable func part(_ party: BackendEvent.Party) -> Part {
             switch party {

@@ -9,25 +9,25 @@ import Synchronization
 import Utilities
 
 /// The parts of a run, as they appear in a timeline and in the sequence diagram.
-public enum Part: String, Sendable, CaseIterable, Codable {
+package enum Part: String, Sendable, CaseIterable, Codable {
     case app, browser, backend, sender, receiver, device, interceptor, authsim
 }
 
 /// One step of a run: when (milliseconds since the run began), which part, what; for a message
 /// between parts, whom it went to; and for the steps `authsim explain` reasons over, the typed
 /// ``RunFact`` behind the sentence.
-public struct TimelineEvent: Sendable, Hashable {
-    public let milliseconds: Int
-    public let part: Part
+package struct TimelineEvent: Sendable, Hashable {
+    package let milliseconds: Int
+    package let part: Part
     /// The part a message went to (an arrow in the diagram); nil for a step within `part`.
-    public let to: Part?
-    public let message: String
+    package let to: Part?
+    package let message: String
     /// What happened, for machines; nil for narration.
-    public let fact: RunFact?
+    package let fact: RunFact?
     /// The sign-in a backend event is a step of (``SignInID``), by which the inspector groups them.
-    public let signIn: SignInID?
+    package let signIn: SignInID?
 
-    public init(milliseconds: Int, part: Part, to: Part? = nil, message: String, fact: RunFact? = nil, signIn: SignInID? = nil) {
+    package init(milliseconds: Int, part: Part, to: Part? = nil, message: String, fact: RunFact? = nil, signIn: SignInID? = nil) {
         self.milliseconds = milliseconds
         self.part = part
         self.to = to
@@ -37,32 +37,32 @@ public struct TimelineEvent: Sendable, Hashable {
     }
 
     /// The fact's stable kind (the `kind` of `--json` lines).
-    public var kind: EventKind? { fact?.kind }
+    package var kind: EventKind? { fact?.kind }
 }
 
 /// What a verification code was asked for: a first factor, or a second one (enrolling it, or
 /// finishing a sign-in with it).
-public enum VerificationPurpose: String, Sendable, Hashable, Codable {
+package enum VerificationPurpose: String, Sendable, Hashable, Codable {
     case firstFactor, mfaEnrollment, mfaSignIn
 }
 
 /// How a phone sign-in ended up proving the app, or what else signed the user in.
-public enum SignInPath: Sendable, Hashable, RawRepresentable, Codable, CaseIterable {
+package enum SignInPath: Sendable, Hashable, RawRepresentable, Codable, CaseIterable {
     /// By phone, the app proved as the backend saw it.
     case phone(AppVerification)
     case apple
     /// The account was deleted (the Apple revoke-then-delete flow's end).
     case deleted
 
-    public static let silentPush = SignInPath.phone(.silentPush)
-    public static let reCAPTCHA = SignInPath.phone(.reCAPTCHA)
-    public static let testMode = SignInPath.phone(.testMode)
-    public static let recaptchaEnterprise = SignInPath.phone(.recaptchaEnterprise)
+    package static let silentPush = SignInPath.phone(.silentPush)
+    package static let reCAPTCHA = SignInPath.phone(.reCAPTCHA)
+    package static let testMode = SignInPath.phone(.testMode)
+    package static let recaptchaEnterprise = SignInPath.phone(.recaptchaEnterprise)
 
-    public static var allCases: [SignInPath] { AppVerification.allCases.map(SignInPath.phone) + [.apple, .deleted] }
+    package static var allCases: [SignInPath] { AppVerification.allCases.map(SignInPath.phone) + [.apple, .deleted] }
 
     /// The timeline's `path`: the verification's raw value, `apple.com` or `deleted`.
-    public var rawValue: String {
+    package var rawValue: String {
         switch self {
         case .phone(let proof): proof.rawValue
         case .apple: ProviderID.apple.rawValue
@@ -70,7 +70,7 @@ public enum SignInPath: Sendable, Hashable, RawRepresentable, Codable, CaseItera
         }
     }
 
-    public init?(rawValue: String) {
+    package init?(rawValue: String) {
         switch rawValue {
         case ProviderID.apple.rawValue: self = .apple
         case "deleted": self = .deleted
@@ -82,7 +82,7 @@ public enum SignInPath: Sendable, Hashable, RawRepresentable, Codable, CaseItera
 }
 
 /// What became of a redirect handed to the app.
-public enum RedirectHandling: String, Sendable, Hashable, Codable {
+package enum RedirectHandling: String, Sendable, Hashable, Codable {
     /// `Auth.canHandle(url)` took it.
     case handled = "true"
     /// It was not Auth's (see the refusal).
@@ -94,7 +94,7 @@ public enum RedirectHandling: String, Sendable, Hashable, Codable {
 /// What `authsim explain` reasons over: each case one kind of event, its associated values the
 /// facts behind the sentence. On `--json` lines each is a `kind` and a `facts` object of strings
 /// (`docs/timeline-events.md` lists them).
-public enum RunFact: Sendable, Hashable, Codable {
+package enum RunFact: Sendable, Hashable, Codable {
     /// The device got an APNs token.
     case deviceToken(token: String, environment: APNsEnvironment, bundleID: String, simulator: Bool)
     /// The app turned on `isAppVerificationDisabledForTesting`.
@@ -151,11 +151,11 @@ public enum RunFact: Sendable, Hashable, Codable {
 /// The kind of an event: its ``RunFact`` case. On `--json` lines it is the case's name, or for
 /// the kinds written before there were these readers, the name they were written under
 /// (`device.token`, `app.signedIn`).
-public struct EventKind: Hashable, Sendable, CustomStringConvertible {
+package struct EventKind: Hashable, Sendable, CustomStringConvertible {
     /// The ``RunFact`` case's name.
-    public let caseName: String
+    package let caseName: String
     /// The `kind` of `--json` lines.
-    public let rawValue: String
+    package let rawValue: String
 
     private init(_ caseName: String, _ rawValue: String) {
         self.caseName = caseName
@@ -163,44 +163,44 @@ public struct EventKind: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The kind of the case named `caseName`.
-    public init(caseName: String) {
+    package init(caseName: String) {
         self = Self.written.first { $0.caseName == caseName } ?? EventKind(caseName, caseName)
     }
 
     /// The kind a `--json` line names.
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self = Self.written.first { $0.rawValue == rawValue } ?? EventKind(rawValue, rawValue)
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
-    public static let deviceToken = EventKind("deviceToken", "device.token")
-    public static let testMode = EventKind("testMode", "app.testMode")
-    public static let setAPNSToken = EventKind("setAPNSToken", "app.setAPNSToken")
-    public static let verifyPhoneNumber = EventKind("verifyPhoneNumber", "app.verifyPhoneNumber")
-    public static let pushAccepted = EventKind("pushAccepted", "receiver.accepted")
-    public static let pushRejected = EventKind("pushRejected", "receiver.rejected")
-    public static let receiverFault = EventKind("receiverFault", "receiver.fault")
-    public static let pushLost = EventKind("pushLost", "device.lost")
-    public static let pushDelivered = EventKind("pushDelivered", "device.delivered")
-    public static let fallback = EventKind("fallback", "app.fallback")
-    public static let presenter = EventKind("presenter", "browser.presenter")
-    public static let redirect = EventKind("redirect", "app.redirect")
-    public static let verificationID = EventKind("verificationID", "app.verificationID")
-    public static let signedIn = EventKind("signedIn", "app.signedIn")
-    public static let authError = EventKind("authError", "app.error")
-    public static let appleAuthorized = EventKind("appleAuthorized", "device.appleAuthorized")
-    public static let appleCredential = EventKind("appleCredential", "app.appleCredential")
-    public static let appleCredentialReplayed = EventKind("appleCredentialReplayed", "app.appleCredentialReplayed")
-    public static let providerSetup = EventKind("providerSetup", "authsim.providerSetup")
-    public static let secondFactorRequired = EventKind("secondFactorRequired", "app.secondFactorRequired")
-    public static let apnsRegistrationFailed = EventKind("apnsRegistrationFailed", "device.registrationFailed")
-    public static let outcome = EventKind("outcome", "scenario.outcome")
-    public static let backend = EventKind("backend", "backend")
+    package static let deviceToken = EventKind("deviceToken", "device.token")
+    package static let testMode = EventKind("testMode", "app.testMode")
+    package static let setAPNSToken = EventKind("setAPNSToken", "app.setAPNSToken")
+    package static let verifyPhoneNumber = EventKind("verifyPhoneNumber", "app.verifyPhoneNumber")
+    package static let pushAccepted = EventKind("pushAccepted", "receiver.accepted")
+    package static let pushRejected = EventKind("pushRejected", "receiver.rejected")
+    package static let receiverFault = EventKind("receiverFault", "receiver.fault")
+    package static let pushLost = EventKind("pushLost", "device.lost")
+    package static let pushDelivered = EventKind("pushDelivered", "device.delivered")
+    package static let fallback = EventKind("fallback", "app.fallback")
+    package static let presenter = EventKind("presenter", "browser.presenter")
+    package static let redirect = EventKind("redirect", "app.redirect")
+    package static let verificationID = EventKind("verificationID", "app.verificationID")
+    package static let signedIn = EventKind("signedIn", "app.signedIn")
+    package static let authError = EventKind("authError", "app.error")
+    package static let appleAuthorized = EventKind("appleAuthorized", "device.appleAuthorized")
+    package static let appleCredential = EventKind("appleCredential", "app.appleCredential")
+    package static let appleCredentialReplayed = EventKind("appleCredentialReplayed", "app.appleCredentialReplayed")
+    package static let providerSetup = EventKind("providerSetup", "authsim.providerSetup")
+    package static let secondFactorRequired = EventKind("secondFactorRequired", "app.secondFactorRequired")
+    package static let apnsRegistrationFailed = EventKind("apnsRegistrationFailed", "device.registrationFailed")
+    package static let outcome = EventKind("outcome", "scenario.outcome")
+    package static let backend = EventKind("backend", "backend")
 
     /// The kinds with a name of their own on `--json` lines (a kind added since is written as its
     /// case's name and needs no line here).
-    public static let written: [EventKind] = [
+    package static let written: [EventKind] = [
         deviceToken, testMode, setAPNSToken, verifyPhoneNumber, pushAccepted, pushRejected, receiverFault,
         pushLost, pushDelivered, fallback, presenter, redirect, verificationID, signedIn,
         authError, appleAuthorized, appleCredential, appleCredentialReplayed, providerSetup, secondFactorRequired,
@@ -210,13 +210,13 @@ public struct EventKind: Hashable, Sendable, CustomStringConvertible {
 
 extension RunFact {
     /// The case's name (`pushRejected`).
-    public var caseName: String { enumCaseName(self) }
+    package var caseName: String { enumCaseName(self) }
 
-    public var kind: EventKind { EventKind(caseName: caseName) }
+    package var kind: EventKind { EventKind(caseName: caseName) }
 
     /// The `facts` object of a `--json` line: the case's values, each as a string
     /// (RunFact's synthesized Codable, through ``FactCoding``).
-    public var facts: [String: String] { FactCoding.encode(self).facts }
+    package var facts: [String: String] { FactCoding.encode(self).facts }
 
     /// Facts that lines written by older versions left out, and what they meant.
     static let olderLinesLeftOut: [String: [String: String]] = [
@@ -238,7 +238,7 @@ extension RunFact {
     /// the backend's facts from before it was kept as its events (``OlderBackendFact``).
     /// Narration (no kind, no such facts) is `nil`.
     /// - Throws: ``TimelineFormatError`` for an unknown kind or a fact missing or malformed.
-    public init?(kind: String?, facts: [String: String]) throws(TimelineFormatError) {
+    package init?(kind: String?, facts: [String: String]) throws(TimelineFormatError) {
         guard let kind else {
             if facts["testMode"] == "true" { self = .testMode; return }
             if facts["keyID"] != nil { try self.init(kind: EventKind.providerSetup.rawValue, facts: facts); return }
@@ -260,15 +260,15 @@ extension RunFact {
 }
 
 /// A `--json` line the reader cannot take: which kind, which fact, what was expected.
-public struct TimelineFormatError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct TimelineFormatError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// Records what each part did, with elapsed milliseconds, and prints it as it happens. A run
 /// waits for what it expects with ``wait(until:)``: woken by each event, never by polling.
-public final class Timeline: Sendable {
+package final class Timeline: Sendable {
     private struct Waiter {
         let condition: @Sendable ([TimelineEvent]) -> Bool
         let continuation: CheckedContinuation<Void, Never>
@@ -283,9 +283,9 @@ public final class Timeline: Sendable {
     private let state = Mutex(State())
     private let printer: (@Sendable (TimelineEvent) -> Void)?
 
-    public init(printer: (@Sendable (TimelineEvent) -> Void)? = nil) { self.printer = printer }
+    package init(printer: (@Sendable (TimelineEvent) -> Void)? = nil) { self.printer = printer }
 
-    public func record(_ part: Part, to: Part? = nil, _ message: String, _ fact: RunFact? = nil, signIn: SignInID? = nil) {
+    package func record(_ part: Part, to: Part? = nil, _ message: String, _ fact: RunFact? = nil, signIn: SignInID? = nil) {
         let elapsed = ContinuousClock.now - start
         let ms = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         let event = TimelineEvent(milliseconds: ms, part: part, to: to, message: message, fact: fact, signIn: signIn)
@@ -299,11 +299,11 @@ public final class Timeline: Sendable {
         for continuation in ready { continuation.resume() }
     }
 
-    public var all: [TimelineEvent] { state.withLock { $0.events } }
+    package var all: [TimelineEvent] { state.withLock { $0.events } }
 
     /// Returns once `condition` holds for the events recorded so far (checked now, then after each
     /// new event), or when the task is cancelled.
-    public func wait(until condition: @escaping @Sendable ([TimelineEvent]) -> Bool) async {
+    package func wait(until condition: @escaping @Sendable ([TimelineEvent]) -> Bool) async {
         let id = state.withLock { state -> UInt64 in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
@@ -323,7 +323,7 @@ public final class Timeline: Sendable {
     }
 
     /// ``wait(until:)``, for at most `limit`: whether `condition` came to hold.
-    public func wait(until condition: @escaping @Sendable ([TimelineEvent]) -> Bool, atMost limit: Duration) async -> Bool {
+    package func wait(until condition: @escaping @Sendable ([TimelineEvent]) -> Bool, atMost limit: Duration) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.wait(until: condition); return true }
             group.addTask { try? await Task.sleep(for: limit); return false }
@@ -336,50 +336,50 @@ public final class Timeline: Sendable {
 
 /// The timeline of the scenario that is running now, for observers (receiver, backend) that
 /// outlive one scenario: what they see between scenarios is not recorded.
-public final class CurrentTimeline: Sendable {
+package final class CurrentTimeline: Sendable {
     private let current = Mutex<Timeline?>(nil)
     private let printer: (@Sendable (TimelineEvent) -> Void)?
 
-    public init(printer: (@Sendable (TimelineEvent) -> Void)? = nil) { self.printer = printer }
+    package init(printer: (@Sendable (TimelineEvent) -> Void)? = nil) { self.printer = printer }
 
     /// Records into the running scenario's timeline, if one runs.
-    public func record(_ part: Part, to: Part? = nil, _ message: @autoclosure () -> String, _ fact: @autoclosure () -> RunFact? = nil) {
+    package func record(_ part: Part, to: Part? = nil, _ message: @autoclosure () -> String, _ fact: @autoclosure () -> RunFact? = nil) {
         current.withLock { $0 }?.record(part, to: to, message(), fact())
     }
 
     /// Starts the timeline of the next scenario.
-    public func begin() -> Timeline {
+    package func begin() -> Timeline {
         let timeline = Timeline(printer: printer)
         current.withLock { $0 = timeline }
         return timeline
     }
 
     /// No scenario runs any more.
-    public func end() { current.withLock { $0 = nil } }
+    package func end() { current.withLock { $0 = nil } }
 }
 
 extension TimelineEvent {
     /// The backend's event, when this is one.
-    public var backend: BackendEvent? {
+    package var backend: BackendEvent? {
         if case .backend(let event) = fact { event } else { nil }
     }
 }
 
 extension Sequence<TimelineEvent> {
     /// The first backend event `extract` takes, with what it took.
-    public func first<Value>(backend extract: (BackendEvent) -> Value?) -> (event: TimelineEvent, value: Value)? {
+    package func first<Value>(backend extract: (BackendEvent) -> Value?) -> (event: TimelineEvent, value: Value)? {
         first { fact -> Value? in
             if case .backend(let event) = fact { extract(event) } else { nil }
         }
     }
 
     /// Whether a backend event is one `matches` takes.
-    public func contains(backend matches: (BackendEvent) -> Bool) -> Bool {
+    package func contains(backend matches: (BackendEvent) -> Bool) -> Bool {
         first(backend: { matches($0) ? true : nil }) != nil
     }
 
     /// The first event whose fact `extract` takes, with what it took.
-    public func first<Value>(_ extract: (RunFact) -> Value?) -> (event: TimelineEvent, value: Value)? {
+    package func first<Value>(_ extract: (RunFact) -> Value?) -> (event: TimelineEvent, value: Value)? {
         for event in self {
             if let fact = event.fact, let value = extract(fact) { return (event, value) }
         }
@@ -387,5 +387,5 @@ extension Sequence<TimelineEvent> {
     }
 
     /// Whether any event's fact is `fact`'s kind.
-    public func contains(_ kind: EventKind) -> Bool { contains { $0.kind == kind } }
+    package func contains(_ kind: EventKind) -> Bool { contains { $0.kind == kind } }
 }

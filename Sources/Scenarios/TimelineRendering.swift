@@ -4,9 +4,9 @@ import Utilities
 
 /// A timeline for people (a line per step), for machines (a JSON object per line), and as a
 /// sequence diagram (Mermaid text, or a self-contained HTML page).
-public enum TimelineRendering {
+package enum TimelineRendering {
     /// `  +  123 ms  backend   verifyClient: …` (with `→ part` for messages).
-    public static func line(_ event: TimelineEvent) -> String {
+    package static func line(_ event: TimelineEvent) -> String {
         let ms = String(event.milliseconds)
         let padded = String(repeating: " ", count: max(0, 5 - ms.count)) + ms
         let part = event.part.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
@@ -15,7 +15,7 @@ public enum TimelineRendering {
     }
 
     /// One JSON object (sorted keys), with the scenario's name: see ``TimelineLine``.
-    public static func json(_ event: TimelineEvent, scenario: String) -> String {
+    package static func json(_ event: TimelineEvent, scenario: String) -> String {
         let line = TimelineLine(scenario: scenario, ms: event.milliseconds, part: event.part, to: event.to, kind: event.kind?.rawValue,
                                 message: event.message, facts: event.fact.map(\.facts).flatMap { $0.isEmpty ? nil : $0 },
                                 signIn: event.signIn?.rawValue)
@@ -26,7 +26,7 @@ public enum TimelineRendering {
     /// Reads back `--json` lines: the events per scenario, in order. Lines that are not JSON
     /// objects (other output mixed in) are skipped; an event line the reader cannot take is an
     /// error naming the line.
-    public static func events(fromJSONLines text: String) throws(TimelineFormatError) -> [(scenario: String, event: TimelineEvent)] {
+    package static func events(fromJSONLines text: String) throws(TimelineFormatError) -> [(scenario: String, event: TimelineEvent)] {
         var events: [(scenario: String, event: TimelineEvent)] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             guard line.first == "{" else { continue }
@@ -53,7 +53,7 @@ public enum TimelineRendering {
     }
 
     /// A Mermaid `sequenceDiagram`: messages as arrows, steps as notes.
-    public static func mermaid(_ result: DemoResult) -> String {
+    package static func mermaid(_ result: DemoResult) -> String {
         var lines = ["sequenceDiagram", "    title \(mermaidText(result.name)): \(mermaidText(result.actual))"]
         for part in participants(result.timeline) { lines.append("    participant \(part.rawValue)") }
         for event in result.timeline {
@@ -90,7 +90,7 @@ public enum TimelineRendering {
     /// nothing fetched. `causes` (by scenario name) are shown under each title; the decisive event
     /// (the first refusal, loss or fallback) is marked ◆; a push lost on the way, or accepted under
     /// a drop fault, is drawn dashed and says it never arrived.
-    public static func html(_ results: [DemoResult], title: String = "authsim run", causes: [String: String] = [:]) -> String {
+    package static func html(_ results: [DemoResult], title: String = "authsim run", causes: [String: String] = [:]) -> String {
         var body = ""
         for result in results {
             let parts = participants(result.timeline)
@@ -146,15 +146,15 @@ public enum TimelineRendering {
 /// One `--json` line: `scenario`, `ms` since the scenario began, `part`, `to` (a message's
 /// receiver), `message`, for facts `kind` and `facts` (strings; `docs/timeline-events.md`), and
 /// for a backend event that is a step of a sign-in, `signIn` (its ``SignInID``).
-public struct TimelineLine: Codable, Sendable, Hashable {
-    public var scenario: String?
-    public var ms: Int?
-    public var part: Part
-    public var to: Part?
-    public var kind: String?
-    public var message: String
-    public var facts: [String: String]?
-    public var signIn: String?
+package struct TimelineLine: Codable, Sendable, Hashable {
+    package var scenario: String?
+    package var ms: Int?
+    package var part: Part
+    package var to: Part?
+    package var kind: String?
+    package var message: String
+    package var facts: [String: String]?
+    package var signIn: String?
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
