@@ -4,14 +4,14 @@ import Foundation
 
 /// The backend's APNs provider: one `APNsClient` per environment, signing with the project's
 /// `.p8`. Pointed at the local receiver, or at Apple.
-public final class APNsPusher: SilentPusher {
+package final class APNsPusher: SilentPusher {
     private let clients: [APNsEnvironment: APNsClient]
 
-    public init(sandbox: APNsClient, production: APNsClient) {
+    package init(sandbox: APNsClient, production: APNsClient) {
         clients = [.sandbox: sandbox, .production: production]
     }
 
-    public func push(token: DeviceToken, environment: APNsEnvironment, topic: String, payload: [UInt8]) async -> PushResult {
+    package func push(token: DeviceToken, environment: APNsEnvironment, topic: String, payload: [UInt8]) async -> PushResult {
         guard let client = clients[environment] else { return PushResult(error: "no APNs client for \(environment)") }
         let headers = PushHeaders(pushType: .background, topic: topic, priority: .consideringPower)
         do {
@@ -22,7 +22,7 @@ public final class APNsPusher: SilentPusher {
         }
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         for client in clients.values { await client.shutdown() }
     }
 }

@@ -7,22 +7,22 @@ import Synchronization
 
 /// The claims of an Apple identity token, as Apple writes them (`email_verified` and
 /// `is_private_email` as the strings "true" and "false").
-public struct AppleIdentityTokenClaims: Codable, Sendable, Hashable {
-    public var iss: String?
-    public var aud: String?
-    public var sub: String?
-    public var iat: Int?
-    public var exp: Int?
-    public var authTime: Int?
+package struct AppleIdentityTokenClaims: Codable, Sendable, Hashable {
+    package var iss: String?
+    package var aud: String?
+    package var sub: String?
+    package var iat: Int?
+    package var exp: Int?
+    package var authTime: Int?
     /// What the app put in the request: the SHA-256 hex of its raw nonce.
-    public var nonce: String?
-    public var cHash: String?
-    public var nonceSupported: Bool?
-    public var email: String?
-    public var emailVerified: String?
-    public var isPrivateEmail: String?
+    package var nonce: String?
+    package var cHash: String?
+    package var nonceSupported: Bool?
+    package var email: String?
+    package var emailVerified: String?
+    package var isPrivateEmail: String?
 
-    public init(iss: String?, aud: String?, sub: String?, iat: Int?, exp: Int?, authTime: Int?, nonce: String?,
+    package init(iss: String?, aud: String?, sub: String?, iat: Int?, exp: Int?, authTime: Int?, nonce: String?,
                 cHash: String? = nil, nonceSupported: Bool? = nil, email: String? = nil, emailVerified: String? = nil,
                 isPrivateEmail: String? = nil) {
         self.iss = iss
@@ -48,20 +48,20 @@ public struct AppleIdentityTokenClaims: Codable, Sendable, Hashable {
 
 /// What the device's Sign in with Apple sheet asks the simulated Apple ID provider
 /// (`POST /appleid/auth/authorize`): a user (a name for a simulated Apple ID) consents to `client_id`.
-public struct AppleAuthorizeRequest: Codable, Sendable, Hashable {
-    public var clientID: String
-    public var user: String
+package struct AppleAuthorizeRequest: Codable, Sendable, Hashable {
+    package var clientID: String
+    package var user: String
     /// Space-separated: `name email` by default.
-    public var scope: String?
+    package var scope: String?
     /// The SHA-256 hex of the app's raw nonce.
-    public var nonce: String?
-    public var hideEmail: Bool?
-    public var givenName: String?
-    public var familyName: String?
+    package var nonce: String?
+    package var hideEmail: Bool?
+    package var givenName: String?
+    package var familyName: String?
     /// Seconds since 1970: backdates the token (an expired one, for tests).
-    public var issuedAt: Double?
+    package var issuedAt: Double?
 
-    public init(clientID: String, user: String, scope: String? = nil, nonce: String? = nil, hideEmail: Bool? = nil,
+    package init(clientID: String, user: String, scope: String? = nil, nonce: String? = nil, hideEmail: Bool? = nil,
                 givenName: String? = nil, familyName: String? = nil, issuedAt: Double? = nil) {
         self.clientID = clientID
         self.user = user
@@ -81,17 +81,17 @@ public struct AppleAuthorizeRequest: Codable, Sendable, Hashable {
 }
 
 /// What the sheet hands the app (`ASAuthorizationAppleIDCredential`), as the provider answers it.
-public struct AppleAuthorizeResponse: Codable, Sendable, Hashable {
-    public var identityToken: String
-    public var authorizationCode: String
+package struct AppleAuthorizeResponse: Codable, Sendable, Hashable {
+    package var identityToken: String
+    package var authorizationCode: String
     /// The stable user identifier (`sub`).
-    public var user: String
+    package var user: String
     /// Only on the first authorization for this app, and only if asked for.
-    public var email: String?
-    public var givenName: String?
-    public var familyName: String?
+    package var email: String?
+    package var givenName: String?
+    package var familyName: String?
 
-    public init(identityToken: String, authorizationCode: String, user: String, email: String?, givenName: String?,
+    package init(identityToken: String, authorizationCode: String, user: String, email: String?, givenName: String?,
                 familyName: String?) {
         self.identityToken = identityToken
         self.authorizationCode = authorizationCode
@@ -113,10 +113,10 @@ public struct AppleAuthorizeResponse: Codable, Sendable, Hashable {
 /// (`iss https://appleid.apple.com`, `aud` the bundle or services ID, `sub`, `email`,
 /// `email_verified`, `is_private_email`, `nonce` as given, `iat`, `exp`), the JWKS they verify
 /// against, and revocation of authorization codes.
-public final class AppleIDProvider: Sendable {
-    public static let issuer = "https://appleid.apple.com"
+package final class AppleIDProvider: Sendable {
+    package static let issuer = "https://appleid.apple.com"
     /// Identity tokens live ten minutes.
-    public static let tokenLifetime: TimeInterval = 600
+    package static let tokenLifetime: TimeInterval = 600
 
     private let clock: any WallClock
     private struct Account {
@@ -128,14 +128,14 @@ public final class AppleIDProvider: Sendable {
     /// The key this provider signs with: a fleet's (``init(clock:key:)``), else the process's.
     private let ownKey: (key: _RSA.Signing.PrivateKey, id: String)?
 
-    public init(clock: any WallClock = SystemWallClock()) throws {
+    package init(clock: any WallClock = SystemWallClock()) throws {
         self.clock = clock
         ownKey = nil
     }
 
     /// A provider that signs with `key`: a fleet's, so that an identity token one node's Apple
     /// sheet signed verifies on every node, as Apple's keys are the same for every server.
-    public init(clock: any WallClock = SystemWallClock(), key: _RSA.Signing.PrivateKey) {
+    package init(clock: any WallClock = SystemWallClock(), key: _RSA.Signing.PrivateKey) {
         self.clock = clock
         ownKey = (key, Self.keyID(of: key))
     }
@@ -143,7 +143,7 @@ public final class AppleIDProvider: Sendable {
     private var signingKey: (key: _RSA.Signing.PrivateKey, id: String) { ownKey ?? Self.processKey }
 
     /// The key Apple's sheet signs with when a node of a fleet offers one (made on first use).
-    public static var processKeyPEM: String { processKey.key.pemRepresentation }
+    package static var processKeyPEM: String { processKey.key.pemRepresentation }
 
     static func keyID(of key: _RSA.Signing.PrivateKey) -> String {
         String(Base64URL.encode(Array(SHA256.hash(data: key.publicKey.derRepresentation))).prefix(10))
@@ -160,30 +160,30 @@ public final class AppleIDProvider: Sendable {
     }()
 
     /// The `kid` of Apple's signing key (in the JWKS and every token's header).
-    public var keyID: String { signingKey.id }
+    package var keyID: String { signingKey.id }
     private var key: _RSA.Signing.PrivateKey { signingKey.key }
 
     /// What the sheet hands the app (`ASAuthorizationAppleIDCredential`).
-    public struct Authorization: Sendable {
-        public let identityToken: String
-        public let authorizationCode: String
+    package struct Authorization: Sendable {
+        package let identityToken: String
+        package let authorizationCode: String
         /// The stable user identifier (`sub`).
-        public let user: String
+        package let user: String
         /// Only on the first authorization for this app, and only if asked for.
-        public let email: String?
-        public let givenName: String?
-        public let familyName: String?
+        package let email: String?
+        package let givenName: String?
+        package let familyName: String?
     }
 
     /// The `sub` Apple gives `appleUser` (a name for a simulated Apple ID, e.g. "alice").
-    public func subject(of appleUser: String) -> String { Self.account(appleUser, keyID: keyID).sub }
+    package func subject(of appleUser: String) -> String { Self.account(appleUser, keyID: keyID).sub }
 
     /// A user (named by `appleUser`, e.g. "alice") signs in to `clientID`. `nonce` is what the app
     /// put in the request (the SHA-256 hex of its raw nonce); Apple copies it into the token.
     /// Name and email come back only on the user's first consent to this app (`firstConsent`), as
     /// with Apple: whether it is the first is the backend's record
     /// (``IdentityToolkit/appleAuthorize(_:)``), so that a fleet remembers it as Apple does.
-    public func authorize(clientID: String, appleUser: String, nonce: String?, wantsEmail: Bool = true, wantsName: Bool = true,
+    package func authorize(clientID: String, appleUser: String, nonce: String?, wantsEmail: Bool = true, wantsName: Bool = true,
                           hideEmail: Bool = false, givenName: String? = nil, familyName: String? = nil,
                           issuedAt: Date? = nil, firstConsent first: Bool) throws -> Authorization {
         let now = issuedAt ?? clock.now
@@ -217,12 +217,12 @@ public final class AppleIDProvider: Sendable {
     }
 
     /// `https://appleid.apple.com/auth/keys`.
-    public var jwks: JSONWebKeySet { JSONWebKeySet(keys: [JSONWebKey(rs256: key.publicKey, kid: keyID)]) }
+    package var jwks: JSONWebKeySet { JSONWebKeySet(keys: [JSONWebKey(rs256: key.publicKey, kid: keyID)]) }
 
     /// Verifies an identity token's RS256 signature as Firebase does with Apple's: the key is the one
     /// the JWKS (`jwks`, as fetched from `https://appleid.apple.com/auth/keys`) lists under the
     /// token's `kid`, rebuilt from its `n` and `e`. Returns the claims; the caller checks them.
-    public static func verifySignature(_ token: String, jwks: JSONWebKeySet) throws(IdentityToolkitError) -> AppleIdentityTokenClaims {
+    package static func verifySignature(_ token: String, jwks: JSONWebKeySet) throws(IdentityToolkitError) -> AppleIdentityTokenClaims {
         guard let jws = CompactJWS(token), let headerBytes = Base64URL.decode(jws.header), let claimBytes = Base64URL.decode(jws.payload),
               let signature = Base64URL.decode(jws.signature),
               let header = try? IdentityToolkitJSON.decode(JWTHeader.self, from: headerBytes),
@@ -260,7 +260,7 @@ public final class AppleIDProvider: Sendable {
 
     /// The user who granted `clientID` the authorization code `code`: what
     /// `https://appleid.apple.com/auth/revoke` checks before the grant ends.
-    public func subject(ofCode code: String, clientID: String) throws(IdentityToolkitError) -> String {
+    package func subject(ofCode code: String, clientID: String) throws(IdentityToolkitError) -> String {
         let refused = Self.invalidGrant
         let parts = code.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].hasPrefix("c"), parts[1] == "0", ConstantTime.equals(String(parts[0].dropFirst()), mac(String(parts[2]))),
@@ -272,7 +272,7 @@ public final class AppleIDProvider: Sendable {
     }
 
     /// What `https://appleid.apple.com/auth/revoke` answers for a code it will not take.
-    public static let invalidGrant = IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client")
+    package static let invalidGrant = IdentityToolkitError(.invalidIDPResponse, "invalid_grant: the authorization code is unknown, revoked, or for another client")
 
     private func sign(_ claims: AppleIdentityTokenClaims) throws -> String {
         func segment(_ value: some Encodable) throws -> String { Base64URL.encode(try IdentityToolkitJSON.encode(value)) }

@@ -11,17 +11,17 @@ import Synchronization
 /// toolkit.faults.add(.error("USER_DISABLED", on: "sendVerificationCode"))
 /// toolkit.faults.add(.raw(status: 502, body: "<html>Bad Gateway</html>", on: "verifyClient"))
 /// ```
-public struct BackendFault: Sendable, Hashable, Codable {
+package struct BackendFault: Sendable, Hashable, Codable {
     /// The endpoint, as its path ends: `sendVerificationCode`, `verifyClient`, `getAccountInfo`,
     /// `accounts/mfaSignIn:start`, `recaptchaConfig`, `token` (any path ending `/<endpoint>`).
-    public var endpoint: String
-    public var status: Int
+    package var endpoint: String
+    package var status: Int
     /// The body, as sent.
-    public var body: String
+    package var body: String
     /// How many calls get it (then the endpoint answers as itself again).
-    public var times: Int
+    package var times: Int
 
-    public init(endpoint: String, status: Int, body: String, times: Int = 1) {
+    package init(endpoint: String, status: Int, body: String, times: Int = 1) {
         self.endpoint = endpoint
         self.status = status
         self.body = body
@@ -30,7 +30,7 @@ public struct BackendFault: Sendable, Hashable, Codable {
 
     /// Google's envelope with `message` (`CODE` or `CODE : detail`), `errors[0].reason` (by
     /// default what the service writes for the status) and, when given, `status`.
-    public static func error(_ message: String, status: Int = 400, reason: String? = nil, googleStatus: String? = nil,
+    package static func error(_ message: String, status: Int = 400, reason: String? = nil, googleStatus: String? = nil,
                              on endpoint: String, times: Int = 1) -> BackendFault {
         let reason = reason ?? (status == 403 ? "forbidden" : status == 404 ? "notFound" : "invalid")
         let envelope = ErrorResponse(error: .init(code: status, message: message, errors: [.init(message: message, reason: reason, domain: "global")],
@@ -40,17 +40,17 @@ public struct BackendFault: Sendable, Hashable, Codable {
     }
 
     /// Any status and body.
-    public static func raw(status: Int, body: String, on endpoint: String, times: Int = 1) -> BackendFault {
+    package static func raw(status: Int, body: String, on endpoint: String, times: Int = 1) -> BackendFault {
         BackendFault(endpoint: endpoint, status: status, body: body, times: times)
     }
 
     /// The envelope's message (`CODE : detail`), when the body is one.
-    public var serverMessage: String? {
+    package var serverMessage: String? {
         (try? IdentityToolkitJSON.decode(ErrorResponse.self, from: Array(body.utf8)))?.error.message
     }
 
     /// The server code the envelope carries (`USER_DISABLED`), or `HTTP_<status>` without one.
-    public var serverCode: String {
+    package var serverCode: String {
         serverMessage.map { IdentityToolkitError(message: $0, status: status).code.rawValue } ?? "HTTP_\(status)"
     }
 
@@ -60,21 +60,21 @@ public struct BackendFault: Sendable, Hashable, Codable {
 
 /// The faults waiting for their calls, first added first used. A lock: the router's handlers take
 /// from it on the server's threads while a test adds to it.
-public final class BackendFaults: Sendable {
+package final class BackendFaults: Sendable {
     private let queue = Mutex<[BackendFault]>([])
 
-    public init() {}
+    package init() {}
 
-    public func add(_ fault: BackendFault) {
+    package func add(_ fault: BackendFault) {
         guard fault.times > 0 else { return }
         queue.withLock { $0.append(fault) }
     }
 
     /// Drops every fault not used yet.
-    public func removeAll() { queue.withLock { $0.removeAll() } }
+    package func removeAll() { queue.withLock { $0.removeAll() } }
 
     /// The faults not used up yet.
-    public var pending: [BackendFault] { queue.withLock { $0 } }
+    package var pending: [BackendFault] { queue.withLock { $0 } }
 
     /// The fault for a request to `path`, counting one use of it.
     func take(path: String) -> BackendFault? {

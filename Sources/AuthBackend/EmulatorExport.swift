@@ -18,14 +18,14 @@ import Glibc
 /// authsim writes exactly that (so the Auth Emulator imports it), plus
 /// `auth_export/authsim-config.json`: the rest of its project config (test numbers, reCAPTCHA SMS
 /// defense), which the emulator does not read.
-public enum EmulatorExport {
-    public static let metadataFile = "firebase-export-metadata.json"
+package enum EmulatorExport {
+    package static let metadataFile = "firebase-export-metadata.json"
 
     /// The folder holding `accounts.json` for an import of `directory`: the metadata's `auth.path`,
     /// else `auth_export`, else the folder itself (an `auth_export` folder given directly); `nil`
     /// when `directory` does not exist yet or is empty: the first run of `--import D
     /// --export-on-exit D` has nothing to import. A file, or a folder of other files, is refused.
-    public static func authFolder(in directory: URL) throws(IdentityToolkitError) -> URL? {
+    package static func authFolder(in directory: URL) throws(IdentityToolkitError) -> URL? {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else { return nil }
         guard isDirectory.boolValue else {
@@ -59,12 +59,12 @@ public enum EmulatorExport {
 
     /// What an import found: users imported, and the config files read (none when the folder
     /// does not exist yet or is empty).
-    public struct ImportReport: Sendable {
-        public var users: Int
-        public var files: [String]
+    package struct ImportReport: Sendable {
+        package var users: Int
+        package var files: [String]
 
         /// What a program says of it: the users and files, or that there was nothing to import.
-        public func summary(of folder: String) -> String {
+        package func summary(of folder: String) -> String {
             if files.isEmpty { return "\(folder) does not exist yet or is empty: starting with no users" }
             return "imported \(users) \(users == 1 ? "user" : "users") from \(files.joined(separator: ", "))"
         }
@@ -73,7 +73,7 @@ public enum EmulatorExport {
     /// Loads an export into `toolkit`: the config (emulator's, then authsim's), then the accounts
     /// (users with the same local ID are replaced, so the same seed can be imported on every
     /// start). Any user that cannot be imported fails the whole import, naming it.
-    public static func load(_ directory: URL, into toolkit: IdentityToolkit) async throws(IdentityToolkitError) -> ImportReport {
+    package static func load(_ directory: URL, into toolkit: IdentityToolkit) async throws(IdentityToolkitError) -> ImportReport {
         guard let folder = try authFolder(in: directory) else { return ImportReport(users: 0, files: []) }
         var files: [String] = []
         for name in ["config.json", "authsim-config.json"] {
@@ -114,7 +114,7 @@ public enum EmulatorExport {
     /// Writes `toolkit`'s users and config to `directory` in the export format (each file
     /// written whole, then renamed over the old one; the folder the user's alone, 0700, as
     /// exports hold phone numbers).
-    public static func write(_ toolkit: IdentityToolkit, to directory: URL, version: String) async throws(IdentityToolkitError) {
+    package static func write(_ toolkit: IdentityToolkit, to directory: URL, version: String) async throws(IdentityToolkitError) {
         let folder = directory.appendingPathComponent("auth_export")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -11,22 +11,22 @@ import X509
 /// Google publishes its own: as X.509 certificates (`…/robot/v1/metadata/x509/securetoken@…`, what
 /// the Admin SDKs fetch) and as a JWKS (`…/service_accounts/v1/jwk/securetoken@…`). A JWT library
 /// pointed at those verifies our tokens as it verifies Google's.
-public struct IDTokenSigner: Sendable {
-    public let projectID: String
-    public let keyID: String
+package struct IDTokenSigner: Sendable {
+    package let projectID: String
+    package let keyID: String
     private let key: _RSA.Signing.PrivateKey
     /// The same key in OpenSSL's libcrypto, which signs it at 2.3× BoringSSL's rate here.
     private let signer: RS256Signer
     /// The token header's segment: the same for every token this signer makes.
     private let headerSegment: String
     /// A self-signed certificate of the public key, PEM, as Google's x509 endpoint serves them.
-    public let certificatePEM: String
+    package let certificatePEM: String
     /// Refresh tokens' seal, derived from the same key (``RefreshTokenSeal``).
     let refreshTokens: RefreshTokenSeal
 
     /// - Parameter key: the signing key; by default one shared by every memory-only backend of
     ///   this process (a 2048-bit RSA key takes a while to make).
-    public init(projectID: String, key: _RSA.Signing.PrivateKey = IDTokenSigner.processKey) throws {
+    package init(projectID: String, key: _RSA.Signing.PrivateKey = IDTokenSigner.processKey) throws {
         self.projectID = projectID
         self.key = key
         refreshTokens = RefreshTokenSeal(signingKeyDER: Array(key.derRepresentation))
@@ -40,20 +40,20 @@ public struct IDTokenSigner: Sendable {
     }
 
     /// The key memory-only backends of this process sign with.
-    public static let processKey: _RSA.Signing.PrivateKey = makeKey()
+    package static let processKey: _RSA.Signing.PrivateKey = makeKey()
 
-    public static func makeKey() -> _RSA.Signing.PrivateKey {
+    package static func makeKey() -> _RSA.Signing.PrivateKey {
         // 2048 bits is a size BoringSSL always makes.
         try! _RSA.Signing.PrivateKey(keySize: .bits2048)
     }
 
-    public var publicKey: _RSA.Signing.PublicKey { key.publicKey }
+    package var publicKey: _RSA.Signing.PublicKey { key.publicKey }
 
     /// An ID token for `user`, signed in with `provider` (`phone`, `apple.com`, `custom`) at
     /// `authTime` (the sign-in; a refresh keeps it), with the second factor `secondFactor` (an
     /// enrollment ID) when one completed the sign-in, and the user's custom claims plus
     /// `extraClaims` (a custom token's).
-    public func token(for user: BackendUser, provider: ProviderID, secondFactor: String? = nil, authTime: Date? = nil,
+    package func token(for user: BackendUser, provider: ProviderID, secondFactor: String? = nil, authTime: Date? = nil,
                       extraClaims: [String: JSONValue] = [:], now: Date) -> String {
         var identities: [String: [String]] = [:]
         if let phone = user.phoneNumber { identities[ProviderID.phone.rawValue] = [phone] }
@@ -88,11 +88,11 @@ public struct IDTokenSigner: Sendable {
     }
 
     /// The user ID in one of this signer's tokens, if it is valid at `now`.
-    public func verifiedUID(_ token: String, now: Date) -> String? { verifiedClaims(token, now: now)?.sub }
+    package func verifiedUID(_ token: String, now: Date) -> String? { verifiedClaims(token, now: now)?.sub }
 
     /// The claims of one of this signer's tokens, if it is valid at `now`: RS256 under our `kid`
     /// only (no `none`, no other algorithm), our project, not expired.
-    public func verifiedClaims(_ token: String, now: Date) -> FirebaseIDTokenClaims? {
+    package func verifiedClaims(_ token: String, now: Date) -> FirebaseIDTokenClaims? {
         guard let jws = CompactJWS(token), jws.header == headerSegment[...] || headerMatches(jws.header),
               let claimBytes = Base64URL.decode(jws.payload), let signatureBytes = Base64URL.decode(jws.signature),
               key.publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signatureBytes),
@@ -110,10 +110,10 @@ public struct IDTokenSigner: Sendable {
     }
 
     /// The JWKS (`…/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com`).
-    public var jwks: JSONWebKeySet { JSONWebKeySet(keys: [JSONWebKey(rs256: key.publicKey, kid: keyID)]) }
+    package var jwks: JSONWebKeySet { JSONWebKeySet(keys: [JSONWebKey(rs256: key.publicKey, kid: keyID)]) }
 
     /// `{kid: certificate PEM}` (`…/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com`).
-    public var x509Certificates: [String: String] { [keyID: certificatePEM] }
+    package var x509Certificates: [String: String] { [keyID: certificatePEM] }
 
     /// A self-signed certificate of `key` (as Google's are: `CN=securetoken.system.gserviceaccount.com`),
     /// valid from a day before now for a year.
@@ -146,14 +146,14 @@ extension JSONWebKey {
 extension JSONWebKeySet {
     /// Where Google publishes the ID-token keys as a JWKS today, emulator-style:
     /// `https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com`.
-    public static let firebaseIDTokenJWKPath = "/www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"
+    package static let firebaseIDTokenJWKPath = "/www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"
     /// …and as X.509 certificates by key ID (what the Admin SDKs fetch):
     /// `https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com`.
-    public static let firebaseIDTokenX509Path = "/www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
+    package static let firebaseIDTokenX509Path = "/www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
 }
 
 /// Why an ID-token signer could not be made.
-public struct IDTokenSignerError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+package struct IDTokenSignerError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 }

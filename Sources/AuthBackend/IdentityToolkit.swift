@@ -27,27 +27,27 @@ struct EventEmitter: Sendable {
 /// at a time through them, keeps what each changed (``change(_:)``: the journal, or a fleet's
 /// store) before it answers, tells of its events, and does what the rules cannot: push, sign, hash
 /// passwords. `BackendServer` puts it on HTTP.
-public actor IdentityToolkit {
-    public nonisolated let configuration: BackendConfiguration
-    public nonisolated let tokenSigner: IDTokenSigner
+package actor IdentityToolkit {
+    package nonisolated let configuration: BackendConfiguration
+    package nonisolated let tokenSigner: IDTokenSigner
     private let pusher: (any SilentPusher)?
     let clock: any WallClock
     let observer: (@Sendable (BackendEvent, SignInID?) -> Void)?
     /// Answers to give instead of the service's (tests, scenarios).
-    public nonisolated let faults = BackendFaults()
+    package nonisolated let faults = BackendFaults()
     /// How long each route took to answer (the inspector's `/metrics`).
-    public nonisolated let requestMetrics = RequestMetrics()
+    package nonisolated let requestMetrics = RequestMetrics()
     /// What a user debugging a run wants to see: refused requests, silent pushes that failed.
     let logger: Logger
     /// Apple's side of Sign in with Apple, simulated.
-    public nonisolated let appleID: AppleIDProvider
+    package nonisolated let appleID: AppleIDProvider
     /// The state and the rules; changed only through ``change(_:)``.
     var core: BackendCore
     /// What became of the latest silent pushes (at most 1000): `GET /emulator/v1/projects/{p}/silentPushes`,
     /// so that an app in another process can say why no push came.
     var silentPushes = RecentItems<SilentPushRecord>(capacity: BackendState.silentPushLimit)
     /// Every silent push's outcome, counted.
-    public private(set) var silentPushTally = SilentPushTally()
+    package private(set) var silentPushTally = SilentPushTally()
     /// Where a backend of its own keeps what its calls change (memory, or the journal in `--state`).
     private var local: LocalLedger
     /// A fleet node's view of the fleet's store and its waiting changes (``open(configuration:pusher:clock:store:observer:logger:)``).
@@ -59,7 +59,7 @@ public actor IdentityToolkit {
 
     /// Keeps this node's events in the fleet's store too (``BackendEventSink``), each with the
     /// fleet position it was emitted at.
-    public func setEventSink(_ sink: (any BackendEventSink)?) { eventSink = sink }
+    package func setEventSink(_ sink: (any BackendEventSink)?) { eventSink = sink }
 
     /// Tells the observer, and a fleet's event sink, of `event`, a step of `signIn` (an event
     /// outside a call: the push, the front end).
@@ -67,7 +67,7 @@ public actor IdentityToolkit {
 
     /// Tells of an event the toolkit did not make itself (the router's front end and faults): a
     /// request answered before any rule saw it, so a sign-in of its own.
-    public func note(_ event: BackendEvent) { emit(event, signIn: event.isSignInStep ? .random() : nil) }
+    package func note(_ event: BackendEvent) { emit(event, signIn: event.isSignInStep ? .random() : nil) }
 
     /// What tells of events, with the fleet position as it is now.
     func emitter() -> EventEmitter {
@@ -77,7 +77,7 @@ public actor IdentityToolkit {
     /// - Parameter stateDirectory: where the backend keeps its journal and ID-token key, so that a
     ///   backend started again on the same directory (after a crash, a kill, a restart) goes on
     ///   with the same users, pending sessions, app credentials and reCAPTCHA tokens. `nil`: memory only.
-    public init(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
+    package init(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
                 clock: any WallClock = SystemWallClock(), stateDirectory: URL? = nil,
                 observer: (@Sendable (BackendEvent, SignInID?) -> Void)? = nil,
                 logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
@@ -186,18 +186,18 @@ public actor IdentityToolkit {
     package var userCount: Int { core.state.users.count }
 
     /// The journal file, when the backend keeps its state on disk.
-    public nonisolated let journalFile: URL?
+    package nonisolated let journalFile: URL?
 
     /// Every SMS sent so far.
-    public var messages: [SMSMessage] { core.state.outbox }
+    package var messages: [SMSMessage] { core.state.outbox }
     /// The latest silent pushes' results, oldest first: with a shared store, every node's (read
     /// from the store first), else this backend's.
-    public func silentPushResults() async throws(IdentityToolkitError) -> [SilentPushRecord] {
+    package func silentPushResults() async throws(IdentityToolkitError) -> [SilentPushRecord] {
         guard fleet != nil else { return silentPushes.all }
         try await readShared()
         return core.state.fleetSilentPushes.all
     }
-    public var allUsers: [BackendUser] { core.state.users.values.sorted { $0.createdAt < $1.createdAt } }
+    package var allUsers: [BackendUser] { core.state.users.values.sorted { $0.createdAt < $1.createdAt } }
 
     // MARK: verifyClient
 
@@ -212,7 +212,7 @@ public actor IdentityToolkit {
     /// whose receipt it has not yet seen (`AuthAppCredentialManager.canFinishVerification`), and a
     /// push that could overtake the answer on loopback would turn a working setup into a fallback
     /// that never happens on a device. The push reaches the device after the hub's latency, on its own.
-    public func verifyClient(_ request: VerifyClientRequest) async throws(IdentityToolkitError) -> VerifyClientResponse {
+    package func verifyClient(_ request: VerifyClientRequest) async throws(IdentityToolkitError) -> VerifyClientResponse {
         let (token, receipt, secret, signIn) = try await change { core throws(IdentityToolkitError) in try core.issueAppCredential(request) }
         let appToken = token.hex
         let environment: APNsEnvironment = request.isSandbox == true ? .sandbox : .production
@@ -245,7 +245,7 @@ public actor IdentityToolkit {
     /// Checks the app credential (or that the number is a test number) and "sends" a code.
     /// - Returns: the session info, which the app keeps as its verification ID.
     /// - Parameter languageCode: the request's `X-Firebase-Locale`: the SMS's language.
-    public func sendVerificationCode(_ request: SendVerificationCodeRequest,
+    package func sendVerificationCode(_ request: SendVerificationCodeRequest,
                                      languageCode: String? = nil) async throws(IdentityToolkitError) -> SendVerificationCodeResponse {
         try await change { core throws(IdentityToolkitError) in try core.sendVerificationCode(request, languageCode: languageCode) }
     }
@@ -253,7 +253,7 @@ public actor IdentityToolkit {
     // MARK: reCAPTCHA
 
     /// The handler page for the SDK's query: status and HTML.
-    public func recaptchaPage(query: [URLQueryItem]) async -> (status: Int, html: String) {
+    package func recaptchaPage(query: [URLQueryItem]) async -> (status: Int, html: String) {
         switch ReCAPTCHAPage.parse(query, configuration: configuration) {
         case .failure(let problem):
             return (400, "<!DOCTYPE html><html><body><h1>Bad reCAPTCHA request</h1><p id=\"authsim-error\">\(ReCAPTCHAPage.escapeHTML(problem.detail ?? problem.code.rawValue))</p></body></html>")
@@ -281,12 +281,12 @@ public actor IdentityToolkit {
 
     /// Issues the token a solved reCAPTCHA challenge yields, for the verification attempt `eventID`
     /// (what the reCAPTCHA page hands back in its redirect). Single-use, short-lived.
-    public func issueRecaptchaToken(eventID: String) async throws(IdentityToolkitError) -> String {
+    package func issueRecaptchaToken(eventID: String) async throws(IdentityToolkitError) -> String {
         try await change { core throws(IdentityToolkitError) in core.issueRecaptchaToken(eventID: eventID) }
     }
 
     /// The event a token was issued for, if it was issued here.
-    public func recaptchaEventID(for token: String) async throws(IdentityToolkitError) -> String? {
+    package func recaptchaEventID(for token: String) async throws(IdentityToolkitError) -> String? {
         try await readShared()
         return core.state.recaptchaTokens[BackendCore.digest(token)]?.eventID
     }
@@ -317,13 +317,13 @@ public actor IdentityToolkit {
     }
 
     /// The code of a session (a verification ID), as the SMS carried it.
-    public func code(forSession sessionInfo: String) async throws(IdentityToolkitError) -> String? {
+    package func code(forSession sessionInfo: String) async throws(IdentityToolkitError) -> String? {
         try await readShared()
         return core.state.sessions[sessionInfo]?.code
     }
 
     /// The emulator's view of sent codes (`GET /emulator/v1/projects/{project}/verificationCodes`).
-    public func verificationCodes() async throws(IdentityToolkitError) -> VerificationCodesResponse {
+    package func verificationCodes() async throws(IdentityToolkitError) -> VerificationCodesResponse {
         try await readShared()
         return VerificationCodesResponse(verificationCodes: core.state.outbox.map {
             VerificationCode(code: $0.code, phoneNumber: $0.phoneNumber, sessionInfo: $0.sessionInfo)
@@ -332,7 +332,7 @@ public actor IdentityToolkit {
 
     /// `getProjectConfig`: the project and its authorized domains (the first `firebaseapp.com`
     /// one is the auth domain the reCAPTCHA page is on).
-    public nonisolated func projectConfig() -> GetProjectConfigResponse {
+    package nonisolated func projectConfig() -> GetProjectConfigResponse {
         GetProjectConfigResponse(projectId: configuration.projectID, authorizedDomains: configuration.authorizedDomains)
     }
 }

@@ -1,8 +1,8 @@
 import IdentityToolkitAPI
 /// Phone-number checks as the service makes them: E.164 (`+` and 8 to 15 digits).
-public enum PhoneNumbers {
+package enum PhoneNumbers {
     /// The number in E.164 form, or the error the service answers.
-    public static func validate(_ number: String?) throws(IdentityToolkitError) -> String {
+    package static func validate(_ number: String?) throws(IdentityToolkitError) -> String {
         guard let number, !number.isEmpty else { throw IdentityToolkitError(.missingPhoneNumber) }
         let compact = number.filter { $0 != " " && $0 != "-" && $0 != "(" && $0 != ")" }
         guard compact.hasPrefix("+"), compact.dropFirst().allSatisfy(\.isASCII), compact.dropFirst().allSatisfy(\.isNumber),
@@ -16,7 +16,7 @@ public enum PhoneNumbers {
 
     /// The number with all but its last four digits as `*` (`+*******1234`), as a second factor's
     /// hint shows it before the second factor is passed.
-    public static func obfuscated(_ number: String) -> String {
+    package static func obfuscated(_ number: String) -> String {
         var digits = 0
         return String(number.reversed().map { character -> Character in
             guard character.isNumber else { return character }

@@ -3,7 +3,7 @@ import Utilities
 import Foundation
 
 /// How the fake reCAPTCHA challenge ends, set per run.
-public enum ReCAPTCHAOutcome: Sendable, Hashable {
+package enum ReCAPTCHAOutcome: Sendable, Hashable {
     /// Solved: the page redirects with a fresh token for the event.
     case pass
     /// Solved after the user spends this long on the challenge (the page waits before redirecting).
@@ -15,7 +15,7 @@ public enum ReCAPTCHAOutcome: Sendable, Hashable {
 
     /// Parses the command-line and scenario-file form: `pass`, `slow:<seconds>`, `cancel`,
     /// `error:<code>[:<message>]` (e.g. `error:auth/network-request-failed`).
-    public init(argument: String) throws(IdentityToolkitError) {
+    package init(argument: String) throws(IdentityToolkitError) {
         let parts = argument.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         switch parts[0] {
         case "pass" where parts.count == 1: self = .pass
@@ -37,7 +37,7 @@ public enum ReCAPTCHAOutcome: Sendable, Hashable {
     }
 
     /// The messages the web widget sends with the codes the SDK maps.
-    public static let standardMessages = [
+    package static let standardMessages = [
         "auth/invalid-oauth-client-id": "The OAuth client ID provided is either invalid or does not match the specified API key.",
         "auth/network-request-failed": "A network error (such as timeout, interrupted connection or unreachable host) has occurred.",
         "auth/internal-error": "An internal error has occurred.",

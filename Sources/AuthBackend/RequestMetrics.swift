@@ -3,21 +3,21 @@ import Synchronization
 
 /// How long the backend took to answer, per route and status: Prometheus histograms for the
 /// inspector's `/metrics`. One lock per request, held for a few additions.
-public final class RequestMetrics: Sendable {
+package final class RequestMetrics: Sendable {
     /// Upper bounds of the buckets, in seconds (Prometheus' `le`).
-    public static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+    package static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
-    public struct Key: Hashable, Sendable, Comparable {
+    package struct Key: Hashable, Sendable, Comparable {
         /// The route as the router knows it (`/www.googleapis.com/…/verifyClient`), or `unmatched`.
-        public let route: String
-        public let status: Int
-        public static func < (a: Key, b: Key) -> Bool { (a.route, a.status) < (b.route, b.status) }
+        package let route: String
+        package let status: Int
+        package static func < (a: Key, b: Key) -> Bool { (a.route, a.status) < (b.route, b.status) }
     }
-    public struct Histogram: Sendable {
+    package struct Histogram: Sendable {
         /// Counts per bucket (not cumulative), the last one for above the largest bound.
-        public var buckets: [Int] = Array(repeating: 0, count: RequestMetrics.bounds.count + 1)
-        public var sum: Double = 0
-        public var count: Int = 0
+        package var buckets: [Int] = Array(repeating: 0, count: RequestMetrics.bounds.count + 1)
+        package var sum: Double = 0
+        package var count: Int = 0
 
         mutating func add(_ seconds: Double, inBucket bucket: Int) {
             buckets[bucket] += 1
@@ -27,9 +27,9 @@ public final class RequestMetrics: Sendable {
     }
     private let histograms = Mutex<[Key: Histogram]>([:])
 
-    public init() {}
+    package init() {}
 
-    public func observe(route: String, status: Int, seconds: Double) {
+    package func observe(route: String, status: Int, seconds: Double) {
         let bucket = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
         histograms.withLock { all in
             // In place, with one lookup: a copy taken out and put back would copy the buckets on every request.
@@ -37,5 +37,5 @@ public final class RequestMetrics: Sendable {
         }
     }
 
-    public var snapshot: [Key: Histogram] { histograms.withLock { $0 } }
+    package var snapshot: [Key: Histogram] { histograms.withLock { $0 } }
 }

@@ -1,12 +1,12 @@
 /// Which regions may receive SMS codes, as set in the Firebase console (Authentication → Settings →
 /// SMS region policy). Regions are two-letter codes.
-public enum SMSRegionPolicy: Sendable, Hashable {
+package enum SMSRegionPolicy: Sendable, Hashable {
     /// `allowlistOnly.allowedRegions`: only these.
     case allowlistOnly([String])
     /// `allowByDefault.disallowedRegions`: all but these.
     case allowByDefault(disallowed: [String])
 
-    public func allows(_ region: String?) -> Bool {
+    package func allows(_ region: String?) -> Bool {
         switch self {
         case .allowlistOnly(let allowed): return region.map { allowed.contains($0) } ?? false
         case .allowByDefault(let disallowed): return region.map { !disallowed.contains($0) } ?? true
@@ -18,7 +18,7 @@ extension PhoneNumbers {
     /// The region of an E.164 number, from its calling code (the longest matching prefix). `+1` is
     /// `US` (the North American plan's other members are not told apart by area code here); `+7` is
     /// `RU`. `nil` for a calling code not in the table.
-    public static func region(of number: String) -> String? {
+    package static func region(of number: String) -> String? {
         let digits = number.dropFirst()
         for length in [3, 2, 1] where digits.count > length {
             if let region = callingCodes[String(digits.prefix(length))] { return region }

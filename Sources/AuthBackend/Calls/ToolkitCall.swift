@@ -12,11 +12,11 @@ import NIOCore
 ///
 /// The emulator keeps its calls the same way (firebase-tools `src/emulator/auth/operations.ts`,
 /// `authOperations`: a path, a schema, a handler per call).
-public struct ToolkitCall<Call: AuthRPCRequest>: Sendable {
+package struct ToolkitCall<Call: AuthRPCRequest>: Sendable {
     /// What events, timelines and `explain` call it.
-    public let operation: BackendOperation
+    package let operation: BackendOperation
     /// Its paths, each with its HTTP method; the first is the SDK's.
-    public let endpoints: [IdentityToolkitEndpoint]
+    package let endpoints: [IdentityToolkitEndpoint]
     let reading: CallReading<Call>
     let rule: CallRule<Call>
 
@@ -118,14 +118,14 @@ enum CallRule<Call: AuthRPCRequest>: Sendable {
 }
 
 /// How a call reaches the state (``CallRule``), as the table's tests and the docs name it.
-public enum CallAccess: String, Sendable {
+package enum CallAccess: String, Sendable {
     case read, change, signIn = "sign-in", actor
 }
 
 extension IdentityToolkit {
     /// Runs one call of ``ToolkitCalls`` for a Swift caller (a test, the inspector, a scenario), as
     /// its route runs it.
-    public func call<Call>(_ row: ToolkitCall<Call>, _ request: Call, headers: HTTPFields = [:]) async throws(IdentityToolkitError) -> Call.Response {
+    package func call<Call>(_ row: ToolkitCall<Call>, _ request: Call, headers: HTTPFields = [:]) async throws(IdentityToolkitError) -> Call.Response {
         switch row.rule {
         case .read(let rule): try await read { core throws(IdentityToolkitError) in try rule(&core, request) }
         case .change(let rule): try await change { core throws(IdentityToolkitError) in try rule(&core, request) }
@@ -136,7 +136,7 @@ extension IdentityToolkit {
 }
 
 /// A row with its types erased: what the router and the table's tests read.
-public protocol ServedCall: Sendable {
+package protocol ServedCall: Sendable {
     var operation: BackendOperation { get }
     var endpoints: [IdentityToolkitEndpoint] { get }
     /// Each path with the methods it answers.
@@ -149,12 +149,12 @@ public protocol ServedCall: Sendable {
 }
 
 extension ToolkitCall: ServedCall {
-    public var routes: [(path: String, methods: [IdentityToolkitEndpoint.Method])] {
+    package var routes: [(path: String, methods: [IdentityToolkitEndpoint.Method])] {
         endpoints.map { ($0.path, reading.methods ?? [$0.method]) }
     }
-    public var access: CallAccess { rule.access }
-    public var readingStyle: String { reading.style.rawValue }
-    public var isAdmin: Bool { endpoints.allSatisfy { $0.service == .v1Project } }
+    package var access: CallAccess { rule.access }
+    package var readingStyle: String { reading.style.rawValue }
+    package var isAdmin: Bool { endpoints.allSatisfy { $0.service == .v1Project } }
 }
 
 /// What registers a row on a router (kept apart from the public ``ServedCall``: it names the

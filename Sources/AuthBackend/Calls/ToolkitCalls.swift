@@ -8,7 +8,7 @@ import Utilities
 
 /// The backend's operations, as events, timelines and explanations name them: one per row of
 /// ``ToolkitCalls``.
-public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
+package enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable {
     case verifyClient, sendVerificationCode, signInWithPhoneNumber, signInWithIdp, revokeToken, deleteAccount, setAccountInfo
     case getAccountInfo, secureToken, mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize
     case recaptchaConfig, signInWithCustomToken, signUp, signInWithPassword, sendOobCode, resetPassword, createAuthUri, signInWithEmailLink
@@ -16,7 +16,7 @@ public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable 
     case adminCreateUser, adminLookup, adminUpdate, adminDelete, adminBatchDelete, adminBatchGet, adminQuery, adminBatchCreate
 
     /// The second factor's operations (the v2 `accounts/mfa…` paths).
-    public static let secondFactorOperations: Set<BackendOperation> = Set(
+    package static let secondFactorOperations: Set<BackendOperation> = Set(
         ToolkitCalls.all.filter { $0.endpoints.contains { $0.name.hasPrefix("accounts/mfa") } }.map(\.operation))
 }
 
@@ -29,48 +29,48 @@ public enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable 
 /// Readings (``CallReading``): the app's calls hold field names to the schema (`knownFields`), or
 /// also refuse what is not implemented (`checked`), as Google's front end and the emulator do;
 /// `lenient` only where the SDK's older shapes must still be taken.
-public enum ToolkitCalls {
+package enum ToolkitCalls {
     // MARK: Phone sign-in and its app verification (Core/PhoneSignIn.swift, Core/SMSDefense.swift)
 
-    public static let verifyClient = ToolkitCall(.verifyClient, VerifyClientRequest.self, at: [.verifyClient], reading: .knownFields,
+    package static let verifyClient = ToolkitCall(.verifyClient, VerifyClientRequest.self, at: [.verifyClient], reading: .knownFields,
                                                  .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.verifyClient(call) })
-    public static let sendVerificationCode = ToolkitCall(
+    package static let sendVerificationCode = ToolkitCall(
         .sendVerificationCode, SendVerificationCodeRequest.self, at: [.sendVerificationCode, .accountsSendVerificationCode], reading: .knownFields,
         .actor { toolkit, call, headers throws(IdentityToolkitError) in try await toolkit.sendVerificationCode(call, languageCode: headers[.firebaseLocale]) })
-    public static let signInWithPhoneNumber = ToolkitCall(
+    package static let signInWithPhoneNumber = ToolkitCall(
         .signInWithPhoneNumber, VerifyPhoneNumberRequest.self, at: [.verifyPhoneNumber, .accountsSignInWithPhoneNumber], reading: .knownFields,
         .signIn { core, call throws(IdentityToolkitError) in try core.signInWithPhoneNumber(call) })
     /// A GET with no body; older auth cores POSTed it, and the service takes both.
-    public static let getProjectConfig = ToolkitCall(
+    package static let getProjectConfig = ToolkitCall(
         .getProjectConfig, GetProjectConfigRequest.self, at: [.getProjectConfig],
         reading: CallReading(.special, methods: [.get, .post]) { request, body, _, _ throws(IdentityToolkitError) in
             request.method == .get ? GetProjectConfigRequest(queryItems: request.uri.queryItems)
                 : try IdentityToolkitJSON.decode(GetProjectConfigRequest.self, from: body.readableBytesView)
         },
         .actor { toolkit, _, _ in toolkit.projectConfig() })
-    public static let recaptchaConfig = ToolkitCall(.recaptchaConfig, GetRecaptchaConfigRequest.self, at: [.getRecaptchaConfig], reading: .query,
+    package static let recaptchaConfig = ToolkitCall(.recaptchaConfig, GetRecaptchaConfigRequest.self, at: [.getRecaptchaConfig], reading: .query,
                                                     .read { core, call throws(IdentityToolkitError) in try core.recaptchaConfig(call) })
 
     // MARK: Second factors (Core/MultiFactor.swift)
 
-    public static let mfaEnrollmentStart = ToolkitCall(.mfaEnrollmentStart, StartMFAEnrollmentRequest.self, at: [.startMFAEnrollment],
+    package static let mfaEnrollmentStart = ToolkitCall(.mfaEnrollmentStart, StartMFAEnrollmentRequest.self, at: [.startMFAEnrollment],
                                                        reading: .knownFields,
                                                        .change { core, call throws(IdentityToolkitError) in try core.startMFAEnrollment(call) })
-    public static let mfaEnrollmentFinalize = ToolkitCall(.mfaEnrollmentFinalize, FinalizeMFAEnrollmentRequest.self, at: [.finalizeMFAEnrollment],
+    package static let mfaEnrollmentFinalize = ToolkitCall(.mfaEnrollmentFinalize, FinalizeMFAEnrollmentRequest.self, at: [.finalizeMFAEnrollment],
                                                           reading: .knownFields,
                                                           .signIn { core, call throws(IdentityToolkitError) in try core.finalizeMFAEnrollment(call) })
-    public static let mfaEnrollmentWithdraw = ToolkitCall(.mfaEnrollmentWithdraw, WithdrawMFARequest.self, at: [.withdrawMFA], reading: .knownFields,
+    package static let mfaEnrollmentWithdraw = ToolkitCall(.mfaEnrollmentWithdraw, WithdrawMFARequest.self, at: [.withdrawMFA], reading: .knownFields,
                                                           .signIn { core, call throws(IdentityToolkitError) in try core.withdrawMFA(call) })
-    public static let mfaSignInStart = ToolkitCall(.mfaSignInStart, StartMFASignInRequest.self, at: [.startMFASignIn], reading: .knownFields,
+    package static let mfaSignInStart = ToolkitCall(.mfaSignInStart, StartMFASignInRequest.self, at: [.startMFASignIn], reading: .knownFields,
                                                    .change { core, call throws(IdentityToolkitError) in try core.startMFASignIn(call) })
-    public static let mfaSignInFinalize = ToolkitCall(.mfaSignInFinalize, FinalizeMFASignInRequest.self, at: [.finalizeMFASignIn],
+    package static let mfaSignInFinalize = ToolkitCall(.mfaSignInFinalize, FinalizeMFASignInRequest.self, at: [.finalizeMFASignIn],
                                                       reading: .knownFields,
                                                       .signIn { core, call throws(IdentityToolkitError) in try core.finalizeMFASignIn(call) })
 
     // MARK: The signed-in user (Core/Accounts.swift)
 
     /// The Secure Token service: the SDK posts JSON, REST clients a form.
-    public static let secureToken = ToolkitCall(
+    package static let secureToken = ToolkitCall(
         .secureToken, SecureTokenRequest.self, at: [.secureToken],
         reading: CallReading(.special) { request, body, _, _ throws(IdentityToolkitError) in
             guard request.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true else {
@@ -82,13 +82,13 @@ public enum ToolkitCalls {
                                       refreshToken: value("refresh_token") ?? value("refreshToken"), code: value("code"))
         },
         .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.secureToken(call) })
-    public static let getAccountInfo = ToolkitCall(.getAccountInfo, GetAccountInfoRequest.self, at: [.getAccountInfo, .accountsLookup],
+    package static let getAccountInfo = ToolkitCall(.getAccountInfo, GetAccountInfoRequest.self, at: [.getAccountInfo, .accountsLookup],
                                                    reading: .knownFields,
                                                    .change { core, call throws(IdentityToolkitError) in try core.getAccountInfo(call) })
-    public static let setAccountInfo = ToolkitCall(.setAccountInfo, SetAccountInfoRequest.self, at: [.setAccountInfo, .accountsUpdate],
+    package static let setAccountInfo = ToolkitCall(.setAccountInfo, SetAccountInfoRequest.self, at: [.setAccountInfo, .accountsUpdate],
                                                    reading: .knownFields,
                                                    .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.setAccountInfo(call) })
-    public static let deleteAccount = ToolkitCall(.deleteAccount, DeleteAccountRequest.self, at: [.deleteAccount, .accountsDelete],
+    package static let deleteAccount = ToolkitCall(.deleteAccount, DeleteAccountRequest.self, at: [.deleteAccount, .accountsDelete],
                                                   reading: .knownFields,
                                                   .change { core, call throws(IdentityToolkitError) in try core.deleteAccount(call) })
 
@@ -97,7 +97,7 @@ public enum ToolkitCalls {
     /// The app's sign-up: every field of the schema is known, and `returnSecureToken`, which the
     /// SDK sends (SignUpNewUserRequest.swift 42) and the document dropped; which the app may set
     /// is the rule's to say.
-    public static let signUp = ToolkitCall(
+    package static let signUp = ToolkitCall(
         .signUp, SignUpNewUserRequest.self, at: [.signUpNewUser, .accountsSignUp],
         reading: CallReading(.special) { _, body, _, name throws(IdentityToolkitError) in
             for field in try IdentityToolkitJSON.object(from: body.readableBytesView, what: name).keys.sorted()
@@ -107,55 +107,55 @@ public enum ToolkitCalls {
             return try IdentityToolkitJSON.decode(SignUpNewUserRequest.self, from: body.readableBytesView)
         },
         .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.signUp(call) })
-    public static let signInWithPassword = ToolkitCall(
+    package static let signInWithPassword = ToolkitCall(
         .signInWithPassword, VerifyPasswordRequest.self, at: [.verifyPassword, .accountsSignInWithPassword], reading: .checked,
         .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.signInWithPassword(call) })
     /// `signIn(withEmail:link:)`, and `link(with:)` an email link's credential.
-    public static let signInWithEmailLink = ToolkitCall(
+    package static let signInWithEmailLink = ToolkitCall(
         .signInWithEmailLink, EmailLinkSignInRequest.self, at: [.emailLinkSignin, .accountsSignInWithEmailLink], reading: .checked,
         .signIn { core, call throws(IdentityToolkitError) in try core.signInWithEmailLink(call) })
-    public static let sendOobCode = ToolkitCall(.sendOobCode, GetOOBConfirmationCodeRequest.self, at: [.getOobConfirmationCode, .accountsSendOobCode],
+    package static let sendOobCode = ToolkitCall(.sendOobCode, GetOOBConfirmationCodeRequest.self, at: [.getOobConfirmationCode, .accountsSendOobCode],
                                                 reading: .checked,
                                                 .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.sendOobCode(call) })
-    public static let resetPassword = ToolkitCall(.resetPassword, ResetPasswordRequest.self, at: [.resetPassword, .accountsResetPassword],
+    package static let resetPassword = ToolkitCall(.resetPassword, ResetPasswordRequest.self, at: [.resetPassword, .accountsResetPassword],
                                                   reading: .checked,
                                                   .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.resetPassword(call) })
     /// `fetchSignInMethods(forEmail:)`.
-    public static let createAuthUri = ToolkitCall(.createAuthUri, CreateAuthURIRequest.self, at: [.createAuthUri, .accountsCreateAuthUri],
+    package static let createAuthUri = ToolkitCall(.createAuthUri, CreateAuthURIRequest.self, at: [.createAuthUri, .accountsCreateAuthUri],
                                                   reading: .checked,
                                                   .read { core, call throws(IdentityToolkitError) in try core.createAuthUri(call) })
-    public static let signInWithCustomToken = ToolkitCall(
+    package static let signInWithCustomToken = ToolkitCall(
         .signInWithCustomToken, VerifyCustomTokenRequest.self, at: [.verifyCustomToken, .accountsSignInWithCustomToken], reading: .checked,
         .signIn { core, call throws(IdentityToolkitError) in try core.signInWithCustomToken(call) })
 
     // MARK: Identity providers: Sign in with Apple (Core/AppleSignIn.swift)
 
-    public static let signInWithIdp = ToolkitCall(.signInWithIdp, VerifyAssertionRequest.self, at: [.verifyAssertion, .accountsSignInWithIdp],
+    package static let signInWithIdp = ToolkitCall(.signInWithIdp, VerifyAssertionRequest.self, at: [.verifyAssertion, .accountsSignInWithIdp],
                                                   reading: .knownFields,
                                                   .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.signInWithIdp(call) })
-    public static let revokeToken = ToolkitCall(.revokeToken, RevokeTokenRequest.self, at: [.revokeToken], reading: .knownFields,
+    package static let revokeToken = ToolkitCall(.revokeToken, RevokeTokenRequest.self, at: [.revokeToken], reading: .knownFields,
                                                 .change { core, call throws(IdentityToolkitError) in try core.revokeToken(call) })
 
     // MARK: The Admin SDKs' user management (Core/UserManagement.swift; HTTP/AdminRoutes.swift: the bearer token)
 
-    public static let adminCreateUser = ToolkitCall(.adminCreateUser, SignUpNewUserRequest.self, at: [.adminCreateAccount], reading: .checked,
+    package static let adminCreateUser = ToolkitCall(.adminCreateUser, SignUpNewUserRequest.self, at: [.adminCreateAccount], reading: .checked,
                                                     .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.adminCreateUser(call) })
-    public static let adminLookup = ToolkitCall(.adminLookup, GetAccountInfoRequest.self, at: [.adminLookup], reading: .checked,
+    package static let adminLookup = ToolkitCall(.adminLookup, GetAccountInfoRequest.self, at: [.adminLookup], reading: .checked,
                                                 .change { core, call throws(IdentityToolkitError) in try core.adminLookup(call) })
-    public static let adminUpdate = ToolkitCall(.adminUpdate, SetAccountInfoRequest.self, at: [.adminUpdate], reading: .checked,
+    package static let adminUpdate = ToolkitCall(.adminUpdate, SetAccountInfoRequest.self, at: [.adminUpdate], reading: .checked,
                                                 .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.adminUpdate(call) })
-    public static let adminDelete = ToolkitCall(.adminDelete, DeleteAccountRequest.self, at: [.adminDelete], reading: .checked,
+    package static let adminDelete = ToolkitCall(.adminDelete, DeleteAccountRequest.self, at: [.adminDelete], reading: .checked,
                                                 .change { core, call throws(IdentityToolkitError) in try core.adminDelete(call) })
-    public static let adminBatchDelete = ToolkitCall(.adminBatchDelete, BatchDeleteAccountsRequest.self, at: [.adminBatchDelete], reading: .checked,
+    package static let adminBatchDelete = ToolkitCall(.adminBatchDelete, BatchDeleteAccountsRequest.self, at: [.adminBatchDelete], reading: .checked,
                                                      .change { core, call throws(IdentityToolkitError) in try core.adminBatchDelete(call) })
-    public static let adminQuery = ToolkitCall(.adminQuery, QueryUserInfoRequest.self, at: [.adminQuery], reading: .checked,
+    package static let adminQuery = ToolkitCall(.adminQuery, QueryUserInfoRequest.self, at: [.adminQuery], reading: .checked,
                                                .change { core, call throws(IdentityToolkitError) in try core.adminQuery(call) })
     /// Each user checked too (``UploadAccountRequest/checked(_:)``).
-    public static let adminBatchCreate = ToolkitCall(
+    package static let adminBatchCreate = ToolkitCall(
         .adminBatchCreate, UploadAccountRequest.self, at: [.adminBatchCreate],
         reading: CallReading(.special) { _, body, _, _ throws(IdentityToolkitError) in try UploadAccountRequest.checked(body.readableBytesView) },
         .change { core, call throws(IdentityToolkitError) in try core.adminBatchCreate(call) })
-    public static let adminBatchGet = ToolkitCall(
+    package static let adminBatchGet = ToolkitCall(
         .adminBatchGet, DownloadAccountRequest.self, at: [.adminBatchGet],
         reading: CallReading(.special) { request, _, _, name throws(IdentityToolkitError) in
             let items = request.uri.queryItems
@@ -167,7 +167,7 @@ public enum ToolkitCalls {
         .change { core, call throws(IdentityToolkitError) in try core.adminBatchGet(call) })
 
     /// Every row, in the order above.
-    public static let all: [any ServedCall] = [
+    package static let all: [any ServedCall] = [
         verifyClient, sendVerificationCode, signInWithPhoneNumber, getProjectConfig, recaptchaConfig,
         mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize,
         secureToken, getAccountInfo, setAccountInfo, deleteAccount,

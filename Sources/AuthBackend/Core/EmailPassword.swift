@@ -17,17 +17,17 @@ import Foundation
 //   (`emailPrivacyConfig.enableImprovedEmailPrivacy`; the emulator's default is off).
 
 /// One email the backend "sent": its code, for what, to whom; the email outbox lists them.
-public struct OobEmail: Sendable, Hashable, Codable {
-    public var email: String
-    public var code: String
-    public var requestType: OobRequestType
+package struct OobEmail: Sendable, Hashable, Codable {
+    package var email: String
+    package var code: String
+    package var requestType: OobRequestType
     /// The new address, for a change of email.
-    public var newEmail: String?
+    package var newEmail: String?
     /// The action link the email carries (Firebase's hosted handler on the project's auth domain).
-    public var link: String
-    public var sentAt: Date
+    package var link: String
+    package var sentAt: Date
 
-    public init(email: String, code: String, requestType: OobRequestType, newEmail: String?, link: String, sentAt: Date) {
+    package init(email: String, code: String, requestType: OobRequestType, newEmail: String?, link: String, sentAt: Date) {
         self.email = email
         self.code = code
         self.requestType = requestType

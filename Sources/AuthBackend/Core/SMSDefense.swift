@@ -20,8 +20,8 @@ import Utilities
 //   blocked score is not documented (the SDK answers 17999 for any of these).
 
 /// What one reCAPTCHA Enterprise assessment found (for timelines and `explain`).
-public struct RecaptchaAssessment: Sendable, Hashable, Codable {
-    public enum Verdict: String, Sendable, Hashable, CaseIterable, Codable {
+package struct RecaptchaAssessment: Sendable, Hashable, Codable {
+    package enum Verdict: String, Sendable, Hashable, CaseIterable, Codable {
         /// A real token, for the right action and key, and a toll-fraud risk under the threshold.
         case passed
         /// No token, or the SDK's `NO_RECAPTCHA` (its client could not get one).
@@ -33,12 +33,12 @@ public struct RecaptchaAssessment: Sendable, Hashable, Codable {
         /// The toll-fraud risk score is over the project's threshold.
         case tollFraud
     }
-    public var verdict: Verdict
-    public var action: String?
-    public var riskScore: Double?
-    public var detail: String
+    package var verdict: Verdict
+    package var action: String?
+    package var riskScore: Double?
+    package var detail: String
 
-    public init(verdict: Verdict, action: String?, riskScore: Double?, detail: String) {
+    package init(verdict: Verdict, action: String?, riskScore: Double?, detail: String) {
         self.verdict = verdict
         self.action = action
         self.riskScore = riskScore

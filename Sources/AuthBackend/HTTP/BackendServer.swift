@@ -22,8 +22,8 @@ import HTTPServerSupport
 ///
 /// Every Identity Toolkit call needs the API key (`?key=` or `x-goog-api-key`); ``BackendRouter``
 /// says which route takes what.
-public final class BackendServer: Sendable {
-    public let toolkit: IdentityToolkit
+package final class BackendServer: Sendable {
+    package let toolkit: IdentityToolkit
     private let server: RunningServer
 
     private init(toolkit: IdentityToolkit, server: RunningServer) {
@@ -31,12 +31,12 @@ public final class BackendServer: Sendable {
         self.server = server
     }
 
-    public var host: String { server.host }
-    public var port: Int { server.port }
+    package var host: String { server.host }
+    package var port: Int { server.port }
     /// `host:port` as a client on this machine dials it (`FIREBASE_AUTH_EMULATOR_HOST`).
-    public var dialAuthority: String { server.dialAuthority }
+    package var dialAuthority: String { server.dialAuthority }
     /// `http://host:port`: what an app gives `auth.useEmulator(withHost:port:)`.
-    public var baseURL: String { server.baseURL }
+    package var baseURL: String { server.baseURL }
 
     /// Starts listening on `host:port` (0: any free port) and returns once it does.
     /// - Parameter logger: where the backend logs what a user debugging a run wants to see
@@ -48,7 +48,7 @@ public final class BackendServer: Sendable {
     /// - Parameter access: who may call the Admin and emulator routes (``AdminAccess``): anyone by
     ///   default, for a backend on loopback.
     /// - Parameter hosting: a group of its own (``shutdown()`` stops it), or a program's group.
-    public static func start(toolkit: IdentityToolkit, host: String = "127.0.0.1", port: Int = 0,
+    package static func start(toolkit: IdentityToolkit, host: String = "127.0.0.1", port: Int = 0,
                              tls: (certificateChainPEM: String, privateKeyPEM: String)? = nil, access: AdminAccess = .loopbackOnly,
                              hosting: ServerHosting = .ownGroup, logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(ServerStartError) -> BackendServer {
@@ -67,5 +67,5 @@ public final class BackendServer: Sendable {
     }
 
     /// Stops listening; requests in flight are answered first.
-    public func shutdown() async { await server.shutdown() }
+    package func shutdown() async { await server.shutdown() }
 }

@@ -4,102 +4,102 @@ import Utilities
 import Foundation
 
 /// How the local backend is set up: the Firebase project and iOS app it plays, and its rules.
-public struct BackendConfiguration: Sendable {
-    public var projectID = "authsim-demo"
+package struct BackendConfiguration: Sendable {
+    package var projectID = "authsim-demo"
     /// The key apps are given (GoogleService-Info.plist `API_KEY`, the banner's).
-    public var apiKey = "AIzaSyA-authsim-local-api-key-0000000"
+    package var apiKey = "AIzaSyA-authsim-local-api-key-0000000"
     /// Which keys the front end takes: any non-empty key by default, as the Firebase Auth Emulator
     /// takes them (so suites that send `fake-api-key` work unchanged); ``APIKeyCheck/projectKey``
     /// for a project configured with its key (`--api-key`), as Google's front end checks it.
-    public var apiKeyCheck = APIKeyCheck.anyKey
+    package var apiKeyCheck = APIKeyCheck.anyKey
     /// The iOS app registered in the project: silent pushes go to this topic.
-    public var bundleID = "com.example.authsim"
+    package var bundleID = "com.example.authsim"
     /// Fictional numbers with fixed 6-digit codes: no SMS, no app verification needed (at most 10).
-    public var testPhoneNumbers: [String: String] = [:]
+    package var testPhoneNumbers: [String: String] = [:]
     /// The code every SMS carries (6 digits) instead of a random one: what a CI run that reads no
     /// outbox needs (firebase-tools#4290). `nil`: random codes.
-    public var fixedSMSCode: String?
+    package var fixedSMSCode: String?
     /// Derive new users' local IDs from this seed and their phone number or Apple ID instead of
     /// at random, so the same user has the same ID in every run (firebase-tools#3421). `nil`: random.
-    public var idSeed: String?
+    package var idSeed: String?
     /// Take a code request that carries no app verification at all (no receipt and secret, no
     /// reCAPTCHA token) for any number, as the Firebase Auth Emulator does: what a test suite
     /// written against the emulator needs. Off by default: a device's request without proof is
     /// MISSING_APP_CREDENTIAL, and that is what authsim is for.
-    public var acceptUnverifiedCodeRequests = false
+    package var acceptUnverifiedCodeRequests = false
     /// What verifyClient tells the app to wait for the push, in seconds.
-    public var suggestedTimeout = 5
+    package var suggestedTimeout = 5
     /// How long an SMS code (a session) stays valid.
-    public var codeLifetime: TimeInterval = 300
+    package var codeLifetime: TimeInterval = 300
     /// How long an app credential (receipt and secret) stays valid.
-    public var receiptLifetime: TimeInterval = 3600
+    package var receiptLifetime: TimeInterval = 3600
     /// How long a reCAPTCHA token stays valid (each is good for one sendVerificationCode).
-    public var recaptchaTokenLifetime: TimeInterval = 120
+    package var recaptchaTokenLifetime: TimeInterval = 120
     /// Wrong codes allowed per session before TOO_MANY_ATTEMPTS_TRY_LATER.
-    public var maximumCodeAttempts = 5
+    package var maximumCodeAttempts = 5
     /// The SMS region policy; `nil`: every region.
-    public var smsRegionPolicy: SMSRegionPolicy?
+    package var smsRegionPolicy: SMSRegionPolicy?
     /// SMS a single number may get per day (test numbers do not count); `nil`: no limit.
-    public var smsPerNumberPerDay: Int?
+    package var smsPerNumberPerDay: Int?
     /// SMS the project may send per day; `nil`: no limit.
-    public var smsPerProjectPerDay: Int?
+    package var smsPerProjectPerDay: Int?
     /// Whether SMS multi-factor authentication is on for the project (Firebase console →
     /// Authentication → Sign-in method → Multi-factor); off, its calls are OPERATION_NOT_ALLOWED.
-    public var multiFactorEnabled = true
+    package var multiFactorEnabled = true
     /// Second factors a user may enroll.
-    public var maximumSecondFactors = 5
+    package var maximumSecondFactors = 5
     /// How long a first factor's `mfaPendingCredential` stays good for its second factor.
-    public var mfaPendingCredentialLifetime: TimeInterval = 600
+    package var mfaPendingCredentialLifetime: TimeInterval = 600
     /// How long an email's code (password reset, email verification) stays good: an hour, as
     /// Firebase's password reset links.
-    public var oobCodeLifetime: TimeInterval = 3600
+    package var oobCodeLifetime: TimeInterval = 3600
     /// How long a temporary proof (linking a number another account holds) stays good.
-    public var temporaryProofLifetime: TimeInterval = 3600
+    package var temporaryProofLifetime: TimeInterval = 3600
     /// How long what a sign-in leaves behind (a session, a receipt, a reCAPTCHA token, a pending
     /// credential, an SMS or email in the outbox) is kept once its lifetime is over, so that it
     /// still answers with its own error (SESSION_EXPIRED, reCAPTCHA's EXPIRED) before it is
     /// dropped; after that it is unknown (INVALID_SESSION_INFO, MALFORMED). An SMS is kept a day
     /// while an SMS quota is set (quotas count the day's).
-    public var expiredRetention: TimeInterval = 600
+    package var expiredRetention: TimeInterval = 600
     /// A journal (`--state`) that has gained this many lines since it was last written, and holds
     /// twice the state's records, is rewritten with the state's records: the file follows the state,
     /// not the history, and a state whose records are all live is not rewritten for nothing.
     var journalCompactionLines = 20_000
     /// How the reCAPTCHA page's challenge ends.
-    public var recaptchaOutcome: ReCAPTCHAOutcome = .pass
+    package var recaptchaOutcome: ReCAPTCHAOutcome = .pass
     /// reCAPTCHA SMS defense on the phone provider (Firebase console → Authentication → Settings
     /// → reCAPTCHA): OFF, AUDIT or ENFORCE.
-    public var phoneRecaptchaEnforcement: RecaptchaEnforcement = .off
+    package var phoneRecaptchaEnforcement: RecaptchaEnforcement = .off
     /// The project's reCAPTCHA Enterprise key for iOS (the last part of `projects/<p>/keys/<key>`).
-    public var recaptchaSiteKey = "6LcAuthsimLocalIOSSiteKey000000000000000"
+    package var recaptchaSiteKey = "6LcAuthsimLocalIOSSiteKey000000000000000"
     /// Whether the toll-fraud risk score decides (the project's `useSmsTollFraudProtection`).
-    public var useSmsTollFraudProtection = true
+    package var useSmsTollFraudProtection = true
     /// The project's `useSmsBotScore`, reported by `recaptchaConfig`.
-    public var useSmsBotScore = false
+    package var useSmsBotScore = false
     /// The SMS toll-fraud risk every assessment finds (0 = surely legitimate, 1 = surely fraud):
     /// what a scenario sets to play an attacker's number.
-    public var tollFraudRiskScore = 0.1
+    package var tollFraudRiskScore = 0.1
     /// Scores above this are blocked (the project's toll-fraud managed rule).
-    public var tollFraudThreshold = 0.5
+    package var tollFraudThreshold = 0.5
     /// Services IDs accepted as identity-token audiences beside the bundle ID (Sign in with Apple on the web).
-    public var appleServicesIDs: [String] = []
+    package var appleServicesIDs: [String] = []
     /// The project number (`GCM_SENDER_ID` in GoogleService-Info.plist): the consumer named in
     /// the front end's API-key errors.
-    public var projectNumber = "123456789012"
+    package var projectNumber = "123456789012"
     /// The API key's application restriction, as the Google Cloud console sets it (Credentials →
     /// the key → Application restrictions → iOS apps): the bundle IDs whose requests
     /// (`X-Ios-Bundle-Identifier`) it accepts. Empty: no restriction.
-    public var apiKeyIOSBundleIDs: [String] = []
+    package var apiKeyIOSBundleIDs: [String] = []
     /// A fleet's node writes a snapshot of the state, in place of the records before it, once this
     /// many records (or as many as the last snapshot held, if more) came after the last one.
-    public var storeSnapshotEvery = 100_000
+    package var storeSnapshotEvery = 100_000
     /// `getProjectConfig`'s authorized domains (the first `firebaseapp.com` one is the auth domain).
-    public var authorizedDomains: [String] { ["localhost", "\(projectID).firebaseapp.com", "\(projectID).web.app"] }
-    public init() {}
+    package var authorizedDomains: [String] { ["localhost", "\(projectID).firebaseapp.com", "\(projectID).web.app"] }
+    package init() {}
 
     /// Whether the front end takes `given` (a request's `?key=` or `x-goog-api-key`, the reCAPTCHA
     /// page's `apiKey`); empty and missing keys are never taken.
-    public func accepts(apiKey given: String) -> Bool {
+    package func accepts(apiKey given: String) -> Bool {
         guard !given.isEmpty else { return false }
         switch apiKeyCheck {
         case .anyKey: return true
@@ -108,7 +108,7 @@ public struct BackendConfiguration: Sendable {
     }
 
     /// Checks the test numbers: E.164, at most 10, 6-digit codes.
-    public func validated() throws(IdentityToolkitError) -> BackendConfiguration {
+    package func validated() throws(IdentityToolkitError) -> BackendConfiguration {
         guard testPhoneNumbers.count <= 10 else {
             throw IdentityToolkitError(.invalidConfig, "at most 10 test phone numbers, \(testPhoneNumbers.count) given")
         }
@@ -129,7 +129,7 @@ public struct BackendConfiguration: Sendable {
 }
 
 /// Which API keys the backend's front end takes (docs/auth-emulator.md, "API keys").
-public enum APIKeyCheck: String, Sendable, CaseIterable {
+package enum APIKeyCheck: String, Sendable, CaseIterable {
     /// Any non-empty key: the Firebase Auth Emulator's rule (`server.ts`, `getProjectIdByApiKey`:
     /// "any non-empty string as a valid key for the default projectId").
     case anyKey

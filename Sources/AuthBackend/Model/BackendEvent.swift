@@ -10,7 +10,7 @@ import Foundation
 /// Codable so that a fleet's nodes can keep their events in the shared store for every node's
 /// inspector (``BackendEventSink``), and a timeline's `--json` lines carry its values; the coding
 /// is Swift's own for enums.
-public enum BackendEvent: Sendable, Hashable, Codable {
+package enum BackendEvent: Sendable, Hashable, Codable {
     /// verifyClient made a receipt and is about to push its secret.
     case pushing(appToken: String, environment: APNsEnvironment, receipt: String)
     /// …and APNs answered.
@@ -61,7 +61,7 @@ public enum BackendEvent: Sendable, Hashable, Codable {
 /// Why the backend refused a request, where one wire error has several causes that a user fixes
 /// differently (the service's message says which; the app sees only the error's code). Kept as a
 /// code, so that `explain` and the inspector never read the message.
-public enum RejectionCause: String, Sendable, Codable, CaseIterable {
+package enum RejectionCause: String, Sendable, Codable, CaseIterable {
     /// `INVALID_MFA_PENDING_CREDENTIAL`: not one this backend issued.
     case pendingCredentialUnknown
     /// …already used for a second factor.
@@ -81,7 +81,7 @@ public enum RejectionCause: String, Sendable, Codable, CaseIterable {
 
 extension BackendEvent {
     /// Who takes part in a step of a sign-in as the backend sees it.
-    public enum Party: String, Sendable, Hashable, Codable {
+    package enum Party: String, Sendable, Hashable, Codable {
         /// The app (the SDK).
         case app
         /// This backend (Identity Toolkit).
@@ -93,11 +93,11 @@ extension BackendEvent {
     /// One event as one line of a sequence diagram: who spoke to whom (`to` nil: the backend
     /// noted it), what, and whether it went wrong. The one wording of the backend's events: the
     /// scenarios' timelines (`authsim run`) and the inspector's sign-ins both draw these lines.
-    public struct Line: Sendable, Hashable {
-        public var from: Party
-        public var to: Party?
-        public var text: String
-        public var bad: Bool
+    package struct Line: Sendable, Hashable {
+        package var from: Party
+        package var to: Party?
+        package var text: String
+        package var bad: Bool
 
         init(_ from: Party, to: Party? = nil, _ text: String, bad: Bool = false) {
             self.from = from
@@ -109,12 +109,12 @@ extension BackendEvent {
 
     /// The event's case name (`codeRequested`): what the inspector's steps and the `--json`
     /// lines call it.
-    public var kind: String { enumCaseName(self) }
+    package var kind: String { enumCaseName(self) }
 
     /// A refusal's parts, for whatever states its cause: the operation (`sendVerificationCode`, or
     /// the path's last part when Google's front end or an injected fault answered), the service's
     /// code, its detail and, where one code has several causes, which. `nil` for anything else.
-    public var refusal: (endpoint: String, code: IdentityToolkitError.Code, detail: String?, cause: RejectionCause?)? {
+    package var refusal: (endpoint: String, code: IdentityToolkitError.Code, detail: String?, cause: RejectionCause?)? {
         switch self {
         case .rejected(let endpoint, let error, let cause): (endpoint.rawValue, error.code, error.detail, cause)
         case .frontendRefused(let path, let error): (Self.endpoint(path), error.code, error.message, nil)
@@ -124,7 +124,7 @@ extension BackendEvent {
     }
 
     /// The event as a line.
-    public var line: Line {
+    package var line: Line {
         switch self {
         case .recaptchaConfig(let phone):
             return Line(.backend, to: .app,
@@ -186,7 +186,7 @@ extension BackendEvent {
 
     /// The operation a request path names (`/v1/accounts:sendVerificationCode` →
     /// `accounts:sendVerificationCode`).
-    public static func endpoint(_ path: String) -> String {
+    package static func endpoint(_ path: String) -> String {
         path.split(separator: "/").last.map(String.init) ?? path
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// A user the backend knows: by phone number, by Apple ID, or both (linked); with the second
 /// factors they enrolled, and what the Admin SDKs set (disabled, custom claims, revocation).
 @dynamicMemberLookup
-public struct BackendUser: Sendable, Hashable, Codable {
+package struct BackendUser: Sendable, Hashable, Codable {
     /// The fields, behind one reference (copied on write): a dictionary of users then holds 8
     /// bytes per bucket rather than the fields' 230, which matters because its buckets are at
     /// most three-quarters full and a growing table briefly holds both its old and new buckets.
@@ -19,40 +19,40 @@ public struct BackendUser: Sendable, Hashable, Codable {
     }
 
     /// What a user is made of; each is read and set on the user itself (`user.phoneNumber`).
-    public struct Fields: Sendable, Hashable, Codable {
-        public var localId: String
-        public var phoneNumber: String? = nil
-        public var createdAt: Date
+    package struct Fields: Sendable, Hashable, Codable {
+        package var localId: String
+        package var phoneNumber: String? = nil
+        package var createdAt: Date
         /// The linked Apple ID (`sub`), if any.
-        public var appleSub: String? = nil
-        public var email: String? = nil
+        package var appleSub: String? = nil
+        package var email: String? = nil
         /// Whether the email was verified (Apple's are); multi-factor enrollment needs it.
-        public var emailVerified: Bool? = nil
-        public var displayName: String? = nil
+        package var emailVerified: Bool? = nil
+        package var displayName: String? = nil
         /// Enrolled second factors (phone numbers), oldest first.
-        public var mfaEnrollments: [MFAEnrollmentRecord]? = nil
-        public var photoUrl: String? = nil
+        package var mfaEnrollments: [MFAEnrollmentRecord]? = nil
+        package var photoUrl: String? = nil
         /// A disabled user cannot sign in or refresh a token (USER_DISABLED).
-        public var disabled: Bool? = nil
+        package var disabled: Bool? = nil
         /// Custom claims, a JSON object as text (at most 1,000 characters), as the Admin SDKs set them.
-        public var customAttributes: String? = nil
+        package var customAttributes: String? = nil
         /// Tokens issued before this (seconds since 1970) are revoked: refresh tokens stop working,
         /// ID tokens issued earlier are TOKEN_EXPIRED here and revoked for `verify_id_token(check_revoked=True)`.
-        public var validSince: Int64? = nil
+        package var validSince: Int64? = nil
         /// The last sign-in (not a refresh).
-        public var lastLoginAt: Date? = nil
+        package var lastLoginAt: Date? = nil
         /// Whether the user signed in with a custom token.
-        public var customAuth: Bool? = nil
+        package var customAuth: Bool? = nil
         /// Providers this backend does not sign in with (google.com, password, …), kept from an import
         /// so that an export gives them back.
-        public var otherProviders: [ProviderUserInfo]? = nil
+        package var otherProviders: [ProviderUserInfo]? = nil
         /// An email/password user's hash and salt from an import, kept as given, never checked.
-        public var passwordHash: String? = nil
-        public var salt: String? = nil
-        public var passwordUpdatedAt: Double? = nil
+        package var passwordHash: String? = nil
+        package var salt: String? = nil
+        package var passwordUpdatedAt: Double? = nil
         /// Whether the user signs in with an email link (`accounts:signInWithEmailLink`): the
         /// `password` provider without a password, and `emailLink` among their sign-in methods.
-        public var emailLinkSignin: Bool? = nil
+        package var emailLinkSignin: Bool? = nil
     }
 
     private mutating func mutate(_ change: (inout Fields) -> Void) {
@@ -60,27 +60,27 @@ public struct BackendUser: Sendable, Hashable, Codable {
         change(&storage.fields)
     }
 
-    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
+    package subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
         get { storage.fields[keyPath: field] }
         set { mutate { $0[keyPath: field] = newValue } }
     }
 
-    public init(from decoder: any Decoder) throws { storage = Storage(try Fields(from: decoder)) }
-    public func encode(to encoder: any Encoder) throws { try storage.fields.encode(to: encoder) }
-    public static func == (lhs: BackendUser, rhs: BackendUser) -> Bool { lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields }
-    public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
+    package init(from decoder: any Decoder) throws { storage = Storage(try Fields(from: decoder)) }
+    package func encode(to encoder: any Encoder) throws { try storage.fields.encode(to: encoder) }
+    package static func == (lhs: BackendUser, rhs: BackendUser) -> Bool { lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields }
+    package func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
 
-    public init(localId: String, phoneNumber: String? = nil, createdAt: Date, appleSub: String? = nil, email: String? = nil,
+    package init(localId: String, phoneNumber: String? = nil, createdAt: Date, appleSub: String? = nil, email: String? = nil,
                 emailVerified: Bool? = nil, displayName: String? = nil, mfaEnrollments: [MFAEnrollmentRecord]? = nil) {
         storage = Storage(Fields(localId: localId, phoneNumber: phoneNumber, createdAt: createdAt, appleSub: appleSub, email: email,
                                  emailVerified: emailVerified, displayName: displayName, mfaEnrollments: mfaEnrollments))
     }
 
     /// Whether a second factor stands between a first factor and a session.
-    public var hasSecondFactor: Bool { !(self.mfaEnrollments ?? []).isEmpty }
+    package var hasSecondFactor: Bool { !(self.mfaEnrollments ?? []).isEmpty }
 
     /// The custom claims as values (empty when none; the text was checked when it was set).
-    public var customClaims: [String: JSONValue] { Self.claims(self.customAttributes) }
+    package var customClaims: [String: JSONValue] { Self.claims(self.customAttributes) }
 
     /// Claims kept as JSON text (custom attributes, a custom token's claims) as values; empty for
     /// none or for text that is not a JSON object.
@@ -92,12 +92,12 @@ public struct BackendUser: Sendable, Hashable, Codable {
 }
 
 /// One enrolled phone second factor.
-public struct MFAEnrollmentRecord: Sendable, Hashable, Codable {
-    public var id: String
-    public var phoneNumber: String
-    public var displayName: String?
-    public var enrolledAt: Date
-    public init(id: String, phoneNumber: String, displayName: String?, enrolledAt: Date) {
+package struct MFAEnrollmentRecord: Sendable, Hashable, Codable {
+    package var id: String
+    package var phoneNumber: String
+    package var displayName: String?
+    package var enrolledAt: Date
+    package init(id: String, phoneNumber: String, displayName: String?, enrolledAt: Date) {
         self.id = id
         self.phoneNumber = phoneNumber
         self.displayName = displayName

@@ -31,7 +31,7 @@ extension BackendEvent {
     /// reCAPTCHA config (read at launch as often as before a sign-in), the sign-in methods of an
     /// address, and what happens to an account apart from signing in (deleted, a second factor
     /// withdrawn, an Apple grant revoked) are not.
-    public var isSignInStep: Bool {
+    package var isSignInStep: Bool {
         switch self {
         case .recaptchaConfig, .signInMethodsAsked, .accountDeleted, .appleRevoked, .secondFactorWithdrawn, .emailSent: false
         default: true

@@ -30,7 +30,7 @@ public struct SilentPushRecord: Sendable, Hashable {
     }
 
     /// The backend's event for it (what timelines and the inspector draw).
-    public var event: BackendEvent { .verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result) }
+    package var event: BackendEvent { .verifyClient(appToken: appToken, environment: environment, receipt: receipt, push: result) }
 
     /// How the backend logs it: the level and words for a user debugging a run, and its values.
     var logLine: (level: Logger.Level, message: String, metadata: Logger.Metadata) {

@@ -14,7 +14,7 @@ import Utilities
 ///
 /// Records cross this seam as their JSON text (the journal's line, without the newline), so that
 /// the record types stay the backend's own.
-public protocol BackendStore: Sendable {
+package protocol BackendStore: Sendable {
     /// The store's address for messages: no password.
     var address: String { get }
 
@@ -41,7 +41,7 @@ public protocol BackendStore: Sendable {
 }
 
 /// A change in progress: the fleet's write turn is this node's.
-public protocol BackendStoreChange: Sendable {
+package protocol BackendStoreChange: Sendable {
     /// What other nodes wrote since this node's position.
     var newer: BackendStoreRecords { get }
     /// Writes `records` after the fleet's last record and ends the change (its transaction
@@ -54,13 +54,13 @@ public protocol BackendStoreChange: Sendable {
 }
 
 /// Records read from a store, and the position of the last one.
-public struct BackendStoreRecords: Sendable {
-    public var records: [String]
-    public var position: Int64
+package struct BackendStoreRecords: Sendable {
+    package var records: [String]
+    package var position: Int64
     /// When the position asked for was before the store's snapshot: how many of the records are
     /// the snapshot's (the first ones). They rebuild the state from nothing.
-    public var snapshotRecords: Int?
-    public init(records: [String], position: Int64, snapshotRecords: Int? = nil) {
+    package var snapshotRecords: Int?
+    package init(records: [String], position: Int64, snapshotRecords: Int? = nil) {
         self.records = records
         self.position = position
         self.snapshotRecords = snapshotRecords
@@ -75,23 +75,23 @@ public struct BackendStoreRecords: Sendable {
 /// records it had replayed or written). A sign-in whose code was asked on one node and checked on
 /// another reads in the order it happened when events are sorted by position: the second node
 /// replayed the first node's change before its own, so its events carry a higher position.
-public protocol BackendEventSink: Sendable {
+package protocol BackendEventSink: Sendable {
     /// Queues `event`; never waits.
     func record(_ event: BackendEvent, signIn: SignInID?, position: Int64, at time: Date)
 }
 
 /// An event one node of a fleet kept (``BackendEventSink``), as read back.
-public struct FleetBackendEvent: Sendable {
-    public var node: String
-    public var position: Int64
-    public var time: Date
+package struct FleetBackendEvent: Sendable {
+    package var node: String
+    package var position: Int64
+    package var time: Date
     /// The row's order in the store: ties of position and time are broken by it.
-    public var sequence: Int64
-    public var event: BackendEvent
+    package var sequence: Int64
+    package var event: BackendEvent
     /// The sign-in it is a step of (``SignInID``).
-    public var signIn: SignInID?
+    package var signIn: SignInID?
 
-    public init(node: String, position: Int64, time: Date, sequence: Int64, event: BackendEvent, signIn: SignInID?) {
+    package init(node: String, position: Int64, time: Date, sequence: Int64, event: BackendEvent, signIn: SignInID?) {
         self.node = node
         self.position = position
         self.time = time
@@ -103,16 +103,16 @@ public struct FleetBackendEvent: Sendable {
 
 /// An event as a fleet's store keeps it (`backend_events.event`): the event and its sign-in.
 /// Rows from before sign-ins had IDs hold the event alone, and read as one with none.
-public struct StoredBackendEvent: Codable, Sendable {
-    public var event: BackendEvent
-    public var signIn: SignInID?
-    public init(event: BackendEvent, signIn: SignInID?) {
+package struct StoredBackendEvent: Codable, Sendable {
+    package var event: BackendEvent
+    package var signIn: SignInID?
+    package init(event: BackendEvent, signIn: SignInID?) {
         self.event = event
         self.signIn = signIn
     }
 
     /// A row's JSON: this shape, or an older row's bare event.
-    public static func decode(_ data: Data) throws -> StoredBackendEvent {
+    package static func decode(_ data: Data) throws -> StoredBackendEvent {
         let decoder = JSONDecoder()
         if let stored = try? decoder.decode(StoredBackendEvent.self, from: data) { return stored }
         return StoredBackendEvent(event: try decoder.decode(BackendEvent.self, from: data), signIn: nil)

@@ -9,7 +9,7 @@ import Logging
 extension IdentityToolkit {
     /// Opens `store` (its schema, the fleet's ID-token key), replays its records, and returns a
     /// backend whose every change goes through it.
-    public static func open(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
+    package static func open(configuration: BackendConfiguration = BackendConfiguration(), pusher: (any SilentPusher)?,
                             clock: any WallClock = SystemWallClock(), store: any BackendStore,
                             observer: (@Sendable (BackendEvent, SignInID?) -> Void)? = nil,
                             logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> IdentityToolkit {
@@ -31,7 +31,7 @@ extension IdentityToolkit {
 
     /// Closes the shared store's connections, once the server no longer answers (the journal has
     /// nothing to close).
-    public func closeStore() async {
+    package func closeStore() async {
         await fleet?.store.close()
     }
 
