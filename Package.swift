@@ -20,10 +20,6 @@ let package = Package(
         .library(name: "APNsWire", targets: ["APNsWire"]),
         .library(name: "IdentityToolkitAPI", targets: ["IdentityToolkitAPI"]),
         .library(name: "HTTPTransport", targets: ["HTTPTransport"]),
-        .library(name: "HTTPServerSupport", targets: ["HTTPServerSupport"]),
-        .library(name: "LocalPKI", targets: ["LocalPKI"]),
-        .library(name: "APNsSender", targets: ["APNsSender"]),
-        .library(name: "APNsReceiver", targets: ["APNsReceiver"]),
         .library(name: "AuthBackend", targets: ["AuthBackend"]),
         .library(name: "DeviceOS", targets: ["DeviceOS"]),
         .library(name: "FirebaseAuthCore", targets: ["FirebaseAuthCore"]),
@@ -33,7 +29,6 @@ let package = Package(
         // `import Firebase`, the SDK's umbrella: FirebaseCore and FirebaseAuth.
         .library(name: "Firebase", targets: ["Firebase"]),
         .library(name: "AuthsimTesting", targets: ["AuthsimTesting"]),
-        .library(name: "RedirectInterceptor", targets: ["RedirectInterceptor"]),
         .library(name: "DeviceLink", targets: ["DeviceLink"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
         .executable(name: "apns-sender", targets: ["apns-sender"]),

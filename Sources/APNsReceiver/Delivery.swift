@@ -10,7 +10,7 @@ import Utilities
 /// Called off the connection's event loop; a slow handler never delays APNs answers. The receiver
 /// hands pushes over in batches (``deliver(batch:)``), oldest first: whatever was accepted while
 /// the previous batch was being handed over.
-public protocol PushDeliveryHandler: Sendable {
+package protocol PushDeliveryHandler: Sendable {
     func deliver(_ push: AcceptedPush) async
     /// The pushes accepted since the last batch, oldest first. By default each is given to
     /// ``deliver(_:)`` at once, none waiting for another. A delivery latency counts from when
@@ -19,7 +19,7 @@ public protocol PushDeliveryHandler: Sendable {
 }
 
 extension PushDeliveryHandler {
-    public func deliver(batch: [AcceptedPush]) async {
+    package func deliver(batch: [AcceptedPush]) async {
         await withTaskGroup(of: Void.self) { group in
             for push in batch { group.addTask { await self.deliver(push) } }
         }
@@ -71,8 +71,8 @@ final class DeliveryQueue: Sendable {
 }
 
 /// A delivery handler built from a closure.
-public struct ClosureDeliveryHandler: PushDeliveryHandler {
+package struct ClosureDeliveryHandler: PushDeliveryHandler {
     private let body: @Sendable (AcceptedPush) async -> Void
-    public init(_ body: @escaping @Sendable (AcceptedPush) async -> Void) { self.body = body }
-    public func deliver(_ push: AcceptedPush) async { await body(push) }
+    package init(_ body: @escaping @Sendable (AcceptedPush) async -> Void) { self.body = body }
+    package func deliver(_ push: AcceptedPush) async { await body(push) }
 }

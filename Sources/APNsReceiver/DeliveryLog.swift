@@ -15,71 +15,71 @@ import Darwin
 /// fields, ten of them reference-counted, was more than half of the receiver's calls into the
 /// Swift runtime per push with its device gateway. The fields are constants of the box, read without an
 /// exclusivity check; setting one (rare: tests, a fault's `dropped`) makes a new box.
-public struct AcceptedPush: Sendable, Hashable {
-    public var receivedAt: Date {
+package struct AcceptedPush: Sendable, Hashable {
+    package var receivedAt: Date {
         get { box.fields.receivedAt }
         set { box = Box(box.fields, changing: { $0.receivedAt = newValue }) }
     }
-    public var environment: APNsEnvironment {
+    package var environment: APNsEnvironment {
         get { box.fields.environment }
         set { box = Box(box.fields, changing: { $0.environment = newValue }) }
     }
-    public var apnsID: String {
+    package var apnsID: String {
         get { box.fields.apnsID }
         set { box = Box(box.fields, changing: { $0.apnsID = newValue }) }
     }
-    public var apnsUniqueID: String? {
+    package var apnsUniqueID: String? {
         get { box.fields.apnsUniqueID }
         set { box = Box(box.fields, changing: { $0.apnsUniqueID = newValue }) }
     }
-    public var deviceToken: DeviceToken {
+    package var deviceToken: DeviceToken {
         get { box.fields.deviceToken }
         set { box = Box(box.fields, changing: { $0.deviceToken = newValue }) }
     }
-    public var topic: String {
+    package var topic: String {
         get { box.fields.topic }
         set { box = Box(box.fields, changing: { $0.topic = newValue }) }
     }
-    public var bundleID: String {
+    package var bundleID: String {
         get { box.fields.bundleID }
         set { box = Box(box.fields, changing: { $0.bundleID = newValue }) }
     }
-    public var pushType: APNsPushType {
+    package var pushType: APNsPushType {
         get { box.fields.pushType }
         set { box = Box(box.fields, changing: { $0.pushType = newValue }) }
     }
-    public var priority: APNsPriority {
+    package var priority: APNsPriority {
         get { box.fields.priority }
         set { box = Box(box.fields, changing: { $0.priority = newValue }) }
     }
-    public var expiration: Int? {
+    package var expiration: Int? {
         get { box.fields.expiration }
         set { box = Box(box.fields, changing: { $0.expiration = newValue }) }
     }
-    public var collapseID: String? {
+    package var collapseID: String? {
         get { box.fields.collapseID }
         set { box = Box(box.fields, changing: { $0.collapseID = newValue }) }
     }
-    public var teamID: String {
+    package var teamID: String {
         get { box.fields.teamID }
         set { box = Box(box.fields, changing: { $0.teamID = newValue }) }
     }
-    public var keyID: String {
+    package var keyID: String {
         get { box.fields.keyID }
         set { box = Box(box.fields, changing: { $0.keyID = newValue }) }
     }
     /// The payload exactly as received (valid JSON: it was parsed before acceptance).
-    public var payload: [UInt8] {
+    package var payload: [UInt8] {
         get { box.fields.payload }
         set { box = Box(box.fields, changing: { $0.payload = newValue }) }
     }
     /// `aps` held only `content-available: 1`.
-    public var isBackground: Bool {
+    package var isBackground: Bool {
         get { box.fields.isBackground }
         set { box = Box(box.fields, changing: { $0.isBackground = newValue }) }
     }
     /// A fault told the receiver to answer 200 and never deliver.
-    public var dropped: Bool {
+    package var dropped: Bool {
         get { box.fields.dropped }
         set { box = Box(box.fields, changing: { $0.dropped = newValue }) }
     }
@@ -125,31 +125,31 @@ public struct AcceptedPush: Sendable, Hashable {
                           teamID: teamID, keyID: keyID, payload: payload, isBackground: isBackground, dropped: dropped))
     }
 
-    public static func == (lhs: AcceptedPush, rhs: AcceptedPush) -> Bool {
+    package static func == (lhs: AcceptedPush, rhs: AcceptedPush) -> Bool {
         lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
     }
 
-    public func hash(into hasher: inout Hasher) { box.fields.hash(into: &hasher) }
+    package func hash(into hasher: inout Hasher) { box.fields.hash(into: &hasher) }
 }
 
 /// The durable delivery log: one JSON line per push answered 200, written (with `write(2)`, so it
 /// survives the receiver being killed) before the answer is sent.
 ///
 /// Nothing is held in memory: ``entries(in:)`` reads the file.
-public final class DeliveryLog: Sendable {
-    public var file: URL { lines.file }
+package final class DeliveryLog: Sendable {
+    package var file: URL { lines.file }
     private let lines: AppendOnlyFile
     /// Also `fsync` after each line (survives a machine crash; much slower).
-    public let syncEachWrite: Bool
+    package let syncEachWrite: Bool
 
     /// Opens (creating) `file` for appending.
-    public init(file: URL, syncEachWrite: Bool = false) throws(ReceiverError) {
+    package init(file: URL, syncEachWrite: Bool = false) throws(ReceiverError) {
         do { lines = try AppendOnlyFile(file: file, what: "the delivery log") } catch { throw ReceiverError(.storage, error.message) }
         self.syncEachWrite = syncEachWrite
     }
 
     /// Appends one push. Returns only once the line is in the file (the kernel has it).
-    public func append(_ push: AcceptedPush) throws(ReceiverError) {
+    package func append(_ push: AcceptedPush) throws(ReceiverError) {
         var line: [UInt8] = []
         Self.encode(push, into: &line)
         try append(lines: line)
@@ -161,22 +161,22 @@ public final class DeliveryLog: Sendable {
     }
 
     /// One log line.
-    public struct Entry: Codable, Sendable, Hashable {
-        public var time: String
-        public var environment: APNsEnvironment
-        public var apnsID: String
-        public var apnsUniqueID: String?
-        public var deviceToken: String
-        public var topic: String
-        public var pushType: String
-        public var priority: Int
-        public var expiration: Int?
-        public var collapseID: String?
-        public var teamID: String
-        public var keyID: String
-        public var background: Bool
-        public var dropped: Bool
-        public var payloadBytes: Int
+    package struct Entry: Codable, Sendable, Hashable {
+        package var time: String
+        package var environment: APNsEnvironment
+        package var apnsID: String
+        package var apnsUniqueID: String?
+        package var deviceToken: String
+        package var topic: String
+        package var pushType: String
+        package var priority: Int
+        package var expiration: Int?
+        package var collapseID: String?
+        package var teamID: String
+        package var keyID: String
+        package var background: Bool
+        package var dropped: Bool
+        package var payloadBytes: Int
         enum CodingKeys: String, CodingKey {
             case time, environment, apnsID = "apns-id", apnsUniqueID = "apns-unique-id", deviceToken = "device-token"
             case topic, pushType = "push-type", priority, expiration, collapseID = "collapse-id", teamID = "team-id"
@@ -185,11 +185,11 @@ public final class DeliveryLog: Sendable {
     }
 
     /// Reads a delivery log. A torn last line (a write cut by a kill) is skipped.
-    public static func entries(in file: URL) throws(ReceiverError) -> [Entry] { try read(file).records }
+    package static func entries(in file: URL) throws(ReceiverError) -> [Entry] { try read(file).records }
 
     /// Reads a delivery log: its entries, and the lines that are not entries (a line cut by a
     /// kill, which a restarted receiver ended before appending, is one).
-    public static func read(_ file: URL) throws(ReceiverError) -> JSONLinesRead<Entry> {
+    package static func read(_ file: URL) throws(ReceiverError) -> JSONLinesRead<Entry> {
         let decoder = JSONDecoder()
         do { return try AppendOnlyFile.lines(in: file, what: "the delivery log") { try decoder.decode(Entry.self, from: $0) } } catch {
             throw ReceiverError(.storage, error.message)
@@ -200,7 +200,7 @@ public final class DeliveryLog: Sendable {
     /// not one), read in pieces: a large log is counted without being held in memory as
     /// ``entries(in:)`` holds it. A receiver that restarts after a kill ends a cut line before it
     /// appends, so a log that went through one may count a line more than ``entries(in:)`` decodes.
-    public static func count(in file: URL) throws(ReceiverError) -> Int {
+    package static func count(in file: URL) throws(ReceiverError) -> Int {
         let handle: FileHandle
         do { handle = try FileHandle(forReadingFrom: file) } catch {
             throw ReceiverError(.storage, "cannot read \(file.path): \(error.localizedDescription)")

@@ -4,8 +4,8 @@ import Synchronization
 import Utilities
 
 /// A device token APNs knows: issued in one environment, for one app.
-public struct RegisteredDevice: Codable, Sendable, Hashable {
-    public enum State: String, Codable, Sendable {
+package struct RegisteredDevice: Codable, Sendable, Hashable {
+    package enum State: String, Codable, Sendable {
         /// Pushes are accepted.
         case active
         /// The app was uninstalled or stopped accepting pushes: 410 `Unregistered`.
@@ -14,17 +14,17 @@ public struct RegisteredDevice: Codable, Sendable, Hashable {
         case expired
     }
 
-    public var token: DeviceToken
-    public var environment: APNsEnvironment
+    package var token: DeviceToken
+    package var environment: APNsEnvironment
     /// The bundle ID of the app the token belongs to.
-    public var bundleID: String
-    public var state: State
+    package var bundleID: String
+    package var state: State
     /// When the token stopped being valid, in milliseconds since the epoch (410's `timestamp`).
-    public var invalidSince: Int64?
+    package var invalidSince: Int64?
     /// A name for timelines ("iPhone 15, debug build").
-    public var label: String?
+    package var label: String?
 
-    public init(token: DeviceToken, environment: APNsEnvironment, bundleID: String, state: State = .active,
+    package init(token: DeviceToken, environment: APNsEnvironment, bundleID: String, state: State = .active,
                 invalidSince: Int64? = nil, label: String? = nil) {
         self.token = token
         self.environment = environment
@@ -48,7 +48,7 @@ public struct RegisteredDevice: Codable, Sendable, Hashable {
 /// kept current as the store announces changes; changes go to the store first
 /// (``apply(_:)``), and a refusal that rests on the registry is checked against the store's latest
 /// version before it is answered (``catchUp()``).
-public final class DeviceRegistry: Sendable {
+package final class DeviceRegistry: Sendable {
     private struct Key: Hashable {
         let environment: APNsEnvironment
         let token: String
@@ -65,18 +65,18 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// The file the registry lives in; `nil` for an in-memory registry.
-    public let file: URL?
+    package let file: URL?
     /// The fleet's registry this is a copy of; `nil` for a file or an in-memory registry.
-    public let shared: (any SharedDeviceRegistry)?
+    package let shared: (any SharedDeviceRegistry)?
     /// A fleet's copy: the fleet's fault plan, kept current with the devices (its changes share
     /// their versions). `nil` for a file or an in-memory registry.
-    public let fleetFaults: FaultPlan?
+    package let fleetFaults: FaultPlan?
     private let state: Mutex<State>
     /// A fleet's copy: its reads of the store, shared by the callers that arrive together.
     private let catchUps = CoalescedReads<ReceiverError>()
 
     /// An in-memory registry.
-    public init(devices: [RegisteredDevice] = []) {
+    package init(devices: [RegisteredDevice] = []) {
         file = nil
         shared = nil
         fleetFaults = nil
@@ -88,7 +88,7 @@ public final class DeviceRegistry: Sendable {
     /// A registry stored in `file` (created on first change).
     ///
     /// - Throws: ``ReceiverError`` when the file exists but is not a registry.
-    public init(file: URL) throws(ReceiverError) {
+    package init(file: URL) throws(ReceiverError) {
         self.file = file
         shared = nil
         fleetFaults = nil
@@ -99,7 +99,7 @@ public final class DeviceRegistry: Sendable {
     /// A copy of a fleet's registry: read whole now, then kept current as `shared` announces
     /// changes (unless `following` is false: a command that reads or changes the registry once
     /// needs no announcements, nor the connection that hears them).
-    public init(shared: any SharedDeviceRegistry, following: Bool = true) async throws(ReceiverError) {
+    package init(shared: any SharedDeviceRegistry, following: Bool = true) async throws(ReceiverError) {
         file = nil
         self.shared = shared
         fleetFaults = FaultPlan(shared: shared)
@@ -118,7 +118,7 @@ public final class DeviceRegistry: Sendable {
     ///
     /// Callers that arrive while a read is under way share the next read, which starts after
     /// that one: a flood of refused pushes costs one query per round trip, not one each.
-    public func catchUp() async throws(ReceiverError) {
+    package func catchUp() async throws(ReceiverError) {
         guard shared != nil else { return }
         try await catchUps.run { [self] () throws(ReceiverError) in try await readChanges() }
     }
@@ -140,20 +140,20 @@ public final class DeviceRegistry: Sendable {
     /// The fault plan a receiver on this registry applies, with `rules` (`--fault`) at start: its
     /// own plan of `rules`; for a fleet's copy, the fleet's plan, which `rules` replace when given
     /// (a node started without `--fault` leaves the fleet's plan as it is).
-    public func faultPlan(starting rules: [FaultRule]) async throws(ReceiverError) -> FaultPlan {
+    package func faultPlan(starting rules: [FaultRule]) async throws(ReceiverError) -> FaultPlan {
         guard let fleetFaults else { return FaultPlan(rules) }
         if !rules.isEmpty { try await fleetFaults.change(.replace(rules)) }
         return fleetFaults
     }
 
     /// The version of the fleet's records this copy holds (0 for a file or in-memory registry).
-    public var version: Int64 { state.withLock { $0.version } }
+    package var version: Int64 { state.withLock { $0.version } }
 
     /// Makes `change`: in a fleet's store first (this copy then has it at once; the others when
     /// the store tells them), else as the synchronous methods do.
     /// - Returns: whether an invalidated or removed token was known (always true for `register`).
     @discardableResult
-    public func apply(_ change: DeviceChange) async throws(ReceiverError) -> Bool {
+    package func apply(_ change: DeviceChange) async throws(ReceiverError) -> Bool {
         guard let shared else {
             switch change {
             case .register(let device): try register(device); return true
@@ -175,7 +175,7 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// The device registered under `token` in `environment`, if any.
-    public func lookup(_ token: DeviceToken, in environment: APNsEnvironment) -> RegisteredDevice? {
+    package func lookup(_ token: DeviceToken, in environment: APNsEnvironment) -> RegisteredDevice? {
         let key = Key(environment: environment, token: token.hex)
         if let device = state.withLock({ $0.devices[key] }) { return device }
         guard file != nil, (try? reload(force: false)) == true else { return nil }
@@ -183,7 +183,7 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Every registered device, sorted by environment, bundle ID and token.
-    public var all: [RegisteredDevice] {
+    package var all: [RegisteredDevice] {
         _ = try? reload(force: false)
         return state.withLock { Array($0.devices.values) }.sorted {
             ($0.environment.rawValue, $0.bundleID, $0.token.hex) < ($1.environment.rawValue, $1.bundleID, $1.token.hex)
@@ -191,14 +191,14 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Adds or replaces a device.
-    public func register(_ device: RegisteredDevice) throws(ReceiverError) {
+    package func register(_ device: RegisteredDevice) throws(ReceiverError) {
         try mutate { $0[Key(environment: device.environment, token: device.token.hex)] = device }
     }
 
     /// Marks a token unregistered (410 `Unregistered`) or expired (410 `ExpiredToken`) from `time`.
     /// - Returns: whether the token was known.
     @discardableResult
-    public func invalidate(_ token: DeviceToken, in environment: APNsEnvironment, as newState: RegisteredDevice.State,
+    package func invalidate(_ token: DeviceToken, in environment: APNsEnvironment, as newState: RegisteredDevice.State,
                            at time: Date) throws(ReceiverError) -> Bool {
         var found = false
         try mutate { devices in
@@ -214,7 +214,7 @@ public final class DeviceRegistry: Sendable {
 
     /// Forgets a token entirely (it becomes `BadDeviceToken`).
     @discardableResult
-    public func remove(_ token: DeviceToken, in environment: APNsEnvironment) throws(ReceiverError) -> Bool {
+    package func remove(_ token: DeviceToken, in environment: APNsEnvironment) throws(ReceiverError) -> Bool {
         var found = false
         try mutate { found = $0.removeValue(forKey: Key(environment: environment, token: token.hex)) != nil }
         return found

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// A fault the receiver injects, for testing how providers and apps cope.
-public enum Fault: Sendable, Hashable, CustomStringConvertible {
+package enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// Answer (and deliver) only after this many milliseconds.
     case delay(milliseconds: Int)
     /// Answer 200 but never deliver: the push that never arrives.
@@ -23,7 +23,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .delay(let ms): return "delay=\(ms)"
         case .drop: return "drop"
@@ -36,7 +36,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
 
 /// A fault as text: its spec, as `push-receiver --fault` takes it (`drop`, `delay=250`).
 extension Fault: Codable {
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let spec = try container.decode(String.self)
         do throws(ReceiverError) { self = try FaultRule(parsing: spec).fault } catch {
@@ -44,25 +44,25 @@ extension Fault: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }
 }
 
 /// One rule of a fault plan: which pushes it applies to and how many times.
-public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
-    public var fault: Fault
+package struct FaultRule: Sendable, Hashable, CustomStringConvertible {
+    package var fault: Fault
     /// Only pushes to this token; `nil`: any.
-    public var deviceToken: DeviceToken?
+    package var deviceToken: DeviceToken?
     /// Only this environment; `nil`: both.
-    public var environment: APNsEnvironment?
+    package var environment: APNsEnvironment?
     /// How many pushes it applies to; `nil`: all.
-    public var count: Int?
+    package var count: Int?
     /// The share of matching pushes it applies to (0 < p ≤ 1); `nil`: every one.
-    public var probability: Double?
+    package var probability: Double?
 
-    public init(_ fault: Fault, deviceToken: DeviceToken? = nil, environment: APNsEnvironment? = nil, count: Int? = nil,
+    package init(_ fault: Fault, deviceToken: DeviceToken? = nil, environment: APNsEnvironment? = nil, count: Int? = nil,
                 probability: Double? = nil) {
         self.fault = fault
         self.deviceToken = deviceToken
@@ -73,7 +73,7 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `FAULT[,token=HEX][,environment=sandbox|production][,count=N]` where FAULT is
     /// `delay=MS`, `drop`, `reject=REASON`, `goaway=REASON` or `refuse-stream`.
-    public init(parsing spec: String) throws(ReceiverError) {
+    package init(parsing spec: String) throws(ReceiverError) {
         var fault: Fault?
         var token: DeviceToken?
         var environment: APNsEnvironment?
@@ -130,7 +130,7 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
         self.init(fault, deviceToken: token, environment: environment, count: count, probability: probability)
     }
 
-    public var description: String {
+    package var description: String {
         var text = fault.description
         if let deviceToken { text += ",token=\(deviceToken.hex)" }
         if let environment { text += ",environment=\(environment)" }
@@ -142,7 +142,7 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
 
 /// A change to a fault plan: what `--fault`, `push-receiver faults` and the inspector's Faults
 /// page ask of it.
-public enum FaultPlanChange: Sendable, Hashable {
+package enum FaultPlanChange: Sendable, Hashable {
     /// Appends a rule.
     case add(FaultRule)
     /// Puts these rules in place of the current ones, at once.
@@ -153,11 +153,11 @@ public enum FaultPlanChange: Sendable, Hashable {
 
 /// A fleet's fault plan as of one version of the fleet's registry (the plan shares its versions):
 /// the rules, each counted rule with the uses it had left when read.
-public struct FaultPlanRecord: Sendable, Hashable {
-    public var rules: [FaultRule]
-    public var version: Int64
+package struct FaultPlanRecord: Sendable, Hashable {
+    package var rules: [FaultRule]
+    package var version: Int64
 
-    public init(rules: [FaultRule], version: Int64) {
+    package init(rules: [FaultRule], version: Int64) {
         self.rules = rules
         self.version = version
     }
@@ -165,10 +165,10 @@ public struct FaultPlanRecord: Sendable, Hashable {
 
 /// One use of a counted rule of a fleet's plan, to be claimed in the store before it applies, so
 /// that `count=N` applies to N pushes of the whole fleet.
-public struct FaultClaim: Sendable, Hashable {
+package struct FaultClaim: Sendable, Hashable {
     /// The plan's version and the rule's place in it.
-    public var planVersion: Int64
-    public var position: Int
+    package var planVersion: Int64
+    package var position: Int
 }
 
 /// The faults a receiver injects. The first matching rule with uses left applies to a push.
@@ -178,7 +178,7 @@ public struct FaultClaim: Sendable, Hashable {
 /// rule's use is claimed in the store before it applies (``claim(_:)``), so that `count=N`
 /// means N pushes fleet-wide; the copy is kept current with the device registry's copy, whose
 /// versions it shares.
-public final class FaultPlan: Sendable {
+package final class FaultPlan: Sendable {
     private struct State {
         var rules: [FaultRule]
         /// A fleet's copy: the plan's version, and its counted rules this receiver found used up.
@@ -187,9 +187,9 @@ public final class FaultPlan: Sendable {
     }
     private let state: Mutex<State>
     /// The fleet's store this plan is a copy of; `nil` for a receiver's own plan.
-    public let shared: (any SharedDeviceRegistry)?
+    package let shared: (any SharedDeviceRegistry)?
 
-    public init(_ rules: [FaultRule] = []) {
+    package init(_ rules: [FaultRule] = []) {
         state = Mutex(State(rules: rules))
         shared = nil
     }
@@ -202,11 +202,11 @@ public final class FaultPlan: Sendable {
     }
 
     /// Appends a rule to a receiver's own plan (a fleet's changes through ``change(_:)``).
-    public func add(_ rule: FaultRule) throws(ReceiverError) { try mutate { $0.append(rule) } }
+    package func add(_ rule: FaultRule) throws(ReceiverError) { try mutate { $0.append(rule) } }
     /// Removes every rule of a receiver's own plan.
-    public func clear() throws(ReceiverError) { try mutate { $0.removeAll() } }
+    package func clear() throws(ReceiverError) { try mutate { $0.removeAll() } }
     /// Puts `rules` in place of a receiver's own plan's, at once.
-    public func replace(with new: [FaultRule]) throws(ReceiverError) { try mutate { $0 = new } }
+    package func replace(with new: [FaultRule]) throws(ReceiverError) { try mutate { $0 = new } }
 
     private func mutate(_ change: (inout [FaultRule]) -> Void) throws(ReceiverError) {
         if let shared {
@@ -217,7 +217,7 @@ public final class FaultPlan: Sendable {
 
     /// Makes `change`: in a fleet's store first (this copy has it when this returns; the other
     /// receivers when the store tells them), else at once.
-    public func change(_ change: FaultPlanChange) async throws(ReceiverError) {
+    package func change(_ change: FaultPlanChange) async throws(ReceiverError) {
         guard let shared else {
             switch change {
             case .add(let rule): try add(rule)
@@ -230,7 +230,7 @@ public final class FaultPlan: Sendable {
     }
 
     /// The rules, each counted rule with the uses left (a fleet's: as the store has them now).
-    public func rules() async throws(ReceiverError) -> [FaultRule] {
+    package func rules() async throws(ReceiverError) -> [FaultRule] {
         guard let shared else { return current }
         let record = try await shared.faultPlan()
         install(record)
@@ -238,7 +238,7 @@ public final class FaultPlan: Sendable {
     }
 
     /// The rules as this copy has them (a fleet's counts as of the copy's last read or claim).
-    public var current: [FaultRule] {
+    package var current: [FaultRule] {
         state.withLock { state in
             state.rules.enumerated().compactMap { index, rule in state.spent.contains(index) ? nil : rule }
         }

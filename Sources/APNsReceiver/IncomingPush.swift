@@ -1,7 +1,7 @@
 import APNsWire
 
 /// One request as it arrived on a stream.
-public struct IncomingPush: Sendable {
+package struct IncomingPush: Sendable {
     /// What the request's head says as APNs reads it, and the checks that read only the head:
     /// made once and shared by every push that repeats the head (a provider sends the same
     /// header block push after push, and the receiver keeps the last head it read).
@@ -32,20 +32,20 @@ public struct IncomingPush: Sendable {
 
     let head: Head
     /// The body, kept up to ``PushValidator/maximumBufferedBody`` bytes.
-    public let body: [UInt8]
+    package let body: [UInt8]
     /// The body's full length, even when more arrived than was kept.
-    public let bodyLength: Int
+    package let bodyLength: Int
 
-    public var method: String? { head.method }
-    public var path: String? { head.path }
+    package var method: String? { head.method }
+    package var path: String? { head.path }
     /// Regular (non-pseudo) headers, names lowercase, in arrival order.
-    public var headers: [(name: String, value: String)] { head.headers }
+    package var headers: [(name: String, value: String)] { head.headers }
     /// The headers APNs reads, found in one pass over ``headers``.
-    public var known: KnownHeaders { head.known }
+    package var known: KnownHeaders { head.known }
     /// What follows `/3/device/` in the path; nil when the path does not start so.
-    public var deviceTokenText: String? { head.deviceTokenText }
+    package var deviceTokenText: String? { head.deviceTokenText }
 
-    public init(method: String?, path: String?, headers: [(name: String, value: String)], body: [UInt8], bodyLength: Int? = nil) {
+    package init(method: String?, path: String?, headers: [(name: String, value: String)], body: [UInt8], bodyLength: Int? = nil) {
         self.init(head: Head(method: method, path: path, headers: headers), body: body, bodyLength: bodyLength)
     }
 
@@ -56,7 +56,7 @@ public struct IncomingPush: Sendable {
     }
 
     /// The first value of the header `name` (lowercase).
-    public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+    package func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
 }
 
 /// The headers APNs reads and allows once each, by name, and the first that came twice.
@@ -64,16 +64,16 @@ public struct IncomingPush: Sendable {
 /// One pass over the request's headers comparing bytes: a push carries a handful of headers and
 /// the receiver checks every push, so this replaces a linear search by string per header APNs
 /// reads and a set lookup per header (a quarter of the receiver's checking time).
-public struct KnownHeaders: Sendable {
-    public private(set) var authorization: String?
-    public private(set) var id: String?
-    public private(set) var expiration: String?
-    public private(set) var priority: String?
-    public private(set) var topic: String?
-    public private(set) var collapseID: String?
-    public private(set) var pushType: String?
+package struct KnownHeaders: Sendable {
+    package private(set) var authorization: String?
+    package private(set) var id: String?
+    package private(set) var expiration: String?
+    package private(set) var priority: String?
+    package private(set) var topic: String?
+    package private(set) var collapseID: String?
+    package private(set) var pushType: String?
     /// The first header APNs allows once that came again (`DuplicateHeaders`), as it came.
-    public private(set) var repeated: (name: String, value: String)?
+    package private(set) var repeated: (name: String, value: String)?
 
     init(_ headers: [(name: String, value: String)]) {
         for header in headers {

@@ -9,21 +9,21 @@ import NIOTLS
 import Synchronization
 
 /// Where the receiver listens.
-public struct ReceiverListener: Sendable, Hashable {
-    public enum Transport: String, Sendable, Hashable {
+package struct ReceiverListener: Sendable, Hashable {
+    package enum Transport: String, Sendable, Hashable {
         /// TLS 1.2+; HTTP/2 whether the client offers ALPN `h2` or nothing at all.
         case tls
         /// HTTP/2 with prior knowledge, no TLS (for `h2load`, `curl --http2-prior-knowledge`).
         case cleartext
     }
-    public var host: String
+    package var host: String
     /// 0 picks a free port (see ``PushReceiver/BoundListener``).
-    public var port: Int
+    package var port: Int
     /// The environment of connections that do not name an Apple host in TLS SNI.
-    public var environment: APNsEnvironment
-    public var transport: Transport
+    package var environment: APNsEnvironment
+    package var transport: Transport
 
-    public init(host: String = "127.0.0.1", port: Int, environment: APNsEnvironment, transport: Transport = .tls) {
+    package init(host: String = "127.0.0.1", port: Int, environment: APNsEnvironment, transport: Transport = .tls) {
         self.host = host
         self.port = port
         self.environment = environment
@@ -32,31 +32,31 @@ public struct ReceiverListener: Sendable, Hashable {
 }
 
 /// Everything a receiver is made of.
-public struct PushReceiverConfiguration: Sendable {
-    public var listeners: [ReceiverListener]
+package struct PushReceiverConfiguration: Sendable {
+    package var listeners: [ReceiverListener]
     /// The certificate chain (PEM, leaf first) and private key (PEM) presented over TLS.
-    public var certificateChainPEM: String
-    public var privateKeyPEM: String
+    package var certificateChainPEM: String
+    package var privateKeyPEM: String
     /// The provider keys APNs trusts.
-    public var trustedKeys: [TrustedProviderKey]
-    public var registry: DeviceRegistry
-    public var deliveryLog: DeliveryLog
+    package var trustedKeys: [TrustedProviderKey]
+    package var registry: DeviceRegistry
+    package var deliveryLog: DeliveryLog
     /// A fleet's log (``SharedDeliveryLog``): when set, pushes are kept there instead of in ``deliveryLog``'s file.
-    public var sharedLog: (any SharedDeliveryLog)?
-    public var faults: FaultPlan
-    public var delivery: (any PushDeliveryHandler)?
-    public var policy: ReceiverPolicy
-    public var clock: any WallClock
-    public var logger: Logger
-    public var observer: (@Sendable (ReceiverEvent) -> Void)?
+    package var sharedLog: (any SharedDeliveryLog)?
+    package var faults: FaultPlan
+    package var delivery: (any PushDeliveryHandler)?
+    package var policy: ReceiverPolicy
+    package var clock: any WallClock
+    package var logger: Logger
+    package var observer: (@Sendable (ReceiverEvent) -> Void)?
     /// Whether ``observer`` hears of every accepted push (`.accepted`). An observer that reads only
     /// other events says no: an `.accepted` event is made and handed to it on the receiver's event
     /// loop, push after push.
-    public var observesAcceptedPushes = true
+    package var observesAcceptedPushes = true
     /// Event-loop threads; defaults to one per core.
-    public var threads: Int
+    package var threads: Int
 
-    public init(listeners: [ReceiverListener], certificateChainPEM: String, privateKeyPEM: String,
+    package init(listeners: [ReceiverListener], certificateChainPEM: String, privateKeyPEM: String,
                 trustedKeys: [TrustedProviderKey], registry: DeviceRegistry, deliveryLog: DeliveryLog,
                 faults: FaultPlan = FaultPlan(), delivery: (any PushDeliveryHandler)? = nil,
                 policy: ReceiverPolicy = ReceiverPolicy(), clock: any WallClock = SystemWallClock(),
@@ -88,19 +88,19 @@ public struct PushReceiverConfiguration: Sendable {
 /// print(receiver.listeners)   // where it listens
 /// try await receiver.shutdown()
 /// ```
-public final class PushReceiver: Sendable {
+package final class PushReceiver: Sendable {
     /// A listener and the port it got.
-    public struct BoundListener: Sendable, Hashable, CustomStringConvertible {
-        public let listener: ReceiverListener
-        public let port: Int
-        public var description: String {
+    package struct BoundListener: Sendable, Hashable, CustomStringConvertible {
+        package let listener: ReceiverListener
+        package let port: Int
+        package var description: String {
             let scheme = listener.transport == .tls ? "https" : "http (h2 prior knowledge)"
             return "\(scheme)://\(listener.host):\(port) → \(listener.environment)"
         }
     }
 
-    public let listeners: [BoundListener]
-    public let configuration: PushReceiverConfiguration
+    package let listeners: [BoundListener]
+    package let configuration: PushReceiverConfiguration
     private let group: MultiThreadedEventLoopGroup
     private let serverChannels: [Channel]
     private let connections: ConnectionSet
@@ -117,7 +117,7 @@ public final class PushReceiver: Sendable {
     /// Binds every listener and starts answering.
     ///
     /// - Throws: ``ReceiverError`` when the certificate or key can't be used or a port can't be bound.
-    public static func start(_ configuration: PushReceiverConfiguration) async throws(ReceiverError) -> PushReceiver {
+    package static func start(_ configuration: PushReceiverConfiguration) async throws(ReceiverError) -> PushReceiver {
         guard !configuration.listeners.isEmpty else { throw ReceiverError(.configuration, "no listener configured") }
         let sslContext: NIOSSLContext?
         if configuration.listeners.contains(where: { $0.transport == .tls }) {
@@ -175,7 +175,7 @@ public final class PushReceiver: Sendable {
     }
 
     /// The first bound port for an environment and transport.
-    public func port(for environment: APNsEnvironment, transport: ReceiverListener.Transport = .tls) -> Int? {
+    package func port(for environment: APNsEnvironment, transport: ReceiverListener.Transport = .tls) -> Int? {
         listeners.first { $0.listener.environment == environment && $0.listener.transport == transport }?.port
     }
 
@@ -186,7 +186,7 @@ public final class PushReceiver: Sendable {
     /// busy, would otherwise hold the stop up); one with requests in flight gets their answers
     /// first, for ``GoAwayTiming/grace`` at most. TLS does not wait long for the client's
     /// close_notify (``PushReceiver/closeNotifyWait``).
-    public func shutdown() async {
+    package func shutdown() async {
         for channel in serverChannels { try? await channel.close() }
         let open = connections.all
         for channel in open {

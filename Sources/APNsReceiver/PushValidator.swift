@@ -4,17 +4,17 @@ import Foundation
 
 /// What a connection remembers about provider tokens, as APNs does: the team bound on the first
 /// authenticated push, and the current token and since when.
-public struct ConnectionAuthState: Sendable {
-    public var boundTeam: String?
+package struct ConnectionAuthState: Sendable {
+    package var boundTeam: String?
     /// Makes the connection's `apns-id`s and `apns-unique-id`s.
-    public var ids = RandomIDs()
+    package var ids = RandomIDs()
     /// The provider token this connection uses now, checked.
     var current: ConnectionToken?
     /// The `authorization` header that last carried ``current``'s token, as it came.
     var currentHeader: String?
     /// How many distinct tokens this connection accepted.
-    public internal(set) var tokensAccepted = 0
-    public init() {}
+    package internal(set) var tokensAccepted = 0
+    package init() {}
 }
 
 /// A provider token a connection accepted, and when: held by reference, so a push that carries
@@ -36,18 +36,18 @@ final class ConnectionToken: Sendable {
 }
 
 /// A refusal: the reason APNs gives, and what exactly was wrong (for logs and explanations).
-public struct PushRejection: Sendable, Hashable, Error {
-    public var reason: APNsReason
-    public var detail: String
+package struct PushRejection: Sendable, Hashable, Error {
+    package var reason: APNsReason
+    package var detail: String
     /// 410 only: when the token stopped being valid (ms since the epoch).
-    public var timestamp: Int64?
+    package var timestamp: Int64?
     /// `InvalidProviderToken` from the token's check: what exactly was wrong with it (an unknown key,
     /// a bad signature…), for `explain` to decide by, not by the detail's words.
-    public var providerTokenProblem: ProviderTokenError.Code?
+    package var providerTokenProblem: ProviderTokenError.Code?
     /// The request's `apns-topic`, as it came (nil when it had none): set by the receiver for the
     /// rejection log, not by the checks.
-    public var topic: String?
-    public init(_ reason: APNsReason, _ detail: String, timestamp: Int64? = nil, providerTokenProblem: ProviderTokenError.Code? = nil,
+    package var topic: String?
+    package init(_ reason: APNsReason, _ detail: String, timestamp: Int64? = nil, providerTokenProblem: ProviderTokenError.Code? = nil,
                 topic: String? = nil) {
         self.reason = reason
         self.detail = detail
@@ -55,23 +55,23 @@ public struct PushRejection: Sendable, Hashable, Error {
         self.providerTokenProblem = providerTokenProblem
         self.topic = topic
     }
-    public var status: Int { reason.status ?? 500 }
+    package var status: Int { reason.status ?? 500 }
 }
 
 /// Timing and limit rules; Apple's values by default.
-public struct ReceiverPolicy: Sendable {
+package struct ReceiverPolicy: Sendable {
     /// Tokens whose `iat` is older than this are `ExpiredProviderToken` (Apple: 1 hour).
-    public var providerTokenMaximumAge: TimeInterval = 3600
+    package var providerTokenMaximumAge: TimeInterval = 3600
     /// A connection may change its token at most this often (Apple: 20 minutes).
-    public var providerTokenMinimumRefresh: TimeInterval = 1200
+    package var providerTokenMinimumRefresh: TimeInterval = 1200
     /// Tokens issued further than this in the future are refused.
-    public var providerTokenFutureTolerance: TimeInterval = 300
+    package var providerTokenFutureTolerance: TimeInterval = 300
     /// A connection with no traffic for this long gets GOAWAY `IdleTimeout` and is closed; `nil`: never.
-    public var idleTimeout: TimeInterval? = 3600
+    package var idleTimeout: TimeInterval? = 3600
     /// A new connection must finish TLS and send the HTTP/2 preface within this time, or it is
     /// closed: a client that connects and says nothing (or half a ClientHello) cannot hold a socket.
-    public var handshakeTimeout: TimeInterval = 10
-    public init() {}
+    package var handshakeTimeout: TimeInterval = 10
+    package init() {}
 }
 
 /// Checks one push as APNs does, in APNs's order, and decides the answer.
@@ -82,15 +82,15 @@ public struct ReceiverPolicy: Sendable {
 /// and still valid), the provider token, and last the payload.
 ///
 /// Pure apart from the registry read: no I/O, no clock of its own (``validate(_:environment:auth:now:)`` takes `now`).
-public struct PushValidator: Sendable {
+package struct PushValidator: Sendable {
     /// Bodies are kept up to this size; anything longer is `PayloadTooLarge` whatever its type.
-    public static let maximumBufferedBody = 5120
+    package static let maximumBufferedBody = 5120
 
-    public let tokens: ProviderTokenVerifier
-    public let registry: DeviceRegistry
-    public let policy: ReceiverPolicy
+    package let tokens: ProviderTokenVerifier
+    package let registry: DeviceRegistry
+    package let policy: ReceiverPolicy
 
-    public init(tokens: ProviderTokenVerifier, registry: DeviceRegistry, policy: ReceiverPolicy = ReceiverPolicy()) {
+    package init(tokens: ProviderTokenVerifier, registry: DeviceRegistry, policy: ReceiverPolicy = ReceiverPolicy()) {
         self.tokens = tokens
         self.registry = registry
         self.policy = policy
@@ -98,7 +98,7 @@ public struct PushValidator: Sendable {
 
     /// The answer to `request` on a connection in `environment` whose token state is `auth`.
     /// `apnsID` is the ID the answer will carry (the request's if valid, else a new one).
-    public func validate(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
+    package func validate(_ request: IncomingPush, environment: APNsEnvironment, auth: inout ConnectionAuthState,
                          now: Date) -> Result<AcceptedPush, PushRejection> {
         do {
             return .success(try check(request, environment: environment, auth: &auth, now: now))

@@ -2,7 +2,7 @@ import APNsWire
 import Foundation
 
 /// Something the receiver did, for timelines and `authsim explain`.
-public enum ReceiverEvent: Sendable {
+package enum ReceiverEvent: Sendable {
     case accepted(AcceptedPush)
     case rejected(PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String)
     case fault(Fault, environment: APNsEnvironment)
@@ -18,20 +18,20 @@ public enum ReceiverEvent: Sendable {
 }
 
 /// A request the receiver answered with an error, with what it carried.
-public struct RefusedRequest: Sendable {
-    public var receivedAt: Date
-    public var environment: APNsEnvironment
-    public var apnsID: String
+package struct RefusedRequest: Sendable {
+    package var receivedAt: Date
+    package var environment: APNsEnvironment
+    package var apnsID: String
     /// As the path had it (maybe not hex).
-    public var deviceToken: String
+    package var deviceToken: String
     /// Regular headers, names lowercase, in arrival order.
-    public var headers: [(name: String, value: String)]
-    public var payload: [UInt8]
-    public var rejection: PushRejection
+    package var headers: [(name: String, value: String)]
+    package var payload: [UInt8]
+    package var rejection: PushRejection
     /// A fault rule made the receiver refuse it.
-    public var injected: Bool
+    package var injected: Bool
 
-    public init(receivedAt: Date, environment: APNsEnvironment, apnsID: String, deviceToken: String, headers: [(name: String, value: String)],
+    package init(receivedAt: Date, environment: APNsEnvironment, apnsID: String, deviceToken: String, headers: [(name: String, value: String)],
                 payload: [UInt8], rejection: PushRejection, injected: Bool) {
         self.receivedAt = receivedAt
         self.environment = environment
@@ -43,7 +43,7 @@ public struct RefusedRequest: Sendable {
         self.injected = injected
     }
 
-    public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+    package func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
 }
 
 /// An optional observer of receiver events; without one, nothing is recorded (nothing grows under load).

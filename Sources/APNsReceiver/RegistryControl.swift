@@ -17,11 +17,11 @@ import Utilities
 ///
 /// Protocol, one exchange per connection: one JSON ``Request`` and a newline in, one JSON
 /// ``Answer`` and a newline out.
-public final class RegistryControl: Sendable {
+package final class RegistryControl: Sendable {
     /// The socket the receiver listens on.
-    public let socket: URL
+    package let socket: URL
     /// `push-receiver.json` beside the registry file.
-    public let pointer: URL
+    package let pointer: URL
     private let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
     private let serving: Task<Void, Never>
 
@@ -89,11 +89,11 @@ public final class RegistryControl: Sendable {
     }
 
     /// `push-receiver.json` for the registry `file`.
-    public static func pointer(for file: URL) -> URL { file.deletingLastPathComponent().appendingPathComponent("push-receiver.json") }
+    package static func pointer(for file: URL) -> URL { file.deletingLastPathComponent().appendingPathComponent("push-receiver.json") }
 
     /// Starts taking changes for `registry` (a file's; others need none). Another live receiver
     /// on the same registry file is refused: two would each keep their own copy of it.
-    public static func start(registry: DeviceRegistry, runtime: RuntimeDirectory = .standard()) async throws(ReceiverError) -> RegistryControl? {
+    package static func start(registry: DeviceRegistry, runtime: RuntimeDirectory = .standard()) async throws(ReceiverError) -> RegistryControl? {
         guard let file = registry.file else { return nil }
         let pointer = pointer(for: file)
         if let existing = readPointer(pointer), await isListening(existing.socket) {
@@ -124,7 +124,7 @@ public final class RegistryControl: Sendable {
     }
 
     /// Stops taking changes: closes the socket and removes it and the pointer (if still this one's).
-    public func stop() async {
+    package func stop() async {
         try? await server.channel.close()
         // A connected command that never sends its line must not hold the stop up.
         serving.cancel()
@@ -137,7 +137,7 @@ public final class RegistryControl: Sendable {
     /// - Returns: whether the token was known (always true for `register`), or nil when no receiver
     ///   runs on that file (the caller changes the file itself).
     /// - Throws: ``ReceiverError`` when the receiver refused the change or did not answer.
-    public static func send(_ change: DeviceChange, registryFile file: URL) async throws(ReceiverError) -> Bool? {
+    package static func send(_ change: DeviceChange, registryFile file: URL) async throws(ReceiverError) -> Bool? {
         guard let existing = readPointer(pointer(for: file)) else { return nil }
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {

@@ -6,33 +6,33 @@ import Synchronization
 /// push-receiver's record of the pushes it refused: one JSON line each (environment, token,
 /// status, reason, detail), beside the delivery log, which holds exactly the pushes answered 200.
 /// `authsim explain --receiver-state` reads both.
-public final class RejectionLog: Sendable {
-    public var file: URL { lines.file }
+package final class RejectionLog: Sendable {
+    package var file: URL { lines.file }
     private let lines: AppendOnlyFile
 
-    public init(file: URL) throws(ReceiverError) {
+    package init(file: URL) throws(ReceiverError) {
         do { lines = try AppendOnlyFile(file: file, what: "the rejection log") } catch { throw ReceiverError(.storage, error.message) }
     }
 
     /// One refusal.
-    public struct Entry: Codable, Sendable, Hashable {
-        public var time: Date
-        public var environment: APNsEnvironment
-        public var apnsID: String
-        public var deviceToken: String
-        public var status: Int
-        public var reason: APNsReason
-        public var detail: String
+    package struct Entry: Codable, Sendable, Hashable {
+        package var time: Date
+        package var environment: APNsEnvironment
+        package var apnsID: String
+        package var deviceToken: String
+        package var status: Int
+        package var reason: APNsReason
+        package var detail: String
         /// For `InvalidProviderToken` from the token's check: what was wrong with it (absent in
         /// lines written before it was kept).
-        public var providerTokenProblem: ProviderTokenError.Code?
+        package var providerTokenProblem: ProviderTokenError.Code?
         /// The push's `apns-topic` (absent when it had none, and in lines written before it was kept).
-        public var topic: String?
+        package var topic: String?
         enum CodingKeys: String, CodingKey {
             case time, environment, apnsID = "apns-id", deviceToken = "device-token", status, reason, detail
             case providerTokenProblem = "provider-token-problem", topic
         }
-        public init(time: Date, environment: APNsEnvironment, apnsID: String, deviceToken: String, status: Int, reason: APNsReason, detail: String,
+        package init(time: Date, environment: APNsEnvironment, apnsID: String, deviceToken: String, status: Int, reason: APNsReason, detail: String,
                     providerTokenProblem: ProviderTokenError.Code? = nil, topic: String? = nil) {
             self.time = time
             self.environment = environment
@@ -46,26 +46,26 @@ public final class RejectionLog: Sendable {
         }
 
         /// The entry for a refusal (the token lowercased, as the log keeps it).
-        public init(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date) {
+        package init(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date) {
             self.init(time: time, environment: environment, apnsID: apnsID, deviceToken: deviceToken.lowercased(), status: rejection.status,
                       reason: rejection.reason, detail: rejection.detail, providerTokenProblem: rejection.providerTokenProblem, topic: rejection.topic)
         }
     }
 
     /// Appends one line (a failure to write is not the push's problem: it is left out).
-    public func append(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date = Date()) {
+    package func append(_ rejection: PushRejection, apnsID: String, environment: APNsEnvironment, deviceToken: String, at time: Date = Date()) {
         append(Entry(rejection, apnsID: apnsID, environment: environment, deviceToken: deviceToken, at: time))
     }
 
     /// Appends one entry (left out when it cannot be written, as above).
-    public func append(_ entry: Entry) {
+    package func append(_ entry: Entry) {
         guard let line = try? Self.encode(entry) else { return }
         try? lines.append(String(decoding: line, as: UTF8.self) + "\n")
     }
 
     /// An entry as one line of JSON (without the newline), keys sorted, times in RFC 3339 with
     /// milliseconds as the delivery log writes them: the file's lines and a fleet's rows alike.
-    public static func encode(_ entry: Entry) throws -> Data {
+    package static func encode(_ entry: Entry) throws -> Data {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
@@ -76,17 +76,17 @@ public final class RejectionLog: Sendable {
     }
 
     /// Reads a rejection log; lines that are not entries are left out (``read(_:)`` lists them).
-    public static func entries(in file: URL) throws(ReceiverError) -> [Entry] { try read(file).records }
+    package static func entries(in file: URL) throws(ReceiverError) -> [Entry] { try read(file).records }
 
     /// Reads a rejection log: its entries, and the lines that are not entries.
-    public static func read(_ file: URL) throws(ReceiverError) -> JSONLinesRead<Entry> {
+    package static func read(_ file: URL) throws(ReceiverError) -> JSONLinesRead<Entry> {
         do { return try AppendOnlyFile.lines(in: file, what: "the rejection log", decode) } catch {
             throw ReceiverError(.storage, error.message)
         }
     }
 
     /// One line (or a fleet's row) as an entry; its time with milliseconds (since issue 19) or without (before).
-    public static func decode(_ line: Data) throws -> Entry {
+    package static func decode(_ line: Data) throws -> Entry {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()

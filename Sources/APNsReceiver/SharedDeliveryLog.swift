@@ -10,7 +10,7 @@
 /// A refused push is answered once ``keep(refusals:done:)`` is done, kept or not: APNs refuses a
 /// bad push whatever becomes of its records, so a refusal that cannot be kept is logged, and
 /// answered as it would have been.
-public protocol SharedDeliveryLog: Sendable {
+package protocol SharedDeliveryLog: Sendable {
     /// Keeps `pushes` (their delivery-log lines, newline-ended, in `lines`, in the same order), and
     /// then calls `done`, on any thread, with what became of all of them.
     /// - Parameter registryVersion: the version of the fleet's device registry the pushes were
@@ -24,7 +24,7 @@ public protocol SharedDeliveryLog: Sendable {
 }
 
 /// What became of a batch of accepted pushes in a fleet's log.
-public enum KeepOutcome: Sendable {
+package enum KeepOutcome: Sendable {
     /// All kept: answer 200.
     case kept
     /// None kept: the fleet's device registry or fault plan changed after the version they were
@@ -37,18 +37,18 @@ public enum KeepOutcome: Sendable {
 
 /// A push another receiver of a fleet answered, as the fleet's logs keep it: what an inspector
 /// shows of the fleet beside its own receiver's pushes.
-public struct FleetPush: Sendable, Hashable {
-    public enum Answer: Sendable, Hashable {
+package struct FleetPush: Sendable, Hashable {
+    package enum Answer: Sendable, Hashable {
         /// Answered 200: its delivery-log line (the log keeps no payload).
         case delivered(DeliveryLog.Entry)
         /// Refused for a reason of the push's own: its rejection-log entry.
         case refused(RejectionLog.Entry)
     }
     /// The receiver that answered it (`--node-name`).
-    public var node: String
-    public var answer: Answer
+    package var node: String
+    package var answer: Answer
 
-    public init(node: String, answer: Answer) {
+    package init(node: String, answer: Answer) {
         self.node = node
         self.answer = answer
     }

@@ -2,13 +2,13 @@ import APNsWire
 import Foundation
 
 /// A device connected to a node's device gateway, as a fleet's store has it.
-public struct ConnectedDevice: Sendable, Hashable {
-    public var environment: APNsEnvironment
-    public var token: DeviceToken
+package struct ConnectedDevice: Sendable, Hashable {
+    package var environment: APNsEnvironment
+    package var token: DeviceToken
     /// The receiver whose gateway the device holds a stream open on (`--node-name`).
-    public var node: String
+    package var node: String
 
-    public init(environment: APNsEnvironment, token: DeviceToken, node: String) {
+    package init(environment: APNsEnvironment, token: DeviceToken, node: String) {
         self.environment = environment
         self.token = token
         self.node = node
@@ -19,7 +19,7 @@ public struct ConnectedDevice: Sendable, Hashable {
 /// (PostgreSQL, in `PostgresStores`): as APNs routes a push to the server its device is connected
 /// to, a receiver that accepts a push for a device connected to another receiver's gateway hands
 /// it to that receiver, which delivers it.
-public protocol SharedDeviceLinks: Sendable {
+package protocol SharedDeviceLinks: Sendable {
     /// Where it is, for messages (no password).
     var address: String { get }
     /// This receiver's name: links and forwarded pushes are kept under it.
@@ -50,7 +50,7 @@ extension AcceptedPush: Codable {
         case teamID = "team-id", keyID = "key-id", payload, isBackground = "background", dropped
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let payloadText = try container.decode(String.self, forKey: .payload)
         guard let payload = Data(base64Encoded: payloadText) else {
@@ -71,7 +71,7 @@ extension AcceptedPush: Codable {
                   dropped: try container.decode(Bool.self, forKey: .dropped))
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(receivedAt.timeIntervalSince1970, forKey: .receivedAt)
         try container.encode(environment, forKey: .environment)

@@ -3,7 +3,7 @@ import Foundation
 
 /// One change to a device registry: what `push-receiver devices`, the device gateway and the
 /// inspector ask of it.
-public enum DeviceChange: Sendable, Hashable {
+package enum DeviceChange: Sendable, Hashable {
     /// Adds or replaces a device.
     case register(RegisteredDevice)
     /// Marks a token unregistered (410 `Unregistered`) or expired (410 `ExpiredToken`) from a time.
@@ -13,15 +13,15 @@ public enum DeviceChange: Sendable, Hashable {
 }
 
 /// A token's state in a fleet's registry as of one version: the device, or `nil` once removed.
-public struct DeviceRecord: Sendable, Hashable {
-    public var environment: APNsEnvironment
-    public var token: DeviceToken
-    public var device: RegisteredDevice?
+package struct DeviceRecord: Sendable, Hashable {
+    package var environment: APNsEnvironment
+    package var token: DeviceToken
+    package var device: RegisteredDevice?
     /// The registry's version when the token last changed: versions grow with each change, in the
     /// order the changes were committed.
-    public var version: Int64
+    package var version: Int64
 
-    public init(environment: APNsEnvironment, token: DeviceToken, device: RegisteredDevice?, version: Int64) {
+    package init(environment: APNsEnvironment, token: DeviceToken, device: RegisteredDevice?, version: Int64) {
         self.environment = environment
         self.token = token
         self.device = device
@@ -31,13 +31,13 @@ public struct DeviceRecord: Sendable, Hashable {
 
 /// What changed in a fleet's registry after a version: the tokens, each as it is now, by
 /// version; and the fault plan, when it changed.
-public struct RegistryChanges: Sendable, Hashable {
-    public var devices: [DeviceRecord]
-    public var faults: FaultPlanRecord?
+package struct RegistryChanges: Sendable, Hashable {
+    package var devices: [DeviceRecord]
+    package var faults: FaultPlanRecord?
     /// The latest version these hold (0 when nothing changed).
-    public var version: Int64 { max(devices.last?.version ?? 0, faults?.version ?? 0) }
+    package var version: Int64 { max(devices.last?.version ?? 0, faults?.version ?? 0) }
 
-    public init(devices: [DeviceRecord], faults: FaultPlanRecord? = nil) {
+    package init(devices: [DeviceRecord], faults: FaultPlanRecord? = nil) {
         self.devices = devices
         self.faults = faults
     }
@@ -48,7 +48,7 @@ public struct RegistryChanges: Sendable, Hashable {
 /// of both in memory (``DeviceRegistry/init(shared:)``, ``DeviceRegistry/fleetFaults``), since
 /// every push reads them; the store tells the copies when something changed, and they read the
 /// changes after their version.
-public protocol SharedDeviceRegistry: Sendable {
+package protocol SharedDeviceRegistry: Sendable {
     /// Where it is, for messages (no password).
     var address: String { get }
     /// The changes after `version`, read in one snapshot: a copy that applies them has every

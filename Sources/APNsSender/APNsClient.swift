@@ -7,31 +7,31 @@ import NIOSSL
 import Synchronization
 
 /// Where and how the sender connects.
-public struct APNsClientConfiguration: Sendable {
+package struct APNsClientConfiguration: Sendable {
     /// The APNs environment: names the host in TLS SNI and `:authority`.
-    public var environment: APNsEnvironment
+    package var environment: APNsEnvironment
     /// Where the TCP connection goes.
-    public var host: String
-    public var port: Int
+    package var host: String
+    package var port: Int
     /// The name sent in TLS SNI and `:authority` (default: Apple's host for the environment).
-    public var serverName: String
+    package var serverName: String
     /// `nil`: cleartext HTTP/2 with prior knowledge (the local receiver's cleartext listener only).
-    public var tls: TLS?
+    package var tls: TLS?
     /// How many connections to spread pushes over.
-    public var connections: Int
+    package var connections: Int
     /// How long to wait for one answer, counted from when the push is handed over (a new
     /// connection's setup included; connecting alone gives up after 10 s).
-    public var timeout: TimeInterval
+    package var timeout: TimeInterval
     /// How often a push refused before processing (REFUSED_STREAM, GOAWAY) is tried again.
-    public var retries: Int
+    package var retries: Int
 
-    public struct TLS: Sendable {
+    package struct TLS: Sendable {
         /// PEM certificates to trust instead of the system's roots (our local CA).
-        public var trustedRootsPEM: String?
-        public init(trustedRootsPEM: String? = nil) { self.trustedRootsPEM = trustedRootsPEM }
+        package var trustedRootsPEM: String?
+        package init(trustedRootsPEM: String? = nil) { self.trustedRootsPEM = trustedRootsPEM }
     }
 
-    public init(environment: APNsEnvironment, host: String, port: Int, serverName: String? = nil, tls: TLS? = TLS(),
+    package init(environment: APNsEnvironment, host: String, port: Int, serverName: String? = nil, tls: TLS? = TLS(),
                 connections: Int = 1, timeout: TimeInterval = 30, retries: Int = 2) {
         self.environment = environment
         self.host = host
@@ -44,32 +44,32 @@ public struct APNsClientConfiguration: Sendable {
     }
 
     /// Apple's real host for `environment`, port 443, the system's trust store.
-    public static func apple(_ environment: APNsEnvironment) -> APNsClientConfiguration {
+    package static func apple(_ environment: APNsEnvironment) -> APNsClientConfiguration {
         APNsClientConfiguration(environment: environment, host: environment.appleHost, port: 443)
     }
 
     /// The local receiver: `127.0.0.1:port`, Apple's host name in SNI (so the receiver knows the
     /// environment), and our CA as the only trust root.
-    public static func local(_ environment: APNsEnvironment, port: Int, caPEM: String) -> APNsClientConfiguration {
+    package static func local(_ environment: APNsEnvironment, port: Int, caPEM: String) -> APNsClientConfiguration {
         APNsClientConfiguration(environment: environment, host: "127.0.0.1", port: port,
                                 tls: TLS(trustedRootsPEM: caPEM))
     }
 }
 
 /// One push to send.
-public struct PushRequest: Sendable {
+package struct PushRequest: Sendable {
     /// The token as it goes into the path (a ``APNsWire/DeviceToken``'s hex, or anything, to test rejections).
-    public var deviceToken: String
-    public var headers: PushHeaders
-    public var payload: [UInt8]
+    package var deviceToken: String
+    package var headers: PushHeaders
+    package var payload: [UInt8]
 
-    public init(deviceToken: DeviceToken, headers: PushHeaders, payload: [UInt8]) {
+    package init(deviceToken: DeviceToken, headers: PushHeaders, payload: [UInt8]) {
         self.deviceToken = deviceToken.hex
         self.headers = headers
         self.payload = payload
     }
 
-    public init(rawDeviceToken: String, headers: PushHeaders, payload: [UInt8]) {
+    package init(rawDeviceToken: String, headers: PushHeaders, payload: [UInt8]) {
         self.deviceToken = rawDeviceToken
         self.headers = headers
         self.payload = payload
@@ -77,12 +77,12 @@ public struct PushRequest: Sendable {
 }
 
 /// A request sent exactly as written (see ``APNsClient/send(raw:)``).
-public struct RawRequest: Sendable {
-    public var method: String
-    public var path: String
-    public var fields: [(name: String, value: String)]
-    public var body: [UInt8]
-    public init(method: String = "POST", path: String, fields: [(name: String, value: String)], body: [UInt8]) {
+package struct RawRequest: Sendable {
+    package var method: String
+    package var path: String
+    package var fields: [(name: String, value: String)]
+    package var body: [UInt8]
+    package init(method: String = "POST", path: String, fields: [(name: String, value: String)], body: [UInt8]) {
         self.method = method
         self.path = path
         self.fields = fields
@@ -98,16 +98,16 @@ public struct RawRequest: Sendable {
 /// let response = try await client.send(PushRequest(deviceToken: token, headers: headers, payload: bytes))
 /// try await client.shutdown()
 /// ```
-public final class APNsClient: Sendable {
-    public let configuration: APNsClientConfiguration
-    public let tokens: ProviderTokenCache
+package final class APNsClient: Sendable {
+    package let configuration: APNsClientConfiguration
+    package let tokens: ProviderTokenCache
     private let group: MultiThreadedEventLoopGroup
     private let sslContext: NIOSSLContext?
     private let pool: ConnectionPool
     private let logger: Logger
 
     /// - Throws: ``SenderError`` when the trust roots can't be read.
-    public init(configuration: APNsClientConfiguration, tokens: ProviderTokenCache, threads: Int = 1,
+    package init(configuration: APNsClientConfiguration, tokens: ProviderTokenCache, threads: Int = 1,
                 logger: Logger = Logger(label: "apns-sender", factory: { _ in SwiftLogNoOpLogHandler() })) throws(SenderError) {
         if let tls = configuration.tls {
             var config = TLSConfiguration.makeClientConfiguration()
@@ -137,7 +137,7 @@ public final class APNsClient: Sendable {
     /// cut off by GOAWAY) is sent again on a fresh connection, up to ``APNsClientConfiguration/retries`` times.
     ///
     /// - Throws: ``SenderError`` when no answer could be had.
-    public func send(_ request: PushRequest) async throws(SenderError) -> APNsResponse {
+    package func send(_ request: PushRequest) async throws(SenderError) -> APNsResponse {
         var attempt = 0
         while true {
             do {
@@ -170,7 +170,7 @@ public final class APNsClient: Sendable {
     /// Sends a request exactly as given (method, path, headers, body; `authorization` only if in
     /// `fields`) on the pool's next connection, without retrying: for probing how a server answers
     /// malformed requests. Pushes belong in ``send(_:)``.
-    public func send(raw request: RawRequest) async throws(SenderError) -> APNsResponse {
+    package func send(raw request: RawRequest) async throws(SenderError) -> APNsResponse {
         return try await pool.connection(connect).send(method: request.method, path: request.path, fields: request.fields,
                                          payload: request.body, timeout: .milliseconds(Int64(configuration.timeout * 1000)))
     }
@@ -211,7 +211,7 @@ public final class APNsClient: Sendable {
     }
 
     /// Closes every connection.
-    public func shutdown() async {
+    package func shutdown() async {
         pool.closeAll()
         try? await group.shutdownGracefully()
     }

@@ -4,22 +4,22 @@ import Foundation
 import Synchronization
 
 /// Sends many pushes with a bounded number in flight, and tallies the answers.
-public struct BulkSender: Sendable {
-    public struct Result: Sendable {
-        public let request: PushRequest
-        public let outcome: Swift.Result<APNsResponse, SenderError>
+package struct BulkSender: Sendable {
+    package struct Result: Sendable {
+        package let request: PushRequest
+        package let outcome: Swift.Result<APNsResponse, SenderError>
     }
 
-    public struct Report: Sendable {
-        public var sent = 0
-        public var accepted = 0
-        public var rejected = 0
-        public var unanswered = 0
+    package struct Report: Sendable {
+        package var sent = 0
+        package var accepted = 0
+        package var rejected = 0
+        package var unanswered = 0
         /// Of the unanswered, those whose connection died after they were sent: APNs may have them.
-        public var interrupted = 0
-        public var reasons: [APNsReason: Int] = [:]
-        public var seconds: Double = 0
-        public var pushesPerSecond: Double { seconds > 0 ? Double(sent) / seconds : 0 }
+        package var interrupted = 0
+        package var reasons: [APNsReason: Int] = [:]
+        package var seconds: Double = 0
+        package var pushesPerSecond: Double { seconds > 0 ? Double(sent) / seconds : 0 }
 
         mutating func record(_ outcome: Swift.Result<APNsResponse, SenderError>) {
             sent += 1
@@ -44,14 +44,14 @@ public struct BulkSender: Sendable {
         }
     }
 
-    public let client: APNsClient
-    public let concurrency: Int
+    package let client: APNsClient
+    package let concurrency: Int
 
     /// Give every push an `apns-id` of its own (a new UUID), so each answer, log line and failure
     /// can be matched to its push; requests that carry one keep it.
-    public let assignAPNsIDs: Bool
+    package let assignAPNsIDs: Bool
 
-    public init(client: APNsClient, concurrency: Int, assignAPNsIDs: Bool = false) {
+    package init(client: APNsClient, concurrency: Int, assignAPNsIDs: Bool = false) {
         self.client = client
         self.concurrency = max(1, concurrency)
         self.assignAPNsIDs = assignAPNsIDs
@@ -64,7 +64,7 @@ public struct BulkSender: Sendable {
     /// answers itself (``BulkFeeder``: no task per push). Then worker tasks send, with
     /// ``APNsClient/send(_:)``'s retries, the pushes the server refused before processing and any
     /// the connections did not take (a connection that could not be made or closed early).
-    public func send(_ requests: [PushRequest], times: Int = 1,
+    package func send(_ requests: [PushRequest], times: Int = 1,
                      onResult: (@Sendable (Result) -> Void)? = nil) async -> Report {
         let total = requests.count * max(1, times)
         let start = ContinuousClock.now

@@ -10,20 +10,20 @@ import Synchronization
 ///
 /// A lock, not an actor: every push asks for the token, and the answer is almost always the
 /// one already made.
-public final class ProviderTokenCache: Sendable {
+package final class ProviderTokenCache: Sendable {
     /// The shortest and longest refresh interval APNs allows: at least 20 minutes, under 60.
-    public static let allowedRefresh: Range<TimeInterval> = 1200..<3600
+    package static let allowedRefresh: Range<TimeInterval> = 1200..<3600
     /// Peers refresh at 30–55 minutes; 50 leaves room for clock skew.
-    public static let defaultRefresh: TimeInterval = 3000
+    package static let defaultRefresh: TimeInterval = 3000
     /// How far before the current token's `iat` a reading may be and still take it. Callers read
     /// the clock before the lock, so a caller can arrive with a reading a moment older than the
     /// token another caller just minted: a new token then would be a second one within seconds on
     /// the same connection, and APNs answers every push after it `TooManyProviderTokenUpdates`.
     /// Further back, the clock was set back, and a token from its future is not used.
-    public static let earlierReadingTolerance: TimeInterval = 5
+    package static let earlierReadingTolerance: TimeInterval = 5
 
-    public let signer: ProviderTokenSigner
-    public let refreshInterval: TimeInterval
+    package let signer: ProviderTokenSigner
+    package let refreshInterval: TimeInterval
     private let clock: any WallClock
     private struct State {
         var current: (token: String, issuedAt: Date)?
@@ -31,10 +31,10 @@ public final class ProviderTokenCache: Sendable {
     }
     private let state = Mutex(State())
     /// How many tokens this cache has signed.
-    public var tokensMinted: Int { state.withLock { $0.minted } }
+    package var tokensMinted: Int { state.withLock { $0.minted } }
 
     /// - Throws: ``SenderError`` when `refreshInterval` is outside ``allowedRefresh``.
-    public init(signer: ProviderTokenSigner, clock: any WallClock = SystemWallClock(),
+    package init(signer: ProviderTokenSigner, clock: any WallClock = SystemWallClock(),
                 refreshInterval: TimeInterval = ProviderTokenCache.defaultRefresh) throws(SenderError) {
         guard Self.allowedRefresh.contains(refreshInterval) else {
             throw SenderError(.configuration, "the token refresh interval must be at least 20 and under 60 minutes; got \(Int(refreshInterval)) s")
@@ -45,7 +45,7 @@ public final class ProviderTokenCache: Sendable {
     }
 
     /// The token to send now.
-    public func token() -> String {
+    package func token() -> String {
         let now = clock.now
         return state.withLock { state in
             if let current = state.current, (-Self.earlierReadingTolerance..<refreshInterval).contains(now.timeIntervalSince(current.issuedAt)) {
@@ -59,7 +59,7 @@ public final class ProviderTokenCache: Sendable {
     }
 
     /// Drops the current token (after APNs called it expired or invalid), so the next push signs anew.
-    public func invalidate() { state.withLock { $0.current = nil } }
+    package func invalidate() { state.withLock { $0.current = nil } }
 
     /// APNs' answer to a push that carried the current token: `ExpiredProviderToken` drops it
     /// (every sender path hears its answers through here).

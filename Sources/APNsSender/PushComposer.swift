@@ -7,15 +7,15 @@ import Foundation
 ///   background` and priority 5 unless told otherwise; anything else is `alert`, priority 10.
 /// - The topic is the one given, else the payload's `"Simulator Target Bundle"` (with the suffix the
 ///   push type requires, such as `.voip`).
-public struct PushComposer: Sendable {
-    public var topic: String?
-    public var pushType: APNsPushType?
-    public var priority: APNsPriority?
-    public var expiration: Int?
-    public var collapseID: String?
-    public var apnsID: UUID?
+package struct PushComposer: Sendable {
+    package var topic: String?
+    package var pushType: APNsPushType?
+    package var priority: APNsPriority?
+    package var expiration: Int?
+    package var collapseID: String?
+    package var apnsID: UUID?
 
-    public init(topic: String? = nil, pushType: APNsPushType? = nil, priority: APNsPriority? = nil,
+    package init(topic: String? = nil, pushType: APNsPushType? = nil, priority: APNsPriority? = nil,
                 expiration: Int? = nil, collapseID: String? = nil, apnsID: UUID? = nil) {
         self.topic = topic
         self.pushType = pushType
@@ -28,7 +28,7 @@ public struct PushComposer: Sendable {
     /// The headers for `payload`.
     ///
     /// - Throws: ``SenderError`` when no topic is given and the payload names no target bundle.
-    public func headers(for payload: NotificationPayload) throws(SenderError) -> PushHeaders {
+    package func headers(for payload: NotificationPayload) throws(SenderError) -> PushHeaders {
         let type = pushType ?? payload.impliedPushType
         let resolvedTopic: String
         if let topic {

@@ -2,13 +2,13 @@ import APNsWire
 import Utilities
 
 /// A failure to get an answer from APNs (not an APNs rejection: those are ``APNsWire/APNsResponse``s).
-public struct SenderError: CodedError {
-    public enum Code: String, Sendable, Hashable {
+package struct SenderError: CodedError {
+    package enum Code: String, Sendable, Hashable {
         case configuration, connect, tls, streamRefused, connectionClosed, interrupted, protocolError, timeout
     }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -16,5 +16,5 @@ public struct SenderError: CodedError {
     /// that excluded it, or a connection that closed before the request went out). A push whose
     /// connection died after it was sent (``Code/interrupted``) may have been accepted: it is not
     /// retried, since a retry could deliver it twice.
-    public var isRetryable: Bool { code == .streamRefused || code == .connectionClosed }
+    package var isRetryable: Bool { code == .streamRefused || code == .connectionClosed }
 }

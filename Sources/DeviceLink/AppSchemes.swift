@@ -6,7 +6,7 @@ extension SchemeListener {
     /// The app claims its `Info.plist` URL schemes while it runs: a URL that `redirect-interceptor`
     /// hands to one of them is opened in the app (`AppHost.handleOpen`), where the delegate passes
     /// it to `Auth.canHandle(url)`, and the answer says what Auth did with it.
-    public static func claim(for host: AppHost, directory: SchemeDirectory = .standard(),
+    package static func claim(for host: AppHost, directory: SchemeDirectory = .standard(),
                              onURL: @escaping @Sendable (URL, URLHandling) -> Void = { _, _ in }) async throws(InterceptorError) -> SchemeListener {
         try await start(schemes: host.urlSchemes, bundleID: host.bundleID, directory: directory) { url in
             let handling = host.handleOpen(url)

@@ -19,7 +19,7 @@ import Utilities
 /// | `GET /devices/{environment}/{token}/notifications` | chunked NDJSON: first `{"connected":true}`, then one ``GatewayPush`` per line |
 ///
 /// Errors are `{"error":"…"}` with 400 (a bad registration), 404, 405 or 413 (a body over 64 KB).
-public final class DeviceGateway: Sendable {
+package final class DeviceGateway: Sendable {
     private let server: RunningServer
     private let streams: GatewayStreams
 
@@ -28,12 +28,12 @@ public final class DeviceGateway: Sendable {
         self.streams = streams
     }
 
-    public var host: String { server.host }
-    public var port: Int { server.port }
+    package var host: String { server.host }
+    package var port: Int { server.port }
 
     /// - Parameter access: who may register devices and read their pushes (``AdminAccess``: the
     ///   deployment's token as `Authorization: Bearer`); anyone by default, on loopback only.
-    public static func start(host: String = "127.0.0.1", port: Int = 0, registry: DeviceRegistry, hub: DeviceHub,
+    package static func start(host: String = "127.0.0.1", port: Int = 0, registry: DeviceRegistry, hub: DeviceHub,
                              access: AdminAccess = .loopbackOnly, hosting: ServerHosting = .ownGroup,
                              logger: Logger = Logger(label: "authsim.device-gateway", factory: { _ in SwiftLogNoOpLogHandler() }))
     async throws(ReceiverError) -> DeviceGateway {
@@ -50,7 +50,7 @@ public final class DeviceGateway: Sendable {
     }
 
     /// Ends every device's stream, then stops listening.
-    public func shutdown() async {
+    package func shutdown() async {
         streams.finishAll()
         await server.shutdown()
     }
@@ -130,14 +130,14 @@ public final class DeviceGateway: Sendable {
 }
 
 /// `POST /devices`.
-public struct DeviceRegistration: Codable, Sendable, Hashable {
+package struct DeviceRegistration: Codable, Sendable, Hashable {
     /// `sandbox` or `production`.
-    public var environment: String
-    public var bundleID: String
+    package var environment: String
+    package var bundleID: String
     /// A token to register; a random one when absent.
-    public var token: String?
-    public var label: String?
-    public init(environment: String, bundleID: String, token: String? = nil, label: String? = nil) {
+    package var token: String?
+    package var label: String?
+    package init(environment: String, bundleID: String, token: String? = nil, label: String? = nil) {
         self.environment = environment
         self.bundleID = bundleID
         self.token = token
@@ -146,19 +146,19 @@ public struct DeviceRegistration: Codable, Sendable, Hashable {
 }
 
 /// The answer to a registration.
-public struct RegisteredToken: Codable, Sendable, Hashable {
-    public var token: String
-    public var environment: String
+package struct RegisteredToken: Codable, Sendable, Hashable {
+    package var token: String
+    package var environment: String
 }
 
 /// One line of a device's notification stream.
-public struct GatewayPush: Codable, Sendable, Hashable {
-    public var apnsID: String
-    public var environment: String
-    public var deviceToken: String
-    public var bundleID: String
-    public var pushType: String
-    public var payload: JSONValue
+package struct GatewayPush: Codable, Sendable, Hashable {
+    package var apnsID: String
+    package var environment: String
+    package var deviceToken: String
+    package var bundleID: String
+    package var pushType: String
+    package var payload: JSONValue
     enum CodingKeys: String, CodingKey {
         case environment, payload
         case apnsID = "apns-id", deviceToken = "device-token", bundleID = "bundle-id", pushType = "push-type"

@@ -4,7 +4,7 @@ import Foundation
 import Utilities
 
 /// An app on a simulated device, as the OS sees it: a bundle ID and a way into its delegate.
-public protocol SimulatedApp: Sendable {
+package protocol SimulatedApp: Sendable {
     var bundleID: String { get }
     /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`: the app gets the
     /// payload as `userInfo` (JSON bytes here).
@@ -15,14 +15,14 @@ public protocol SimulatedApp: Sendable {
 }
 
 extension SimulatedApp {
-    public func processEnded() {}
+    package func processEnded() {}
     /// Whether `other` is this very process (installed again), which must not end.
-    public func isSameProcess(as other: any SimulatedApp) -> Bool { false }
+    package func isSameProcess(as other: any SimulatedApp) -> Bool { false }
 }
 
 /// The device side of APNs: routes accepted background pushes to the app on the device the
 /// token belongs to, and records what it could not deliver (no such device or app).
-public actor DeviceHub: PushDeliveryHandler {
+package actor DeviceHub: PushDeliveryHandler {
     private struct DeviceKey: Hashable {
         let environment: APNsEnvironment
         let token: String
@@ -31,7 +31,7 @@ public actor DeviceHub: PushDeliveryHandler {
     private var remote: [DeviceKey: [Int: @Sendable (AcceptedPush) -> Void]] = [:]
     private var nextRemoteID = 0
     /// The latest pushes (at most 1000) that reached the hub but no app: for `authsim explain`.
-    public var undelivered: [(push: AcceptedPush, why: String)] { undeliveredRing.all.map { ($0.push, $0.note.text(for: $0.push)) } }
+    package var undelivered: [(push: AcceptedPush, why: String)] { undeliveredRing.all.map { ($0.push, $0.note.text(for: $0.push)) } }
     private var undeliveredRing = RecentItems<Undelivered>(capacity: 1000)
     private struct Undelivered {
         let push: AcceptedPush
@@ -41,18 +41,18 @@ public actor DeviceHub: PushDeliveryHandler {
     /// How long APNs takes to reach the device: real pushes take tens of milliseconds to seconds.
     /// A push never reaches an app before the app has read the answer that announced it, whatever
     /// this is (the device orders the two by event: `AppHost.readingAnswerBeforePush`).
-    public let latency: Duration
+    package let latency: Duration
     /// The clock the latency is waited on, when not the wall clock's (a scenario's
     /// `WaitingClock.passive`: the latency then counts from when the hub routes the push).
     private let latencyClock: (any Clock<Duration>)?
 
     /// APNs accepted the push but the device never gets it (offline, powered off, throttled by iOS).
-    public private(set) var losesPushes = false
+    package private(set) var losesPushes = false
 
     /// Hears what became of each push the hub was given (the inspector's "what the device did").
     private let observer: (@Sendable (AcceptedPush, DeliveryNote) -> Void)?
 
-    public init(latency: Duration = .zero, clock: (any Clock<Duration>)? = nil,
+    package init(latency: Duration = .zero, clock: (any Clock<Duration>)? = nil,
                 observer: (@Sendable (AcceptedPush, DeliveryNote) -> Void)? = nil) {
         self.latency = latency
         self.latencyClock = clock
@@ -66,12 +66,12 @@ public actor DeviceHub: PushDeliveryHandler {
     private var fleet: FleetDeviceLinks?
 
     /// The fleet this receiver's device side joined (``join(_:)``), if any.
-    public var fleetLinks: FleetDeviceLinks? { fleet }
+    package var fleetLinks: FleetDeviceLinks? { fleet }
 
     /// Joins a fleet: a push that finds no device here goes to the receiver whose gateway its
     /// device is connected to, as APNs routes a push to the device's connection; and the pushes
     /// other receivers hand this one reach the devices connected here. Reads the links first.
-    public func join(_ links: FleetDeviceLinks) async throws(ReceiverError) {
+    package func join(_ links: FleetDeviceLinks) async throws(ReceiverError) {
         fleet = links
         links.follow(into: self)
         try await links.catchUp()
@@ -83,7 +83,7 @@ public actor DeviceHub: PushDeliveryHandler {
 
     /// Holds (or releases) every push on its way to the devices: for a story in which a push
     /// must arrive after something else happened (the app killed and started again).
-    public func setPaused(_ pause: Bool) {
+    package func setPaused(_ pause: Bool) {
         paused = pause
         guard !pause else { return }
         let waiting = resumers
@@ -92,27 +92,27 @@ public actor DeviceHub: PushDeliveryHandler {
     }
 
     /// Makes the network lose (or stop losing) every push on its way to the device; `onLost` hears of each.
-    public func setLosesPushes(_ loses: Bool, onLost: (@Sendable (AcceptedPush) -> Void)? = nil) {
+    package func setLosesPushes(_ loses: Bool, onLost: (@Sendable (AcceptedPush) -> Void)? = nil) {
         losesPushes = loses
         self.onLost = onLost
     }
 
     /// Installs `app` on the device whose token is `token` in `environment`.
     /// A process of the app already there has ended: this one takes its place.
-    public func install(_ app: any SimulatedApp, token: DeviceToken, environment: APNsEnvironment) {
+    package func install(_ app: any SimulatedApp, token: DeviceToken, environment: APNsEnvironment) {
         let previous = apps[DeviceKey(environment: environment, token: token.hex), default: [:]].updateValue(app, forKey: app.bundleID)
         if let previous, !previous.isSameProcess(as: app) { previous.processEnded() }
     }
 
     /// The device whose token is `token` is gone: its apps get no more pushes (a push to it is
     /// noted undelivered, as one to a token no app holds).
-    public func remove(token: DeviceToken, environment: APNsEnvironment) {
+    package func remove(token: DeviceToken, environment: APNsEnvironment) {
         guard let gone = apps.removeValue(forKey: DeviceKey(environment: environment, token: token.hex)) else { return }
         for app in gone.values { app.processEnded() }
     }
 
     /// Every device leaves: their apps' processes end (the world is shutting down).
-    public func removeAll() {
+    package func removeAll() {
         let gone = apps
         apps = [:]
         for app in gone.values.flatMap(\.values) { app.processEnded() }
@@ -121,13 +121,13 @@ public actor DeviceHub: PushDeliveryHandler {
     /// A device in another process, connected through the device gateway: it gets every push to
     /// its token and routes it to its apps itself.
     /// - Returns: an ID for ``disconnect(_:)``.
-    public func connect(token: DeviceToken, environment: APNsEnvironment, sink: @escaping @Sendable (AcceptedPush) -> Void) -> Int {
+    package func connect(token: DeviceToken, environment: APNsEnvironment, sink: @escaping @Sendable (AcceptedPush) -> Void) -> Int {
         nextRemoteID += 1
         remote[DeviceKey(environment: environment, token: token.hex), default: [:]][nextRemoteID] = sink
         return nextRemoteID
     }
 
-    public func disconnect(_ id: Int) {
+    package func disconnect(_ id: Int) {
         for key in remote.keys {
             remote[key]?.removeValue(forKey: id)
             if remote[key]?.isEmpty == true { remote[key] = nil }
@@ -136,14 +136,14 @@ public actor DeviceHub: PushDeliveryHandler {
     }
 
     /// Devices in other processes connected through the gateway now.
-    public var connectedDeviceCount: Int { remote.values.reduce(0) { $0 + $1.count } }
+    package var connectedDeviceCount: Int { remote.values.reduce(0) { $0 + $1.count } }
 
     /// Tasks in ``waitForConnectedDevices(atMost:)``, given the count.
     private var countWatchers = Waiters<Int>()
 
     /// Returns once no more than `count` devices are connected through the gateway: woken by each
     /// hang-up the gateway notices (for a caller that must know the hub stopped routing to a device).
-    public func waitForConnectedDevices(atMost count: Int) async {
+    package func waitForConnectedDevices(atMost count: Int) async {
         await withCheckedContinuation { continuation in
             if !countWatchers.add({ $0 <= count }, continuation, now: connectedDeviceCount) { continuation.resume() }
         }
@@ -151,7 +151,7 @@ public actor DeviceHub: PushDeliveryHandler {
 
     /// One push, handed over now: it reaches its device after ``latency``; an app here has
     /// taken it when this returns.
-    public func deliver(_ push: AcceptedPush) async {
+    package func deliver(_ push: AcceptedPush) async {
         guard push.isBackground else { return alert(push) }
         var waited = Waited(passed: .now)
         await reach(from: waited.passed, &waited)
@@ -169,7 +169,7 @@ public actor DeviceHub: PushDeliveryHandler {
     ///
     /// Only a push that must still wait suspends: the others are placed without an async call
     /// (a receiver hands over a batch per read, at its rate).
-    public func deliver(batch: [AcceptedPush]) async {
+    package func deliver(batch: [AcceptedPush]) async {
         var waited = Waited(passed: .now)
         let arrived = waited.passed
         var elsewhere: [AcceptedPush] = []
@@ -316,7 +316,7 @@ public actor DeviceHub: PushDeliveryHandler {
 
 /// What the device side did with a push, as the hub saw it. A value, made at every push's rate;
 /// its sentence (``text(for:)``) is written only when someone reads it.
-public enum DeliveryNote: Sendable, Hashable {
+package enum DeliveryNote: Sendable, Hashable {
     /// An alert: the user sees it; the app's delegate does not get it.
     case alert
     /// The network lost it (the device is offline).
@@ -335,7 +335,7 @@ public enum DeliveryNote: Sendable, Hashable {
     case notForwarded(node: String)
 
     /// The sentence for `push`.
-    public func text(for push: AcceptedPush) -> String {
+    package func text(for push: AcceptedPush) -> String {
         switch self {
         case .alert: "an alert: shown to the user; the app's delegate does not get it"
         case .lost: "lost on the way: the device is offline"

@@ -6,21 +6,21 @@ import HTTPTransport
 import Synchronization
 
 /// A Firebase app on a simulated device, as the OS sees it: its pushes go to the app delegate.
-public struct HostedApp: SimulatedApp {
-    public let host: AppHost
+package struct HostedApp: SimulatedApp {
+    package let host: AppHost
     /// Told of each push the device hands the app's delegate, and whether Auth took it.
-    public let onPush: @Sendable (DeviceToken, Bool) -> Void
-    public var bundleID: String { host.bundleID }
-    public func processEnded() { host.terminate() }
-    public func isSameProcess(as other: any SimulatedApp) -> Bool { (other as? HostedApp)?.host === host }
-    public init(host: AppHost, onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in }) {
+    package let onPush: @Sendable (DeviceToken, Bool) -> Void
+    package var bundleID: String { host.bundleID }
+    package func processEnded() { host.terminate() }
+    package func isSameProcess(as other: any SimulatedApp) -> Bool { (other as? HostedApp)?.host === host }
+    package init(host: AppHost, onPush: @escaping @Sendable (DeviceToken, Bool) -> Void = { _, _ in }) {
         self.host = host
         self.onPush = onPush
     }
 
     /// Returns once the app delegate has the push (after any answer the app was reading: see
     /// `AppHost.readingAnswerBeforePush`).
-    public func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async {
+    package func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async {
         await withCheckedContinuation { (handed: CheckedContinuation<Void, Never>) in
             hand(payload, on: push.deviceToken) { handed.resume() }
         }
@@ -42,7 +42,7 @@ public struct HostedApp: SimulatedApp {
 
 /// How simulated devices get their tokens and their pushes: from a receiver in this process, or
 /// through the device gateway of a push-receiver in another one.
-public protocol DeviceNetwork: Sendable {
+package protocol DeviceNetwork: Sendable {
     /// Registers a new device for `host`'s app in `environment` and routes its pushes to the app
     /// delegate. Returns the token APNs issued.
     func installDevice(for host: AppHost, environment: APNsEnvironment,
@@ -60,37 +60,37 @@ public protocol DeviceNetwork: Sendable {
 
 /// Devices on a receiver in this process: APNs issues a token into its registry, and its hub
 /// hands the token's pushes to the app.
-public struct LocalDeviceNetwork: DeviceNetwork {
-    public let registry: DeviceRegistry
-    public let hub: DeviceHub
-    public init(registry: DeviceRegistry, hub: DeviceHub) {
+package struct LocalDeviceNetwork: DeviceNetwork {
+    package let registry: DeviceRegistry
+    package let hub: DeviceHub
+    package init(registry: DeviceRegistry, hub: DeviceHub) {
         self.registry = registry
         self.hub = hub
     }
-    public func installDevice(for host: AppHost, environment: APNsEnvironment,
+    package func installDevice(for host: AppHost, environment: APNsEnvironment,
                               onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken {
         let token = DeviceToken.random()
         try registry.register(RegisteredDevice(token: token, environment: environment, bundleID: host.bundleID))
         await hub.install(HostedApp(host: host, onPush: onPush), token: token, environment: environment)
         return token
     }
-    public func relaunch(_ host: AppHost, on token: DeviceToken, environment: APNsEnvironment,
+    package func relaunch(_ host: AppHost, on token: DeviceToken, environment: APNsEnvironment,
                          onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws {
         await hub.install(HostedApp(host: host, onPush: onPush), token: token, environment: environment)
     }
     /// APNs forgets the token too (a push to it is then refused `BadDeviceToken`).
-    public func retire(_ token: DeviceToken, environment: APNsEnvironment) async throws {
+    package func retire(_ token: DeviceToken, environment: APNsEnvironment) async throws {
         await hub.remove(token: token, environment: environment)
         _ = try registry.remove(token, in: environment)
     }
     /// The devices leave with the world: their apps' processes end.
-    public func shutdown() async { await hub.removeAll() }
+    package func shutdown() async { await hub.removeAll() }
 }
 
 /// Devices linked to a push-receiver in another process through its device gateway.
-public final class RemoteDeviceNetwork: DeviceNetwork {
-    public let host: String
-    public let port: Int
+package final class RemoteDeviceNetwork: DeviceNetwork {
+    package let host: String
+    package let port: Int
     private let adminToken: String?
     private let devices = Mutex<[RemoteDevice]>([])
     /// The app processes running on each device, by token.
@@ -99,13 +99,13 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
     private let transport = NIOHTTP1Transport()
 
     /// - Parameter adminToken: the deployment's admin token, for a gateway beyond loopback.
-    public init(host: String, port: Int, adminToken: String? = nil) {
+    package init(host: String, port: Int, adminToken: String? = nil) {
         self.host = host
         self.port = port
         self.adminToken = adminToken
     }
 
-    public func installDevice(for app: AppHost, environment: APNsEnvironment,
+    package func installDevice(for app: AppHost, environment: APNsEnvironment,
                               onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws -> DeviceToken {
         let token = try await RemoteDevice.register(gatewayHost: host, gatewayPort: port, environment: environment, bundleID: app.bundleID,
                                                     adminToken: adminToken, transport: transport)
@@ -113,7 +113,7 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
         return token
     }
 
-    public func relaunch(_ app: AppHost, on token: DeviceToken, environment: APNsEnvironment,
+    package func relaunch(_ app: AppHost, on token: DeviceToken, environment: APNsEnvironment,
                          onPush: @escaping @Sendable (DeviceToken, Bool) -> Void) async throws {
         // The process before this one is gone: its connection for the token goes with it.
         await disconnect(token)
@@ -129,7 +129,7 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
     }
 
     /// Its connection to the gateway closes; the gateway's receiver keeps the token registered.
-    public func retire(_ token: DeviceToken, environment: APNsEnvironment) async throws {
+    package func retire(_ token: DeviceToken, environment: APNsEnvironment) async throws {
         await disconnect(token)
         hosts.withLock { $0.removeValue(forKey: token) }?.terminate()
     }
@@ -143,7 +143,7 @@ public final class RemoteDeviceNetwork: DeviceNetwork {
         for device in leaving { await device.disconnect() }
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         for device in devices.withLock({ $0 }) { await device.disconnect() }
         for host in hosts.withLock({ $0.values }) { host.terminate() }
         transport.shutdown()
@@ -168,7 +168,7 @@ public enum APNsRegistrationOutcome: String, Sendable, CaseIterable {
 extension AppHost {
     /// The device that holds `token` answers this app's registrations for remote notifications as
     /// `outcome` says, from now on.
-    public func answerRegistrations(on token: DeviceToken, with outcome: APNsRegistrationOutcome) {
+    package func answerRegistrations(on token: DeviceToken, with outcome: APNsRegistrationOutcome) {
         setRegistrar {
             switch outcome {
             case .token: .token(Data(token.bytes))

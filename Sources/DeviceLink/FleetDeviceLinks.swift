@@ -10,12 +10,12 @@ import Utilities
 ///
 /// A push that finds its device connected nowhere, on the copy, is checked against the store
 /// first (``catchUp()``), so a device that connected to another node a moment ago still gets it.
-public final class FleetDeviceLinks: Sendable {
+package final class FleetDeviceLinks: Sendable {
     private struct Key: Hashable {
         let environment: APNsEnvironment
         let token: String
     }
-    public let shared: any SharedDeviceLinks
+    package let shared: any SharedDeviceLinks
     private let others = Mutex<[Key: Set<String>]>([:])
     private let reads = CoalescedReads<ReceiverError>()
     private let takes = CoalescedReads<ReceiverError>()
@@ -23,7 +23,7 @@ public final class FleetDeviceLinks: Sendable {
     /// Where forwarding failures are told.
     let logger: Logger
 
-    public init(shared: any SharedDeviceLinks, logger: Logger = Logger(label: "authsim.device-links", factory: { _ in SwiftLogNoOpLogHandler() })) {
+    package init(shared: any SharedDeviceLinks, logger: Logger = Logger(label: "authsim.device-links", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.shared = shared
         self.logger = logger
     }
@@ -34,7 +34,7 @@ public final class FleetDeviceLinks: Sendable {
     }
 
     /// Reads the other nodes' links from the store; callers that arrive together share a read.
-    public func catchUp() async throws(ReceiverError) {
+    package func catchUp() async throws(ReceiverError) {
         try await reads.run { [self] () throws(ReceiverError) in
             var copy: [Key: Set<String>] = [:]
             for link in try await shared.links() { copy[Key(environment: link.environment, token: link.token.hex), default: []].insert(link.node) }

@@ -3,15 +3,15 @@ import Foundation
 
 /// A stand-in app whose delegate keeps every notification it gets, so a run can wait for one.
 /// (The auth core's app, which feeds `canHandleNotification`, replaces it in full scenarios.)
-public actor RecordingApp: SimulatedApp {
-    public nonisolated let bundleID: String
-    public private(set) var received: [AcceptedPush] = []
+package actor RecordingApp: SimulatedApp {
+    package nonisolated let bundleID: String
+    package private(set) var received: [AcceptedPush] = []
     private var waiters: [Int: CheckedContinuation<AcceptedPush?, Never>] = [:]
     private var nextWaiter = 0
 
-    public init(bundleID: String) { self.bundleID = bundleID }
+    package init(bundleID: String) { self.bundleID = bundleID }
 
-    public func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async {
+    package func didReceiveRemoteNotification(_ payload: [UInt8], push: AcceptedPush) async {
         received.append(push)
         let pending = waiters
         waiters.removeAll()
@@ -19,7 +19,7 @@ public actor RecordingApp: SimulatedApp {
     }
 
     /// The first notification received (waiting for it if none has come yet), or `nil` after `timeout`.
-    public func firstPush(timeout: Duration) async -> AcceptedPush? {
+    package func firstPush(timeout: Duration) async -> AcceptedPush? {
         if let first = received.first { return first }
         let id = nextWaiter
         nextWaiter += 1

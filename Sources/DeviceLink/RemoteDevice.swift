@@ -6,21 +6,21 @@ import Synchronization
 import Utilities
 
 /// A push as a device in another process receives it from the ``DeviceGateway``.
-public struct RemotePush: Sendable {
-    public let apnsID: String
-    public let bundleID: String
-    public let pushType: String
-    public let environment: APNsEnvironment
+package struct RemotePush: Sendable {
+    package let apnsID: String
+    package let bundleID: String
+    package let pushType: String
+    package let environment: APNsEnvironment
     /// The payload, as JSON bytes.
-    public let payload: [UInt8]
+    package let payload: [UInt8]
 }
 
 /// A simulated device in this process, linked to a push-receiver in another one through its
 /// ``DeviceGateway``: registers for a token, then keeps the notification stream open. Talks HTTP
 /// through the transport it is given (one for all of a process's devices).
-public final class RemoteDevice: Sendable {
-    public let token: DeviceToken
-    public let environment: APNsEnvironment
+package final class RemoteDevice: Sendable {
+    package let token: DeviceToken
+    package let environment: APNsEnvironment
     private let stream: LineStream
 
     private init(token: DeviceToken, environment: APNsEnvironment, stream: LineStream) {
@@ -33,7 +33,7 @@ public final class RemoteDevice: Sendable {
     /// - Throws: ``ReceiverError`` saying what is unreachable or what the gateway refused.
     /// - Parameter adminToken: the deployment's admin token, for a gateway beyond loopback.
     /// - Parameter timeout: how long the gateway has to answer.
-    public static func register(gatewayHost: String, gatewayPort: Int, environment: APNsEnvironment, bundleID: String,
+    package static func register(gatewayHost: String, gatewayPort: Int, environment: APNsEnvironment, bundleID: String,
                                 adminToken: String? = nil, transport: any HTTPTransport,
                                 timeout: Duration = .seconds(10)) async throws(ReceiverError) -> DeviceToken {
         let gateway = "\(gatewayHost):\(gatewayPort)"
@@ -61,7 +61,7 @@ public final class RemoteDevice: Sendable {
 
     /// Opens the notification stream for `token`; returns once the gateway says it is connected
     /// (within `timeout`).
-    public static func connect(gatewayHost: String, gatewayPort: Int, token: DeviceToken, environment: APNsEnvironment,
+    package static func connect(gatewayHost: String, gatewayPort: Int, token: DeviceToken, environment: APNsEnvironment,
                                adminToken: String? = nil, transport: NIOHTTP1Transport, timeout: Duration = .seconds(10),
                                onPush: @escaping @Sendable (RemotePush) -> Void) async throws(ReceiverError) -> RemoteDevice {
         let gateway = "\(gatewayHost):\(gatewayPort)"
@@ -91,7 +91,7 @@ public final class RemoteDevice: Sendable {
         return RemoteDevice(token: token, environment: environment, stream: stream)
     }
 
-    public func disconnect() async { await stream.close() }
+    package func disconnect() async { await stream.close() }
 
     private static func authorization(_ adminToken: String?) -> [(name: String, value: String)] {
         adminToken.map { [("Authorization", "Bearer \($0)")] } ?? []

@@ -16,16 +16,16 @@ import Utilities
 ///   in one of `ownerNetworks`, the networks the operator names.
 ///
 /// The rules only: no socket, no clock. The servers' middlewares ask ``decide(authorization:cookie:peer:ownerAllowed:)``.
-public struct AdminAccess: Sendable {
+package struct AdminAccess: Sendable {
     /// The deployment's token, or nil when only loopback listens.
-    public let token: AdminToken?
+    package let token: AdminToken?
     /// Where `Bearer owner` is taken from, when there is a token.
-    public let ownerNetworks: [IPNetwork]
+    package let ownerNetworks: [IPNetwork]
 
     /// No token: for servers on loopback.
-    public static let loopbackOnly = AdminAccess(token: nil, ownerNetworks: [])
+    package static let loopbackOnly = AdminAccess(token: nil, ownerNetworks: [])
 
-    public init(token: AdminToken?, ownerNetworks: [IPNetwork]) {
+    package init(token: AdminToken?, ownerNetworks: [IPNetwork]) {
         self.token = token
         self.ownerNetworks = ownerNetworks
     }
@@ -33,7 +33,7 @@ public struct AdminAccess: Sendable {
     /// The access for servers listening on `hosts`: any address beyond loopback needs a token.
     /// - Throws: ``AdminAccessError`` `.tokenRequired` naming the first such host, `.ownerWithoutToken`
     ///   when owner networks are named with no token to go with them.
-    public static func forListening(on hosts: [String], token: AdminToken?, ownerNetworks: [IPNetwork]) throws(AdminAccessError) -> AdminAccess {
+    package static func forListening(on hosts: [String], token: AdminToken?, ownerNetworks: [IPNetwork]) throws(AdminAccessError) -> AdminAccess {
         if token == nil {
             if let host = hosts.first(where: { !isLoopback($0) }) {
                 throw AdminAccessError(.tokenRequired, "\(host) is beyond loopback, where anyone who reaches it could delete users, set faults and read SMS codes")
@@ -47,7 +47,7 @@ public struct AdminAccess: Sendable {
 
     /// Whether `host` (an address or a name to listen on) is loopback only: `localhost`, 127.0.0.0/8, `::1`.
     /// `0.0.0.0`, `::`, any other address and any other name are not.
-    public static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if bare.lowercased() == "localhost" { return true }
         guard let address = IPAddress(bare) else { return false }
@@ -55,7 +55,7 @@ public struct AdminAccess: Sendable {
     }
 
     /// What became of a request.
-    public enum Decision: Equatable, Sendable {
+    package enum Decision: Equatable, Sendable {
         case allowed
         /// No credential: 401, saying how to give one.
         case missing
@@ -66,7 +66,7 @@ public struct AdminAccess: Sendable {
     /// Decides a request from its `Authorization` header, the inspector's session `cookie` value,
     /// and the client's address. `ownerAllowed`: whether this route takes the Admin SDKs' `owner`
     /// (the backend's Admin and emulator routes do; the inspector and the device gateway do not).
-    public func decide(authorization: String?, cookie: String? = nil, peer: SocketAddress?, ownerAllowed: Bool) -> Decision {
+    package func decide(authorization: String?, cookie: String? = nil, peer: SocketAddress?, ownerAllowed: Bool) -> Decision {
         let bearer = authorization.flatMap(Self.bearer)
         guard let token else {
             // Loopback only: anyone here, as the emulator (the backend's Admin routes still ask
@@ -102,18 +102,18 @@ public struct AdminAccess: Sendable {
 
 /// A deployment's admin token. Only its digests are kept; it prints as `<admin token>`, so no log,
 /// page or file written from a description shows it.
-public struct AdminToken: Sendable, CustomStringConvertible {
+package struct AdminToken: Sendable, CustomStringConvertible {
     private let digest: [UInt8]
     /// The inspector's session cookie value: an HMAC of a fixed label under the token, so the
     /// browser keeps something that cannot be used as the token elsewhere.
-    public let session: String
+    package let session: String
 
     /// The fewest characters a token has (`openssl rand -hex 32` gives 64).
-    public static let minimumLength = 16
+    package static let minimumLength = 16
 
     /// - Throws: ``AdminAccessError`` `.weakToken` for a token under 16 characters or with
     ///   characters other than printable ASCII (a header could not carry it).
-    public init(_ secret: String) throws(AdminAccessError) {
+    package init(_ secret: String) throws(AdminAccessError) {
         guard secret.count >= Self.minimumLength else {
             throw AdminAccessError(.weakToken, "the admin token has \(secret.count) characters, fewer than \(Self.minimumLength) (make one with `openssl rand -hex 32`)")
         }
@@ -126,35 +126,35 @@ public struct AdminToken: Sendable, CustomStringConvertible {
     }
 
     /// Whether `candidate` is the token, in time that does not depend on where they differ (both are hashed first, so not on the length either).
-    public func matches(_ candidate: String) -> Bool {
+    package func matches(_ candidate: String) -> Bool {
         ConstantTime.equals(Array(SHA256.hash(data: Array(candidate.utf8))), digest)
     }
 
     /// Whether `cookie` is this token's session value, in constant time.
-    public func matchesSession(_ cookie: String) -> Bool {
+    package func matchesSession(_ cookie: String) -> Bool {
         ConstantTime.equals(Array(SHA256.hash(data: Array(cookie.utf8))), Array(SHA256.hash(data: Array(session.utf8))))
     }
 
-    public var description: String { "<admin token>" }
+    package var description: String { "<admin token>" }
 }
 
 /// Why an access set-up is refused.
-public struct AdminAccessError: CodedError {
-    public enum Code: String, Sendable { case tokenRequired, weakToken, ownerWithoutToken, badNetwork, unreadableToken }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+package struct AdminAccessError: CodedError {
+    package enum Code: String, Sendable { case tokenRequired, weakToken, ownerWithoutToken, badNetwork, unreadableToken }
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 }
 
 /// An IPv4 or IPv6 address as bytes (4 or 16).
-public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
-    public let bytes: [UInt8]
+package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    package let bytes: [UInt8]
 
     /// Parses a literal (`10.0.0.1`, `::1`); an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) is its IPv4 address.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var v4 = in_addr()
         var v6 = in6_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
@@ -173,7 +173,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A connection's peer, or nil for a Unix socket.
-    public init?(socketAddress: SocketAddress) {
+    package init?(socketAddress: SocketAddress) {
         switch socketAddress {
         case .v4(let address):
             var raw = address.address.sin_addr
@@ -186,7 +186,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
         var raw = in6_addr()
         withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
@@ -196,12 +196,12 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A network in CIDR notation (`10.0.0.0/8`, `fd00::/8`; a bare address is the one address).
-public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
-    public let address: IPAddress
-    public let prefixLength: Int
+package struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
+    package let address: IPAddress
+    package let prefixLength: Int
 
     /// 127.0.0.0/8 and ::1.
-    public static let loopback = [IPNetwork(address: IPAddress("127.0.0.0")!, prefixLength: 8), IPNetwork(address: IPAddress("::1")!, prefixLength: 128)]
+    package static let loopback = [IPNetwork(address: IPAddress("127.0.0.0")!, prefixLength: 8), IPNetwork(address: IPAddress("::1")!, prefixLength: 128)]
 
     init(address: IPAddress, prefixLength: Int) {
         self.address = address
@@ -209,7 +209,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// - Throws: ``AdminAccessError`` `.badNetwork` saying what is wrong.
-    public init(_ text: String) throws(AdminAccessError) {
+    package init(_ text: String) throws(AdminAccessError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count <= 2, let address = IPAddress(parts[0]) else {
             throw AdminAccessError(.badNetwork, "\(text) is not a network: an address with a prefix length, e.g. 10.0.0.0/8 or fd00::/8")
@@ -222,7 +222,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         self.init(address: address, prefixLength: length)
     }
 
-    public func contains(_ other: IPAddress) -> Bool {
+    package func contains(_ other: IPAddress) -> Bool {
         guard other.bytes.count == address.bytes.count else { return false }
         var remaining = prefixLength
         for (mine, theirs) in zip(address.bytes, other.bytes) where remaining > 0 {
@@ -233,13 +233,13 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
         return true
     }
 
-    public var description: String { "\(address)/\(prefixLength)" }
+    package var description: String { "\(address)/\(prefixLength)" }
 }
 
 extension AdminAccess {
     /// Refuses to serve admin routes beyond loopback without a token (what a server's `start`
     /// checks, so a library user cannot open one to the network by mistake either).
-    public func check(listening host: String, what: String) throws(ServerStartError) {
+    package func check(listening host: String, what: String) throws(ServerStartError) {
         guard token == nil, !Self.isLoopback(host) else { return }
         throw ServerStartError(message: "\(what) will not listen on \(host) without an admin token: beyond loopback anyone could use its admin routes (give AdminAccess a token, or listen on 127.0.0.1)")
     }

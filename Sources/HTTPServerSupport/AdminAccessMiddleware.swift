@@ -3,7 +3,7 @@ import Hummingbird
 import NIOCore
 
 /// A request context that knows its client's address (for ``AdminAccess``'s owner networks).
-public protocol PeerAddressContext: RequestContext {
+package protocol PeerAddressContext: RequestContext {
     var peer: SocketAddress? { get }
 }
 
@@ -11,16 +11,16 @@ public protocol PeerAddressContext: RequestContext {
 /// needs it goes on only when ``AdminAccess/decide(authorization:cookie:peer:ownerAllowed:)``
 /// allows it; otherwise `refuse` makes the server's own 401 (each server answers in its own shape).
 /// The inspector's session cookie is ``sessionCookieName``.
-public struct AdminAccessMiddleware<Context: RequestContext>: RouterMiddleware {
-    public let access: AdminAccess
+package struct AdminAccessMiddleware<Context: RequestContext>: RouterMiddleware {
+    package let access: AdminAccess
     let guarded: @Sendable (String) -> Bool
     let ownerAllowed: Bool
     let refuse: @Sendable (AdminAccess.Decision, Request) -> any Error
 
     /// The inspector's session cookie.
-    public static var sessionCookieName: String { "authsim_session" }
+    package static var sessionCookieName: String { "authsim_session" }
 
-    public init(access: AdminAccess, ownerAllowed: Bool = false, guarded: @escaping @Sendable (String) -> Bool = { _ in true },
+    package init(access: AdminAccess, ownerAllowed: Bool = false, guarded: @escaping @Sendable (String) -> Bool = { _ in true },
                 refuse: @escaping @Sendable (AdminAccess.Decision, Request) -> any Error) {
         self.access = access
         self.guarded = guarded
@@ -28,7 +28,7 @@ public struct AdminAccessMiddleware<Context: RequestContext>: RouterMiddleware {
         self.refuse = refuse
     }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard access.token != nil, guarded(request.uri.path) else { return try await next(request, context) }
         let decision = access.decide(authorization: request.headers[.authorization], cookie: Self.sessionCookie(in: request.headers),
                                      peer: (context as? any PeerAddressContext)?.peer, ownerAllowed: ownerAllowed)

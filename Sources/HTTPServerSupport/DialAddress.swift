@@ -3,33 +3,33 @@ import Glibc
 /// The address a client dials for a server, which is not always the address it listens on: a
 /// server on `0.0.0.0` (every IPv4 address) or `::` is reached at `127.0.0.1` (or `::1`) from this
 /// machine and at one of its interfaces' addresses from others; no client can dial `0.0.0.0`.
-public enum DialAddress {
+package enum DialAddress {
     /// Whether `host` is an unspecified address: listening on every interface.
-    public static func isEveryAddress(_ host: String) -> Bool {
+    package static func isEveryAddress(_ host: String) -> Bool {
         ["0.0.0.0", "::", "[::]", "0:0:0:0:0:0:0:0"].contains(host)
     }
 
     /// What a client on this machine dials for a server listening on `host`: the loopback address
     /// of the same family for an unspecified one, `host` itself otherwise.
-    public static func local(for host: String) -> String {
+    package static func local(for host: String) -> String {
         guard isEveryAddress(host) else { return host }
         return host.contains(":") ? "::1" : "127.0.0.1"
     }
 
     /// `host:port` as a client on this machine dials a server listening on `host` and `port`
     /// (``local(for:)``, as a URL's authority).
-    public static func localAuthority(_ host: String, port: Int) -> String {
+    package static func localAuthority(_ host: String, port: Int) -> String {
         authority(local(for: host), port: port)
     }
 
     /// `host:port` as a URL's authority: an IPv6 address in brackets.
-    public static func authority(_ host: String, port: Int) -> String {
+    package static func authority(_ host: String, port: Int) -> String {
         host.contains(":") && !host.hasPrefix("[") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// This machine's addresses other machines can dial (IPv4, up interfaces, loopback left out),
     /// from getifaddrs(3); empty when it has none.
-    public static func external() -> [String] {
+    package static func external() -> [String] {
         var first: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&first) == 0, let first else { return [] }
         defer { freeifaddrs(first) }
@@ -51,7 +51,7 @@ public enum DialAddress {
 
     /// A banner's line for a server listening on every address: which address other machines use
     /// in place of the local one shown; `nil` for any other `host`.
-    public static func everyAddressNote(_ host: String) -> String? {
+    package static func everyAddressNote(_ host: String) -> String? {
         guard isEveryAddress(host) else { return nil }
         let others = external()
         let local = local(for: host)

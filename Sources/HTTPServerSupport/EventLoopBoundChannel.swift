@@ -29,7 +29,7 @@ struct EventLoopBoundChannel<Base: HTTPChannelHandler>: ServerChildChannel, HTTP
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 whose connections' tasks run on their event loops (``EventLoopBoundChannel``).
-    public static func http1OnEventLoops() -> HTTPServerBuilder {
+    package static func http1OnEventLoops() -> HTTPServerBuilder {
         .init { responder in EventLoopBoundChannel(base: HTTP1Channel(responder: responder)) }
     }
 }
@@ -41,6 +41,6 @@ extension HTTPServerBuilder {
 /// one loop per core a loop with queued work left the other core idle (10,000 sign-ins, `authsim bench
 /// flows`: as much wall time as with no binding at all); with two per core the kernel spreads them.
 /// Made on first use and kept for the process's life, as the singleton is.
-public enum HandlerEventLoops {
-    public static let shared: any EventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2 * System.coreCount)
+package enum HandlerEventLoops {
+    package static let shared: any EventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2 * System.coreCount)
 }

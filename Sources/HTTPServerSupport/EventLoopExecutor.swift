@@ -8,16 +8,16 @@ import Synchronization
 /// a write to a channel of that loop is made at once, and the answer's future, completed on the
 /// loop, resumes the task there, with no hand-off to another thread and back. Work that blocks
 /// for long (password hashing) leaves it for the global executor (`globalConcurrentExecutor`).
-public final class EventLoopExecutor: TaskExecutor, @unchecked Sendable {
+package final class EventLoopExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `eventLoop` is immutable and event loops are Sendable.
-    public let eventLoop: any EventLoop
+    package let eventLoop: any EventLoop
 
     private init(_ eventLoop: any EventLoop) { self.eventLoop = eventLoop }
 
     private static let made = Mutex<[ObjectIdentifier: EventLoopExecutor]>([:])
 
     /// The executor of `eventLoop`: one per loop, kept for the process's life (as loops are).
-    public static func of(_ eventLoop: any EventLoop) -> EventLoopExecutor {
+    package static func of(_ eventLoop: any EventLoop) -> EventLoopExecutor {
         made.withLock { made in
             let key = ObjectIdentifier(eventLoop)
             if let executor = made[key] { return executor }
@@ -27,7 +27,7 @@ public final class EventLoopExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }

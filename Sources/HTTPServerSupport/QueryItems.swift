@@ -4,10 +4,10 @@ import HummingbirdCore
 
 extension URI {
     /// The query as `URLQueryItem`s, percent-decoded, in order.
-    public var queryItems: [URLQueryItem] { Self.queryItems(in: query ?? "") }
+    package var queryItems: [URLQueryItem] { Self.queryItems(in: query ?? "") }
 
     /// `name=value&…` text (a query, or a form body) as `URLQueryItem`s, percent-decoded, in order.
-    public static func queryItems(in text: String) -> [URLQueryItem] {
+    package static func queryItems(in text: String) -> [URLQueryItem] {
         URLComponents(string: "http://host/?" + text)?.queryItems ?? []
     }
 }

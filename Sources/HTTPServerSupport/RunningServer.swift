@@ -15,9 +15,9 @@ import Utilities
 /// print(server.port)
 /// await server.shutdown()
 /// ```
-public final class RunningServer: Sendable {
-    public let host: String
-    public let port: Int
+package final class RunningServer: Sendable {
+    package let host: String
+    package let port: Int
     /// The group of its own, and its task (nil: a program's group runs it).
     private let group: ServiceGroup?
     private let running: Task<Void, any Error>?
@@ -39,7 +39,7 @@ public final class RunningServer: Sendable {
     ///   - eventLoops: the event loops its connections use (SwiftNIO's singleton group by default).
     ///   - logger: Hummingbird's own logging (silent by default).
     /// - Throws: ``ServerStartError`` when the address cannot be bound.
-    public static func start<Context: RequestContext>(
+    package static func start<Context: RequestContext>(
         router: Router<Context>, host: String, port: Int, name: String, server: HTTPServerBuilder = .http1(),
         hosting: ServerHosting = .ownGroup, eventLoops: (any EventLoopGroup)? = nil,
         logger: Logger = Logger(label: "authsim.http", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -74,14 +74,14 @@ public final class RunningServer: Sendable {
 
     /// `http://host:port`, as a client on this machine dials it (``DialAddress/local(for:)``:
     /// `127.0.0.1` for a server on `0.0.0.0`).
-    public var baseURL: String { "http://\(dialAuthority)" }
+    package var baseURL: String { "http://\(dialAuthority)" }
 
     /// `host:port` as a client on this machine dials it (`FIREBASE_AUTH_EMULATOR_HOST`).
-    public var dialAuthority: String { DialAddress.localAuthority(host, port: port) }
+    package var dialAuthority: String { DialAddress.localAuthority(host, port: port) }
 
     /// Stops listening; requests in flight are answered first. A server a program's group runs is
     /// stopped by that group, with the program's other parts: this does nothing then.
-    public func shutdown() async {
+    package func shutdown() async {
         guard let group, let running else { return }
         await group.triggerGracefulShutdown()
         _ = await running.result
@@ -89,7 +89,7 @@ public final class RunningServer: Sendable {
 }
 
 /// Where a server runs (``RunningServer/start(router:host:port:name:server:hosting:logger:)``).
-public enum ServerHosting: Sendable {
+package enum ServerHosting: Sendable {
     /// In a `ServiceGroup` of its own, in a task: what a world or a test starts and stops.
     case ownGroup
     /// As a service of a program's one group (a command's parts), which stops it in order with them.
@@ -112,19 +112,19 @@ private struct HostedApplication: Service {
 }
 
 /// Why a server did not start (the address is taken, not local, not allowed; its set-up failed).
-public struct ServerStartError: Error, Sendable, CustomStringConvertible, CarriesListenError {
-    public let message: String
+package struct ServerStartError: Error, Sendable, CustomStringConvertible, CarriesListenError {
+    package let message: String
     /// Set when the address could not be bound.
-    public let listenError: ListenError?
-    public init(message: String) {
+    package let listenError: ListenError?
+    package init(message: String) {
         self.message = message
         listenError = nil
     }
-    public init(listen: ListenError) {
+    package init(listen: ListenError) {
         message = listen.description
         listenError = listen
     }
-    public var description: String { message }
+    package var description: String { message }
 }
 
 extension ListenError {

@@ -13,7 +13,7 @@ import NIOSSL
 extension HTTPServerBuilder {
     /// HTTP/1.1, and HTTPS on the same port for clients that start with a TLS handshake; each
     /// connection's task runs on its event loop (``EventLoopBoundChannel``).
-    public static func http1AndTLS(tlsConfiguration: TLSConfiguration) throws -> HTTPServerBuilder {
+    package static func http1AndTLS(tlsConfiguration: TLSConfiguration) throws -> HTTPServerBuilder {
         let context = try NIOSSLContext(configuration: tlsConfiguration)
         return .init { responder in
             SniffingTLSChannel(base: EventLoopBoundChannel(base: HTTP1Channel(responder: responder)), sslContext: context)
@@ -76,7 +76,7 @@ final class TLSSniffer: ChannelInboundHandler, RemovableChannelHandler {
 extension HTTPServerBuilder {
     /// ``http1AndTLS(tlsConfiguration:)`` with a PEM certificate chain and key: TLS 1.2 or later,
     /// ALPN `http/1.1`.
-    public static func http1AndTLS(certificateChainPEM: String, privateKeyPEM: String) throws -> HTTPServerBuilder {
+    package static func http1AndTLS(certificateChainPEM: String, privateKeyPEM: String) throws -> HTTPServerBuilder {
         let chain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8))
         let key = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))

@@ -5,14 +5,14 @@ import Foundation
 
 /// An APNs auth key as Apple issues it: `AuthKey_<KEYID>.p8` (P-256, PKCS#8 PEM `PRIVATE KEY`),
 /// with its 10-character key ID and the 10-character ID of the team it belongs to.
-public struct APNsAuthKey: Sendable {
-    public let keyID: String
-    public let teamID: String
-    public let privateKey: P256.Signing.PrivateKey
+package struct APNsAuthKey: Sendable {
+    package let keyID: String
+    package let teamID: String
+    package let privateKey: P256.Signing.PrivateKey
     /// Where the `.p8` lives, when it came from a file.
-    public let file: URL?
+    package let file: URL?
 
-    public init(keyID: String, teamID: String, privateKey: P256.Signing.PrivateKey, file: URL? = nil) throws(PKIError) {
+    package init(keyID: String, teamID: String, privateKey: P256.Signing.PrivateKey, file: URL? = nil) throws(PKIError) {
         guard AppleIdentifier.isValid(keyID) else {
             throw PKIError(.badIdentifier, "key ID \"\(keyID)\" must be 10 uppercase letters or digits, as Apple shows it")
         }
@@ -26,7 +26,7 @@ public struct APNsAuthKey: Sendable {
     }
 
     /// A new key with random key and team IDs.
-    public static func generate(keyID: String = AppleIdentifier.random(), teamID: String = AppleIdentifier.random()) -> APNsAuthKey {
+    package static func generate(keyID: String = AppleIdentifier.random(), teamID: String = AppleIdentifier.random()) -> APNsAuthKey {
         // Random identifiers are valid by construction.
         try! APNsAuthKey(keyID: keyID, teamID: teamID, privateKey: P256.Signing.PrivateKey())
     }
@@ -35,7 +35,7 @@ public struct APNsAuthKey: Sendable {
     ///
     /// - Throws: ``PKIError`` when the file is unreadable, is not a PKCS#8 P-256 key (Apple's keys
     ///   are), or the key ID can't be known.
-    public static func load(p8 url: URL, keyID: String? = nil, teamID: String) throws(PKIError) -> APNsAuthKey {
+    package static func load(p8 url: URL, keyID: String? = nil, teamID: String) throws(PKIError) -> APNsAuthKey {
         let pem: String
         do { pem = try String(contentsOf: url, encoding: .utf8) } catch {
             throw PKIError(.unreadable, "cannot read \(url.path): \(error.localizedDescription)")
@@ -62,37 +62,37 @@ public struct APNsAuthKey: Sendable {
     }
 
     /// `ABC123DEFG` from `AuthKey_ABC123DEFG.p8`.
-    public static func keyIDFromFileName(_ name: String) -> String? {
+    package static func keyIDFromFileName(_ name: String) -> String? {
         guard name.hasPrefix("AuthKey_"), name.hasSuffix(".p8") else { return nil }
         let id = String(name.dropFirst("AuthKey_".count).dropLast(".p8".count))
         return AppleIdentifier.isValid(id) ? id : nil
     }
 
     /// The file name Apple gives this key.
-    public var fileName: String { "AuthKey_\(keyID).p8" }
+    package var fileName: String { "AuthKey_\(keyID).p8" }
 
     /// The PKCS#8 PEM text, as in Apple's `.p8` files.
-    public var p8PEM: String { privateKey.pemRepresentation }
+    package var p8PEM: String { privateKey.pemRepresentation }
 
     /// A signer for provider tokens.
-    public var signer: ProviderTokenSigner {
+    package var signer: ProviderTokenSigner {
         // Identifiers were validated on construction.
         try! ProviderTokenSigner(key: privateKey, keyID: keyID, teamID: teamID)
     }
 
     /// What the receiver needs to trust this key.
-    public func trusted(environments: Set<APNsEnvironment>? = nil, topics: Set<String>? = nil) -> TrustedProviderKey {
+    package func trusted(environments: Set<APNsEnvironment>? = nil, topics: Set<String>? = nil) -> TrustedProviderKey {
         TrustedProviderKey(keyID: keyID, teamID: teamID, publicKey: privateKey.publicKey,
                            environments: environments, topics: topics)
     }
 }
 
 /// A key-management failure: a file that can't be read or doesn't hold what it should.
-public struct PKIError: CodedError {
-    public enum Code: String, Sendable, Hashable { case unreadable, badKey, badCertificate, badIdentifier, cannotWrite }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+package struct PKIError: CodedError {
+    package enum Code: String, Sendable, Hashable { case unreadable, badKey, badCertificate, badIdentifier, cannotWrite }
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }

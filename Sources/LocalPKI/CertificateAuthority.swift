@@ -8,17 +8,17 @@ import X509
 /// Every key is P-256; the CA signs with ECDSA-SHA256. The server certificate names `localhost`,
 /// `127.0.0.1`, `::1` and Apple's APNs hosts, so a client that sends SNI for Apple's hosts can be
 /// pointed at the local receiver and still verify it against our CA.
-public enum CertificateFactory {
+package enum CertificateFactory {
     /// The names every server certificate covers.
-    public static let serverDNSNames = [
+    package static let serverDNSNames = [
         "localhost", "api.push.apple.com", "api.sandbox.push.apple.com", "api.development.push.apple.com",
     ]
-    public static let serverIPAddresses: [[UInt8]] = [
+    package static let serverIPAddresses: [[UInt8]] = [
         [127, 0, 0, 1], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
     ]
 
     /// A self-signed CA certificate.
-    public static func makeCA(key: P256.Signing.PrivateKey, commonName: String, now: Date = Date(),
+    package static func makeCA(key: P256.Signing.PrivateKey, commonName: String, now: Date = Date(),
                               validity: TimeInterval = 365 * 86_400) throws -> Certificate {
         let name = try DistinguishedName {
             OrganizationName("authsim")
@@ -45,7 +45,7 @@ public enum CertificateFactory {
 
     /// A server certificate for ``serverDNSNames`` and ``serverIPAddresses`` (plus `extraDNSNames`),
     /// signed by the CA.
-    public static func makeServerCertificate(
+    package static func makeServerCertificate(
         key: P256.Signing.PrivateKey, ca: Certificate, caKey: P256.Signing.PrivateKey,
         extraDNSNames: [String] = [], now: Date = Date(), validity: TimeInterval = 180 * 86_400
     ) throws -> Certificate {

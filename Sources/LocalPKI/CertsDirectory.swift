@@ -6,17 +6,17 @@ import Glibc
 #endif
 
 /// Everything the local channel needs to run: CA, server certificate and APNs auth key.
-public struct LocalCredentials: Sendable {
+package struct LocalCredentials: Sendable {
     /// The CA clients trust (PEM), and its file.
-    public let caCertificatePEM: String
-    public let caCertificateFile: URL
+    package let caCertificatePEM: String
+    package let caCertificateFile: URL
     /// The receiver's certificate (PEM) and its private key (PEM), and their files.
-    public let serverCertificatePEM: String
-    public let serverKeyPEM: String
-    public let serverCertificateFile: URL
-    public let serverKeyFile: URL
+    package let serverCertificatePEM: String
+    package let serverKeyPEM: String
+    package let serverCertificateFile: URL
+    package let serverKeyFile: URL
     /// The APNs auth key the sender signs with and the receiver trusts.
-    public let authKey: APNsAuthKey
+    package let authKey: APNsAuthKey
 }
 
 /// The `Certs/` folder: made on first use, never committed.
@@ -33,26 +33,26 @@ public struct LocalCredentials: Sendable {
 /// exclusive `flock` on `.lock` in it), so one makes the material and the others load it: without
 /// the turn, each wrote its own keys over the others' and a receiver could load another's key for
 /// its certificate.
-public struct CertsDirectory: Sendable {
-    public let url: URL
+package struct CertsDirectory: Sendable {
+    package let url: URL
 
-    public init(_ url: URL) { self.url = url }
+    package init(_ url: URL) { self.url = url }
 
-    public var caCertificateFile: URL { url.appendingPathComponent("ca.pem") }
-    public var caKeyFile: URL { url.appendingPathComponent("ca-key.pem") }
-    public var serverCertificateFile: URL { url.appendingPathComponent("server.pem") }
-    public var serverKeyFile: URL { url.appendingPathComponent("server-key.pem") }
-    public var keyInfoFile: URL { url.appendingPathComponent("apns-key.json") }
+    package var caCertificateFile: URL { url.appendingPathComponent("ca.pem") }
+    package var caKeyFile: URL { url.appendingPathComponent("ca-key.pem") }
+    package var serverCertificateFile: URL { url.appendingPathComponent("server.pem") }
+    package var serverKeyFile: URL { url.appendingPathComponent("server-key.pem") }
+    package var keyInfoFile: URL { url.appendingPathComponent("apns-key.json") }
 
     /// The recorded IDs of the folder's auth key.
-    public struct KeyInfo: Codable, Sendable {
-        public var keyID: String
-        public var teamID: String
-        public var p8: String
+    package struct KeyInfo: Codable, Sendable {
+        package var keyID: String
+        package var teamID: String
+        package var p8: String
     }
 
     /// Loads the folder's material, generating whatever is missing or about to expire.
-    public func ensure(now: Date = Date()) throws(PKIError) -> LocalCredentials {
+    package func ensure(now: Date = Date()) throws(PKIError) -> LocalCredentials {
         try createFolder()
         return try exclusively { () throws(PKIError) in
             let (ca, caKey) = try ensureCA(now: now)
@@ -74,7 +74,7 @@ public struct CertsDirectory: Sendable {
     }
 
     /// The auth key recorded in `apns-key.json`, generating one (with random key and team IDs) if none is.
-    public func ensureAuthKey() throws(PKIError) -> APNsAuthKey {
+    package func ensureAuthKey() throws(PKIError) -> APNsAuthKey {
         try createFolder()
         return try exclusively { () throws(PKIError) in try folderAuthKey() }
     }

@@ -8,10 +8,10 @@ import APNsWire
 /// Makes an `embedded.mobileprovision` as Apple does: an XML plist (app ID, team, entitlements
 /// with `aps-environment`) inside a CMS SignedData envelope (DER), signed here with the local
 /// server certificate. What the SDK (and `authsim doctor`) read is the plist inside.
-public enum ProvisioningProfileFile {
+package enum ProvisioningProfileFile {
     /// - Parameters:
     ///   - apsEnvironment: `development` or `production`; nil for a profile without push entitlement.
-    public static func make(apsEnvironment: String?, bundleID: String, teamID: String, name: String? = nil,
+    package static func make(apsEnvironment: String?, bundleID: String, teamID: String, name: String? = nil,
                             credentials: LocalCredentials, now: Date = Date()) throws -> Data {
         var entitlements: [String: Any] = [
             "application-identifier": "\(teamID).\(bundleID)",

@@ -4,19 +4,19 @@ import Foundation
 /// `CFBundleURLTypes` does on iOS: a desktop entry declaring `MimeType=x-scheme-handler/<scheme>`
 /// in `$XDG_DATA_HOME/applications`, made the default in `$XDG_CONFIG_HOME/mimeapps.list`.
 /// `xdg-open <scheme>://…` (and browsers, which call it) then start the interceptor with the URL.
-public struct DesktopRegistration: Sendable {
+package struct DesktopRegistration: Sendable {
     /// `$XDG_DATA_HOME` (default `~/.local/share`).
-    public let dataHome: URL
+    package let dataHome: URL
     /// `$XDG_CONFIG_HOME` (default `~/.config`).
-    public let configHome: URL
+    package let configHome: URL
 
-    public init(dataHome: URL, configHome: URL) {
+    package init(dataHome: URL, configHome: URL) {
         self.dataHome = dataHome
         self.configHome = configHome
     }
 
     /// The XDG directories from the environment.
-    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> DesktopRegistration {
+    package static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> DesktopRegistration {
         let home = URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory())
         func directory(_ key: String, _ fallback: String) -> URL {
             if let value = environment[key], value.hasPrefix("/") { return URL(fileURLWithPath: value) }
@@ -26,14 +26,14 @@ public struct DesktopRegistration: Sendable {
                                    configHome: directory("XDG_CONFIG_HOME", ".config"))
     }
 
-    public var applications: URL { dataHome.appendingPathComponent("applications") }
-    public var mimeappsList: URL { configHome.appendingPathComponent("mimeapps.list") }
+    package var applications: URL { dataHome.appendingPathComponent("applications") }
+    package var mimeappsList: URL { configHome.appendingPathComponent("mimeapps.list") }
 
     /// The desktop file ID for `scheme`.
-    public static func desktopID(for scheme: String) -> String { "authsim-redirect-\(scheme.lowercased()).desktop" }
+    package static func desktopID(for scheme: String) -> String { "authsim-redirect-\(scheme.lowercased()).desktop" }
 
     /// The entry's text: `Exec` runs `executable open --runtime-dir <dir> %u`.
-    public static func desktopEntry(scheme: String, executable: String, runtimeDirectory: SchemeDirectory) -> String {
+    package static func desktopEntry(scheme: String, executable: String, runtimeDirectory: SchemeDirectory) -> String {
         """
         [Desktop Entry]
         Type=Application
@@ -50,7 +50,7 @@ public struct DesktopRegistration: Sendable {
 
     /// Writes the entry and makes it the scheme's default handler. Returns the files written.
     @discardableResult
-    public func register(scheme: String, executable: String, runtimeDirectory: SchemeDirectory) throws(InterceptorError) -> [URL] {
+    package func register(scheme: String, executable: String, runtimeDirectory: SchemeDirectory) throws(InterceptorError) -> [URL] {
         try URLSchemeSyntax.validate(scheme)
         // xdg-open splits Exec on spaces without honouring quotes: refuse paths it would break.
         for (what, path) in [("the executable", executable), ("the runtime directory", runtimeDirectory.url.path)]
@@ -78,7 +78,7 @@ public struct DesktopRegistration: Sendable {
     }
 
     /// Removes the entry and its lines in `mimeapps.list`.
-    public func unregister(scheme: String) throws(InterceptorError) {
+    package func unregister(scheme: String) throws(InterceptorError) {
         try URLSchemeSyntax.validate(scheme)
         try? FileManager.default.removeItem(at: applications.appendingPathComponent(Self.desktopID(for: scheme)))
         guard let existing = try? String(contentsOf: mimeappsList, encoding: .utf8) else { return }
@@ -94,7 +94,7 @@ public struct DesktopRegistration: Sendable {
     /// path (freedesktop bug 104973): `xdg-open app-1-…://…` fails with "file … does not exist",
     /// and so do browsers that hand external URLs to xdg-open. Firebase's schemes always have digits.
     /// Returns a warning when the `xdg-open` on `PATH` has that bug and `scheme` has a digit.
-    public static func xdgOpenWarning(for scheme: String, path: String = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") -> String? {
+    package static func xdgOpenWarning(for scheme: String, path: String = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") -> String? {
         guard scheme.contains(where: \.isNumber) else { return nil }
         for directory in path.split(separator: ":") {
             let candidate = "\(directory)/xdg-open"
@@ -110,7 +110,7 @@ public struct DesktopRegistration: Sendable {
     }
 
     /// The schemes this tool has registered (from its desktop entries).
-    public func registeredSchemes() -> [String] {
+    package func registeredSchemes() -> [String] {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: applications.path)) ?? []
         return files.filter { $0.hasPrefix("authsim-redirect-") && $0.hasSuffix(".desktop") }
             .map { String($0.dropFirst("authsim-redirect-".count).dropLast(".desktop".count)) }.sorted()

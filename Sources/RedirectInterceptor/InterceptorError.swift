@@ -1,8 +1,8 @@
 import Utilities
 
 /// Why a URL could not be handed to an app, or a scheme not claimed or registered.
-public struct InterceptorError: CodedError {
-    public enum Code: String, Sendable {
+package struct InterceptorError: CodedError {
+    package enum Code: String, Sendable {
         /// The text is not an absolute URL with a scheme.
         case invalidURL
         /// Not a valid URL scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`).
@@ -22,9 +22,9 @@ public struct InterceptorError: CodedError {
         /// A file the registration needs could not be read or written.
         case fileError
     }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }

@@ -4,14 +4,14 @@ import NIOPosix
 
 /// The interceptor's side: hands a URL to the running app that owns its scheme and returns the
 /// app's answer.
-public enum RedirectDispatcher {
+package enum RedirectDispatcher {
     /// How long an app has to answer, by default.
-    public static let answerTimeout: TimeAmount = .seconds(10)
+    package static let answerTimeout: TimeAmount = .seconds(10)
 
     /// Sends `text` (a URL) to the app that owns its scheme in `directory`.
     /// - Parameter answerTimeout: how long the app has to answer (`redirect-interceptor open
     ///   --answer-timeout`): an app on a machine that is busy, or paused in a debugger, needs more.
-    public static func dispatch(_ text: String, directory: SchemeDirectory = .standard(),
+    package static func dispatch(_ text: String, directory: SchemeDirectory = .standard(),
                                 answerTimeout: TimeAmount = answerTimeout) async throws(InterceptorError) -> InterceptorAnswer {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let scheme = try URLSchemeSyntax.scheme(of: trimmed)
@@ -64,7 +64,7 @@ public enum RedirectDispatcher {
     }
 
     /// Whether an app listens on `socket`.
-    public static func isAlive(socket: URL) async -> Bool {
+    package static func isAlive(socket: URL) async -> Bool {
         guard let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(unixDomainSocketPath: socket.path).get() else { return false }
         try? await channel.close()

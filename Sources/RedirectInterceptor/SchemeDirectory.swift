@@ -7,20 +7,20 @@ import Utilities
 ///
 /// The directory is `$AUTHSIM_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/authsim`, else
 /// `/tmp/authsim-<uid>`: the same for the app, the interceptor and the desktop entry that starts it.
-public struct SchemeDirectory: Sendable, Hashable {
-    public let url: URL
+package struct SchemeDirectory: Sendable, Hashable {
+    package let url: URL
 
-    public init(url: URL) { self.url = url }
+    package init(url: URL) { self.url = url }
 
     /// The directory this process would use, from its environment (``RuntimeDirectory``'s rule).
-    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> SchemeDirectory {
+    package static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> SchemeDirectory {
         SchemeDirectory(url: RuntimeDirectory.standard(environment: environment).url)
     }
 
     /// The longest Unix socket path Linux accepts (`sun_path` is 108 bytes with its NUL).
     static let maximumSocketPath = RuntimeDirectory.maximumSocketPath
 
-    public func socket(for scheme: String) throws(InterceptorError) -> URL {
+    package func socket(for scheme: String) throws(InterceptorError) -> URL {
         let socket = url.appendingPathComponent(scheme.lowercased() + ".sock")
         guard socket.path.utf8.count <= Self.maximumSocketPath else {
             throw InterceptorError(.pathTooLong, """
@@ -34,7 +34,7 @@ public struct SchemeDirectory: Sendable, Hashable {
     func claimFile(for scheme: String) -> URL { url.appendingPathComponent(scheme.lowercased() + ".json") }
 
     /// The claims found in the directory (live or stale: ``RedirectDispatcher/isAlive(_:)`` tells).
-    public func claims() -> [SchemeClaim] {
+    package func claims() -> [SchemeClaim] {
         let files = (try? FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)) ?? []
         return files.filter { $0.pathExtension == "json" }.compactMap { file in
             (try? Data(contentsOf: file)).flatMap { try? JSONDecoder().decode(SchemeClaim.self, from: $0) }
@@ -51,15 +51,15 @@ public struct SchemeDirectory: Sendable, Hashable {
 }
 
 /// A running app's claim on a scheme.
-public struct SchemeClaim: Codable, Sendable, Hashable {
-    public let scheme: String
-    public let bundleID: String
-    public let pid: Int32
+package struct SchemeClaim: Codable, Sendable, Hashable {
+    package let scheme: String
+    package let bundleID: String
+    package let pid: Int32
 }
 
 /// URL scheme syntax (RFC 3986 §3.1).
-public enum URLSchemeSyntax {
-    public static func validate(_ scheme: String) throws(InterceptorError) {
+package enum URLSchemeSyntax {
+    package static func validate(_ scheme: String) throws(InterceptorError) {
         guard let first = scheme.unicodeScalars.first, first.isASCII, CharacterSet.letters.contains(first),
               scheme.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "+-.".unicodeScalars.contains($0)) })
         else {
@@ -68,7 +68,7 @@ public enum URLSchemeSyntax {
     }
 
     /// The scheme of `text` (`app-1-…://…` → `app-1-…`), validated.
-    public static func scheme(of text: String) throws(InterceptorError) -> String {
+    package static func scheme(of text: String) throws(InterceptorError) -> String {
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
             throw InterceptorError(.invalidURL, "\"\(text.prefix(80))\" is not a URL: it has no scheme")
         }

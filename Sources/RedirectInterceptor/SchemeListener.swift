@@ -3,17 +3,17 @@ import NIOCore
 import NIOPosix
 
 /// What the app that owns a scheme says about a URL handed to it.
-public struct InterceptorAnswer: Codable, Sendable, Hashable {
+package struct InterceptorAnswer: Codable, Sendable, Hashable {
     /// Whether the app handled the URL (for Auth: `canHandle(url)` answered true).
-    public var handled: Bool
+    package var handled: Bool
     /// The app that answered.
-    public var bundleID: String
+    package var bundleID: String
     /// What the URL carried, or exactly why it was not handled.
-    public var detail: String
+    package var detail: String
     /// When not handled, the reason's code (`eventMismatch`, `replayed`, `notForwarded`, …).
-    public var reason: String?
+    package var reason: String?
 
-    public init(handled: Bool, bundleID: String, detail: String, reason: String? = nil) {
+    package init(handled: Bool, bundleID: String, detail: String, reason: String? = nil) {
         self.handled = handled
         self.bundleID = bundleID
         self.detail = detail
@@ -27,14 +27,14 @@ public struct InterceptorAnswer: Codable, Sendable, Hashable {
 ///
 /// Protocol, one exchange per connection: the URL and a newline in, one JSON ``InterceptorAnswer``
 /// and a newline out.
-public final class SchemeListener: Sendable {
-    public let schemes: [String]
-    public let directory: SchemeDirectory
+package final class SchemeListener: Sendable {
+    package let schemes: [String]
+    package let directory: SchemeDirectory
     private let servers: [NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>]
     private let tasks: [Task<Void, Never>]
 
     /// The longest URL carried (the interceptor refuses longer ones before sending).
-    public static let maximumURLLength = 64 * 1024
+    package static let maximumURLLength = 64 * 1024
 
     private init(schemes: [String], directory: SchemeDirectory,
                  servers: [NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>], tasks: [Task<Void, Never>]) {
@@ -46,7 +46,7 @@ public final class SchemeListener: Sendable {
 
     /// Claims `schemes` for the app `bundleID`. A scheme owned by another running app is
     /// ``InterceptorError/Code/schemeTaken``; a stale claim (its app died) is replaced.
-    public static func start(schemes: [String], bundleID: String, directory: SchemeDirectory = .standard(),
+    package static func start(schemes: [String], bundleID: String, directory: SchemeDirectory = .standard(),
                              handler: @escaping @Sendable (URL) async -> InterceptorAnswer) async throws(InterceptorError) -> SchemeListener {
         try directory.prepare()
         var servers: [NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>] = []
@@ -92,7 +92,7 @@ public final class SchemeListener: Sendable {
     }
 
     /// Gives the schemes up: closes the sockets and removes them and the claim files.
-    public func stop() async {
+    package func stop() async {
         for server in servers { try? await server.channel.close() }
         // A connected interceptor that never sends its line must not hold the stop up.
         for task in tasks { task.cancel() }

@@ -69,7 +69,7 @@ public struct AppProfile: Sendable {
     /// The reCAPTCHA presenter (nil: the SDK's default, a ``HeadlessPresenter`` handing the redirect to the app).
     public var uiDelegate: (any AuthUIDelegate)? = nil
     /// Claim the app's URL schemes here while it runs, so that `redirect-interceptor` can hand it URLs.
-    public var schemeDirectory: SchemeDirectory? = nil
+    package var schemeDirectory: SchemeDirectory? = nil
 
     public init() {}
 
@@ -90,7 +90,7 @@ public struct AppProfile: Sendable {
     /// and ``ProvisioningProfileSource/signed(apsEnvironment:)`` become a file in `folder`, signed
     /// with `credentials` (a world's `Certs/`), as Xcode signs the app; a profile of the app's own
     /// files (``bundle``) or none stays as it is.
-    public func withProvisioningProfileMade(in folder: URL, credentials: LocalCredentials?) throws -> AppProfile {
+    package func withProvisioningProfileMade(in folder: URL, credentials: LocalCredentials?) throws -> AppProfile {
         let aps: String
         switch provisioningProfile {
         case .none, .file: return self
@@ -113,7 +113,7 @@ public struct AppProfile: Sendable {
     }
 
     /// The reCAPTCHA Enterprise SDK the app links, talking to `service` (nil: none linked).
-    public func recaptchaEnterpriseSDK(service: String) -> RecaptchaEnterpriseSDK? {
+    package func recaptchaEnterpriseSDK(service: String) -> RecaptchaEnterpriseSDK? {
         switch recaptchaEnterprise {
         case .notLinked: nil
         case .linked: RecaptchaEnterpriseSDK(service: service)
@@ -125,7 +125,7 @@ public struct AppProfile: Sendable {
 
     /// The app as the device's OS and the SDK read it (``AppHost``): from its files when it has
     /// some, else from this profile, its URL schemes defaulting to `options`' encoded app ID.
-    public func host(options: FirebaseOptions) -> AppHost.Configuration {
+    package func host(options: FirebaseOptions) -> AppHost.Configuration {
         if let bundle {
             return AppHost.Configuration(bundle: bundle, isSimulator: isSimulator, forwardsNotifications: forwardsNotifications,
                                          forwardsURLs: forwardsURLs)

@@ -23,7 +23,7 @@ struct AccessRuleTests {
 
     /// A line that declares something `public` or `open` (attributes before it allowed).
     static func isPublicDeclaration(_ line: String) -> Bool {
-        line.firstMatch(of: /^\s*(@[A-Za-z_]+(\([^)]*\))?\s+)*(public|open)[\s(]/) != nil
+        line.firstMatch(of: /^\s*(@[A-Za-z_]+(\([^)]*\))?\s+)*(public[\s(]|open\s)/) != nil
     }
 
     @Test("no library module outside the products declares anything public or open; every product ships a module here")
@@ -55,5 +55,6 @@ struct AccessRuleTests {
         #expect(!Self.isPublicDeclaration("    package func f() {}"))
         #expect(!Self.isPublicDeclaration("    /// a public key"))
         #expect(!Self.isPublicDeclaration("    let publicKey = 1"))
+        #expect(!Self.isPublicDeclaration("            open(push)"), "a call of a function named open")
     }
 }
