@@ -91,10 +91,10 @@ public struct AppProfile: Sendable {
     /// with `credentials` (a world's `Certs/`), as Xcode signs the app; a profile of the app's own
     /// files (``bundle``) or none stays as it is.
     package func withProvisioningProfileMade(in folder: URL, credentials: LocalCredentials?) throws -> AppProfile {
+        guard bundle == nil else { return self }
         let aps: String
         switch provisioningProfile {
         case .none, .file: return self
-        case _ where bundle != nil: return self
         case .forBuild: aps = build.apsEnvironment
         case .signed(let named): aps = named
         }
@@ -104,8 +104,10 @@ public struct AppProfile: Sendable {
         let file = folder.appendingPathComponent("\(bundleID)-\(aps).mobileprovision")
         if !FileManager.default.fileExists(atPath: file.path) {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            // Atomic: apps installed at once share the file, and one must never read another's
+            // half-written profile.
             try ProvisioningProfileFile.make(apsEnvironment: aps, bundleID: bundleID, teamID: credentials.authKey.teamID, credentials: credentials)
-                .write(to: file)
+                .write(to: file, options: .atomic)
         }
         var made = self
         made.provisioningProfile = .file(file)

@@ -127,5 +127,6 @@ struct CoreCall {
         }
         return String(decoding: characters, as: UTF8.self)
     }
-    private static let idAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+    /// The letters and digits of IDs (the emulator's `randomId`'s).
+    static let idAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
 }

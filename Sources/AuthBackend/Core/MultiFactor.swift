@@ -162,8 +162,9 @@ extension CoreCall {
     /// unspent, not older than its lifetime, for a user who still exists.
     private mutating func pending(_ credential: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (String, ProviderID, BackendUser) {
         // A refusal (spent, expired) is a step of the sign-in the credential came from too.
-        continueSignIn(state.mfaPending[BackendCore.digest(credential)]?.signIn)
-        switch state.checkPending(digest: BackendCore.digest(credential), now: now, lifetime: configuration.mfaPendingCredentialLifetime) {
+        let digest = BackendCore.digest(credential)
+        continueSignIn(state.mfaPending[digest]?.signIn)
+        switch state.checkPending(digest: digest, now: now, lifetime: configuration.mfaPendingCredentialLifetime) {
         case .refuse(let error, let cause): throw reject(endpoint, error, cause: cause)
         case .valid(let digest, let provider, let user): return (digest, provider, user)
         }

@@ -132,8 +132,9 @@ extension CoreCall {
 
     /// Spends a reCAPTCHA token: unknown → MALFORMED; used before, or too old → EXPIRED.
     private mutating func useRecaptchaToken(_ token: String, endpoint: BackendOperation) throws(IdentityToolkitError) {
-        continueSignIn(state.recaptchaTokens[BackendCore.digest(token)]?.signIn)
-        switch state.checkRecaptchaToken(digest: BackendCore.digest(token), now: now, lifetime: configuration.recaptchaTokenLifetime) {
+        let digest = BackendCore.digest(token)
+        continueSignIn(state.recaptchaTokens[digest]?.signIn)
+        switch state.checkRecaptchaToken(digest: digest, now: now, lifetime: configuration.recaptchaTokenLifetime) {
         case .refuse(let error): throw reject(endpoint, error)
         case .spend(let digest): commit(.recaptchaUsed(digest: digest))
         }

@@ -21,9 +21,9 @@ public struct SignInID: Hashable, Sendable, Codable, CustomStringConvertible {
     /// front end, an injected fault): the rules draw theirs from the call's random source.
     static func random() -> SignInID {
         var generator = SystemRandomNumberGenerator()
-        return SignInID(rawValue: String((0..<16).map { _ in alphabet.randomElement(using: &generator)! }))
+        let characters = (0..<16).map { _ in CoreCall.idAlphabet.randomElement(using: &generator)! }
+        return SignInID(rawValue: String(decoding: characters, as: UTF8.self))
     }
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 }
 
 extension BackendEvent {
