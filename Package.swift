@@ -79,8 +79,9 @@ let package = Package(
         // append-only files, compact JSON, any-JSON values, base64url, hex, clocks, random IDs,
         // process limits, coded errors.
         .target(name: "Utilities", dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")]),
-        // Started parts run as one swift-service-lifecycle ServiceGroup: a server command's (with
-        // SIGINT and SIGTERM) or a world's; each part stops after the parts that depend on it.
+        // Long-running parts (receivers, servers, clients, stores, feeds) as swift-service-lifecycle
+        // Services in one group: a program's (with SIGINT and SIGTERM), a world's, a lone server's;
+        // each part stops after the parts that depend on it. The parts' modules depend on it.
         .target(name: "Lifecycle", dependencies: [logging, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
 
         // MARK: Wire formats and contracts
@@ -110,7 +111,7 @@ let package = Package(
         // and the device gateway share.
         .target(
             name: "HTTPServerSupport",
-            dependencies: ["Utilities", crypto, hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging, nio("NIOCore"), nio("NIOPosix"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            dependencies: ["Utilities", "Lifecycle", crypto, hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging, nio("NIOCore"), nio("NIOPosix"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
 
@@ -125,7 +126,7 @@ let package = Package(
         // The provider: an HTTP/2 + TLS client with a provider-token cache.
         .target(
             name: "APNsSender",
-            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"),
+            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", "Lifecycle", nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "NIOHPACK", package: "swift-nio-http2"), logging]
         ),
@@ -133,7 +134,7 @@ let package = Package(
         // accepted push to a delivery handler (the device's hub) and knows nothing of devices.
         .target(
             name: "APNsReceiver",
-            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"),
+            dependencies: ["APNsWire", "Utilities", "HTTP2Wire", "Lifecycle", nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl"), logging]
         ),
         // OpenSSL's libcrypto (Debian's libssl-dev), for RS256 signatures at its rate: OpenSSL 3
@@ -145,7 +146,7 @@ let package = Package(
         // silent push, SMS outbox, ID tokens, Apple's side of Sign in with Apple.
         .target(
             name: "AuthBackend",
-            dependencies: ["APNsWire", "Utilities", "APNsSender", "IdentityToolkitAPI", "HTTPServerSupport", "RS256",
+            dependencies: ["APNsWire", "Utilities", "APNsSender", "IdentityToolkitAPI", "HTTPServerSupport", "Lifecycle", "RS256",
                            crypto, .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
                            nio("NIOCore"), hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging]
         ),
@@ -174,7 +175,7 @@ let package = Package(
         // an app on a device) and to the OS's URL dispatch (an app claiming its schemes).
         .target(
             name: "DeviceLink",
-            dependencies: ["Utilities", "APNsWire", "APNsReceiver", "DeviceOS", "HTTPTransport", "HTTPServerSupport", "RedirectInterceptor",
+            dependencies: ["Utilities", "APNsWire", "APNsReceiver", "DeviceOS", "HTTPTransport", "HTTPServerSupport", "Lifecycle", "RedirectInterceptor",
                            hummingbird, hummingbirdCore, nio("NIOCore"), logging]
         ),
 
@@ -207,7 +208,7 @@ let package = Package(
         // the backend's records, the receivers' delivery log; versioned migrations the program runs itself.
         .target(
             name: "PostgresStores",
-            dependencies: ["AuthBackend", "APNsReceiver", "Utilities", logging, .product(name: "PostgresNIO", package: "postgres-nio"),
+            dependencies: ["AuthBackend", "APNsReceiver", "Lifecycle", "Utilities", logging, .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
@@ -215,7 +216,7 @@ let package = Package(
         // live in a browser and as a JSON API, with metrics and health (authsim serve).
         .target(
             name: "Inspector",
-            dependencies: ["DeviceLink", "APNsWire", "APNsReceiver", "AuthBackend", "Causes", "HTTPServerSupport", "IdentityToolkitAPI", "Utilities",
+            dependencies: ["DeviceLink", "APNsWire", "APNsReceiver", "AuthBackend", "Causes", "HTTPServerSupport", "IdentityToolkitAPI", "Lifecycle", "Utilities",
                            hummingbird, hummingbirdCore, nio("NIOCore"), .product(name: "HTTPTypes", package: "swift-http-types"), logging,
                            .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                            .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird")],
@@ -261,7 +262,7 @@ let package = Package(
 
         // Helpers the test targets share: temporary folders, programs and server processes.
         .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
-        .testTarget(name: "UtilitiesTests", dependencies: ["Utilities", "Lifecycle"]),
+        .testTarget(name: "UtilitiesTests", dependencies: ["Utilities", "Lifecycle", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // docs/imports.md's import table against Sources' import lines: reads files, links nothing of ours.
         .testTarget(name: "LayoutTests"),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities", crypto]),

@@ -1,4 +1,5 @@
 import APNsWire
+import Lifecycle
 import Utilities
 import Foundation
 import Logging
@@ -260,4 +261,8 @@ final class ConnectionSet: Sendable {
     func insert(_ channel: Channel) { channels.withLock { $0[ObjectIdentifier(channel)] = channel } }
     func remove(_ channel: Channel) { _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) } }
     var all: [Channel] { channels.withLock { Array($0.values) } }
+}
+
+extension PushReceiver: RunningPart {
+    package var description: String { "push-receiver" }
 }

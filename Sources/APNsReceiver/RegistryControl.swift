@@ -1,5 +1,6 @@
 import APNsWire
 import Foundation
+import Lifecycle
 import NIOCore
 import NIOPosix
 import Utilities
@@ -124,7 +125,7 @@ package final class RegistryControl: Sendable {
     }
 
     /// Stops taking changes: closes the socket and removes it and the pointer (if still this one's).
-    package func stop() async {
+    package func shutdown() async {
         try? await server.channel.close()
         // A connected command that never sends its line must not hold the stop up.
         serving.cancel()
@@ -213,4 +214,8 @@ package final class RegistryControl: Sendable {
             }
         }
     }
+}
+
+extension RegistryControl: RunningPart {
+    package var description: String { "push-receiver's device changes (\(socket.lastPathComponent))" }
 }

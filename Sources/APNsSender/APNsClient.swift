@@ -1,5 +1,6 @@
 import APNsWire
 import Foundation
+import Lifecycle
 import Logging
 import NIOCore
 import NIOPosix
@@ -266,4 +267,8 @@ final class ConnectionPool: Sendable {
         }
         for connection in open { connection.close() }
     }
+}
+
+extension APNsClient: RunningPart {
+    package var description: String { "the APNs client of \(configuration.host):\(configuration.port)" }
 }

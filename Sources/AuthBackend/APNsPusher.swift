@@ -1,6 +1,7 @@
 import APNsSender
 import APNsWire
 import Foundation
+import Lifecycle
 
 /// The backend's APNs provider: one `APNsClient` per environment, signing with the project's
 /// `.p8`. Pointed at the local receiver, or at Apple.
@@ -25,4 +26,8 @@ package final class APNsPusher: SilentPusher {
     package func shutdown() async {
         for client in clients.values { await client.shutdown() }
     }
+}
+
+extension APNsPusher: RunningPart {
+    package var description: String { "the backend's APNs client" }
 }

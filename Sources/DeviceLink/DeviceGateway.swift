@@ -4,6 +4,7 @@ import Foundation
 import HTTPServerSupport
 import Hummingbird
 import HummingbirdCore
+import Lifecycle
 import Logging
 import NIOCore
 import Synchronization
@@ -268,4 +269,10 @@ struct GatewayErrorMiddleware: RouterMiddleware {
             throw GatewayError(.internalServerError, "\(error)")
         }
     }
+}
+
+/// Its device streams end before its server stops (open streams would hold the server's stop up):
+/// a group stops this part, added after the server, first.
+extension DeviceGateway: RunningPart {
+    package var description: String { "the device gateway's streams" }
 }

@@ -3,6 +3,7 @@ import APNsWire
 import DeviceOS
 import Foundation
 import HTTPTransport
+import Lifecycle
 import Synchronization
 
 /// A Firebase app on a simulated device, as the OS sees it: its pushes go to the app delegate.
@@ -41,8 +42,9 @@ package struct HostedApp: SimulatedApp {
 }
 
 /// How simulated devices get their tokens and their pushes: from a receiver in this process, or
-/// through the device gateway of a push-receiver in another one.
-package protocol DeviceNetwork: Sendable {
+/// through the device gateway of a push-receiver in another one. As a part of a world's group, it
+/// stops first: the devices leave, their apps' processes end.
+package protocol DeviceNetwork: RunningPart {
     /// Registers a new device for `host`'s app in `environment` and routes its pushes to the app
     /// delegate. Returns the token APNs issued.
     func installDevice(for host: AppHost, environment: APNsEnvironment,
@@ -61,6 +63,7 @@ package protocol DeviceNetwork: Sendable {
 /// Devices on a receiver in this process: APNs issues a token into its registry, and its hub
 /// hands the token's pushes to the app.
 package struct LocalDeviceNetwork: DeviceNetwork {
+    package var description: String { "the devices" }
     package let registry: DeviceRegistry
     package let hub: DeviceHub
     package init(registry: DeviceRegistry, hub: DeviceHub) {
@@ -89,6 +92,7 @@ package struct LocalDeviceNetwork: DeviceNetwork {
 
 /// Devices linked to a push-receiver in another process through its device gateway.
 package final class RemoteDeviceNetwork: DeviceNetwork {
+    package var description: String { "the devices (through a device gateway)" }
     package let host: String
     package let port: Int
     private let adminToken: String?

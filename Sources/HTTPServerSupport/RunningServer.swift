@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdCore
+import Lifecycle
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -18,24 +19,22 @@ import Utilities
 package final class RunningServer: Sendable {
     package let host: String
     package let port: Int
-    /// The group of its own, and its task (nil: a program's group runs it).
-    private let group: ServiceGroup?
-    private let running: Task<Void, any Error>?
+    /// The group of its own (nil: a world's or a program's group runs it).
+    private let ownGroup: PartGroup?
 
-    private init(host: String, port: Int, group: ServiceGroup?, running: Task<Void, any Error>?) {
+    private init(host: String, port: Int, ownGroup: PartGroup?) {
         self.host = host
         self.port = port
-        self.group = group
-        self.running = running
+        self.ownGroup = ownGroup
     }
 
     /// Starts serving `router` on `host:port`; returns once the server listens.
     /// - Parameters:
     ///   - name: what the server is, for the error when it cannot listen ("the backend").
     ///   - server: how connections are set up (HTTP/1.1 by default; extra channel handlers go here).
-    ///   - hosting: where the server runs: in a group of its own (a world, a test; ``shutdown()``
-    ///     stops it), or as a service of a program's one group, which stops it with the program's
-    ///     other parts.
+    ///   - hosting: where the server runs: in a group of its own (a test's lone server;
+    ///     ``shutdown()`` stops it), or as a service of a world's or a program's group, which
+    ///     stops it with their other parts.
     ///   - eventLoops: the event loops its connections use (SwiftNIO's singleton group by default).
     ///   - logger: Hummingbird's own logging (silent by default).
     /// - Throws: ``ServerStartError`` when the address cannot be bound.
@@ -50,25 +49,22 @@ package final class RunningServer: Sendable {
             configuration: .init(address: .hostname(host, port: port), serverName: nil, reuseAddress: true),
             onServerRunning: { channel in listening.resolve(channel.localAddress?.port ?? port) },
             eventLoopGroupProvider: eventLoops.map { .shared($0) } ?? .singleton, logger: logger)
-        let hosted = HostedApplication(application: application, listening: listening)
+        let ownGroup: PartGroup?
+        let group: PartGroup
         switch hosting {
         case .ownGroup:
-            let group = ServiceGroup(configuration: .init(services: [hosted], gracefulShutdownSignals: [], logger: logger))
-            let running = Task { try await group.run() }
-            do {
-                return RunningServer(host: host, port: try await listening.port, group: group, running: running)
-            } catch {
-                running.cancel()
-                throw ServerStartError(listen: ListenError(what: name, host: host, port: port, nioError: error))
-            }
-        case .group(let group):
-            await group.addServiceUnlessShutdown(.init(service: hosted, successTerminationBehavior: .gracefullyShutdownGroup,
-                                                      failureTerminationBehavior: .gracefullyShutdownGroup))
-            do {
-                return RunningServer(host: host, port: try await listening.port, group: nil, running: nil)
-            } catch {
-                throw ServerStartError(listen: ListenError(what: name, host: host, port: port, nioError: error))
-            }
+            ownGroup = PartGroup()
+            group = ownGroup!
+        case .group(let given):
+            ownGroup = nil
+            group = given
+        }
+        await group.add(HostedApplication(application: application, listening: listening))
+        do {
+            return RunningServer(host: host, port: try await listening.port, ownGroup: ownGroup)
+        } catch {
+            try? await ownGroup?.shutdown()
+            throw ServerStartError(listen: ListenError(what: name, host: host, port: port, nioError: error))
         }
     }
 
@@ -79,21 +75,19 @@ package final class RunningServer: Sendable {
     /// `host:port` as a client on this machine dials it (`FIREBASE_AUTH_EMULATOR_HOST`).
     package var dialAuthority: String { DialAddress.localAuthority(host, port: port) }
 
-    /// Stops listening; requests in flight are answered first. A server a program's group runs is
-    /// stopped by that group, with the program's other parts: this does nothing then.
+    /// Stops listening; requests in flight are answered first. A server a world's or a program's
+    /// group runs is stopped by that group, with its other parts: this does nothing then.
     package func shutdown() async {
-        guard let group, let running else { return }
-        await group.triggerGracefulShutdown()
-        _ = await running.result
+        try? await ownGroup?.shutdown()
     }
 }
 
-/// Where a server runs (``RunningServer/start(router:host:port:name:server:hosting:logger:)``).
+/// Where a server runs (``RunningServer/start(router:host:port:name:server:hosting:eventLoops:logger:)``).
 package enum ServerHosting: Sendable {
-    /// In a `ServiceGroup` of its own, in a task: what a world or a test starts and stops.
+    /// In a group of its own: a test's lone server, which ``RunningServer/shutdown()`` stops.
     case ownGroup
-    /// As a service of a program's one group (a command's parts), which stops it in order with them.
-    case group(ServiceGroup)
+    /// As a service of a world's or a program's group, which stops it in order with their other parts.
+    case group(PartGroup)
 }
 
 /// The Hummingbird application as a service: it tells the port waiting for it why it never

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServerSupport
 import Hummingbird
+import Lifecycle
 import Logging
 
 /// The inspector listening: its page and API on one port.
@@ -33,4 +34,9 @@ package final class InspectorServer: Sendable {
         sources.history.finishSubscribers()
         await server.shutdown()
     }
+}
+
+/// Its live streams end before its server stops: a group stops this part, added after the server, first.
+extension InspectorServer: RunningPart {
+    package var description: String { "the inspector's live streams" }
 }

@@ -1,88 +1,116 @@
 import Logging
 import ServiceLifecycle
-import Synchronization
 
-/// A part that is already running (a receiver, a gateway, the backend, the inspector, a world's
-/// devices), as a service of one `ServiceGroup`: it runs until the group shuts down gracefully,
-/// then stops.
-package struct StartedPart: Service, CustomStringConvertible {
+/// A long-running part: a receiver, a server's streams, an APNs client's connections, a store, a
+/// feed. It starts before it joins a group (its ports bound, its files open), so that the parts
+/// started after it can use it; in the group it runs as a `Service` until the group shuts down
+/// gracefully, or is cancelled because another part failed, and then stops, answering what is in
+/// flight first. A part says how it stops; ``run()`` is the same for every part.
+package protocol RunningPart: Service, CustomStringConvertible {
+    /// Stops the part; what is in flight is answered first. Stopping it again does nothing.
+    func shutdown() async throws
+}
+
+extension RunningPart {
+    /// Runs until the group shuts down (or is cancelled, a part failed), then stops the part.
+    package func run() async throws {
+        try? await gracefulShutdown()
+        try await shutdown()
+    }
+}
+
+/// A step of a group's stop that is no part of its own (a program's export on exit, its goodbye;
+/// a client from a module that knows no groups): it runs where it was added, in reverse order.
+package struct ShutdownStep: RunningPart {
     package let description: String
-    private let stop: @Sendable () async throws -> Void
+    private let step: @Sendable () async throws -> Void
 
     /// - Parameters:
-    ///   - name: what the part is, for the group's log.
-    ///   - stop: how it stops (it answers what is in flight first).
-    package init(_ name: String, stop: @escaping @Sendable () async throws -> Void) {
+    ///   - name: what it stops, for the group's log.
+    ///   - step: what it does when the group stops.
+    package init(_ name: String, _ step: @escaping @Sendable () async throws -> Void) {
         description = name
-        self.stop = stop
+        self.step = step
     }
 
-    package func run() async throws {
-        // Cancelled rather than shut down (a part failed): stop all the same.
-        try? await gracefulShutdown()
-        try await stop()
-    }
-
-    /// Stops the part now, outside any group (a start that failed half-way).
-    func stopNow() async throws { try await stop() }
+    package func shutdown() async throws { try await step() }
 }
 
-/// The parts of a start in progress, noted as each comes up, so that a start that fails half-way
-/// stops what it already started: see ``startingParts(_:)``.
-package final class StartingParts: Sendable {
-    private let parts = Mutex<[StartedPart]>([])
+/// Parts that run and stop together as one `ServiceGroup`: a program's (which SIGINT and SIGTERM
+/// stop), a world's, a test's, a lone server's. Each part is added as it starts, after the parts it
+/// depends on (a Hummingbird server joins through ``serviceGroup``, `ServerHosting.group`). The
+/// group stops them in the reverse of that order, every one even when another fails to stop; a
+/// part that ends on its own (a server that failed) stops the others the same way.
+///
+/// ```swift
+/// let parts = PartGroup()
+/// do {
+///     let receiver = try await PushReceiver.start(configuration)
+///     await parts.add(receiver)
+///     let backend = try await BackendServer.start(toolkit: toolkit, hosting: .group(parts))
+/// } catch {
+///     try? await parts.shutdown()   // a start that failed half-way leaves nothing running
+///     throw error
+/// }
+/// ```
+package final class PartGroup: Sendable {
+    /// The group the parts run in.
+    package let serviceGroup: ServiceGroup
+    private let running: Task<Void, any Error>
 
-    init() {}
-
-    /// Notes `value`, a part that has just started, and returns it; `stop` stops it.
-    package func started<Value: Sendable>(_ value: Value, as name: String, stop: @escaping @Sendable (Value) async throws -> Void) -> Value {
-        parts.withLock { $0.append(StartedPart(name) { try await stop(value) }) }
-        return value
+    /// A group that runs from now until ``shutdown()``, or until a part ends.
+    /// - Parameters:
+    ///   - stopsOnSignals: SIGINT and SIGTERM stop it (a program's group).
+    ///   - logger: the group's log of its parts starting and stopping (silent by default).
+    package init(stopsOnSignals: Bool = false,
+                 logger: Logger = Logger(label: "authsim.parts", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        // A group with no service ends at once: this one holds it open until it shuts down.
+        let group = ServiceGroup(configuration: .init(
+            services: [PartGroup.configuration(HoldsOpen())],
+            gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
+        serviceGroup = group
+        running = Task { try await group.run() }
     }
 
-    /// The parts noted so far, in the order they started.
-    package var all: [StartedPart] { parts.withLock { $0 } }
-}
+    /// Adds a part that has just started: the group stops it before the parts added before it.
+    /// A group already stopping stops nothing it is given then; a part added late is the caller's.
+    package func add(_ part: some Service) async {
+        await serviceGroup.addServiceUnlessShutdown(PartGroup.configuration(part))
+    }
 
-/// Runs `start`, which starts parts one after another and notes each (``StartingParts/started(_:as:stop:)``).
-/// If it throws, the parts it had started stop, the last started first, each even when another
-/// fails to stop, and then its error is thrown: a failed start leaves nothing running.
-package func startingParts<Result>(_ start: (StartingParts) async throws -> Result) async throws -> Result {
-    let starting = StartingParts()
-    do {
-        return try await start(starting)
-    } catch {
-        for part in starting.all.reversed() { try? await part.stopNow() }
-        throw error
+    /// Stops every part, the last added first, and returns when all have stopped.
+    /// - Throws: the first error a part's stop threw (the others stop all the same).
+    package func shutdown() async throws {
+        await serviceGroup.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// Returns when the group has stopped (a signal, ``shutdown()``, or a part that ended).
+    /// - Throws: the first error a part threw.
+    package func stopped() async throws { try await running.value }
+
+    /// A part's end, whether it stopped or failed, shuts the group down gracefully, so that the
+    /// others stop in order all the same.
+    private static func configuration(_ part: some Service) -> ServiceGroupConfiguration.ServiceConfiguration {
+        .init(service: part, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
     }
 }
 
-/// `parts` as one group with no signals of its own: a part that ends (stopped, or failed to stop)
-/// shuts the group down gracefully, so the others stop in order all the same.
-private func serviceGroup(_ parts: [StartedPart], logger: Logger) -> ServiceGroup {
-    let services = parts.map {
-        ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
-                                                       failureTerminationBehavior: .gracefullyShutdownGroup)
-    }
-    return ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], logger: logger))
+/// Holds a group open until it shuts down.
+private struct HoldsOpen: Service {
+    func run() async throws { try? await gracefulShutdown() }
 }
 
-/// Runs a program's parts as one `ServiceGroup`, running from the start: `start` starts them one
-/// after another, each after the parts it depends on, and adds each to the group as it comes up
-/// (``ProgramParts/add(_:)``; a Hummingbird server joins through `ServerHosting.group`). They run
-/// until SIGINT or SIGTERM, or until one of them fails, then stop in the reverse of the order they
+/// Runs a program's parts in one ``PartGroup`` that SIGINT and SIGTERM stop: `start` starts them
+/// one after another, each after the parts it depends on, adding each to the group as it comes up.
+/// They run until a signal or until one of them fails, then stop in the reverse of the order they
 /// were added. A start that fails stops what it had added, then its error is thrown; a signal
 /// during the start stops it the same way.
-package func runProgram(logger: Logger, _ start: @Sendable @escaping (ProgramParts) async throws -> Void) async throws {
-    // A group with no service ends at once: this one holds it open until it shuts down.
-    let group = ServiceGroup(configuration: .init(
-        services: [.init(service: HoldsOpen(), successTerminationBehavior: .gracefullyShutdownGroup,
-                         failureTerminationBehavior: .gracefullyShutdownGroup)],
-        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-    let parts = ProgramParts(group: group)
+package func runProgram(logger: Logger, _ start: @Sendable @escaping (PartGroup) async throws -> Void) async throws {
+    let parts = PartGroup(stopsOnSignals: true, logger: logger)
     let (startError, groupError) = await withTaskGroup(of: ProgramEnd.self) { tasks in
         tasks.addTask {
-            do { try await group.run() } catch { return .group(error) }
+            do { try await parts.stopped() } catch { return .group(error) }
             return .group(nil)
         }
         tasks.addTask {
@@ -98,7 +126,7 @@ package func runProgram(logger: Logger, _ start: @Sendable @escaping (ProgramPar
                 // A start cut short by a signal (the group ended cleanly) is no failure of its own;
                 // one whose server failed to listen says which port, better than the group's error.
                 if !(groupEnded && groupError == nil) { startError = error }
-                await group.triggerGracefulShutdown()
+                await parts.serviceGroup.triggerGracefulShutdown()
             case .start(nil):
                 break
             case .group(let error):
@@ -118,44 +146,4 @@ package func runProgram(logger: Logger, _ start: @Sendable @escaping (ProgramPar
 private enum ProgramEnd: Sendable {
     case start((any Error)?)
     case group((any Error)?)
-}
-
-/// What a program's start adds its parts to (``runProgram(logger:_:)``).
-package final class ProgramParts: Sendable {
-    /// The program's group: a server started with `ServerHosting.group(parts.group)` runs in it.
-    package let group: ServiceGroup
-
-    init(group: ServiceGroup) { self.group = group }
-
-    /// Adds a part that has just started; the group stops it, after the parts added after it.
-    package func add(_ part: StartedPart) async {
-        await group.addServiceUnlessShutdown(.init(service: part, successTerminationBehavior: .gracefullyShutdownGroup,
-                                                   failureTerminationBehavior: .gracefullyShutdownGroup))
-    }
-}
-
-/// Holds a program's group open until it shuts down.
-private struct HoldsOpen: Service {
-    func run() async throws { try? await gracefulShutdown() }
-}
-
-/// Parts started one after another, run as one `ServiceGroup` with no signals of their own (a
-/// world in a test or a scenario): ``shutdown()`` stops them in the reverse of the order they were
-/// given, each after the parts listed after it.
-package final class PartGroup: Sendable {
-    private let group: ServiceGroup
-    private let running: Task<Void, any Error>
-
-    package init(_ parts: [StartedPart], logger: Logger = Logger(label: "authsim.parts", factory: { _ in SwiftLogNoOpLogHandler() })) {
-        let group = serviceGroup(parts, logger: logger)
-        self.group = group
-        running = Task { try await group.run() }
-    }
-
-    /// Stops every part, the last given first, and returns when all have stopped.
-    /// - Throws: the first error a part's stop threw (the others stop all the same).
-    package func shutdown() async throws {
-        await group.triggerGracefulShutdown()
-        try await running.value
-    }
 }

@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsWire
 import Foundation
+import Lifecycle
 import Logging
 import PostgresNIO
 import Synchronization
@@ -274,4 +275,9 @@ package struct PostgresReceiverStores: Sendable {
         await devices.close()
         await log.close()
     }
+}
+
+extension PostgresReceiverStores: RunningPart {
+    package var description: String { "push-receiver's stores in \(address)" }
+    package func shutdown() async { await close() }
 }

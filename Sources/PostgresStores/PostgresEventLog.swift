@@ -1,5 +1,6 @@
 import AuthBackend
 import Foundation
+import Lifecycle
 import Logging
 import PostgresNIO
 import Synchronization
@@ -151,4 +152,9 @@ package final class PostgresEventLog: BackendEventSink {
         await flush()
         await session.close()
     }
+}
+
+extension PostgresEventLog: RunningPart {
+    package var description: String { "the fleet's event log" }
+    package func shutdown() async { await close() }
 }

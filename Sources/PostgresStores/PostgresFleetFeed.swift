@@ -1,6 +1,7 @@
 import APNsReceiver
 import AuthBackend
 import Foundation
+import Lifecycle
 import Logging
 import PostgresNIO
 import Synchronization
@@ -202,4 +203,9 @@ package final class PostgresFleetFeed: Sendable {
         await task?.value
         await session.close()
     }
+}
+
+extension PostgresFleetFeed: RunningPart {
+    package var description: String { "the fleet's feed" }
+    package func shutdown() async { await close() }
 }

@@ -3,6 +3,7 @@ import APNsSender
 import APNsWire
 import DeviceLink
 import Foundation
+import Lifecycle
 import LocalPKI
 import Logging
 import Utilities
@@ -108,4 +109,8 @@ package final class LocalAPNsChannel: Sendable {
     }
 
     package func shutdown() async { await receiver.shutdown() }
+}
+
+extension LocalAPNsChannel: RunningPart {
+    package var description: String { "push-receiver" }
 }

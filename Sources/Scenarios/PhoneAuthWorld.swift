@@ -31,10 +31,8 @@ package final class PhoneAuthWorld: Sendable {
     package let devices: any DeviceNetwork
     /// The simulated devices' network: every app this world hosts talks HTTP through it.
     package let transport: NIOHTTP1Transport
-    private let server: BackendServer?
-    private let pusher: APNsPusher?
     private let listeners = Mutex<[SchemeListener]>([])
-    /// The world's parts, each listed after those it depends on: they stop in reverse.
+    /// The world's parts, each added after those it depends on: they stop in reverse, the devices first.
     private let parts: PartGroup
     /// The clock of the apps this world installs, unless ``install(_:clock:wallClock:userDefaults:keychain:appName:device:setToken:onURL:onPush:onRegistration:)``
     /// is given one: every SDK timeout (the APNs token's 5 s, the push's `suggestedTimeout`) runs on it.
@@ -45,7 +43,7 @@ package final class PhoneAuthWorld: Sendable {
     let profilesFolder = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-profiles-\(UUID().uuidString)")
 
     private init(channel: LocalAPNsChannel?, toolkit: IdentityToolkit?, backendHost: String, backendPort: Int, apiKey: String,
-                 projectID: String, devices: any DeviceNetwork, server: BackendServer?, pusher: APNsPusher?, caPEM: String?,
+                 projectID: String, devices: any DeviceNetwork, transport: NIOHTTP1Transport, parts: PartGroup,
                  appClock: any Clock<Duration>, adminToken: String? = nil) {
         self.adminToken = adminToken
         self.channel = channel
@@ -55,20 +53,19 @@ package final class PhoneAuthWorld: Sendable {
         self.apiKey = apiKey
         self.projectID = projectID
         self.devices = devices
-        // The devices trust the local CA, as a simulator does once the developer installs it: the
-        // reCAPTCHA page is at https://<backend>/__/auth/handler, as the SDK opens it with useEmulator.
-        self.transport = caPEM.map { NIOHTTP1Transport(trustingCAPEM: $0) } ?? NIOHTTP1Transport()
-        self.server = server
-        self.pusher = pusher
+        self.transport = transport
+        self.parts = parts
         self.appClock = appClock
-        let transport = self.transport
-        parts = PartGroup([
-            StartedPart("the devices' network") { transport.shutdown() },
-            StartedPart("push-receiver") { await channel?.shutdown() },
-            StartedPart("the backend's APNs client") { await pusher?.shutdown() },
-            StartedPart("the backend") { await server?.shutdown() },
-            StartedPart("the devices") { await devices.shutdown() },
-        ])
+    }
+
+    /// The devices' network, trusting the local CA as a simulator does once the developer installs
+    /// it (the reCAPTCHA page is at https://<backend>/__/auth/handler, as the SDK opens it with
+    /// useEmulator), and the devices on it: the last parts of the world's group, the first to stop.
+    private static func addDevices(_ devices: any DeviceNetwork, caPEM: String?, to parts: PartGroup) async -> NIOHTTP1Transport {
+        let transport = caPEM.map { NIOHTTP1Transport(trustingCAPEM: $0) } ?? NIOHTTP1Transport()
+        await parts.add(ShutdownStep("the devices' network") { transport.shutdown() })
+        await parts.add(devices)
+        return transport
     }
 
     /// Everything in this process.
@@ -86,26 +83,31 @@ package final class PhoneAuthWorld: Sendable {
                              appClock: any Clock<Duration> = ContinuousClock(), pushClock: (any Clock<Duration>)? = nil,
                              receiverObserver: (@Sendable (ReceiverEvent) -> Void)? = nil,
                              backendObserver: (@Sendable (BackendEvent, SignInID?) -> Void)? = nil) async throws -> PhoneAuthWorld {
-        // A part that fails to start stops the ones before it (startingParts), so a failed start
-        // leaves no receiver, client or server running.
-        try await startingParts { starting in
-            let channel = starting.started(try await LocalAPNsChannel.start(certs: certs, state: state, observer: receiverObserver,
-                                                                            deliveryLatency: pushLatency, deliveryClock: pushClock),
-                                           as: "push-receiver") { await $0.shutdown() }
-            let sandbox = starting.started(try channel.client(environment: .sandbox, key: providerKey, clock: providerClock),
-                                           as: "the backend's sandbox APNs client") { await $0.shutdown() }
-            let production = starting.started(try channel.client(environment: .production, key: providerKey, clock: providerClock),
-                                              as: "the backend's production APNs client") { await $0.shutdown() }
+        // Each part joins the world's group as it starts; a part that fails to start stops the
+        // group, so a failed start leaves no receiver, client or server running.
+        let parts = PartGroup()
+        do {
+            let channel = try await LocalAPNsChannel.start(certs: certs, state: state, observer: receiverObserver,
+                                                           deliveryLatency: pushLatency, deliveryClock: pushClock)
+            await parts.add(channel)
+            let sandbox = try channel.client(environment: .sandbox, key: providerKey, clock: providerClock)
+            await parts.add(sandbox)
+            let production = try channel.client(environment: .production, key: providerKey, clock: providerClock)
+            await parts.add(production)
             let pusher = APNsPusher(sandbox: sandbox, production: production)
             let toolkit = try IdentityToolkit(configuration: configuration, pusher: pusher, clock: backendClock,
                                               stateDirectory: state.appendingPathComponent("backend"), observer: backendObserver)
             let credentials = channel.credentials
-            let server = starting.started(try await BackendServer.start(toolkit: toolkit, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM)),
-                                          as: "the backend") { await $0.shutdown() }
+            let server = try await BackendServer.start(toolkit: toolkit, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM),
+                                                       hosting: .group(parts))
+            let devices = LocalDeviceNetwork(registry: channel.registry, hub: channel.hub)
+            let transport = await addDevices(devices, caPEM: credentials.caCertificatePEM, to: parts)
             return PhoneAuthWorld(channel: channel, toolkit: toolkit, backendHost: server.host, backendPort: server.port,
                                   apiKey: configuration.apiKey, projectID: configuration.projectID,
-                                  devices: LocalDeviceNetwork(registry: channel.registry, hub: channel.hub), server: server, pusher: pusher,
-                                  caPEM: credentials.caCertificatePEM, appClock: appClock)
+                                  devices: devices, transport: transport, parts: parts, appClock: appClock)
+        } catch {
+            try? await parts.shutdown()
+            throw error
         }
     }
 
@@ -117,10 +119,12 @@ package final class PhoneAuthWorld: Sendable {
     package static func connect(backendHost: String, backendPort: Int, devices: RemoteDeviceNetwork,
                                apiKey: String = BackendConfiguration().apiKey,
                                projectID: String = BackendConfiguration().projectID, caPEM: String? = nil,
-                               adminToken: String? = nil) -> PhoneAuthWorld {
-        PhoneAuthWorld(channel: nil, toolkit: nil, backendHost: backendHost, backendPort: backendPort, apiKey: apiKey,
-                       projectID: projectID, devices: devices, server: nil, pusher: nil, caPEM: caPEM, appClock: ContinuousClock(),
-                       adminToken: adminToken)
+                               adminToken: String? = nil) async -> PhoneAuthWorld {
+        let parts = PartGroup()
+        let transport = await addDevices(devices, caPEM: caPEM, to: parts)
+        return PhoneAuthWorld(channel: nil, toolkit: nil, backendHost: backendHost, backendPort: backendPort, apiKey: apiKey,
+                              projectID: projectID, devices: devices, transport: transport, parts: parts, appClock: ContinuousClock(),
+                              adminToken: adminToken)
     }
 
     /// `http://host:port` of the backend.
@@ -226,7 +230,7 @@ package final class PhoneAuthWorld: Sendable {
         return list.silentPushes
     }
 
-    /// Stops the apps' scheme claims, then the parts, the devices first and the network last.
+    /// Stops the apps' scheme claims, then the parts, the devices first and the receiver last.
     package func shutdown() async {
         for listener in listeners.withLock({ $0 }) { await listener.stop() }
         // The parts' stops do not throw: nothing is lost here.

@@ -137,22 +137,22 @@ struct Backend: AsyncParsableCommand {
         let events = eventLog
         let (hummingbirdLogger, settings, accessLine) = (serverLogger, configuration, AdminAccessOptions.describe(access))
         try await runProgram(logger: logger) { [self] parts in
-            // Each part after those it depends on; they stop in reverse: the server, then the
-            // backend's state, then its APNs client.
-            await parts.add(StartedPart("the APNs client") { await pusher.shutdown() })
-            await parts.add(StartedPart("the backend's state") {
-                if let folder = exportOnExit {
+            // Each part after those it depends on; they stop in reverse: the server, the export on
+            // exit, the backend's state, its event log, its APNs client.
+            await parts.add(pusher)
+            if let events { await parts.add(events) }
+            await parts.add(toolkit)
+            if let folder = exportOnExit {
+                await parts.add(ShutdownStep("the export on exit") {
                     try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
                     let count = await toolkit.allUsers.count
                     say("authsim backend exported \(count) \(count == 1 ? "user" : "users") to \(folder)")
-                }
-                await toolkit.closeStore()
-                await events?.close()
-            })
+                })
+            }
             let server = try await starting("--port", port: port) {
                 try await BackendServer.start(toolkit: toolkit, host: host, port: port,
                                               tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM), access: access,
-                                              hosting: .group(parts.group), logger: hummingbirdLogger)
+                                              hosting: .group(parts), logger: hummingbirdLogger)
             }
             announce(server, configuration: settings, key: key, stateLine: stateLine, enforcement: enforcement, accessLine: accessLine)
         }

@@ -106,7 +106,7 @@ struct Phone: AsyncParsableCommand {
         }
         // Sent as it is given: the servers say whether it is theirs.
         let adminToken = try AdminAccessOptions.secret(token: nil, file: adminTokenFile)?.secret
-        let world = PhoneAuthWorld.connect(backendHost: backendHost, backendPort: backendPort,
+        let world = await PhoneAuthWorld.connect(backendHost: backendHost, backendPort: backendPort,
                                            devices: RemoteDeviceNetwork(host: gatewayHost, port: gatewayPort, adminToken: adminToken), caPEM: caPEM,
                                            adminToken: adminToken)
         if !json {

@@ -102,11 +102,18 @@ struct Serve: AsyncParsableCommand {
         // they stop in reverse, the inspector first.
         let exportOnExit = self.exportOnExit
         try await runProgram(logger: logger) { [self] parts in
-            let gateway = try await starting("--device-port", port: devicePort) {
-                try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access, hosting: .group(parts.group))
+            // The fleet's stores stop last, after the parts that write to them; device changes from
+            // other processes (`push-receiver devices`), after the receiver too.
+            if let fleet {
+                await parts.add(fleet.receiver)
+                await parts.add(fleet.events)
             }
-            // Its device streams end before the group stops it (open streams would hold its shutdown).
-            await parts.add(StartedPart("the device gateway's streams") { await gateway.shutdown() })
+            if let control { await parts.add(control) }
+            let gateway = try await starting("--device-port", port: devicePort) {
+                try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access, hosting: .group(parts))
+            }
+            // Its device streams end before its server stops (open streams would hold that up).
+            await parts.add(gateway)
             let receiver = try await starting([("--sandbox-port", sandboxPort), ("--production-port", productionPort)]) { try await PushReceiver.start(PushReceiverConfiguration(
                 listeners: [ReceiverListener(host: host, port: sandboxPort, environment: .sandbox),
                             ReceiverListener(host: host, port: productionPort, environment: .production)],
@@ -120,11 +127,7 @@ struct Serve: AsyncParsableCommand {
                     history.record(event)
                 }, sharedLog: fleet?.receiver.log)) }
 
-            await parts.add(StartedPart("push-receiver") {
-                await control?.stop()
-                await receiver.shutdown()
-                await fleet?.receiver.close()
-            })
+            await parts.add(receiver)
             let sandbox = receiver.listeners.first(where: { $0.listener.environment == .sandbox })?.port ?? sandboxPort
             let production = receiver.listeners.first(where: { $0.listener.environment == .production })?.port ?? productionPort
 
@@ -135,7 +138,7 @@ struct Serve: AsyncParsableCommand {
             configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
             configuration.storeSnapshotEvery = storeSnapshotEvery
             let pusher = try localPusher(credentials, key: key, sandboxPort: sandbox, productionPort: production)
-            await parts.add(StartedPart("the backend's APNs client") { await pusher.shutdown() })
+            await parts.add(pusher)
             let flows = FlowHistory()
             let toolkit: IdentityToolkit
             if let fleet {
@@ -161,29 +164,28 @@ struct Serve: AsyncParsableCommand {
                 let report = try await EmulatorExport.load(URL(fileURLWithPath: folder), into: toolkit)
                 say("\(report.summary(of: folder))")
             }
-            // The backend's state stops after its server (added before it).
-            await parts.add(StartedPart("the backend's state") {
-                if let folder = exportOnExit {
+            // The backend's state stops after its server (added before it), and after the export.
+            await parts.add(toolkit)
+            if let folder = exportOnExit {
+                await parts.add(ShutdownStep("the export on exit") {
                     try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
                     let count = await toolkit.allUsers.count
                     say("exported \(count) \(count == 1 ? "user" : "users") to \(folder)")
-                }
-                await toolkit.closeStore()
-                await fleet?.events.close()
-            })
+                })
+            }
             let backend = try await starting("--backend-port", port: backendPort) {
                 try await BackendServer.start(toolkit: toolkit, host: host, port: backendPort, tls: (credentials.serverCertificatePEM, credentials.serverKeyPEM),
-                                              access: access, hosting: .group(parts.group))
+                                              access: access, hosting: .group(parts))
             }
 
             // The inspector.
-            await parts.add(StartedPart("the fleet's feed") { await fleet?.feed.close() })
+            if let fleet { await parts.add(fleet.feed) }
             let inspector = try await starting("--ui-port", port: uiPort) {
                 try await InspectorServer.start(InspectorSources(history: history, flows: flows, faults: plan, registry: registry, toolkit: toolkit),
-                                                host: host, port: uiPort, access: access, hosting: .group(parts.group))
+                                                host: host, port: uiPort, access: access, hosting: .group(parts))
             }
-            // Its live streams end before the group stops it.
-            await parts.add(StartedPart("the inspector's live streams") { await inspector.shutdown() })
+            // Its live streams end before its server stops.
+            await parts.add(inspector)
 
             if let readyFile {
                 let addresses = ServeAddresses(
@@ -212,7 +214,7 @@ struct Serve: AsyncParsableCommand {
                 say("  \(fleet == nil ? "faults:        " : "faults (fleet):")  \(plan.current.map(\.description).joined(separator: "; "))")
             }
             say("Ctrl-C stops everything.")
-            await parts.add(StartedPart("the announcement") { say("shutting down") })
+            await parts.add(ShutdownStep("the announcement") { say("shutting down") })
         }
     }
 }

@@ -42,7 +42,7 @@ struct RegistryAndLogTests {
         await #expect(throws: ReceiverError.self) {
             _ = try await RegistryControl.start(registry: try DeviceRegistry(file: file), runtime: RuntimeDirectory(url: folder.appendingPathComponent("run")))
         }
-        await control.stop()
+        await control.shutdown()
         #expect(!FileManager.default.fileExists(atPath: control.socket.path) && !FileManager.default.fileExists(atPath: control.pointer.path))
         // Stopped: nothing answers, and the command changes the file itself.
         #expect(try await RegistryControl.send(.register(device), registryFile: file) == nil)

@@ -228,7 +228,7 @@ struct BackendStoreTests {
         // A node started after has every one: nothing was answered before it was kept.
         let c = try await Self.node(database.url, "c")
         #expect(Set(try await c.verificationCodes().verificationCodes.map(\.sessionInfo)) == Set(sessions))
-        for node in [a, b, c] { await node.closeStore() }
+        for node in [a, b, c] { await node.shutdown() }
     }
 
     /// A batch runs in the task of the call that leads it, with every other call's change: a
@@ -251,7 +251,7 @@ struct BackendStoreTests {
         #expect(Set(sessions).count == 50)
         let b = try await Self.node(database.url, "b")
         #expect(Set(try await b.verificationCodes().verificationCodes.map(\.sessionInfo)) == Set(sessions))
-        for node in [a, b] { await node.closeStore() }
+        for node in [a, b] { await node.shutdown() }
     }
 
     @Test("the project config one node changes (SMS defense, test numbers) is the fleet's, also for a node started after")

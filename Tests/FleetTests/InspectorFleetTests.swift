@@ -169,7 +169,7 @@ struct InspectorFleetTests {
         await feed.close()
         await eventsA.close()
         await eventsB.close()
-        await a.closeStore()
-        await b.closeStore()
+        await a.shutdown()
+        await b.shutdown()
     }
 }

@@ -1,4 +1,5 @@
 import IdentityToolkitAPI
+import Lifecycle
 import Utilities
 import Crypto
 import CryptoExtras
@@ -30,8 +31,8 @@ extension IdentityToolkit {
     }
 
     /// Closes the shared store's connections, once the server no longer answers (the journal has
-    /// nothing to close).
-    package func closeStore() async {
+    /// nothing to close): as a part of a group, the backend's state stops after its server.
+    package func shutdown() async {
         await fleet?.store.close()
     }
 
@@ -198,4 +199,8 @@ final class ChangeWaiter<T> {
         continuation?.resume(returning: leads)
         continuation = nil
     }
+}
+
+extension IdentityToolkit: RunningPart {
+    package nonisolated var description: String { "the backend's state" }
 }

@@ -140,11 +140,15 @@ struct Serve: AsyncParsableCommand {
         }
         // Each part is added to the program's one group as it starts; they stop in reverse.
         try await runProgram(logger: logger) { [self, keys, listeners, chainPEM, keyPEM, policy] parts in
+            // The fleet's stores stop last, after the receiver that writes to them; device changes
+            // from other processes (`push-receiver devices`), after it too.
+            if let shared { await parts.add(shared) }
+            if let control { await parts.add(control) }
             let gateway = noDeviceGateway ? nil : try await starting("--device-port", port: devicePort) {
-                try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access, hosting: .group(parts.group))
+                try await DeviceGateway.start(host: host, port: devicePort, registry: registry, hub: hub, access: access, hosting: .group(parts))
             }
-            // Its device streams end before the group stops it (open streams would hold its shutdown).
-            if let gateway { await parts.add(StartedPart("the device gateway's streams") { await gateway.shutdown() }) }
+            // Its device streams end before its server stops (open streams would hold that up).
+            if let gateway { await parts.add(gateway) }
             var configuration = PushReceiverConfiguration(
                 listeners: listeners, certificateChainPEM: chainPEM, privateKeyPEM: keyPEM, trustedKeys: keys,
                 registry: registry, deliveryLog: log, faults: plan, delivery: gateway == nil ? nil : hub, policy: policy, logger: logger,
@@ -158,12 +162,8 @@ struct Serve: AsyncParsableCommand {
             let receiver = try await starting([("--sandbox-port", sandboxPort), ("--production-port", productionPort), ("--cleartext-port", cleartextPort ?? -1)]) {
                 try await PushReceiver.start(configuration)
             }
-            await parts.add(StartedPart("push-receiver") {
-                say("shutting down: GOAWAY Shutdown to open connections")
-                await control?.stop()
-                await receiver.shutdown()
-                await shared?.close()
-            })
+            await parts.add(receiver)
+            await parts.add(ShutdownStep("the announcement") { say("shutting down: GOAWAY Shutdown to open connections") })
 
             say("push-receiver listening:")
             for bound in receiver.listeners { say("  \(bound)") }
