@@ -16,21 +16,14 @@ let package = Package(
     name: "authsim",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "Utilities", targets: ["Utilities"]),
-        .library(name: "APNsWire", targets: ["APNsWire"]),
-        .library(name: "IdentityToolkitAPI", targets: ["IdentityToolkitAPI"]),
-        .library(name: "HTTPTransport", targets: ["HTTPTransport"]),
-        .library(name: "AuthBackend", targets: ["AuthBackend"]),
-        .library(name: "DeviceOS", targets: ["DeviceOS"]),
-        .library(name: "FirebaseAuthCore", targets: ["FirebaseAuthCore"]),
-        // The SDK's module names, for an app's own code on Linux (docs/app-code-on-linux.md).
+        // What a user imports: the SDK's module names, for an app's own code on Linux
+        // (docs/app-code-on-linux.md), `import Firebase` (the SDK's umbrella: FirebaseCore and
+        // FirebaseAuth), and the testing module; then the programs. Every other module is the
+        // package's own (`package` access: docs/layout.md).
         .library(name: "FirebaseCore", targets: ["FirebaseCore"]),
         .library(name: "FirebaseAuth", targets: ["FirebaseAuth"]),
-        // `import Firebase`, the SDK's umbrella: FirebaseCore and FirebaseAuth.
         .library(name: "Firebase", targets: ["Firebase"]),
         .library(name: "AuthsimTesting", targets: ["AuthsimTesting"]),
-        .library(name: "DeviceLink", targets: ["DeviceLink"]),
-        .library(name: "Scenarios", targets: ["Scenarios"]),
         .executable(name: "apns-sender", targets: ["apns-sender"]),
         .executable(name: "push-receiver", targets: ["push-receiver"]),
         .executable(name: "redirect-interceptor", targets: ["redirect-interceptor"]),

@@ -11,7 +11,7 @@ public enum APNsEnvironment: String, Sendable, Hashable, Codable, CaseIterable, 
     /// The environment whose tokens a build signed with this `aps-environment` entitlement gets
     /// (`development`: sandbox, a debug build; `production`: TestFlight, App Store, ad hoc); nil
     /// for any other value.
-    public init?(apsEnvironment: String) {
+    package init?(apsEnvironment: String) {
         switch apsEnvironment {
         case Self.sandbox.apsEnvironment: self = .sandbox
         case Self.production.apsEnvironment: self = .production
@@ -20,7 +20,7 @@ public enum APNsEnvironment: String, Sendable, Hashable, Codable, CaseIterable, 
     }
 
     /// The `aps-environment` entitlement of a build that gets this environment's tokens.
-    public var apsEnvironment: String {
+    package var apsEnvironment: String {
         switch self {
         case .sandbox: "development"
         case .production: "production"
@@ -28,7 +28,7 @@ public enum APNsEnvironment: String, Sendable, Hashable, Codable, CaseIterable, 
     }
 
     /// Apple's host for this environment.
-    public var appleHost: String {
+    package var appleHost: String {
         switch self {
         case .sandbox: return "api.sandbox.push.apple.com"
         case .production: return "api.push.apple.com"
@@ -36,7 +36,7 @@ public enum APNsEnvironment: String, Sendable, Hashable, Codable, CaseIterable, 
     }
 
     /// Every host name Apple (or an older client) uses for this environment.
-    public var appleHostNames: [String] {
+    package var appleHostNames: [String] {
         switch self {
         case .sandbox: return ["api.sandbox.push.apple.com", "api.development.push.apple.com"]
         case .production: return ["api.push.apple.com"]
@@ -44,7 +44,7 @@ public enum APNsEnvironment: String, Sendable, Hashable, Codable, CaseIterable, 
     }
 
     /// The environment an Apple host name (as sent in TLS SNI or `:authority`) names, if any.
-    public static func named(byHost host: String) -> APNsEnvironment? {
+    package static func named(byHost host: String) -> APNsEnvironment? {
         let name = host.lowercased()
         return allCases.first { $0.appleHostNames.contains(name) }
     }

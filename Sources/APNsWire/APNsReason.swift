@@ -13,64 +13,64 @@ public struct APNsReason: RawRepresentable, Hashable, Sendable, Codable, CustomS
     public var description: String { rawValue }
 
     /// The HTTP status APNs answers this reason with; `nil` for a reason unknown to this table.
-    public var status: Int? { Self.statusByReason[rawValue] }
+    package var status: Int? { Self.statusByReason[rawValue] }
 
     /// Apple's one-line meaning of the reason, from "Handling notification responses from APNs".
-    public var meaning: String { Self.meanings[rawValue] ?? "a reason this toolkit does not know" }
+    package var meaning: String { Self.meanings[rawValue] ?? "a reason this toolkit does not know" }
 
     /// What a provider changes so the push is accepted (not a restatement of ``meaning``).
-    public var fix: String { Self.fixes[rawValue] ?? "see Apple's \"Handling notification responses from APNs\" for \(rawValue)" }
+    package var fix: String { Self.fixes[rawValue] ?? "see Apple's \"Handling notification responses from APNs\" for \(rawValue)" }
 
     // 400
-    public static let badCollapseId = APNsReason(rawValue: "BadCollapseId")
-    public static let badDeviceToken = APNsReason(rawValue: "BadDeviceToken")
-    public static let badExpirationDate = APNsReason(rawValue: "BadExpirationDate")
-    public static let badMessageId = APNsReason(rawValue: "BadMessageId")
-    public static let badPriority = APNsReason(rawValue: "BadPriority")
-    public static let badTopic = APNsReason(rawValue: "BadTopic")
-    public static let deviceTokenNotForTopic = APNsReason(rawValue: "DeviceTokenNotForTopic")
-    public static let duplicateHeaders = APNsReason(rawValue: "DuplicateHeaders")
-    public static let idleTimeout = APNsReason(rawValue: "IdleTimeout")
-    public static let invalidPushType = APNsReason(rawValue: "InvalidPushType")
-    public static let missingDeviceToken = APNsReason(rawValue: "MissingDeviceToken")
-    public static let missingTopic = APNsReason(rawValue: "MissingTopic")
-    public static let payloadEmpty = APNsReason(rawValue: "PayloadEmpty")
-    public static let topicDisallowed = APNsReason(rawValue: "TopicDisallowed")
+    package static let badCollapseId = APNsReason(rawValue: "BadCollapseId")
+    package static let badDeviceToken = APNsReason(rawValue: "BadDeviceToken")
+    package static let badExpirationDate = APNsReason(rawValue: "BadExpirationDate")
+    package static let badMessageId = APNsReason(rawValue: "BadMessageId")
+    package static let badPriority = APNsReason(rawValue: "BadPriority")
+    package static let badTopic = APNsReason(rawValue: "BadTopic")
+    package static let deviceTokenNotForTopic = APNsReason(rawValue: "DeviceTokenNotForTopic")
+    package static let duplicateHeaders = APNsReason(rawValue: "DuplicateHeaders")
+    package static let idleTimeout = APNsReason(rawValue: "IdleTimeout")
+    package static let invalidPushType = APNsReason(rawValue: "InvalidPushType")
+    package static let missingDeviceToken = APNsReason(rawValue: "MissingDeviceToken")
+    package static let missingTopic = APNsReason(rawValue: "MissingTopic")
+    package static let payloadEmpty = APNsReason(rawValue: "PayloadEmpty")
+    package static let topicDisallowed = APNsReason(rawValue: "TopicDisallowed")
     // 403
-    public static let badCertificate = APNsReason(rawValue: "BadCertificate")
-    public static let badCertificateEnvironment = APNsReason(rawValue: "BadCertificateEnvironment")
-    public static let expiredProviderToken = APNsReason(rawValue: "ExpiredProviderToken")
-    public static let forbidden = APNsReason(rawValue: "Forbidden")
-    public static let invalidProviderToken = APNsReason(rawValue: "InvalidProviderToken")
-    public static let missingProviderToken = APNsReason(rawValue: "MissingProviderToken")
-    public static let unrelatedKeyIdInToken = APNsReason(rawValue: "UnrelatedKeyIdInToken")
+    package static let badCertificate = APNsReason(rawValue: "BadCertificate")
+    package static let badCertificateEnvironment = APNsReason(rawValue: "BadCertificateEnvironment")
+    package static let expiredProviderToken = APNsReason(rawValue: "ExpiredProviderToken")
+    package static let forbidden = APNsReason(rawValue: "Forbidden")
+    package static let invalidProviderToken = APNsReason(rawValue: "InvalidProviderToken")
+    package static let missingProviderToken = APNsReason(rawValue: "MissingProviderToken")
+    package static let unrelatedKeyIdInToken = APNsReason(rawValue: "UnrelatedKeyIdInToken")
     /// Documented as `BadEnvironmentKeyIdInToken`; APNs sends `BadEnvironmentKeyInToken` on the wire,
     /// so that is what the receiver sends. ``init(wire:)`` accepts both spellings.
-    public static let badEnvironmentKeyInToken = APNsReason(rawValue: "BadEnvironmentKeyInToken")
+    package static let badEnvironmentKeyInToken = APNsReason(rawValue: "BadEnvironmentKeyInToken")
     // 404, 405
-    public static let badPath = APNsReason(rawValue: "BadPath")
-    public static let methodNotAllowed = APNsReason(rawValue: "MethodNotAllowed")
+    package static let badPath = APNsReason(rawValue: "BadPath")
+    package static let methodNotAllowed = APNsReason(rawValue: "MethodNotAllowed")
     // 410
-    public static let expiredToken = APNsReason(rawValue: "ExpiredToken")
-    public static let unregistered = APNsReason(rawValue: "Unregistered")
+    package static let expiredToken = APNsReason(rawValue: "ExpiredToken")
+    package static let unregistered = APNsReason(rawValue: "Unregistered")
     // 413
-    public static let payloadTooLarge = APNsReason(rawValue: "PayloadTooLarge")
+    package static let payloadTooLarge = APNsReason(rawValue: "PayloadTooLarge")
     // 429
-    public static let tooManyProviderTokenUpdates = APNsReason(rawValue: "TooManyProviderTokenUpdates")
-    public static let tooManyRequests = APNsReason(rawValue: "TooManyRequests")
+    package static let tooManyProviderTokenUpdates = APNsReason(rawValue: "TooManyProviderTokenUpdates")
+    package static let tooManyRequests = APNsReason(rawValue: "TooManyRequests")
     // 500, 503
-    public static let internalServerError = APNsReason(rawValue: "InternalServerError")
-    public static let serviceUnavailable = APNsReason(rawValue: "ServiceUnavailable")
-    public static let shutdown = APNsReason(rawValue: "Shutdown")
+    package static let internalServerError = APNsReason(rawValue: "InternalServerError")
+    package static let serviceUnavailable = APNsReason(rawValue: "ServiceUnavailable")
+    package static let shutdown = APNsReason(rawValue: "Shutdown")
 
     /// Parses a reason read off the wire, folding Apple's documented spelling
     /// `BadEnvironmentKeyIdInToken` into the one APNs sends.
-    public init(wire: String) {
+    package init(wire: String) {
         self.rawValue = wire == "BadEnvironmentKeyIdInToken" ? Self.badEnvironmentKeyInToken.rawValue : wire
     }
 
     /// Every reason in Apple's table, in table order.
-    public static let all: [APNsReason] = table.map(\.reason)
+    package static let all: [APNsReason] = table.map(\.reason)
 
     /// The one table that maps each reason to its status, meaning and fix.
     private static let table: [(reason: APNsReason, status: Int, meaning: String, fix: String)] = [

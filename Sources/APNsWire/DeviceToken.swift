@@ -3,13 +3,13 @@ import Utilities
 ///
 /// Apple says not to assume a length: 32-byte tokens are common, 80-byte simulator tokens and
 /// others exist. The canonical form is lowercase hex.
-public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible {
+package struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible {
     /// Lowercase hex.
-    public let hex: String
+    package let hex: String
 
     /// Parses a hex token (either case). Returns `nil` for an empty string, an odd length, a
     /// non-hex character, or more than ``maximumHexLength`` digits.
-    public init?(hex: String) {
+    package init?(hex: String) {
         let utf8 = hex.utf8
         guard !utf8.isEmpty, utf8.count % 2 == 0, utf8.count <= Self.maximumHexLength else { return nil }
         // One pass over the bytes; a token already in lowercase (as providers send it) is kept
@@ -27,12 +27,12 @@ public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible 
 
     /// Makes a token from raw bytes, as an app receives it in
     /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`.
-    public init(bytes: some Sequence<UInt8>) {
+    package init(bytes: some Sequence<UInt8>) {
         self.hex = Hex.encode(bytes)
     }
 
     /// The token's bytes.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(hex.utf8.count / 2)
         var high: UInt8 = 0
@@ -44,16 +44,16 @@ public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible 
     }
 
     /// The first 8 hex digits followed by an ellipsis, for logs and timelines.
-    public var short: String { String(hex.prefix(8)).uppercased() + "…" }
+    package var short: String { String(hex.prefix(8)).uppercased() + "…" }
 
-    public var description: String { hex }
+    package var description: String { hex }
 
     /// Tokens longer than this are refused outright (Apple's longest seen are 160 hex digits).
-    public static let maximumHexLength = 400
+    package static let maximumHexLength = 400
 
     /// A random 32-byte token, as a real device would be issued: eight bytes per draw from the
     /// system generator (a byte per draw made 32 getrandom calls per simulated device).
-    public static func random(byteCount: Int = 32) -> DeviceToken {
+    package static func random(byteCount: Int = 32) -> DeviceToken {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(byteCount)
@@ -73,7 +73,7 @@ public struct DeviceToken: Hashable, Sendable, Codable, CustomStringConvertible 
 }
 
 extension DeviceToken {
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let string = try container.decode(String.self)
         guard let token = DeviceToken(hex: string) else {
@@ -82,7 +82,7 @@ extension DeviceToken {
         }
         self = token
     }
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(hex)
     }

@@ -2,19 +2,19 @@ import Utilities
 import Foundation
 
 /// A notification payload: the JSON body of a push.
-public struct NotificationPayload: Sendable, Hashable {
+package struct NotificationPayload: Sendable, Hashable {
     /// The exact bytes sent.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// `"Simulator Target Bundle"` from an `xcrun simctl push` file, removed from ``bytes``.
-    public let simulatorTargetBundle: String?
+    package let simulatorTargetBundle: String?
     /// Whether `aps` holds only `"content-available": 1`: a background (silent) push.
-    public let isBackground: Bool
+    package let isBackground: Bool
 
     /// Parses a payload. `.apns` files (and plain JSON with the key) may carry
     /// `"Simulator Target Bundle"`, which names the app and is not sent.
     ///
     /// - Throws: ``PayloadError`` when the bytes are not a JSON object or `aps` is not an object.
-    public init(json bytes: [UInt8]) throws(PayloadError) {
+    package init(json bytes: [UInt8]) throws(PayloadError) {
         guard !bytes.isEmpty else { throw PayloadError(.empty, "the payload is empty") }
         guard let shape = PayloadScanner.scan(bytes) else { throw PayloadError(.invalidJSON, "the payload is not valid JSON") }
         guard shape.isObject else { throw PayloadError(.notAnObject, "the payload is JSON but not an object") }
@@ -40,7 +40,7 @@ public struct NotificationPayload: Sendable, Hashable {
     }
 
     /// Reads a payload file: plain APNs JSON (`.json`) or an `xcrun simctl push` file (`.apns`).
-    public init(contentsOf url: URL) throws(PayloadError) {
+    package init(contentsOf url: URL) throws(PayloadError) {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
             throw PayloadError(.unreadable, "cannot read \(url.path): \(error.localizedDescription)")
@@ -52,22 +52,22 @@ public struct NotificationPayload: Sendable, Hashable {
 
     /// The push type a payload implies when none is given: `background` for `content-available`
     /// alone, else `alert`.
-    public var impliedPushType: APNsPushType { isBackground ? .background : .alert }
+    package var impliedPushType: APNsPushType { isBackground ? .background : .alert }
 
     /// The payload as a dictionary, for handing to an app (`userInfo`).
-    public var userInfo: [String: Any] {
+    package var userInfo: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]) ?? [:]
     }
 }
 
 /// Why a payload was refused.
-public struct PayloadError: CodedError {
-    public enum Code: String, Sendable, Hashable {
+package struct PayloadError: CodedError {
+    package enum Code: String, Sendable, Hashable {
         case empty, invalidJSON, notAnObject, apsNotAnObject, invalidTargetBundle, tooLarge, unreadable
     }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }

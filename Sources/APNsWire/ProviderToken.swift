@@ -3,13 +3,13 @@ import Crypto
 import Foundation
 
 /// A 10-character Apple identifier (key ID or team ID): uppercase letters and digits.
-public enum AppleIdentifier {
-    public static func isValid(_ value: String) -> Bool {
+package enum AppleIdentifier {
+    package static func isValid(_ value: String) -> Bool {
         value.utf8.count == 10 && value.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) }
     }
 
     /// A random identifier in Apple's format.
-    public static func random() -> String {
+    package static func random() -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         return String((0..<10).map { _ in alphabet.randomElement()! })
     }
@@ -22,13 +22,13 @@ public enum AppleIdentifier {
 /// let signer = try ProviderTokenSigner(key: key, keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
 /// let jwt = signer.token(issuedAt: Date())
 /// ```
-public struct ProviderTokenSigner: Sendable {
-    public let keyID: String
-    public let teamID: String
+package struct ProviderTokenSigner: Sendable {
+    package let keyID: String
+    package let teamID: String
     private let key: P256.Signing.PrivateKey
 
     /// - Throws: ``ProviderTokenError`` when the key ID or team ID is not 10 uppercase letters or digits.
-    public init(key: P256.Signing.PrivateKey, keyID: String, teamID: String) throws(ProviderTokenError) {
+    package init(key: P256.Signing.PrivateKey, keyID: String, teamID: String) throws(ProviderTokenError) {
         guard AppleIdentifier.isValid(keyID) else {
             throw ProviderTokenError(.malformed, "key ID \"\(keyID)\" is not 10 uppercase letters or digits")
         }
@@ -41,7 +41,7 @@ public struct ProviderTokenSigner: Sendable {
     }
 
     /// A token issued at `issuedAt` (whole seconds, as a JSON number).
-    public func token(issuedAt: Date) -> String {
+    package func token(issuedAt: Date) -> String {
         let header = "{\"alg\":\"ES256\",\"kid\":\"\(keyID)\"}"
         let claims = "{\"iss\":\"\(teamID)\",\"iat\":\(Int64(issuedAt.timeIntervalSince1970.rounded(.down)))}"
         let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
@@ -52,44 +52,44 @@ public struct ProviderTokenSigner: Sendable {
 }
 
 /// A provider token that parsed and whose signature checked out.
-public struct VerifiedProviderToken: Sendable, Hashable {
-    public let keyID: String
-    public let teamID: String
+package struct VerifiedProviderToken: Sendable, Hashable {
+    package let keyID: String
+    package let teamID: String
     /// `iat`, seconds since the epoch.
-    public let issuedAt: Int64
+    package let issuedAt: Int64
     /// The signature was DER rather than raw r‖s (APNs accepts both).
-    public let signatureWasDER: Bool
+    package let signatureWasDER: Bool
 }
 
 /// Why a provider token was refused. ``reason`` is what APNs answers; ``message`` says exactly what
 /// was wrong, for logs and for `authsim explain`.
-public struct ProviderTokenError: CodedError {
-    public enum Code: String, Sendable, Hashable, Codable {
+package struct ProviderTokenError: CodedError {
+    package enum Code: String, Sendable, Hashable, Codable {
         case malformed, unsupportedAlgorithm, missingKeyID, unknownKeyID, missingIssuer, issuerMismatch
         case missingIssuedAt, badSignature, tooLong
     }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
     /// Every token error is `InvalidProviderToken` on the wire.
-    public var reason: APNsReason { .invalidProviderToken }
-    public var description: String { "\(reason): \(message)" }
+    package var reason: APNsReason { .invalidProviderToken }
+    package var description: String { "\(reason): \(message)" }
 }
 
 /// A key APNs trusts: the public half of an `AuthKey_KEYID.p8` and the team it belongs to.
-public struct TrustedProviderKey: Sendable {
-    public let keyID: String
-    public let teamID: String
-    public let publicKey: P256.Signing.PublicKey
+package struct TrustedProviderKey: Sendable {
+    package let keyID: String
+    package let teamID: String
+    package let publicKey: P256.Signing.PublicKey
     /// The environments the key may push to (Apple lets keys be limited since 2025); `nil`: both.
-    public let environments: Set<APNsEnvironment>?
+    package let environments: Set<APNsEnvironment>?
     /// Bundle IDs the key may push to; `nil`: any topic of its team.
-    public let topics: Set<String>?
+    package let topics: Set<String>?
 
-    public init(keyID: String, teamID: String, publicKey: P256.Signing.PublicKey,
+    package init(keyID: String, teamID: String, publicKey: P256.Signing.PublicKey,
                 environments: Set<APNsEnvironment>? = nil, topics: Set<String>? = nil) {
         self.keyID = keyID
         self.teamID = teamID
@@ -103,22 +103,22 @@ public struct TrustedProviderKey: Sendable {
 /// a known `kid`, `iss` equal to that key's team, a valid P-256 signature raw or DER, and a numeric
 /// `iat` (a JSON number or a string of digits, as APNSwift sends). Age is checked by the caller,
 /// who owns the clock.
-public struct ProviderTokenVerifier: Sendable {
+package struct ProviderTokenVerifier: Sendable {
     /// Longer tokens are refused before any parsing (a real one is about 200 bytes).
-    public static let maximumLength = 2048
+    package static let maximumLength = 2048
 
     private let keys: [String: TrustedProviderKey]
 
-    public init(keys: [TrustedProviderKey]) {
+    package init(keys: [TrustedProviderKey]) {
         var byID: [String: TrustedProviderKey] = [:]
         for key in keys { byID[key.keyID] = key }
         self.keys = byID
     }
 
-    public func key(id: String) -> TrustedProviderKey? { keys[id] }
-    public var trustedKeys: [TrustedProviderKey] { keys.values.sorted { $0.keyID < $1.keyID } }
+    package func key(id: String) -> TrustedProviderKey? { keys[id] }
+    package var trustedKeys: [TrustedProviderKey] { keys.values.sorted { $0.keyID < $1.keyID } }
 
-    public func verify(_ token: String) throws(ProviderTokenError) -> (VerifiedProviderToken, TrustedProviderKey) {
+    package func verify(_ token: String) throws(ProviderTokenError) -> (VerifiedProviderToken, TrustedProviderKey) {
         guard token.utf8.count <= Self.maximumLength else {
             throw ProviderTokenError(.tooLong, "token is \(token.utf8.count) bytes, more than \(Self.maximumLength)")
         }

@@ -1,38 +1,38 @@
 import Foundation
 
 /// The request header names APNs defines.
-public enum APNsHeader {
-    public static let authorization = "authorization"
-    public static let id = "apns-id"
-    public static let uniqueID = "apns-unique-id"
-    public static let expiration = "apns-expiration"
-    public static let priority = "apns-priority"
-    public static let topic = "apns-topic"
-    public static let collapseID = "apns-collapse-id"
-    public static let pushType = "apns-push-type"
+package enum APNsHeader {
+    package static let authorization = "authorization"
+    package static let id = "apns-id"
+    package static let uniqueID = "apns-unique-id"
+    package static let expiration = "apns-expiration"
+    package static let priority = "apns-priority"
+    package static let topic = "apns-topic"
+    package static let collapseID = "apns-collapse-id"
+    package static let pushType = "apns-push-type"
 
     /// Headers that may appear at most once (a repeat is `DuplicateHeaders`).
-    public static let singular: Set<String> = [authorization, id, expiration, priority, topic, collapseID, pushType]
+    package static let singular: Set<String> = [authorization, id, expiration, priority, topic, collapseID, pushType]
 
     /// The most bytes `apns-collapse-id` may hold.
-    public static let maximumCollapseIDBytes = 64
+    package static let maximumCollapseIDBytes = 64
 }
 
 /// The headers of one push, as a provider sets them.
 ///
 /// ``headerFields(authorization:)`` gives them in the order they go on the wire. Values left `nil`
 /// are not sent, and APNs applies its defaults.
-public struct PushHeaders: Sendable, Hashable {
-    public var pushType: APNsPushType?
-    public var topic: String?
-    public var priority: APNsPriority?
+package struct PushHeaders: Sendable, Hashable {
+    package var pushType: APNsPushType?
+    package var topic: String?
+    package var priority: APNsPriority?
     /// Seconds since the epoch; `0` means "deliver once, do not store".
-    public var expiration: Int?
-    public var collapseID: String?
+    package var expiration: Int?
+    package var collapseID: String?
     /// A canonical UUID. When `nil`, APNs makes one and answers with it.
-    public var apnsID: UUID?
+    package var apnsID: UUID?
 
-    public init(
+    package init(
         pushType: APNsPushType? = nil, topic: String? = nil, priority: APNsPriority? = nil,
         expiration: Int? = nil, collapseID: String? = nil, apnsID: UUID? = nil
     ) {
@@ -45,7 +45,7 @@ public struct PushHeaders: Sendable, Hashable {
     }
 
     /// The request headers after the pseudo-headers, `authorization` first when given.
-    public func headerFields(authorization: String?) -> [(name: String, value: String)] {
+    package func headerFields(authorization: String?) -> [(name: String, value: String)] {
         var fields: [(String, String)] = []
         if let authorization { fields.append((APNsHeader.authorization, "bearer \(authorization)")) }
         if let pushType { fields.append((APNsHeader.pushType, pushType.rawValue)) }
@@ -58,13 +58,13 @@ public struct PushHeaders: Sendable, Hashable {
     }
 
     /// The request path for a device token.
-    public static func path(for token: DeviceToken) -> String { "/3/device/\(token.hex)" }
+    package static func path(for token: DeviceToken) -> String { "/3/device/\(token.hex)" }
     /// The request path for a raw token string, sent as given (for sending deliberately bad tokens).
-    public static func path(forRaw token: String) -> String { "/3/device/\(token)" }
+    package static func path(forRaw token: String) -> String { "/3/device/\(token)" }
 }
 
 /// Parses `apns-id`: a canonical 8-4-4-4-12 UUID in either case.
-public func parseAPNsID(_ value: String) -> UUID? {
+package func parseAPNsID(_ value: String) -> UUID? {
     guard value.utf8.count == 36 else { return nil }
     return UUID(uuidString: value)
 }

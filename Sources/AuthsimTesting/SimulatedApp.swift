@@ -1,4 +1,4 @@
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import APNsWire
 import Scenarios

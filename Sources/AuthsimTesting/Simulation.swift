@@ -2,8 +2,8 @@ import APNsWire
 import AuthBackend
 import DeviceLink
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
-@_spi(Authsim) import FirebaseCore
+import FirebaseAuthCore
+import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import LocalPKI

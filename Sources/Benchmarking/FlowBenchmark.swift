@@ -3,7 +3,7 @@ import APNsReceiver
 import APNsWire
 import AuthBackend
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import Synchronization
 import Scenarios

@@ -166,7 +166,7 @@ public enum APNsRegistrationOutcome: String, Sendable, CaseIterable {
     case neverAnswers
 
     /// iOS's error for a build signed without the Push Notifications capability.
-    public static let noEntitlementError = "no valid \u{201C}aps-environment\u{201D} entitlement string found for application"
+    package static let noEntitlementError = "no valid \u{201C}aps-environment\u{201D} entitlement string found for application"
 }
 
 extension AppHost {

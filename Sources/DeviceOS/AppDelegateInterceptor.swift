@@ -7,7 +7,7 @@ import Foundation
 ///
 /// `Auth` is the interceptor here. The device knows only this protocol, so the SDK's module sits
 /// above the device's, as FirebaseAuth sits above UIKit.
-public protocol AppDelegateInterceptor: AnyObject, Sendable {
+package protocol AppDelegateInterceptor: AnyObject, Sendable {
     /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`.
     func application(_ application: AppHost, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data)
     /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)`.

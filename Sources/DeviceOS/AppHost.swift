@@ -10,40 +10,40 @@ import Utilities
 /// `UserDefaults`, and the clock every timeout comes from.
 public final class AppHost: Sendable {
     /// The app as built (``Configuration``); the properties below read it.
-    public let configuration: Configuration
-    public var bundleID: String { configuration.bundleID }
+    package let configuration: Configuration
+    package var bundleID: String { configuration.bundleID }
     /// `CFBundleURLTypes` → `CFBundleURLSchemes`.
-    public var urlSchemes: [String] { configuration.urlSchemes }
-    public var isSimulator: Bool { configuration.isSimulator }
+    package var urlSchemes: [String] { configuration.urlSchemes }
+    package var isSimulator: Bool { configuration.isSimulator }
     /// `embedded.mobileprovision`, if the build has one.
-    public var provisioningProfile: URL? { configuration.provisioningProfile }
+    package var provisioningProfile: URL? { configuration.provisioningProfile }
     /// With swizzling off, the delegate must pass remote notifications to `Auth.canHandleNotification`.
-    public var forwardsNotifications: Bool { configuration.forwardsNotifications }
+    package var forwardsNotifications: Bool { configuration.forwardsNotifications }
     /// …and opened URLs to `Auth.canHandle(_:)`.
-    public var forwardsURLs: Bool { configuration.forwardsURLs }
-    public let userDefaults: UserDefaultsStore
+    package var forwardsURLs: Bool { configuration.forwardsURLs }
+    package let userDefaults: UserDefaultsStore
     /// The app's keychain: where `Auth` keeps the app credential, pending receipts and the user.
-    public let keychain: Keychain
+    package let keychain: Keychain
     /// The RecaptchaEnterprise SDK, if the app links it (SMS defense in AUDIT or ENFORCE needs it).
-    public let recaptchaEnterprise: RecaptchaEnterpriseSDK?
+    package let recaptchaEnterprise: RecaptchaEnterpriseSDK?
     /// `CFBundleShortVersionString`, as GTMSessionFetcher puts it in the user agent.
-    public var appVersion: String { configuration.appVersion }
+    package var appVersion: String { configuration.appVersion }
     /// The device as GTMSessionFetcher's `GTMFetcherSystemVersionString` names it (`iPhone/18.1 hw/iPhone17_3`).
-    public let systemVersion: String
-    public let clock: any Clock<Duration>
+    package let systemVersion: String
+    package let clock: any Clock<Duration>
     /// `Bundle.main.preferredLocalizations`: the first goes out as `Accept-Language`.
-    public var preferredLocalizations: [String] { configuration.preferredLocalizations }
+    package var preferredLocalizations: [String] { configuration.preferredLocalizations }
     /// `Locale.preferredLanguages`: the device's languages (Settings → General → Language & Region),
     /// which `Auth.useAppLanguage()` reads.
-    public var preferredLanguages: [String] { configuration.preferredLanguages }
+    package var preferredLanguages: [String] { configuration.preferredLanguages }
     /// The device's wall clock: when ID tokens expire (the SDK compares against `Date()`).
-    public let wallClock: any WallClock
+    package let wallClock: any WallClock
     /// The app's log: what its `Auth` did that a user debugging the app wants to see (why app
     /// verification fell back to reCAPTCHA, what the backend refused). Silent by default.
-    public let logger: Logger
+    package let logger: Logger
     /// The device's network, as the app's `Auth` and its web views use it: the transport given
     /// (one shared by every app a simulation hosts), or one of the app's own, made on first use.
-    public var transport: any HTTPTransport {
+    package var transport: any HTTPTransport {
         ownTransport.withLock { own in
             if let own { return own }
             let made = NIOHTTP1Transport()
@@ -59,7 +59,7 @@ public final class AppHost: Sendable {
     let pushOrder = Mutex(PushOrder())
 
     /// The app `configuration` describes, running with these defaults, keychain, clocks, network and log.
-    public init(_ configuration: Configuration, userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
+    package init(_ configuration: Configuration, userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
                 recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil, clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
@@ -77,25 +77,25 @@ public final class AppHost: Sendable {
     /// The app as built, as the OS and the SDK read it: its bundle ID and `Info.plist`, its
     /// provisioning profile, the device it runs on, and whether its delegate forwards
     /// notifications and URLs to Auth (with swizzling off).
-    public struct Configuration: Sendable, Hashable {
-        public var bundleID: String
+    package struct Configuration: Sendable, Hashable {
+        package var bundleID: String
         /// `CFBundleURLTypes` → `CFBundleURLSchemes`.
-        public var urlSchemes: [String]
-        public var isSimulator: Bool
+        package var urlSchemes: [String]
+        package var isSimulator: Bool
         /// `embedded.mobileprovision`, if the build has one.
-        public var provisioningProfile: URL?
-        public var forwardsNotifications: Bool
-        public var forwardsURLs: Bool
+        package var provisioningProfile: URL?
+        package var forwardsNotifications: Bool
+        package var forwardsURLs: Bool
         /// `CFBundleShortVersionString`.
-        public var appVersion: String
+        package var appVersion: String
         /// The device as GTMSessionFetcher names it (nil: an iPhone 16 Pro on iOS 18.1, or a simulator).
-        public var systemVersion: String?
+        package var systemVersion: String?
         /// `Bundle.main.preferredLocalizations`.
-        public var preferredLocalizations: [String]
+        package var preferredLocalizations: [String]
         /// `Locale.preferredLanguages`.
-        public var preferredLanguages: [String]
+        package var preferredLanguages: [String]
 
-        public init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
+        package init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                     forwardsNotifications: Bool = true, forwardsURLs: Bool = true, appVersion: String = "1.0", systemVersion: String? = nil,
                     preferredLocalizations: [String] = ["en"], preferredLanguages: [String] = ["en-US"]) {
             self.bundleID = bundleID
@@ -113,7 +113,7 @@ public final class AppHost: Sendable {
 
     /// GoogleUtilities' `GULAppDelegateSwizzler.registerAppDelegateInterceptor(_:)`, as each `Auth`
     /// calls it when made: from now on the delegate's calls reach `interceptor` too. Not retained.
-    public func registerAppDelegateInterceptor(_ interceptor: any AppDelegateInterceptor) {
+    package func registerAppDelegateInterceptor(_ interceptor: any AppDelegateInterceptor) {
         interceptors.withLock { interceptors in
             interceptors.removeAll { $0.interceptor == nil }
             interceptors.append(WeakInterceptor(interceptor: interceptor))
@@ -127,10 +127,10 @@ public final class AppHost: Sendable {
     /// scene delegate's `openURLContexts`). A delegate that forwards gives it to Auth.
     /// - Returns: whether Auth handled it.
     @discardableResult
-    public func open(_ url: URL) -> Bool { handleOpen(url).isHandled }
+    package func open(_ url: URL) -> Bool { handleOpen(url).isHandled }
 
     /// `open(_:)` with the reason a URL was not handled (for the redirect interceptor and timelines).
-    public func handleOpen(_ url: URL) -> URLHandling {
+    package func handleOpen(_ url: URL) -> URLHandling {
         if isTerminated {
             return .refused(URLRefusal(.noActivePresentation, "the app's process was killed: nothing waits for this redirect"))
         }
@@ -154,7 +154,7 @@ public final class AppHost: Sendable {
     /// forwards gives it to Auth; one that does not (swizzling off, forwarding forgotten) drops it.
     /// - Returns: whether Auth handled it.
     @discardableResult
-    public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any]) -> Bool {
+    package func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any]) -> Bool {
         guard forwardsNotifications, !isTerminated else { return false }
         for interceptor in liveInterceptors where interceptor.canHandleNotification(userInfo) { return true }
         return false
@@ -165,13 +165,13 @@ public final class AppHost: Sendable {
     private let terminated = Mutex(false)
 
     /// Whether iOS killed the app's process.
-    public var isTerminated: Bool { terminated.withLock { $0 } }
+    package var isTerminated: Bool { terminated.withLock { $0 } }
 
     /// iOS kills the app's process (memory pressure, a crash, the user swiping it away): its
     /// `Auth`s stop where they are (every wait ends, nothing more is sent) and it takes no more
     /// notifications or URLs. What it wrote to the keychain and UserDefaults stays for the next
     /// process, which the device network starts again on the same device (`DeviceNetwork.relaunch`).
-    public func terminate() {
+    package func terminate() {
         let wasRunning = terminated.withLock { terminated in
             defer { terminated = true }
             return !terminated
@@ -193,13 +193,13 @@ public final class AppHost: Sendable {
     private let kept = Mutex<[ObjectIdentifier: any AnyObject & Sendable]>([:])
 
     /// Keeps `object` for as long as the process runs (a `FirebaseApp` made for this app).
-    public func keepWhileRunning(_ object: some AnyObject & Sendable) {
+    package func keepWhileRunning(_ object: some AnyObject & Sendable) {
         guard !isTerminated else { return }
         kept.withLock { $0[ObjectIdentifier(object)] = object }
     }
 
     /// No longer keeps `object` (a `FirebaseApp` deleted).
-    public func stopKeeping(_ object: some AnyObject & Sendable) {
+    package func stopKeeping(_ object: some AnyObject & Sendable) {
         _ = kept.withLock { $0.removeValue(forKey: ObjectIdentifier(object)) }
     }
 
@@ -207,29 +207,29 @@ public final class AppHost: Sendable {
 
     /// What `registerForRemoteNotifications()` gets from the OS: the device's token, or why
     /// registration failed (no `aps-environment` entitlement, …).
-    public enum RemoteNotificationRegistration: Sendable {
+    package enum RemoteNotificationRegistration: Sendable {
         case token(Data)
         case failed(String)
     }
 
     /// The device's side of `registerForRemoteNotifications()`, set by the device network that
     /// installed the app: asks APNs and answers, or never answers (`nil`: no network to APNs).
-    public typealias Registrar = @Sendable () async -> RemoteNotificationRegistration?
+    package typealias Registrar = @Sendable () async -> RemoteNotificationRegistration?
     /// The app delegate's `didRegisterForRemoteNotificationsWithDeviceToken` and
     /// `didFailToRegisterForRemoteNotificationsWithError`.
-    public typealias RegistrationDelegate = @Sendable (RemoteNotificationRegistration) -> Void
+    package typealias RegistrationDelegate = @Sendable (RemoteNotificationRegistration) -> Void
 
     private let registration = Mutex<(registrar: Registrar?, delegate: RegistrationDelegate?)>((nil, nil))
 
     /// Installs the device's side of registration (done by the device network).
-    public func setRegistrar(_ registrar: @escaping Registrar) {
+    package func setRegistrar(_ registrar: @escaping Registrar) {
         registration.withLock { $0.registrar = registrar }
     }
 
     /// Installs the app delegate's two registration callbacks. Without one, the SDK's app-delegate
     /// proxy (swizzling on) passes the outcome to each `Auth`: the token as `.unknown`, its type
     /// from the provisioning profile (Auth.swift 47–57).
-    public func setRegistrationDelegate(_ delegate: @escaping RegistrationDelegate) {
+    package func setRegistrationDelegate(_ delegate: @escaping RegistrationDelegate) {
         registration.withLock { $0.delegate = delegate }
     }
 
@@ -237,7 +237,7 @@ public final class AppHost: Sendable {
     /// hands the outcome to the app delegate, later, as iOS does. An app on no device (nothing
     /// installed its registrar) gets a failure, as a simulator without push support once did.
     @discardableResult
-    public func registerForRemoteNotifications() -> Task<Void, Never> {
+    package func registerForRemoteNotifications() -> Task<Void, Never> {
         let (registrar, delegate) = registration.withLock { ($0.registrar, $0.delegate) }
         return Task { [weak self] in
             let outcome: RemoteNotificationRegistration?
@@ -258,10 +258,10 @@ public final class AppHost: Sendable {
 }
 
 /// Why the OS could not register the app for remote notifications (iOS's `NSError`, here a message).
-public struct RegistrationFailure: Error, LocalizedError, Sendable {
-    public let reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var errorDescription: String? { reason }
+package struct RegistrationFailure: Error, LocalizedError, Sendable {
+    package let reason: String
+    package init(_ reason: String) { self.reason = reason }
+    package var errorDescription: String? { reason }
 }
 
 /// An interceptor the host does not keep alive (GoogleUtilities: "The interceptor is NOT retained").

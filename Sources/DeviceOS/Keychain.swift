@@ -20,14 +20,14 @@ import Utilities
 ///
 /// A file that cannot be read is left as it is (nothing is written over it) and the keychain
 /// works in memory: ``loadError`` says why, and the app's `Auth` logs it.
-public final class Keychain: Sendable {
+package final class Keychain: Sendable {
     /// One keychain item.
-    public struct Item: Codable, Sendable, Hashable {
-        public var service: String
-        public var account: String
+    package struct Item: Codable, Sendable, Hashable {
+        package var service: String
+        package var account: String
         /// `kSecAttrAccessible`.
-        public var accessible: String
-        public var data: Data
+        package var accessible: String
+        package var data: Data
     }
 
     struct FileContents: Codable {
@@ -37,12 +37,12 @@ public final class Keychain: Sendable {
 
     static let format = "authsim-keychain/1"
     /// What the SDK sets on its items.
-    public static let accessibleAfterFirstUnlockThisDeviceOnly = "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly"
+    package static let accessibleAfterFirstUnlockThisDeviceOnly = "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly"
 
     /// Where the items live; `nil`: in memory only (an app that is never restarted).
-    public let file: URL?
+    package let file: URL?
     /// Why the file could not be read (it is then never written).
-    public let loadError: String?
+    package let loadError: String?
     /// The items, and who watches them. A lock: `Auth` reads and writes from any thread; a change
     /// is written to the file under it, so the file always ends as the last change left the items
     /// (two saves racing outside it could land in the wrong order, an older list last).
@@ -52,7 +52,7 @@ public final class Keychain: Sendable {
         var observers: [@Sendable ([Item]) -> Void] = []
     }
 
-    public init(file: URL? = nil) {
+    package init(file: URL? = nil) {
         self.file = file
         var items: [Item] = []
         var problem: String?
@@ -71,12 +71,12 @@ public final class Keychain: Sendable {
     }
 
     /// The data of the item `account` in `service`.
-    public func data(service: String, account: String) -> Data? {
+    package func data(service: String, account: String) -> Data? {
         state.withLock { state in state.items.first { $0.service == service && $0.account == account }?.data }
     }
 
     /// Adds or replaces the item. - Throws: when the file cannot be written (the item is kept in memory).
-    public func set(_ data: Data, service: String, account: String,
+    package func set(_ data: Data, service: String, account: String,
                     accessible: String = Keychain.accessibleAfterFirstUnlockThisDeviceOnly) throws(KeychainError) {
         try change { items in
             items.removeAll { $0.service == service && $0.account == account }
@@ -86,7 +86,7 @@ public final class Keychain: Sendable {
     }
 
     /// Deletes the item, if there is one.
-    public func remove(service: String, account: String) throws(KeychainError) {
+    package func remove(service: String, account: String) throws(KeychainError) {
         try change { items in
             let before = items.count
             items.removeAll { $0.service == service && $0.account == account }
@@ -95,12 +95,12 @@ public final class Keychain: Sendable {
     }
 
     /// Every item (for `authsim` to show what an app keeps).
-    public var items: [Item] { state.withLock { $0.items } }
+    package var items: [Item] { state.withLock { $0.items } }
 
     /// Calls `observer` with every item after each change, once the change is in the file (or
     /// failed to get there): for a run that waits for what an app saves, as a test waits for an
     /// event instead of reading the file again and again. Called on the thread that made the change.
-    public func onChange(_ observer: @escaping @Sendable ([Item]) -> Void) {
+    package func onChange(_ observer: @escaping @Sendable ([Item]) -> Void) {
         state.withLock { $0.observers.append(observer) }
     }
 
@@ -139,7 +139,7 @@ public final class Keychain: Sendable {
 }
 
 /// Why the keychain could not be written.
-public struct KeychainError: Error, Sendable, CustomStringConvertible {
-    public let description: String
+package struct KeychainError: Error, Sendable, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

@@ -4,14 +4,14 @@ import Foundation
 /// FirebaseAuth finds it at run time by class name (`RecaptchaEnterprise.RCARecaptcha`); an
 /// `AppHost` without one has not linked it, and a project in AUDIT or ENFORCE then fails
 /// `verifyPhoneNumber` with `recaptchaSDKNotLinked` (17208).
-public struct RecaptchaEnterpriseSDK: Sendable, Hashable {
+package struct RecaptchaEnterpriseSDK: Sendable, Hashable {
     /// Where Google's reCAPTCHA service answers the SDK: in a simulated world, the backend's
     /// `http://host:port` (it plays the service).
-    public var service: String
+    package var service: String
     /// Whether the linked version has `RCAAction` (older ones do not: `recaptchaActionCreationFailed`, 17210).
-    public var hasActionClass: Bool
+    package var hasActionClass: Bool
 
-    public init(service: String, hasActionClass: Bool = true) {
+    package init(service: String, hasActionClass: Bool = true) {
         self.service = service
         self.hasActionClass = hasActionClass
     }

@@ -2,8 +2,8 @@ import Foundation
 import Utilities
 
 /// Why an app file could not be used.
-public struct AppFileError: CodedError {
-    public enum Code: String, Sendable {
+package struct AppFileError: CodedError {
+    package enum Code: String, Sendable {
         /// The file is missing or unreadable.
         case unreadable
         /// Not an XML or binary property list.
@@ -13,9 +13,9 @@ public struct AppFileError: CodedError {
         /// A key holds the wrong kind of value, or a value the SDK cannot use.
         case invalidValue
     }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -28,14 +28,14 @@ public struct AppFileError: CodedError {
 /// they are the immutable ones `PropertyListSerialization` makes (no mutable-containers option),
 /// the property is a `let`, and nothing here hands out a way to change them, so sharing across
 /// threads only ever reads them.
-public struct PropertyListFile: @unchecked Sendable {
-    public enum Format: String, Sendable { case xml, binary, openStep }
-    public let url: URL
-    public let format: Format
+package struct PropertyListFile: @unchecked Sendable {
+    package enum Format: String, Sendable { case xml, binary, openStep }
+    package let url: URL
+    package let format: Format
     /// The top-level dictionary. Values are Foundation property-list objects.
-    public let dictionary: [String: Any]
+    package let dictionary: [String: Any]
 
-    public init(contentsOf url: URL) throws(AppFileError) {
+    package init(contentsOf url: URL) throws(AppFileError) {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
             throw AppFileError(.unreadable, "cannot read \(url.path): \(error.localizedDescription)")
@@ -44,7 +44,7 @@ public struct PropertyListFile: @unchecked Sendable {
     }
 
     /// A property list already in memory; `url` names it in errors.
-    public init(data: Data, url: URL) throws(AppFileError) {
+    package init(data: Data, url: URL) throws(AppFileError) {
         try Self.refuseSets(in: data, url: url)
         var format = PropertyListSerialization.PropertyListFormat.xml
         let object: Any
@@ -95,7 +95,7 @@ public struct PropertyListFile: @unchecked Sendable {
     }
 
     /// A string value; `required` makes its absence an error naming the key and the file.
-    public func string(_ key: String, required: Bool) throws(AppFileError) -> String? {
+    package func string(_ key: String, required: Bool) throws(AppFileError) -> String? {
         guard let value = dictionary[key] else {
             if required { throw AppFileError(.missingKey, "\(url.lastPathComponent) has no \(key)") }
             return nil

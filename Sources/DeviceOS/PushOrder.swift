@@ -19,7 +19,7 @@ struct PushOrder: Sendable {
 extension AppHost {
     /// Runs `body`, which reads an answer that a push may follow (the SDK's verifyClient, until it
     /// has kept the receipt): pushes that reach the device meanwhile wait, in order, until it returns.
-    public func readingAnswerBeforePush<T, E: Error>(_ body: () async throws(E) -> T) async throws(E) -> T {
+    package func readingAnswerBeforePush<T, E: Error>(_ body: () async throws(E) -> T) async throws(E) -> T {
         pushOrder.withLock { $0.reading += 1 }
         defer {
             let open = pushOrder.withLock { order in
@@ -33,7 +33,7 @@ extension AppHost {
 
     /// Hands a push to the app through `handOver` now, or, while the app reads an answer a push
     /// may follow, once it has read it; pushes keep the order they reached the device in.
-    public func deliverPush(_ handOver: @escaping @Sendable () -> Void) {
+    package func deliverPush(_ handOver: @escaping @Sendable () -> Void) {
         let now = pushOrder.withLock { order in
             if order.reading == 0, !order.draining, order.held.isEmpty { return true }
             order.held.append(handOver)

@@ -6,8 +6,8 @@ import Utilities
 // message; the device returns them as the handler gave them.
 
 /// Why a URL opened in the app was not handled by Auth.
-public struct URLRefusal: CodedError {
-    public enum Code: String, Sendable, Codable, CaseIterable {
+package struct URLRefusal: CodedError {
+    package enum Code: String, Sendable, Codable, CaseIterable {
         /// The app delegate does not pass opened URLs to `Auth.canHandle(url)`.
         case notForwarded
         /// No reCAPTCHA page is being presented: nothing waits for a redirect.
@@ -25,11 +25,11 @@ public struct URLRefusal: CodedError {
         /// The redirect for an event that was already handled: a replay.
         case replayed
     }
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
     /// The event the URL named, when it named one.
-    public let eventID: String?
-    public init(_ code: Code, _ message: String, eventID: String? = nil) {
+    package let eventID: String?
+    package init(_ code: Code, _ message: String, eventID: String? = nil) {
         self.code = code
         self.message = message
         self.eventID = eventID
@@ -37,11 +37,11 @@ public struct URLRefusal: CodedError {
 }
 
 /// What became of a URL opened in the app.
-public enum URLHandling: Sendable, Hashable {
+package enum URLHandling: Sendable, Hashable {
     /// Auth took it: what it carried.
     case handled(String)
     /// Auth did not take it, and why.
     case refused(URLRefusal)
 
-    public var isHandled: Bool { if case .handled = self { true } else { false } }
+    package var isHandled: Bool { if case .handled = self { true } else { false } }
 }

@@ -3,12 +3,12 @@ import Synchronization
 
 /// A file-backed key-value store playing `UserDefaults`: what an app uses to keep the verification
 /// ID across a restart.
-public final class UserDefaultsStore: Sendable {
-    public let file: URL?
+package final class UserDefaultsStore: Sendable {
+    package let file: URL?
     private let values: Mutex<[String: String]>
 
     /// In memory, or in `file` (JSON) so that a restarted app finds its values.
-    public init(file: URL? = nil) {
+    package init(file: URL? = nil) {
         self.file = file
         var loaded: [String: String] = [:]
         if let file, let data = try? Data(contentsOf: file),
@@ -18,7 +18,7 @@ public final class UserDefaultsStore: Sendable {
         values = Mutex(loaded)
     }
 
-    public func set(_ value: String?, forKey key: String) {
+    package func set(_ value: String?, forKey key: String) {
         let snapshot = values.withLock { values -> [String: String] in
             values[key] = value
             return values
@@ -28,5 +28,5 @@ public final class UserDefaultsStore: Sendable {
         try? JSONEncoder().encode(snapshot).write(to: file, options: .atomic)
     }
 
-    public func string(forKey key: String) -> String? { values.withLock { $0[key] } }
+    package func string(forKey key: String) -> String? { values.withLock { $0[key] } }
 }

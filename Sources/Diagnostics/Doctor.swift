@@ -1,7 +1,7 @@
 import APNsWire
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import DeviceOS
-@_spi(Authsim) import FirebaseCore
+import FirebaseCore
 import Foundation
 import LocalPKI
 

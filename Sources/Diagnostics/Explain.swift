@@ -2,7 +2,7 @@ import APNsWire
 import AuthBackend
 import Causes
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 import Scenarios

@@ -2,7 +2,7 @@
 // 12.19 has, under the SDK's module name, one line each with the SDK's file
 // (firebase/firebase-ios-sdk, FirebaseAuth/Sources/Swift/…, at eed63a35). The auth core's own
 // names (presenters, timelines, app files) are not re-exported; its members that the SDK lacks are
-// @_spi(Authsim). FirebaseCore is not re-exported either, as the SDK's FirebaseAuth does not
+// `package`, for authsim's own modules only. FirebaseCore is not re-exported either, as the SDK's FirebaseAuth does not
 // re-export it: an app imports both, as the guides do. LayoutTests checks that every line here
 // names a declaration the SDK has (docs/app-code-on-linux.md).
 

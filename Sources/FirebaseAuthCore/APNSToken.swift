@@ -9,31 +9,31 @@ public enum AuthAPNSTokenType: Int, Sendable, Hashable {
 }
 
 /// The device's APNs token and its (resolved) type.
-public struct AuthAPNSToken: Sendable, Hashable {
-    public let data: Data
-    public let type: AuthAPNSTokenType
+package struct AuthAPNSToken: Sendable, Hashable {
+    package let data: Data
+    package let type: AuthAPNSTokenType
     /// Uppercase hex, as the SDK sends it to verifyClient.
-    public var string: String { Hex.encode(data, uppercase: true) }
+    package var string: String { Hex.encode(data, uppercase: true) }
 }
 
 /// Reads `aps-environment` from an `embedded.mobileprovision`, as the SDK does: the file is a CMS
 /// envelope around an XML plist; the plist is found between `<plist` and `</plist>`.
-public enum ProvisioningProfile {
+package enum ProvisioningProfile {
     /// `Entitlements["aps-environment"]` (`development` or `production`), or `nil` when the file is
     /// missing, unreadable, or has none.
-    public static func apsEnvironment(at url: URL) -> String? {
+    package static func apsEnvironment(at url: URL) -> String? {
         guard let entitlements = plist(at: url)?["Entitlements"] as? [String: Any] else { return nil }
         return entitlements["aps-environment"] as? String
     }
 
     /// The whole plist inside the profile's envelope, or nil when there is none.
-    public static func plist(at url: URL) -> [String: Any]? {
+    package static func plist(at url: URL) -> [String: Any]? {
         guard let data = try? Data(contentsOf: url) else { return nil }
         return plist(in: data)
     }
 
     /// The plist inside a profile's bytes.
-    public static func plist(in data: Data) -> [String: Any]? {
+    package static func plist(in data: Data) -> [String: Any]? {
         guard let start = data.range(of: Data("<?xml".utf8)) ?? data.range(of: Data("<plist".utf8)),
               let end = data.range(of: Data("</plist>".utf8), in: start.lowerBound..<data.endIndex)
         else { return nil }
@@ -42,7 +42,7 @@ public enum ProvisioningProfile {
 
     /// The token type `.unknown` resolves to: simulator → prod; `aps-environment` development →
     /// sandbox; anything else, missing or unreadable → prod.
-    public static func resolve(isSimulator: Bool, profile: URL?) -> AuthAPNSTokenType {
+    package static func resolve(isSimulator: Bool, profile: URL?) -> AuthAPNSTokenType {
         if isSimulator { return .prod }
         guard let profile, apsEnvironment(at: profile) == "development" else { return .prod }
         return .sandbox

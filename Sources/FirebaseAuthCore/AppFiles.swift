@@ -1,25 +1,25 @@
 import DeviceOS
-@_spi(Authsim) import FirebaseCore
+import FirebaseCore
 import Foundation
 import HTTPTransport
 import Logging
 import Utilities
 
 /// What auth needs from the app's `Info.plist`.
-public struct AppInfo: Sendable, Hashable {
+package struct AppInfo: Sendable, Hashable {
     /// `CFBundleIdentifier`.
-    public var bundleID: String
+    package var bundleID: String
     /// Every scheme of every `CFBundleURLTypes` entry's `CFBundleURLSchemes`, in file order.
-    public var urlSchemes: [String]
+    package var urlSchemes: [String]
     /// `UIBackgroundModes` (silent pushes need `remote-notification`).
-    public var backgroundModes: [String]
+    package var backgroundModes: [String]
     /// `FirebaseAppDelegateProxyEnabled` (default true). False means swizzling is off: the app's
     /// delegate must forward notifications and URLs to Auth itself.
-    public var appDelegateProxyEnabled: Bool
+    package var appDelegateProxyEnabled: Bool
     /// `CFBundleExecutable`: the app's binary in its folder.
-    public var executable: String?
+    package var executable: String?
 
-    public init(bundleID: String, urlSchemes: [String], backgroundModes: [String] = ["remote-notification"],
+    package init(bundleID: String, urlSchemes: [String], backgroundModes: [String] = ["remote-notification"],
                 appDelegateProxyEnabled: Bool = true, executable: String? = nil) {
         self.bundleID = bundleID
         self.urlSchemes = urlSchemes
@@ -29,12 +29,12 @@ public struct AppInfo: Sendable, Hashable {
     }
 
     /// Reads `Info.plist`, XML or binary.
-    public init(contentsOf url: URL) throws(AppFileError) {
+    package init(contentsOf url: URL) throws(AppFileError) {
         try self.init(plist: try PropertyListFile(contentsOf: url))
     }
 
     /// From a property list already read.
-    public init(plist: PropertyListFile) throws(AppFileError) {
+    package init(plist: PropertyListFile) throws(AppFileError) {
         let name = plist.url.lastPathComponent
         bundleID = try plist.string("CFBundleIdentifier", required: true)!
         var schemes: [String] = []
@@ -65,14 +65,14 @@ public struct AppInfo: Sendable, Hashable {
 
 /// A built app's files, as in `Payload/<Name>.app/`: `Info.plist`, `GoogleService-Info.plist` and,
 /// for device builds, `embedded.mobileprovision`.
-public struct AppBundle: Sendable {
-    public let directory: URL
-    public let info: AppInfo
-    public let options: FirebaseOptions
+package struct AppBundle: Sendable {
+    package let directory: URL
+    package let info: AppInfo
+    package let options: FirebaseOptions
     /// `embedded.mobileprovision` when the bundle has one.
-    public let provisioningProfile: URL?
+    package let provisioningProfile: URL?
 
-    public init(directory: URL) throws(AppFileError) {
+    package init(directory: URL) throws(AppFileError) {
         self.directory = directory
         info = try AppInfo(contentsOf: directory.appendingPathComponent("Info.plist"))
         let options = try FirebaseOptions.read(contentsOf: directory.appendingPathComponent("GoogleService-Info.plist"))
@@ -86,7 +86,7 @@ public struct AppBundle: Sendable {
 extension AppHost.Configuration {
     /// The app described by a bundle's files (its bundle ID, URL schemes and provisioning profile),
     /// on a device (or a simulator).
-    public init(bundle: AppBundle, isSimulator: Bool = false, forwardsNotifications: Bool = true, forwardsURLs: Bool = true) {
+    package init(bundle: AppBundle, isSimulator: Bool = false, forwardsNotifications: Bool = true, forwardsURLs: Bool = true) {
         self.init(bundleID: bundle.info.bundleID, urlSchemes: bundle.info.urlSchemes, isSimulator: isSimulator,
                   provisioningProfile: bundle.provisioningProfile, forwardsNotifications: forwardsNotifications, forwardsURLs: forwardsURLs)
     }

@@ -6,19 +6,19 @@ import Utilities
 /// The nonce of Sign in with Apple, as Firebase's sample makes it: random characters from the
 /// sample's charset (which lacks "W", as the sample's does), the SHA-256 hex of it sent to Apple,
 /// the raw nonce sent to Firebase.
-public enum AppleNonce {
+package enum AppleNonce {
     static let charset = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVXYZabcdefghijklmnopqrstuvwxyz-._")
 
     /// `length` characters from a cryptographically secure generator (getrandom(2)), without
     /// modulo bias.
-    public static func random(length: Int = 32) -> String {
+    package static func random(length: Int = 32) -> String {
         precondition(length > 0)
         var generator = SystemRandomNumberGenerator()
         return String((0..<length).map { _ in charset[Int.random(in: 0..<charset.count, using: &generator)] })
     }
 
     /// Lowercase hex SHA-256, what goes into `ASAuthorizationAppleIDRequest.nonce`.
-    public static func sha256(_ input: String) -> String {
+    package static func sha256(_ input: String) -> String {
         Hex.encode(SHA256.hash(data: Array(input.utf8)))
     }
 }

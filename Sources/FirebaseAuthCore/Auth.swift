@@ -1,5 +1,5 @@
 import DeviceOS
-@_spi(Authsim) import FirebaseCore
+import FirebaseCore
 import Foundation
 import HTTPTransport
 import IdentityToolkitAPI
@@ -29,9 +29,9 @@ public final class AuthSettings: Sendable {
 }
 
 /// An app credential: the receipt verifyClient gave, and the secret the silent push carried.
-public struct AppCredential: Sendable, Hashable, Codable {
-    public let receipt: String
-    public let secret: String
+package struct AppCredential: Sendable, Hashable, Codable {
+    package let receipt: String
+    package let secret: String
 }
 
 /// FirebaseAuth's `Auth`, for phone sign-in's app verification.
@@ -48,7 +48,7 @@ public final class Auth: Sendable {
     /// The app's options and host, kept here: an `Auth` outlives an app nobody holds.
     let options: FirebaseOptions
     /// The app around this `Auth`: its device, delegate and files (authsim's; the SDK has UIApplication).
-    @_spi(Authsim) public let host: AppHost
+    package let host: AppHost
     /// The app's name (`__FIRAPP_DEFAULT` for the default app): the keychain's user key starts with it.
     let appName: String
     /// How this `Auth` talks HTTP: its host's network.
@@ -197,7 +197,7 @@ public final class Auth: Sendable {
     /// The APNs token, once set.
     public var apnsToken: Data? { state.withLock { $0.apnsToken.token?.data } }
     /// The type set with the token (not an SDK property: FirebaseAuth 12.19 has `apnsToken` only).
-    @_spi(Authsim) public var apnsTokenType: AuthAPNSTokenType? { state.withLock { $0.apnsToken.token?.type } }
+    package var apnsTokenType: AuthAPNSTokenType? { state.withLock { $0.apnsToken.token?.type } }
 
     /// Sets the device's APNs token. `.unknown` is resolved at once: simulator → prod; else the
     /// provisioning profile's `aps-environment` (development → sandbox; otherwise prod).
@@ -244,14 +244,14 @@ public final class Auth: Sendable {
 
     /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`, as the SDK's app-delegate
     /// proxy calls it (Auth.swift 47–50): the token, its type from the provisioning profile.
-    @_spi(Authsim) public func application(_ application: AppHost, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+    package func application(_ application: AppHost, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
         setAPNSToken(deviceToken, type: .unknown)
     }
 
     /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)` (Auth.swift 52–57): ends
     /// every wait for the token at once (`AuthAPNSTokenManager.cancel(withError:)`), so
     /// `verifyPhoneNumber` goes to reCAPTCHA without waiting 5 s.
-    @_spi(Authsim) public func application(_ application: AppHost, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
+    package func application(_ application: AppHost, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
         let waiters = state.withLock { $0.apnsToken.cancel() }
         let reason = (error as? LocalizedError)?.errorDescription ?? "\(error)"
         for waiter in waiters { waiter.fulfill(.failed(reason)) }
@@ -304,8 +304,8 @@ public final class Auth: Sendable {
     }
 
     /// The receipts still waiting for their push.
-    @_spi(Authsim) public var pendingReceipts: [String] { state.withLock { $0.credentials.pending } }
-    @_spi(Authsim) public var cachedCredential: AppCredential? { state.withLock { $0.credentials.credential } }
+    package var pendingReceipts: [String] { state.withLock { $0.credentials.pending } }
+    package var cachedCredential: AppCredential? { state.withLock { $0.credentials.credential } }
     func clearCredential() {
         state.withLock { $0.credentials.clear() }
         saveAppCredentials()
@@ -490,7 +490,7 @@ public final class Auth: Sendable {
 
     /// `canHandle(url)` with its reasons (not an SDK method): what the URL carried, or exactly why
     /// Auth did not take it.
-    @_spi(Authsim) public func handle(_ url: URL) -> URLHandling {
+    package func handle(_ url: URL) -> URLHandling {
         let (decision, outcome) = state.withLock { state -> (PresentationBook.Decision, OneShot<ReCAPTCHAFlow.Redirect?>?) in
             let decision = state.presentations.open(url)
             guard case .takes = decision else { return (decision, nil) }
@@ -520,9 +520,9 @@ public final class Auth: Sendable {
     var emulatorHost: String? { state.withLock { $0.emulator } }
 
     /// How the last `verifyPhoneNumber` proved the app (for timelines; not an SDK property).
-    @_spi(Authsim) public var lastAppVerification: AppVerification? { state.withLock { $0.lastVerification } }
+    package var lastAppVerification: AppVerification? { state.withLock { $0.lastVerification } }
     /// Why the last `verifyPhoneNumber` went to the reCAPTCHA page, when it did (not an SDK property).
-    @_spi(Authsim) public var lastFallbackReason: ReCAPTCHAFallbackReason? { state.withLock { $0.lastFallback } }
+    package var lastFallbackReason: ReCAPTCHAFallbackReason? { state.withLock { $0.lastFallback } }
     func noteVerification(_ proof: AppVerification, fallback: ReCAPTCHAFallbackReason? = nil) {
         state.withLock {
             $0.lastVerification = proof
@@ -571,7 +571,7 @@ public final class Auth: Sendable {
     /// iOS killed the app's process (``AppHost/terminate()``, which sets the host's flag first):
     /// every wait ends now and nothing more is sent; what the keychain holds stays for the next
     /// process.
-    @_spi(Authsim) public func processWasKilled() {
+    package func processWasKilled() {
         let (tokens, credentials, presentation) = state.withLock { state in
             let waiting = (state.apnsToken.cancel(), state.credentialWaiters.values.flatMap { $0 }, state.presentationOutcome)
             state.credentialWaiters = [:]

@@ -103,7 +103,7 @@ public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
 
     /// The SDK's name for the code, as `NSError.userInfo[AuthErrorUserInfoNameKey]` carries it
     /// (`ERROR_INVALID_PHONE_NUMBER`; the SDK writes two without the prefix).
-    @_spi(Authsim) public var errorCodeString: String {
+    package var errorCodeString: String {
         switch self {
         case .invalidCustomToken: "ERROR_INVALID_CUSTOM_TOKEN"
         case .customTokenMismatch: "ERROR_CUSTOM_TOKEN_MISMATCH"
@@ -201,7 +201,7 @@ public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
     }
 
     /// The SDK's message for the code: `localizedDescription` when the server gave no detail.
-    @_spi(Authsim) public var errorDescription: String {
+    package var errorDescription: String {
         switch self {
         case .invalidCustomToken:
             "The custom token format is incorrect. Please check the documentation."
@@ -415,7 +415,7 @@ public let AuthErrorUserInfoMultiFactorResolverKey = AuthErrors.userInfoMultiFac
 /// they apply, `AuthErrorUserInfoMultiFactorResolverKey`, `AuthErrorUserInfoUpdatedCredentialKey`,
 /// `AuthErrorUserInfoEmailKey` and `NSUnderlyingErrorKey`. What authsim knows beyond the SDK's
 /// words (``message``) is under `NSLocalizedFailureReasonErrorKey`.
-public struct AuthError: CodedError, CustomNSError, LocalizedError {
+package struct AuthError: CodedError, CustomNSError, LocalizedError {
     /// The fields, behind one reference: an `AuthError` is a word, so the async functions that
     /// `throw(AuthError)` keep a word per call site in their frames, not the whole error. Every
     /// sign-in in flight holds those frames (10,000 at once held about 70 MB of them).
@@ -441,38 +441,38 @@ public struct AuthError: CodedError, CustomNSError, LocalizedError {
     }
     private let storage: Storage
 
-    public var code: AuthErrorCode { storage.code }
+    package var code: AuthErrorCode { storage.code }
     /// authsim's account of what happened, more than the SDK says (for timelines, logs, `explain`).
-    public var message: String { storage.message }
+    package var message: String { storage.message }
     /// The backend's `CODE : detail` when the error came from it.
-    public var serverMessage: String? { storage.serverMessage }
+    package var serverMessage: String? { storage.serverMessage }
     /// `AuthErrorUserInfoUpdatedCredentialKey`: for `credentialAlreadyInUse` from linking an Apple
     /// credential (single-use), a fresh credential that signs in to the account that holds it.
-    public var updatedCredential: AuthCredential? { storage.updatedCredential }
+    package var updatedCredential: AuthCredential? { storage.updatedCredential }
     /// `AuthErrorUserInfoEmailKey`.
-    public var email: String? { storage.email }
+    package var email: String? { storage.email }
     /// `AuthErrorUserInfoMultiFactorResolverKey`: for `secondFactorRequired`, what finishes the sign-in.
-    public var resolver: MultiFactorResolver? { storage.resolver }
+    package var resolver: MultiFactorResolver? { storage.resolver }
     /// `NSUnderlyingErrorKey`.
-    public var underlyingError: NSError? { storage.underlyingError }
+    package var underlyingError: NSError? { storage.underlyingError }
 
-    public init(_ code: AuthErrorCode, _ message: String, serverMessage: String? = nil, updatedCredential: AuthCredential? = nil,
+    package init(_ code: AuthErrorCode, _ message: String, serverMessage: String? = nil, updatedCredential: AuthCredential? = nil,
                 email: String? = nil, resolver: MultiFactorResolver? = nil, underlyingError: NSError? = nil) {
         storage = Storage(code: code, message: message, serverMessage: serverMessage, updatedCredential: updatedCredential, email: email,
                           resolver: resolver, underlyingError: underlyingError)
     }
 
-    public static var errorDomain: String { AuthErrors.domain }
-    public var errorCode: Int { code.rawValue }
+    package static var errorDomain: String { AuthErrors.domain }
+    package var errorCode: Int { code.rawValue }
 
     /// What the SDK puts in `localizedDescription`: the server's detail after `CODE : `, or the
     /// code's own message (FirebaseAuth 12.19 `AuthErrorUtils.error(code:message:)`).
-    public var errorDescription: String? {
+    package var errorDescription: String? {
         if let serverMessage { return Self.sdkDescription(code, serverMessage: serverMessage) }
         return code.errorDescription
     }
 
-    public var errorUserInfo: [String: Any] {
+    package var errorUserInfo: [String: Any] {
         var info: [String: Any] = [
             NSLocalizedDescriptionKey: errorDescription ?? code.errorDescription,
             AuthErrors.userInfoNameKey: code.errorCodeString,
@@ -489,8 +489,7 @@ public struct AuthError: CodedError, CustomNSError, LocalizedError {
 extension AuthError {
     /// The `AuthError` an auth-core call threw, typed, for authsim's own code and tests: the calls
     /// throw untyped errors as the SDK's do, and every error they throw is an `AuthError`.
-    @_spi(Authsim)
-    public static func catching<T>(_ body: () async throws -> T) async throws(AuthError) -> T {
+    package static func catching<T>(_ body: () async throws -> T) async throws(AuthError) -> T {
         do { return try await body() } catch let error as AuthError { throw error } catch {
             throw AuthError(.internalError, "not an AuthError: \(error)")
         }

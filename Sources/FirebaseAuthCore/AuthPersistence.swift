@@ -32,10 +32,10 @@ struct StoredUser: Codable {
 
 extension Auth {
     /// `firebase_auth_<GOOGLE_APP_ID>` (`Auth.keychainServiceName(for:)`).
-    @_spi(Authsim) public var keychainService: String { "firebase_auth_\(options.googleAppID)" }
+    package var keychainService: String { "firebase_auth_\(options.googleAppID)" }
     /// `AuthKeychainServices`' account prefix (a version, "1", for later schemes).
-    @_spi(Authsim) public static let keychainAccountPrefix = "firebase_auth_1_"
-    @_spi(Authsim) public static let appCredentialsKey = "app_credentials"
+    package static let keychainAccountPrefix = "firebase_auth_1_"
+    package static let appCredentialsKey = "app_credentials"
     /// How the keychain items are written: JSON, keys sorted (every sign-in saves both items).
     static let itemEncoder = SortedJSONEncoder()
     /// `<app name>_firebase_user`.

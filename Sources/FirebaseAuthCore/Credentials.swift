@@ -39,8 +39,8 @@ public class AuthCredential: @unchecked Sendable, CustomStringConvertible {
 /// number and the backend's temporary proof (the SDK's two `credentialKind`s).
 public final class PhoneAuthCredential: AuthCredential, Hashable, @unchecked Sendable {
     /// Not public in the SDK (its `credentialKind` is internal).
-    @_spi(Authsim) public let verificationID: String
-    @_spi(Authsim) public let verificationCode: String
+    package let verificationID: String
+    package let verificationCode: String
     /// The temporary proof kind: the number…
     let phoneNumber: String?
     /// …and the proof that its owner verified it.
@@ -78,15 +78,15 @@ public final class PhoneAuthCredential: AuthCredential, Hashable, @unchecked Sen
 /// sign-in only, the user's name), or a pending token from an earlier `credentialAlreadyInUse`.
 public final class OAuthCredential: AuthCredential, @unchecked Sendable {
     /// Not public in the SDK (`provider` is).
-    @_spi(Authsim) public let providerID: String
+    package let providerID: String
     public let idToken: String?
     /// Not public in the SDK.
-    @_spi(Authsim) public let rawNonce: String?
+    package let rawNonce: String?
     /// Never set by Sign in with Apple; here because the SDK's credential has it.
     public let accessToken: String?
     public let secret: String?
     /// Not public in the SDK.
-    @_spi(Authsim) public let fullName: PersonNameComponents?
+    package let fullName: PersonNameComponents?
     let pendingToken: String?
 
     init(providerID: String, idToken: String?, rawNonce: String?, accessToken: String? = nil, fullName: PersonNameComponents?,

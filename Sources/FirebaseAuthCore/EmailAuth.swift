@@ -1,4 +1,4 @@
-@_spi(Authsim) import FirebaseCore
+import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import Synchronization

@@ -4,7 +4,7 @@ import HTTPTransport
 import Utilities
 
 /// How a presenter hands the page's redirect to the OS, which opens it in the app that owns the scheme.
-public enum RedirectHandOff: Sendable {
+package enum RedirectHandOff: Sendable {
     /// Straight to this app (`AppHost.open(url)`), as iOS does for the app that presented the page.
     case app
     /// Through a program that gets the URL as its last argument: `xdg-open` (the desktop's
@@ -13,8 +13,8 @@ public enum RedirectHandOff: Sendable {
 }
 
 /// What a presenter did, for timelines.
-public struct PresenterEvent: Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
+package struct PresenterEvent: Sendable, CustomStringConvertible {
+    package enum Kind: String, Sendable {
         /// The page is open (in a browser).
         case loaded
         /// The page did not load, or the hand-off command failed.
@@ -35,37 +35,37 @@ public struct PresenterEvent: Sendable, CustomStringConvertible {
         /// Nothing came back in time.
         case timedOut
     }
-    public let kind: Kind
-    public let message: String
+    package let kind: Kind
+    package let message: String
     /// For ``Kind/refused``: why the app did not take the redirect.
-    public let refusal: URLRefusal.Code?
-    public init(_ kind: Kind, _ message: String, refusal: URLRefusal.Code? = nil) {
+    package let refusal: URLRefusal.Code?
+    package init(_ kind: Kind, _ message: String, refusal: URLRefusal.Code? = nil) {
         self.kind = kind
         self.message = message
         self.refusal = refusal
     }
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// The default reCAPTCHA presenter: loads the page like a browser without scripts would, follows
 /// its redirect link after the page's delay (on the app's clock), and hands the URL to the OS. A
 /// page without a redirect is a user who closed it.
-public struct HeadlessPresenter: AuthUIDelegate {
-    public let handOff: RedirectHandOff
+package struct HeadlessPresenter: AuthUIDelegate {
+    package let handOff: RedirectHandOff
     /// What the presenter did, for timelines.
-    public let onEvent: @Sendable (PresenterEvent) -> Void
+    package let onEvent: @Sendable (PresenterEvent) -> Void
 
     /// How long the page waits, after a successful hand-off to a command, for the URL to reach Auth.
-    public let handOffTimeout: Duration
+    package let handOffTimeout: Duration
 
-    public init(handOff: RedirectHandOff = .app, handOffTimeout: Duration = .seconds(10),
+    package init(handOff: RedirectHandOff = .app, handOffTimeout: Duration = .seconds(10),
                 onEvent: @escaping @Sendable (PresenterEvent) -> Void = { _ in }) {
         self.handOff = handOff
         self.handOffTimeout = handOffTimeout
         self.onEvent = onEvent
     }
 
-    public func present(_ url: URL, host: AppHost) async {
+    package func present(_ url: URL, host: AppHost) async {
         let answer: TransportResponse
         do { answer = try await host.transport.send(TransportRequest(method: "GET", url: url)) } catch {
             onEvent(.init(.failed, "the page did not load: \(error)"))
@@ -107,7 +107,7 @@ public struct HeadlessPresenter: AuthUIDelegate {
     }
 
     /// The page's redirect link (`<a id="authsim-redirect" href="…">`), its `&amp;`s unescaped.
-    public static func redirect(in html: String) -> URL? {
+    package static func redirect(in html: String) -> URL? {
         // Searched as bytes: the standard library's generic firstRange(of:) and
         // replacing(_:with:) (_StringProcessing) were 3 % of the reCAPTCHA path's CPU, and
         // Foundation's range(of:) a tenth of the page's handling before them.
@@ -171,19 +171,19 @@ public struct HeadlessPresenter: AuthUIDelegate {
 /// and waits, as a web view stays open, until the redirect comes back through the app's scheme
 /// (`redirect-interceptor` registered as the desktop's handler) or `timeout` passes on the app's
 /// clock (the user gave up: 17058).
-public struct BrowserPresenter: AuthUIDelegate {
-    public let command: [String]
-    public let timeout: Duration
-    public let onEvent: @Sendable (PresenterEvent) -> Void
+package struct BrowserPresenter: AuthUIDelegate {
+    package let command: [String]
+    package let timeout: Duration
+    package let onEvent: @Sendable (PresenterEvent) -> Void
 
-    public init(command: [String] = ["xdg-open"], timeout: Duration = .seconds(300),
+    package init(command: [String] = ["xdg-open"], timeout: Duration = .seconds(300),
                 onEvent: @escaping @Sendable (PresenterEvent) -> Void = { _ in }) {
         self.command = command
         self.timeout = timeout
         self.onEvent = onEvent
     }
 
-    public func present(_ url: URL, host: AppHost) async {
+    package func present(_ url: URL, host: AppHost) async {
         onEvent(.init(.loaded, "opens the page with \(command.joined(separator: " ")); waiting up to \(timeout) for the redirect"))
         let browser = Task { await ExternalProgram.run(command + [url.absoluteString]) }
         try? await host.clock.sleep(for: timeout)

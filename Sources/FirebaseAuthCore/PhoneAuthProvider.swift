@@ -1,5 +1,5 @@
 import DeviceOS
-@_spi(Authsim) import FirebaseCore
+import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 
@@ -13,7 +13,7 @@ public protocol AuthUIDelegate: Sendable {
 /// Why the SDK went to the reCAPTCHA page instead of proving the app by silent push: the branches
 /// of FirebaseAuth 12.19's `verifyClient(withUIDelegate:)` (PhoneAuthProvider.swift) that end in
 /// reCAPTCHA. A type, so that `explain` and the timeline decide by the case, never by the sentence.
-public enum ReCAPTCHAFallbackReason: Sendable, Hashable, CustomStringConvertible {
+package enum ReCAPTCHAFallbackReason: Sendable, Hashable, CustomStringConvertible {
     /// `isSimulator`: a simulator gets no silent pushes.
     case simulator
     /// No APNs token reached Auth within 5 s of the SDK asking the app to register.
@@ -26,11 +26,11 @@ public enum ReCAPTCHAFallbackReason: Sendable, Hashable, CustomStringConvertible
     case noSilentPush(receipt: String, suggestedTimeout: String)
 
     /// The case's name: what the timeline's JSON keeps (`app.fallback`'s `code`).
-    public enum Code: String, Sendable, CaseIterable, Codable {
+    package enum Code: String, Sendable, CaseIterable, Codable {
         case simulator, noAPNsToken, apnsRegistrationFailed, verifyClientRefused, noSilentPush
     }
 
-    public var code: Code {
+    package var code: Code {
         switch self {
         case .simulator: .simulator
         case .noAPNsToken: .noAPNsToken
@@ -40,7 +40,7 @@ public enum ReCAPTCHAFallbackReason: Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .simulator: "the app runs in a simulator, which gets no silent pushes"
         case .noAPNsToken: "no APNs token within 5 s (the SDK asked the app to register for remote notifications; no token reached Auth)"
@@ -56,7 +56,7 @@ public final class PhoneAuthProvider: Sendable {
     /// `PhoneAuthProvider.id`: the phone provider's ID, as `providerData` names it.
     public static let id = "phone"
 
-    @_spi(Authsim) public let auth: Auth
+    package let auth: Auth
 
     private init(auth: Auth) { self.auth = auth }
 
@@ -265,7 +265,7 @@ public final class PhoneAuthProvider: Sendable {
 
     /// The scheme the reCAPTCHA page returns to: the reversed client ID when it is registered, else
     /// the encoded app ID.
-    @_spi(Authsim) public var callbackScheme: String {
+    package var callbackScheme: String {
         CallbackScheme.derive(options: auth.options, registered: auth.host.urlSchemes)
     }
 

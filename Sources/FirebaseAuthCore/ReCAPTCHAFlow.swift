@@ -4,21 +4,21 @@ import Utilities
 
 /// The pieces of the SDK's reCAPTCHA fallback that are pure: the event ID, the handler URL it
 /// opens, and how it reads the redirect that comes back to the app's URL scheme.
-public enum ReCAPTCHAFlow {
+package enum ReCAPTCHAFlow {
     /// A new event ID: 10 random uppercase letters, as the SDK makes them.
-    public static func newEventID() -> String {
+    package static func newEventID() -> String {
         String((0..<10).map { _ in "ABCDEFGHIJKLMNOPQRSTUVWXYZ".randomElement()! })
     }
 
     /// The auth domain from `getProjectConfig`'s `authorizedDomains`: the first ending in
     /// `firebaseapp.com`, else the first ending in `web.app`.
-    public static func authDomain(from authorizedDomains: [String]) -> String? {
+    package static func authDomain(from authorizedDomains: [String]) -> String? {
         authorizedDomains.first { $0.hasSuffix("firebaseapp.com") } ?? authorizedDomains.first { $0.hasSuffix("web.app") }
     }
 
     /// `https://<authDomain>/__/auth/handler?apiKey=…&authType=verifyApp&ibi=…&v=…&eventId=…&(clientId=…|appId=…)[&hl=…]`,
     /// in the SDK's parameter order. `clientId` when the reversed client ID is the callback scheme.
-    public static func handlerURL(base: String, apiKey: String, bundleID: String, userAgent: String, eventID: String,
+    package static func handlerURL(base: String, apiKey: String, bundleID: String, userAgent: String, eventID: String,
                                   clientID: String?, appID: String, languageCode: String?) -> URL? {
         var items = [
             URLQueryItem(name: "apiKey", value: apiKey), URLQueryItem(name: "authType", value: "verifyApp"),
@@ -37,7 +37,7 @@ public enum ReCAPTCHAFlow {
     }
 
     /// What a redirect to the app's scheme says.
-    public enum Redirect: Sendable, Hashable {
+    package enum Redirect: Sendable, Hashable {
         /// The challenge was solved: the token for sendVerificationCode.
         case token(String)
         /// The page reported an error (mapped as the SDK maps it).
@@ -50,7 +50,7 @@ public enum ReCAPTCHAFlow {
     /// the callback carrying `authType=verifyApp`, the expected `eventId`, and `recaptchaToken` or
     /// `firebaseError`. In each query the first occurrence of a key wins, `+` is a space, values are
     /// percent-decoded (a value that does not decode is empty).
-    public static func read(_ url: URL, scheme: String, eventID: String) -> Redirect {
+    package static func read(_ url: URL, scheme: String, eventID: String) -> Redirect {
         // The SDK compares <scheme>://firebaseauth/link as a whole URL: exactly, case included.
         guard url.scheme == scheme else {
             let found = url.scheme ?? "none"

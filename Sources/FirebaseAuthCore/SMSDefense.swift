@@ -9,10 +9,10 @@ import IdentityToolkitAPI
 // when the app links it.
 
 /// The project's reCAPTCHA config, as the SDK keeps it after `getRecaptchaConfig`.
-public struct RecaptchaConfig: Sendable, Hashable {
+package struct RecaptchaConfig: Sendable, Hashable {
     /// The key (the last part of `projects/<p>/keys/<key>`), empty when no provider is on.
-    public let siteKey: String
-    public let phone: RecaptchaEnforcement
+    package let siteKey: String
+    package let phone: RecaptchaEnforcement
 }
 
 extension Auth {

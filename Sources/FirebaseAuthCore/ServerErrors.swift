@@ -3,18 +3,18 @@ import IdentityToolkitAPI
 
 /// The SDK's internal error domain (`AuthInternalErrors.swift`): what sits under an
 /// `internalError` (17999) the SDK could not map, with the answer that caused it.
-public enum AuthInternalErrors {
-    public static let domain = "FIRAuthInternalErrorDomain"
+package enum AuthInternalErrors {
+    package static let domain = "FIRAuthInternalErrorDomain"
     /// The deserialized answer (the envelope's `error` object, or the whole answer).
-    public static let userInfoDeserializedResponseKey = "FIRAuthErrorUserInfoDeserializedResponseKey"
+    package static let userInfoDeserializedResponseKey = "FIRAuthErrorUserInfoDeserializedResponseKey"
     /// The raw answer, when it was not JSON.
-    public static let userInfoDataKey = "FIRAuthErrorUserInfoDataKey"
+    package static let userInfoDataKey = "FIRAuthErrorUserInfoDataKey"
     /// GTMSessionFetcher's domain for an answer whose status says error: `code` is the status,
     /// `userInfo["data"]` the body. It is the innermost error of every error answer.
-    public static let httpStatusDomain = "com.google.HTTPStatus"
+    package static let httpStatusDomain = "com.google.HTTPStatus"
 
     /// `AuthInternalErrorCode`.
-    public enum Code: Int, Sendable {
+    package enum Code: Int, Sendable {
         /// An error answer the SDK does not map (an unknown message, no message, not JSON).
         case unexpectedErrorResponse = 3
         /// A success answer that is not JSON, or not a JSON object.
@@ -130,7 +130,7 @@ extension AuthError {
     /// `UNSUPPORTED_TENANT_OPERATION`, `MISSING_IOS_APP_TOKEN`, `WEAK_PASSWORD`, the key's
     /// reasons, an unmapped message) and for a blocking function, whose detail holds JSON whose
     /// `error.message` is the description.
-    public static func sdkDescription(_ code: AuthErrorCode, serverMessage: String) -> String {
+    package static func sdkDescription(_ code: AuthErrorCode, serverMessage: String) -> String {
         switch code {
         case .emailAlreadyInUse, .tenantIDMismatch, .unsupportedTenantOperation, .missingAppToken, .weakPassword,
              .invalidAPIKey, .appNotAuthorized, .internalError:

@@ -319,7 +319,7 @@ public struct AuthDataResult: Sendable {
     }
 
     /// `additionalUserInfo?.isNewUser` (not an SDK property: a shortcut the tests use).
-    @_spi(Authsim) public var isNewUser: Bool { additionalUserInfo?.isNewUser ?? false }
+    package var isNewUser: Bool { additionalUserInfo?.isNewUser ?? false }
 }
 
 /// What the provider said at sign-in.

@@ -11,27 +11,26 @@ import Synchronization
 /// the SDK's calls start inherits it), or installed for the whole process (``install()``, for
 /// code that hops threads by itself). `FirebaseApp.app()` asks the bound one, then the installed
 /// one.
-@_spi(Authsim)
-public final class AppProcess: Sendable {
+package final class AppProcess: Sendable {
     /// Where a process's Firebase requests go: authsim's backend, which the app's `Auth` reaches
     /// as `useEmulator(withHost:port:)` does, with app verification left on.
-    public struct Backend: Sendable, Hashable {
-        public let host: String
-        public let port: Int
-        public init(host: String, port: Int) {
+    package struct Backend: Sendable, Hashable {
+        package let host: String
+        package let port: Int
+        package init(host: String, port: Int) {
             self.host = host
             self.port = port
         }
     }
 
-    public let host: AppHost
+    package let host: AppHost
     /// The app's folder (`Info.plist`, `GoogleService-Info.plist`): its main bundle. Nil: `Bundle.main`.
-    public let bundle: URL?
-    public let backend: Backend?
+    package let bundle: URL?
+    package let backend: Backend?
     /// The configured apps by name.
     let apps = Mutex<[String: FirebaseApp]>([:])
 
-    public init(host: AppHost, bundle: URL? = nil, backend: Backend? = nil) {
+    package init(host: AppHost, bundle: URL? = nil, backend: Backend? = nil) {
         self.host = host
         self.bundle = bundle
         self.backend = backend
@@ -41,23 +40,23 @@ public final class AppProcess: Sendable {
     private static let installed = Mutex<AppProcess?>(nil)
 
     /// The process this task runs in: the bound one, else the installed one.
-    public static var current: AppProcess? { bound ?? installed.withLock { $0 } }
+    package static var current: AppProcess? { bound ?? installed.withLock { $0 } }
 
     /// Runs `body` in this process: `FirebaseApp.configure()`, `FirebaseApp.app()` and
     /// `Auth.auth()` in it (and in every task it starts) mean this process's.
-    public func run<T>(_ body: () async throws -> T) async rethrows -> T {
+    package func run<T>(_ body: () async throws -> T) async rethrows -> T {
         try await Self.$bound.withValue(self, operation: body)
     }
 
     /// Makes this the process of every task not bound to one; the one installed before is returned.
     @discardableResult
-    public func install() -> AppProcess? { Self.installed.withLock { old in defer { old = self }; return old } }
+    package func install() -> AppProcess? { Self.installed.withLock { old in defer { old = self }; return old } }
 
     /// The default app configured in this process, if any.
-    public var defaultApp: FirebaseApp? { apps.withLock { $0[FirebaseApp.defaultName] } }
+    package var defaultApp: FirebaseApp? { apps.withLock { $0[FirebaseApp.defaultName] } }
 
     /// Every configured app, deleted (the process ends).
-    public func deleteAllApps() { apps.withLock { $0.removeAll() } }
+    package func deleteAllApps() { apps.withLock { $0.removeAll() } }
 }
 
 /// The main bundle: the simulated app's folder, or `Bundle.main`.

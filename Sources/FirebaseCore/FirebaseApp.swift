@@ -25,9 +25,9 @@ public final class FirebaseApp: @unchecked Sendable {
     /// A copy of the options the app was configured with, locked against changes.
     public var options: FirebaseOptions { lockedOptions.copy() as! FirebaseOptions }
     /// The app around Firebase: its bundle, Info.plist, delegate, device.
-    @_spi(Authsim) public let host: AppHost
+    package let host: AppHost
     /// Where this app's Firebase requests go, when its process says (AuthsimTesting's backend).
-    @_spi(Authsim) public let backend: AppProcess.Backend?
+    package let backend: AppProcess.Backend?
 
     private let components = Mutex<[ObjectIdentifier: any Sendable]>([:])
     private let dataCollection = Mutex<Bool?>(nil)
@@ -35,8 +35,7 @@ public final class FirebaseApp: @unchecked Sendable {
     /// An app of its own, in no process's list (one per simulated app in a scenario). Its host,
     /// the app's process, keeps it until the process ends or the app is deleted, as the SDK's
     /// registry keeps an app until `delete()`.
-    @_spi(Authsim)
-    public init(name: String, options: FirebaseOptions, host: AppHost, backend: AppProcess.Backend? = nil) {
+    package init(name: String, options: FirebaseOptions, host: AppHost, backend: AppProcess.Backend? = nil) {
         self.name = name
         self.lockedOptions = options.lockedCopy()
         self.host = host
@@ -52,8 +51,7 @@ public final class FirebaseApp: @unchecked Sendable {
 
     /// This app's instance of a Firebase product (its `Auth`), made on first use and kept by the
     /// app, as the SDK's component container keeps them.
-    @_spi(Authsim)
-    public func component<T: Sendable>(_ type: T.Type, make: (FirebaseApp) -> T) -> T {
+    package func component<T: Sendable>(_ type: T.Type, make: (FirebaseApp) -> T) -> T {
         components.withLock { components in
             if let made = components[ObjectIdentifier(type)] as? T { return made }
             let made = make(self)
@@ -104,8 +102,7 @@ public final class FirebaseApp: @unchecked Sendable {
 
     /// Configures the default app of a new process around `host`, installed for the whole program:
     /// what the guides' tests do, one at a time.
-    @_spi(Authsim)
-    public static func configure(options: FirebaseOptions, host: AppHost, backend: AppProcess.Backend? = nil) {
+    package static func configure(options: FirebaseOptions, host: AppHost, backend: AppProcess.Backend? = nil) {
         let process = AppProcess(host: host, backend: backend)
         process.install()
         configure(options: options)

@@ -142,18 +142,17 @@ public final class FirebaseOptions: NSObject, NSCopying, @unchecked Sendable {
     }
 }
 
-@_spi(Authsim)
 extension FirebaseOptions {
     /// Reads `GoogleService-Info.plist` (XML or binary), saying what is wrong where
     /// `FirebaseOptions(contentsOfFile:)` gives nil: `GOOGLE_APP_ID` and `GCM_SENDER_ID` are
     /// required, and the app ID must be an iOS one; `API_KEY`, `PROJECT_ID`, `BUNDLE_ID`,
     /// `CLIENT_ID`, `DATABASE_URL` and `STORAGE_BUCKET` are read when present.
-    public static func read(contentsOf url: URL) throws(AppFileError) -> FirebaseOptions {
+    package static func read(contentsOf url: URL) throws(AppFileError) -> FirebaseOptions {
         FirebaseOptions(values: try values(of: try PropertyListFile(contentsOf: url)))
     }
 
     /// From a property list already read.
-    public static func read(plist: PropertyListFile) throws(AppFileError) -> FirebaseOptions {
+    package static func read(plist: PropertyListFile) throws(AppFileError) -> FirebaseOptions {
         FirebaseOptions(values: try values(of: plist))
     }
 
@@ -177,14 +176,14 @@ extension FirebaseOptions {
     }
 
     /// `app-1-123456789-ios-123abc456def`: the custom URL scheme the reCAPTCHA page returns to.
-    public var encodedAppIDScheme: String {
+    package var encodedAppIDScheme: String {
         // Byte by byte: `replacingOccurrences` goes through Foundation's locale-aware search, and
         // the SDK checks this scheme on every verifyPhoneNumber.
         "app-" + String(decoding: googleAppID.utf8.map { $0 == UInt8(ascii: ":") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
     }
 
     /// `com.googleusercontent.apps.123456` from `123456.apps.googleusercontent.com`.
-    public var reversedClientIDScheme: String? {
+    package var reversedClientIDScheme: String? {
         clientID.map { $0.split(separator: ".").reversed().joined(separator: ".") }
     }
 }

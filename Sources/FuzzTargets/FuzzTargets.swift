@@ -2,9 +2,9 @@ import APNsReceiver
 import APNsWire
 import AuthBackend
 import Crypto
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import DeviceOS
-@_spi(Authsim) import FirebaseCore
+import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import Scenarios

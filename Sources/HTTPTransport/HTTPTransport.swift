@@ -8,7 +8,7 @@ import Utilities
 ///
 /// For the auth core this is the SDK's seam: `AuthBackendRPCIssuer` (FirebaseAuth 12.19
 /// `Backend/AuthBackendRPCIssuer.swift`), one per `Auth`, around a `GTMSessionFetcherService`.
-public protocol HTTPTransport: Sendable {
+package protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the whole answer, whatever its status. Throws only when no
     /// answer came (no connection, a timeout, a connection closed mid-answer, an answer over the
     /// size limit).
@@ -23,34 +23,34 @@ public protocol HTTPTransport: Sendable {
 
 extension HTTPTransport {
     /// Makes the request at once and sends it: for transports without a queue of their own.
-    public func send(method: String, url: URL, timeout: Duration,
+    package func send(method: String, url: URL, timeout: Duration,
                      content: () throws(TransportError) -> TransportContent) async throws(TransportError) -> TransportResponse {
         try await send(TransportRequest(method: method, url: url, content: try content(), timeout: timeout))
     }
 }
 
 /// A request's header fields, in order, and body.
-public struct TransportContent: Sendable {
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]?
+package struct TransportContent: Sendable {
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]?
 
-    public init(headers: [(name: String, value: String)], body: [UInt8]?) {
+    package init(headers: [(name: String, value: String)], body: [UInt8]?) {
         self.headers = headers
         self.body = body
     }
 }
 
 /// An HTTP request as the auth core makes them.
-public struct TransportRequest: Sendable {
-    public var method: String
-    public var url: URL
+package struct TransportRequest: Sendable {
+    package var method: String
+    package var url: URL
     /// Header fields, in order.
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]?
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]?
     /// How long to wait for the whole answer.
-    public var timeout: Duration
+    package var timeout: Duration
 
-    public init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
+    package init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
                 timeout: Duration = .seconds(60)) {
         self.method = method
         self.url = url
@@ -60,33 +60,33 @@ public struct TransportRequest: Sendable {
     }
 
     /// A request to `url` with the header fields and body of `content`.
-    public init(method: String, url: URL, content: TransportContent, timeout: Duration = .seconds(60)) {
+    package init(method: String, url: URL, content: TransportContent, timeout: Duration = .seconds(60)) {
         self.init(method: method, url: url, headers: content.headers, body: content.body, timeout: timeout)
     }
 }
 
 /// An answer: status, header fields (names lowercased) and body.
-public struct TransportResponse: Sendable {
-    public var status: Int
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+package struct TransportResponse: Sendable {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+    package init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// The first value of the header field `name` (any case).
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         let lowered = name.lowercased()
         return headers.first { $0.name == lowered }?.value
     }
 }
 
 /// Why a request got no answer.
-public struct TransportError: CodedError {
-    public enum Code: String, Sendable {
+package struct TransportError: CodedError {
+    package enum Code: String, Sendable {
         /// No connection could be made.
         case unreachable
         /// No whole answer within the request's timeout.
@@ -98,9 +98,9 @@ public struct TransportError: CodedError {
         /// The URL is not one this transport can call.
         case badURL
     }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }

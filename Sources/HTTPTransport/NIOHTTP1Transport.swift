@@ -14,7 +14,7 @@ import Utilities
 /// about 500 requests a second here, so ten thousand simulated apps signing in at once queued
 /// behind it for minutes; AsyncHTTPClient 1.37 took 5.0–5.7 s and 479 MB for the ten thousand
 /// silent-push sign-ins of `Benchmarks/run.sh flows`, this client 3.6–4.3 s and 256 MB.
-public final class NIOHTTP1Transport: HTTPTransport {
+package final class NIOHTTP1Transport: HTTPTransport {
     private let group: any EventLoopGroup
     /// Idle connections per `host:port`.
     private let idle = Mutex<[String: [Connection]]>([:])
@@ -24,7 +24,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
     private let slots = Mutex<[String: Limiter]>([:])
     private let connectionsPerHost: Int
     /// The largest answer body taken (a larger one is ``TransportError/Code/tooLarge``).
-    public let maximumResponseBytes: Int
+    package let maximumResponseBytes: Int
     /// How `https://` connections are made: TLS 1.2 or later, the system's trust roots unless told.
     private let tlsConfiguration: TLSConfiguration
     /// Its context, made on first use (loading the trust roots costs milliseconds).
@@ -32,7 +32,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
 
     /// - Parameter trustRoots: what `https://` servers are checked against (the system's roots by
     ///   default; a local CA's certificates in tests).
-    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, connectionsPerHost: Int = 128,
+    package init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, connectionsPerHost: Int = 128,
                 maximumResponseBytes: Int = 4 << 20, trustRoots: NIOSSLTrustRoots = .default) {
         self.group = group
         self.connectionsPerHost = connectionsPerHost
@@ -46,7 +46,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
     /// A transport whose `https://` trusts the system's roots and the CA in `caPEM` (a device on
     /// which the developer installed the local CA, as for a simulator talking to a local backend).
     /// A PEM that does not parse leaves the system's roots alone.
-    public convenience init(trustingCAPEM caPEM: String) {
+    package convenience init(trustingCAPEM caPEM: String) {
         let extra = (try? NIOSSLCertificate.fromPEMBytes(Array(caPEM.utf8))) ?? []
         self.init(trustRoots: extra.isEmpty ? .default : .certificates(extra))
     }
@@ -54,7 +54,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
     deinit { shutdown() }
 
     /// Closes the kept-alive connections.
-    public func shutdown() {
+    package func shutdown() {
         let connections = idle.withLock { idle in
             defer { idle = [:] }
             return idle.values.flatMap { $0 }
@@ -62,13 +62,13 @@ public final class NIOHTTP1Transport: HTTPTransport {
         for connection in connections { connection.channel.close(promise: nil) }
     }
 
-    public func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
+    package func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
         try await send(method: request.method, url: request.url, timeout: request.timeout) { () throws(TransportError) in
             TransportContent(headers: request.headers, body: request.body)
         }
     }
 
-    public func send(method: String, url: URL, timeout: Duration,
+    package func send(method: String, url: URL, timeout: Duration,
                      content: () throws(TransportError) -> TransportContent) async throws(TransportError) -> TransportResponse {
         let target = try Target(url)
         let limiter = limiter(for: target.key)
@@ -198,7 +198,7 @@ public final class NIOHTTP1Transport: HTTPTransport {
     /// body. `onEnd` hears once when the stream ends: `nil` when the server ended it, the error
     /// otherwise (the connection lost, a line over `maximumResponseBytes`). ``LineStream/close()``
     /// ends it from this side (then `onEnd` is not called).
-    public func lines(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
+    package func lines(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
                       onEnd: @escaping @Sendable (TransportError?) -> Void = { _ in }) async throws(TransportError) -> LineStream {
         let url = request.url
         let target = try Target(url)
@@ -391,7 +391,7 @@ fileprivate final class AnswerCollector: ChannelInboundHandler, @unchecked Senda
 }
 
 /// An answer streamed line by line (``NIOHTTP1Transport/lines(_:onLine:onEnd:)``).
-public final class LineStream: Sendable {
+package final class LineStream: Sendable {
     private let channel: any Channel
     private let started: LineStreamStart
 
@@ -401,7 +401,7 @@ public final class LineStream: Sendable {
     }
 
     /// Ends the stream from this side and closes its connection.
-    public func close() async {
+    package func close() async {
         started.closedHere()
         try? await channel.close()
     }

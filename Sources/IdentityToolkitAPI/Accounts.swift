@@ -8,23 +8,23 @@ import Utilities
 
 /// `verifyAssertion` (v1 `accounts:signInWithIdp`): an identity provider's credential, in
 /// `postBody` as a form (`providerId=apple.com&id_token=…&nonce=…`), or a `pendingToken`.
-public struct VerifyAssertionRequest: AuthRPCRequest, Hashable {
-    public typealias Response = VerifyAssertionResponse
-    public static let endpoint = IdentityToolkitEndpoint.verifyAssertion
+package struct VerifyAssertionRequest: AuthRPCRequest, Hashable {
+    package typealias Response = VerifyAssertionResponse
+    package static let endpoint = IdentityToolkitEndpoint.verifyAssertion
     /// Unused by the server but required ("http://localhost" from the SDK).
-    public var requestUri: String?
-    public var postBody: String?
-    public var pendingToken: String?
+    package var requestUri: String?
+    package var postBody: String?
+    package var pendingToken: String?
     /// The signed-in user's ID token, when linking.
-    public var idToken: String?
-    public var returnSecureToken: Bool?
-    public var returnIdpCredential: Bool?
-    public var sessionId: String?
-    public var tenantId: String?
+    package var idToken: String?
+    package var returnSecureToken: Bool?
+    package var returnIdpCredential: Bool?
+    package var sessionId: String?
+    package var tenantId: String?
     /// `false` when reauthenticating: an unknown user is not created.
-    public var autoCreate: Bool?
+    package var autoCreate: Bool?
 
-    public init(requestUri: String? = "http://localhost", postBody: String? = nil, pendingToken: String? = nil, idToken: String? = nil,
+    package init(requestUri: String? = "http://localhost", postBody: String? = nil, pendingToken: String? = nil, idToken: String? = nil,
                 returnSecureToken: Bool? = true, returnIdpCredential: Bool? = true, sessionId: String? = nil, tenantId: String? = nil,
                 autoCreate: Bool? = nil) {
         self.requestUri = requestUri
@@ -39,32 +39,32 @@ public struct VerifyAssertionRequest: AuthRPCRequest, Hashable {
     }
 }
 
-public struct VerifyAssertionResponse: Codable, Sendable, Hashable {
+package struct VerifyAssertionResponse: Codable, Sendable, Hashable {
     /// `identitytoolkit#VerifyAssertionResponse`.
-    public var kind: String?
-    public var federatedId: String?
-    public var providerId: ProviderID?
-    public var localId: String?
-    public var email: String?
-    public var displayName: String?
-    public var idToken: String?
-    public var refreshToken: String?
-    public var expiresIn: String?
-    public var isNewUser: Bool?
+    package var kind: String?
+    package var federatedId: String?
+    package var providerId: ProviderID?
+    package var localId: String?
+    package var email: String?
+    package var displayName: String?
+    package var idToken: String?
+    package var refreshToken: String?
+    package var expiresIn: String?
+    package var isNewUser: Bool?
     /// With `returnIdpCredential`, an error in a 200 answer: `FEDERATED_USER_ID_ALREADY_LINKED`.
-    public var errorMessage: String?
+    package var errorMessage: String?
     /// A single-use token that signs in with the provider's credential again (for the SDK's
     /// `AuthErrorUserInfoUpdatedCredentialKey`).
-    public var pendingToken: String?
-    public var oauthIdToken: String?
-    public var rawUserInfo: String?
-    public var needConfirmation: Bool?
-    public var emailVerified: Bool?
+    package var pendingToken: String?
+    package var oauthIdToken: String?
+    package var rawUserInfo: String?
+    package var needConfirmation: Bool?
+    package var emailVerified: Bool?
     /// A second factor is required: no `idToken`, but these.
-    public var mfaPendingCredential: String?
-    public var mfaInfo: [MFAEnrollment]?
+    package var mfaPendingCredential: String?
+    package var mfaInfo: [MFAEnrollment]?
 
-    public init(kind: String? = "identitytoolkit#VerifyAssertionResponse", federatedId: String? = nil, providerId: ProviderID? = nil,
+    package init(kind: String? = "identitytoolkit#VerifyAssertionResponse", federatedId: String? = nil, providerId: ProviderID? = nil,
                 localId: String? = nil, email: String? = nil, displayName: String? = nil, idToken: String? = nil,
                 refreshToken: String? = nil, expiresIn: String? = nil, isNewUser: Bool? = nil, errorMessage: String? = nil,
                 pendingToken: String? = nil, mfaPendingCredential: String? = nil, mfaInfo: [MFAEnrollment]? = nil) {
@@ -86,18 +86,18 @@ public struct VerifyAssertionResponse: Codable, Sendable, Hashable {
 }
 
 /// v2 `accounts:revokeToken`: revokes the user's Apple grant with Apple.
-public struct RevokeTokenRequest: AuthRPCRequest, Hashable {
-    public typealias Response = EmptyResponse
-    public static let endpoint = IdentityToolkitEndpoint.revokeToken
-    public var providerId: ProviderID?
+package struct RevokeTokenRequest: AuthRPCRequest, Hashable {
+    package typealias Response = EmptyResponse
+    package static let endpoint = IdentityToolkitEndpoint.revokeToken
+    package var providerId: ProviderID?
     /// The SDK's `TokenType` raw value as a string: `"3"` (authorization code) from FirebaseAuth.
-    public var tokenType: RevokedTokenType?
+    package var tokenType: RevokedTokenType?
     /// The authorization code.
-    public var token: String?
-    public var idToken: String?
-    public var tenantId: String?
+    package var token: String?
+    package var idToken: String?
+    package var tenantId: String?
 
-    public init(providerId: ProviderID?, tokenType: RevokedTokenType?, token: String?, idToken: String?, tenantId: String? = nil) {
+    package init(providerId: ProviderID?, tokenType: RevokedTokenType?, token: String?, idToken: String?, tenantId: String? = nil) {
         self.providerId = providerId
         self.tokenType = tokenType
         self.token = token
@@ -107,66 +107,66 @@ public struct RevokeTokenRequest: AuthRPCRequest, Hashable {
 }
 
 /// `deleteAccount` (v1 `accounts:delete`): by the user's ID token, or (Admin SDK) by `localId`.
-public struct DeleteAccountRequest: AuthRPCRequest, Hashable {
-    public typealias Response = DeleteAccountResponse
-    public static let endpoint = IdentityToolkitEndpoint.deleteAccount
-    public var idToken: String?
-    public var localId: String?
-    public var tenantId: String?
-    public init(idToken: String?, localId: String? = nil, tenantId: String? = nil) {
+package struct DeleteAccountRequest: AuthRPCRequest, Hashable {
+    package typealias Response = DeleteAccountResponse
+    package static let endpoint = IdentityToolkitEndpoint.deleteAccount
+    package var idToken: String?
+    package var localId: String?
+    package var tenantId: String?
+    package init(idToken: String?, localId: String? = nil, tenantId: String? = nil) {
         self.idToken = idToken
         self.localId = localId
         self.tenantId = tenantId
     }
 }
 
-public struct DeleteAccountResponse: Codable, Sendable, Hashable {
+package struct DeleteAccountResponse: Codable, Sendable, Hashable {
     /// `identitytoolkit#DeleteAccountResponse` (the Admin SDK checks it is there).
-    public var kind: String?
-    public init(kind: String? = "identitytoolkit#DeleteAccountResponse") { self.kind = kind }
+    package var kind: String?
+    package init(kind: String? = "identitytoolkit#DeleteAccountResponse") { self.kind = kind }
 }
 
 /// `setAccountInfo` (v1 `accounts:update`): the user's own changes by ID token, or an Admin SDK
 /// update by `localId`.
-public struct SetAccountInfoRequest: AuthRPCRequest, Hashable {
-    public typealias Response = SetAccountInfoResponse
-    public static let endpoint = IdentityToolkitEndpoint.setAccountInfo
-    public var idToken: String?
-    public var localId: String?
-    public var displayName: String?
-    public var email: String?
-    public var photoUrl: String?
-    public var phoneNumber: String?
+package struct SetAccountInfoRequest: AuthRPCRequest, Hashable {
+    package typealias Response = SetAccountInfoResponse
+    package static let endpoint = IdentityToolkitEndpoint.setAccountInfo
+    package var idToken: String?
+    package var localId: String?
+    package var displayName: String?
+    package var email: String?
+    package var photoUrl: String?
+    package var phoneNumber: String?
     /// `DISPLAY_NAME`, `PHOTO_URL`, …
-    public var deleteAttribute: [UserAttributeName]?
+    package var deleteAttribute: [UserAttributeName]?
     /// Provider IDs to unlink (`phone`, `apple.com`).
-    public var deleteProvider: [String]?
-    public var returnSecureToken: Bool?
+    package var deleteProvider: [String]?
+    package var returnSecureToken: Bool?
     /// Admin: disable or enable the user.
-    public var disableUser: Bool?
+    package var disableUser: Bool?
     /// Admin: custom claims, as a JSON object in a string.
-    public var customAttributes: String?
+    package var customAttributes: String?
     /// Admin: tokens issued before this (seconds since 1970, as a string) are revoked.
-    @Int64Text public var validSince: String?
-    public var emailVerified: Bool?
-    public var tenantId: String?
+    @Int64Text package var validSince: String?
+    package var emailVerified: Bool?
+    package var tenantId: String?
     /// Admin: the user's second factors, replaced by these (none: all withdrawn).
-    public var mfa: MFAUpdate?
+    package var mfa: MFAUpdate?
     /// Admin: when the user was created / last signed in (milliseconds since 1970, as strings).
-    @Int64Text public var createdAt: String?
-    @Int64Text public var lastLoginAt: String?
+    @Int64Text package var createdAt: String?
+    @Int64Text package var lastLoginAt: String?
     /// The user's new password (`updatePassword(to:)`).
-    public var password: String?
+    package var password: String?
     /// An out-of-band code to apply (`applyActionCode`: an email verification).
-    public var oobCode: String?
+    package var oobCode: String?
 
     /// `{"enrollments": [...]}`.
-    public struct MFAUpdate: Codable, Sendable, Hashable {
-        public var enrollments: [MFAEnrollment]?
-        public init(enrollments: [MFAEnrollment]?) { self.enrollments = enrollments }
+    package struct MFAUpdate: Codable, Sendable, Hashable {
+        package var enrollments: [MFAEnrollment]?
+        package init(enrollments: [MFAEnrollment]?) { self.enrollments = enrollments }
     }
 
-    public init(idToken: String? = nil, localId: String? = nil, displayName: String? = nil, email: String? = nil,
+    package init(idToken: String? = nil, localId: String? = nil, displayName: String? = nil, email: String? = nil,
                 photoUrl: String? = nil, phoneNumber: String? = nil, deleteAttribute: [UserAttributeName]? = nil, deleteProvider: [String]? = nil,
                 returnSecureToken: Bool? = nil, disableUser: Bool? = nil, customAttributes: String? = nil, validSince: String? = nil,
                 emailVerified: Bool? = nil, tenantId: String? = nil) {
@@ -187,21 +187,21 @@ public struct SetAccountInfoRequest: AuthRPCRequest, Hashable {
     }
 }
 
-public struct SetAccountInfoResponse: Codable, Sendable, Hashable {
-    public var kind: String?
-    public var localId: String?
-    public var email: String?
-    public var displayName: String?
-    public var photoUrl: String?
-    public var providerUserInfo: [ProviderUserInfo]?
-    public var emailVerified: Bool?
-    public var idToken: String?
-    public var refreshToken: String?
-    public var expiresIn: String?
+package struct SetAccountInfoResponse: Codable, Sendable, Hashable {
+    package var kind: String?
+    package var localId: String?
+    package var email: String?
+    package var displayName: String?
+    package var photoUrl: String?
+    package var providerUserInfo: [ProviderUserInfo]?
+    package var emailVerified: Bool?
+    package var idToken: String?
+    package var refreshToken: String?
+    package var expiresIn: String?
     /// The email a change-of-email code set.
-    public var newEmail: String?
+    package var newEmail: String?
 
-    public init(kind: String? = "identitytoolkit#SetAccountInfoResponse", localId: String?, email: String? = nil,
+    package init(kind: String? = "identitytoolkit#SetAccountInfoResponse", localId: String?, email: String? = nil,
                 displayName: String? = nil, photoUrl: String? = nil, providerUserInfo: [ProviderUserInfo]? = nil, emailVerified: Bool? = nil,
                 idToken: String? = nil, refreshToken: String? = nil, expiresIn: String? = nil) {
         self.kind = kind
@@ -219,26 +219,26 @@ public struct SetAccountInfoResponse: Codable, Sendable, Hashable {
 
 /// `getAccountInfo` (v1 `accounts:lookup`): the user of an ID token, or (Admin SDK) users by ID,
 /// email, phone number or provider UID.
-public struct GetAccountInfoRequest: AuthRPCRequest, Hashable {
-    public typealias Response = GetAccountInfoResponse
-    public static let endpoint = IdentityToolkitEndpoint.getAccountInfo
+package struct GetAccountInfoRequest: AuthRPCRequest, Hashable {
+    package typealias Response = GetAccountInfoResponse
+    package static let endpoint = IdentityToolkitEndpoint.getAccountInfo
     /// One identity at a provider, as `federatedUserId` names it.
-    public struct FederatedUserID: Codable, Sendable, Hashable {
-        public var providerId: ProviderID
-        public var rawId: String
-        public init(providerId: ProviderID, rawId: String) {
+    package struct FederatedUserID: Codable, Sendable, Hashable {
+        package var providerId: ProviderID
+        package var rawId: String
+        package init(providerId: ProviderID, rawId: String) {
             self.providerId = providerId
             self.rawId = rawId
         }
     }
-    public var idToken: String?
-    public var localId: [String]?
-    public var email: [String]?
-    public var phoneNumber: [String]?
-    public var federatedUserId: [FederatedUserID]?
-    public var tenantId: String?
+    package var idToken: String?
+    package var localId: [String]?
+    package var email: [String]?
+    package var phoneNumber: [String]?
+    package var federatedUserId: [FederatedUserID]?
+    package var tenantId: String?
 
-    public init(idToken: String? = nil, localId: [String]? = nil, email: [String]? = nil, phoneNumber: [String]? = nil,
+    package init(idToken: String? = nil, localId: [String]? = nil, email: [String]? = nil, phoneNumber: [String]? = nil,
                 federatedUserId: [FederatedUserID]? = nil, tenantId: String? = nil) {
         self.idToken = idToken
         self.localId = localId
@@ -249,11 +249,11 @@ public struct GetAccountInfoRequest: AuthRPCRequest, Hashable {
     }
 }
 
-public struct GetAccountInfoResponse: Codable, Sendable, Hashable {
-    public var kind: String?
+package struct GetAccountInfoResponse: Codable, Sendable, Hashable {
+    package var kind: String?
     /// Absent when no user matched.
-    public var users: [UserRecord]?
-    public init(kind: String? = "identitytoolkit#GetAccountInfoResponse", users: [UserRecord]?) {
+    package var users: [UserRecord]?
+    package init(kind: String? = "identitytoolkit#GetAccountInfoResponse", users: [UserRecord]?) {
         self.kind = kind
         self.users = users
     }
@@ -261,38 +261,38 @@ public struct GetAccountInfoResponse: Codable, Sendable, Hashable {
 
 /// A user as the service describes it (`accounts:lookup`, `accounts:batchGet`, `accounts:batchCreate`): the
 /// REST API's `UserInfo`, named apart from the SDK's `UserInfo` protocol (a linked provider).
-public struct UserRecord: Codable, Sendable, Hashable {
-    public var localId: String
-    public var email: String?
-    public var emailVerified: Bool?
-    public var displayName: String?
-    public var photoUrl: String?
-    public var phoneNumber: String?
-    public var disabled: Bool?
-    public var providerUserInfo: [ProviderUserInfo]?
+package struct UserRecord: Codable, Sendable, Hashable {
+    package var localId: String
+    package var email: String?
+    package var emailVerified: Bool?
+    package var displayName: String?
+    package var photoUrl: String?
+    package var phoneNumber: String?
+    package var disabled: Bool?
+    package var providerUserInfo: [ProviderUserInfo]?
     /// Seconds since 1970, as a string: tokens issued before are revoked.
-    @Int64Text public var validSince: String?
+    @Int64Text package var validSince: String?
     /// Milliseconds since 1970, as strings.
-    @Int64Text public var createdAt: String?
-    @Int64Text public var lastLoginAt: String?
+    @Int64Text package var createdAt: String?
+    @Int64Text package var lastLoginAt: String?
     /// RFC 3339.
-    public var lastRefreshAt: String?
+    package var lastRefreshAt: String?
     /// Custom claims, a JSON object in a string.
-    public var customAttributes: String?
-    public var mfaInfo: [MFAEnrollment]?
-    public var tenantId: String?
+    package var customAttributes: String?
+    package var mfaInfo: [MFAEnrollment]?
+    package var tenantId: String?
     /// Whether the user ever signed in with a custom token.
-    public var customAuth: Bool?
+    package var customAuth: Bool?
     /// An email/password user's hash and salt, kept as given (an import, an emulator export):
     /// this backend signs nobody in with them.
-    public var passwordHash: String?
-    public var salt: String?
+    package var passwordHash: String?
+    package var salt: String?
     /// Milliseconds since 1970 (a number, as the Auth Emulator writes it).
-    public var passwordUpdatedAt: Double?
+    package var passwordUpdatedAt: Double?
     /// Whether the user signs in with an email link (the service's output only; an import keeps it).
-    public var emailLinkSignin: Bool?
+    package var emailLinkSignin: Bool?
 
-    public init(localId: String, email: String? = nil, emailVerified: Bool? = nil, displayName: String? = nil,
+    package init(localId: String, email: String? = nil, emailVerified: Bool? = nil, displayName: String? = nil,
                 photoUrl: String? = nil, phoneNumber: String? = nil, disabled: Bool? = nil,
                 providerUserInfo: [ProviderUserInfo]? = nil, validSince: String? = nil, createdAt: String? = nil,
                 lastLoginAt: String? = nil, lastRefreshAt: String? = nil, customAttributes: String? = nil,
@@ -322,15 +322,15 @@ public struct UserRecord: Codable, Sendable, Hashable {
 }
 
 /// One provider linked to a user (`phone`, `apple.com`).
-public struct ProviderUserInfo: Codable, Sendable, Hashable {
-    public var providerId: ProviderID
-    public var rawId: String?
-    public var federatedId: String?
-    public var email: String?
-    public var displayName: String?
-    public var photoUrl: String?
-    public var phoneNumber: String?
-    public init(providerId: ProviderID, rawId: String? = nil, federatedId: String? = nil, email: String? = nil,
+package struct ProviderUserInfo: Codable, Sendable, Hashable {
+    package var providerId: ProviderID
+    package var rawId: String?
+    package var federatedId: String?
+    package var email: String?
+    package var displayName: String?
+    package var photoUrl: String?
+    package var phoneNumber: String?
+    package init(providerId: ProviderID, rawId: String? = nil, federatedId: String? = nil, email: String? = nil,
                 displayName: String? = nil, photoUrl: String? = nil, phoneNumber: String? = nil) {
         self.providerId = providerId
         self.rawId = rawId
@@ -343,26 +343,26 @@ public struct ProviderUserInfo: Codable, Sendable, Hashable {
 }
 
 /// `verifyCustomToken` (v1 `accounts:signInWithCustomToken`): a token the Admin SDK minted.
-public struct VerifyCustomTokenRequest: AuthRPCRequest, Hashable {
-    public typealias Response = VerifyCustomTokenResponse
-    public static let endpoint = IdentityToolkitEndpoint.verifyCustomToken
-    public var token: String?
-    public var returnSecureToken: Bool?
-    public var tenantId: String?
-    public init(token: String?, returnSecureToken: Bool? = true, tenantId: String? = nil) {
+package struct VerifyCustomTokenRequest: AuthRPCRequest, Hashable {
+    package typealias Response = VerifyCustomTokenResponse
+    package static let endpoint = IdentityToolkitEndpoint.verifyCustomToken
+    package var token: String?
+    package var returnSecureToken: Bool?
+    package var tenantId: String?
+    package init(token: String?, returnSecureToken: Bool? = true, tenantId: String? = nil) {
         self.token = token
         self.returnSecureToken = returnSecureToken
         self.tenantId = tenantId
     }
 }
 
-public struct VerifyCustomTokenResponse: Codable, Sendable, Hashable {
-    public var kind: String?
-    public var idToken: String?
-    public var refreshToken: String?
-    public var expiresIn: String?
-    public var isNewUser: Bool?
-    public init(kind: String? = "identitytoolkit#VerifyCustomTokenResponse", idToken: String?, refreshToken: String?,
+package struct VerifyCustomTokenResponse: Codable, Sendable, Hashable {
+    package var kind: String?
+    package var idToken: String?
+    package var refreshToken: String?
+    package var expiresIn: String?
+    package var isNewUser: Bool?
+    package init(kind: String? = "identitytoolkit#VerifyCustomTokenResponse", idToken: String?, refreshToken: String?,
                 expiresIn: String?, isNewUser: Bool?) {
         self.kind = kind
         self.idToken = idToken
@@ -375,16 +375,16 @@ public struct VerifyCustomTokenResponse: Codable, Sendable, Hashable {
 /// `securetoken.googleapis.com/v1/token`: a refresh token for a fresh ID token. The SDK sends JSON
 /// with `grantType` and `refreshToken`; REST clients send `grant_type` and `refresh_token` (JSON
 /// or a form): both spellings are read, the SDK's is written.
-public struct SecureTokenRequest: AuthRPCRequest, Hashable {
-    public typealias Response = SecureTokenResponse
-    public static let endpoint = IdentityToolkitEndpoint.secureToken
+package struct SecureTokenRequest: AuthRPCRequest, Hashable {
+    package typealias Response = SecureTokenResponse
+    package static let endpoint = IdentityToolkitEndpoint.secureToken
     /// `refresh_token` or `authorization_code`.
-    public var grantType: String?
-    public var refreshToken: String?
-    public var code: String?
-    public var scope: String?
+    package var grantType: String?
+    package var refreshToken: String?
+    package var code: String?
+    package var scope: String?
 
-    public init(grantType: String?, refreshToken: String? = nil, code: String? = nil, scope: String? = nil) {
+    package init(grantType: String?, refreshToken: String? = nil, code: String? = nil, scope: String? = nil) {
         self.grantType = grantType
         self.refreshToken = refreshToken
         self.code = code
@@ -396,7 +396,7 @@ public struct SecureTokenRequest: AuthRPCRequest, Hashable {
         case grantTypeSnake = "grant_type", refreshTokenSnake = "refresh_token"
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         grantType = try container.decodeIfPresent(String.self, forKey: .grantType)
             ?? container.decodeIfPresent(String.self, forKey: .grantTypeSnake)
@@ -406,7 +406,7 @@ public struct SecureTokenRequest: AuthRPCRequest, Hashable {
         scope = try container.decodeIfPresent(String.self, forKey: .scope)
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(grantType, forKey: .grantType)
         try container.encodeIfPresent(refreshToken, forKey: .refreshToken)
@@ -416,16 +416,16 @@ public struct SecureTokenRequest: AuthRPCRequest, Hashable {
 }
 
 /// The Secure Token service's answer, in its own snake_case.
-public struct SecureTokenResponse: Codable, Sendable, Hashable {
-    public var accessToken: String?
-    public var expiresIn: String?
-    public var tokenType: String?
-    public var refreshToken: String?
-    public var idToken: String?
-    public var userId: String?
-    public var projectId: String?
+package struct SecureTokenResponse: Codable, Sendable, Hashable {
+    package var accessToken: String?
+    package var expiresIn: String?
+    package var tokenType: String?
+    package var refreshToken: String?
+    package var idToken: String?
+    package var userId: String?
+    package var projectId: String?
 
-    public init(accessToken: String?, expiresIn: String?, tokenType: String? = "Bearer", refreshToken: String?, idToken: String?,
+    package init(accessToken: String?, expiresIn: String?, tokenType: String? = "Bearer", refreshToken: String?, idToken: String?,
                 userId: String?, projectId: String?) {
         self.accessToken = accessToken
         self.expiresIn = expiresIn

@@ -8,7 +8,7 @@ import Utilities
 /// Named after the SDK's `AuthRPCRequest` (FirebaseAuth 12.19 `Backend/AuthRPCRequest.swift`);
 /// each conforming type is named after the SDK's RPC class (`VerifyClientRequest`, …) and carries
 /// the same fields under their wire names.
-public protocol AuthRPCRequest: Codable, Sendable {
+package protocol AuthRPCRequest: Codable, Sendable {
     associatedtype Response: Codable, Sendable
     /// Where the call goes (its default path; the backend may serve it under aliases too).
     static var endpoint: IdentityToolkitEndpoint { get }
@@ -17,25 +17,25 @@ public protocol AuthRPCRequest: Codable, Sendable {
 }
 
 extension AuthRPCRequest {
-    public var queryItems: [URLQueryItem] { [] }
+    package var queryItems: [URLQueryItem] { [] }
 }
 
 /// A request that travels as a query (a GET): it can be read back from one.
-public protocol AuthRPCQueryRequest: AuthRPCRequest {
+package protocol AuthRPCQueryRequest: AuthRPCRequest {
     /// Reads the request from a query; throws when a value is malformed.
     init(queryItems: [URLQueryItem]) throws(IdentityToolkitError)
 }
 
 /// An answer with no fields (`{}`), as `accounts:revokeToken` gives.
-public struct EmptyResponse: Codable, Sendable, Hashable {
-    public init() {}
+package struct EmptyResponse: Codable, Sendable, Hashable {
+    package init() {}
 }
 
 /// The JSON coders every side uses for Identity Toolkit bodies: unknown fields are ignored (as the
 /// SDK ignores them), `nil` fields are left out (as the SDK's request dictionaries leave them out),
 /// keys sorted so that bodies are stable in logs and tests.
-public enum IdentityToolkitJSON {
-    public static func encode(_ value: some Encodable) throws(IdentityToolkitError) -> [UInt8] {
+package enum IdentityToolkitJSON {
+    package static func encode(_ value: some Encodable) throws(IdentityToolkitError) -> [UInt8] {
         do { return try encoder.encode(value) } catch {
             throw IdentityToolkitError(.invalidJSON, "cannot encode \(type(of: value)): \(error)")
         }
@@ -44,7 +44,7 @@ public enum IdentityToolkitJSON {
     /// Decodes `bytes` as `type`; a malformed body or a field of the wrong type is an
     /// ``IdentityToolkitError`` saying which field, as the real service does ("Invalid value at
     /// 'is_sandbox' (TYPE_BOOL), "yes"").
-    public static func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>) throws(IdentityToolkitError) -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>) throws(IdentityToolkitError) -> T {
         do { return try decoder.decode(type, from: bytes) } catch let error as DecodingError {
             throw IdentityToolkitError(.invalidJSON, describe(error))
         } catch {

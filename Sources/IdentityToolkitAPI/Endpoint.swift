@@ -13,9 +13,9 @@ import Foundation
 /// IdentityToolkitEndpoint.verifyClient.url(emulator: "127.0.0.1:9099", apiKey: "K")
 /// // http://127.0.0.1:9099/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyClient?key=K
 /// ```
-public struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConvertible {
+package struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// Which API an endpoint belongs to: its host and path prefix.
-    public enum Service: Sendable, Hashable {
+    package enum Service: Sendable, Hashable {
         /// `www.googleapis.com/identitytoolkit/v3/relyingparty/<name>`: the legacy API most of the
         /// iOS SDK's calls go to.
         case relyingParty
@@ -32,7 +32,7 @@ public struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConvertib
         case emulator
 
         /// The production host.
-        public var host: String? {
+        package var host: String? {
             switch self {
             case .relyingParty: "www.googleapis.com"
             case .v1, .v2, .v1Project: "identitytoolkit.googleapis.com"
@@ -60,7 +60,7 @@ public struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConvertib
 
         /// Whether calls carry the API key (`?key=` or `x-goog-api-key`). Admin calls carry an
         /// OAuth bearer token instead; the emulator's own endpoints carry nothing.
-        public var needsAPIKey: Bool {
+        package var needsAPIKey: Bool {
             switch self {
             case .relyingParty, .v1, .v2, .secureToken: true
             case .v1Project, .emulator: false
@@ -68,16 +68,16 @@ public struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConvertib
         }
     }
 
-    public enum Method: String, Sendable, Hashable {
+    package enum Method: String, Sendable, Hashable {
         case get = "GET", post = "POST", delete = "DELETE", patch = "PATCH"
     }
 
-    public let service: Service
+    package let service: Service
     /// `verifyClient`, `accounts:sendVerificationCode`, `accounts/mfaSignIn:start`, `token`, …
-    public let name: String
-    public let method: Method
+    package let name: String
+    package let method: Method
 
-    public init(_ service: Service, _ name: String, method: Method = .post) {
+    package init(_ service: Service, _ name: String, method: Method = .post) {
         self.service = service
         self.name = name
         self.method = method
@@ -86,19 +86,19 @@ public struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConvertib
     /// The emulator-style path, with `{project}` where an Admin or emulator endpoint takes the
     /// project ID: `/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyClient`,
     /// `/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:lookup`.
-    public var path: String {
+    package var path: String {
         (service.host.map { "/" + $0 } ?? "") + service.prefix + name
     }
 
     /// ``path`` with the project filled in.
-    public func path(projectID: String?) -> String {
+    package func path(projectID: String?) -> String {
         (service.host.map { "/" + $0 } ?? "") + service.prefix(projectID: projectID) + name
     }
 
     /// What a client calls: `https://<host>/<path>?key=<apiKey>` in production,
     /// `http://<emulator>/<host>/<path>?key=<apiKey>` against an emulator (`host:port`). `query`
     /// items follow the key, in order. `nil` when the parts do not make a URL.
-    public func url(emulator: String?, apiKey: String?, projectID: String? = nil,
+    package func url(emulator: String?, apiKey: String?, projectID: String? = nil,
                     query: [URLQueryItem] = []) -> URL? {
         // Built as text: URLComponents cost 2.5% of the CPU of ten thousand concurrent sign-ins.
         var text: String
@@ -136,93 +136,93 @@ public struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConvertib
     }
     private static let unreservedSet = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
-    public var description: String { "\(method.rawValue) \(path)" }
+    package var description: String { "\(method.rawValue) \(path)" }
 }
 
 extension IdentityToolkitEndpoint {
     // MARK: What the iOS SDK calls (FirebaseAuth 12.19, Backend/RPC)
 
     /// `VerifyClientRequest`: an APNs token for a receipt; the backend pushes the secret.
-    public static let verifyClient = Self(.relyingParty, "verifyClient")
+    package static let verifyClient = Self(.relyingParty, "verifyClient")
     /// `GetProjectConfigRequest` (a GET: the SDK sends no body).
-    public static let getProjectConfig = Self(.relyingParty, "getProjectConfig", method: .get)
+    package static let getProjectConfig = Self(.relyingParty, "getProjectConfig", method: .get)
     /// `SendVerificationCodeRequest`.
-    public static let sendVerificationCode = Self(.relyingParty, "sendVerificationCode")
+    package static let sendVerificationCode = Self(.relyingParty, "sendVerificationCode")
     /// `VerifyPhoneNumberRequest` (= `accounts:signInWithPhoneNumber`).
-    public static let verifyPhoneNumber = Self(.relyingParty, "verifyPhoneNumber")
+    package static let verifyPhoneNumber = Self(.relyingParty, "verifyPhoneNumber")
     /// `VerifyAssertionRequest` (= `accounts:signInWithIdp`).
-    public static let verifyAssertion = Self(.relyingParty, "verifyAssertion")
+    package static let verifyAssertion = Self(.relyingParty, "verifyAssertion")
     /// `GetAccountInfoRequest` (= `accounts:lookup`).
-    public static let getAccountInfo = Self(.relyingParty, "getAccountInfo")
+    package static let getAccountInfo = Self(.relyingParty, "getAccountInfo")
     /// `SetAccountInfoRequest` (= `accounts:update`).
-    public static let setAccountInfo = Self(.relyingParty, "setAccountInfo")
+    package static let setAccountInfo = Self(.relyingParty, "setAccountInfo")
     /// `DeleteAccountRequest` (= `accounts:delete`).
-    public static let deleteAccount = Self(.relyingParty, "deleteAccount")
+    package static let deleteAccount = Self(.relyingParty, "deleteAccount")
     /// `VerifyCustomTokenRequest` (= `accounts:signInWithCustomToken`).
-    public static let verifyCustomToken = Self(.relyingParty, "verifyCustomToken")
+    package static let verifyCustomToken = Self(.relyingParty, "verifyCustomToken")
     /// `SignUpNewUserRequest` (= `accounts:signUp`): an anonymous user, or an email and password.
-    public static let signUpNewUser = Self(.relyingParty, "signupNewUser")
+    package static let signUpNewUser = Self(.relyingParty, "signupNewUser")
     /// `VerifyPasswordRequest` (= `accounts:signInWithPassword`).
-    public static let verifyPassword = Self(.relyingParty, "verifyPassword")
+    package static let verifyPassword = Self(.relyingParty, "verifyPassword")
     /// `GetOOBConfirmationCodeRequest` (= `accounts:sendOobCode`).
-    public static let getOobConfirmationCode = Self(.relyingParty, "getOobConfirmationCode")
+    package static let getOobConfirmationCode = Self(.relyingParty, "getOobConfirmationCode")
     /// `CreateAuthURIRequest` (= `accounts:createAuthUri`).
-    public static let createAuthUri = Self(.relyingParty, "createAuthUri")
+    package static let createAuthUri = Self(.relyingParty, "createAuthUri")
     /// `EmailLinkSignInRequest` (= `accounts:signInWithEmailLink`).
-    public static let emailLinkSignin = Self(.relyingParty, "emailLinkSignin")
+    package static let emailLinkSignin = Self(.relyingParty, "emailLinkSignin")
     /// `ResetPasswordRequest` (= `accounts:resetPassword`).
-    public static let resetPassword = Self(.relyingParty, "resetPassword")
+    package static let resetPassword = Self(.relyingParty, "resetPassword")
     /// `GetRecaptchaConfigRequest`: `GET …/v2/recaptchaConfig?key=…&clientType=…&version=…`.
-    public static let getRecaptchaConfig = Self(.v2, "recaptchaConfig", method: .get)
+    package static let getRecaptchaConfig = Self(.v2, "recaptchaConfig", method: .get)
     /// `RevokeTokenRequest`.
-    public static let revokeToken = Self(.v2, "accounts:revokeToken")
+    package static let revokeToken = Self(.v2, "accounts:revokeToken")
     /// `StartMFAEnrollmentRequest`.
-    public static let startMFAEnrollment = Self(.v2, "accounts/mfaEnrollment:start")
+    package static let startMFAEnrollment = Self(.v2, "accounts/mfaEnrollment:start")
     /// `FinalizeMFAEnrollmentRequest`.
-    public static let finalizeMFAEnrollment = Self(.v2, "accounts/mfaEnrollment:finalize")
+    package static let finalizeMFAEnrollment = Self(.v2, "accounts/mfaEnrollment:finalize")
     /// `WithdrawMFARequest`.
-    public static let withdrawMFA = Self(.v2, "accounts/mfaEnrollment:withdraw")
+    package static let withdrawMFA = Self(.v2, "accounts/mfaEnrollment:withdraw")
     /// `StartMFASignInRequest`.
-    public static let startMFASignIn = Self(.v2, "accounts/mfaSignIn:start")
+    package static let startMFASignIn = Self(.v2, "accounts/mfaSignIn:start")
     /// `FinalizeMFASignInRequest`.
-    public static let finalizeMFASignIn = Self(.v2, "accounts/mfaSignIn:finalize")
+    package static let finalizeMFASignIn = Self(.v2, "accounts/mfaSignIn:finalize")
     /// `SecureTokenRequest`: a refresh token for a fresh ID token.
-    public static let secureToken = Self(.secureToken, "token")
+    package static let secureToken = Self(.secureToken, "token")
 
     // MARK: The same calls under their v1 names (REST clients, the Auth Emulator's own paths)
 
-    public static let accountsSendVerificationCode = Self(.v1, "accounts:sendVerificationCode")
-    public static let accountsSignInWithPhoneNumber = Self(.v1, "accounts:signInWithPhoneNumber")
-    public static let accountsSignInWithIdp = Self(.v1, "accounts:signInWithIdp")
-    public static let accountsLookup = Self(.v1, "accounts:lookup")
-    public static let accountsUpdate = Self(.v1, "accounts:update")
-    public static let accountsDelete = Self(.v1, "accounts:delete")
-    public static let accountsSignInWithCustomToken = Self(.v1, "accounts:signInWithCustomToken")
-    public static let accountsSignUp = Self(.v1, "accounts:signUp")
-    public static let accountsSignInWithPassword = Self(.v1, "accounts:signInWithPassword")
-    public static let accountsSendOobCode = Self(.v1, "accounts:sendOobCode")
-    public static let accountsCreateAuthUri = Self(.v1, "accounts:createAuthUri")
-    public static let accountsResetPassword = Self(.v1, "accounts:resetPassword")
-    public static let accountsSignInWithEmailLink = Self(.v1, "accounts:signInWithEmailLink")
+    package static let accountsSendVerificationCode = Self(.v1, "accounts:sendVerificationCode")
+    package static let accountsSignInWithPhoneNumber = Self(.v1, "accounts:signInWithPhoneNumber")
+    package static let accountsSignInWithIdp = Self(.v1, "accounts:signInWithIdp")
+    package static let accountsLookup = Self(.v1, "accounts:lookup")
+    package static let accountsUpdate = Self(.v1, "accounts:update")
+    package static let accountsDelete = Self(.v1, "accounts:delete")
+    package static let accountsSignInWithCustomToken = Self(.v1, "accounts:signInWithCustomToken")
+    package static let accountsSignUp = Self(.v1, "accounts:signUp")
+    package static let accountsSignInWithPassword = Self(.v1, "accounts:signInWithPassword")
+    package static let accountsSendOobCode = Self(.v1, "accounts:sendOobCode")
+    package static let accountsCreateAuthUri = Self(.v1, "accounts:createAuthUri")
+    package static let accountsResetPassword = Self(.v1, "accounts:resetPassword")
+    package static let accountsSignInWithEmailLink = Self(.v1, "accounts:signInWithEmailLink")
 
     // MARK: What the Admin SDKs call (`/v1/projects/{project}/…`, bearer token)
 
     /// Create a user (`auth.create_user`).
-    public static let adminCreateAccount = Self(.v1Project, "accounts")
-    public static let adminLookup = Self(.v1Project, "accounts:lookup")
-    public static let adminUpdate = Self(.v1Project, "accounts:update")
-    public static let adminDelete = Self(.v1Project, "accounts:delete")
-    public static let adminBatchDelete = Self(.v1Project, "accounts:batchDelete")
+    package static let adminCreateAccount = Self(.v1Project, "accounts")
+    package static let adminLookup = Self(.v1Project, "accounts:lookup")
+    package static let adminUpdate = Self(.v1Project, "accounts:update")
+    package static let adminDelete = Self(.v1Project, "accounts:delete")
+    package static let adminBatchDelete = Self(.v1Project, "accounts:batchDelete")
     /// List users a page at a time (`auth.list_users`): `GET …?maxResults=…&nextPageToken=…`.
-    public static let adminBatchGet = Self(.v1Project, "accounts:batchGet", method: .get)
+    package static let adminBatchGet = Self(.v1Project, "accounts:batchGet", method: .get)
     /// Import users (`auth.import_users`).
-    public static let adminBatchCreate = Self(.v1Project, "accounts:batchCreate")
-    public static let adminQuery = Self(.v1Project, "accounts:query")
+    package static let adminBatchCreate = Self(.v1Project, "accounts:batchCreate")
+    package static let adminQuery = Self(.v1Project, "accounts:query")
 
     // MARK: The Auth Emulator's own
 
     /// The SMS outbox: `GET /emulator/v1/projects/{project}/verificationCodes`.
-    public static let emulatorVerificationCodes = Self(.emulator, "verificationCodes", method: .get)
+    package static let emulatorVerificationCodes = Self(.emulator, "verificationCodes", method: .get)
     /// The email outbox: `GET /emulator/v1/projects/{project}/oobCodes`.
-    public static let emulatorOobCodes = Self(.emulator, "oobCodes", method: .get)
+    package static let emulatorOobCodes = Self(.emulator, "oobCodes", method: .get)
 }

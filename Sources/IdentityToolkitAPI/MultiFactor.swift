@@ -4,16 +4,16 @@ import Foundation
 // `Backend/RPC/MultiFactor/*` and `Backend/RPC/Proto/Phone/*` (FirebaseAuth 12.19).
 
 /// One enrolled second factor, as `mfaInfo` lists them (`AuthProtoMFAEnrollment`).
-public struct MFAEnrollment: Codable, Sendable, Hashable {
-    public var mfaEnrollmentId: String?
-    public var displayName: String?
+package struct MFAEnrollment: Codable, Sendable, Hashable {
+    package var mfaEnrollmentId: String?
+    package var displayName: String?
     /// The phone number, masked in sign-in hints (`+*******1234`).
-    public var phoneInfo: String?
+    package var phoneInfo: String?
     /// RFC 3339.
-    public var enrolledAt: String?
+    package var enrolledAt: String?
     /// The whole number where `phoneInfo` is masked (the Auth Emulator's exports carry it).
-    public var unobfuscatedPhoneInfo: String?
-    public init(mfaEnrollmentId: String?, displayName: String? = nil, phoneInfo: String? = nil, enrolledAt: String? = nil,
+    package var unobfuscatedPhoneInfo: String?
+    package init(mfaEnrollmentId: String?, displayName: String? = nil, phoneInfo: String? = nil, enrolledAt: String? = nil,
                 unobfuscatedPhoneInfo: String? = nil) {
         self.unobfuscatedPhoneInfo = unobfuscatedPhoneInfo
         self.mfaEnrollmentId = mfaEnrollmentId
@@ -25,15 +25,15 @@ public struct MFAEnrollment: Codable, Sendable, Hashable {
 
 /// `AuthProtoStartMFAPhoneRequestInfo`: the number to text, and the same app verification as
 /// `sendVerificationCode` (an app credential or a reCAPTCHA token).
-public struct StartMFAPhoneRequestInfo: Codable, Sendable, Hashable {
-    public var phoneNumber: String?
-    public var iosReceipt: String?
-    public var iosSecret: String?
-    public var recaptchaToken: String?
-    public var captchaResponse: String?
-    public var recaptchaVersion: RecaptchaVersion?
-    public var clientType: String?
-    public init(phoneNumber: String?, iosReceipt: String? = nil, iosSecret: String? = nil, recaptchaToken: String? = nil,
+package struct StartMFAPhoneRequestInfo: Codable, Sendable, Hashable {
+    package var phoneNumber: String?
+    package var iosReceipt: String?
+    package var iosSecret: String?
+    package var recaptchaToken: String?
+    package var captchaResponse: String?
+    package var recaptchaVersion: RecaptchaVersion?
+    package var clientType: String?
+    package init(phoneNumber: String?, iosReceipt: String? = nil, iosSecret: String? = nil, recaptchaToken: String? = nil,
                 captchaResponse: String? = nil, recaptchaVersion: RecaptchaVersion? = nil, clientType: String? = nil) {
         self.phoneNumber = phoneNumber
         self.iosReceipt = iosReceipt
@@ -46,55 +46,55 @@ public struct StartMFAPhoneRequestInfo: Codable, Sendable, Hashable {
 }
 
 /// `AuthProtoStartMFAPhoneResponseInfo`: the verification ID of the code sent.
-public struct StartMFAPhoneResponseInfo: Codable, Sendable, Hashable {
-    public var sessionInfo: String?
-    public init(sessionInfo: String?) { self.sessionInfo = sessionInfo }
+package struct StartMFAPhoneResponseInfo: Codable, Sendable, Hashable {
+    package var sessionInfo: String?
+    package init(sessionInfo: String?) { self.sessionInfo = sessionInfo }
 }
 
 /// `AuthProtoFinalizeMFAPhoneRequestInfo`: the verification ID and the code the user typed.
-public struct FinalizeMFAPhoneRequestInfo: Codable, Sendable, Hashable {
-    public var sessionInfo: String?
-    public var code: String?
-    public init(sessionInfo: String?, code: String?) {
+package struct FinalizeMFAPhoneRequestInfo: Codable, Sendable, Hashable {
+    package var sessionInfo: String?
+    package var code: String?
+    package init(sessionInfo: String?, code: String?) {
         self.sessionInfo = sessionInfo
         self.code = code
     }
 }
 
 /// `AuthProtoFinalizeMFAPhoneResponseInfo`.
-public struct FinalizeMFAPhoneResponseInfo: Codable, Sendable, Hashable {
-    public var phoneNumber: String?
-    public init(phoneNumber: String?) { self.phoneNumber = phoneNumber }
+package struct FinalizeMFAPhoneResponseInfo: Codable, Sendable, Hashable {
+    package var phoneNumber: String?
+    package init(phoneNumber: String?) { self.phoneNumber = phoneNumber }
 }
 
 /// `accounts/mfaEnrollment:start`: a signed-in user enrolls a phone as second factor.
-public struct StartMFAEnrollmentRequest: AuthRPCRequest, Hashable {
-    public typealias Response = StartMFAEnrollmentResponse
-    public static let endpoint = IdentityToolkitEndpoint.startMFAEnrollment
-    public var idToken: String?
-    public var phoneEnrollmentInfo: StartMFAPhoneRequestInfo?
-    public var tenantId: String?
-    public init(idToken: String?, phoneEnrollmentInfo: StartMFAPhoneRequestInfo?, tenantId: String? = nil) {
+package struct StartMFAEnrollmentRequest: AuthRPCRequest, Hashable {
+    package typealias Response = StartMFAEnrollmentResponse
+    package static let endpoint = IdentityToolkitEndpoint.startMFAEnrollment
+    package var idToken: String?
+    package var phoneEnrollmentInfo: StartMFAPhoneRequestInfo?
+    package var tenantId: String?
+    package init(idToken: String?, phoneEnrollmentInfo: StartMFAPhoneRequestInfo?, tenantId: String? = nil) {
         self.idToken = idToken
         self.phoneEnrollmentInfo = phoneEnrollmentInfo
         self.tenantId = tenantId
     }
 }
 
-public struct StartMFAEnrollmentResponse: Codable, Sendable, Hashable {
-    public var phoneSessionInfo: StartMFAPhoneResponseInfo?
-    public init(phoneSessionInfo: StartMFAPhoneResponseInfo?) { self.phoneSessionInfo = phoneSessionInfo }
+package struct StartMFAEnrollmentResponse: Codable, Sendable, Hashable {
+    package var phoneSessionInfo: StartMFAPhoneResponseInfo?
+    package init(phoneSessionInfo: StartMFAPhoneResponseInfo?) { self.phoneSessionInfo = phoneSessionInfo }
 }
 
 /// `accounts/mfaEnrollment:finalize`.
-public struct FinalizeMFAEnrollmentRequest: AuthRPCRequest, Hashable {
-    public typealias Response = FinalizeMFAEnrollmentResponse
-    public static let endpoint = IdentityToolkitEndpoint.finalizeMFAEnrollment
-    public var idToken: String?
-    public var displayName: String?
-    public var phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?
-    public var tenantId: String?
-    public init(idToken: String?, displayName: String?, phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?, tenantId: String? = nil) {
+package struct FinalizeMFAEnrollmentRequest: AuthRPCRequest, Hashable {
+    package typealias Response = FinalizeMFAEnrollmentResponse
+    package static let endpoint = IdentityToolkitEndpoint.finalizeMFAEnrollment
+    package var idToken: String?
+    package var displayName: String?
+    package var phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?
+    package var tenantId: String?
+    package init(idToken: String?, displayName: String?, phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?, tenantId: String? = nil) {
         self.idToken = idToken
         self.displayName = displayName
         self.phoneVerificationInfo = phoneVerificationInfo
@@ -102,14 +102,14 @@ public struct FinalizeMFAEnrollmentRequest: AuthRPCRequest, Hashable {
     }
 }
 
-public struct FinalizeMFAEnrollmentResponse: Codable, Sendable, Hashable {
-    public var idToken: String?
-    public var refreshToken: String?
+package struct FinalizeMFAEnrollmentResponse: Codable, Sendable, Hashable {
+    package var idToken: String?
+    package var refreshToken: String?
     /// `phoneAuthInfo`, as the service names it (v2 discovery document). FirebaseAuth 12.19 reads
     /// `phoneSessionInfo` here (FinalizeMFAEnrollmentResponse.swift 27), which the service never
     /// sends; the SDK does not use the value, so nothing the app sees depends on the name.
-    public var phoneAuthInfo: FinalizeMFAPhoneResponseInfo?
-    public init(idToken: String?, refreshToken: String?, phoneAuthInfo: FinalizeMFAPhoneResponseInfo? = nil) {
+    package var phoneAuthInfo: FinalizeMFAPhoneResponseInfo?
+    package init(idToken: String?, refreshToken: String?, phoneAuthInfo: FinalizeMFAPhoneResponseInfo? = nil) {
         self.idToken = idToken
         self.refreshToken = refreshToken
         self.phoneAuthInfo = phoneAuthInfo
@@ -117,23 +117,23 @@ public struct FinalizeMFAEnrollmentResponse: Codable, Sendable, Hashable {
 }
 
 /// `accounts/mfaEnrollment:withdraw`.
-public struct WithdrawMFARequest: AuthRPCRequest, Hashable {
-    public typealias Response = WithdrawMFAResponse
-    public static let endpoint = IdentityToolkitEndpoint.withdrawMFA
-    public var idToken: String?
-    public var mfaEnrollmentId: String?
-    public var tenantId: String?
-    public init(idToken: String?, mfaEnrollmentId: String?, tenantId: String? = nil) {
+package struct WithdrawMFARequest: AuthRPCRequest, Hashable {
+    package typealias Response = WithdrawMFAResponse
+    package static let endpoint = IdentityToolkitEndpoint.withdrawMFA
+    package var idToken: String?
+    package var mfaEnrollmentId: String?
+    package var tenantId: String?
+    package init(idToken: String?, mfaEnrollmentId: String?, tenantId: String? = nil) {
         self.idToken = idToken
         self.mfaEnrollmentId = mfaEnrollmentId
         self.tenantId = tenantId
     }
 }
 
-public struct WithdrawMFAResponse: Codable, Sendable, Hashable {
-    public var idToken: String?
-    public var refreshToken: String?
-    public init(idToken: String?, refreshToken: String?) {
+package struct WithdrawMFAResponse: Codable, Sendable, Hashable {
+    package var idToken: String?
+    package var refreshToken: String?
+    package init(idToken: String?, refreshToken: String?) {
         self.idToken = idToken
         self.refreshToken = refreshToken
     }
@@ -141,14 +141,14 @@ public struct WithdrawMFAResponse: Codable, Sendable, Hashable {
 
 /// `accounts/mfaSignIn:start`: after a first factor answered `mfaPendingCredential`, a code to the
 /// enrolled phone.
-public struct StartMFASignInRequest: AuthRPCRequest, Hashable {
-    public typealias Response = StartMFASignInResponse
-    public static let endpoint = IdentityToolkitEndpoint.startMFASignIn
-    public var mfaPendingCredential: String?
-    public var mfaEnrollmentId: String?
-    public var phoneSignInInfo: StartMFAPhoneRequestInfo?
-    public var tenantId: String?
-    public init(mfaPendingCredential: String?, mfaEnrollmentId: String?, phoneSignInInfo: StartMFAPhoneRequestInfo?,
+package struct StartMFASignInRequest: AuthRPCRequest, Hashable {
+    package typealias Response = StartMFASignInResponse
+    package static let endpoint = IdentityToolkitEndpoint.startMFASignIn
+    package var mfaPendingCredential: String?
+    package var mfaEnrollmentId: String?
+    package var phoneSignInInfo: StartMFAPhoneRequestInfo?
+    package var tenantId: String?
+    package init(mfaPendingCredential: String?, mfaEnrollmentId: String?, phoneSignInInfo: StartMFAPhoneRequestInfo?,
                 tenantId: String? = nil) {
         self.mfaPendingCredential = mfaPendingCredential
         self.mfaEnrollmentId = mfaEnrollmentId
@@ -157,29 +157,29 @@ public struct StartMFASignInRequest: AuthRPCRequest, Hashable {
     }
 }
 
-public struct StartMFASignInResponse: Codable, Sendable, Hashable {
-    public var phoneResponseInfo: StartMFAPhoneResponseInfo?
-    public init(phoneResponseInfo: StartMFAPhoneResponseInfo?) { self.phoneResponseInfo = phoneResponseInfo }
+package struct StartMFASignInResponse: Codable, Sendable, Hashable {
+    package var phoneResponseInfo: StartMFAPhoneResponseInfo?
+    package init(phoneResponseInfo: StartMFAPhoneResponseInfo?) { self.phoneResponseInfo = phoneResponseInfo }
 }
 
 /// `accounts/mfaSignIn:finalize`.
-public struct FinalizeMFASignInRequest: AuthRPCRequest, Hashable {
-    public typealias Response = FinalizeMFASignInResponse
-    public static let endpoint = IdentityToolkitEndpoint.finalizeMFASignIn
-    public var mfaPendingCredential: String?
-    public var phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?
-    public var tenantId: String?
-    public init(mfaPendingCredential: String?, phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?, tenantId: String? = nil) {
+package struct FinalizeMFASignInRequest: AuthRPCRequest, Hashable {
+    package typealias Response = FinalizeMFASignInResponse
+    package static let endpoint = IdentityToolkitEndpoint.finalizeMFASignIn
+    package var mfaPendingCredential: String?
+    package var phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?
+    package var tenantId: String?
+    package init(mfaPendingCredential: String?, phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?, tenantId: String? = nil) {
         self.mfaPendingCredential = mfaPendingCredential
         self.phoneVerificationInfo = phoneVerificationInfo
         self.tenantId = tenantId
     }
 }
 
-public struct FinalizeMFASignInResponse: Codable, Sendable, Hashable {
-    public var idToken: String?
-    public var refreshToken: String?
-    public init(idToken: String?, refreshToken: String?) {
+package struct FinalizeMFASignInResponse: Codable, Sendable, Hashable {
+    package var idToken: String?
+    package var refreshToken: String?
+    package init(idToken: String?, refreshToken: String?) {
         self.idToken = idToken
         self.refreshToken = refreshToken
     }

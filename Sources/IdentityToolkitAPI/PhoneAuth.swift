@@ -7,25 +7,25 @@ import Foundation
 
 /// `verifyClient`: the app's APNs token; the backend answers with a receipt and pushes the matching
 /// secret to the device.
-public struct VerifyClientRequest: AuthRPCRequest, Hashable {
-    public typealias Response = VerifyClientResponse
-    public static let endpoint = IdentityToolkitEndpoint.verifyClient
+package struct VerifyClientRequest: AuthRPCRequest, Hashable {
+    package typealias Response = VerifyClientResponse
+    package static let endpoint = IdentityToolkitEndpoint.verifyClient
     /// The APNs token, uppercase hex.
-    public var appToken: String?
+    package var appToken: String?
     /// Sent (as `true`) only for a sandbox token; absent means production.
-    public var isSandbox: Bool?
+    package var isSandbox: Bool?
 
-    public init(appToken: String?, isSandbox: Bool) {
+    package init(appToken: String?, isSandbox: Bool) {
         self.appToken = appToken
         self.isSandbox = isSandbox ? true : nil
     }
 }
 
-public struct VerifyClientResponse: Codable, Sendable, Hashable {
-    public var receipt: String?
+package struct VerifyClientResponse: Codable, Sendable, Hashable {
+    package var receipt: String?
     /// Seconds to wait for the push, as a string (the SDK reads it with `Double(_:)`).
-    public var suggestedTimeout: String?
-    public init(receipt: String?, suggestedTimeout: String?) {
+    package var suggestedTimeout: String?
+    package init(receipt: String?, suggestedTimeout: String?) {
         self.receipt = receipt
         self.suggestedTimeout = suggestedTimeout
     }
@@ -33,28 +33,28 @@ public struct VerifyClientResponse: Codable, Sendable, Hashable {
 
 /// `sendVerificationCode`: the number, and the proof that the app is real (an app credential or a
 /// reCAPTCHA token; neither in test mode).
-public struct SendVerificationCodeRequest: AuthRPCRequest, Hashable {
-    public typealias Response = SendVerificationCodeResponse
-    public static let endpoint = IdentityToolkitEndpoint.sendVerificationCode
-    public var phoneNumber: String?
+package struct SendVerificationCodeRequest: AuthRPCRequest, Hashable {
+    package typealias Response = SendVerificationCodeResponse
+    package static let endpoint = IdentityToolkitEndpoint.sendVerificationCode
+    package var phoneNumber: String?
     /// The app credential: the receipt from verifyClient…
-    public var iosReceipt: String?
+    package var iosReceipt: String?
     /// …and the secret its silent push carried.
-    public var iosSecret: String?
+    package var iosSecret: String?
     /// The reCAPTCHA v2 token from the fallback page.
-    public var recaptchaToken: String?
+    package var recaptchaToken: String?
     /// A reCAPTCHA Enterprise token, or `NO_RECAPTCHA` (SMS defense in AUDIT or ENFORCE).
-    public var captchaResponse: String?
+    package var captchaResponse: String?
     /// `RECAPTCHA_ENTERPRISE` with `captchaResponse`.
-    public var recaptchaVersion: RecaptchaVersion?
+    package var recaptchaVersion: RecaptchaVersion?
     /// `CLIENT_TYPE_IOS` from the SDK.
-    public var clientType: String?
-    public var tenantId: String?
+    package var clientType: String?
+    package var tenantId: String?
     /// Android's proofs, accepted in the shape only.
-    public var playIntegrityToken: String?
-    public var safetyNetToken: String?
+    package var playIntegrityToken: String?
+    package var safetyNetToken: String?
 
-    public init(phoneNumber: String?, iosReceipt: String? = nil, iosSecret: String? = nil, recaptchaToken: String? = nil,
+    package init(phoneNumber: String?, iosReceipt: String? = nil, iosSecret: String? = nil, recaptchaToken: String? = nil,
                 captchaResponse: String? = nil, recaptchaVersion: RecaptchaVersion? = nil, clientType: String? = nil, tenantId: String? = nil) {
         self.phoneNumber = phoneNumber
         self.iosReceipt = iosReceipt
@@ -67,29 +67,29 @@ public struct SendVerificationCodeRequest: AuthRPCRequest, Hashable {
     }
 }
 
-public struct SendVerificationCodeResponse: Codable, Sendable, Hashable {
+package struct SendVerificationCodeResponse: Codable, Sendable, Hashable {
     /// The verification ID the app keeps until the user types the code.
-    public var sessionInfo: String?
-    public init(sessionInfo: String?) { self.sessionInfo = sessionInfo }
+    package var sessionInfo: String?
+    package init(sessionInfo: String?) { self.sessionInfo = sessionInfo }
 }
 
 /// `verifyPhoneNumber` (v1 `accounts:signInWithPhoneNumber`): the code for a session, or a
 /// temporary proof; with `idToken` to link or reauthenticate.
-public struct VerifyPhoneNumberRequest: AuthRPCRequest, Hashable {
-    public typealias Response = VerifyPhoneNumberResponse
-    public static let endpoint = IdentityToolkitEndpoint.verifyPhoneNumber
+package struct VerifyPhoneNumberRequest: AuthRPCRequest, Hashable {
+    package typealias Response = VerifyPhoneNumberResponse
+    package static let endpoint = IdentityToolkitEndpoint.verifyPhoneNumber
     /// The verification ID.
-    public var sessionInfo: String?
-    public var code: String?
+    package var sessionInfo: String?
+    package var code: String?
     /// The signed-in user's ID token, when linking or reauthenticating.
-    public var idToken: String?
-    public var temporaryProof: String?
-    public var phoneNumber: String?
+    package var idToken: String?
+    package var temporaryProof: String?
+    package var phoneNumber: String?
     /// `SIGN_UP_OR_IN`, `REAUTH`, `LINK`, `UPDATE` (`VERIFY_OP_UNSPECIFIED`).
-    public var operation: PhoneSignInOperation?
-    public var tenantId: String?
+    package var operation: PhoneSignInOperation?
+    package var tenantId: String?
 
-    public init(sessionInfo: String?, code: String?, idToken: String? = nil, temporaryProof: String? = nil,
+    package init(sessionInfo: String?, code: String?, idToken: String? = nil, temporaryProof: String? = nil,
                 phoneNumber: String? = nil, operation: PhoneSignInOperation? = nil, tenantId: String? = nil) {
         self.sessionInfo = sessionInfo
         self.code = code
@@ -101,19 +101,19 @@ public struct VerifyPhoneNumberRequest: AuthRPCRequest, Hashable {
     }
 }
 
-public struct VerifyPhoneNumberResponse: Codable, Sendable, Hashable {
-    public var idToken: String?
-    public var refreshToken: String?
+package struct VerifyPhoneNumberResponse: Codable, Sendable, Hashable {
+    package var idToken: String?
+    package var refreshToken: String?
     /// Seconds, as a string ("3600").
-    public var expiresIn: String?
-    public var localId: String?
-    public var isNewUser: Bool?
-    public var phoneNumber: String?
+    package var expiresIn: String?
+    package var localId: String?
+    package var isNewUser: Bool?
+    package var phoneNumber: String?
     /// With `phoneNumber`, instead of a session: the number belongs to another account.
-    public var temporaryProof: String?
-    public var temporaryProofExpiresIn: String?
+    package var temporaryProof: String?
+    package var temporaryProofExpiresIn: String?
 
-    public init(idToken: String? = nil, refreshToken: String? = nil, expiresIn: String? = nil, localId: String? = nil,
+    package init(idToken: String? = nil, refreshToken: String? = nil, expiresIn: String? = nil, localId: String? = nil,
                 isNewUser: Bool? = nil, phoneNumber: String? = nil, temporaryProof: String? = nil,
                 temporaryProofExpiresIn: String? = nil) {
         self.idToken = idToken
@@ -128,18 +128,18 @@ public struct VerifyPhoneNumberResponse: Codable, Sendable, Hashable {
 }
 
 /// `getProjectConfig`: a GET without parameters; the answer names the auth domains.
-public struct GetProjectConfigRequest: AuthRPCQueryRequest, Hashable {
-    public typealias Response = GetProjectConfigResponse
-    public static let endpoint = IdentityToolkitEndpoint.getProjectConfig
-    public init() {}
-    public init(queryItems: [URLQueryItem]) {}
+package struct GetProjectConfigRequest: AuthRPCQueryRequest, Hashable {
+    package typealias Response = GetProjectConfigResponse
+    package static let endpoint = IdentityToolkitEndpoint.getProjectConfig
+    package init() {}
+    package init(queryItems: [URLQueryItem]) {}
 }
 
-public struct GetProjectConfigResponse: Codable, Sendable, Hashable {
-    public var projectId: String?
+package struct GetProjectConfigResponse: Codable, Sendable, Hashable {
+    package var projectId: String?
     /// The first one ending in `firebaseapp.com` (else `web.app`) hosts the reCAPTCHA page.
-    public var authorizedDomains: [String]?
-    public init(projectId: String?, authorizedDomains: [String]?) {
+    package var authorizedDomains: [String]?
+    package init(projectId: String?, authorizedDomains: [String]?) {
         self.projectId = projectId
         self.authorizedDomains = authorizedDomains
     }
@@ -147,26 +147,26 @@ public struct GetProjectConfigResponse: Codable, Sendable, Hashable {
 
 /// `GET …/v2/recaptchaConfig?key=…&clientType=CLIENT_TYPE_IOS&version=RECAPTCHA_ENTERPRISE[&tenantId=…]`:
 /// the project's reCAPTCHA Enterprise site key and enforcement state per provider.
-public struct GetRecaptchaConfigRequest: AuthRPCQueryRequest, Hashable {
-    public typealias Response = GetRecaptchaConfigResponse
-    public static let endpoint = IdentityToolkitEndpoint.getRecaptchaConfig
-    public var clientType: String?
-    public var version: RecaptchaVersion?
-    public var tenantId: String?
+package struct GetRecaptchaConfigRequest: AuthRPCQueryRequest, Hashable {
+    package typealias Response = GetRecaptchaConfigResponse
+    package static let endpoint = IdentityToolkitEndpoint.getRecaptchaConfig
+    package var clientType: String?
+    package var version: RecaptchaVersion?
+    package var tenantId: String?
 
-    public init(clientType: String? = "CLIENT_TYPE_IOS", version: RecaptchaVersion? = .recaptchaEnterprise, tenantId: String? = nil) {
+    package init(clientType: String? = "CLIENT_TYPE_IOS", version: RecaptchaVersion? = .recaptchaEnterprise, tenantId: String? = nil) {
         self.clientType = clientType
         self.version = version
         self.tenantId = tenantId
     }
 
-    public init(queryItems: [URLQueryItem]) {
+    package init(queryItems: [URLQueryItem]) {
         func value(_ name: String) -> String? { queryItems.first { $0.name == name }?.value }
         self.init(clientType: value("clientType"), version: value("version").map(RecaptchaVersion.init(rawValue:)), tenantId: value("tenantId"))
     }
 
     /// In the SDK's order: clientType, version, then tenantId when there is one.
-    public var queryItems: [URLQueryItem] {
+    package var queryItems: [URLQueryItem] {
         var items: [URLQueryItem] = []
         if let clientType { items.append(URLQueryItem(name: "clientType", value: clientType)) }
         if let version { items.append(URLQueryItem(name: "version", value: version.rawValue)) }
@@ -175,24 +175,24 @@ public struct GetRecaptchaConfigRequest: AuthRPCQueryRequest, Hashable {
     }
 }
 
-public struct GetRecaptchaConfigResponse: Codable, Sendable, Hashable {
+package struct GetRecaptchaConfigResponse: Codable, Sendable, Hashable {
     /// One provider's enforcement: `provider` `EMAIL_PASSWORD_PROVIDER` or `PHONE_PROVIDER`,
     /// `enforcementState` `OFF`, `AUDIT` or `ENFORCE`.
-    public struct EnforcementState: Codable, Sendable, Hashable {
-        public var provider: RecaptchaProvider
-        public var enforcementState: String
-        public init(provider: RecaptchaProvider, enforcementState: String) {
+    package struct EnforcementState: Codable, Sendable, Hashable {
+        package var provider: RecaptchaProvider
+        package var enforcementState: String
+        package init(provider: RecaptchaProvider, enforcementState: String) {
             self.provider = provider
             self.enforcementState = enforcementState
         }
     }
     /// `projects/<project>/keys/<site key>`.
-    public var recaptchaKey: String?
-    public var recaptchaEnforcementState: [EnforcementState]?
-    public var useSmsTollFraudProtection: Bool?
-    public var useSmsBotScore: Bool?
+    package var recaptchaKey: String?
+    package var recaptchaEnforcementState: [EnforcementState]?
+    package var useSmsTollFraudProtection: Bool?
+    package var useSmsBotScore: Bool?
 
-    public init(recaptchaKey: String?, recaptchaEnforcementState: [EnforcementState]?, useSmsTollFraudProtection: Bool? = nil,
+    package init(recaptchaKey: String?, recaptchaEnforcementState: [EnforcementState]?, useSmsTollFraudProtection: Bool? = nil,
                 useSmsBotScore: Bool? = nil) {
         self.recaptchaKey = recaptchaKey
         self.recaptchaEnforcementState = recaptchaEnforcementState
@@ -202,11 +202,11 @@ public struct GetRecaptchaConfigResponse: Codable, Sendable, Hashable {
 }
 
 /// One SMS in the Auth Emulator's outbox.
-public struct VerificationCode: Codable, Sendable, Hashable {
-    public var code: String
-    public var phoneNumber: String
-    public var sessionInfo: String
-    public init(code: String, phoneNumber: String, sessionInfo: String) {
+package struct VerificationCode: Codable, Sendable, Hashable {
+    package var code: String
+    package var phoneNumber: String
+    package var sessionInfo: String
+    package init(code: String, phoneNumber: String, sessionInfo: String) {
         self.code = code
         self.phoneNumber = phoneNumber
         self.sessionInfo = sessionInfo
@@ -214,33 +214,33 @@ public struct VerificationCode: Codable, Sendable, Hashable {
 }
 
 /// `GET /emulator/v1/projects/{project}/verificationCodes`.
-public struct VerificationCodesResponse: Codable, Sendable, Hashable {
-    public var verificationCodes: [VerificationCode]
-    public init(verificationCodes: [VerificationCode]) { self.verificationCodes = verificationCodes }
+package struct VerificationCodesResponse: Codable, Sendable, Hashable {
+    package var verificationCodes: [VerificationCode]
+    package init(verificationCodes: [VerificationCode]) { self.verificationCodes = verificationCodes }
 }
 
 /// The silent push `verifyClient` sends: `{"aps":{"content-available":1},"com.google.firebase.auth":{"receipt":…,"secret":…}}`,
 /// which the app hands to `Auth.canHandleNotification(_:)`.
-public struct FirebaseAuthPush: Codable, Sendable, Hashable {
-    public struct APS: Codable, Sendable, Hashable {
-        public var contentAvailable: Int
+package struct FirebaseAuthPush: Codable, Sendable, Hashable {
+    package struct APS: Codable, Sendable, Hashable {
+        package var contentAvailable: Int
         enum CodingKeys: String, CodingKey { case contentAvailable = "content-available" }
     }
-    public struct Credential: Codable, Sendable, Hashable {
-        public var receipt: String
-        public var secret: String
+    package struct Credential: Codable, Sendable, Hashable {
+        package var receipt: String
+        package var secret: String
     }
-    public var aps: APS
-    public var firebaseAuth: Credential
+    package var aps: APS
+    package var firebaseAuth: Credential
     enum CodingKeys: String, CodingKey { case aps, firebaseAuth = "com.google.firebase.auth" }
 
-    public init(receipt: String, secret: String) {
+    package init(receipt: String, secret: String) {
         aps = APS(contentAvailable: 1)
         firebaseAuth = Credential(receipt: receipt, secret: secret)
     }
 
     /// The payload's JSON bytes (keys sorted).
-    public var payload: [UInt8] {
+    package var payload: [UInt8] {
         // Strings and an integer always encode.
         (try? IdentityToolkitJSON.encode(self)) ?? []
     }
@@ -249,10 +249,10 @@ public struct FirebaseAuthPush: Codable, Sendable, Hashable {
 /// The error the reCAPTCHA page reports in its redirect (`firebaseError`, as the web widget writes
 /// it): `{"code":"auth/network-request-failed","message":"…"}`. The SDK maps `code`
 /// (FirebaseAuth 12.19 `PhoneAuthProvider.swift`, `AuthWebUtils.swift`).
-public struct FirebaseWebError: Codable, Sendable, Hashable {
-    public var code: String
-    public var message: String
-    public init(code: String, message: String) {
+package struct FirebaseWebError: Codable, Sendable, Hashable {
+    package var code: String
+    package var message: String
+    package init(code: String, message: String) {
         self.code = code
         self.message = message
     }
@@ -261,24 +261,24 @@ public struct FirebaseWebError: Codable, Sendable, Hashable {
 /// The project's reCAPTCHA config as the Admin API writes it (`projects/{p}/config`
 /// `recaptchaConfig`; `updateProjectConfig` in the Admin SDKs), and as `authsim backend` takes it at
 /// `GET`/`PATCH /emulator/v1/projects/{p}/config`.
-public struct ProjectRecaptchaConfig: Codable, Sendable, Hashable {
+package struct ProjectRecaptchaConfig: Codable, Sendable, Hashable {
     /// One managed rule for SMS toll fraud: scores from `startScore` up get `action` (`BLOCK`).
-    public struct TollFraudRule: Codable, Sendable, Hashable {
-        public var startScore: Double
-        public var action: RecaptchaRuleAction
-        public init(startScore: Double, action: RecaptchaRuleAction = .block) {
+    package struct TollFraudRule: Codable, Sendable, Hashable {
+        package var startScore: Double
+        package var action: RecaptchaRuleAction
+        package init(startScore: Double, action: RecaptchaRuleAction = .block) {
             self.startScore = startScore
             self.action = action
         }
     }
     /// `OFF`, `AUDIT` or `ENFORCE`.
-    public var phoneEnforcementState: String?
+    package var phoneEnforcementState: String?
     /// Always `OFF` here (email/password is not modelled).
-    public var emailPasswordEnforcementState: String?
-    public var useSmsTollFraudProtection: Bool?
-    public var useSmsBotScore: Bool?
-    public var tollFraudManagedRules: [TollFraudRule]?
-    public init(phoneEnforcementState: String? = nil, emailPasswordEnforcementState: String? = nil, useSmsTollFraudProtection: Bool? = nil,
+    package var emailPasswordEnforcementState: String?
+    package var useSmsTollFraudProtection: Bool?
+    package var useSmsBotScore: Bool?
+    package var tollFraudManagedRules: [TollFraudRule]?
+    package init(phoneEnforcementState: String? = nil, emailPasswordEnforcementState: String? = nil, useSmsTollFraudProtection: Bool? = nil,
                 useSmsBotScore: Bool? = nil, tollFraudManagedRules: [TollFraudRule]? = nil) {
         self.phoneEnforcementState = phoneEnforcementState
         self.emailPasswordEnforcementState = emailPasswordEnforcementState
@@ -292,38 +292,38 @@ public struct ProjectRecaptchaConfig: Codable, Sendable, Hashable {
 /// its `signIn` and `emailPrivacyConfig`, and what authsim adds: the Admin API's
 /// `signIn.phoneNumber.testPhoneNumbers`, its `recaptchaConfig` (SMS defense), and the APNs
 /// channel's settings (`authsim`, read-only: flags set them).
-public struct EmulatorProjectConfig: Codable, Sendable, Hashable {
-    public struct SignIn: Codable, Sendable, Hashable {
-        public struct PhoneNumber: Codable, Sendable, Hashable {
-            public var enabled: Bool?
+package struct EmulatorProjectConfig: Codable, Sendable, Hashable {
+    package struct SignIn: Codable, Sendable, Hashable {
+        package struct PhoneNumber: Codable, Sendable, Hashable {
+            package var enabled: Bool?
             /// Fictional numbers and their fixed 6-digit codes (at most 10).
-            public var testPhoneNumbers: [String: String]?
-            public init(enabled: Bool? = nil, testPhoneNumbers: [String: String]? = nil) {
+            package var testPhoneNumbers: [String: String]?
+            package init(enabled: Bool? = nil, testPhoneNumbers: [String: String]? = nil) {
                 self.enabled = enabled
                 self.testPhoneNumbers = testPhoneNumbers
             }
         }
         /// The emulator's setting; kept and echoed (there is no email sign-in here).
-        public var allowDuplicateEmails: Bool?
-        public var phoneNumber: PhoneNumber?
-        public init(allowDuplicateEmails: Bool? = nil, phoneNumber: PhoneNumber? = nil) {
+        package var allowDuplicateEmails: Bool?
+        package var phoneNumber: PhoneNumber?
+        package init(allowDuplicateEmails: Bool? = nil, phoneNumber: PhoneNumber? = nil) {
             self.allowDuplicateEmails = allowDuplicateEmails
             self.phoneNumber = phoneNumber
         }
     }
-    public struct EmailPrivacyConfig: Codable, Sendable, Hashable {
-        public var enableImprovedEmailPrivacy: Bool?
-        public init(enableImprovedEmailPrivacy: Bool?) { self.enableImprovedEmailPrivacy = enableImprovedEmailPrivacy }
+    package struct EmailPrivacyConfig: Codable, Sendable, Hashable {
+        package var enableImprovedEmailPrivacy: Bool?
+        package init(enableImprovedEmailPrivacy: Bool?) { self.enableImprovedEmailPrivacy = enableImprovedEmailPrivacy }
     }
     /// The silent-push channel, as the backend was started.
-    public struct Channel: Codable, Sendable, Hashable {
-        public var bundleID: String?
-        public var suggestedTimeoutSeconds: Int?
-        public var receiptLifetimeSeconds: Int?
-        public var codeLifetimeSeconds: Int?
-        public var fixedSMSCode: String?
-        public var idSeed: Bool?
-        public init(bundleID: String?, suggestedTimeoutSeconds: Int?, receiptLifetimeSeconds: Int?, codeLifetimeSeconds: Int?,
+    package struct Channel: Codable, Sendable, Hashable {
+        package var bundleID: String?
+        package var suggestedTimeoutSeconds: Int?
+        package var receiptLifetimeSeconds: Int?
+        package var codeLifetimeSeconds: Int?
+        package var fixedSMSCode: String?
+        package var idSeed: Bool?
+        package init(bundleID: String?, suggestedTimeoutSeconds: Int?, receiptLifetimeSeconds: Int?, codeLifetimeSeconds: Int?,
                     fixedSMSCode: String?, idSeed: Bool?) {
             self.bundleID = bundleID
             self.suggestedTimeoutSeconds = suggestedTimeoutSeconds
@@ -333,11 +333,11 @@ public struct EmulatorProjectConfig: Codable, Sendable, Hashable {
             self.idSeed = idSeed
         }
     }
-    public var signIn: SignIn?
-    public var emailPrivacyConfig: EmailPrivacyConfig?
-    public var recaptchaConfig: ProjectRecaptchaConfig?
-    public var authsim: Channel?
-    public init(signIn: SignIn? = nil, emailPrivacyConfig: EmailPrivacyConfig? = nil, recaptchaConfig: ProjectRecaptchaConfig? = nil,
+    package var signIn: SignIn?
+    package var emailPrivacyConfig: EmailPrivacyConfig?
+    package var recaptchaConfig: ProjectRecaptchaConfig?
+    package var authsim: Channel?
+    package init(signIn: SignIn? = nil, emailPrivacyConfig: EmailPrivacyConfig? = nil, recaptchaConfig: ProjectRecaptchaConfig? = nil,
                 authsim: Channel? = nil) {
         self.signIn = signIn
         self.emailPrivacyConfig = emailPrivacyConfig
@@ -347,8 +347,8 @@ public struct EmulatorProjectConfig: Codable, Sendable, Hashable {
 }
 
 extension EmulatorProjectConfig: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["signIn", "emailPrivacyConfig", "recaptchaConfig", "authsim"]
-    public static var unsupportedFields: [String: String] {
+    package static let schemaFields: Set<String> = ["signIn", "emailPrivacyConfig", "recaptchaConfig", "authsim"]
+    package static var unsupportedFields: [String: String] {
         ["authsim": "the APNs channel's settings are read-only here: start authsim backend with other flags"]
     }
 }

@@ -5,37 +5,37 @@ import Foundation
 // RecaptchaEnterprise SDK makes to Google's reCAPTCHA service, which `authsim backend` simulates.
 
 /// The reCAPTCHA enforcement state of a provider (`OFF`, `AUDIT`, `ENFORCE`).
-public enum RecaptchaEnforcement: String, Sendable, Hashable, Codable, CaseIterable {
+package enum RecaptchaEnforcement: String, Sendable, Hashable, Codable, CaseIterable {
     case off = "OFF", audit = "AUDIT", enforce = "ENFORCE"
 
     /// `off`, `audit`, `enforce` in any case.
-    public init?(argument: String) { self.init(rawValue: argument.uppercased()) }
+    package init?(argument: String) { self.init(rawValue: argument.uppercased()) }
 }
 
 /// The actions the SDK names its reCAPTCHA Enterprise tokens with (`AuthRecaptchaAction`).
-public enum RecaptchaAction: String, Sendable, Hashable, Codable, CaseIterable {
+package enum RecaptchaAction: String, Sendable, Hashable, Codable, CaseIterable {
     case sendVerificationCode, mfaSmsEnrollment, mfaSmsSignIn, signInWithPassword, getOobCode, signUpPassword, defaultAction
 }
 
 /// The simulated reCAPTCHA Enterprise service: what the RecaptchaEnterprise SDK asks it.
-public struct RecaptchaEnterpriseExecuteRequest: Codable, Sendable, Hashable {
-    public var siteKey: String
-    public var action: String
+package struct RecaptchaEnterpriseExecuteRequest: Codable, Sendable, Hashable {
+    package var siteKey: String
+    package var action: String
     /// The app's bundle ID (keys for iOS are restricted to bundle IDs).
-    public var bundleID: String
-    public init(siteKey: String, action: String, bundleID: String) {
+    package var bundleID: String
+    package init(siteKey: String, action: String, bundleID: String) {
         self.siteKey = siteKey
         self.action = action
         self.bundleID = bundleID
     }
 }
 
-public struct RecaptchaEnterpriseExecuteResponse: Codable, Sendable, Hashable {
-    public var token: String
-    public init(token: String) { self.token = token }
+package struct RecaptchaEnterpriseExecuteResponse: Codable, Sendable, Hashable {
+    package var token: String
+    package init(token: String) { self.token = token }
 }
 
 /// Where the simulated reCAPTCHA Enterprise service answers (on the backend's port).
-public enum RecaptchaEnterpriseService {
-    public static let executePath = "/recaptchaenterprise.googleapis.com/v1/ios:execute"
+package enum RecaptchaEnterpriseService {
+    package static let executePath = "/recaptchaenterprise.googleapis.com/v1/ios:execute"
 }

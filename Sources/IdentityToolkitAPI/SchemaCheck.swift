@@ -11,7 +11,7 @@ import Utilities
 /// (`src/emulator/auth/apiSpec.ts`), held against Google's published document by
 /// Tests/IdentityToolkitAPITests/DiscoveryContractTests.swift (equal but for the passkey fields
 /// the emulator's spec has and the document's revision does not).
-public protocol SchemaCheckedMessage: Decodable {
+package protocol SchemaCheckedMessage: Decodable {
     /// Every field of the REST message.
     static var schemaFields: Set<String> { get }
     /// Fields of the schema this backend refuses, with why.
@@ -19,11 +19,11 @@ public protocol SchemaCheckedMessage: Decodable {
 }
 
 extension SchemaCheckedMessage {
-    public static var unsupportedFields: [String: String] { [:] }
+    package static var unsupportedFields: [String: String] { [:] }
 
     /// Checks the top-level fields of a JSON object against the schema (`path` names where the
     /// object sits, for nested ones).
-    public static func checkFields(of object: [String: JSONValue], at path: String? = nil,
+    package static func checkFields(of object: [String: JSONValue], at path: String? = nil,
                                    what: String) throws(IdentityToolkitError) {
         for name in object.keys.sorted() {
             guard schemaFields.contains(name) else { throw IdentityToolkitError.unknownField(name, at: path) }
@@ -38,7 +38,7 @@ extension SchemaCheckedMessage {
 extension IdentityToolkitJSON {
     /// Decodes a body of a schema-checked message: a JSON object, its fields in the schema and
     /// implemented here, then the typed decode (wrong types answer which field).
-    public static func decodeChecked<T: SchemaCheckedMessage>(_ type: T.Type, from bytes: some Collection<UInt8>,
+    package static func decodeChecked<T: SchemaCheckedMessage>(_ type: T.Type, from bytes: some Collection<UInt8>,
                                                               what: String) throws(IdentityToolkitError) -> T {
         try T.checkFields(of: try object(from: bytes, what: what), what: what)
         return try decode(type, from: bytes)
@@ -46,7 +46,7 @@ extension IdentityToolkitJSON {
 
     /// A body as a JSON object, for its fields to be checked; anything else is the front end's
     /// INVALID_ARGUMENT (not JSON, or JSON but not an object).
-    public static func object(from bytes: some Collection<UInt8>, what: String) throws(IdentityToolkitError) -> [String: JSONValue] {
+    package static func object(from bytes: some Collection<UInt8>, what: String) throws(IdentityToolkitError) -> [String: JSONValue] {
         do { return try JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) } catch {
             if (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))) != nil {
                 throw IdentityToolkitError(.invalidJSON, frontend: .init(
@@ -73,11 +73,11 @@ enum Unsupported {
 }
 
 extension SignUpNewUserRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = [
+    package static let schemaFields: Set<String> = [
         "captchaChallenge", "captchaResponse", "clientType", "disabled", "displayName", "email", "emailVerified", "idToken", "instanceId",
         "localId", "mfaInfo", "password", "phoneNumber", "photoUrl", "recaptchaVersion", "targetProjectId", "tenantId",
     ]
-    public static var unsupportedFields: [String: String] {
+    package static var unsupportedFields: [String: String] {
         ["tenantId": Unsupported.tenants, "targetProjectId": Unsupported.delegation,
          "captchaChallenge": Unsupported.captcha, "captchaResponse": Unsupported.captcha, "clientType": Unsupported.captcha,
          "recaptchaVersion": Unsupported.captcha, "idToken": "an admin create makes a new user; it links nothing",
@@ -86,23 +86,23 @@ extension SignUpNewUserRequest: SchemaCheckedMessage {
 }
 
 extension GetAccountInfoRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = [
+    package static let schemaFields: Set<String> = [
         "delegatedProjectNumber", "email", "federatedUserId", "idToken", "initialEmail", "localId", "phoneNumber", "targetProjectId", "tenantId",
     ]
-    public static var unsupportedFields: [String: String] {
+    package static var unsupportedFields: [String: String] {
         ["delegatedProjectNumber": Unsupported.delegation, "targetProjectId": Unsupported.delegation, "tenantId": Unsupported.tenants,
          "initialEmail": Unsupported.initialEmail]
     }
 }
 
 extension SetAccountInfoRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = [
+    package static let schemaFields: Set<String> = [
         "captchaChallenge", "captchaResponse", "createdAt", "customAttributes", "delegatedProjectNumber", "deleteAttribute", "deleteProvider",
         "disableUser", "displayName", "email", "emailVerified", "idToken", "instanceId", "lastLoginAt", "linkProviderUserInfo", "localId",
         "mfa", "oobCode", "password", "phoneNumber", "photoUrl", "provider", "returnSecureToken", "targetProjectId", "tenantId",
         "upgradeToFederatedLogin", "validSince", "deletePasskey",
     ]
-    public static var unsupportedFields: [String: String] {
+    package static var unsupportedFields: [String: String] {
         ["tenantId": Unsupported.tenants,
          "targetProjectId": Unsupported.delegation, "delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation,
          "captchaChallenge": Unsupported.captcha, "captchaResponse": Unsupported.captcha, "provider": "not implemented (nor in the Auth Emulator)",
@@ -112,23 +112,23 @@ extension SetAccountInfoRequest: SchemaCheckedMessage {
 }
 
 extension DeleteAccountRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["delegatedProjectNumber", "idToken", "localId", "targetProjectId", "tenantId"]
-    public static var unsupportedFields: [String: String] {
+    package static let schemaFields: Set<String> = ["delegatedProjectNumber", "idToken", "localId", "targetProjectId", "tenantId"]
+    package static var unsupportedFields: [String: String] {
         ["delegatedProjectNumber": Unsupported.delegation, "targetProjectId": Unsupported.delegation, "tenantId": Unsupported.tenants]
     }
 }
 
 extension BatchDeleteAccountsRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["force", "localIds", "tenantId"]
-    public static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
+    package static let schemaFields: Set<String> = ["force", "localIds", "tenantId"]
+    package static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
 }
 
 extension UploadAccountRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = [
+    package static let schemaFields: Set<String> = [
         "allowOverwrite", "argon2Parameters", "blockSize", "cpuMemCost", "delegatedProjectNumber", "dkLen", "hashAlgorithm", "memoryCost",
         "parallelization", "passwordHashOrder", "rounds", "saltSeparator", "sanityCheck", "signerKey", "tenantId", "users",
     ]
-    public static var unsupportedFields: [String: String] {
+    package static var unsupportedFields: [String: String] {
         var refused = ["tenantId": Unsupported.tenants, "delegatedProjectNumber": Unsupported.delegation]
         for name in ["argon2Parameters", "blockSize", "cpuMemCost", "dkLen", "hashAlgorithm", "memoryCost", "parallelization",
                      "passwordHashOrder", "rounds", "saltSeparator", "signerKey"] {
@@ -139,24 +139,24 @@ extension UploadAccountRequest: SchemaCheckedMessage {
 }
 
 extension UserRecord: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = [
+    package static let schemaFields: Set<String> = [
         "createdAt", "customAttributes", "customAuth", "dateOfBirth", "disabled", "displayName", "email", "emailLinkSignin", "emailVerified",
         "initialEmail", "language", "lastLoginAt", "lastRefreshAt", "localId", "mfaInfo", "passwordHash", "passwordUpdatedAt", "phoneNumber",
         "photoUrl", "providerUserInfo", "rawPassword", "salt", "screenName", "tenantId", "timeZone", "validSince", "version", "passkeyInfo",
     ]
-    public static var unsupportedFields: [String: String] {
+    package static var unsupportedFields: [String: String] {
         ["rawPassword": Unsupported.passwords, "tenantId": Unsupported.tenants, "passkeyInfo": Unsupported.passkeys]
     }
 }
 
 extension QueryUserInfoRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["expression", "limit", "offset", "order", "returnUserInfo", "sortBy", "tenantId"]
-    public static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
+    package static let schemaFields: Set<String> = ["expression", "limit", "offset", "order", "returnUserInfo", "sortBy", "tenantId"]
+    package static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
 }
 
 extension VerifyCustomTokenRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["delegatedProjectNumber", "instanceId", "returnSecureToken", "tenantId", "token"]
-    public static var unsupportedFields: [String: String] {
+    package static let schemaFields: Set<String> = ["delegatedProjectNumber", "instanceId", "returnSecureToken", "tenantId", "token"]
+    package static var unsupportedFields: [String: String] {
         ["tenantId": Unsupported.tenants, "delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation]
     }
 }
@@ -165,11 +165,11 @@ extension VerifyCustomTokenRequest: SchemaCheckedMessage {
 /// but numbers are taken too, as Google's JSON parser takes them (the Python Admin SDK sends
 /// `validSince` and an import's `createdAt` as numbers).
 @propertyWrapper
-public struct Int64Text: Codable, Sendable, Hashable {
-    public var wrappedValue: String?
-    public init(wrappedValue: String?) { self.wrappedValue = wrappedValue }
+package struct Int64Text: Codable, Sendable, Hashable {
+    package var wrappedValue: String?
+    package init(wrappedValue: String?) { self.wrappedValue = wrappedValue }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             wrappedValue = nil
@@ -185,20 +185,20 @@ public struct Int64Text: Codable, Sendable, Hashable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
     }
 }
 
 extension KeyedDecodingContainer {
-    public func decode(_ type: Int64Text.Type, forKey key: Key) throws -> Int64Text {
+    package func decode(_ type: Int64Text.Type, forKey key: Key) throws -> Int64Text {
         try decodeIfPresent(type, forKey: key) ?? Int64Text(wrappedValue: nil)
     }
 }
 
 extension KeyedEncodingContainer {
-    public mutating func encode(_ value: Int64Text, forKey key: Key) throws {
+    package mutating func encode(_ value: Int64Text, forKey key: Key) throws {
         if let text = value.wrappedValue { try encode(text, forKey: key) }
     }
 }
@@ -208,58 +208,58 @@ extension KeyedEncodingContainer {
 // each list to its schema). What of the schema this backend implements is the toolkit's to say.
 
 extension VerifyClientRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["appToken", "isSandbox"]
+    package static let schemaFields: Set<String> = ["appToken", "isSandbox"]
 }
 
 extension SendVerificationCodeRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = [
+    package static let schemaFields: Set<String> = [
         "autoRetrievalInfo", "captchaResponse", "clientType", "iosReceipt", "iosSecret", "phoneNumber", "playIntegrityToken", "recaptchaToken",
         "recaptchaVersion", "safetyNetToken", "tenantId",
     ]
 }
 
 extension VerifyPhoneNumberRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = [
+    package static let schemaFields: Set<String> = [
         "code", "idToken", "operation", "phoneNumber", "sessionInfo", "temporaryProof", "tenantId", "verificationProof",
     ]
 }
 
 extension VerifyAssertionRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = [
+    package static let schemaFields: Set<String> = [
         "autoCreate", "delegatedProjectNumber", "idToken", "pendingIdToken", "pendingToken", "postBody", "requestUri", "returnIdpCredential",
         "returnRefreshToken", "returnSecureToken", "sessionId", "tenantId",
     ]
 }
 
 extension RevokeTokenRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["idToken", "providerId", "redirectUri", "tenantId", "token", "tokenType"]
+    package static let schemaFields: Set<String> = ["idToken", "providerId", "redirectUri", "tenantId", "token", "tokenType"]
 }
 
 extension StartMFAEnrollmentRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["idToken", "phoneEnrollmentInfo", "tenantId", "totpEnrollmentInfo"]
+    package static let schemaFields: Set<String> = ["idToken", "phoneEnrollmentInfo", "tenantId", "totpEnrollmentInfo"]
 }
 
 extension FinalizeMFAEnrollmentRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["displayName", "idToken", "phoneVerificationInfo", "tenantId", "totpVerificationInfo"]
+    package static let schemaFields: Set<String> = ["displayName", "idToken", "phoneVerificationInfo", "tenantId", "totpVerificationInfo"]
 }
 
 extension WithdrawMFARequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["idToken", "mfaEnrollmentId", "tenantId"]
+    package static let schemaFields: Set<String> = ["idToken", "mfaEnrollmentId", "tenantId"]
 }
 
 extension StartMFASignInRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["mfaEnrollmentId", "mfaPendingCredential", "phoneSignInInfo", "tenantId"]
+    package static let schemaFields: Set<String> = ["mfaEnrollmentId", "mfaPendingCredential", "phoneSignInInfo", "tenantId"]
 }
 
 extension FinalizeMFASignInRequest: SchemaCheckedMessage {
-    public static let schemaFields: Set<String> = ["mfaEnrollmentId", "mfaPendingCredential", "phoneVerificationInfo", "tenantId", "totpVerificationInfo"]
+    package static let schemaFields: Set<String> = ["mfaEnrollmentId", "mfaPendingCredential", "phoneVerificationInfo", "tenantId", "totpVerificationInfo"]
 }
 
 extension SchemaCheckedMessage {
     /// Only the names: a field the schema does not have is 400 `Unknown name`, as Google's front
     /// end answers before the service sees the call (the app's routes; what of the schema is
     /// implemented is the handler's to say).
-    public static func checkKnownFields(of bytes: some Collection<UInt8>, what: String) throws(IdentityToolkitError) {
+    package static func checkKnownFields(of bytes: some Collection<UInt8>, what: String) throws(IdentityToolkitError) {
         for name in try IdentityToolkitJSON.object(from: bytes, what: what).keys.sorted() where !schemaFields.contains(name) {
             throw IdentityToolkitError.unknownField(name, at: nil)
         }
@@ -272,7 +272,7 @@ extension IdentityToolkitJSON {
     /// names come from the same parse as the value (a sign-in decodes four such bodies). Anything
     /// else (a malformed body, a wrong type) is checked the slow way first, so an unknown field is
     /// named before a wrong type, as before.
-    public static func decodeKnownFields<T: SchemaCheckedMessage>(_ type: T.Type, from bytes: some Collection<UInt8>,
+    package static func decodeKnownFields<T: SchemaCheckedMessage>(_ type: T.Type, from bytes: some Collection<UInt8>,
                                                                   what: String) throws(IdentityToolkitError) -> T {
         let array = bytes as? [UInt8] ?? Array(bytes)
         if let (value, keys) = fastDecoder.decodeReportingKeys(type, from: array) {

@@ -3,17 +3,17 @@ import Utilities
 
 /// A JSON Web Key (RFC 7517) as Google and Apple publish them: EC keys (`crv`, `x`, `y`) or RSA
 /// keys (`n`, `e`).
-public struct JSONWebKey: Codable, Sendable, Hashable {
-    public var kty: String
-    public var kid: String?
-    public var alg: String?
-    public var use: String?
-    public var crv: String?
-    public var x: String?
-    public var y: String?
-    public var n: String?
-    public var e: String?
-    public init(kty: String, kid: String?, alg: String?, use: String? = "sig", crv: String? = nil, x: String? = nil,
+package struct JSONWebKey: Codable, Sendable, Hashable {
+    package var kty: String
+    package var kid: String?
+    package var alg: String?
+    package var use: String?
+    package var crv: String?
+    package var x: String?
+    package var y: String?
+    package var n: String?
+    package var e: String?
+    package init(kty: String, kid: String?, alg: String?, use: String? = "sig", crv: String? = nil, x: String? = nil,
                 y: String? = nil, n: String? = nil, e: String? = nil) {
         self.kty = kty
         self.kid = kid
@@ -28,24 +28,24 @@ public struct JSONWebKey: Codable, Sendable, Hashable {
 }
 
 /// `{"keys":[…]}`.
-public struct JSONWebKeySet: Codable, Sendable, Hashable {
-    public var keys: [JSONWebKey]
-    public init(keys: [JSONWebKey]) { self.keys = keys }
+package struct JSONWebKeySet: Codable, Sendable, Hashable {
+    package var keys: [JSONWebKey]
+    package init(keys: [JSONWebKey]) { self.keys = keys }
 
     /// Where Google publishes the keys of Firebase ID tokens, emulator-style:
     /// `https://www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com`.
-    public static let firebaseIDTokenKeysPath = "/www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com"
+    package static let firebaseIDTokenKeysPath = "/www.googleapis.com/robot/v1/metadata/jwk/securetoken@system.gserviceaccount.com"
 
     /// The key named `kid`.
-    public func key(id: String) -> JSONWebKey? { keys.first { $0.kid == id } }
+    package func key(id: String) -> JSONWebKey? { keys.first { $0.kid == id } }
 }
 
 /// A JWT's header.
-public struct JWTHeader: Codable, Sendable, Hashable {
-    public var alg: String
-    public var kid: String?
-    public var typ: String?
-    public init(alg: String, kid: String?, typ: String? = "JWT") {
+package struct JWTHeader: Codable, Sendable, Hashable {
+    package var alg: String
+    package var kid: String?
+    package var typ: String?
+    package init(alg: String, kid: String?, typ: String? = "JWT") {
         self.alg = alg
         self.kid = kid
         self.typ = typ
@@ -57,17 +57,17 @@ public struct JWTHeader: Codable, Sendable, Hashable {
 /// local ID, `auth_time` the sign-in (kept across refreshes), `firebase.sign_in_provider` and the
 /// identities per provider, and the user's custom claims (the Admin SDK's
 /// `set_custom_user_claims`, a custom token's `claims`) at the top level beside them.
-public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
-    public struct Firebase: Codable, Sendable, Hashable {
+package struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
+    package struct Firebase: Codable, Sendable, Hashable {
         /// `{"phone": ["+1…"], "apple.com": ["001234.…"], "email": ["…"]}`.
-        public var identities: [String: [String]]
+        package var identities: [String: [String]]
         /// `phone`, `apple.com`, `custom`, …
-        public var signInProvider: ProviderID
+        package var signInProvider: ProviderID
         /// `phone` when a second factor completed the sign-in.
-        public var signInSecondFactor: ProviderID?
+        package var signInSecondFactor: ProviderID?
         /// The enrollment ID of that second factor.
-        public var secondFactorIdentifier: String?
-        public init(identities: [String: [String]], signInProvider: ProviderID, signInSecondFactor: ProviderID? = nil,
+        package var secondFactorIdentifier: String?
+        package init(identities: [String: [String]], signInProvider: ProviderID, signInSecondFactor: ProviderID? = nil,
                     secondFactorIdentifier: String? = nil) {
             self.identities = identities
             self.signInProvider = signInProvider
@@ -79,30 +79,30 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
             case secondFactorIdentifier = "second_factor_identifier"
         }
     }
-    public var iss: String
-    public var aud: String
-    public var sub: String
-    public var userId: String
-    public var iat: Int
-    public var exp: Int
-    public var authTime: Int
-    public var phoneNumber: String?
-    public var email: String?
-    public var emailVerified: Bool?
-    public var name: String?
-    public var picture: String?
-    public var firebase: Firebase
+    package var iss: String
+    package var aud: String
+    package var sub: String
+    package var userId: String
+    package var iat: Int
+    package var exp: Int
+    package var authTime: Int
+    package var phoneNumber: String?
+    package var email: String?
+    package var emailVerified: Bool?
+    package var name: String?
+    package var picture: String?
+    package var firebase: Firebase
     /// Custom claims: written at the top level, never over a reserved claim
     /// (``reservedClaimNames``).
-    public var customClaims: [String: JSONValue]
+    package var customClaims: [String: JSONValue]
 
     /// What custom claims may not be named (firebase-tools `FORBIDDEN_CUSTOM_CLAIMS`, the Admin SDKs'
     /// `RESERVED_CLAIMS`).
-    public static let reservedClaimNames: Set<String> = [
+    package static let reservedClaimNames: Set<String> = [
         "iss", "aud", "sub", "iat", "exp", "nbf", "jti", "nonce", "azp", "acr", "amr", "cnf", "auth_time", "firebase", "at_hash", "c_hash",
     ]
 
-    public init(projectID: String, uid: String, issuedAt: Int, lifetime: Int = 3600, authTime: Int? = nil, phoneNumber: String? = nil,
+    package init(projectID: String, uid: String, issuedAt: Int, lifetime: Int = 3600, authTime: Int? = nil, phoneNumber: String? = nil,
                 email: String? = nil, emailVerified: Bool? = nil, name: String? = nil, picture: String? = nil,
                 customClaims: [String: JSONValue] = [:], firebase: Firebase) {
         iss = "https://securetoken.google.com/\(projectID)"
@@ -137,7 +137,7 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         init?(intValue: Int) { nil }
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         iss = try container.decode(String.self, forKey: .iss)
         aud = try container.decode(String.self, forKey: .aud)
@@ -160,7 +160,7 @@ public struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         customClaims = custom
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         // Custom claims first, then the service's own over them (as firebase-tools' generateJwt
         // spreads them): a custom `email` cannot pass for the verified one.
         var all = encoder.container(keyedBy: ClaimName.self)

@@ -1,8 +1,8 @@
 import APNsWire
 import DeviceLink
 import DeviceOS
-@_spi(Authsim) import FirebaseCore
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseCore
+import FirebaseAuthCore
 import Foundation
 import LocalPKI
 import RedirectInterceptor
@@ -35,7 +35,7 @@ public struct AppProfile: Sendable {
     public var provisioningProfile = ProvisioningProfileSource.forBuild
     /// The app's files (`Info.plist`, `GoogleService-Info.plist`, `embedded.mobileprovision`): when
     /// set, the bundle ID, URL schemes, Firebase options and provisioning profile come from them.
-    public var bundle: AppBundle? = nil
+    package var bundle: AppBundle? = nil
     /// Whether (and how) the app links the RecaptchaEnterprise SDK (SMS defense in AUDIT or ENFORCE needs it).
     public var recaptchaEnterprise: RecaptchaEnterpriseLinkage = .notLinked
 

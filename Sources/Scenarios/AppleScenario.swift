@@ -1,7 +1,7 @@
 import AuthBackend
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
-@_spi(Authsim) import FirebaseCore
+import FirebaseAuthCore
+import FirebaseCore
 import Foundation
 
 /// Sign in with Apple flows of scenario files, through the device's Apple sheet, the auth core and

@@ -1,6 +1,6 @@
 import APNsWire
 import AuthBackend
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 import LocalPKI

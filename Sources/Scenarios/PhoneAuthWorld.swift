@@ -4,8 +4,8 @@ import APNsWire
 import AuthBackend
 import DeviceLink
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
-@_spi(Authsim) import FirebaseCore
+import FirebaseAuthCore
+import FirebaseCore
 import Foundation
 import HTTPTransport
 import IdentityToolkitAPI

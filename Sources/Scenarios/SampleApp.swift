@@ -1,5 +1,5 @@
 import AuthBackend
-@_spi(Authsim) import FirebaseCore
+import FirebaseCore
 import Foundation
 import Utilities
 

@@ -2,7 +2,7 @@ import APNsReceiver
 import APNsWire
 import Utilities
 import AuthBackend
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 

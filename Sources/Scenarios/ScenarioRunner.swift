@@ -2,8 +2,8 @@ import APNsReceiver
 import APNsWire
 import AuthBackend
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
-@_spi(Authsim) import FirebaseCore
+import FirebaseAuthCore
+import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import LocalPKI

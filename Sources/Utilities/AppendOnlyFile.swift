@@ -7,11 +7,11 @@ import Darwin
 #endif
 
 /// Why a file of lines could not be opened or appended to.
-public struct FileStoreError: CodedError {
-    public enum Code: String, Sendable, Hashable { case create, open, write }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+package struct FileStoreError: CodedError {
+    package enum Code: String, Sendable, Hashable { case create, open, write }
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -22,12 +22,12 @@ public struct FileStoreError: CodedError {
 /// ``append(_:sync:)`` returns, the line is the kernel's: it survives the process being killed.
 ///
 /// The delivery and rejection logs of push-receiver and the backend's journal are such files.
-public final class AppendOnlyFile: Sendable {
-    public let file: URL
+package final class AppendOnlyFile: Sendable {
+    package let file: URL
     private let descriptor: Mutex<Int32>
 
     /// Opens (creating, with `mode`) `file` for appending; `what` names it in errors.
-    public init(file: URL, what: String, mode: mode_t = 0o644) throws(FileStoreError) {
+    package init(file: URL, what: String, mode: mode_t = 0o644) throws(FileStoreError) {
         do {
             try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
@@ -55,14 +55,14 @@ public final class AppendOnlyFile: Sendable {
     deinit { descriptor.withLock { if $0 >= 0 { close($0) } } }
 
     /// Appends `line` (which should end with a newline) in one piece.
-    public func append(_ line: String, sync: Bool = false) throws(FileStoreError) {
+    package func append(_ line: String, sync: Bool = false) throws(FileStoreError) {
         var line = line
         let failure = line.withUTF8 { writeAll(UnsafeRawBufferPointer($0), sync: sync) }
         if let failure { throw FileStoreError(.write, "cannot append to \(file.path): \(failure)") }
     }
 
     /// Appends `lines` (each ending with a newline) in one piece.
-    public func append(_ lines: [UInt8], sync: Bool = false) throws(FileStoreError) {
+    package func append(_ lines: [UInt8], sync: Bool = false) throws(FileStoreError) {
         let failure = lines.withUnsafeBytes { writeAll($0, sync: sync) }
         if let failure { throw FileStoreError(.write, "cannot append to \(file.path): \(failure)") }
     }
@@ -88,24 +88,24 @@ public final class AppendOnlyFile: Sendable {
 
 /// A complete line of a JSON-lines file that did not decode: cut by a writer's kill (a restarted
 /// writer ends the cut line before it appends), or not this file's kind at all.
-public struct UnreadableLine: Sendable, Hashable {
+package struct UnreadableLine: Sendable, Hashable {
     /// 1-based.
-    public let line: Int
+    package let line: Int
     /// Its first 80 bytes.
-    public let start: String
+    package let start: String
 }
 
 /// What a file of JSON lines held: the records read, and the lines that are not records.
-public struct JSONLinesRead<Record> {
-    public var records: [Record]
-    public var unreadable: [UnreadableLine]
+package struct JSONLinesRead<Record> {
+    package var records: [Record]
+    package var unreadable: [UnreadableLine]
 }
 
 extension AppendOnlyFile {
     /// Reads a file of JSON lines back, each through `decode`. A last line without its newline
     /// is left out (a writer killed mid-line leaves one); any other line `decode` refuses is kept
     /// in ``JSONLinesRead/unreadable``, so that a reader can say so rather than report nothing.
-    public static func lines<T>(in file: URL, what: String, _ decode: (Data) throws -> T) throws(FileStoreError) -> JSONLinesRead<T> {
+    package static func lines<T>(in file: URL, what: String, _ decode: (Data) throws -> T) throws(FileStoreError) -> JSONLinesRead<T> {
         let data: Data
         do { data = try Data(contentsOf: file) } catch {
             throw FileStoreError(.open, "cannot read \(what) \(file.path): \(error.localizedDescription)")

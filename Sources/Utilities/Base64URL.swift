@@ -2,14 +2,14 @@ import ExtrasBase64
 
 /// Base64url without padding (RFC 7515 §2), as JWTs use it: swift-extras-base64's coder, with the
 /// rules a JWT's parts are held to here (docs/dependencies.md).
-public enum Base64URL {
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+package enum Base64URL {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         Base64.encodeToString(bytes: bytes, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 
     /// Decodes base64url. Characters outside the url-safe alphabet are an error; trailing `=` padding
     /// is tolerated only when it is the correct amount.
-    public static func decode(_ string: Substring) -> [UInt8]? {
+    package static func decode(_ string: Substring) -> [UInt8]? {
         var body = string.utf8
         var padding = 0
         while body.last == UInt8(ascii: "=") { body = body.dropLast(); padding += 1 }

@@ -11,9 +11,9 @@ import Glibc
 /// (swift-corelibs-foundation#5472; serialising launches does not help). It also starts children
 /// with the launching thread's signal mask, so a child may never see SIGTERM. Children here get an
 /// empty signal mask and default handlers for SIGTERM, SIGINT and SIGPIPE.
-public final class ChildProcess: Sendable {
+package final class ChildProcess: Sendable {
     /// Where a child's standard output or error goes.
-    public enum Output: Sendable {
+    package enum Output: Sendable {
         /// The parent's.
         case inherit
         /// `/dev/null`.
@@ -26,7 +26,7 @@ public final class ChildProcess: Sendable {
 
     private static let spawnLock = Mutex(())
 
-    public let pid: pid_t
+    package let pid: pid_t
     /// The read end of the output pipe, when one was asked for.
     let outputFD: Int32?
     private let status = Mutex<(code: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
@@ -34,7 +34,7 @@ public final class ChildProcess: Sendable {
     /// Starts `arguments[0]` (looked up in `PATH` when it has no slash) with the rest as arguments.
     /// Standard output and error go where `output` and `errors` say (`.pipe` for errors means the
     /// same pipe as output); standard input is `/dev/null`.
-    public init(_ arguments: [String], environment: [String: String]? = nil, output: Output = .inherit,
+    package init(_ arguments: [String], environment: [String: String]? = nil, output: Output = .inherit,
                 errors: Output = .inherit) throws {
         guard let program = arguments.first else { throw POSIXError(.EINVAL) }
         var actions = posix_spawn_file_actions_t()
@@ -119,11 +119,11 @@ public final class ChildProcess: Sendable {
     }()
 
     /// The exit status once the child has ended (128 + the signal if a signal ended it).
-    public var exitStatus: Int32? { status.withLock { $0.code } }
-    public var isRunning: Bool { exitStatus == nil }
+    package var exitStatus: Int32? { status.withLock { $0.code } }
+    package var isRunning: Bool { exitStatus == nil }
 
     /// Waits for the end, without blocking a thread.
-    public func wait() async -> Int32 {
+    package func wait() async -> Int32 {
         await withCheckedContinuation { continuation in
             let code = status.withLock { state -> Int32? in
                 if let code = state.code { return code }
@@ -134,12 +134,12 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    public func send(_ signal: Int32) {
+    package func send(_ signal: Int32) {
         if isRunning { kill(pid, signal) }
     }
 
     /// Everything the child writes to its output pipe, until it closes it (read on a thread of its own).
-    public func readOutput() async -> Data {
+    package func readOutput() async -> Data {
         guard let descriptor = outputFD else { return Data() }
         return await withCheckedContinuation { continuation in
             Thread {
@@ -157,7 +157,7 @@ public final class ChildProcess: Sendable {
 
     /// Calls `body` with each chunk the child writes to its output pipe, on a thread of its own,
     /// until it closes it; then `ended`.
-    public func readOutputChunks(_ body: @escaping @Sendable (Data) -> Void, ended: (@Sendable () -> Void)? = nil) {
+    package func readOutputChunks(_ body: @escaping @Sendable (Data) -> Void, ended: (@Sendable () -> Void)? = nil) {
         guard let descriptor = outputFD else { ended?(); return }
         Thread {
             var buffer = [UInt8](repeating: 0, count: 65_536)

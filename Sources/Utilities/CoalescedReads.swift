@@ -4,16 +4,16 @@ import Synchronization
 /// waits for the next one, which starts after that one (so it sees everything committed before
 /// the caller arrived), and every caller waiting when a read starts shares it. A flood of callers
 /// costs one read per round trip, not one each.
-public final class CoalescedReads<Failure: Error>: Sendable {
+package final class CoalescedReads<Failure: Error>: Sendable {
     private typealias Waiter = CheckedContinuation<Result<Void, Failure>, Never>
     private let rounds = Mutex<(waiting: [Waiter], running: Bool)>(([], false))
 
-    public init() {}
+    package init() {}
 
     /// Returns once a read that started after this call has ended, with its result.
     /// - Parameter read: one read (every caller passes the same); its result goes to every caller
     ///   that shared it.
-    public func run(_ read: @escaping @Sendable () async throws(Failure) -> Void) async throws(Failure) {
+    package func run(_ read: @escaping @Sendable () async throws(Failure) -> Void) async throws(Failure) {
         let result = await withCheckedContinuation { (waiter: Waiter) in
             let starts = rounds.withLock { rounds -> Bool in
                 rounds.waiting.append(waiter)

@@ -3,15 +3,15 @@ import Foundation
 /// Writes JSON from dictionaries, arrays, strings, numbers and Booleans, keys sorted, no spaces:
 /// what `JSONSerialization.data(withJSONObject:options: .sortedKeys)` writes, several times faster
 /// on Linux (where it was a quarter of the CPU of ten thousand concurrent sign-ins).
-public enum CompactJSON {
+package enum CompactJSON {
     /// The JSON text of `value`; `nil` for a value JSON cannot hold (a date, a non-finite number…).
-    public static func encode(_ value: Any) -> String? {
+    package static func encode(_ value: Any) -> String? {
         bytes(value).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// ``encode(_:)`` as UTF-8 bytes (how it is built: appending to a `String` scalar by scalar cost
     /// more than the rest of a backend answer).
-    public static func bytes(_ value: Any) -> [UInt8]? {
+    package static func bytes(_ value: Any) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         return write(value, into: &out) ? out : nil
@@ -63,7 +63,7 @@ public enum CompactJSON {
     }
 
     /// `text` as a JSON string literal, quotes included.
-    public static func string(_ text: String) -> String {
+    package static func string(_ text: String) -> String {
         var out: [UInt8] = []
         appendString(text, to: &out)
         return String(decoding: out, as: UTF8.self)
@@ -71,7 +71,7 @@ public enum CompactJSON {
 
     /// A JSON string literal appended as UTF-8 bytes: quotes, backslashes and control characters
     /// escaped (and `/` as is).
-    public static func appendString(_ text: String, to out: inout [UInt8]) {
+    package static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         let utf8 = text.utf8
         if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {

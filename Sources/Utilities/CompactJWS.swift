@@ -4,15 +4,15 @@
 /// `String.split` walks Characters (grapheme breaking per character): for a 900-byte ID token that
 /// was a third of the backend's whole signature check, and two thirds of the SDK's reading of the
 /// token's subject. Every token here is ASCII base64url, so the bytes are enough.
-public struct CompactJWS: Sendable {
-    public let header: Substring
-    public let payload: Substring
-    public let signature: Substring
+package struct CompactJWS: Sendable {
+    package let header: Substring
+    package let payload: Substring
+    package let signature: Substring
     /// `header.payload`: what the signature covers.
-    public let signingInput: Substring
+    package let signingInput: Substring
 
     /// `nil` unless the token has exactly two dots (empty segments are the caller's to refuse).
-    public init?(_ token: String) {
+    package init?(_ token: String) {
         let bytes = token.utf8
         guard let first = bytes.firstIndex(of: UInt8(ascii: ".")) else { return nil }
         let afterFirst = bytes.index(after: first)

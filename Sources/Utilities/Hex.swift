@@ -1,10 +1,10 @@
 /// Hex digits for bytes: device tokens, digests, nonces.
-public enum Hex {
+package enum Hex {
     /// Two digits per byte, lowercase unless `uppercase`: one allocation (the string's), whatever
     /// the sequence (a digest's iterator allocated per byte when read one byte at a time).
     /// The value of one hex digit (`0`–`9`, `a`–`f`, `A`–`F`); nil for any other byte.
     @inlinable
-    public static func digitValue(_ byte: UInt8) -> UInt8? {
+    package static func digitValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case 0x30...0x39: byte - 0x30
         case 0x41...0x46: byte - 0x41 + 10
@@ -13,7 +13,7 @@ public enum Hex {
         }
     }
 
-    public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
+    package static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
         if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0, uppercase: uppercase) }) { return text }
         return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0, uppercase: uppercase) }
     }
@@ -33,5 +33,5 @@ public enum Hex {
 
 extension Duration {
     /// The duration in seconds, fractions included.
-    public var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    package var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

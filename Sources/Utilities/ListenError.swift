@@ -8,8 +8,8 @@ import Darwin
 ///
 /// The libraries that start servers make one from the socket error (its `errno`); the programs add
 /// the option that moves the server (``advice(option:)``), which only they know.
-public struct ListenError: Error, Sendable, CustomStringConvertible {
-    public enum Reason: Sendable, Equatable {
+package struct ListenError: Error, Sendable, CustomStringConvertible {
+    package enum Reason: Sendable, Equatable {
         /// `EADDRINUSE`: another program (or another authsim) listens there.
         case inUse
         /// `EACCES`: a port below 1024 without the privilege.
@@ -20,7 +20,7 @@ public struct ListenError: Error, Sendable, CustomStringConvertible {
         case other(String)
 
         /// The reason for a socket error's `errno`, or the error's own words.
-        public init(errno code: Int32?, otherwise text: String) {
+        package init(errno code: Int32?, otherwise text: String) {
             switch code {
             case EADDRINUSE?: self = .inUse
             case EACCES?: self = .denied
@@ -31,12 +31,12 @@ public struct ListenError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What could not listen ("the inspector", "push-receiver (sandbox)").
-    public let what: String
-    public let host: String
-    public let port: Int
-    public let reason: Reason
+    package let what: String
+    package let host: String
+    package let port: Int
+    package let reason: Reason
 
-    public init(what: String, host: String, port: Int, reason: Reason) {
+    package init(what: String, host: String, port: Int, reason: Reason) {
         self.what = what
         self.host = host
         self.port = port
@@ -44,7 +44,7 @@ public struct ListenError: Error, Sendable, CustomStringConvertible {
     }
 
 
-    public var description: String {
+    package var description: String {
         let why: String
         switch reason {
         case .inUse: why = "the port is already in use (another program, or another authsim, listens there)"
@@ -56,7 +56,7 @@ public struct ListenError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The description and what to do, naming the program's option for this port (`--ui-port`).
-    public func advice(option: String?) -> String {
+    package func advice(option: String?) -> String {
         let move = option.map { "pass another \($0) (0: any free port)" } ?? "choose another port (0: any free port)"
         switch reason {
         case .inUse: return "\(description). Stop what listens there (`ss -ltnp 'sport = :\(port)'` shows it) or \(move)"
@@ -68,12 +68,12 @@ public struct ListenError: Error, Sendable, CustomStringConvertible {
 }
 
 /// An error that may be a ``ListenError`` inside another (a part's own error type).
-public protocol CarriesListenError: Error {
+package protocol CarriesListenError: Error {
     var listenError: ListenError? { get }
 }
 
 extension ListenError: CarriesListenError {
-    public var listenError: ListenError? { self }
+    package var listenError: ListenError? { self }
 }
 
 extension ListenError {
@@ -81,7 +81,7 @@ extension ListenError {
     /// the servers do) and closes it at once; nil when it could, else why not. Port 0 always can.
     /// A program checks all its ports with it before it starts any, so that a user sees every
     /// conflict at once; the servers' own errors still stand for a port taken in between.
-    public static func probe(what: String, host: String, port: Int) -> ListenError? {
+    package static func probe(what: String, host: String, port: Int) -> ListenError? {
         guard port != 0 else { return nil }
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

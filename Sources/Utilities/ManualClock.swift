@@ -2,13 +2,13 @@ import Synchronization
 
 /// A `Clock` that moves only when told, for tests of timeouts (the 5 s APNs-token wait, the 1 s
 /// notification probe, `suggestedTimeout`): sleepers wake when ``advance(by:)`` passes their deadline.
-public final class ManualClock: Clock, Sendable {
-    public struct Instant: InstantProtocol {
-        public let offset: Duration
-        public init(offset: Duration) { self.offset = offset }
-        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        public func duration(to other: Instant) -> Duration { other.offset - offset }
-        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+package final class ManualClock: Clock, Sendable {
+    package struct Instant: InstantProtocol {
+        package let offset: Duration
+        package init(offset: Duration) { self.offset = offset }
+        package func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        package func duration(to other: Instant) -> Duration { other.offset - offset }
+        package static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private struct Sleeper {
@@ -24,24 +24,24 @@ public final class ManualClock: Clock, Sendable {
     }
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public var now: Instant { state.withLock { $0.now } }
-    public var minimumResolution: Duration { .nanoseconds(1) }
+    package var now: Instant { state.withLock { $0.now } }
+    package var minimumResolution: Duration { .nanoseconds(1) }
     /// How many tasks are sleeping on this clock.
-    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    package var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
     /// Returns once at least `count` tasks sleep on this clock (woken by each new sleeper, no
     /// polling): a test waits for this before advancing, so that the timeout it means to end has
     /// started.
-    public func waitForSleepers(_ count: Int = 1) async {
+    package func waitForSleepers(_ count: Int = 1) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waits = state.withLock { state in state.watchers.add({ $0 >= count }, continuation, now: state.sleepers.count) }
             if !waits { continuation.resume() }
         }
     }
 
-    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID
@@ -70,7 +70,7 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Moves time forward and wakes every sleeper whose deadline has come.
-    public func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let due = state.withLock { state -> [Sleeper] in
             state.now = state.now.advanced(by: duration)
             let due = state.sleepers.filter { $0.value.deadline <= state.now }

@@ -9,10 +9,10 @@ import Darwin
 /// the target (mode 0600), which is then renamed over it, so a reader sees the old file or the new
 /// one and never half of either. The keychain, Auth Emulator exports and `authsim serve --ready-file`
 /// are written so.
-public enum PrivateFile {
+package enum PrivateFile {
     /// Replaces `file` (or creates it) with `bytes`. The folder must exist.
     /// - Throws: ``FileStoreError`` naming the file and the system's reason; no temporary file is left.
-    public static func replace(_ file: URL, with bytes: some DataProtocol) throws(FileStoreError) {
+    package static func replace(_ file: URL, with bytes: some DataProtocol) throws(FileStoreError) {
         let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
             throw FileStoreError(.create, "cannot create \(temporary.path): is the folder there and writable?")

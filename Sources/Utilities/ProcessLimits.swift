@@ -6,7 +6,7 @@ import Darwin
 
 /// Raises this process's soft limit on open files to its hard limit (as servers do), so thousands
 /// of connections fit. Returns the limit now in force (0 if it cannot be read).
-public func raiseOpenFileLimit() -> UInt64 {
+package func raiseOpenFileLimit() -> UInt64 {
     var limit = rlimit()
     guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
     if limit.rlim_cur < limit.rlim_max {
@@ -22,7 +22,7 @@ public func raiseOpenFileLimit() -> UInt64 {
 /// process's resident size stays at its busiest. The backend calls it when it drops what has
 /// expired. Returns whether memory was released.
 @discardableResult
-public func releaseFreeMemory() -> Bool {
+package func releaseFreeMemory() -> Bool {
     mallocTrim.map { $0(0) == 1 } ?? false
 }
 

@@ -9,17 +9,17 @@ import Foundation
 /// A Type'", NSCocoaErrorDomain 3851), while the same call works in a dynamically linked build.
 /// `PropertyListEncoder` is Swift (swift-foundation) and writes the same bytes in both.
 /// `Tests/LayoutTests` keeps the CoreFoundation writer out of `Sources/`.
-public enum PropertyListWriter {
+package enum PropertyListWriter {
     /// Why a value cannot go into a property list.
-    public struct Unsupported: Error, CustomStringConvertible {
+    package struct Unsupported: Error, CustomStringConvertible {
         /// The key path of the value, as `CFBundleURLTypes[0].CFBundleURLSchemes`.
-        public let path: String
-        public let type: String
-        public var description: String { "\(path) is a \(type), which a property list cannot hold" }
+        package let path: String
+        package let type: String
+        package var description: String { "\(path) is a \(type), which a property list cannot hold" }
     }
 
     /// `plist` as bytes in `format` (`.xml` or `.binary`; OpenStep is read-only in Foundation).
-    public static func data(_ plist: [String: Any], format: PropertyListSerialization.PropertyListFormat = .xml) throws -> Data {
+    package static func data(_ plist: [String: Any], format: PropertyListSerialization.PropertyListFormat = .xml) throws -> Data {
         let encoder = PropertyListEncoder()
         encoder.outputFormat = format
         return try encoder.encode(Value.dictionary(try plist.mapValuesWithPath("") { try Value($0, path: $1) }))

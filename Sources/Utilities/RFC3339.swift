@@ -12,7 +12,7 @@ import Glibc
 /// once and used under a lock (a formatter is not safe to use from two threads at once; one made
 /// per call cost push-receiver two thirds of its rate on refused pushes), which also write the
 /// times outside the years 0–9999.
-public enum RFC3339 {
+package enum RFC3339 {
     private final class Formatters {
         let withFraction: ISO8601DateFormatter = {
             let formatter = ISO8601DateFormatter()
@@ -25,7 +25,7 @@ public enum RFC3339 {
 
     /// Written by hand, as the formatter writes it (`RFC3339Tests` holds them side by side): the
     /// formatter under its lock cost a sign-in's every timestamp a lock and ICU's formatting.
-    public static func string(_ date: Date) -> String {
+    package static func string(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
         // The years 0000 to 9999, the ones four digits hold; the formatter writes the others.
         guard milliseconds.isFinite, milliseconds >= -62_167_219_200_000, milliseconds < 253_402_300_800_000 else {
@@ -45,7 +45,7 @@ public enum RFC3339 {
     /// `2026-11-24T10:00:00.`: the UTC date and time of `second` (since 1970) up to its fraction,
     /// in bytes, as ``string(_:)`` and the delivery log's lines begin. Each field keeps its last
     /// digits (a year past 9999 would lose its first).
-    public static func secondText(_ second: Int64) -> [UInt8] {
+    package static func secondText(_ second: Int64) -> [UInt8] {
         var seconds = time_t(second)
         var parts = tm()
         gmtime_r(&seconds, &parts)
@@ -70,7 +70,7 @@ public enum RFC3339 {
     }
 
     /// `2026-11-24T10:00:00.123Z` or `2026-11-24T10:00:00Z`; `nil` for anything else.
-    public static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         formatters.withLock { $0.withFraction.date(from: text) ?? $0.withoutFraction.date(from: text) }
     }
 }

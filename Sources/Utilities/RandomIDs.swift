@@ -4,10 +4,10 @@
 /// system calls per push for `apns-id` alone. These IDs need to be unique, not secret, so a
 /// xoshiro256** generator seeded once from the system's random source serves. Not thread-safe:
 /// keep one per connection (or per event loop).
-public struct RandomIDs: Sendable {
+package struct RandomIDs: Sendable {
     private var state: (UInt64, UInt64, UInt64, UInt64)
 
-    public init() {
+    package init() {
         var system = SystemRandomNumberGenerator()
         state = (system.next(), system.next(), system.next(), system.next())
         if state == (0, 0, 0, 0) { state.0 = 0x9E37_79B9_7F4A_7C15 }
@@ -28,7 +28,7 @@ public struct RandomIDs: Sendable {
     private func rotate(_ x: UInt64, _ k: UInt64) -> UInt64 { (x << k) | (x >> (64 - k)) }
 
     /// A new random UUID, `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`, lowercase.
-    public mutating func uuid() -> String {
+    package mutating func uuid() -> String {
         var high = next()
         var low = next()
         high = (high & ~0xF000) | 0x4000                      // version 4

@@ -1,13 +1,13 @@
 /// The newest `capacity` items of a stream, oldest first: a ring, so that keeping one more item
 /// costs the same however many are kept (an array's `removeFirst` moves every item left; at a
 /// push receiver's rate that was a tenth of its time).
-public struct RecentItems<Element> {
-    public let capacity: Int
+package struct RecentItems<Element> {
+    package let capacity: Int
     private var storage: [Element] = []
     /// Where the oldest item is, once the ring is full.
     private var start = 0
 
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(1, capacity)
         storage.reserveCapacity(min(self.capacity, 1024))
     }
@@ -15,7 +15,7 @@ public struct RecentItems<Element> {
     /// Keeps `item` as the newest.
     /// - Returns: the oldest item, when `item` took its place (the ring was full).
     @discardableResult
-    public mutating func append(_ item: Element) -> Element? {
+    package mutating func append(_ item: Element) -> Element? {
         guard storage.count == capacity else {
             storage.append(item)
             return nil
@@ -27,9 +27,9 @@ public struct RecentItems<Element> {
     }
 
     /// The items, oldest first.
-    public var all: [Element] { Array(storage[start...] + storage[..<start]) }
-    public var last: Element? { storage.isEmpty ? nil : storage[(start + storage.count - 1) % storage.count] }
-    public var count: Int { storage.count }
+    package var all: [Element] { Array(storage[start...] + storage[..<start]) }
+    package var last: Element? { storage.isEmpty ? nil : storage[(start + storage.count - 1) % storage.count] }
+    package var count: Int { storage.count }
 }
 
 extension RecentItems: Sendable where Element: Sendable {}

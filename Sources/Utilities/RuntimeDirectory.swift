@@ -6,13 +6,13 @@ import Glibc
 /// Where this user's running programs put their Unix sockets: `$AUTHSIM_RUNTIME_DIR`, else
 /// `$XDG_RUNTIME_DIR/authsim`, else `/tmp/authsim-<uid>`. Short, so socket paths stay under
 /// Linux's 107 bytes whatever the folders the programs work in; the user's alone (mode 0700).
-public struct RuntimeDirectory: Sendable, Hashable {
-    public let url: URL
+package struct RuntimeDirectory: Sendable, Hashable {
+    package let url: URL
 
-    public init(url: URL) { self.url = url }
+    package init(url: URL) { self.url = url }
 
     /// The directory this process would use, from its environment.
-    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> RuntimeDirectory {
+    package static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> RuntimeDirectory {
         if let explicit = environment["AUTHSIM_RUNTIME_DIR"], !explicit.isEmpty {
             return RuntimeDirectory(url: URL(fileURLWithPath: explicit))
         }
@@ -23,12 +23,12 @@ public struct RuntimeDirectory: Sendable, Hashable {
     }
 
     /// The longest Unix socket path Linux accepts (`sun_path` is 108 bytes with its NUL).
-    public static let maximumSocketPath = 107
+    package static let maximumSocketPath = 107
 
     /// Creates the directory (mode 0700) or checks the one there: it must be this user's and not
     /// writable by others, or another user could plant sockets that receive this user's requests.
     /// - Returns: why not, or nil when the directory is fit.
-    public func prepare() -> String? {
+    package func prepare() -> String? {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {

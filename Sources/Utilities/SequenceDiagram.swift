@@ -5,18 +5,18 @@ import Foundation
 /// diagrams authsim draws: a run's timeline (`authsim run --diagram`) and a sign-in in the
 /// inspector's page, which shows what this returns. The classes (`diagram`, `head`, `ms`, `life`,
 /// `arrow right|left`, `note`, and a row's own) are styled by the page that holds it.
-public enum SequenceDiagram {
-    public struct Row: Sendable, Hashable {
+package enum SequenceDiagram {
+    package struct Row: Sendable, Hashable {
         /// The left margin's label (`+12 ms`).
-        public var time: String
-        public var from: String
+        package var time: String
+        package var from: String
         /// The receiving part; nil (or `from`) for a step drawn as a note.
-        public var to: String?
-        public var text: String
+        package var to: String?
+        package var text: String
         /// Extra classes of the arrow or note (`bad`, `lost`, `decisive`).
-        public var classes: [String]
+        package var classes: [String]
 
-        public init(time: String, from: String, to: String? = nil, text: String, classes: [String] = []) {
+        package init(time: String, from: String, to: String? = nil, text: String, classes: [String] = []) {
             self.time = time
             self.from = from
             self.to = to
@@ -27,7 +27,7 @@ public enum SequenceDiagram {
 
     /// The `<div class="diagram">` for `rows` between `parts` (left to right); a row whose part
     /// is not in `parts` is left out.
-    public static func html(parts: [String], rows: [Row], timeColumn: String = "6em") -> String {
+    package static func html(parts: [String], rows: [Row], timeColumn: String = "6em") -> String {
         let columns = parts.count
         var body = "<div class=\"diagram\" style=\"grid-template-columns: \(timeColumn) repeat(\(columns), 1fr)\">\n<div></div>"
         for part in parts { body += "<div class=\"head\">\(escape(part))</div>" }
@@ -52,5 +52,5 @@ public enum SequenceDiagram {
     }
 
     /// Text as HTML text or an attribute's value.
-    public static func escape(_ text: String) -> String { WebText.escapeHTML(text) }
+    package static func escape(_ text: String) -> String { WebText.escapeHTML(text) }
 }

@@ -1,7 +1,7 @@
 /// Why a fleet's shared store (a database several nodes use) could not do what was asked. The
 /// file-backed stores' counterpart is ``FileStoreError``.
-public struct SharedStoreError: CodedError {
-    public enum Code: String, Sendable, Hashable {
+package struct SharedStoreError: CodedError {
+    package enum Code: String, Sendable, Hashable {
         /// The database cannot be reached, or a query failed: a request is answered 503 (or 500 by APNs).
         case unavailable
         /// The database's schema is newer than this program's.
@@ -11,9 +11,9 @@ public struct SharedStoreError: CodedError {
         /// A stored record or key this program cannot read.
         case corrupt
     }
-    public let code: Code
-    public let message: String
-    public init(_ code: Code, _ message: String) {
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }

@@ -19,9 +19,9 @@ import Foundation
 /// with dynamic casts; this keeps an object's entries in an array, compares metadata for the
 /// special types, and writes numbers without making strings. `SortedJSONEncoderTests` holds it
 /// to Foundation's bytes.
-public struct SortedJSONEncoder: Sendable {
+package struct SortedJSONEncoder: Sendable {
     /// How a `Date` is written (Foundation's `dateEncodingStrategy`, the two cases used here).
-    public enum Dates: Sendable {
+    package enum Dates: Sendable {
         /// Seconds since 2001-01-01 (`.deferredToDate`, Foundation's default).
         case deferredToDate
         /// Seconds since 1970-01-01 (`.secondsSince1970`).
@@ -29,16 +29,16 @@ public struct SortedJSONEncoder: Sendable {
     }
 
     /// `\/` for `/` (Foundation's default); false is `.withoutEscapingSlashes`.
-    public var escapesSlashes: Bool
-    public var dates: Dates
+    package var escapesSlashes: Bool
+    package var dates: Dates
 
-    public init(escapesSlashes: Bool = true, dates: Dates = .deferredToDate) {
+    package init(escapesSlashes: Bool = true, dates: Dates = .deferredToDate) {
         self.escapesSlashes = escapesSlashes
         self.dates = dates
     }
 
     /// `value` as JSON text, in UTF-8.
-    public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+    package func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let encoder = SortedJSONValueEncoder(dates: dates, parent: nil, path: [], key: nil)
         guard let node = try encoder.node(for: value) else {
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "Top-level \(T.self) did not encode any values."))

@@ -17,12 +17,12 @@ import Foundation
 /// Where the time goes in Foundation's decoder: it scans the text into a map, then each keyed
 /// container looks keys up through it with dynamic casts for its special types; the tree here
 /// keeps each object's entries in an array (a few keys each) and compares type metadata.
-public struct StrictJSONDecoder: Sendable {
+package struct StrictJSONDecoder: Sendable {
     private let foundation = JSONDecoder()
 
-    public init() {}
+    package init() {}
 
-    public func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>) throws -> T {
+    package func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>) throws -> T {
         let array = bytes as? [UInt8] ?? Array(bytes)
         if let value = try? Self.fastDecode(type, from: array) { return value }
         return try foundation.decode(type, from: Data(array))
@@ -31,7 +31,7 @@ public struct StrictJSONDecoder: Sendable {
     /// The fast path, also naming the top-level object's keys (from the same parse), or nil when it
     /// gives up (the caller then asks ``decode(_:from:)`` for the value or Foundation's error): what
     /// a body checked against a schema needs without parsing it twice.
-    public func decodeReportingKeys<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> (value: T, keys: [String])? {
+    package func decodeReportingKeys<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> (value: T, keys: [String])? {
         var parser = StrictJSONParser(bytes: bytes)
         guard let root = try? parser.document(), case .object(let entries) = root,
               let value = try? StrictJSONNodeDecoder(node: root, parent: nil, key: nil).decodeValue(type) else { return nil }

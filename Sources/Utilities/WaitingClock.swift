@@ -15,8 +15,8 @@ import Synchronization
 ///
 /// ``runFreely()`` lets time pass with nobody holding it (the end of a scenario, where pushes
 /// still on their way arrive on their own).
-public final class WaitingClock: Clock, Sendable {
-    public typealias Instant = ManualClock.Instant
+package final class WaitingClock: Clock, Sendable {
+    package typealias Instant = ManualClock.Instant
 
     private struct Sleeper {
         let deadline: Instant
@@ -52,34 +52,34 @@ public final class WaitingClock: Clock, Sendable {
     }
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public var now: Instant { state.withLock { $0.now(at: .now) } }
-    public var minimumResolution: Duration { .nanoseconds(1) }
+    package var now: Instant { state.withLock { $0.now(at: .now) } }
+    package var minimumResolution: Duration { .nanoseconds(1) }
 
     /// Whether time passes now (somebody holds it, or ``runFreely()`` was called).
-    public var isRunning: Bool { state.withLock { $0.runningSince != nil } }
+    package var isRunning: Bool { state.withLock { $0.runningSince != nil } }
 
     /// Sleeps until `deadline`, holding time: it passes while this waits.
-    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try await sleep(until: deadline, holdingTime: true)
     }
 
     /// This clock for waits that must not make time pass on their own (the network's latency):
     /// they end when time, held by somebody else, reaches their deadline.
-    public var passive: Passive { Passive(clock: self) }
+    package var passive: Passive { Passive(clock: self) }
 
-    public struct Passive: Clock, Sendable {
+    package struct Passive: Clock, Sendable {
         let clock: WaitingClock
-        public var now: Instant { clock.now }
-        public var minimumResolution: Duration { .nanoseconds(1) }
-        public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        package var now: Instant { clock.now }
+        package var minimumResolution: Duration { .nanoseconds(1) }
+        package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
             try await clock.sleep(until: deadline, holdingTime: false)
         }
     }
 
     /// From now on time passes whether anybody waits or not.
-    public func runFreely() {
+    package func runFreely() {
         state.withLock { state in
             state.freeRunning = true
             update(&state)

@@ -2,9 +2,9 @@
 /// fields (query strings, form bodies). Foundation's `replacingOccurrences` and
 /// `removingPercentEncoding` cost about 4 % of a reCAPTCHA-path sign-in's CPU between them; these do
 /// the same work in one pass.
-public enum WebText {
+package enum WebText {
     /// `&`, `<`, `>` and `"` as entities: safe as HTML text and as a double-quoted attribute's value.
-    public static func escapeHTML(_ text: String) -> String {
+    package static func escapeHTML(_ text: String) -> String {
         let utf8 = text.utf8
         guard utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 }) else { return text }
         var out: [UInt8] = []
@@ -23,7 +23,7 @@ public enum WebText {
 
     /// A form or query component decoded: `+` as a space, `%XX` as its byte. `nil`, as Apple's
     /// `removingPercentEncoding`, when a `%` is not followed by two hex digits or the bytes are not UTF-8.
-    public static func formDecode(_ component: Substring) -> String? {
+    package static func formDecode(_ component: Substring) -> String? {
         var copy = component
         return copy.withUTF8 { bytes -> String? in
             guard let first = bytes.firstIndex(where: { $0 == 0x25 || $0 == 0x2B }) else { return String(decoding: bytes, as: UTF8.self) }
@@ -47,13 +47,13 @@ public enum WebText {
         }
     }
 
-    public static func formDecode(_ component: String) -> String? { formDecode(component[...]) }
+    package static func formDecode(_ component: String) -> String? { formDecode(component[...]) }
 
     /// `a=1&b=two+words&a=3` → `["a": "1", "b": "two words"]`: the first of a repeated name wins; a
     /// component that does not decode is empty; a field without `=` has an empty value.
-    public static func formFields(_ text: String) -> [String: String] { formFields(text[...]) }
+    package static func formFields(_ text: String) -> [String: String] { formFields(text[...]) }
 
-    public static func formFields(_ text: Substring) -> [String: String] {
+    package static func formFields(_ text: Substring) -> [String: String] {
         var fields: [String: String] = [:]
         let utf8 = text.utf8
         var start = utf8.startIndex
@@ -74,7 +74,7 @@ public enum WebText {
 
     /// Percent-encodes everything but letters, digits and `-._~` (RFC 3986's unreserved characters):
     /// a safe query value or path segment.
-    public static func percentEncode(_ text: String) -> String {
+    package static func percentEncode(_ text: String) -> String {
         let utf8 = text.utf8
         guard utf8.contains(where: { !isUnreserved($0) }) else { return text }
         var out: [UInt8] = []

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CommandSupport
 import Diagnostics
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 
 /// `authsim doctor`: a real app's files against the phone-auth setup steps.

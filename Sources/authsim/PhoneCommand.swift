@@ -4,8 +4,8 @@ import ArgumentParser
 import CommandSupport
 import DeviceLink
 import Diagnostics
-@_spi(Authsim) import FirebaseAuthCore
-@_spi(Authsim) import FirebaseCore
+import FirebaseAuthCore
+import FirebaseCore
 import Foundation
 import LocalPKI
 import RedirectInterceptor

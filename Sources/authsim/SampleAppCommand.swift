@@ -1,6 +1,6 @@
 import ArgumentParser
 import CommandSupport
-@_spi(Authsim) import FirebaseCore
+import FirebaseCore
 import Foundation
 import LocalPKI
 import Scenarios

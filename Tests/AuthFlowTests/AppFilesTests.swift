@@ -1,6 +1,6 @@
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
-@_spi(Authsim) import FirebaseCore
+import FirebaseAuthCore
+import FirebaseCore
 import Foundation
 import Scenarios
 import Testing

@@ -1,5 +1,5 @@
 import APNsWire
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import Scenarios
 import Testing

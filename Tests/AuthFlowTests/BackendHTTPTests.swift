@@ -1,7 +1,7 @@
 import IdentityToolkitAPI
 import Utilities
 import AuthBackend
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import Scenarios
 import TestSupport

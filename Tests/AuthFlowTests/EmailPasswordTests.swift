@@ -1,5 +1,5 @@
 import AuthBackend
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import Synchronization
 import HTTPTransport

@@ -1,7 +1,7 @@
 import AuthBackend
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
-@_spi(Authsim) import FirebaseCore
+import FirebaseAuthCore
+import FirebaseCore
 import Foundation
 import HTTPTransport
 import Scenarios

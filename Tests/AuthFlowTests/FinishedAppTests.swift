@@ -1,5 +1,5 @@
-@_spi(Authsim) import FirebaseAuthCore
-@_spi(Authsim) import FirebaseCore
+import FirebaseAuthCore
+import FirebaseCore
 import DeviceOS
 import Foundation
 import Scenarios

@@ -1,6 +1,6 @@
 import AuthBackend
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import Scenarios
 import Synchronization

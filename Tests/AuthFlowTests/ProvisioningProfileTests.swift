@@ -1,6 +1,6 @@
 import Utilities
 import AuthBackend
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import LocalPKI
 import Scenarios

@@ -1,5 +1,5 @@
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import Testing
 

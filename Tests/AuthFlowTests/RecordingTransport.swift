@@ -1,6 +1,6 @@
 import DeviceOS
-@_spi(Authsim) import FirebaseCore
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseCore
+import FirebaseAuthCore
 import Foundation
 import HTTPTransport
 import Scenarios

@@ -1,6 +1,6 @@
 import AuthBackend
 import DeviceOS
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import HTTPTransport
 import Foundation
 import RedirectInterceptor

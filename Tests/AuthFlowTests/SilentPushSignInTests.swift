@@ -1,7 +1,7 @@
 import APNsWire
 import Utilities
 import AuthBackend
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 #if canImport(FoundationNetworking)

@@ -1,5 +1,5 @@
 import DeviceOS
-@_spi(Authsim) @testable import FirebaseAuthCore
+@testable import FirebaseAuthCore
 import Foundation
 import Testing
 

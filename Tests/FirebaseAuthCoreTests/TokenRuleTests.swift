@@ -1,4 +1,4 @@
-@_spi(Authsim) @testable import FirebaseAuthCore
+@testable import FirebaseAuthCore
 import Foundation
 import Testing
 

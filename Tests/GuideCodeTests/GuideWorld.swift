@@ -1,7 +1,7 @@
 import AuthBackend
 import DeviceOS
-@_spi(Authsim) @testable import FirebaseAuthCore
-@_spi(Authsim) import FirebaseCore
+@testable import FirebaseAuthCore
+import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import Scenarios

@@ -308,7 +308,7 @@ struct DiscoveryContractTests {
             var outer: [String] = []
             for line in try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false) {
                 let indent = line.prefix { $0 == " " }.count
-                guard let range = line.range(of: #"^ *public (struct|enum|final class) \w+"#, options: .regularExpression) else { continue }
+                guard let range = line.range(of: #"^ *(public|package) (struct|enum|final class) \w+"#, options: .regularExpression) else { continue }
                 let name = String(line[range].split(separator: " ").last!)
                 outer = Array(outer.prefix(indent / 4))
                 if line.range(of: #": [^{]*(Codable|AuthRPCRequest|AuthRPCQueryRequest)"#, options: .regularExpression) != nil {

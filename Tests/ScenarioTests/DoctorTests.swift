@@ -1,5 +1,5 @@
 import Diagnostics
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import LocalPKI
 import Scenarios

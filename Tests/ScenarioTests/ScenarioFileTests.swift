@@ -1,7 +1,7 @@
 import APNsWire
 import Causes
 import Diagnostics
-@_spi(Authsim) import FirebaseAuthCore
+import FirebaseAuthCore
 import Foundation
 import LocalPKI
 import Scenarios

@@ -3,12 +3,12 @@ import Glibc
 /// A TCP socket bound to a port of 127.0.0.1 the kernel chose (and listening, when asked), held
 /// until released or deinitialised: a port another program finds taken, or (released at once) one
 /// nothing listens on now.
-public final class HeldPort {
-    public let port: Int
+package final class HeldPort {
+    package let port: Int
     private var descriptor: Int32
 
     /// - Parameter listening: whether it also listens (a port a server's bind finds in use).
-    public init(listening: Bool = true) throws {
+    package init(listening: Bool = true) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -29,7 +29,7 @@ public final class HeldPort {
     }
 
     /// Closes the socket: the port is free again.
-    public func release() {
+    package func release() {
         guard descriptor >= 0 else { return }
         close(descriptor)
         descriptor = -1
@@ -38,7 +38,7 @@ public final class HeldPort {
     deinit { release() }
 }
 
-public struct HeldPortError: Error, CustomStringConvertible {
-    public let errno: Int32
-    public var description: String { "cannot bind a port of 127.0.0.1: errno \(errno)" }
+package struct HeldPortError: Error, CustomStringConvertible {
+    package let errno: Int32
+    package var description: String { "cannot bind a port of 127.0.0.1: errno \(errno)" }
 }

@@ -7,13 +7,13 @@ import Glibc
 /// certificate from a private CA made by `openssl` (it names `localhost` only), and passwords
 /// (scram-sha-256) for TCP clients. For the tests of `sslmode`, `sslrootcert` and passwords kept
 /// out of messages; ``TemporaryPostgres`` serves the rest over its socket.
-public final class TLSPostgres: Sendable {
-    public let port: Int
+package final class TLSPostgres: Sendable {
+    package let port: Int
     /// The CA's certificate (PEM): what `sslrootcert` names.
-    public let caFile: String
+    package let caFile: String
     /// The password of the user `authsim`.
-    public let password: String
-    public let folder: URL
+    package let password: String
+    package let folder: URL
     private let server: ServerProcess
 
     private init(port: Int, caFile: String, password: String, folder: URL, server: ServerProcess) {
@@ -26,7 +26,7 @@ public final class TLSPostgres: Sendable {
 
     /// Makes the CA and the server's certificate, then starts the server; a port another process
     /// took between the choice and the bind is chosen again (the server's own log line says so).
-    public static func start(password: String) async throws -> TLSPostgres {
+    package static func start(password: String) async throws -> TLSPostgres {
         let binaries = try TemporaryPostgres.binaries()
         let folder = URL(fileURLWithPath: "/tmp/authsim-pgtls-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -77,7 +77,7 @@ public final class TLSPostgres: Sendable {
     }
 
     /// A URL of database `authsim` on this server (`host` a name or an address; the password left to the caller).
-    public func url(host: String = "localhost", user: String = "authsim", query: String) -> String {
+    package func url(host: String = "localhost", user: String = "authsim", query: String) -> String {
         "postgres://\(user)@\(host):\(port)/authsim?\(query)"
     }
 

@@ -15,22 +15,22 @@ import Glibc
 ///   disk would make every test wait on it. (The benchmark's server keeps fsync on.)
 /// - It goes when the test process does: a watcher (`tail --pid`) stops it and removes its folder.
 /// - Its readiness is the server's own log line, waited for as a line (no polling).
-public actor TemporaryPostgres {
+package actor TemporaryPostgres {
     /// The folder holding the socket (`.s.PGSQL.5432`) and the data.
-    public nonisolated let folder: URL
+    package nonisolated let folder: URL
     private let server: ServerProcess
     private let binaries: URL
     private var databases = 0
 
     /// The server of this test process.
-    public static func shared() async throws -> TemporaryPostgres {
+    package static func shared() async throws -> TemporaryPostgres {
         try await starter.server()
     }
 
     /// The server of this test process, or `nil` when PostgreSQL is not installed here: on CI
     /// (`CI` set) that fails the test, since `.ci/run` installs it; elsewhere the test is skipped
     /// with a note, as the other tools' tests are (``toolAvailable(_:)``).
-    public static func sharedIfInstalled() async throws -> TemporaryPostgres? {
+    package static func sharedIfInstalled() async throws -> TemporaryPostgres? {
         do { _ = try binaries() } catch {
             if ProcessInfo.processInfo.environment["CI"] != nil {
                 Issue.record("\(error): .ci/run must install it")
@@ -61,13 +61,13 @@ public actor TemporaryPostgres {
 
     /// A database of this server: its name, and its `postgres://` URL (the socket's folder as
     /// `host`, libpq's way).
-    public struct Database: Sendable {
-        public let name: String
-        public let url: String
+    package struct Database: Sendable {
+        package let name: String
+        package let url: String
     }
 
     /// A new, empty database.
-    public func newDatabase(_ hint: String) async throws -> Database {
+    package func newDatabase(_ hint: String) async throws -> Database {
         databases += 1
         let name = "t\(databases)_" + hint.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(40)
         _ = try await psql("postgres", "CREATE DATABASE \"\(name)\"")
@@ -75,12 +75,12 @@ public actor TemporaryPostgres {
     }
 
     /// The URL of `database` on this server.
-    public nonisolated func url(database: String) -> String {
+    package nonisolated func url(database: String) -> String {
         "postgres://authsim@/\(database)?host=\(folder.path)"
     }
 
     /// Runs SQL with psql in `database`; its output (unaligned, tuples only).
-    public func psql(_ database: String, _ sql: String) async throws -> String {
+    package func psql(_ database: String, _ sql: String) async throws -> String {
         let (output, status) = try await runProgram([binaries.appendingPathComponent("psql").path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
                                                      "-h", folder.path, "-U", "authsim", "-d", database, "-c", sql])
         guard status == 0 else { throw PostgresFixtureError("psql failed in \(database) (its error is on the test's standard error): \(output)") }
@@ -126,7 +126,7 @@ public actor TemporaryPostgres {
     }
 }
 
-public struct PostgresFixtureError: Error, CustomStringConvertible {
-    public let description: String
+package struct PostgresFixtureError: Error, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

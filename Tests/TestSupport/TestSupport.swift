@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// A new folder under the system's temporary directory, named after the test.
-public func temporaryDirectory(_ name: String) -> URL {
+package func temporaryDirectory(_ name: String) -> URL {
     let url = FileManager.default.temporaryDirectory
         .appendingPathComponent("authsim-tests-\(name.filter(\.isLetter).prefix(40))-\(UUID().uuidString.prefix(8))")
     try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -18,7 +18,7 @@ public func temporaryDirectory(_ name: String) -> URL {
 /// goes to the test's). `arguments[0]` is looked up in `PATH`; leading `NAME=value` words set the
 /// environment, as with env(1). Never blocks a thread of the (2-thread, on this machine)
 /// cooperative pool: waiting there starves every other test running in parallel.
-public func runProgram(_ arguments: [String]) async throws -> (output: String, status: Int32) {
+package func runProgram(_ arguments: [String]) async throws -> (output: String, status: Int32) {
     let child = try ChildProcess(["/usr/bin/env"] + arguments, output: .pipe)
     async let output = child.readOutput()
     let status = await child.wait()
@@ -27,7 +27,7 @@ public func runProgram(_ arguments: [String]) async throws -> (output: String, s
 
 /// Whether a tool an external-client test needs is here. On CI (`CI` set) a missing tool fails
 /// the test: `.ci/run` installs them. Elsewhere the test is skipped with a note.
-public func toolAvailable(_ check: [String]) async -> Bool {
+package func toolAvailable(_ check: [String]) async -> Bool {
     let ok = (try? await runProgram(check).status) == 0
     if !ok {
         if ProcessInfo.processInfo.environment["CI"] != nil {
@@ -40,7 +40,7 @@ public func toolAvailable(_ check: [String]) async -> Bool {
 }
 
 /// The path of one of the package's executables (built beside the test bundle).
-public func executable(_ name: String) throws -> String {
+package func executable(_ name: String) throws -> String {
     var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     if folder.lastPathComponent.hasSuffix(".xctest") { folder = folder.deletingLastPathComponent() }
     let path = folder.appendingPathComponent(name).path
@@ -54,7 +54,7 @@ public func executable(_ name: String) throws -> String {
 /// bound on a test that went wrong (a process that never prints, never exits), never a wait the
 /// test relies on: the answer comes from the event `operation` waits for. An operation still
 /// running at the limit is cancelled and left to end on its own.
-public func withLimit<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
+package func withLimit<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
     let gate = ResumeOnce<T?>()
     return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
         gate.arm(continuation)
@@ -105,8 +105,8 @@ final class ResumeOnce<T: Sendable>: Sendable {
 /// A server process started for a test: its output is read line by line, and waits for a line,
 /// a number of lines or the exit are woken by the output and the exit themselves (no polling);
 /// it is stopped with SIGKILL or SIGTERM.
-public final class ServerProcess: Sendable {
-    public let child: ChildProcess
+package final class ServerProcess: Sendable {
+    package let child: ChildProcess
     private final class Lines: Sendable {
         struct State {
             var complete: [String] = []
@@ -161,7 +161,7 @@ public final class ServerProcess: Sendable {
     private let errorFile: String
 
     /// Starts `arguments[0]` with the rest as arguments.
-    public init(_ arguments: [String]) throws {
+    package init(_ arguments: [String]) throws {
         errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-test-\(UUID().uuidString).stderr").path
         child = try ChildProcess(arguments, output: .pipe, errors: .file(errorFile))
         child.readOutputChunks({ [lines] data in lines.append(String(decoding: data, as: UTF8.self)) }, ended: { [lines] in lines.end() })
@@ -169,20 +169,20 @@ public final class ServerProcess: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: errorFile) }
 
-    public var output: [String] { lines.state.withLock { $0.complete } }
+    package var output: [String] { lines.state.withLock { $0.complete } }
 
     /// Everything the process wrote to standard error so far (its log).
-    public var errorText: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
+    package var errorText: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
 
     /// The last lines of what the process wrote to standard error, for failure messages.
-    public var errorTail: String {
+    package var errorTail: String {
         guard let text = try? String(contentsOfFile: errorFile, encoding: .utf8), !text.isEmpty else { return "nothing on stderr" }
         return "stderr: " + String(text.suffix(1500))
     }
 
     /// Waits for a line containing `text`, and returns every line so far. Throws when the process
     /// closes its output without printing it, or (a bound on a hung process) after `limit`.
-    public func waitFor(_ text: String, limit: Duration = .seconds(120)) async throws -> [String] {
+    package func waitFor(_ text: String, limit: Duration = .seconds(120)) async throws -> [String] {
         let found = await withLimit(limit) { [lines] in await lines.wait { $0.contains { $0.contains(text) } } }
         guard found == true else {
             let why = found == nil ? "still running after \(limit)" : "its output ended\(child.exitStatus.map { " (exit \($0))" } ?? "")"
@@ -192,7 +192,7 @@ public final class ServerProcess: Sendable {
     }
 
     /// Waits until at least `count` lines have come. Throws as ``waitFor(_:limit:)`` does.
-    public func waitForLines(_ count: Int, limit: Duration = .seconds(120)) async throws {
+    package func waitForLines(_ count: Int, limit: Duration = .seconds(120)) async throws {
         let found = await withLimit(limit) { [lines] in await lines.wait { $0.count >= count } }
         guard found == true else {
             let why = found == nil ? "still running after \(limit)" : "its output ended\(child.exitStatus.map { " (exit \($0))" } ?? "")"
@@ -204,7 +204,7 @@ public final class ServerProcess: Sendable {
     /// ``output`` then holds every line it wrote (the exit can be seen before the pipe's last
     /// bytes are read: the stress runs found `output` still empty after a one-push apns-sender
     /// exited); its status, or `nil` if it still runs after `limit` (a bound on a hung process).
-    public func exit(limit: Duration = .seconds(120)) async throws -> Int32? {
+    package func exit(limit: Duration = .seconds(120)) async throws -> Int32? {
         await withLimit(limit) { [child, lines] in
             let status = await child.wait()
             _ = await lines.wait { _ in false }
@@ -213,7 +213,7 @@ public final class ServerProcess: Sendable {
     }
 
     /// The port in the first line containing `marker`, written `…:PORT` (optionally followed by a space).
-    public func port(after marker: String) throws -> Int {
+    package func port(after marker: String) throws -> Int {
         guard let line = output.first(where: { $0.contains(marker) }),
               let range = line.range(of: marker) else { throw CocoaError(.fileReadUnknown) }
         let rest = line[range.upperBound...]
@@ -223,11 +223,11 @@ public final class ServerProcess: Sendable {
     }
 
     /// SIGKILL, without waiting (safe in a `defer`).
-    public func stop() { child.send(SIGKILL) }
+    package func stop() { child.send(SIGKILL) }
 
     /// SIGTERM, then waits (woken by the exit) for the process to end.
     /// - Returns: the exit status, or `nil` if it is still running after `limit`.
-    public func terminate(limit: Duration = .seconds(120)) async throws -> Int32? {
+    package func terminate(limit: Duration = .seconds(120)) async throws -> Int32? {
         child.send(SIGTERM)
         return try await exit(limit: limit)
     }
@@ -235,14 +235,14 @@ public final class ServerProcess: Sendable {
 
 /// A gate that tasks wait on until it is opened, once: for a test that waits for something to
 /// have happened (a page presented, a callback called) without polling.
-public final class Latch: Sendable {
+package final class Latch: Sendable {
     private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
-    public init() {}
+    package init() {}
 
-    public var isOpen: Bool { state.withLock { $0.open } }
+    package var isOpen: Bool { state.withLock { $0.open } }
 
-    public func open() {
+    package func open() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.open = true
             defer { state.waiters = [] }
@@ -251,7 +251,7 @@ public final class Latch: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    public func wait() async {
+    package func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
                 if state.open { return true }
@@ -267,7 +267,7 @@ public final class Latch: Sendable {
 /// file's folder (each create, write, close or rename there), not by reading it again and again.
 /// Another process's record is an event like any other. `nil` if `limit` passes first (a bound
 /// on a test that went wrong).
-public func waitForFile(_ file: URL, limit: Duration = .seconds(120),
+package func waitForFile(_ file: URL, limit: Duration = .seconds(120),
                         until condition: @escaping @Sendable (String) -> Bool) async -> String? {
     let watcher = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
     guard watcher >= 0 else { return nil }

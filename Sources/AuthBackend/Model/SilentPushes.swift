@@ -20,7 +20,7 @@ public struct SilentPushRecord: Sendable, Hashable {
     /// The sign-in the push was for.
     public var signIn: SignInID?
 
-    public init(appToken: String, environment: APNsEnvironment, receipt: String, at: Date, result: PushResult, signIn: SignInID?) {
+    package init(appToken: String, environment: APNsEnvironment, receipt: String, at: Date, result: PushResult, signIn: SignInID?) {
         self.appToken = appToken
         self.environment = environment
         self.receipt = receipt
@@ -79,23 +79,23 @@ extension SilentPushRecord: Codable {
 }
 
 /// `GET /emulator/v1/projects/{p}/silentPushes`.
-public struct SilentPushesResponse: Codable, Sendable, Hashable {
-    public var silentPushes: [SilentPushRecord]
+package struct SilentPushesResponse: Codable, Sendable, Hashable {
+    package var silentPushes: [SilentPushRecord]
 }
 
 /// How verifyClient's silent pushes went since the backend started: every one counted, unlike
 /// ``SilentPushRecord``s, of which only the latest are kept. A benchmark or a test that expects every
 /// push through says why some were not from this.
-public struct SilentPushTally: Sendable, Hashable {
+package struct SilentPushTally: Sendable, Hashable {
     /// Answered 200 by APNs.
-    public var accepted = 0
+    package var accepted = 0
     /// Answered with an error status (`BadDeviceToken`, `TooManyProviderTokenUpdates`, …).
-    public var refused = 0
+    package var refused = 0
     /// Never answered: nothing listening, TLS refused, a timeout, no sender.
-    public var unsent = 0
+    package var unsent = 0
     /// The first refusal's or failure's account, as the backend logged it.
-    public var firstProblem: String?
-    public init() {}
+    package var firstProblem: String?
+    package init() {}
 
     mutating func add(_ push: SilentPushRecord) {
         let result = push.result
@@ -106,7 +106,7 @@ public struct SilentPushTally: Sendable, Hashable {
 }
 
 /// Sends the silent push that carries an app credential's secret. The backend's only way out to APNs.
-public protocol SilentPusher: Sendable {
+package protocol SilentPusher: Sendable {
     func push(token: DeviceToken, environment: APNsEnvironment, topic: String, payload: [UInt8]) async -> PushResult
 }
 
@@ -116,7 +116,7 @@ public struct PushResult: Sendable, Hashable, Codable {
     /// APNs' reason, with an error status.
     public var reason: APNsReason?
     public var error: String?
-    public init(status: Int? = nil, reason: APNsReason? = nil, error: String? = nil) {
+    package init(status: Int? = nil, reason: APNsReason? = nil, error: String? = nil) {
         self.status = status
         self.reason = reason
         self.error = error
@@ -131,15 +131,15 @@ public struct PushResult: Sendable, Hashable, Codable {
 }
 
 /// One SMS the backend "sent": readable by tests and by the emulator endpoint.
-public struct SMSMessage: Sendable, Hashable, Codable {
-    public var phoneNumber: String
-    public var code: String
-    public var sessionInfo: String
-    public var languageCode: String?
-    public var text: String
-    public var sentAt: Date
+package struct SMSMessage: Sendable, Hashable, Codable {
+    package var phoneNumber: String
+    package var code: String
+    package var sessionInfo: String
+    package var languageCode: String?
+    package var text: String
+    package var sentAt: Date
 
-    public init(phoneNumber: String, code: String, sessionInfo: String, languageCode: String?, text: String, sentAt: Date) {
+    package init(phoneNumber: String, code: String, sessionInfo: String, languageCode: String?, text: String, sentAt: Date) {
         self.phoneNumber = phoneNumber
         self.code = code
         self.sessionInfo = sessionInfo
