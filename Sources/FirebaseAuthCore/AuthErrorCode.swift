@@ -5,7 +5,15 @@ import Utilities
 /// FirebaseAuth's error codes, all of them, with the SDK's names and numbers (FirebaseAuth 12.19
 /// `Utilities/AuthErrors.swift`); errors bridge to `NSError` in the domain `FIRAuthErrorDomain`
 /// with these as their `code`.
-public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
+///
+/// As in 12.19 it is an `Error` whose ``code`` is itself (firebase-ios-sdk#13430), so that
+/// `if let e = error as? AuthErrorCode, e.code == .networkError` compiles as it did in 10.x. It
+/// does not match the errors the SDK's calls return, on a device or here: those are `NSError`s in
+/// `FIRAuthErrorDomain`, while the errors of an `@objc` Swift enum bridge in the domain
+/// `FirebaseAuth.AuthErrorCode`, so the cast gives nil and `catch let e as AuthErrorCode` never
+/// catches. Read a call's code with `AuthErrorCode(rawValue: (error as NSError).code)`
+/// (docs/app-code-on-linux.md, "Errors").
+public enum AuthErrorCode: Int, Error, Sendable, Hashable, CaseIterable {
     case invalidCustomToken = 17000
     case customTokenMismatch = 17002
     case invalidCredential = 17004
@@ -389,6 +397,9 @@ public enum AuthErrorCode: Int, Sendable, Hashable, CaseIterable {
             "The app is set up in a way the SDK stops on (fatalError): see the failure reason."
         }
     }
+    /// The code itself: 12.19 has it for code written against 10.x, whose `AuthErrorCode` was a
+    /// struct with a `code` (FirebaseAuth 12.19 `Utilities/AuthErrors.swift`).
+    public var code: Self { self }
 }
 
 /// The SDK's names for its error domain and `userInfo` keys (`AuthErrors` in FirebaseAuth 12.19).

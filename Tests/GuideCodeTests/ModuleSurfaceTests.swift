@@ -300,7 +300,9 @@ struct ModuleSurface {
     /// `init(rawValue:)` and `rawValue`.
     static let implicitMembers: Set<String> = ["description", "hash(into:)", "hashValue", "init(rawValue:)", "rawValue",
                                                // NSObject's and NSCopying's (FIROptions is NSCopying)
-                                               "hash", "isEqual(_:)", "copy(with:)"]
+                                               "hash", "isEqual(_:)", "copy(with:)",
+                                               // Foundation's, on every Error (AuthErrorCode is one, as in 12.19)
+                                               "localizedDescription"]
 
     /// Public declarations of `import FirebaseAuth` that FirebaseAuth 12.19's Swift API does not
     /// have, each kept on purpose, with why (docs/app-code-on-linux.md).
