@@ -45,6 +45,8 @@
 @_exported import class FirebaseAuthCore.ActionCodeSettings
 @_exported import class FirebaseAuthCore.ActionCodeInfo
 @_exported import enum FirebaseAuthCore.ActionCodeOperation
+// ActionCode/ActionCodeURL.swift
+@_exported import class FirebaseAuthCore.ActionCodeURL
 // MultiFactor/…: MultiFactor.swift, MultiFactorInfo.swift, MultiFactorAssertion.swift,
 // MultiFactorSession.swift, MultiFactorResolver.swift, Phone/PhoneMultiFactorInfo.swift,
 // Phone/PhoneMultiFactorAssertion.swift, Phone/PhoneMultiFactorGenerator.swift
@@ -66,8 +68,7 @@
 // What FirebaseAuth 12.19 has and authsim does not simulate, declared unavailable with a message
 // (Unsimulated.swift): AuthProvider/GoogleAuthProvider.swift, FacebookAuthProvider.swift,
 // GitHubAuthProvider.swift, TwitterAuthProvider.swift, GameCenterAuthProvider.swift,
-// MultiFactor/TOTP/TOTPMultiFactorGenerator.swift, TOTPSecret.swift, TOTPMultiFactorAssertion.swift,
-// ActionCode/ActionCodeURL.swift
+// MultiFactor/TOTP/TOTPMultiFactorGenerator.swift, TOTPSecret.swift, TOTPMultiFactorAssertion.swift
 @_exported import enum FirebaseAuthCore.GoogleAuthProvider
 @_exported import enum FirebaseAuthCore.FacebookAuthProvider
 @_exported import enum FirebaseAuthCore.GitHubAuthProvider
@@ -76,4 +77,3 @@
 @_exported import enum FirebaseAuthCore.TOTPMultiFactorGenerator
 @_exported import class FirebaseAuthCore.TOTPSecret
 @_exported import class FirebaseAuthCore.TOTPMultiFactorAssertion
-@_exported import class FirebaseAuthCore.ActionCodeURL

@@ -56,5 +56,3 @@ public final class TOTPSecret {}
 @available(*, unavailable, message: "TOTP second factors are not simulated by authsim (phone second factors are); keep this code out of the package you test on Linux")
 public final class TOTPMultiFactorAssertion {}
 
-@available(*, unavailable, message: "Email link sign-in is not simulated by authsim (email and password is); keep this code out of the package you test on Linux")
-public final class ActionCodeURL {}

@@ -131,6 +131,30 @@ struct EmailLinkTests {
         }
     }
 
+    @Test("ActionCodeURL(link:) reads the link the backend sent as the SDK does (ActionCode/ActionCodeURL.swift 44-83): operation, code, API key, continue URL, language; its quirks kept")
+    func actionCodeURL() async throws {
+        try await withWorld { world, _ in
+            let toolkit = try #require(world.toolkit)
+            let (auth, _) = try await recordingApp(world)
+            try await auth.sendSignInLink(toEmail: email, actionCodeSettings: settings())
+            let sent = try #require(try await toolkit.emailOutbox().last)
+            let url = try #require(ActionCodeURL(link: sent.link), "\(sent.link)")
+            #expect(url.operation == .emailLink && url.code == sent.code && url.apiKey == world.apiKey && url.languageCode == "en")
+            #expect(url.continueURL == URL(string: "https://example.com/finish"))
+        }
+        // No query, or none with a value: nil.
+        for notALink in ["", "https://example.com/finish", "https://example.com/?mode", "mode=signIn&oobCode=x"] {
+            #expect(ActionCodeURL(link: notALink) == nil, "\(notALink)")
+        }
+        let reset = try #require(ActionCodeURL(link: "https://p.firebaseapp.com/__/auth/action?mode=resetPassword&oobCode=a%2Fb"))
+        #expect(reset.operation == .passwordReset && reset.code == "a/b" && reset.apiKey == nil && reset.continueURL == nil && reset.languageCode == nil)
+        // The modes are the link's words, not the request types' (`EMAIL_SIGNIN` is no mode).
+        #expect(ActionCodeURL(link: "https://x.example/?mode=EMAIL_SIGNIN&oobCode=a")?.operation == .unknown)
+        // Every part is split at each '=': a continue URL with its own query is cut at its first '='.
+        let cut = try #require(ActionCodeURL(link: "https://x.example/?mode=signIn&oobCode=a&continueUrl=https%3A%2F%2Fapp.example%2Fdone%3Fcart%3D7"))
+        #expect(cut.continueURL == URL(string: "https://app.example/done?cart"))
+    }
+
     @Test("ActionCodeSettings' iOSBundleID starts as the main bundle's (the bound app's) and can be set, as the SDK's (ActionCodeSettings.swift 42–45, 122–124)")
     func actionCodeSettingsBundleID() async throws {
         let process = AppProcess(host: AppHost(AppHost.Configuration(bundleID: "com.example.bound", urlSchemes: [])))
