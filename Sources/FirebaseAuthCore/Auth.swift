@@ -357,7 +357,7 @@ public final class Auth: Sendable {
     @discardableResult
     public func signIn(with credential: AuthCredential) async throws -> AuthDataResult {
         let result = try await internalSignIn(with: credential, isReauthentication: false)
-        updateCurrentUser(result.user)
+        makeCurrent(result.user)
         return result
     }
 
@@ -462,8 +462,31 @@ public final class Auth: Sendable {
     }
     private struct Subject: Decodable { let sub: String }
 
+    /// `updateCurrentUser(_:)` (Auth.swift 220–269): `user`, perhaps another `Auth`'s, becomes this
+    /// one's current user and is saved in its keychain. A user of another API key is first
+    /// reloaded with this Auth's configuration, and its requests go with it from then on (the
+    /// SDK's `user.requestConfiguration = self.requestConfiguration`): a user of another project
+    /// fails that reload with the backend's error and is not made current, but its requests keep
+    /// this Auth's configuration, as on a device (the SDK does not put it back). The user's `Auth`
+    /// itself does not change, as in the SDK.
+    public func updateCurrentUser(_ user: User) async throws {
+        if (try? user.owner().options.apiKey) != options.apiKey {
+            user.sendRequests(through: self)
+            try await loadAccountInfo(into: user)
+        }
+        makeCurrent(user)
+    }
+
+    /// `updateCurrentUser(_:completion:)`: a nil user is `nullUser` (17067), as the SDK answers it.
+    public func updateCurrentUser(_ user: User?, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+        complete(completion) { () async throws in
+            guard let user else { throw AuthError(.nullUser, "updateCurrentUser(_:completion:) was given no user") }
+            try await self.updateCurrentUser(user)
+        }
+    }
+
     /// Makes `user` the current user.
-    func updateCurrentUser(_ user: User) {
+    func makeCurrent(_ user: User) {
         state.withLock { $0.currentUser = user }
         saveUser(user)
     }

@@ -168,7 +168,7 @@ extension Auth {
     @discardableResult
     public func signIn(withEmail email: String, password: String) async throws -> AuthDataResult {
         let result = try await internalSignIn(with: EmailAuthCredential(email: email, password: password), isReauthentication: false)
-        updateCurrentUser(result.user)
+        makeCurrent(result.user)
         return result
     }
 
@@ -202,7 +202,7 @@ extension Auth {
         guard !email.isEmpty else { throw AuthError(.missingEmail, "An email address must be provided.") }
         let response = try await backend.call(SignUpNewUserRequest(email: email, password: password, returnSecureToken: true))
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-        updateCurrentUser(user)
+        makeCurrent(user)
         return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, isNewUser: true, username: nil))
     }
 
@@ -249,7 +249,7 @@ extension Auth {
     /// `invalidEmail` (17008).
     public func signIn(withEmail email: String, link: String) async throws -> AuthDataResult {
         let result = try await internalSignIn(with: EmailAuthCredential(email: email, link: link), isReauthentication: false)
-        updateCurrentUser(result.user)
+        makeCurrent(result.user)
         return result
     }
 
@@ -297,7 +297,7 @@ extension Auth {
         let response = try await backend.call(SignUpNewUserRequest(returnSecureToken: true))
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn,
                                             anonymous: true)
-        updateCurrentUser(user)
+        makeCurrent(user)
         return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", isNewUser: true, username: nil))
     }
 
@@ -311,7 +311,7 @@ extension Auth {
     public func signIn(withCustomToken token: String) async throws -> AuthDataResult {
         let response = try await backend.call(VerifyCustomTokenRequest(token: token))
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-        updateCurrentUser(user)
+        makeCurrent(user)
         return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", isNewUser: response.isNewUser ?? false, username: nil))
     }
 

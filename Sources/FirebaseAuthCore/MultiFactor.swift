@@ -154,7 +154,7 @@ public final class MultiFactor: Sendable {
             phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
                                                                code: phone.authCredential.verificationCode)))
         let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
-        auth.updateCurrentUser(renewed)
+        auth.makeCurrent(renewed)
     }
 
     /// Removes the second factor `factorInfo`: `accounts/mfaEnrollment:withdraw`, then a new `User`
@@ -172,7 +172,7 @@ public final class MultiFactor: Sendable {
         let response = try await auth.backend.call(WithdrawMFARequest(idToken: user.rawIDToken, mfaEnrollmentId: factorUID))
         do {
             let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
-            auth.updateCurrentUser(renewed)
+            auth.makeCurrent(renewed)
         } catch {
             try? auth.signOut()
             throw error
@@ -209,7 +209,7 @@ public final class MultiFactorResolver: Sendable, CustomStringConvertible {
             phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
                                                                code: phone.authCredential.verificationCode)))
         let user = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
-        auth.updateCurrentUser(user)
+        auth.makeCurrent(user)
         return AuthDataResult(user: user, additionalUserInfo: nil)
     }
 }

@@ -133,9 +133,19 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
         auth?.saveUser(self)
     }
 
-    /// The user's `Auth`, for the calls that need it. The SDK stops with `fatalError` (or, for
+    /// Another `Auth` whose configuration the user's requests go with, once it made the user its
+    /// current user with a different API key (``Auth/updateCurrentUser(_:)``); held weakly.
+    private let requestAuth = Mutex(WeakAuth())
+    struct WeakAuth: Sendable { weak var auth: Auth? }
+
+    /// The user's requests go with `auth`'s configuration from now on (nil: its own Auth's).
+    func sendRequests(through auth: Auth?) { requestAuth.withLock { $0.auth = auth } }
+
+    /// The `Auth` the user's calls go through: its own, or the one whose configuration it was
+    /// given (``sendRequests(through:)``). The SDK stops with `fatalError` (or, for
     /// `reauthenticate`, answers userMismatch) when it is gone; this says why instead.
     func owner() throws(AuthError) -> Auth {
+        if let other = requestAuth.withLock({ $0.auth }) { return other }
         guard let auth else {
             throw AuthError(.internalError, "this user's Auth is gone (its FirebaseApp was deleted and nothing holds the Auth): use a user from a live Auth's currentUser")
         }
