@@ -86,15 +86,14 @@ struct SenderHTTP2Tests {
         }
         defer { server.stop() }
         let client = try Self.client(port: server.port, timeout: 1)
-        let started = ContinuousClock.now
         do {
             let response = try await client.send(Self.push)
             Issue.record("an answer from a server that allows no streams: \(response.status)")
         } catch {
-            // Not `connectionClosed` from the server giving up a minute later: the push's own deadline.
+            // The push's own deadline, not `connectionClosed` from the server giving up later (the
+            // code tells them apart; a bound on the wall time would fail on a loaded machine).
             #expect(error.code == .timeout, "\(error)")
         }
-        #expect(ContinuousClock.now - started < .seconds(50))
         await client.shutdown()
     }
 
