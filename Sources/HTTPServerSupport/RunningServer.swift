@@ -49,15 +49,15 @@ package final class RunningServer: Sendable {
             configuration: .init(address: .hostname(host, port: port), serverName: nil, reuseAddress: true),
             onServerRunning: { channel in listening.resolve(channel.localAddress?.port ?? port) },
             eventLoopGroupProvider: eventLoops.map { .shared($0) } ?? .singleton, logger: logger)
-        let ownGroup: PartGroup?
         let group: PartGroup
+        let ownGroup: PartGroup?
         switch hosting {
         case .ownGroup:
-            ownGroup = PartGroup()
-            group = ownGroup!
+            group = PartGroup()
+            ownGroup = group
         case .group(let given):
-            ownGroup = nil
             group = given
+            ownGroup = nil
         }
         await group.add(HostedApplication(application: application, listening: listening))
         do {

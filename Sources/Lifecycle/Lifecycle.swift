@@ -38,7 +38,7 @@ package struct ShutdownStep: RunningPart {
 
 /// Parts that run and stop together as one `ServiceGroup`: a program's (which SIGINT and SIGTERM
 /// stop), a world's, a test's, a lone server's. Each part is added as it starts, after the parts it
-/// depends on (a Hummingbird server joins through ``serviceGroup``, `ServerHosting.group`). The
+/// depends on (a Hummingbird server joins through `ServerHosting.group`). The
 /// group stops them in the reverse of that order, every one even when another fails to stop; a
 /// part that ends on its own (a server that failed) stops the others the same way.
 ///
@@ -55,7 +55,7 @@ package struct ShutdownStep: RunningPart {
 /// ```
 package final class PartGroup: Sendable {
     /// The group the parts run in.
-    package let serviceGroup: ServiceGroup
+    fileprivate let serviceGroup: ServiceGroup
     private let running: Task<Void, any Error>
 
     /// A group that runs from now until ``shutdown()``, or until a part ends.
