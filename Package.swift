@@ -272,7 +272,8 @@ let package = Package(
         .testTarget(
             name: "BackendRouteTests",
             dependencies: ["AuthBackend", "IdentityToolkitAPI", "RS256", "TestSupport", "Utilities", crypto, .product(name: "CryptoExtras", package: "swift-crypto"),
-                           hummingbird, .product(name: "HummingbirdTesting", package: "hummingbird")]
+                           hummingbird, .product(name: "HummingbirdTesting", package: "hummingbird"), logging,
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
         .testTarget(
             name: "AuthFlowTests",
