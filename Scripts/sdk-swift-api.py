@@ -135,6 +135,9 @@ def declarations(text):
         e = EXT.match(line)
         if m:
             visible = re.search(r"\b" + VISIBLE + r"\b", line[:m.start(1)]) is not None
+            # A type declared without an access word in a `public extension` is public, as its other members.
+            if not visible and stack and stack[-1][2] == "public extension" and stack[-1][0] == owner:
+                visible = re.search(r"\b(?:internal|private|fileprivate)\b", line[:m.start(1)]) is None
             full = f"{owner}.{m.group(2)}" if owner else m.group(2)
             if visible and owner_visible:
                 found.add(full)
@@ -184,7 +187,7 @@ def declarations(text):
 
 def header_names(text):
     """NS_SWIFT_NAME(Name) on typedefs and constants of the public headers."""
-    return set(re.findall(r"NS_SWIFT_NAME\((\w+)\)", text))
+    return set(re.findall(r"NS_SWIFT_NAME\(\s*(\w+)\s*\)", text))
 
 
 def objc_swift_names(text):

@@ -18,6 +18,26 @@
 @_exported import class FirebaseAuthCore.AuthTokenResult
 // Public/FirebaseAuth/FIRAuth.h (NS_SWIFT_NAME typedefs of id<NSObject>)
 @_exported import protocol FirebaseAuthCore.AuthStateDidChangeListenerHandle
+// Public/FirebaseAuth/FIRAuth.h (FIRAuthStateDidChangeNotification)
+@_exported import let FirebaseAuthCore.AuthStateDidChange
+// Public/FirebaseAuth/FIR…AuthProvider.h and FIRMultiFactor.h: provider IDs and sign-in methods
+@_exported import let FirebaseAuthCore.EmailAuthProviderID
+@_exported import let FirebaseAuthCore.EmailLinkAuthSignInMethod
+@_exported import let FirebaseAuthCore.EmailPasswordAuthSignInMethod
+@_exported import let FirebaseAuthCore.PhoneAuthProviderID
+@_exported import let FirebaseAuthCore.PhoneAuthSignInMethod
+@_exported import let FirebaseAuthCore.PhoneMultiFactorID
+@_exported import let FirebaseAuthCore.TOTPMultiFactorID
+@_exported import let FirebaseAuthCore.GoogleAuthProviderID
+@_exported import let FirebaseAuthCore.GoogleAuthSignInMethod
+@_exported import let FirebaseAuthCore.FacebookAuthProviderID
+@_exported import let FirebaseAuthCore.FacebookAuthSignInMethod
+@_exported import let FirebaseAuthCore.GitHubAuthProviderID
+@_exported import let FirebaseAuthCore.GitHubAuthSignInMethod
+@_exported import let FirebaseAuthCore.TwitterAuthProviderID
+@_exported import let FirebaseAuthCore.TwitterAuthSignInMethod
+@_exported import let FirebaseAuthCore.GameCenterAuthProviderID
+@_exported import let FirebaseAuthCore.GameCenterAuthSignInMethod
 @_exported import protocol FirebaseAuthCore.IDTokenDidChangeListenerHandle
 // SystemService/AuthAPNSTokenType.swift
 @_exported import enum FirebaseAuthCore.AuthAPNSTokenType
@@ -62,7 +82,7 @@
 @_exported import class FirebaseAuthCore.User
 @_exported import protocol FirebaseAuthCore.UserInfo
 @_exported import struct FirebaseAuthCore.UserMetadata
-@_exported import struct FirebaseAuthCore.AdditionalUserInfo
+@_exported import class FirebaseAuthCore.AdditionalUserInfo
 // User/UserProfileChangeRequest.swift
 @_exported import class FirebaseAuthCore.UserProfileChangeRequest
 // What FirebaseAuth 12.19 has and authsim does not simulate, declared unavailable with a message

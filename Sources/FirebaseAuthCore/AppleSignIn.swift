@@ -42,9 +42,11 @@ extension Auth {
             throw AuthError(.internalError, "verifyAssertion answered without providerId (the SDK's unexpected response)")
         }
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+        // `username`: the SDK reads the answer's `username`, a field Google's SignInWithIdpResponse
+        // does not have (its schema names `screenName`), so it is nil on a device too.
         return AuthDataResult(user: user,
-                              additionalUserInfo: AdditionalUserInfo(providerID: providerID, isNewUser: response.isNewUser ?? false,
-                                                                     username: nil),
+                              additionalUserInfo: AdditionalUserInfo(providerID: providerID, profile: AdditionalUserInfo.profile(rawUserInfo: response.rawUserInfo),
+                                                                     username: nil, isNewUser: response.isNewUser ?? false),
                               credential: OAuthCredential(response: response))
     }
 
@@ -89,7 +91,7 @@ extension Auth {
             if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: AuthProviderID.phone.rawValue,
-                                                                                     isNewUser: false, username: nil))
+                                                                                     profile: nil, username: nil, isNewUser: false))
         case let oauth as OAuthCredential:
             guard oauth.providerID == AuthProviderID.apple.rawValue else {
                 throw AuthError(.invalidProviderID, "this auth core links apple.com credentials, not \(oauth.providerID)")
@@ -99,7 +101,9 @@ extension Auth {
             let response = try await verifyAssertion(request)
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
             return AuthDataResult(user: user,
-                                  additionalUserInfo: AdditionalUserInfo(providerID: oauth.providerID, isNewUser: false, username: nil),
+                                  additionalUserInfo: AdditionalUserInfo(providerID: response.providerId?.rawValue ?? oauth.providerID,
+                                                                         profile: AdditionalUserInfo.profile(rawUserInfo: response.rawUserInfo),
+                                                                         username: nil, isNewUser: response.isNewUser ?? false),
                                   credential: OAuthCredential(response: response))
         case let email as EmailAuthCredential:
             guard case .password(let password) = email.emailType else { return try await linkEmailLink(email, to: user, idToken: idToken) }

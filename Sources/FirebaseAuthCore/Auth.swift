@@ -6,25 +6,32 @@ import IdentityToolkitAPI
 import Synchronization
 import Utilities
 
-/// `auth.settings`.
-public final class AuthSettings: Sendable {
+/// `auth.settings`: FirebaseAuth 12.19's `AuthSettings` (Auth/AuthSettings.swift), an `NSObject`
+/// that copies itself (`NSCopying`). `@unchecked Sendable`: its one flag is kept under a lock.
+public final class AuthSettings: NSObject, NSCopying, @unchecked Sendable {
     private let disabled: Mutex<Bool>
 
     /// Internal, as the SDK's: an app reads `auth.settings`, it does not make one.
-    init() { disabled = Mutex(false) }
+    override init() { disabled = Mutex(false) }
 
-    /// A copy (the SDK's `settings` is `@NSCopying`: setting it copies).
-    func copy() -> AuthSettings {
+    /// A copy with the same flag (the SDK's `settings` is `@NSCopying`: setting it copies).
+    public func copy(with zone: NSZone? = nil) -> Any {
         let copy = AuthSettings()
-        copy.isAppVerificationDisabledForTesting = isAppVerificationDisabledForTesting
+        copy.appVerificationDisabledForTesting = appVerificationDisabledForTesting
         return copy
     }
 
     /// Skips APNs, verifyClient and reCAPTCHA (but not the notification probe): only test phone
     /// numbers work.
-    public var isAppVerificationDisabledForTesting: Bool {
+    public var appVerificationDisabledForTesting: Bool {
         get { disabled.withLock { $0 } }
         set { disabled.withLock { $0 = newValue } }
+    }
+
+    /// The same flag as ``appVerificationDisabledForTesting``, under its other name.
+    public var isAppVerificationDisabledForTesting: Bool {
+        get { appVerificationDisabledForTesting }
+        set { appVerificationDisabledForTesting = newValue }
     }
 }
 
@@ -58,7 +65,7 @@ public final class Auth: Sendable {
     /// never nil unless the app sets it so. Setting it stores a copy.
     public var settings: AuthSettings? {
         get { state.withLock { $0.settings } }
-        set { state.withLock { $0.settings = newValue?.copy() } }
+        set { state.withLock { $0.settings = newValue?.copy() as? AuthSettings } }
     }
 
     /// Whether test mode is on (`settings?.isAppVerificationDisabledForTesting`).
@@ -391,8 +398,7 @@ public final class Auth: Sendable {
         let isNewUser = response.isNewUser ?? false
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken,
                                             expiresIn: response.expiresIn)
-        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(
-            providerID: AuthProviderID.phone.rawValue, isNewUser: isNewUser, username: nil))
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: AuthProviderID.phone.rawValue, profile: nil, username: nil, isNewUser: isNewUser))
     }
 
     /// The SDK's `completeSignIn(withAccessToken:accessTokenExpirationDate:refreshToken:)`: a user

@@ -81,14 +81,20 @@ extension Auth {
     /// Tells the listeners when the current user's ID token is not the one they last heard of (a
     /// sign-in, a sign-out, a new token): called wherever the SDK calls
     /// `possiblyPostAuthStateChangeNotification` (the user saved, or made current or none).
+    /// Then ``authStateDidChangeNotification`` is posted, with this `Auth` as its object, whether
+    /// or not a listener is registered (the SDK's listeners are observers of that notification).
     func possiblyNotifyListeners() {
         let token = currentUser?.rawIDToken
         let handles = state.withLock { state -> [AuthListenerHandle]? in
             guard state.listeners.shouldNotify(token: token) else { return nil }
             return state.listeners.entries.map(\.handle)
         }
-        if let handles, !handles.isEmpty { deliver(.changed(handles)) }
+        if let handles { deliver(.changed(handles)) }
     }
+
+    /// `Auth.authStateDidChangeNotification` (`FIRAuthStateDidChangeNotification`, `AuthStateDidChange`):
+    /// posted on the main queue, the `Auth` its object, when the current user or its ID token changes.
+    public static let authStateDidChangeNotification = AuthStateDidChange
 
     /// Queues `delivery` for the main actor, behind every earlier one (the SDK's
     /// `DispatchQueue.main.async`, which keeps their order).
@@ -118,6 +124,88 @@ extension Auth {
                 guard let entry = auth.state.withLock({ state in state.listeners.entries.first { $0.handle === handle } }) else { continue }
                 entry.call(auth, auth.currentUser)
             }
+            if case .changed = delivery { NotificationCenter.default.post(name: Auth.authStateDidChangeNotification, object: auth) }
         }
     }
+}
+
+// Auth/Auth+Async.swift: the listeners as `AsyncSequence`s. Each iteration adds its own listener
+// (so its first element is the user current then) and removes it when the iteration ends.
+extension Auth {
+    /// `for await user in Auth.auth().authStateChanges`: the user after each sign-in and sign-out,
+    /// as ``addStateDidChangeListener(_:)`` calls its listener.
+    public var authStateChanges: AuthStateChangesSequence { AuthStateChangesSequence(self) }
+
+    /// `for await user in Auth.auth().idTokenChanges`: the user after each change of it or of its
+    /// ID token, as ``addIDTokenDidChangeListener(_:)`` calls its listener.
+    public var idTokenChanges: IDTokenChangesSequence { IDTokenChangesSequence(self) }
+
+    /// What ``authStateChanges`` is.
+    public struct AuthStateChangesSequence: AsyncSequence, @unchecked Sendable {
+        public typealias Element = User?
+        public typealias Failure = Never
+        public typealias AsyncIterator = Iterator
+
+        private let auth: Auth
+
+        public init(_ auth: Auth) { self.auth = auth }
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(listenerStream(auth, add: { auth, listener in auth.addStateDidChangeListener(listener) },
+                                    remove: { auth, handle in auth.removeStateDidChangeListener(handle) }))
+        }
+
+        /// Not `Sendable`, as the SDK's: one task iterates.
+        public struct Iterator: AsyncIteratorProtocol {
+            private var users: AsyncStream<User?>.Iterator
+            init(_ stream: AsyncStream<User?>) { users = stream.makeAsyncIterator() }
+            public mutating func next() async -> User?? { await users.next() }
+        }
+    }
+
+    /// What ``idTokenChanges`` is.
+    public struct IDTokenChangesSequence: AsyncSequence, @unchecked Sendable {
+        public typealias Element = User?
+        public typealias Failure = Never
+        public typealias AsyncIterator = Iterator
+
+        private let auth: Auth
+
+        public init(_ auth: Auth) { self.auth = auth }
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(listenerStream(auth, add: { auth, listener in auth.addIDTokenDidChangeListener(listener) },
+                                    remove: { auth, handle in auth.removeIDTokenDidChangeListener(handle) }))
+        }
+
+        /// Not `Sendable`, as the SDK's: one task iterates.
+        public struct Iterator: AsyncIteratorProtocol {
+            private var users: AsyncStream<User?>.Iterator
+            init(_ stream: AsyncStream<User?>) { users = stream.makeAsyncIterator() }
+            public mutating func next() async -> User?? { await users.next() }
+        }
+    }
+}
+
+@available(*, unavailable)
+extension Auth.AuthStateChangesSequence.Iterator: Sendable {}
+
+@available(*, unavailable)
+extension Auth.IDTokenChangesSequence.Iterator: Sendable {}
+
+/// A listener's calls as a stream: added now, removed when the stream's consumer goes away.
+private func listenerStream(_ auth: Auth, add: (Auth, @escaping @MainActor (Auth, User?) -> Void) -> NSObjectProtocol,
+                            remove: @escaping @Sendable (Auth, NSObjectProtocol) -> Void) -> AsyncStream<User?> {
+    let (users, continuation) = AsyncStream.makeStream(of: User?.self)
+    let handle = add(auth) { _, user in continuation.yield(user) }
+    let kept = UncheckedHandle(handle)
+    continuation.onTermination = { [weak auth] _ in if let auth { remove(auth, kept.handle) } }
+    return users
+}
+
+/// A listener handle carried into `onTermination` (an `NSObjectProtocol`, not `Sendable`; only
+/// its identity is used, to remove the listener).
+private struct UncheckedHandle: @unchecked Sendable {
+    let handle: NSObjectProtocol
+    init(_ handle: NSObjectProtocol) { self.handle = handle }
 }

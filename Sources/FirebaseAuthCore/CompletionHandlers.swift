@@ -49,6 +49,21 @@ extension Auth {
         complete(completion) { () async throws -> AuthDataResult in try await self.signIn(with: credential) }
     }
 
+    /// `getToken(forcingRefresh:completion:)` (the SDK's `AuthInterop`, for other Firebase
+    /// libraries): the current user's ID token, refreshed when due or forced; `(nil, nil)` with no
+    /// user. The SDK also starts refreshing tokens ahead of expiry from this call on; here a token
+    /// is refreshed when asked for (docs/app-code-on-linux.md).
+    public func getToken(forcingRefresh forceRefresh: Bool, completion callback: @escaping @MainActor (String?, (any Error)?) -> Void) {
+        guard let user = currentUser else {
+            Task { @MainActor in callback(nil, nil) }
+            return
+        }
+        complete(callback) { () async throws -> String in try await user.getIDToken(forcingRefresh: forceRefresh) }
+    }
+
+    /// `getUserID()` (`AuthInterop`): the current user's UID, nil when signed out.
+    public func getUserID() -> String? { currentUser?.uid }
+
     /// `revokeToken(withAuthorizationCode:completion:)`.
     public func revokeToken(withAuthorizationCode authorizationCode: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.revokeToken(withAuthorizationCode: authorizationCode) }
@@ -91,6 +106,28 @@ extension User {
     /// `getIDTokenForcingRefresh(_:completion:)`.
     public func getIDTokenForcingRefresh(_ forceRefresh: Bool, completion: (@MainActor (String?, (any Error)?) -> Void)?) {
         complete(completion) { () async throws -> String in try await self.getIDToken(forcingRefresh: forceRefresh) }
+    }
+
+    /// `idTokenForcingRefresh(_:)`: 12.19 keeps Firebase 10's name for ``getIDToken(forcingRefresh:)``.
+    public func idTokenForcingRefresh(_ forceRefresh: Bool) async throws -> String {
+        try await getIDToken(forcingRefresh: forceRefresh)
+    }
+
+    /// `anonymous()`: ``isAnonymous`` (the SDK keeps it for Objective-C).
+    public func anonymous() -> Bool { isAnonymous }
+
+    /// `emailVerified()`: ``isEmailVerified``.
+    public func emailVerified() -> Bool { isEmailVerified }
+
+    /// `__sendEmailVerification(withCompletion:)`: ``sendEmailVerification(with:completion:)``
+    /// without settings (the Objective-C selector's Swift name).
+    public func __sendEmailVerification(withCompletion completion: (@MainActor ((any Error)?) -> Void)?) {
+        sendEmailVerification(with: nil, completion: completion)
+    }
+
+    /// `__sendEmailVerificationBeforeUpdating(email:completion:)`.
+    public func __sendEmailVerificationBeforeUpdating(email: String, completion: (@MainActor ((any Error)?) -> Void)?) {
+        sendEmailVerification(beforeUpdatingEmail: email, actionCodeSettings: nil, completion: completion)
     }
 
     /// `reauthenticate(with:completion:)`.

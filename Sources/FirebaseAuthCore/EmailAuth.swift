@@ -190,7 +190,7 @@ extension Auth {
             throw required
         }
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, isNewUser: false, username: nil))
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, profile: nil, username: nil, isNewUser: false))
     }
 
     /// `createUser(withEmail:password:)`: `signupNewUser` with the email and password, the new user
@@ -203,7 +203,7 @@ extension Auth {
         let response = try await backend.call(SignUpNewUserRequest(email: email, password: password, returnSecureToken: true))
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
         makeCurrent(user)
-        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, isNewUser: true, username: nil))
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, profile: nil, username: nil, isNewUser: true))
     }
 
     /// `createUser(withEmail:password:completion:)`.
@@ -270,8 +270,7 @@ extension Auth {
             throw required
         }
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, isNewUser: response.isNewUser ?? false,
-                                                                                 username: nil))
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, profile: nil, username: nil, isNewUser: response.isNewUser ?? false))
     }
 
     /// A link's query items as the SDK's `AuthWebUtils.parseURL` reads them (later names win).
@@ -298,7 +297,7 @@ extension Auth {
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn,
                                             anonymous: true)
         makeCurrent(user)
-        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", isNewUser: true, username: nil))
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", profile: nil, username: nil, isNewUser: true))
     }
 
     /// `signInAnonymously(completion:)`.
@@ -312,7 +311,7 @@ extension Auth {
         let response = try await backend.call(VerifyCustomTokenRequest(token: token))
         let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
         makeCurrent(user)
-        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", isNewUser: response.isNewUser ?? false, username: nil))
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", profile: nil, username: nil, isNewUser: response.isNewUser ?? false))
     }
 
     /// `signIn(withCustomToken:completion:)`.

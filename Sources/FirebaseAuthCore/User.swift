@@ -332,12 +332,6 @@ public struct AuthDataResult: Sendable {
     package var isNewUser: Bool { additionalUserInfo?.isNewUser ?? false }
 }
 
-/// What the provider said at sign-in.
-public struct AdditionalUserInfo: Sendable, Hashable {
-    public let providerID: String
-    public let isNewUser: Bool
-    public let username: String?
-}
 
 /// Users compare by identity, as the SDK's `NSObject` users do (`XCTAssertEqual(user, Auth.auth().currentUser)`).
 extension User: Equatable {

@@ -67,7 +67,9 @@ package struct VerifyAssertionResponse: Codable, Sendable, Hashable {
     package init(kind: String? = "identitytoolkit#VerifyAssertionResponse", federatedId: String? = nil, providerId: ProviderID? = nil,
                 localId: String? = nil, email: String? = nil, displayName: String? = nil, idToken: String? = nil,
                 refreshToken: String? = nil, expiresIn: String? = nil, isNewUser: Bool? = nil, errorMessage: String? = nil,
-                pendingToken: String? = nil, mfaPendingCredential: String? = nil, mfaInfo: [MFAEnrollment]? = nil) {
+                pendingToken: String? = nil, mfaPendingCredential: String? = nil, mfaInfo: [MFAEnrollment]? = nil,
+                rawUserInfo: String? = nil) {
+        self.rawUserInfo = rawUserInfo
         self.kind = kind
         self.federatedId = federatedId
         self.providerId = providerId

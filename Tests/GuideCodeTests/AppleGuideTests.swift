@@ -59,6 +59,42 @@ extension GuideCode {
             }
         }
 
+        /// `User/AdditionalUserInfo.swift` and `Backend/RPC/VerifyAssertionResponse.swift` 158–167: the
+        /// profile is the answer's `rawUserInfo` (for Apple, the identity token's claims, as the Auth
+        /// Emulator answers), archived under the SDK's keys.
+        @Test("additionalUserInfo after Sign in with Apple: the token's claims as profile, newUser(), archived and read back with secure coding")
+        func additionalUserInfo() async throws {
+            try await withGuideWorld { guide in
+                let apple = try await guide.appleAuthorization("ada")
+                let first = try await Auth.auth().signIn(with: OAuthProvider.appleCredential(withIDToken: apple.idTokenString, rawNonce: apple.nonce,
+                                                                                             fullName: apple.fullName))
+                let info = try #require(first.additionalUserInfo)
+                #expect(info.providerID == "apple.com" && info.isNewUser && info.newUser() && info.username == nil)
+                let profile = try #require(info.profile)
+                #expect(profile["iss"] as? String == "https://appleid.apple.com")
+                #expect(profile["aud"] as? String == guide.bundleID)
+                #expect((profile["sub"] as? String)?.isEmpty == false)
+                #expect((profile["nonce"] as? String)?.count == 64, "the SHA-256 of the raw nonce, in hex")
+
+                #expect(AdditionalUserInfo.supportsSecureCoding)
+                let archived = try NSKeyedArchiver.archivedData(withRootObject: info, requiringSecureCoding: true)
+                let read = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: AdditionalUserInfo.self, from: archived))
+                #expect(read.providerID == info.providerID && read.isNewUser && read.username == nil)
+                #expect(read.profile?["sub"] as? String == profile["sub"] as? String)
+
+                try Auth.auth().signOut()
+                let again = try await guide.appleAuthorization("ada")
+                let second = try await Auth.auth().signIn(with: OAuthProvider.appleCredential(withIDToken: again.idTokenString, rawNonce: again.nonce,
+                                                                                              fullName: nil))
+                #expect(second.additionalUserInfo?.newUser() == false)
+                #expect(second.additionalUserInfo?.profile?["sub"] as? String == profile["sub"] as? String)
+                // Email and password, phone, anonymous: no profile, as the SDK builds theirs.
+                try Auth.auth().signOut()
+                let anonymous = try await Auth.auth().signInAnonymously()
+                #expect(anonymous.additionalUserInfo?.profile == nil && anonymous.additionalUserInfo?.providerID == "")
+            }
+        }
+
         /// The guide writes `credential(withProviderID: "apple.com", IDToken:rawNonce:)`, the Objective-C
         /// name: FirebaseAuth 12.19 gives Swift `credential(providerID: .apple, idToken:rawNonce:)`
         /// (OAuthProvider.swift 181–216), so the guide's line is written in that spelling here

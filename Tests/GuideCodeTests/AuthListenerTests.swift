@@ -100,5 +100,89 @@ extension GuideCode {
                 try Auth.auth().signOut()
             }
         }
+            /// `Auth/Auth+Async.swift`: each iteration adds a listener and yields what it hears.
+        @Test("authStateChanges and idTokenChanges: for await hears the user now, each sign-in and sign-out; a finished loop hears no more")
+        func asyncSequences() async throws {
+            try await withGuideWorld { guide in
+                try Auth.auth().signOut()
+                var states = Auth.auth().authStateChanges.makeAsyncIterator()
+                var tokens = Auth.auth().idTokenChanges.makeAsyncIterator()
+                #expect(try #require(await states.next()) == nil)
+                #expect(try #require(await tokens.next()) == nil)
+                let uid = try await signIn(guide, "+16505550142")
+                #expect(try #require(await states.next())?.uid == uid)
+                #expect(try #require(await tokens.next())?.uid == uid)
+                // The same user's new ID token: the token sequence hears it, the state sequence does not.
+                guide.backendClock.advance(by: 60)
+                _ = try await Auth.auth().currentUser?.getIDToken(forcingRefresh: true)
+                #expect(try #require(await tokens.next())?.uid == uid)
+                try Auth.auth().signOut()
+                #expect(try #require(await states.next()) == nil)
+                #expect(try #require(await tokens.next()) == nil)
+
+                // As an app writes it: a loop that stops at the first signed-in user.
+                let signedIn = Task { @MainActor () -> String? in
+                    for await user in Auth.auth().authStateChanges where user != nil { return user?.uid }
+                    return nil
+                }
+                let again = try await signIn(guide, "+16505550142")
+                #expect(await signedIn.value == again)
+                try Auth.auth().signOut()
+            }
+        }
+
+        /// `Auth/Auth.swift` 1621 and `possiblyPostAuthStateChangeNotification` (1863–1890): the
+        /// notification is posted with the `Auth` as its object, on the main queue, whenever the
+        /// listeners are told, listener or not.
+        @Test("authStateDidChangeNotification (AuthStateDidChange) is posted with the Auth on the main queue at each sign-in, token and sign-out")
+        func notification() async throws {
+            #expect(Auth.authStateDidChangeNotification == AuthStateDidChange)
+            #expect(AuthStateDidChange.rawValue == "FIRAuthStateDidChangeNotification")
+            try await withGuideWorld { guide in
+                try Auth.auth().signOut()
+                let log = await ListenerLog()
+                let observer = NotificationCenter.default.addObserver(forName: Auth.authStateDidChangeNotification, object: nil, queue: nil) { note in
+                    let auth = note.object as? Auth
+                    MainActor.assumeIsolated {
+                        #expect(auth === Auth.auth())
+                        log.heard(auth?.currentUser)
+                    }
+                }
+                defer { NotificationCenter.default.removeObserver(observer) }
+                let uid = try await signIn(guide, "+16505550143")
+                await log.wait(for: 1)
+                guide.backendClock.advance(by: 60)
+                _ = try await Auth.auth().currentUser?.getIDToken(forcingRefresh: true)
+                await log.wait(for: 2)
+                try Auth.auth().signOut()
+                await log.wait(for: 3)
+                #expect(await log.users == [uid, uid, nil])
+            }
+        }
+
+        /// `Auth/Auth.swift` 74–138 (`AuthInterop`) and `User/User.swift` 42, 57, 573.
+        @Test("getUserID, getToken(forcingRefresh:completion:), idTokenForcingRefresh, anonymous() and emailVerified()")
+        func interop() async throws {
+            try await withGuideWorld { guide in
+                try Auth.auth().signOut()
+                #expect(Auth.auth().getUserID() == nil)
+                let none: (String?, Bool) = await withCheckedContinuation { done in
+                    Auth.auth().getToken(forcingRefresh: false) { token, error in done.resume(returning: (token, error != nil)) }
+                }
+                #expect(none.0 == nil && !none.1, "no user: nil and no error, as the SDK")
+                let user = try await Auth.auth().signInAnonymously().user
+                #expect(Auth.auth().getUserID() == user.uid)
+                #expect(user.anonymous() && !user.emailVerified())
+                let token: String? = await withCheckedContinuation { done in
+                    Auth.auth().getToken(forcingRefresh: false) { token, _ in done.resume(returning: token) }
+                }
+                #expect(token == (try await user.getIDToken()))
+                guide.backendClock.advance(by: 60)
+                let fresh = try await user.idTokenForcingRefresh(true)
+                #expect(fresh != token)
+                #expect(try await user.getIDToken() == fresh)
+                try Auth.auth().signOut()
+            }
+        }
     }
 }

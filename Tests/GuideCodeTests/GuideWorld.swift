@@ -25,6 +25,9 @@ struct GuideWorld {
     let toolkit: IdentityToolkit
     /// The backend's events, as a scenario's timeline keeps them.
     let timeline: Timeline
+    /// The backend's wall clock: a test moves it on to have a refresh give a new ID token (two
+    /// tokens issued in the same second are the same token, as Google's are).
+    let backendClock: AdjustableWallClock
     let bundleID = "com.example.authsim"
 
     /// Starts the world and configures the default app on a debug-build device (sandbox token).
@@ -32,8 +35,9 @@ struct GuideWorld {
                       tokenType: AuthAPNSTokenType = .sandbox) async throws -> GuideWorld {
         let folder = temporaryDirectory(name)
         let timeline = Timeline()
+        let backendClock = AdjustableWallClock()
         let world = try await PhoneAuthWorld.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
-                                                   configuration: configuration, pushLatency: .zero,
+                                                   configuration: configuration, backendClock: backendClock, pushLatency: .zero,
                                                    appClock: ManualClock(), backendObserver: { ScenarioRunner.record($0, signIn: $1, into: timeline) })
         let options = FirebaseOptions(googleAppID: "1:123456789012:ios:a1b2c3d4e5f60718", gcmSenderID: "123456789012")
         options.apiKey = world.apiKey
@@ -47,7 +51,7 @@ struct GuideWorld {
         let token = try await world.devices.installDevice(for: host, environment: .sandbox) { _, _ in }
         Auth.auth().setAPNSToken(Data(token.bytes), type: tokenType)
         guard let toolkit = world.toolkit else { throw GuideError("the world runs its backend elsewhere") }
-        return GuideWorld(world: world, host: host, folder: folder, toolkit: toolkit, timeline: timeline)
+        return GuideWorld(world: world, host: host, folder: folder, toolkit: toolkit, timeline: timeline, backendClock: backendClock)
     }
 
     func shutdown() async {

@@ -345,14 +345,18 @@ struct ModuleSurface {
             struct Symbol: Decodable {
                 struct Kind: Decodable { let identifier: String }
                 let pathComponents: [String]
+                struct Location: Decodable { let uri: String }
                 let kind: Kind
                 let isSynthesized: Bool?
+                /// Where the module's source declares it: none for what a conformance brings from
+                /// another module's protocol extension (an `AsyncSequence`'s `map(_:)`).
+                let location: Location?
             }
             let symbols: [Symbol]
         }
         let graph = try JSONDecoder().decode(Graph.self, from: Data(contentsOf: folder.appendingPathComponent("\(module).symbols.json")))
         return Set(graph.symbols.compactMap { symbol in
-            guard let type = symbol.pathComponents.first, keep(type), symbol.isSynthesized != true,
+            guard let type = symbol.pathComponents.first, keep(type), symbol.isSynthesized != true, symbol.location != nil,
                   symbol.kind.identifier != "swift.func.op" else { return nil }
             return symbol.pathComponents.joined(separator: ".")
         })

@@ -12,6 +12,9 @@ extension CoreCall {
         var emailVerified = true
         /// The name the SDK sends on the first authorization (`user={"name":{…}}` in the post body).
         var name: String?
+        /// The identity token's claims as JSON, answered as `rawUserInfo` (the SDK's
+        /// `AdditionalUserInfo.profile`), as the Auth Emulator answers for providers other than Google.
+        var rawUserInfo: String?
         if let pendingToken, !pendingToken.isEmpty {
             guard let pending = state.pendingAppleTokens[pendingToken] else {
                 throw reject(endpoint, IdentityToolkitError(.invalidPendingToken, "The pending token is unknown or was used."))
@@ -65,6 +68,7 @@ extension CoreCall {
             email = claims.email
             emailVerified = claims.emailVerified != "false"
             name = fields["user"].flatMap(Self.appleUserName)
+            rawUserInfo = CompactJWS(token).flatMap { Base64URL.decode($0.payload) }.map { String(decoding: $0, as: UTF8.self) }
         }
         let now = now
         let holder = state.userByAppleSub[sub].flatMap { state.users[$0] }
@@ -95,7 +99,7 @@ extension CoreCall {
             return .tokens(grant) { tokens in
                 VerifyAssertionResponse(federatedId: sub, providerId: .apple, localId: uid, email: user.email,
                                                displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
-                                               expiresIn: tokens.expiresIn, isNewUser: false)
+                                               expiresIn: tokens.expiresIn, isNewUser: false, rawUserInfo: rawUserInfo)
             }
         }
         // Reauthentication sends autoCreate: false: an Apple ID with no account is not signed up.
@@ -120,7 +124,7 @@ extension CoreCall {
         return .tokens(grant) { tokens in
             VerifyAssertionResponse(federatedId: sub, providerId: .apple, localId: user.localId, email: user.email,
                                            displayName: user.displayName, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
-                                           expiresIn: tokens.expiresIn, isNewUser: isNew)
+                                           expiresIn: tokens.expiresIn, isNewUser: isNew, rawUserInfo: rawUserInfo)
         }
     }
 
