@@ -33,6 +33,11 @@ extension IdentityToolkit {
         try await change { core throws(IdentityToolkitError) in try core.updateProjectConfig(patch) }
     }
 
+    /// The simulated reCAPTCHA Enterprise service's check behind `Recaptcha.fetchClient(withSiteKey:)`.
+    package func fetchRecaptchaClient(_ request: RecaptchaEnterpriseFetchClientRequest) async throws(IdentityToolkitError) -> RecaptchaEnterpriseFetchClientResponse {
+        try await read { core throws(IdentityToolkitError) in try core.fetchRecaptchaClient(request) }
+    }
+
     /// The simulated reCAPTCHA Enterprise service: a token for `action` with the project's site
     /// key, for the iOS app the key is restricted to. What the RecaptchaEnterprise SDK's
     /// `execute(withAction:)` gets from Google.

@@ -10,9 +10,12 @@ package struct RecaptchaEnterpriseSDK: Sendable, Hashable {
     package var service: String
     /// Whether the linked version has `RCAAction` (older ones do not: `recaptchaActionCreationFailed`, 17210).
     package var hasActionClass: Bool
+    /// Whether `execute(withAction:)` gives a token (false: it fails, after a client was fetched).
+    package var executeGivesToken: Bool
 
-    package init(service: String, hasActionClass: Bool = true) {
+    package init(service: String, hasActionClass: Bool = true, executeGivesToken: Bool = true) {
         self.service = service
         self.hasActionClass = hasActionClass
+        self.executeGivesToken = executeGivesToken
     }
 }

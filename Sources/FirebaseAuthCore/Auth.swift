@@ -76,6 +76,9 @@ public final class Auth: Sendable {
         var languageCode: String?
         /// The project's reCAPTCHA config, as the last `getRecaptchaConfig` answered it.
         var recaptchaConfig: RecaptchaConfig?
+        /// The site key of the RecaptchaEnterprise client `fetchClient` gave (kept after its first
+        /// success, as the SDK keeps `recaptchaClient`).
+        var recaptchaClientKey: String?
         /// The APNs token and the asks waiting for it (the rules).
         var apnsToken = APNSTokenBook<OneShot<APNSTokenWait>>()
         /// The receipts waiting for their push and the credential a push completed (the rules).

@@ -438,9 +438,10 @@ package struct AuthError: CodedError, CustomNSError, LocalizedError {
         let email: String?
         let resolver: MultiFactorResolver?
         let underlyingError: NSError?
+        let passedOn: NSError?
 
         init(code: AuthErrorCode, message: String, serverMessage: String?, updatedCredential: AuthCredential?, email: String?,
-             resolver: MultiFactorResolver?, underlyingError: NSError?) {
+             resolver: MultiFactorResolver?, underlyingError: NSError?, passedOn: NSError?) {
             self.code = code
             self.message = message
             self.serverMessage = serverMessage
@@ -448,6 +449,7 @@ package struct AuthError: CodedError, CustomNSError, LocalizedError {
             self.email = email
             self.resolver = resolver
             self.underlyingError = underlyingError
+            self.passedOn = passedOn
         }
     }
     private let storage: Storage
@@ -466,11 +468,27 @@ package struct AuthError: CodedError, CustomNSError, LocalizedError {
     package var resolver: MultiFactorResolver? { storage.resolver }
     /// `NSUnderlyingErrorKey`.
     package var underlyingError: NSError? { storage.underlyingError }
+    /// Another library's error that the SDK hands the app as it came, not as one of its own (the
+    /// RecaptchaEnterprise SDK's `fetchClient` failure): the public call throws this instead.
+    package var passedOn: NSError? { storage.passedOn }
 
     package init(_ code: AuthErrorCode, _ message: String, serverMessage: String? = nil, updatedCredential: AuthCredential? = nil,
                 email: String? = nil, resolver: MultiFactorResolver? = nil, underlyingError: NSError? = nil) {
         storage = Storage(code: code, message: message, serverMessage: serverMessage, updatedCredential: updatedCredential, email: email,
-                          resolver: resolver, underlyingError: underlyingError)
+                          resolver: resolver, underlyingError: underlyingError, passedOn: nil)
+    }
+
+    /// `error`, thrown to the app as it is (``passedOn``); inside the auth core, an error with
+    /// `code` and `message` for timelines and logs.
+    package init(passingOn error: NSError, as code: AuthErrorCode, _ message: String) {
+        storage = Storage(code: code, message: message, serverMessage: nil, updatedCredential: nil, email: nil, resolver: nil,
+                          underlyingError: error, passedOn: error)
+    }
+
+    /// What a public call throws for `error`: the error another library gave, if the SDK passes
+    /// it on as it came; otherwise `error` itself.
+    package static func toApp(_ error: any Error) -> any Error {
+        (error as? AuthError)?.passedOn ?? error
     }
 
     package static var errorDomain: String { AuthErrors.domain }

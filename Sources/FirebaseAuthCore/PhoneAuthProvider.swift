@@ -89,6 +89,14 @@ public final class PhoneAuthProvider: Sendable {
     /// - Returns: the verification ID, to keep (in `UserDefaults`) until the user types the code.
     public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession? = nil) async throws -> String {
+        do { return try await verify(phoneNumber, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession) } catch {
+            // Another library's error the SDK passes on as it came (RecaptchaEnterprise's fetchClient).
+            throw AuthError.toApp(error)
+        }
+    }
+
+    /// ``verifyPhoneNumber(_:uiDelegate:multiFactorSession:)``'s work.
+    private func verify(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)?, multiFactorSession: MultiFactorSession?) async throws -> String {
         try checkCallbackScheme()
         guard !phoneNumber.isEmpty else { throw AuthError(.missingPhoneNumber, "the phone number is empty") }
         guard await auth.notificationForwardingWorks() else {

@@ -50,25 +50,34 @@ extension Auth {
         return RecaptchaConfig(siteKey: siteKey, phone: phone)
     }
 
-    /// `AuthRecaptchaVerifier.verify(forceRefresh:action:)`: the token the app's
-    /// RecaptchaEnterprise SDK gives for `action`, or `NO_RECAPTCHA` when its `execute` fails (the
-    /// SDK swallows that error). Without the SDK linked: `recaptchaSDKNotLinked` (17208); without
-    /// `RCAAction`: `recaptchaActionCreationFailed` (17210).
+    /// `AuthRecaptchaVerifier.verify(forceRefresh:action:)` (Utilities/AuthRecaptchaVerifier.swift
+    /// 172–212): the project's config; without the RecaptchaEnterprise SDK linked,
+    /// `recaptchaSDKNotLinked` (17208); a client from `fetchClient(withSiteKey:)` once (its failure
+    /// is thrown as the RecaptchaEnterprise SDK's own error, even with an empty key); then
+    /// `execute` for `action`, whose failure is `NO_RECAPTCHA` (the SDK swallows that error).
+    /// Without `RCAAction`: `recaptchaActionCreationFailed` (17210).
     @inline(never)
-    func recaptchaEnterpriseToken(action: RecaptchaAction) async throws(AuthError) -> String {
-        let config = try await retrieveRecaptchaConfig(forceRefresh: false)
+    func recaptchaEnterpriseToken(action: RecaptchaAction, forceRefresh: Bool = false) async throws(AuthError) -> String {
+        let config = try await retrieveRecaptchaConfig(forceRefresh: forceRefresh)
         guard let sdk = host.recaptchaEnterprise else {
             throw AuthError(.recaptchaSDKNotLinked, """
                 The reCAPTCHA SDK is not linked to your app. See https://cloud.google.com/recaptcha-enterprise/docs/instrument-ios-apps \
                 (the project's SMS defense is \(config.phone.rawValue): add the RecaptchaEnterprise package to the app)
                 """)
         }
+        let siteKey: String
+        if let kept = state.withLock({ $0.recaptchaClientKey }) {
+            siteKey = kept
+        } else {
+            try await fetchRecaptchaClient(sdk, siteKey: config.siteKey)
+            siteKey = config.siteKey
+        }
         guard sdk.hasActionClass else {
             throw AuthError(.recaptchaActionCreationFailed,
                             "The reCAPTCHA SDK action class failed to initialize. See https://cloud.google.com/recaptcha-enterprise/docs/instrument-ios-apps (the linked RecaptchaEnterprise has no RCAAction: update it)")
         }
-        let request = RecaptchaEnterpriseExecuteRequest(siteKey: config.siteKey, action: action.rawValue, bundleID: host.bundleID)
-        guard let url = URL(string: sdk.service + RecaptchaEnterpriseService.executePath),
+        let request = RecaptchaEnterpriseExecuteRequest(siteKey: siteKey, action: action.rawValue, bundleID: host.bundleID)
+        guard sdk.executeGivesToken, let url = URL(string: sdk.service + RecaptchaEnterpriseService.executePath),
               let body = try? IdentityToolkitJSON.encode(request),
               let answer = try? await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")],
                                                                      body: body)),
@@ -79,6 +88,48 @@ extension Auth {
             return Self.noRecaptcha
         }
         return token
+    }
+
+    /// `Recaptcha.fetchClient(withSiteKey:)`, as the app's RecaptchaEnterprise SDK asks Google's
+    /// service (simulated by the backend); the client is kept on success. A failure is the
+    /// RecaptchaEnterprise SDK's `RecaptchaError` (an `NSError` with a `RecaptchaErrorCode`), which
+    /// the public call throws as it is.
+    private func fetchRecaptchaClient(_ sdk: RecaptchaEnterpriseSDK, siteKey: String) async throws(AuthError) {
+        let request = RecaptchaEnterpriseFetchClientRequest(siteKey: siteKey, bundleID: host.bundleID)
+        let failure: (code: RecaptchaEnterpriseErrors.Code, message: String)
+        if let url = URL(string: sdk.service + RecaptchaEnterpriseService.fetchClientPath), let body = try? IdentityToolkitJSON.encode(request),
+           let answer = try? await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body)) {
+            if answer.status == 200, (try? IdentityToolkitJSON.decode(RecaptchaEnterpriseFetchClientResponse.self, from: answer.body)) != nil {
+                state.withLock { $0.recaptchaClientKey = siteKey }
+                return
+            }
+            let refusal = (try? IdentityToolkitJSON.decode(ErrorResponse.self, from: answer.body))?.error.message ?? "HTTP \(answer.status)"
+            failure = refusal.hasPrefix(IdentityToolkitError.Code.invalidSiteKey.rawValue)
+                ? (.invalidSiteKey, "The site key used to call reCAPTCHA is invalid.") : (.unknown, "Unknown error occurred during the workflow.")
+            host.logger.notice("reCAPTCHA Enterprise's fetchClient was refused", metadata: ["siteKey": "\(siteKey)", "answer": "\(refusal)"])
+        } else {
+            failure = (.networkError, "reCAPTCHA cannot connect to Google servers, please make sure the app has network access.")
+        }
+        let error = NSError(domain: RecaptchaEnterpriseErrors.domain, code: failure.code.rawValue,
+                            userInfo: [NSLocalizedDescriptionKey: failure.message])
+        throw AuthError(passingOn: error, as: .internalError, """
+            the RecaptchaEnterprise SDK's fetchClient(withSiteKey: "\(siteKey)") failed (RecaptchaErrorCode \(failure.code.rawValue): \(failure.message)); \
+            FirebaseAuth throws that error as it is, with no fallback to the silent push
+            """)
+    }
+
+    /// `initializeRecaptchaConfig()`: the project's config fetched again and a reCAPTCHA
+    /// Enterprise token made and dropped, so the RecaptchaEnterprise client exists before the first
+    /// `verifyPhoneNumber` (the SDK's `verify(forceRefresh: true, action: .defaultAction)`). Without
+    /// the RecaptchaEnterprise SDK it fails with 17208 whatever the project's SMS defense, as
+    /// 12.19's does.
+    public func initializeRecaptchaConfig() async throws {
+        do { _ = try await recaptchaEnterpriseToken(action: .defaultAction, forceRefresh: true) } catch { throw AuthError.toApp(error) }
+    }
+
+    /// `initializeRecaptchaConfig(completion:)`.
+    public func initializeRecaptchaConfig(completion: (@MainActor ((any Error)?) -> Void)?) {
+        complete(completion) { () async throws in try await self.initializeRecaptchaConfig() }
     }
 
     /// What the SDK sends when its reCAPTCHA Enterprise client gave no token.

@@ -35,7 +35,37 @@ package struct RecaptchaEnterpriseExecuteResponse: Codable, Sendable, Hashable {
     package init(token: String) { self.token = token }
 }
 
-/// Where the simulated reCAPTCHA Enterprise service answers (on the backend's port).
+/// What the RecaptchaEnterprise SDK's `Recaptcha.fetchClient(withSiteKey:)` asks the simulated
+/// service: whether the key is one of the project's, for this app.
+package struct RecaptchaEnterpriseFetchClientRequest: Codable, Sendable, Hashable {
+    package var siteKey: String
+    package var bundleID: String
+    package init(siteKey: String, bundleID: String) {
+        self.siteKey = siteKey
+        self.bundleID = bundleID
+    }
+}
+
+package struct RecaptchaEnterpriseFetchClientResponse: Codable, Sendable, Hashable {
+    package var siteKey: String
+    package init(siteKey: String) { self.siteKey = siteKey }
+}
+
+/// Where the simulated reCAPTCHA Enterprise service answers (on the backend's port). The paths
+/// are authsim's: the RecaptchaEnterprise SDK's own traffic with Google is not documented.
 package enum RecaptchaEnterpriseService {
     package static let executePath = "/recaptchaenterprise.googleapis.com/v1/ios:execute"
+    package static let fetchClientPath = "/recaptchaenterprise.googleapis.com/v1/ios:fetchClient"
+}
+
+/// The RecaptchaEnterprise SDK's errors (`RecaptchaError`, an `NSError` whose `code` is a
+/// `RecaptchaErrorCode`), as FirebaseAuth passes a `fetchClient` failure on to the app.
+package enum RecaptchaEnterpriseErrors {
+    /// authsim's name for the simulated SDK's error domain.
+    package static let domain = "RecaptchaEnterprise.RecaptchaError"
+    /// `RecaptchaErrorCode` (the RecaptchaEnterprise framework reference).
+    package enum Code: Int, Sendable {
+        case unknown = 0, networkError = 1, invalidSiteKey = 2, invalidKeyType = 3, invalidPackageName = 4, invalidAction = 5
+        case internalError = 100
+    }
 }

@@ -122,6 +122,7 @@ public struct AppProfile: Sendable {
         case .noActionClass: RecaptchaEnterpriseSDK(service: service, hasActionClass: false)
         // A port of the loopback range nothing listens on: the SDK's calls fail at once.
         case .unreachable: RecaptchaEnterpriseSDK(service: "http://127.0.0.1:9")
+        case .noToken: RecaptchaEnterpriseSDK(service: service, executeGivesToken: false)
         }
     }
 
@@ -199,8 +200,11 @@ public struct AppProfile: Sendable {
         case linked
         /// Linked, but an old version without `RCAAction` (17210).
         case noActionClass
-        /// Linked, but the service cannot be reached: every token is `NO_RECAPTCHA`.
+        /// Linked, but Google's reCAPTCHA service cannot be reached: its `fetchClient` fails with
+        /// the RecaptchaEnterprise SDK's network error, which FirebaseAuth throws as it is.
         case unreachable
+        /// Linked, its client fetched, but `execute` gives no token: FirebaseAuth sends `NO_RECAPTCHA`.
+        case noToken
     }
 
     /// How the OS answers an app's registration for remote notifications (the device's rule).

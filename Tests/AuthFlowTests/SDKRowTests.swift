@@ -4,6 +4,7 @@ import FirebaseAuthCore
 import FirebaseCore
 import Foundation
 import HTTPTransport
+import IdentityToolkitAPI
 import Scenarios
 import Testing
 import TestSupport
@@ -20,8 +21,8 @@ struct SDKRowTests {
 
     /// An app on its own transport recorder, in `world` (``recordingApp(_:profile:clock:urlSchemes:linksRecaptcha:)``).
     func app(_ world: PhoneAuthWorld, profile: AppProfile = AppProfile(), clock: (any Clock<Duration>)? = nil,
-             urlSchemes: [String]? = nil, linksRecaptcha: Bool = false) async throws -> (Auth, RecordingTransport) {
-        try await recordingApp(world, profile: profile, clock: clock, urlSchemes: urlSchemes, linksRecaptcha: linksRecaptcha)
+             urlSchemes: [String]? = nil, linksRecaptcha: Bool = false, recaptcha: RecaptchaEnterpriseSDK? = nil) async throws -> (Auth, RecordingTransport) {
+        try await recordingApp(world, profile: profile, clock: clock, urlSchemes: urlSchemes, linksRecaptcha: linksRecaptcha, recaptcha: recaptcha)
     }
 
     /// The JSON body of the recorded requests to `endpoint` (``requestBodies(_:_:)``).
@@ -79,7 +80,7 @@ struct SDKRowTests {
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
             #expect(auth.lastAppVerification == .recaptchaEnterprise)
             // The app's RecaptchaEnterprise SDK asks Google's service (ios:execute) for the token.
-            #expect(calls(recording) == ["recaptchaConfig", "ios:execute", "sendVerificationCode"])
+            #expect(calls(recording) == ["recaptchaConfig", "ios:fetchClient", "ios:execute", "sendVerificationCode"])
             let body = try #require(bodies(recording, "sendVerificationCode").first)
             #expect((body["captchaResponse"] as? String)?.isEmpty == false)
             #expect(body["recaptchaVersion"] as? String == "RECAPTCHA_ENTERPRISE")
@@ -98,11 +99,67 @@ struct SDKRowTests {
         try await withWorld(configuration: audit) { world, _ in
             let (auth, recording) = try await app(world, linksRecaptcha: true)
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
-            #expect(calls(recording) == ["recaptchaConfig", "ios:execute", "sendVerificationCode", "verifyClient", "sendVerificationCode"])
+            #expect(calls(recording) == ["recaptchaConfig", "ios:fetchClient", "ios:execute", "sendVerificationCode", "verifyClient",
+                                         "sendVerificationCode"])
             let rerun = try #require(bodies(recording, "sendVerificationCode").last)
             #expect(rerun["captchaResponse"] as? String == "NO_RECAPTCHA")
             #expect((rerun["iosReceipt"] as? String)?.isEmpty == false)
             #expect(auth.lastAppVerification == .silentPush)
+        }
+    }
+
+    /// The RecaptchaEnterprise SDK's client, as FirebaseAuth 12.19 gets it (AuthRecaptchaVerifier.swift
+    /// 172–212, 232–263): `fetchClient(withSiteKey:)` once, its failure thrown as that SDK's own
+    /// error (audit 3, D1.1 and D1.13); `initializeRecaptchaConfig()` (Auth.swift 1300–1332) makes
+    /// the client before the first code request.
+    @Test("fetchClient once per app; its failure (no network, an empty or foreign key) is the RecaptchaEnterprise SDK's error, thrown as it is, with no fallback even in AUDIT; initializeRecaptchaConfig fetches the client first")
+    func recaptchaClient() async throws {
+        func failure(_ auth: Auth, _ number: String? = nil) async -> NSError? {
+            do {
+                if let number { _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: nil) } else {
+                    try await auth.initializeRecaptchaConfig()
+                }
+                return nil
+            } catch { return error as NSError }
+        }
+        var audit = BackendConfiguration()
+        audit.phoneRecaptchaEnforcement = .audit
+        try await withWorld(configuration: audit) { world, _ in
+            // Google's service out of reach: RecaptchaErrorCode 1, and the code request is never made.
+            let (offline, offlineCalls) = try await app(world, recaptcha: RecaptchaEnterpriseSDK(service: "http://127.0.0.1:9"))
+            let unreachable = await failure(offline, "+16505551234")
+            #expect(unreachable?.domain == RecaptchaEnterpriseErrors.domain && unreachable?.code == 1, "\(String(describing: unreachable))")
+            #expect(calls(offlineCalls) == ["recaptchaConfig", "ios:fetchClient"])
+
+            // initializeRecaptchaConfig: the config again, the client, a token dropped; the next
+            // verifyPhoneNumber fetches no client.
+            let (auth, recording) = try await app(world, linksRecaptcha: true)
+            try await auth.initializeRecaptchaConfig()
+            #expect(calls(recording) == ["recaptchaConfig", "ios:fetchClient", "ios:execute"])
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551235", uiDelegate: nil)
+            #expect(calls(recording).dropFirst(3) == ["recaptchaConfig", "ios:execute", "sendVerificationCode"])
+            #expect(auth.lastAppVerification == .recaptchaEnterprise)
+            // The completion form, on the main queue.
+            let done: Bool = await withCheckedContinuation { finished in
+                auth.initializeRecaptchaConfig { error in
+                    dispatchPrecondition(condition: .onQueue(.main))
+                    finished.resume(returning: error == nil)
+                }
+            }
+            #expect(done)
+        }
+        // SMS defense off: the config names no key, and 12.19 still asks for a client with "":
+        // invalid site key (2). Without the SDK linked: 17208 whatever the project's state.
+        try await withWorld { world, _ in
+            let (linked, _) = try await app(world, linksRecaptcha: true)
+            let emptyKey = await failure(linked)
+            #expect(emptyKey?.domain == RecaptchaEnterpriseErrors.domain && emptyKey?.code == 2, "\(String(describing: emptyKey))")
+            let (bare, _) = try await app(world)
+            let unlinked = await failure(bare)
+            #expect(unlinked?.domain == AuthErrors.domain && unlinked?.code == AuthErrorCode.recaptchaSDKNotLinked.rawValue)
+            // With SMS defense off verifyPhoneNumber asks for no client: the silent push signs in.
+            _ = try await PhoneAuthProvider.provider(auth: linked).verifyPhoneNumber("+16505551236", uiDelegate: nil)
+            #expect(linked.lastAppVerification == .silentPush)
         }
     }
 

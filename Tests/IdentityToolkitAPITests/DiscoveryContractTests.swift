@@ -198,6 +198,7 @@ enum ContractTable {
         "FirebaseWebError": "the reCAPTCHA page's redirect",
         "ProjectRecaptchaConfig": "what authsim's backend is configured with",
         "RecaptchaEnterpriseExecuteRequest, RecaptchaEnterpriseExecuteResponse": "the RecaptchaEnterprise SDK's service, not Identity Toolkit",
+        "RecaptchaEnterpriseFetchClientRequest, RecaptchaEnterpriseFetchClientResponse": "the RecaptchaEnterprise SDK's service, not Identity Toolkit",
         "JSONWebKey, JSONWebKeySet, JWTHeader, FirebaseIDTokenClaims": "JOSE (RFC 7515, 7517) and the ID token's claims",
         "RecaptchaEnforcement": "the values of RecaptchaEnforcementState.enforcementState: held by the enum test below",
         "AppVerification": "how a code request proved the app, as app, backend and timeline name it: no field of its own (the request's iosReceipt, recaptchaToken or captchaResponse says it)",

@@ -88,6 +88,20 @@ extension CoreCall {
             useSmsBotScore: enabled ? smsDefenseSettings.useSmsBotScore : nil)
     }
 
+    /// The simulated service's answer to `Recaptcha.fetchClient(withSiteKey:)`: the key must be
+    /// the project's (whatever its SMS defense state: the key exists either way) and restricted to
+    /// the app's bundle ID. An empty key (what FirebaseAuth passes when the config named none) is
+    /// refused as any other.
+    func fetchRecaptchaClient(_ request: RecaptchaEnterpriseFetchClientRequest) throws(IdentityToolkitError) -> RecaptchaEnterpriseFetchClientResponse {
+        guard !request.siteKey.isEmpty, ConstantTime.equals(request.siteKey, configuration.recaptchaSiteKey) else {
+            throw IdentityToolkitError(.invalidSiteKey, "The site key used to call reCAPTCHA is invalid: \"\(request.siteKey)\" is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
+        }
+        guard request.bundleID == configuration.bundleID else {
+            throw IdentityToolkitError(.invalidSiteKey, "The key \(request.siteKey) is restricted to bundle ID \(configuration.bundleID), not \(request.bundleID).")
+        }
+        return RecaptchaEnterpriseFetchClientResponse(siteKey: request.siteKey)
+    }
+
     mutating func executeRecaptchaEnterprise(_ request: RecaptchaEnterpriseExecuteRequest) throws(IdentityToolkitError) -> RecaptchaEnterpriseExecuteResponse {
         guard smsDefenseSettings.phone != .off else {
             throw IdentityToolkitError(.recaptchaNotEnabled, "reCAPTCHA Enterprise is not enabled for project \(configuration.projectID).")

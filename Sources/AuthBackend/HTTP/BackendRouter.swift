@@ -106,6 +106,12 @@ enum BackendRouter {
             return try JSONBody(try await toolkit.executeRecaptchaEnterprise(asked))
         }
         routes.add(RecaptchaEnterpriseService.executePath, .post)
+        router.post(RouterPath(RecaptchaEnterpriseService.fetchClientPath)) { request, context in
+            let body = try await request.body.collect(upTo: context.maxUploadSize)
+            let asked = try IdentityToolkitJSON.decode(RecaptchaEnterpriseFetchClientRequest.self, from: body.readableBytesView)
+            return try JSONBody(try await toolkit.fetchRecaptchaClient(asked))
+        }
+        routes.add(RecaptchaEnterpriseService.fetchClientPath, .post)
 
         // Apple's side of Sign in with Apple.
         router.get("/appleid/auth/keys") { _, _ in try JSONBody(toolkit.appleID.jwks) }
