@@ -24,6 +24,20 @@ public final class AppHost: Sendable {
     package let userDefaults: UserDefaultsStore
     /// The app's keychain: where `Auth` keeps the app credential, pending receipts and the user.
     package let keychain: Keychain
+    /// The device's keychain items in access groups, shared by the apps of a team that have a
+    /// group in ``keychainAccessGroups``: two apps given the same one share them, as on a device.
+    package let sharedKeychain: Keychain
+    /// The `keychain-access-groups` entitlement: the groups whose items this app may read and write.
+    package let keychainAccessGroups: [String]
+
+    /// The shared keychain, for an item in `group`; a group the app is not entitled to is
+    /// `errSecMissingEntitlement` (-34018), as the Security framework answers it.
+    package func sharedKeychain(for group: String, function: String) throws(KeychainError) -> Keychain {
+        guard keychainAccessGroups.contains(group) else {
+            throw KeychainError("\(function) (-34018): errSecMissingEntitlement: the app's keychain-access-groups entitlement (\(keychainAccessGroups.isEmpty ? "none" : keychainAccessGroups.joined(separator: ", "))) does not include \(group)")
+        }
+        return sharedKeychain
+    }
     /// The RecaptchaEnterprise SDK, if the app links it (SMS defense in AUDIT or ENFORCE needs it).
     package let recaptchaEnterprise: RecaptchaEnterpriseSDK?
     /// `CFBundleShortVersionString`, as GTMSessionFetcher puts it in the user agent.
@@ -60,12 +74,14 @@ public final class AppHost: Sendable {
 
     /// The app `configuration` describes, running with these defaults, keychain, clocks, network and log.
     package init(_ configuration: Configuration, userDefaults: UserDefaultsStore = UserDefaultsStore(), keychain: Keychain = Keychain(),
-                recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil, clock: any Clock<Duration> = ContinuousClock(),
+                sharedKeychain: Keychain = Keychain(), keychainAccessGroups: [String] = [], recaptchaEnterprise: RecaptchaEnterpriseSDK? = nil, clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: any WallClock = SystemWallClock(), transport: (any HTTPTransport)? = nil,
                 logger: Logger = Logger(label: "authsim.app", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.configuration = configuration
         self.userDefaults = userDefaults
         self.keychain = keychain
+        self.sharedKeychain = sharedKeychain
+        self.keychainAccessGroups = keychainAccessGroups
         self.recaptchaEnterprise = recaptchaEnterprise
         self.systemVersion = configuration.systemVersion ?? (configuration.isSimulator ? "iPhone/18.1 hw/sim" : "iPhone/18.1 hw/iPhone17_3")
         self.clock = clock

@@ -28,6 +28,16 @@ package final class Keychain: Sendable {
         /// `kSecAttrAccessible`.
         package var accessible: String
         package var data: Data
+        /// `kSecAttrAccessGroup`: set on items shared by the apps of a team that have the group
+        /// in their `keychain-access-groups` entitlement (nil: the app's own item).
+        package var accessGroup: String?
+        /// `kSecAttrSynchronizable`: an iCloud Keychain item. A query finds an item only with the
+        /// same value, so an access group holds two buckets.
+        package var synchronizable: Bool?
+
+        func matches(service: String, account: String, accessGroup: String?, synchronizable: Bool) -> Bool {
+            self.service == service && self.account == account && self.accessGroup == accessGroup && (self.synchronizable ?? false) == synchronizable
+        }
     }
 
     struct FileContents: Codable {
@@ -38,6 +48,8 @@ package final class Keychain: Sendable {
     static let format = "authsim-keychain/1"
     /// What the SDK sets on its items.
     package static let accessibleAfterFirstUnlockThisDeviceOnly = "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly"
+    /// What the SDK sets on a user shared across devices (`shareAuthStateAcrossDevices`).
+    package static let accessibleAfterFirstUnlock = "kSecAttrAccessibleAfterFirstUnlock"
 
     /// Where the items live; `nil`: in memory only (an app that is never restarted).
     package let file: URL?
@@ -70,26 +82,29 @@ package final class Keychain: Sendable {
         state = Mutex(State(items: items))
     }
 
-    /// The data of the item `account` in `service`.
-    package func data(service: String, account: String) -> Data? {
-        state.withLock { state in state.items.first { $0.service == service && $0.account == account }?.data }
+    /// The data of the item `account` in `service` (in `accessGroup`, synchronizable or not).
+    package func data(service: String, account: String, accessGroup: String? = nil, synchronizable: Bool = false) -> Data? {
+        state.withLock { state in
+            state.items.first { $0.matches(service: service, account: account, accessGroup: accessGroup, synchronizable: synchronizable) }?.data
+        }
     }
 
     /// Adds or replaces the item. - Throws: when the file cannot be written (the item is kept in memory).
-    package func set(_ data: Data, service: String, account: String,
+    package func set(_ data: Data, service: String, account: String, accessGroup: String? = nil, synchronizable: Bool = false,
                     accessible: String = Keychain.accessibleAfterFirstUnlockThisDeviceOnly) throws(KeychainError) {
         try change { items in
-            items.removeAll { $0.service == service && $0.account == account }
-            items.append(Item(service: service, account: account, accessible: accessible, data: data))
+            items.removeAll { $0.matches(service: service, account: account, accessGroup: accessGroup, synchronizable: synchronizable) }
+            items.append(Item(service: service, account: account, accessible: accessible, data: data, accessGroup: accessGroup,
+                              synchronizable: synchronizable ? true : nil))
             return true
         }
     }
 
     /// Deletes the item, if there is one.
-    package func remove(service: String, account: String) throws(KeychainError) {
+    package func remove(service: String, account: String, accessGroup: String? = nil, synchronizable: Bool = false) throws(KeychainError) {
         try change { items in
             let before = items.count
-            items.removeAll { $0.service == service && $0.account == account }
+            items.removeAll { $0.matches(service: service, account: account, accessGroup: accessGroup, synchronizable: synchronizable) }
             return items.count != before
         }
     }

@@ -79,6 +79,9 @@ public final class Auth: Sendable {
         /// The site key of the RecaptchaEnterprise client `fetchClient` gave (kept after its first
         /// success, as the SDK keeps `recaptchaClient`).
         var recaptchaClientKey: String?
+        /// `userAccessGroup` and `shareAuthStateAcrossDevices` (AuthPersistence.swift).
+        var userAccessGroup: String?
+        var shareAuthStateAcrossDevices = false
         /// The APNs token and the asks waiting for it (the rules).
         var apnsToken = APNSTokenBook<OneShot<APNSTokenWait>>()
         /// The receipts waiting for their push and the credential a push completed (the rules).

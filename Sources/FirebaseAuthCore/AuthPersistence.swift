@@ -61,12 +61,15 @@ extension Auth {
                 host.logger.warning("the keychain's app_credentials item is damaged; ignored", metadata: ["error": "\(error)"])
             }
         }
-        if let data = keychain.data(service: keychainService, account: account(userKey)) {
+        // The user: from the access group the app last chose (kept in UserDefaults), or its own item.
+        if let group = host.userDefaults.string(forKey: storedAccessGroupKey) {
+            do { try useAccessGroup(group) } catch {
+                host.logger.warning("the user in the app's keychain access group cannot be read; no user is restored",
+                                    metadata: ["group": "\(group)", "error": "\(error.message)"])
+            }
+        } else if let data = keychain.data(service: keychainService, account: account(userKey)) {
             do {
-                let stored = try decoder.decode(StoredUser.self, from: data)
-                let user = User(auth: self, uid: stored.uid, idToken: stored.idToken, refreshToken: stored.refreshToken,
-                                expiration: stored.expiration, anonymous: stored.isAnonymous == true)
-                if let record = stored.record { user.update(with: record, persist: false) }
+                let user = try storedUser(from: data)
                 state.withLock { $0.currentUser = user }
                 // The SDK's restore posts too (updateCurrentUser(byForce:savingToDisk: false)):
                 // the restored token is the one listeners are told of first.
@@ -75,6 +78,87 @@ extension Auth {
                 host.logger.warning("the keychain's user item is damaged; no user is restored", metadata: ["error": "\(error)"])
             }
         }
+    }
+
+    /// A user as a keychain item stored it, belonging to this `Auth`.
+    func storedUser(from data: Data) throws -> User {
+        let stored = try JSONDecoder().decode(StoredUser.self, from: data)
+        let user = User(auth: self, uid: stored.uid, idToken: stored.idToken, refreshToken: stored.refreshToken,
+                        expiration: stored.expiration, anonymous: stored.isAnonymous == true)
+        if let record = stored.record { user.update(with: record, persist: false) }
+        return user
+    }
+
+    // MARK: Keychain access groups (Auth.swift 203–218, 1476–1545; SystemService/AuthStoredUserManager.swift)
+
+    /// `AuthStoredUserManager`'s UserDefaults key for the chosen group (in the SDK, in a suite
+    /// named after the keychain service: here the service prefixes the key).
+    var storedAccessGroupKey: String { "\(keychainService).firebase_auth_stored_user_access_group" }
+    /// The account of the user item in an access group (its service is the API key).
+    static let sharedUserAccount = "firebase_auth_firebase_user"
+
+    /// The keychain and item names of the user in `group`, as `AuthStoredUserManager` queries it.
+    private func sharedUserItem(_ group: String, function: String) throws(AuthError) -> (Keychain, service: String, synchronizable: Bool) {
+        let keychain: Keychain
+        do { keychain = try host.sharedKeychain(for: group, function: function) } catch {
+            throw AuthError(.keychainError, error.description)
+        }
+        return (keychain, options.apiKey ?? "", shareAuthStateAcrossDevices)
+    }
+
+    /// `getStoredUser(forAccessGroup:)`: the user saved in `accessGroup` (by this app or another
+    /// app of the team that shares the group), or for nil the app's own saved user; not made
+    /// current. A group the app is not entitled to is `keychainError` (17995).
+    public func getStoredUser(forAccessGroup accessGroup: String?) throws -> User? {
+        let data: Data?
+        if let accessGroup {
+            let (keychain, service, synchronizable) = try sharedUserItem(accessGroup, function: "SecItemCopyMatching")
+            data = keychain.data(service: service, account: Self.sharedUserAccount, accessGroup: accessGroup, synchronizable: synchronizable)
+        } else {
+            data = host.keychain.data(service: keychainService, account: account(userKey))
+        }
+        guard let data else { return nil }
+        do { return try storedUser(from: data) } catch {
+            throw AuthError(.keychainError, "the stored user item is damaged: \(error)")
+        }
+    }
+
+    /// `useUserAccessGroup(_:)`: from now on the user is kept in `accessGroup` (nil: the app's own
+    /// item), and the user stored there (or none) becomes current, as the SDK switches; the choice
+    /// is kept for the next launch. Moving into a group removes the app's own user item.
+    public func useUserAccessGroup(_ accessGroup: String?) throws {
+        try useAccessGroup(accessGroup)
+    }
+
+    private func useAccessGroup(_ accessGroup: String?) throws(AuthError) {
+        host.userDefaults.set(accessGroup, forKey: storedAccessGroupKey)
+        let user: User?
+        do { user = try getStoredUser(forAccessGroup: accessGroup) } catch { throw error as? AuthError ?? AuthError(.keychainError, "\(error)") }
+        let wasOwn = state.withLock { state -> Bool in
+            state.currentUser = user
+            defer { state.userAccessGroup = accessGroup }
+            return state.userAccessGroup == nil
+        }
+        possiblyNotifyListeners()
+        if wasOwn, accessGroup != nil {
+            do { try host.keychain.remove(service: keychainService, account: account(userKey)) } catch {
+                throw AuthError(.keychainError, error.description)
+            }
+        }
+    }
+
+    /// `userAccessGroup`: the keychain access group the user is kept in (nil: the app's own item).
+    public internal(set) var userAccessGroup: String? {
+        get { state.withLock { $0.userAccessGroup } }
+        set { state.withLock { $0.userAccessGroup = newValue } }
+    }
+
+    /// `shareAuthStateAcrossDevices`: the user in the access group is an iCloud Keychain item
+    /// (`kSecAttrSynchronizable`), readable after first unlock. Set it before choosing the group:
+    /// synchronizable and device-only items are apart, so a change finds the other bucket.
+    public var shareAuthStateAcrossDevices: Bool {
+        get { state.withLock { $0.shareAuthStateAcrossDevices } }
+        set { state.withLock { $0.shareAuthStateAcrossDevices = newValue } }
     }
 
     /// Saves the app credential and pending receipts, as the SDK does after every change.
@@ -88,12 +172,23 @@ extension Auth {
         }
     }
 
-    /// Saves `user` if it is the current user, or removes the stored user when there is none.
+    /// Saves `user` if it is the current user, or removes the stored user when there is none: in
+    /// the access group if one is chosen (`AuthStoredUserManager.setStoredUser`), else the app's own item.
     func saveUser(_ user: User?) {
         do {
             if let user {
                 guard state.withLock({ $0.currentUser === user }) else { return }
-                try host.keychain.set(Data(try Self.itemEncoder.encode(user.stored)), service: keychainService, account: account(userKey))
+                let data = Data(try Self.itemEncoder.encode(user.stored))
+                if let group = userAccessGroup {
+                    let (keychain, service, synchronizable) = try sharedUserItem(group, function: "SecItemAdd")
+                    try keychain.set(data, service: service, account: Self.sharedUserAccount, accessGroup: group, synchronizable: synchronizable,
+                                     accessible: synchronizable ? Keychain.accessibleAfterFirstUnlock : Keychain.accessibleAfterFirstUnlockThisDeviceOnly)
+                } else {
+                    try host.keychain.set(data, service: keychainService, account: account(userKey))
+                }
+            } else if let group = userAccessGroup {
+                let (keychain, service, synchronizable) = try sharedUserItem(group, function: "SecItemDelete")
+                try keychain.remove(service: service, account: Self.sharedUserAccount, accessGroup: group, synchronizable: synchronizable)
             } else {
                 try host.keychain.remove(service: keychainService, account: account(userKey))
             }

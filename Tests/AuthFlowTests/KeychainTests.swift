@@ -129,4 +129,65 @@ struct KeychainTests {
             #expect(throws: KeychainError.self) { try keychain.set(Data([1]), service: "s", account: "a") }
         }
     }
+
+    /// Keychain access groups, as FirebaseAuth 12.19 keeps a user in one (`Auth.swift` 203–218,
+    /// 1476–1545; `SystemService/AuthStoredUserManager.swift`): the item's service is the API key,
+    /// its account `firebase_auth_firebase_user`, readable by every app entitled to the group.
+    @Test("access groups: two apps of a team share the user through their group, a third without the entitlement gets 17995, the choice survives a relaunch, iCloud and device-only users are apart")
+    func accessGroups() async throws {
+        try await withWorld { world, folder in
+            let group = "ABCDE12345.com.example.shared"
+            let shared = Keychain(file: folder.appendingPathComponent("Device/SharedKeychain.json"))
+            let options = world.options(for: AppProfile())
+            func app(_ bundleID: String, groups: [String], defaults: UserDefaultsStore = UserDefaultsStore()) -> Auth {
+                let host = AppHost(AppHost.Configuration(bundleID: bundleID, urlSchemes: [options.encodedAppIDScheme]), userDefaults: defaults,
+                                   sharedKeychain: shared, keychainAccessGroups: groups, clock: world.appClock, transport: world.transport)
+                return world.auth(options: options, host: host)
+            }
+            let defaults = UserDefaultsStore(file: folder.appendingPathComponent("Device/a-defaults.json"))
+            let a = app("com.example.a", groups: [group], defaults: defaults)
+            #expect(a.userAccessGroup == nil && !a.shareAuthStateAcrossDevices)
+            try a.useUserAccessGroup(group)
+            #expect(a.userAccessGroup == group && a.currentUser == nil)
+            let uid = try await a.signInAnonymously().user.uid
+            let item = try #require(shared.items.first { $0.accessGroup == group })
+            #expect(item.service == options.apiKey && item.account == "firebase_auth_firebase_user")
+            #expect(item.accessible == Keychain.accessibleAfterFirstUnlockThisDeviceOnly && item.synchronizable == nil)
+            #expect(a.host.keychain.items.allSatisfy { !$0.account.hasSuffix("_firebase_user") }, "the app's own user item is not written")
+
+            // Another app of the team with the group: the same user, stored and made current.
+            let b = app("com.example.b", groups: [group])
+            #expect(try b.getStoredUser(forAccessGroup: group)?.uid == uid)
+            #expect(b.currentUser == nil)
+            try b.useUserAccessGroup(group)
+            #expect(b.currentUser?.uid == uid)
+
+            // An app without the entitlement: the Security framework's -34018, as keychainError.
+            let c = app("com.example.c", groups: [])
+            let refused = #expect(throws: (any Error).self) { try c.useUserAccessGroup(group) }
+            #expect((refused as NSError?)?.code == AuthErrorCode.keychainError.rawValue)
+            #expect(((refused as NSError?)?.userInfo[NSLocalizedFailureReasonErrorKey] as? String)?.contains("SecItemCopyMatching (-34018)") == true)
+            #expect(c.currentUser == nil)
+
+            // Relaunched, app A reads its choice from UserDefaults and its user from the group.
+            let relaunched = app("com.example.a", groups: [group], defaults: UserDefaultsStore(file: folder.appendingPathComponent("Device/a-defaults.json")))
+            #expect(relaunched.userAccessGroup == group)
+            #expect(relaunched.currentUser?.uid == uid)
+
+            // Shared across devices: the synchronizable bucket, empty until a user is saved there.
+            b.shareAuthStateAcrossDevices = true
+            try b.useUserAccessGroup(group)
+            #expect(b.currentUser == nil)
+            let synced = try await b.signInAnonymously().user.uid
+            #expect(shared.items.contains { $0.synchronizable == true && $0.accessible == Keychain.accessibleAfterFirstUnlock })
+            #expect(try a.getStoredUser(forAccessGroup: group)?.uid == uid, "the device-only user is still there for A")
+            #expect(synced != uid)
+
+            // Signing out removes the group's user; back to the app's own item with nil.
+            try a.signOut()
+            #expect(try a.getStoredUser(forAccessGroup: group) == nil)
+            try a.useUserAccessGroup(nil)
+            #expect(a.userAccessGroup == nil)
+        }
+    }
 }
