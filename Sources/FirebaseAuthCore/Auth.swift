@@ -68,6 +68,15 @@ public final class Auth: Sendable {
         set { state.withLock { $0.settings = newValue?.copy() as? AuthSettings } }
     }
 
+    /// `customAuthDomain`: the domain (a URL or a host) whose `/__/auth/handler` page the reCAPTCHA
+    /// fallback opens instead of the project's `firebaseapp.com` one; it must be one of the
+    /// project's authorized domains (else `unauthorizedDomain`, 17038). With `useEmulator` the
+    /// emulator's host is used, as the SDK does.
+    public var customAuthDomain: String? {
+        get { state.withLock { $0.customAuthDomain } }
+        set { state.withLock { $0.customAuthDomain = newValue } }
+    }
+
     /// Whether test mode is on (`settings?.isAppVerificationDisabledForTesting`).
     var isAppVerificationDisabledForTesting: Bool { settings?.isAppVerificationDisabledForTesting == true }
 
@@ -82,6 +91,8 @@ public final class Auth: Sendable {
         /// `userAccessGroup` and `shareAuthStateAcrossDevices` (AuthPersistence.swift).
         var userAccessGroup: String?
         var shareAuthStateAcrossDevices = false
+        /// `customAuthDomain`.
+        var customAuthDomain: String?
         /// The APNs token and the asks waiting for it (the rules).
         var apnsToken = APNSTokenBook<OneShot<APNSTokenWait>>()
         /// The receipts waiting for their push and the credential a push completed (the rules).

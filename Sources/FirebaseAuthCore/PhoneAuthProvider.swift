@@ -339,13 +339,15 @@ public final class PhoneAuthProvider: Sendable {
         }
     }
 
-    /// `AuthWebUtils.fetchAuthDomain`: with the emulator, its host:port (no request); else the
-    /// first authorized domain ending in `firebaseapp.com`, then `web.app`, from getProjectConfig.
+    /// `AuthWebUtils.fetchAuthDomain`: with the emulator, its host:port (no request); else
+    /// `Auth.customAuthDomain` if getProjectConfig's authorized domains list it (17038 if not), or
+    /// the first authorized domain ending in `firebaseapp.com`, then `web.app`.
     @inline(never)
     private func authDomain(_ backend: BackendClient) async throws(AuthError) -> String {
         if let emulator = auth.emulatorHost { return emulator }
         let config = try await backend.call(GetProjectConfigRequest())
         let domains = config.authorizedDomains ?? []
+        if let custom = auth.customAuthDomain { return try ReCAPTCHAFlow.authDomain(custom: custom, from: domains) }
         guard let domain = ReCAPTCHAFlow.authDomain(from: domains) else {
             throw AuthError(.internalError, "getProjectConfig lists no firebaseapp.com or web.app domain: \(domains)")
         }

@@ -10,10 +10,35 @@ package enum ReCAPTCHAFlow {
         String((0..<10).map { _ in "ABCDEFGHIJKLMNOPQRSTUVWXYZ".randomElement()! })
     }
 
-    /// The auth domain from `getProjectConfig`'s `authorizedDomains`: the first ending in
-    /// `firebaseapp.com`, else the first ending in `web.app`.
+    /// The auth domain from `getProjectConfig`'s `authorizedDomains`, as `AuthWebUtils.fetchAuthDomain`
+    /// picks it (AuthWebUtils.swift 100–145): the first ending in `firebaseapp.com` with at least
+    /// two characters before it, else the same for `web.app`.
     package static func authDomain(from authorizedDomains: [String]) -> String? {
-        authorizedDomains.first { $0.hasSuffix("firebaseapp.com") } ?? authorizedDomains.first { $0.hasSuffix("web.app") }
+        for suffix in ["firebaseapp.com", "web.app"] {
+            if let domain = authorizedDomains.first(where: { $0.hasSuffix(suffix) && $0.count >= suffix.count + 2 }) { return domain }
+        }
+        return nil
+    }
+
+    /// With `Auth.customAuthDomain` set, the auth domain is that domain if the project's
+    /// authorized domains list it exactly, else `unauthorizedDomain` (17038), whatever else is listed.
+    package static func authDomain(custom: String, from authorizedDomains: [String]) throws(AuthError) -> String {
+        if let domain = domain(of: custom), authorizedDomains.contains(domain) { return domain }
+        // The SDK's `unauthorizedDomainError(message:)`: its message as the description.
+        let message = "Error while validating application identity: The configured custom domain is not allowlisted."
+        throw AuthError(.unauthorizedDomain, "\(message) (\(custom) is not among \(authorizedDomains.joined(separator: ", ")))",
+                        serverMessage: "UNAUTHORIZED_DOMAIN : \(message)")
+    }
+
+    /// `AuthWebUtils.extractDomain(urlString:)`: the scheme (`http://`, `https://`, any case) off,
+    /// the path standardized, the part before the first `/`.
+    package static func domain(of urlString: String) -> String? {
+        var domain = Substring(urlString)
+        for scheme in ["http://", "https://"] where domain.prefix(scheme.count).lowercased() == scheme {
+            domain = domain.dropFirst(scheme.count)
+            break
+        }
+        return (String(domain) as NSString).standardizingPath.components(separatedBy: "/").first
     }
 
     /// `https://<authDomain>/__/auth/handler?apiKey=…&authType=verifyApp&ibi=…&v=…&eventId=…&(clientId=…|appId=…)[&hl=…]`,

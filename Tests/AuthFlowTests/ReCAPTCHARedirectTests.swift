@@ -36,6 +36,23 @@ struct ReCAPTCHARedirectTests {
         #expect(ReCAPTCHAFlow.authDomain(from: ["localhost"]) == nil)
     }
 
+    /// `AuthWebUtils.fetchAuthDomain` and `extractDomain` (AuthWebUtils.swift 80–145; audit 3, D1.6).
+    @Test("the auth domain as 12.19 picks it: two characters before firebaseapp.com or web.app; a customAuthDomain only if listed exactly, else 17038")
+    func authDomainRules() throws {
+        #expect(ReCAPTCHAFlow.authDomain(from: ["firebaseapp.com", "x.firebaseapp.com"]) == "x.firebaseapp.com")
+        #expect(ReCAPTCHAFlow.authDomain(from: ["afirebaseapp.com", "p.web.app"]) == "p.web.app", "one character before the suffix is not enough")
+        #expect(ReCAPTCHAFlow.domain(of: "HTTPS://auth.example.com/path/") == "auth.example.com")
+        #expect(ReCAPTCHAFlow.domain(of: "http://auth.example.com") == "auth.example.com")
+        #expect(ReCAPTCHAFlow.domain(of: "auth.example.com") == "auth.example.com")
+        let listed = ["localhost", "p.firebaseapp.com", "auth.example.com"]
+        #expect(try ReCAPTCHAFlow.authDomain(custom: "https://auth.example.com/", from: listed) == "auth.example.com")
+        let refused = #expect(throws: AuthError.self) { try ReCAPTCHAFlow.authDomain(custom: "login.example.com", from: listed) }
+        #expect(refused?.code == .unauthorizedDomain)
+        #expect((refused as NSError?)?.localizedDescription == "Error while validating application identity: The configured custom domain is not allowlisted.")
+        // A listed firebaseapp.com domain does not stand in for an unlisted custom one.
+        #expect(throws: AuthError.self) { try ReCAPTCHAFlow.authDomain(custom: "sub.p.firebaseapp.com", from: listed) }
+    }
+
     @Test("a solved challenge gives its token as URLComponents reads it: first occurrence wins, + stays +, percent-escapes decoded (PhoneAuthProvider.swift 578–615)")
     func token() {
         let url = redirect("authType=verifyApp&recaptchaToken=03A+tok%2Fen&eventId=ABCDEFGHIJ&recaptchaToken=second")

@@ -414,7 +414,7 @@ struct ModuleSurface {
             "TOTPMultiFactorGenerator.assertionForSignIn(withEnrollmentID:oneTimePassword:)", "TOTPMultiFactorGenerator.generateSecret(with:)",
             "TOTPMultiFactorGenerator.generateSecret(with:completion:)", "TOTPSecret", "TOTPSecret.generateQRCodeURL(withAccountName:issuer:)",
             "TOTPSecret.openInOTPApp(withQRCodeURL:)", "TOTPSecret.sharedSecretKey()"],
-        "tenants and customAuthDomain (issue 65)": ["Auth.tenantID", "Auth.customAuthDomain"],
+        "tenants (issue 65)": ["Auth.tenantID"],
         "NSSecureCoding on the SDK's model classes, which are Swift classes here (issue 65)": [
             "AuthDataResult.encode(with:)", "AuthDataResult.init(coder:)", "AuthDataResult.supportsSecureCoding",
             "AuthTokenResult.encode(with:)", "AuthTokenResult.init(coder:)", "AuthTokenResult.supportsSecureCoding",
