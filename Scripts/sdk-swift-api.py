@@ -5,6 +5,7 @@ Swift with NS_SWIFT_NAME).
 
     Scripts/sdk-swift-api.py GIT_DIR [COMMIT] > Tests/SDKSurface/firebaseauth-12.19-swift-api.txt
     Scripts/sdk-swift-api.py GIT_DIR COMMIT --core > Tests/SDKSurface/firebasecore-12.19-swift-api.txt
+    Scripts/sdk-swift-api.py GIT_DIR COMMIT --conformances > Tests/SDKSurface/firebaseauth-12.19-conformances.txt
 
 GIT_DIR is a clone of firebase/firebase-ios-sdk (its .git folder or a bare mirror); COMMIT defaults to
 the contract's, eed63a35a90dbd46184ca1a6afeb144ee783b5fd (FirebaseAuth 12.19.0). Nothing is fetched.
@@ -185,6 +186,40 @@ def declarations(text):
     return found
 
 
+# The conformances the surface test holds ours to (others, the SDK's internal protocols, are left out).
+CONFORMANCES = {"NSObject", "Sendable", "NSSecureCoding", "NSCopying", "Error", "Hashable", "Equatable", "AsyncSequence",
+                "AsyncIteratorProtocol"}
+CLAUSE = re.compile(r"\b(class|struct|enum|protocol|actor|extension)\s+([\w.]+)\s*(?:<[^>{]*>)?\s*:\s*([^{]+?)\s*(?:where\b[^{]*)?\{", re.S)
+
+
+def conformances(text, public_types):
+    """`Type: Protocol` for each conformance (or superclass) in CONFORMANCES that a public type
+    declares, in its declaration or in an extension; `@unchecked Sendable` is Sendable; an
+    extension marked `@available(*, unavailable)` declares none (the SDK's way to say "not Sendable")."""
+    text = strip_comments(text)
+    by_last = {}
+    for name in public_types:
+        by_last.setdefault(name.split(".")[-1], []).append(name)
+    found = set()
+    last = None  # the type last resolved: a nested type with a common name (Iterator) is its member
+    for m in CLAUSE.finditer(text):
+        before = text[max(0, m.start() - 60):m.start()]
+        if m.group(1) == "extension" and "@available(*, unavailable)" in before:
+            continue
+        names = [m.group(2)] if m.group(2) in public_types else by_last.get(m.group(2).split(".")[-1], [])
+        if len(names) > 1 and last:
+            names = [name for name in names if name == f"{last}.{m.group(2)}"]
+        if len(names) != 1:
+            continue
+        if m.group(1) != "extension":
+            last = names[0]
+        for word in m.group(3).split(","):
+            word = re.sub(r"@\w+\s*", "", word).strip().split(".")[-1]
+            if word in CONFORMANCES:
+                found.add(f"{names[0]}: {word}")
+    return found
+
+
 def header_names(text):
     """NS_SWIFT_NAME(Name) on typedefs and constants of the public headers."""
     return set(re.findall(r"NS_SWIFT_NAME\(\s*(\w+)\s*\)", text))
@@ -263,6 +298,17 @@ def main():
             names |= declarations(git(git_dir, "show", f"{commit}:{path}"))
         elif path.startswith("FirebaseAuth/Sources/Public/") and path.endswith(".h"):
             names |= header_names(git(git_dir, "show", f"{commit}:{path}"))
+    if len(sys.argv) > 3 and sys.argv[3] == "--conformances":
+        types = {name for name in names if "(" not in name and name[:1].isupper()}
+        found = set()
+        for path in files:
+            if path.startswith("FirebaseAuth/Sources/Swift/") and path.endswith(".swift"):
+                found |= conformances(git(git_dir, "show", f"{commit}:{path}"), types)
+        print(f"# FirebaseAuth's public types' conformances at firebase/firebase-ios-sdk {commit}")
+        print("# made by Scripts/sdk-swift-api.py GIT_DIR COMMIT --conformances; `Type: Protocol` (or superclass), of " + ", ".join(sorted(CONFORMANCES)))
+        for line in sorted(found):
+            print(line)
+        return
     if len(sys.argv) > 3 and sys.argv[3] == "--core":
         names = set()
         for path in git(git_dir, "ls-tree", "-r", "--name-only", commit, "FirebaseCore/Sources/Public/FirebaseCore").split():

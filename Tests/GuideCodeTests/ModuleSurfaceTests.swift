@@ -328,6 +328,23 @@ struct ModuleSurface {
     /// A module's public symbols (SPI left out) whose first path component `keep` takes, as
     /// `Type.member(labels:)`.
     static func symbols(of module: String, keep: (String) -> Bool) async throws -> Set<String> {
+        try await symbolGraph(of: module, keep: keep).symbols
+    }
+
+    /// The auth core's re-exported types' conformances and superclasses as `Type: Protocol`
+    /// (the protocol's or class's last name), as the symbol graph relates them.
+    static func exportedConformances() async throws -> Set<String> {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let reexports = try String(contentsOf: root.appendingPathComponent("Sources/FirebaseAuth/FirebaseAuth.swift"), encoding: .utf8)
+        let exported = Set(reexports.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("@_exported import "), let dot = line.range(of: "FirebaseAuthCore.") else { return nil }
+            return String(line[dot.upperBound...])
+        })
+        return try await symbolGraph(of: "FirebaseAuthCore") { exported.contains($0) }.conformances
+    }
+
+    /// A module's public symbols (as ``symbols(of:keep:)``) and its types' conformances.
+    static func symbolGraph(of module: String, keep: (String) -> Bool) async throws -> (symbols: Set<String>, conformances: Set<String>) {
         let folder = temporaryDirectory("symbolgraph")
         defer { try? FileManager.default.removeItem(at: folder) }
         var words: [String] = []
@@ -345,6 +362,7 @@ struct ModuleSurface {
             struct Symbol: Decodable {
                 struct Kind: Decodable { let identifier: String }
                 let pathComponents: [String]
+                let identifier: Identifier
                 struct Location: Decodable { let uri: String }
                 let kind: Kind
                 let isSynthesized: Bool?
@@ -352,14 +370,34 @@ struct ModuleSurface {
                 /// another module's protocol extension (an `AsyncSequence`'s `map(_:)`).
                 let location: Location?
             }
+            struct Identifier: Decodable { let precise: String }
+            struct Relationship: Decodable {
+                let kind: String
+                let source: String
+                let target: String
+                let targetFallback: String?
+            }
             let symbols: [Symbol]
+            let relationships: [Relationship]
         }
         let graph = try JSONDecoder().decode(Graph.self, from: Data(contentsOf: folder.appendingPathComponent("\(module).symbols.json")))
-        return Set(graph.symbols.compactMap { symbol in
+        var types: [String: String] = [:]
+        for symbol in graph.symbols where symbol.pathComponents.first.map(keep) == true && symbol.kind.identifier.hasPrefix("swift.") {
+            if ["swift.class", "swift.struct", "swift.enum", "swift.protocol"].contains(symbol.kind.identifier) {
+                types[symbol.identifier.precise] = symbol.pathComponents.joined(separator: ".")
+            }
+        }
+        let conformances = Set(graph.relationships.compactMap { relation -> String? in
+            guard ["conformsTo", "inheritsFrom"].contains(relation.kind), let type = types[relation.source] else { return nil }
+            let target = relation.targetFallback.flatMap { $0.split(separator: ".").last.map(String.init) }
+                ?? types[relation.target].flatMap { $0.split(separator: ".").last.map(String.init) } ?? relation.target
+            return "\(type): \(target)"
+        })
+        return (Set(graph.symbols.compactMap { symbol -> String? in
             guard let type = symbol.pathComponents.first, keep(type), symbol.isSynthesized != true, symbol.location != nil,
                   symbol.kind.identifier != "swift.func.op" else { return nil }
             return symbol.pathComponents.joined(separator: ".")
-        })
+        }), conformances)
     }
 
     /// The list is data (Tests/SDKSurface), made from the SDK's sources at the contract's commit by
@@ -448,6 +486,50 @@ struct ModuleSurface {
         let uses = Self.underscored.values.map { "    \($0)" }.joined(separator: "\n")
         let result = try await Self.typecheck("import FirebaseAuth\nfunc use(_ user: User) {\n\(uses)\n}\n")
         #expect(result.status == 0, "\(result.messages)")
+    }
+
+    /// Where a type's conformances are not yet 12.19's, by reason (issue 65: types as the SDK
+    /// declares them). Shrinks only: a conformance that becomes the SDK's must leave it.
+    static let conformancesNotYet: [String: [String]] = [
+        "an NSObject in 12.19, a Swift class here: what NSObject gives (isEqual, hash, KVO, selectors) is not there": [
+            "ActionCodeInfo: NSObject", "ActionCodeSettings: NSObject", "Auth: NSObject", "AuthCredential: NSObject", "AuthDataResult: NSObject",
+            "AuthErrors: NSObject", "AuthTokenResult: NSObject", "EmailAuthProvider: NSObject", "MultiFactor: NSObject",
+            "MultiFactorAssertion: NSObject", "MultiFactorInfo: NSObject", "MultiFactorResolver: NSObject", "MultiFactorSession: NSObject",
+            "OAuthProvider: NSObject", "PhoneAuthProvider: NSObject", "PhoneMultiFactorGenerator: NSObject", "User: NSObject",
+            "UserMetadata: NSObject", "UserProfileChangeRequest: NSObject"],
+        "NSSecureCoding in 12.19 (an app can archive it), not here yet": [
+            "AuthDataResult: NSSecureCoding", "AuthTokenResult: NSSecureCoding", "MultiFactor: NSSecureCoding", "MultiFactorInfo: NSSecureCoding",
+            "OAuthCredential: NSSecureCoding", "PhoneAuthCredential: NSSecureCoding", "User: NSSecureCoding", "UserMetadata: NSSecureCoding"],
+        "Sendable here, not in 12.19: Swift 6 code that sends one across actors compiles here and not in Xcode": [
+            "AdditionalUserInfo: Sendable", "Auth: Sendable", "AuthDataResult: Sendable", "AuthProviderID: Sendable", "AuthSettings: Sendable",
+            "AuthTokenResult: Sendable", "AuthUIDelegate: Sendable", "MultiFactor: Sendable", "MultiFactorAssertion: Sendable",
+            "MultiFactorResolver: Sendable", "MultiFactorSession: Sendable", "PhoneMultiFactorAssertion: Sendable", "User: Sendable",
+            "UserInfo: Sendable", "UserMetadata: Sendable", "UserProfileChangeRequest: Sendable"],
+    ]
+
+    /// The conformances the list holds (`Scripts/sdk-swift-api.py --conformances`), of the kinds
+    /// whose difference an app's code sees: `Equatable` and `Hashable` are left out, which raw-value
+    /// enums and `NSObject`s have without declaring them.
+    static let comparedConformances: Set<String> = ["NSObject", "Sendable", "NSSecureCoding", "NSCopying", "Error", "AsyncSequence", "AsyncIteratorProtocol"]
+
+    @Test("the conformances of FirebaseAuth 12.19's public types (Sendable, NSObject, NSSecureCoding, NSCopying, …) are ours, or listed with why")
+    func conformancesAreTheSDKs() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let list = try String(contentsOf: root.appendingPathComponent("Tests/SDKSurface/firebaseauth-12.19-conformances.txt"), encoding: .utf8)
+        func proto(_ line: String) -> String { String(line.split(separator: ": ").last ?? "") }
+        func type(_ line: String) -> String { String(line.split(separator: ":").first ?? "") }
+        var sdk = Set(list.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty && Self.comparedConformances.contains(proto($0)) })
+        // An Error is Sendable (Error refines it).
+        sdk.formUnion(sdk.filter { proto($0) == "Error" }.map { "\(type($0)): Sendable" })
+        #expect(sdk.count > 40)
+        let ours = try await Self.exportedConformances().filter { Self.comparedConformances.contains(proto($0)) }
+        let declared = try await Self.exportedSymbols()
+        let missing = sdk.filter { declared.contains(type($0)) }.subtracting(ours)
+        let extra = ours.subtracting(sdk)
+        let listed = Set(Self.conformancesNotYet.values.joined())
+        #expect(missing.subtracting(listed).isEmpty, "12.19 declares these and ours do not: \(missing.subtracting(listed).sorted())")
+        #expect(extra.subtracting(listed).isEmpty, "ours declare these and 12.19's do not: \(extra.subtracting(listed).sorted())")
+        #expect(listed.subtracting(missing.union(extra)).isEmpty, "listed, but now as the SDK's: \(listed.subtracting(missing.union(extra)).sorted())")
     }
 
     /// FirebaseCore's list comes from its Objective-C headers (FirebaseCore/Sources/Public), by the
