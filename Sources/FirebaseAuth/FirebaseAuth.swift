@@ -13,7 +13,7 @@
 // Auth/Auth.swift, Auth/AuthSettings.swift, Auth/AuthDataResult.swift
 @_exported import class FirebaseAuthCore.Auth
 @_exported import class FirebaseAuthCore.AuthSettings
-@_exported import struct FirebaseAuthCore.AuthDataResult
+@_exported import class FirebaseAuthCore.AuthDataResult
 // Auth/AuthTokenResult.swift
 @_exported import class FirebaseAuthCore.AuthTokenResult
 // Public/FirebaseAuth/FIRAuth.h (NS_SWIFT_NAME typedefs of id<NSObject>)

@@ -17,20 +17,29 @@ import Foundation
 // Each completion is called exactly once. Where the SDK calls a completion synchronously
 // (`MultiFactor.getSessionWithCompletion`), so does this.
 
-/// Runs `work`, then hands its result or error to `completion` on the main queue, once.
-func complete<Value: Sendable>(_ completion: (@MainActor (Value?, (any Error)?) -> Void)?,
-                               _ work: @escaping @Sendable () async throws -> Value) {
+/// Runs `work`, then hands its result or error to `completion` on the main queue, once. The
+/// value need not be `Sendable` (`AuthDataResult` is not, as in 12.19): it goes from the task that
+/// made it to the main queue and no further, as the SDK's `DispatchQueue.main.async` hands it over.
+func complete<Value>(_ completion: (@MainActor (Value?, (any Error)?) -> Void)?,
+                     _ work: @escaping @Sendable () async throws -> Value) {
     Task {
         let result: Result<Value, any Error>
         do { result = .success(try await work()) } catch { result = .failure(error) }
         guard let completion else { return }
+        let handedOver = HandedOver(result)
         await MainActor.run {
-            switch result {
+            switch handedOver.value {
             case .success(let value): completion(value, nil)
             case .failure(let error): completion(nil, error)
             }
         }
     }
+}
+
+/// A value handed from the task that made it to the main queue, which alone uses it from then on.
+private struct HandedOver<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// ``complete(_:_:)`` for calls that give back no value.

@@ -314,8 +314,9 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
 }
 
 /// What a sign-in returns: the user, what the provider said, and for an identity provider its
-/// credential.
-public struct AuthDataResult: Sendable {
+/// credential. FirebaseAuth 12.19's `AuthDataResult` (Auth/AuthDataResult.swift): an `NSObject`,
+/// not `Sendable` (a completion handler gets it on the main queue; Swift 6 code keeps it there).
+open class AuthDataResult: NSObject {
     public let user: User
     public let additionalUserInfo: AdditionalUserInfo?
     /// For sign-in with an identity provider: the credential (Apple's ID token is single-use, so

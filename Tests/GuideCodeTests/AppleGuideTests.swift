@@ -17,7 +17,9 @@ extension GuideCode {
             try await withGuideWorld { guide in
                 let apple = try await guide.appleAuthorization("ada")
                 let check = CompletionCheck()
-                let result: (AuthDataResult?, (any Error)?) = await withCheckedContinuation { done in
+                // What the completion read (an AuthDataResult is not Sendable, as in 12.19: it stays
+                // on the main queue, where the completion runs).
+                let result: (User?, (provider: String, isNewUser: Bool)?, (any Error)?) = await withCheckedContinuation { done in
                     // Initialize a Firebase credential, including the user's full name.
                     let credential = OAuthProvider.appleCredential(withIDToken: apple.idTokenString,
                                                                    rawNonce: apple.nonce,
@@ -29,18 +31,19 @@ extension GuideCode {
                             // Error. If error.code == .MissingOrInvalidNonce, make sure
                             // you're sending the SHA256-hashed nonce as a hex string with
                             // your request to Apple.
-                            done.resume(returning: (nil, error))
+                            done.resume(returning: (nil, nil, error))
                             return
                         }
                         // User is signed in to Firebase with Apple.
-                        done.resume(returning: (authResult, nil))
+                        let info = authResult?.additionalUserInfo
+                        done.resume(returning: (authResult?.user, info.map { ($0.providerID, $0.isNewUser) }, nil))
                     }
                 }
-                #expect(result.1 == nil)
-                let user = try #require(result.0?.user)
+                #expect(result.2 == nil)
+                let user = try #require(result.0)
                 #expect(user.displayName == "Ada Lovelace")
-                #expect(result.0?.additionalUserInfo?.providerID == "apple.com")
-                #expect(result.0?.additionalUserInfo?.isNewUser == true)
+                #expect(result.1?.provider == "apple.com")
+                #expect(result.1?.isNewUser == true)
                 #expect(user.providerData.map(\.providerID) == ["apple.com"])
 
                 let tokens: (String?, String?) = await withCheckedContinuation { done in
