@@ -501,7 +501,7 @@ public final class Auth: Sendable {
     }
 
     /// `updateCurrentUser(_:completion:)`: a nil user is `nullUser` (17067), as the SDK answers it.
-    public func updateCurrentUser(_ user: User?, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func updateCurrentUser(_ user: User?, completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in
             guard let user else { throw AuthError(.nullUser, "updateCurrentUser(_:completion:) was given no user") }
             try await self.updateCurrentUser(user)

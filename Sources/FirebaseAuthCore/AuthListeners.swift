@@ -18,7 +18,8 @@ final class AuthListenerHandle: NSObject, @unchecked Sendable {
 struct AuthListenerBook {
     struct Entry {
         let handle: AuthListenerHandle
-        let call: @MainActor (Auth, User?) -> Void
+        /// Called on the main queue only (12.19's listeners are plain closures it calls there).
+        let call: HandedOver<(Auth, User?) -> Void>
     }
     var entries: [Entry] = []
     /// The current user's ID token when the listeners were last told (nil: no user).
@@ -46,9 +47,10 @@ extension Auth {
     /// added, then each time the user signs in or out or its ID token changes (a refresh, a
     /// reauthentication), with the user current when it runs.
     @discardableResult
-    public func addIDTokenDidChangeListener(_ listener: @escaping @MainActor (Auth, User?) -> Void) -> IDTokenDidChangeListenerHandle {
+    public func addIDTokenDidChangeListener(_ listener: @escaping (Auth, User?) -> Void) -> IDTokenDidChangeListenerHandle {
         let handle = AuthListenerHandle()
-        state.withLock { $0.listeners.entries.append(.init(handle: handle, call: listener)) }
+        let call = HandedOver(listener)
+        state.withLock { $0.listeners.entries.append(.init(handle: handle, call: call)) }
         deliver(.added(handle))
         return handle
     }
@@ -62,7 +64,7 @@ extension Auth {
     /// added, then each time a user with another UID signs in or the user signs out (not when the
     /// same user's token changes), as the SDK filters its ID-token listener.
     @discardableResult
-    public func addStateDidChangeListener(_ listener: @escaping @MainActor (Auth, User?) -> Void) -> AuthStateDidChangeListenerHandle {
+    public func addStateDidChangeListener(_ listener: @escaping (Auth, User?) -> Void) -> AuthStateDidChangeListenerHandle {
         var firstInvocation = true
         var previousUserID: String?
         return addIDTokenDidChangeListener { auth, user in
@@ -122,7 +124,7 @@ extension Auth {
             for handle in handles {
                 // A listener removed since its delivery was queued is not called.
                 guard let entry = auth.state.withLock({ state in state.listeners.entries.first { $0.handle === handle } }) else { continue }
-                entry.call(auth, auth.currentUser)
+                entry.call.value(auth, auth.currentUser)
             }
             if case .changed = delivery { NotificationCenter.default.post(name: Auth.authStateDidChangeNotification, object: auth) }
         }
@@ -194,7 +196,7 @@ extension Auth.AuthStateChangesSequence.Iterator: Sendable {}
 extension Auth.IDTokenChangesSequence.Iterator: Sendable {}
 
 /// A listener's calls as a stream: added now, removed when the stream's consumer goes away.
-private func listenerStream(_ auth: Auth, add: (Auth, @escaping @MainActor (Auth, User?) -> Void) -> NSObjectProtocol,
+private func listenerStream(_ auth: Auth, add: (Auth, @escaping (Auth, User?) -> Void) -> NSObjectProtocol,
                             remove: @escaping @Sendable (Auth, NSObjectProtocol) -> Void) -> AsyncStream<User?> {
     let (users, continuation) = AsyncStream.makeStream(of: User?.self)
     let handle = add(auth) { _, user in continuation.yield(user) }

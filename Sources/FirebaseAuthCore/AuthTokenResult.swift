@@ -73,12 +73,12 @@ extension User {
     }
 
     /// `getIDTokenResult(completion:)`.
-    public func getIDTokenResult(completion: (@MainActor (AuthTokenResult?, (any Error)?) -> Void)?) {
+    public func getIDTokenResult(completion: ((AuthTokenResult?, (any Error)?) -> Void)?) {
         getIDTokenResult(forcingRefresh: false, completion: completion)
     }
 
     /// `getIDTokenResult(forcingRefresh:completion:)`.
-    public func getIDTokenResult(forcingRefresh forceRefresh: Bool, completion: (@MainActor (AuthTokenResult?, (any Error)?) -> Void)?) {
+    public func getIDTokenResult(forcingRefresh forceRefresh: Bool, completion: ((AuthTokenResult?, (any Error)?) -> Void)?) {
         complete(completion) { () async throws -> AuthTokenResult in try await self.getIDTokenResult(forcingRefresh: forceRefresh) }
     }
 }

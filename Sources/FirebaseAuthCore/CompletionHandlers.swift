@@ -4,12 +4,13 @@ import Foundation
 // its async form, as FirebaseAuth 12.19 offers both.
 //
 // The main queue, on Linux. The SDK calls these completions on the main queue
-// (`DispatchQueue.main.async` in `Auth.wrapMainAsync`, `await MainActor.run` or `@MainActor`
-// closures elsewhere). Here they are `@MainActor` closures run through the main actor, whose
-// executor is the main dispatch queue: `dispatchPrecondition(condition: .onQueue(.main))` holds in
-// them, and UI-bound code in them is checked by the compiler. Linux has no UIApplication to drain
-// that queue: a program whose entry point is `async` (`@main` with `static func main() async`,
-// an `AsyncParsableCommand`, `swift test`) has it drained by the Swift runtime (which calls
+// (`DispatchQueue.main.async` in `Auth.wrapMainAsync`, `await MainActor.run` elsewhere), and so
+// does this, through the main actor, whose executor is the main dispatch queue:
+// `dispatchPrecondition(condition: .onQueue(.main))` holds in them. Their types are 12.19's: plain
+// closures, except `verifyPhoneNumber`'s two `@MainActor` ones (PhoneAuthProvider.swift 60, 79), so
+// Swift 6 code gets the diagnostics here that it gets in Xcode. Linux has no UIApplication to
+// drain that queue: a program whose entry point is `async` (`@main` with `static func main()
+// async`, an `AsyncParsableCommand`, `swift test`) has it drained by the Swift runtime (which calls
 // `dispatchMain()`, after which a worker thread, not thread 1, serves the queue, so
 // `Thread.isMainThread` is false there); a synchronous `main` must call `dispatchMain()` or run
 // `RunLoop.main`, as an iOS app whose main thread is blocked would never see them either.
@@ -17,11 +18,11 @@ import Foundation
 // Each completion is called exactly once. Where the SDK calls a completion synchronously
 // (`MultiFactor.getSessionWithCompletion`), so does this.
 
-/// Runs `work`, then hands its result or error to `completion` on the main queue, once. The
-/// value need not be `Sendable` (`AuthDataResult` is not, as in 12.19): it goes from the task that
-/// made it to the main queue and no further, as the SDK's `DispatchQueue.main.async` hands it over.
-func complete<Value>(_ completion: (@MainActor (Value?, (any Error)?) -> Void)?,
-                     _ work: @escaping @Sendable () async throws -> Value) {
+/// Runs `work`, then hands its result or error to `completion` on the main queue, once. Neither the
+/// closure nor the value need be `Sendable` (`AuthDataResult` is not, as in 12.19): each goes from
+/// the call to the main queue and no further, as the SDK's `DispatchQueue.main.async` hands it over.
+func complete<Value>(_ completion: ((Value?, (any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Value) {
+    let completion = completion.map(HandedOver.init)
     Task {
         let result: Result<Value, any Error>
         do { result = .success(try await work()) } catch { result = .failure(error) }
@@ -29,6 +30,33 @@ func complete<Value>(_ completion: (@MainActor (Value?, (any Error)?) -> Void)?,
         let handedOver = HandedOver(result)
         await MainActor.run {
             switch handedOver.value {
+            case .success(let value): completion.value(value, nil)
+            case .failure(let error): completion.value(nil, error)
+            }
+        }
+    }
+}
+
+/// ``complete(_:_:)`` for calls that give back no value.
+func complete(_ completion: (((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
+    let completion = completion.map(HandedOver.init)
+    Task {
+        var failure: (any Error)?
+        do { try await work() } catch { failure = error }
+        guard let completion else { return }
+        await MainActor.run { [failure] in completion.value(failure) }
+    }
+}
+
+/// ``complete(_:_:)`` for the completions 12.19 declares `@MainActor`.
+func completeOnMainActor<Value: Sendable>(_ completion: (@MainActor (Value?, (any Error)?) -> Void)?,
+                                          _ work: @escaping @Sendable () async throws -> Value) {
+    Task {
+        let result: Result<Value, any Error>
+        do { result = .success(try await work()) } catch { result = .failure(error) }
+        guard let completion else { return }
+        await MainActor.run {
+            switch result {
             case .success(let value): completion(value, nil)
             case .failure(let error): completion(nil, error)
             }
@@ -36,25 +64,16 @@ func complete<Value>(_ completion: (@MainActor (Value?, (any Error)?) -> Void)?,
     }
 }
 
-/// A value handed from the task that made it to the main queue, which alone uses it from then on.
-private struct HandedOver<Value>: @unchecked Sendable {
+/// A value (or closure) handed from the call that made it to the main queue, which alone uses it
+/// from then on.
+struct HandedOver<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
 
-/// ``complete(_:_:)`` for calls that give back no value.
-func complete(_ completion: (@MainActor ((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
-    Task {
-        var failure: (any Error)?
-        do { try await work() } catch { failure = error }
-        guard let completion else { return }
-        await MainActor.run { [failure] in completion(failure) }
-    }
-}
-
 extension Auth {
     /// `signIn(with:completion:)`: ``signIn(with:)`` with a completion on the main queue.
-    public func signIn(with credential: AuthCredential, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+    public func signIn(with credential: AuthCredential, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.signIn(with: credential) }
     }
 
@@ -62,9 +81,10 @@ extension Auth {
     /// libraries): the current user's ID token, refreshed when due or forced; `(nil, nil)` with no
     /// user. The SDK also starts refreshing tokens ahead of expiry from this call on; here a token
     /// is refreshed when asked for (docs/app-code-on-linux.md).
-    public func getToken(forcingRefresh forceRefresh: Bool, completion callback: @escaping @MainActor (String?, (any Error)?) -> Void) {
+    public func getToken(forcingRefresh forceRefresh: Bool, completion callback: @escaping (String?, (any Error)?) -> Void) {
         guard let user = currentUser else {
-            Task { @MainActor in callback(nil, nil) }
+            let callback = HandedOver(callback)
+            Task { @MainActor in callback.value(nil, nil) }
             return
         }
         complete(callback) { () async throws -> String in try await user.getIDToken(forcingRefresh: forceRefresh) }
@@ -74,7 +94,7 @@ extension Auth {
     public func getUserID() -> String? { currentUser?.uid }
 
     /// `revokeToken(withAuthorizationCode:completion:)`.
-    public func revokeToken(withAuthorizationCode authorizationCode: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func revokeToken(withAuthorizationCode authorizationCode: String, completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.revokeToken(withAuthorizationCode: authorizationCode) }
     }
 }
@@ -90,7 +110,7 @@ extension PhoneAuthProvider {
     public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession? = nil,
                                   completion: (@MainActor (String?, (any Error)?) -> Void)?) {
-        complete(completion) { () async throws -> String in
+        completeOnMainActor(completion) { () async throws -> String in
             try await self.verifyPhoneNumber(phoneNumber, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
         }
     }
@@ -99,7 +119,7 @@ extension PhoneAuthProvider {
     /// to the hint the user chose.
     public func verifyPhoneNumber(with multiFactorInfo: PhoneMultiFactorInfo, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession?,
-                                  completion: (@MainActor (String?, (any Error)?) -> Void)?) {
+                                  completion: ((String?, (any Error)?) -> Void)?) {
         complete(completion) { () async throws -> String in
             try await self.verifyPhoneNumber(with: multiFactorInfo, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
         }
@@ -108,12 +128,12 @@ extension PhoneAuthProvider {
 
 extension User {
     /// `getIDToken(completion:)`.
-    public func getIDToken(completion: (@MainActor (String?, (any Error)?) -> Void)?) {
+    public func getIDToken(completion: ((String?, (any Error)?) -> Void)?) {
         getIDTokenForcingRefresh(false, completion: completion)
     }
 
     /// `getIDTokenForcingRefresh(_:completion:)`.
-    public func getIDTokenForcingRefresh(_ forceRefresh: Bool, completion: (@MainActor (String?, (any Error)?) -> Void)?) {
+    public func getIDTokenForcingRefresh(_ forceRefresh: Bool, completion: ((String?, (any Error)?) -> Void)?) {
         complete(completion) { () async throws -> String in try await self.getIDToken(forcingRefresh: forceRefresh) }
     }
 
@@ -130,32 +150,32 @@ extension User {
 
     /// `__sendEmailVerification(withCompletion:)`: ``sendEmailVerification(with:completion:)``
     /// without settings (the Objective-C selector's Swift name).
-    public func __sendEmailVerification(withCompletion completion: (@MainActor ((any Error)?) -> Void)?) {
+    public func __sendEmailVerification(withCompletion completion: (((any Error)?) -> Void)?) {
         sendEmailVerification(with: nil, completion: completion)
     }
 
     /// `__sendEmailVerificationBeforeUpdating(email:completion:)`.
-    public func __sendEmailVerificationBeforeUpdating(email: String, completion: (@MainActor ((any Error)?) -> Void)?) {
+    public func __sendEmailVerificationBeforeUpdating(email: String, completion: (((any Error)?) -> Void)?) {
         sendEmailVerification(beforeUpdatingEmail: email, actionCodeSettings: nil, completion: completion)
     }
 
     /// `reauthenticate(with:completion:)`.
-    public func reauthenticate(with credential: AuthCredential, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+    public func reauthenticate(with credential: AuthCredential, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.reauthenticate(with: credential) }
     }
 
     /// `link(with:completion:)`.
-    public func link(with credential: AuthCredential, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+    public func link(with credential: AuthCredential, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.link(with: credential) }
     }
 
     /// `delete(completion:)`.
-    public func delete(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func delete(completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.delete() }
     }
 
     /// `reload(completion:)`.
-    public func reload(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func reload(completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.reload() }
     }
 }
@@ -171,18 +191,18 @@ extension MultiFactor {
     }
 
     /// `enroll(with:displayName:completion:)`.
-    public func enroll(with assertion: MultiFactorAssertion, displayName: String?, completion: (@MainActor ((any Error)?) -> Void)?) {
+    public func enroll(with assertion: MultiFactorAssertion, displayName: String?, completion: (((any Error)?) -> Void)?) {
         complete(completion) { () async throws in try await self.enroll(with: assertion, displayName: displayName) }
     }
 
     /// `unenroll(with:completion:)`.
-    public func unenroll(with factorInfo: MultiFactorInfo, completion: (@MainActor ((any Error)?) -> Void)?) {
+    public func unenroll(with factorInfo: MultiFactorInfo, completion: (((any Error)?) -> Void)?) {
         unenroll(withFactorUID: factorInfo.uid, completion: completion)
     }
 
     /// `unenroll(withFactorUID:completion:)`. (The SDK calls this completion off the main queue
     /// when the backend refuses; this always uses the main queue.)
-    public func unenroll(withFactorUID factorUID: String, completion: (@MainActor ((any Error)?) -> Void)?) {
+    public func unenroll(withFactorUID factorUID: String, completion: (((any Error)?) -> Void)?) {
         complete(completion) { () async throws in try await self.unenroll(withFactorUID: factorUID) }
     }
 }
@@ -190,7 +210,7 @@ extension MultiFactor {
 extension MultiFactorResolver {
     /// `resolveSignIn(with:completion:)`.
     public func resolveSignIn(with assertion: MultiFactorAssertion,
-                              completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+                              completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.resolveSignIn(with: assertion) }
     }
 }

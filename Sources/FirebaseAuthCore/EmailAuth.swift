@@ -173,7 +173,7 @@ extension Auth {
     }
 
     /// `signIn(withEmail:password:completion:)`.
-    public func signIn(withEmail email: String, password: String, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+    public func signIn(withEmail email: String, password: String, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withEmail: email, password: password) }
     }
 
@@ -207,7 +207,7 @@ extension Auth {
     }
 
     /// `createUser(withEmail:password:completion:)`.
-    public func createUser(withEmail email: String, password: String, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+    public func createUser(withEmail email: String, password: String, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.createUser(withEmail: email, password: password) }
     }
 
@@ -229,7 +229,7 @@ extension Auth {
 
     /// `sendSignInLink(toEmail:actionCodeSettings:completion:)`.
     public func sendSignInLink(toEmail email: String, actionCodeSettings: ActionCodeSettings,
-                               completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+                               completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.sendSignInLink(toEmail: email, actionCodeSettings: actionCodeSettings) }
     }
 
@@ -254,7 +254,7 @@ extension Auth {
     }
 
     /// `signIn(withEmail:link:completion:)`.
-    public func signIn(withEmail email: String, link: String, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+    public func signIn(withEmail email: String, link: String, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withEmail: email, link: link) }
     }
 
@@ -301,7 +301,7 @@ extension Auth {
     }
 
     /// `signInAnonymously(completion:)`.
-    public func signInAnonymously(completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+    public func signInAnonymously(completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.signInAnonymously() }
     }
 
@@ -315,7 +315,7 @@ extension Auth {
     }
 
     /// `signIn(withCustomToken:completion:)`.
-    public func signIn(withCustomToken token: String, completion: (@MainActor (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+    public func signIn(withCustomToken token: String, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withCustomToken: token) }
     }
 
@@ -330,7 +330,7 @@ extension Auth {
 
     /// `fetchSignInMethods(forEmail:completion:)`, deprecated in the SDK.
     @available(*, deprecated, message: "`fetchSignInMethods` is deprecated and will be removed in a future release. This method returns an empty list when Email Enumeration Protection is enabled.")
-    public func fetchSignInMethods(forEmail email: String, completion: (@MainActor ([String]?, (any Error)?) -> Void)? = nil) {
+    public func fetchSignInMethods(forEmail email: String, completion: (([String]?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> [String] in try await self.fetchSignInMethods(forEmail: email) }
     }
 
@@ -345,13 +345,13 @@ extension Auth {
     }
 
     /// `sendPasswordReset(withEmail:completion:)`.
-    public func sendPasswordReset(withEmail email: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func sendPasswordReset(withEmail email: String, completion: (((any Error)?) -> Void)? = nil) {
         sendPasswordReset(withEmail: email, actionCodeSettings: nil, completion: completion)
     }
 
     /// `sendPasswordReset(withEmail:actionCodeSettings:completion:)`.
     public func sendPasswordReset(withEmail email: String, actionCodeSettings: ActionCodeSettings?,
-                                  completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+                                  completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.sendPasswordReset(withEmail: email, actionCodeSettings: actionCodeSettings) }
     }
 
@@ -363,7 +363,7 @@ extension Auth {
     }
 
     /// `confirmPasswordReset(withCode:newPassword:completion:)`.
-    public func confirmPasswordReset(withCode code: String, newPassword: String, completion: @escaping @MainActor ((any Error)?) -> Void) {
+    public func confirmPasswordReset(withCode code: String, newPassword: String, completion: @escaping ((any Error)?) -> Void) {
         complete(completion) { () async throws in try await self.confirmPasswordReset(withCode: code, newPassword: newPassword) }
     }
 
@@ -378,7 +378,7 @@ extension Auth {
     }
 
     /// `checkActionCode(_:completion:)`.
-    public func checkActionCode(_ code: String, completion: @escaping @MainActor (ActionCodeInfo?, (any Error)?) -> Void) {
+    public func checkActionCode(_ code: String, completion: @escaping (ActionCodeInfo?, (any Error)?) -> Void) {
         complete(completion) { () async throws -> ActionCodeInfo in try await self.checkActionCode(code) }
     }
 
@@ -388,7 +388,7 @@ extension Auth {
     }
 
     /// `verifyPasswordResetCode(_:completion:)`.
-    public func verifyPasswordResetCode(_ code: String, completion: @escaping @MainActor (String?, (any Error)?) -> Void) {
+    public func verifyPasswordResetCode(_ code: String, completion: @escaping (String?, (any Error)?) -> Void) {
         complete(completion) { () async throws -> String in try await self.verifyPasswordResetCode(code) }
     }
 
@@ -401,7 +401,7 @@ extension Auth {
     }
 
     /// `applyActionCode(_:completion:)`.
-    public func applyActionCode(_ code: String, completion: @escaping @MainActor ((any Error)?) -> Void) {
+    public func applyActionCode(_ code: String, completion: @escaping ((any Error)?) -> Void) {
         complete(completion) { () async throws in try await self.applyActionCode(code) }
     }
 }
@@ -418,7 +418,7 @@ extension User {
     }
 
     /// `sendEmailVerification(with:completion:)` (also `sendEmailVerification { error in … }`).
-    public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings? = nil, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings? = nil, completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.sendEmailVerification(with: actionCodeSettings) }
     }
 
@@ -435,7 +435,7 @@ extension User {
 
     /// `sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:completion:)`.
     public func sendEmailVerification(beforeUpdatingEmail newEmail: String, actionCodeSettings: ActionCodeSettings? = nil,
-                                      completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+                                      completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in
             try await self.sendEmailVerification(beforeUpdatingEmail: newEmail, actionCodeSettings: actionCodeSettings)
         }
@@ -454,7 +454,7 @@ extension User {
     }
 
     /// `updatePassword(to:completion:)`.
-    public func updatePassword(to password: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func updatePassword(to password: String, completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.updatePassword(to: password) }
     }
 
@@ -472,7 +472,7 @@ extension User {
 
     /// `updateEmail(to:completion:)`, deprecated in the SDK.
     @available(*, deprecated, message: "`updateEmail` is deprecated and will be removed in a future release. Use sendEmailVerification(beforeUpdatingEmail:) instead.")
-    public func updateEmail(to email: String, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func updateEmail(to email: String, completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.updateEmail(to: email) }
     }
 }

@@ -128,7 +128,7 @@ extension Auth {
     }
 
     /// `initializeRecaptchaConfig(completion:)`.
-    public func initializeRecaptchaConfig(completion: (@MainActor ((any Error)?) -> Void)?) {
+    public func initializeRecaptchaConfig(completion: (((any Error)?) -> Void)?) {
         complete(completion) { () async throws in try await self.initializeRecaptchaConfig() }
     }
 

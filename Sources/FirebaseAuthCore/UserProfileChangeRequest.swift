@@ -63,7 +63,7 @@ public final class UserProfileChangeRequest: Sendable {
     }
 
     /// `commitChanges(completion:)`: the completion on the main queue.
-    public func commitChanges(completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func commitChanges(completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.commitChanges() }
     }
 }
@@ -106,7 +106,7 @@ extension User {
     }
 
     /// `unlink(fromProvider:completion:)`.
-    public func unlink(fromProvider provider: String, completion: (@MainActor (User?, (any Error)?) -> Void)? = nil) {
+    public func unlink(fromProvider provider: String, completion: ((User?, (any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws -> User in try await self.unlink(fromProvider: provider) }
     }
 }
@@ -136,7 +136,7 @@ extension User {
     }
 
     /// `updatePhoneNumber(_:completion:)`.
-    public func updatePhoneNumber(_ credential: PhoneAuthCredential, completion: (@MainActor ((any Error)?) -> Void)? = nil) {
+    public func updatePhoneNumber(_ credential: PhoneAuthCredential, completion: (((any Error)?) -> Void)? = nil) {
         complete(completion) { () async throws in try await self.updatePhoneNumber(credential) }
     }
 }

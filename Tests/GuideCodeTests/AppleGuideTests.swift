@@ -26,7 +26,7 @@ extension GuideCode {
                                                                    fullName: apple.fullName)
                     // Sign in with Firebase.
                     Auth.auth().signIn(with: credential) { (authResult, error) in
-                        check.called("signIn")
+                        MainActor.assumeIsolated { check.called("signIn") }  // 12.19 calls it on the main queue, as a plain closure
                         if let error {
                             // Error. If error.code == .MissingOrInvalidNonce, make sure
                             // you're sending the SHA256-hashed nonce as a hex string with
@@ -213,7 +213,7 @@ extension GuideCode {
                 let check = CompletionCheck()
                 let linkError: (any Error)? = await withCheckedContinuation { done in
                     user.link(with: OAuthProvider.credential(providerID: .apple, idToken: other.idTokenString, rawNonce: other.nonce)) { _, error in
-                        check.called("link")
+                        MainActor.assumeIsolated { check.called("link") }  // 12.19 calls it on the main queue, as a plain closure
                         done.resume(returning: error)
                     }
                 }
@@ -221,7 +221,7 @@ extension GuideCode {
                 #expect((linkError as NSError?)?.userInfo[AuthErrorUserInfoNameKey] as? String == "ERROR_PROVIDER_ALREADY_LINKED")
                 let deleteError: (any Error)? = await withCheckedContinuation { done in
                     user.delete { error in
-                        check.called("delete")
+                        MainActor.assumeIsolated { check.called("delete") }  // 12.19 calls it on the main queue, as a plain closure
                         done.resume(returning: error)
                     }
                 }

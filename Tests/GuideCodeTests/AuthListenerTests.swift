@@ -48,7 +48,7 @@ extension GuideCode {
                 let handle: AuthStateDidChangeListenerHandle = Auth.auth().addStateDidChangeListener { auth, user in
                     #expect(auth === Auth.auth())
                     #expect(user === auth.currentUser)
-                    log.heard(user)
+                    MainActor.assumeIsolated { log.heard(user) }  // a plain closure in 12.19, called on the main queue
                 }
                 await log.wait(for: 1)
                 #expect(await log.users == [nil])
@@ -65,7 +65,7 @@ extension GuideCode {
                 // Removed: a sign-in a sentinel hears is not heard by it.
                 Auth.auth().removeStateDidChangeListener(handle)
                 let sentinel = await ListenerLog()
-                let sentinelHandle = Auth.auth().addStateDidChangeListener { _, user in sentinel.heard(user) }
+                let sentinelHandle = Auth.auth().addStateDidChangeListener { _, user in MainActor.assumeIsolated { sentinel.heard(user) } }
                 _ = try await signIn(guide, "+16505551234")
                 await sentinel.wait(for: 2)
                 #expect(await log.users == [nil, uid, nil])
@@ -81,7 +81,7 @@ extension GuideCode {
                 let log = await ListenerLog()
                 let handle: IDTokenDidChangeListenerHandle = Auth.auth().addIDTokenDidChangeListener { auth, user in
                     #expect(user === auth.currentUser)
-                    log.heard(user)
+                    MainActor.assumeIsolated { log.heard(user) }  // a plain closure in 12.19, called on the main queue
                 }
                 await log.wait(for: 1)
                 let uid = try await signIn(guide, "+16505550199")
@@ -93,7 +93,7 @@ extension GuideCode {
                 // A listener added while a user is signed in hears that user first.
                 let later = await ListenerLog()
                 _ = try await signIn(guide, "+16505550199")
-                let laterHandle = Auth.auth().addStateDidChangeListener { _, user in later.heard(user) }
+                let laterHandle = Auth.auth().addStateDidChangeListener { _, user in MainActor.assumeIsolated { later.heard(user) } }
                 await later.wait(for: 1)
                 #expect(await later.users == [uid])
                 Auth.auth().removeStateDidChangeListener(laterHandle)

@@ -531,6 +531,36 @@ struct ModuleSurface {
         #expect(listed.subtracting(missing.union(extra)).isEmpty, "listed, but now as the SDK's: \(listed.subtracting(missing.union(extra)).sorted())")
     }
 
+    /// 12.19's completion and listener types: plain closures (Auth.swift, User.swift, MultiFactor.swift),
+    /// `@MainActor` only for `verifyPhoneNumber`'s two (PhoneAuthProvider.swift 60, 79).
+    @Test("Swift 6: main-actor code called from a listener or completion is the error Xcode gives with 12.19; from verifyPhoneNumber's @MainActor completion it compiles")
+    func closureIsolation() async throws {
+        let header = """
+            import FirebaseAuth
+            @MainActor final class Screen { var text = ""; func show(_ value: String) { text = value } }
+
+            """
+        let refused = try await Self.typecheck(header + """
+            func listen(_ screen: Screen) {
+                _ = Auth.auth().addStateDidChangeListener { _, user in screen.show(user?.uid ?? "") }
+                Auth.auth().signInAnonymously { result, _ in screen.show(result?.user.uid ?? "") }
+            }
+            """, swiftVersion: "6")
+        #expect(refused.status != 0)
+        #expect(refused.messages.components(separatedBy: "call to main actor-isolated instance method 'show' in a synchronous nonisolated context").count - 1 >= 2,
+                "\(refused.messages)")
+        let accepted = try await Self.typecheck(header + """
+            func send(_ screen: Screen) {
+                PhoneAuthProvider.provider().verifyPhoneNumber("+16505551234", uiDelegate: nil) { id, _ in screen.show(id ?? "") }
+                _ = Auth.auth().addStateDidChangeListener { _, user in
+                    let uid = user?.uid ?? ""
+                    MainActor.assumeIsolated { screen.show(uid) }
+                }
+            }
+            """, swiftVersion: "6")
+        #expect(accepted.status == 0, "\(accepted.messages)")
+    }
+
     /// FirebaseCore's list comes from its Objective-C headers (FirebaseCore/Sources/Public), by the
     /// same script with `--core`.
     @Test("every public declaration of import FirebaseCore is one FirebaseCore 12.19 offers Swift")

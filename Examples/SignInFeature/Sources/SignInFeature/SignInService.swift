@@ -157,7 +157,12 @@ public final class SignInService: Sendable {
     /// Calls `onChange` with the signed-in user's ID (nil: signed out) now and whenever another
     /// user signs in or the user signs out, on the main queue: what drives the app's root screen.
     public func observeSession(_ onChange: @escaping @MainActor (String?) -> Void) -> AuthStateDidChangeListenerHandle {
-        Auth.auth().addStateDidChangeListener { _, user in onChange(user?.uid) }
+        // FirebaseAuth 12.19's listener is a plain closure that it calls on the main queue: Swift 6
+        // code says so to reach main-actor code from it.
+        Auth.auth().addStateDidChangeListener { _, user in
+            let uid = user?.uid
+            MainActor.assumeIsolated { onChange(uid) }
+        }
     }
 
     /// Stops the calls of ``observeSession(_:)``.
