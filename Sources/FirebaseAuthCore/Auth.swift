@@ -100,7 +100,9 @@ public final class Auth: Sendable {
         var credentialWaiters: [String: [OneShot<AppCredential?>]] = [:]
         /// The notification-forwarding probe (the rule), holding its wait while it runs.
         var probe = ForwardingProbe<OneShot<Bool>>()
-        var currentUser: User?
+        /// The current user (a `User` is not `Sendable`, as in 12.19; it is kept here and handed
+        /// out whole, and guards its own state).
+        var currentUser = HandedOver<User?>(nil)
         var emulator: String?
         /// The reCAPTCHA page presented, and the events already handled (the rules).
         var presentations = PresentationBook()
@@ -214,7 +216,7 @@ public final class Auth: Sendable {
         }
     }
 
-    public var currentUser: User? { state.withLock { $0.currentUser } }
+    public var currentUser: User? { state.withLock { $0.currentUser }.value }
 
     // MARK: APNs token
 
@@ -502,7 +504,7 @@ public final class Auth: Sendable {
 
     /// `updateCurrentUser(_:completion:)`: a nil user is `nullUser` (17067), as the SDK answers it.
     public func updateCurrentUser(_ user: User?, completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in
+        complete(completion, with: user) { (user: User?) async throws in
             guard let user else { throw AuthError(.nullUser, "updateCurrentUser(_:completion:) was given no user") }
             try await self.updateCurrentUser(user)
         }
@@ -510,21 +512,22 @@ public final class Auth: Sendable {
 
     /// Makes `user` the current user.
     func makeCurrent(_ user: User) {
-        state.withLock { $0.currentUser = user }
+        let current = HandedOver<User?>(user)
+        state.withLock { $0.currentUser = current }
         saveUser(user)
     }
 
     /// Signs the current user out (and removes it from the keychain).
     public func signOut() throws {
-        state.withLock { $0.currentUser = nil }
+        state.withLock { $0.currentUser = HandedOver(nil) }
         saveUser(nil)
     }
 
     /// Signs out `uid` if it is the current user (after deleting the account).
     func signOut(ifCurrent uid: String) {
         let removed = state.withLock { state -> Bool in
-            guard state.currentUser?.uid == uid else { return false }
-            state.currentUser = nil
+            guard state.currentUser.value?.uid == uid else { return false }
+            state.currentUser = HandedOver(nil)
             return true
         }
         if removed { saveUser(nil) }

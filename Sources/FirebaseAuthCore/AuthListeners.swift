@@ -159,9 +159,12 @@ extension Auth {
 
         /// Not `Sendable`, as the SDK's: one task iterates.
         public struct Iterator: AsyncIteratorProtocol {
-            private var users: AsyncStream<User?>.Iterator
-            init(_ stream: AsyncStream<User?>) { users = stream.makeAsyncIterator() }
-            public mutating func next() async -> User?? { await users.next() }
+            private var users: AsyncStream<HandedOver<User?>>.Iterator
+            init(_ stream: AsyncStream<HandedOver<User?>>) { users = stream.makeAsyncIterator() }
+            public mutating func next() async -> User?? {
+                guard let next = await users.next() else { return nil }
+                return .some(next.value)
+            }
         }
     }
 
@@ -182,9 +185,12 @@ extension Auth {
 
         /// Not `Sendable`, as the SDK's: one task iterates.
         public struct Iterator: AsyncIteratorProtocol {
-            private var users: AsyncStream<User?>.Iterator
-            init(_ stream: AsyncStream<User?>) { users = stream.makeAsyncIterator() }
-            public mutating func next() async -> User?? { await users.next() }
+            private var users: AsyncStream<HandedOver<User?>>.Iterator
+            init(_ stream: AsyncStream<HandedOver<User?>>) { users = stream.makeAsyncIterator() }
+            public mutating func next() async -> User?? {
+                guard let next = await users.next() else { return nil }
+                return .some(next.value)
+            }
         }
     }
 }
@@ -197,9 +203,10 @@ extension Auth.IDTokenChangesSequence.Iterator: Sendable {}
 
 /// A listener's calls as a stream: added now, removed when the stream's consumer goes away.
 private func listenerStream(_ auth: Auth, add: (Auth, @escaping (Auth, User?) -> Void) -> NSObjectProtocol,
-                            remove: @escaping @Sendable (Auth, NSObjectProtocol) -> Void) -> AsyncStream<User?> {
-    let (users, continuation) = AsyncStream.makeStream(of: User?.self)
-    let handle = add(auth) { _, user in continuation.yield(user) }
+                            remove: @escaping @Sendable (Auth, NSObjectProtocol) -> Void) -> AsyncStream<HandedOver<User?>> {
+    // Users are not Sendable (as in 12.19): each goes from the main queue to the one iterating task.
+    let (users, continuation) = AsyncStream.makeStream(of: HandedOver<User?>.self)
+    let handle = add(auth) { _, user in continuation.yield(HandedOver(user)) }
     let kept = UncheckedHandle(handle)
     continuation.onTermination = { [weak auth] _ in if let auth { remove(auth, kept.handle) } }
     return users

@@ -70,7 +70,8 @@ extension Auth {
         } else if let data = keychain.data(service: keychainService, account: account(userKey)) {
             do {
                 let user = try storedUser(from: data)
-                state.withLock { $0.currentUser = user }
+                let current = HandedOver<User?>(user)
+                state.withLock { $0.currentUser = current }
                 // The SDK's restore posts too (updateCurrentUser(byForce:savingToDisk: false)):
                 // the restored token is the one listeners are told of first.
                 possiblyNotifyListeners()
@@ -134,8 +135,9 @@ extension Auth {
         host.userDefaults.set(accessGroup, forKey: storedAccessGroupKey)
         let user: User?
         do { user = try getStoredUser(forAccessGroup: accessGroup) } catch { throw error as? AuthError ?? AuthError(.keychainError, "\(error)") }
+        let current = HandedOver(user)
         let wasOwn = state.withLock { state -> Bool in
-            state.currentUser = user
+            state.currentUser = current
             defer { state.userAccessGroup = accessGroup }
             return state.userAccessGroup == nil
         }
@@ -177,7 +179,7 @@ extension Auth {
     func saveUser(_ user: User?) {
         do {
             if let user {
-                guard state.withLock({ $0.currentUser === user }) else { return }
+                guard state.withLock({ $0.currentUser }).value === user else { return }
                 let data = Data(try Self.itemEncoder.encode(user.stored))
                 if let group = userAccessGroup {
                     let (keychain, service, synchronizable) = try sharedUserItem(group, function: "SecItemAdd")

@@ -79,6 +79,6 @@ extension User {
 
     /// `getIDTokenResult(forcingRefresh:completion:)`.
     public func getIDTokenResult(forcingRefresh forceRefresh: Bool, completion: ((AuthTokenResult?, (any Error)?) -> Void)?) {
-        complete(completion) { () async throws -> AuthTokenResult in try await self.getIDTokenResult(forcingRefresh: forceRefresh) }
+        complete(completion, with: self) { (user: User) async throws -> AuthTokenResult in try await user.getIDTokenResult(forcingRefresh: forceRefresh) }
     }
 }

@@ -37,6 +37,20 @@ func complete<Value>(_ completion: ((Value?, (any Error)?) -> Void)?, _ work: @e
     }
 }
 
+/// ``complete(_:_:)`` for a call on `subject` (a `User`, not `Sendable`, as in 12.19), which the
+/// task uses alone from then on, as the SDK's work queue does.
+func complete<Subject, Value>(_ completion: ((Value?, (any Error)?) -> Void)?, with subject: Subject,
+                              _ work: @escaping @Sendable (Subject) async throws -> Value) {
+    let subject = HandedOver(subject)
+    complete(completion) { try await work(subject.value) }
+}
+
+/// ``complete(_:with:_:)`` for calls that give back no value.
+func complete<Subject>(_ completion: (((any Error)?) -> Void)?, with subject: Subject, _ work: @escaping @Sendable (Subject) async throws -> Void) {
+    let subject = HandedOver(subject)
+    complete(completion) { try await work(subject.value) }
+}
+
 /// ``complete(_:_:)`` for calls that give back no value.
 func complete(_ completion: (((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
     let completion = completion.map(HandedOver.init)
@@ -87,7 +101,7 @@ extension Auth {
             Task { @MainActor in callback.value(nil, nil) }
             return
         }
-        complete(callback) { () async throws -> String in try await user.getIDToken(forcingRefresh: forceRefresh) }
+        complete(callback, with: user) { (user: User) async throws -> String in try await user.getIDToken(forcingRefresh: forceRefresh) }
     }
 
     /// `getUserID()` (`AuthInterop`): the current user's UID, nil when signed out.
@@ -134,7 +148,7 @@ extension User {
 
     /// `getIDTokenForcingRefresh(_:completion:)`.
     public func getIDTokenForcingRefresh(_ forceRefresh: Bool, completion: ((String?, (any Error)?) -> Void)?) {
-        complete(completion) { () async throws -> String in try await self.getIDToken(forcingRefresh: forceRefresh) }
+        complete(completion, with: self) { (user: User) async throws -> String in try await user.getIDToken(forcingRefresh: forceRefresh) }
     }
 
     /// `idTokenForcingRefresh(_:)`: 12.19 keeps Firebase 10's name for ``getIDToken(forcingRefresh:)``.
@@ -161,22 +175,22 @@ extension User {
 
     /// `reauthenticate(with:completion:)`.
     public func reauthenticate(with credential: AuthCredential, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> AuthDataResult in try await self.reauthenticate(with: credential) }
+        complete(completion, with: self) { (user: User) async throws -> AuthDataResult in try await user.reauthenticate(with: credential) }
     }
 
     /// `link(with:completion:)`.
     public func link(with credential: AuthCredential, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> AuthDataResult in try await self.link(with: credential) }
+        complete(completion, with: self) { (user: User) async throws -> AuthDataResult in try await user.link(with: credential) }
     }
 
     /// `delete(completion:)`.
     public func delete(completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.delete() }
+        complete(completion, with: self) { (user: User) async throws in try await user.delete() }
     }
 
     /// `reload(completion:)`.
     public func reload(completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.reload() }
+        complete(completion, with: self) { (user: User) async throws in try await user.reload() }
     }
 }
 

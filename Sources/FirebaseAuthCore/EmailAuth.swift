@@ -419,7 +419,7 @@ extension User {
 
     /// `sendEmailVerification(with:completion:)` (also `sendEmailVerification { error in … }`).
     public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings? = nil, completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.sendEmailVerification(with: actionCodeSettings) }
+        complete(completion, with: self) { (user: User) async throws in try await user.sendEmailVerification(with: actionCodeSettings) }
     }
 
     /// `sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:)`: VERIFY_AND_CHANGE_EMAIL;
@@ -436,8 +436,8 @@ extension User {
     /// `sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:completion:)`.
     public func sendEmailVerification(beforeUpdatingEmail newEmail: String, actionCodeSettings: ActionCodeSettings? = nil,
                                       completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in
-            try await self.sendEmailVerification(beforeUpdatingEmail: newEmail, actionCodeSettings: actionCodeSettings)
+        complete(completion, with: self) { (user: User) async throws in
+            try await user.sendEmailVerification(beforeUpdatingEmail: newEmail, actionCodeSettings: actionCodeSettings)
         }
     }
 
@@ -455,7 +455,7 @@ extension User {
 
     /// `updatePassword(to:completion:)`.
     public func updatePassword(to password: String, completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.updatePassword(to: password) }
+        complete(completion, with: self) { (user: User) async throws in try await user.updatePassword(to: password) }
     }
 
     /// `updateEmail(to:)`, deprecated in the SDK: `setAccountInfo` with the email. With email
@@ -473,7 +473,7 @@ extension User {
     /// `updateEmail(to:completion:)`, deprecated in the SDK.
     @available(*, deprecated, message: "`updateEmail` is deprecated and will be removed in a future release. Use sendEmailVerification(beforeUpdatingEmail:) instead.")
     public func updateEmail(to email: String, completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.updateEmail(to: email) }
+        complete(completion, with: self) { (user: User) async throws in try await user.updateEmail(to: email) }
     }
 }
 

@@ -214,8 +214,9 @@ public final class MultiFactorResolver: Sendable, CustomStringConvertible {
     }
 }
 
-/// A user held weakly (a `MultiFactor` does not keep its user alive).
-struct WeakUser: Sendable {
+/// A user held weakly (a `MultiFactor` does not keep its user alive). `@unchecked Sendable`: the
+/// reference is read and replaced whole; the `User` is the SDK's, not `Sendable`.
+struct WeakUser: @unchecked Sendable {
     weak var user: User?
 }
 

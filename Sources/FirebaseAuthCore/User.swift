@@ -5,7 +5,7 @@ import Synchronization
 import Utilities
 
 /// A provider linked to a user, as `user.providerData` lists them (the SDK's `UserInfo` protocol).
-public protocol UserInfo: Sendable {
+public protocol UserInfo {
     /// `phone`, `apple.com`; `Firebase` for the ``User`` itself.
     var providerID: String { get }
     /// The provider's ID for the user: the number for `phone`, Apple's `sub` for `apple.com`.
@@ -45,7 +45,7 @@ public struct UserMetadata: Sendable, Hashable {
 /// A signed-in user, as the SDK keeps one: the profile of the last `getAccountInfo` (phone,
 /// email, name, linked providers, second factors) and the tokens, the ID token renewed through
 /// the Secure Token service when it is within five minutes of expiring.
-public final class User: UserInfo, Sendable, CustomStringConvertible {
+public final class User: UserInfo, CustomStringConvertible {
     public let uid: String
     /// The `Auth` the user belongs to, held weakly as the SDK holds it (`User._auth`): the Auth
     /// holds its current user, and a user must not keep its Auth (and the app) alive.
@@ -208,11 +208,12 @@ public final class User: UserInfo, Sendable, CustomStringConvertible {
     func idToken(forcingRefresh forceRefresh: Bool = false) async throws(AuthError) -> String {
         let now = host.wallClock.now
         enum Next { case token(String), wait(Task<String, any Error>) }
+        let held = WeakUser(user: self)
         let next = tokens.withLock { tokens -> Next in
             switch tokens.next(now: now, forceRefresh: forceRefresh, start: {
-                Task<String, any Error> { [weak self] in
-                    guard let self else { throw AuthError(.nullUser, "the user was released while its token was refreshed") }
-                    return try await self.refresh()
+                Task<String, any Error> {
+                    guard let user = held.user else { throw AuthError(.nullUser, "the user was released while its token was refreshed") }
+                    return try await user.refresh()
                 }
             }) {
             case .use(let token): return .token(token)

@@ -5,7 +5,7 @@ import Synchronization
 /// `UserProfileChangeRequest` (FirebaseAuth 12.19 `User/UserProfileChangeRequest.swift`): the
 /// display name and photo URL to change, sent by ``commitChanges()`` once. Only what was set is
 /// sent; setting a value, or committing again, after a commit stops the app with the SDK's message.
-public final class UserProfileChangeRequest: Sendable {
+public final class UserProfileChangeRequest {
     private struct Changes {
         var displayName: String?
         var displayNameWasSet = false
@@ -64,7 +64,7 @@ public final class UserProfileChangeRequest: Sendable {
 
     /// `commitChanges(completion:)`: the completion on the main queue.
     public func commitChanges(completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.commitChanges() }
+        complete(completion, with: self) { (request: UserProfileChangeRequest) async throws in try await request.commitChanges() }
     }
 }
 
@@ -107,7 +107,7 @@ extension User {
 
     /// `unlink(fromProvider:completion:)`.
     public func unlink(fromProvider provider: String, completion: ((User?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> User in try await self.unlink(fromProvider: provider) }
+        complete(completion, with: self) { (user: User) async throws -> User in try await user.unlink(fromProvider: provider) }
     }
 }
 
@@ -137,6 +137,6 @@ extension User {
 
     /// `updatePhoneNumber(_:completion:)`.
     public func updatePhoneNumber(_ credential: PhoneAuthCredential, completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.updatePhoneNumber(credential) }
+        complete(completion, with: self) { (user: User) async throws in try await user.updatePhoneNumber(credential) }
     }
 }

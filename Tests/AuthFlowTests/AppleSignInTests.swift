@@ -144,7 +144,7 @@ struct AppleSignInTests {
             backendClock.advance(by: 2)  // a new iat
             try await user.reauthenticate(with: credential("carol"))
             #expect(try await user.getIDToken() != before)
-            await #expect(throws: AuthError(.userMismatch, "")) { try await user.reauthenticate(with: credential("dave")) }
+            await #expect(throws: AuthError(.userMismatch, "")) { _ = try await user.reauthenticate(with: credential("dave")) }
         }
     }
 

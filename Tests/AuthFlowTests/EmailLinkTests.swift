@@ -103,7 +103,7 @@ struct EmailLinkTests {
             let link = try #require(requestBodies(recording, "emailLinkSignin").last)
             #expect(Set(link.keys) == ["email", "oobCode", "idToken"], "\(link)")
             let twice = await #expect(throws: AuthError.self) {
-                try await anonymous.link(with: EmailAuthProvider.credential(withEmail: email, link: sent.link))
+                _ = try await anonymous.link(with: EmailAuthProvider.credential(withEmail: email, link: sent.link))
             }
             #expect(twice?.code == .providerAlreadyLinked)
 
@@ -115,7 +115,7 @@ struct EmailLinkTests {
             try await auth.sendSignInLink(toEmail: "bob@example.com", actionCodeSettings: settings())
             let bobs = try #require(try await toolkit.emailOutbox().last)
             let mismatch = await #expect(throws: AuthError.self) {
-                try await anonymous.reauthenticate(with: EmailAuthProvider.credential(withEmail: "bob@example.com", link: bobs.link))
+                _ = try await anonymous.reauthenticate(with: EmailAuthProvider.credential(withEmail: "bob@example.com", link: bobs.link))
             }
             #expect(mismatch?.code == .userMismatch)
 

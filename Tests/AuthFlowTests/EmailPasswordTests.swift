@@ -132,7 +132,7 @@ struct EmailPasswordTests {
             #expect(Set(link.keys) == ["email", "password", "idToken", "returnSecureToken"], "\(link)")
             // Linked twice: providerAlreadyLinked (17015) without a request.
             let twice = await #expect(throws: AuthError.self) {
-                try await first.user.link(with: EmailAuthProvider.credential(withEmail: "other@example.com", password: "correct horse"))
+                _ = try await first.user.link(with: EmailAuthProvider.credential(withEmail: "other@example.com", password: "correct horse"))
             }
             #expect(twice?.code == .providerAlreadyLinked)
             try auth.signOut()

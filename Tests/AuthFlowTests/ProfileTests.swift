@@ -72,7 +72,7 @@ struct ProfileTests {
             let toolkit = try #require(world.toolkit)
             let (_, user, recording) = try await signedIn(world)
             let sent = recording.requests.withLock { $0.count }
-            let missing = await #expect(throws: AuthError.self) { try await user.unlink(fromProvider: "apple.com") }
+            let missing = await #expect(throws: AuthError.self) { _ = try await user.unlink(fromProvider: "apple.com") }
             #expect(missing?.code == .noSuchProvider)
             #expect((missing.map { $0 as NSError })?.code == 17016)
             #expect(recording.requests.withLock { $0.count } == sent, "no request for a provider the user lacks")

@@ -19,7 +19,7 @@ extension GuideCode {
                 let check = CompletionCheck()
                 // What the completion read (an AuthDataResult is not Sendable, as in 12.19: it stays
                 // on the main queue, where the completion runs).
-                let result: (User?, (provider: String, isNewUser: Bool)?, (any Error)?) = await withCheckedContinuation { done in
+                let result: (String?, (provider: String, isNewUser: Bool)?, (any Error)?) = await withCheckedContinuation { done in
                     // Initialize a Firebase credential, including the user's full name.
                     let credential = OAuthProvider.appleCredential(withIDToken: apple.idTokenString,
                                                                    rawNonce: apple.nonce,
@@ -36,11 +36,12 @@ extension GuideCode {
                         }
                         // User is signed in to Firebase with Apple.
                         let info = authResult?.additionalUserInfo
-                        done.resume(returning: (authResult?.user, info.map { ($0.providerID, $0.isNewUser) }, nil))
+                        done.resume(returning: (authResult?.user.uid, info.map { ($0.providerID, $0.isNewUser) }, nil))
                     }
                 }
                 #expect(result.2 == nil)
-                let user = try #require(result.0)
+                let user = try #require(Auth.auth().currentUser)
+                #expect(user.uid == result.0)
                 #expect(user.displayName == "Ada Lovelace")
                 #expect(result.1?.provider == "apple.com")
                 #expect(result.1?.isNewUser == true)
@@ -48,6 +49,8 @@ extension GuideCode {
 
                 let tokens: (String?, String?) = await withCheckedContinuation { done in
                     Task { @MainActor in
+                        // The current user, read here: a User is not Sendable (as in 12.19).
+                        guard let user = Auth.auth().currentUser else { return done.resume(returning: (nil, nil)) }
                         user.getIDToken { token, _ in
                             check.called("getIDToken")
                             user.getIDTokenForcingRefresh(true) { refreshed, _ in
@@ -147,6 +150,7 @@ extension GuideCode {
                 let credential = OAuthProvider.appleCredential(withIDToken: again.idTokenString, rawNonce: again.nonce, fullName: nil)
                 let signedInTo: String? = await withCheckedContinuation { done in
                     Task { @MainActor in
+                        guard let user = Auth.auth().currentUser else { return done.resume(returning: nil) }
                         // Link the current user with the Apple credential...
                         user.link(with: credential) { authResult, error in
                             if let error = error, (error as NSError).code == AuthErrorCode.credentialAlreadyInUse.rawValue {

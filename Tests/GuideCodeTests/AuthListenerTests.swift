@@ -10,9 +10,11 @@ final class ListenerLog {
     private(set) var users: [String?] = []
     private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
-    func heard(_ user: User?) {
+    /// What a listener heard: the user's ID (a `User` is not `Sendable`, as in 12.19, so the
+    /// listener passes its ID to the main actor).
+    func heard(_ uid: String?) {
         dispatchPrecondition(condition: .onQueue(.main))
-        users.append(user?.uid)
+        users.append(uid)
         let ready = waiters.filter { $0.count <= users.count }
         waiters.removeAll { $0.count <= users.count }
         for waiter in ready { waiter.continuation.resume() }
@@ -48,7 +50,8 @@ extension GuideCode {
                 let handle: AuthStateDidChangeListenerHandle = Auth.auth().addStateDidChangeListener { auth, user in
                     #expect(auth === Auth.auth())
                     #expect(user === auth.currentUser)
-                    MainActor.assumeIsolated { log.heard(user) }  // a plain closure in 12.19, called on the main queue
+                    let uid = user?.uid
+                    MainActor.assumeIsolated { log.heard(uid) }  // a plain closure in 12.19, called on the main queue
                 }
                 await log.wait(for: 1)
                 #expect(await log.users == [nil])
@@ -65,7 +68,7 @@ extension GuideCode {
                 // Removed: a sign-in a sentinel hears is not heard by it.
                 Auth.auth().removeStateDidChangeListener(handle)
                 let sentinel = await ListenerLog()
-                let sentinelHandle = Auth.auth().addStateDidChangeListener { _, user in MainActor.assumeIsolated { sentinel.heard(user) } }
+                let sentinelHandle = Auth.auth().addStateDidChangeListener { _, user in let uid = user?.uid; MainActor.assumeIsolated { sentinel.heard(uid) } }
                 _ = try await signIn(guide, "+16505551234")
                 await sentinel.wait(for: 2)
                 #expect(await log.users == [nil, uid, nil])
@@ -81,7 +84,8 @@ extension GuideCode {
                 let log = await ListenerLog()
                 let handle: IDTokenDidChangeListenerHandle = Auth.auth().addIDTokenDidChangeListener { auth, user in
                     #expect(user === auth.currentUser)
-                    MainActor.assumeIsolated { log.heard(user) }  // a plain closure in 12.19, called on the main queue
+                    let uid = user?.uid
+                    MainActor.assumeIsolated { log.heard(uid) }  // a plain closure in 12.19, called on the main queue
                 }
                 await log.wait(for: 1)
                 let uid = try await signIn(guide, "+16505550199")
@@ -93,7 +97,7 @@ extension GuideCode {
                 // A listener added while a user is signed in hears that user first.
                 let later = await ListenerLog()
                 _ = try await signIn(guide, "+16505550199")
-                let laterHandle = Auth.auth().addStateDidChangeListener { _, user in MainActor.assumeIsolated { later.heard(user) } }
+                let laterHandle = Auth.auth().addStateDidChangeListener { _, user in let uid = user?.uid; MainActor.assumeIsolated { later.heard(uid) } }
                 await later.wait(for: 1)
                 #expect(await later.users == [uid])
                 Auth.auth().removeStateDidChangeListener(laterHandle)
@@ -145,7 +149,7 @@ extension GuideCode {
                     let auth = note.object as? Auth
                     MainActor.assumeIsolated {
                         #expect(auth === Auth.auth())
-                        log.heard(auth?.currentUser)
+                        log.heard(auth?.currentUser?.uid)
                     }
                 }
                 defer { NotificationCenter.default.removeObserver(observer) }

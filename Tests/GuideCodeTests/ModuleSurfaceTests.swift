@@ -502,8 +502,7 @@ struct ModuleSurface {
         "Sendable here, not in 12.19: Swift 6 code that sends one across actors compiles here and not in Xcode": [
             "AdditionalUserInfo: Sendable", "Auth: Sendable", "AuthProviderID: Sendable", "AuthSettings: Sendable",
             "AuthTokenResult: Sendable", "AuthUIDelegate: Sendable", "MultiFactor: Sendable", "MultiFactorAssertion: Sendable",
-            "MultiFactorResolver: Sendable", "MultiFactorSession: Sendable", "PhoneMultiFactorAssertion: Sendable", "User: Sendable",
-            "UserInfo: Sendable", "UserMetadata: Sendable", "UserProfileChangeRequest: Sendable"],
+            "MultiFactorResolver: Sendable", "MultiFactorSession: Sendable", "PhoneMultiFactorAssertion: Sendable", "UserMetadata: Sendable"],
     ]
 
     /// The conformances the list holds (`Scripts/sdk-swift-api.py --conformances`), of the kinds

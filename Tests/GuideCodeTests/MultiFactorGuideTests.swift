@@ -24,8 +24,11 @@ final class EnrollViewController {
 
     init(readSMS: @escaping @MainActor (String) async -> String?) { self.readSMS = readSMS }
 
-    func enroll(_ user: User, phoneNumber: String, displayName: String) async -> (any Error)? {
-        await withCheckedContinuation { (done: CheckedContinuation<(any Error)?, Never>) in
+    /// The guide's enrollment for the signed-in user (read here, on the main actor: a `User` is not
+    /// `Sendable`, as in 12.19).
+    func enroll(phoneNumber: String, displayName: String) async -> (any Error)? {
+        guard let user = Auth.auth().currentUser else { return AuthErrorCode.nullUser }
+        return await withCheckedContinuation { (done: CheckedContinuation<(any Error)?, Never>) in
             user.multiFactor.getSessionWithCompletion({ (session, error) in
                 // Send SMS verification code.
                 PhoneAuthProvider.provider().verifyPhoneNumber(
@@ -83,7 +86,7 @@ extension GuideCode {
                 #expect(user.multiFactor.enrolledFactors.isEmpty)
                 let controller = await EnrollViewController { number in await guide.sms(to: number) }
                 let before = Date()
-                let error = await controller.enroll(user, phoneNumber: Self.secondFactor, displayName: "Work phone")
+                let error = await controller.enroll(phoneNumber: Self.secondFactor, displayName: "Work phone")
                 #expect(error == nil, "\(String(describing: error))")
                 await controller.check.expectEachOnce()
                 #expect(guide.lastAppVerification == .silentPush)
@@ -206,11 +209,11 @@ extension GuideCode {
             try await withGuideWorld { guide in
                 let user = try await Self.signInWithApple(guide, "grace").user
                 let controller = await EnrollViewController { number in await guide.sms(to: number) }
-                #expect(await controller.enroll(user, phoneNumber: Self.secondFactor, displayName: "phone1") == nil)
+                #expect(await controller.enroll(phoneNumber: Self.secondFactor, displayName: "phone1") == nil)
                 let check = CompletionCheck()
+                #expect(user !== Auth.auth().currentUser)
                 let error: (any Error)? = await withCheckedContinuation { done in
                     Task { @MainActor in
-                        #expect(user != Auth.auth().currentUser)
                         let current = Auth.auth().currentUser!
                         current.multiFactor.unenroll(with: (current.multiFactor.enrolledFactors.first)!, completion: { error in
                             check.called("unenroll")
@@ -248,9 +251,9 @@ extension GuideCode {
             try await withGuideWorld { guide in
                 let user = try await Self.signInWithApple(guide, "grace").user
                 let controller = await EnrollViewController { number in await guide.sms(to: number) }
-                #expect(await controller.enroll(user, phoneNumber: Self.secondFactor, displayName: "Work phone") == nil)
+                #expect(await controller.enroll(phoneNumber: Self.secondFactor, displayName: "Work phone") == nil)
                 let sent = await guide.toolkit.messages.count
-                let error = await controller.enroll(user, phoneNumber: Self.secondFactor, displayName: "Again") as NSError?
+                let error = await controller.enroll(phoneNumber: Self.secondFactor, displayName: "Again") as NSError?
                 #expect(error?.code == AuthErrorCode.secondFactorAlreadyEnrolled.rawValue)
                 #expect(error?.userInfo[AuthErrorUserInfoNameKey] as? String == "ERROR_SECOND_FACTOR_ALREADY_ENROLLED")
                 #expect(error?.localizedDescription == "Phone number already enrolled as second factor for this account.")
