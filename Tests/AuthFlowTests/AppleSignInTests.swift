@@ -167,8 +167,10 @@ struct AppleSignInTests {
             }
             try await phoneUser.link(with: credential("erin"))
             #expect(phoneUser.providerData.map(\.providerID).sorted() == ["apple.com", "phone"])
-            // A provider's uid is its federatedId (UserInfoImpl.swift 25–38): the number, for phone.
-            #expect(phoneUser.providerData.first { $0.providerID == "phone" }?.uid == phoneUser.phoneNumber)
+            // A provider's uid is its federatedId (UserInfoImpl.swift 25–38), which Google and the
+            // Auth Emulator give the phone provider none of: "" on a device (audit 3, B-6).
+            let phone = phoneUser.providerData.first { $0.providerID == "phone" }
+            #expect(phone?.uid == "" && phone?.phoneNumber == phoneUser.phoneNumber)
             let identities = (claims(try await phoneUser.getIDToken())["firebase"] as? [String: Any])?["identities"] as? [String: Any]
             #expect(identities?["phone"] != nil && identities?["apple.com"] != nil)
 

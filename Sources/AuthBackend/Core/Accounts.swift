@@ -65,8 +65,10 @@ extension CoreCall {
     /// Emulator's export writes them).
     static func userInfo(_ user: BackendUser) -> UserRecord {
         var providers: [ProviderUserInfo] = []
-        // federatedId beside rawId: the SDK reads a provider's uid from federatedId alone (UserInfoImpl.swift 25–38).
-        if let phone = user.phoneNumber { providers.append(ProviderUserInfo(providerId: .phone, rawId: phone, federatedId: phone, phoneNumber: phone)) }
+        // federatedId beside rawId where Google and the Auth Emulator give one (the SDK reads a
+        // provider's uid from federatedId alone, UserInfoImpl.swift 25–38): not for the phone
+        // provider (state.ts: phoneNumber and rawId), whose uid is "" on a device.
+        if let phone = user.phoneNumber { providers.append(ProviderUserInfo(providerId: .phone, rawId: phone, phoneNumber: phone)) }
         if let sub = user.appleSub {
             providers.append(ProviderUserInfo(providerId: .apple, rawId: sub, federatedId: sub, email: user.email))
         }
