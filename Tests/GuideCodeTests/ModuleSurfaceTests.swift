@@ -315,32 +315,24 @@ struct ModuleSurface {
 
     /// The auth core's public symbols (swift-symbolgraph-extract, SPI left out) under the names
     /// FirebaseAuth re-exports, as `Type.member(labels:)`.
-    static func exportedSymbols() async throws -> Set<String> {
+    static func exportedSymbols() async throws -> Set<String> { try await exportedGraph().symbols }
+
+    /// The auth core's symbols under the names FirebaseAuth re-exports, and those types'
+    /// conformances and superclasses as `Type: Protocol` (the protocol's or class's last name).
+    static func exportedGraph() async throws -> (symbols: Set<String>, conformances: Set<String>) {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let reexports = try String(contentsOf: root.appendingPathComponent("Sources/FirebaseAuth/FirebaseAuth.swift"), encoding: .utf8)
         let exported = Set(reexports.split(separator: "\n").compactMap { line -> String? in
             guard line.hasPrefix("@_exported import "), let dot = line.range(of: "FirebaseAuthCore.") else { return nil }
             return String(line[dot.upperBound...])
         })
-        return try await symbols(of: "FirebaseAuthCore") { exported.contains($0) }
+        return try await symbolGraph(of: "FirebaseAuthCore") { exported.contains($0) }
     }
 
     /// A module's public symbols (SPI left out) whose first path component `keep` takes, as
     /// `Type.member(labels:)`.
     static func symbols(of module: String, keep: (String) -> Bool) async throws -> Set<String> {
         try await symbolGraph(of: module, keep: keep).symbols
-    }
-
-    /// The auth core's re-exported types' conformances and superclasses as `Type: Protocol`
-    /// (the protocol's or class's last name), as the symbol graph relates them.
-    static func exportedConformances() async throws -> Set<String> {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let reexports = try String(contentsOf: root.appendingPathComponent("Sources/FirebaseAuth/FirebaseAuth.swift"), encoding: .utf8)
-        let exported = Set(reexports.split(separator: "\n").compactMap { line -> String? in
-            guard line.hasPrefix("@_exported import "), let dot = line.range(of: "FirebaseAuthCore.") else { return nil }
-            return String(line[dot.upperBound...])
-        })
-        return try await symbolGraph(of: "FirebaseAuthCore") { exported.contains($0) }.conformances
     }
 
     /// A module's public symbols (as ``symbols(of:keep:)``) and its types' conformances.
@@ -520,8 +512,9 @@ struct ModuleSurface {
         // An Error is Sendable (Error refines it).
         sdk.formUnion(sdk.filter { proto($0) == "Error" }.map { "\(type($0)): Sendable" })
         #expect(sdk.count > 40)
-        let ours = try await Self.exportedConformances().filter { Self.comparedConformances.contains(proto($0)) }
-        let declared = try await Self.exportedSymbols()
+        let graph = try await Self.exportedGraph()
+        let ours = graph.conformances.filter { Self.comparedConformances.contains(proto($0)) }
+        let declared = graph.symbols
         let missing = sdk.filter { declared.contains(type($0)) }.subtracting(ours)
         let extra = ours.subtracting(sdk)
         let listed = Set(Self.conformancesNotYet.values.joined())
