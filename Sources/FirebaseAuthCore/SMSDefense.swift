@@ -51,7 +51,7 @@ extension Auth {
     }
 
     /// `AuthRecaptchaVerifier.verify(forceRefresh:action:)` (Utilities/AuthRecaptchaVerifier.swift
-    /// 172–212): the project's config; without the RecaptchaEnterprise SDK linked,
+    /// 105–147, 188–234): the project's config; without the RecaptchaEnterprise SDK linked,
     /// `recaptchaSDKNotLinked` (17208); a client from `fetchClient(withSiteKey:)` once (its failure
     /// is thrown as the RecaptchaEnterprise SDK's own error, even with an empty key); then
     /// `execute` for `action`, whose failure is `NO_RECAPTCHA` (the SDK swallows that error).

@@ -109,8 +109,8 @@ struct SDKRowTests {
     }
 
     /// The RecaptchaEnterprise SDK's client, as FirebaseAuth 12.19 gets it (AuthRecaptchaVerifier.swift
-    /// 172–212, 232–263): `fetchClient(withSiteKey:)` once, its failure thrown as that SDK's own
-    /// error (audit 3, D1.1 and D1.13); `initializeRecaptchaConfig()` (Auth.swift 1300–1332) makes
+    /// 105–147, 188–234): `fetchClient(withSiteKey:)` once, its failure thrown as that SDK's own
+    /// error (audit 3, D1.1 and D1.13); `initializeRecaptchaConfig()` (Auth.swift 1307–1331) makes
     /// the client before the first code request.
     @Test("fetchClient once per app; its failure (no network, an empty or foreign key) is the RecaptchaEnterprise SDK's error, thrown as it is, with no fallback even in AUDIT; initializeRecaptchaConfig fetches the client first")
     func recaptchaClient() async throws {
