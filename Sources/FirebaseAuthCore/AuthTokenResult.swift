@@ -2,11 +2,9 @@ import Foundation
 import Utilities
 
 /// `AuthTokenResult` (FirebaseAuth 12.19 `Auth/AuthTokenResult.swift`): the ID token and what its
-/// payload says, decoded without verifying it, as the SDK does.
-///
-/// `@unchecked Sendable`: `claims` holds the Foundation objects `JSONSerialization` makes; every
-/// property is a `let`, so sharing it across threads only reads them.
-public final class AuthTokenResult: @unchecked Sendable {
+/// payload says, decoded without verifying it, as the SDK does. An `NSObject` that archives itself
+/// (`NSSecureCoding`: the token alone, parsed again when read), not `Sendable`, as 12.19's.
+open class AuthTokenResult: NSObject, NSSecureCoding {
     /// The ID token (a JWT).
     public let token: String
     /// `exp`.
@@ -63,6 +61,22 @@ public final class AuthTokenResult: @unchecked Sendable {
         self.signInProvider = signInProvider
         self.signInSecondFactor = signInSecondFactor
         self.claims = claims
+    }
+
+    // MARK: Secure coding (the SDK's key; the rest is read from the token again)
+
+    public static let supportsSecureCoding = true
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(token, forKey: "token")
+    }
+
+    /// Nil when the archive has no token, or one that is not a JWT with the claims above.
+    public required convenience init?(coder: NSCoder) {
+        guard let token = coder.decodeObject(of: NSString.self, forKey: "token") as String?,
+              let parsed = try? AuthTokenResult.parse(token) else { return nil }
+        self.init(token: parsed.token, expirationDate: parsed.expirationDate, authDate: parsed.authDate, issuedAtDate: parsed.issuedAtDate,
+                  signInProvider: parsed.signInProvider, signInSecondFactor: parsed.signInSecondFactor, claims: parsed.claims)
     }
 }
 

@@ -41,8 +41,15 @@ struct ProfileTests {
             let stored = try #require(await toolkit.allUsers.first { $0.localId == user.uid })
             #expect(stored.displayName == "Ada Lovelace" && stored.photoUrl == "https://example.com/ada.png")
             // The new ID token says so (the backend signs name and picture in).
-            let claims = try await user.getIDTokenResult().claims
+            let result = try await user.getIDTokenResult()
+            let claims = result.claims
             #expect(claims["name"] as? String == "Ada Lovelace" && claims["picture"] as? String == "https://example.com/ada.png")
+            // Archived as 12.19 archives it (Auth/AuthTokenResult.swift: the token under "token"), and read back.
+            #expect(AuthTokenResult.supportsSecureCoding)
+            let archived = try NSKeyedArchiver.archivedData(withRootObject: result, requiringSecureCoding: true)
+            let read = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: AuthTokenResult.self, from: archived))
+            #expect(read.token == result.token && read.expirationDate == result.expirationDate && read.signInProvider == result.signInProvider)
+            #expect(read.claims["name"] as? String == "Ada Lovelace")
 
             // Only the photo: the name stays, on the device and on the backend, across a reload.
             let photoOnly = user.createProfileChangeRequest()

@@ -447,8 +447,7 @@ struct ModuleSurface {
         "tenants (issue 65)": ["Auth.tenantID"],
         "NSSecureCoding on the SDK's model classes, which are Swift classes here (issue 65)": [
             "AuthDataResult.encode(with:)", "AuthDataResult.init(coder:)", "AuthDataResult.supportsSecureCoding",
-            "AuthTokenResult.encode(with:)", "AuthTokenResult.init(coder:)", "AuthTokenResult.supportsSecureCoding",
-            "MultiFactor.encode(with:)", "MultiFactor.init(coder:)", "MultiFactor.supportsSecureCoding",
+                        "MultiFactor.encode(with:)", "MultiFactor.init(coder:)", "MultiFactor.supportsSecureCoding",
             "MultiFactorInfo.encode(with:)", "MultiFactorInfo.init(coder:)", "MultiFactorInfo.supportsSecureCoding",
             "OAuthCredential.encode(with:)", "OAuthCredential.init(coder:)", "OAuthCredential.supportsSecureCoding",
             "PhoneAuthCredential.encode(with:)", "PhoneAuthCredential.init(coder:)", "PhoneAuthCredential.supportsSecureCoding",
@@ -484,16 +483,16 @@ struct ModuleSurface {
     /// declares them). Shrinks only: a conformance that becomes the SDK's must leave it.
     static let conformancesNotYet: [String: [String]] = [
         "an NSObject in 12.19, a Swift class here: what NSObject gives (isEqual, hash, KVO, selectors) is not there": [
-            "ActionCodeInfo: NSObject", "ActionCodeSettings: NSObject", "Auth: NSObject", "AuthCredential: NSObject", "AuthErrors: NSObject", "AuthTokenResult: NSObject", "EmailAuthProvider: NSObject", "MultiFactor: NSObject",
+            "ActionCodeInfo: NSObject", "ActionCodeSettings: NSObject", "Auth: NSObject", "AuthCredential: NSObject", "AuthErrors: NSObject", "EmailAuthProvider: NSObject", "MultiFactor: NSObject",
             "MultiFactorAssertion: NSObject", "MultiFactorInfo: NSObject", "MultiFactorResolver: NSObject", "MultiFactorSession: NSObject",
             "OAuthProvider: NSObject", "PhoneAuthProvider: NSObject", "PhoneMultiFactorGenerator: NSObject", "User: NSObject",
             "UserMetadata: NSObject", "UserProfileChangeRequest: NSObject"],
         "NSSecureCoding in 12.19 (an app can archive it), not here yet": [
-            "AuthDataResult: NSSecureCoding", "AuthTokenResult: NSSecureCoding", "MultiFactor: NSSecureCoding", "MultiFactorInfo: NSSecureCoding",
+            "AuthDataResult: NSSecureCoding", "MultiFactor: NSSecureCoding", "MultiFactorInfo: NSSecureCoding",
             "OAuthCredential: NSSecureCoding", "PhoneAuthCredential: NSSecureCoding", "User: NSSecureCoding", "UserMetadata: NSSecureCoding"],
         "Sendable here, not in 12.19: Swift 6 code that sends one across actors compiles here and not in Xcode": [
             "AdditionalUserInfo: Sendable", "Auth: Sendable", "AuthProviderID: Sendable", "AuthSettings: Sendable",
-            "AuthTokenResult: Sendable", "AuthUIDelegate: Sendable", "MultiFactor: Sendable", "MultiFactorAssertion: Sendable",
+            "AuthUIDelegate: Sendable", "MultiFactor: Sendable", "MultiFactorAssertion: Sendable",
             "MultiFactorResolver: Sendable", "MultiFactorSession: Sendable", "PhoneMultiFactorAssertion: Sendable", "UserMetadata: Sendable"],
     ]
 
