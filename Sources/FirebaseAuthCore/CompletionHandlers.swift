@@ -62,20 +62,11 @@ func complete(_ completion: (((any Error)?) -> Void)?, _ work: @escaping @Sendab
     }
 }
 
-/// ``complete(_:_:)`` for the completions 12.19 declares `@MainActor`.
+/// ``complete(_:_:)`` for the completions 12.19 declares `@MainActor` (``complete(_:_:)`` calls
+/// them on the main actor).
 func completeOnMainActor<Value: Sendable>(_ completion: (@MainActor (Value?, (any Error)?) -> Void)?,
                                           _ work: @escaping @Sendable () async throws -> Value) {
-    Task {
-        let result: Result<Value, any Error>
-        do { result = .success(try await work()) } catch { result = .failure(error) }
-        guard let completion else { return }
-        await MainActor.run {
-            switch result {
-            case .success(let value): completion(value, nil)
-            case .failure(let error): completion(nil, error)
-            }
-        }
-    }
+    complete(completion.map { completion in { value, error in MainActor.assumeIsolated { completion(value, error) } } }, work)
 }
 
 /// A value (or closure) handed from the call that made it to the main queue, which alone uses it

@@ -77,10 +77,7 @@ extension Auth {
                             "The reCAPTCHA SDK action class failed to initialize. See https://cloud.google.com/recaptcha-enterprise/docs/instrument-ios-apps (the linked RecaptchaEnterprise has no RCAAction: update it)")
         }
         let request = RecaptchaEnterpriseExecuteRequest(siteKey: siteKey, action: action.rawValue, bundleID: host.bundleID)
-        guard sdk.executeGivesToken, let url = URL(string: sdk.service + RecaptchaEnterpriseService.executePath),
-              let body = try? IdentityToolkitJSON.encode(request),
-              let answer = try? await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")],
-                                                                     body: body)),
+        guard sdk.executeGivesToken, let answer = await askRecaptchaService(sdk, RecaptchaEnterpriseService.executePath, request),
               answer.status == 200,
               let token = try? IdentityToolkitJSON.decode(RecaptchaEnterpriseExecuteResponse.self, from: answer.body).token
         else {
@@ -97,8 +94,7 @@ extension Auth {
     private func fetchRecaptchaClient(_ sdk: RecaptchaEnterpriseSDK, siteKey: String) async throws(AuthError) {
         let request = RecaptchaEnterpriseFetchClientRequest(siteKey: siteKey, bundleID: host.bundleID)
         let failure: (code: RecaptchaEnterpriseErrors.Code, message: String)
-        if let url = URL(string: sdk.service + RecaptchaEnterpriseService.fetchClientPath), let body = try? IdentityToolkitJSON.encode(request),
-           let answer = try? await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body)) {
+        if let answer = await askRecaptchaService(sdk, RecaptchaEnterpriseService.fetchClientPath, request) {
             if answer.status == 200, (try? IdentityToolkitJSON.decode(RecaptchaEnterpriseFetchClientResponse.self, from: answer.body)) != nil {
                 state.withLock { $0.recaptchaClientKey = siteKey }
                 return
@@ -116,6 +112,13 @@ extension Auth {
             the RecaptchaEnterprise SDK's fetchClient(withSiteKey: "\(siteKey)") failed (RecaptchaErrorCode \(failure.code.rawValue): \(failure.message)); \
             FirebaseAuth throws that error as it is, with no fallback to the silent push
             """)
+    }
+
+    /// `request` POSTed as JSON to the app's RecaptchaEnterprise SDK's service at `path`, as that SDK
+    /// asks Google's; nil when the service cannot be reached.
+    private func askRecaptchaService(_ sdk: RecaptchaEnterpriseSDK, _ path: String, _ request: some Encodable) async -> TransportResponse? {
+        guard let url = URL(string: sdk.service + path), let body = try? IdentityToolkitJSON.encode(request) else { return nil }
+        return try? await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")], body: body))
     }
 
     /// `initializeRecaptchaConfig()`: the project's config fetched again and a reCAPTCHA
