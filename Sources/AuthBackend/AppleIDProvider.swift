@@ -221,8 +221,10 @@ package final class AppleIDProvider: Sendable {
 
     /// Verifies an identity token's RS256 signature as Firebase does with Apple's: the key is the one
     /// the JWKS (`jwks`, as fetched from `https://appleid.apple.com/auth/keys`) lists under the
-    /// token's `kid`, rebuilt from its `n` and `e`. Returns the claims; the caller checks them.
-    package static func verifySignature(_ token: String, jwks: JSONWebKeySet) throws(IdentityToolkitError) -> AppleIdentityTokenClaims {
+    /// token's `kid`, rebuilt from its `n` and `e`. Returns the claims, which the caller checks, and
+    /// the payload as the token carries it (the answer's `rawUserInfo`).
+    package static func verifySignature(_ token: String, jwks: JSONWebKeySet) throws(IdentityToolkitError)
+        -> (claims: AppleIdentityTokenClaims, payload: [UInt8]) {
         guard let jws = CompactJWS(token), let headerBytes = Base64URL.decode(jws.header), let claimBytes = Base64URL.decode(jws.payload),
               let signature = Base64URL.decode(jws.signature),
               let header = try? IdentityToolkitJSON.decode(JWTHeader.self, from: headerBytes),
@@ -241,7 +243,7 @@ package final class AppleIDProvider: Sendable {
         guard publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5) else {
             throw IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: the signature does not verify")
         }
-        return claims
+        return (claims, claimBytes)
     }
 
     /// An authorization code that says, under a MAC made with a secret drawn from the signing key,

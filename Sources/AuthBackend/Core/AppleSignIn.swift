@@ -34,7 +34,8 @@ extension CoreCall {
                              cause: .appleTokenMalformed)
             }
             let claims: AppleIdentityTokenClaims
-            do { claims = try AppleIDProvider.verifySignature(token, jwks: appleID.jwks) } catch { throw reject(endpoint, error) }
+            let payload: [UInt8]
+            do { (claims, payload) = try AppleIDProvider.verifySignature(token, jwks: appleID.jwks) } catch { throw reject(endpoint, error) }
             guard claims.iss == AppleIDProvider.issuer else {
                 throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "Invalid ID token: iss is \(claims.iss ?? "missing"), not \(AppleIDProvider.issuer)"),
                              cause: .appleTokenIssuer)
@@ -68,7 +69,7 @@ extension CoreCall {
             email = claims.email
             emailVerified = claims.emailVerified != "false"
             name = fields["user"].flatMap(Self.appleUserName)
-            rawUserInfo = CompactJWS(token).flatMap { Base64URL.decode($0.payload) }.map { String(decoding: $0, as: UTF8.self) }
+            rawUserInfo = String(decoding: payload, as: UTF8.self)
         }
         let now = now
         let holder = state.userByAppleSub[sub].flatMap { state.users[$0] }

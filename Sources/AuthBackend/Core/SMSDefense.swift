@@ -93,25 +93,26 @@ extension CoreCall {
     /// the app's bundle ID. An empty key (what FirebaseAuth passes when the config named none) is
     /// refused as any other.
     func fetchRecaptchaClient(_ request: RecaptchaEnterpriseFetchClientRequest) throws(IdentityToolkitError) -> RecaptchaEnterpriseFetchClientResponse {
-        guard !request.siteKey.isEmpty, ConstantTime.equals(request.siteKey, configuration.recaptchaSiteKey) else {
-            throw IdentityToolkitError(.invalidSiteKey, "The site key used to call reCAPTCHA is invalid: \"\(request.siteKey)\" is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
-        }
-        guard request.bundleID == configuration.bundleID else {
-            throw IdentityToolkitError(.invalidSiteKey, "The key \(request.siteKey) is restricted to bundle ID \(configuration.bundleID), not \(request.bundleID).")
-        }
+        try checkRecaptchaKey(request.siteKey, bundleID: request.bundleID)
         return RecaptchaEnterpriseFetchClientResponse(siteKey: request.siteKey)
+    }
+
+    /// The simulated service's key check, for a client and for each token: the project's key
+    /// (compared in constant time; an empty one never is), restricted to the app's bundle ID.
+    private func checkRecaptchaKey(_ siteKey: String, bundleID: String) throws(IdentityToolkitError) {
+        guard !siteKey.isEmpty, ConstantTime.equals(siteKey, configuration.recaptchaSiteKey) else {
+            throw IdentityToolkitError(.invalidSiteKey, "\"\(siteKey)\" is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
+        }
+        guard bundleID == configuration.bundleID else {
+            throw IdentityToolkitError(.invalidSiteKey, "The key \(siteKey) is restricted to bundle ID \(configuration.bundleID), not \(bundleID).")
+        }
     }
 
     mutating func executeRecaptchaEnterprise(_ request: RecaptchaEnterpriseExecuteRequest) throws(IdentityToolkitError) -> RecaptchaEnterpriseExecuteResponse {
         guard smsDefenseSettings.phone != .off else {
             throw IdentityToolkitError(.recaptchaNotEnabled, "reCAPTCHA Enterprise is not enabled for project \(configuration.projectID).")
         }
-        guard ConstantTime.equals(request.siteKey, configuration.recaptchaSiteKey) else {
-            throw IdentityToolkitError(.invalidSiteKey, "\(request.siteKey) is not a reCAPTCHA Enterprise key of project \(configuration.projectID).")
-        }
-        guard request.bundleID == configuration.bundleID else {
-            throw IdentityToolkitError(.invalidSiteKey, "The key \(request.siteKey) is restricted to bundle ID \(configuration.bundleID), not \(request.bundleID).")
-        }
+        try checkRecaptchaKey(request.siteKey, bundleID: request.bundleID)
         let token = "03A" + randomString(bytes: 96)
         commit(.enterpriseToken(digest: BackendCore.digest(token), action: request.action, issuedAt: now))
         return RecaptchaEnterpriseExecuteResponse(token: token)
