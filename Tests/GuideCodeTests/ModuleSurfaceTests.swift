@@ -313,6 +313,15 @@ struct ModuleSurface {
             "UIKit's present(_:animated:completion:) takes a UIViewController, which Linux does not have: the delegate is handed the page's URL and the app",
     ]
 
+    /// The repository's root.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A list of Tests/SDKSurface (made by Scripts/sdk-swift-api.py): its lines, comments left out.
+    static func sdkList(_ file: String) throws -> Set<String> {
+        let list = try String(contentsOf: root.appendingPathComponent("Tests/SDKSurface/\(file)"), encoding: .utf8)
+        return Set(list.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty })
+    }
+
     /// The auth core's public symbols (swift-symbolgraph-extract, SPI left out) under the names
     /// FirebaseAuth re-exports, as `Type.member(labels:)`.
     static func exportedSymbols() async throws -> Set<String> { try await exportedGraph().symbols }
@@ -320,8 +329,7 @@ struct ModuleSurface {
     /// The auth core's symbols under the names FirebaseAuth re-exports, and those types'
     /// conformances and superclasses as `Type: Protocol` (the protocol's or class's last name).
     static func exportedGraph() async throws -> (symbols: Set<String>, conformances: Set<String>) {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let reexports = try String(contentsOf: root.appendingPathComponent("Sources/FirebaseAuth/FirebaseAuth.swift"), encoding: .utf8)
+        let reexports = try String(contentsOf: Self.root.appendingPathComponent("Sources/FirebaseAuth/FirebaseAuth.swift"), encoding: .utf8)
         let exported = Set(reexports.split(separator: "\n").compactMap { line -> String? in
             guard line.hasPrefix("@_exported import "), let dot = line.range(of: "FirebaseAuthCore.") else { return nil }
             return String(line[dot.upperBound...])
@@ -397,9 +405,7 @@ struct ModuleSurface {
     /// FirebaseAuth/Sources/Public (NS_SWIFT_NAME).
     @Test("every public declaration of import FirebaseAuth is one FirebaseAuth 12.19 offers Swift (or a difference kept on purpose)")
     func surfaceIsTheSDKs() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let list = try String(contentsOf: root.appendingPathComponent("Tests/SDKSurface/firebaseauth-12.19-swift-api.txt"), encoding: .utf8)
-        let sdk = Set(list.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty })
+        let sdk = try Self.sdkList("firebaseauth-12.19-swift-api.txt")
         #expect(sdk.count > 400, "the list has \(sdk.count) declarations")
         let ours = try await Self.exportedSymbols()
         #expect(ours.count > 300, "\(ours.count) symbols: the extraction found the module")
@@ -462,9 +468,7 @@ struct ModuleSurface {
 
     @Test("every declaration of FirebaseAuth 12.19's Swift API is in import FirebaseAuth, or listed as refused or not yet simulated, with why")
     func noLessThanTheSDKs() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let list = try String(contentsOf: root.appendingPathComponent("Tests/SDKSurface/firebaseauth-12.19-swift-api.txt"), encoding: .utf8)
-        let sdk = Set(list.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty })
+        let sdk = try Self.sdkList("firebaseauth-12.19-swift-api.txt")
         let ours = try await Self.exportedSymbols()
         let refused = Set(Self.refused.values.joined()), notYet = Set(Self.notYet.values.joined())
         #expect(refused.isDisjoint(with: notYet))
@@ -503,11 +507,9 @@ struct ModuleSurface {
 
     @Test("the conformances of FirebaseAuth 12.19's public types (Sendable, NSObject, NSSecureCoding, NSCopying, …) are ours, or listed with why")
     func conformancesAreTheSDKs() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let list = try String(contentsOf: root.appendingPathComponent("Tests/SDKSurface/firebaseauth-12.19-conformances.txt"), encoding: .utf8)
         func proto(_ line: String) -> String { String(line.split(separator: ": ").last ?? "") }
         func type(_ line: String) -> String { String(line.split(separator: ":").first ?? "") }
-        var sdk = Set(list.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty && Self.comparedConformances.contains(proto($0)) })
+        var sdk = try Self.sdkList("firebaseauth-12.19-conformances.txt").filter { Self.comparedConformances.contains(proto($0)) }
         // An Error is Sendable (Error refines it).
         sdk.formUnion(sdk.filter { proto($0) == "Error" }.map { "\(type($0)): Sendable" })
         #expect(sdk.count > 40)
@@ -556,9 +558,7 @@ struct ModuleSurface {
     /// same script with `--core`.
     @Test("every public declaration of import FirebaseCore is one FirebaseCore 12.19 offers Swift")
     func coreSurfaceIsTheSDKs() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let list = try String(contentsOf: root.appendingPathComponent("Tests/SDKSurface/firebasecore-12.19-swift-api.txt"), encoding: .utf8)
-        let sdk = Set(list.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty })
+        let sdk = try Self.sdkList("firebasecore-12.19-swift-api.txt")
         #expect(sdk.contains("FirebaseApp.configure()") && sdk.contains("FirebaseOptions.init(googleAppID:gcmSenderID:)"))
         let ours = try await Self.symbols(of: "FirebaseCore") { _ in true }
         #expect(ours.contains("FirebaseApp.configure()"), "\(ours.sorted())")
