@@ -47,20 +47,23 @@ extension GuideCode {
                 #expect(result.1?.isNewUser == true)
                 #expect(user.providerData.map(\.providerID) == ["apple.com"])
 
-                let tokens: (String?, String?) = await withCheckedContinuation { done in
+                // The tokens, and what each call's error said (a stress run once saw the forced
+                // refresh fail after the test had run 112 s; the errors say why if it happens again).
+                let tokens: (String?, String?, String) = await withCheckedContinuation { done in
                     Task { @MainActor in
                         // The current user, read here: a User is not Sendable (as in 12.19).
-                        guard let user = Auth.auth().currentUser else { return done.resume(returning: (nil, nil)) }
-                        user.getIDToken { token, _ in
+                        guard let user = Auth.auth().currentUser else { return done.resume(returning: (nil, nil, "no current user")) }
+                        user.getIDToken { token, error in
                             check.called("getIDToken")
-                            user.getIDTokenForcingRefresh(true) { refreshed, _ in
+                            let first = error.map { "getIDToken: \($0 as NSError)" } ?? ""
+                            user.getIDTokenForcingRefresh(true) { refreshed, error in
                                 check.called("getIDTokenForcingRefresh")
-                                done.resume(returning: (token, refreshed))
+                                done.resume(returning: (token, refreshed, first + (error.map { " getIDTokenForcingRefresh: \($0 as NSError)" } ?? "")))
                             }
                         }
                     }
                 }
-                #expect(tokens.0 != nil && tokens.1 != nil)
+                #expect(tokens.0 != nil && tokens.1 != nil, "\(tokens.2)")
                 await check.expectEachOnce()
             }
         }
