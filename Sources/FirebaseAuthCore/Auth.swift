@@ -175,14 +175,15 @@ public final class Auth: Sendable {
 
     /// The `Auth` of `app`: one per app, made on first use and kept by the app (so it goes with the
     /// app, as in the SDK, rather than in a registry that never forgets). An app whose process names
-    /// authsim's backend (AuthsimTesting's) talks to it as `useEmulator(withHost:port:)` does, with
-    /// app verification left on: the app proves itself as on a phone.
+    /// authsim's backend (AuthsimTesting's, a test host's) talks to it as `useEmulator(withHost:port:)`
+    /// does, with app verification left on (the app proves itself as on a phone) unless the
+    /// process's delegate calls `useEmulator` itself.
     public static func auth(app: FirebaseApp) -> Auth {
         app.component(Auth.self) { app in
             let auth = Auth(app: app)
             if let backend = app.backend {
                 auth.useEmulator(withHost: backend.host, port: backend.port)
-                auth.settings?.isAppVerificationDisabledForTesting = false
+                if !backend.delegateUsesEmulator { auth.settings?.isAppVerificationDisabledForTesting = false }
             }
             return auth
         }

@@ -17,9 +17,13 @@ package final class AppProcess: Sendable {
     package struct Backend: Sendable, Hashable {
         package let host: String
         package let port: Int
-        package init(host: String, port: Int) {
+        /// The app's delegate calls `useEmulator(withHost:port:)` itself, which turns app
+        /// verification off (a test host for a suite written against the Auth Emulator).
+        package let delegateUsesEmulator: Bool
+        package init(host: String, port: Int, delegateUsesEmulator: Bool = false) {
             self.host = host
             self.port = port
+            self.delegateUsesEmulator = delegateUsesEmulator
         }
     }
 
@@ -39,8 +43,9 @@ package final class AppProcess: Sendable {
     @TaskLocal static var bound: AppProcess?
     private static let installed = Mutex<AppProcess?>(nil)
 
-    /// The process this task runs in: the bound one, else the installed one.
-    package static var current: AppProcess? { bound ?? installed.withLock { $0 } }
+    /// The process this task runs in: the bound one, else the installed one, else the test host
+    /// the environment names (``TestHost``), launched on first use.
+    package static var current: AppProcess? { bound ?? installed.withLock { $0 } ?? TestHost.launched }
 
     /// Runs `body` in this process: `FirebaseApp.configure()`, `FirebaseApp.app()` and
     /// `Auth.auth()` in it (and in every task it starts) mean this process's.

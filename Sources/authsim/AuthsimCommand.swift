@@ -23,7 +23,7 @@ struct AuthsimCommand: AsyncParsableCommand {
         commandName: "authsim",
         abstract: "Run Firebase phone-auth app-verification scenarios on Linux, over the real wire formats.",
         version: AuthsimVersion.current,
-        subcommands: [Demo.self, Run.self, Explain.self, Doctor.self, Serve.self, Backend.self, Phone.self, SampleAppCommand.self, Bench.self, Docs.self],
+        subcommands: [Demo.self, Run.self, Explain.self, Doctor.self, Serve.self, Exec.self, Backend.self, Phone.self, SampleAppCommand.self, Bench.self, Docs.self],
         defaultSubcommand: Demo.self)
 }
 

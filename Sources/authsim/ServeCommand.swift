@@ -25,14 +25,14 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Address every part listens on. Beyond loopback (0.0.0.0, a LAN address) the inspector, its API, the Admin routes and the device gateway need an admin token (--admin-token-file).") var host = "127.0.0.1"
     @OptionGroup var admin: AdminAccessOptions
-    @Option(help: "push-receiver's sandbox TLS port.") var sandboxPort = 2197
-    @Option(help: "push-receiver's production TLS port.") var productionPort = 2198
-    @Option(help: "The device gateway's port (devices in other processes).") var devicePort = 5223
-    @Option(help: "The backend's port (the Firebase Auth Emulator's is 9099).") var backendPort = 9099
-    @Option(help: "The inspector's port (its page and /api/v1).") var uiPort = 4000
-    @Option(help: "Folder for the receiver's registry and logs (devices.json, deliveries.jsonl, rejections.jsonl) and the backend's state (backend/).")
-    var state = "State"
-    @Option(help: "Folder with the CA, the server certificate and the APNs auth key (made on first use).") var certs = "Certs"
+    @Option(help: "push-receiver's sandbox TLS port (default 2197; exec: any free port).") var sandboxPort: Int?
+    @Option(help: "push-receiver's production TLS port (default 2198; exec: any free port).") var productionPort: Int?
+    @Option(help: "The device gateway's port, for devices in other processes (default 5223; exec: any free port).") var devicePort: Int?
+    @Option(help: "The backend's port (default 9099, the Firebase Auth Emulator's).") var backendPort = 9099
+    @Option(help: "The inspector's port, its page and /api/v1 (default 4000; exec: any free port).") var uiPort: Int?
+    @Option(help: "Folder for the receiver's registry and logs (devices.json, deliveries.jsonl, rejections.jsonl) and the backend's state (backend/) (default State; exec: a new folder, removed after the run).")
+    var state: String?
+    @Option(help: "Folder with the CA, the server certificate and the APNs auth key, made on first use (default Certs; exec: in the state folder).") var certs: String?
     @OptionGroup var providerKey: ProviderKeyOptions
     @Option(help: "Pushes the inspector keeps in view (the oldest leave the view, never the delivery log).") var maxPushes = 10_000
     @Option(help: "Milliseconds APNs takes to reach a device.") var deliveryLatencyMs = 250
@@ -57,11 +57,25 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard maxPushes > 0 else { throw ValidationError("--max-pushes must be positive") }
         guard storeSnapshotEvery > 0 else { throw ValidationError("--store-snapshot-every is a positive number of records") }
-        try checkPorts([("--sandbox-port", sandboxPort), ("--production-port", productionPort), ("--device-port", devicePort),
-                        ("--backend-port", backendPort), ("--ui-port", uiPort)])
+        try checkPorts([("--sandbox-port", sandboxPort ?? 0), ("--production-port", productionPort ?? 0), ("--device-port", devicePort ?? 0),
+                        ("--backend-port", backendPort), ("--ui-port", uiPort ?? 0)])
     }
 
-    func run() async throws {
+    func run() async throws { try await run(then: nil) }
+
+    /// What runs once every part listens (`authsim exec`'s test command), given every address, the
+    /// state folder and the program's group (which it may stop); unset, the channel serves until
+    /// a signal.
+    typealias Then = @Sendable (ServeAddresses, URL, PartGroup) async throws -> Void
+
+    /// Serves the channel, then `then`. With `then` (exec), the ports nobody gave are any free ones
+    /// and the state and keys go to `givenState`, a folder the caller removes.
+    func run(then: Then?, stateFolder givenState: URL? = nil) async throws {
+        let exec = then != nil
+        let (sandboxPort, productionPort, devicePort, uiPort) = (self.sandboxPort ?? (exec ? 0 : 2197), self.productionPort ?? (exec ? 0 : 2198),
+                                                                 self.devicePort ?? (exec ? 0 : 5223), self.uiPort ?? (exec ? 0 : 4000))
+        let state = givenState?.path ?? self.state ?? "State"
+        let certs = self.certs ?? (givenState.map { $0.appendingPathComponent("Certs").path } ?? "Certs")
         let logger = bootstrapLogging("authsim.serve", level: .info)
         let access = try admin.access(listening: host)
         // Every conflict at once (a second serve on the same ports), before anything starts.
@@ -187,17 +201,15 @@ struct Serve: AsyncParsableCommand {
             // Its live streams end before its server stops.
             await parts.add(inspector)
 
-            if let readyFile {
-                let addresses = ServeAddresses(
-                    version: AuthsimVersion.current, inspector: inspector.baseURL, api: inspector.baseURL + "/api/v1",
-                    sandbox: "https://\(DialAddress.localAuthority(host, port: sandbox))", production: "https://\(DialAddress.localAuthority(host, port: production))",
-                    caFile: credentials.caCertificateFile.path, authKeyFile: key.file?.path ?? "",
-                    keyID: key.keyID, teamID: key.teamID,
-                    deviceGateway: "http://\(DialAddress.localAuthority(gateway.host, port: gateway.port))", backend: backend.baseURL,
-                    emulatorHost: backend.dialAuthority, projectID: projectID, apiKey: toolkit.configuration.apiKey, bundleID: bundleID,
-                    state: stateFolder.path)
-                try ServeAddresses.write(addresses, to: URL(fileURLWithPath: readyFile))
-            }
+            let addresses = ServeAddresses(
+                version: AuthsimVersion.current, inspector: inspector.baseURL, api: inspector.baseURL + "/api/v1",
+                sandbox: "https://\(DialAddress.localAuthority(host, port: sandbox))", production: "https://\(DialAddress.localAuthority(host, port: production))",
+                caFile: credentials.caCertificateFile.path, authKeyFile: key.file?.path ?? "",
+                keyID: key.keyID, teamID: key.teamID,
+                deviceGateway: "http://\(DialAddress.localAuthority(gateway.host, port: gateway.port))", backend: backend.baseURL,
+                emulatorHost: backend.dialAuthority, projectID: projectID, apiKey: toolkit.configuration.apiKey, bundleID: bundleID,
+                state: stateFolder.path)
+            if let readyFile { try ServeAddresses.write(addresses, to: URL(fileURLWithPath: readyFile)) }
             say("authsim serve: the push-and-redirect channel in one process")
             say("  inspector:       \(inspector.baseURL)  (API \(inspector.baseURL)/api/v1, OpenAPI \(inspector.baseURL)/api/v1/openapi.json, \(inspector.baseURL)/metrics, /livez, /readyz)")
             say("  push-receiver:   sandbox https://\(DialAddress.localAuthority(host, port: sandbox)), production https://\(DialAddress.localAuthority(host, port: production)) (trust \(credentials.caCertificateFile.path); key \(key.keyID), team \(key.teamID)\(providerKey.p8.map { ", \($0)" } ?? ""))")
@@ -213,8 +225,13 @@ struct Serve: AsyncParsableCommand {
             if !plan.current.isEmpty {
                 say("  \(fleet == nil ? "faults:        " : "faults (fleet):")  \(plan.current.map(\.description).joined(separator: "; "))")
             }
-            say("Ctrl-C stops everything.")
-            await parts.add(ShutdownStep("the announcement") { say("shutting down") })
+            if let then {
+                await parts.add(ShutdownStep("the announcement") { say("authsim exec: stopping the channel") })
+                try await then(addresses, stateFolder, parts)
+            } else {
+                say("Ctrl-C stops everything.")
+                await parts.add(ShutdownStep("the announcement") { say("shutting down") })
+            }
         }
     }
 }
@@ -234,7 +251,7 @@ extension Serve {
         let given: PostgresLocation?
         do { given = try PostgresLocation.given(store) } catch { throw ValidationError("--store: \(error)") }
         guard let location = given else { return nil }
-        let node = nodeName ?? PostgresLocation.defaultNodeName(port: sandboxPort)
+        let node = nodeName ?? PostgresLocation.defaultNodeName(port: sandboxPort ?? 2197)
         let fleet = Fleet(receiver: PostgresReceiverStores(location: location, node: node, logger: logger),
                           backend: PostgresBackendStore(location: location, node: node, logger: logger),
                           feed: PostgresFleetFeed(location: location, ownNode: node, logger: logger),

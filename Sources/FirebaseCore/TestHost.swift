@@ -1,0 +1,142 @@
+import DeviceOS
+import Foundation
+import Utilities
+
+/// The app an XCTest suite runs in. On a device, Xcode launches the suite inside its test host
+/// app, whose delegate has already called `FirebaseApp.configure()` (and, for the Auth Emulator,
+/// `Auth.auth().useEmulator(withHost:port:)`) before the first test calls `Auth.auth()`. Here the
+/// test command's environment names a host file (`AUTHSIM_TEST_HOST`, written by `authsim exec`)
+/// and the first use of Firebase in the process launches that app as its delegate would: its
+/// bundle's `Info.plist` and `GoogleService-Info.plist`, its device, the backend its requests go to.
+/// The test files stay as they are.
+///
+/// The file is JSON with a format name and version, so a newer authsim's host is refused by an
+/// older one, naming both, rather than half read.
+package struct TestHost: Codable, Sendable, Equatable {
+    /// The environment variable that names the host file.
+    package static let environmentVariable = "AUTHSIM_TEST_HOST"
+    package static let formatName = "authsim-test-host"
+    /// The version this authsim writes and reads.
+    package static let currentVersion = 1
+
+    /// What the host app's delegate does at launch, after `FirebaseApp.configure()`.
+    package enum Delegate: String, Codable, Sendable {
+        /// Nothing more: the app talks to its project (here the backend plays it), and proves itself
+        /// by silent push or reCAPTCHA as on a phone. For suites written against a real project.
+        case configures
+        /// `Auth.auth().useEmulator(withHost:port:)` as well, which on iOS also turns app
+        /// verification off (Auth.swift 1427–1438). For suites written against the Auth Emulator.
+        case usesEmulator
+    }
+
+    /// A host and port.
+    package struct Address: Codable, Sendable, Equatable {
+        package var host: String
+        package var port: Int
+        package init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    package var format = TestHost.formatName
+    package var version = TestHost.currentVersion
+    /// The authsim that wrote the file.
+    package var writtenBy = AuthsimVersion.current
+    /// The host app's folder, as in `Payload/<Name>.app/`: `Info.plist`, `GoogleService-Info.plist`,
+    /// and `embedded.mobileprovision` for a device build.
+    package var app: String
+    /// Where the app's Firebase requests go.
+    package var backend: Address
+    package var delegate: Delegate
+    /// The device gateway the host app's device joins to get an APNs token and its pushes.
+    package var deviceGateway: Address?
+
+    package init(app: String, backend: Address, delegate: Delegate, deviceGateway: Address? = nil) {
+        self.app = app
+        self.backend = backend
+        self.delegate = delegate
+        self.deviceGateway = deviceGateway
+    }
+
+    /// Reads and checks a host file.
+    package static func read(_ file: URL) throws(TestHostError) -> TestHost {
+        let data: Data
+        do { data = try Data(contentsOf: file) } catch {
+            throw TestHostError(.unreadable, "cannot read the test host file \(file.path): \(error.localizedDescription)")
+        }
+        struct Header: Decodable {
+            var format: String?
+            var version: Int?
+            var writtenBy: String?
+        }
+        guard let header = try? JSONDecoder().decode(Header.self, from: data), header.format == formatName, let version = header.version else {
+            throw TestHostError(.notAHostFile, "\(file.path) is not an authsim test host file (a JSON object with \"format\": \"\(formatName)\")")
+        }
+        guard version <= currentVersion else {
+            throw TestHostError(.newerVersion, """
+                \(file.path) is a test host of version \(version) (written by authsim \(header.writtenBy ?? "?")); this authsim \
+                (\(AuthsimVersion.current)) reads version \(currentVersion): run the tests with the authsim that ran `authsim exec`
+                """)
+        }
+        do { return try JSONDecoder().decode(TestHost.self, from: data) } catch {
+            throw TestHostError(.notAHostFile, "\(file.path): \(error)")
+        }
+    }
+
+    /// Writes the file whole, readable by its user only.
+    package func write(to file: URL) throws(FileStoreError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let bytes = try? encoder.encode(self) else { throw FileStoreError(.write, "cannot encode the test host") }
+        try PrivateFile.replace(file, with: bytes)
+    }
+
+    // MARK: Launching
+
+    /// The process the environment's host file describes, launched on first use; nil when the
+    /// environment names none. A host file that cannot be read stops the program saying why, as a
+    /// test host app that fails to launch stops the run on a device.
+    static let launched: AppProcess? = {
+        guard let path = ProcessInfo.processInfo.environment[environmentVariable], !path.isEmpty else { return nil }
+        do throws(TestHostError) {
+            return try read(URL(fileURLWithPath: path)).launch()
+        } catch {
+            fatalError("authsim: the test host named by \(environmentVariable) did not launch: \(error.message)")
+        }
+    }()
+
+    /// Launches the host app: its process installed for every task, and `FirebaseApp.configure()`
+    /// as its delegate calls it.
+    func launch() throws(TestHostError) -> AppProcess {
+        let folder = URL(fileURLWithPath: app)
+        let info: AppInfo
+        do { info = try AppInfo(contentsOf: folder.appendingPathComponent("Info.plist")) } catch {
+            throw TestHostError(.badApp, "the host app \(app): \(error.message)")
+        }
+        guard FileManager.default.fileExists(atPath: folder.appendingPathComponent("GoogleService-Info.plist").path) else {
+            throw TestHostError(.badApp, "the host app \(app) has no GoogleService-Info.plist")
+        }
+        let profile = folder.appendingPathComponent("embedded.mobileprovision")
+        let host = AppHost(AppHost.Configuration(bundleID: info.bundleID, urlSchemes: info.urlSchemes,
+                                                 provisioningProfile: FileManager.default.fileExists(atPath: profile.path) ? profile : nil))
+        let process = AppProcess(host: host, bundle: folder,
+                                 backend: AppProcess.Backend(host: backend.host, port: backend.port, delegateUsesEmulator: delegate == .usesEmulator))
+        process.install()
+        FirebaseApp.configure()
+        return process
+    }
+}
+
+/// Why the test host did not launch.
+package struct TestHostError: CodedError {
+    package enum Code: String, Sendable {
+        case unreadable, notAHostFile, newerVersion, badApp
+    }
+    package let code: Code
+    package let message: String
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
