@@ -140,8 +140,10 @@ extension Auth {
     /// value for an authorization code). Without a signed-in user the SDK never calls back; this
     /// throws `nullUser` (17067).
     public func revokeToken(withAuthorizationCode code: String) async throws {
-        guard let user = currentUser else { throw AuthError(.nullUser, "no user is signed in: revokeToken needs the signed-in user's ID token") }
-        _ = try await backend.call(RevokeTokenRequest(providerId: ProviderID(rawValue: AuthProviderID.apple.rawValue), tokenType: .sdkAuthorizationCode, token: code,
-                                                      idToken: try await user.idToken()))
+        try await AuthError.forApp {
+            guard let user = currentUser else { throw AuthError(.nullUser, "no user is signed in: revokeToken needs the signed-in user's ID token") }
+            _ = try await backend.call(RevokeTokenRequest(providerId: ProviderID(rawValue: AuthProviderID.apple.rawValue), tokenType: .sdkAuthorizationCode, token: code,
+                                                          idToken: try await user.idToken()))
+        }
     }
 }

@@ -383,9 +383,11 @@ public final class Auth: Sendable {
     /// finishes the sign-in.
     @discardableResult
     public func signIn(with credential: AuthCredential) async throws -> AuthDataResult {
-        let result = try await internalSignIn(with: credential, isReauthentication: false)
-        makeCurrent(result.user)
-        return result
+        return try await AuthError.forApp {
+            let result = try await internalSignIn(with: credential, isReauthentication: false)
+            makeCurrent(result.user)
+            return result
+        }
     }
 
     /// The SDK's `internalSignInAndRetrieveData(withCredential:isReauthentication:)`: the sign-in
@@ -496,11 +498,13 @@ public final class Auth: Sendable {
     /// this Auth's configuration, as on a device (the SDK does not put it back). The user's `Auth`
     /// itself does not change, as in the SDK.
     public func updateCurrentUser(_ user: User) async throws {
-        if (try? user.owner().options.apiKey) != options.apiKey {
-            user.sendRequests(through: self)
-            try await loadAccountInfo(into: user)
+        try await AuthError.forApp {
+            if (try? user.owner().options.apiKey) != options.apiKey {
+                user.sendRequests(through: self)
+                try await loadAccountInfo(into: user)
+            }
+            makeCurrent(user)
         }
-        makeCurrent(user)
     }
 
     /// `updateCurrentUser(_:completion:)`: a nil user is `nullUser` (17067), as the SDK answers it.
@@ -520,8 +524,10 @@ public final class Auth: Sendable {
 
     /// Signs the current user out (and removes it from the keychain).
     public func signOut() throws {
-        state.withLock { $0.currentUser = HandedOver(nil) }
-        saveUser(nil)
+        try AuthError.forApp {
+            state.withLock { $0.currentUser = HandedOver(nil) }
+            saveUser(nil)
+        }
     }
 
     /// Signs out `uid` if it is the current user (after deleting the account).

@@ -486,9 +486,34 @@ package struct AuthError: CodedError, CustomNSError, LocalizedError {
     }
 
     /// What a public call throws for `error`: the error another library gave, if the SDK passes
-    /// it on as it came; otherwise `error` itself.
+    /// it on as it came; otherwise, for an `AuthError`, an `NSError` (``AuthNSError``), as the
+    /// SDK's errors are. On Linux a Swift error is no `NSError` to a cast: `catch let e as NSError`
+    /// and `error as? NSError`, which always match on a device, would not match it.
     package static func toApp(_ error: any Error) -> any Error {
-        (error as? AuthError)?.passedOn ?? error
+        guard let error = error as? AuthError else { return error }
+        return error.passedOn ?? AuthNSError(error)
+    }
+
+    /// Runs a public call: what it throws reaches the app as ``toApp(_:)`` makes it.
+    package static func forApp<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw toApp(error) }
+    }
+
+    /// ``forApp(_:)-…`` for a call that does not wait.
+    package static func forApp<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw toApp(error) }
+    }
+
+    /// The `AuthError` behind an error a public call threw, for authsim's own code (scenarios,
+    /// timelines, tests); nil for another library's error.
+    package init?(thrown error: any Error) {
+        if let error = error as? AuthNSError {
+            self = error.authError
+        } else if let error = error as? AuthError {
+            self = error
+        } else {
+            return nil
+        }
     }
 
     package static var errorDomain: String { AuthErrors.domain }
@@ -515,12 +540,26 @@ package struct AuthError: CodedError, CustomNSError, LocalizedError {
     }
 }
 
+/// The error a public call throws: an `NSError` in `FIRAuthErrorDomain` whose code, description
+/// and `userInfo` are the ``AuthError``'s (`AuthErrorUtils.error(code:…)` makes the SDK's so), and
+/// which keeps the ``AuthError`` for authsim's own code.
+package final class AuthNSError: NSError, @unchecked Sendable {
+    package let authError: AuthError
+
+    init(_ error: AuthError) {
+        authError = error
+        super.init(domain: AuthError.errorDomain, code: error.errorCode, userInfo: error.errorUserInfo)
+    }
+
+    required init?(coder: NSCoder) { nil }
+}
+
 extension AuthError {
     /// The `AuthError` an auth-core call threw, typed, for authsim's own code and tests: the calls
     /// throw untyped errors as the SDK's do, and every error they throw is an `AuthError`.
     package static func catching<T>(_ body: () async throws -> T) async throws(AuthError) -> T {
-        do { return try await body() } catch let error as AuthError { throw error } catch {
-            throw AuthError(.internalError, "not an AuthError: \(error)")
+        do { return try await body() } catch {
+            throw AuthError(thrown: error) ?? AuthError(.internalError, "not an AuthError: \(error)")
         }
     }
 }

@@ -111,16 +111,18 @@ extension Auth {
     /// app of the team that shares the group), or for nil the app's own saved user; not made
     /// current. A group the app is not entitled to is `keychainError` (17995).
     public func getStoredUser(forAccessGroup accessGroup: String?) throws -> User? {
-        let data: Data?
-        if let accessGroup {
-            let (keychain, service, synchronizable) = try sharedUserItem(accessGroup, function: "SecItemCopyMatching")
-            data = keychain.data(service: service, account: Self.sharedUserAccount, accessGroup: accessGroup, synchronizable: synchronizable)
-        } else {
-            data = host.keychain.data(service: keychainService, account: account(userKey))
-        }
-        guard let data else { return nil }
-        do { return try storedUser(from: data) } catch {
-            throw AuthError(.keychainError, "the stored user item is damaged: \(error)")
+        return try AuthError.forApp {
+            let data: Data?
+            if let accessGroup {
+                let (keychain, service, synchronizable) = try sharedUserItem(accessGroup, function: "SecItemCopyMatching")
+                data = keychain.data(service: service, account: Self.sharedUserAccount, accessGroup: accessGroup, synchronizable: synchronizable)
+            } else {
+                data = host.keychain.data(service: keychainService, account: account(userKey))
+            }
+            guard let data else { return nil }
+            do { return try storedUser(from: data) } catch {
+                throw AuthError(.keychainError, "the stored user item is damaged: \(error)")
+            }
         }
     }
 
@@ -128,13 +130,15 @@ extension Auth {
     /// item), and the user stored there (or none) becomes current, as the SDK switches; the choice
     /// is kept for the next launch. Moving into a group removes the app's own user item.
     public func useUserAccessGroup(_ accessGroup: String?) throws {
-        try useAccessGroup(accessGroup)
+        try AuthError.forApp {
+            try useAccessGroup(accessGroup)
+        }
     }
 
     private func useAccessGroup(_ accessGroup: String?) throws(AuthError) {
         host.userDefaults.set(accessGroup, forKey: storedAccessGroupKey)
         let user: User?
-        do { user = try getStoredUser(forAccessGroup: accessGroup) } catch { throw error as? AuthError ?? AuthError(.keychainError, "\(error)") }
+        do { user = try getStoredUser(forAccessGroup: accessGroup) } catch { throw AuthError(thrown: error) ?? AuthError(.keychainError, "\(error)") }
         let current = HandedOver(user)
         let wasOwn = state.withLock { state -> Bool in
             state.currentUser = current

@@ -83,7 +83,9 @@ open class AuthTokenResult: NSObject, NSSecureCoding {
 extension User {
     /// `getIDTokenResult(forcingRefresh:)`: ``getIDToken(forcingRefresh:)``'s token, with its claims.
     public func getIDTokenResult(forcingRefresh forceRefresh: Bool = false) async throws -> AuthTokenResult {
-        try AuthTokenResult.parse(try await idToken(forcingRefresh: forceRefresh))
+        return try await AuthError.forApp {
+            try AuthTokenResult.parse(try await idToken(forcingRefresh: forceRefresh))
+        }
     }
 
     /// `getIDTokenResult(completion:)`.

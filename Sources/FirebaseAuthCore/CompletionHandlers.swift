@@ -25,7 +25,7 @@ func complete<Value>(_ completion: ((Value?, (any Error)?) -> Void)?, _ work: @e
     let completion = completion.map(HandedOver.init)
     Task {
         let result: Result<Value, any Error>
-        do { result = .success(try await work()) } catch { result = .failure(error) }
+        do { result = .success(try await work()) } catch { result = .failure(AuthError.toApp(error)) }
         guard let completion else { return }
         let handedOver = HandedOver(result)
         await MainActor.run {
@@ -56,7 +56,7 @@ func complete(_ completion: (((any Error)?) -> Void)?, _ work: @escaping @Sendab
     let completion = completion.map(HandedOver.init)
     Task {
         var failure: (any Error)?
-        do { try await work() } catch { failure = error }
+        do { try await work() } catch { failure = AuthError.toApp(error) }
         guard let completion else { return }
         await MainActor.run { [failure] in completion.value(failure) }
     }

@@ -167,9 +167,11 @@ extension Auth {
     /// `invalidCredential` (17004); without, `userNotFound` (17011) or `wrongPassword` (17009).
     @discardableResult
     public func signIn(withEmail email: String, password: String) async throws -> AuthDataResult {
-        let result = try await internalSignIn(with: EmailAuthCredential(email: email, password: password), isReauthentication: false)
-        makeCurrent(result.user)
-        return result
+        return try await AuthError.forApp {
+            let result = try await internalSignIn(with: EmailAuthCredential(email: email, password: password), isReauthentication: false)
+            makeCurrent(result.user)
+            return result
+        }
     }
 
     /// `signIn(withEmail:password:completion:)`.
@@ -198,12 +200,14 @@ extension Auth {
     /// (17034), both without a request, as the SDK checks.
     @discardableResult
     public func createUser(withEmail email: String, password: String) async throws -> AuthDataResult {
-        guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing password") }
-        guard !email.isEmpty else { throw AuthError(.missingEmail, "An email address must be provided.") }
-        let response = try await backend.call(SignUpNewUserRequest(email: email, password: password, returnSecureToken: true))
-        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-        makeCurrent(user)
-        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, profile: nil, username: nil, isNewUser: true))
+        return try await AuthError.forApp {
+            guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing password") }
+            guard !email.isEmpty else { throw AuthError(.missingEmail, "An email address must be provided.") }
+            let response = try await backend.call(SignUpNewUserRequest(email: email, password: password, returnSecureToken: true))
+            let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+            makeCurrent(user)
+            return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, profile: nil, username: nil, isNewUser: true))
+        }
     }
 
     /// `createUser(withEmail:password:completion:)`.
@@ -218,13 +222,15 @@ extension Auth {
     /// outbox. `handleCodeInApp` must be true: where the SDK stops with `fatalError`, this throws
     /// `appConfigurationError` (17998) saying so.
     public func sendSignInLink(toEmail email: String, actionCodeSettings: ActionCodeSettings) async throws {
-        guard actionCodeSettings.handleCodeInApp else {
-            throw AuthError(.appConfigurationError,
-                            "The handleCodeInApp flag in ActionCodeSettings must be true for Email-link Authentication (the SDK stops here with fatalError).")
+        try await AuthError.forApp {
+            guard actionCodeSettings.handleCodeInApp else {
+                throw AuthError(.appConfigurationError,
+                                "The handleCodeInApp flag in ActionCodeSettings must be true for Email-link Authentication (the SDK stops here with fatalError).")
+            }
+            var request = GetOOBConfirmationCodeRequest(requestType: .emailSignIn, email: email)
+            actionCodeSettings.apply(to: &request)
+            _ = try await backend.call(request)
         }
-        var request = GetOOBConfirmationCodeRequest(requestType: .emailSignIn, email: email)
-        actionCodeSettings.apply(to: &request)
-        _ = try await backend.call(request)
     }
 
     /// `sendSignInLink(toEmail:actionCodeSettings:completion:)`.
@@ -248,9 +254,11 @@ extension Auth {
     /// `fatalError`; a used or unknown code is `invalidActionCode` (17030), another address's
     /// `invalidEmail` (17008).
     public func signIn(withEmail email: String, link: String) async throws -> AuthDataResult {
-        let result = try await internalSignIn(with: EmailAuthCredential(email: email, link: link), isReauthentication: false)
-        makeCurrent(result.user)
-        return result
+        return try await AuthError.forApp {
+            let result = try await internalSignIn(with: EmailAuthCredential(email: email, link: link), isReauthentication: false)
+            makeCurrent(result.user)
+            return result
+        }
     }
 
     /// `signIn(withEmail:link:completion:)`.
@@ -292,12 +300,14 @@ extension Auth {
     /// `additionalUserInfo.providerID` is empty, as the SDK makes it.
     @discardableResult
     public func signInAnonymously() async throws -> AuthDataResult {
-        if let user = currentUser, user.isAnonymous { return AuthDataResult(user: user, additionalUserInfo: nil) }
-        let response = try await backend.call(SignUpNewUserRequest(returnSecureToken: true))
-        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn,
-                                            anonymous: true)
-        makeCurrent(user)
-        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", profile: nil, username: nil, isNewUser: true))
+        return try await AuthError.forApp {
+            if let user = currentUser, user.isAnonymous { return AuthDataResult(user: user, additionalUserInfo: nil) }
+            let response = try await backend.call(SignUpNewUserRequest(returnSecureToken: true))
+            let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn,
+                                                anonymous: true)
+            makeCurrent(user)
+            return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", profile: nil, username: nil, isNewUser: true))
+        }
     }
 
     /// `signInAnonymously(completion:)`.
@@ -308,10 +318,12 @@ extension Auth {
     /// `signIn(withCustomToken:)`: `verifyCustomToken` with a token the Admin SDK minted.
     @discardableResult
     public func signIn(withCustomToken token: String) async throws -> AuthDataResult {
-        let response = try await backend.call(VerifyCustomTokenRequest(token: token))
-        let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-        makeCurrent(user)
-        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", profile: nil, username: nil, isNewUser: response.isNewUser ?? false))
+        return try await AuthError.forApp {
+            let response = try await backend.call(VerifyCustomTokenRequest(token: token))
+            let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+            makeCurrent(user)
+            return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", profile: nil, username: nil, isNewUser: response.isNewUser ?? false))
+        }
     }
 
     /// `signIn(withCustomToken:completion:)`.
@@ -325,7 +337,9 @@ extension Auth {
     /// has. A malformed email is `invalidEmail` (17008, the service's INVALID_IDENTIFIER).
     @available(*, deprecated, message: "`fetchSignInMethods` is deprecated and will be removed in a future release. This method returns an empty list when Email Enumeration Protection is enabled.")
     public func fetchSignInMethods(forEmail email: String) async throws -> [String] {
-        try await backend.call(CreateAuthURIRequest(identifier: email, continueUri: "http://www.google.com/")).signinMethods ?? []
+        return try await AuthError.forApp {
+            try await backend.call(CreateAuthURIRequest(identifier: email, continueUri: "http://www.google.com/")).signinMethods ?? []
+        }
     }
 
     /// `fetchSignInMethods(forEmail:completion:)`, deprecated in the SDK.
@@ -339,9 +353,11 @@ extension Auth {
     /// `sendPasswordReset(withEmail:actionCodeSettings:)`: `getOobConfirmationCode` PASSWORD_RESET.
     /// With email enumeration protection an unknown email succeeds too (nothing is sent).
     public func sendPasswordReset(withEmail email: String, actionCodeSettings: ActionCodeSettings? = nil) async throws {
-        var request = GetOOBConfirmationCodeRequest(requestType: .passwordReset, email: email)
-        actionCodeSettings?.apply(to: &request)
-        _ = try await backend.call(request)
+        try await AuthError.forApp {
+            var request = GetOOBConfirmationCodeRequest(requestType: .passwordReset, email: email)
+            actionCodeSettings?.apply(to: &request)
+            _ = try await backend.call(request)
+        }
     }
 
     /// `sendPasswordReset(withEmail:completion:)`.
@@ -359,7 +375,9 @@ extension Auth {
     /// password. A used or unknown code is `invalidActionCode` (17030), an expired one
     /// `expiredActionCode` (17029).
     public func confirmPasswordReset(withCode code: String, newPassword: String) async throws {
-        _ = try await backend.call(ResetPasswordRequest(oobCode: code, newPassword: newPassword))
+        try await AuthError.forApp {
+            _ = try await backend.call(ResetPasswordRequest(oobCode: code, newPassword: newPassword))
+        }
     }
 
     /// `confirmPasswordReset(withCode:newPassword:completion:)`.
@@ -369,12 +387,14 @@ extension Auth {
 
     /// `checkActionCode(_:)`: `resetPassword` with the code alone: whose email, and what for.
     public func checkActionCode(_ code: String) async throws -> ActionCodeInfo {
-        let response = try await backend.call(ResetPasswordRequest(oobCode: code))
-        guard let email = response.email else {
-            // The SDK stops here with fatalError ("Failed to get a ResetPasswordResponse").
-            throw AuthError(.internalError, "resetPassword answered without the code's email")
+        return try await AuthError.forApp {
+            let response = try await backend.call(ResetPasswordRequest(oobCode: code))
+            guard let email = response.email else {
+                // The SDK stops here with fatalError ("Failed to get a ResetPasswordResponse").
+                throw AuthError(.internalError, "resetPassword answered without the code's email")
+            }
+            return ActionCodeInfo(operation: ActionCodeInfo.operation(forRequestType: response.requestType), email: email, newEmail: response.newEmail)
         }
-        return ActionCodeInfo(operation: ActionCodeInfo.operation(forRequestType: response.requestType), email: email, newEmail: response.newEmail)
     }
 
     /// `checkActionCode(_:completion:)`.
@@ -384,7 +404,9 @@ extension Auth {
 
     /// `verifyPasswordResetCode(_:)`: the email the code was sent to.
     public func verifyPasswordResetCode(_ code: String) async throws -> String {
-        try await checkActionCode(code).email
+        return try await AuthError.forApp {
+            try await checkActionCode(code).email
+        }
     }
 
     /// `verifyPasswordResetCode(_:completion:)`.
@@ -395,9 +417,11 @@ extension Auth {
     /// `applyActionCode(_:)`: `setAccountInfo` with the code (an email verification, a change
     /// of email). A password reset code needs a new password: `invalidActionCode`.
     public func applyActionCode(_ code: String) async throws {
-        var request = SetAccountInfoRequest(returnSecureToken: true)
-        request.oobCode = code
-        _ = try await backend.call(request)
+        try await AuthError.forApp {
+            var request = SetAccountInfoRequest(returnSecureToken: true)
+            request.oobCode = code
+            _ = try await backend.call(request)
+        }
     }
 
     /// `applyActionCode(_:completion:)`.
@@ -409,11 +433,13 @@ extension Auth {
 extension User {
     /// `sendEmailVerification(with:)`: `getOobConfirmationCode` VERIFY_EMAIL with the user's ID token.
     public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings? = nil) async throws {
-        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            var request = GetOOBConfirmationCodeRequest(requestType: .verifyEmail, idToken: try await idToken())
-            actionCodeSettings?.apply(to: &request)
-            let auth = try owner()
-            _ = try await auth.backend.call(request)
+        try await AuthError.forApp {
+            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+                var request = GetOOBConfirmationCodeRequest(requestType: .verifyEmail, idToken: try await idToken())
+                actionCodeSettings?.apply(to: &request)
+                let auth = try owner()
+                _ = try await auth.backend.call(request)
+            }
         }
     }
 
@@ -425,11 +451,13 @@ extension User {
     /// `sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:)`: VERIFY_AND_CHANGE_EMAIL;
     /// the email changes when the code is applied.
     public func sendEmailVerification(beforeUpdatingEmail newEmail: String, actionCodeSettings: ActionCodeSettings? = nil) async throws {
-        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            var request = GetOOBConfirmationCodeRequest(requestType: .verifyAndChangeEmail, newEmail: newEmail, idToken: try await idToken())
-            actionCodeSettings?.apply(to: &request)
-            let auth = try owner()
-            _ = try await auth.backend.call(request)
+        try await AuthError.forApp {
+            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+                var request = GetOOBConfirmationCodeRequest(requestType: .verifyAndChangeEmail, newEmail: newEmail, idToken: try await idToken())
+                actionCodeSettings?.apply(to: &request)
+                let auth = try owner()
+                _ = try await auth.backend.call(request)
+            }
         }
     }
 
@@ -445,11 +473,13 @@ extension User {
     /// (a new password ends every other session). An empty password is `weakPassword` (17026)
     /// without a request, as in the SDK.
     public func updatePassword(to password: String) async throws {
-        guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing Password") }
-        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            try await executeUpdate { $0.password = password }
-            let auth = try owner()
-            try await auth.loadAccountInfo(into: self)
+        try await AuthError.forApp {
+            guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing Password") }
+            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+                try await executeUpdate { $0.password = password }
+                let auth = try owner()
+                try await auth.loadAccountInfo(into: self)
+            }
         }
     }
 
@@ -463,10 +493,12 @@ extension User {
     /// (17006): verify the new address first (``sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:)``).
     @available(*, deprecated, message: "`updateEmail` is deprecated and will be removed in a future release. Use sendEmailVerification(beforeUpdatingEmail:) instead.")
     public func updateEmail(to email: String) async throws {
-        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            try await executeUpdate { $0.email = email }
-            let auth = try owner()
-            try await auth.loadAccountInfo(into: self)
+        try await AuthError.forApp {
+            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+                try await executeUpdate { $0.email = email }
+                let auth = try owner()
+                try await auth.loadAccountInfo(into: self)
+            }
         }
     }
 

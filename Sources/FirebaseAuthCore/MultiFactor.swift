@@ -131,8 +131,10 @@ public final class MultiFactor: Sendable {
 
     /// A session for enrolling a second factor: carries the user's ID token of this moment.
     public func session() async throws -> MultiFactorSession {
-        guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
-        return MultiFactorSession(idToken: user.rawIDToken, mfaPendingCredential: nil)
+        return try await AuthError.forApp {
+            guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
+            return MultiFactorSession(idToken: user.rawIDToken, mfaPendingCredential: nil)
+        }
     }
 
     /// Enrolls the second factor `assertion` proves (the code of
@@ -143,18 +145,20 @@ public final class MultiFactor: Sendable {
     /// keeps its old tokens and its old `enrolledFactors`: read `Auth.auth().currentUser` after
     /// enrolling, as on a device.
     public func enroll(with assertion: MultiFactorAssertion, displayName: String?) async throws {
-        guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
-        guard let phone = assertion as? PhoneMultiFactorAssertion else {
-            // The SDK returns without calling the completion for a factor it does not know.
-            throw AuthError(.internalError, "this auth core enrolls phone second factors only, not \(assertion.factorID)")
+        try await AuthError.forApp {
+            guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
+            guard let phone = assertion as? PhoneMultiFactorAssertion else {
+                // The SDK returns without calling the completion for a factor it does not know.
+                throw AuthError(.internalError, "this auth core enrolls phone second factors only, not \(assertion.factorID)")
+            }
+            let auth = try user.owner()
+            let response = try await auth.backend.call(FinalizeMFAEnrollmentRequest(
+                idToken: user.rawIDToken, displayName: displayName,
+                phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
+                                                                   code: phone.authCredential.verificationCode)))
+            let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+            auth.makeCurrent(renewed)
         }
-        let auth = try user.owner()
-        let response = try await auth.backend.call(FinalizeMFAEnrollmentRequest(
-            idToken: user.rawIDToken, displayName: displayName,
-            phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
-                                                               code: phone.authCredential.verificationCode)))
-        let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
-        auth.makeCurrent(renewed)
     }
 
     /// Removes the second factor `factorInfo`: `accounts/mfaEnrollment:withdraw`, then a new `User`
@@ -162,20 +166,24 @@ public final class MultiFactor: Sendable {
     /// If loading it fails (the tokens were revoked with the factor), the user is signed out, as
     /// the SDK does.
     public func unenroll(with factorInfo: MultiFactorInfo) async throws {
-        try await unenroll(withFactorUID: factorInfo.uid)
+        try await AuthError.forApp {
+            try await unenroll(withFactorUID: factorInfo.uid)
+        }
     }
 
     /// ``unenroll(with:)`` by enrollment ID.
     public func unenroll(withFactorUID factorUID: String) async throws {
-        guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
-        let auth = try user.owner()
-        let response = try await auth.backend.call(WithdrawMFARequest(idToken: user.rawIDToken, mfaEnrollmentId: factorUID))
-        do {
-            let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
-            auth.makeCurrent(renewed)
-        } catch {
-            try? auth.signOut()
-            throw error
+        try await AuthError.forApp {
+            guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
+            let auth = try user.owner()
+            let response = try await auth.backend.call(WithdrawMFARequest(idToken: user.rawIDToken, mfaEnrollmentId: factorUID))
+            do {
+                let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+                auth.makeCurrent(renewed)
+            } catch {
+                try? auth.signOut()
+                throw error
+            }
         }
     }
 }
@@ -201,16 +209,18 @@ public final class MultiFactorResolver: Sendable, CustomStringConvertible {
     /// Finishes the sign-in with the second factor's proof: `accounts/mfaSignIn:finalize`, then the
     /// user is loaded (a token refresh and `getAccountInfo`) and becomes the current user.
     public func resolveSignIn(with assertion: MultiFactorAssertion) async throws -> AuthDataResult {
-        guard let phone = assertion as? PhoneMultiFactorAssertion else {
-            throw AuthError(.internalError, "this auth core resolves phone second factors only, not \(assertion.factorID)")
+        return try await AuthError.forApp {
+            guard let phone = assertion as? PhoneMultiFactorAssertion else {
+                throw AuthError(.internalError, "this auth core resolves phone second factors only, not \(assertion.factorID)")
+            }
+            let response = try await auth.backend.call(FinalizeMFASignInRequest(
+                mfaPendingCredential: mfaPendingCredential,
+                phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
+                                                                   code: phone.authCredential.verificationCode)))
+            let user = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
+            auth.makeCurrent(user)
+            return AuthDataResult(user: user, additionalUserInfo: nil)
         }
-        let response = try await auth.backend.call(FinalizeMFASignInRequest(
-            mfaPendingCredential: mfaPendingCredential,
-            phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
-                                                               code: phone.authCredential.verificationCode)))
-        let user = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
-        auth.makeCurrent(user)
-        return AuthDataResult(user: user, additionalUserInfo: nil)
     }
 }
 

@@ -201,7 +201,9 @@ public final class User: UserInfo, CustomStringConvertible {
     ///   refresh token, `userDisabled` (17005), `userNotFound` (17011); `networkError` (17020)
     ///   when the service cannot be reached.
     public func getIDToken(forcingRefresh forceRefresh: Bool = false) async throws -> String {
-        try await idToken(forcingRefresh: forceRefresh)
+        return try await AuthError.forApp {
+            try await idToken(forcingRefresh: forceRefresh)
+        }
     }
 
     /// ``getIDToken(forcingRefresh:)``, its error typed, for the auth core's own calls.
@@ -272,20 +274,22 @@ public final class User: UserInfo, CustomStringConvertible {
     /// user's tokens are renewed. An Apple credential is sent with `autoCreate: false`.
     @discardableResult
     public func reauthenticate(with credential: AuthCredential) async throws -> AuthDataResult {
-        let result: AuthDataResult
-        let auth = try owner()
-        do throws(AuthError) { result = try await auth.internalSignIn(with: credential, isReauthentication: true) } catch {
-            // (A `catch where` here, in a function whose errors are untyped, hangs Swift 6.3's compiler.)
-            guard error.code == .userNotFound else { throw error }
-            throw AuthError(.userMismatch, "the credential belongs to no account, so not to the signed-in user \(uid.prefix(8))… (\(error.message))",
-                            serverMessage: error.serverMessage)
+        return try await AuthError.forApp {
+            let result: AuthDataResult
+            let auth = try owner()
+            do throws(AuthError) { result = try await auth.internalSignIn(with: credential, isReauthentication: true) } catch {
+                // (A `catch where` here, in a function whose errors are untyped, hangs Swift 6.3's compiler.)
+                guard error.code == .userNotFound else { throw error }
+                throw AuthError(.userMismatch, "the credential belongs to no account, so not to the signed-in user \(uid.prefix(8))… (\(error.message))",
+                                serverMessage: error.serverMessage)
+            }
+            guard result.user.uid == uid else {
+                throw AuthError(.userMismatch, "the credential is for user \(result.user.uid.prefix(8))…, not the signed-in user \(uid.prefix(8))…")
+            }
+            adoptTokens(of: result.user)
+            if let record = try? await auth.accountInfo(idToken: rawIDToken) { update(with: record) }
+            return AuthDataResult(user: self, additionalUserInfo: result.additionalUserInfo, credential: result.credential)
         }
-        guard result.user.uid == uid else {
-            throw AuthError(.userMismatch, "the credential is for user \(result.user.uid.prefix(8))…, not the signed-in user \(uid.prefix(8))…")
-        }
-        adoptTokens(of: result.user)
-        if let record = try? await auth.accountInfo(idToken: rawIDToken) { update(with: record) }
-        return AuthDataResult(user: self, additionalUserInfo: result.additionalUserInfo, credential: result.credential)
     }
 
     /// Adds `credential`'s provider to this user. A provider already linked is
@@ -293,24 +297,30 @@ public final class User: UserInfo, CustomStringConvertible {
     /// account holds is `credentialAlreadyInUse` (17025) with `updatedCredential` to sign in to it.
     @discardableResult
     public func link(with credential: AuthCredential) async throws -> AuthDataResult {
-        if providerData.contains(where: { $0.providerID == credential.provider }) {
-            throw AuthError(.providerAlreadyLinked, "\(credential.provider) is already linked to user \(uid.prefix(8))…")
+        return try await AuthError.forApp {
+            if providerData.contains(where: { $0.providerID == credential.provider }) {
+                throw AuthError(.providerAlreadyLinked, "\(credential.provider) is already linked to user \(uid.prefix(8))…")
+            }
+            let auth = try owner()
+            return try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await auth.link(self, with: credential) }
         }
-        let auth = try owner()
-        return try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await auth.link(self, with: credential) }
     }
 
     /// Deletes the account; the user is signed out.
     public func delete() async throws {
-        let auth = try owner()
-        _ = try await auth.backend.call(DeleteAccountRequest(idToken: try await idToken(), localId: uid))
-        auth.signOut(ifCurrent: uid)
+        try await AuthError.forApp {
+            let auth = try owner()
+            _ = try await auth.backend.call(DeleteAccountRequest(idToken: try await idToken(), localId: uid))
+            auth.signOut(ifCurrent: uid)
+        }
     }
 
     /// Loads the profile again (`getAccountInfo`): the second factors, linked providers, name.
     public func reload() async throws {
-        let auth = try owner()
-        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await auth.loadAccountInfo(into: self) }
+        try await AuthError.forApp {
+            let auth = try owner()
+            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await auth.loadAccountInfo(into: self) }
+        }
     }
 }
 

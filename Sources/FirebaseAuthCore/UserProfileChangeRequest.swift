@@ -44,20 +44,22 @@ public final class UserProfileChangeRequest {
     /// (`getAccountInfo`), then `setAccountInfo` sends what was set, with `returnSecureToken`; the
     /// user takes the new tokens and values and is saved. Nothing set: no request.
     public func commitChanges() async throws {
-        let taken = changes.withLock { changes -> Changes in
-            if changes.consumed { fatalError("Internal Auth Error: commitChanges should only be called once.") }
-            changes.consumed = true
-            return changes
-        }
-        guard taken.displayNameWasSet || taken.photoURLWasSet else { return }
-        try await user.signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            try await user.executeUpdate { request in
-                if taken.displayNameWasSet { request.displayName = taken.displayName }
-                if taken.photoURLWasSet { request.photoUrl = taken.photoURL?.absoluteString }
+        try await AuthError.forApp {
+            let taken = changes.withLock { changes -> Changes in
+                if changes.consumed { fatalError("Internal Auth Error: commitChanges should only be called once.") }
+                changes.consumed = true
+                return changes
             }
-            user.changeProfile { record in
-                if taken.displayNameWasSet { record.displayName = taken.displayName }
-                if taken.photoURLWasSet { record.photoUrl = taken.photoURL?.absoluteString }
+            guard taken.displayNameWasSet || taken.photoURLWasSet else { return }
+            try await user.signingOutIfTokenIsInvalid { () async throws(AuthError) in
+                try await user.executeUpdate { request in
+                    if taken.displayNameWasSet { request.displayName = taken.displayName }
+                    if taken.photoURLWasSet { request.photoUrl = taken.photoURL?.absoluteString }
+                }
+                user.changeProfile { record in
+                    if taken.displayNameWasSet { record.displayName = taken.displayName }
+                    if taken.photoURLWasSet { record.photoUrl = taken.photoURL?.absoluteString }
+                }
             }
         }
     }
@@ -89,20 +91,22 @@ extension User {
     /// its number) and takes the new tokens.
     @discardableResult
     public func unlink(fromProvider provider: String) async throws -> User {
-        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            let idToken = try await idToken()
-            guard providerData.contains(where: { $0.providerID == provider }) else {
-                throw AuthError(.noSuchProvider, "user \(uid.prefix(8))… has no \(provider) provider to unlink")
+        return try await AuthError.forApp {
+            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+                let idToken = try await idToken()
+                guard providerData.contains(where: { $0.providerID == provider }) else {
+                    throw AuthError(.noSuchProvider, "user \(uid.prefix(8))… has no \(provider) provider to unlink")
+                }
+                let auth = try owner()
+                let response = try await auth.backend.call(SetAccountInfoRequest(idToken: idToken, deleteProvider: [provider], returnSecureToken: true))
+                takeTokens(of: response)
+                changeProfile { record in
+                    record.providerUserInfo?.removeAll { $0.providerId.rawValue == provider }
+                    if provider == AuthProviderID.phone.rawValue { record.phoneNumber = nil }
+                }
             }
-            let auth = try owner()
-            let response = try await auth.backend.call(SetAccountInfoRequest(idToken: idToken, deleteProvider: [provider], returnSecureToken: true))
-            takeTokens(of: response)
-            changeProfile { record in
-                record.providerUserInfo?.removeAll { $0.providerId.rawValue == provider }
-                if provider == AuthProviderID.phone.rawValue { record.phoneNumber = nil }
-            }
+            return self
         }
-        return self
     }
 
     /// `unlink(fromProvider:completion:)`.
@@ -119,19 +123,21 @@ extension User {
     /// credential that signs in to it. A temporary-proof credential (from that error), where the
     /// SDK stops with fatalError ("Missing verificationCode"), is `missingVerificationCode` here.
     public func updatePhoneNumber(_ credential: PhoneAuthCredential) async throws {
-        try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-            let idToken = try await idToken()
-            if credential.temporaryProof != nil {
-                throw AuthError(.missingVerificationCode, "updatePhoneNumber takes a credential with a verification ID and code (the SDK stops here with fatalError: Missing verificationCode)")
+        try await AuthError.forApp {
+            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
+                let idToken = try await idToken()
+                if credential.temporaryProof != nil {
+                    throw AuthError(.missingVerificationCode, "updatePhoneNumber takes a credential with a verification ID and code (the SDK stops here with fatalError: Missing verificationCode)")
+                }
+                let auth = try owner()
+                let response = try await auth.backend.call(try credential.verifyRequest(operation: .update, idToken: idToken))
+                if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
+                guard response.idToken != nil, let refreshToken = response.refreshToken else {
+                    throw AuthError(.internalError, "verifyPhoneNumber answered without tokens (the SDK stops with fatalError: missing token)")
+                }
+                try await auth.renew(self, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
+                clearAnonymous()
             }
-            let auth = try owner()
-            let response = try await auth.backend.call(try credential.verifyRequest(operation: .update, idToken: idToken))
-            if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
-            guard response.idToken != nil, let refreshToken = response.refreshToken else {
-                throw AuthError(.internalError, "verifyPhoneNumber answered without tokens (the SDK stops with fatalError: missing token)")
-            }
-            try await auth.renew(self, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
-            clearAnonymous()
         }
     }
 

@@ -58,7 +58,8 @@ enum AppleScenario {
                 }
                 do {
                     try await phoneUser.link(with: sheet(apple.appleUser, use: "phoneUser.link(with:").0)
-                } catch let error as AuthError where error.code == .credentialAlreadyInUse {
+                } catch let thrown where AuthError(thrown: thrown)?.code == .credentialAlreadyInUse {
+                    let error = AuthError(thrown: thrown)!
                     timeline.record(.app, "error \(error.code.rawValue) \(error.code): the Apple ID belongs to another account; error.updatedCredential signs in to it",
                                     .authError(code: error.code.rawValue, name: "\(error.code)", message: error.message,
                                                updatedCredential: error.updatedCredential != nil))

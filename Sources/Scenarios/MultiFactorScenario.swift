@@ -74,7 +74,8 @@ enum MultiFactorScenario {
                 do {
                     _ = try await auth.signIn(with: appleCredential())
                     throw AuthError(.internalError, "signed in with Apple alone although the account has a second factor")
-                } catch let error as AuthError where error.code == .secondFactorRequired {
+                } catch let thrown where AuthError(thrown: thrown)?.code == .secondFactorRequired {
+                    let error = AuthError(thrown: thrown)!
                     guard let resolver = error.resolver else { throw AuthError(.internalError, "secondFactorRequired without a resolver") }
                     let names = resolver.hints.map { "\($0.displayName ?? "?") \(($0 as? PhoneMultiFactorInfo)?.phoneNumber ?? "")" }
                     timeline.record(.app, "error 17078 secondFactorRequired: userInfo[AuthErrorUserInfoMultiFactorResolverKey] has \(resolver.hints.count) hint(s): \(names.joined(separator: ", "))",

@@ -331,7 +331,7 @@ package enum ScenarioRunner {
 
     /// An error that ended a flow, in the timeline, as the flow's outcome.
     static func outcome(of error: any Error, in timeline: Timeline) -> ScenarioOutcome {
-        guard let error = error as? AuthError else {
+        guard let error = AuthError(thrown: error) else {
             timeline.record(.authsim, "error: \(error)")
             return .failed("\(error)")
         }

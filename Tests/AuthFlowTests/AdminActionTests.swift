@@ -40,7 +40,7 @@ struct AdminActionTests {
             clock.advance(by: 10)
             _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: user.uid, validSince: String(Int64(clock.now.timeIntervalSince1970))))
             #expect(auth.currentUser === user)
-            await #expect(throws: AuthError(.userTokenExpired, "")) { _ = try await user.getIDToken(forcingRefresh: true) }
+            await expectAuthError(.userTokenExpired) { _ = try await user.getIDToken(forcingRefresh: true) }
             // The SDK signs the user out when its token is revoked (User.swift signOutIfTokenIsInvalid).
             #expect(auth.currentUser == nil)
 
@@ -50,11 +50,11 @@ struct AdminActionTests {
             let again = try await auth.signIn(with: provider.credential(withVerificationID: id2, verificationCode: code2)).user
             _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: again.uid, disableUser: true))
             #expect(auth.currentUser === again)
-            await #expect(throws: AuthError(.userDisabled, "")) { _ = try await again.getIDToken(forcingRefresh: true) }
+            await expectAuthError(.userDisabled) { _ = try await again.getIDToken(forcingRefresh: true) }
             #expect(auth.currentUser == nil, "a disabled user is signed out")
             let id3 = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
             let code3 = try #require(await world.lastCode(for: phone))
-            let refused = await #expect(throws: AuthError.self) {
+            let refused = await expectAuthError {
                 _ = try await auth.signIn(with: provider.credential(withVerificationID: id3, verificationCode: code3))
             }
             #expect(refused?.code == .userDisabled)
@@ -99,7 +99,7 @@ struct AdminActionTests {
             let code = try #require(await world.lastCode(for: phone))
             let user = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code)).user
             _ = try await toolkit.call(ToolkitCalls.adminDelete, DeleteAccountRequest(idToken: nil, localId: user.uid))
-            let error = await #expect(throws: AuthError.self) { try await user.reload() }
+            let error = await expectAuthError { try await user.reload() }
             #expect(error?.code == .userNotFound)
             #expect(auth.currentUser == nil)
         }

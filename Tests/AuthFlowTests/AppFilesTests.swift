@@ -67,7 +67,7 @@ struct AppFilesTests {
         try sample.write(to: folder)
         let bundle = try AppBundle(directory: folder)
         let auth = Auth.auth(app: FirebaseApp(name: "unregistered-\(UUID())", options: bundle.options, host: AppHost(AppHost.Configuration(bundle: bundle))))
-        await #expect(throws: AuthError(.appConfigurationError, "")) {
+        await expectAuthError(.appConfigurationError) {
             _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505551234", uiDelegate: nil)
         }
         do throws(AuthError) {

@@ -144,7 +144,7 @@ struct AppleSignInTests {
             backendClock.advance(by: 2)  // a new iat
             try await user.reauthenticate(with: credential("carol"))
             #expect(try await user.getIDToken() != before)
-            await #expect(throws: AuthError(.userMismatch, "")) { _ = try await user.reauthenticate(with: credential("dave")) }
+            await expectAuthError(.userMismatch) { _ = try await user.reauthenticate(with: credential("dave")) }
         }
     }
 
@@ -202,7 +202,7 @@ struct AppleSignInTests {
                 let signedIn = try await appleApp(world).signIn(with: updated)
                 #expect(signedIn.user.uid == frank.uid)
                 #expect(signedIn.credential == nil, "an answer to a pending token has no OAuth token: no credential, as in the SDK")
-                await #expect(throws: AuthError(.invalidCredential, "")) { _ = try await appleApp(world).signIn(with: updated) }
+                await expectAuthError(.invalidCredential) { _ = try await appleApp(world).signIn(with: updated) }
             }
         }
     }
@@ -215,7 +215,7 @@ struct AppleSignInTests {
             let sheet = try await world.appleSheet.authorize(clientID: bundleID, appleUser: "gina", nonce: AppleNonce.sha256(raw))
             let user = try await auth.signIn(with: OAuthProvider.appleCredential(withIDToken: sheet.identityToken, rawNonce: raw, fullName: sheet.fullName)).user
             try await auth.revokeToken(withAuthorizationCode: sheet.authorizationCode)
-            await #expect(throws: AuthError(.invalidCredential, "")) { try await auth.revokeToken(withAuthorizationCode: sheet.authorizationCode) }
+            await expectAuthError(.invalidCredential) { try await auth.revokeToken(withAuthorizationCode: sheet.authorizationCode) }
             try await user.delete()
             #expect(auth.currentUser == nil)
             #expect(await world.toolkit!.allUsers.isEmpty)

@@ -96,7 +96,7 @@ struct DesktopAndBrowserTests {
             }
             let provider = PhoneAuthProvider.provider(auth: auth)
             if outcome == "cancel" {
-                await #expect(throws: AuthError(.webContextCancelled, "")) {
+                await expectAuthError(.webContextCancelled) {
                     _ = try await provider.verifyPhoneNumber(phone, uiDelegate: presenter)
                 }
                 #expect(states.withLock { $0 } == ["cancelled"])

@@ -45,7 +45,7 @@ struct EmailLinkTests {
             #expect(auth.isSignIn(withEmailLink: "https://example.com/?mode=sign%49n&oobCode=a%2Fb"), "values are percent-decoded, as parseURL does")
 
             // Another address: invalidEmail (17008), and the code stays good.
-            let other = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: "bob@example.com", link: sent.link) }
+            let other = await expectAuthError { try await auth.signIn(withEmail: "bob@example.com", link: sent.link) }
             #expect(other?.code == .invalidEmail)
             let result = try await auth.signIn(withEmail: "Ada@Example.com", link: sent.link)
             #expect(result.additionalUserInfo?.providerID == "password" && result.additionalUserInfo?.isNewUser == true)
@@ -56,13 +56,13 @@ struct EmailLinkTests {
             let signIn = try #require(requestBodies(recording, "emailLinkSignin").last)
             #expect(signIn as? [String: String] == ["email": "Ada@Example.com", "oobCode": sent.code], "\(signIn)")
 
-            let again = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: email, link: sent.link) }
+            let again = await expectAuthError { try await auth.signIn(withEmail: email, link: sent.link) }
             #expect(again?.code == .invalidActionCode, "a link is good once")
             // Where the SDK stops with fatalError: a clear error, and no request.
             let before = recording.requests.withLock { $0.count }
-            let notSignIn = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: email, link: "https://example.com/finish") }
+            let notSignIn = await expectAuthError { try await auth.signIn(withEmail: email, link: "https://example.com/finish") }
             #expect(notSignIn?.code == .appConfigurationError)
-            let notInApp = await #expect(throws: AuthError.self) {
+            let notInApp = await expectAuthError {
                 try await auth.sendSignInLink(toEmail: email, actionCodeSettings: settings(handleCodeInApp: false))
             }
             #expect(notInApp?.code == .appConfigurationError && notInApp?.message.contains("handleCodeInApp") == true)
@@ -102,7 +102,7 @@ struct EmailLinkTests {
             #expect(anonymous.providerData.map(\.providerID) == ["password"])
             let link = try #require(requestBodies(recording, "emailLinkSignin").last)
             #expect(Set(link.keys) == ["email", "oobCode", "idToken"], "\(link)")
-            let twice = await #expect(throws: AuthError.self) {
+            let twice = await expectAuthError {
                 _ = try await anonymous.link(with: EmailAuthProvider.credential(withEmail: email, link: sent.link))
             }
             #expect(twice?.code == .providerAlreadyLinked)
@@ -114,7 +114,7 @@ struct EmailLinkTests {
             // A link for another address signs in another user: userMismatch (17024).
             try await auth.sendSignInLink(toEmail: "bob@example.com", actionCodeSettings: settings())
             let bobs = try #require(try await toolkit.emailOutbox().last)
-            let mismatch = await #expect(throws: AuthError.self) {
+            let mismatch = await expectAuthError {
                 _ = try await anonymous.reauthenticate(with: EmailAuthProvider.credential(withEmail: "bob@example.com", link: bobs.link))
             }
             #expect(mismatch?.code == .userMismatch)
@@ -126,7 +126,7 @@ struct EmailLinkTests {
             try auth.signOut()
             try await auth.sendSignInLink(toEmail: email, actionCodeSettings: settings())
             let last = try #require(try await toolkit.emailOutbox().last)
-            let required = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: email, link: last.link) }
+            let required = await expectAuthError { try await auth.signIn(withEmail: email, link: last.link) }
             #expect(required?.code == .secondFactorRequired && required?.resolver?.hints.count == 1)
         }
     }

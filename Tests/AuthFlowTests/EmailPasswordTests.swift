@@ -44,21 +44,21 @@ struct EmailPasswordTests {
             #expect(Set(verify.keys) == ["email", "password", "returnSecureToken"], "\(verify)")
 
             // Email enumeration protection (on, as in every project since 2023): one answer for both.
-            let wrong = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: email, password: "wrong horse") }
+            let wrong = await expectAuthError { try await auth.signIn(withEmail: email, password: "wrong horse") }
             #expect(wrong?.code == .invalidCredential)
-            let unknown = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: "bob@example.com", password: "whatever") }
+            let unknown = await expectAuthError { try await auth.signIn(withEmail: "bob@example.com", password: "whatever") }
             #expect(unknown?.code == .invalidCredential)
             // An empty password: wrongPassword without a request (internalSignInUser).
             let sent = recording.requests.withLock { $0.count }
-            let empty = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: email, password: "") }
+            let empty = await expectAuthError { try await auth.signIn(withEmail: email, password: "") }
             #expect(empty?.code == .wrongPassword)
             #expect(recording.requests.withLock { $0.count } == sent)
 
-            let taken = await #expect(throws: AuthError.self) { try await auth.createUser(withEmail: email, password: "another one") }
+            let taken = await expectAuthError { try await auth.createUser(withEmail: email, password: "another one") }
             #expect(taken?.code == .emailAlreadyInUse)
-            let weak = await #expect(throws: AuthError.self) { try await auth.createUser(withEmail: "eve@example.com", password: "12345") }
+            let weak = await expectAuthError { try await auth.createUser(withEmail: "eve@example.com", password: "12345") }
             #expect(weak?.code == .weakPassword)
-            let bad = await #expect(throws: AuthError.self) { try await auth.createUser(withEmail: "not-an-email", password: "123456") }
+            let bad = await expectAuthError { try await auth.createUser(withEmail: "not-an-email", password: "123456") }
             #expect(bad?.code == .invalidEmail)
             #expect(auth.currentUser?.uid == created.user.uid, "failed calls leave the signed-in user")
         }
@@ -71,11 +71,11 @@ struct EmailPasswordTests {
             _ = try await toolkit.updateProjectConfig(EmulatorProjectConfig(emailPrivacyConfig: .init(enableImprovedEmailPrivacy: false)))
             let (auth, _) = try await recordingApp(world)
             _ = try await auth.createUser(withEmail: email, password: "correct horse")
-            let wrong = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: email, password: "wrong horse") }
+            let wrong = await expectAuthError { try await auth.signIn(withEmail: email, password: "wrong horse") }
             #expect(wrong?.code == .wrongPassword)
-            let unknown = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: "bob@example.com", password: "whatever") }
+            let unknown = await expectAuthError { try await auth.signIn(withEmail: "bob@example.com", password: "whatever") }
             #expect(unknown?.code == .userNotFound)
-            let reset = await #expect(throws: AuthError.self) { try await auth.sendPasswordReset(withEmail: "bob@example.com") }
+            let reset = await expectAuthError { try await auth.sendPasswordReset(withEmail: "bob@example.com") }
             #expect(reset?.code == .userNotFound)
         }
     }
@@ -100,7 +100,7 @@ struct EmailPasswordTests {
             #expect(try await auth.fetchSignInMethods(forEmail: email) == ["password"])
             #expect(try await auth.fetchSignInMethods(forEmail: "bob@example.com") == [])
             #expect(events.withLock { $0.last } == .signInMethodsAsked(email: "bob@example.com", methods: [], hidden: false))
-            let bad = await #expect(throws: AuthError.self) { try await auth.fetchSignInMethods(forEmail: "not-an-email") }
+            let bad = await expectAuthError { try await auth.fetchSignInMethods(forEmail: "not-an-email") }
             #expect(bad?.code == .invalidEmail, "INVALID_IDENTIFIER is invalidEmail (AuthBackend.swift)")
             // The completion form answers on the main actor with the same list.
             let methods = await withCheckedContinuation { continuation in
@@ -131,7 +131,7 @@ struct EmailPasswordTests {
             let link = try #require(requestBodies(recording, "signupNewUser").last)
             #expect(Set(link.keys) == ["email", "password", "idToken", "returnSecureToken"], "\(link)")
             // Linked twice: providerAlreadyLinked (17015) without a request.
-            let twice = await #expect(throws: AuthError.self) {
+            let twice = await expectAuthError {
                 _ = try await first.user.link(with: EmailAuthProvider.credential(withEmail: "other@example.com", password: "correct horse"))
             }
             #expect(twice?.code == .providerAlreadyLinked)
@@ -163,11 +163,11 @@ struct EmailPasswordTests {
             // on a device, too, `operation` is `.unknown` (ActionCodeInfo.swift 46–56).
             #expect(try await auth.checkActionCode(sent.code).operation == .unknown)
             try await auth.confirmPasswordReset(withCode: sent.code, newPassword: "battery staple")
-            let again = await #expect(throws: AuthError.self) { try await auth.confirmPasswordReset(withCode: sent.code, newPassword: "third one") }
+            let again = await expectAuthError { try await auth.confirmPasswordReset(withCode: sent.code, newPassword: "third one") }
             #expect(again?.code == .invalidActionCode, "a code is good once")
             #expect(try await toolkit.emailOutbox().isEmpty, "a spent code leaves the outbox")
 
-            let old = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: email, password: "correct horse") }
+            let old = await expectAuthError { try await auth.signIn(withEmail: email, password: "correct horse") }
             #expect(old?.code == .invalidCredential)
             let user = try await auth.signIn(withEmail: email, password: "battery staple").user
             #expect(user.isEmailVerified, "a reset proves the address, as Google and the emulator mark it")
@@ -179,9 +179,9 @@ struct EmailPasswordTests {
             try await auth.sendPasswordReset(withEmail: email)
             let late = try #require(try await toolkit.emailOutbox().last)
             clock.advance(by: 3600)
-            let expired = await #expect(throws: AuthError.self) { try await auth.confirmPasswordReset(withCode: late.code, newPassword: "fourth one") }
+            let expired = await expectAuthError { try await auth.confirmPasswordReset(withCode: late.code, newPassword: "fourth one") }
             #expect(expired?.code == .expiredActionCode)
-            let unknownCode = await #expect(throws: AuthError.self) { try await auth.checkActionCode("not-a-code") }
+            let unknownCode = await expectAuthError { try await auth.checkActionCode("not-a-code") }
             #expect(unknownCode?.code == .invalidActionCode)
         }
     }
@@ -204,7 +204,7 @@ struct EmailPasswordTests {
 
             try await auth.sendPasswordReset(withEmail: email)
             let reset = try #require(try await toolkit.emailOutbox().last)
-            let applied = await #expect(throws: AuthError.self) { try await auth.applyActionCode(reset.code) }
+            let applied = await expectAuthError { try await auth.applyActionCode(reset.code) }
             #expect(applied?.code == .invalidActionCode)
 
             // The address changes when its code is applied, not before.
@@ -232,13 +232,13 @@ struct EmailPasswordTests {
             let (otherDevice, _) = try await world.install(AppProfile(), wallClock: clock)
             let elsewhere = try await otherDevice.signIn(withEmail: email, password: "correct horse").user
             clock.advance(by: 5)
-            let empty = await #expect(throws: AuthError.self) { try await user.updatePassword(to: "") }
+            let empty = await expectAuthError { try await user.updatePassword(to: "") }
             #expect(empty?.code == .weakPassword)
             try await user.updatePassword(to: "battery staple")
             let update = try #require(requestBodies(recording, "setAccountInfo").last)
             #expect(Set(update.keys) == ["idToken", "password", "returnSecureToken"], "\(update)")
             #expect(try await user.getIDToken(forcingRefresh: true).isEmpty == false, "the changing device goes on")
-            let ended = await #expect(throws: AuthError.self) { _ = try await elsewhere.getIDToken(forcingRefresh: true) }
+            let ended = await expectAuthError { _ = try await elsewhere.getIDToken(forcingRefresh: true) }
             #expect(ended?.code == .userTokenExpired)
             #expect(otherDevice.currentUser == nil, "signed out, as the SDK does on 17021")
             try auth.signOut()
@@ -255,7 +255,7 @@ struct EmailPasswordTests {
             #expect(try await first.user.getIDTokenResult().claims["role"] as? String == "admin")
             try auth.signOut()
             #expect(try await auth.signIn(withCustomToken: #"{"uid":"custom-42"}"#).additionalUserInfo?.isNewUser == false)
-            let bad = await #expect(throws: AuthError.self) { try await auth.signIn(withCustomToken: "not a token") }
+            let bad = await expectAuthError { try await auth.signIn(withCustomToken: "not a token") }
             #expect(bad?.code == .invalidCustomToken)
 
             // A password user with a verified email and an enrolled phone: the password alone is not enough.
@@ -266,7 +266,7 @@ struct EmailPasswordTests {
             update.mfa = .init(enrollments: [MFAEnrollment(mfaEnrollmentId: nil, phoneInfo: "+16505550101")])
             _ = try await toolkit.adminUpdate(update)
             try auth.signOut()
-            let required = await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: email, password: "correct horse") }
+            let required = await expectAuthError { try await auth.signIn(withEmail: email, password: "correct horse") }
             #expect(required?.code == .secondFactorRequired)
             #expect(required?.resolver?.hints.count == 1)
         }

@@ -33,8 +33,8 @@ struct MultiFactorBackendTests {
             try await toolkit.enrollSecondFactor(localId: apple.uid, phoneNumber: "+16505550123", displayName: "Work")
             for index in 1...4 { try await toolkit.enrollSecondFactor(localId: apple.uid, phoneNumber: "+1650555020\(index)", displayName: nil) }
             var pending = ""
-            do { _ = try await auth.signIn(with: appleCredential("grace")) } catch let error as AuthError {
-                pending = error.resolver?.mfaPendingCredential ?? ""
+            do { _ = try await auth.signIn(with: appleCredential("grace")) } catch {
+                pending = AuthError(thrown: error)?.resolver?.mfaPendingCredential ?? ""
             }
             #expect(!pending.isEmpty)
             let phoneUser = try await toolkit.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(

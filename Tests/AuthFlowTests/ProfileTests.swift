@@ -79,7 +79,7 @@ struct ProfileTests {
             let toolkit = try #require(world.toolkit)
             let (_, user, recording) = try await signedIn(world)
             let sent = recording.requests.withLock { $0.count }
-            let missing = await #expect(throws: AuthError.self) { _ = try await user.unlink(fromProvider: "apple.com") }
+            let missing = await expectAuthError { _ = try await user.unlink(fromProvider: "apple.com") }
             #expect(missing?.code == .noSuchProvider)
             #expect((missing.map { $0 as NSError })?.code == 17016)
             #expect(recording.requests.withLock { $0.count } == sent, "no request for a provider the user lacks")
@@ -128,7 +128,7 @@ struct ProfileTests {
             _ = try await other.signIn(with: otherProvider.credential(withVerificationID: otherID, verificationCode: otherCode))
             let again = try await provider.verifyPhoneNumber(taken, uiDelegate: nil)
             let againCode = try #require(await world.lastCode(for: taken))
-            let inUse = await #expect(throws: AuthError.self) {
+            let inUse = await expectAuthError {
                 try await user.updatePhoneNumber(provider.credential(withVerificationID: again, verificationCode: againCode))
             }
             #expect(inUse?.code == .credentialAlreadyInUse && inUse?.updatedCredential is PhoneAuthCredential)

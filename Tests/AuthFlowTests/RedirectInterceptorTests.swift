@@ -125,7 +125,7 @@ struct RedirectInterceptorTests {
             let profile = AppProfile.intercepted(runtime)
             let (auth, _) = try await world.install(profile)
             let presenter = interceptorPresenter(interceptor, runtime)
-            await #expect(throws: AuthError(expected, "")) {
+            await expectAuthError(expected) {
                 _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter)
             }
             // An error redirect is still Auth's URL (handled); a cancelled page sends none.
@@ -200,7 +200,7 @@ struct RedirectInterceptorTests {
             profile.schemeDirectory = SchemeDirectory(url: runtime)
             let (auth, _) = try await world.install(profile)
             let presenter = interceptorPresenter(interceptor, runtime)
-            await #expect(throws: AuthError(.webContextCancelled, "")) {
+            await expectAuthError(.webContextCancelled) {
                 _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: presenter)
             }
             #expect(try await interceptorLog(runtime, count: 1).map { $0["reason"] } == ["notForwarded"])

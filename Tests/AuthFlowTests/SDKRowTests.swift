@@ -43,11 +43,11 @@ struct SDKRowTests {
         try await withWorld(configuration: configuration) { world, _ in
             // An unregistered scheme stops before any request; so does an empty number.
             let (unregistered, silent) = try await app(world, urlSchemes: ["com.example.other"])
-            await #expect(throws: AuthError(.appConfigurationError, "")) {
+            await expectAuthError(.appConfigurationError) {
                 _ = try await PhoneAuthProvider.provider(auth: unregistered).verifyPhoneNumber("+16505551234", uiDelegate: nil)
             }
             let (auth, recording) = try await app(world)
-            await #expect(throws: AuthError(.missingPhoneNumber, "")) {
+            await expectAuthError(.missingPhoneNumber) {
                 _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("", uiDelegate: nil)
             }
             #expect(calls(silent).isEmpty && calls(recording).isEmpty)
@@ -88,7 +88,7 @@ struct SDKRowTests {
             #expect(body["iosReceipt"] == nil && body["recaptchaToken"] == nil)
 
             let (unlinked, bare) = try await app(world, linksRecaptcha: false)
-            await #expect(throws: AuthError(.recaptchaSDKNotLinked, "")) {
+            await expectAuthError(.recaptchaSDKNotLinked) {
                 _ = try await PhoneAuthProvider.provider(auth: unlinked).verifyPhoneNumber("+16505551236", uiDelegate: nil)
             }
             #expect(calls(bare) == ["recaptchaConfig"])

@@ -159,17 +159,17 @@ struct VerificationErrorTests {
             let code = try #require(await world.lastCode(for: phone))
             let wrong = code == "000000" ? "111111" : "000000"
             for _ in 0..<5 {
-                await #expect(throws: AuthError(.invalidVerificationCode, "")) {
+                await expectAuthError(.invalidVerificationCode) {
                     try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: wrong))
                 }
             }
-            await #expect(throws: AuthError(.tooManyRequests, "")) {
+            await expectAuthError(.tooManyRequests) {
                 try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
             }
-            await #expect(throws: AuthError(.missingVerificationCode, "")) {
+            await expectAuthError(.missingVerificationCode) {
                 try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: ""))
             }
-            await #expect(throws: AuthError(.invalidVerificationID, "")) {
+            await expectAuthError(.invalidVerificationID) {
                 try await auth.signIn(with: provider.credential(withVerificationID: "nope", verificationCode: code))
             }
         }
@@ -184,13 +184,13 @@ struct VerificationErrorTests {
             let id = try await provider.verifyPhoneNumber(phone, uiDelegate: nil)
             let code = try #require(await world.lastCode(for: phone))
             _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
-            await #expect(throws: AuthError(.invalidVerificationID, "")) {
+            await expectAuthError(.invalidVerificationID) {
                 try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: code))
             }
             let second = try await provider.verifyPhoneNumber("+16505550001", uiDelegate: nil)
             let secondCode = try #require(await world.lastCode(for: "+16505550001"))
             backendClock.advance(by: 301)
-            await #expect(throws: AuthError(.sessionExpired, "")) {
+            await expectAuthError(.sessionExpired) {
                 try await auth.signIn(with: provider.credential(withVerificationID: second, verificationCode: secondCode))
             }
         }
@@ -483,7 +483,7 @@ struct ReCAPTCHAFallbackTests {
                 do throws(AuthError) { _ = try await AuthError.catching { try await provider.verifyPhoneNumber(phone, uiDelegate: holding) }; return nil } catch { return error.code }
             }
             await presenting.wait()
-            await #expect(throws: AuthError(.webContextCancelled, "")) {
+            await expectAuthError(.webContextCancelled) {
                 _ = try await provider.verifyPhoneNumber("+16505550123", uiDelegate: nil)
             }
             released.open()
