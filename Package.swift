@@ -316,6 +316,10 @@ let package = Package(
         .target(name: "SignInFeature", dependencies: ["FirebaseAuth", "FirebaseCore"], path: "Examples/SignInFeature/Sources/SignInFeature"),
         .testTarget(name: "SignInFeatureTests", dependencies: ["SignInFeature", "FirebaseAuth", "FirebaseCore", "AuthsimTesting"],
                     path: "Examples/SignInFeature/Tests/SignInFeatureTests"),
+        // An app's existing XCTest suite as it is, run by `authsim exec` with a test host and a seeded
+        // project; in Swift 5 mode, as the SDK's own integration tests are built (SWIFT_VERSION = 5.0).
+        .testTarget(name: "XCTestHostTests", dependencies: ["FirebaseAuth", "FirebaseCore", "TestSupport", "Utilities"], exclude: ["Project"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(
             name: "APNsChannelTests",
             dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "HTTPTransport", "HTTP2Wire", "Scenarios", "TestSupport",
@@ -324,3 +328,11 @@ let package = Package(
         ),
     ]
 )
+
+// FirebaseAuth's own integration tests, as Scripts/sdk-swift-api-tests.sh copies them from a clone of
+// the SDK into .sdk-tests/ (Google's code: never committed) and runs them under `authsim exec`; in
+// Swift 5 mode, as the SDK's Xcode project builds them (SWIFT_VERSION = 5.0).
+if Context.environment["AUTHSIM_SDK_TESTS"] != nil {
+    package.targets.append(.testTarget(name: "SDKSwiftApiTests", dependencies: ["FirebaseAuth", "FirebaseCore"], path: ".sdk-tests/SwiftApiTests",
+                                       swiftSettings: [.swiftLanguageMode(.v5)]))
+}

@@ -1,0 +1,55 @@
+import FirebaseAuth
+import Foundation
+import XCTest
+
+// An app's existing XCTest suite, in the shapes of FirebaseAuth's own integration tests
+// (FirebaseAuth/Tests/SampleSwift/SwiftApiTests: a base class, `Auth.auth()` called straight from
+// test methods, completion handlers awaited with `waitForExpectations`, async methods, a seeded
+// project). Nothing here configures Firebase or names a backend: the test host does, as the host
+// app's delegate does on a device. `XCTestHostRun` runs these classes under `authsim exec` with
+// the project in Project/ (an Auth Emulator export); in the plain `swift test` run, which has no
+// test host, each skips.
+
+/// The base class, as the SDK's `TestsBase`.
+class HostedTestCase: XCTestCase {
+    static let timeout = 10.0
+
+    /// The seeded password user (Project/auth_export/accounts.json).
+    let seededEmail = "seeded@example.com"
+    let seededPassword = "correct-horse"
+
+    /// Whether a test host runs this process (`authsim exec`).
+    let hosted = ProcessInfo.processInfo.environment["AUTHSIM_TEST_HOST"] != nil
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(hosted, "runs under `authsim exec` (XCTestHostRun), which launches the test host")
+    }
+
+    override func tearDown() {
+        // XCTest tears down a test whose setUp skipped it too.
+        guard hosted else { return super.tearDown() }
+        try? Auth.auth().signOut()
+        Auth.auth().settings?.isAppVerificationDisabledForTesting = false
+        super.tearDown()
+    }
+
+    func signInAnonymously() {
+        let expectation = self.expectation(description: "Anonymous sign-in finished.")
+        Auth.auth().signInAnonymously { result, error in
+            XCTAssertNil(error)
+            XCTAssertNotNil(result?.user.uid)
+            expectation.fulfill()
+        }
+        waitForExpectations(timeout: Self.timeout)
+    }
+
+    func deleteCurrentUser() {
+        guard let user = Auth.auth().currentUser else { return }
+        let expectation = self.expectation(description: "Delete current user finished.")
+        user.delete { error in
+            XCTAssertNil(error)
+            expectation.fulfill()
+        }
+        waitForExpectations(timeout: Self.timeout)
+    }
+}
