@@ -1,5 +1,6 @@
 import APNsReceiver
 import APNsWire
+import DeviceOS
 import Foundation
 import HTTPServerSupport
 import Hummingbird
@@ -127,42 +128,6 @@ package final class DeviceGateway: Sendable {
         return "{\"apns-id\":\"\(push.apnsID)\",\"environment\":\"\(push.environment.rawValue)\",\"device-token\":\"\(push.deviceToken.hex)\""
             + ",\"bundle-id\":\(CompactJSON.string(push.bundleID)),\"push-type\":\(CompactJSON.string(push.pushType.rawValue))"
             + ",\"payload\":\(payload)}\n"
-    }
-}
-
-/// `POST /devices`.
-package struct DeviceRegistration: Codable, Sendable, Hashable {
-    /// `sandbox` or `production`.
-    package var environment: String
-    package var bundleID: String
-    /// A token to register; a random one when absent.
-    package var token: String?
-    package var label: String?
-    package init(environment: String, bundleID: String, token: String? = nil, label: String? = nil) {
-        self.environment = environment
-        self.bundleID = bundleID
-        self.token = token
-        self.label = label
-    }
-}
-
-/// The answer to a registration.
-package struct RegisteredToken: Codable, Sendable, Hashable {
-    package var token: String
-    package var environment: String
-}
-
-/// One line of a device's notification stream.
-package struct GatewayPush: Codable, Sendable, Hashable {
-    package var apnsID: String
-    package var environment: String
-    package var deviceToken: String
-    package var bundleID: String
-    package var pushType: String
-    package var payload: JSONValue
-    enum CodingKeys: String, CodingKey {
-        case environment, payload
-        case apnsID = "apns-id", deviceToken = "device-token", bundleID = "bundle-id", pushType = "push-type"
     }
 }
 

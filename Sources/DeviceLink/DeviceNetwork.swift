@@ -31,13 +31,8 @@ package struct HostedApp: SimulatedApp {
     /// order pushes reached the device, never while the app reads an answer a push may follow;
     /// `onPush` hears whether Auth took it, then `done` runs.
     func hand(_ payload: [UInt8], on token: DeviceToken, done: @escaping @Sendable () -> Void = {}) {
-        let host = host, onPush = onPush
-        host.deliverPush {
-            if let userInfo = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] {
-                onPush(token, host.didReceiveRemoteNotification(userInfo))
-            }
-            done()
-        }
+        let onPush = onPush
+        host.deliverRemoteNotification(payload, taken: { onPush(token, $0) }, done: done)
     }
 }
 

@@ -1,8 +1,8 @@
 import APNsReceiver
 import APNsWire
+import DeviceOS
 import Foundation
 import HTTPTransport
-import Synchronization
 import Utilities
 
 /// A push as a device in another process receives it from the ``DeviceGateway``.
@@ -16,8 +16,9 @@ package struct RemotePush: Sendable {
 }
 
 /// A simulated device in this process, linked to a push-receiver in another one through its
-/// ``DeviceGateway``: registers for a token, then keeps the notification stream open. Talks HTTP
-/// through the transport it is given (one for all of a process's devices).
+/// ``DeviceGateway``: registers for a token, then keeps the notification stream open
+/// (`GatewayClient`, the device's side of the gateway). Talks HTTP through the transport it is
+/// given (one for all of a process's devices).
 package final class RemoteDevice: Sendable {
     package let token: DeviceToken
     package let environment: APNsEnvironment
@@ -36,25 +37,15 @@ package final class RemoteDevice: Sendable {
     package static func register(gatewayHost: String, gatewayPort: Int, environment: APNsEnvironment, bundleID: String,
                                 adminToken: String? = nil, transport: any HTTPTransport,
                                 timeout: Duration = .seconds(10)) async throws(ReceiverError) -> DeviceToken {
-        let gateway = "\(gatewayHost):\(gatewayPort)"
-        guard let url = URL(string: "http://\(gateway)/devices") else {
-            throw ReceiverError(.configuration, "\(gateway) is not a host:port for the device gateway")
-        }
-        let body: [UInt8]
-        do { body = Array(try JSONEncoder().encode(DeviceRegistration(environment: environment.rawValue, bundleID: bundleID))) } catch {
-            throw ReceiverError(.configuration, "cannot encode the registration: \(error)")
-        }
-        let answer: TransportResponse
-        do {
-            answer = try await transport.send(TransportRequest(method: "POST", url: url, headers: [("Content-Type", "application/json")] + authorization(adminToken),
-                                                               body: body, timeout: timeout))
+        let hex: String
+        do throws(GatewayLinkError) {
+            hex = try await GatewayClient.register(gateway: "\(gatewayHost):\(gatewayPort)", environment: environment.rawValue, bundleID: bundleID,
+                                                   adminToken: adminToken, transport: transport, timeout: timeout)
         } catch {
-            throw ReceiverError(.configuration, unreachable(gateway, error))
+            throw ReceiverError(.configuration, error.message)
         }
-        guard answer.status == 200, let registered = try? JSONDecoder().decode(RegisteredToken.self, from: Data(answer.body)),
-              let token = DeviceToken(hex: registered.token)
-        else {
-            throw ReceiverError(.configuration, "the device gateway at \(gateway) refused the registration (HTTP \(answer.status)): \(String(decoding: answer.body, as: UTF8.self))")
+        guard let token = DeviceToken(hex: hex) else {
+            throw ReceiverError(.configuration, "the device gateway at \(gatewayHost):\(gatewayPort) answered \(hex), not a device token")
         }
         return token
     }
@@ -64,81 +55,20 @@ package final class RemoteDevice: Sendable {
     package static func connect(gatewayHost: String, gatewayPort: Int, token: DeviceToken, environment: APNsEnvironment,
                                adminToken: String? = nil, transport: NIOHTTP1Transport, timeout: Duration = .seconds(10),
                                onPush: @escaping @Sendable (RemotePush) -> Void) async throws(ReceiverError) -> RemoteDevice {
-        let gateway = "\(gatewayHost):\(gatewayPort)"
-        guard let url = URL(string: "http://\(gateway)/devices/\(environment.rawValue)/\(token.hex)/notifications") else {
-            throw ReceiverError(.configuration, "\(gateway) is not a host:port for the device gateway")
-        }
-        let connected = Confirmation()
-        let stream: LineStream
-        do {
-            stream = try await transport.lines(TransportRequest(method: "GET", url: url, headers: authorization(adminToken), timeout: timeout)) { line in
-                if line == Array(#"{"connected":true}"#.utf8) {
-                    connected.confirm()
-                    return
-                }
-                guard let push = try? JSONDecoder().decode(GatewayPush.self, from: Data(line)),
-                      let payload = try? JSONEncoder.sortedKeys.encode(push.payload) else { return }
+        do throws(GatewayLinkError) {
+            let stream = try await GatewayClient.connect(gateway: "\(gatewayHost):\(gatewayPort)", token: token.hex, environment: environment.rawValue,
+                                                         adminToken: adminToken, transport: transport, timeout: timeout) { push in
+                guard let payload = try? JSONEncoder.sortedKeys.encode(push.payload) else { return }
                 onPush(RemotePush(apnsID: push.apnsID, bundleID: push.bundleID, pushType: push.pushType,
                                   environment: APNsEnvironment(rawValue: push.environment) ?? environment, payload: Array(payload)))
             }
+            return RemoteDevice(token: token, environment: environment, stream: stream)
         } catch {
-            throw ReceiverError(.configuration, unreachable(gateway, error))
+            throw ReceiverError(.configuration, error.message)
         }
-        guard await connected.wait(timeout: timeout) else {
-            await stream.close()
-            throw ReceiverError(.configuration, "the device gateway at \(gateway) did not confirm the notification stream within \(timeout)")
-        }
-        return RemoteDevice(token: token, environment: environment, stream: stream)
     }
 
     package func disconnect() async { await stream.close() }
-
-    private static func authorization(_ adminToken: String?) -> [(name: String, value: String)] {
-        adminToken.map { [("Authorization", "Bearer \($0)")] } ?? []
-    }
-
-    private static func unreachable(_ gateway: String, _ error: TransportError) -> String {
-        switch error.code {
-        case .unreachable:
-            "cannot reach the device gateway at \(gateway) (\(error.message)): start push-receiver (its device gateway listens on 127.0.0.1:5223 by default), or give --gateway the host:port it prints"
-        default:
-            "the device gateway at \(gateway) did not answer: \(error.message)"
-        }
-    }
-}
-
-/// The gateway's `{"connected":true}`, awaited with a deadline: the first of the two decides.
-private final class Confirmation: Sendable {
-    private let state = Mutex<(result: Bool?, waiter: CheckedContinuation<Bool, Never>?)>((nil, nil))
-
-    func confirm() { finish(true) }
-
-    private func finish(_ value: Bool) {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            guard state.result == nil else { return nil }
-            state.result = value
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: value)
-    }
-
-    /// Whether the confirmation came within `timeout`.
-    func wait(timeout: Duration) async -> Bool {
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            finish(false)
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Bool? in
-                if let result = state.result { return result }
-                state.waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
 }
 
 extension JSONEncoder {

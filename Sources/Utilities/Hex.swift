@@ -1,7 +1,5 @@
 /// Hex digits for bytes: device tokens, digests, nonces.
 package enum Hex {
-    /// Two digits per byte, lowercase unless `uppercase`: one allocation (the string's), whatever
-    /// the sequence (a digest's iterator allocated per byte when read one byte at a time).
     /// The value of one hex digit (`0`–`9`, `a`–`f`, `A`–`F`); nil for any other byte.
     @inlinable
     package static func digitValue(_ byte: UInt8) -> UInt8? {
@@ -13,6 +11,21 @@ package enum Hex {
         }
     }
 
+    /// The bytes of an even number of hex digits; nil for anything else.
+    package static func decode(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = digitValue(digits[index]), let low = digitValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    /// Two digits per byte, lowercase unless `uppercase`: one allocation (the string's), whatever
+    /// the sequence (a digest's iterator allocated per byte when read one byte at a time).
     package static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
         if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0, uppercase: uppercase) }) { return text }
         return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0, uppercase: uppercase) }
