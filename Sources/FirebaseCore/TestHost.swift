@@ -1,5 +1,7 @@
 import DeviceOS
 import Foundation
+import HTTPTransport
+import Synchronization
 import Utilities
 
 /// The app an XCTest suite runs in. On a device, Xcode launches the suite inside its test host
@@ -51,12 +53,17 @@ package struct TestHost: Codable, Sendable, Equatable {
     package var delegate: Delegate
     /// The device gateway the host app's device joins to get an APNs token and its pushes.
     package var deviceGateway: Address?
+    /// The APNs environment the app's build registers in (`sandbox` for an `aps-environment` of
+    /// `development`, `production`); nil when the build has no `aps-environment` entitlement, and
+    /// registration fails as iOS fails it.
+    package var apnsEnvironment: String?
 
-    package init(app: String, backend: Address, delegate: Delegate, deviceGateway: Address? = nil) {
+    package init(app: String, backend: Address, delegate: Delegate, deviceGateway: Address? = nil, apnsEnvironment: String? = nil) {
         self.app = app
         self.backend = backend
         self.delegate = delegate
         self.deviceGateway = deviceGateway
+        self.apnsEnvironment = apnsEnvironment
     }
 
     /// Reads and checks a host file.
@@ -120,11 +127,67 @@ package struct TestHost: Codable, Sendable, Equatable {
         let profile = folder.appendingPathComponent("embedded.mobileprovision")
         let host = AppHost(AppHost.Configuration(bundleID: info.bundleID, urlSchemes: info.urlSchemes,
                                                  provisioningProfile: FileManager.default.fileExists(atPath: profile.path) ? profile : nil))
+        if let gateway = deviceGateway {
+            let device = GatewayDevice(gateway: "\(gateway.host.contains(":") ? "[\(gateway.host)]" : gateway.host):\(gateway.port)",
+                                       environment: apnsEnvironment, bundleID: info.bundleID)
+            host.setRegistrar { [weak host] in
+                guard let host else { return nil }
+                return await device.registration(for: host)
+            }
+        }
         let process = AppProcess(host: host, bundle: folder,
                                  backend: AppProcess.Backend(host: backend.host, port: backend.port, delegateUsesEmulator: delegate == .usesEmulator))
         process.install()
         FirebaseApp.configure()
         return process
+    }
+}
+
+/// The host app's device, linked to push-receiver's device gateway: the app's first
+/// `registerForRemoteNotifications()` gets its token there, once, and from then on the token's
+/// pushes reach the app's delegate (Auth's interceptor among them), as on a phone.
+final class GatewayDevice: Sendable {
+    let gateway: String
+    let environment: String?
+    let bundleID: String
+    private let transport = NIOHTTP1Transport()
+    private let joined = Mutex<Task<AppHost.RemoteNotificationRegistration, Never>?>(nil)
+    /// The notification stream, open for the life of the process.
+    private let stream = Mutex<LineStream?>(nil)
+
+    init(gateway: String, environment: String?, bundleID: String) {
+        self.gateway = gateway
+        self.environment = environment
+        self.bundleID = bundleID
+    }
+
+    /// The outcome of the device's registration, the same for every call.
+    func registration(for host: AppHost) async -> AppHost.RemoteNotificationRegistration {
+        let task = joined.withLock { joined in
+            if let task = joined { return task }
+            let task = Task { await join(host) }
+            joined = task
+            return task
+        }
+        return await task.value
+    }
+
+    private func join(_ host: AppHost) async -> AppHost.RemoteNotificationRegistration {
+        // iOS's answer to a build signed without the Push Notifications capability.
+        guard let environment else { return .failed("no valid \u{201C}aps-environment\u{201D} entitlement string found for application") }
+        let bundleID = bundleID
+        do throws(GatewayLinkError) {
+            let token = try await GatewayClient.register(gateway: gateway, environment: environment, bundleID: bundleID, transport: transport)
+            let opened = try await GatewayClient.connect(gateway: gateway, token: token, environment: environment, transport: transport) { [weak host] push in
+                guard push.bundleID == bundleID, let payload = try? JSONEncoder().encode(push.payload) else { return }
+                host?.deliverRemoteNotification(Array(payload))
+            }
+            stream.withLock { $0 = opened }
+            guard let bytes = Hex.decode(token) else { return .failed("the device gateway gave \(token), not a device token") }
+            return .token(Data(bytes))
+        } catch {
+            return .failed("the test host's device could not join the device gateway: \(error.message)")
+        }
     }
 }
 

@@ -1,5 +1,7 @@
+import APNsWire
 import ArgumentParser
 import CommandSupport
+import FirebaseAuthCore
 import FirebaseCore
 import Foundation
 import Lifecycle
@@ -51,11 +53,16 @@ struct Exec: AsyncParsableCommand {
             let hostApp = try app ?? Self.writeHostApp(addresses: addresses, in: state, certs: certs).path
             let backend = try TestHost.Address(authority: addresses.emulatorHost)
             let gateway = URL(string: addresses.deviceGateway).flatMap { url in url.host.map { TestHost.Address(host: $0, port: url.port ?? 80) } }
+            // The build's APNs environment, from its provisioning profile, as the device registers it.
+            let profile = URL(fileURLWithPath: hostApp).appendingPathComponent("embedded.mobileprovision")
+            let apns = ProvisioningProfile.apsEnvironment(at: profile).flatMap { APNsEnvironment(apsEnvironment: $0) }
             do throws(FileStoreError) {
                 try TestHost(app: URL(fileURLWithPath: hostApp).standardizedFileURL.path, backend: backend,
-                             delegate: usesEmulator ? .usesEmulator : .configures, deviceGateway: gateway).write(to: hostFile)
+                             delegate: usesEmulator ? .usesEmulator : .configures, deviceGateway: gateway,
+                             apnsEnvironment: apns?.rawValue).write(to: hostFile)
             } catch { throw CommandFailure("cannot write the test host file: \(error.message)") }
-            say("  test host:       \(hostFile.path) (app \(hostApp)\(usesEmulator ? ", its delegate calls useEmulator: app verification off" : ""))")
+            let pushes = apns.map { "its device gets APNs \($0.rawValue) pushes" } ?? "no aps-environment in its profile: APNs registration fails, as on a phone"
+            say("  test host:       \(hostFile.path) (app \(hostApp); \(usesEmulator ? "its delegate calls useEmulator: app verification off" : pushes))")
             say("authsim exec: \(command.joined(separator: " "))")
             var environment = ProcessInfo.processInfo.environment
             environment[TestHost.environmentVariable] = hostFile.path

@@ -39,6 +39,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The project ID.") var projectID = BackendConfiguration().projectID
     @Option(help: "The iOS app's bundle ID (the silent push's topic).") var bundleID = BackendConfiguration().bundleID
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
+    @Option(help: "Seconds the app is told to wait for the silent push (the wait ends when the push comes).") var suggestedTimeout = BackendConfiguration().suggestedTimeout
     @Option(help: ArgumentHelp("Load users and config from an Auth Emulator export before serving.", valueName: "dir")) var `import`: String?
     @Option(help: ArgumentHelp("On Ctrl-C or SIGTERM, write users and config in the Auth Emulator's export format.", valueName: "dir"))
     var exportOnExit: String?
@@ -56,6 +57,7 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard maxPushes > 0 else { throw ValidationError("--max-pushes must be positive") }
+        guard suggestedTimeout > 0 else { throw ValidationError("--suggested-timeout is a positive number of seconds") }
         guard storeSnapshotEvery > 0 else { throw ValidationError("--store-snapshot-every is a positive number of records") }
         try checkPorts([("--sandbox-port", sandboxPort ?? 0), ("--production-port", productionPort ?? 0), ("--device-port", devicePort ?? 0),
                         ("--backend-port", backendPort), ("--ui-port", uiPort ?? 0)])
@@ -150,6 +152,7 @@ struct Serve: AsyncParsableCommand {
             configuration.projectID = projectID
             configuration.bundleID = bundleID
             configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
+            configuration.suggestedTimeout = suggestedTimeout
             configuration.storeSnapshotEvery = storeSnapshotEvery
             let pusher = try localPusher(credentials, key: key, sandboxPort: sandbox, productionPort: production)
             await parts.add(pusher)
