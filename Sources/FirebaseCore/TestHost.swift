@@ -115,7 +115,7 @@ package struct TestHost: Codable, Sendable, Equatable {
 
     /// Launches the host app: its process installed for every task, and `FirebaseApp.configure()`
     /// as its delegate calls it.
-    func launch() throws(TestHostError) -> AppProcess {
+    package func launch() throws(TestHostError) -> AppProcess {
         let folder = URL(fileURLWithPath: app)
         let info: AppInfo
         do { info = try AppInfo(contentsOf: folder.appendingPathComponent("Info.plist")) } catch {

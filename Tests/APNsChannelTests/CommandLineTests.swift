@@ -166,6 +166,27 @@ struct CommandLineTests {
         #expect(try await serve.terminate() == 0)
     }
 
+    @Test("authsim exec: the command gets the test host, the emulator host and the project; exec exits with its status and leaves no state")
+    func execRunsTheTestCommand() async throws {
+        let authsim = try executable("authsim")
+        let script = #"cat "$AUTHSIM_TEST_HOST"; echo "emulator=$FIREBASE_AUTH_EMULATOR_HOST project=$GCLOUD_PROJECT"; echo "state=$(dirname "$AUTHSIM_TEST_HOST")"; exit 3"#
+        let run = try await runProgram([authsim, "exec", "--backend-port", "0", "--project-id", "exec-project", "--", "sh", "-c", script])
+        #expect(run.status == 3, "\(run.output)")
+        #expect(run.output.contains("authsim exec: the test command exited with status 3"), "\(run.output)")
+        #expect(run.output.contains(#""format" : "authsim-test-host""#) && run.output.contains(#""delegate" : "configures""#), "\(run.output)")
+        #expect(run.output.contains(#""apnsEnvironment" : "sandbox""#), "the default host app is signed for development: \(run.output)")
+        #expect(run.output.contains("project=exec-project") && run.output.contains("emulator=127.0.0.1:"), "\(run.output)")
+        let state = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("state=") }).dropFirst("state=".count)
+        #expect(!FileManager.default.fileExists(atPath: String(state)), "exec removes the state folder it made")
+
+        let emulator = try await runProgram([authsim, "exec", "--backend-port", "0", "--uses-emulator", "--", "sh", "-c", #"grep -c usesEmulator "$AUTHSIM_TEST_HOST""#])
+        #expect(emulator.status == 0 && emulator.output.contains("its delegate calls useEmulator"), "\(emulator.output)")
+        let none = try await runProgram(["sh", "-c", "\"$0\" exec --backend-port 0 2>&1", authsim])
+        #expect(none.status != 0 && none.output.contains("give the test command after --"), "\(none.output)")
+        let missing = try await runProgram(["sh", "-c", "\"$0\" exec --backend-port 0 -- /nonexistent/command 2>&1", authsim])
+        #expect(missing.status != 0 && missing.output.contains("cannot start /nonexistent/command"), "\(missing.output)")
+    }
+
     @Test("every executable says the one version (Utilities.AuthsimVersion) with --version, and exits 0")
     func versions() async throws {
         for name in ["authsim", "push-receiver", "apns-sender", "redirect-interceptor"] {
