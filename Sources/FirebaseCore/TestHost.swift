@@ -57,13 +57,18 @@ package struct TestHost: Codable, Sendable, Equatable {
     /// `development`, `production`); nil when the build has no `aps-environment` entitlement, and
     /// registration fails as iOS fails it.
     package var apnsEnvironment: String?
+    /// A CA the device trusts, as a profile installed on a test device: the backend's reCAPTCHA
+    /// page is HTTPS under it.
+    package var caFile: String?
 
-    package init(app: String, backend: Address, delegate: Delegate, deviceGateway: Address? = nil, apnsEnvironment: String? = nil) {
+    package init(app: String, backend: Address, delegate: Delegate, deviceGateway: Address? = nil, apnsEnvironment: String? = nil,
+                 caFile: String? = nil) {
         self.app = app
         self.backend = backend
         self.delegate = delegate
         self.deviceGateway = deviceGateway
         self.apnsEnvironment = apnsEnvironment
+        self.caFile = caFile
     }
 
     /// Reads and checks a host file.
@@ -124,12 +129,20 @@ package struct TestHost: Codable, Sendable, Equatable {
         guard FileManager.default.fileExists(atPath: folder.appendingPathComponent("GoogleService-Info.plist").path) else {
             throw TestHostError(.badApp, "the host app \(app) has no GoogleService-Info.plist")
         }
+        var transport = NIOHTTP1Transport()
+        if let caFile {
+            guard let pem = try? String(contentsOfFile: caFile, encoding: .utf8) else {
+                throw TestHostError(.badApp, "cannot read the CA the device trusts, \(caFile)")
+            }
+            transport = NIOHTTP1Transport(trustingCAPEM: pem)
+        }
         let profile = folder.appendingPathComponent("embedded.mobileprovision")
         let host = AppHost(AppHost.Configuration(bundleID: info.bundleID, urlSchemes: info.urlSchemes,
-                                                 provisioningProfile: FileManager.default.fileExists(atPath: profile.path) ? profile : nil))
+                                                 provisioningProfile: FileManager.default.fileExists(atPath: profile.path) ? profile : nil),
+                           transport: transport)
         if let gateway = deviceGateway {
             let device = GatewayDevice(gateway: "\(gateway.host.contains(":") ? "[\(gateway.host)]" : gateway.host):\(gateway.port)",
-                                       environment: apnsEnvironment, bundleID: info.bundleID)
+                                       environment: apnsEnvironment, bundleID: info.bundleID, transport: transport)
             host.setRegistrar { [weak host] in
                 guard let host else { return nil }
                 return await device.registration(for: host)
@@ -150,12 +163,13 @@ final class GatewayDevice: Sendable {
     let gateway: String
     let environment: String?
     let bundleID: String
-    private let transport = NIOHTTP1Transport()
+    private let transport: NIOHTTP1Transport
     private let joined = Mutex<Task<AppHost.RemoteNotificationRegistration, Never>?>(nil)
     /// The notification stream, open for the life of the process.
     private let stream = Mutex<LineStream?>(nil)
 
-    init(gateway: String, environment: String?, bundleID: String) {
+    init(gateway: String, environment: String?, bundleID: String, transport: NIOHTTP1Transport) {
+        self.transport = transport
         self.gateway = gateway
         self.environment = environment
         self.bundleID = bundleID

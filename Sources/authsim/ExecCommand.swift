@@ -59,7 +59,7 @@ struct Exec: AsyncParsableCommand {
             do throws(FileStoreError) {
                 try TestHost(app: URL(fileURLWithPath: hostApp).standardizedFileURL.path, backend: backend,
                              delegate: usesEmulator ? .usesEmulator : .configures, deviceGateway: gateway,
-                             apnsEnvironment: apns?.rawValue).write(to: hostFile)
+                             apnsEnvironment: apns?.rawValue, caFile: addresses.caFile).write(to: hostFile)
             } catch { throw CommandFailure("cannot write the test host file: \(error.message)") }
             let pushes = apns.map { "its device gets APNs \($0.rawValue) pushes" } ?? "no aps-environment in its profile: APNs registration fails, as on a phone"
             say("  test host:       \(hostFile.path) (app \(hostApp); \(usesEmulator ? "its delegate calls useEmulator: app verification off" : pushes))")

@@ -1,5 +1,8 @@
 import FirebaseAuth
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import XCTest
 
 // An app's existing XCTest suite, in the shapes of FirebaseAuth's own integration tests
@@ -41,6 +44,19 @@ class HostedTestCase: XCTestCase {
             expectation.fulfill()
         }
         waitForExpectations(timeout: Self.timeout)
+    }
+
+    /// The last code the backend texted to `number`, from the SMS outbox as suites written
+    /// against the Auth Emulator read it: `GET /emulator/v1/projects/{project}/verificationCodes`.
+    func smsCode(to number: String) async throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let host = try XCTUnwrap(environment["FIREBASE_AUTH_EMULATOR_HOST"])
+        let project = try XCTUnwrap(environment["GCLOUD_PROJECT"])
+        let url = try XCTUnwrap(URL(string: "http://\(host)/emulator/v1/projects/\(project)/verificationCodes"))
+        let (data, _) = try await URLSession.shared.data(from: url)
+        let outbox = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let codes = try XCTUnwrap(outbox["verificationCodes"] as? [[String: Any]])
+        return try XCTUnwrap(codes.last { $0["phoneNumber"] as? String == number }?["code"] as? String)
     }
 
     func deleteCurrentUser() {

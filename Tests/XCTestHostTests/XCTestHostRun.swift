@@ -13,16 +13,27 @@ import Utilities
 
     @Test(.enabled(if: ProcessInfo.processInfo.environment["AUTHSIM_TEST_HOST"] == nil, "the run inside authsim exec"))
     func theSuiteRunsUnchangedUnderAuthsimExec() async throws {
+        try await Self.run(Self.classes, expecting: Self.expected)
+    }
+
+    @Test("with the push dropped by APNs, reCAPTCHA proves the test host's app",
+          .enabled(if: ProcessInfo.processInfo.environment["AUTHSIM_TEST_HOST"] == nil, "the run inside authsim exec"))
+    func recaptchaFallbackUnderAuthsimExec() async throws {
+        try await Self.run(["RecaptchaFallbackHostedTests"], expecting: 1, ["--fault", "drop", "--suggested-timeout", "1"])
+    }
+
+    /// `authsim exec --import Project [options] -- <this test binary> <classes>`: every test of
+    /// the classes ran and passed.
+    static func run(_ classes: [String], expecting count: Int, _ options: [String] = ["--suggested-timeout", "60"]) async throws {
         let project = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Project")
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let run = try ChildProcess([try executable("authsim"), "exec", "--backend-port", "0", "--import", project.path,
-                                    // The app's wait for the silent push ends when it comes; 60 s only bounds a busy machine.
-                                    "--suggested-timeout", "60",
-                                    "--", binary, Self.classes.map { "XCTestHostTests.\($0)" }.joined(separator: ",")], output: .pipe, errors: .pipe)
+        // --suggested-timeout 60: the app's wait for the silent push ends when it comes; 60 s only bounds a busy machine.
+        let run = try ChildProcess([try executable("authsim"), "exec", "--backend-port", "0", "--import", project.path] + options
+                                   + ["--", binary, classes.map { "XCTestHostTests.\($0)" }.joined(separator: ",")], output: .pipe, errors: .pipe)
         let output = String(decoding: await run.readOutput(), as: UTF8.self)
         let status = await run.wait()
         #expect(status == 0, "\(output)")
-        #expect(output.contains("Executed \(Self.expected) tests, with 0 failures (0 unexpected)"), "\(output)")
+        #expect(output.contains("Executed \(count) \(count == 1 ? "test" : "tests"), with 0 failures (0 unexpected)"), "\(output)")
         #expect(output.contains("authsim exec: the test command exited with status 0"))
     }
 }
