@@ -34,6 +34,8 @@ struct Backend: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --store: write a snapshot of the state in place of the records before it once this many records came after the last one (or as many as it held, if more), so the table and a starting node's replay stay short.",
                                valueName: "records")) var storeSnapshotEvery = 100_000
     @Option(help: "Seconds the app is told to wait for the silent push.") var suggestedTimeout = 5
+    @Option(help: "Seconds after a sign-in in which a user may delete the account, change the email or password or unlink a provider; later they get CREDENTIAL_TOO_OLD_LOGIN_AGAIN (requiresRecentLogin) until they reauthenticate. Google's is 300; 0: no limit, as the Auth Emulator.")
+    var recentLoginSeconds = BackendConfiguration().recentLoginSeconds
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
     @Option(help: ArgumentHelp("How the reCAPTCHA page's challenge ends: pass, slow:<seconds>, cancel, or error:<code>[:<message>] (e.g. error:auth/network-request-failed).",
                                valueName: "outcome")) var recaptchaOutcome = "pass"
@@ -73,6 +75,7 @@ struct Backend: AsyncParsableCommand {
         let credentials = try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         var configuration = BackendConfiguration()
         configuration.suggestedTimeout = suggestedTimeout
+        configuration.recentLoginSeconds = recentLoginSeconds
         if let apiKey {
             configuration.apiKey = apiKey
             configuration.apiKeyCheck = .projectKey

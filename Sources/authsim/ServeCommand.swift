@@ -40,6 +40,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The iOS app's bundle ID (the silent push's topic).") var bundleID = BackendConfiguration().bundleID
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
     @Option(help: "Seconds the app is told to wait for the silent push (the wait ends when the push comes).") var suggestedTimeout = BackendConfiguration().suggestedTimeout
+    @Option(help: "Seconds after a sign-in in which a user may delete the account, change the email or password or unlink a provider; later they get CREDENTIAL_TOO_OLD_LOGIN_AGAIN (requiresRecentLogin) until they reauthenticate. Google's is 300; 0: no limit, as the Auth Emulator.")
+    var recentLoginSeconds = BackendConfiguration().recentLoginSeconds
     @Option(help: ArgumentHelp("Load users and config from an Auth Emulator export before serving.", valueName: "dir")) var `import`: String?
     @Option(help: ArgumentHelp("On Ctrl-C or SIGTERM, write users and config in the Auth Emulator's export format.", valueName: "dir"))
     var exportOnExit: String?
@@ -153,6 +155,7 @@ struct Serve: AsyncParsableCommand {
             configuration.bundleID = bundleID
             configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
             configuration.suggestedTimeout = suggestedTimeout
+            configuration.recentLoginSeconds = recentLoginSeconds
             configuration.storeSnapshotEvery = storeSnapshotEvery
             let pusher = try localPusher(credentials, key: key, sandboxPort: sandbox, productionPort: production)
             await parts.add(pusher)

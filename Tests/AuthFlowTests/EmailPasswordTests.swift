@@ -246,6 +246,35 @@ struct EmailPasswordTests {
         }
     }
 
+    @Test("a sign-in older than the project's window (Google's 5 minutes): delete, updatePassword and unlink are requiresRecentLogin until the user reauthenticates (audit B-16)")
+    func recentLogin() async throws {
+        let clock = ManualWallClock(Date())
+        try await withWorld(backendClock: clock) { world, _ in
+            let (auth, recording) = try await recordingApp(world)
+            let user = try await auth.createUser(withEmail: email, password: "correct horse").user
+            clock.advance(by: 300)
+            try await user.updatePassword(to: "battery staple")  // 300 s: still recent
+            clock.advance(by: 301)
+            // updatePassword's new tokens keep the sign-in's auth_time, as Google's do.
+            await expectAuthError(.requiresRecentLogin) { try await user.delete() }
+            await expectAuthError(.requiresRecentLogin) { try await user.updatePassword(to: "another horse") }
+            await expectAuthError(.requiresRecentLogin) { _ = try await user.unlink(fromProvider: "password") }
+            #expect(auth.currentUser === user, "17014 does not sign the user out")
+            #expect(try #require(requestBodies(recording, "deleteAccount").last).keys.contains("idToken"))
+            _ = try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: email, password: "battery staple"))
+            try await user.delete()
+            #expect(auth.currentUser == nil)
+        }
+        var configuration = BackendConfiguration()
+        configuration.recentLoginSeconds = 0
+        try await withWorld(configuration: configuration, backendClock: clock) { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            let user = try await auth.createUser(withEmail: email, password: "correct horse").user
+            clock.advance(by: 3000)  // within the ID token's hour
+            try await user.delete()  // 0: no window, as the Auth Emulator
+        }
+    }
+
     @Test("signIn(withCustomToken:): the Admin SDK's token, a new user then the same; a second factor on a password user asks for it")
     func customTokenAndSecondFactor() async throws {
         try await withWorld { world, _ in

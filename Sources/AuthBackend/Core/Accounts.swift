@@ -116,6 +116,9 @@ extension CoreCall {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }
         var provider = claims.firebase.signInProvider
+        if request.email != nil || hash != nil || !(request.deleteProvider ?? []).isEmpty {
+            try requireRecentSignIn(claims, endpoint: endpoint)
+        }
         do throws(IdentityToolkitError) {
             if let email = request.email {
                 guard BackendCore.isValidEmail(email) else { throw IdentityToolkitError(.invalidEmail) }
@@ -157,14 +160,27 @@ extension CoreCall {
 
     /// ``IdentityToolkit/deleteAccount(_:)``'s rules.
     mutating func deleteAccount(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
-        guard let uid = try standingUID(request.idToken, endpoint: .deleteAccount), state.users[uid] != nil else {
+        guard let uid = try standingUID(request.idToken, endpoint: .deleteAccount), state.users[uid] != nil,
+              let claims = request.idToken.flatMap({ tokenSigner.verifiedClaims($0, now: now) }) else {
             throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
         }
+        try requireRecentSignIn(claims, endpoint: .deleteAccount)
         commit(.userDeleted(localId: uid))
         emit(.accountDeleted(uid: uid))
         return DeleteAccountResponse()
     }
 
+
+    /// A sensitive change (delete the account, change the email or password, unlink a provider)
+    /// needs a sign-in within ``BackendConfiguration/recentLoginSeconds``: Google's
+    /// CREDENTIAL_TOO_OLD_LOGIN_AGAIN otherwise, which the SDK documents on each of these calls
+    /// (User.swift 111, 186, 246, 811, 942) and reports as `requiresRecentLogin` (17014).
+    /// Google answers the bare code, as here.
+    mutating func requireRecentSignIn(_ claims: FirebaseIDTokenClaims, endpoint: BackendOperation) throws(IdentityToolkitError) {
+        let window = configuration.recentLoginSeconds
+        guard window > 0, Int(now.timeIntervalSince1970) - claims.authTime > window else { return }
+        throw reject(endpoint, IdentityToolkitError(.credentialTooOldLoginAgain))
+    }
 
     /// The user ID of a valid ID token of this backend's, `nil` for none (each caller answers its
     /// own error); a revoked token (issued before the user's `validSince`) is TOKEN_EXPIRED and a

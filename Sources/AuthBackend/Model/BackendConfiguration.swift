@@ -29,6 +29,11 @@ package struct BackendConfiguration: Sendable {
     package var acceptUnverifiedCodeRequests = false
     /// What verifyClient tells the app to wait for the push, in seconds.
     package var suggestedTimeout = 5
+    /// How long after a sign-in (the ID token's `auth_time`) a user may delete the account, change
+    /// the email or password, or unlink a provider with their ID token: later, Google answers
+    /// CREDENTIAL_TOO_OLD_LOGIN_AGAIN and the SDK `requiresRecentLogin` (17014) until the user
+    /// reauthenticates. Five minutes, as Google's; 0: no limit, as the Auth Emulator.
+    package var recentLoginSeconds = 300
     /// How long an SMS code (a session) stays valid.
     package var codeLifetime: TimeInterval = 300
     /// How long an app credential (receipt and secret) stays valid.
@@ -107,8 +112,11 @@ package struct BackendConfiguration: Sendable {
         }
     }
 
-    /// Checks the test numbers: E.164, at most 10, 6-digit codes.
+    /// Checks the test numbers (E.164, at most 10, 6-digit codes) and the recent-login window.
     package func validated() throws(IdentityToolkitError) -> BackendConfiguration {
+        guard recentLoginSeconds >= 0 else {
+            throw IdentityToolkitError(.invalidConfig, "the recent-login window is seconds, 0 or more, not \(recentLoginSeconds)")
+        }
         guard testPhoneNumbers.count <= 10 else {
             throw IdentityToolkitError(.invalidConfig, "at most 10 test phone numbers, \(testPhoneNumbers.count) given")
         }
