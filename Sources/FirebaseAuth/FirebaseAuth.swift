@@ -43,7 +43,7 @@
 @_exported import enum FirebaseAuthCore.AuthAPNSTokenType
 // Utilities/AuthErrors.swift, Public/FirebaseAuth/FIRAuthErrors.h
 @_exported import enum FirebaseAuthCore.AuthErrorCode
-@_exported import enum FirebaseAuthCore.AuthErrors
+@_exported import class FirebaseAuthCore.AuthErrors
 @_exported import var FirebaseAuthCore.AuthErrorDomain
 @_exported import var FirebaseAuthCore.AuthErrorUserInfoNameKey
 @_exported import var FirebaseAuthCore.AuthErrorUserInfoEmailKey
@@ -60,7 +60,7 @@
 @_exported import struct FirebaseAuthCore.AuthProviderID
 @_exported import class FirebaseAuthCore.PhoneAuthProvider
 // AuthProvider/EmailAuthProvider.swift
-@_exported import enum FirebaseAuthCore.EmailAuthProvider
+@_exported import class FirebaseAuthCore.EmailAuthProvider
 // ActionCode/ActionCodeSettings.swift, ActionCodeInfo.swift, ActionCodeOperation.swift
 @_exported import class FirebaseAuthCore.ActionCodeSettings
 @_exported import class FirebaseAuthCore.ActionCodeInfo
@@ -77,11 +77,11 @@
 @_exported import class FirebaseAuthCore.MultiFactorResolver
 @_exported import class FirebaseAuthCore.PhoneMultiFactorInfo
 @_exported import class FirebaseAuthCore.PhoneMultiFactorAssertion
-@_exported import enum FirebaseAuthCore.PhoneMultiFactorGenerator
+@_exported import class FirebaseAuthCore.PhoneMultiFactorGenerator
 // User/User.swift, UserInfo.swift, UserMetadata.swift, AdditionalUserInfo.swift
 @_exported import class FirebaseAuthCore.User
 @_exported import protocol FirebaseAuthCore.UserInfo
-@_exported import struct FirebaseAuthCore.UserMetadata
+@_exported import class FirebaseAuthCore.UserMetadata
 @_exported import class FirebaseAuthCore.AdditionalUserInfo
 // User/UserProfileChangeRequest.swift
 @_exported import class FirebaseAuthCore.UserProfileChangeRequest

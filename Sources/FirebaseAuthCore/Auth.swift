@@ -49,7 +49,7 @@ package struct AppCredential: Sendable, Hashable, Codable {
 /// let credential = PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: "123456")
 /// let result = try await Auth.auth().signIn(with: credential)
 /// ```
-public final class Auth: Sendable {
+public final class Auth: NSObject, Sendable {
     /// The app this `Auth` belongs to; weak, as in the SDK (the app owns its `Auth`).
     public weak let app: FirebaseApp?
     /// The app's options and host, kept here: an `Auth` outlives an app nobody holds.
@@ -133,6 +133,7 @@ public final class Auth: Sendable {
         requestHeaders = Self.requestHeaders(bundleID: app.host.bundleID, appID: options.googleAppID,
                                              language: app.host.preferredLocalizations.first)
         appName = app.name
+        super.init()
         delegateHook.auth = self
         app.host.registerAppDelegateInterceptor(delegateHook)
         restoreFromKeychain()

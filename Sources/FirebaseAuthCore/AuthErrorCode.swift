@@ -403,7 +403,7 @@ public enum AuthErrorCode: Int, Error, Sendable, Hashable, CaseIterable {
 }
 
 /// The SDK's names for its error domain and `userInfo` keys (`AuthErrors` in FirebaseAuth 12.19).
-public enum AuthErrors {
+open class AuthErrors: NSObject {
     public static let domain = "FIRAuthErrorDomain"
     public static let userInfoNameKey = "FIRAuthErrorUserInfoNameKey"
     public static let userInfoEmailKey = "FIRAuthErrorUserInfoEmailKey"

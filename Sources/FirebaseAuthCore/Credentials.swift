@@ -25,19 +25,19 @@ extension AuthProviderID {
 /// `@unchecked Sendable` because the compiler does not check a class that has subclasses: every
 /// stored property here and in the subclasses is a `let` of a Sendable type, and the class is not
 /// `open`, so no subclass outside this module can add mutable state.
-public class AuthCredential: @unchecked Sendable, CustomStringConvertible {
+public class AuthCredential: NSObject, @unchecked Sendable {
     /// The provider's ID: `phone`, `apple.com`.
     public let provider: String
 
     init(provider: String) { self.provider = provider }
 
-    public var description: String { "\(type(of: self))(\(provider))" }
+    override public var description: String { "\(type(of: self))(\(provider))" }
 }
 
 /// The phone credential: the verification ID (the backend's session info) and the SMS code; or,
 /// from a `credentialAlreadyInUse` error while linking a number another account holds, the
 /// number and the backend's temporary proof (the SDK's two `credentialKind`s).
-public final class PhoneAuthCredential: AuthCredential, Hashable, @unchecked Sendable {
+public final class PhoneAuthCredential: AuthCredential, @unchecked Sendable {
     /// Not public in the SDK (its `credentialKind` is internal).
     package let verificationID: String
     package let verificationCode: String
@@ -60,17 +60,6 @@ public final class PhoneAuthCredential: AuthCredential, Hashable, @unchecked Sen
         self.phoneNumber = phoneNumber
         self.temporaryProof = temporaryProof
         super.init(provider: AuthProviderID.phone.rawValue)
-    }
-
-    public static func == (lhs: PhoneAuthCredential, rhs: PhoneAuthCredential) -> Bool {
-        lhs.verificationID == rhs.verificationID && lhs.verificationCode == rhs.verificationCode
-            && lhs.phoneNumber == rhs.phoneNumber && lhs.temporaryProof == rhs.temporaryProof
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(verificationID)
-        hasher.combine(verificationCode)
-        hasher.combine(temporaryProof)
     }
 }
 

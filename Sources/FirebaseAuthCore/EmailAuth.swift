@@ -12,7 +12,7 @@ import Synchronization
 // are what goes out, as here.
 
 /// `EmailAuthProvider`: email and password credentials.
-public enum EmailAuthProvider {
+open class EmailAuthProvider: NSObject {
     /// `password`.
     public static let id = "password"
 
@@ -52,7 +52,7 @@ final class EmailAuthCredential: AuthCredential, @unchecked Sendable {
 
 /// `ActionCodeSettings`: where an email's link leads (the continue URL, the app that opens it).
 /// authsim's emails carry the continue URL in their link; nothing opens an app from an email here.
-public final class ActionCodeSettings: @unchecked Sendable {
+public final class ActionCodeSettings: NSObject, @unchecked Sendable {
     private struct Values {
         var url: URL?
         var handleCodeInApp = false
@@ -66,7 +66,7 @@ public final class ActionCodeSettings: @unchecked Sendable {
 
     /// The iOS bundle ID starts as the main bundle's, as the SDK's does (ActionCodeSettings.swift
     /// 122–124): the simulated app's when one is bound, else `Bundle.main`'s.
-    public init() {
+    override public init() {
         var values = Values()
         values.iOSBundleID = AppProcess.current?.host.bundleID ?? Bundle.main.bundleIdentifier
         self.values = Mutex(values)
@@ -122,7 +122,7 @@ public enum ActionCodeOperation: Int, Sendable {
 }
 
 /// `ActionCodeInfo`: what `checkActionCode` learned of a code.
-public final class ActionCodeInfo: Sendable {
+public final class ActionCodeInfo: NSObject, Sendable {
     public let operation: ActionCodeOperation
     /// The address the code was sent to; the new one for a change of email.
     public let email: String

@@ -15,7 +15,7 @@ import Synchronization
 /// `@unchecked Sendable` because the compiler does not check a class with subclasses: every stored
 /// property here and in ``PhoneMultiFactorInfo`` is a `let` of a Sendable type, and the class is
 /// not `open`, so no subclass outside this module can add mutable state.
-public class MultiFactorInfo: @unchecked Sendable, CustomStringConvertible {
+public class MultiFactorInfo: NSObject, @unchecked Sendable {
     /// The enrollment ID (`mfaEnrollmentId`), which `unenroll(withFactorUID:)` and the sign-in use.
     public let uid: String
     public let displayName: String?
@@ -30,7 +30,7 @@ public class MultiFactorInfo: @unchecked Sendable, CustomStringConvertible {
         self.factorID = factorID
     }
 
-    public var description: String { "\(type(of: self))(\(factorID) \(uid.prefix(8))…\(displayName.map { " \"\($0)\"" } ?? ""))" }
+    override public var description: String { "\(type(of: self))(\(factorID) \(uid.prefix(8))…\(displayName.map { " \"\($0)\"" } ?? ""))" }
 
     /// The factors of a service answer (`mfaInfo`): phone ones; others (TOTP, which this auth core
     /// does not verify) are left out, as the SDK logs and skips an unsupported type.
@@ -62,7 +62,7 @@ public final class PhoneMultiFactorInfo: MultiFactorInfo, @unchecked Sendable {
 /// ``MultiFactorResolver/resolveSignIn(with:)``.
 ///
 /// `@unchecked Sendable`: see ``MultiFactorInfo``; the subclass adds only a `let`.
-public class MultiFactorAssertion: @unchecked Sendable {
+public class MultiFactorAssertion: NSObject, @unchecked Sendable {
     public let factorID: String
     init(factorID: String) { self.factorID = factorID }
 }
@@ -77,7 +77,7 @@ public final class PhoneMultiFactorAssertion: MultiFactorAssertion, @unchecked S
 }
 
 /// `PhoneMultiFactorGenerator.assertion(with:)`.
-public enum PhoneMultiFactorGenerator {
+open class PhoneMultiFactorGenerator: NSObject {
     public static func assertion(with phoneAuthCredential: PhoneAuthCredential) -> PhoneMultiFactorAssertion {
         PhoneMultiFactorAssertion(credential: phoneAuthCredential)
     }
@@ -87,7 +87,7 @@ public enum PhoneMultiFactorGenerator {
 /// finishing a sign-in (the first factor's pending credential). Made by
 /// ``MultiFactor/session()`` and by a ``MultiFactorResolver``; passed to
 /// `verifyPhoneNumber(_:uiDelegate:multiFactorSession:)`.
-public final class MultiFactorSession: Sendable, CustomStringConvertible {
+public final class MultiFactorSession: NSObject, Sendable {
     /// The user's ID token when the session was made (enrollment).
     let idToken: String?
     /// The first factor's pending credential (sign-in).
@@ -106,13 +106,13 @@ public final class MultiFactorSession: Sendable, CustomStringConvertible {
         set { chosen.withLock { $0 = newValue } }
     }
 
-    public var description: String {
+    override public var description: String {
         idToken != nil ? "MultiFactorSession(enrollment)" : "MultiFactorSession(sign-in\(multiFactorInfo.map { ", factor \($0.uid.prefix(8))…" } ?? ""))"
     }
 }
 
 /// `user.multiFactor`: the user's second factors, and enrolling or removing one.
-public final class MultiFactor: Sendable {
+public final class MultiFactor: NSObject, Sendable {
     private let factors: Mutex<[MultiFactorInfo]>
     /// The user this belongs to (weakly, as in the SDK).
     private let owner = Mutex<WeakUser>(WeakUser(user: nil))
@@ -191,7 +191,7 @@ public final class MultiFactor: Sendable {
 /// What finishes a sign-in that needs a second factor: `hints` (the user's factors, numbers
 /// masked), the `session` to request a code with, and `resolveSignIn(with:)`. It arrives in the
 /// `secondFactorRequired` (17078) error's `userInfo[AuthErrorUserInfoMultiFactorResolverKey]`.
-public final class MultiFactorResolver: Sendable, CustomStringConvertible {
+public final class MultiFactorResolver: NSObject, Sendable {
     public let session: MultiFactorSession
     public let hints: [MultiFactorInfo]
     public let auth: Auth
@@ -204,7 +204,7 @@ public final class MultiFactorResolver: Sendable, CustomStringConvertible {
         session = MultiFactorSession(idToken: nil, mfaPendingCredential: mfaPendingCredential)
     }
 
-    public var description: String { "MultiFactorResolver(\(hints.count) hint\(hints.count == 1 ? "" : "s"): \(hints))" }
+    override public var description: String { "MultiFactorResolver(\(hints.count) hint\(hints.count == 1 ? "" : "s"): \(hints))" }
 
     /// Finishes the sign-in with the second factor's proof: `accounts/mfaSignIn:finalize`, then the
     /// user is loaded (a token refresh and `getAccountInfo`) and becomes the current user.

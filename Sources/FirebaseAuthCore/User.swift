@@ -36,16 +36,22 @@ struct ProviderInfo: UserInfo, Hashable {
     }
 }
 
-/// `user.metadata`: when the account was made and last signed in.
-public struct UserMetadata: Sendable, Hashable {
+/// `user.metadata`: when the account was made and last signed in. An NSObject, as 12.19's
+/// (User/UserMetadata.swift); Sendable here (its two dates never change), which 12.19's is not.
+public final class UserMetadata: NSObject, Sendable {
     public let creationDate: Date?
     public let lastSignInDate: Date?
+
+    init(creationDate: Date?, lastSignInDate: Date?) {
+        self.creationDate = creationDate
+        self.lastSignInDate = lastSignInDate
+    }
 }
 
 /// A signed-in user, as the SDK keeps one: the profile of the last `getAccountInfo` (phone,
 /// email, name, linked providers, second factors) and the tokens, the ID token renewed through
 /// the Secure Token service when it is within five minutes of expiring.
-public final class User: UserInfo, CustomStringConvertible {
+public final class User: NSObject, UserInfo {
     public let uid: String
     /// The `Auth` the user belongs to, held weakly as the SDK holds it (`User._auth`): the Auth
     /// holds its current user, and a user must not keep its Auth (and the app) alive.
@@ -78,12 +84,13 @@ public final class User: UserInfo, CustomStringConvertible {
         host = auth.host
         self.uid = uid
         tokens = Mutex(IDTokenBook(idToken: idToken, refreshToken: refreshToken, expiration: expiration))
-        profile.withLock { $0.isAnonymous = anonymous }
         multiFactor = MultiFactor()
+        super.init()
+        profile.withLock { $0.isAnonymous = anonymous }
         multiFactor.user = self
     }
 
-    public var description: String { "User(\(uid.prefix(8))…, \(providerData.map(\.providerID).joined(separator: ", ")))" }
+    override public var description: String { "User(\(uid.prefix(8))…, \(providerData.map(\.providerID).joined(separator: ", ")))" }
 
     // MARK: The profile
 
@@ -344,8 +351,3 @@ open class AuthDataResult: NSObject {
     package var isNewUser: Bool { additionalUserInfo?.isNewUser ?? false }
 }
 
-
-/// Users compare by identity, as the SDK's `NSObject` users do (`XCTAssertEqual(user, Auth.auth().currentUser)`).
-extension User: Equatable {
-    public static func == (lhs: User, rhs: User) -> Bool { lhs === rhs }
-}

@@ -5,7 +5,7 @@ import Synchronization
 /// `UserProfileChangeRequest` (FirebaseAuth 12.19 `User/UserProfileChangeRequest.swift`): the
 /// display name and photo URL to change, sent by ``commitChanges()`` once. Only what was set is
 /// sent; setting a value, or committing again, after a commit stops the app with the SDK's message.
-public final class UserProfileChangeRequest {
+public final class UserProfileChangeRequest: NSObject {
     private struct Changes {
         var displayName: String?
         var displayNameWasSet = false
