@@ -304,7 +304,7 @@ let package = Package(
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
         // The auth core's rules as values (the app credential, the presentation): no I/O.
-        .testTarget(name: "FirebaseAuthCoreTests", dependencies: ["FirebaseAuthCore", "DeviceOS"]),
+        .testTarget(name: "FirebaseAuthCoreTests", dependencies: ["FirebaseAuthCore", "DeviceOS", "IdentityToolkitAPI"]),
         // The device on its own: the app and its interceptors, the keychain file, the gateway and remote devices.
         .testTarget(
             name: "DeviceTests",

@@ -45,11 +45,12 @@ open class AdditionalUserInfo: NSObject, NSSecureCoding, @unchecked Sendable {
     }
 
     public required init?(coder: NSCoder) {
-        guard let providerID = coder.decodeObject(of: NSString.self, forKey: Key.providerID) else { return nil }
+        guard let providerID = coder.decodeIfPresent(of: NSString.self, forKey: Key.providerID) else { return nil }
         self.providerID = providerID as String
-        profile = coder.decodeObject(of: [NSDictionary.self, NSArray.self, NSString.self, NSNumber.self], forKey: Key.profile) as? [String: Any]
-        username = coder.decodeObject(of: NSString.self, forKey: Key.username).map { $0 as String }
-        isNewUser = coder.decodeObject(of: NSNumber.self, forKey: Key.newUser)?.intValue == 1
+        profile = coder.containsValue(forKey: Key.profile)
+            ? coder.decodeObject(of: [NSDictionary.self, NSArray.self, NSString.self, NSNumber.self], forKey: Key.profile) as? [String: Any] : nil
+        username = coder.decodeIfPresent(of: NSString.self, forKey: Key.username).map { $0 as String }
+        isNewUser = coder.decodeIfPresent(of: NSNumber.self, forKey: Key.newUser)?.intValue == 1
     }
 
     public func encode(with coder: NSCoder) {
@@ -57,5 +58,14 @@ open class AdditionalUserInfo: NSObject, NSSecureCoding, @unchecked Sendable {
         coder.encode(profile, forKey: Key.profile)
         coder.encode(username, forKey: Key.username)
         coder.encode(NSNumber(value: isNewUser ? 1 : 0), forKey: Key.newUser)
+    }
+}
+
+extension NSCoder {
+    /// `decodeObject(of:forKey:)` for a key the archive may not have: nil when it has none.
+    /// swift-corelibs-foundation's keyed unarchiver fails the whole decoding on an absent key
+    /// (raising, by default) where Apple's answers nil; archives the SDK writes leave keys out.
+    package func decodeIfPresent<T: NSObject & NSCoding>(of type: T.Type, forKey key: String) -> T? {
+        containsValue(forKey: key) ? decodeObject(of: type, forKey: key) : nil
     }
 }

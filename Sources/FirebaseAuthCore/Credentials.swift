@@ -37,7 +37,7 @@ public class AuthCredential: NSObject, @unchecked Sendable {
 /// The phone credential: the verification ID (the backend's session info) and the SMS code; or,
 /// from a `credentialAlreadyInUse` error while linking a number another account holds, the
 /// number and the backend's temporary proof (the SDK's two `credentialKind`s).
-public final class PhoneAuthCredential: AuthCredential, @unchecked Sendable {
+public final class PhoneAuthCredential: AuthCredential, NSSecureCoding, @unchecked Sendable {
     /// Not public in the SDK (its `credentialKind` is internal).
     package let verificationID: String
     package let verificationCode: String
@@ -46,7 +46,7 @@ public final class PhoneAuthCredential: AuthCredential, @unchecked Sendable {
     /// …and the proof that its owner verified it.
     let temporaryProof: String?
 
-    init(verificationID: String, verificationCode: String) {
+    package init(verificationID: String, verificationCode: String) {
         self.verificationID = verificationID
         self.verificationCode = verificationCode
         phoneNumber = nil
@@ -60,6 +60,33 @@ public final class PhoneAuthCredential: AuthCredential, @unchecked Sendable {
         self.phoneNumber = phoneNumber
         self.temporaryProof = temporaryProof
         super.init(provider: AuthProviderID.phone.rawValue)
+    }
+
+    // MARK: NSSecureCoding: the verification ID and code, or the number and its proof, with the
+    // SDK's keys (PhoneAuthCredential.swift 42–72)
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) {
+        if let phoneNumber, let temporaryProof {
+            coder.encode(phoneNumber, forKey: "phoneNumber")
+            coder.encode(temporaryProof, forKey: "temporaryProof")
+        } else {
+            coder.encode(verificationID, forKey: "verificationID")
+            coder.encode(verificationCode, forKey: "verificationCode")
+        }
+    }
+
+    public required convenience init?(coder: NSCoder) {
+        if let verificationID = coder.decodeIfPresent(of: NSString.self, forKey: "verificationID"),
+           let verificationCode = coder.decodeIfPresent(of: NSString.self, forKey: "verificationCode") {
+            self.init(verificationID: verificationID as String, verificationCode: verificationCode as String)
+        } else if let temporaryProof = coder.decodeIfPresent(of: NSString.self, forKey: "temporaryProof"),
+                  let phoneNumber = coder.decodeIfPresent(of: NSString.self, forKey: "phoneNumber") {
+            self.init(temporaryProof: temporaryProof as String, phoneNumber: phoneNumber as String)
+        } else {
+            return nil
+        }
     }
 }
 

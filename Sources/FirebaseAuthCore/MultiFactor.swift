@@ -15,7 +15,7 @@ import Synchronization
 /// `@unchecked Sendable` because the compiler does not check a class with subclasses: every stored
 /// property here and in ``PhoneMultiFactorInfo`` is a `let` of a Sendable type, and the class is
 /// not `open`, so no subclass outside this module can add mutable state.
-public class MultiFactorInfo: NSObject, @unchecked Sendable {
+public class MultiFactorInfo: NSObject, NSSecureCoding, @unchecked Sendable {
     /// The enrollment ID (`mfaEnrollmentId`), which `unenroll(withFactorUID:)` and the sign-in use.
     public let uid: String
     public let displayName: String?
@@ -31,6 +31,27 @@ public class MultiFactorInfo: NSObject, @unchecked Sendable {
     }
 
     override public var description: String { "\(type(of: self))(\(factorID) \(uid.prefix(8))…\(displayName.map { " \"\($0)\"" } ?? ""))" }
+
+    // MARK: NSSecureCoding, with the SDK's keys (MultiFactorInfo.swift 50–80)
+
+    public class var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(uid, forKey: "uid")
+        coder.encode(displayName, forKey: "displayName")
+        coder.encode(enrollmentDate, forKey: "enrollmentDate")
+        coder.encode(factorID, forKey: "factorID")
+    }
+
+    /// Nil for an archive without an ID, a factor or a date, as the SDK's.
+    public required init?(coder: NSCoder) {
+        guard let uid = coder.decodeIfPresent(of: NSString.self, forKey: "uid"), let factorID = coder.decodeIfPresent(of: NSString.self, forKey: "factorID"),
+              let enrollmentDate = coder.decodeIfPresent(of: NSDate.self, forKey: "enrollmentDate") else { return nil }
+        self.uid = uid as String
+        self.factorID = factorID as String
+        self.enrollmentDate = enrollmentDate as Date
+        displayName = coder.decodeIfPresent(of: NSString.self, forKey: "displayName").map { $0 as String }
+    }
 
     /// The factors of a service answer (`mfaInfo`): phone ones; others (TOTP, which this auth core
     /// does not verify) are left out, as the SDK logs and skips an unsupported type.
@@ -48,8 +69,22 @@ public final class PhoneMultiFactorInfo: MultiFactorInfo, @unchecked Sendable {
     public static let TOTPMultiFactorID = "totp"
     public let phoneNumber: String
 
+    override public class var supportsSecureCoding: Bool { true }
+
+    /// The factor's archive and `phoneNumber` (PhoneMultiFactorInfo.swift 47–63).
+    override public func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(phoneNumber, forKey: "phoneNumber")
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let phoneNumber = coder.decodeIfPresent(of: NSString.self, forKey: "phoneNumber") else { return nil }
+        self.phoneNumber = phoneNumber as String
+        super.init(coder: coder)
+    }
+
     /// The SDK stops with `fatalError` on an enrollment without an ID or a number; this skips it.
-    init?(enrollment: MFAEnrollment) {
+    package init?(enrollment: MFAEnrollment) {
         guard let id = enrollment.mfaEnrollmentId, !id.isEmpty, let phone = enrollment.phoneInfo else { return nil }
         phoneNumber = phone
         super.init(uid: id, displayName: enrollment.displayName,
@@ -112,12 +147,24 @@ public final class MultiFactorSession: NSObject, Sendable {
 }
 
 /// `user.multiFactor`: the user's second factors, and enrolling or removing one.
-public final class MultiFactor: NSObject, Sendable {
+public final class MultiFactor: NSObject, NSSecureCoding, Sendable {
     private let factors: Mutex<[MultiFactorInfo]>
     /// The user this belongs to (weakly, as in the SDK).
     private let owner = Mutex<WeakUser>(WeakUser(user: nil))
 
-    init(factors: [MultiFactorInfo] = []) { self.factors = Mutex(factors) }
+    package init(factors: [MultiFactorInfo] = []) { self.factors = Mutex(factors) }
+
+    // MARK: NSSecureCoding: the enrolled factors, not the user (MultiFactor.swift 273–292)
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) { coder.encode(enrolledFactors as NSArray, forKey: "enrolledFactors") }
+
+    public required init?(coder: NSCoder) {
+        let factors = coder.containsValue(forKey: "enrolledFactors")
+            ? coder.decodeObject(of: [NSArray.self, MultiFactorInfo.self, PhoneMultiFactorInfo.self], forKey: "enrolledFactors") : nil
+        self.factors = Mutex(factors as? [MultiFactorInfo] ?? [])
+    }
 
     /// The second factors enrolled, as the last `getAccountInfo` listed them.
     public var enrolledFactors: [MultiFactorInfo] { factors.withLock { $0 } }

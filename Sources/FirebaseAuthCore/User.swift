@@ -38,13 +38,27 @@ struct ProviderInfo: UserInfo, Hashable {
 
 /// `user.metadata`: when the account was made and last signed in. An NSObject, as 12.19's
 /// (User/UserMetadata.swift); Sendable here (its two dates never change), which 12.19's is not.
-public final class UserMetadata: NSObject, Sendable {
+public final class UserMetadata: NSObject, NSSecureCoding, Sendable {
     public let creationDate: Date?
     public let lastSignInDate: Date?
 
-    init(creationDate: Date?, lastSignInDate: Date?) {
+    package init(creationDate: Date?, lastSignInDate: Date?) {
         self.creationDate = creationDate
         self.lastSignInDate = lastSignInDate
+    }
+
+    // MARK: NSSecureCoding, with the SDK's keys (UserMetadata.swift 34–50)
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(creationDate, forKey: "creationDate")
+        coder.encode(lastSignInDate, forKey: "lastSignInDate")
+    }
+
+    public required convenience init?(coder: NSCoder) {
+        self.init(creationDate: coder.decodeIfPresent(of: NSDate.self, forKey: "creationDate").map { $0 as Date },
+                  lastSignInDate: coder.decodeIfPresent(of: NSDate.self, forKey: "lastSignInDate").map { $0 as Date })
     }
 }
 
