@@ -92,7 +92,7 @@ public final class PhoneAuthCredential: AuthCredential, NSSecureCoding, @uncheck
 
 /// An identity provider's credential: Apple's identity token with the raw nonce (and, on the first
 /// sign-in only, the user's name), or a pending token from an earlier `credentialAlreadyInUse`.
-public final class OAuthCredential: AuthCredential, @unchecked Sendable {
+public final class OAuthCredential: AuthCredential, NSSecureCoding, @unchecked Sendable {
     /// Not public in the SDK (`provider` is).
     package let providerID: String
     public let idToken: String?
@@ -152,6 +152,35 @@ public final class OAuthCredential: AuthCredential, @unchecked Sendable {
         let firstName: String?
         let lastName: String?
     }
+
+    // MARK: NSSecureCoding, as the SDK's (OAuthCredential.swift, `encode(with:)` and
+    // `init?(coder:)`): the tokens, the nonce and the name, with its keys. The provider is not
+    // archived: an unarchived credential's is `OAuth` (`OAuthProvider.id`), as in the SDK.
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(idToken, forKey: "IDToken")
+        coder.encode(rawNonce, forKey: "rawNonce")
+        coder.encode(accessToken, forKey: "accessToken")
+        coder.encode(pendingToken, forKey: "pendingToken")
+        coder.encode(secret, forKey: "secret")
+        coder.encode(fullName.map { $0 as NSPersonNameComponents }, forKey: "fullName")
+    }
+
+    public required init?(coder: NSCoder) {
+        idToken = coder.decodeIfPresent(of: NSString.self, forKey: "IDToken").map { $0 as String }
+        rawNonce = coder.decodeIfPresent(of: NSString.self, forKey: "rawNonce").map { $0 as String }
+        accessToken = coder.decodeIfPresent(of: NSString.self, forKey: "accessToken").map { $0 as String }
+        pendingToken = coder.decodeIfPresent(of: NSString.self, forKey: "pendingToken").map { $0 as String }
+        secret = coder.decodeIfPresent(of: NSString.self, forKey: "secret").map { $0 as String }
+        fullName = coder.decodeIfPresent(of: NSPersonNameComponents.self, forKey: "fullName").map { $0 as PersonNameComponents }
+        providerID = Self.archivedProvider
+        super.init(provider: Self.archivedProvider)
+    }
+
+    /// `OAuthProvider.id`, what the SDK gives an unarchived credential.
+    static let archivedProvider = OAuthProvider.id
 }
 
 /// `OAuthProvider`'s credential factories, as FirebaseAuth 12.19 gives them to Swift

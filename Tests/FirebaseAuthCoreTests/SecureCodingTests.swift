@@ -49,4 +49,16 @@ import Testing
         let unarchiver = try NSKeyedUnarchiver(forReadingFrom: archiver.encodedData)
         #expect(PhoneAuthCredential(coder: unarchiver) == nil)
     }
+
+    @Test("OAuthCredential: the tokens, nonce and name; unarchived, its provider is OAuthProvider.id, as the SDK's")
+    func oauthCredential() throws {
+        var name = PersonNameComponents()
+        name.givenName = "Ada"
+        name.familyName = "Lovelace"
+        let credential = OAuthProvider.appleCredential(withIDToken: "header.payload.signature", rawNonce: "nonce-1", fullName: name)
+        let back = try #require(try roundTrip(credential, as: OAuthCredential.self, also: [NSPersonNameComponents.self]))
+        #expect(back.idToken == "header.payload.signature" && back.rawNonce == "nonce-1" && back.fullName?.givenName == "Ada")
+        #expect(back.accessToken == nil && back.secret == nil)
+        #expect(back.provider == OAuthProvider.id, "the SDK archives no provider")
+    }
 }
