@@ -59,6 +59,14 @@ class HostedTestCase: XCTestCase {
         return try XCTUnwrap(codes.last { $0["phoneNumber"] as? String == number }?["code"] as? String)
     }
 
+    /// `verifyPhoneNumber`, the code from the outbox, and the sign-in.
+    func signInWithPhone(_ number: String) async throws -> AuthDataResult {
+        let verificationID = try await PhoneAuthProvider.provider().verifyPhoneNumber(number, uiDelegate: nil)
+        let code = try await smsCode(to: number)
+        let credential = PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: code)
+        return try await Auth.auth().signIn(with: credential)
+    }
+
     func deleteCurrentUser() {
         guard let user = Auth.auth().currentUser else { return }
         let expectation = self.expectation(description: "Delete current user finished.")
