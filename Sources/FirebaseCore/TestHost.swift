@@ -132,7 +132,7 @@ package struct TestHost: Codable, Sendable, Equatable {
         var transport = NIOHTTP1Transport()
         if let caFile {
             guard let pem = try? String(contentsOfFile: caFile, encoding: .utf8) else {
-                throw TestHostError(.badApp, "cannot read the CA the device trusts, \(caFile)")
+                throw TestHostError(.unreadable, "cannot read the CA the device trusts, \(caFile)")
             }
             transport = NIOHTTP1Transport(trustingCAPEM: pem)
         }

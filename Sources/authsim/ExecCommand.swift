@@ -63,6 +63,10 @@ struct Exec: AsyncParsableCommand {
             } catch { throw CommandFailure("cannot write the test host file: \(error.message)") }
             let pushes = apns.map { "its device gets APNs \($0.rawValue) pushes" } ?? "no aps-environment in its profile: APNs registration fails, as on a phone"
             say("  test host:       \(hostFile.path) (app \(hostApp); \(usesEmulator ? "its delegate calls useEmulator: app verification off" : pushes))")
+            // The backend pushes to its own bundle ID: another app's device refuses the push (DeviceTokenNotForTopic).
+            if let bundleID = (try? AppBundle(directory: URL(fileURLWithPath: hostApp)))?.info.bundleID, bundleID != addresses.bundleID {
+                say("  note: the host app is \(bundleID) and the backend pushes to \(addresses.bundleID): silent pushes will be refused as DeviceTokenNotForTopic and reCAPTCHA take over; pass --bundle-id \(bundleID)")
+            }
             say("authsim exec: \(command.joined(separator: " "))")
             var environment = ProcessInfo.processInfo.environment
             environment[TestHost.environmentVariable] = hostFile.path
