@@ -135,7 +135,9 @@ def documented_commands():
                             while command and command[0].startswith("-"):
                                 command = command[1:]
                         if command and Path(command[0]).name in PROGRAMS:
-                            found.append((page.name, line.strip(), Path(command[0]).name, command[1:]))
+                            # After a bare `--` the words are another command's (`authsim exec -- swift test`).
+                            arguments = command[1:command.index("--")] if "--" in command else command[1:]
+                            found.append((page.name, line.strip(), Path(command[0]).name, arguments))
                         command = []
                     else:
                         command.append(word)
