@@ -49,7 +49,7 @@ package struct AppCredential: Sendable, Hashable, Codable {
 /// let credential = PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: "123456")
 /// let result = try await Auth.auth().signIn(with: credential)
 /// ```
-public final class Auth: NSObject, Sendable {
+public final class Auth: NSObject {
     /// The app this `Auth` belongs to; weak, as in the SDK (the app owns its `Auth`).
     public weak let app: FirebaseApp?
     /// The app's options and host, kept here: an `Auth` outlives an app nobody holds.
@@ -510,9 +510,9 @@ public final class Auth: NSObject, Sendable {
 
     /// `updateCurrentUser(_:completion:)`: a nil user is `nullUser` (17067), as the SDK answers it.
     public func updateCurrentUser(_ user: User?, completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion, with: user) { (user: User?) async throws in
+        complete(completion, with: (self, user)) { (auth: Auth, user: User?) async throws in
             guard let user else { throw AuthError(.nullUser, "updateCurrentUser(_:completion:) was given no user") }
-            try await self.updateCurrentUser(user)
+            try await auth.updateCurrentUser(user)
         }
     }
 
@@ -666,4 +666,12 @@ final class AuthAppDelegateHook: AppDelegateInterceptor, @unchecked Sendable {
     }
 
     func processWasKilled() { auth?.processWasKilled() }
+}
+
+/// An `Auth`, weakly, carried where only Sendable values go (a task, a stream's termination, a
+/// user's lock). `Auth` is not Sendable, as in 12.19; the auth core keeps its state under its own
+/// locks, so reaching it from another task is safe here as the SDK's queues make it there.
+package struct WeakAuth: @unchecked Sendable {
+    package weak var auth: Auth?
+    package init(auth: Auth?) { self.auth = auth }
 }

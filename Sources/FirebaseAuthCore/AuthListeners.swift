@@ -107,7 +107,10 @@ extension Auth {
             state.listenerDeliveries = continuation
             return (continuation, deliveries)
         }
-        if let started { Task { @MainActor [weak self] in await Auth.runDeliveries(started) { [weak self] in self } } }
+        if let started {
+            let weakAuth = WeakAuth(auth: self)
+            Task { @MainActor in await Auth.runDeliveries(started) { weakAuth.auth } }
+        }
         continuation.yield(delivery)
     }
 
@@ -208,7 +211,8 @@ private func listenerStream(_ auth: Auth, add: (Auth, @escaping (Auth, User?) ->
     let (users, continuation) = AsyncStream.makeStream(of: HandedOver<User?>.self)
     let handle = add(auth) { _, user in continuation.yield(HandedOver(user)) }
     let kept = UncheckedHandle(handle)
-    continuation.onTermination = { [weak auth] _ in if let auth { remove(auth, kept.handle) } }
+    let weakAuth = WeakAuth(auth: auth)
+    continuation.onTermination = { _ in if let auth = weakAuth.auth { remove(auth, kept.handle) } }
     return users
 }
 

@@ -79,7 +79,7 @@ struct HandedOver<Value>: @unchecked Sendable {
 extension Auth {
     /// `signIn(with:completion:)`: ``signIn(with:)`` with a completion on the main queue.
     public func signIn(with credential: AuthCredential, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> AuthDataResult in try await self.signIn(with: credential) }
+        complete(completion, with: self) { (auth: Auth) async throws -> AuthDataResult in try await auth.signIn(with: credential) }
     }
 
     /// `getToken(forcingRefresh:completion:)` (the SDK's `AuthInterop`, for other Firebase
@@ -100,7 +100,7 @@ extension Auth {
 
     /// `revokeToken(withAuthorizationCode:completion:)`.
     public func revokeToken(withAuthorizationCode authorizationCode: String, completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.revokeToken(withAuthorizationCode: authorizationCode) }
+        complete(completion, with: self) { (auth: Auth) async throws in try await auth.revokeToken(withAuthorizationCode: authorizationCode) }
     }
 }
 

@@ -176,7 +176,7 @@ extension Auth {
 
     /// `signIn(withEmail:password:completion:)`.
     public func signIn(withEmail email: String, password: String, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withEmail: email, password: password) }
+        complete(completion, with: self) { (auth: Auth) async throws -> AuthDataResult in try await auth.signIn(withEmail: email, password: password) }
     }
 
     /// The SDK's `internalSignInUser(withEmail:password:)`: `verifyPassword`; a user with a second
@@ -212,7 +212,7 @@ extension Auth {
 
     /// `createUser(withEmail:password:completion:)`.
     public func createUser(withEmail email: String, password: String, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> AuthDataResult in try await self.createUser(withEmail: email, password: password) }
+        complete(completion, with: self) { (auth: Auth) async throws -> AuthDataResult in try await auth.createUser(withEmail: email, password: password) }
     }
 
     // MARK: Email links
@@ -236,7 +236,7 @@ extension Auth {
     /// `sendSignInLink(toEmail:actionCodeSettings:completion:)`.
     public func sendSignInLink(toEmail email: String, actionCodeSettings: ActionCodeSettings,
                                completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.sendSignInLink(toEmail: email, actionCodeSettings: actionCodeSettings) }
+        complete(completion, with: self) { (auth: Auth) async throws in try await auth.sendSignInLink(toEmail: email, actionCodeSettings: actionCodeSettings) }
     }
 
     /// `isSignIn(withEmailLink:)`: whether the link's query has an `oobCode` and `mode=signIn`,
@@ -263,7 +263,7 @@ extension Auth {
 
     /// `signIn(withEmail:link:completion:)`.
     public func signIn(withEmail email: String, link: String, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withEmail: email, link: link) }
+        complete(completion, with: self) { (auth: Auth) async throws -> AuthDataResult in try await auth.signIn(withEmail: email, link: link) }
     }
 
     /// The SDK's `internalSignInAndRetrieveData(withEmail:link:)` (Auth.swift 2194–2221).
@@ -312,7 +312,7 @@ extension Auth {
 
     /// `signInAnonymously(completion:)`.
     public func signInAnonymously(completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> AuthDataResult in try await self.signInAnonymously() }
+        complete(completion, with: self) { (auth: Auth) async throws -> AuthDataResult in try await auth.signInAnonymously() }
     }
 
     /// `signIn(withCustomToken:)`: `verifyCustomToken` with a token the Admin SDK minted.
@@ -328,7 +328,7 @@ extension Auth {
 
     /// `signIn(withCustomToken:completion:)`.
     public func signIn(withCustomToken token: String, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> AuthDataResult in try await self.signIn(withCustomToken: token) }
+        complete(completion, with: self) { (auth: Auth) async throws -> AuthDataResult in try await auth.signIn(withCustomToken: token) }
     }
 
     /// `fetchSignInMethods(forEmail:)`, deprecated in the SDK: `createAuthUri` with the email and
@@ -345,7 +345,7 @@ extension Auth {
     /// `fetchSignInMethods(forEmail:completion:)`, deprecated in the SDK.
     @available(*, deprecated, message: "`fetchSignInMethods` is deprecated and will be removed in a future release. This method returns an empty list when Email Enumeration Protection is enabled.")
     public func fetchSignInMethods(forEmail email: String, completion: (([String]?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> [String] in try await self.fetchSignInMethods(forEmail: email) }
+        complete(completion, with: self) { (auth: Auth) async throws -> [String] in try await auth.fetchSignInMethods(forEmail: email) }
     }
 
     // MARK: The emails
@@ -368,7 +368,7 @@ extension Auth {
     /// `sendPasswordReset(withEmail:actionCodeSettings:completion:)`.
     public func sendPasswordReset(withEmail email: String, actionCodeSettings: ActionCodeSettings?,
                                   completion: (((any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws in try await self.sendPasswordReset(withEmail: email, actionCodeSettings: actionCodeSettings) }
+        complete(completion, with: self) { (auth: Auth) async throws in try await auth.sendPasswordReset(withEmail: email, actionCodeSettings: actionCodeSettings) }
     }
 
     /// `confirmPasswordReset(withCode:newPassword:)`: `resetPassword` with the code and the new
@@ -382,7 +382,7 @@ extension Auth {
 
     /// `confirmPasswordReset(withCode:newPassword:completion:)`.
     public func confirmPasswordReset(withCode code: String, newPassword: String, completion: @escaping ((any Error)?) -> Void) {
-        complete(completion) { () async throws in try await self.confirmPasswordReset(withCode: code, newPassword: newPassword) }
+        complete(completion, with: self) { (auth: Auth) async throws in try await auth.confirmPasswordReset(withCode: code, newPassword: newPassword) }
     }
 
     /// `checkActionCode(_:)`: `resetPassword` with the code alone: whose email, and what for.
@@ -399,7 +399,7 @@ extension Auth {
 
     /// `checkActionCode(_:completion:)`.
     public func checkActionCode(_ code: String, completion: @escaping (ActionCodeInfo?, (any Error)?) -> Void) {
-        complete(completion) { () async throws -> ActionCodeInfo in try await self.checkActionCode(code) }
+        complete(completion, with: self) { (auth: Auth) async throws -> ActionCodeInfo in try await auth.checkActionCode(code) }
     }
 
     /// `verifyPasswordResetCode(_:)`: the email the code was sent to.
@@ -411,7 +411,7 @@ extension Auth {
 
     /// `verifyPasswordResetCode(_:completion:)`.
     public func verifyPasswordResetCode(_ code: String, completion: @escaping (String?, (any Error)?) -> Void) {
-        complete(completion) { () async throws -> String in try await self.verifyPasswordResetCode(code) }
+        complete(completion, with: self) { (auth: Auth) async throws -> String in try await auth.verifyPasswordResetCode(code) }
     }
 
     /// `applyActionCode(_:)`: `setAccountInfo` with the code (an email verification, a change
@@ -426,7 +426,7 @@ extension Auth {
 
     /// `applyActionCode(_:completion:)`.
     public func applyActionCode(_ code: String, completion: @escaping ((any Error)?) -> Void) {
-        complete(completion) { () async throws in try await self.applyActionCode(code) }
+        complete(completion, with: self) { (auth: Auth) async throws in try await auth.applyActionCode(code) }
     }
 }
 

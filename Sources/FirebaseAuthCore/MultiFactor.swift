@@ -238,7 +238,7 @@ public final class MultiFactor: NSObject, NSSecureCoding, Sendable {
 /// What finishes a sign-in that needs a second factor: `hints` (the user's factors, numbers
 /// masked), the `session` to request a code with, and `resolveSignIn(with:)`. It arrives in the
 /// `secondFactorRequired` (17078) error's `userInfo[AuthErrorUserInfoMultiFactorResolverKey]`.
-public final class MultiFactorResolver: NSObject, Sendable {
+public final class MultiFactorResolver: NSObject, @unchecked Sendable {
     public let session: MultiFactorSession
     public let hints: [MultiFactorInfo]
     public let auth: Auth

@@ -52,7 +52,7 @@ package enum ReCAPTCHAFallbackReason: Sendable, Hashable, CustomStringConvertibl
 }
 
 /// `PhoneAuthProvider`: sends the code (after proving the app is real) and makes credentials.
-public final class PhoneAuthProvider: NSObject, Sendable {
+public final class PhoneAuthProvider: NSObject, @unchecked Sendable {
     /// `PhoneAuthProvider.id`: the phone provider's ID, as `providerData` names it.
     public static let id = "phone"
 

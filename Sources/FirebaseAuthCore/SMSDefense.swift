@@ -132,7 +132,7 @@ extension Auth {
 
     /// `initializeRecaptchaConfig(completion:)`.
     public func initializeRecaptchaConfig(completion: (((any Error)?) -> Void)?) {
-        complete(completion) { () async throws in try await self.initializeRecaptchaConfig() }
+        complete(completion, with: self) { (auth: Auth) async throws in try await auth.initializeRecaptchaConfig() }
     }
 
     /// What the SDK sends when its reCAPTCHA Enterprise client gave no token.

@@ -156,8 +156,7 @@ public final class User: NSObject, UserInfo {
 
     /// Another `Auth` whose configuration the user's requests go with, once it made the user its
     /// current user with a different API key (``Auth/updateCurrentUser(_:)``); held weakly.
-    private let requestAuth = Mutex(WeakAuth())
-    struct WeakAuth: Sendable { weak var auth: Auth? }
+    private let requestAuth = Mutex(WeakAuth(auth: nil))
 
     /// The user's requests go with `auth`'s configuration from now on (nil: its own Auth's).
     func sendRequests(through auth: Auth?) { requestAuth.withLock { $0.auth = auth } }

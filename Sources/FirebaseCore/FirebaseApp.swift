@@ -29,7 +29,10 @@ public final class FirebaseApp: @unchecked Sendable {
     /// Where this app's Firebase requests go, when its process says (AuthsimTesting's backend).
     package let backend: AppProcess.Backend?
 
-    private let components = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    /// The products' instances, each in a box: `Auth` is not Sendable (as in 12.19), and the app
+    /// hands it out only to code of its own process.
+    private let components = Mutex<[ObjectIdentifier: Component]>([:])
+    private struct Component: @unchecked Sendable { let instance: AnyObject }
     private let dataCollection = Mutex<Bool?>(nil)
 
     /// An app of its own, in no process's list (one per simulated app in a scenario). Its host,
@@ -51,13 +54,14 @@ public final class FirebaseApp: @unchecked Sendable {
 
     /// This app's instance of a Firebase product (its `Auth`), made on first use and kept by the
     /// app, as the SDK's component container keeps them.
-    package func component<T: Sendable>(_ type: T.Type, make: (FirebaseApp) -> T) -> T {
-        components.withLock { components in
-            if let made = components[ObjectIdentifier(type)] as? T { return made }
-            let made = make(self)
+    package func component<T: AnyObject>(_ type: T.Type, make: (FirebaseApp) -> T) -> T {
+        let component = components.withLock { components -> Component in
+            if let made = components[ObjectIdentifier(type)] { return made }
+            let made = Component(instance: make(self))
             components[ObjectIdentifier(type)] = made
             return made
         }
+        return component.instance as! T
     }
 
     // MARK: Configuring

@@ -171,8 +171,9 @@ package final class PhoneAuthWorld: Sendable {
         host.answerRegistrations(on: token, with: profile.apnsRegistration.outcome)
         // The app delegate's own call, or the SDK's proxy's (`.unknown`).
         let declared = profile.tokenTypePassed
-        host.setRegistrationDelegate { [weak auth, weak host] registration in
-            guard let auth, let host else { return }
+        let weakAuth = WeakAuth(auth: auth)
+        host.setRegistrationDelegate { [weak host] registration in
+            guard let auth = weakAuth.auth, let host else { return }
             switch registration {
             case .token(let data): auth.setAPNSToken(data, type: declared)
             case .failed(let reason): auth.application(host, didFailToRegisterForRemoteNotificationsWithError: RegistrationFailure(reason))

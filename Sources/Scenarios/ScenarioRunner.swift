@@ -199,13 +199,15 @@ package enum ScenarioRunner {
         // seconds, and a wait that gave up after 10 s killed an app that had nothing to resume.
         let (events, signal) = AsyncStream<Bool>.makeStream()
         let account = Auth.keychainAccountPrefix + Auth.appCredentialsKey
+        let weakAuth = WeakAuth(auth: auth)
         auth.host.keychain.onChange { [service = auth.keychainService] items in
-            if items.contains(where: { $0.service == service && $0.account == account }), !auth.pendingReceipts.isEmpty {
+            if items.contains(where: { $0.service == service && $0.account == account }), weakAuth.auth?.pendingReceipts.isEmpty == false {
                 signal.yield(true)
             }
         }
+        let provider = PhoneAuthProvider.provider(auth: auth)
         let first = Task {
-            _ = try? await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: HeadlessPresenter())
+            _ = try? await provider.verifyPhoneNumber(number, uiDelegate: HeadlessPresenter())
             signal.yield(false)
         }
         var receiptSaved = false
@@ -428,7 +430,9 @@ package enum ScenarioRunner {
 }
 
 /// Records the moment the SDK falls back to reCAPTCHA (and why), then presents as `inner` does.
-struct RecordingPresenter: AuthUIDelegate {
+/// `@unchecked Sendable`: it holds the app's `Auth` (not Sendable, as in 12.19), whose state is
+/// under its own locks, and reads it only.
+struct RecordingPresenter: AuthUIDelegate, @unchecked Sendable {
     let inner: any AuthUIDelegate
     let auth: Auth
     let timeline: Timeline

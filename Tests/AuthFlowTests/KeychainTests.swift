@@ -34,7 +34,7 @@ struct KeychainTests {
             first.host.keychain.onChange { items in
                 if items.contains(where: { $0.account == "firebase_auth_1_app_credentials" }) { saved.yield() }
             }
-            let doomed = Task { await verificationError(first) }
+            let doomed = Task { [provider = PhoneAuthProvider.provider(auth: first)] in await verificationError(provider) }
             for await _ in saves { break }
             func stored() -> Data? { Keychain(file: file).data(service: Self.service, account: "firebase_auth_1_app_credentials") }
             let receipt = try #require(first.pendingReceipts.first)

@@ -79,7 +79,7 @@ struct ProvisioningProfileTests {
             profile.provisioningProfile = .none
             let (auth, _) = try await world.install(profile, clock: clock)
             #expect(auth.apnsTokenType == .prod)
-            let attempt = Task { await verificationError(auth) }
+            let attempt = Task { [provider = PhoneAuthProvider.provider(auth: auth)] in await verificationError(provider) }
             try await waitForSleepers(clock)
             clock.advance(by: .seconds(5))
             #expect(await attempt.value == nil)

@@ -172,13 +172,13 @@ struct SDKRowTests {
             let channel = try #require(world.channel)
             await channel.hub.setLosesPushes(true)
             // A: its push is lost on the way; the SDK gives up on the app's clock and uses reCAPTCHA.
-            let first = Task { await verificationError(auth, "+16505551234") }
+            let first = Task { [provider = PhoneAuthProvider.provider(auth: auth)] in await verificationError(provider, "+16505551234") }
             try await waitForSleepers(clock)
             clock.advance(by: .seconds(5))
             #expect(await first.value == nil)
             guard auth.lastAppVerification == .reCAPTCHA, auth.lastFallbackReason != nil else { Issue.record("\(String(describing: auth.lastAppVerification))"); return }
             // B: a second number; its push is lost too, and the flow waits.
-            let second = Task { await verificationError(auth, "+16505551235") }
+            let second = Task { [provider = PhoneAuthProvider.provider(auth: auth)] in await verificationError(provider, "+16505551235") }
             try await waitForSleepers(clock)
             #expect(auth.pendingReceipts.count == 2)
             // Now A's push arrives, late: the OS hands it to the app.
@@ -225,7 +225,7 @@ struct SDKRowTests {
             let (auth, _) = try await app(world, clock: clock)
             // A receipt no push will ever carry, and a fractional wait, on the app's clock.
             world.toolkit?.faults.add(.raw(status: 200, body: #"{"receipt":"R-no-push","suggestedTimeout":"0.25"}"#, on: "verifyClient"))
-            let attempt = Task { await verificationError(auth) }
+            let attempt = Task { [provider = PhoneAuthProvider.provider(auth: auth)] in await verificationError(provider) }
             try await waitForSleepers(clock)
             clock.advance(by: .milliseconds(200))
             // advance(by:) wakes, then and there, every sleeper whose deadline has come: one still

@@ -79,7 +79,7 @@ struct SilentPushSignInTests {
             var profile = AppProfile()
             profile.declaredTokenType = .prod
             let (auth, _) = try await world.install(profile, clock: clock)
-            let attempt = Task { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil) }
+            let attempt = Task { [provider = PhoneAuthProvider.provider(auth: auth)] in try await provider.verifyPhoneNumber(phone, uiDelegate: nil) }
             // The probe's 1 s, then suggestedTimeout's 5 s.
             try await waitForSleepers(clock)
             clock.advance(by: .seconds(1))

@@ -11,8 +11,14 @@ import Utilities
 
 /// Runs `verifyPhoneNumber` and returns the error code it ends with (nil on success).
 func verificationError(_ auth: Auth, _ number: String = phone) async -> AuthErrorCode? {
+    await verificationError(PhoneAuthProvider.provider(auth: auth), number)
+}
+
+/// The same through a provider: what a task takes with it (`Auth` is not Sendable, as in 12.19;
+/// its provider is).
+func verificationError(_ provider: PhoneAuthProvider, _ number: String = phone) async -> AuthErrorCode? {
     do throws(AuthError) {
-        _ = try await AuthError.catching { try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(number, uiDelegate: nil) }
+        _ = try await AuthError.catching { try await provider.verifyPhoneNumber(number, uiDelegate: nil) }
         return nil
     } catch { return error.code }
 }
@@ -52,7 +58,7 @@ struct VerificationErrorTests {
             profile.forwardsNotifications = false
             profile.appVerificationDisabledForTesting = true
             let (auth, _) = try await world.install(profile, clock: clock)
-            let attempt = Task { await verificationError(auth) }
+            let attempt = Task { [provider = PhoneAuthProvider.provider(auth: auth)] in await verificationError(provider) }
             try await waitForSleepers(clock)
             clock.advance(by: .milliseconds(999))
             #expect(clock.sleeperCount == 1)
@@ -72,7 +78,7 @@ struct VerificationErrorTests {
             var profile = AppProfile()
             profile.apnsRegistration = .neverAnswers
             let (auth, _) = try await world.install(profile, clock: clock, setToken: false)
-            let attempt = Task { await verificationError(auth) }
+            let attempt = Task { [provider = PhoneAuthProvider.provider(auth: auth)] in await verificationError(provider) }
             try await waitForSleepers(clock)
             clock.advance(by: .seconds(5))
             #expect(await attempt.value == nil)
@@ -112,7 +118,7 @@ struct VerificationErrorTests {
             profile.apnsRegistration = .fails
             let (auth, _) = try await world.install(profile, clock: clock, setToken: false)
             // The clock never moves: only the failure can end the wait.
-            let attempt = Task { await verificationError(auth) }
+            let attempt = Task { [provider = PhoneAuthProvider.provider(auth: auth)] in await verificationError(provider) }
             // (The limit bounds a wait for a clock that never moves: it only ends a test that failed.)
             let finished = await withLimit(.seconds(120)) { _ = await attempt.value } != nil
             #expect(finished, "verifyPhoneNumber waited for the clock")
@@ -319,7 +325,8 @@ struct NotificationHandlingTests {
         let clock = ManualClock()
         let auth = makeAuth(clock: clock)
         auth.addPendingReceipt("LATE")
-        let waiting = Task { await auth.waitForCredential(receipt: "LATE", timeout: .seconds(5)) }
+        let held = WeakAuth(auth: auth)
+        let waiting = Task { await held.auth?.waitForCredential(receipt: "LATE", timeout: .seconds(5)) }
         try await waitForSleepers(clock)
         clock.advance(by: .seconds(5))
         #expect(await waiting.value == nil)

@@ -146,10 +146,12 @@ extension GuideCode {
                 try Auth.auth().signOut()
                 let log = await ListenerLog()
                 let observer = NotificationCenter.default.addObserver(forName: Auth.authStateDidChangeNotification, object: nil, queue: nil) { note in
+                    // Auth is not Sendable (as in 12.19): read it here, hand the main actor values.
                     let auth = note.object as? Auth
+                    let isDefault = auth === Auth.auth(), uid = auth?.currentUser?.uid
                     MainActor.assumeIsolated {
-                        #expect(auth === Auth.auth())
-                        log.heard(auth?.currentUser?.uid)
+                        #expect(isDefault)
+                        log.heard(uid)
                     }
                 }
                 defer { NotificationCenter.default.removeObserver(observer) }

@@ -10,7 +10,9 @@ import TestSupport
 struct ModuleSurface {
     /// Type-checks `source` as a file of an app's own module; returns swiftc's status and messages.
     /// - Parameter swiftVersion: the language mode (an Xcode app target's default is 5), else this target's.
-    static func typecheck(_ source: String, _ name: String = #function, swiftVersion: String? = nil) async throws -> (status: Int32, messages: String) {
+    /// With `sil`, SIL is made too: region-based isolation ("sending … risks causing data races")
+    /// is checked there, not by `-typecheck`.
+    static func typecheck(_ source: String, _ name: String = #function, swiftVersion: String? = nil, sil: Bool = false) async throws -> (status: Int32, messages: String) {
         let folder = temporaryDirectory("surface-\(name.filter(\.isLetter))")
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("App.swift")
@@ -19,7 +21,7 @@ struct ModuleSurface {
         var words = try importFlags()
         if let swiftVersion, let index = words.firstIndex(of: "-swift-version"), index + 1 < words.endIndex { words[index + 1] = swiftVersion }
         try Data(words.map(quoted).joined(separator: "\n").utf8).write(to: flags)
-        let result = try await runProgram(["sh", "-c", "swiftc -typecheck -module-name App @\(flags.path) \(file.path) 2>&1"])
+        let result = try await runProgram(["sh", "-c", "swiftc \(sil ? "-emit-sil -o /dev/null" : "-typecheck") -module-name App @\(flags.path) \(file.path) 2>&1"])
         return (result.status, result.output)
     }
 
@@ -484,7 +486,7 @@ struct ModuleSurface {
         "NSSecureCoding in 12.19 (an app can archive it), not here yet": [
             "AuthDataResult: NSSecureCoding", "User: NSSecureCoding"],
         "Sendable here, not in 12.19: Swift 6 code that sends one across actors compiles here and not in Xcode": [
-            "AdditionalUserInfo: Sendable", "Auth: Sendable", "AuthProviderID: Sendable", "AuthSettings: Sendable",
+            "AdditionalUserInfo: Sendable", "AuthProviderID: Sendable", "AuthSettings: Sendable",
             "AuthUIDelegate: Sendable", "MultiFactor: Sendable", "MultiFactorAssertion: Sendable",
             "MultiFactorResolver: Sendable", "MultiFactorSession: Sendable", "PhoneMultiFactorAssertion: Sendable", "UserMetadata: Sendable"],
     ]
@@ -546,6 +548,29 @@ struct ModuleSurface {
             }
             """, swiftVersion: "6")
         #expect(accepted.status == 0, "\(accepted.messages)")
+    }
+
+    @Test("Swift 6: an Auth or a User sent to an actor and used after is the error Xcode gives with 12.19 (neither is Sendable); Swift 5 builds it")
+    func sendingAcrossActors() async throws {
+        let code = """
+            import FirebaseAuth
+            actor Store { func keep(_ auth: Auth) {}; func keep(_ user: User) {} }
+            func hand(_ store: Store) async {
+                let auth = Auth.auth()
+                await store.keep(auth)
+                _ = auth.currentUser
+            }
+            func hand(_ store: Store, _ user: User) async {
+                await store.keep(user)
+                _ = user.uid
+            }
+            """
+        let swift6 = try await Self.typecheck(code, swiftVersion: "6", sil: true)
+        #expect(swift6.status != 0)
+        #expect(swift6.messages.contains("sending 'auth' risks causing data races") && swift6.messages.contains("sending 'user' risks causing data races"),
+                "\(swift6.messages)")
+        let swift5 = try await Self.typecheck(code, swiftVersion: "5", sil: true)
+        #expect(swift5.status == 0, "\(swift5.messages)")
     }
 
     /// FirebaseCore's list comes from its Objective-C headers (FirebaseCore/Sources/Public), by the
