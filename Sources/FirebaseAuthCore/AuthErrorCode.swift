@@ -430,7 +430,9 @@ package struct AuthError: CodedError, CustomNSError, LocalizedError {
     /// The fields, behind one reference: an `AuthError` is a word, so the async functions that
     /// `throw(AuthError)` keep a word per call site in their frames, not the whole error. Every
     /// sign-in in flight holds those frames (10,000 at once held about 70 MB of them).
-    private final class Storage: Sendable {
+    /// `@unchecked Sendable`: every field is a constant; the resolver (not Sendable, as in 12.19)
+    /// goes to the app with the error, as the SDK's `userInfo` carries it.
+    private final class Storage: @unchecked Sendable {
         let code: AuthErrorCode
         let message: String
         let serverMessage: String?

@@ -115,8 +115,9 @@ extension PhoneAuthProvider {
     public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession? = nil,
                                   completion: (@MainActor (String?, (any Error)?) -> Void)?) {
+        let session = HandedOver(multiFactorSession)
         completeOnMainActor(completion) { () async throws -> String in
-            try await self.verifyPhoneNumber(phoneNumber, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
+            try await self.verifyPhoneNumber(phoneNumber, uiDelegate: uiDelegate, multiFactorSession: session.value)
         }
     }
 
@@ -125,8 +126,9 @@ extension PhoneAuthProvider {
     public func verifyPhoneNumber(with multiFactorInfo: PhoneMultiFactorInfo, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession?,
                                   completion: ((String?, (any Error)?) -> Void)?) {
+        let session = HandedOver(multiFactorSession)
         complete(completion) { () async throws -> String in
-            try await self.verifyPhoneNumber(with: multiFactorInfo, uiDelegate: uiDelegate, multiFactorSession: multiFactorSession)
+            try await self.verifyPhoneNumber(with: multiFactorInfo, uiDelegate: uiDelegate, multiFactorSession: session.value)
         }
     }
 }
@@ -197,7 +199,9 @@ extension MultiFactor {
 
     /// `enroll(with:displayName:completion:)`.
     public func enroll(with assertion: MultiFactorAssertion, displayName: String?, completion: (((any Error)?) -> Void)?) {
-        complete(completion) { () async throws in try await self.enroll(with: assertion, displayName: displayName) }
+        complete(completion, with: (self, assertion)) { (multiFactor: MultiFactor, assertion: MultiFactorAssertion) async throws in
+            try await multiFactor.enroll(with: assertion, displayName: displayName)
+        }
     }
 
     /// `unenroll(with:completion:)`.
@@ -208,7 +212,7 @@ extension MultiFactor {
     /// `unenroll(withFactorUID:completion:)`. (The SDK calls this completion off the main queue
     /// when the backend refuses; this always uses the main queue.)
     public func unenroll(withFactorUID factorUID: String, completion: (((any Error)?) -> Void)?) {
-        complete(completion) { () async throws in try await self.unenroll(withFactorUID: factorUID) }
+        complete(completion, with: self) { (multiFactor: MultiFactor) async throws in try await multiFactor.unenroll(withFactorUID: factorUID) }
     }
 }
 
@@ -216,6 +220,8 @@ extension MultiFactorResolver {
     /// `resolveSignIn(with:completion:)`.
     public func resolveSignIn(with assertion: MultiFactorAssertion,
                               completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion) { () async throws -> AuthDataResult in try await self.resolveSignIn(with: assertion) }
+        complete(completion, with: (self, assertion)) { (resolver: MultiFactorResolver, assertion: MultiFactorAssertion) async throws -> AuthDataResult in
+            try await resolver.resolveSignIn(with: assertion)
+        }
     }
 }

@@ -97,13 +97,13 @@ public final class PhoneMultiFactorInfo: MultiFactorInfo, @unchecked Sendable {
 /// ``MultiFactorResolver/resolveSignIn(with:)``.
 ///
 /// `@unchecked Sendable`: see ``MultiFactorInfo``; the subclass adds only a `let`.
-public class MultiFactorAssertion: NSObject, @unchecked Sendable {
+public class MultiFactorAssertion: NSObject {
     public let factorID: String
     init(factorID: String) { self.factorID = factorID }
 }
 
 /// A phone second factor's proof: the credential of its SMS code.
-public final class PhoneMultiFactorAssertion: MultiFactorAssertion, @unchecked Sendable {
+public final class PhoneMultiFactorAssertion: MultiFactorAssertion {
     let authCredential: PhoneAuthCredential
     init(credential: PhoneAuthCredential) {
         authCredential = credential
@@ -122,7 +122,7 @@ open class PhoneMultiFactorGenerator: NSObject {
 /// finishing a sign-in (the first factor's pending credential). Made by
 /// ``MultiFactor/session()`` and by a ``MultiFactorResolver``; passed to
 /// `verifyPhoneNumber(_:uiDelegate:multiFactorSession:)`.
-public final class MultiFactorSession: NSObject, Sendable {
+public final class MultiFactorSession: NSObject {
     /// The user's ID token when the session was made (enrollment).
     let idToken: String?
     /// The first factor's pending credential (sign-in).
@@ -147,7 +147,7 @@ public final class MultiFactorSession: NSObject, Sendable {
 }
 
 /// `user.multiFactor`: the user's second factors, and enrolling or removing one.
-public final class MultiFactor: NSObject, NSSecureCoding, Sendable {
+public final class MultiFactor: NSObject, NSSecureCoding {
     private let factors: Mutex<[MultiFactorInfo]>
     /// The user this belongs to (weakly, as in the SDK).
     private let owner = Mutex<WeakUser>(WeakUser(user: nil))
@@ -238,7 +238,7 @@ public final class MultiFactor: NSObject, NSSecureCoding, Sendable {
 /// What finishes a sign-in that needs a second factor: `hints` (the user's factors, numbers
 /// masked), the `session` to request a code with, and `resolveSignIn(with:)`. It arrives in the
 /// `secondFactorRequired` (17078) error's `userInfo[AuthErrorUserInfoMultiFactorResolverKey]`.
-public final class MultiFactorResolver: NSObject, @unchecked Sendable {
+public final class MultiFactorResolver: NSObject {
     public let session: MultiFactorSession
     public let hints: [MultiFactorInfo]
     public let auth: Auth

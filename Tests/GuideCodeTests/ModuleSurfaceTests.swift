@@ -487,8 +487,7 @@ struct ModuleSurface {
             "AuthDataResult: NSSecureCoding", "User: NSSecureCoding"],
         "Sendable here, not in 12.19: Swift 6 code that sends one across actors compiles here and not in Xcode": [
             "AdditionalUserInfo: Sendable", "AuthProviderID: Sendable", "AuthSettings: Sendable",
-            "AuthUIDelegate: Sendable", "MultiFactor: Sendable", "MultiFactorAssertion: Sendable",
-            "MultiFactorResolver: Sendable", "MultiFactorSession: Sendable", "PhoneMultiFactorAssertion: Sendable", "UserMetadata: Sendable"],
+            "AuthUIDelegate: Sendable", "UserMetadata: Sendable"],
     ]
 
     /// The conformances the list holds (`Scripts/sdk-swift-api.py --conformances`), of the kinds
