@@ -101,10 +101,20 @@ TYPEALIAS = re.compile(r"\b" + VISIBLE + r"\s+typealias\s+(\w+)")
 
 
 def join_parentheses(text):
-    """A declaration's parameters on one line: newlines inside parentheses become spaces."""
-    out, depth = [], 0
+    """A declaration's parameters on one line: newlines inside parentheses become spaces. Parentheses
+    inside a one-line string literal do not count (`"…link(withGameCredential"` opens none)."""
+    out, depth, in_string, escaped = [], 0, False, False
     for ch in text:
-        if ch == "(":
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"' or ch == "\n":
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "(":
             depth += 1
         elif ch == ")":
             depth = max(0, depth - 1)
