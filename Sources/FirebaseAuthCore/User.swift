@@ -1,4 +1,5 @@
 import DeviceOS
+import FirebaseCore
 import Foundation
 import IdentityToolkitAPI
 import Synchronization
@@ -65,13 +66,14 @@ public final class UserMetadata: NSObject, NSSecureCoding, Sendable {
 /// A signed-in user, as the SDK keeps one: the profile of the last `getAccountInfo` (phone,
 /// email, name, linked providers, second factors) and the tokens, the ID token renewed through
 /// the Secure Token service when it is within five minutes of expiring.
-public final class User: NSObject, UserInfo {
+public final class User: NSObject, UserInfo, NSSecureCoding {
     public let uid: String
     /// The `Auth` the user belongs to, held weakly as the SDK holds it (`User._auth`): the Auth
     /// holds its current user, and a user must not keep its Auth (and the app) alive.
     weak let auth: Auth?
-    /// The app's device side (its clocks and logger), which outlives neither.
-    let host: AppHost
+    /// The app's device side (its clocks and logger), which outlives neither: its Auth's, or, for a
+    /// user unarchived with no Auth yet, the app's process's (nil outside one: the system's clock).
+    let host: AppHost?
     /// `user.multiFactor`: the second factors, and enrolling or removing one.
     public let multiFactor: MultiFactor
 
@@ -93,9 +95,9 @@ public final class User: NSObject, UserInfo {
     /// SDK's `TokenRefreshCoalescer`).
     private let tokens: Mutex<IDTokenBook<Task<String, any Error>>>
 
-    init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?, anonymous: Bool = false) {
+    init(auth: Auth?, host: AppHost?, uid: String, idToken: String, refreshToken: String, expiration: Date?, anonymous: Bool = false) {
         self.auth = auth
-        host = auth.host
+        self.host = host
         self.uid = uid
         tokens = Mutex(IDTokenBook(idToken: idToken, refreshToken: refreshToken, expiration: expiration))
         multiFactor = MultiFactor()
@@ -104,7 +106,48 @@ public final class User: NSObject, UserInfo {
         multiFactor.user = self
     }
 
+    convenience init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?, anonymous: Bool = false) {
+        self.init(auth: auth, host: auth.host, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration, anonymous: anonymous)
+    }
+
+    /// The device's wall clock (the system's for a user with no app).
+    private var now: Date { host?.wallClock.now ?? Date() }
+
     override public var description: String { "User(\(uid.prefix(8))…, \(providerData.map(\.providerID).joined(separator: ", ")))" }
+
+    // MARK: NSSecureCoding (User.swift 1773–1860)
+
+    public static var supportsSecureCoding: Bool { true }
+
+    /// The SDK's keys for what it archives as plain values (`userID`, `email`, `phoneNumber`,
+    /// `emailVerified`, `displayName`, `anonymous`, `APIKey`, `firebaseAppID`, `metadata`,
+    /// `multiFactor`); its `tokenService` (a `SecureTokenService` object) is, here, the tokens and
+    /// the account as the keychain keeps them, JSON under `authsimStoredUser`.
+    public func encode(with coder: NSCoder) {
+        coder.encode(uid, forKey: "userID")
+        coder.encode(isAnonymous, forKey: "anonymous")
+        coder.encode(email, forKey: "email")
+        coder.encode(phoneNumber, forKey: "phoneNumber")
+        coder.encode(isEmailVerified, forKey: "emailVerified")
+        coder.encode(displayName, forKey: "displayName")
+        coder.encode(metadata, forKey: "metadata")
+        coder.encode(multiFactor, forKey: "multiFactor")
+        if let auth = try? owner() {
+            coder.encode(auth.options.apiKey, forKey: "APIKey")
+            coder.encode(auth.options.googleAppID, forKey: "firebaseAppID")
+        }
+        if let stored = try? JSONEncoder().encode(stored) { coder.encode(stored as NSData, forKey: "authsimStoredUser") }
+    }
+
+    /// A user with no Auth yet, as the SDK's unarchived user: `Auth.updateCurrentUser(_:)` makes it
+    /// an Auth's (its account loaded again). Nil for an archive without the user's tokens.
+    public convenience init?(coder: NSCoder) {
+        guard let data = coder.decodeIfPresent(of: NSData.self, forKey: "authsimStoredUser") as Data?,
+              let stored = try? JSONDecoder().decode(StoredUser.self, from: data) else { return nil }
+        self.init(auth: nil, host: AppProcess.current?.host, uid: stored.uid, idToken: stored.idToken, refreshToken: stored.refreshToken,
+                  expiration: stored.expiration, anonymous: stored.isAnonymous == true)
+        if let record = stored.record { update(with: record, persist: false) }
+    }
 
     // MARK: The profile
 
@@ -196,7 +239,7 @@ public final class User: NSObject, UserInfo {
     /// Takes the tokens an `accounts:update` answer carries, when it carries them.
     func takeTokens(of response: SetAccountInfoResponse) {
         guard let idToken = response.idToken, let refreshToken = response.refreshToken else { return }
-        let expiration = response.expiresIn.flatMap(Double.init).map { host.wallClock.now.addingTimeInterval($0) }
+        let expiration = response.expiresIn.flatMap(Double.init).map { now.addingTimeInterval($0) }
         setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration)
     }
 
@@ -228,7 +271,7 @@ public final class User: NSObject, UserInfo {
 
     /// ``getIDToken(forcingRefresh:)``, its error typed, for the auth core's own calls.
     func idToken(forcingRefresh forceRefresh: Bool = false) async throws(AuthError) -> String {
-        let now = host.wallClock.now
+        let now = self.now
         enum Next { case token(String), wait(Task<String, any Error>) }
         let held = WeakUser(user: self)
         let next = tokens.withLock { tokens -> Next in
@@ -260,7 +303,7 @@ public final class User: NSObject, UserInfo {
     /// listeners hear of it.
     func signOutIfTokenIsInvalid(_ error: AuthError) {
         guard [.userNotFound, .userDisabled, .invalidUserToken, .userTokenExpired].contains(error.code) else { return }
-        host.logger.notice("invalid user token detected, the user is signed out", metadata: ["code": "\(error.code.rawValue)"])
+        host?.logger.notice("invalid user token detected, the user is signed out", metadata: ["code": "\(error.code.rawValue)"])
         auth?.signOut(ifCurrent: uid)
     }
 
@@ -281,7 +324,7 @@ public final class User: NSObject, UserInfo {
         guard let idToken = response.accessToken ?? response.idToken, !idToken.isEmpty else {
             throw AuthError(.internalError, "the Secure Token service answered without access_token")
         }
-        let now = host.wallClock.now
+        let now = self.now
         tokens.withLock { $0.refreshed(idToken: idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn.flatMap(Double.init), now: now) }
         auth.saveUser(self)
         return idToken
@@ -347,7 +390,7 @@ public final class User: NSObject, UserInfo {
 /// What a sign-in returns: the user, what the provider said, and for an identity provider its
 /// credential. FirebaseAuth 12.19's `AuthDataResult` (Auth/AuthDataResult.swift): an `NSObject`,
 /// not `Sendable` (a completion handler gets it on the main queue; Swift 6 code keeps it there).
-open class AuthDataResult: NSObject {
+open class AuthDataResult: NSObject, NSSecureCoding {
     public let user: User
     public let additionalUserInfo: AdditionalUserInfo?
     /// For sign-in with an identity provider: the credential (Apple's ID token is single-use, so
@@ -358,6 +401,24 @@ open class AuthDataResult: NSObject {
         self.user = user
         self.additionalUserInfo = additionalUserInfo
         self.credential = credential
+    }
+
+    // MARK: NSSecureCoding, with the SDK's keys (AuthDataResult.swift 51–72)
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(user, forKey: "user")
+        coder.encode(additionalUserInfo, forKey: "additionalUserInfo")
+        coder.encode(credential, forKey: "credential")
+    }
+
+    /// Nil without a user, as the SDK's.
+    public required init?(coder: NSCoder) {
+        guard let user = coder.decodeIfPresent(of: User.self, forKey: "user") else { return nil }
+        self.user = user
+        additionalUserInfo = coder.decodeIfPresent(of: AdditionalUserInfo.self, forKey: "additionalUserInfo")
+        credential = coder.decodeIfPresent(of: OAuthCredential.self, forKey: "credential")
     }
 
     /// `additionalUserInfo?.isNewUser` (not an SDK property: a shortcut the tests use).

@@ -67,4 +67,26 @@ struct UpdateCurrentUserTests {
             }
         }
     }
+
+    @Test("a User and an AuthDataResult archived with NSKeyedArchiver come back with their profile and tokens, with no Auth until updateCurrentUser makes one theirs (User.swift 1773–1860, AuthDataResult.swift 51–72)")
+    func archivedUser() async throws {
+        try await withWorld { world, _ in
+            let (first, _) = try await recordingApp(world)
+            let result = try await first.createUser(withEmail: "ada@example.com", password: "secret1")
+            try await result.user.updatePassword(to: "secret2")
+            let data = try NSKeyedArchiver.archivedData(withRootObject: result, requiringSecureCoding: true)
+            let classes: [AnyClass] = [AuthDataResult.self, User.self, AdditionalUserInfo.self, OAuthCredential.self, UserMetadata.self,
+                                       MultiFactor.self, NSArray.self, MultiFactorInfo.self, PhoneMultiFactorInfo.self, NSData.self]
+            let back = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClasses: classes, from: data) as? AuthDataResult)
+            let user = back.user
+            #expect(user !== result.user && user.uid == result.user.uid && user.email == "ada@example.com")
+            #expect(user.providerData.map(\.providerID) == ["password"] && back.additionalUserInfo?.isNewUser == true)
+            #expect(user.metadata.creationDate == result.user.metadata.creationDate)
+
+            let (second, _) = UpdateCurrentUserTests().secondAuth(world)
+            try await second.updateCurrentUser(user)
+            #expect(second.currentUser === user)
+            #expect(try await user.getIDToken(forcingRefresh: true).isEmpty == false)
+        }
+    }
 }

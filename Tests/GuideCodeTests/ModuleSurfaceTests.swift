@@ -453,8 +453,6 @@ struct ModuleSurface {
             "TOTPMultiFactorGenerator.generateSecret(with:completion:)", "TOTPSecret", "TOTPSecret.generateQRCodeURL(withAccountName:issuer:)",
             "TOTPSecret.openInOTPApp(withQRCodeURL:)", "TOTPSecret.sharedSecretKey()"],
         "tenants (issue 65)": ["Auth.tenantID"],
-        "NSSecureCoding on User and on AuthDataResult, which holds one, not here yet (issue 65)": [
-            "AuthDataResult.encode(with:)", "AuthDataResult.init(coder:)", "AuthDataResult.supportsSecureCoding", "User.encode(with:)"],
     ]
     /// Names the symbol graph leaves out (a leading underscore), each with a line that uses it.
     static let underscored: [String: String] = [
@@ -483,8 +481,6 @@ struct ModuleSurface {
     /// declares them). Shrinks only: a conformance that becomes the SDK's must leave it.
     static let conformancesNotYet: [String: [String]] = [
         "an NSObject class in 12.19, an enum of Apple's credential here until the other providers come (issue 66)": ["OAuthProvider: NSObject"],
-        "NSSecureCoding in 12.19 (an app can archive it), not here yet": [
-            "AuthDataResult: NSSecureCoding", "User: NSSecureCoding"],
         "Sendable here, not in 12.19: Swift 6 code that sends one across actors compiles here and not in Xcode": [
             "AdditionalUserInfo: Sendable", "AuthProviderID: Sendable", "AuthSettings: Sendable",
             "AuthUIDelegate: Sendable", "UserMetadata: Sendable"],
