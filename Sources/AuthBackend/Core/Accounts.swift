@@ -44,12 +44,17 @@ extension CoreCall {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }
         guard let user = state.users[claims.sub] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
-        // Revoked (the Admin SDK's revoke_refresh_tokens), as the Auth Emulator's parseIdToken checks.
+        try requireStanding(user, claims: claims, endpoint: endpoint)
+        return (user, claims.firebase.signInProvider)
+    }
+
+    /// A token that is not revoked (the Admin SDK's revoke_refresh_tokens: issued before the user's
+    /// `validSince`, TOKEN_EXPIRED, as the Auth Emulator's parseIdToken checks), of a user not disabled.
+    mutating func requireStanding(_ user: BackendUser, claims: FirebaseIDTokenClaims, endpoint: BackendOperation) throws(IdentityToolkitError) {
         if let validSince = user.validSince, Int64(claims.iat) < validSince {
             throw reject(endpoint, IdentityToolkitError(.tokenExpired, "The user's credential is no longer valid. The user must sign in again."))
         }
         try requireEnabled(user, endpoint: endpoint)
-        return (user, claims.firebase.signInProvider)
     }
 }
 
@@ -111,8 +116,7 @@ extension CoreCall {
     mutating func setAccountInfo(_ request: SetAccountInfoRequest, hash: PasswordHash?) throws(IdentityToolkitError) -> SignInDecision<SetAccountInfoResponse> {
         let endpoint = BackendOperation.setAccountInfo
         if let code = request.oobCode { return .answer(try applyOobCode(code)) }
-        guard let uid = try standingUID(request.idToken, endpoint: endpoint), var user = state.users[uid],
-              let claims = request.idToken.flatMap({ tokenSigner.verifiedClaims($0, now: now) }) else {
+        guard let claims = try standingClaims(request.idToken, endpoint: endpoint), var user = state.users[claims.sub] else {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }
         var provider = claims.firebase.signInProvider
@@ -160,10 +164,10 @@ extension CoreCall {
 
     /// ``IdentityToolkit/deleteAccount(_:)``'s rules.
     mutating func deleteAccount(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
-        guard let uid = try standingUID(request.idToken, endpoint: .deleteAccount), state.users[uid] != nil,
-              let claims = request.idToken.flatMap({ tokenSigner.verifiedClaims($0, now: now) }) else {
+        guard let claims = try standingClaims(request.idToken, endpoint: .deleteAccount) else {
             throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
         }
+        let uid = claims.sub
         try requireRecentSignIn(claims, endpoint: .deleteAccount)
         commit(.userDeleted(localId: uid))
         emit(.accountDeleted(uid: uid))
@@ -186,10 +190,15 @@ extension CoreCall {
     /// own error); a revoked token (issued before the user's `validSince`) is TOKEN_EXPIRED and a
     /// disabled user USER_DISABLED, as on every call with an ID token (``signedInUser(_:endpoint:)``).
     mutating func standingUID(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> String? {
+        try standingClaims(idToken, endpoint: endpoint)?.sub
+    }
+
+    /// ``standingUID(_:endpoint:)``'s token, its claims: its signature checked once.
+    mutating func standingClaims(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> FirebaseIDTokenClaims? {
         guard let idToken, !idToken.isEmpty, let claims = tokenSigner.verifiedClaims(idToken, now: now),
               let user = state.users[claims.sub] else { return nil }
-        _ = try signedInUser(idToken, endpoint: endpoint)
-        return user.localId
+        try requireStanding(user, claims: claims, endpoint: endpoint)
+        return claims
     }
 }
 
