@@ -47,8 +47,7 @@ open class AdditionalUserInfo: NSObject, NSSecureCoding, @unchecked Sendable {
     public required init?(coder: NSCoder) {
         guard let providerID = coder.decodeIfPresent(of: NSString.self, forKey: Key.providerID) else { return nil }
         self.providerID = providerID as String
-        profile = coder.containsValue(forKey: Key.profile)
-            ? coder.decodeObject(of: [NSDictionary.self, NSArray.self, NSString.self, NSNumber.self], forKey: Key.profile) as? [String: Any] : nil
+        profile = coder.decodeIfPresent(of: [NSDictionary.self, NSArray.self, NSString.self, NSNumber.self], forKey: Key.profile) as? [String: Any]
         username = coder.decodeIfPresent(of: NSString.self, forKey: Key.username).map { $0 as String }
         isNewUser = coder.decodeIfPresent(of: NSNumber.self, forKey: Key.newUser)?.intValue == 1
     }
@@ -67,5 +66,10 @@ extension NSCoder {
     /// (raising, by default) where Apple's answers nil; archives the SDK writes leave keys out.
     package func decodeIfPresent<T: NSObject & NSCoding>(of type: T.Type, forKey key: String) -> T? {
         containsValue(forKey: key) ? decodeObject(of: type, forKey: key) : nil
+    }
+
+    /// ``decodeIfPresent(of:forKey:)-…`` for a value of one of several classes (a collection and its elements).
+    package func decodeIfPresent(of classes: [AnyClass], forKey key: String) -> Any? {
+        containsValue(forKey: key) ? decodeObject(of: classes, forKey: key) : nil
     }
 }

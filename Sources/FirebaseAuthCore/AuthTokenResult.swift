@@ -73,7 +73,7 @@ open class AuthTokenResult: NSObject, NSSecureCoding {
 
     /// Nil when the archive has no token, or one that is not a JWT with the claims above.
     public required convenience init?(coder: NSCoder) {
-        guard let token = coder.decodeObject(of: NSString.self, forKey: "token") as String?,
+        guard let token = coder.decodeIfPresent(of: NSString.self, forKey: "token") as String?,
               let parsed = try? AuthTokenResult.parse(token) else { return nil }
         self.init(token: parsed.token, expirationDate: parsed.expirationDate, authDate: parsed.authDate, issuedAtDate: parsed.issuedAtDate,
                   signInProvider: parsed.signInProvider, signInSecondFactor: parsed.signInSecondFactor, claims: parsed.claims)

@@ -404,9 +404,7 @@ extension Auth {
 
     /// `verifyPasswordResetCode(_:)`: the email the code was sent to.
     public func verifyPasswordResetCode(_ code: String) async throws -> String {
-        return try await AuthError.forApp {
-            try await checkActionCode(code).email
-        }
+        try await checkActionCode(code).email
     }
 
     /// `verifyPasswordResetCode(_:completion:)`.

@@ -161,8 +161,7 @@ public final class MultiFactor: NSObject, NSSecureCoding {
     public func encode(with coder: NSCoder) { coder.encode(enrolledFactors as NSArray, forKey: "enrolledFactors") }
 
     public required init?(coder: NSCoder) {
-        let factors = coder.containsValue(forKey: "enrolledFactors")
-            ? coder.decodeObject(of: [NSArray.self, MultiFactorInfo.self, PhoneMultiFactorInfo.self], forKey: "enrolledFactors") : nil
+        let factors = coder.decodeIfPresent(of: [NSArray.self, MultiFactorInfo.self, PhoneMultiFactorInfo.self], forKey: "enrolledFactors")
         self.factors = Mutex(factors as? [MultiFactorInfo] ?? [])
     }
 
@@ -213,9 +212,7 @@ public final class MultiFactor: NSObject, NSSecureCoding {
     /// If loading it fails (the tokens were revoked with the factor), the user is signed out, as
     /// the SDK does.
     public func unenroll(with factorInfo: MultiFactorInfo) async throws {
-        try await AuthError.forApp {
-            try await unenroll(withFactorUID: factorInfo.uid)
-        }
+        try await unenroll(withFactorUID: factorInfo.uid)
     }
 
     /// ``unenroll(with:)`` by enrollment ID.
