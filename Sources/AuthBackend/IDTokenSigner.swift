@@ -71,7 +71,7 @@ package struct IDTokenSigner: Sendable {
                                            picture: user.photoUrl, customClaims: custom,
                                            firebase: .init(identities: identities, signInProvider: provider,
                                                            signInSecondFactor: secondFactor == nil ? nil : .phone,
-                                                           secondFactorIdentifier: secondFactor))
+                                                           secondFactorIdentifier: secondFactor, tenant: user.tenantId))
         // Strings, numbers and dictionaries of them always encode.
         let input = headerSegment + "." + Base64URL.encode((try? IdentityToolkitJSON.encode(claims)) ?? [])
         return input + "." + Base64URL.encode(signature(Array(input.utf8)))

@@ -183,7 +183,7 @@ package actor IdentityToolkit {
     }
 
     /// The users kept now.
-    package var userCount: Int { core.state.users.count }
+    package var userCount: Int { core.state.userCount }
 
     /// The journal file, when the backend keeps its state on disk.
     package nonisolated let journalFile: URL?
@@ -197,7 +197,7 @@ package actor IdentityToolkit {
         try await readShared()
         return core.state.fleetSilentPushes.all
     }
-    package var allUsers: [BackendUser] { core.state.users.values.sorted { $0.createdAt < $1.createdAt } }
+    package var allUsers: [BackendUser] { core.state.allUsers.sorted { $0.createdAt < $1.createdAt } }
 
     // MARK: verifyClient
 
@@ -322,10 +322,11 @@ package actor IdentityToolkit {
         return core.state.sessions[sessionInfo]?.code
     }
 
-    /// The emulator's view of sent codes (`GET /emulator/v1/projects/{project}/verificationCodes`).
-    package func verificationCodes() async throws(IdentityToolkitError) -> VerificationCodesResponse {
+    /// The emulator's view of sent codes (`GET /emulator/v1/projects/{project}/verificationCodes`,
+    /// or a tenant's: `…/tenants/{t}/verificationCodes`).
+    package func verificationCodes(tenant: String? = nil) async throws(IdentityToolkitError) -> VerificationCodesResponse {
         try await readShared()
-        return VerificationCodesResponse(verificationCodes: core.state.outbox.map {
+        return VerificationCodesResponse(verificationCodes: core.state.outbox.filter { $0.tenant == tenant }.map {
             VerificationCode(code: $0.code, phoneNumber: $0.phoneNumber, sessionInfo: $0.sessionInfo)
         })
     }

@@ -92,10 +92,12 @@ extension IdentityToolkit {
         // The hash is checked off the actor (scrypt takes tens of milliseconds), then the sign-in
         // goes on only if the user still has the hash that was checked.
         try await readShared()
-        let stored = core.state.user(email: email).flatMap { user in user.passwordHash.map { (hash: $0, salt: user.salt) } }
+        let stored = core.state.users(in: request.tenantId).user(email: email).flatMap { user in user.passwordHash.map { (hash: $0, salt: user.salt) } }
         var verified: String?
         if let stored, await PasswordHashing.matches(password, hash: stored.hash, salt: stored.salt) { verified = stored.hash }
-        return try await signIn { [verified] core throws(IdentityToolkitError) in try core.signInWithPassword(email: email, verifiedHash: verified) }
+        return try await signIn { [verified] core throws(IdentityToolkitError) in
+            try core.signInWithPassword(email: email, verifiedHash: verified, tenant: request.tenantId)
+        }
     }
 
     /// `getOobConfirmationCode` (v1 `accounts:sendOobCode`): an email with a single-use code, in
@@ -114,7 +116,7 @@ extension IdentityToolkit {
     package func resetPassword(_ request: ResetPasswordRequest) async throws(IdentityToolkitError) -> ResetPasswordResponse {
         let (code, password) = try check { core throws(IdentityToolkitError) in try core.resetPasswordInput(request) }
         let hash = try await passwordHash(password)
-        return try await change { [hash] core throws(IdentityToolkitError) in try core.resetPassword(code: code, hash: hash) }
+        return try await change { [hash] core throws(IdentityToolkitError) in try core.resetPassword(code: code, hash: hash, tenant: request.tenantId) }
     }
 
     /// Every email sent (a day past its code's lifetime, then forgotten), oldest first, with
@@ -124,10 +126,11 @@ extension IdentityToolkit {
         return core.state.emailOutbox.map { ($0, core.state.oobCodes[BackendCore.digest($0.code)]?.used ?? true) }
     }
 
-    /// The emails sent whose codes are still unused, oldest first (`GET /emulator/v1/projects/{p}/oobCodes`).
-    package func emailOutbox() async throws(IdentityToolkitError) -> [OobEmail] {
+    /// The emails sent whose codes are still unused, oldest first (`GET /emulator/v1/projects/{p}/oobCodes`,
+    /// or a tenant's: `…/tenants/{t}/oobCodes`).
+    package func emailOutbox(tenant: String? = nil) async throws(IdentityToolkitError) -> [OobEmail] {
         try await readShared()
-        return core.state.emailOutbox.filter { core.state.oobCodes[BackendCore.digest($0.code)]?.used == false }
+        return core.state.emailOutbox.filter { $0.tenant == tenant && core.state.oobCodes[BackendCore.digest($0.code)]?.used == false }
     }
 
     // MARK: Users, as an admin manages them (UserManagement.swift)
@@ -158,8 +161,8 @@ extension IdentityToolkit {
 
     /// `DELETE /emulator/v1/projects/{p}/accounts`: every user goes, with their refresh tokens and
     /// pending credentials (sessions, SMS and app credentials stay).
-    package func deleteAllAccounts() async throws(IdentityToolkitError) {
-        try await change { core throws(IdentityToolkitError) in try core.deleteAllAccounts() }
+    package func deleteAllAccounts(tenant: String? = nil) async throws(IdentityToolkitError) {
+        try await change { core throws(IdentityToolkitError) in try core.deleteAllAccounts(tenant: tenant) }
     }
 
     /// Custom claims as `setAccountInfo` checks them (a JSON object of at most 1,000 characters,

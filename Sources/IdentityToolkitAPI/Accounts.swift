@@ -11,6 +11,7 @@ import Utilities
 package struct VerifyAssertionRequest: AuthRPCRequest, Hashable {
     package typealias Response = VerifyAssertionResponse
     package static let endpoint = IdentityToolkitEndpoint.verifyAssertion
+    package static let sdkSendsTenantID = true
     /// Unused by the server but required ("http://localhost" from the SDK).
     package var requestUri: String?
     package var postBody: String?
@@ -133,6 +134,7 @@ package struct DeleteAccountResponse: Codable, Sendable, Hashable {
 package struct SetAccountInfoRequest: AuthRPCRequest, Hashable {
     package typealias Response = SetAccountInfoResponse
     package static let endpoint = IdentityToolkitEndpoint.setAccountInfo
+    package static let sdkSendsTenantID = true
     package var idToken: String?
     package var localId: String?
     package var displayName: String?
@@ -348,6 +350,7 @@ package struct ProviderUserInfo: Codable, Sendable, Hashable {
 package struct VerifyCustomTokenRequest: AuthRPCRequest, Hashable {
     package typealias Response = VerifyCustomTokenResponse
     package static let endpoint = IdentityToolkitEndpoint.verifyCustomToken
+    package static let sdkSendsTenantID = true
     package var token: String?
     package var returnSecureToken: Bool?
     package var tenantId: String?

@@ -10,6 +10,7 @@ import Foundation
 package struct SignUpNewUserRequest: AuthRPCRequest, Hashable {
     package typealias Response = SignUpNewUserResponse
     package static let endpoint = IdentityToolkitEndpoint.signUpNewUser
+    package static let sdkSendsTenantID = true
     package var localId: String?
     package var email: String?
     package var password: String?
@@ -69,10 +70,12 @@ package struct DownloadAccountRequest: AuthRPCQueryRequest, Hashable {
     package static let endpoint = IdentityToolkitEndpoint.adminBatchGet
     package var maxResults: Int?
     package var nextPageToken: String?
+    package var tenantId: String?
 
-    package init(maxResults: Int? = nil, nextPageToken: String? = nil) {
+    package init(maxResults: Int? = nil, nextPageToken: String? = nil, tenantId: String? = nil) {
         self.maxResults = maxResults
         self.nextPageToken = nextPageToken
+        self.tenantId = tenantId
     }
 
     package init(queryItems: [URLQueryItem]) throws(IdentityToolkitError) {
@@ -84,13 +87,14 @@ package struct DownloadAccountRequest: AuthRPCQueryRequest, Hashable {
             }
             maxResults = number
         }
-        self.init(maxResults: maxResults, nextPageToken: value("nextPageToken"))
+        self.init(maxResults: maxResults, nextPageToken: value("nextPageToken"), tenantId: value("tenantId"))
     }
 
     package var queryItems: [URLQueryItem] {
         var items: [URLQueryItem] = []
         if let maxResults { items.append(URLQueryItem(name: "maxResults", value: String(maxResults))) }
         if let nextPageToken { items.append(URLQueryItem(name: "nextPageToken", value: nextPageToken)) }
+        if let tenantId { items.append(URLQueryItem(name: "tenantId", value: tenantId)) }
         return items
     }
 }
@@ -117,7 +121,10 @@ package struct UploadAccountRequest: AuthRPCRequest, Hashable {
     package var allowOverwrite: Bool?
     /// Refuse the batch if two of its users share a provider's raw ID.
     package var sanityCheck: Bool?
-    package init(users: [UserRecord]?, hashAlgorithm: String? = nil, allowOverwrite: Bool? = nil, sanityCheck: Bool? = nil) {
+    package var tenantId: String?
+    package init(users: [UserRecord]?, hashAlgorithm: String? = nil, allowOverwrite: Bool? = nil, sanityCheck: Bool? = nil,
+                tenantId: String? = nil) {
+        self.tenantId = tenantId
         self.users = users
         self.hashAlgorithm = hashAlgorithm
         self.allowOverwrite = allowOverwrite
@@ -150,7 +157,9 @@ package struct BatchDeleteAccountsRequest: AuthRPCRequest, Hashable {
     package var localIds: [String]?
     /// Delete users that are not disabled too.
     package var force: Bool?
-    package init(localIds: [String]?, force: Bool?) {
+    package var tenantId: String?
+    package init(localIds: [String]?, force: Bool?, tenantId: String? = nil) {
+        self.tenantId = tenantId
         self.localIds = localIds
         self.force = force
     }
@@ -194,8 +203,10 @@ package struct QueryUserInfoRequest: AuthRPCRequest, Hashable {
     package var order: QueryOrder?
     /// `USER_ID`, `NAME`, `CREATED_AT`, `LAST_LOGIN_AT`, `USER_EMAIL`.
     package var sortBy: QuerySortField?
+    package var tenantId: String?
     package init(returnUserInfo: Bool? = nil, limit: String? = nil, offset: String? = nil, expression: [Expression]? = nil,
-                order: QueryOrder? = nil, sortBy: QuerySortField? = nil) {
+                order: QueryOrder? = nil, sortBy: QuerySortField? = nil, tenantId: String? = nil) {
+        self.tenantId = tenantId
         self.returnUserInfo = returnUserInfo
         self.limit = limit
         self.offset = offset

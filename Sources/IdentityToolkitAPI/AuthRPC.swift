@@ -14,10 +14,24 @@ package protocol AuthRPCRequest: Codable, Sendable {
     static var endpoint: IdentityToolkitEndpoint { get }
     /// The query a GET request carries (after `key=`); empty for a POST, whose fields are its body.
     var queryItems: [URLQueryItem] { get }
+    /// The tenant the request is for: its `tenantId` field (an Admin SDK's path
+    /// `…/projects/{p}/tenants/{t}/…` fills it). nil for the project's own users, and always nil
+    /// for a message whose schema has no `tenantId` (setting it there changes nothing:
+    /// `CallTableTests` holds every row served under a tenant's path to a message that has one).
+    var tenantId: String? { get set }
+    /// Whether the SDK puts its `Auth.tenantID` in this request (`IdentityToolkitRequest.tenantID`,
+    /// which each of 12.19's RPC classes writes as `tenantId` or not: `GetAccountInfoRequest`,
+    /// `DeleteAccountRequest`, `VerifyClientRequest` and `SecureTokenRequest` do not).
+    static var sdkSendsTenantID: Bool { get }
 }
 
 extension AuthRPCRequest {
     package var queryItems: [URLQueryItem] { [] }
+    package var tenantId: String? {
+        get { nil }
+        set {}
+    }
+    package static var sdkSendsTenantID: Bool { false }
 }
 
 /// A request that travels as a query (a GET): it can be read back from one.

@@ -11,6 +11,7 @@ import Foundation
 package struct VerifyPasswordRequest: AuthRPCRequest, Hashable {
     package typealias Response = VerifyPasswordResponse
     package static let endpoint = IdentityToolkitEndpoint.verifyPassword
+    package static let sdkSendsTenantID = true
     package var email: String?
     package var password: String?
     package var returnSecureToken: Bool?
@@ -65,6 +66,7 @@ package struct VerifyPasswordResponse: Codable, Sendable, Hashable {
 package struct EmailLinkSignInRequest: AuthRPCRequest, Hashable {
     package typealias Response = EmailLinkSignInResponse
     package static let endpoint = IdentityToolkitEndpoint.emailLinkSignin
+    package static let sdkSendsTenantID = true
     package var email: String?
     package var oobCode: String?
     package var idToken: String?
@@ -110,13 +112,16 @@ package struct EmailLinkSignInResponse: Codable, Sendable, Hashable {
 package struct CreateAuthURIRequest: AuthRPCRequest, Hashable {
     package typealias Response = CreateAuthURIResponse
     package static let endpoint = IdentityToolkitEndpoint.createAuthUri
+    package static let sdkSendsTenantID = true
     /// The email (or a federated ID: only emails are taken, as by the Auth Emulator).
     package var identifier: String?
     package var continueUri: String?
     /// Echoed in the answer (a new one when absent).
     package var sessionId: String?
+    package var tenantId: String?
 
-    package init(identifier: String?, continueUri: String?) {
+    package init(identifier: String?, continueUri: String?, tenantId: String? = nil) {
+        self.tenantId = tenantId
         self.identifier = identifier
         self.continueUri = continueUri
     }
@@ -162,6 +167,7 @@ package enum OobRequestType: String, Codable, Sendable, Hashable, CaseIterable {
 package struct GetOOBConfirmationCodeRequest: AuthRPCRequest, Hashable {
     package typealias Response = GetOOBConfirmationCodeResponse
     package static let endpoint = IdentityToolkitEndpoint.getOobConfirmationCode
+    package static let sdkSendsTenantID = true
     /// `PASSWORD_RESET`, `VERIFY_EMAIL`, `VERIFY_AND_CHANGE_EMAIL`, `EMAIL_SIGNIN` (text: a value
     /// this backend does not know is answered, not undecodable).
     package var requestType: String?
@@ -215,6 +221,7 @@ package struct GetOOBConfirmationCodeResponse: Codable, Sendable, Hashable {
 package struct ResetPasswordRequest: AuthRPCRequest, Hashable {
     package typealias Response = ResetPasswordResponse
     package static let endpoint = IdentityToolkitEndpoint.resetPassword
+    package static let sdkSendsTenantID = true
     package var oobCode: String?
     package var newPassword: String?
     package var email: String?
@@ -262,8 +269,7 @@ package struct OobCodesResponse: Codable, Sendable, Hashable {
 
 extension EmailLinkSignInRequest: SchemaCheckedMessage {
     package static let schemaFields: Set<String> = ["email", "idToken", "oobCode", "tenantId"]
-    package static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
-}
+    }
 
 extension VerifyPasswordRequest: SchemaCheckedMessage {
     package static let schemaFields: Set<String> = [
@@ -271,7 +277,7 @@ extension VerifyPasswordRequest: SchemaCheckedMessage {
         "pendingIdToken", "recaptchaVersion", "returnSecureToken", "tenantId",
     ]
     package static var unsupportedFields: [String: String] {
-        ["tenantId": Unsupported.tenants, "delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation,
+        ["delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation,
          "idToken": "no longer used by the service (nor the Auth Emulator)", "pendingIdToken": "no longer used by the service (nor the Auth Emulator)",
          "captchaChallenge": Unsupported.passwordCaptcha, "captchaResponse": Unsupported.passwordCaptcha]
     }
@@ -284,7 +290,7 @@ extension GetOOBConfirmationCodeRequest: SchemaCheckedMessage {
         "requestType", "returnOobLink", "targetProjectId", "tenantId", "userIp",
     ]
     package static var unsupportedFields: [String: String] {
-        ["tenantId": Unsupported.tenants, "targetProjectId": Unsupported.delegation, "captchaResp": Unsupported.passwordCaptcha,
+        ["targetProjectId": Unsupported.delegation, "captchaResp": Unsupported.passwordCaptcha,
          "challenge": Unsupported.passwordCaptcha]
     }
 }
@@ -295,7 +301,7 @@ extension CreateAuthURIRequest: SchemaCheckedMessage {
         "oauthScope", "openidRealm", "otaApp", "providerId", "sessionId", "tenantId",
     ]
     package static var unsupportedFields: [String: String] {
-        var refused = ["tenantId": Unsupported.tenants]
+        var refused: [String: String] = [:]
         for name in ["appId", "authFlowType", "context", "customParameter", "hostedDomain", "oauthConsumerKey", "oauthScope", "openidRealm",
                      "otaApp", "providerId"] {
             refused[name] = Unsupported.idpURIs
@@ -307,8 +313,7 @@ extension CreateAuthURIRequest: SchemaCheckedMessage {
 extension ResetPasswordRequest: SchemaCheckedMessage {
     package static let schemaFields: Set<String> = ["email", "newPassword", "oldPassword", "oobCode", "tenantId"]
     package static var unsupportedFields: [String: String] {
-        ["tenantId": Unsupported.tenants,
-         "email": "the legacy change-password form (email, oldPassword) is not implemented (nor in the Auth Emulator); sign in and update the password",
+        ["email": "the legacy change-password form (email, oldPassword) is not implemented (nor in the Auth Emulator); sign in and update the password",
          "oldPassword": "the legacy change-password form (email, oldPassword) is not implemented (nor in the Auth Emulator); sign in and update the password"]
     }
 }

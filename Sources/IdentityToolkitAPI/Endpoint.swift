@@ -26,6 +26,12 @@ package struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConverti
         case v2
         /// `identitytoolkit.googleapis.com/v1/projects/{project}/<name>`: what the Admin SDKs call.
         case v1Project
+        /// `identitytoolkit.googleapis.com/v1/projects/{project}/tenants/{tenant}/<name>`: the same
+        /// calls for one tenant's users (the Admin SDKs' `auth_for_tenant`).
+        case v1Tenant
+        /// `identitytoolkit.googleapis.com/v2/projects/{project}/<name>`: Identity Platform's
+        /// project administration (tenant management).
+        case v2Project
         /// `securetoken.googleapis.com/v1/<name>`: ID-token refresh.
         case secureToken
         /// `/emulator/v1/projects/{project}/<name>`: the Auth Emulator's own (no host, no API key).
@@ -35,7 +41,7 @@ package struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConverti
         package var host: String? {
             switch self {
             case .relyingParty: "www.googleapis.com"
-            case .v1, .v2, .v1Project: "identitytoolkit.googleapis.com"
+            case .v1, .v2, .v1Project, .v1Tenant, .v2Project: "identitytoolkit.googleapis.com"
             case .secureToken: "securetoken.googleapis.com"
             case .emulator: nil
             }
@@ -53,6 +59,8 @@ package struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConverti
             case .v1: "/v1/"
             case .v2: "/v2/"
             case .v1Project: "/v1/projects/\(projectID ?? "")/"
+            case .v1Tenant: "/v1/projects/\(projectID ?? "")/tenants/{tenant}/"
+            case .v2Project: "/v2/projects/\(projectID ?? "")/"
             case .secureToken: "/v1/"
             case .emulator: "/emulator/v1/projects/\(projectID ?? "")/"
             }
@@ -63,7 +71,7 @@ package struct IdentityToolkitEndpoint: Sendable, Hashable, CustomStringConverti
         package var needsAPIKey: Bool {
             switch self {
             case .relyingParty, .v1, .v2, .secureToken: true
-            case .v1Project, .emulator: false
+            case .v1Project, .v1Tenant, .v2Project, .emulator: false
             }
         }
     }
@@ -219,10 +227,22 @@ extension IdentityToolkitEndpoint {
     package static let adminBatchCreate = Self(.v1Project, "accounts:batchCreate")
     package static let adminQuery = Self(.v1Project, "accounts:query")
 
+    /// The same call for one tenant's users (`…/projects/{p}/tenants/{t}/accounts…`).
+    package var inTenant: Self {
+        precondition(service == .v1Project, "\(name) is not an Admin SDK call")
+        return Self(.v1Tenant, name, method: method)
+    }
+
     // MARK: The Auth Emulator's own
 
     /// The SMS outbox: `GET /emulator/v1/projects/{project}/verificationCodes`.
     package static let emulatorVerificationCodes = Self(.emulator, "verificationCodes", method: .get)
     /// The email outbox: `GET /emulator/v1/projects/{project}/oobCodes`.
     package static let emulatorOobCodes = Self(.emulator, "oobCodes", method: .get)
+
+    /// The same emulator endpoint for one tenant (`…/projects/{project}/tenants/{tenant}/…`).
+    package var inEmulatorTenant: Self {
+        precondition(service == .emulator, "\(name) is not one of the emulator's own")
+        return Self(.emulator, "tenants/{tenant}/" + name, method: method)
+    }
 }

@@ -248,6 +248,10 @@ extension IdentityToolkitError {
         // Tenants, blocking functions.
         package static let tenantIDMismatch = Self(rawValue: "TENANT_ID_MISMATCH")
         package static let unsupportedTenantOperation = Self(rawValue: "UNSUPPORTED_TENANT_OPERATION")
+        package static let tenantNotFound = Self(rawValue: "TENANT_NOT_FOUND")
+        /// A tenant with `disableAuth` (the emulator's, and Google's, PROJECT_DISABLED).
+        package static let projectDisabled = Self(rawValue: "PROJECT_DISABLED")
+        package static let passwordLoginDisabled = Self(rawValue: "PASSWORD_LOGIN_DISABLED")
         package static let blockingFunctionErrorResponse = Self(rawValue: "BLOCKING_FUNCTION_ERROR_RESPONSE")
         // User management (the Admin SDKs' calls) and custom tokens.
         package static let missingLocalID = Self(rawValue: "MISSING_LOCAL_ID")

@@ -71,6 +71,7 @@ package struct FinalizeMFAPhoneResponseInfo: Codable, Sendable, Hashable {
 package struct StartMFAEnrollmentRequest: AuthRPCRequest, Hashable {
     package typealias Response = StartMFAEnrollmentResponse
     package static let endpoint = IdentityToolkitEndpoint.startMFAEnrollment
+    package static let sdkSendsTenantID = true
     package var idToken: String?
     package var phoneEnrollmentInfo: StartMFAPhoneRequestInfo?
     package var tenantId: String?
@@ -90,6 +91,7 @@ package struct StartMFAEnrollmentResponse: Codable, Sendable, Hashable {
 package struct FinalizeMFAEnrollmentRequest: AuthRPCRequest, Hashable {
     package typealias Response = FinalizeMFAEnrollmentResponse
     package static let endpoint = IdentityToolkitEndpoint.finalizeMFAEnrollment
+    package static let sdkSendsTenantID = true
     package var idToken: String?
     package var displayName: String?
     package var phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?
@@ -120,6 +122,7 @@ package struct FinalizeMFAEnrollmentResponse: Codable, Sendable, Hashable {
 package struct WithdrawMFARequest: AuthRPCRequest, Hashable {
     package typealias Response = WithdrawMFAResponse
     package static let endpoint = IdentityToolkitEndpoint.withdrawMFA
+    package static let sdkSendsTenantID = true
     package var idToken: String?
     package var mfaEnrollmentId: String?
     package var tenantId: String?
@@ -144,6 +147,7 @@ package struct WithdrawMFAResponse: Codable, Sendable, Hashable {
 package struct StartMFASignInRequest: AuthRPCRequest, Hashable {
     package typealias Response = StartMFASignInResponse
     package static let endpoint = IdentityToolkitEndpoint.startMFASignIn
+    package static let sdkSendsTenantID = true
     package var mfaPendingCredential: String?
     package var mfaEnrollmentId: String?
     package var phoneSignInInfo: StartMFAPhoneRequestInfo?
@@ -166,6 +170,7 @@ package struct StartMFASignInResponse: Codable, Sendable, Hashable {
 package struct FinalizeMFASignInRequest: AuthRPCRequest, Hashable {
     package typealias Response = FinalizeMFASignInResponse
     package static let endpoint = IdentityToolkitEndpoint.finalizeMFASignIn
+    package static let sdkSendsTenantID = true
     package var mfaPendingCredential: String?
     package var phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?
     package var tenantId: String?

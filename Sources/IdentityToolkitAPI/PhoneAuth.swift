@@ -36,6 +36,7 @@ package struct VerifyClientResponse: Codable, Sendable, Hashable {
 package struct SendVerificationCodeRequest: AuthRPCRequest, Hashable {
     package typealias Response = SendVerificationCodeResponse
     package static let endpoint = IdentityToolkitEndpoint.sendVerificationCode
+    package static let sdkSendsTenantID = true
     package var phoneNumber: String?
     /// The app credential: the receipt from verifyClient…
     package var iosReceipt: String?
@@ -78,6 +79,7 @@ package struct SendVerificationCodeResponse: Codable, Sendable, Hashable {
 package struct VerifyPhoneNumberRequest: AuthRPCRequest, Hashable {
     package typealias Response = VerifyPhoneNumberResponse
     package static let endpoint = IdentityToolkitEndpoint.verifyPhoneNumber
+    package static let sdkSendsTenantID = true
     /// The verification ID.
     package var sessionInfo: String?
     package var code: String?
@@ -150,6 +152,7 @@ package struct GetProjectConfigResponse: Codable, Sendable, Hashable {
 package struct GetRecaptchaConfigRequest: AuthRPCQueryRequest, Hashable {
     package typealias Response = GetRecaptchaConfigResponse
     package static let endpoint = IdentityToolkitEndpoint.getRecaptchaConfig
+    package static let sdkSendsTenantID = true
     package var clientType: String?
     package var version: RecaptchaVersion?
     package var tenantId: String?

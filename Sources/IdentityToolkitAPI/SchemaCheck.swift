@@ -62,7 +62,6 @@ extension IdentityToolkitJSON {
 
 /// Refusals shared by the user-management messages.
 enum Unsupported {
-    static let tenants = "authsim backend plays one project without tenants"
     static let passwords = "authsim backend keeps imported password hashes as given: it checks its own and the Auth Emulator's only"
     static let initialEmail = "an account's first email is not kept (the Auth Emulator keeps none either)"
     static let passwordCaptcha = "reCAPTCHA for email and password is not simulated (the project's EMAIL_PASSWORD_PROVIDER enforcement is OFF)"
@@ -78,7 +77,7 @@ extension SignUpNewUserRequest: SchemaCheckedMessage {
         "localId", "mfaInfo", "password", "phoneNumber", "photoUrl", "recaptchaVersion", "targetProjectId", "tenantId",
     ]
     package static var unsupportedFields: [String: String] {
-        ["tenantId": Unsupported.tenants, "targetProjectId": Unsupported.delegation,
+        ["targetProjectId": Unsupported.delegation,
          "captchaChallenge": Unsupported.captcha, "captchaResponse": Unsupported.captcha, "clientType": Unsupported.captcha,
          "recaptchaVersion": Unsupported.captcha, "idToken": "an admin create makes a new user; it links nothing",
          "instanceId": Unsupported.delegation, "mfaInfo": "enroll second factors with accounts:update's mfa.enrollments"]
@@ -90,7 +89,7 @@ extension GetAccountInfoRequest: SchemaCheckedMessage {
         "delegatedProjectNumber", "email", "federatedUserId", "idToken", "initialEmail", "localId", "phoneNumber", "targetProjectId", "tenantId",
     ]
     package static var unsupportedFields: [String: String] {
-        ["delegatedProjectNumber": Unsupported.delegation, "targetProjectId": Unsupported.delegation, "tenantId": Unsupported.tenants,
+        ["delegatedProjectNumber": Unsupported.delegation, "targetProjectId": Unsupported.delegation,
          "initialEmail": Unsupported.initialEmail]
     }
 }
@@ -103,8 +102,7 @@ extension SetAccountInfoRequest: SchemaCheckedMessage {
         "upgradeToFederatedLogin", "validSince", "deletePasskey",
     ]
     package static var unsupportedFields: [String: String] {
-        ["tenantId": Unsupported.tenants,
-         "targetProjectId": Unsupported.delegation, "delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation,
+        ["targetProjectId": Unsupported.delegation, "delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation,
          "captchaChallenge": Unsupported.captcha, "captchaResponse": Unsupported.captcha, "provider": "not implemented (nor in the Auth Emulator)",
          "upgradeToFederatedLogin": "not implemented (nor in the Auth Emulator)", "deletePasskey": Unsupported.passkeys,
          "linkProviderUserInfo": "link providers by signing in with them (phone, Apple)"]
@@ -114,13 +112,12 @@ extension SetAccountInfoRequest: SchemaCheckedMessage {
 extension DeleteAccountRequest: SchemaCheckedMessage {
     package static let schemaFields: Set<String> = ["delegatedProjectNumber", "idToken", "localId", "targetProjectId", "tenantId"]
     package static var unsupportedFields: [String: String] {
-        ["delegatedProjectNumber": Unsupported.delegation, "targetProjectId": Unsupported.delegation, "tenantId": Unsupported.tenants]
+        ["delegatedProjectNumber": Unsupported.delegation, "targetProjectId": Unsupported.delegation]
     }
 }
 
 extension BatchDeleteAccountsRequest: SchemaCheckedMessage {
     package static let schemaFields: Set<String> = ["force", "localIds", "tenantId"]
-    package static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
 }
 
 extension UploadAccountRequest: SchemaCheckedMessage {
@@ -129,7 +126,7 @@ extension UploadAccountRequest: SchemaCheckedMessage {
         "parallelization", "passwordHashOrder", "rounds", "saltSeparator", "sanityCheck", "signerKey", "tenantId", "users",
     ]
     package static var unsupportedFields: [String: String] {
-        var refused = ["tenantId": Unsupported.tenants, "delegatedProjectNumber": Unsupported.delegation]
+        var refused = ["delegatedProjectNumber": Unsupported.delegation]
         for name in ["argon2Parameters", "blockSize", "cpuMemCost", "dkLen", "hashAlgorithm", "memoryCost", "parallelization",
                      "passwordHashOrder", "rounds", "saltSeparator", "signerKey"] {
             refused[name] = "password hashes are kept as given, not checked: " + Unsupported.passwords
@@ -145,19 +142,18 @@ extension UserRecord: SchemaCheckedMessage {
         "photoUrl", "providerUserInfo", "rawPassword", "salt", "screenName", "tenantId", "timeZone", "validSince", "version", "passkeyInfo",
     ]
     package static var unsupportedFields: [String: String] {
-        ["rawPassword": Unsupported.passwords, "tenantId": Unsupported.tenants, "passkeyInfo": Unsupported.passkeys]
+        ["rawPassword": Unsupported.passwords, "passkeyInfo": Unsupported.passkeys]
     }
 }
 
 extension QueryUserInfoRequest: SchemaCheckedMessage {
     package static let schemaFields: Set<String> = ["expression", "limit", "offset", "order", "returnUserInfo", "sortBy", "tenantId"]
-    package static var unsupportedFields: [String: String] { ["tenantId": Unsupported.tenants] }
 }
 
 extension VerifyCustomTokenRequest: SchemaCheckedMessage {
     package static let schemaFields: Set<String> = ["delegatedProjectNumber", "instanceId", "returnSecureToken", "tenantId", "token"]
     package static var unsupportedFields: [String: String] {
-        ["tenantId": Unsupported.tenants, "delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation]
+        ["delegatedProjectNumber": Unsupported.delegation, "instanceId": Unsupported.delegation]
     }
 }
 

@@ -67,8 +67,11 @@ package struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         package var signInSecondFactor: ProviderID?
         /// The enrollment ID of that second factor.
         package var secondFactorIdentifier: String?
+        /// The tenant of the user (absent for the project's own users).
+        package var tenant: String?
         package init(identities: [String: [String]], signInProvider: ProviderID, signInSecondFactor: ProviderID? = nil,
-                    secondFactorIdentifier: String? = nil) {
+                    secondFactorIdentifier: String? = nil, tenant: String? = nil) {
+            self.tenant = tenant
             self.identities = identities
             self.signInProvider = signInProvider
             self.signInSecondFactor = signInSecondFactor
@@ -76,7 +79,7 @@ package struct FirebaseIDTokenClaims: Codable, Sendable, Hashable {
         }
         enum CodingKeys: String, CodingKey {
             case identities, signInProvider = "sign_in_provider", signInSecondFactor = "sign_in_second_factor"
-            case secondFactorIdentifier = "second_factor_identifier"
+            case secondFactorIdentifier = "second_factor_identifier", tenant
         }
     }
     package var iss: String

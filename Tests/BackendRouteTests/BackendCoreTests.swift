@@ -159,11 +159,11 @@ struct BackendCoreTests {
         }
         let first = run([ada, grace], overwrite: false)
         #expect(try first.answer.get() == (2, 0))
-        #expect(first.records.count == 2 && core.state.users.keys.sorted() == ["ada", "grace"])
+        #expect(first.records.count == 2 && core.state.projectUsers.byID.keys.sorted() == ["ada", "grace"])
 
         let bad = UserRecord(localId: "lin", email: "not an email")
         let refused = run([UserRecord(localId: "new", email: "new@example.com"), bad], overwrite: true)
-        #expect(refused.records.isEmpty && core.state.users["new"] == nil)
+        #expect(refused.records.isEmpty && core.state.projectUsers.byID["new"] == nil)
         #expect(throws: IdentityToolkitError.self) { try refused.answer.get() }
         if case .failure(let error) = refused.answer { #expect(error.message.contains("user 1 (lin)") && error.message.contains("nothing was imported"), "\(error.message)") }
 
@@ -178,12 +178,12 @@ struct BackendCoreTests {
 
         // Two users of one file may not share an email: checked against the file's earlier users.
         let clash = run([UserRecord(localId: "x1", email: "same@example.com"), UserRecord(localId: "x2", email: "same@example.com")], overwrite: false)
-        #expect(clash.records.isEmpty && core.state.users["x1"] == nil)
+        #expect(clash.records.isEmpty && core.state.projectUsers.byID["x1"] == nil)
 
         var renamed = ada
         renamed.displayName = "Ada King"
         let replaced = run([renamed], overwrite: true)
-        #expect(try replaced.answer.get() == (1, 1) && core.state.users["ada"]?.displayName == "Ada King")
+        #expect(try replaced.answer.get() == (1, 1) && core.state.projectUsers.byID["ada"]?.displayName == "Ada King")
         #expect(throws: IdentityToolkitError.self) { try run([], overwrite: true).answer.get() }
     }
 }
@@ -269,7 +269,7 @@ extension BackendCoreTests {
 
         let issued = start.addingTimeInterval(10)
         let first = try core.handle(now: issued) { core throws(IdentityToolkitError) in
-            try core.signInWithPassword(email: "ada@example.com", verifiedHash: hash.hash)
+            try core.signInWithPassword(email: "ada@example.com", verifiedHash: hash.hash, tenant: nil)
         }.answer.get()
         guard case .answer(let response) = first, let pending = response.mfaPendingCredential else {
             Issue.record("a user with a second factor got a session from the password alone")

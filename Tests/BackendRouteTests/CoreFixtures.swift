@@ -36,7 +36,7 @@ enum CoreFixtures {
         let created = try core.handle(now: start) { call throws(IdentityToolkitError) in
             try call.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com", emailVerified: true), hash: hash)
         }.answer.get()
-        let user = try #require(core.state.users[created.localId ?? ""])
+        let user = try #require(core.state.projectUsers.byID[created.localId ?? ""])
         let idToken = core.tokenSigner.token(for: user, provider: .password, now: start)
         let opened = core.handle(now: start.addingTimeInterval(1)) { call throws(IdentityToolkitError) in
             try call.startMFAEnrollment(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: StartMFAPhoneRequestInfo(phoneNumber: secondFactorNumber)))
@@ -46,7 +46,7 @@ enum CoreFixtures {
             try call.finalizeMFAEnrollment(FinalizeMFAEnrollmentRequest(
                 idToken: idToken, displayName: "work", phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: sessionInfo, code: secondFactorCode)))
         }
-        let enrollment = try #require(core.state.users[user.localId]?.mfaEnrollments?.first)
+        let enrollment = try #require(core.state.projectUsers.byID[user.localId]?.mfaEnrollments?.first)
         return Enrolled(core: core, user: user, enrollment: enrollment, opened: opened, finished: finished)
     }
 }

@@ -122,7 +122,7 @@ struct CoreRuleFamilyTests {
             try call.adminCreateUser(SignUpNewUserRequest(email: "Ada@Example.com", displayName: "Ada", phoneNumber: number), hash: nil)
         }.answer.get()
         let uid = try #require(created.localId)
-        #expect(core.state.users[uid]?.email == "ada@example.com" && core.state.users[uid]?.phoneNumber == number)
+        #expect(core.state.projectUsers.byID[uid]?.email == "ada@example.com" && core.state.projectUsers.byID[uid]?.phoneNumber == number)
         let taken = core.handle(now: start) { call throws(IdentityToolkitError) in
             try call.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com"), hash: nil)
         }
@@ -136,7 +136,7 @@ struct CoreRuleFamilyTests {
             try call.adminUpdate(SetAccountInfoRequest(localId: uid, displayName: "Countess", disableUser: true), hash: nil)
         }
         #expect(throws: Never.self) { try disabled.answer.get() }
-        #expect(core.state.users[uid]?.displayName == "Countess" && core.state.users[uid]?.disabled == true)
+        #expect(core.state.projectUsers.byID[uid]?.displayName == "Countess" && core.state.projectUsers.byID[uid]?.disabled == true)
 
         let many = (0...BackendCore.maximumBatchSize).map { "u\($0)" }
         let tooMany = core.handle(now: start.addingTimeInterval(2)) { call throws(IdentityToolkitError) in
@@ -147,6 +147,6 @@ struct CoreRuleFamilyTests {
             try call.adminDelete(DeleteAccountRequest(idToken: nil, localId: uid))
         }
         #expect(throws: Never.self) { try deleted.answer.get() }
-        #expect(core.state.users[uid] == nil && core.state.user(email: "ada@example.com") == nil && core.state.userByPhone[number] == nil)
+        #expect(core.state.projectUsers.byID[uid] == nil && core.state.projectUsers.user(email: "ada@example.com") == nil && core.state.projectUsers.idByPhone[number] == nil)
     }
 }

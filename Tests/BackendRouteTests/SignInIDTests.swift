@@ -115,7 +115,7 @@ struct SignInIDTests {
         #expect(enrolled.finished.signIn != nil && enrolled.finished.signIn == enrolled.opened.signIn, "enrolling is one sign-in: its code and its finish")
 
         let first = core.handle(now: start.addingTimeInterval(10)) { core throws(IdentityToolkitError) in
-            try core.signInWithPassword(email: "ada@example.com", verifiedHash: hash.hash)
+            try core.signInWithPassword(email: "ada@example.com", verifiedHash: hash.hash, tenant: nil)
         }
         guard case .success(.answer(let response)) = first.answer, let pending = response.mfaPendingCredential else {
             Issue.record("a user with a second factor got a session from the password alone")

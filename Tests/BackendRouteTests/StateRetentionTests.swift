@@ -42,7 +42,7 @@ struct StateRetentionTests {
         let toolkit = try toolkit(clock)
         for _ in 0..<50 { _ = try await signIn(toolkit) }
         #expect(await toolkit.core.state.refreshTokens.isEmpty, "refresh tokens are sealed, not kept")
-        #expect(await toolkit.core.state.users.count == 1)
+        #expect(await toolkit.core.state.projectUsers.byID.count == 1)
         let pending = try await toolkit.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550143"))
         clock.advance(by: 301)
         await toolkit.purgeExpired()
@@ -60,7 +60,7 @@ struct StateRetentionTests {
             _ = try await toolkit.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: pending.sessionInfo, code: "123456"))
         }
         // The user and its last sign-in stay.
-        let user = try #require(await toolkit.core.state.users.values.first)
+        let user = try #require(await toolkit.core.state.projectUsers.byID.values.first)
         #expect(user.lastLoginAt != nil && user.phoneNumber == Self.number)
     }
 
@@ -96,7 +96,7 @@ struct StateRetentionTests {
         // Another backend's key (another project, another state folder): refused.
         let other = try IdentityToolkit(configuration: BackendConfiguration(), pusher: nil, clock: clock)
         let forged = RefreshTokenSeal(signingKeyDER: Array(IDTokenSigner.makeKey().derRepresentation))
-            .seal(localId: try #require(signed.localId), userCreatedAt: clock.now, provider: .phone, secondFactor: nil, issuedAt: clock.now, claims: nil)
+            .seal(localId: try #require(signed.localId), userCreatedAt: clock.now, provider: .phone, secondFactor: nil, issuedAt: clock.now, claims: nil, tenant: nil)
         await Self.expectError(.invalidRefreshToken) { () throws(IdentityToolkitError) in
             _ = try await toolkit.secureToken(SecureTokenRequest(grantType: "refresh_token", refreshToken: forged))
         }
@@ -134,7 +134,7 @@ struct StateRetentionTests {
         // A refresh token from before tokens were sealed (a journal record), and the user, after a restart.
         let legacy = "legacy-refresh-token-0123456789"
         let restarted = try toolkit(clock, folder: folder)
-        let user = try #require(await restarted.core.state.users.values.first)
+        let user = try #require(await restarted.core.state.projectUsers.byID.values.first)
         let record = BackendRecord.refreshToken(digest: BackendCore.digest(legacy), localId: user.localId, provider: .phone, secondFactor: nil,
                                                 issuedAt: clock.now)
         let handle = try FileHandle(forWritingTo: folder.appendingPathComponent("journal.jsonl"))

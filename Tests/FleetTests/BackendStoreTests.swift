@@ -106,13 +106,13 @@ struct BackendStoreTests {
         // B, behind the snapshot, rebuilds from it: its code is still there, and still single-use.
         let signedIn = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
         #expect(signedIn.phoneNumber == Self.number)
-        #expect(await b.core.state.users[goneID] == nil, "B kept a user deleted before the snapshot: it did not start again from it")
+        #expect(await b.core.state.projectUsers.byID[goneID] == nil, "B kept a user deleted before the snapshot: it did not start again from it")
         await Self.expectError(.invalidSessionInfo) { () throws(IdentityToolkitError) in
             _ = try await a.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
         }
         // A node started now reads the snapshot and what came after: every user, every token good.
         let c = try await Self.node(url, "c", configure: often)
-        #expect(await c.core.state.users.count == 7)
+        #expect(await c.core.state.projectUsers.byID.count == 7)
         for token in tokens {
             #expect(try await c.call(ToolkitCalls.getAccountInfo, GetAccountInfoRequest(idToken: token)).users?.count == 1)
         }

@@ -117,6 +117,10 @@ enum ContractTable {
     static func v2(_ type: any Decodable.Type, _ name: String, ours: [String: String] = [:]) -> Row {
         Row(type: type, version: "v2", schema: "GoogleCloudIdentitytoolkitV2\(name)", ours: ours)
     }
+    /// Identity Platform's project administration (tenants), in the v2 document.
+    static func adminV2(_ type: any Decodable.Type, _ name: String, ours: [String: String] = [:]) -> Row {
+        Row(type: type, version: "v2", schema: "GoogleCloudIdentitytoolkitAdminV2\(name)", ours: ours)
+    }
 
     static let rows: [Row] = [
         // What the iOS SDK sends and reads (its v3 paths are the v1 RPCs' old names).
@@ -183,6 +187,9 @@ enum ContractTable {
         v1(QueryUserInfoRequest.self, "QueryUserInfoRequest"),
         v1(QueryUserInfoRequest.Expression.self, "SqlExpression"),
         v1(QueryUserInfoResponse.self, "QueryUserInfoResponse"),
+        adminV2(TenantConfig.self, "Tenant",
+                ours: ["tenantId": "the Auth Emulator answers it beside name (firebase-tools state.ts createTenantWithTenantId); Google's document has name alone"]),
+        adminV2(MultiFactorAuthConfig.self, "MultiFactorAuthConfig"),
     ]
 
     /// Messages of IdentityToolkitAPI that no Identity Toolkit document describes.
@@ -192,6 +199,7 @@ enum ContractTable {
         "GetProjectConfigRequest": "a GET with query parameters (the SDK sends no body)",
         "GetRecaptchaConfigRequest": "a GET with query parameters",
         "DownloadAccountRequest": "a GET with query parameters (accounts:batchGet)",
+        "MultiFactorAuthConfig.State, MultiFactorAuthConfig.Provider": "the schema's enums (held by its row)",
         "EmptyResponse": "`{}`",
         "VerificationCode, VerificationCodesResponse, EmulatorProjectConfig, OobCode, OobCodesResponse": "the Auth Emulator's own API (firebase-tools), not Google's",
         "FirebaseAuthPush": "the silent push's APNs payload",
@@ -365,15 +373,17 @@ struct DiscoveryContractTests {
             (WithdrawMFARequest.self, "GoogleCloudIdentitytoolkitV2WithdrawMfaRequest"),
             (StartMFASignInRequest.self, "GoogleCloudIdentitytoolkitV2StartMfaSignInRequest"),
             (FinalizeMFASignInRequest.self, "GoogleCloudIdentitytoolkitV2FinalizeMfaSignInRequest"),
+            (TenantConfig.self, "GoogleCloudIdentitytoolkitAdminV2Tenant"),
         ]
         // Fields the Auth Emulator's spec has (firebase-tools src/emulator/auth/apiSpec.ts) and the
         // document's revision does not: kept, so that a client sending them gets UNSUPPORTED_FIELD
         // naming the field rather than "Unknown name".
         let emulatorOnly: [String: Set<String>] = ["GoogleCloudIdentitytoolkitV1SetAccountInfoRequest": ["deletePasskey"],
-                                                   "GoogleCloudIdentitytoolkitV1UserInfo": ["passkeyInfo"]]
+                                                   "GoogleCloudIdentitytoolkitV1UserInfo": ["passkeyInfo"],
+                                                   "GoogleCloudIdentitytoolkitAdminV2Tenant": ["tenantId"]]
         guard let v1 = try await DiscoveryDocuments.schemas("v1"), let v2 = try await DiscoveryDocuments.schemas("v2") else { return }
         for (type, name) in checked {
-            let all = name.hasPrefix("GoogleCloudIdentitytoolkitV2") ? v2 : v1
+            let all = name.hasPrefix("GoogleCloudIdentitytoolkitV1") ? v1 : v2
             let properties = Set(DiscoverySchema(name: name, all: all).properties.keys).union(emulatorOnly[name] ?? [])
             #expect(type.schemaFields.subtracting(properties).isEmpty, "\(type) checks fields \(type.schemaFields.subtracting(properties).sorted()) that \(name) does not have")
             #expect(properties.subtracting(type.schemaFields).isEmpty, "\(type) would refuse \(name)'s fields \(properties.subtracting(type.schemaFields).sorted()) as unknown")

@@ -154,7 +154,7 @@ extension ToolkitCall: ServedCall {
     }
     package var access: CallAccess { rule.access }
     package var readingStyle: String { reading.style.rawValue }
-    package var isAdmin: Bool { endpoints.allSatisfy { $0.service == .v1Project } }
+    package var isAdmin: Bool { endpoints.allSatisfy { [.v1Project, .v1Tenant, .v2Project].contains($0.service) } }
 }
 
 /// What registers a row on a router (kept apart from the public ``ServedCall``: it names the
@@ -164,14 +164,23 @@ protocol RoutableCall: ServedCall {
 }
 
 extension ToolkitCall: RoutableCall {
-    /// Every path, with each of its methods: the body read as the row says, the call run, the answer as JSON.
+    /// Every path, with each of its methods: the body read as the row says (a path's tenant is
+    /// the request's, and a body that names another is TENANT_ID_MISMATCH, as the Auth Emulator
+    /// checks), the call run, the answer as JSON.
     func route(on group: RouterGroup<BackendRequestContext>, toolkit: IdentityToolkit, table: RouteMethods) {
         let name = name
         for endpoint in endpoints {
+            let namesTenant = endpoint.path.contains("{tenant}")
             for method in reading.methods ?? [endpoint.method] {
                 group.on(RouterPath(AdminRoutes.route(endpoint.path)), method: HTTPRequest.Method(rawValue: method.rawValue)!) { request, context in
                     let body = method == .get ? ByteBuffer() : try await request.body.collect(upTo: context.maxUploadSize)
-                    let call = try reading.read(request, body, endpoint, name)
+                    var call = try reading.read(request, body, endpoint, name)
+                    if namesTenant, let tenant = context.parameters.get("tenant") {
+                        if let given = call.tenantId, !given.isEmpty, given != tenant {
+                            throw IdentityToolkitError(.tenantIDMismatch, "the body names tenant \(given), the path \(tenant)")
+                        }
+                        call.tenantId = tenant
+                    }
                     return try JSONBody(try await toolkit.call(self, call, headers: request.headers))
                 }
                 table.add(endpoint.path, method)

@@ -138,25 +138,25 @@ package enum ToolkitCalls {
 
     // MARK: The Admin SDKs' user management (Core/UserManagement.swift; HTTP/AdminRoutes.swift: the bearer token)
 
-    package static let adminCreateUser = ToolkitCall(.adminCreateUser, SignUpNewUserRequest.self, at: [.adminCreateAccount], reading: .checked,
+    package static let adminCreateUser = ToolkitCall(.adminCreateUser, SignUpNewUserRequest.self, at: [.adminCreateAccount, .adminCreateAccount.inTenant], reading: .checked,
                                                     .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.adminCreateUser(call) })
-    package static let adminLookup = ToolkitCall(.adminLookup, GetAccountInfoRequest.self, at: [.adminLookup], reading: .checked,
+    package static let adminLookup = ToolkitCall(.adminLookup, GetAccountInfoRequest.self, at: [.adminLookup, .adminLookup.inTenant], reading: .checked,
                                                 .change { core, call throws(IdentityToolkitError) in try core.adminLookup(call) })
-    package static let adminUpdate = ToolkitCall(.adminUpdate, SetAccountInfoRequest.self, at: [.adminUpdate], reading: .checked,
+    package static let adminUpdate = ToolkitCall(.adminUpdate, SetAccountInfoRequest.self, at: [.adminUpdate, .adminUpdate.inTenant], reading: .checked,
                                                 .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.adminUpdate(call) })
-    package static let adminDelete = ToolkitCall(.adminDelete, DeleteAccountRequest.self, at: [.adminDelete], reading: .checked,
+    package static let adminDelete = ToolkitCall(.adminDelete, DeleteAccountRequest.self, at: [.adminDelete, .adminDelete.inTenant], reading: .checked,
                                                 .change { core, call throws(IdentityToolkitError) in try core.adminDelete(call) })
-    package static let adminBatchDelete = ToolkitCall(.adminBatchDelete, BatchDeleteAccountsRequest.self, at: [.adminBatchDelete], reading: .checked,
+    package static let adminBatchDelete = ToolkitCall(.adminBatchDelete, BatchDeleteAccountsRequest.self, at: [.adminBatchDelete, .adminBatchDelete.inTenant], reading: .checked,
                                                      .change { core, call throws(IdentityToolkitError) in try core.adminBatchDelete(call) })
-    package static let adminQuery = ToolkitCall(.adminQuery, QueryUserInfoRequest.self, at: [.adminQuery], reading: .checked,
+    package static let adminQuery = ToolkitCall(.adminQuery, QueryUserInfoRequest.self, at: [.adminQuery, .adminQuery.inTenant], reading: .checked,
                                                .change { core, call throws(IdentityToolkitError) in try core.adminQuery(call) })
     /// Each user checked too (``UploadAccountRequest/checked(_:)``).
     package static let adminBatchCreate = ToolkitCall(
-        .adminBatchCreate, UploadAccountRequest.self, at: [.adminBatchCreate],
+        .adminBatchCreate, UploadAccountRequest.self, at: [.adminBatchCreate, .adminBatchCreate.inTenant],
         reading: CallReading(.special) { _, body, _, _ throws(IdentityToolkitError) in try UploadAccountRequest.checked(body.readableBytesView) },
         .change { core, call throws(IdentityToolkitError) in try core.adminBatchCreate(call) })
     package static let adminBatchGet = ToolkitCall(
-        .adminBatchGet, DownloadAccountRequest.self, at: [.adminBatchGet],
+        .adminBatchGet, DownloadAccountRequest.self, at: [.adminBatchGet, .adminBatchGet.inTenant],
         reading: CallReading(.special) { request, _, _, name throws(IdentityToolkitError) in
             let items = request.uri.queryItems
             for item in items where !["maxResults", "nextPageToken", "key", "alt", "prettyPrint"].contains(item.name) {

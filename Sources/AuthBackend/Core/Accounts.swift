@@ -18,8 +18,9 @@ extension CoreCall {
         }
         let stored: BackendState.RefreshToken
         if let sign = tokenSigner.refreshTokens.open(refreshToken) {
+            try enter(tenant: sign.t, endpoint: endpoint)
             // A user deleted, or made again with the same UID, is not the one this token signed in.
-            guard let user = state.users[sign.u], RefreshTokenSeal.milliseconds(user.createdAt) == sign.k else {
+            guard let user = directory.byID[sign.u], RefreshTokenSeal.milliseconds(user.createdAt) == sign.k else {
                 throw reject(endpoint, IdentityToolkitError(.userNotFound))
             }
             stored = BackendState.RefreshToken(localId: sign.u, provider: ProviderID(rawValue: sign.p), secondFactor: sign.f,
@@ -29,7 +30,7 @@ extension CoreCall {
         } else {
             throw reject(endpoint, IdentityToolkitError(.invalidRefreshToken))
         }
-        guard let user = state.users[stored.localId] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
+        guard let user = directory.byID[stored.localId] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
         try requireEnabled(user, endpoint: endpoint)
         // Revoked: the service answers TOKEN_EXPIRED (the SDK's 17021, userTokenExpired).
         if let validSince = user.validSince, Int64(stored.issuedAt.timeIntervalSince1970) < validSince {
@@ -43,7 +44,8 @@ extension CoreCall {
         guard let claims = tokenSigner.verifiedClaims(idToken, now: now) else {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }
-        guard let user = state.users[claims.sub] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
+        try enter(tenant: claims.firebase.tenant, endpoint: endpoint)
+        guard let user = directory.byID[claims.sub] else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
         try requireStanding(user, claims: claims, endpoint: endpoint)
         return (user, claims.firebase.signInProvider)
     }
@@ -91,7 +93,7 @@ extension CoreCall {
                           validSince: user.validSince.map { String($0) },
                           createdAt: milliseconds(user.createdAt), lastLoginAt: user.lastLoginAt.map(milliseconds),
                           customAttributes: user.customAttributes, mfaInfo: enrollments.isEmpty ? nil : enrollments,
-                          customAuth: user.customAuth, passwordHash: user.passwordHash, salt: user.salt,
+                          tenantId: user.tenantId, customAuth: user.customAuth, passwordHash: user.passwordHash, salt: user.salt,
                           passwordUpdatedAt: user.passwordUpdatedAt, emailLinkSignin: user.emailLinkSignin)
     }
 }
@@ -102,6 +104,7 @@ extension CoreCall {
     /// `setAccountInfo`'s checks of the request alone: the new password to hash, if one is set.
     mutating func accountUpdatePassword(_ request: SetAccountInfoRequest) throws(IdentityToolkitError) -> String? {
         let endpoint = BackendOperation.setAccountInfo
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         if request.idToken == nil, request.oobCode == nil {
             throw reject(endpoint, IdentityToolkitError(.invalidReqType, "Unsupported request parameters."))
         }
@@ -115,8 +118,9 @@ extension CoreCall {
 
     mutating func setAccountInfo(_ request: SetAccountInfoRequest, hash: PasswordHash?) throws(IdentityToolkitError) -> SignInDecision<SetAccountInfoResponse> {
         let endpoint = BackendOperation.setAccountInfo
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         if let code = request.oobCode { return .answer(try applyOobCode(code)) }
-        guard let claims = try standingClaims(request.idToken, endpoint: endpoint), var user = state.users[claims.sub] else {
+        guard let claims = try standingClaims(request.idToken, endpoint: endpoint), var user = directory.byID[claims.sub] else {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }
         var provider = claims.firebase.signInProvider
@@ -128,7 +132,7 @@ extension CoreCall {
                 guard BackendCore.isValidEmail(email) else { throw IdentityToolkitError(.invalidEmail) }
                 let canonical = email.lowercased()
                 if canonical != user.email {
-                    if state.user(email: canonical) != nil { throw IdentityToolkitError(.emailExists) }
+                    if directory.user(email: canonical) != nil { throw IdentityToolkitError(.emailExists) }
                     if emulatorSignIn.enableImprovedEmailPrivacy {
                         throw IdentityToolkitError(.operationNotAllowed, "Please verify the new email before changing email.")
                     }
@@ -164,6 +168,7 @@ extension CoreCall {
 
     /// ``IdentityToolkit/deleteAccount(_:)``'s rules.
     mutating func deleteAccount(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
+        try enter(tenant: request.tenantId, endpoint: .deleteAccount)
         guard let claims = try standingClaims(request.idToken, endpoint: .deleteAccount) else {
             throw reject(.deleteAccount, IdentityToolkitError(.userNotFound))
         }
@@ -195,8 +200,9 @@ extension CoreCall {
 
     /// ``standingUID(_:endpoint:)``'s token, its claims: its signature checked once.
     mutating func standingClaims(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> FirebaseIDTokenClaims? {
-        guard let idToken, !idToken.isEmpty, let claims = tokenSigner.verifiedClaims(idToken, now: now),
-              let user = state.users[claims.sub] else { return nil }
+        guard let idToken, !idToken.isEmpty, let claims = tokenSigner.verifiedClaims(idToken, now: now) else { return nil }
+        try enter(tenant: claims.firebase.tenant, endpoint: endpoint)
+        guard let user = directory.byID[claims.sub] else { return nil }
         try requireStanding(user, claims: claims, endpoint: endpoint)
         return claims
     }

@@ -6,6 +6,7 @@ import Foundation
 extension CoreCall {
     mutating func signInWithIdp(_ request: VerifyAssertionRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyAssertionResponse> {
         let endpoint = BackendOperation.signInWithIdp
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         let (postBody, pendingToken, idToken) = (request.postBody, request.pendingToken, request.idToken)
         var sub: String
         var email: String?
@@ -19,6 +20,7 @@ extension CoreCall {
             guard let pending = state.pendingAppleTokens[pendingToken] else {
                 throw reject(endpoint, IdentityToolkitError(.invalidPendingToken, "The pending token is unknown or was used."))
             }
+            try enter(tenant: pending.tenant, endpoint: endpoint)
             commit(.applePendingUsed(token: pendingToken))
             (sub, email) = (pending.sub, pending.email)
         } else {
@@ -72,10 +74,10 @@ extension CoreCall {
             rawUserInfo = String(decoding: payload, as: UTF8.self)
         }
         let now = now
-        let holder = state.userByAppleSub[sub].flatMap { state.users[$0] }
+        let holder = directory.idByAppleSub[sub].flatMap { directory.byID[$0] }
         if let idToken, !idToken.isEmpty {
             // Linking to the signed-in user.
-            guard let uid = try standingUID(idToken, endpoint: endpoint), var user = state.users[uid] else {
+            guard let uid = try standingUID(idToken, endpoint: endpoint), var user = directory.byID[uid] else {
                 throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
             }
             if let holder, holder.localId != uid {
@@ -152,12 +154,13 @@ extension CoreCall {
     /// ``IdentityToolkit/revokeToken(_:)``'s rules.
     mutating func revokeToken(_ request: RevokeTokenRequest) throws(IdentityToolkitError) -> EmptyResponse {
         let endpoint = BackendOperation.revokeToken
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         // The SDK sends the enum's raw value as a string ("3"); REST clients its name ("CODE").
         guard request.providerId == .apple, [.sdkAuthorizationCode, .code].contains(request.tokenType) else {
             throw reject(endpoint, IdentityToolkitError(.invalidRequest, "providerId must be apple.com and tokenType CODE (3), not \(request.tokenType?.rawValue ?? "none")"))
         }
         let (code, idToken) = (request.token, request.idToken)
-        guard let uid = try standingUID(idToken, endpoint: endpoint), state.users[uid] != nil else {
+        guard let uid = try standingUID(idToken, endpoint: endpoint), directory.byID[uid] != nil else {
             throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
         }
         guard let code, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.invalidRequest, "token (the authorization code) is required")) }

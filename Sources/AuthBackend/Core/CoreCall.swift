@@ -18,6 +18,10 @@ struct CoreCall {
     private(set) var logs: [CoreLog] = []
     /// The sign-in the call is a step of, once known (``signIn()``, ``continueSignIn(_:)``).
     private(set) var signInID: SignInID?
+    /// The tenant whose users the call reads and changes (nil: the project's own), once a rule
+    /// entered it (``enter(tenant:endpoint:)``) from the request, its ID token, refresh token,
+    /// session or pending credential.
+    private(set) var tenant: String?
 
     init(core: consuming BackendCore, now: Date, random: any BackendRandom) {
         self.core = core
@@ -48,6 +52,29 @@ struct CoreCall {
     }
     var projectConfigIsShared: Bool { core.projectConfigIsShared }
 
+    /// The users of the call's tenant (the project's own before a rule entered one).
+    var directory: UserDirectory { core.state.users(in: tenant) }
+
+    /// The configuration of the call's tenant; nil for the project's own users.
+    var tenantConfig: TenantConfig? {
+        tenant.map { core.state.tenants[$0]?.config ?? .implicit }
+    }
+
+    /// Makes the call one of `asked`'s (nil or empty: no change): a request's `tenantId`, an Admin
+    /// path's tenant, or the tenant an ID token, refresh token, session or pending credential
+    /// belongs to. A second, different tenant is TENANT_ID_MISMATCH (the SDK's 17072), as the Auth
+    /// Emulator checks a body's tenant against its path's and its ID token's (server.ts); a tenant
+    /// with `disableAuth` is PROJECT_DISABLED. A tenant not made yet is the emulator's (every sign-in
+    /// method on), and is kept once the call changes anything (``commit(_:)``).
+    mutating func enter(tenant asked: String?, endpoint: BackendOperation) throws(IdentityToolkitError) {
+        guard let asked, !asked.isEmpty else { return }
+        if let tenant, tenant != asked {
+            throw reject(endpoint, IdentityToolkitError(.tenantIDMismatch, "the request is for tenant \(tenant), not \(asked)"))
+        }
+        tenant = asked
+        if tenantConfig?.disableAuth == true { throw reject(endpoint, IdentityToolkitError(.projectDisabled)) }
+    }
+
     /// Puts the project config `config` in force (``BackendCore/adopt(_:)``).
     mutating func adopt(_ config: SharedProjectConfig) { core.adopt(config) }
 
@@ -57,8 +84,19 @@ struct CoreCall {
 
     // MARK: What a call does
 
-    /// Applies a change and keeps it in the call's records.
+    /// Applies a change and keeps it in the call's records: in the call's tenant (a record of a
+    /// user, session or credential that names none is the tenant's), which is kept first if it is
+    /// new.
     mutating func commit(_ record: BackendRecord) {
+        var record = record
+        if let tenant {
+            if core.state.tenants[tenant] == nil {
+                let made = BackendRecord.tenant(id: tenant, .implicit)
+                core.state.apply(made)
+                records.append(made)
+            }
+            record = record.inTenant(tenant)
+        }
         core.state.apply(record)
         records.append(record)
     }

@@ -26,6 +26,8 @@ package struct OobEmail: Sendable, Hashable, Codable {
     /// The action link the email carries (Firebase's hosted handler on the project's auth domain).
     package var link: String
     package var sentAt: Date
+    /// The tenant of the user it went to (nil: the project's own).
+    package var tenant: String?
 
     package init(email: String, code: String, requestType: OobRequestType, newEmail: String?, link: String, sentAt: Date) {
         self.email = email
@@ -44,12 +46,15 @@ extension CoreCall {
     /// `signUp`'s checks before its password is hashed: the password to hash, if the request signs up with one.
     mutating func signUpPassword(_ request: SignUpNewUserRequest) throws(IdentityToolkitError) -> String? {
         let endpoint = BackendOperation.signUp
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         if request.localId != nil { throw reject(endpoint, IdentityToolkitError(.unexpectedParameter, "User ID")) }
-        if request.tenantId != nil { throw reject(endpoint, IdentityToolkitError(.unsupportedField, "tenantId (accounts:signUp): authsim backend plays one project without tenants")) }
         for (name, value) in [("phoneNumber", request.phoneNumber), ("photoUrl", request.photoUrl)] where value != nil {
             throw reject(endpoint, IdentityToolkitError(.insufficientPermission, "\(name) is set by an admin, not by the app's sign-up"))
         }
         let emailPassword = request.idToken != nil || request.password != nil || request.email != nil
+        // A tenant's sign-in settings (the emulator's signUp: OPERATION_NOT_ALLOWED, ADMIN_ONLY_OPERATION).
+        if emailPassword, tenantConfig?.allowPasswordSignup == false { throw reject(endpoint, IdentityToolkitError(.operationNotAllowed)) }
+        if !emailPassword, tenantConfig?.enableAnonymousUser == false { throw reject(endpoint, IdentityToolkitError(.adminOnlyOperation)) }
         guard emailPassword else { return nil }
         guard let email = request.email, !email.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
         guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingPassword)) }
@@ -61,10 +66,11 @@ extension CoreCall {
     /// `signUp`, its password hashed.
     mutating func signUp(_ request: SignUpNewUserRequest, hash: PasswordHash?) throws(IdentityToolkitError) -> SignInDecision<SignUpNewUserResponse> {
         let endpoint = BackendOperation.signUp
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         var user: BackendUser
         var isNew = true
         if let idToken = request.idToken {
-            guard let uid = try standingUID(idToken, endpoint: endpoint), let existing = state.users[uid] else {
+            guard let uid = try standingUID(idToken, endpoint: endpoint), let existing = directory.byID[uid] else {
                 throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
             }
             user = existing
@@ -75,7 +81,7 @@ extension CoreCall {
         let provider: ProviderID
         if let hash, let email = request.email {
             let canonical = email.lowercased()
-            if let holder = state.user(email: canonical), holder.localId != user.localId || user.passwordHash != nil {
+            if let holder = directory.user(email: canonical), holder.localId != user.localId || user.passwordHash != nil {
                 throw reject(endpoint, IdentityToolkitError(.emailExists))
             }
             user.email = canonical
@@ -98,17 +104,22 @@ extension CoreCall {
     /// `signInWithPassword`'s checks before the password is: the canonical email and the password.
     mutating func passwordCredentials(_ request: VerifyPasswordRequest) throws(IdentityToolkitError) -> (email: String, password: String) {
         let endpoint = BackendOperation.signInWithPassword
+        try enter(tenant: request.tenantId, endpoint: endpoint)
+        if tenantConfig?.allowPasswordSignup == false { throw reject(endpoint, IdentityToolkitError(.passwordLoginDisabled)) }
         guard let email = request.email else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
         guard BackendCore.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
         guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingPassword)) }
         return (email.lowercased(), password)
     }
 
-    /// `signInWithPassword`, once the password was checked against the hash `verifiedHash` (nil: it did not match any).
-    mutating func signInWithPassword(email canonical: String, verifiedHash verified: String?) throws(IdentityToolkitError) -> SignInDecision<VerifyPasswordResponse> {
+    /// `signInWithPassword` in `tenant`, once the password was checked against the hash
+    /// `verifiedHash` (nil: it did not match any).
+    mutating func signInWithPassword(email canonical: String, verifiedHash verified: String?,
+                                     tenant: String?) throws(IdentityToolkitError) -> SignInDecision<VerifyPasswordResponse> {
         let endpoint = BackendOperation.signInWithPassword
+        try enter(tenant: tenant, endpoint: endpoint)
         let protected = emulatorSignIn.enableImprovedEmailPrivacy
-        guard let user = state.user(email: canonical) else {
+        guard let user = directory.user(email: canonical) else {
             throw reject(endpoint, IdentityToolkitError(protected ? .invalidLoginCredentials : .emailNotFound))
         }
         try requireEnabled(user, endpoint: endpoint)
@@ -135,9 +146,11 @@ extension CoreCall {
     /// signs in by link from now on. A user with a second factor gets a pending credential.
     mutating func signInWithEmailLink(_ request: EmailLinkSignInRequest) throws(IdentityToolkitError) -> SignInDecision<EmailLinkSignInResponse> {
         let endpoint = BackendOperation.signInWithEmailLink
+        try enter(tenant: request.tenantId, endpoint: endpoint)
+        if tenantConfig?.enableEmailLinkSignin == false { throw reject(endpoint, IdentityToolkitError(.operationNotAllowed)) }
         var linkingTo: BackendUser?
         if let idToken = request.idToken {
-            guard let uid = try standingUID(idToken, endpoint: endpoint), let user = state.users[uid] else {
+            guard let uid = try standingUID(idToken, endpoint: endpoint), let user = directory.byID[uid] else {
                 throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
             }
             linkingTo = user
@@ -150,7 +163,7 @@ extension CoreCall {
         guard message.email == email else {
             throw reject(endpoint, IdentityToolkitError(.invalidEmail, "The email provided does not match the sign-in email address."))
         }
-        let holder = state.user(email: email)
+        let holder = directory.user(email: email)
         if let linkingTo, let holder, holder.localId != linkingTo.localId { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
         if let existing = linkingTo ?? holder { try requireEnabled(existing, endpoint: endpoint) }
         commit(.oobCodeUsed(digest: digest))
@@ -178,6 +191,7 @@ extension CoreCall {
     /// `sendOobCode`'s checks of the request alone: the email it asks for.
     mutating func oobRequestType(_ request: GetOOBConfirmationCodeRequest) throws(IdentityToolkitError) -> OobRequestType {
         let endpoint = BackendOperation.sendOobCode
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         if request.returnOobLink == true {
             throw reject(endpoint, IdentityToolkitError(.insufficientPermission, "returnOobLink is for an admin's link generation"))
         }
@@ -190,23 +204,27 @@ extension CoreCall {
         guard let type = OobRequestType(rawValue: text), type != .recoverEmail else {
             throw reject(endpoint, IdentityToolkitError(.invalidReqType, "\(text) is not an email this backend sends (PASSWORD_RESET, VERIFY_EMAIL, VERIFY_AND_CHANGE_EMAIL, EMAIL_SIGNIN)"))
         }
+        if type == .emailSignIn, tenantConfig?.enableEmailLinkSignin == false {
+            throw reject(endpoint, IdentityToolkitError(.operationNotAllowed))
+        }
         return type
     }
 
     mutating func sendOobCode(_ request: GetOOBConfirmationCodeRequest, type: OobRequestType) throws(IdentityToolkitError) -> GetOOBConfirmationCodeResponse {
         let endpoint = BackendOperation.sendOobCode
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         var email: String
         var newEmail: String?
         switch type {
         case .passwordReset:
             guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
             email = given.lowercased()
-            if state.user(email: email) == nil {
+            if directory.user(email: email) == nil {
                 if emulatorSignIn.enableImprovedEmailPrivacy { return GetOOBConfirmationCodeResponse(email: email) }
                 throw reject(endpoint, IdentityToolkitError(.emailNotFound))
             }
         case .verifyEmail, .verifyAndChangeEmail:
-            guard let uid = try standingUID(request.idToken, endpoint: endpoint), let user = state.users[uid] else {
+            guard let uid = try standingUID(request.idToken, endpoint: endpoint), let user = directory.byID[uid] else {
                 throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
             }
             guard let current = user.email else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
@@ -215,7 +233,7 @@ extension CoreCall {
                 guard let given = request.newEmail, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingNewEmail)) }
                 guard BackendCore.isValidEmail(given) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
                 let canonical = given.lowercased()
-                if state.user(email: canonical) != nil { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
+                if directory.user(email: canonical) != nil { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
                 newEmail = canonical
             }
         case .emailSignIn:
@@ -241,6 +259,7 @@ extension CoreCall {
     /// An identity provider's sign-in URI (`providerId`) is refused, as by the emulator.
     mutating func createAuthUri(_ request: CreateAuthURIRequest) throws(IdentityToolkitError) -> CreateAuthURIResponse {
         let endpoint = BackendOperation.createAuthUri
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         guard let identifier = request.identifier, !identifier.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingIdentifier)) }
         guard let continueUri = request.continueUri, !continueUri.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingContinueURI)) }
         guard BackendCore.isValidEmail(identifier) else { throw reject(endpoint, IdentityToolkitError(.invalidIdentifier)) }
@@ -251,7 +270,7 @@ extension CoreCall {
         var registered = false
         var allProviders: [String] = []
         var methods: [SignInMethod] = []
-        if let user = state.user(email: email) {
+        if let user = directory.user(email: email) {
             registered = true
             for provider in Self.userInfo(user).providerUserInfo ?? [] where provider.providerId != .phone {
                 let id = provider.providerId
@@ -275,17 +294,19 @@ extension CoreCall {
     /// `resetPassword`'s checks before the new password is hashed: the code, and the password to hash if one is set.
     mutating func resetPasswordInput(_ request: ResetPasswordRequest) throws(IdentityToolkitError) -> (code: String, password: String?) {
         let endpoint = BackendOperation.resetPassword
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         guard let code = request.oobCode, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingOobCode)) }
         if let password = request.newPassword, password.count < BackendCore.minimumPasswordLength { throw reject(endpoint, BackendCore.weakPassword) }
         return (code, request.newPassword)
     }
 
-    mutating func resetPassword(code: String, hash: PasswordHash?) throws(IdentityToolkitError) -> ResetPasswordResponse {
+    mutating func resetPassword(code: String, hash: PasswordHash?, tenant: String?) throws(IdentityToolkitError) -> ResetPasswordResponse {
         let endpoint = BackendOperation.resetPassword
+        try enter(tenant: tenant, endpoint: endpoint)
         let (digest, message) = try usableOobCode(code, endpoint: endpoint)
         let answer = ResetPasswordResponse(email: message.email, newEmail: message.newEmail, requestType: message.requestType.rawValue)
         guard let hash else { return answer }
-        guard message.requestType == .passwordReset, var user = state.user(email: message.email) else {
+        guard message.requestType == .passwordReset, var user = directory.user(email: message.email) else {
             throw reject(endpoint, IdentityToolkitError(.invalidOobCode))
         }
         setPassword(hash, of: &user)
@@ -301,10 +322,11 @@ extension CoreCall {
 
     /// A code of the email outbox that can still be used: known (INVALID_OOB_CODE), unused
     /// (INVALID_OOB_CODE: the service does not tell a used code from a wrong one), in its lifetime
-    /// (EXPIRED_OOB_CODE).
+    /// (EXPIRED_OOB_CODE). The call is then one of the tenant of the user the email went to.
     mutating func usableOobCode(_ code: String, endpoint: BackendOperation) throws(IdentityToolkitError) -> (digest: String, OobEmail) {
         let digest = BackendCore.digest(code)
         guard let entry = state.oobCodes[digest], !entry.used else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
+        try enter(tenant: entry.message.tenant, endpoint: endpoint)
         guard now.timeIntervalSince(entry.message.sentAt) < configuration.oobCodeLifetime else {
             throw reject(endpoint, IdentityToolkitError(.expiredOobCode))
         }
@@ -316,14 +338,14 @@ extension CoreCall {
     mutating func applyOobCode(_ code: String) throws(IdentityToolkitError) -> SetAccountInfoResponse {
         let endpoint = BackendOperation.setAccountInfo
         let (digest, message) = try usableOobCode(code, endpoint: endpoint)
-        guard var user = state.user(email: message.email) else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
+        guard var user = directory.user(email: message.email) else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
         var newEmail: String?
         switch message.requestType {
         case .verifyEmail:
             user.emailVerified = true
         case .verifyAndChangeEmail:
             guard let target = message.newEmail else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
-            if let holder = state.user(email: target), holder.localId != user.localId { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
+            if let holder = directory.user(email: target), holder.localId != user.localId { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
             user.email = target
             user.emailVerified = true
             newEmail = target
@@ -359,6 +381,7 @@ extension CoreCall {
         components.queryItems = [URLQueryItem(name: "mode", value: mode), URLQueryItem(name: "oobCode", value: code),
                                  URLQueryItem(name: "apiKey", value: configuration.apiKey), URLQueryItem(name: "lang", value: "en")]
             + (continueURL.map { [URLQueryItem(name: "continueUrl", value: $0)] } ?? [])
+            + (tenant.map { [URLQueryItem(name: "tenantId", value: $0)] } ?? [])
         return components.string ?? ""
     }
 

@@ -17,7 +17,7 @@ extension CoreCall {
     /// ``IdentityToolkit/startMFAEnrollment(_:)``'s rules.
     mutating func startMFAEnrollment(_ request: StartMFAEnrollmentRequest) throws(IdentityToolkitError) -> StartMFAEnrollmentResponse {
         let endpoint = BackendOperation.mfaEnrollmentStart
-        let (user, _) = try enrollingUser(request.idToken, endpoint: endpoint)
+        let (user, _) = try enrollingUser(request.idToken, tenant: request.tenantId, endpoint: endpoint)
         guard let info = request.phoneEnrollmentInfo else {
             throw reject(endpoint, IdentityToolkitError(.invalidArgument, "phoneEnrollmentInfo is missing"))
         }
@@ -44,7 +44,7 @@ extension CoreCall {
 
     mutating func finalizeMFAEnrollment(_ request: FinalizeMFAEnrollmentRequest) throws(IdentityToolkitError) -> SignInDecision<FinalizeMFAEnrollmentResponse> {
         let endpoint = BackendOperation.mfaEnrollmentFinalize
-        var (user, provider) = try enrollingUser(request.idToken, endpoint: endpoint)
+        var (user, provider) = try enrollingUser(request.idToken, tenant: request.tenantId, endpoint: endpoint)
         guard let info = request.phoneVerificationInfo else {
             throw reject(endpoint, IdentityToolkitError(.invalidArgument, "phoneVerificationInfo is missing"))
         }
@@ -66,6 +66,7 @@ extension CoreCall {
 
     mutating func withdrawMFA(_ request: WithdrawMFARequest) throws(IdentityToolkitError) -> SignInDecision<WithdrawMFAResponse> {
         let endpoint = BackendOperation.mfaEnrollmentWithdraw
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         var (user, provider) = try signedInUser(request.idToken, endpoint: endpoint)
         let before = user.mfaEnrollments ?? []
         let after = before.filter { $0.id != request.mfaEnrollmentId }
@@ -85,6 +86,7 @@ extension CoreCall {
     /// ``IdentityToolkit/startMFASignIn(_:)``'s rules.
     mutating func startMFASignIn(_ request: StartMFASignInRequest) throws(IdentityToolkitError) -> StartMFASignInResponse {
         let endpoint = BackendOperation.mfaSignInStart
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         try requireMultiFactor(endpoint)
         guard let credential = request.mfaPendingCredential, !credential.isEmpty else {
             throw reject(endpoint, IdentityToolkitError(.missingMFAPendingCredential, "Request does not have MFA pending credential."))
@@ -110,6 +112,7 @@ extension CoreCall {
 
     mutating func finalizeMFASignIn(_ request: FinalizeMFASignInRequest) throws(IdentityToolkitError) -> SignInDecision<FinalizeMFASignInResponse> {
         let endpoint = BackendOperation.mfaSignInFinalize
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         try requireMultiFactor(endpoint)
         guard let credential = request.mfaPendingCredential, !credential.isEmpty else {
             throw reject(endpoint, IdentityToolkitError(.missingMFAPendingCredential, "Please set MFA Pending Credential."))
@@ -164,23 +167,31 @@ extension CoreCall {
         // A refusal (spent, expired) is a step of the sign-in the credential came from too.
         let digest = BackendCore.digest(credential)
         continueSignIn(state.mfaPending[digest]?.signIn)
+        // The first factor's tenant, whose second-factor settings hold too.
+        try enter(tenant: state.mfaPending[digest]?.tenant, endpoint: endpoint)
+        try requireMultiFactor(endpoint)
         switch state.checkPending(digest: digest, now: now, lifetime: configuration.mfaPendingCredentialLifetime) {
         case .refuse(let error, let cause): throw reject(endpoint, error, cause: cause)
         case .valid(let digest, let provider, let user): return (digest, provider, user)
         }
     }
 
+    /// A phone second factor allowed: by the project, and by the call's tenant's `mfaConfig`
+    /// (ENABLED or MANDATORY with PHONE_SMS, the emulator's check).
     private mutating func requireMultiFactor(_ endpoint: BackendOperation) throws(IdentityToolkitError) {
-        guard configuration.multiFactorEnabled else {
+        guard configuration.multiFactorEnabled, tenantConfig.map({ $0.mfaConfig?.allowsPhoneSecondFactor == true }) ?? true else {
             throw reject(endpoint, IdentityToolkitError(.operationNotAllowed, "SMS based MFA not enabled."))
         }
     }
 
-    /// The user of an ID token who may enroll a second factor: MFA on, a first factor that allows
-    /// it, a verified email.
-    private mutating func enrollingUser(_ idToken: String?, endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, ProviderID) {
+    /// The user of an ID token (of `tenant`) who may enroll a second factor: MFA on, a first
+    /// factor that allows it, a verified email.
+    private mutating func enrollingUser(_ idToken: String?, tenant: String?,
+                                        endpoint: BackendOperation) throws(IdentityToolkitError) -> (BackendUser, ProviderID) {
+        try enter(tenant: tenant, endpoint: endpoint)
         try requireMultiFactor(endpoint)
         let (user, provider) = try signedInUser(idToken, endpoint: endpoint)
+        try requireMultiFactor(endpoint)
         guard !Self.mfaIneligibleProviders.contains(provider) else {
             throw reject(endpoint, IdentityToolkitError(
                 .unsupportedFirstFactor, "MFA is not available for the given first factor (\(provider)): sign in with Apple (or email) first."))
@@ -195,7 +206,7 @@ extension CoreCall {
 
     /// ``IdentityToolkit/enrollSecondFactor(localId:phoneNumber:displayName:)``'s rules.
     mutating func enrollSecondFactor(localId: String, phoneNumber: String, displayName: String?) throws(IdentityToolkitError) -> MFAEnrollmentRecord {
-        guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
+        guard var user = directory.byID[localId] else { throw IdentityToolkitError(.userNotFound) }
         let number = try PhoneNumbers.validate(phoneNumber)
         guard !(user.mfaEnrollments ?? []).contains(where: { $0.phoneNumber == number }) else {
             throw IdentityToolkitError(.secondFactorExists, "Phone number already enrolled as second factor for this account.")
@@ -209,9 +220,9 @@ extension CoreCall {
 
     /// ``IdentityToolkit/setPhoneNumber(localId:phoneNumber:)``'s rules.
     mutating func setPhoneNumber(localId: String, phoneNumber: String) throws(IdentityToolkitError) {
-        guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
+        guard var user = directory.byID[localId] else { throw IdentityToolkitError(.userNotFound) }
         let number = try PhoneNumbers.validate(phoneNumber)
-        if let holder = state.userByPhone[number], holder != localId { throw IdentityToolkitError(.phoneNumberExists) }
+        if let holder = directory.idByPhone[number], holder != localId { throw IdentityToolkitError(.phoneNumberExists) }
         user.phoneNumber = number
         commit(.user(user))
     }

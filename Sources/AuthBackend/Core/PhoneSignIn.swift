@@ -29,9 +29,10 @@ extension CoreCall {
 
     mutating func sendVerificationCode(_ request: SendVerificationCodeRequest, languageCode: String?) throws(IdentityToolkitError) -> SendVerificationCodeResponse {
         let endpoint = BackendOperation.sendVerificationCode
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         let number: String
         do throws(IdentityToolkitError) { number = try PhoneNumbers.validate(request.phoneNumber) } catch { throw reject(endpoint, error) }
-        if let holder = state.userByPhone[number].flatMap({ state.users[$0] }), holder.hasSecondFactor {
+        if let holder = directory.idByPhone[number].flatMap({ directory.byID[$0] }), holder.hasSecondFactor {
             throw reject(endpoint, IdentityToolkitError(
                 .unsupportedFirstFactor, "A phone number cannot be set as a first factor on an SMS based MFA user."))
         }
@@ -51,7 +52,7 @@ extension CoreCall {
     mutating func checkAppProof(number: String, iosReceipt: String?, iosSecret: String?, recaptchaToken: String?,
                                 captchaResponse: String? = nil, recaptchaVersion: RecaptchaVersion? = nil, clientType: String? = nil,
                                 action: RecaptchaAction, endpoint: BackendOperation) throws(IdentityToolkitError) {
-        guard testPhoneNumbers[number] == nil else {
+        guard fixedTestCode(for: number) == nil else {
             emit(.codeRequested(phoneNumber: number, proof: .testMode, receipt: nil, endpoint: endpoint))
             return
         }
@@ -89,7 +90,7 @@ extension CoreCall {
     mutating func openSession(number: String, purpose: SessionPurpose?, languageCode: String?,
                               endpoint: BackendOperation) throws(IdentityToolkitError) -> String {
         let testCode: String?
-        switch state.requestSession(number: number, purpose: purpose, testCode: testPhoneNumbers[number], now: now, configuration: configuration) {
+        switch state.requestSession(number: number, purpose: purpose, testCode: fixedTestCode(for: number), now: now, configuration: configuration) {
         case .refuse(let error): throw reject(endpoint, error)
         case .reuse(let info):
             continueSignIn(state.sessions[info]?.signIn)
@@ -107,6 +108,12 @@ extension CoreCall {
             emit(.smsSent(message))
         }
         return sessionInfo
+    }
+
+    /// A test number's fixed code: the project's test numbers, or its tenant's.
+    func fixedTestCode(for number: String) -> String? {
+        guard let tenantConfig else { return testPhoneNumbers[number] }
+        return tenantConfig.testPhoneNumbers?[number]
     }
 
     // MARK: reCAPTCHA
@@ -144,9 +151,11 @@ extension CoreCall {
 
     mutating func signInWithPhoneNumber(_ request: VerifyPhoneNumberRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyPhoneNumberResponse> {
         let endpoint = BackendOperation.signInWithPhoneNumber
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         let number: String
         var proofDigest: String?
         if let proof = request.temporaryProof, !proof.isEmpty {
+            try enter(tenant: state.temporaryProofs[BackendCore.digest(proof)]?.tenant, endpoint: endpoint)
             switch state.checkTemporaryProof(digest: BackendCore.digest(proof), claimedNumber: request.phoneNumber, now: now,
                                              lifetime: configuration.temporaryProofLifetime) {
             case .refuse(let error): throw reject(endpoint, error)
@@ -155,9 +164,11 @@ extension CoreCall {
                 proofDigest = digest
             }
         } else {
+            // The code request's tenant: a code sent for one tenant's sign-in signs in to no other.
+            try enter(tenant: request.sessionInfo.flatMap { state.sessions[$0]?.tenant }, endpoint: endpoint)
             number = try spendSession(request.sessionInfo, code: request.code, purpose: nil, endpoint: endpoint).phoneNumber
         }
-        let holder = state.userByPhone[number].flatMap { state.users[$0] }
+        let holder = directory.idByPhone[number].flatMap { directory.byID[$0] }
         var signedIn: BackendUser?
         if let idToken = request.idToken, !idToken.isEmpty {
             (signedIn, _) = try signedInUser(idToken, endpoint: endpoint)
@@ -224,9 +235,12 @@ extension CoreCall {
     /// after the call (``IdentityToolkit/signIn(_:)``), so that no call waits for an RSA signature.
     mutating func grantTokens(for user: BackendUser, provider: ProviderID, secondFactor: String? = nil, claims: String? = nil,
                               endpoint: BackendOperation) throws(IdentityToolkitError) -> TokenGrant {
+        // A user the call made is its tenant's (as ``commit(_:)`` keeps it): its tokens say so.
+        var user = user
+        if let tenant, user.tenantId == nil { user.tenantId = tenant }
         try requireEnabled(user, endpoint: endpoint)
         let refreshToken = tokenSigner.refreshTokens.seal(localId: user.localId, userCreatedAt: user.createdAt, provider: provider,
-                                                          secondFactor: secondFactor, issuedAt: now, claims: claims)
+                                                          secondFactor: secondFactor, issuedAt: now, claims: claims, tenant: user.tenantId)
         commit(.signedIn(localId: user.localId, at: now))
         return TokenGrant(user: user, provider: provider, secondFactor: secondFactor, refreshToken: refreshToken, issuedAt: now,
                           claims: BackendUser.claims(claims))

@@ -18,10 +18,11 @@ extension CoreCall {
     static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
 
     mutating func adminCreateUser(_ request: SignUpNewUserRequest, hash: PasswordHash?) throws(IdentityToolkitError) -> SignUpNewUserResponse {
+        try enter(tenant: request.tenantId, endpoint: .adminCreateUser)
         let localId: String
         if let given = request.localId {
             try Self.validateLocalID(given)
-            guard state.users[given] == nil else { throw IdentityToolkitError(.duplicateLocalID) }
+            guard directory.byID[given] == nil else { throw IdentityToolkitError(.duplicateLocalID) }
             localId = given
         } else {
             localId = newLocalID(hint: request.phoneNumber ?? request.email)
@@ -29,7 +30,7 @@ extension CoreCall {
         var user = BackendUser(localId: localId, createdAt: now)
         if let phone = request.phoneNumber {
             let number = try Self.adminPhoneNumber(phone)
-            guard state.userByPhone[number] == nil else { throw IdentityToolkitError(.phoneNumberExists) }
+            guard directory.idByPhone[number] == nil else { throw IdentityToolkitError(.phoneNumberExists) }
             user.phoneNumber = number
         }
         if let email = request.email {
@@ -48,8 +49,9 @@ extension CoreCall {
     }
 
     mutating func adminUpdate(_ request: SetAccountInfoRequest, hash: PasswordHash?) throws(IdentityToolkitError) -> SetAccountInfoResponse {
+        try enter(tenant: request.tenantId, endpoint: .adminUpdate)
         guard let localId = request.localId, !localId.isEmpty else { throw IdentityToolkitError(.missingLocalID) }
-        guard var user = state.users[localId] else { throw IdentityToolkitError(.userNotFound) }
+        guard var user = directory.byID[localId] else { throw IdentityToolkitError(.userNotFound) }
         if let claims = request.customAttributes {
             try BackendCore.validateCustomClaims(claims)
             user.customAttributes = claims == "{}" ? nil : claims
@@ -57,7 +59,7 @@ extension CoreCall {
         if let disable = request.disableUser { user.disabled = disable }
         if let phone = request.phoneNumber, phone != user.phoneNumber {
             let number = try Self.adminPhoneNumber(phone)
-            if let holder = state.userByPhone[number], holder != localId { throw IdentityToolkitError(.phoneNumberExists) }
+            if let holder = directory.idByPhone[number], holder != localId { throw IdentityToolkitError(.phoneNumberExists) }
             user.phoneNumber = number
         }
         if let email = request.email {
@@ -104,9 +106,9 @@ extension CoreCall {
         guard let seed = configuration.idSeed else { return randomID(length: 28) }
         var attempt = 0
         while true {
-            let material = "\(seed)|\(hint ?? "user")|\(hint == nil ? state.users.count + attempt : attempt)"
+            let material = "\(seed)|\(hint ?? "user")|\(hint == nil ? directory.byID.count + attempt : attempt)"
             let id = String(Base64URL.encode(Array(SHA256.hash(data: Array(material.utf8)))).filter { $0.isLetter || $0.isNumber }.prefix(28))
-            if state.users[id] == nil { return id }
+            if directory.byID[id] == nil { return id }
             attempt += 1
         }
     }
@@ -119,17 +121,18 @@ extension CoreCall {
 
     /// ``IdentityToolkit/adminLookup(_:)``'s rules.
     mutating func adminLookup(_ request: GetAccountInfoRequest) throws(IdentityToolkitError) -> GetAccountInfoResponse {
+        try enter(tenant: request.tenantId, endpoint: .adminLookup)
         var found: [BackendUser] = []
         var seen = Set<String>()
         func add(_ user: BackendUser?) {
             if let user, seen.insert(user.localId).inserted { found.append(user) }
         }
-        for id in request.localId ?? [] { add(state.users[id]) }
-        for email in request.email ?? [] { add(state.user(email: email)) }
+        for id in request.localId ?? [] { add(directory.byID[id]) }
+        for email in request.email ?? [] { add(directory.user(email: email)) }
         for phone in request.phoneNumber ?? [] {
-            add((try? PhoneNumbers.validate(phone)).flatMap { state.userByPhone[$0] }.flatMap { state.users[$0] })
+            add((try? PhoneNumbers.validate(phone)).flatMap { directory.idByPhone[$0] }.flatMap { directory.byID[$0] })
         }
-        for federated in request.federatedUserId ?? [] { add(state.user(provider: federated.providerId, rawId: federated.rawId)) }
+        for federated in request.federatedUserId ?? [] { add(directory.user(provider: federated.providerId, rawId: federated.rawId)) }
         return GetAccountInfoResponse(users: found.isEmpty ? nil : found.map(Self.userInfo))
     }
 
@@ -189,8 +192,9 @@ extension CoreCall {
 
     /// ``IdentityToolkit/adminDelete(_:)``'s rules.
     mutating func adminDelete(_ request: DeleteAccountRequest) throws(IdentityToolkitError) -> DeleteAccountResponse {
+        try enter(tenant: request.tenantId, endpoint: .adminDelete)
         guard let localId = request.localId, !localId.isEmpty else { throw IdentityToolkitError(.missingLocalID) }
-        guard state.users[localId] != nil else { throw IdentityToolkitError(.userNotFound) }
+        guard directory.byID[localId] != nil else { throw IdentityToolkitError(.userNotFound) }
         commit(.userDeleted(localId: localId))
         emit(.accountDeleted(uid: localId))
         return DeleteAccountResponse()
@@ -198,13 +202,14 @@ extension CoreCall {
 
     /// ``IdentityToolkit/adminBatchDelete(_:)``'s rules.
     mutating func adminBatchDelete(_ request: BatchDeleteAccountsRequest) throws(IdentityToolkitError) -> BatchDeleteAccountsResponse {
+        try enter(tenant: request.tenantId, endpoint: .adminBatchDelete)
         let ids = request.localIds ?? []
         guard (1...BackendCore.maximumBatchSize).contains(ids.count) else {
             throw IdentityToolkitError(.localIDListExceedsLimit, "\(ids.count) IDs; 1 to \(BackendCore.maximumBatchSize) per call")
         }
         var errors: [BatchDeleteAccountsResponse.Failure] = []
         for (index, id) in ids.enumerated() {
-            guard let user = state.users[id] else { continue }
+            guard let user = directory.byID[id] else { continue }
             if user.disabled != true, request.force != true {
                 errors.append(.init(index: index, localId: id, message: "NOT_DISABLED : Disable the account before batch deletion."))
                 continue
@@ -218,21 +223,23 @@ extension CoreCall {
 
     /// ``IdentityToolkit/adminBatchGet(_:)``'s rules.
     mutating func adminBatchGet(_ request: DownloadAccountRequest) throws(IdentityToolkitError) -> DownloadAccountResponse {
+        try enter(tenant: request.tenantId, endpoint: .adminBatchGet)
         let asked = request.maxResults ?? 20
         guard asked >= -1 else { throw IdentityToolkitError(.invalidArgument, "maxResults must be positive (or -1 for every user), not \(asked)") }
         let limit = asked == 0 ? 20 : min(asked, BackendCore.maximumBatchSize)
-        var ids = state.users.keys.sorted()
+        var ids = directory.byID.keys.sorted()
         if let after = request.nextPageToken, !after.isEmpty { ids = Array(ids.drop { $0 <= after }) }
         var token: String?
         if limit >= 0, ids.count >= limit {
             ids = Array(ids.prefix(limit))
             token = ids.last
         }
-        return DownloadAccountResponse(users: ids.compactMap { state.users[$0] }.map(Self.userInfo), nextPageToken: token)
+        return DownloadAccountResponse(users: ids.compactMap { directory.byID[$0] }.map(Self.userInfo), nextPageToken: token)
     }
 
     /// ``IdentityToolkit/adminQuery(_:)``'s rules.
     mutating func adminQuery(_ request: QueryUserInfoRequest) throws(IdentityToolkitError) -> QueryUserInfoResponse {
+        try enter(tenant: request.tenantId, endpoint: .adminQuery)
         func int(_ text: String?, _ name: String, default value: Int) throws(IdentityToolkitError) -> Int {
             guard let text else { return value }
             guard let number = Int(text), number >= 0 else { throw IdentityToolkitError(.invalidArgument, "\(name) must be a non-negative integer, not \(text)") }
@@ -241,7 +248,7 @@ extension CoreCall {
         let limit = try int(request.limit, "limit", default: 500)
         guard limit <= 500 else { throw IdentityToolkitError(.invalidArgument, "limit must be at most 500, not \(limit)") }
         let offset = try int(request.offset, "offset", default: 0)
-        var users = Array(state.users.values)
+        var users = Array(directory.byID.values)
         if let expressions = request.expression, !expressions.isEmpty {
             users = users.filter { user in
                 expressions.contains { e in
@@ -280,6 +287,7 @@ extension CoreCall {
 
     /// ``IdentityToolkit/adminBatchCreate(_:)``'s rules.
     mutating func adminBatchCreate(_ request: UploadAccountRequest) throws(IdentityToolkitError) -> UploadAccountResponse {
+        try enter(tenant: request.tenantId, endpoint: .adminBatchCreate)
         guard let users = request.users, !users.isEmpty else { throw IdentityToolkitError(.missingUserAccount) }
         guard users.count <= BackendCore.maximumBatchSize else {
             throw IdentityToolkitError(.invalidArgument, "\(users.count) users; at most \(BackendCore.maximumBatchSize) per batchCreate")
@@ -318,8 +326,11 @@ extension CoreCall {
     mutating func importedUser(_ record: UserRecord, allowOverwrite: Bool) throws(IdentityToolkitError) -> BackendUser {
         let localId = record.localId
         guard !localId.isEmpty else { throw IdentityToolkitError(.invalidArgument, "localId is missing") }
+        if let given = record.tenantId, given != tenant {
+            throw IdentityToolkitError(.invalidArgument, "Tenant id in userInfo does not match the tenant id in request.")
+        }
         try Self.validateLocalID(localId)
-        if state.users[localId] != nil, !allowOverwrite {
+        if directory.byID[localId] != nil, !allowOverwrite {
             throw IdentityToolkitError(.invalidArgument, "localId belongs to an existing account - can not overwrite.")
         }
         var createdAt = now
@@ -340,7 +351,7 @@ extension CoreCall {
         }
         if let phone = record.phoneNumber {
             guard let number = try? PhoneNumbers.validate(phone) else { throw IdentityToolkitError(.invalidArgument, "phone number format is invalid") }
-            if let holder = state.userByPhone[number], holder != localId {
+            if let holder = directory.idByPhone[number], holder != localId {
                 throw IdentityToolkitError(.invalidArgument, "phone number \(number) exists in other account in database")
             }
             user.phoneNumber = number
@@ -352,7 +363,7 @@ extension CoreCall {
                 guard let rawId = provider.rawId, !rawId.isEmpty else {
                     throw IdentityToolkitError(.invalidArgument, "federatedId or (providerId & rawId) is required")
                 }
-                if let holder = state.user(provider: provider.providerId, rawId: rawId), holder.localId != localId {
+                if let holder = directory.user(provider: provider.providerId, rawId: rawId), holder.localId != localId {
                     throw IdentityToolkitError(.invalidArgument, "raw id exists in other account in database")
                 }
                 if provider.providerId == .apple {
@@ -388,6 +399,7 @@ extension CoreCall {
 
     mutating func signInWithCustomToken(_ request: VerifyCustomTokenRequest) throws(IdentityToolkitError) -> SignInDecision<VerifyCustomTokenResponse> {
         let endpoint = BackendOperation.signInWithCustomToken
+        try enter(tenant: request.tenantId, endpoint: endpoint)
         guard let token = request.token, !token.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingCustomToken)) }
         let payload: [String: JSONValue]
         if token.hasPrefix("{") {
@@ -413,6 +425,12 @@ extension CoreCall {
         default: nil
         }
         guard let uid, !uid.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingIdentifier)) }
+        // A tenant's custom token (the Admin SDKs' `auth_for_tenant(t).create_custom_token`) names
+        // it as `tenant_id`; it signs in to that tenant only (the emulator's TENANT_ID_MISMATCH).
+        let tokenTenant: String? = if case .string(let text) = payload["tenant_id"] { text } else { nil }
+        guard tokenTenant == tenant else {
+            throw reject(endpoint, IdentityToolkitError(.tenantIDMismatch, "the custom token is for tenant \(tokenTenant ?? "none"), the request for \(tenant ?? "none")"))
+        }
         do { try Self.validateLocalID(uid) } catch { throw reject(endpoint, IdentityToolkitError(.invalidCustomToken, "uid must be 1 to 128 characters")) }
         var claimsText: String?
         if let claims = payload["claims"] {
@@ -422,8 +440,8 @@ extension CoreCall {
             }
             claimsText = object.isEmpty ? nil : String(decoding: (try? IdentityToolkitJSON.encode(claims)) ?? [], as: UTF8.self)
         }
-        var user = state.users[uid] ?? BackendUser(localId: uid, createdAt: now)
-        let isNewUser = state.users[uid] == nil
+        var user = directory.byID[uid] ?? BackendUser(localId: uid, createdAt: now)
+        let isNewUser = directory.byID[uid] == nil
         try requireEnabled(user, endpoint: endpoint)
         if user.customAuth != true {
             user.customAuth = true
@@ -441,8 +459,8 @@ extension CoreCall {
     // MARK: The emulator's own
 
     /// ``IdentityToolkit/deleteAllAccounts()``'s rules.
-    mutating func deleteAllAccounts() throws(IdentityToolkitError) {
-        commit(.accountsReset)
+    mutating func deleteAllAccounts(tenant: String?) throws(IdentityToolkitError) {
+        commit(.accountsReset(tenant: tenant))
     }
 
     /// ``IdentityToolkit/importAccounts(_:overwrite:)``'s rules: a whole accounts file, all of it or
@@ -456,7 +474,7 @@ extension CoreCall {
         guard twice.isEmpty else {
             throw IdentityToolkitError(.duplicateLocalID, "the file names \(Self.listed(Set(twice).sorted())) more than once: nothing was imported")
         }
-        let existing = users.map(\.localId).filter { state.users[$0] != nil }
+        let existing = users.map(\.localId).filter { directory.byID[$0] != nil }
         if !existing.isEmpty, !overwrite {
             throw IdentityToolkitError(.duplicateLocalID, "\(Self.listed(existing)) \(existing.count == 1 ? "exists" : "exist"): nothing was imported (import with overwrite to replace them)")
         }
@@ -480,7 +498,7 @@ extension CoreCall {
 
     /// ``IdentityToolkit/exportAccounts()``'s rules.
     mutating func exportAccounts() throws(IdentityToolkitError) -> DownloadAccountResponse {
-        DownloadAccountResponse(users: state.users.keys.sorted().compactMap { state.users[$0] }.map(Self.userInfo), nextPageToken: nil)
+        DownloadAccountResponse(users: directory.byID.keys.sorted().compactMap { directory.byID[$0] }.map(Self.userInfo), nextPageToken: nil)
     }
 
     // MARK: Checks
@@ -511,7 +529,7 @@ extension CoreCall {
             throw inImport ? IdentityToolkitError(.invalidArgument, "email is invalid") : IdentityToolkitError(.invalidEmail)
         }
         let canonical = email.lowercased()
-        if let holder = state.user(email: canonical), holder.localId != localId {
+        if let holder = directory.user(email: canonical), holder.localId != localId {
             throw inImport ? IdentityToolkitError(.invalidArgument, "email exists in other account in database") : IdentityToolkitError(.emailExists)
         }
         return canonical
@@ -535,25 +553,6 @@ extension BackendCore {
         }
         if let reserved = object.keys.sorted().first(where: FirebaseIDTokenClaims.reservedClaimNames.contains) {
             throw IdentityToolkitError(.forbiddenClaim, reserved)
-        }
-    }
-}
-
-extension BackendState {
-    /// The user with this email (emails are compared lower-cased; at most one user has each).
-    func user(email: String) -> BackendUser? {
-        userByEmail[email.lowercased()].flatMap { users[$0] }
-    }
-
-    /// The user holding `rawId` at `providerId`.
-    func user(provider providerId: ProviderID, rawId: String) -> BackendUser? {
-        switch providerId {
-        case .phone: return userByPhone[rawId].flatMap { users[$0] }
-        case .apple: return userByAppleSub[rawId].flatMap { users[$0] }
-        default:
-            return users.values.first { user in
-                (user.otherProviders ?? []).contains { $0.providerId == providerId && $0.rawId == rawId }
-            }
         }
     }
 }

@@ -20,14 +20,15 @@ enum AdminRoutes {
     /// behind ``AdminAuthMiddleware``).
     static func add(to router: Router<BackendRequestContext>, toolkit: IdentityToolkit, table: RouteMethods) {
         let projectID = toolkit.configuration.projectID
-        // The emulator's reset: every user goes.
-        let accounts = "/emulator/v1/projects/{project}/accounts"
-        router.delete(RouterPath(route(accounts))) { _, context in
-            try checkProject(context, projectID)
-            try await toolkit.deleteAllAccounts()
-            return try JSONBody(EmptyResponse())
+        // The emulator's reset: every user of the project, or of one tenant, goes.
+        for accounts in ["/emulator/v1/projects/{project}/accounts", "/emulator/v1/projects/{project}/tenants/{tenant}/accounts"] {
+            router.delete(RouterPath(route(accounts))) { _, context in
+                try checkProject(context, projectID)
+                try await toolkit.deleteAllAccounts(tenant: context.parameters.get("tenant"))
+                return try JSONBody(EmptyResponse())
+            }
+            table.add(accounts, .delete)
         }
-        table.add(accounts, .delete)
     }
 
     /// The paths a deployment's admin token guards: the Admin SDKs' (`…/v1/projects/{p}/accounts…`)
@@ -37,8 +38,10 @@ enum AdminRoutes {
             || path.hasPrefix("/identitytoolkit.googleapis.com/v2/projects/")
     }
 
-    /// A path template's `{project}` as the router's `:project`.
-    static func route(_ template: String) -> String { template.replacingOccurrences(of: "{project}", with: ":project") }
+    /// A path template's `{project}` and `{tenant}` as the router's `:project` and `:tenant`.
+    static func route(_ template: String) -> String {
+        template.replacingOccurrences(of: "{project}", with: ":project").replacingOccurrences(of: "{tenant}", with: ":tenant")
+    }
 
     /// The project in the path is this backend's.
     static func checkProject(_ context: BackendRequestContext, _ projectID: String) throws(IdentityToolkitError) {

@@ -41,18 +41,23 @@ enum BackendRouter {
             call.route(on: call.isAdmin ? admin : keyed, toolkit: toolkit, table: routes)
         }
 
-        // The Auth Emulator's own, and the public keys: no API key.
-        router.get(RouterPath(IdentityToolkitEndpoint.emulatorVerificationCodes.path)) { _, _ in
-            try JSONBody(await toolkit.verificationCodes())
+        // The Auth Emulator's own, and the public keys: no API key. The SMS and email outboxes are
+        // the project's, or under `…/tenants/{tenant}/` a tenant's.
+        for endpoint in [IdentityToolkitEndpoint.emulatorVerificationCodes, .emulatorVerificationCodes.inEmulatorTenant] {
+            router.get(RouterPath(AdminRoutes.route(endpoint.path))) { _, context in
+                try JSONBody(await toolkit.verificationCodes(tenant: context.parameters.get("tenant")))
+            }
+            routes.add(endpoint.path, .get)
         }
-        routes.add(IdentityToolkitEndpoint.emulatorVerificationCodes.path, .get)
         // The email outbox, as the emulator's (each email's code and link, while the code is unused).
-        router.get(RouterPath(IdentityToolkitEndpoint.emulatorOobCodes.path)) { _, _ in
-            try JSONBody(OobCodesResponse(oobCodes: try await toolkit.emailOutbox().map {
-                OobCode(email: $0.email, oobCode: $0.code, oobLink: $0.link, requestType: $0.requestType.rawValue)
-            }))
+        for endpoint in [IdentityToolkitEndpoint.emulatorOobCodes, .emulatorOobCodes.inEmulatorTenant] {
+            router.get(RouterPath(AdminRoutes.route(endpoint.path))) { _, context in
+                try JSONBody(OobCodesResponse(oobCodes: try await toolkit.emailOutbox(tenant: context.parameters.get("tenant")).map {
+                    OobCode(email: $0.email, oobCode: $0.code, oobLink: $0.link, requestType: $0.requestType.rawValue)
+                }))
+            }
+            routes.add(endpoint.path, .get)
         }
-        routes.add(IdentityToolkitEndpoint.emulatorOobCodes.path, .get)
         // authsim's own: what became of the silent pushes (an app in another process reads why none came).
         router.get("/emulator/v1/projects/:project/silentPushes") { _, context in
             try checkProject(context)

@@ -53,6 +53,9 @@ package struct BackendUser: Sendable, Hashable, Codable {
         /// Whether the user signs in with an email link (`accounts:signInWithEmailLink`): the
         /// `password` provider without a password, and `emailLink` among their sign-in methods.
         package var emailLinkSignin: Bool? = nil
+        /// The tenant the user belongs to (nil: the project's own users); its ID tokens say so
+        /// (`firebase.tenant`), and `accounts:lookup` gives it back (`tenantId`).
+        package var tenantId: String? = nil
     }
 
     private mutating func mutate(_ change: (inout Fields) -> Void) {

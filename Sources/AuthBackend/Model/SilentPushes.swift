@@ -138,6 +138,8 @@ package struct SMSMessage: Sendable, Hashable, Codable {
     package var languageCode: String?
     package var text: String
     package var sentAt: Date
+    /// The tenant of the sign-in it is for (nil: the project's own).
+    package var tenant: String?
 
     package init(phoneNumber: String, code: String, sessionInfo: String, languageCode: String?, text: String, sentAt: Date) {
         self.phoneNumber = phoneNumber

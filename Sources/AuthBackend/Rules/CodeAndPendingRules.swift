@@ -57,7 +57,7 @@ extension BackendState {
                 "The MFA pending credential has expired (\(Int(lifetime)) s after the first factor): sign in with the first factor again."),
                 .pendingCredentialExpired)
         }
-        guard let user = users[pending.localId] else {
+        guard let user = users(in: pending.tenant).byID[pending.localId] else {
             return .refuse(IdentityToolkitError(.userNotFound, "The user of the MFA pending credential no longer exists."), nil)
         }
         return .valid(digest: digest, provider: pending.provider, user: user)

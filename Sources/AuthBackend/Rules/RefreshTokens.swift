@@ -22,6 +22,8 @@ struct RefreshTokenSeal: Sendable {
         var f: String?
         var i: Int64
         var c: String?
+        /// The user's tenant (absent: the project's own users).
+        var t: String?
     }
 
     private let key: SymmetricKey
@@ -31,11 +33,13 @@ struct RefreshTokenSeal: Sendable {
     }
 
     /// A token for this sign-in: `AMf-v` (Google's tokens' prefix), the sign-in as JSON, its MAC.
-    func seal(localId: String, userCreatedAt: Date, provider: ProviderID, secondFactor: String?, issuedAt: Date, claims: String?) -> String {
+    func seal(localId: String, userCreatedAt: Date, provider: ProviderID, secondFactor: String?, issuedAt: Date, claims: String?,
+              tenant: String?) -> String {
         // The sign-in's time truncated, as the ID token's auth_time is (whole seconds, truncated):
         // rounded, a sign-in in the last half millisecond of a second came back a second later in
         // every refreshed token's auth_time, and in the revocation check against validSince.
-        let sign = Sign(u: localId, k: Self.milliseconds(userCreatedAt), p: provider.rawValue, f: secondFactor, i: Self.truncatedMilliseconds(issuedAt), c: claims)
+        let sign = Sign(u: localId, k: Self.milliseconds(userCreatedAt), p: provider.rawValue, f: secondFactor, i: Self.truncatedMilliseconds(issuedAt), c: claims,
+                        t: tenant)
         // A struct of strings and integers always encodes.
         let body = (try? IdentityToolkitJSON.encode(sign)) ?? []
         let mac = HMAC<SHA256>.authenticationCode(for: body, using: key)

@@ -15,8 +15,9 @@ enum BackendRecord: Codable, Sendable {
     /// that waits for its code request (`answered` true in a compacted journal once it came).
     case receipt(id: String, secretSHA256: String, appToken: String, issuedAt: Date, signIn: SignInID? = nil, answered: Bool? = nil)
     /// sendVerificationCode (or a multi-factor start) opened a session (the verification ID) with
-    /// this code; `purpose` nil for a first factor.
-    case session(id: String, phoneNumber: String, code: String, createdAt: Date, purpose: SessionPurpose? = nil, signIn: SignInID? = nil)
+    /// this code; `purpose` nil for a first factor; `tenant` the tenant whose user it signs in.
+    case session(id: String, phoneNumber: String, code: String, createdAt: Date, purpose: SessionPurpose? = nil, signIn: SignInID? = nil,
+                 tenant: String? = nil)
     case wrongCode(session: String)
     /// The right code was typed: the session is spent, and forgotten (the emulator deletes a
     /// verification code once used: firebase-tools src/emulator/auth/operations.ts,
@@ -26,12 +27,13 @@ enum BackendRecord: Codable, Sendable {
     case recaptcha(digest: String, eventID: String, issuedAt: Date, signIn: SignInID? = nil)
     case recaptchaUsed(digest: String)
     case sms(SMSMessage)
+    /// A user, new or changed, in its tenant's directory (``BackendUser``'s `tenantId`).
     case user(BackendUser)
-    case userDeleted(localId: String)
+    case userDeleted(localId: String, tenant: String? = nil)
     /// An Apple identity token that signed in (each does once), by SHA-256.
     case appleTokenSpent(digest: String, at: Date)
     /// An Apple ID linked to another account: a single-use pending token to sign in with instead.
-    case applePending(token: String, sub: String, email: String?, at: Date)
+    case applePending(token: String, sub: String, email: String?, at: Date, tenant: String? = nil)
     case applePendingUsed(token: String)
     /// An Apple authorization code (by SHA-256) was revoked: it cannot be revoked again.
     case appleCodeRevoked(digest: String, at: Date)
@@ -43,20 +45,25 @@ enum BackendRecord: Codable, Sendable {
     /// them; they keep working, and no new one is written.
     case refreshToken(digest: String, localId: String, provider: ProviderID, secondFactor: String?, issuedAt: Date, claims: String? = nil)
     /// A user signed in (its `lastLoginAt`); the refresh token carries the rest, sealed.
-    case signedIn(localId: String, at: Date)
+    case signedIn(localId: String, at: Date, tenant: String? = nil)
     /// A first factor of a user with a second factor: the pending credential (by SHA-256) that a
     /// second factor turns into a session, once.
-    case mfaPending(digest: String, localId: String, provider: ProviderID, at: Date, signIn: SignInID? = nil)
+    case mfaPending(digest: String, localId: String, provider: ProviderID, at: Date, signIn: SignInID? = nil, tenant: String? = nil)
     case mfaPendingUsed(digest: String)
     /// Linking a number another account holds: a proof (by SHA-256) that the user verified it,
     /// which signs in to that account once.
-    case temporaryProof(digest: String, phoneNumber: String, at: Date)
+    case temporaryProof(digest: String, phoneNumber: String, at: Date, tenant: String? = nil)
     case temporaryProofUsed(digest: String)
     /// The simulated reCAPTCHA Enterprise service issued a token (by SHA-256) for an action.
     case enterpriseToken(digest: String, action: String, issuedAt: Date)
     case enterpriseTokenUsed(digest: String)
-    /// Every user went (the emulator's `DELETE …/accounts`), with their refresh tokens and pending credentials.
-    case accountsReset
+    /// Every user of the project (or of `tenant`) went (the emulator's `DELETE …/accounts`), with
+    /// their refresh tokens and pending credentials.
+    case accountsReset(tenant: String? = nil)
+    /// A tenant made or changed (its whole configuration; its users stay).
+    case tenant(id: String, TenantConfig)
+    /// A tenant deleted, with every user of it.
+    case tenantDeleted(id: String)
     /// The project config a node changed at run time, for the whole fleet (written with a shared store only).
     case projectConfig(SharedProjectConfig)
     /// An email with a single-use code (password reset, email verification), by the code's SHA-256.
@@ -82,6 +89,61 @@ enum SessionPurpose: Codable, Sendable, Hashable {
     }
 }
 
+/// One pool of users: the project's own, or one tenant's. Each tenant's users are apart, as in
+/// Identity Platform and the Auth Emulator (`TenantProjectState`): the same UID, email or number
+/// can be in two of them.
+struct UserDirectory {
+    private(set) var byID: [String: BackendUser] = [:]
+    /// Users by lower-cased email (at most one user has each).
+    private(set) var idByEmail: [String: String] = [:]
+    private(set) var idByPhone: [String: String] = [:]
+    private(set) var idByAppleSub: [String: String] = [:]
+
+    var count: Int { byID.count }
+
+    /// Puts `user` in, in place of the one with its UID, with its email, number and Apple ID.
+    mutating func put(_ user: BackendUser) {
+        if let old = byID[user.localId] { unindex(old) }
+        byID[user.localId] = user
+        if let phone = user.phoneNumber { idByPhone[phone] = user.localId }
+        if let sub = user.appleSub { idByAppleSub[sub] = user.localId }
+        if let email = user.email?.lowercased() { idByEmail[email] = user.localId }
+    }
+
+    mutating func remove(_ localId: String) {
+        if let old = byID.removeValue(forKey: localId) { unindex(old) }
+    }
+
+    private mutating func unindex(_ old: BackendUser) {
+        if let phone = old.phoneNumber, idByPhone[phone] == old.localId { idByPhone[phone] = nil }
+        if let sub = old.appleSub, idByAppleSub[sub] == old.localId { idByAppleSub[sub] = nil }
+        if let email = old.email?.lowercased(), idByEmail[email] == old.localId { idByEmail[email] = nil }
+    }
+
+    /// The user with this email (emails are compared lower-cased; at most one user has each).
+    func user(email: String) -> BackendUser? {
+        idByEmail[email.lowercased()].flatMap { byID[$0] }
+    }
+
+    /// The user holding `rawId` at `providerId`.
+    func user(provider providerId: ProviderID, rawId: String) -> BackendUser? {
+        switch providerId {
+        case .phone: return idByPhone[rawId].flatMap { byID[$0] }
+        case .apple: return idByAppleSub[rawId].flatMap { byID[$0] }
+        default:
+            return byID.values.first { user in
+                (user.otherProviders ?? []).contains { $0.providerId == providerId && $0.rawId == rawId }
+            }
+        }
+    }
+}
+
+/// A tenant: its configuration and its users.
+struct TenantState {
+    var config: TenantConfig
+    var users = UserDirectory()
+}
+
 /// What the backend knows, in memory: users, app credentials, sessions, reCAPTCHA tokens, SMS.
 struct BackendState {
     struct Receipt {
@@ -96,6 +158,7 @@ struct BackendState {
         let createdAt: Date
         var purpose: SessionPurpose?
         var signIn: SignInID?
+        var tenant: String?
         var attempts = 0
     }
     struct RefreshToken {
@@ -111,6 +174,7 @@ struct BackendState {
         let provider: ProviderID
         let at: Date
         var signIn: SignInID?
+        var tenant: String?
         var used = false
     }
     struct RecaptchaToken {
@@ -123,6 +187,7 @@ struct BackendState {
         let sub: String
         let email: String?
         let at: Date
+        var tenant: String?
     }
     var receipts: [String: Receipt] = [:]
     /// The sign-ins whose silent push went out and that have asked for no code yet, and when the
@@ -136,7 +201,7 @@ struct BackendState {
     var refreshTokens: [String: RefreshToken] = [:]
     var mfaPending: [String: MFAPending] = [:]
     /// Temporary proofs of numbers, by SHA-256: the number, when, and whether spent.
-    var temporaryProofs: [String: (phoneNumber: String, at: Date, used: Bool)] = [:]
+    var temporaryProofs: [String: (phoneNumber: String, at: Date, used: Bool, tenant: String?)] = [:]
     /// reCAPTCHA Enterprise tokens, by SHA-256: their action, when, whether assessed.
     var enterpriseTokens: [String: (action: String, issuedAt: Date, used: Bool)] = [:]
     /// Keyed by the token's SHA-256: an O(1) lookup whose timing says nothing about the token.
@@ -145,11 +210,10 @@ struct BackendState {
     /// The emails' codes, by SHA-256, and the emails in the order they went.
     var oobCodes: [String: (message: OobEmail, used: Bool)] = [:]
     var emailOutbox: [OobEmail] = []
-    var users: [String: BackendUser] = [:]
-    /// Users by lower-cased email (at most one user has each).
-    var userByEmail: [String: String] = [:]
-    var userByPhone: [String: String] = [:]
-    var userByAppleSub: [String: String] = [:]
+    /// The project's own users.
+    var projectUsers = UserDirectory()
+    /// The tenants, by ID, with their users.
+    var tenants: [String: TenantState] = [:]
     var spentAppleTokens: [String: Date] = [:]
     var pendingAppleTokens: [String: Pending] = [:]
     /// Revoked Apple authorization codes, by SHA-256 (kept: a code does not expire here).
@@ -162,13 +226,35 @@ struct BackendState {
     var fleetSilentPushes = RecentItems<SilentPushRecord>(capacity: silentPushLimit)
     static let silentPushLimit = 1000
 
+    /// The users of `tenant` (nil: the project's own); none for a tenant not made yet.
+    func users(in tenant: String?) -> UserDirectory {
+        guard let tenant else { return projectUsers }
+        return tenants[tenant]?.users ?? UserDirectory()
+    }
+
+    /// Every user, the project's then each tenant's (in the order of the tenants' IDs).
+    var allUsers: [BackendUser] {
+        Array(projectUsers.byID.values) + tenants.keys.sorted().flatMap { tenants[$0]!.users.byID.values }
+    }
+
+    /// How many users there are, in the project and its tenants.
+    var userCount: Int { tenants.values.reduce(projectUsers.count) { $0 + $1.users.count } }
+
+    /// Changes the users of `tenant` in place (a tenant not made yet is made with the Auth
+    /// Emulator's defaults: a record of a tenant's user comes after its tenant's record, but a
+    /// journal cut short must still read).
+    private mutating func changeUsers(in tenant: String?, _ change: (inout UserDirectory) -> Void) {
+        guard let tenant else { return change(&projectUsers) }
+        change(&tenants[tenant, default: TenantState(config: .implicit)].users)
+    }
+
     mutating func apply(_ record: BackendRecord) {
         switch record {
         case .receipt(let id, let secret, let appToken, let issuedAt, let signIn, let answered):
             receipts[id] = Receipt(secretSHA256: secret, appToken: appToken, issuedAt: issuedAt, signIn: signIn)
             if let signIn, answered != true { awaitingCode[signIn] = issuedAt }
-        case .session(let id, let phoneNumber, let code, let createdAt, let purpose, let signIn):
-            sessions[id] = Session(phoneNumber: phoneNumber, code: code, createdAt: createdAt, purpose: purpose, signIn: signIn)
+        case .session(let id, let phoneNumber, let code, let createdAt, let purpose, let signIn, let tenant):
+            sessions[id] = Session(phoneNumber: phoneNumber, code: code, createdAt: createdAt, purpose: purpose, signIn: signIn, tenant: tenant)
             latestSession[Self.sessionKey(phoneNumber, purpose)] = id
             if let signIn { awaitingCode[signIn] = nil }
         case .wrongCode(let id):
@@ -186,26 +272,15 @@ struct BackendState {
         case .sms(let message):
             outbox.append(message)
         case .user(let user):
-            if let old = users[user.localId] {
-                if let phone = old.phoneNumber { userByPhone[phone] = nil }
-                if let sub = old.appleSub { userByAppleSub[sub] = nil }
-                if let email = old.email?.lowercased(), userByEmail[email] == old.localId { userByEmail[email] = nil }
-            }
-            users[user.localId] = user
-            if let phone = user.phoneNumber { userByPhone[phone] = user.localId }
-            if let sub = user.appleSub { userByAppleSub[sub] = user.localId }
-            if let email = user.email?.lowercased() { userByEmail[email] = user.localId }
-        case .userDeleted(let localId):
-            if let old = users.removeValue(forKey: localId) {
-                if let phone = old.phoneNumber { userByPhone[phone] = nil }
-                if let sub = old.appleSub { userByAppleSub[sub] = nil }
-                if let email = old.email?.lowercased(), userByEmail[email] == localId { userByEmail[email] = nil }
-            }
-            refreshTokens = refreshTokens.filter { $0.value.localId != localId }
+            changeUsers(in: user.tenantId) { $0.put(user) }
+        case .userDeleted(let localId, let tenant):
+            changeUsers(in: tenant) { $0.remove(localId) }
+            // Kept refresh tokens (from journals before they were sealed) are the project's.
+            if tenant == nil { refreshTokens = refreshTokens.filter { $0.value.localId != localId } }
         case .appleTokenSpent(let digest, let at):
             spentAppleTokens[digest] = at
-        case .applePending(let token, let sub, let email, let at):
-            pendingAppleTokens[token] = Pending(sub: sub, email: email, at: at)
+        case .applePending(let token, let sub, let email, let at, let tenant):
+            pendingAppleTokens[token] = Pending(sub: sub, email: email, at: at, tenant: tenant)
         case .appleCodeRevoked(let digest, let at):
             revokedAppleCodes[digest] = at
         case .appleConsent(let sub, let clientID, let granted):
@@ -216,30 +291,34 @@ struct BackendState {
             refreshTokens[digest] = RefreshToken(localId: localId, provider: provider, secondFactor: secondFactor, issuedAt: issuedAt,
                                                  claims: claims)
             // A sign-in: the user's last one (a compacted journal lists tokens in any order).
-            if let last = users[localId]?.lastLoginAt, last >= issuedAt {} else { users[localId]?.lastLoginAt = issuedAt }
-        case .signedIn(let localId, let at):
-            if let last = users[localId]?.lastLoginAt, last >= at {} else { users[localId]?.lastLoginAt = at }
-        case .mfaPending(let digest, let localId, let provider, let at, let signIn):
-            mfaPending[digest] = MFAPending(localId: localId, provider: provider, at: at, signIn: signIn)
+            signedIn(localId, at: issuedAt, tenant: nil)
+        case .signedIn(let localId, let at, let tenant):
+            signedIn(localId, at: at, tenant: tenant)
+        case .mfaPending(let digest, let localId, let provider, let at, let signIn, let tenant):
+            mfaPending[digest] = MFAPending(localId: localId, provider: provider, at: at, signIn: signIn, tenant: tenant)
         case .mfaPendingUsed(let digest):
             mfaPending[digest]?.used = true
-        case .temporaryProof(let digest, let phoneNumber, let at):
-            temporaryProofs[digest] = (phoneNumber, at, false)
+        case .temporaryProof(let digest, let phoneNumber, let at, let tenant):
+            temporaryProofs[digest] = (phoneNumber, at, false, tenant)
         case .temporaryProofUsed(let digest):
             temporaryProofs[digest]?.used = true
         case .enterpriseToken(let digest, let action, let issuedAt):
             enterpriseTokens[digest] = (action, issuedAt, false)
         case .enterpriseTokenUsed(let digest):
             enterpriseTokens[digest]?.used = true
-        case .accountsReset:
-            users = [:]
-            userByPhone = [:]
-            userByAppleSub = [:]
-            userByEmail = [:]
-            refreshTokens = [:]
-            mfaPending = [:]
-            pendingAppleTokens = [:]
-            temporaryProofs = [:]
+        case .accountsReset(let tenant):
+            changeUsers(in: tenant) { $0 = UserDirectory() }
+            mfaPending = mfaPending.filter { $0.value.tenant != tenant }
+            pendingAppleTokens = pendingAppleTokens.filter { $0.value.tenant != tenant }
+            temporaryProofs = temporaryProofs.filter { $0.value.tenant != tenant }
+            if tenant == nil { refreshTokens = [:] }
+        case .tenant(let id, let config):
+            tenants[id, default: TenantState(config: config)].config = config
+        case .tenantDeleted(let id):
+            tenants[id] = nil
+            mfaPending = mfaPending.filter { $0.value.tenant != id }
+            pendingAppleTokens = pendingAppleTokens.filter { $0.value.tenant != id }
+            temporaryProofs = temporaryProofs.filter { $0.value.tenant != id }
         case .projectConfig(let config):
             projectConfig = config
         case .silentPush(let push):
@@ -249,6 +328,15 @@ struct BackendState {
             emailOutbox.append(message)
         case .oobCodeUsed(let digest):
             oobCodes[digest]?.used = true
+        }
+    }
+
+    /// A sign-in of `localId` at `at`: its `lastLoginAt`, if it is the latest.
+    private mutating func signedIn(_ localId: String, at: Date, tenant: String?) {
+        changeUsers(in: tenant) { users in
+            guard var user = users.byID[localId], (user.lastLoginAt.map { $0 < at } ?? true) else { return }
+            user.lastLoginAt = at
+            users.put(user)
         }
     }
 
@@ -290,21 +378,23 @@ struct BackendState {
     /// How many records at least rebuild this state (``records`` has a few more: used and wrong-code
     /// marks), counted without building them: what the journal's rewrite compares its length with.
     var recordCountEstimate: Int {
-        users.count + receipts.count + sessions.count + recaptchaTokens.count + outbox.count + emailOutbox.count
+        userCount + tenants.count + receipts.count + sessions.count + recaptchaTokens.count + outbox.count + emailOutbox.count
             + spentAppleTokens.count + pendingAppleTokens.count + revokedAppleCodes.count + appleConsents.count + refreshTokens.count
             + enterpriseTokens.count + temporaryProofs.count + mfaPending.count + fleetSilentPushes.count + (projectConfig == nil ? 0 : 1)
     }
 
     /// The records that rebuild this state (what a compacted journal holds).
     var records: [BackendRecord] {
-        var out: [BackendRecord] = users.values.sorted { $0.createdAt < $1.createdAt }.map { .user($0) }
+        var out: [BackendRecord] = tenants.keys.sorted().map { .tenant(id: $0, tenants[$0]!.config) }
+        out += allUsers.sorted { $0.createdAt < $1.createdAt }.map { .user($0) }
         for (id, r) in receipts {
             let answered = r.signIn.map { awaitingCode[$0] == nil } ?? false
             out.append(.receipt(id: id, secretSHA256: r.secretSHA256, appToken: r.appToken, issuedAt: r.issuedAt, signIn: r.signIn,
                                 answered: answered ? true : nil))
         }
         for (id, s) in sessions.sorted(by: { $0.value.createdAt < $1.value.createdAt }) {
-            out.append(.session(id: id, phoneNumber: s.phoneNumber, code: s.code, createdAt: s.createdAt, purpose: s.purpose, signIn: s.signIn))
+            out.append(.session(id: id, phoneNumber: s.phoneNumber, code: s.code, createdAt: s.createdAt, purpose: s.purpose, signIn: s.signIn,
+                                tenant: s.tenant))
             out += Array(repeating: .wrongCode(session: id), count: s.attempts)
         }
         for (digest, t) in recaptchaTokens {
@@ -318,7 +408,7 @@ struct BackendState {
             if oobCodes[digest]?.used == true { out.append(.oobCodeUsed(digest: digest)) }
         }
         for (digest, at) in spentAppleTokens { out.append(.appleTokenSpent(digest: digest, at: at)) }
-        for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at)) }
+        for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at, tenant: p.tenant)) }
         for (digest, at) in revokedAppleCodes { out.append(.appleCodeRevoked(digest: digest, at: at)) }
         for key in appleConsents.sorted() {
             // sub|clientID: a sub has no "|", a client ID may.
@@ -334,11 +424,11 @@ struct BackendState {
             if token.used { out.append(.enterpriseTokenUsed(digest: digest)) }
         }
         for (digest, proof) in temporaryProofs {
-            out.append(.temporaryProof(digest: digest, phoneNumber: proof.phoneNumber, at: proof.at))
+            out.append(.temporaryProof(digest: digest, phoneNumber: proof.phoneNumber, at: proof.at, tenant: proof.tenant))
             if proof.used { out.append(.temporaryProofUsed(digest: digest)) }
         }
         for (digest, m) in mfaPending {
-            out.append(.mfaPending(digest: digest, localId: m.localId, provider: m.provider, at: m.at, signIn: m.signIn))
+            out.append(.mfaPending(digest: digest, localId: m.localId, provider: m.provider, at: m.at, signIn: m.signIn, tenant: m.tenant))
             if m.used { out.append(.mfaPendingUsed(digest: digest)) }
         }
         if let projectConfig { out.append(.projectConfig(projectConfig)) }
