@@ -77,6 +77,23 @@ struct AdminSDKTests {
         #expect(localId != nil && localId == uid, "the same seed and number give the same UID in a new state: \(signed.output)")
     }
 
+    /// `Tests/Clients/tenants_suite.py`: tenant management by Google's generated client (its
+    /// bundled v2 discovery document), a tenant's users by the Admin SDK's `auth_for_tenant`, an
+    /// app's REST sign-ins with `tenantId`, each checked there.
+    @Test("tenants: managed by Google's generated client, their users by the Admin SDK's auth_for_tenant, signed in to by REST")
+    func tenants() async throws {
+        guard await toolAvailable(["python3", "-c", "import firebase_admin, googleapiclient, jwt, requests"]) else { return }
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (backend, host) = try await startBackend(folder, [])
+        defer { backend.stop() }
+        let run = try await runProgram(["python3", Self.clients.appendingPathComponent("tenants_suite.py").path, host, Self.project, Self.apiKey])
+        let lines = run.output.split(separator: "\n").map(String.init)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(lines.last == "done", "\(run.output)")
+        #expect(lines.filter { $0.hasPrefix("ok ") }.count == 10, "\(run.output)")
+    }
+
     // docs/auth-emulator.md's first command, as a new user runs it: the folder does not exist yet.
     @Test("--import D --export-on-exit D on a first run (D missing, then empty) starts with no users and writes D; a file is refused; any API key is taken")
     func importFolderOnFirstRun() async throws {

@@ -190,6 +190,7 @@ enum ContractTable {
         adminV2(TenantConfig.self, "Tenant",
                 ours: ["tenantId": "the Auth Emulator answers it beside name (firebase-tools state.ts createTenantWithTenantId); Google's document has name alone"]),
         adminV2(MultiFactorAuthConfig.self, "MultiFactorAuthConfig"),
+        adminV2(ListTenantsResponse.self, "ListTenantsResponse"),
     ]
 
     /// Messages of IdentityToolkitAPI that no Identity Toolkit document describes.
@@ -199,6 +200,8 @@ enum ContractTable {
         "GetProjectConfigRequest": "a GET with query parameters (the SDK sends no body)",
         "GetRecaptchaConfigRequest": "a GET with query parameters",
         "DownloadAccountRequest": "a GET with query parameters (accounts:batchGet)",
+        "CreateTenantRequest, UpdateTenantRequest": "a Tenant as the body (held by its row), the tenant and update mask from the path and query",
+        "GetTenantRequest, DeleteTenantRequest, ListTenantsRequest": "a path (and a query) with no body",
         "MultiFactorAuthConfig.State, MultiFactorAuthConfig.Provider": "the schema's enums (held by its row)",
         "EmptyResponse": "`{}`",
         "VerificationCode, VerificationCodesResponse, EmulatorProjectConfig, OobCode, OobCodesResponse": "the Auth Emulator's own API (firebase-tools), not Google's",

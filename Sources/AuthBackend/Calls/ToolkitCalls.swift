@@ -14,6 +14,7 @@ package enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable
     case recaptchaConfig, signInWithCustomToken, signUp, signInWithPassword, sendOobCode, resetPassword, createAuthUri, signInWithEmailLink
     case getProjectConfig
     case adminCreateUser, adminLookup, adminUpdate, adminDelete, adminBatchDelete, adminBatchGet, adminQuery, adminBatchCreate
+    case createTenant, getTenant, listTenants, updateTenant, deleteTenant
 
     /// The second factor's operations (the v2 `accounts/mfa…` paths).
     package static let secondFactorOperations: Set<BackendOperation> = Set(
@@ -166,6 +167,41 @@ package enum ToolkitCalls {
         },
         .change { core, call throws(IdentityToolkitError) in try core.adminBatchGet(call) })
 
+    // MARK: Identity Platform's tenants (Core/Tenants.swift; HTTP/AdminRoutes.swift: the bearer token)
+
+    /// The body is the tenant, held to its schema.
+    package static let createTenant = ToolkitCall(
+        .createTenant, CreateTenantRequest.self, at: [.createTenant],
+        reading: CallReading(.checked) { _, body, _, name throws(IdentityToolkitError) in
+            CreateTenantRequest(try IdentityToolkitJSON.decodeChecked(TenantConfig.self, from: body.readableBytesView, what: name))
+        },
+        .change { core, call throws(IdentityToolkitError) in try core.createTenant(call) })
+    /// The tenant from the path; any body is ignored (the Node.js Admin SDK sends `{}` with a DELETE).
+    package static let getTenant = ToolkitCall(.getTenant, GetTenantRequest.self, at: [.getTenant],
+                                              reading: CallReading(.special) { _, _, _, _ in GetTenantRequest(tenantId: nil) },
+                                              .change { core, call throws(IdentityToolkitError) in try core.getTenant(call) })
+    package static let listTenants = ToolkitCall(.listTenants, ListTenantsRequest.self, at: [.listTenants], reading: .query,
+                                                .read { core, call throws(IdentityToolkitError) in try core.listTenants(call) })
+    /// The body held to the tenant's schema; `updateMask` (comma-separated field names) from the query.
+    package static let updateTenant = ToolkitCall(
+        .updateTenant, UpdateTenantRequest.self, at: [.updateTenant],
+        reading: CallReading(.checked) { request, body, _, name throws(IdentityToolkitError) in
+            var mask: [String]?
+            for item in request.uri.queryItems {
+                switch item.name {
+                case "updateMask": mask = (item.value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                case "key", "alt", "prettyPrint", "$.xgafv": break
+                default: throw IdentityToolkitError(.invalidArgument, "\(name) takes updateMask, not \(item.name)")
+                }
+            }
+            let tenant = try IdentityToolkitJSON.decodeChecked(TenantConfig.self, from: body.readableBytesView, what: name)
+            return UpdateTenantRequest(tenantId: nil, tenant: tenant, updateMask: mask)
+        },
+        .change { core, call throws(IdentityToolkitError) in try core.updateTenant(call) })
+    package static let deleteTenant = ToolkitCall(.deleteTenant, DeleteTenantRequest.self, at: [.deleteTenant],
+                                                 reading: CallReading(.special) { _, _, _, _ in DeleteTenantRequest(tenantId: nil) },
+                                                 .change { core, call throws(IdentityToolkitError) in try core.deleteTenant(call) })
+
     /// Every row, in the order above.
     package static let all: [any ServedCall] = [
         verifyClient, sendVerificationCode, signInWithPhoneNumber, getProjectConfig, recaptchaConfig,
@@ -174,6 +210,7 @@ package enum ToolkitCalls {
         signUp, signInWithPassword, signInWithEmailLink, sendOobCode, resetPassword, createAuthUri, signInWithCustomToken,
         signInWithIdp, revokeToken,
         adminCreateUser, adminLookup, adminUpdate, adminDelete, adminBatchDelete, adminQuery, adminBatchCreate, adminBatchGet,
+        createTenant, getTenant, listTenants, updateTenant, deleteTenant,
     ]
 }
 
