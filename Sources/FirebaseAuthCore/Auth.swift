@@ -77,6 +77,15 @@ public final class Auth: NSObject {
         set { state.withLock { $0.customAuthDomain = newValue } }
     }
 
+    /// The tenant whose users this Auth signs in (nil: the project's own). Each request 12.19
+    /// sends with `tenantId` carries it (IdentityToolkitRequest.swift 63), a user signed in is of
+    /// it (`User.tenantID`), and `updateCurrentUser(_:)` refuses a user of another tenant
+    /// (`tenantIDMismatch`, 17072). A restored user's tenant becomes the Auth's, as in the SDK.
+    public var tenantID: String? {
+        get { state.withLock { $0.tenantID } }
+        set { state.withLock { $0.tenantID = newValue } }
+    }
+
     /// Whether test mode is on (`settings?.isAppVerificationDisabledForTesting`).
     var isAppVerificationDisabledForTesting: Bool { settings?.isAppVerificationDisabledForTesting == true }
 
@@ -93,6 +102,8 @@ public final class Auth: NSObject {
         var shareAuthStateAcrossDevices = false
         /// `customAuthDomain`.
         var customAuthDomain: String?
+        /// `tenantID`.
+        var tenantID: String?
         /// The APNs token and the asks waiting for it (the rules).
         var apnsToken = APNSTokenBook<OneShot<APNSTokenWait>>()
         /// The receipts waiting for their push and the credential a push completed (the rules).
@@ -371,10 +382,10 @@ public final class Auth: NSObject {
             guard let apiKey = options.apiKey else {
                 throw AuthError(.appConfigurationError, "FirebaseOptions has no API key (GoogleService-Info.plist API_KEY)")
             }
-            let (emulator, languageCode) = state.withLock { ($0.emulator, $0.languageCode) }
+            let (emulator, languageCode, tenantID) = state.withLock { ($0.emulator, $0.languageCode, $0.tenantID) }
             if emulator == "" { throw AuthError(.appConfigurationError, "useEmulator(withHost:port:) was given an empty host (the SDK stops with fatalError: Cannot connect to empty host)") }
-            return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, headers: requestHeaders, transport: transport,
-                                 logger: host.logger, host: host)
+            return BackendClient(emulator: emulator, apiKey: apiKey, languageCode: languageCode, tenantID: tenantID, headers: requestHeaders,
+                                 transport: transport, logger: host.logger, host: host)
         }
     }
 
@@ -435,7 +446,8 @@ public final class Auth: NSObject {
         guard let uid = Self.subject(of: idToken) else {
             throw AuthError(.invalidUserToken, "the ID token the backend answered is not a JWT with a sub claim")
         }
-        let user = User(auth: self, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn), anonymous: anonymous)
+        let user = User(auth: self, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn), anonymous: anonymous,
+                        tenantID: tenantID)
         try await loadAccountInfo(into: user)
         return user
     }
@@ -500,6 +512,11 @@ public final class Auth: NSObject {
     /// itself does not change, as in the SDK.
     public func updateCurrentUser(_ user: User) async throws {
         try await AuthError.forApp {
+            // Auth.swift 1965: a user of another tenant (or of the project when the Auth has one) is refused.
+            let tenantID = self.tenantID
+            if user.tenantID != nil || tenantID != nil, user.tenantID != tenantID {
+                throw AuthError(.tenantIDMismatch, "the user's tenant is \(user.tenantID ?? "none"), this Auth's \(tenantID ?? "none")")
+            }
             if (try? user.owner().options.apiKey) != options.apiKey {
                 user.sendRequests(through: self)
                 try await loadAccountInfo(into: user)

@@ -28,6 +28,8 @@ struct StoredUser: Codable {
     var record: UserRecord?
     /// Set only for an anonymous user (entries written before it have none: not anonymous).
     var isAnonymous: Bool?
+    /// The user's tenant (`User.tenantID`); absent for the project's own users.
+    var tenantID: String?
 }
 
 extension Auth {
@@ -71,7 +73,12 @@ extension Auth {
             do {
                 let user = try storedUser(from: data)
                 let current = HandedOver<User?>(user)
-                state.withLock { $0.currentUser = current }
+                // The restored user's tenant is the Auth's (the SDK's protectedDataInitialization,
+                // Auth.swift 1684).
+                state.withLock {
+                    $0.currentUser = current
+                    $0.tenantID = user.tenantID
+                }
                 // The SDK's restore posts too (updateCurrentUser(byForce:savingToDisk: false)):
                 // the restored token is the one listeners are told of first.
                 possiblyNotifyListeners()
@@ -85,7 +92,7 @@ extension Auth {
     func storedUser(from data: Data) throws -> User {
         let stored = try JSONDecoder().decode(StoredUser.self, from: data)
         let user = User(auth: self, uid: stored.uid, idToken: stored.idToken, refreshToken: stored.refreshToken,
-                        expiration: stored.expiration, anonymous: stored.isAnonymous == true)
+                        expiration: stored.expiration, anonymous: stored.isAnonymous == true, tenantID: stored.tenantID)
         if let record = stored.record { user.update(with: record, persist: false) }
         return user
     }

@@ -12,6 +12,8 @@ struct BackendClient: Sendable {
     let emulator: String?
     let apiKey: String
     let languageCode: String?
+    /// The Auth's `tenantID`, put in each request the SDK puts it in (``AuthRPCRequest/sdkSendsTenantID``).
+    let tenantID: String?
     /// The app's fixed header fields (``Auth/requestHeaders``).
     let headers: [(name: String, value: String)]
     let transport: any HTTPTransport
@@ -31,6 +33,8 @@ struct BackendClient: Sendable {
     @inline(never)
     func call<Request: AuthRPCRequest>(_ request: Request) async throws(AuthError) -> Request.Response {
         if host.isTerminated { throw AuthError(.internalError, "the app's process was killed") }
+        var request = request
+        if Request.sdkSendsTenantID, let tenantID { request.tenantId = tenantID }
         let url = try url(for: request)
         // Set when the request cannot be encoded (the transport is then told why, and gives up).
         var unencodable: AuthError?

@@ -89,25 +89,33 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
         var isAnonymous = false
         /// The description it came from, kept for the keychain.
         var record: UserRecord?
+        /// The Auth's `tenantID` when the user signed in (User.swift 1104).
+        var tenantID: String?
     }
     private let profile = Mutex(Profile())
     /// The ID token's rules, holding the refresh that runs, which concurrent callers share (the
     /// SDK's `TokenRefreshCoalescer`).
     private let tokens: Mutex<IDTokenBook<Task<String, any Error>>>
 
-    init(auth: Auth?, host: AppHost?, uid: String, idToken: String, refreshToken: String, expiration: Date?, anonymous: Bool = false) {
+    init(auth: Auth?, host: AppHost?, uid: String, idToken: String, refreshToken: String, expiration: Date?, anonymous: Bool = false,
+         tenantID: String? = nil) {
         self.auth = auth
         self.host = host
         self.uid = uid
         tokens = Mutex(IDTokenBook(idToken: idToken, refreshToken: refreshToken, expiration: expiration))
         multiFactor = MultiFactor()
         super.init()
-        profile.withLock { $0.isAnonymous = anonymous }
+        profile.withLock {
+            $0.isAnonymous = anonymous
+            $0.tenantID = tenantID
+        }
         multiFactor.user = self
     }
 
-    convenience init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?, anonymous: Bool = false) {
-        self.init(auth: auth, host: auth.host, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration, anonymous: anonymous)
+    convenience init(auth: Auth, uid: String, idToken: String, refreshToken: String, expiration: Date?, anonymous: Bool = false,
+                     tenantID: String? = nil) {
+        self.init(auth: auth, host: auth.host, uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration, anonymous: anonymous,
+                  tenantID: tenantID)
     }
 
     /// The device's wall clock (the system's for a user with no app).
@@ -132,6 +140,7 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
         coder.encode(displayName, forKey: "displayName")
         coder.encode(metadata, forKey: "metadata")
         coder.encode(multiFactor, forKey: "multiFactor")
+        coder.encode(tenantID, forKey: "tenantID")
         if let auth = try? owner() {
             coder.encode(auth.options.apiKey, forKey: "APIKey")
             coder.encode(auth.options.googleAppID, forKey: "firebaseAppID")
@@ -145,7 +154,7 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
         guard let data = coder.decodeIfPresent(of: NSData.self, forKey: "authsimStoredUser") as Data?,
               let stored = try? JSONDecoder().decode(StoredUser.self, from: data) else { return nil }
         self.init(auth: nil, host: AppProcess.current?.host, uid: stored.uid, idToken: stored.idToken, refreshToken: stored.refreshToken,
-                  expiration: stored.expiration, anonymous: stored.isAnonymous == true)
+                  expiration: stored.expiration, anonymous: stored.isAnonymous == true, tenantID: stored.tenantID)
         if let record = stored.record { update(with: record, persist: false) }
     }
 
@@ -162,8 +171,8 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
     /// Whether the user came from `signInAnonymously()` and has linked no provider since (the
     /// SDK's flag: set at sign-in, cleared when a provider is linked).
     public var isAnonymous: Bool { profile.withLock { $0.isAnonymous } }
-    /// This auth core has no tenants.
-    public var tenantID: String? { nil }
+    /// The tenant the user signed in to: the Auth's `tenantID` then; nil for the project's own users.
+    public var tenantID: String? { profile.withLock { $0.tenantID } }
     public var metadata: UserMetadata { profile.withLock { $0.metadata } }
     /// The providers linked to the user (`phone`, `apple.com`).
     public var providerData: [any UserInfo] { profile.withLock { $0.providers } }
@@ -219,9 +228,9 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
     var stored: StoredUser {
         let book = tokens.withLock { $0 }
         let (idToken, refreshToken, expiration) = (book.idToken, book.refreshToken, book.expiration)
-        let (record, anonymous) = profile.withLock { ($0.record, $0.isAnonymous) }
+        let (record, anonymous, tenantID) = profile.withLock { ($0.record, $0.isAnonymous, $0.tenantID) }
         return StoredUser(uid: uid, idToken: idToken, refreshToken: refreshToken, expiration: expiration, record: record,
-                          isAnonymous: anonymous ? true : nil)
+                          isAnonymous: anonymous ? true : nil, tenantID: tenantID)
     }
 
     private static func date(milliseconds text: String) -> Date? {

@@ -452,7 +452,6 @@ struct ModuleSurface {
             "TOTPMultiFactorGenerator.assertionForSignIn(withEnrollmentID:oneTimePassword:)", "TOTPMultiFactorGenerator.generateSecret(with:)",
             "TOTPMultiFactorGenerator.generateSecret(with:completion:)", "TOTPSecret", "TOTPSecret.generateQRCodeURL(withAccountName:issuer:)",
             "TOTPSecret.openInOTPApp(withQRCodeURL:)", "TOTPSecret.sharedSecretKey()"],
-        "tenants (issue 65)": ["Auth.tenantID"],
     ]
     /// Names the symbol graph leaves out (a leading underscore), each with a line that uses it.
     static let underscored: [String: String] = [
