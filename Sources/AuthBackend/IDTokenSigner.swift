@@ -70,7 +70,9 @@ package struct IDTokenSigner: Sendable {
                                            emailVerified: user.email == nil ? nil : (user.emailVerified ?? true), name: user.displayName,
                                            picture: user.photoUrl, customClaims: custom,
                                            firebase: .init(identities: identities, signInProvider: provider,
-                                                           signInSecondFactor: secondFactor == nil ? nil : .phone,
+                                                           signInSecondFactor: secondFactor.map { id in
+                                                               user.mfaEnrollments?.first { $0.id == id }?.isTOTP == true ? .totp : .phone
+                                                           },
                                                            secondFactorIdentifier: secondFactor, tenant: user.tenantId))
         // Strings, numbers and dictionaries of them always encode.
         let input = headerSegment + "." + Base64URL.encode((try? IdentityToolkitJSON.encode(claims)) ?? [])

@@ -13,8 +13,12 @@ package struct MFAEnrollment: Codable, Sendable, Hashable {
     package var enrolledAt: String?
     /// The whole number where `phoneInfo` is masked (the Auth Emulator's exports carry it).
     package var unobfuscatedPhoneInfo: String?
+    /// Present (`{}`) for a TOTP second factor (the SDK reads only that it is there:
+    /// AuthProtoMFAEnrollment.swift 28).
+    package var totpInfo: TOTPInfo?
     package init(mfaEnrollmentId: String?, displayName: String? = nil, phoneInfo: String? = nil, enrolledAt: String? = nil,
-                unobfuscatedPhoneInfo: String? = nil) {
+                unobfuscatedPhoneInfo: String? = nil, totpInfo: TOTPInfo? = nil) {
+        self.totpInfo = totpInfo
         self.unobfuscatedPhoneInfo = unobfuscatedPhoneInfo
         self.mfaEnrollmentId = mfaEnrollmentId
         self.displayName = displayName
@@ -68,14 +72,61 @@ package struct FinalizeMFAPhoneResponseInfo: Codable, Sendable, Hashable {
 }
 
 /// `accounts/mfaEnrollment:start`: a signed-in user enrolls a phone as second factor.
+/// `{}`: a TOTP factor's marker in an enrollment, and the request to start one (the SDK's
+/// AuthProtoStartMFATOTPEnrollmentRequestInfo sends an empty object).
+package struct TOTPInfo: Codable, Sendable, Hashable {
+    package init() {}
+}
+
+/// A TOTP enrollment's secret and how to compute its codes (the SDK's
+/// AuthProtoStartMFATOTPEnrollmentResponseInfo, in its AuthProtoFinalizeMFATOTPEnrollmentResponseInfo.swift).
+package struct StartMFATOTPResponseInfo: Codable, Sendable, Hashable {
+    /// Base32, no padding, as authenticator apps take it.
+    package var sharedSecretKey: String
+    package var verificationCodeLength: Int?
+    package var hashingAlgorithm: String?
+    package var periodSec: Int?
+    package var sessionInfo: String?
+    /// RFC 3339: when the enrollment's session ends.
+    package var finalizeEnrollmentTime: String?
+    package init(sharedSecretKey: String, verificationCodeLength: Int?, hashingAlgorithm: String?, periodSec: Int?, sessionInfo: String?,
+                finalizeEnrollmentTime: String?) {
+        self.sharedSecretKey = sharedSecretKey
+        self.verificationCodeLength = verificationCodeLength
+        self.hashingAlgorithm = hashingAlgorithm
+        self.periodSec = periodSec
+        self.sessionInfo = sessionInfo
+        self.finalizeEnrollmentTime = finalizeEnrollmentTime
+    }
+}
+
+/// A TOTP code and the enrollment's session it finishes.
+package struct MFATOTPVerificationInfo: Codable, Sendable, Hashable {
+    package var sessionInfo: String?
+    package var verificationCode: String?
+    package init(sessionInfo: String?, verificationCode: String?) {
+        self.sessionInfo = sessionInfo
+        self.verificationCode = verificationCode
+    }
+}
+
+/// A TOTP code that finishes a sign-in (its factor is the request's `mfaEnrollmentId`).
+package struct MFATOTPSignInInfo: Codable, Sendable, Hashable {
+    package var verificationCode: String?
+    package init(verificationCode: String?) { self.verificationCode = verificationCode }
+}
+
 package struct StartMFAEnrollmentRequest: AuthRPCRequest, Hashable {
     package typealias Response = StartMFAEnrollmentResponse
     package static let endpoint = IdentityToolkitEndpoint.startMFAEnrollment
     package static let sdkSendsTenantID = true
     package var idToken: String?
     package var phoneEnrollmentInfo: StartMFAPhoneRequestInfo?
+    package var totpEnrollmentInfo: TOTPInfo?
     package var tenantId: String?
-    package init(idToken: String?, phoneEnrollmentInfo: StartMFAPhoneRequestInfo?, tenantId: String? = nil) {
+    package init(idToken: String?, phoneEnrollmentInfo: StartMFAPhoneRequestInfo? = nil, totpEnrollmentInfo: TOTPInfo? = nil,
+                tenantId: String? = nil) {
+        self.totpEnrollmentInfo = totpEnrollmentInfo
         self.idToken = idToken
         self.phoneEnrollmentInfo = phoneEnrollmentInfo
         self.tenantId = tenantId
@@ -84,7 +135,11 @@ package struct StartMFAEnrollmentRequest: AuthRPCRequest, Hashable {
 
 package struct StartMFAEnrollmentResponse: Codable, Sendable, Hashable {
     package var phoneSessionInfo: StartMFAPhoneResponseInfo?
-    package init(phoneSessionInfo: StartMFAPhoneResponseInfo?) { self.phoneSessionInfo = phoneSessionInfo }
+    package var totpSessionInfo: StartMFATOTPResponseInfo?
+    package init(phoneSessionInfo: StartMFAPhoneResponseInfo? = nil, totpSessionInfo: StartMFATOTPResponseInfo? = nil) {
+        self.phoneSessionInfo = phoneSessionInfo
+        self.totpSessionInfo = totpSessionInfo
+    }
 }
 
 /// `accounts/mfaEnrollment:finalize`.
@@ -95,8 +150,11 @@ package struct FinalizeMFAEnrollmentRequest: AuthRPCRequest, Hashable {
     package var idToken: String?
     package var displayName: String?
     package var phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?
+    package var totpVerificationInfo: MFATOTPVerificationInfo?
     package var tenantId: String?
-    package init(idToken: String?, displayName: String?, phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?, tenantId: String? = nil) {
+    package init(idToken: String?, displayName: String?, phoneVerificationInfo: FinalizeMFAPhoneRequestInfo? = nil,
+                totpVerificationInfo: MFATOTPVerificationInfo? = nil, tenantId: String? = nil) {
+        self.totpVerificationInfo = totpVerificationInfo
         self.idToken = idToken
         self.displayName = displayName
         self.phoneVerificationInfo = phoneVerificationInfo
@@ -173,8 +231,14 @@ package struct FinalizeMFASignInRequest: AuthRPCRequest, Hashable {
     package static let sdkSendsTenantID = true
     package var mfaPendingCredential: String?
     package var phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?
+    /// A TOTP factor's code; the SDK sends `mfaEnrollmentId` with it (FinalizeMFASignInRequest.swift 47–50).
+    package var totpVerificationInfo: MFATOTPSignInInfo?
+    package var mfaEnrollmentId: String?
     package var tenantId: String?
-    package init(mfaPendingCredential: String?, phoneVerificationInfo: FinalizeMFAPhoneRequestInfo?, tenantId: String? = nil) {
+    package init(mfaPendingCredential: String?, phoneVerificationInfo: FinalizeMFAPhoneRequestInfo? = nil,
+                totpVerificationInfo: MFATOTPSignInInfo? = nil, mfaEnrollmentId: String? = nil, tenantId: String? = nil) {
+        self.totpVerificationInfo = totpVerificationInfo
+        self.mfaEnrollmentId = mfaEnrollmentId
         self.mfaPendingCredential = mfaPendingCredential
         self.phoneVerificationInfo = phoneVerificationInfo
         self.tenantId = tenantId

@@ -67,6 +67,8 @@ package struct ProviderID: WireValue {
     package init(rawValue: String) { self.rawValue = rawValue }
     package static let password = Self(rawValue: "password")
     package static let phone = Self(rawValue: "phone")
+    /// A TOTP second factor (`sign_in_second_factor`).
+    package static let totp = Self(rawValue: "totp")
     package static let apple = Self(rawValue: "apple.com")
     package static let gameCenter = Self(rawValue: "gc.apple.com")
     /// Sign-in providers only (the ID token's `sign_in_provider`), never linked.

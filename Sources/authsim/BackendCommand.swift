@@ -36,6 +36,8 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "Seconds the app is told to wait for the silent push.") var suggestedTimeout = 5
     @Option(help: "Seconds after a sign-in in which a user may delete the account, change the email or password or unlink a provider; later they get CREDENTIAL_TOO_OLD_LOGIN_AGAIN (requiresRecentLogin) until they reauthenticate. Google's is 300; 0: no limit, as the Auth Emulator.")
     var recentLoginSeconds = BackendConfiguration().recentLoginSeconds
+    @Option(help: "TOTP second factors: the 30-second steps either side of now whose codes are taken (Identity Platform's adjacentIntervals, 0 to 10); -1 turns TOTP off (OPERATION_NOT_ALLOWED).")
+    var totpAdjacentIntervals = BackendConfiguration().totpAdjacentIntervals ?? -1
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
     @Option(help: ArgumentHelp("How the reCAPTCHA page's challenge ends: pass, slow:<seconds>, cancel, or error:<code>[:<message>] (e.g. error:auth/network-request-failed).",
                                valueName: "outcome")) var recaptchaOutcome = "pass"
@@ -76,6 +78,7 @@ struct Backend: AsyncParsableCommand {
         var configuration = BackendConfiguration()
         configuration.suggestedTimeout = suggestedTimeout
         configuration.recentLoginSeconds = recentLoginSeconds
+        configuration.totpAdjacentIntervals = totpAdjacentIntervals < 0 ? nil : totpAdjacentIntervals
         if let apiKey {
             configuration.apiKey = apiKey
             configuration.apiKeyCheck = .projectKey

@@ -42,6 +42,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds the app is told to wait for the silent push (the wait ends when the push comes).") var suggestedTimeout = BackendConfiguration().suggestedTimeout
     @Option(help: "Seconds after a sign-in in which a user may delete the account, change the email or password or unlink a provider; later they get CREDENTIAL_TOO_OLD_LOGIN_AGAIN (requiresRecentLogin) until they reauthenticate. Google's is 300; 0: no limit, as the Auth Emulator.")
     var recentLoginSeconds = BackendConfiguration().recentLoginSeconds
+    @Option(help: "TOTP second factors: the 30-second steps either side of now whose codes are taken (Identity Platform's adjacentIntervals, 0 to 10); -1 turns TOTP off (OPERATION_NOT_ALLOWED).")
+    var totpAdjacentIntervals = BackendConfiguration().totpAdjacentIntervals ?? -1
     @Option(help: ArgumentHelp("Load users and config from an Auth Emulator export before serving.", valueName: "dir")) var `import`: String?
     @Option(help: ArgumentHelp("On Ctrl-C or SIGTERM, write users and config in the Auth Emulator's export format.", valueName: "dir"))
     var exportOnExit: String?
@@ -156,6 +158,7 @@ struct Serve: AsyncParsableCommand {
             configuration.testPhoneNumbers = try testPhoneNumbers(testNumber)
             configuration.suggestedTimeout = suggestedTimeout
             configuration.recentLoginSeconds = recentLoginSeconds
+            configuration.totpAdjacentIntervals = totpAdjacentIntervals < 0 ? nil : totpAdjacentIntervals
             configuration.storeSnapshotEvery = storeSnapshotEvery
             let pusher = try localPusher(credentials, key: key, sandboxPort: sandbox, productionPort: production)
             await parts.add(pusher)

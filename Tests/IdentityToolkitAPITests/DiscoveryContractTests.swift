@@ -176,6 +176,9 @@ enum ContractTable {
         v2(StartMFASignInResponse.self, "StartMfaSignInResponse"),
         v2(FinalizeMFASignInRequest.self, "FinalizeMfaSignInRequest"),
         v2(FinalizeMFASignInResponse.self, "FinalizeMfaSignInResponse"),
+        v2(StartMFATOTPResponseInfo.self, "StartMfaTotpEnrollmentResponseInfo"),
+        v2(MFATOTPVerificationInfo.self, "FinalizeMfaTotpEnrollmentRequestInfo"),
+        v2(MFATOTPSignInInfo.self, "MfaTotpSignInRequestInfo"),
         // What the Admin SDKs send and read.
         v1(DownloadAccountResponse.self, "DownloadAccountResponse"),
         v1(UploadAccountRequest.self, "UploadAccountRequest"),
@@ -200,6 +203,7 @@ enum ContractTable {
         "GetProjectConfigRequest": "a GET with query parameters (the SDK sends no body)",
         "GetRecaptchaConfigRequest": "a GET with query parameters",
         "DownloadAccountRequest": "a GET with query parameters (accounts:batchGet)",
+        "TOTPInfo": "`{}`: the documents' TotpInfo and StartMfaTotpEnrollmentRequestInfo have no fields",
         "CreateTenantRequest, UpdateTenantRequest": "a Tenant as the body (held by its row), the tenant and update mask from the path and query",
         "GetTenantRequest, DeleteTenantRequest, ListTenantsRequest": "a path (and a query) with no body",
         "MultiFactorAuthConfig.State, MultiFactorAuthConfig.Provider": "the schema's enums (held by its row)",

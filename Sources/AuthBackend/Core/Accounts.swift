@@ -83,9 +83,7 @@ extension CoreCall {
         if user.passwordHash != nil || user.emailLinkSignin == true, let email = user.email {
             providers.append(ProviderUserInfo(providerId: .password, rawId: email, federatedId: email, email: email, displayName: user.displayName))
         }
-        let enrollments = (user.mfaEnrollments ?? []).map {
-            MFAEnrollment(mfaEnrollmentId: $0.id, displayName: $0.displayName, phoneInfo: $0.phoneNumber, enrolledAt: RFC3339.string($0.enrolledAt))
-        }
+        let enrollments = (user.mfaEnrollments ?? []).map(\.described)
         func milliseconds(_ date: Date) -> String { String(Int64((date.timeIntervalSince1970 * 1000).rounded())) }
         return UserRecord(localId: user.localId, email: user.email, emailVerified: user.email == nil ? nil : (user.emailVerified ?? true),
                           displayName: user.displayName, photoUrl: user.photoUrl, phoneNumber: user.phoneNumber,

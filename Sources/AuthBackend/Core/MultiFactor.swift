@@ -18,6 +18,7 @@ extension CoreCall {
     mutating func startMFAEnrollment(_ request: StartMFAEnrollmentRequest) throws(IdentityToolkitError) -> StartMFAEnrollmentResponse {
         let endpoint = BackendOperation.mfaEnrollmentStart
         let (user, _) = try enrollingUser(request.idToken, tenant: request.tenantId, endpoint: endpoint)
+        if request.totpEnrollmentInfo != nil, request.phoneEnrollmentInfo == nil { return try startTOTPEnrollment(for: user, endpoint: endpoint) }
         guard let info = request.phoneEnrollmentInfo else {
             throw reject(endpoint, IdentityToolkitError(.invalidArgument, "phoneEnrollmentInfo is missing"))
         }
@@ -45,6 +46,9 @@ extension CoreCall {
     mutating func finalizeMFAEnrollment(_ request: FinalizeMFAEnrollmentRequest) throws(IdentityToolkitError) -> SignInDecision<FinalizeMFAEnrollmentResponse> {
         let endpoint = BackendOperation.mfaEnrollmentFinalize
         var (user, provider) = try enrollingUser(request.idToken, tenant: request.tenantId, endpoint: endpoint)
+        if let totp = request.totpVerificationInfo, request.phoneVerificationInfo == nil {
+            return try finalizeTOTPEnrollment(totp, displayName: request.displayName, user: user, provider: provider, endpoint: endpoint)
+        }
         guard let info = request.phoneVerificationInfo else {
             throw reject(endpoint, IdentityToolkitError(.invalidArgument, "phoneVerificationInfo is missing"))
         }
@@ -95,15 +99,15 @@ extension CoreCall {
             throw reject(endpoint, IdentityToolkitError(.missingMFAEnrollmentID, "No second factor identifier is provided."))
         }
         let (digest, _, user) = try pending(credential, endpoint: endpoint)
-        guard let enrollment = user.mfaEnrollments?.first(where: { $0.id == enrollmentID }) else {
-            throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no second factor \(enrollmentID)."))
+        guard let enrollment = user.mfaEnrollments?.first(where: { $0.id == enrollmentID }), let number = enrollment.phoneNumber else {
+            throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no phone second factor \(enrollmentID) (a TOTP factor's code goes straight to mfaSignIn:finalize)."))
         }
         let info = request.phoneSignInInfo
-        try checkAppProof(number: enrollment.phoneNumber, iosReceipt: info?.iosReceipt, iosSecret: info?.iosSecret,
+        try checkAppProof(number: number, iosReceipt: info?.iosReceipt, iosSecret: info?.iosSecret,
                           recaptchaToken: info?.recaptchaToken, captchaResponse: info?.captchaResponse,
                           recaptchaVersion: info?.recaptchaVersion, clientType: info?.clientType,
                           action: .mfaSmsSignIn, endpoint: endpoint)
-        let sessionInfo = try openSession(number: enrollment.phoneNumber,
+        let sessionInfo = try openSession(number: number,
                                           purpose: .mfaSignIn(pendingDigest: digest, enrollmentID: enrollmentID),
                                           languageCode: nil, endpoint: endpoint)
         return StartMFASignInResponse(phoneResponseInfo: StartMFAPhoneResponseInfo(sessionInfo: sessionInfo))
@@ -116,6 +120,9 @@ extension CoreCall {
         try requireMultiFactor(endpoint)
         guard let credential = request.mfaPendingCredential, !credential.isEmpty else {
             throw reject(endpoint, IdentityToolkitError(.missingMFAPendingCredential, "Please set MFA Pending Credential."))
+        }
+        if let totp = request.totpVerificationInfo, request.phoneVerificationInfo == nil {
+            return try finalizeTOTPSignIn(totp, credential: credential, enrollmentID: request.mfaEnrollmentId, endpoint: endpoint)
         }
         guard let info = request.phoneVerificationInfo else {
             throw reject(endpoint, IdentityToolkitError(.invalidArgument, "MFA provider not supported!"))
@@ -149,15 +156,91 @@ extension CoreCall {
         let credential = randomString(bytes: 48)
         commit(.mfaPending(digest: BackendCore.digest(credential), localId: user.localId, provider: provider, at: now, signIn: signIn()))
         emit(.secondFactorRequired(uid: user.localId, provider: provider))
-        return (credential, (user.mfaEnrollments ?? []).map { Self.hint($0) })
+        return (credential, (user.mfaEnrollments ?? []).map(\.hint))
     }
 
-    /// A second factor as the first factor's answer lists it: the number hidden but for its last four digits.
-    static func hint(_ enrollment: MFAEnrollmentRecord) -> MFAEnrollment {
-        MFAEnrollment(mfaEnrollmentId: enrollment.id, displayName: enrollment.displayName,
-                      phoneInfo: PhoneNumbers.obfuscated(enrollment.phoneNumber), enrolledAt: RFC3339.string(enrollment.enrolledAt))
+
+    // MARK: TOTP second factors (Identity Platform's; the Auth Emulator has none)
+
+    /// `mfaEnrollment:start` with `totpEnrollmentInfo`: a new secret (20 random bytes, Base32) for
+    /// the user's authenticator app, and the session that finishes the enrollment within
+    /// ``BackendCore/totpEnrollmentWindow``.
+    private mutating func startTOTPEnrollment(for user: BackendUser, endpoint: BackendOperation) throws(IdentityToolkitError) -> StartMFAEnrollmentResponse {
+        try requireTOTP(endpoint)
+        let secret = TOTPCodes.base32(randomBytes(20))
+        let sessionInfo = randomString(bytes: 48)
+        commit(.totpSession(digest: BackendCore.digest(sessionInfo), localId: user.localId, secret: secret, createdAt: now))
+        return StartMFAEnrollmentResponse(totpSessionInfo: StartMFATOTPResponseInfo(
+            sharedSecretKey: secret, verificationCodeLength: TOTPCodes.digits, hashingAlgorithm: TOTPCodes.algorithm,
+            periodSec: Int(TOTPCodes.period), sessionInfo: sessionInfo,
+            finalizeEnrollmentTime: RFC3339.string(now.addingTimeInterval(BackendCore.totpEnrollmentWindow))))
     }
 
+    /// `mfaEnrollment:finalize` with `totpVerificationInfo`: the session's user, in its window, and
+    /// a code of its secret now (INVALID_CODE otherwise, as a phone code's).
+    private mutating func finalizeTOTPEnrollment(_ info: MFATOTPVerificationInfo, displayName: String?, user: BackendUser, provider: ProviderID,
+                                                 endpoint: BackendOperation) throws(IdentityToolkitError) -> SignInDecision<FinalizeMFAEnrollmentResponse> {
+        try requireTOTP(endpoint)
+        guard let sessionInfo = info.sessionInfo, !sessionInfo.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingSessionInfo)) }
+        let digest = BackendCore.digest(sessionInfo)
+        guard let session = state.totpSessions[digest], session.localId == user.localId else {
+            throw reject(endpoint, IdentityToolkitError(.invalidSessionInfo, "not a TOTP enrollment of this user"))
+        }
+        guard now.timeIntervalSince(session.createdAt) <= BackendCore.totpEnrollmentWindow else {
+            throw reject(endpoint, IdentityToolkitError(.sessionExpired, "the TOTP enrollment's window (finalizeEnrollmentTime) is over: generate a secret again"))
+        }
+        guard let secret = TOTPCodes.bytes(base32: session.secret),
+              let step = TOTPCodes.matchingStep(info.verificationCode ?? "", secret: secret, at: now,
+                                                adjacentIntervals: configuration.totpAdjacentIntervals ?? 0, after: nil) else {
+            throw reject(endpoint, IdentityToolkitError(.invalidCode, "the code is not the secret's now"))
+        }
+        var user = user
+        let enrollment = MFAEnrollmentRecord(id: randomString(bytes: 21), phoneNumber: nil, displayName: displayName, enrolledAt: now,
+                                             totpSecret: session.secret, totpLastStep: step)
+        user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
+        commit(.totpSessionUsed(digest: digest))
+        commit(.user(user))
+        emit(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: nil))
+        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)) { tokens in
+            FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
+        }
+    }
+
+    /// `mfaSignIn:finalize` with `totpVerificationInfo` and `mfaEnrollmentId`: the pending
+    /// credential's user, their TOTP factor, and a code of it within the adjacent intervals that
+    /// is later than the last one spent (a code signs in once).
+    private mutating func finalizeTOTPSignIn(_ info: MFATOTPSignInInfo, credential: String, enrollmentID: String?,
+                                             endpoint: BackendOperation) throws(IdentityToolkitError) -> SignInDecision<FinalizeMFASignInResponse> {
+        try requireTOTP(endpoint)
+        let (digest, provider, user) = try pending(credential, endpoint: endpoint)
+        guard let enrollmentID, !enrollmentID.isEmpty else {
+            throw reject(endpoint, IdentityToolkitError(.missingMFAEnrollmentID, "No second factor identifier is provided."))
+        }
+        guard let index = user.mfaEnrollments?.firstIndex(where: { $0.id == enrollmentID && $0.isTOTP }),
+              let enrollment = user.mfaEnrollments?[index], let secret = enrollment.totpSecret.flatMap(TOTPCodes.bytes(base32:)) else {
+            throw reject(endpoint, IdentityToolkitError(.mfaEnrollmentNotFound, "The user has no TOTP second factor \(enrollmentID)."))
+        }
+        guard let step = TOTPCodes.matchingStep(info.verificationCode ?? "", secret: secret, at: now,
+                                                adjacentIntervals: configuration.totpAdjacentIntervals ?? 0, after: enrollment.totpLastStep) else {
+            throw reject(endpoint, IdentityToolkitError(.invalidCode, "the code is not the factor's now, or was already used"))
+        }
+        var updated = user
+        updated.mfaEnrollments?[index].totpLastStep = step
+        commit(.mfaPendingUsed(digest: digest))
+        commit(.user(updated))
+        let grant = try grantTokens(for: updated, provider: provider, secondFactor: enrollmentID, endpoint: endpoint)
+        emit(.secondFactorSignedIn(uid: user.localId, enrollmentID: enrollmentID))
+        return .tokens(grant) { tokens in
+            FinalizeMFASignInResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
+        }
+    }
+
+    /// TOTP on for the project (``BackendConfiguration/totpAdjacentIntervals``).
+    private mutating func requireTOTP(_ endpoint: BackendOperation) throws(IdentityToolkitError) {
+        guard configuration.totpAdjacentIntervals != nil else {
+            throw reject(endpoint, IdentityToolkitError(.operationNotAllowed, "TOTP based MFA not enabled."))
+        }
+    }
 
     // MARK: The checks they share
 

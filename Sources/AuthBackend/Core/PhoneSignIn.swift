@@ -270,4 +270,6 @@ extension BackendCore {
 
     /// How long after its silent push a sign-in may continue with the reCAPTCHA fallback.
     static let fallbackWindow: TimeInterval = 600
+    /// How long a TOTP enrollment's session lasts (its `finalizeEnrollmentTime`).
+    static let totpEnrollmentWindow: TimeInterval = 300
 }

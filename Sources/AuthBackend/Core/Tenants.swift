@@ -80,6 +80,8 @@ extension BackendRecord {
         case .sms(var message) where message.tenant == nil:
             message.tenant = tenant
             return .sms(message)
+        case .totpSession(let digest, let localId, let secret, let createdAt, nil):
+            return .totpSession(digest: digest, localId: localId, secret: secret, createdAt: createdAt, tenant: tenant)
         case .oobCode(let digest, var email) where email.tenant == nil:
             email.tenant = tenant
             return .oobCode(digest: digest, email)

@@ -51,6 +51,10 @@ package struct BackendConfiguration: Sendable {
     /// Whether SMS multi-factor authentication is on for the project (Firebase console →
     /// Authentication → Sign-in method → Multi-factor); off, its calls are OPERATION_NOT_ALLOWED.
     package var multiFactorEnabled = true
+    /// TOTP second factors (Identity Platform's `mfa.providerConfigs` `totpProviderConfig`): the
+    /// time steps either side of now whose codes are taken (`adjacentIntervals`, 0 to 10); nil:
+    /// TOTP is off (OPERATION_NOT_ALLOWED). On, with Google's default of 5, as phone is.
+    package var totpAdjacentIntervals: Int? = 5
     /// Second factors a user may enroll.
     package var maximumSecondFactors = 5
     /// How long a first factor's `mfaPendingCredential` stays good for its second factor.
@@ -116,6 +120,9 @@ package struct BackendConfiguration: Sendable {
     package func validated() throws(IdentityToolkitError) -> BackendConfiguration {
         guard recentLoginSeconds >= 0 else {
             throw IdentityToolkitError(.invalidConfig, "the recent-login window is seconds, 0 or more, not \(recentLoginSeconds)")
+        }
+        if let intervals = totpAdjacentIntervals, !(0...10).contains(intervals) {
+            throw IdentityToolkitError(.invalidConfig, "TOTP's adjacent intervals are 0 to 10 (Identity Platform's range), not \(intervals)")
         }
         guard testPhoneNumbers.count <= 10 else {
             throw IdentityToolkitError(.invalidConfig, "at most 10 test phone numbers, \(testPhoneNumbers.count) given")

@@ -25,8 +25,8 @@ package enum BackendEvent: Sendable, Hashable, Codable {
     case accountDeleted(uid: String)
     /// A first factor for a user with a second factor: a pending credential, not a session.
     case secondFactorRequired(uid: String, provider: ProviderID)
-    /// A phone was enrolled as a second factor.
-    case secondFactorEnrolled(uid: String, enrollmentID: String, phoneNumber: String)
+    /// A phone (its number), or a TOTP app (no number), was enrolled as a second factor.
+    case secondFactorEnrolled(uid: String, enrollmentID: String, phoneNumber: String?)
     /// A second factor completed a sign-in.
     case secondFactorSignedIn(uid: String, enrollmentID: String)
     /// The user removed one of their second factors (`unenroll`).
@@ -156,7 +156,7 @@ extension BackendEvent {
         case .secondFactorRequired(let uid, let provider):
             return Line(.backend, to: .app, "signInWithIdp \(provider): uid \(uid.prefix(8))… has a second factor: answers mfaPendingCredential and mfaInfo, no ID token")
         case .secondFactorEnrolled(let uid, let enrollmentID, let phone):
-            return Line(.backend, to: .app, "mfaEnrollment:finalize: \(phone) enrolled as second factor \(enrollmentID.prefix(8))… of uid \(uid.prefix(8))…")
+            return Line(.backend, to: .app, "mfaEnrollment:finalize: \(phone ?? "a TOTP app") enrolled as second factor \(enrollmentID.prefix(8))… of uid \(uid.prefix(8))…")
         case .secondFactorSignedIn(let uid, let enrollmentID):
             return Line(.backend, to: .app,
                         "mfaSignIn:finalize: second factor \(enrollmentID.prefix(8))… passed; uid \(uid.prefix(8))… signed in (sign_in_second_factor: phone)")

@@ -94,16 +94,39 @@ package struct BackendUser: Sendable, Hashable, Codable {
     }
 }
 
-/// One enrolled phone second factor.
+/// One enrolled second factor: a phone (its number), or a TOTP app (its secret).
 package struct MFAEnrollmentRecord: Sendable, Hashable, Codable {
     package var id: String
-    package var phoneNumber: String
+    /// A phone factor's number; nil for a TOTP factor.
+    package var phoneNumber: String?
     package var displayName: String?
     package var enrolledAt: Date
-    package init(id: String, phoneNumber: String, displayName: String?, enrolledAt: Date) {
+    /// A TOTP factor's shared secret (Base32); nil for a phone factor.
+    package var totpSecret: String?
+    /// The time step of the TOTP code last spent: that code, and any earlier, does not sign in again.
+    package var totpLastStep: Int64?
+    package init(id: String, phoneNumber: String?, displayName: String?, enrolledAt: Date, totpSecret: String? = nil, totpLastStep: Int64? = nil) {
         self.id = id
         self.phoneNumber = phoneNumber
         self.displayName = displayName
         self.enrolledAt = enrolledAt
+        self.totpSecret = totpSecret
+        self.totpLastStep = totpLastStep
+    }
+
+    /// Whether it is a TOTP factor.
+    package var isTOTP: Bool { totpSecret != nil }
+
+    /// How the first factor's answer lists it: a phone's number hidden but for its last four
+    /// digits, a TOTP factor as `totpInfo: {}`.
+    var hint: MFAEnrollment {
+        MFAEnrollment(mfaEnrollmentId: id, displayName: displayName, phoneInfo: phoneNumber.map(PhoneNumbers.obfuscated),
+                      enrolledAt: RFC3339.string(enrolledAt), totpInfo: isTOTP ? TOTPInfo() : nil)
+    }
+
+    /// How `accounts:lookup` describes it: the whole number.
+    var described: MFAEnrollment {
+        MFAEnrollment(mfaEnrollmentId: id, displayName: displayName, phoneInfo: phoneNumber, enrolledAt: RFC3339.string(enrolledAt),
+                      totpInfo: isTOTP ? TOTPInfo() : nil)
     }
 }

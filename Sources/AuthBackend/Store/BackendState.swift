@@ -66,6 +66,10 @@ enum BackendRecord: Codable, Sendable {
     case tenantDeleted(id: String)
     /// The project config a node changed at run time, for the whole fleet (written with a shared store only).
     case projectConfig(SharedProjectConfig)
+    /// A TOTP enrollment started (`mfaEnrollment:start` with `totpEnrollmentInfo`): its session (by
+    /// SHA-256), whose user it is and the secret their app was given.
+    case totpSession(digest: String, localId: String, secret: String, createdAt: Date, tenant: String? = nil)
+    case totpSessionUsed(digest: String)
     /// An email with a single-use code (password reset, email verification), by the code's SHA-256.
     case oobCode(digest: String, OobEmail)
     case oobCodeUsed(digest: String)
@@ -210,6 +214,8 @@ struct BackendState {
     /// The emails' codes, by SHA-256, and the emails in the order they went.
     var oobCodes: [String: (message: OobEmail, used: Bool)] = [:]
     var emailOutbox: [OobEmail] = []
+    /// TOTP enrollments started and not finished, by their session's SHA-256.
+    var totpSessions: [String: (localId: String, secret: String, createdAt: Date, tenant: String?)] = [:]
     /// The project's own users.
     var projectUsers = UserDirectory()
     /// The tenants, by ID, with their users.
@@ -328,6 +334,10 @@ struct BackendState {
             emailOutbox.append(message)
         case .oobCodeUsed(let digest):
             oobCodes[digest]?.used = true
+        case .totpSession(let digest, let localId, let secret, let createdAt, let tenant):
+            totpSessions[digest] = (localId, secret, createdAt, tenant)
+        case .totpSessionUsed(let digest):
+            totpSessions[digest] = nil
         }
     }
 
@@ -373,6 +383,7 @@ struct BackendState {
         enterpriseTokens = enterpriseTokens.filter { fresh($0.value.issuedAt, BackendCore.enterpriseTokenLifetime) }
         oobCodes = oobCodes.filter { fresh($0.value.message.sentAt, configuration.oobCodeLifetime) }
         emailOutbox = emailOutbox.filter { fresh($0.sentAt, configuration.oobCodeLifetime) }
+        totpSessions = totpSessions.filter { fresh($0.value.createdAt, BackendCore.totpEnrollmentWindow) }
     }
 
     /// How many records at least rebuild this state (``records`` has a few more: used and wrong-code
@@ -380,7 +391,7 @@ struct BackendState {
     var recordCountEstimate: Int {
         userCount + tenants.count + receipts.count + sessions.count + recaptchaTokens.count + outbox.count + emailOutbox.count
             + spentAppleTokens.count + pendingAppleTokens.count + revokedAppleCodes.count + appleConsents.count + refreshTokens.count
-            + enterpriseTokens.count + temporaryProofs.count + mfaPending.count + fleetSilentPushes.count + (projectConfig == nil ? 0 : 1)
+            + enterpriseTokens.count + temporaryProofs.count + mfaPending.count + totpSessions.count + fleetSilentPushes.count + (projectConfig == nil ? 0 : 1)
     }
 
     /// The records that rebuild this state (what a compacted journal holds).
@@ -430,6 +441,10 @@ struct BackendState {
         for (digest, m) in mfaPending {
             out.append(.mfaPending(digest: digest, localId: m.localId, provider: m.provider, at: m.at, signIn: m.signIn, tenant: m.tenant))
             if m.used { out.append(.mfaPendingUsed(digest: digest)) }
+        }
+        for (digest, session) in totpSessions {
+            out.append(.totpSession(digest: digest, localId: session.localId, secret: session.secret, createdAt: session.createdAt,
+                                    tenant: session.tenant))
         }
         if let projectConfig { out.append(.projectConfig(projectConfig)) }
         out += fleetSilentPushes.all.map { .silentPush($0) }
