@@ -87,13 +87,13 @@
 @_exported import class FirebaseAuthCore.UserProfileChangeRequest
 // What FirebaseAuth 12.19 has and authsim does not simulate, declared unavailable with a message
 // (Unsimulated.swift): AuthProvider/GoogleAuthProvider.swift, FacebookAuthProvider.swift,
-// GitHubAuthProvider.swift, TwitterAuthProvider.swift, GameCenterAuthProvider.swift,
-// MultiFactor/TOTP/TOTPMultiFactorGenerator.swift, TOTPSecret.swift, TOTPMultiFactorAssertion.swift
+// GitHubAuthProvider.swift, TwitterAuthProvider.swift, GameCenterAuthProvider.swift
 @_exported import enum FirebaseAuthCore.GoogleAuthProvider
 @_exported import enum FirebaseAuthCore.FacebookAuthProvider
 @_exported import enum FirebaseAuthCore.GitHubAuthProvider
 @_exported import enum FirebaseAuthCore.TwitterAuthProvider
 @_exported import enum FirebaseAuthCore.GameCenterAuthProvider
-@_exported import enum FirebaseAuthCore.TOTPMultiFactorGenerator
+// MultiFactor/TOTP/TOTPMultiFactorGenerator.swift, TOTPSecret.swift, TOTPMultFactorAssertion.swift (TOTP.swift)
+@_exported import class FirebaseAuthCore.TOTPMultiFactorGenerator
 @_exported import class FirebaseAuthCore.TOTPSecret
 @_exported import class FirebaseAuthCore.TOTPMultiFactorAssertion

@@ -53,10 +53,10 @@ public class MultiFactorInfo: NSObject, NSSecureCoding, @unchecked Sendable {
         displayName = coder.decodeIfPresent(of: NSString.self, forKey: "displayName").map { $0 as String }
     }
 
-    /// The factors of a service answer (`mfaInfo`): phone ones; others (TOTP, which this auth core
-    /// does not verify) are left out, as the SDK logs and skips an unsupported type.
+    /// The factors of a service answer (`mfaInfo`): phone and TOTP ones (MultiFactor.swift
+    /// 253–262); another kind is left out, as the SDK logs and skips an unsupported type.
     static func factors(from enrollments: [MFAEnrollment]) -> [MultiFactorInfo] {
-        enrollments.compactMap { PhoneMultiFactorInfo(enrollment: $0) }
+        enrollments.compactMap { PhoneMultiFactorInfo(enrollment: $0) ?? TOTPMultiFactorInfo(enrollment: $0) }
     }
 }
 
@@ -97,7 +97,7 @@ public final class PhoneMultiFactorInfo: MultiFactorInfo, @unchecked Sendable {
 /// ``MultiFactorResolver/resolveSignIn(with:)``.
 ///
 /// `@unchecked Sendable`: see ``MultiFactorInfo``; the subclass adds only a `let`.
-public class MultiFactorAssertion: NSObject {
+open class MultiFactorAssertion: NSObject {
     public let factorID: String
     init(factorID: String) { self.factorID = factorID }
 }
@@ -127,14 +127,20 @@ public final class MultiFactorSession: NSObject {
     let idToken: String?
     /// The first factor's pending credential (sign-in).
     let mfaPendingCredential: String?
+    /// The user enrolling (the SDK's `currentUser`), held weakly; nil for a sign-in.
+    private let enrolling: WeakUser
     /// The factor chosen for a sign-in: `verifyPhoneNumber(with:uiDelegate:multiFactorSession:)`
     /// sets it, as the SDK does, and its `uid` goes out as `mfaEnrollmentId`.
     private let chosen = Mutex<MultiFactorInfo?>(nil)
 
-    init(idToken: String?, mfaPendingCredential: String?) {
+    init(idToken: String?, mfaPendingCredential: String?, user: User? = nil) {
         self.idToken = idToken
         self.mfaPendingCredential = mfaPendingCredential
+        enrolling = WeakUser(user: user)
     }
+
+    /// The user an enrollment session was made for, while it lives.
+    var currentUser: User? { enrolling.user }
 
     var multiFactorInfo: MultiFactorInfo? {
         get { chosen.withLock { $0 } }
@@ -179,7 +185,7 @@ public final class MultiFactor: NSObject, NSSecureCoding {
     public func session() async throws -> MultiFactorSession {
         return try await AuthError.forApp {
             guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
-            return MultiFactorSession(idToken: user.rawIDToken, mfaPendingCredential: nil)
+            return MultiFactorSession(idToken: user.rawIDToken, mfaPendingCredential: nil, user: user)
         }
     }
 
@@ -193,15 +199,26 @@ public final class MultiFactor: NSObject, NSSecureCoding {
     public func enroll(with assertion: MultiFactorAssertion, displayName: String?) async throws {
         try await AuthError.forApp {
             guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
-            guard let phone = assertion as? PhoneMultiFactorAssertion else {
+            let request: FinalizeMFAEnrollmentRequest
+            if let phone = assertion as? PhoneMultiFactorAssertion {
+                request = FinalizeMFAEnrollmentRequest(
+                    idToken: user.rawIDToken, displayName: displayName,
+                    phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
+                                                                       code: phone.authCredential.verificationCode))
+            } else if let totp = assertion as? TOTPMultiFactorAssertion {
+                // The SDK stops with fatalError on a sign-in assertion here (MultiFactor.swift 119).
+                guard case .secret(let secret) = totp.secretOrID else {
+                    throw AuthError(.internalError, "a TOTP enrollment needs assertionForEnrollment(with:oneTimePassword:), not a sign-in assertion")
+                }
+                request = FinalizeMFAEnrollmentRequest(idToken: user.rawIDToken, displayName: displayName,
+                                                       totpVerificationInfo: MFATOTPVerificationInfo(sessionInfo: secret.sessionInfo,
+                                                                                                     verificationCode: totp.oneTimePassword))
+            } else {
                 // The SDK returns without calling the completion for a factor it does not know.
-                throw AuthError(.internalError, "this auth core enrolls phone second factors only, not \(assertion.factorID)")
+                throw AuthError(.internalError, "this auth core enrolls phone and TOTP second factors, not \(assertion.factorID)")
             }
             let auth = try user.owner()
-            let response = try await auth.backend.call(FinalizeMFAEnrollmentRequest(
-                idToken: user.rawIDToken, displayName: displayName,
-                phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
-                                                                   code: phone.authCredential.verificationCode)))
+            let response = try await auth.backend.call(request)
             let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
             auth.makeCurrent(renewed)
         }
@@ -254,13 +271,24 @@ public final class MultiFactorResolver: NSObject {
     /// user is loaded (a token refresh and `getAccountInfo`) and becomes the current user.
     public func resolveSignIn(with assertion: MultiFactorAssertion) async throws -> AuthDataResult {
         return try await AuthError.forApp {
-            guard let phone = assertion as? PhoneMultiFactorAssertion else {
-                throw AuthError(.internalError, "this auth core resolves phone second factors only, not \(assertion.factorID)")
+            let request: FinalizeMFASignInRequest
+            if let phone = assertion as? PhoneMultiFactorAssertion {
+                request = FinalizeMFASignInRequest(
+                    mfaPendingCredential: mfaPendingCredential,
+                    phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
+                                                                       code: phone.authCredential.verificationCode))
+            } else if let totp = assertion as? TOTPMultiFactorAssertion {
+                // The SDK stops with fatalError on an enrollment assertion here (MultiFactorResolver.swift 45).
+                guard case .enrollmentID(let enrollmentID) = totp.secretOrID else {
+                    throw AuthError(.internalError, "a TOTP sign-in needs assertionForSignIn(withEnrollmentID:oneTimePassword:), not an enrollment assertion")
+                }
+                request = FinalizeMFASignInRequest(mfaPendingCredential: mfaPendingCredential,
+                                                   totpVerificationInfo: MFATOTPSignInInfo(verificationCode: totp.oneTimePassword),
+                                                   mfaEnrollmentId: enrollmentID)
+            } else {
+                throw AuthError(.internalError, "this auth core resolves phone and TOTP second factors, not \(assertion.factorID)")
             }
-            let response = try await auth.backend.call(FinalizeMFASignInRequest(
-                mfaPendingCredential: mfaPendingCredential,
-                phoneVerificationInfo: FinalizeMFAPhoneRequestInfo(sessionInfo: phone.authCredential.verificationID,
-                                                                   code: phone.authCredential.verificationCode)))
+            let response = try await auth.backend.call(request)
             let user = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
             auth.makeCurrent(user)
             return AuthDataResult(user: user, additionalUserInfo: nil)

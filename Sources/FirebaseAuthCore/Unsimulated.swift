@@ -9,7 +9,7 @@ import Foundation
 private let notSimulated = "is not simulated by authsim; keep this call out of the code you test on Linux"
 
 // Providers and factors FirebaseAuth 12.19 has and authsim does not simulate: the types exist, so
-// that `GoogleAuthProvider.credential(…)` or `TOTPMultiFactorGenerator.…` fails to compile saying
+// that `GoogleAuthProvider.credential(…)` fails to compile saying
 // why, rather than "cannot find in scope".
 
 
@@ -41,18 +41,7 @@ public enum TwitterAuthProvider {
 public enum GameCenterAuthProvider {
     public static let id = "gc.apple.com"
     public static func getCredential() async throws -> AuthCredential { fatalError(notSimulated) }
+    public static func getCredential(completion: @escaping (AuthCredential?, (any Error)?) -> Void) { fatalError(notSimulated) }
 }
 
-@available(*, unavailable, message: "TOTP second factors are not simulated by authsim (phone second factors are); keep this code out of the package you test on Linux")
-public enum TOTPMultiFactorGenerator {
-    public static func generateSecret(with session: MultiFactorSession) async throws -> TOTPSecret { fatalError(notSimulated) }
-    public static func assertionForEnrollment(with secret: TOTPSecret, oneTimePassword: String) -> TOTPMultiFactorAssertion { fatalError(notSimulated) }
-    public static func assertionForSignIn(withEnrollmentID enrollmentID: String, oneTimePassword: String) -> TOTPMultiFactorAssertion { fatalError(notSimulated) }
-}
-
-@available(*, unavailable, message: "TOTP second factors are not simulated by authsim (phone second factors are); keep this code out of the package you test on Linux")
-public final class TOTPSecret {}
-
-@available(*, unavailable, message: "TOTP second factors are not simulated by authsim (phone second factors are); keep this code out of the package you test on Linux")
-public final class TOTPMultiFactorAssertion {}
 

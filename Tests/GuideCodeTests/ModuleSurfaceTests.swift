@@ -218,18 +218,16 @@ struct ModuleSurface {
             """)
         #expect(links.status == 0, "\(links.messages)")
 
-        // Other providers and TOTP: the SDK's type names, unavailable, saying so.
+        // Other providers: the SDK's type names, unavailable, saying so.
         let others = try await Self.typecheck("""
             import FirebaseAuth
 
             func google(_ idToken: String, _ accessToken: String) -> AuthCredential {
                 GoogleAuthProvider.credential(withIDToken: idToken, accessToken: accessToken)
             }
-            func totp() { _ = TOTPMultiFactorGenerator.self }
             """, "unsimulatedProviders")
         #expect(others.status != 0)
         #expect(others.messages.contains("Google sign-in: authsim simulates phone"), "\(others.messages)")
-        #expect(others.messages.contains("TOTP second factors are not simulated by authsim"), "\(others.messages)")
     }
 
     /// An app's email auth service as apps write it (the shapes of the issue's 13 files that did not
@@ -447,11 +445,6 @@ struct ModuleSurface {
             "OAuthProvider.provider(providerID:auth:)", "OAuthProvider.providerID", "OAuthProvider.scopes",
             "Auth.signIn(with:uiDelegate:)", "Auth.signIn(with:uiDelegate:completion:)", "User.link(with:uiDelegate:)",
             "User.link(with:uiDelegate:completion:)", "User.reauthenticate(with:uiDelegate:)", "User.reauthenticate(with:uiDelegate:completion:)"],
-        "TOTP second factors (issue 66); declared unavailable with a message": [
-            "TOTPMultiFactorAssertion", "TOTPMultiFactorGenerator", "TOTPMultiFactorGenerator.assertionForEnrollment(with:oneTimePassword:)",
-            "TOTPMultiFactorGenerator.assertionForSignIn(withEnrollmentID:oneTimePassword:)", "TOTPMultiFactorGenerator.generateSecret(with:)",
-            "TOTPMultiFactorGenerator.generateSecret(with:completion:)", "TOTPSecret", "TOTPSecret.generateQRCodeURL(withAccountName:issuer:)",
-            "TOTPSecret.openInOTPApp(withQRCodeURL:)", "TOTPSecret.sharedSecretKey()"],
     ]
     /// Names the symbol graph leaves out (a leading underscore), each with a line that uses it.
     static let underscored: [String: String] = [
