@@ -61,6 +61,13 @@ package struct VerifyAssertionResponse: Codable, Sendable, Hashable {
     package var rawUserInfo: String?
     package var needConfirmation: Bool?
     package var emailVerified: Bool?
+    /// The provider's access token (the Auth Emulator answers a fake one when none came).
+    package var oauthAccessToken: String?
+    package var oauthTokenSecret: String?
+    package var photoUrl: String?
+    package var screenName: String?
+    /// With `needConfirmation`: the providers the account with the email signs in with.
+    package var verifiedProvider: [String]?
     /// A second factor is required: no `idToken`, but these.
     package var mfaPendingCredential: String?
     package var mfaInfo: [MFAEnrollment]?

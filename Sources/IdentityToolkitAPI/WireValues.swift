@@ -71,6 +71,7 @@ package struct ProviderID: WireValue {
     package static let totp = Self(rawValue: "totp")
     package static let apple = Self(rawValue: "apple.com")
     package static let gameCenter = Self(rawValue: "gc.apple.com")
+    package static let google = Self(rawValue: "google.com")
     /// Sign-in providers only (the ID token's `sign_in_provider`), never linked.
     package static let anonymous = Self(rawValue: "anonymous")
     package static let custom = Self(rawValue: "custom")

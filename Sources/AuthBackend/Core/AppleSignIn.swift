@@ -28,8 +28,12 @@ extension CoreCall {
             guard let provider = fields["providerId"], !provider.isEmpty else {
                 throw reject(endpoint, IdentityToolkitError(.missingOrInvalidProviderID, "Provider ID is missing in the request."))
             }
+            // Other providers' tokens are the Auth Emulator's fakes (IdentityProviders.swift); Game Center is a device's.
             guard ProviderID(rawValue: provider) == .apple else {
-                throw reject(endpoint, IdentityToolkitError(.invalidProviderID, "This backend signs in with apple.com only, not \(provider)."))
+                guard ProviderID(rawValue: provider) != .gameCenter else {
+                    throw reject(endpoint, IdentityToolkitError(.invalidProviderID, "Game Center sign-in needs a device's Game Center; it is not simulated."))
+                }
+                return try signInWithProvider(request, provider: ProviderID(rawValue: provider), fields: fields)
             }
             guard let token = fields["id_token"], !token.isEmpty else {
                 throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired."),
