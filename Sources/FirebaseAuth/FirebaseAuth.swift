@@ -86,12 +86,13 @@
 // User/UserProfileChangeRequest.swift
 @_exported import class FirebaseAuthCore.UserProfileChangeRequest
 // What FirebaseAuth 12.19 has and authsim does not simulate, declared unavailable with a message
-// (Unsimulated.swift): AuthProvider/GoogleAuthProvider.swift, FacebookAuthProvider.swift,
-// GitHubAuthProvider.swift, TwitterAuthProvider.swift, GameCenterAuthProvider.swift
-@_exported import enum FirebaseAuthCore.GoogleAuthProvider
-@_exported import enum FirebaseAuthCore.FacebookAuthProvider
-@_exported import enum FirebaseAuthCore.GitHubAuthProvider
-@_exported import enum FirebaseAuthCore.TwitterAuthProvider
+// (Unsimulated.swift): AuthProvider/GameCenterAuthProvider.swift
+// AuthProvider/GoogleAuthProvider.swift, FacebookAuthProvider.swift, GitHubAuthProvider.swift,
+// TwitterAuthProvider.swift (IdentityProviders.swift)
+@_exported import class FirebaseAuthCore.GoogleAuthProvider
+@_exported import class FirebaseAuthCore.FacebookAuthProvider
+@_exported import class FirebaseAuthCore.GitHubAuthProvider
+@_exported import class FirebaseAuthCore.TwitterAuthProvider
 @_exported import enum FirebaseAuthCore.GameCenterAuthProvider
 // MultiFactor/TOTP/TOTPMultiFactorGenerator.swift, TOTPSecret.swift, TOTPMultFactorAssertion.swift (TOTP.swift)
 @_exported import class FirebaseAuthCore.TOTPMultiFactorGenerator

@@ -30,10 +30,7 @@ extension Auth {
     /// reauthenticating, so no account is made for an unknown Apple ID. A user with a second
     /// factor gets `secondFactorRequired` (17078) with its resolver.
     @inline(never)
-    func idpSignIn(_ credential: OAuthCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
-        guard credential.providerID == AuthProviderID.apple.rawValue else {
-            throw AuthError(.invalidProviderID, "this auth core signs in with apple.com credentials, not \(credential.providerID)")
-        }
+    func idpSignIn(_ credential: any IdentityProviderCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
         var request = VerifyAssertionRequest()
         request.autoCreate = !isReauthentication
         if let pending = credential.pendingToken { request.pendingToken = pending } else { request.postBody = credential.postBody }
@@ -69,7 +66,7 @@ extension Auth {
             }
             guard mapped.code == .credentialAlreadyInUse else { throw mapped }
             throw AuthError(.credentialAlreadyInUse,
-                            "\(message): this Apple ID is linked to another account; sign in with userInfo[AuthErrorUserInfoUpdatedCredentialKey]",
+                            "\(message): this provider account is linked to another account; sign in with userInfo[AuthErrorUserInfoUpdatedCredentialKey]",
                             serverMessage: message, updatedCredential: OAuthCredential(response: response),
                             email: response.email.flatMap { $0.isEmpty ? nil : $0 })
         }
@@ -92,10 +89,7 @@ extension Auth {
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: AuthProviderID.phone.rawValue,
                                                                                      profile: nil, username: nil, isNewUser: false))
-        case let oauth as OAuthCredential:
-            guard oauth.providerID == AuthProviderID.apple.rawValue else {
-                throw AuthError(.invalidProviderID, "this auth core links apple.com credentials, not \(oauth.providerID)")
-            }
+        case let oauth as any IdentityProviderCredential:
             var request = VerifyAssertionRequest(idToken: idToken)
             if let pending = oauth.pendingToken { request.pendingToken = pending } else { request.postBody = oauth.postBody }
             let response = try await verifyAssertion(request)
@@ -116,7 +110,7 @@ extension Auth {
             try await renew(user, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
             return AuthDataResult(user: user, additionalUserInfo: nil)
         default:
-            throw AuthError(.invalidCredential, "this auth core links phone, apple.com and email credentials, not \(credential)")
+            throw AuthError(.invalidCredential, "this auth core links phone, identity provider and email credentials, not \(credential)")
         }
     }
 

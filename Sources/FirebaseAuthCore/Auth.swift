@@ -409,15 +409,15 @@ public final class Auth: NSObject {
         switch credential {
         case let phone as PhoneAuthCredential:
             return try await phoneSignIn(phone, isReauthentication: isReauthentication)
-        case let oauth as OAuthCredential:
-            return try await idpSignIn(oauth, isReauthentication: isReauthentication)
+        case let provider as any IdentityProviderCredential:
+            return try await idpSignIn(provider, isReauthentication: isReauthentication)
         case let email as EmailAuthCredential:
             switch email.emailType {
             case .password(let password): return try await passwordSignIn(email: email.email, password: password)
             case .link(let link): return try await emailLinkSignIn(email: email.email, link: link)
             }
         default:
-            throw AuthError(.invalidCredential, "this auth core signs in with phone, apple.com and email credentials, not \(credential)")
+            throw AuthError(.invalidCredential, "this auth core signs in with phone, identity provider and email credentials, not \(credential)")
         }
     }
 

@@ -105,13 +105,13 @@ public final class OAuthCredential: AuthCredential, NSSecureCoding, @unchecked S
     package let fullName: PersonNameComponents?
     let pendingToken: String?
 
-    init(providerID: String, idToken: String?, rawNonce: String?, accessToken: String? = nil, fullName: PersonNameComponents?,
-         pendingToken: String? = nil) {
+    init(providerID: String, idToken: String?, rawNonce: String?, accessToken: String? = nil, secret: String? = nil,
+         fullName: PersonNameComponents?, pendingToken: String? = nil) {
         self.providerID = providerID
         self.idToken = idToken
         self.rawNonce = rawNonce
         self.accessToken = accessToken
-        secret = nil
+        self.secret = secret
         self.fullName = fullName
         self.pendingToken = pendingToken
         super.init(provider: providerID)
@@ -121,9 +121,13 @@ public final class OAuthCredential: AuthCredential, NSSecureCoding, @unchecked S
     /// `OAuthCredential(withVerifyAssertionResponse:)`, OAuthCredential.swift 72–83): its pending
     /// token signs in again; none (nil) when the answer carries no OAuth token, as in the SDK.
     convenience init?(response: VerifyAssertionResponse) {
-        guard response.oauthIdToken?.isEmpty == false else { return nil }
-        self.init(providerID: response.providerId?.rawValue ?? AuthProviderID.apple.rawValue, idToken: response.oauthIdToken, rawNonce: nil,
-                  fullName: nil, pendingToken: response.pendingToken)
+        func given(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
+        guard given(response.oauthIdToken) != nil || given(response.oauthAccessToken) != nil || given(response.oauthTokenSecret) != nil else {
+            return nil
+        }
+        self.init(providerID: response.providerId?.rawValue ?? OAuthProvider.id, idToken: given(response.oauthIdToken), rawNonce: nil,
+                  accessToken: given(response.oauthAccessToken), secret: given(response.oauthTokenSecret), fullName: nil,
+                  pendingToken: response.pendingToken)
     }
 
     /// The `postBody` of signInWithIdp, as the SDK builds it (`VerifyAssertionRequest`, through
@@ -135,6 +139,7 @@ public final class OAuthCredential: AuthCredential, NSSecureCoding, @unchecked S
         if let idToken { items.append(URLQueryItem(name: "id_token", value: idToken)) }
         if let rawNonce { items.append(URLQueryItem(name: "nonce", value: rawNonce)) }
         if let accessToken { items.append(URLQueryItem(name: "access_token", value: accessToken)) }
+        if let secret { items.append(URLQueryItem(name: "oauth_token_secret", value: secret)) }
         if let fullName, fullName.givenName != nil || fullName.familyName != nil {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
