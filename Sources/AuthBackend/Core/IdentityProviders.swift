@@ -162,7 +162,8 @@ extension CoreCall {
         var providers = (user.otherProviders ?? []).filter { $0.providerId != provider }
         providers.append(profile.linked)
         user.otherProviders = providers
-        commit(.user(user))
+        // A returning user whose provider profile is as it was changes nothing: no record.
+        if isNew || directory.byID[user.localId] != user { commit(.user(user)) }
         answer.localId = user.localId
         answer.isNewUser = isNew
         if user.hasSecondFactor, request.idToken == nil {
