@@ -102,8 +102,12 @@ struct UserDirectory {
     private(set) var idByEmail: [String: String] = [:]
     private(set) var idByPhone: [String: String] = [:]
     private(set) var idByAppleSub: [String: String] = [:]
+    /// Users by another provider's ID (`providerId|rawId` of `otherProviders`: Google, Facebook, …).
+    private(set) var idByProviderID: [String: String] = [:]
 
     var count: Int { byID.count }
+
+    private static func providerKey(_ providerId: ProviderID, _ rawId: String) -> String { "\(providerId.rawValue)|\(rawId)" }
 
     /// Puts `user` in, in place of the one with its UID, with its email, number and Apple ID.
     mutating func put(_ user: BackendUser) {
@@ -112,6 +116,9 @@ struct UserDirectory {
         if let phone = user.phoneNumber { idByPhone[phone] = user.localId }
         if let sub = user.appleSub { idByAppleSub[sub] = user.localId }
         if let email = user.email?.lowercased() { idByEmail[email] = user.localId }
+        for provider in user.otherProviders ?? [] {
+            if let rawId = provider.rawId { idByProviderID[Self.providerKey(provider.providerId, rawId)] = user.localId }
+        }
     }
 
     mutating func remove(_ localId: String) {
@@ -122,6 +129,11 @@ struct UserDirectory {
         if let phone = old.phoneNumber, idByPhone[phone] == old.localId { idByPhone[phone] = nil }
         if let sub = old.appleSub, idByAppleSub[sub] == old.localId { idByAppleSub[sub] = nil }
         if let email = old.email?.lowercased(), idByEmail[email] == old.localId { idByEmail[email] = nil }
+        for provider in old.otherProviders ?? [] {
+            if let rawId = provider.rawId, idByProviderID[Self.providerKey(provider.providerId, rawId)] == old.localId {
+                idByProviderID[Self.providerKey(provider.providerId, rawId)] = nil
+            }
+        }
     }
 
     /// The user with this email (emails are compared lower-cased; at most one user has each).
@@ -134,10 +146,7 @@ struct UserDirectory {
         switch providerId {
         case .phone: return idByPhone[rawId].flatMap { byID[$0] }
         case .apple: return idByAppleSub[rawId].flatMap { byID[$0] }
-        default:
-            return byID.values.first { user in
-                (user.otherProviders ?? []).contains { $0.providerId == providerId && $0.rawId == rawId }
-            }
+        default: return idByProviderID[Self.providerKey(providerId, rawId)].flatMap { byID[$0] }
         }
     }
 }
