@@ -31,9 +31,12 @@ extension Auth {
     /// factor gets `secondFactorRequired` (17078) with its resolver.
     @inline(never)
     func idpSignIn(_ credential: any IdentityProviderCredential, isReauthentication: Bool) async throws(AuthError) -> AuthDataResult {
+        // As the SDK's VerifyAssertionRequest: the postBody always, the pending token beside it,
+        // autoCreate always (false when reauthenticating).
         var request = VerifyAssertionRequest()
         request.autoCreate = !isReauthentication
-        if let pending = credential.pendingToken { request.pendingToken = pending } else { request.postBody = credential.postBody }
+        request.postBody = credential.postBody
+        request.pendingToken = credential.pendingToken
         let response = try await verifyAssertion(request)
         guard let providerID = response.providerId?.rawValue, !providerID.isEmpty else {
             throw AuthError(.internalError, "verifyAssertion answered without providerId (the SDK's unexpected response)")
@@ -90,8 +93,10 @@ extension Auth {
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: AuthProviderID.phone.rawValue,
                                                                                      profile: nil, username: nil, isNewUser: false))
         case let oauth as any IdentityProviderCredential:
-            var request = VerifyAssertionRequest(idToken: idToken)
-            if let pending = oauth.pendingToken { request.pendingToken = pending } else { request.postBody = oauth.postBody }
+            // The SDK links with autoCreate true, its default (UserProfileUpdate.swift 19–24).
+            var request = VerifyAssertionRequest(idToken: idToken, autoCreate: true)
+            request.postBody = oauth.postBody
+            request.pendingToken = oauth.pendingToken
             let response = try await verifyAssertion(request)
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
             return AuthDataResult(user: user,

@@ -488,11 +488,13 @@ public final class Auth: NSObject {
         user.update(with: try record(in: response))
     }
 
+    /// The answer's one user: any other count is the SDK's unexpected response (17999,
+    /// GetAccountInfoResponse.swift 141–149).
     private static func record(in response: GetAccountInfoResponse) throws(AuthError) -> UserRecord {
-        guard let record = response.users?.first else {
-            throw AuthError(.userNotFound, "getAccountInfo answered without the user")
+        guard let users = response.users, users.count == 1 else {
+            throw AuthError(.internalError, "getAccountInfo answered \(response.users?.count ?? 0) users, not one (the SDK's unexpected response)")
         }
-        return record
+        return users[0]
     }
 
     /// The `sub` claim of a JWT, unverified (the backend vouches for its own answer).

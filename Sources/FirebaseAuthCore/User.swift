@@ -330,8 +330,10 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
         let refreshToken = tokens.withLock { $0.refreshToken }
         let auth = try owner()
         let response = try await auth.backend.call(SecureTokenRequest(grantType: "refresh_token", refreshToken: refreshToken))
-        guard let idToken = response.accessToken ?? response.idToken, !idToken.isEmpty else {
-            throw AuthError(.internalError, "the Secure Token service answered without access_token")
+        // access_token is the new ID token; without it the answer is the SDK's unexpected
+        // response (17999, SecureTokenResponse.swift), whatever id_token says.
+        guard let idToken = response.accessToken, !idToken.isEmpty else {
+            throw AuthError(.internalError, "the Secure Token service answered without access_token (the SDK's unexpected response)")
         }
         let now = self.now
         tokens.withLock { $0.refreshed(idToken: idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn.flatMap(Double.init), now: now) }

@@ -1,0 +1,44 @@
+import AuthBackend
+import FirebaseAuthCore
+import Foundation
+import Scenarios
+import Testing
+
+/// Audit 3's rows on what the SDK sends and takes, each as 12.19 does it: D2.1 and D2.2 (a
+/// verifyAssertion body carries the postBody always, a pending token beside it, and `autoCreate`
+/// always: VerifyAssertionRequest.swift 137–217, UserProfileUpdate.swift 19–24), D2.5 (a
+/// getAccountInfo answer with other than one user is the SDK's unexpected response, 17999:
+/// GetAccountInfoResponse.swift 141–149) and D2.7 (a refresh answer without `access_token` is too,
+/// whatever `id_token` says: SecureTokenResponse.swift).
+@Suite("Request and answer shapes as 12.19's: verifyAssertion's fields, getAccountInfo's one user, the refresh's access_token")
+struct AnswerShapeTests {
+    @Test("sign-in, link and reauthentication send postBody and autoCreate (true, true, false), as the SDK")
+    func verifyAssertionFields() async throws {
+        try await withWorld { world, _ in
+            let (auth, recording) = try await recordingApp(world)
+            let google = GoogleAuthProvider.credential(withIDToken: #"{"sub":"g-1"}"#, accessToken: "a")
+            let user = try await auth.signIn(with: google).user
+            _ = try await user.link(with: GitHubAuthProvider.credential(withToken: #"{"sub":"gh-1"}"#))
+            _ = try await user.reauthenticate(with: google)
+            let bodies = requestBodies(recording, "verifyAssertion")
+            #expect(bodies.count == 3)
+            #expect(bodies.map { $0["autoCreate"] as? Bool } == [true, true, false])
+            #expect(bodies.allSatisfy { ($0["postBody"] as? String)?.contains("providerId=") == true })
+        }
+    }
+
+    @Test("getAccountInfo answering no user, or two, is internalError (17999); a refresh answer without access_token too")
+    func unexpectedAnswers() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            let toolkit = try #require(world.toolkit)
+            toolkit.faults.add(.raw(status: 200, body: #"{"users":[]}"#, on: "getAccountInfo"))
+            _ = await expectAuthError(.internalError) { try await auth.signInAnonymously() }
+            let user = try await auth.signInAnonymously().user
+            toolkit.faults.add(.raw(status: 200, body: #"{"users":[{"localId":"a"},{"localId":"b"}]}"#, on: "getAccountInfo"))
+            _ = await expectAuthError(.internalError) { try await user.reload() }
+            toolkit.faults.add(.raw(status: 200, body: #"{"id_token":"x.y.z","refresh_token":"r","expires_in":"3600"}"#, on: "token"))
+            _ = await expectAuthError(.internalError) { try await user.getIDToken(forcingRefresh: true) }
+        }
+    }
+}
