@@ -53,7 +53,8 @@ package enum ReCAPTCHAFlow {
         if let clientID { items.append(URLQueryItem(name: "clientId", value: clientID)) } else {
             items.append(URLQueryItem(name: "appId", value: appID))
         }
-        if let languageCode, !languageCode.isEmpty { items.append(URLQueryItem(name: "hl", value: languageCode)) }
+        // `hl` whenever a language is set, an empty one too (PhoneAuthProvider.swift 637–639).
+        if let languageCode { items.append(URLQueryItem(name: "hl", value: languageCode)) }
         // Through URLComponents.queryItems, as the SDK builds it (PhoneAuthProvider.swift reCAPTCHAURL):
         // its percent-encoding, not a stricter one (":" and "/" stay as they are).
         var components = URLComponents(string: base + "/__/auth/handler?")
@@ -128,7 +129,8 @@ package enum ReCAPTCHAFlow {
                 case "auth/invalid-oauth-client-id": return .failure(AuthError(.invalidClientID, message))
                 case "auth/network-request-failed": return .failure(AuthError(.webNetworkRequestFailed, message))
                 case "auth/internal-error": return .failure(AuthError(.webInternalError, message))
-                default: return .failure(AuthError(.webSignInUserInteractionFailure, "\(code): \(message)"))
+                // The SDK's reason for a code it does not know (AuthErrorUtils.swift 355).
+                default: return .failure(AuthError(.webSignInUserInteractionFailure, "[\(code)] - \(message)"))
                 }
             }
         }

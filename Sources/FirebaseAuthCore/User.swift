@@ -196,7 +196,8 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
             profile.metadata = UserMetadata(creationDate: record.createdAt.flatMap(Self.date(milliseconds:)),
                                             lastSignInDate: record.lastLoginAt.flatMap(Self.date(milliseconds:)))
         }
-        multiFactor.replace(with: record.mfaInfo ?? [])
+        // An answer without mfaInfo keeps the factors the user had (User.swift 1387–1391, audit 3 D3.5).
+        if let enrollments = record.mfaInfo { multiFactor.replace(with: enrollments) }
         if persist { auth?.saveUser(self) }
     }
 

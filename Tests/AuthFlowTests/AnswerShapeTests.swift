@@ -9,7 +9,8 @@ import Testing
 /// always: VerifyAssertionRequest.swift 137–217, UserProfileUpdate.swift 19–24), D2.5 (a
 /// getAccountInfo answer with other than one user is the SDK's unexpected response, 17999:
 /// GetAccountInfoResponse.swift 141–149) and D2.7 (a refresh answer without `access_token` is too,
-/// whatever `id_token` says: SecureTokenResponse.swift).
+/// whatever `id_token` says: SecureTokenResponse.swift), D3.5 (an answer without `mfaInfo` keeps
+/// the user's factors: User.swift 1387–1391).
 @Suite("Request and answer shapes as 12.19's: verifyAssertion's fields, getAccountInfo's one user, the refresh's access_token")
 struct AnswerShapeTests {
     @Test("sign-in, link and reauthentication send postBody and autoCreate (true, true, false), as the SDK")
@@ -39,6 +40,21 @@ struct AnswerShapeTests {
             _ = await expectAuthError(.internalError) { try await user.reload() }
             toolkit.faults.add(.raw(status: 200, body: #"{"id_token":"x.y.z","refresh_token":"r","expires_in":"3600"}"#, on: "token"))
             _ = await expectAuthError(.internalError) { try await user.getIDToken(forcingRefresh: true) }
+        }
+    }
+
+    @Test("a lookup answer without mfaInfo keeps the factors the user had, as the SDK's update does")
+    func factorsKept() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            let toolkit = try #require(world.toolkit)
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            try await toolkit.enrollSecondFactor(localId: user.uid, phoneNumber: "+16505550142", displayName: "work")
+            try await user.reload()
+            #expect(user.multiFactor.enrolledFactors.count == 1)
+            toolkit.faults.add(.raw(status: 200, body: #"{"users":[{"localId":"\#(user.uid)","email":"ada@example.com"}]}"#, on: "getAccountInfo"))
+            try await user.reload()
+            #expect(user.multiFactor.enrolledFactors.count == 1, "an answer without mfaInfo keeps them")
         }
     }
 }

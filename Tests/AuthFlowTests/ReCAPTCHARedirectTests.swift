@@ -31,6 +31,10 @@ struct ReCAPTCHARedirectTests {
             base: "https://x.web.app", apiKey: "K", bundleID: "b", userAgent: "1", eventID: "E", clientID: "123.apps.googleusercontent.com",
             appID: "1:2:ios:3", languageCode: nil))
         #expect(withClient.query == "apiKey=K&authType=verifyApp&ibi=b&v=1&eventId=E&clientId=123.apps.googleusercontent.com")
+        // An empty language is still sent (audit 3, D1.8: PhoneAuthProvider.swift 637–639 tests `if let`).
+        let emptyLanguage = try #require(ReCAPTCHAFlow.handlerURL(
+            base: "https://x.web.app", apiKey: "K", bundleID: "b", userAgent: "1", eventID: "E", clientID: nil, appID: "1:2:ios:3", languageCode: ""))
+        #expect(emptyLanguage.query == "apiKey=K&authType=verifyApp&ibi=b&v=1&eventId=E&appId=1:2:ios:3&hl=")
         #expect(ReCAPTCHAFlow.authDomain(from: ["localhost", "p.web.app", "p.firebaseapp.com"]) == "p.firebaseapp.com")
         #expect(ReCAPTCHAFlow.authDomain(from: ["localhost", "p.web.app"]) == "p.web.app")
         #expect(ReCAPTCHAFlow.authDomain(from: ["localhost"]) == nil)
@@ -105,6 +109,8 @@ struct ReCAPTCHARedirectTests {
             return
         }
         #expect(error.code == expected)
+        // A code the SDK does not know: its reason "[code] - message" (audit 3, D1.10: AuthErrorUtils.swift 355).
+        if expected == .webSignInUserInteractionFailure { #expect(error.message == "[\(code)] - it failed") }
     }
 
     @Test("malformed errors: JSON without string code/message → 17059; invalid JSON → 17999; no deep link is not Auth's URL")
