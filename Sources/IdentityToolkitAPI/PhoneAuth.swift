@@ -145,6 +145,20 @@ package struct GetProjectConfigResponse: Codable, Sendable, Hashable {
         self.projectId = projectId
         self.authorizedDomains = authorizedDomains
     }
+
+    private enum CodingKeys: String, CodingKey { case projectId, authorizedDomains }
+
+    /// `authorizedDomains` as a list, or as a string holding a JSON list, as the SDK reads it
+    /// (GetProjectConfigResponse.swift 24–34); a string that is not a list of strings leaves it nil there too.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        projectId = try container.decodeIfPresent(String.self, forKey: .projectId)
+        if let text = try? container.decodeIfPresent(String.self, forKey: .authorizedDomains) {
+            authorizedDomains = try? JSONDecoder().decode([String].self, from: Data(text.utf8))
+        } else {
+            authorizedDomains = try container.decodeIfPresent([String].self, forKey: .authorizedDomains)
+        }
+    }
 }
 
 /// `GET …/v2/recaptchaConfig?key=…&clientType=CLIENT_TYPE_IOS&version=RECAPTCHA_ENTERPRISE[&tenantId=…]`:

@@ -149,4 +149,21 @@ struct CoreRuleFamilyTests {
         #expect(throws: Never.self) { try deleted.answer.get() }
         #expect(core.state.projectUsers.byID[uid] == nil && core.state.projectUsers.user(email: "ada@example.com") == nil && core.state.projectUsers.idByPhone[number] == nil)
     }
+
+    /// Audit 3, B-3: the emulator's signUp answers a taken email before a weak password
+    /// (firebase-tools operations.ts 198–220).
+    @Test("sign-up: a taken email is EMAIL_EXISTS before a weak password; a new email with a weak one WEAK_PASSWORD")
+    func signUpOrder() throws {
+        var core = try core()
+        _ = try core.handle(now: start) { call throws(IdentityToolkitError) in
+            try call.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com"), hash: CoreFixtures.hash)
+        }.answer.get()
+        func signUp(_ email: String) -> CoreOutcome<String?> {
+            core.handle(now: start) { call throws(IdentityToolkitError) in
+                try call.signUpPassword(SignUpNewUserRequest(email: email, password: "123"))
+            }
+        }
+        #expect(code(signUp("Ada@example.com")) == .emailExists)
+        #expect(code(signUp("bob@example.com")) == BackendCore.weakPassword.code)
+    }
 }

@@ -39,6 +39,19 @@ struct IdentityToolkitAPITests {
     }
 
     /// `VerifyClientRequest.swift`: `isSandbox` is in the body only for a sandbox token.
+    /// Audit 3, D2.6: GetProjectConfigResponse.swift 24–34 reads authorizedDomains as a list or as a
+    /// string holding a JSON list.
+    @Test("getProjectConfig's authorizedDomains read as a list or as a JSON list in a string, as the SDK reads them")
+    func authorizedDomains() throws {
+        func read(_ json: String) throws -> [String]? {
+            try IdentityToolkitJSON.decode(GetProjectConfigResponse.self, from: Array(json.utf8)).authorizedDomains
+        }
+        #expect(try read(#"{"projectId":"p","authorizedDomains":["localhost","p.firebaseapp.com"]}"#) == ["localhost", "p.firebaseapp.com"])
+        #expect(try read(#"{"projectId":"p","authorizedDomains":"[\"localhost\",\"p.web.app\"]"}"#) == ["localhost", "p.web.app"])
+        #expect(try read(#"{"projectId":"p","authorizedDomains":"not a list"}"#) == nil)
+        #expect(try read(#"{"projectId":"p"}"#) == nil)
+    }
+
     @Test("bodies carry the SDK's keys and leave out what the SDK leaves out")
     func bodies() throws {
         #expect(try text(VerifyClientRequest(appToken: "AB12", isSandbox: true)) == #"{"appToken":"AB12","isSandbox":true}"#)

@@ -59,6 +59,9 @@ extension CoreCall {
         guard let email = request.email, !email.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
         guard let password = request.password, !password.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingPassword)) }
         guard BackendCore.isValidEmail(email) else { throw reject(endpoint, IdentityToolkitError(.invalidEmail)) }
+        // A taken email is answered before a weak password, as the emulator's signUp orders them
+        // (operations.ts 198–220; audit 3, B-3); signUp checks it again once the hash is made.
+        if request.idToken == nil, directory.user(email: email) != nil { throw reject(endpoint, IdentityToolkitError(.emailExists)) }
         guard password.count >= BackendCore.minimumPasswordLength else { throw reject(endpoint, BackendCore.weakPassword) }
         return password
     }
