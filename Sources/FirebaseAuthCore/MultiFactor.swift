@@ -167,7 +167,9 @@ public final class MultiFactor: NSObject, NSSecureCoding {
     public func encode(with coder: NSCoder) { coder.encode(enrolledFactors as NSArray, forKey: "enrolledFactors") }
 
     public required init?(coder: NSCoder) {
-        let factors = coder.decodeIfPresent(of: [NSArray.self, MultiFactorInfo.self, PhoneMultiFactorInfo.self], forKey: "enrolledFactors")
+        // TOTP factors too, as the SDK's list (MultiFactor.swift 283–284).
+        let factors = coder.decodeIfPresent(of: [NSArray.self, MultiFactorInfo.self, PhoneMultiFactorInfo.self, TOTPMultiFactorInfo.self],
+                                            forKey: "enrolledFactors")
         self.factors = Mutex(factors as? [MultiFactorInfo] ?? [])
     }
 
