@@ -29,11 +29,12 @@ extension CoreCall {
                 throw reject(endpoint, IdentityToolkitError(.missingOrInvalidProviderID, "Provider ID is missing in the request."))
             }
             // Other providers' tokens are the Auth Emulator's fakes (IdentityProviders.swift); Game Center is a device's.
-            guard ProviderID(rawValue: provider) == .apple else {
-                guard ProviderID(rawValue: provider) != .gameCenter else {
+            let providerID = ProviderID(rawValue: provider)
+            guard providerID == .apple else {
+                guard providerID != .gameCenter else {
                     throw reject(endpoint, IdentityToolkitError(.invalidProviderID, "Game Center sign-in needs a device's Game Center; it is not simulated."))
                 }
-                return try signInWithProvider(request, provider: ProviderID(rawValue: provider), fields: fields)
+                return try signInWithProvider(request, provider: providerID, fields: fields)
             }
             guard let token = fields["id_token"], !token.isEmpty else {
                 throw reject(endpoint, IdentityToolkitError(.invalidIDPResponse, "The supplied auth credential is malformed or has expired."),

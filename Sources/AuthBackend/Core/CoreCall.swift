@@ -52,8 +52,13 @@ struct CoreCall {
     }
     var projectConfigIsShared: Bool { core.projectConfigIsShared }
 
-    /// The users of the call's tenant (the project's own before a rule entered one).
-    var directory: UserDirectory { core.state.users(in: tenant) }
+    /// The users of the call's tenant (the project's own before a rule entered one). Read in place:
+    /// each lookup of a call borrows the directory rather than copying its five tables.
+    var directory: UserDirectory {
+        _read {
+            if let tenant { yield core.state.users(in: tenant) } else { yield core.state.projectUsers }
+        }
+    }
 
     /// The configuration of the call's tenant; nil for the project's own users.
     var tenantConfig: TenantConfig? {

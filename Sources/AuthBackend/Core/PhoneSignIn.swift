@@ -155,8 +155,9 @@ extension CoreCall {
         let number: String
         var proofDigest: String?
         if let proof = request.temporaryProof, !proof.isEmpty {
-            try enter(tenant: state.temporaryProofs[BackendCore.digest(proof)]?.tenant, endpoint: endpoint)
-            switch state.checkTemporaryProof(digest: BackendCore.digest(proof), claimedNumber: request.phoneNumber, now: now,
+            let proofKey = BackendCore.digest(proof)
+            try enter(tenant: state.temporaryProofs[proofKey]?.tenant, endpoint: endpoint)
+            switch state.checkTemporaryProof(digest: proofKey, claimedNumber: request.phoneNumber, now: now,
                                              lifetime: configuration.temporaryProofLifetime) {
             case .refuse(let error): throw reject(endpoint, error)
             case .spend(let digest, let phoneNumber):

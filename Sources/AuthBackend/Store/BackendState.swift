@@ -130,10 +130,17 @@ struct UserDirectory {
         if let sub = old.appleSub, idByAppleSub[sub] == old.localId { idByAppleSub[sub] = nil }
         if let email = old.email?.lowercased(), idByEmail[email] == old.localId { idByEmail[email] = nil }
         for provider in old.otherProviders ?? [] {
-            if let rawId = provider.rawId, idByProviderID[Self.providerKey(provider.providerId, rawId)] == old.localId {
-                idByProviderID[Self.providerKey(provider.providerId, rawId)] = nil
-            }
+            guard let rawId = provider.rawId else { continue }
+            let key = Self.providerKey(provider.providerId, rawId)
+            if idByProviderID[key] == old.localId { idByProviderID[key] = nil }
         }
+    }
+
+    /// A sign-in of `localId` at `at`: its `lastLoginAt`, if it is the latest. Changed in place: no
+    /// indexed field changes, so nothing is unindexed and indexed again as ``put(_:)`` would.
+    mutating func signedIn(_ localId: String, at: Date) {
+        if let last = byID[localId]?.lastLoginAt, last >= at { return }
+        byID[localId]?.lastLoginAt = at
     }
 
     /// The user with this email (emails are compared lower-cased; at most one user has each).
@@ -350,13 +357,9 @@ struct BackendState {
         }
     }
 
-    /// A sign-in of `localId` at `at`: its `lastLoginAt`, if it is the latest.
+    /// A sign-in of `localId` at `at`, in its tenant's users.
     private mutating func signedIn(_ localId: String, at: Date, tenant: String?) {
-        changeUsers(in: tenant) { users in
-            guard var user = users.byID[localId], (user.lastLoginAt.map { $0 < at } ?? true) else { return }
-            user.lastLoginAt = at
-            users.put(user)
-        }
+        changeUsers(in: tenant) { $0.signedIn(localId, at: at) }
     }
 
     /// The key of ``appleConsents``.
