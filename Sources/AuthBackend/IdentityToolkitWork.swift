@@ -193,7 +193,7 @@ extension IdentityToolkit {
     /// OAuth token: OAuthCredential.swift 72–83); an answer to a pending token has none to give.
     package func signInWithIdp(_ request: VerifyAssertionRequest) async throws(IdentityToolkitError) -> VerifyAssertionResponse {
         var answer = try await signIn { core throws(IdentityToolkitError) in try core.signInWithIdp(request) }
-        if request.pendingToken?.isEmpty != false, let token = BackendCore.formFields(request.postBody ?? "")["id_token"], !token.isEmpty {
+        if request.pendingToken?.isEmpty != false, let token = try? request.credentialFields()["id_token"], !token.isEmpty {
             answer.oauthIdToken = token
         }
         return answer

@@ -40,6 +40,26 @@ package struct VerifyAssertionRequest: AuthRPCRequest, Hashable {
     }
 }
 
+extension VerifyAssertionRequest {
+    /// The credential's fields as the Auth Emulator reads them (`getNormalizedUri`,
+    /// operations.ts): the `requestUri`'s query (`OAuthProvider`'s web flow sends the provider
+    /// page's answer there), then the `postBody`'s fields over it, then the URI's fragment's over
+    /// both (`+` a space, first occurrence winning within each). A missing or relative
+    /// `requestUri` is refused, as there.
+    package func credentialFields() throws(IdentityToolkitError) -> [String: String] {
+        guard let requestUri, !requestUri.isEmpty else {
+            throw IdentityToolkitError(.missingRequestURI, "signInWithIdp needs requestUri (the SDK sends http://localhost, or the web flow's answer)")
+        }
+        guard let components = URLComponents(string: requestUri), components.scheme != nil, components.host != nil else {
+            throw IdentityToolkitError(.invalidRequestURI, "requestUri is not an absolute URL: \(requestUri.prefix(80))")
+        }
+        var fields = WebText.formFields(components.percentEncodedQuery ?? "")
+        fields.merge(WebText.formFields(postBody ?? "")) { _, new in new }
+        fields.merge(WebText.formFields(components.percentEncodedFragment ?? "")) { _, new in new }
+        return fields
+    }
+}
+
 package struct VerifyAssertionResponse: Codable, Sendable, Hashable {
     /// `identitytoolkit#VerifyAssertionResponse`.
     package var kind: String?

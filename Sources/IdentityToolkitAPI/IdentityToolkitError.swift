@@ -232,6 +232,8 @@ extension IdentityToolkitError {
         package static let missingOrInvalidProviderID = Self(rawValue: "MISSING_OR_INVALID_PROVIDER_ID")
         package static let invalidProviderID = Self(rawValue: "INVALID_PROVIDER_ID")
         package static let invalidIDPResponse = Self(rawValue: "INVALID_IDP_RESPONSE")
+        package static let missingRequestURI = Self(rawValue: "MISSING_REQUEST_URI")
+        package static let invalidRequestURI = Self(rawValue: "INVALID_REQUEST_URI")
         package static let invalidPendingToken = Self(rawValue: "INVALID_PENDING_TOKEN")
         package static let missingOrInvalidNonce = Self(rawValue: "MISSING_OR_INVALID_NONCE")
         package static let federatedUserIDAlreadyLinked = Self(rawValue: "FEDERATED_USER_ID_ALREADY_LINKED")

@@ -24,7 +24,8 @@ extension CoreCall {
             commit(.applePendingUsed(token: pendingToken))
             (sub, email) = (pending.sub, pending.email)
         } else {
-            let fields = BackendCore.formFields(postBody ?? "")
+            let fields: [String: String]
+            do { fields = try request.credentialFields() } catch { throw reject(endpoint, error) }
             guard let provider = fields["providerId"], !provider.isEmpty else {
                 throw reject(endpoint, IdentityToolkitError(.missingOrInvalidProviderID, "Provider ID is missing in the request."))
             }
@@ -206,4 +207,5 @@ extension CoreCall {
 extension BackendCore {
     /// `id_token=…&providerId=apple.com&nonce=…` → fields (percent-decoded, `+` as space, first wins).
     static func formFields(_ body: String) -> [String: String] { WebText.formFields(body) }
+
 }
