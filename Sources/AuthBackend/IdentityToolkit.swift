@@ -56,6 +56,9 @@ package actor IdentityToolkit {
     var storePosition: Int64 { fleet?.position ?? 0 }
     /// Where a fleet's node keeps its events for every node's inspector (``setEventSink(_:)``).
     var eventSink: (any BackendEventSink)?
+    /// How the next provider pages end, first first (``answerNextProviderPage(_:)``); then the
+    /// configuration's outcome.
+    var providerPageAnswers: [ProviderPageOutcome] = []
 
     /// Keeps this node's events in the fleet's store too (``BackendEventSink``), each with the
     /// fleet position it was emitted at.

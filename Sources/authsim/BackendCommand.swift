@@ -41,6 +41,8 @@ struct Backend: AsyncParsableCommand {
     @Option(help: "A test phone number and its code, NUMBER=CODE (repeatable, at most 10).") var testNumber: [String] = []
     @Option(help: ArgumentHelp("How the reCAPTCHA page's challenge ends: pass, slow:<seconds>, cancel, or error:<code>[:<message>] (e.g. error:auth/network-request-failed).",
                                valueName: "outcome")) var recaptchaOutcome = "pass"
+    @Option(help: ArgumentHelp("Who the user signs in as on an identity provider's page (OAuthProvider's web flow): first (the account login_hint names, else the provider's first, else a new one), new, account:<email>, cancel, or error:<code>[:<message>].",
+                               valueName: "outcome")) var providerPage = "first"
     @Option(help: ArgumentHelp("reCAPTCHA SMS defense on the phone provider: off, audit or enforce (AUDIT and ENFORCE need the app to link RecaptchaEnterprise).",
                                valueName: "state")) var recaptchaEnforcement = "off"
     @Option(help: "The SMS toll-fraud risk score (0…1) every reCAPTCHA Enterprise assessment finds.") var tollFraudRisk = BackendConfiguration().tollFraudRiskScore
@@ -95,6 +97,9 @@ struct Backend: AsyncParsableCommand {
         configuration.storeSnapshotEvery = storeSnapshotEvery
         do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
             throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code.rawValue)")
+        }
+        do { configuration.providerPageOutcome = try ProviderPageOutcome(argument: providerPage) } catch {
+            throw ValidationError("--provider-page: \(error.detail ?? error.code.rawValue)")
         }
         guard let enforcement = RecaptchaEnforcement(argument: recaptchaEnforcement) else {
             throw ValidationError("--recaptcha-enforcement is off, audit or enforce, not \(recaptchaEnforcement)")
@@ -173,6 +178,7 @@ struct Backend: AsyncParsableCommand {
         say("  project \(configuration.projectID) (\(configuration.projectNumber)), API key \(configuration.apiKey)\(keyRule)\(apiKeyIOSBundleID.isEmpty ? "" : " restricted to iOS apps \(apiKeyIOSBundleID.joined(separator: ", "))"), iOS app \(configuration.bundleID)")
         say("  silent pushes → push-receiver 127.0.0.1:\(receiverPort) (key \(key.keyID), team \(key.teamID)\(providerKey.p8 == nil ? "" : ", \(providerKey.p8!)"))")
         say("  reCAPTCHA page: https://\(server.dialAuthority)/__/auth/handler (HTTPS on the same port, as the SDK opens it with useEmulator; trust \(certs)/ca.pem), outcome \(recaptchaOutcome)")
+        say("  identity providers' sign-in page: \(server.baseURL)/emulator/auth/handler (OAuthProvider's web flow with useEmulator), outcome \(providerPage)")
         say("  Sign in with Apple: sheet POST \(server.baseURL)/appleid/auth/authorize, JWKS \(server.baseURL)/appleid/auth/keys, audiences \(([bundleID] + appleServicesID).joined(separator: ", "))")
         say("  SMS outbox: GET \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/verificationCodes")
         say("  project config (reCAPTCHA SMS defense at run time): GET/PATCH \(server.baseURL)/emulator/v1/projects/\(configuration.projectID)/config")

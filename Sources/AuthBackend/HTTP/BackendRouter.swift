@@ -20,6 +20,13 @@ enum BackendRouter {
     /// token with its post body, is a few kilobytes).
     static let maximumBodyBytes = 1_000_000
 
+    /// The page's own URL, without its query: `scheme://<the request's authority><path>` (the
+    /// provider's answer links back to it, as the emulator's widget does with its location).
+    static func pageURL(_ request: Request, scheme: String, path: String) -> URL {
+        let authority = request.head.authority ?? request.headers[.init("host")!] ?? "localhost"
+        return URL(string: "\(scheme)://\(authority)\(path)") ?? URL(string: "\(scheme)://localhost\(path)")!
+    }
+
     static func make(toolkit: IdentityToolkit, access: AdminAccess = .loopbackOnly) -> Router<BackendRequestContext> {
         let router = Router(context: BackendRequestContext.self)
         let routes = RouteMethods()
@@ -96,13 +103,28 @@ enum BackendRouter {
 
         AdminRoutes.add(to: router, toolkit: toolkit, table: routes)
 
-        // The reCAPTCHA page (HTML), as the SDK's web view loads it.
+        // The auth handler page (HTML), as the SDK's web view loads it: reCAPTCHA (`verifyApp`) or
+        // an identity provider's sign-in (`signInWithRedirect`, `OAuthProvider`'s web flow); the
+        // emulator's path for the latter, as the SDK opens it with `useEmulator`.
+        @Sendable func page(_ status: Int, _ html: String) -> Response {
+            Response(status: .init(code: status), headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
+        }
         router.get("/__/auth/handler") { request, _ in
-            let (status, html) = await toolkit.recaptchaPage(query: request.uri.queryItems)
-            return Response(status: .init(code: status), headers: [.contentType: "text/html; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: html)))
+            let items = request.uri.queryItems
+            if items.first(where: { $0.name == "authType" })?.value == "signInWithRedirect" {
+                let (status, html) = await toolkit.providerPage(query: items, page: Self.pageURL(request, scheme: "https", path: "/__/auth/handler"))
+                return page(status, html)
+            }
+            let (status, html) = await toolkit.recaptchaPage(query: items)
+            return page(status, html)
         }
         routes.add("/__/auth/handler", .get)
+        router.get("/emulator/auth/handler") { request, _ in
+            let (status, html) = await toolkit.providerPage(query: request.uri.queryItems,
+                                                            page: Self.pageURL(request, scheme: "http", path: "/emulator/auth/handler"))
+            return page(status, html)
+        }
+        routes.add("/emulator/auth/handler", .get)
 
         // The reCAPTCHA Enterprise service, as the app's RecaptchaEnterprise SDK calls it (simulated).
         router.post(RouterPath(RecaptchaEnterpriseService.executePath)) { request, context in

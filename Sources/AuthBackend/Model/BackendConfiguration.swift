@@ -76,6 +76,8 @@ package struct BackendConfiguration: Sendable {
     var journalCompactionLines = 20_000
     /// How the reCAPTCHA page's challenge ends.
     package var recaptchaOutcome: ReCAPTCHAOutcome = .pass
+    /// Who the user signs in as on an identity provider's page (`OAuthProvider`'s web flow).
+    package var providerPageOutcome: ProviderPageOutcome = .firstAccount
     /// reCAPTCHA SMS defense on the phone provider (Firebase console → Authentication → Settings
     /// → reCAPTCHA): OFF, AUDIT or ENFORCE.
     package var phoneRecaptchaEnforcement: RecaptchaEnforcement = .off

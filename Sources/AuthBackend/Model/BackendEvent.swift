@@ -52,6 +52,9 @@ package enum BackendEvent: Sendable, Hashable, Codable {
     /// methods the backend knows (`password`, `apple.com`; none: empty), and whether email
     /// enumeration protection kept them from the answer.
     case signInMethodsAsked(email: String, methods: [SignInMethod], hidden: Bool)
+    /// An identity provider's sign-in page (`OAuthProvider`'s web flow) was shown for the app's
+    /// `eventID`: what the user does there, and whether it redirects to the app.
+    case providerPage(provider: String, eventID: String, answer: String, redirects: Bool)
     /// A code was asked for `phoneNumber` and the app proved itself this way (what the inspector's
     /// sign-ins show as the verification path).
     /// `receipt` is the app credential's, when a silent push proved the app.
@@ -179,6 +182,9 @@ extension BackendEvent {
             return Line(.backend, to: .app, hidden
                         ? "createAuthUri for \(email): \(known), not answered: email enumeration protection is on, so fetchSignInMethods returns []"
                         : "createAuthUri for \(email): \(known)")
+        case .providerPage(let provider, let eventID, let answer, let redirects):
+            return Line(.backend, to: .app, "\(provider) sign-in page for event \(eventID): \(answer)\(redirects ? " It redirects to the app's scheme." : "")",
+                        bad: !redirects)
         case .faultAnswered(let path, let fault):
             return Line(.backend, to: .app, "\(Self.endpoint(path)) answers an injected HTTP \(fault.status) \(fault.serverMessage ?? String(fault.body.prefix(80)))", bad: true)
         }
