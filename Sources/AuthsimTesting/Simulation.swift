@@ -248,6 +248,27 @@ public final class Simulation: Sendable {
                                   authorizationCode: sheet.authorizationCode)
     }
 
+    /// What the user does on the next identity provider's page the app opens (`OAuthProvider`'s
+    /// web flow: `signIn(with:uiDelegate:)`, `getCredentialWith(_:)`), where a person would pick
+    /// or make an account. Pages after it answer as the world does: the account `login_hint`
+    /// names, else the provider's first account, else a new one.
+    public func answerProviderPage(_ answer: ProviderPageAnswer) async throws {
+        guard let toolkit = phoneWorld.toolkit else { throw SimulationError("the backend runs elsewhere: start it with --provider-page") }
+        await toolkit.answerNextProviderPage(answer.outcome)
+    }
+
+    /// A provider's token as the backend (and the Auth Emulator) takes it in place of the one the
+    /// provider's own SDK gives the app: its claims as JSON (`sub`, `email`, `email_verified`,
+    /// `name`), for `GoogleAuthProvider.credential(withIDToken:accessToken:)`,
+    /// `FacebookAuthProvider.credential(withAccessToken:)` and the others. `sub` is the
+    /// provider's user ID: the same `sub` is the same provider account.
+    public func providerToken(sub: String, email: String? = nil, emailVerified: Bool = true, name: String? = nil) -> String {
+        var claims: [String: JSONValue] = ["sub": .string(sub), "email_verified": .bool(emailVerified)]
+        if let email { claims["email"] = .string(email) }
+        if let name { claims["name"] = .string(name) }
+        return (try? IdentityToolkitJSON.encode(claims)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
     /// How the app proved itself on its last code request (the silent push, reCAPTCHA, reCAPTCHA
     /// Enterprise), as the default app's `Auth` saw it; nil before any, or with no default app.
     public var lastAppVerification: AppVerification? {
@@ -257,6 +278,31 @@ public final class Simulation: Sendable {
     /// Why the last code request fell back to reCAPTCHA, in the SDK's terms; nil if it did not.
     public var lastFallbackReason: String? {
         process.defaultApp.flatMap { Auth.auth(app: $0).lastFallbackReason }.map { "\($0)" }
+    }
+}
+
+/// What the user does on an identity provider's sign-in page (``Simulation/answerProviderPage(_:)``).
+public enum ProviderPageAnswer: Sendable, Hashable {
+    /// Signs in as the provider's account with this email (made if the provider has none).
+    case account(email: String)
+    /// Makes a new account (a random ID and email) and signs in as it.
+    case newAccount
+    /// The account `login_hint` names, else the provider's first account, else a new one.
+    case firstAccount
+    /// Closes the page: the app gets `webContextCancelled` (17058).
+    case cancel
+    /// The page reports this `firebaseError` code (`auth/internal-error` is 17062; codes the SDK
+    /// does not know are 17063).
+    case error(code: String, message: String = "An error occurred.")
+
+    var outcome: ProviderPageOutcome {
+        switch self {
+        case .account(let email): .account(email: email)
+        case .newAccount: .newAccount
+        case .firstAccount: .firstAccount
+        case .cancel: .userCancels
+        case .error(let code, let message): .firebaseError(code: code, message: message)
+        }
     }
 }
 

@@ -10,7 +10,7 @@ package struct URLRefusal: CodedError {
     package enum Code: String, Sendable, Codable, CaseIterable {
         /// The app delegate does not pass opened URLs to `Auth.canHandle(url)`.
         case notForwarded
-        /// No reCAPTCHA page is being presented: nothing waits for a redirect.
+        /// No page (reCAPTCHA, a provider's sign-in) is being presented: nothing waits for a redirect.
         case noActivePresentation
         /// Not the callback scheme (another scheme the app registered, or a look-alike).
         case wrongScheme
@@ -18,8 +18,9 @@ package struct URLRefusal: CodedError {
         case wrongHostOrPath
         /// No `deep_link_id` with the page's callback URL.
         case noDeepLink
-        /// The callback's `authType` is not `verifyApp`.
-        case notVerifyApp
+        /// The callback's `authType` is not the presented page's (`verifyApp` for reCAPTCHA,
+        /// `signInWithRedirect` for a provider's sign-in).
+        case wrongAuthType
         /// The callback is for another event than the one presented.
         case eventMismatch
         /// The redirect for an event that was already handled: a replay.

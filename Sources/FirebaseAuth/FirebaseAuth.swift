@@ -52,11 +52,12 @@
 // Utilities/AuthUIDelegate.swift
 @_exported import protocol FirebaseAuthCore.AuthUIDelegate
 // AuthProvider/AuthCredential.swift, PhoneAuthCredential.swift, OAuthCredential.swift,
-// OAuthProvider.swift, AuthProviderID.swift, PhoneAuthProvider.swift
+// OAuthProvider.swift, AuthProviderID.swift, PhoneAuthProvider.swift, FederatedAuthProvider.swift
 @_exported import class FirebaseAuthCore.AuthCredential
 @_exported import class FirebaseAuthCore.PhoneAuthCredential
 @_exported import class FirebaseAuthCore.OAuthCredential
-@_exported import enum FirebaseAuthCore.OAuthProvider
+@_exported import class FirebaseAuthCore.OAuthProvider
+@_exported import protocol FirebaseAuthCore.FederatedAuthProvider
 @_exported import struct FirebaseAuthCore.AuthProviderID
 @_exported import class FirebaseAuthCore.PhoneAuthProvider
 // AuthProvider/EmailAuthProvider.swift

@@ -35,8 +35,7 @@ extension Auth {
         // autoCreate always (false when reauthenticating).
         var request = VerifyAssertionRequest()
         request.autoCreate = !isReauthentication
-        request.postBody = credential.postBody
-        request.pendingToken = credential.pendingToken
+        credential.prepare(&request)
         let response = try await verifyAssertion(request)
         guard let providerID = response.providerId?.rawValue, !providerID.isEmpty else {
             throw AuthError(.internalError, "verifyAssertion answered without providerId (the SDK's unexpected response)")
@@ -95,8 +94,7 @@ extension Auth {
         case let oauth as any IdentityProviderCredential:
             // The SDK links with autoCreate true, its default (UserProfileUpdate.swift 19–24).
             var request = VerifyAssertionRequest(idToken: idToken, autoCreate: true)
-            request.postBody = oauth.postBody
-            request.pendingToken = oauth.pendingToken
+            oauth.prepare(&request)
             let response = try await verifyAssertion(request)
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
             return AuthDataResult(user: user,

@@ -579,6 +579,7 @@ public final class Auth: NSObject {
             outcome?.fulfill(redirect)
             switch redirect {
             case .token: return .handled("the reCAPTCHA token for event \(eventID)")
+            case .link: return .handled("the provider's answer for event \(eventID)")
             case .failure(let error): return .handled("the page's error for event \(eventID): \(error.code.rawValue) \(error.code)")
             case .notOurs: return .handled("event \(eventID)")
             }
@@ -618,18 +619,19 @@ public final class Auth: NSObject {
         if state != .off { host.logger.debug("SMS defense is \(state.rawValue)", metadata: ["bundle-id": "\(host.bundleID)"]) }
     }
 
-    /// Starts presenting the reCAPTCHA page for `eventID`; a second presentation while one is
-    /// active is `webContextCancelled` (17058), as in the SDK.
-    func beginPresentation(eventID: String, scheme: String) throws(AuthError) -> OneShot<ReCAPTCHAFlow.Redirect?> {
+    /// Starts presenting the page (reCAPTCHA, a provider's sign-in) for `eventID`; a second
+    /// presentation while one is active is `webContextCancelled` (17058), as the SDK's
+    /// `AuthURLPresenter` answers it.
+    func beginPresentation(eventID: String, scheme: String, authType: WebAuthType = .verifyApp) throws(AuthError) -> OneShot<ReCAPTCHAFlow.Redirect?> {
         let shot = OneShot<ReCAPTCHAFlow.Redirect?>()
         if host.isTerminated { throw AuthError(.internalError, "the app's process was killed") }
         let started = state.withLock { state -> Bool in
-            guard state.presentations.begin(eventID: eventID, scheme: scheme) else { return false }
+            guard state.presentations.begin(eventID: eventID, scheme: scheme, authType: authType) else { return false }
             state.presentationOutcome = shot
             return true
         }
         guard started else {
-            throw AuthError(.webContextCancelled, "a reCAPTCHA page is already being presented")
+            throw AuthError(.webContextCancelled, "a page (reCAPTCHA or a provider's sign-in) is already being presented")
         }
         return shot
     }

@@ -82,6 +82,15 @@ extension Auth {
         complete(completion, with: self) { (auth: Auth) async throws -> AuthDataResult in try await auth.signIn(with: credential) }
     }
 
+    /// `signIn(with:uiDelegate:completion:)`: through the provider's web flow (no default for the
+    /// completion, as in 12.19).
+    public func signIn(with provider: any FederatedAuthProvider, uiDelegate: (any AuthUIDelegate)?,
+                       completion: ((AuthDataResult?, (any Error)?) -> Void)?) {
+        complete(completion, with: (self, provider)) { (call: (Auth, any FederatedAuthProvider)) async throws -> AuthDataResult in
+            try await call.0.signIn(with: call.1, uiDelegate: uiDelegate)
+        }
+    }
+
     /// `getToken(forcingRefresh:completion:)` (the SDK's `AuthInterop`, for other Firebase
     /// libraries): the current user's ID token, refreshed when due or forced; `(nil, nil)` with no
     /// user. The SDK also starts refreshing tokens ahead of expiry from this call on; here a token
@@ -174,6 +183,22 @@ extension User {
     /// `link(with:completion:)`.
     public func link(with credential: AuthCredential, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion, with: self) { (user: User) async throws -> AuthDataResult in try await user.link(with: credential) }
+    }
+
+    /// `link(with:uiDelegate:completion:)`: through the provider's web flow.
+    public func link(with provider: any FederatedAuthProvider, uiDelegate: (any AuthUIDelegate)?,
+                     completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion, with: (self, provider)) { (call: (User, any FederatedAuthProvider)) async throws -> AuthDataResult in
+            try await call.0.link(with: call.1, uiDelegate: uiDelegate)
+        }
+    }
+
+    /// `reauthenticate(with:uiDelegate:completion:)`: through the provider's web flow.
+    public func reauthenticate(with provider: any FederatedAuthProvider, uiDelegate: (any AuthUIDelegate)?,
+                               completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion, with: (self, provider)) { (call: (User, any FederatedAuthProvider)) async throws -> AuthDataResult in
+            try await call.0.reauthenticate(with: call.1, uiDelegate: uiDelegate)
+        }
     }
 
     /// `delete(completion:)`.

@@ -104,6 +104,10 @@ public final class OAuthCredential: AuthCredential, NSSecureCoding, @unchecked S
     /// Not public in the SDK.
     package let fullName: PersonNameComponents?
     let pendingToken: String?
+    /// From `OAuthProvider`'s web flow: the provider's answer (the SDK's `OAuthResponseURLString`),
+    /// sent as signInWithIdp's `requestUri`, and the raw session ID whose hash the page was given.
+    let responseURL: String?
+    let sessionID: String?
 
     init(providerID: String, idToken: String?, rawNonce: String?, accessToken: String? = nil, secret: String? = nil,
          fullName: PersonNameComponents?, pendingToken: String? = nil) {
@@ -114,6 +118,17 @@ public final class OAuthCredential: AuthCredential, NSSecureCoding, @unchecked S
         self.secret = secret
         self.fullName = fullName
         self.pendingToken = pendingToken
+        responseURL = nil
+        sessionID = nil
+        super.init(provider: providerID)
+    }
+
+    /// The web flow's credential (the SDK's `init(withProviderID:sessionID:OAuthResponseURLString:)`).
+    init(providerID: String, sessionID: String, responseURL: String) {
+        self.providerID = providerID
+        self.sessionID = sessionID
+        self.responseURL = responseURL
+        (idToken, rawNonce, accessToken, secret, fullName, pendingToken) = (nil, nil, nil, nil, nil, nil)
         super.init(provider: providerID)
     }
 
@@ -180,50 +195,14 @@ public final class OAuthCredential: AuthCredential, NSSecureCoding, @unchecked S
         pendingToken = coder.decodeIfPresent(of: NSString.self, forKey: "pendingToken").map { $0 as String }
         secret = coder.decodeIfPresent(of: NSString.self, forKey: "secret").map { $0 as String }
         fullName = coder.decodeIfPresent(of: NSPersonNameComponents.self, forKey: "fullName").map { $0 as PersonNameComponents }
+        // Not archived, as in the SDK.
+        (responseURL, sessionID) = (nil, nil)
         providerID = Self.archivedProvider
         super.init(provider: Self.archivedProvider)
     }
 
     /// `OAuthProvider.id`, what the SDK gives an unarchived credential.
     static let archivedProvider = OAuthProvider.id
-}
-
-/// `OAuthProvider`'s credential factories, as FirebaseAuth 12.19 gives them to Swift
-/// (AuthProvider/OAuthProvider.swift). Its `withProviderID:` factories are Objective-C only
-/// (`@available(swift 1000.0)`): the Apple guide's `credential(withProviderID:IDToken:rawNonce:)` is
-/// the Objective-C name and does not build for iOS in Swift; here they are refused with the Swift
-/// spelling, `credential(providerID: .apple, idToken:rawNonce:)`.
-public enum OAuthProvider {
-    /// `OAuthProvider.id`: "OAuth", as the SDK's (not a provider's ID: Apple's is `AuthProviderID.apple.rawValue`).
-    public static let id = "OAuth"
-    /// `OAuthProvider.appleCredential(withIDToken:rawNonce:fullName:)`: the Apple guide's sign-in.
-    public static func appleCredential(withIDToken idToken: String, rawNonce: String?, fullName: PersonNameComponents?) -> OAuthCredential {
-        OAuthCredential(providerID: AuthProviderID.apple.rawValue, idToken: idToken, rawNonce: rawNonce, fullName: fullName)
-    }
-
-    @available(*, unavailable, renamed: "credential(providerID:idToken:rawNonce:)",
-               message: "Objective-C only in FirebaseAuth 12.19 (IDToken: is the Objective-C name); in Swift write credential(providerID: .apple, idToken:rawNonce:)")
-    public static func credential(withProviderID providerID: String, IDToken idToken: String, rawNonce: String) -> OAuthCredential {
-        OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
-    }
-
-    @available(*, unavailable, renamed: "credential(providerID:idToken:rawNonce:)",
-               message: "Objective-C only in FirebaseAuth 12.19; in Swift write credential(providerID: .apple, idToken:rawNonce:)")
-    public static func credential(withProviderID providerID: String, idToken: String, rawNonce: String) -> OAuthCredential {
-        OAuthCredential(providerID: providerID, idToken: idToken, rawNonce: rawNonce, fullName: nil)
-    }
-
-    /// `OAuthProvider.credential(providerID:idToken:rawNonce:accessToken:)`: Apple's identity token and
-    /// the raw nonce (reauthentication, linking).
-    public static func credential(providerID: AuthProviderID, idToken: String, rawNonce: String,
-                                  accessToken: String? = nil) -> OAuthCredential {
-        OAuthCredential(providerID: providerID.rawValue, idToken: idToken, rawNonce: rawNonce, accessToken: accessToken, fullName: nil)
-    }
-
-    /// `OAuthProvider.credential(providerID:idToken:accessToken:)`: an identity token without a nonce.
-    public static func credential(providerID: AuthProviderID, idToken: String, accessToken: String? = nil) -> OAuthCredential {
-        OAuthCredential(providerID: providerID.rawValue, idToken: idToken, rawNonce: nil, accessToken: accessToken, fullName: nil)
-    }
 }
 
 extension PhoneAuthCredential {

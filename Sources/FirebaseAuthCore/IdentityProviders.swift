@@ -9,11 +9,25 @@ import IdentityToolkitAPI
 // token is its claims as JSON (`{"sub":…,"email":…}`) or an unsigned JWT (docs/identity-providers.md).
 
 /// What signInWithIdp sends for a credential: its `postBody` (the provider and its tokens), or a
-/// pending token from an earlier answer.
+/// pending token from an earlier answer, or the web flow's answer and session.
 protocol IdentityProviderCredential: AuthCredential {
     var providerID: String { get }
     var postBody: String { get }
     var pendingToken: String? { get }
+    var responseURL: String? { get }
+    var sessionID: String? { get }
+}
+
+extension IdentityProviderCredential {
+    /// The credential's part of signInWithIdp, as the SDK's `prepare(_:)` writes it: the
+    /// `postBody` always, the pending token, the web flow's answer as `requestUri` (else
+    /// `http://localhost`, "unused by server, but required") and its session.
+    func prepare(_ request: inout VerifyAssertionRequest) {
+        request.postBody = postBody
+        request.pendingToken = pendingToken
+        request.requestUri = responseURL ?? "http://localhost"
+        request.sessionId = sessionID
+    }
 }
 
 extension OAuthCredential: IdentityProviderCredential {}
@@ -26,6 +40,8 @@ final class ProviderTokenCredential: AuthCredential, IdentityProviderCredential,
     let accessToken: String?
     let secret: String?
     var pendingToken: String? { nil }
+    var responseURL: String? { nil }
+    var sessionID: String? { nil }
 
     init(providerID: String, idToken: String? = nil, accessToken: String? = nil, secret: String? = nil) {
         self.providerID = providerID

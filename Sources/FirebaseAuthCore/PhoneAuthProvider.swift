@@ -339,28 +339,13 @@ public final class PhoneAuthProvider: NSObject, @unchecked Sendable {
         }
     }
 
-    /// `AuthWebUtils.fetchAuthDomain`: with the emulator, its host:port (no request); else
-    /// `Auth.customAuthDomain` if getProjectConfig's authorized domains list it (17038 if not), or
-    /// the first authorized domain ending in `firebaseapp.com`, then `web.app`.
-    @inline(never)
-    private func authDomain(_ backend: BackendClient) async throws(AuthError) -> String {
-        if let emulator = auth.emulatorHost { return emulator }
-        let config = try await backend.call(GetProjectConfigRequest())
-        let domains = config.authorizedDomains ?? []
-        if let custom = auth.customAuthDomain { return try ReCAPTCHAFlow.authDomain(custom: custom, from: domains) }
-        guard let domain = ReCAPTCHAFlow.authDomain(from: domains) else {
-            throw AuthError(.internalError, "getProjectConfig lists no firebaseapp.com or web.app domain: \(domains)")
-        }
-        return domain
-    }
-
     /// The reCAPTCHA fallback: the auth domain from getProjectConfig, a new event, the handler URL
     /// presented through `uiDelegate`, and the redirect that comes back through `canHandle(url)`.
     @inline(never)
     private func reCAPTCHAToken(_ backend: BackendClient, uiDelegate: any AuthUIDelegate) async throws(AuthError) -> String {
         let options = auth.options
         guard let apiKey = options.apiKey else { throw AuthError(.appConfigurationError, "FirebaseOptions has no API key") }
-        let domain = try await authDomain(backend)
+        let domain = try await auth.webAuthDomain(backend)
         let eventID = ReCAPTCHAFlow.newEventID()
         let scheme = callbackScheme
         let clientID = options.reversedClientIDScheme == scheme ? options.clientID : nil
@@ -368,22 +353,11 @@ public final class PhoneAuthProvider: NSObject, @unchecked Sendable {
             base: "https://\(domain)", apiKey: apiKey, bundleID: auth.host.bundleID, userAgent: auth.userAgent,  // ibi: Bundle.main's (PAP 622)
             eventID: eventID, clientID: clientID, appID: options.googleAppID, languageCode: auth.languageCode)
         else { throw AuthError(.internalError, "cannot build the reCAPTCHA URL") }
-        let outcome = try auth.beginPresentation(eventID: eventID, scheme: scheme)
-        let host = auth.host
-        let presenting = Task {
-            await uiDelegate.present(url, host: host)
-            // The web view closed. If no redirect reached canHandle(url), the user cancelled
-            // (or the app never passed the URL to Auth, and the page could not close itself).
-            auth.endPresentation(eventID: eventID)
-        }
-        let result = await outcome.value
-        presenting.cancel()
-        switch result {
-        case .some(.token(let token)): return token
-        case .some(.failure(let error)): throw error
-        case .some(.notOurs(let refusal)): throw AuthError(.internalError, refusal.message)
-        case .none:
-            throw AuthError(.webContextCancelled, "the reCAPTCHA page closed without a redirect reaching Auth.canHandle(url): the user cancelled, or the app does not pass opened URLs to Auth")
+        switch try await auth.presentPage(url, eventID: eventID, scheme: scheme, authType: .verifyApp, uiDelegate: uiDelegate) {
+        case .token(let token): return token
+        case .failure(let error): throw error
+        case .notOurs(let refusal): throw AuthError(.internalError, refusal.message)
+        case .link: throw AuthError(.internalError, "the reCAPTCHA page answered with a provider's sign-in")
         }
     }
 }

@@ -66,17 +66,21 @@ package enum ReCAPTCHAFlow {
     package enum Redirect: Sendable, Hashable {
         /// The challenge was solved: the token for sendVerificationCode.
         case token(String)
+        /// The provider's answer (`OAuthProvider`'s web flow): the callback's `link`.
+        case link(String)
         /// The page reported an error (mapped as the SDK maps it).
         case failure(AuthError)
         /// Not the presented event's redirect (`canHandle(url)` answers false), and why.
         case notOurs(URLRefusal)
     }
 
-    /// Reads a redirect as `canHandle(url)` does: `<scheme>://firebaseauth/link?deep_link_id=<callback>`,
-    /// the callback carrying `authType=verifyApp`, the expected `eventId`, and `recaptchaToken` or
-    /// `firebaseError`. In each query the first occurrence of a key wins, `+` is a space, values are
+    /// Reads a redirect as `canHandle(url)` does (`AuthWebUtils.isExpectedCallbackURL`):
+    /// `<scheme>://firebaseauth/link?deep_link_id=<callback>`, the callback carrying the presented
+    /// page's `authType` and `eventId`; then, for reCAPTCHA, `recaptchaToken` or `firebaseError`,
+    /// for a provider's page its `link` or `firebaseError` (``OAuthWebFlow/readCallback(_:)``).
+    /// In each query the first occurrence of a key wins, `+` is a space, values are
     /// percent-decoded (a value that does not decode is empty).
-    package static func read(_ url: URL, scheme: String, eventID: String) -> Redirect {
+    package static func read(_ url: URL, scheme: String, eventID: String, authType: WebAuthType = .verifyApp) -> Redirect {
         // The SDK compares <scheme>://firebaseauth/link as a whole URL: exactly, case included.
         guard url.scheme == scheme else {
             let found = url.scheme ?? "none"
@@ -91,13 +95,13 @@ package enum ReCAPTCHAFlow {
             return .notOurs(URLRefusal(.noDeepLink, "the URL has no deep_link_id carrying the page's callback"))
         }
         let inner = queryDictionary(callback.query)
-        guard inner["authType"] == "verifyApp" else {
-            return .notOurs(URLRefusal(.notVerifyApp, "authType is \(inner["authType"].map { "\"\($0)\"" } ?? "missing"), not verifyApp"))
+        guard inner["authType"] == authType.rawValue else {
+            return .notOurs(URLRefusal(.wrongAuthType, "authType is \(inner["authType"].map { "\"\($0)\"" } ?? "missing"), not \(authType.rawValue), the presented page's"))
         }
         guard inner["eventId"] == eventID else {
             return .notOurs(URLRefusal(.eventMismatch, "event \(inner["eventId"] ?? "missing") is not the presented event \(eventID)", eventID: inner["eventId"]))
         }
-        return readCallback(url)
+        return authType == .verifyApp ? readCallback(url) : OAuthWebFlow.readCallback(url)
     }
 
     /// The SDK's `reCAPTCHAToken(forURL:)` (PhoneAuthProvider.swift 578–615), once the redirect
@@ -125,17 +129,22 @@ package enum ReCAPTCHAFlow {
                 return .failure(AuthError(.internalError, "firebaseError is not JSON: \(errorJSON)"))
             }
             if case .string(let code)? = object["code"], case .string(let message)? = object["message"] {
-                switch code {
-                case "auth/invalid-oauth-client-id": return .failure(AuthError(.invalidClientID, message))
-                case "auth/network-request-failed": return .failure(AuthError(.webNetworkRequestFailed, message))
-                case "auth/internal-error": return .failure(AuthError(.webInternalError, message))
-                // The SDK's reason for a code it does not know (AuthErrorUtils.swift 355).
-                default: return .failure(AuthError(.webSignInUserInteractionFailure, "[\(code)] - \(message)"))
-                }
+                return .failure(webError(code: code, message: message))
             }
         }
         return .failure(AuthError(.appVerificationUserInteractionFailure,
                                   "An unknown error occurred with the following response: \(deepLink) (no recaptchaToken, no firebaseError with a string code and message)"))
+    }
+
+    /// `AuthErrorUtils.urlResponseError(code:message:)`: the web page's error codes the SDK knows,
+    /// and 17063 with `[code] - message` for others (AuthErrorUtils.swift 345–358).
+    static func webError(code: String, message: String) -> AuthError {
+        switch code {
+        case "auth/invalid-oauth-client-id": AuthError(.invalidClientID, message)
+        case "auth/network-request-failed": AuthError(.webNetworkRequestFailed, message)
+        case "auth/internal-error": AuthError(.webInternalError, message)
+        default: AuthError(.webSignInUserInteractionFailure, "[\(code)] - \(message)")
+        }
     }
 
     /// The event a redirect names, if it is shaped like Auth's redirect at all (for diagnosis).

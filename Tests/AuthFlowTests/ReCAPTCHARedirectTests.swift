@@ -83,7 +83,7 @@ struct ReCAPTCHARedirectTests {
         (.wrongScheme, "APP-1-123456789012-IOS-A1B2C3D4E5F60718", "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
         (.wrongHostOrPath, nil, "somewhere", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
         (.wrongHostOrPath, nil, "firebaseauth", "/other", "authType=verifyApp&recaptchaToken=T&eventId=ABCDEFGHIJ"),
-        (.notVerifyApp, nil, "firebaseauth", "/link", "authType=signInViaRedirect&recaptchaToken=T&eventId=ABCDEFGHIJ"),
+        (.wrongAuthType, nil, "firebaseauth", "/link", "authType=signInViaRedirect&recaptchaToken=T&eventId=ABCDEFGHIJ"),
         (.eventMismatch, nil, "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ZZZZZZZZZZ"),
         // The first eventId wins: a second, matching one does not make the redirect ours.
         (.eventMismatch, nil, "firebaseauth", "/link", "authType=verifyApp&recaptchaToken=T&eventId=ZZZZZZZZZZ&eventId=ABCDEFGHIJ"),

@@ -153,7 +153,7 @@ struct RedirectInterceptorTests {
                 let variants = [
                     ("eventMismatch", real.replacingOccurrences(of: "eventId%3D", with: "eventId%3DZZZZZZZZZZ%26x%3D")),
                     ("wrongHostOrPath", real.replacingOccurrences(of: "://firebaseauth/link", with: "://firebaseauth/other")),
-                    ("notVerifyApp", real.replacingOccurrences(of: "authType%3DverifyApp", with: "authType%3DsignInViaRedirect")),
+                    ("wrongAuthType", real.replacingOccurrences(of: "authType%3DverifyApp", with: "authType%3DsignInViaRedirect")),
                     ("noDeepLink", "\(scheme)://firebaseauth/link?link=1"),
                     ("wrongScheme", real.replacingOccurrences(of: scheme, with: "com.example.authsim.deeplinks")),
                     ("noRunningApp", real.replacingOccurrences(of: scheme, with: String(scheme.dropLast()) + "9")),
@@ -170,7 +170,7 @@ struct RedirectInterceptorTests {
             // The last interceptor run finishes after the app has taken its URL: the presenter says when.
             await allRan.wait()
             let seen = results.withLock { $0 }
-            #expect(seen.map(\.0) == ["eventMismatch", "wrongHostOrPath", "notVerifyApp", "noDeepLink", "wrongScheme", "noRunningApp", "invalidURL", "handled"])
+            #expect(seen.map(\.0) == ["eventMismatch", "wrongHostOrPath", "wrongAuthType", "noDeepLink", "wrongScheme", "noRunningApp", "invalidURL", "handled"])
             for (name, status, output) in seen {
                 switch name {
                 case "handled":

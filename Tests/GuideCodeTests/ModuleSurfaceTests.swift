@@ -433,15 +433,7 @@ struct ModuleSurface {
         "unavailable in 12.19 too (@available(*, unavailable), \"This class is not meant to be initialized.\"), as here; the symbol graph leaves unavailable declarations out": [
             "FacebookAuthProvider.init()", "GitHubAuthProvider.init()", "GoogleAuthProvider.init()", "TwitterAuthProvider.init()"],
     ]
-    static let notYet: [String: [String]] = [
-        "OAuthProvider's redirect web flow (issue 66)": [
-            "FederatedAuthProvider", "FederatedAuthProvider.credential(with:)",
-            "OAuthProvider.credential(providerID:accessToken:)", "OAuthProvider.credential(with:)", "OAuthProvider.customParameters",
-            "OAuthProvider.getCredentialWith(_:completion:)", "OAuthProvider.init(providerID:auth:)", "OAuthProvider.provider(providerID:)",
-            "OAuthProvider.provider(providerID:auth:)", "OAuthProvider.providerID", "OAuthProvider.scopes",
-            "Auth.signIn(with:uiDelegate:)", "Auth.signIn(with:uiDelegate:completion:)", "User.link(with:uiDelegate:)",
-            "User.link(with:uiDelegate:completion:)", "User.reauthenticate(with:uiDelegate:)", "User.reauthenticate(with:uiDelegate:completion:)"],
-    ]
+    static let notYet: [String: [String]] = [:]
     /// Names the symbol graph leaves out (a leading underscore), each with a line that uses it.
     static let underscored: [String: String] = [
         "User.__sendEmailVerification(withCompletion:)": "user.__sendEmailVerification(withCompletion: nil)",
@@ -468,7 +460,6 @@ struct ModuleSurface {
     /// Where a type's conformances are not yet 12.19's, by reason (issue 65: types as the SDK
     /// declares them). Shrinks only: a conformance that becomes the SDK's must leave it.
     static let conformancesNotYet: [String: [String]] = [
-        "an NSObject class in 12.19, an enum of Apple's credential here until the other providers come (issue 66)": ["OAuthProvider: NSObject"],
         "Sendable here, not in 12.19: Swift 6 code that sends one across actors compiles here and not in Xcode": [
             "AdditionalUserInfo: Sendable", "AuthProviderID: Sendable", "AuthSettings: Sendable",
             "AuthUIDelegate: Sendable", "UserMetadata: Sendable"],

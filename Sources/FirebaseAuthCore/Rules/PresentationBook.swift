@@ -9,6 +9,7 @@ struct PresentationBook: Sendable, Hashable {
     struct Active: Sendable, Hashable {
         let eventID: String
         let scheme: String
+        let authType: WebAuthType
     }
     /// The page being presented.
     private(set) var active: Active?
@@ -26,11 +27,11 @@ struct PresentationBook: Sendable, Hashable {
         case refuses(URLRefusal)
     }
 
-    /// Starts presenting `eventID`, whose redirect comes to `scheme`.
+    /// Starts presenting `eventID`, a page of `authType` whose redirect comes to `scheme`.
     /// - Returns: false while another page is presented (the SDK's `webContextCancelled`).
-    mutating func begin(eventID: String, scheme: String) -> Bool {
+    mutating func begin(eventID: String, scheme: String, authType: WebAuthType = .verifyApp) -> Bool {
         guard active == nil else { return false }
-        active = Active(eventID: eventID, scheme: scheme)
+        active = Active(eventID: eventID, scheme: scheme, authType: authType)
         return true
     }
 
@@ -40,10 +41,10 @@ struct PresentationBook: Sendable, Hashable {
             if let event = ReCAPTCHAFlow.eventID(of: url), finished.contains(event) {
                 return .refuses(URLRefusal(.replayed, "the redirect for event \(event) was already handled: a replay", eventID: event))
             }
-            return .refuses(URLRefusal(.noActivePresentation, "no reCAPTCHA page is being presented, so no redirect is expected",
+            return .refuses(URLRefusal(.noActivePresentation, "no page (reCAPTCHA, a provider's sign-in) is being presented, so no redirect is expected",
                                        eventID: ReCAPTCHAFlow.eventID(of: url)))
         }
-        let redirect = ReCAPTCHAFlow.read(url, scheme: active.scheme, eventID: active.eventID)
+        let redirect = ReCAPTCHAFlow.read(url, scheme: active.scheme, eventID: active.eventID, authType: active.authType)
         if case .notOurs(let refusal) = redirect {
             if refusal.code == .eventMismatch, let event = refusal.eventID, finished.contains(event) {
                 return .refuses(URLRefusal(.replayed, "the redirect for event \(event) was already handled: a replay (the page presented now is event \(active.eventID))",
