@@ -104,10 +104,10 @@ extension IdentityToolkit {
     /// the email outbox (``emailOutbox``, the emulator's `oobCodes`). `PASSWORD_RESET` by email
     /// (with enumeration protection, an unknown email is answered the same, and nothing is
     /// sent); `VERIFY_EMAIL` and `VERIFY_AND_CHANGE_EMAIL` for the user of the ID token.
-    /// `returnOobLink` (the Admin SDK's link generation) is not the app's to ask.
-    package func sendOobCode(_ request: GetOOBConfirmationCodeRequest) async throws(IdentityToolkitError) -> GetOOBConfirmationCodeResponse {
-        let type = try check { core throws(IdentityToolkitError) in try core.oobRequestType(request) }
-        return try await change { core throws(IdentityToolkitError) in try core.sendOobCode(request, type: type) }
+    /// `returnOobLink` (the Admin SDKs' link generation, `admin`) is not the app's to ask.
+    package func sendOobCode(_ request: GetOOBConfirmationCodeRequest, admin: Bool = false) async throws(IdentityToolkitError) -> GetOOBConfirmationCodeResponse {
+        let type = try check { core throws(IdentityToolkitError) in try core.oobRequestType(request, admin: admin) }
+        return try await change { core throws(IdentityToolkitError) in try core.sendOobCode(request, type: type, admin: admin) }
     }
 
     /// `resetPassword` (v1 `accounts:resetPassword`): with `newPassword`, a PASSWORD_RESET code

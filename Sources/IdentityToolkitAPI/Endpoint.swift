@@ -226,6 +226,9 @@ extension IdentityToolkitEndpoint {
     /// Import users (`auth.import_users`).
     package static let adminBatchCreate = Self(.v1Project, "accounts:batchCreate")
     package static let adminQuery = Self(.v1Project, "accounts:query")
+    /// An email action link made and returned, not sent (`auth.generate_password_reset_link`,
+    /// `generate_email_verification_link`, `generate_sign_in_with_email_link`: `returnOobLink`).
+    package static let adminSendOobCode = Self(.v1Project, "accounts:sendOobCode")
 
     /// The same call for one tenant's users (`…/projects/{p}/tenants/{t}/accounts…`).
     package var inTenant: Self {

@@ -203,7 +203,7 @@ package final class FlowHistory: Sendable {
         case .frontendRefused(let path, let error):
             refused(.refusedByFrontEnd(error.code),
                     BackendRefusals.diagnose(endpoint: BackendEvent.endpoint(path), error: error.code, detail: error.detail, cause: nil, message: error.message))
-        case .smsSent, .codeReused, .recaptchaAssessment, .faultAnswered, .recaptchaConfig, .signInMethodsAsked, .emailSent, .providerPage,
+        case .smsSent, .codeReused, .recaptchaAssessment, .faultAnswered, .recaptchaConfig, .signInMethodsAsked, .emailSent, .emailLinkGenerated, .providerPage,
              .secondFactorWithdrawn, .accountDeleted, .appleRevoked:
             break
         }

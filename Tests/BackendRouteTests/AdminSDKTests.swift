@@ -39,7 +39,7 @@ struct AdminSDKTests {
         let lines = run.output.split(separator: "\n").map(String.init)
         #expect(run.status == 0, "\(run.output)")
         #expect(lines.last == "done", "\(run.output)")
-        #expect(lines.filter { $0.hasPrefix("ok ") }.count == 15, "\(run.output)")
+        #expect(lines.filter { $0.hasPrefix("ok ") }.count == 16, "\(run.output)")
         let uid = lines.first { $0.hasPrefix("uid-of-test-number ") }?.split(separator: " ").last.map(String.init)
         let users = lines.first { $0.hasPrefix("users-at-exit ") }?.split(separator: " ").last.flatMap { Int($0) }
 
@@ -91,7 +91,7 @@ struct AdminSDKTests {
         let lines = run.output.split(separator: "\n").map(String.init)
         #expect(run.status == 0, "\(run.output)")
         #expect(lines.last == "done", "\(run.output)")
-        #expect(lines.filter { $0.hasPrefix("ok ") }.count == 10, "\(run.output)")
+        #expect(lines.filter { $0.hasPrefix("ok ") }.count == 11, "\(run.output)")
     }
 
     // docs/auth-emulator.md's first command, as a new user runs it: the folder does not exist yet.

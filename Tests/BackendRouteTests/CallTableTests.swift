@@ -145,12 +145,13 @@ struct CallTableTests {
         #expect(carries(ToolkitCalls.adminQuery, QueryUserInfoRequest()))
         #expect(carries(ToolkitCalls.adminBatchCreate, UploadAccountRequest(users: [])))
         #expect(carries(ToolkitCalls.adminBatchGet, DownloadAccountRequest()))
+        #expect(carries(ToolkitCalls.adminSendOobCode, GetOOBConfirmationCodeRequest(requestType: .passwordReset)))
         #expect(carries(ToolkitCalls.getTenant, GetTenantRequest(tenantId: nil)))
         #expect(carries(ToolkitCalls.updateTenant, UpdateTenantRequest(tenantId: nil, tenant: TenantConfig(), updateMask: nil)))
         #expect(carries(ToolkitCalls.deleteTenant, DeleteTenantRequest(tenantId: nil)))
         let tenantRows = ToolkitCalls.all.filter { $0.endpoints.contains { $0.path.contains("{tenant}") } }.map(\.operation)
         #expect(Set(tenantRows) == [.adminCreateUser, .adminLookup, .adminUpdate, .adminDelete, .adminBatchDelete, .adminQuery, .adminBatchCreate,
-                                    .adminBatchGet, .getTenant, .updateTenant, .deleteTenant], "a new row under a tenant's path: add it above")
+                                    .adminBatchGet, .adminSendOobCode, .getTenant, .updateTenant, .deleteTenant], "a new row under a tenant's path: add it above")
     }
 
     @Test("a Swift caller runs a row as its route does: the same rule, the same refusal")

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+import urllib.parse
 
 host, project, api_key = sys.argv[1], sys.argv[2], sys.argv[3]
 os.environ["FIREBASE_AUTH_EMULATOR_HOST"] = host
@@ -263,6 +264,30 @@ assert refused["message"] == "INVALID_PASSWORD", refused
 assert client("accounts:signInWithPassword", {"email": "ada@example.com", "password": "battery staple"}).json()["localId"] == ada.uid
 assert [p.provider_id for p in auth.get_user(ada.uid).provider_data] == ["password"]
 ok("passwords: create_user(password=), signInWithPassword, update_user(password=) ends the old one")
+
+# --- Email action links: the Admin SDK makes them (returnOobLink), the app's REST calls spend them ----------
+def link_code(link):
+    return urllib.parse.parse_qs(urllib.parse.urlparse(link).query)["oobCode"][0]
+
+reset = auth.generate_password_reset_link("ada@example.com")
+assert client("accounts:resetPassword", {"oobCode": link_code(reset), "newPassword": "third one"}).json()["email"] == "ada@example.com"
+assert client("accounts:signInWithPassword", {"email": "ada@example.com", "password": "third one"}).json()["localId"] == ada.uid
+spent = client("accounts:resetPassword", {"oobCode": link_code(reset), "newPassword": "fourth one"}).json()["error"]
+assert spent["message"] == "INVALID_OOB_CODE", spent
+verify = auth.generate_email_verification_link("ada@example.com")
+assert client("accounts:update", {"oobCode": link_code(verify)}).json()["emailVerified"] is True
+assert auth.get_user(ada.uid).email_verified
+expect_error(auth.UserNotFoundError, lambda: auth.generate_email_verification_link("nobody@example.com"))
+settings = auth.ActionCodeSettings(url="https://authsim-demo.firebaseapp.com/finish?cart=1", handle_code_in_app=True,
+                                   ios_bundle_id="com.example.authsim")
+sign_in = auth.generate_sign_in_with_email_link("lin@example.com", settings)
+assert urllib.parse.parse_qs(urllib.parse.urlparse(sign_in).query)["continueUrl"] == ["https://authsim-demo.firebaseapp.com/finish?cart=1"], sign_in
+lin = client("accounts:signInWithEmailLink", {"email": "lin@example.com", "oobCode": link_code(sign_in)}).json()
+assert lin["isNewUser"] is True and auth.verify_id_token(lin["idToken"])["email"] == "lin@example.com", lin
+# returnOobLink is an admin's: an app's call with it is refused.
+app_link = client("accounts:sendOobCode", {"requestType": "PASSWORD_RESET", "email": "ada@example.com", "returnOobLink": True}).json()["error"]
+assert app_link["message"].startswith("INSUFFICIENT_PERMISSION"), app_link
+ok("email action links: generate_password_reset_link, generate_email_verification_link, generate_sign_in_with_email_link spent by REST, once each")
 
 print("users-at-exit", len(list(auth.list_users().iterate_all())), flush=True)
 print("done", flush=True)

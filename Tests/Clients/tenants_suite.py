@@ -128,6 +128,16 @@ wrong = client("accounts:signInWithPassword", {"email": "ada@example.com", "pass
 assert wrong.status_code == 400, "the project's password is not the tenant user's"
 ok("password sign-in in a tenant: an ID token naming it, verified by the tenant's client")
 
+# The tenant's Admin link: its code resets the tenant user's password, not the project's.
+reset = shop_auth.generate_password_reset_link("ada@example.com")
+code = reset.split("oobCode=")[1].split("&")[0]
+spent = client("accounts:resetPassword", {"oobCode": code, "newPassword": "secret-3", "tenantId": shop_id})
+assert spent.status_code == 200, spent.text
+assert client("accounts:signInWithPassword", {"email": "ada@example.com", "password": "secret-3", "returnSecureToken": True,
+                                             "tenantId": shop_id}).status_code == 200
+assert client("accounts:signInWithPassword", {"email": "ada@example.com", "password": "secret-2", "returnSecureToken": True}).status_code == 200
+ok("a tenant's password reset link (auth_for_tenant.generate_password_reset_link) changes the tenant user's password alone")
+
 anonymous = client("accounts:signUp", {"returnSecureToken": True, "tenantId": shop_id})
 assert anonymous.status_code == 400 and error_message(anonymous).startswith("ADMIN_ONLY_OPERATION"), anonymous.text
 staff_anonymous = client("accounts:signUp", {"returnSecureToken": True, "tenantId": staff_id})

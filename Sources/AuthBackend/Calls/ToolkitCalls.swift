@@ -13,7 +13,7 @@ package enum BackendOperation: String, Sendable, Hashable, Codable, CaseIterable
     case getAccountInfo, secureToken, mfaEnrollmentStart, mfaEnrollmentFinalize, mfaEnrollmentWithdraw, mfaSignInStart, mfaSignInFinalize
     case recaptchaConfig, signInWithCustomToken, signUp, signInWithPassword, sendOobCode, resetPassword, createAuthUri, signInWithEmailLink
     case getProjectConfig
-    case adminCreateUser, adminLookup, adminUpdate, adminDelete, adminBatchDelete, adminBatchGet, adminQuery, adminBatchCreate
+    case adminCreateUser, adminLookup, adminUpdate, adminDelete, adminBatchDelete, adminBatchGet, adminQuery, adminBatchCreate, adminSendOobCode
     case createTenant, getTenant, listTenants, updateTenant, deleteTenant
 
     /// The second factor's operations (the v2 `accounts/mfa…` paths).
@@ -151,6 +151,10 @@ package enum ToolkitCalls {
                                                      .change { core, call throws(IdentityToolkitError) in try core.adminBatchDelete(call) })
     package static let adminQuery = ToolkitCall(.adminQuery, QueryUserInfoRequest.self, at: [.adminQuery, .adminQuery.inTenant], reading: .checked,
                                                .change { core, call throws(IdentityToolkitError) in try core.adminQuery(call) })
+    /// The Admin SDKs' email action links (`returnOobLink`: the code and link answered, no email sent).
+    package static let adminSendOobCode = ToolkitCall(.adminSendOobCode, GetOOBConfirmationCodeRequest.self,
+                                                     at: [.adminSendOobCode, .adminSendOobCode.inTenant], reading: .checked,
+                                                     .actor { toolkit, call, _ throws(IdentityToolkitError) in try await toolkit.sendOobCode(call, admin: true) })
     /// Each user checked too (``UploadAccountRequest/checked(_:)``).
     package static let adminBatchCreate = ToolkitCall(
         .adminBatchCreate, UploadAccountRequest.self, at: [.adminBatchCreate, .adminBatchCreate.inTenant],
@@ -209,7 +213,7 @@ package enum ToolkitCalls {
         secureToken, getAccountInfo, setAccountInfo, deleteAccount,
         signUp, signInWithPassword, signInWithEmailLink, sendOobCode, resetPassword, createAuthUri, signInWithCustomToken,
         signInWithIdp, revokeToken,
-        adminCreateUser, adminLookup, adminUpdate, adminDelete, adminBatchDelete, adminQuery, adminBatchCreate, adminBatchGet,
+        adminCreateUser, adminLookup, adminUpdate, adminDelete, adminBatchDelete, adminQuery, adminBatchCreate, adminBatchGet, adminSendOobCode,
         createTenant, getTenant, listTenants, updateTenant, deleteTenant,
     ]
 }

@@ -191,11 +191,12 @@ extension CoreCall {
 
     // MARK: The emails
 
-    /// `sendOobCode`'s checks of the request alone: the email it asks for.
-    mutating func oobRequestType(_ request: GetOOBConfirmationCodeRequest) throws(IdentityToolkitError) -> OobRequestType {
-        let endpoint = BackendOperation.sendOobCode
+    /// `sendOobCode`'s checks of the request alone: the email it asks for. `returnOobLink` is an
+    /// admin's (the Admin SDKs' link generation, on the project's path with its bearer token).
+    mutating func oobRequestType(_ request: GetOOBConfirmationCodeRequest, admin: Bool = false) throws(IdentityToolkitError) -> OobRequestType {
+        let endpoint: BackendOperation = admin ? .adminSendOobCode : .sendOobCode
         try enter(tenant: request.tenantId, endpoint: endpoint)
-        if request.returnOobLink == true {
+        if request.returnOobLink == true, !admin {
             throw reject(endpoint, IdentityToolkitError(.insufficientPermission, "returnOobLink is for an admin's link generation"))
         }
         if let url = request.continueUrl, URL(string: url)?.scheme == nil || URL(string: url)?.host == nil {
@@ -213,9 +214,13 @@ extension CoreCall {
         return type
     }
 
-    mutating func sendOobCode(_ request: GetOOBConfirmationCodeRequest, type: OobRequestType) throws(IdentityToolkitError) -> GetOOBConfirmationCodeResponse {
-        let endpoint = BackendOperation.sendOobCode
+    /// With `returnOobLink` (an admin's), the code and its link are answered and no email goes
+    /// out; an email verification or change is then for the account with `email`, not an ID
+    /// token's (USER_NOT_FOUND without one), as the Auth Emulator answers the Admin SDKs.
+    mutating func sendOobCode(_ request: GetOOBConfirmationCodeRequest, type: OobRequestType, admin: Bool = false) throws(IdentityToolkitError) -> GetOOBConfirmationCodeResponse {
+        let endpoint: BackendOperation = admin ? .adminSendOobCode : .sendOobCode
         try enter(tenant: request.tenantId, endpoint: endpoint)
+        let returnsLink = admin && request.returnOobLink == true
         var email: String
         var newEmail: String?
         switch type {
@@ -227,8 +232,16 @@ extension CoreCall {
                 throw reject(endpoint, IdentityToolkitError(.emailNotFound))
             }
         case .verifyEmail, .verifyAndChangeEmail:
-            guard let uid = try standingUID(request.idToken, endpoint: endpoint), let user = directory.byID[uid] else {
-                throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+            let user: BackendUser
+            if returnsLink, request.idToken == nil {
+                guard let given = request.email, !given.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
+                guard let holder = directory.user(email: given) else { throw reject(endpoint, IdentityToolkitError(.userNotFound)) }
+                user = holder
+            } else {
+                guard let uid = try standingUID(request.idToken, endpoint: endpoint), let holder = directory.byID[uid] else {
+                    throw reject(endpoint, IdentityToolkitError(.invalidIDToken, "The user's credential is no longer valid. The user must sign in again."))
+                }
+                user = holder
             }
             guard let current = user.email else { throw reject(endpoint, IdentityToolkitError(.missingEmail)) }
             email = current
@@ -251,6 +264,10 @@ extension CoreCall {
         let message = OobEmail(email: email, code: code, requestType: type, newEmail: newEmail,
                                link: actionLink(type, code: code, continueURL: request.continueUrl), sentAt: now)
         commit(.oobCode(digest: BackendCore.digest(code), message))
+        if returnsLink {
+            emit(.emailLinkGenerated(message))
+            return GetOOBConfirmationCodeResponse(email: email, oobCode: code, oobLink: message.link)
+        }
         emit(.emailSent(message))
         return GetOOBConfirmationCodeResponse(email: email)
     }

@@ -48,6 +48,8 @@ package enum BackendEvent: Sendable, Hashable, Codable {
     case accountSignIn(uid: String, provider: SignInMethod, email: String?, isNewUser: Bool)
     /// An email went out with a single-use code (the email outbox).
     case emailSent(OobEmail)
+    /// An admin made an email action link (`returnOobLink`): its code is in the outbox, no email went out.
+    case emailLinkGenerated(OobEmail)
     /// The app asked how `email` signs in (`fetchSignInMethods(forEmail:)`, `createAuthUri`): the
     /// methods the backend knows (`password`, `apple.com`; none: empty), and whether email
     /// enumeration protection kept them from the answer.
@@ -177,6 +179,8 @@ extension BackendEvent {
             return Line(.backend, to: .app, "\(provider) sign-in: \(who)→ uid \(uid.prefix(8))…\(isNewUser ? " (new user)" : "")")
         case .emailSent(let message):
             return Line(.backend, "email to \(message.email): \(message.requestType.rawValue) with a single-use code (the email outbox)")
+        case .emailLinkGenerated(let message):
+            return Line(.backend, "an admin's \(message.requestType.rawValue) link for \(message.email) (returnOobLink): answered to the caller, no email sent")
         case .signInMethodsAsked(let email, let methods, let hidden):
             let known = methods.isEmpty ? "no sign-in methods" : methods.map(\.rawValue).joined(separator: ", ")
             return Line(.backend, to: .app, hidden

@@ -33,7 +33,7 @@ extension BackendEvent {
     /// withdrawn, an Apple grant revoked) are not.
     package var isSignInStep: Bool {
         switch self {
-        case .recaptchaConfig, .signInMethodsAsked, .accountDeleted, .appleRevoked, .secondFactorWithdrawn, .emailSent, .providerPage: false
+        case .recaptchaConfig, .signInMethodsAsked, .accountDeleted, .appleRevoked, .secondFactorWithdrawn, .emailSent, .emailLinkGenerated, .providerPage: false
         default: true
         }
     }
