@@ -269,6 +269,16 @@ public final class Simulation: Sendable {
         return (try? IdentityToolkitJSON.encode(claims)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
+    /// The code an authenticator app shows now for the TOTP secret of `qrCodeURL`
+    /// (`TOTPSecret.generateQRCodeURL(withAccountName:issuer:)`), or `stepsAhead` 30-second steps
+    /// later: a code is taken once, so a sign-in after the enrollment types a later one.
+    public func authenticatorCode(qrCodeURL: String, stepsAhead: Int = 0) throws -> String {
+        guard let code = TOTPCodes.authenticatorCode(otpauthURL: qrCodeURL, at: Date(), stepsAhead: stepsAhead) else {
+            throw SimulationError("\(qrCodeURL) is not an otpauth:// URL with a Base32 secret")
+        }
+        return code
+    }
+
     /// How the app proved itself on its last code request (the silent push, reCAPTCHA, reCAPTCHA
     /// Enterprise), as the default app's `Auth` saw it; nil before any, or with no default app.
     public var lastAppVerification: AppVerification? {

@@ -6,7 +6,7 @@ import Foundation
 /// no padding), as Google's TOTP second factors hand it to the SDK (`hashingAlgorithm` SHA1,
 /// `verificationCodeLength` 6, `periodSec` 30) and as authenticator apps compute it from the QR
 /// code's `otpauth://` URL. A value with no clock: the instant is the caller's.
-enum TOTPCodes {
+package enum TOTPCodes {
     static let digits = 6
     static let period: Int64 = 30
     static let algorithm = "SHA1"
@@ -24,6 +24,15 @@ enum TOTPCodes {
         let value = (UInt32(mac[offset] & 0x7f) << 24) | (UInt32(mac[offset + 1]) << 16) | (UInt32(mac[offset + 2]) << 8) | UInt32(mac[offset + 3])
         let text = String(value % 1_000_000)
         return String(repeating: "0", count: digits - text.count) + text
+    }
+
+    /// What an authenticator app shows at `instant` for the secret of an `otpauth://totp/…` URL
+    /// (the QR code's), `stepsAhead` steps later; nil for a URL without a Base32 `secret`.
+    package static func authenticatorCode(otpauthURL: String, at instant: Date, stepsAhead: Int = 0) -> String? {
+        guard let components = URLComponents(string: otpauthURL), components.scheme == "otpauth",
+              let text = components.queryItems?.first(where: { $0.name == "secret" })?.value, let secret = bytes(base32: text), !secret.isEmpty
+        else { return nil }
+        return code(secret: secret, step: step(instant) + Int64(stepsAhead))
     }
 
     /// The time step whose code `code` is at `instant`, within `adjacentIntervals` steps either

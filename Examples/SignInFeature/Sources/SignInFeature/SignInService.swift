@@ -3,7 +3,8 @@ import FirebaseCore
 import Foundation
 
 /// The sign-in logic of an iOS app, as its team writes it for the real SDK: phone numbers, Sign in
-/// with Apple, email and password, with a phone second factor. It imports FirebaseAuth and FirebaseCore only, and runs unchanged on a
+/// with Apple, email and password, a provider's web page (Microsoft, Yahoo, OIDC), with a phone or
+/// authenticator-app (TOTP) second factor. It imports FirebaseAuth and FirebaseCore only, and runs unchanged on a
 /// phone and, through authsim, in tests on Linux.
 public final class SignInService: Sendable {
     /// How a sign-in with a code ended.
@@ -57,8 +58,20 @@ public final class SignInService: Sendable {
     }
 
     private func signIn(with credential: AuthCredential) async throws(Failure) -> SignInResult {
+        try await signingIn { try await Auth.auth().signIn(with: credential) }
+    }
+
+    /// Signs in on a provider's web page (`microsoft.com`, `yahoo.com`, `oidc.…`): the SDK presents
+    /// it, the user signs in there, the page returns to the app. `loginHint` pre-fills the account.
+    public func signIn(withProvider providerID: String, loginHint: String? = nil) async throws(Failure) -> SignInResult {
+        let provider = OAuthProvider(providerID: providerID)
+        if let loginHint { provider.customParameters = ["login_hint": loginHint] }
+        return try await signingIn { try await Auth.auth().signIn(with: provider, uiDelegate: nil) }
+    }
+
+    private func signingIn(_ work: () async throws -> AuthDataResult) async throws(Failure) -> SignInResult {
         do {
-            let result = try await Auth.auth().signIn(with: credential)
+            let result = try await work()
             return .signedIn(uid: result.user.uid)
         } catch {
             let nsError = error as NSError
@@ -142,6 +155,48 @@ public final class SignInService: Sendable {
     public func finishSecondFactor(_ challenge: SecondFactorChallenge, verificationID: String, code: String) async throws(Failure) -> String {
         let credential = PhoneAuthProvider.provider().credential(withVerificationID: verificationID, verificationCode: code)
         let assertion = PhoneMultiFactorGenerator.assertion(with: credential)
+        do {
+            return try await challenge.resolver.resolveSignIn(with: assertion).user.uid
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    // MARK: An authenticator app as the second factor (TOTP)
+
+    /// A TOTP enrollment begun: the key the user types into the authenticator app, or the QR code's URL.
+    public struct TOTPEnrollment: @unchecked Sendable {
+        let secret: TOTPSecret
+        public let key: String
+        public let qrCodeURL: String
+    }
+
+    /// Makes the signed-in user's TOTP secret for the enrollment screen.
+    public func startTOTPEnrollment(accountName: String, issuer: String) async throws(Failure) -> TOTPEnrollment {
+        guard let user = Auth.auth().currentUser else { throw .other(code: AuthErrorCode.nullUser.rawValue, message: "no user") }
+        do {
+            let secret = try await TOTPMultiFactorGenerator.generateSecret(with: try await user.multiFactor.session())
+            return TOTPEnrollment(secret: secret, key: secret.sharedSecretKey(),
+                                  qrCodeURL: secret.generateQRCodeURL(withAccountName: accountName, issuer: issuer))
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Enrolls the authenticator app with the code it shows.
+    public func finishTOTPEnrollment(_ enrollment: TOTPEnrollment, code: String, displayName: String) async throws(Failure) {
+        guard let user = Auth.auth().currentUser else { throw .other(code: AuthErrorCode.nullUser.rawValue, message: "no user") }
+        let assertion = TOTPMultiFactorGenerator.assertionForEnrollment(with: enrollment.secret, oneTimePassword: code)
+        do { try await user.multiFactor.enroll(with: assertion, displayName: displayName) } catch { throw Self.failure(error) }
+    }
+
+    /// Finishes a multi-factor sign-in with the authenticator app's code for the chosen hint.
+    public func finishTOTPSecondFactor(_ challenge: SecondFactorChallenge, hint index: Int, code: String) async throws(Failure) -> String {
+        let hint = challenge.resolver.hints[index]
+        guard hint.factorID == TOTPMultiFactorID else {
+            throw .other(code: -1, message: "hint \(index) is not an authenticator app")
+        }
+        let assertion = TOTPMultiFactorGenerator.assertionForSignIn(withEnrollmentID: hint.uid, oneTimePassword: code)
         do {
             return try await challenge.resolver.resolveSignIn(with: assertion).user.uid
         } catch {

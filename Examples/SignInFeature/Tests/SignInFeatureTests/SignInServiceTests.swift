@@ -193,6 +193,51 @@ struct SignInServiceTests {
         }
     }
 
+    @Test("a Microsoft account on the provider's page: the user picks it, signed in; the same account next time; closing the page is cancelled")
+    func providerPage() async throws {
+        try await Simulation.run { simulation in
+            FirebaseApp.configure()
+            let service = SignInService()
+            try await simulation.answerProviderPage(.account(email: "ada@corp.example"))
+            guard case .signedIn(let uid) = try await service.signIn(withProvider: "microsoft.com") else {
+                throw SimulationError("a second factor was asked for")
+            }
+            #expect(service.profile?.providers == ["microsoft.com"])
+            try service.signOut()
+            guard case .signedIn(let again) = try await service.signIn(withProvider: "microsoft.com", loginHint: "ada@corp.example") else {
+                throw SimulationError("a second factor was asked for")
+            }
+            #expect(again == uid)
+            try service.signOut()
+            try await simulation.answerProviderPage(.cancel)
+            await #expect(throws: SignInService.Failure.cancelled) { _ = try await service.signIn(withProvider: "microsoft.com") }
+        }
+    }
+
+    @Test("an authenticator app as the second factor: enroll with its code, sign in again with a later one")
+    func authenticatorApp() async throws {
+        try await Simulation.run { simulation in
+            FirebaseApp.configure()
+            let service = SignInService()
+            let uid = try await service.signUp(email: "lin@example.com", password: "haskell1990")
+            #expect(try await service.verifyEmail(code: simulation.emailCode(to: "lin@example.com")))
+            let enrollment = try await service.startTOTPEnrollment(accountName: "lin@example.com", issuer: "SignInFeature")
+            #expect(enrollment.qrCodeURL.hasPrefix("otpauth://totp/SignInFeature:lin@example.com?secret=\(enrollment.key)"))
+            await #expect(throws: SignInService.Failure.wrongCode) {
+                try await service.finishTOTPEnrollment(enrollment, code: "000000", displayName: "phone app")
+            }
+            try await service.finishTOTPEnrollment(enrollment, code: simulation.authenticatorCode(qrCodeURL: enrollment.qrCodeURL), displayName: "phone app")
+            try service.signOut()
+            guard case .secondFactorRequired(let challenge) = try await service.signIn(email: "lin@example.com", password: "haskell1990") else {
+                throw SimulationError("signed in without the second factor")
+            }
+            #expect(challenge.hintNames == ["phone app"])
+            let code = try simulation.authenticatorCode(qrCodeURL: enrollment.qrCodeURL, stepsAhead: 1)
+            #expect(try await service.finishTOTPSecondFactor(challenge, hint: 0, code: code) == uid)
+            #expect(service.currentUserID == uid)
+        }
+    }
+
     @Test("SMS defense ENFORCE: the app with the reCAPTCHA Enterprise SDK proves itself with its token, no push")
     func smsDefense() async throws {
         var app = SimulatedApp()
