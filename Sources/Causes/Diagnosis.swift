@@ -11,7 +11,7 @@ package struct Diagnosis: Sendable, Hashable {
         // The app's configuration and Google's front end.
         case apiKeyIOSAppBlocked, apiKeyInvalid, blockingFunction, schemeNotRegistered, notificationsNotForwarded
         case recaptchaSDKNotLinked, recaptchaActionMissing, smsDefenseTollFraud, smsDefenseRefused
-        case redirectNotForwarded, redirectRefused
+        case redirectNotForwarded, redirectRefused, redirectToOtherApp
         // Sign in with Apple.
         case appleTokenReplayed, appleNonceMissing, appleNonceMismatch, appleTokenExpired, appleAudience
         case appleIDAlreadyLinked, appleUserMismatch, appleError

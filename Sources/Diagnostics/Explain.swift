@@ -48,7 +48,7 @@ package enum Explainer {
         Cause("the app delegate does not forward notifications", [.notificationsNotForwarded], notificationsNotForwarded),
         Cause("SMS defense needs the RecaptchaEnterprise SDK", [.recaptchaSDKNotLinked, .recaptchaActionMissing], recaptchaSDK),
         Cause("SMS defense in ENFORCE refused the token", [.smsDefenseTollFraud, .smsDefenseRefused], smsDefenseEnforced),
-        Cause("the app refused the reCAPTCHA redirect", [.redirectNotForwarded, .redirectRefused], redirectRefused),
+        Cause("the app refused the page's redirect, or never got it", [.redirectNotForwarded, .redirectRefused, .redirectToOtherApp], redirectRefused),
         Cause("APNs refused the push", PushRefusals.codes, pushRejected),
         Cause("APNs accepted the push, the device never got it", [.pushLost, .auditFallbackPushLost], pushLost),
         Cause("the push came after the SDK stopped waiting", [.pushTooSlow], pushTooSlow),
@@ -60,10 +60,14 @@ package enum Explainer {
                                          cause: $0.value.cause, message: $0.event.message, testMode: run.testMode)
             }
         },
-        Cause("the user closed the reCAPTCHA page", [.userCancelled]) { run in
-            run.errorCode == .webContextCancelled
-                ? Diagnosis(.userCancelled, cause: "the user closed the reCAPTCHA page without solving it, so verifyPhoneNumber failed with webContextCancelled",
-                            fix: "nothing to fix: offer to try again") : nil
+        Cause("the user closed the page", [.userCancelled]) { run in
+            guard run.errorCode == .webContextCancelled else { return nil }
+            if let provider = run.providerSignIn {
+                return Diagnosis(.userCancelled, cause: "the user closed \(provider)'s sign-in page without signing in, so signIn(with:uiDelegate:) failed with webContextCancelled",
+                                 fix: "nothing to fix: offer to try again")
+            }
+            return Diagnosis(.userCancelled, cause: "the user closed the reCAPTCHA page without solving it, so verifyPhoneNumber failed with webContextCancelled",
+                             fix: "nothing to fix: offer to try again")
         },
         Cause("any other SDK error", [.authError]) { run in
             run.error.map {
@@ -96,6 +100,10 @@ struct RunFacts: Sendable {
     let assessment: (enforcement: RecaptchaEnforcement, verdict: RecaptchaAssessment.Verdict, score: Double?, detail: String)?
     let backendRefusal: (event: TimelineEvent, value: (endpoint: String, error: IdentityToolkitError.Code, detail: String?, cause: RejectionCause?))?
     let fallback: (event: TimelineEvent, value: (reason: String, code: ReCAPTCHAFallbackReason.Code?))?
+    /// The provider whose web page the app signed in on (`OAuthProvider`), if it did.
+    let providerSignIn: String?
+    /// The page the run presented: "the reCAPTCHA page", or the provider's sign-in page.
+    var page: String { providerSignIn.map { "\($0)'s sign-in page" } ?? "the reCAPTCHA page" }
 
     init(_ events: [TimelineEvent]) {
         self.events = events
@@ -132,6 +140,7 @@ struct RunFacts: Sendable {
         fallback = events.first { fact -> (reason: String, code: ReCAPTCHAFallbackReason.Code?)? in
             if case .fallback(let reason, let code, _) = fact { (reason, code) } else { nil }
         }
+        providerSignIn = events.first { fact -> String? in if case .providerSignIn(let provider) = fact { provider } else { nil } }?.value
     }
 
     /// AUDIT's fallback: the token did not pass, so the SDK verified the app the old way.
@@ -174,7 +183,7 @@ extension Explainer {
             if case .callbackScheme(let scheme, registered: false) = fact { scheme } else { nil }
         })?.value else { return nil }
         return Diagnosis(.schemeNotRegistered,
-                         cause: "the app's Info.plist does not register the URL scheme \(scheme), which the reCAPTCHA fallback returns to, so the SDK stops at once (fatalError on a device)",
+                         cause: "the app's Info.plist does not register the URL scheme \(scheme), which \(run.providerSignIn == nil ? "the reCAPTCHA fallback returns" : "\(run.page) returns") to, so the SDK stops at once (fatalError on a device)",
                          fix: "add \(scheme) to CFBundleURLTypes → CFBundleURLSchemes in Info.plist (the encoded app ID from GOOGLE_APP_ID, or the REVERSED_CLIENT_ID if you use it)")
     }
 
@@ -213,15 +222,20 @@ extension Explainer {
     }
 
     static func redirectRefused(_ run: RunFacts) -> Diagnosis? {
+        if run.events.contains(where: { $0.fact == .redirect(handling: .otherApp, refusal: nil) }) {
+            return Diagnosis(.redirectToOtherApp,
+                             cause: "\(run.page)'s redirect went to another app that registers the same URL scheme (another build of this app, or a sample app of the same Firebase app), so Auth.canHandle(url) never saw it and the flow ended as a cancellation (17058)",
+                             fix: "install one build at a time, or give each build its own Firebase app (its own GOOGLE_APP_ID, and so its own app-1-… scheme)")
+        }
         guard let refused = run.events.first({ fact -> URLRefusal.Code?? in
             if case .redirect(.refused, let refusal) = fact { refusal } else { nil }
         }) else { return nil }
         if refused.value == .notForwarded {
             return Diagnosis(.redirectNotForwarded,
-                             cause: "the reCAPTCHA page's redirect reached the app but its delegate did not pass the URL to Auth.canHandle(url), so the page never closed and the flow ended as a cancellation (17058)",
+                             cause: "\(run.page)'s redirect reached the app but its delegate did not pass the URL to Auth.canHandle(url), so the page never closed and the flow ended as a cancellation (17058)",
                              fix: "with swizzling off, call Auth.auth().canHandle(url) in application(_:open:options:) (or scene(_:openURLContexts:) with scenes) and return if it is true")
         }
-        return Diagnosis(.redirectRefused, cause: "the reCAPTCHA redirect was refused by the app: \(refused.event.message)",
+        return Diagnosis(.redirectRefused, cause: "\(run.page)'s redirect was refused by the app: \(refused.event.message)",
                          fix: "hand Auth exactly the URL the page redirected to, once, while its page is presented")
     }
 
@@ -317,6 +331,10 @@ extension Explainer {
         }
         if events.contains(backend: { if case .secondFactorEnrolled = $0 { true } else { false } }) {
             return Diagnosis(.ok, cause: "nothing went wrong: the app proved itself by silent push for the second factor's code, and the phone was enrolled as a second factor",
+                             fix: "nothing to fix")
+        }
+        if events.contains(.signedIn), let provider = run.providerSignIn {
+            return Diagnosis(.ok, cause: "nothing went wrong: the user signed in on \(provider)'s sign-in page, its redirect reached Auth.canHandle(url), and signInWithIdp took the page's answer",
                              fix: "nothing to fix")
         }
         if events.contains(.signedIn) {

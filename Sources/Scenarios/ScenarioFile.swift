@@ -37,6 +37,8 @@ package struct ScenarioSpec: Sendable {
     package var apple: AppleSpec?
     /// A phone second-factor flow (the first factor is Sign in with Apple).
     package var multiFactor: MultiFactorSpec?
+    /// A sign-in on an identity provider's web page (`OAuthProvider`) instead of phone sign-in.
+    package var identityProvider: IdentityProviderSpec?
     /// "signed in", "signed in via reCAPTCHA", or the SDK error it must end with ("17054 notificationNotForwarded").
     package var expectedOutcome: String
     /// A phrase `authsim explain` must use for this run's root cause (checked by the tests).
@@ -96,6 +98,18 @@ package struct ScenarioSpec: Sendable {
         package var hideEmail = false
         /// The simulated Apple ID that signs in.
         package var appleUser = "ada"
+    }
+
+    package struct IdentityProviderSpec: Sendable {
+        /// The provider (`microsoft.com`, `yahoo.com`, `oidc.…`).
+        package var providerID = "microsoft.com"
+        /// What the user does on the page (nil: the backend's default, `first`).
+        package var page: ProviderPageOutcome?
+        /// The app's `login_hint` custom parameter.
+        package var loginHint: String?
+        /// Another app on the device registers the same URL scheme (a second build of the app, a
+        /// sample app of the same Firebase app), and iOS opens the redirect in that one.
+        package var otherAppOwnsScheme = false
     }
 
     package struct MultiFactorSpec: Sendable {
@@ -235,6 +249,18 @@ extension ScenarioSpec {
             spec.hideEmail = apple.hideEmail ?? false
             spec.appleUser = apple.appleUser ?? "ada"
             self.apple = spec
+        }
+        if let identityProvider = file.identityProvider {
+            var spec = IdentityProviderSpec()
+            spec.providerID = identityProvider.id ?? spec.providerID
+            if let page = identityProvider.page {
+                do { spec.page = try ProviderPageOutcome(argument: page) } catch {
+                    throw ScenarioFileError(.invalidValue, "\(root.appending("identityProvider").appending("page")): \(error.detail ?? error.code.rawValue)")
+                }
+            }
+            spec.loginHint = identityProvider.loginHint
+            spec.otherAppOwnsScheme = identityProvider.otherAppOwnsScheme ?? false
+            self.identityProvider = spec
         }
         if let multiFactor = file.multiFactor {
             var spec = MultiFactorSpec()

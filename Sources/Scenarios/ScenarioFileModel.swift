@@ -86,6 +86,7 @@ struct ScenarioFileModel: ScenarioFileSection {
     var network: Network?
     var provider: Provider?
     var apple: Apple?
+    var identityProvider: IdentityProvider?
     var multiFactor: MultiFactor?
     var user: User?
 
@@ -168,6 +169,13 @@ struct ScenarioFileModel: ScenarioFileSection {
         var flow: Choice<ScenarioSpec.AppleSpec.Flow>?
         var hideEmail: Bool?
         var appleUser: String?
+    }
+
+    struct IdentityProvider: ScenarioFileSection {
+        var id: String?
+        var page: String?
+        var loginHint: String?
+        var otherAppOwnsScheme: Bool?
     }
 
     struct MultiFactor: ScenarioFileSection {

@@ -12,6 +12,8 @@ package enum ScenarioOutcome: Sendable, Hashable, CustomStringConvertible {
     /// Signed in through a multi-factor resolver.
     case signedInWithSecondFactor(via: AppVerification?)
     case signedInWithApple
+    /// Signed in on an identity provider's web page (`OAuthProvider`).
+    case signedInWithProvider(String)
     case reauthenticated
     /// A provider linked to the signed-in user.
     case linked
@@ -41,6 +43,7 @@ package enum ScenarioOutcome: Sendable, Hashable, CustomStringConvertible {
         case .enrolledSecondFactor(let proof): "enrolled second factor\(Self.suffix(proof))"
         case .signedInWithSecondFactor(let proof): "signed in with second factor\(Self.suffix(proof))"
         case .signedInWithApple: "signed in with Apple"
+        case .signedInWithProvider(let provider): "signed in with \(provider)"
         case .reauthenticated: "reauthenticated"
         case .linked: "linked"
         case .deleted: "deleted"

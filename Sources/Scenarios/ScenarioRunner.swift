@@ -99,6 +99,9 @@ package enum ScenarioRunner {
                                                         credentials: credentials, backendClock: backendClock)
             } else if let apple = spec.apple {
                 outcome = await AppleScenario.run(spec, apple: apple, world: world, timeline: timeline)
+            } else if let identityProvider = spec.identityProvider {
+                outcome = await IdentityProviderScenario.run(spec, identityProvider, world: world, timeline: timeline, work: state,
+                                                             credentials: credentials, options: options)
             } else {
                 outcome = await runApp(spec, world: world, timeline: timeline, work: state, credentials: credentials,
                                        backendClock: backendClock, options: options)
@@ -273,7 +276,8 @@ package enum ScenarioRunner {
         }
         let scheme = PhoneAuthProvider.provider(auth: auth).callbackScheme
         let registered = CallbackScheme.isRegistered(scheme, in: auth.host.urlSchemes)
-        timeline.record(.app, "the reCAPTCHA page returns to \(scheme)://, which Info.plist \(registered ? "registers" : "does not register") (CFBundleURLSchemes: \(auth.host.urlSchemes.joined(separator: ", ")))",
+        let page = spec.identityProvider.map { "\($0.providerID)'s sign-in page" } ?? "the reCAPTCHA page"
+        timeline.record(.app, "\(page) returns to \(scheme)://, which Info.plist \(registered ? "registers" : "does not register") (CFBundleURLSchemes: \(auth.host.urlSchemes.joined(separator: ", ")))",
                         .callbackScheme(scheme: scheme, registered: registered))
         if profile.appVerificationDisabledForTesting {
             auth.settings?.isAppVerificationDisabledForTesting = true

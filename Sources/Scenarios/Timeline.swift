@@ -51,6 +51,8 @@ package enum SignInPath: Sendable, Hashable, RawRepresentable, Codable, CaseIter
     /// By phone, the app proved as the backend saw it.
     case phone(AppVerification)
     case apple
+    /// On an identity provider's web page (`OAuthProvider`).
+    case identityProvider
     /// The account was deleted (the Apple revoke-then-delete flow's end).
     case deleted
 
@@ -59,13 +61,14 @@ package enum SignInPath: Sendable, Hashable, RawRepresentable, Codable, CaseIter
     package static let testMode = SignInPath.phone(.testMode)
     package static let recaptchaEnterprise = SignInPath.phone(.recaptchaEnterprise)
 
-    package static var allCases: [SignInPath] { AppVerification.allCases.map(SignInPath.phone) + [.apple, .deleted] }
+    package static var allCases: [SignInPath] { AppVerification.allCases.map(SignInPath.phone) + [.apple, .identityProvider, .deleted] }
 
     /// The timeline's `path`: the verification's raw value, `apple.com` or `deleted`.
     package var rawValue: String {
         switch self {
         case .phone(let proof): proof.rawValue
         case .apple: ProviderID.apple.rawValue
+        case .identityProvider: "identityProvider"
         case .deleted: "deleted"
         }
     }
@@ -73,6 +76,7 @@ package enum SignInPath: Sendable, Hashable, RawRepresentable, Codable, CaseIter
     package init?(rawValue: String) {
         switch rawValue {
         case ProviderID.apple.rawValue: self = .apple
+        case "identityProvider": self = .identityProvider
         case "deleted": self = .deleted
         default:
             guard let proof = AppVerification(rawValue: rawValue) else { return nil }
@@ -89,6 +93,8 @@ package enum RedirectHandling: String, Sendable, Hashable, Codable {
     case refused = "false"
     /// The page sent it; the OS has yet to hand it over.
     case pending
+    /// The OS opened it in another app that registers the same scheme: Auth never saw it.
+    case otherApp
 }
 
 /// What `authsim explain` reasons over: each case one kind of event, its associated values the
@@ -132,6 +138,8 @@ package enum RunFact: Sendable, Hashable, Codable {
     case appleCredential(rawNonce: String, rawNonceHash: String, tokenNonce: String)
     /// The app sent the same Apple credential again.
     case appleCredentialReplayed
+    /// The app signs in on `providerID`'s web page (`OAuthProvider`'s web flow).
+    case providerSignIn(providerID: String)
     /// How the scenario's backend signs provider tokens, and what the receiver trusts.
     case providerSetup(keyID: String, teamID: String, trustedKeyID: String, trustedTeamID: String, providerClockOffset: Int)
     /// The app got `secondFactorRequired` (17078) with a resolver listing `hints` factors.

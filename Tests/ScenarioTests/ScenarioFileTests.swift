@@ -22,7 +22,9 @@ struct ScenarioFileTests {
                          "scheme-not-registered", "app-killed-after-sms", "test-number-test-mode", "real-number-test-mode",
                          "key-and-team-swapped", "provider-clock-behind", "wrong-code", "session-expired", "region-blocked",
                          "quota-exceeded", "apple-sign-in", "apple-wrong-nonce", "apple-replayed-token", "apple-expired-token",
-                         "apple-reauthenticate", "apple-link-to-phone-user", "apple-revoke-then-delete"] {
+                         "apple-reauthenticate", "apple-link-to-phone-user", "apple-revoke-then-delete",
+                         "provider-page-sign-in", "provider-redirect-not-forwarded", "provider-scheme-not-registered",
+                         "provider-redirect-to-other-app", "provider-page-closed"] {
             #expect(names.contains(required), "missing \(required)")
         }
     }
