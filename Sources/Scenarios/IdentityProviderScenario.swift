@@ -8,8 +8,8 @@ import LocalPKI
 /// A sign-in on an identity provider's web page (`OAuthProvider`'s web flow) in a scenario file:
 /// the app as the file describes it (its URL schemes, whether it passes opened URLs to Auth), the
 /// backend's provider page, the redirect to the app's scheme, signInWithIdp.
-enum IdentityProviderScenario {
-    static func run(_ spec: ScenarioSpec, _ identityProvider: ScenarioSpec.IdentityProviderSpec, world: PhoneAuthWorld, timeline: Timeline,
+package enum IdentityProviderScenario {
+    package static func run(_ spec: ScenarioSpec, _ identityProvider: ScenarioSpec.IdentityProviderSpec, world: PhoneAuthWorld, timeline: Timeline,
                     work: URL, credentials: LocalCredentials?, options: AppRunOptions) async -> ScenarioOutcome {
         do {
             let (auth, profile, _, _) = try await ScenarioRunner.prepareApp(spec, world: world, timeline: timeline, work: work,

@@ -110,6 +110,8 @@ package struct ScenarioSpec: Sendable {
         /// Another app on the device registers the same URL scheme (a second build of the app, a
         /// sample app of the same Firebase app), and iOS opens the redirect in that one.
         package var otherAppOwnsScheme = false
+
+        package init(providerID: String = "microsoft.com") { self.providerID = providerID }
     }
 
     package struct MultiFactorSpec: Sendable {

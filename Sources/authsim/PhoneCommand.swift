@@ -40,6 +40,8 @@ struct Phone: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Present the reCAPTCHA page in a real browser with this command (e.g. xdg-open, chromium); the redirect must come back through redirect-interceptor.",
                                valueName: "command")) var browser: String?
     @Option(help: "How long the browser page may take, in seconds.") var browserTimeout = 300
+    @Option(help: ArgumentHelp("Sign in on this identity provider's web page instead of by phone (OAuthProvider's web flow: microsoft.com, yahoo.com, oidc.…); with --browser a person picks or makes the account there.",
+                               valueName: "provider")) var signInWith: String?
 
     @Option(help: ArgumentHelp("Take the app and the user from this scenario file (its backend and network sections belong to the other processes).",
                                valueName: "file")) var scenario: String?
@@ -71,6 +73,12 @@ struct Phone: AsyncParsableCommand {
             spec.app.isSimulator = simulator
             spec.app.appVerificationDisabledForTesting = testMode
             spec.user.phoneNumber = number
+        }
+        if let signInWith {
+            guard !signInWith.isEmpty, !signInWith.contains(" ") else { throw ValidationError("--sign-in-with takes a provider ID: microsoft.com, oidc.example") }
+            var provider = spec.identityProvider ?? ScenarioSpec.IdentityProviderSpec()
+            provider.providerID = signInWith
+            spec.identityProvider = provider
         }
         var options = AppRunOptions()
         options.code = code
@@ -120,8 +128,11 @@ struct Phone: AsyncParsableCommand {
         let credentials = spec.app.provisioningProfile == .none ? nil : try CertsDirectory(URL(fileURLWithPath: certs)).ensure()
         let pushesBefore = await world.silentPushResults()?.count ?? 0
         let follower = Task { await world.followSilentPushes(into: timeline, after: pushesBefore) }
-        let outcome = await ScenarioRunner.runApp(spec, world: world, timeline: timeline, work: work, credentials: credentials,
-                                                  backendClock: nil, options: options)
+        let outcome = if let identityProvider = spec.identityProvider {
+            await IdentityProviderScenario.run(spec, identityProvider, world: world, timeline: timeline, work: work, credentials: credentials, options: options)
+        } else {
+            await ScenarioRunner.runApp(spec, world: world, timeline: timeline, work: work, credentials: credentials, backendClock: nil, options: options)
+        }
         follower.cancel()
         let pushes = await world.reportSilentPushes(into: timeline, after: await follower.value) - pushesBefore
         await world.shutdown()
@@ -157,7 +168,7 @@ enum PhoneExpectation {
     /// - Parameter pushed: whether the backend sent a silent push in this run (a simulator's app,
     ///   or one whose APNs token never reached Auth, asks for none).
     static func judge(outcome: ScenarioOutcome, path: SignInPath?, expect: String?, pushed: Bool = true) -> (passed: Bool, expected: String?, note: String?) {
-        let signedIn = outcome.isSignedIn
+        let signedIn = if case .signedInWithProvider = outcome { true } else { outcome.isSignedIn }
         guard let expect else {
             let note: String? = switch path {
             case .reCAPTCHA? where !pushed:

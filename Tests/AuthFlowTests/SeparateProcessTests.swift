@@ -126,4 +126,43 @@ struct SeparateProcessTests {
         // The app gave its schemes up when it ended.
         #expect(SchemeDirectory(url: runtime).claims().isEmpty)
     }
+
+    @Test("an identity provider's page across processes: the backend's answer (--provider-page), then a person in Chromium adds an account and the redirect comes back through redirect-interceptor")
+    func providerPageAcrossProcesses() async throws {
+        let folder = temporaryDirectory(#function)
+        let runtime = shortRuntimeDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            try? FileManager.default.removeItem(at: runtime)
+        }
+        let certs = folder.appendingPathComponent("Certs").path
+        let (receiver, apnsPort, gatewayPort) = try await startReceiver(in: folder)
+        defer { receiver.stop() }
+        let (backend, backendPort) = try await startBackend(in: folder, receiverPort: String(apnsPort), ["--provider-page", "account:ada@contoso.example"])
+        defer { backend.stop() }
+        let authsim = try executable("authsim")
+        let common = [authsim, "phone", "--backend", "127.0.0.1:\(backendPort)", "--gateway", "127.0.0.1:\(gatewayPort)",
+                      "--certs", certs, "--runtime-dir", runtime.path]
+        let headless = try await runProgram(common + ["--sign-in-with", "microsoft.com", "--state", folder.appendingPathComponent("one").path])
+        #expect(headless.status == 0, "\(headless.output)")
+        #expect(headless.output.contains("✔ signed in with microsoft.com"), "\(headless.output)")
+        #expect(headless.output.contains("signed in with microsoft.com: uid") && headless.output.contains("ada@contoso.example (new user)"), "\(headless.output)")
+
+        // A person in a browser: Chromium (driven over CDP) fills the page's form; the redirect its
+        // script computes goes to the OS, here redirect-interceptor, which hands it to the app.
+        guard await toolAvailable(["python3", "-c", "import websocket"]), await toolAvailable(["chromium", "--version"]) else { return }
+        let driver = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Clients/provider_page_browser.py").standardized
+        let browser = folder.appendingPathComponent("browser.sh")
+        try """
+            #!/bin/sh
+            set -e
+            redirect=$(python3 \(driver.path) "$1" lin@example.com Lin \(folder.path) | sed -n 's/^redirect //p')
+            exec \(try executable("redirect-interceptor")) open --runtime-dir \(runtime.path) "$redirect"
+            """.write(to: browser, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: browser.path)
+        let person = try await runProgram(common + ["--sign-in-with", "github.com", "--browser", browser.path, "--browser-timeout", "600",
+                                                    "--state", folder.appendingPathComponent("two").path])
+        #expect(person.status == 0, "\(person.output)")
+        #expect(person.output.contains("✔ signed in with github.com") && person.output.contains("lin@example.com"), "\(person.output)")
+    }
 }
