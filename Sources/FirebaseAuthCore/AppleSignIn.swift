@@ -89,6 +89,7 @@ extension Auth {
             let response = try await backend.call(try phone.verifyRequest(operation: .link, idToken: idToken))
             if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+            user.clearAnonymous()
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: AuthProviderID.phone.rawValue,
                                                                                      profile: nil, username: nil, isNewUser: false))
         case let oauth as any IdentityProviderCredential:
@@ -97,6 +98,7 @@ extension Auth {
             oauth.prepare(&request)
             let response = try await verifyAssertion(request)
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
+            user.clearAnonymous()
             return AuthDataResult(user: user,
                                   additionalUserInfo: AdditionalUserInfo(providerID: response.providerId?.rawValue ?? oauth.providerID,
                                                                          profile: AdditionalUserInfo.profile(rawUserInfo: response.rawUserInfo),
@@ -111,6 +113,7 @@ extension Auth {
                 throw AuthError(.internalError, "signupNewUser answered without tokens (the SDK stops with fatalError: Invalid SignUpNewUserResponse)")
             }
             try await renew(user, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
+            user.clearAnonymous()
             return AuthDataResult(user: user, additionalUserInfo: nil)
         default:
             throw AuthError(.invalidCredential, "this auth core links phone, identity provider and email credentials, not \(credential)")
@@ -129,6 +132,7 @@ extension Auth {
             throw AuthError(.internalError, "emailLinkSignin answered without tokens (the SDK stops with fatalError: missing token in EmailLinkSignInResponse)")
         }
         try await renew(user, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
+        user.clearAnonymous()
         return AuthDataResult(user: user, additionalUserInfo: nil)
     }
 

@@ -477,6 +477,7 @@ extension User {
                 try await executeUpdate { $0.password = password }
                 let auth = try owner()
                 try await auth.loadAccountInfo(into: self)
+                clearAnonymous(ifAnyProvider: true)
             }
         }
     }
@@ -496,6 +497,7 @@ extension User {
                 try await executeUpdate { $0.email = email }
                 let auth = try owner()
                 try await auth.loadAccountInfo(into: self)
+                clearAnonymous(ifAnyProvider: true)
             }
         }
     }

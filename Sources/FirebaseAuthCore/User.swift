@@ -191,8 +191,9 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
             profile.displayName = record.displayName
             profile.photoURL = record.photoUrl.flatMap(URL.init(string:))
             profile.providers = (record.providerUserInfo ?? []).map(ProviderInfo.init)
-            // As the SDK's `updateEmail` and link paths: any provider makes the user non-anonymous.
-            if !profile.providers.isEmpty { profile.isAnonymous = false }
+            // `isAnonymous` is not touched here: a reload or a restore keeps it (User.swift
+            // 1358–1398, `update(withGetAccountInfoResponse:)`); linking, an update of the password
+            // or the email, and a new number clear it (``clearAnonymous(ifAnyProvider:)``).
             profile.metadata = UserMetadata(creationDate: record.createdAt.flatMap(Self.date(milliseconds:)),
                                             lastSignInDate: record.lastLoginAt.flatMap(Self.date(milliseconds:)))
         }
@@ -201,10 +202,17 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
         if persist { auth?.saveUser(self) }
     }
 
-    /// A provider was linked (the SDK's `_isAnonymous = false`).
-    func clearAnonymous() {
-        profile.withLock { $0.isAnonymous = false }
-        auth?.saveUser(self)
+    /// A provider was linked, or a number set (the SDK's `isAnonymous = false` in
+    /// `updateTokenAndRefreshUser`, UserProfileUpdate.swift 139, and User.swift 1450); with
+    /// `ifAnyProvider`, only if the account now lists a provider (a password or email update,
+    /// User.swift 1272–1279).
+    func clearAnonymous(ifAnyProvider: Bool = false) {
+        let changed = profile.withLock { profile -> Bool in
+            guard profile.isAnonymous, !ifAnyProvider || !profile.providers.isEmpty else { return false }
+            profile.isAnonymous = false
+            return true
+        }
+        if changed { auth?.saveUser(self) }
     }
 
     /// Another `Auth` whose configuration the user's requests go with, once it made the user its

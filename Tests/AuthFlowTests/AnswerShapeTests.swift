@@ -1,6 +1,7 @@
 import AuthBackend
 import FirebaseAuthCore
 import Foundation
+import IdentityToolkitAPI
 import Scenarios
 import Testing
 
@@ -55,6 +56,24 @@ struct AnswerShapeTests {
             toolkit.faults.add(.raw(status: 200, body: #"{"users":[{"localId":"\#(user.uid)","email":"ada@example.com"}]}"#, on: "getAccountInfo"))
             try await user.reload()
             #expect(user.multiFactor.enrolledFactors.count == 1, "an answer without mfaInfo keeps them")
+        }
+    }
+
+    /// Audit 3, N-13: `update(withGetAccountInfoResponse:)` (User.swift 1358–1398) never touches
+    /// `isAnonymous`; linking clears it (`updateTokenAndRefreshUser`, UserProfileUpdate.swift 139),
+    /// a password or email update when the account lists a provider (User.swift 1272–1279).
+    @Test("an anonymous user an admin gave a provider stays anonymous on reload, as on a device; linking makes it not anonymous")
+    func anonymousUntilLinked() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            let toolkit = try #require(world.toolkit)
+            let user = try await auth.signInAnonymously().user
+            _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: user.uid, phoneNumber: "+16505550177"))
+            try await user.reload()
+            #expect(user.providerData.map(\.providerID) == ["phone"])
+            #expect(user.isAnonymous, "a reload keeps isAnonymous, whatever the account lists")
+            _ = try await user.link(with: GoogleAuthProvider.credential(withIDToken: #"{"sub":"g-9"}"#, accessToken: "a"))
+            #expect(!user.isAnonymous)
         }
     }
 }
