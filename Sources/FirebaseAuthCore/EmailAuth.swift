@@ -447,15 +447,16 @@ extension User {
     }
 
     /// `sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:)`: VERIFY_AND_CHANGE_EMAIL;
-    /// the email changes when the code is applied.
+    /// the email changes when the code is applied. Only the token's fetch signs the user out when
+    /// the token is no longer valid; the service's refusal of the request is handed back and the
+    /// user stays, as in the SDK (User.swift 1013–1038; audit 3, N-8).
     public func sendEmailVerification(beforeUpdatingEmail newEmail: String, actionCodeSettings: ActionCodeSettings? = nil) async throws {
         try await AuthError.forApp {
-            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-                var request = GetOOBConfirmationCodeRequest(requestType: .verifyAndChangeEmail, newEmail: newEmail, idToken: try await idToken())
-                actionCodeSettings?.apply(to: &request)
-                let auth = try owner()
-                _ = try await auth.backend.call(request)
-            }
+            let token = try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await idToken() }
+            var request = GetOOBConfirmationCodeRequest(requestType: .verifyAndChangeEmail, newEmail: newEmail, idToken: token)
+            actionCodeSettings?.apply(to: &request)
+            let auth = try owner()
+            _ = try await auth.backend.call(request)
         }
     }
 

@@ -76,4 +76,21 @@ struct AnswerShapeTests {
             #expect(!user.isAnonymous)
         }
     }
+
+    /// Audit 3, N-8: `sendEmailVerification(beforeUpdatingEmail:)` (User.swift 1013–1038) signs
+    /// out only when fetching the token fails; a refusal of the request itself is handed back.
+    @Test("sendEmailVerification(beforeUpdatingEmail:) refused for a disabled user: the error, and the user stays signed in, as on a device")
+    func verifyBeforeUpdateKeepsUser() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            let toolkit = try #require(world.toolkit)
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            _ = try await toolkit.adminUpdate(SetAccountInfoRequest(localId: user.uid, disableUser: true))
+            _ = await expectAuthError(.userDisabled) { try await user.sendEmailVerification(beforeUpdatingEmail: "ada@work.example") }
+            #expect(auth.currentUser?.uid == user.uid, "the service's refusal does not sign the user out")
+            // A refresh is a token fetch: that one signs out (User.swift 1703–1725).
+            _ = await expectAuthError(.userDisabled) { try await user.getIDToken(forcingRefresh: true) }
+            #expect(auth.currentUser == nil)
+        }
+    }
 }
