@@ -108,7 +108,7 @@ extension Auth {
             guard case .password(let password) = email.emailType else { return try await linkEmailLink(email, to: user, idToken: idToken) }
             // The SDK's `link(withEmail:password:)`: signupNewUser with the user's ID token.
             let response = try await backend.call(SignUpNewUserRequest(email: email.email, password: password, returnSecureToken: true,
-                                                                       idToken: idToken))
+                                                                       idToken: idToken).fromIOS)
             guard let refreshToken = response.refreshToken, response.idToken != nil else {
                 throw AuthError(.internalError, "signupNewUser answered without tokens (the SDK stops with fatalError: Invalid SignUpNewUserResponse)")
             }

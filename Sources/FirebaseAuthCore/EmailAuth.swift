@@ -187,7 +187,7 @@ extension Auth {
         if password.isEmpty {
             throw AuthError(.wrongPassword, "The password is invalid or the user does not have a password.")
         }
-        let response = try await backend.call(VerifyPasswordRequest(email: email, password: password))
+        let response = try await backend.call(VerifyPasswordRequest(email: email, password: password).fromIOS)
         if let required = secondFactorRequired(idToken: response.idToken, pending: response.mfaPendingCredential, enrollments: response.mfaInfo) {
             throw required
         }
@@ -203,7 +203,7 @@ extension Auth {
         return try await AuthError.forApp {
             guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing password") }
             guard !email.isEmpty else { throw AuthError(.missingEmail, "An email address must be provided.") }
-            let response = try await backend.call(SignUpNewUserRequest(email: email, password: password, returnSecureToken: true))
+            let response = try await backend.call(SignUpNewUserRequest(email: email, password: password, returnSecureToken: true).fromIOS)
             let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
             makeCurrent(user)
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, profile: nil, username: nil, isNewUser: true))
@@ -227,7 +227,7 @@ extension Auth {
                 throw AuthError(.appConfigurationError,
                                 "The handleCodeInApp flag in ActionCodeSettings must be true for Email-link Authentication (the SDK stops here with fatalError).")
             }
-            var request = GetOOBConfirmationCodeRequest(requestType: .emailSignIn, email: email)
+            var request = GetOOBConfirmationCodeRequest(requestType: .emailSignIn, email: email).fromIOS
             actionCodeSettings.apply(to: &request)
             _ = try await backend.call(request)
         }
@@ -302,7 +302,7 @@ extension Auth {
     public func signInAnonymously() async throws -> AuthDataResult {
         return try await AuthError.forApp {
             if let user = currentUser, user.isAnonymous { return AuthDataResult(user: user, additionalUserInfo: nil) }
-            let response = try await backend.call(SignUpNewUserRequest(returnSecureToken: true))
+            let response = try await backend.call(SignUpNewUserRequest(returnSecureToken: true).fromIOS)
             let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn,
                                                 anonymous: true)
             makeCurrent(user)
@@ -354,7 +354,7 @@ extension Auth {
     /// With email enumeration protection an unknown email succeeds too (nothing is sent).
     public func sendPasswordReset(withEmail email: String, actionCodeSettings: ActionCodeSettings? = nil) async throws {
         try await AuthError.forApp {
-            var request = GetOOBConfirmationCodeRequest(requestType: .passwordReset, email: email)
+            var request = GetOOBConfirmationCodeRequest(requestType: .passwordReset, email: email).fromIOS
             actionCodeSettings?.apply(to: &request)
             _ = try await backend.call(request)
         }
@@ -433,7 +433,7 @@ extension User {
     public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings? = nil) async throws {
         try await AuthError.forApp {
             try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-                var request = GetOOBConfirmationCodeRequest(requestType: .verifyEmail, idToken: try await idToken())
+                var request = GetOOBConfirmationCodeRequest(requestType: .verifyEmail, idToken: try await idToken()).fromIOS
                 actionCodeSettings?.apply(to: &request)
                 let auth = try owner()
                 _ = try await auth.backend.call(request)
@@ -453,7 +453,7 @@ extension User {
     public func sendEmailVerification(beforeUpdatingEmail newEmail: String, actionCodeSettings: ActionCodeSettings? = nil) async throws {
         try await AuthError.forApp {
             let token = try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await idToken() }
-            var request = GetOOBConfirmationCodeRequest(requestType: .verifyAndChangeEmail, newEmail: newEmail, idToken: token)
+            var request = GetOOBConfirmationCodeRequest(requestType: .verifyAndChangeEmail, newEmail: newEmail, idToken: token).fromIOS
             actionCodeSettings?.apply(to: &request)
             let auth = try owner()
             _ = try await auth.backend.call(request)
@@ -521,3 +521,23 @@ extension EmailLinkSignInRequest {
         self.init(email: email, oobCode: code, idToken: idToken)
     }
 }
+
+/// The requests whose 12.19 classes write `clientType` (`CLIENT_TYPE_IOS`, set by
+/// `IdentityToolkitRequest.init`): VerifyPasswordRequest.swift 104, SignUpNewUserRequest.swift 108,
+/// GetOOBConfirmationCodeRequest.swift 279 (audit 3, N-2).
+protocol WritesClientType {
+    var clientType: String? { get set }
+}
+
+extension WritesClientType {
+    /// The request as the SDK sends it from iOS.
+    var fromIOS: Self {
+        var request = self
+        request.clientType = Auth.clientType
+        return request
+    }
+}
+
+extension VerifyPasswordRequest: WritesClientType {}
+extension SignUpNewUserRequest: WritesClientType {}
+extension GetOOBConfirmationCodeRequest: WritesClientType {}

@@ -34,14 +34,15 @@ struct EmailPasswordTests {
             #expect(created.user.providerData.map(\.providerID) == ["password"])
             #expect(auth.currentUser === created.user)
             let signUp = try #require(requestBodies(recording, "signupNewUser").last)
-            #expect(Set(signUp.keys) == ["email", "password", "returnSecureToken"], "\(signUp)")
+            // clientType CLIENT_TYPE_IOS in each, as the SDK writes it (SignUpNewUserRequest.swift 108, VerifyPasswordRequest.swift 104).
+            #expect(Set(signUp.keys) == ["email", "password", "returnSecureToken", "clientType"] && signUp["clientType"] as? String == "CLIENT_TYPE_IOS", "\(signUp)")
 
             try auth.signOut()
             let signedIn = try await auth.signIn(withEmail: email, password: "correct horse")
             #expect(signedIn.user.uid == created.user.uid && signedIn.additionalUserInfo?.isNewUser == false)
             #expect(try await signedIn.user.getIDTokenResult().signInProvider == "password")
             let verify = try #require(requestBodies(recording, "verifyPassword").last)
-            #expect(Set(verify.keys) == ["email", "password", "returnSecureToken"], "\(verify)")
+            #expect(Set(verify.keys) == ["email", "password", "returnSecureToken", "clientType"], "\(verify)")
 
             // Email enumeration protection (on, as in every project since 2023): one answer for both.
             let wrong = await expectAuthError { try await auth.signIn(withEmail: email, password: "wrong horse") }
@@ -119,7 +120,7 @@ struct EmailPasswordTests {
             #expect(first.user.providerData.isEmpty && first.user.email == nil)
             #expect(try await first.user.getIDTokenResult().signInProvider == "anonymous")
             let signUp = try #require(requestBodies(recording, "signupNewUser").last)
-            #expect(Set(signUp.keys) == ["returnSecureToken"], "\(signUp)")
+            #expect(Set(signUp.keys) == ["returnSecureToken", "clientType"], "\(signUp)")
             let sent = recording.requests.withLock { $0.count }
             let again = try await auth.signInAnonymously()
             #expect(again.user === first.user && again.additionalUserInfo == nil)
@@ -129,7 +130,7 @@ struct EmailPasswordTests {
             #expect(linked.user === first.user && linked.user.uid == first.user.uid)
             #expect(!first.user.isAnonymous && first.user.email == email && first.user.providerData.map(\.providerID) == ["password"])
             let link = try #require(requestBodies(recording, "signupNewUser").last)
-            #expect(Set(link.keys) == ["email", "password", "idToken", "returnSecureToken"], "\(link)")
+            #expect(Set(link.keys) == ["email", "password", "idToken", "returnSecureToken", "clientType"], "\(link)")
             // Linked twice: providerAlreadyLinked (17015) without a request.
             let twice = await expectAuthError {
                 _ = try await first.user.link(with: EmailAuthProvider.credential(withEmail: "other@example.com", password: "correct horse"))
