@@ -201,7 +201,7 @@ extension Auth {
     @discardableResult
     public func createUser(withEmail email: String, password: String) async throws -> AuthDataResult {
         return try await AuthError.forApp {
-            guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing password") }
+            guard !password.isEmpty else { throw AuthError(.weakPassword, "Missing password") }
             guard !email.isEmpty else { throw AuthError(.missingEmail, "An email address must be provided.") }
             let response = try await backend.call(SignUpNewUserRequest(email: email, password: password, returnSecureToken: true).fromIOS)
             let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
@@ -473,7 +473,7 @@ extension User {
     /// without a request, as in the SDK.
     public func updatePassword(to password: String) async throws {
         try await AuthError.forApp {
-            guard !password.isEmpty else { throw AuthError(.weakPassword, "The password must be 6 characters long or more.", serverMessage: "Missing Password") }
+            guard !password.isEmpty else { throw AuthError(.weakPassword, "Missing Password") }
             try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
                 try await executeUpdate { $0.password = password }
                 let auth = try owner()

@@ -93,4 +93,21 @@ struct AnswerShapeTests {
             #expect(auth.currentUser == nil)
         }
     }
+
+    /// Audit 3, N-6: an empty password is `weakPasswordError(serverResponseReason:)` with the SDK's
+    /// reason, "Missing password" from createUser (Auth.swift 836–838) and "Missing Password" from
+    /// updatePassword (User.swift 198–203), under `NSLocalizedFailureReasonErrorKey`.
+    @Test("an empty password's failure reason is the SDK's: Missing password (createUser), Missing Password (updatePassword)")
+    func emptyPasswordReasons() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            func reason(_ call: () async throws -> Void) async -> String? {
+                do { try await call() } catch { return (error as NSError).userInfo[NSLocalizedFailureReasonErrorKey] as? String }
+                return nil
+            }
+            #expect(await reason { _ = try await auth.createUser(withEmail: "ada@example.com", password: "") } == "Missing password")
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            #expect(await reason { try await user.updatePassword(to: "") } == "Missing Password")
+        }
+    }
 }
