@@ -474,12 +474,7 @@ extension User {
     public func updatePassword(to password: String) async throws {
         try await AuthError.forApp {
             guard !password.isEmpty else { throw AuthError(.weakPassword, "Missing Password") }
-            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-                try await executeUpdate { $0.password = password }
-                let auth = try owner()
-                try await auth.loadAccountInfo(into: self)
-                clearAnonymous(ifAnyProvider: true)
-            }
+            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await updateEmail(nil, password: password) }
         }
     }
 
@@ -494,12 +489,7 @@ extension User {
     @available(*, deprecated, message: "`updateEmail` is deprecated and will be removed in a future release. Use sendEmailVerification(beforeUpdatingEmail:) instead.")
     public func updateEmail(to email: String) async throws {
         try await AuthError.forApp {
-            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in
-                try await executeUpdate { $0.email = email }
-                let auth = try owner()
-                try await auth.loadAccountInfo(into: self)
-                clearAnonymous(ifAnyProvider: true)
-            }
+            try await signingOutIfTokenIsInvalid { () async throws(AuthError) in try await updateEmail(email, password: nil) }
         }
     }
 
@@ -507,6 +497,26 @@ extension User {
     @available(*, deprecated, message: "`updateEmail` is deprecated and will be removed in a future release. Use sendEmailVerification(beforeUpdatingEmail:) instead.")
     public func updateEmail(to email: String, completion: (((any Error)?) -> Void)? = nil) {
         complete(completion, with: self) { (user: User) async throws in try await user.updateEmail(to: email) }
+    }
+}
+
+extension User {
+    /// The SDK's private `updateEmail(email:password:callback:)` (User.swift 1230–1310): the
+    /// change (``executeUpdate(_:)``), the email kept locally; then, only when the user has an
+    /// email and had no password provider before, the account read once more for the new
+    /// provider (and the user no longer anonymous if it lists any); no other request
+    /// (audit 3, N-23).
+    func updateEmail(_ email: String?, password: String?) async throws(AuthError) {
+        let hadPassword = providerData.contains { $0.providerID == EmailAuthProvider.id }
+        try await executeUpdate { request in
+            if let email { request.email = email }
+            if let password { request.password = password }
+        }
+        if let email { setEmail(email) }
+        guard self.email != nil, !hadPassword else { return }
+        let auth = try owner()
+        try await auth.loadAccountInfo(into: self)
+        clearAnonymous(ifAnyProvider: true)
     }
 }
 

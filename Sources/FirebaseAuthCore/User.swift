@@ -202,6 +202,12 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
         if persist { auth?.saveUser(self) }
     }
 
+    /// The email an update set (the SDK's `_email = email`, before any reload).
+    func setEmail(_ email: String) {
+        profile.withLock { $0.email = email }
+        auth?.saveUser(self)
+    }
+
     /// A provider was linked, or a number set (the SDK's `isAnonymous = false` in
     /// `updateTokenAndRefreshUser`, UserProfileUpdate.swift 139, and User.swift 1450); with
     /// `ifAnyProvider`, only if the account now lists a provider (a password or email update,

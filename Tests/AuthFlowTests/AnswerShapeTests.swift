@@ -110,4 +110,25 @@ struct AnswerShapeTests {
             #expect(await reason { try await user.updatePassword(to: "") } == "Missing Password")
         }
     }
+
+    /// Audit 3, N-23: after `setAccountInfo`, the SDK reads the account again only when the user
+    /// has an email and had no password provider (User.swift 1230–1310).
+    @Test("updatePassword reads the account again only when it adds the password provider, as the SDK")
+    func updatePasswordLookups() async throws {
+        try await withWorld { world, _ in
+            let (auth, recording) = try await recordingApp(world)
+            func lookups() -> Int { requestBodies(recording, "getAccountInfo").count }
+            let emailUser = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            var before = lookups()
+            try await emailUser.updatePassword(to: "secret2")
+            #expect(lookups() - before == 1, "the update's own read only")
+            try auth.signOut()
+            let google = try await auth.signIn(with: GoogleAuthProvider.credential(withIDToken: #"{"sub":"g-3","email":"lin@example.com","email_verified":true}"#,
+                                                                                   accessToken: "a")).user
+            before = lookups()
+            try await google.updatePassword(to: "secret3")
+            #expect(lookups() - before == 2, "the update's read, and one more for the new password provider")
+            #expect(Set(google.providerData.map(\.providerID)) == ["google.com", "password"])
+        }
+    }
 }
