@@ -131,4 +131,19 @@ struct AnswerShapeTests {
             #expect(Set(google.providerData.map(\.providerID)) == ["google.com", "password"])
         }
     }
+
+    /// Audit 3, B-7: the emulator's password provider carries the user's `photoUrl` (state.ts, the
+    /// password provider's upsert), so `providerData`'s password entry has the photo.
+    @Test("after a profile change the password provider's photoURL is the user's, as the emulator answers")
+    func passwordProviderPhoto() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            let change = user.createProfileChangeRequest()
+            change.photoURL = URL(string: "https://example.com/ada.png")
+            try await change.commitChanges()
+            try await user.reload()
+            #expect(user.providerData.first { $0.providerID == "password" }?.photoURL?.absoluteString == "https://example.com/ada.png")
+        }
+    }
 }

@@ -81,7 +81,9 @@ extension CoreCall {
         }
         providers += user.otherProviders ?? []
         if user.passwordHash != nil || user.emailLinkSignin == true, let email = user.email {
-            providers.append(ProviderUserInfo(providerId: .password, rawId: email, federatedId: email, email: email, displayName: user.displayName))
+            // With the user's photo, as the emulator's (state.ts, the password provider's upsert; audit 3, B-7).
+            providers.append(ProviderUserInfo(providerId: .password, rawId: email, federatedId: email, email: email, displayName: user.displayName,
+                                              photoUrl: user.photoUrl))
         }
         let enrollments = (user.mfaEnrollments ?? []).map(\.described)
         func milliseconds(_ date: Date) -> String { String(Int64((date.timeIntervalSince1970 * 1000).rounded())) }
