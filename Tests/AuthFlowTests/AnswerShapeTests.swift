@@ -4,6 +4,7 @@ import Foundation
 import IdentityToolkitAPI
 import Scenarios
 import Testing
+import Utilities
 
 /// Audit 3's rows on what the SDK sends and takes, each as 12.19 does it: D2.1 and D2.2 (a
 /// verifyAssertion body carries the postBody always, a pending token beside it, and `autoCreate`
@@ -144,6 +145,27 @@ struct AnswerShapeTests {
             try await change.commitChanges()
             try await user.reload()
             #expect(user.providerData.first { $0.providerID == "password" }?.photoURL?.absoluteString == "https://example.com/ada.png")
+        }
+    }
+
+    /// Audit 3, B-13: `lastLoginAt` moves in the emulator's sign-in calls only (operations.ts:
+    /// signUp, signInWith…, mfaSignInFinalize), not with the new tokens of a profile change.
+    @Test("a profile change's new tokens leave metadata.lastSignInDate; the next sign-in moves it")
+    func lastSignInMovesOnSignInOnly() async throws {
+        let clock = ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000))
+        try await withWorld(backendClock: clock) { world, _ in
+            let (auth, _) = try await world.install(AppProfile(), wallClock: clock)
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            let signedInAt = try #require(user.metadata.lastSignInDate)
+            clock.advance(by: 60)
+            let change = user.createProfileChangeRequest()
+            change.displayName = "Ada"
+            try await change.commitChanges()
+            try await user.reload()
+            #expect(user.metadata.lastSignInDate == signedInAt)
+            try auth.signOut()
+            let again = try await auth.signIn(withEmail: "ada@example.com", password: "secret1").user
+            #expect(again.metadata.lastSignInDate == signedInAt.addingTimeInterval(60))
         }
     }
 }

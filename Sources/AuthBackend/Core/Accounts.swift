@@ -156,7 +156,7 @@ extension CoreCall {
         // New tokens when asked, and always when the change revoked the others (the emulator's rule).
         guard request.returnSecureToken == true || hash != nil else { return .answer(response) }
         let grant = try grantTokens(for: user, provider: provider, secondFactor: claims.firebase.secondFactorIdentifier,
-                                    endpoint: endpoint)
+                                    signsIn: false, endpoint: endpoint)
         return .tokens(grant) { tokens in
             var answer = response
             answer.idToken = tokens.idToken

@@ -61,7 +61,7 @@ extension CoreCall {
         user.mfaEnrollments = (user.mfaEnrollments ?? []) + [enrollment]
         commit(.user(user))
         emit(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: enrollment.phoneNumber))
-        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)) { tokens in
+        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollment.id, signsIn: false, endpoint: endpoint)) { tokens in
             FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken,
                                           phoneAuthInfo: FinalizeMFAPhoneResponseInfo(phoneNumber: session.phoneNumber))
         }
@@ -80,7 +80,7 @@ extension CoreCall {
         user.mfaEnrollments = after
         commit(.user(user))
         emit(.secondFactorWithdrawn(uid: user.localId, enrollmentID: request.mfaEnrollmentId ?? ""))
-        return .tokens(try grantTokens(for: user, provider: provider, endpoint: endpoint)) { tokens in
+        return .tokens(try grantTokens(for: user, provider: provider, signsIn: false, endpoint: endpoint)) { tokens in
             WithdrawMFAResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
         }
     }
@@ -201,7 +201,7 @@ extension CoreCall {
         commit(.totpSessionUsed(digest: digest))
         commit(.user(user))
         emit(.secondFactorEnrolled(uid: user.localId, enrollmentID: enrollment.id, phoneNumber: nil))
-        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollment.id, endpoint: endpoint)) { tokens in
+        return .tokens(try grantTokens(for: user, provider: provider, secondFactor: enrollment.id, signsIn: false, endpoint: endpoint)) { tokens in
             FinalizeMFAEnrollmentResponse(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
         }
     }

@@ -234,15 +234,18 @@ extension CoreCall {
     /// enrollment ID) when a second factor completed the sign-in; `claims` are a custom token's (a
     /// JSON object as text). A disabled user gets USER_DISABLED instead. The ID token is signed
     /// after the call (``IdentityToolkit/signIn(_:)``), so that no call waits for an RSA signature.
+    /// - Parameter signsIn: whether the grant is a sign-in, which moves the user's `lastLoginAt`:
+    ///   new tokens after a profile change or a second factor's enrollment or withdrawal are not
+    ///   (the emulator sets `lastLoginAt` in its sign-in calls only; audit 3, B-13).
     mutating func grantTokens(for user: BackendUser, provider: ProviderID, secondFactor: String? = nil, claims: String? = nil,
-                              endpoint: BackendOperation) throws(IdentityToolkitError) -> TokenGrant {
+                              signsIn: Bool = true, endpoint: BackendOperation) throws(IdentityToolkitError) -> TokenGrant {
         // A user the call made is its tenant's (as ``commit(_:)`` keeps it): its tokens say so.
         var user = user
         if let tenant, user.tenantId == nil { user.tenantId = tenant }
         try requireEnabled(user, endpoint: endpoint)
         let refreshToken = tokenSigner.refreshTokens.seal(localId: user.localId, userCreatedAt: user.createdAt, provider: provider,
                                                           secondFactor: secondFactor, issuedAt: now, claims: claims, tenant: user.tenantId)
-        commit(.signedIn(localId: user.localId, at: now))
+        if signsIn { commit(.signedIn(localId: user.localId, at: now)) }
         return TokenGrant(user: user, provider: provider, secondFactor: secondFactor, refreshToken: refreshToken, issuedAt: now,
                           claims: BackendUser.claims(claims))
     }
