@@ -168,4 +168,30 @@ struct AnswerShapeTests {
             #expect(again.metadata.lastSignInDate == signedInAt.addingTimeInterval(60))
         }
     }
+
+    /// Audit 3, B-8: the emulator's `resetPassword` checks the code, then that it is a reset
+    /// code, then the password's strength; a reset drops every linked provider but password and
+    /// phone, and ends every session (operations.ts `resetPassword`).
+    @Test("confirmPasswordReset: a wrong code before a weak password, a verification code is not a reset code; a reset drops Google")
+    func resetPasswordOrderAndEffects() async throws {
+        try await withWorld { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            let toolkit = try #require(world.toolkit)
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            _ = try await user.link(with: GoogleAuthProvider.credential(withIDToken: #"{"sub":"g-7","email":"ada@example.com"}"#, accessToken: "a"))
+            #expect(Set(user.providerData.map(\.providerID)) == ["password", "google.com"])
+            _ = await expectAuthError(.invalidActionCode) { try await auth.confirmPasswordReset(withCode: "not-a-code", newPassword: "123") }
+            try await user.sendEmailVerification()
+            let verification = try #require(try await toolkit.emailOutbox().last).code
+            _ = await expectAuthError(.invalidActionCode) { try await auth.confirmPasswordReset(withCode: verification, newPassword: "123") }
+            try await auth.sendPasswordReset(withEmail: "ada@example.com")
+            let reset = try #require(try await toolkit.emailOutbox().last).code
+            _ = await expectAuthError(.weakPassword) { try await auth.confirmPasswordReset(withCode: reset, newPassword: "123") }
+            try await auth.confirmPasswordReset(withCode: reset, newPassword: "secret2")
+            // The old session ended (validSince); signed in again, only the password is left.
+            _ = await expectAuthError(.userTokenExpired) { try await user.getIDToken(forcingRefresh: true) }
+            let again = try await auth.signIn(withEmail: "ada@example.com", password: "secret2").user
+            #expect(again.providerData.map(\.providerID) == ["password"])
+        }
+    }
 }

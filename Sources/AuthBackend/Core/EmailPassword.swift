@@ -312,25 +312,37 @@ extension CoreCall {
     }
 
     /// `resetPassword`'s checks before the new password is hashed: the code, and the password to hash if one is set.
+    /// In the emulator's order (operations.ts `resetPassword`): MISSING_OOB_CODE, the code
+    /// (INVALID_OOB_CODE, EXPIRED_OOB_CODE), and with a new password a reset code
+    /// (INVALID_OOB_CODE) before WEAK_PASSWORD (audit 3, B-8).
     mutating func resetPasswordInput(_ request: ResetPasswordRequest) throws(IdentityToolkitError) -> (code: String, password: String?) {
         let endpoint = BackendOperation.resetPassword
         try enter(tenant: request.tenantId, endpoint: endpoint)
         guard let code = request.oobCode, !code.isEmpty else { throw reject(endpoint, IdentityToolkitError(.missingOobCode)) }
-        if let password = request.newPassword, password.count < BackendCore.minimumPasswordLength { throw reject(endpoint, BackendCore.weakPassword) }
-        return (code, request.newPassword)
+        guard let password = request.newPassword, !password.isEmpty else { return (code, nil) }
+        let (_, message) = try usableOobCode(code, endpoint: endpoint)
+        guard message.requestType == .passwordReset else { throw reject(endpoint, IdentityToolkitError(.invalidOobCode)) }
+        if password.count < BackendCore.minimumPasswordLength { throw reject(endpoint, BackendCore.weakPassword) }
+        return (code, password)
     }
 
     mutating func resetPassword(code: String, hash: PasswordHash?, tenant: String?) throws(IdentityToolkitError) -> ResetPasswordResponse {
         let endpoint = BackendOperation.resetPassword
         try enter(tenant: tenant, endpoint: endpoint)
         let (digest, message) = try usableOobCode(code, endpoint: endpoint)
-        let answer = ResetPasswordResponse(email: message.email, newEmail: message.newEmail, requestType: message.requestType.rawValue)
+        // An email sign-in code does not tell its address: the app asks the user (the emulator's rule).
+        let answer = ResetPasswordResponse(email: message.requestType == .emailSignIn ? nil : message.email, newEmail: message.newEmail,
+                                           requestType: message.requestType.rawValue)
         guard let hash else { return answer }
         guard message.requestType == .passwordReset, var user = directory.user(email: message.email) else {
             throw reject(endpoint, IdentityToolkitError(.invalidOobCode))
         }
         setPassword(hash, of: &user)
         user.emailVerified = true
+        // As the emulator: every other provider goes (its `deleteProviders`, all of them, then
+        // password and phone derived again), and every session ends (`validSince`).
+        user.otherProviders = nil
+        user.appleSub = nil
         commit(.oobCodeUsed(digest: digest))
         commit(.user(user))
         return answer
