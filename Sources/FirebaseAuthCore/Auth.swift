@@ -306,9 +306,9 @@ public final class Auth: NSObject {
         case .notAuths:
             return false
         case .probe:
-            let shot = state.withLock { $0.probe.running }
-            guard let shot else { return false }  // a probe after the check is not ours
-            return shot.fulfill(true)
+            let (handled, shot) = state.withLock { $0.probe.probeArrived() }
+            shot?.fulfill(true)
+            return handled
         case .credential(let receipt, let secret):
             let waiters = state.withLock { state -> [OneShot<AppCredential?>]? in
                 guard state.credentials.complete(receipt: receipt, secret: secret) != nil else { return nil }

@@ -20,7 +20,8 @@ enum AuthNotification: Hashable, Sendable {
             payload = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
         }
         guard let payload else { return .notAuths }
-        if payload["warning"] as? String == probeWarning { return .probe }
+        // Any `warning` is the probe, whatever its text (AuthNotificationManager.swift 174–188).
+        if payload["warning"] != nil { return .probe }
         guard let receipt = payload["receipt"] as? String, let secret = payload["secret"] as? String else { return .notAuths }
         return .credential(receipt: receipt, secret: secret)
     }
@@ -32,6 +33,10 @@ enum AuthNotification: Hashable, Sendable {
 struct ForwardingProbe<Wait: Sendable>: Sendable {
     enum Phase: Sendable { case notRun, running(Wait), done(Bool) }
     private(set) var phase: Phase = .notRun
+    /// A probe notification reached Auth before any check: the SDK notes that notifications are
+    /// forwarded (`isNotificationBeingForwarded`), and the check then passes whatever its own
+    /// probe does.
+    private(set) var forwardedBeforeCheck = false
 
     /// What a caller does now.
     enum Next: Sendable {
@@ -61,7 +66,20 @@ struct ForwardingProbe<Wait: Sendable>: Sendable {
         if case .running(let wait) = phase { wait } else { nil }
     }
 
-    mutating func finish(_ result: Bool) { phase = .done(result) }
+    mutating func finish(_ result: Bool) { phase = .done(result || forwardedBeforeCheck) }
+
+    /// A probe notification reached `canHandleNotification`: Auth's (true) until the check is
+    /// done, and then not; while the probe runs, the wait to end (AuthNotificationManager.swift
+    /// 174–188; audit 3, D1.3).
+    mutating func probeArrived() -> (handled: Bool, wait: Wait?) {
+        switch phase {
+        case .notRun:
+            forwardedBeforeCheck = true
+            return (true, nil)
+        case .running(let wait): return (true, wait)
+        case .done: return (false, nil)
+        }
+    }
 }
 
 extension ForwardingProbe.Next: Equatable where Wait: Equatable {}
