@@ -15,6 +15,8 @@ public final class AppHost: Sendable {
     /// `CFBundleURLTypes` → `CFBundleURLSchemes`.
     package var urlSchemes: [String] { configuration.urlSchemes }
     package var isSimulator: Bool { configuration.isSimulator }
+    /// Whether the process runs an XCTest suite (`XCTestConfigurationFilePath` in its environment).
+    package var runsUnderXCTest: Bool { configuration.runsUnderXCTest }
     /// `embedded.mobileprovision`, if the build has one.
     package var provisioningProfile: URL? { configuration.provisioningProfile }
     /// With swizzling off, the delegate must pass remote notifications to `Auth.canHandleNotification`.
@@ -110,6 +112,9 @@ public final class AppHost: Sendable {
         package var preferredLocalizations: [String]
         /// `Locale.preferredLanguages`.
         package var preferredLanguages: [String]
+        /// Xcode runs a test target in this app's process: `XCTestConfigurationFilePath` is in its
+        /// environment (the SDK then takes the silent-push path even on a simulator).
+        package var runsUnderXCTest = false
 
         package init(bundleID: String, urlSchemes: [String], isSimulator: Bool = false, provisioningProfile: URL? = nil,
                     forwardsNotifications: Bool = true, forwardsURLs: Bool = true, appVersion: String = "1.0", systemVersion: String? = nil,

@@ -137,9 +137,10 @@ package struct TestHost: Codable, Sendable, Equatable {
             transport = NIOHTTP1Transport(trustingCAPEM: pem)
         }
         let profile = folder.appendingPathComponent("embedded.mobileprovision")
-        let host = AppHost(AppHost.Configuration(bundleID: info.bundleID, urlSchemes: info.urlSchemes,
-                                                 provisioningProfile: FileManager.default.fileExists(atPath: profile.path) ? profile : nil),
-                           transport: transport)
+        var configuration = AppHost.Configuration(bundleID: info.bundleID, urlSchemes: info.urlSchemes,
+                                                  provisioningProfile: FileManager.default.fileExists(atPath: profile.path) ? profile : nil)
+        configuration.runsUnderXCTest = true
+        let host = AppHost(configuration, transport: transport)
         if let gateway = deviceGateway {
             let device = GatewayDevice(gateway: "\(gateway.host.contains(":") ? "[\(gateway.host)]" : gateway.host):\(gateway.port)",
                                        environment: apnsEnvironment, bundleID: info.bundleID, transport: transport)

@@ -31,6 +31,9 @@ public struct AppProfile: Sendable {
     public var build = Build.debug
     /// A simulator build (the SDK takes its tokens as production).
     public var isSimulator = false
+    /// The app's process runs an XCTest suite (Xcode's test host): on a simulator the SDK then
+    /// tries the silent push rather than going straight to reCAPTCHA.
+    package var runsUnderXCTest = false
     /// `embedded.mobileprovision`: by default one made for its build.
     public var provisioningProfile = ProvisioningProfileSource.forBuild
     /// The app's files (`Info.plist`, `GoogleService-Info.plist`, `embedded.mobileprovision`): when
@@ -129,13 +132,16 @@ public struct AppProfile: Sendable {
     /// The app as the device's OS and the SDK read it (``AppHost``): from its files when it has
     /// some, else from this profile, its URL schemes defaulting to `options`' encoded app ID.
     package func host(options: FirebaseOptions) -> AppHost.Configuration {
-        if let bundle {
-            return AppHost.Configuration(bundle: bundle, isSimulator: isSimulator, forwardsNotifications: forwardsNotifications,
-                                         forwardsURLs: forwardsURLs)
+        var configuration = if let bundle {
+            AppHost.Configuration(bundle: bundle, isSimulator: isSimulator, forwardsNotifications: forwardsNotifications,
+                                  forwardsURLs: forwardsURLs)
+        } else {
+            AppHost.Configuration(bundleID: bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme], isSimulator: isSimulator,
+                                  provisioningProfile: provisioningProfile.file, forwardsNotifications: forwardsNotifications,
+                                  forwardsURLs: forwardsURLs)
         }
-        return AppHost.Configuration(bundleID: bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme], isSimulator: isSimulator,
-                                     provisioningProfile: provisioningProfile.file, forwardsNotifications: forwardsNotifications,
-                                     forwardsURLs: forwardsURLs)
+        configuration.runsUnderXCTest = runsUnderXCTest
+        return configuration
     }
 
     /// How the app was built, which decides its profile's `aps-environment` and so its tokens.

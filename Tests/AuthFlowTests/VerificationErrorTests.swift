@@ -413,6 +413,22 @@ struct ReCAPTCHAFallbackTests {
         }
     }
 
+    /// Audit 3, D1.4: PhoneAuthProvider.swift 492–498 goes to reCAPTCHA on a simulator only when
+    /// `XCTestConfigurationFilePath` is not in the process's environment.
+    @Test("a simulator running an XCTest suite takes the silent-push path, as the SDK does")
+    func simulatorUnderXCTest() async throws {
+        try await withWorld { world, _ in
+            var underTest = profile()
+            underTest.runsUnderXCTest = true
+            // Its own code says sandbox (a simulator's .unknown token is taken as production,
+            // APNs would refuse the push, and the wait would run on a clock nobody moves).
+            underTest.declaredTokenType = .sandbox
+            let (auth, _) = try await world.install(underTest)
+            _ = try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber(phone, uiDelegate: nil)
+            #expect(auth.lastAppVerification == .silentPush && auth.lastFallbackReason == nil)
+        }
+    }
+
     @Test("the user closes the page: webContextCancelled (17058)")
     func userCancels() async throws {
         var configuration = BackendConfiguration()
