@@ -90,8 +90,8 @@ extension Auth {
             if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
             user.clearAnonymous()
-            return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: AuthProviderID.phone.rawValue,
-                                                                                     profile: nil, username: nil, isNewUser: false))
+            // No additional user info for a phone link (User.swift 1626–1644; audit 3, D4.5).
+            return AuthDataResult(user: user, additionalUserInfo: nil)
         case let oauth as any IdentityProviderCredential:
             // The SDK links with autoCreate true, its default (UserProfileUpdate.swift 19–24).
             var request = VerifyAssertionRequest(idToken: idToken, autoCreate: true)

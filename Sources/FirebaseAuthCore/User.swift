@@ -344,7 +344,14 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
         defer { tokens.withLock { $0.refreshEnded() } }
         let refreshToken = tokens.withLock { $0.refreshToken }
         let auth = try owner()
-        let response = try await auth.backend.call(SecureTokenRequest(grantType: "refresh_token", refreshToken: refreshToken))
+        var response = try await auth.backend.call(SecureTokenRequest(grantType: "refresh_token", refreshToken: refreshToken))
+        // `retryIfExpired` (SecureTokenService.swift 74–95): a new token whose `exp` is within five
+        // minutes of this device's clock (an answer that came back much later, or a clock far
+        // ahead) is asked for once more, with the same refresh token (audit 3, D4.7).
+        if let token = response.accessToken, !token.isEmpty, let result = try? AuthTokenResult.parse(token),
+           result.expirationDate.timeIntervalSince(self.now) <= 5 * 60 {
+            response = try await auth.backend.call(SecureTokenRequest(grantType: "refresh_token", refreshToken: refreshToken))
+        }
         // access_token is the new ID token; without it the answer is the SDK's unexpected
         // response (17999, SecureTokenResponse.swift), whatever id_token says.
         guard let idToken = response.accessToken, !idToken.isEmpty else {

@@ -194,4 +194,35 @@ struct AnswerShapeTests {
             #expect(again.providerData.map(\.providerID) == ["password"])
         }
     }
+
+    /// Audit 3, D4.7: `retryIfExpired` (SecureTokenService.swift 74–95): a refreshed token whose
+    /// `exp` is within five minutes of the device's clock is asked for once more.
+    @Test("a device clock 58 minutes ahead: the refresh asks once more, as the SDK, and not a third time")
+    func refreshRetriedOnceWhenNearlyExpired() async throws {
+        try await withWorld { world, _ in
+            let ahead = ManualWallClock(Date().addingTimeInterval(58 * 60))
+            let (auth, recording) = try await recordingApp(world, wallClock: ahead)
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            let before = requestBodies(recording, "token").count
+            _ = try await user.getIDToken(forcingRefresh: true)
+            #expect(requestBodies(recording, "token").count - before == 2)
+        }
+    }
+
+    /// Audit 3, D4.5: linking a phone number gives no additional user info (User.swift 1626–1644).
+    @Test("link(with:) a phone credential: the same user with the number, and additionalUserInfo nil, as the SDK")
+    func phoneLinkHasNoAdditionalInfo() async throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = ["+16505553434": "654321"]
+        try await withWorld(configuration: configuration) { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            auth.settings?.isAppVerificationDisabledForTesting = true
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            let id = try await provider.verifyPhoneNumber("+16505553434", uiDelegate: nil)
+            let linked = try await user.link(with: provider.credential(withVerificationID: id, verificationCode: "654321"))
+            #expect(linked.user.uid == user.uid && linked.user.phoneNumber == "+16505553434")
+            #expect(linked.additionalUserInfo == nil)
+        }
+    }
 }

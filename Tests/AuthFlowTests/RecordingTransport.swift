@@ -2,6 +2,7 @@ import DeviceOS
 import FirebaseCore
 import FirebaseAuthCore
 import Foundation
+import Utilities
 import HTTPTransport
 import Scenarios
 import Synchronization
@@ -24,12 +25,12 @@ final class RecordingTransport: HTTPTransport {
 
 /// An app on its own transport recorder, in `world`.
 func recordingApp(_ world: PhoneAuthWorld, profile: AppProfile = AppProfile(), clock: (any Clock<Duration>)? = nil,
-                  urlSchemes: [String]? = nil, linksRecaptcha: Bool = false,
+                  wallClock: any WallClock = SystemWallClock(), urlSchemes: [String]? = nil, linksRecaptcha: Bool = false,
                   recaptcha: RecaptchaEnterpriseSDK? = nil) async throws -> (Auth, RecordingTransport) {
     let options = world.options(for: profile)
     options.bundleID = profile.bundleID
     let recording = RecordingTransport(world.transport)
-    let host = AppHost(AppHost.Configuration(bundleID: profile.bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme]), recaptchaEnterprise: recaptcha ?? (linksRecaptcha ? RecaptchaEnterpriseSDK(service: world.backendURL) : nil), clock: clock ?? world.appClock, transport: recording)
+    let host = AppHost(AppHost.Configuration(bundleID: profile.bundleID, urlSchemes: urlSchemes ?? [options.encodedAppIDScheme]), recaptchaEnterprise: recaptcha ?? (linksRecaptcha ? RecaptchaEnterpriseSDK(service: world.backendURL) : nil), clock: clock ?? world.appClock, wallClock: wallClock, transport: recording)
     let auth = world.auth(options: options, host: host)
     let token = try await world.devices.installDevice(for: host, environment: .sandbox) { _, _ in }
     auth.setAPNSToken(Data(token.bytes), type: .sandbox)
