@@ -123,12 +123,12 @@ package enum ReCAPTCHAFlow {
             return .token(token)
         }
         if case let errorJSON?? = first("firebaseError", in: items) {
-            // Read as any JSON object first: not JSON at all is 17999, JSON without string code and
-            // message 17059, as the SDK tells them apart.
-            guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(errorJSON.utf8)) else {
+            // As JSONSerialization reads it: what does not parse as an array or object is 17999;
+            // anything else without string code and message (an array too) 17059 (audit 3, D1.9).
+            guard let parsed = try? JSONSerialization.jsonObject(with: Data(errorJSON.utf8)) else {
                 return .failure(AuthError(.internalError, "firebaseError is not JSON: \(errorJSON)"))
             }
-            if case .string(let code)? = object["code"], case .string(let message)? = object["message"] {
+            if let object = parsed as? [String: Any], let code = object["code"] as? String, let message = object["message"] as? String {
                 return .failure(webError(code: code, message: message))
             }
         }

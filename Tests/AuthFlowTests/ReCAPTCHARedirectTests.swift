@@ -124,6 +124,10 @@ struct ReCAPTCHARedirectTests {
         }
         #expect(code(noCode) == .appVerificationUserInteractionFailure)
         #expect(code(badJSON) == .internalError)
+        // A JSON array parses (JSONSerialization), is no object: 17059; a bare string does not parse: 17999
+        // (PhoneAuthProvider.swift 595–611; audit 3, D1.9).
+        #expect(code(redirect("authType=verifyApp&eventId=ABCDEFGHIJ&firebaseError=%5B1%5D")) == .appVerificationUserInteractionFailure)
+        #expect(code(redirect("authType=verifyApp&eventId=ABCDEFGHIJ&firebaseError=%22x%22")) == .internalError)
         #expect(ReCAPTCHAFlow.read(noLink, scheme: scheme, eventID: "ABCDEFGHIJ") == .notOurs(URLRefusal(.noDeepLink, "")))
     }
 }
