@@ -306,8 +306,9 @@ struct NotificationHandlingTests {
         #expect(!auth.canHandleNotification(["com.google.firebase.auth": ["receipt": "R1", "secret": "S1"]]))
         #expect(!auth.canHandleNotification(["aps": ["content-available": 1]]))
         #expect(!auth.canHandleNotification(["com.google.firebase.auth": "not json"]))
-        // A probe notification after the probe is not Auth's.
-        #expect(!auth.canHandleNotification(["com.google.firebase.auth": ["warning": AuthNotification.probeWarning]]))
+        // A probe notification before any check is Auth's: the SDK notes that notifications are
+        // forwarded (AuthNotificationManager.swift 174–188; audit 3, D1.3).
+        #expect(auth.canHandleNotification(["com.google.firebase.auth": ["warning": AuthNotification.probeWarning]]))
     }
 
     @Test("at most 32 pending receipts, the oldest dropped; duplicates kept once")
