@@ -155,7 +155,9 @@ public final class PhoneAuthProvider: NSObject, @unchecked Sendable {
         var enterprise: String?
         if auth.isAppVerificationDisabledForTesting {
             auth.noteVerification(.testMode)
-            proof = .none
+            // `verifyInTestMode` (PhoneAuthProvider.swift 339–360): the request alone, its refusal
+            // thrown as it is, with no rerun on INVALID_APP_CREDENTIAL (audit 3, D1.11).
+            return try await send(backend, phoneNumber, proof: .none, enterprise: nil, session: session)
         } else {
             proof = try await appProof(backend, uiDelegate: uiDelegate ?? HeadlessPresenter())
             if auditFallback { enterprise = Auth.noRecaptcha }

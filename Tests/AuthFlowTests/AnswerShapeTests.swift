@@ -225,4 +225,20 @@ struct AnswerShapeTests {
             #expect(linked.additionalUserInfo == nil)
         }
     }
+
+    /// Audit 3, D1.11: in test mode the SDK sends the code request alone (`verifyInTestMode`,
+    /// PhoneAuthProvider.swift 339–360): a refusal is thrown as it is, with no rerun.
+    @Test("test mode: INVALID_APP_CREDENTIAL is 17048 at once, one request, no second verification")
+    func testModeNoRerun() async throws {
+        try await withWorld { world, _ in
+            let (auth, recording) = try await recordingApp(world)
+            let toolkit = try #require(world.toolkit)
+            auth.settings?.isAppVerificationDisabledForTesting = true
+            toolkit.faults.add(.error("INVALID_APP_CREDENTIAL", on: "sendVerificationCode"))
+            _ = await expectAuthError(.invalidAppCredential) {
+                try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505553434", uiDelegate: nil)
+            }
+            #expect(requestBodies(recording, "sendVerificationCode").count == 1)
+        }
+    }
 }
