@@ -379,12 +379,15 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
                 throw AuthError(.userMismatch, "the credential belongs to no account, so not to the signed-in user \(uid.prefix(8))… (\(error.message))",
                                 serverMessage: error.serverMessage)
             }
-            guard result.user.uid == uid else {
-                throw AuthError(.userMismatch, "the credential is for user \(result.user.uid.prefix(8))…, not the signed-in user \(uid.prefix(8))…")
+            // As User.swift 386–405: the credential's user must be the Auth's current user (a
+            // user object kept after a sign-out, or another user's, is a mismatch); this user takes
+            // the new tokens, and the result is the sign-in's own (its user a new object, freshly
+            // read), with no further request (audit 3, D3.3).
+            guard result.user.uid == auth.currentUser?.uid else {
+                throw AuthError(.userMismatch, "the credential is for user \(result.user.uid.prefix(8))…, not the current user \(auth.currentUser.map { "\($0.uid.prefix(8))…" } ?? "(none)")")
             }
             adoptTokens(of: result.user)
-            if let record = try? await auth.accountInfo(idToken: rawIDToken) { update(with: record) }
-            return AuthDataResult(user: self, additionalUserInfo: result.additionalUserInfo, credential: result.credential)
+            return result
         }
     }
 

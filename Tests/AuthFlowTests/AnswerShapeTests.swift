@@ -241,4 +241,22 @@ struct AnswerShapeTests {
             #expect(requestBodies(recording, "sendVerificationCode").count == 1)
         }
     }
+
+    /// Audit 3, D3.3: `reauthenticate(with:)` (User.swift 386–405) compares the credential's user
+    /// with the Auth's current user, returns the sign-in's own result and sends nothing more.
+    @Test("reauthenticate: the sign-in's result, one lookup; a user object kept after a sign-out is userMismatch")
+    func reauthenticateAsTheSDK() async throws {
+        try await withWorld { world, _ in
+            let (auth, recording) = try await recordingApp(world)
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            let before = requestBodies(recording, "getAccountInfo").count
+            let result = try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: "ada@example.com", password: "secret1"))
+            #expect(result.user.uid == user.uid && result.user !== user && auth.currentUser === user)
+            #expect(requestBodies(recording, "getAccountInfo").count - before == 1, "the sign-in's own lookup only")
+            try auth.signOut()
+            _ = await expectAuthError(.userMismatch) {
+                try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: "ada@example.com", password: "secret1"))
+            }
+        }
+    }
 }
