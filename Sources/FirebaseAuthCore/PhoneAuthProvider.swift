@@ -256,16 +256,24 @@ public final class PhoneAuthProvider: NSObject, @unchecked Sendable {
     private func startEnrollment(_ backend: BackendClient, _ phoneNumber: String, proof: ProofFields, enterprise: String?,
                                  idToken: String) async throws(AuthError) -> String {
         let info = Self.phoneInfo(phoneNumber, proof: proof, enterprise: enterprise)
-        return try await backend.call(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: info)).phoneSessionInfo?.sessionInfo ?? ""
+        let response = try await backend.call(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: info))
+        return try Self.sessionInfo(response.phoneSessionInfo?.sessionInfo, of: "mfaEnrollment:start")
+    }
+
+    /// A second factor's start answer without its phone info is the SDK's unexpected response
+    /// (17999: its StartMFA…Response types require it; audit 3, D1.12); an empty session passes.
+    static func sessionInfo(_ value: String?, of call: String) throws(AuthError) -> String {
+        guard let value else { throw AuthError(.internalError, "\(call) answered without phoneSessionInfo (the SDK's unexpected response)") }
+        return value
     }
 
     @inline(never)
     private func startSignIn(_ backend: BackendClient, _ phoneNumber: String, proof: ProofFields, enterprise: String?,
                              session: MultiFactorSession) async throws(AuthError) -> String {
         let info = Self.phoneInfo(phoneNumber, proof: proof, enterprise: enterprise)
-        return try await backend.call(StartMFASignInRequest(mfaPendingCredential: session.mfaPendingCredential,
-                                                            mfaEnrollmentId: session.multiFactorInfo?.uid, phoneSignInInfo: info))
-            .phoneResponseInfo?.sessionInfo ?? ""
+        let response = try await backend.call(StartMFASignInRequest(mfaPendingCredential: session.mfaPendingCredential,
+                                                                    mfaEnrollmentId: session.multiFactorInfo?.uid, phoneSignInInfo: info))
+        return try Self.sessionInfo(response.phoneResponseInfo?.sessionInfo, of: "mfaSignIn:start")
     }
 
     /// The credential for `verificationID` and the code the user typed.

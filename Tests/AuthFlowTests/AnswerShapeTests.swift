@@ -259,4 +259,24 @@ struct AnswerShapeTests {
             }
         }
     }
+
+    /// Audit 3, D1.12: a second factor's start answer without its phone info is the SDK's
+    /// unexpected response (its StartMFAEnrollmentResponse requires it), 17999.
+    @Test("mfaEnrollment:start answered without phoneSessionInfo: 17999, not an empty verification ID")
+    func enrollmentStartWithoutInfo() async throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = ["+16505553434": "654321"]
+        try await withWorld(configuration: configuration) { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            let toolkit = try #require(world.toolkit)
+            _ = try await toolkit.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com", password: "secret1", emailVerified: true))
+            let user = try await auth.signIn(withEmail: "ada@example.com", password: "secret1").user
+            auth.settings?.isAppVerificationDisabledForTesting = true
+            toolkit.faults.add(.raw(status: 200, body: "{}", on: "accounts/mfaEnrollment:start"))
+            let session = try await user.multiFactor.session()
+            _ = await expectAuthError(.internalError) {
+                try await PhoneAuthProvider.provider(auth: auth).verifyPhoneNumber("+16505553434", uiDelegate: nil, multiFactorSession: session)
+            }
+        }
+    }
 }
