@@ -86,6 +86,11 @@ extension Auth {
         let idToken = try await user.idToken()
         switch credential {
         case let phone as PhoneAuthCredential:
+            // A temporary-proof credential (from 17025) is where the SDK stops with fatalError
+            // ("Missing verificationCode", User.swift 1421): a clear error here (audit 3, D4.6).
+            if phone.temporaryProof != nil {
+                throw AuthError(.missingVerificationCode, "link(with:) takes a phone credential with a verification ID and code; one with a temporary proof signs in (the SDK stops here with fatalError: Missing verificationCode)")
+            }
             let response = try await backend.call(try phone.verifyRequest(operation: .link, idToken: idToken))
             if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)

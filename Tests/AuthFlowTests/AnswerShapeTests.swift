@@ -279,4 +279,27 @@ struct AnswerShapeTests {
             }
         }
     }
+
+    /// Audit 3, D4.6: linking a temporary-proof phone credential is where the SDK stops with
+    /// fatalError ("Missing verificationCode", User.swift 1421): a clear 17044 here, no request.
+    @Test("link(with:) the temporary-proof credential of a 17025: missingVerificationCode, as the SDK's crash says")
+    func linkTemporaryProof() async throws {
+        var configuration = BackendConfiguration()
+        configuration.testPhoneNumbers = ["+16505553434": "654321"]
+        try await withWorld(configuration: configuration) { world, _ in
+            let (auth, _) = try await recordingApp(world)
+            auth.settings?.isAppVerificationDisabledForTesting = true
+            let provider = PhoneAuthProvider.provider(auth: auth)
+            _ = try await auth.signIn(with: provider.credential(withVerificationID: try await provider.verifyPhoneNumber("+16505553434", uiDelegate: nil),
+                                                                verificationCode: "654321"))
+            try auth.signOut()
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "secret1").user
+            let taken = await expectAuthError(.credentialAlreadyInUse) {
+                try await user.link(with: provider.credential(withVerificationID: try await provider.verifyPhoneNumber("+16505553434", uiDelegate: nil),
+                                                              verificationCode: "654321"))
+            }
+            let proof = try #require(taken?.updatedCredential)
+            _ = await expectAuthError(.missingVerificationCode) { try await user.link(with: proof) }
+        }
+    }
 }
