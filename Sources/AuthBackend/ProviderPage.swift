@@ -33,10 +33,8 @@ package enum ProviderPageOutcome: Sendable, Hashable {
             }
             self = .account(email: email)
         case "error":
-            guard parts.count >= 2, !parts[1].isEmpty else {
-                throw IdentityToolkitError(.invalidConfig, "error takes a firebaseError code: error:auth/internal-error[:message]")
-            }
-            self = .firebaseError(code: parts[1], message: parts.count == 3 ? parts[2] : ReCAPTCHAOutcome.standardMessages[parts[1]] ?? "An error occurred.")
+            let (code, message) = try ReCAPTCHAOutcome.pageError(parts)
+            self = .firebaseError(code: code, message: message)
         default:
             throw IdentityToolkitError(.invalidConfig, "the provider page's outcome is first, new, account:<email>, cancel or error:<code>[:<message>], not \(argument)")
         }

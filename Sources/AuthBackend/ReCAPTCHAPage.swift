@@ -26,14 +26,20 @@ package enum ReCAPTCHAOutcome: Sendable, Hashable {
             }
             self = .slowChallenge(seconds: seconds)
         case "error":
-            guard parts.count >= 2, !parts[1].isEmpty else {
-                throw IdentityToolkitError(.invalidConfig, "error takes a firebaseError code: error:auth/network-request-failed[:message]")
-            }
-            let message = parts.count == 3 ? parts[2] : Self.standardMessages[parts[1]] ?? "An error occurred."
-            self = .firebaseError(code: parts[1], message: message)
+            let (code, message) = try Self.pageError(parts)
+            self = .firebaseError(code: code, message: message)
         default:
             throw IdentityToolkitError(.invalidConfig, "the reCAPTCHA outcome is pass, slow:<seconds>, cancel or error:<code>[:<message>], not \(argument)")
         }
+    }
+
+    /// `error:<code>[:<message>]` split at its colons: the code, and the message given or the web
+    /// widget's own for the code. (Also the provider page's form, ``ProviderPageOutcome``.)
+    static func pageError(_ parts: [String]) throws(IdentityToolkitError) -> (code: String, message: String) {
+        guard parts.count >= 2, !parts[1].isEmpty else {
+            throw IdentityToolkitError(.invalidConfig, "error takes a firebaseError code: error:auth/network-request-failed[:message]")
+        }
+        return (parts[1], parts.count == 3 ? parts[2] : standardMessages[parts[1]] ?? "An error occurred.")
     }
 
     /// The messages the web widget sends with the codes the SDK maps.
