@@ -8,7 +8,7 @@ import Foundation
 /// Google's answer does not carry. Email, phone, anonymous and custom-token sign-ins have no
 /// profile, as in the SDK. `@unchecked Sendable` (the SDK's is not `Sendable`): every property is
 /// a `let`, and `profile` holds what JSON parsing makes (strings, numbers, arrays, dictionaries).
-open class AdditionalUserInfo: NSObject, NSSecureCoding, @unchecked Sendable {
+open class AdditionalUserInfo: NSObject, NSSecureCoding {
     /// The provider's ID (`apple.com`, `password`, `phone`; `""` for anonymous and custom-token sign-ins).
     public let providerID: String
     /// The identity provider's information about the user, if it gave any.

@@ -8,7 +8,7 @@ import Utilities
 
 /// `auth.settings`: FirebaseAuth 12.19's `AuthSettings` (Auth/AuthSettings.swift), an `NSObject`
 /// that copies itself (`NSCopying`). `@unchecked Sendable`: its one flag is kept under a lock.
-public final class AuthSettings: NSObject, NSCopying, @unchecked Sendable {
+public final class AuthSettings: NSObject, NSCopying {
     private let disabled: Mutex<Bool>
 
     /// Internal, as the SDK's: an app reads `auth.settings`, it does not make one.
@@ -64,8 +64,11 @@ public final class Auth: NSObject {
     /// `auth.settings`: optional, as in the SDK (`Auth.auth().settings?.isAppVerificationDisabledForTesting = true`);
     /// never nil unless the app sets it so. Setting it stores a copy.
     public var settings: AuthSettings? {
-        get { state.withLock { $0.settings } }
-        set { state.withLock { $0.settings = newValue?.copy() as? AuthSettings } }
+        get { state.withLock { $0.settings.value } }
+        set {
+            let copy = HandedOver(newValue?.copy() as? AuthSettings)
+            state.withLock { $0.settings = copy }
+        }
     }
 
     /// `customAuthDomain`: the domain (a URL or a host) whose `/__/auth/handler` page the reCAPTCHA
@@ -90,7 +93,8 @@ public final class Auth: NSObject {
     var isAppVerificationDisabledForTesting: Bool { settings?.isAppVerificationDisabledForTesting == true }
 
     struct State {
-        var settings: AuthSettings? = AuthSettings()
+        /// Not `Sendable`, as in 12.19; it guards its own state, and is handed out whole.
+        var settings = HandedOver<AuthSettings?>(AuthSettings())
         var languageCode: String?
         /// The project's reCAPTCHA config, as the last `getRecaptchaConfig` answered it.
         var recaptchaConfig: RecaptchaConfig?
@@ -225,7 +229,7 @@ public final class Auth: NSObject {
         let formatted = host.contains(":") ? "[\(host)]" : host
         state.withLock {
             $0.emulator = host.isEmpty ? "" : "\(formatted):\(port)"
-            $0.settings?.isAppVerificationDisabledForTesting = true
+            $0.settings.value?.isAppVerificationDisabledForTesting = true
         }
     }
 

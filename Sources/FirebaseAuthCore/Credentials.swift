@@ -3,7 +3,7 @@ import IdentityToolkitAPI
 
 /// The providers the SDK names: FirebaseAuth 12.19's `AuthProviderID` (AuthProvider/AuthProviderID.swift),
 /// a struct with a `rawValue` and one static member per provider, `custom(_:)` for the others.
-public struct AuthProviderID: Equatable, Sendable {
+public struct AuthProviderID: Equatable {
     public let rawValue: String
     private init(rawValue: String) { self.rawValue = rawValue }
 }

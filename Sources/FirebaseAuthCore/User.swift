@@ -39,7 +39,7 @@ struct ProviderInfo: UserInfo, Hashable {
 
 /// `user.metadata`: when the account was made and last signed in. An NSObject, as 12.19's
 /// (User/UserMetadata.swift); Sendable here (its two dates never change), which 12.19's is not.
-public final class UserMetadata: NSObject, NSSecureCoding, Sendable {
+public final class UserMetadata: NSObject, NSSecureCoding {
     public let creationDate: Date?
     public let lastSignInDate: Date?
 

@@ -461,8 +461,7 @@ struct ModuleSurface {
     /// declares them). Shrinks only: a conformance that becomes the SDK's must leave it.
     static let conformancesNotYet: [String: [String]] = [
         "Sendable here, not in 12.19: Swift 6 code that sends one across actors compiles here and not in Xcode": [
-            "AdditionalUserInfo: Sendable", "AuthProviderID: Sendable", "AuthSettings: Sendable",
-            "AuthUIDelegate: Sendable", "UserMetadata: Sendable"],
+            "AuthUIDelegate: Sendable"],
     ]
 
     /// The conformances the list holds (`Scripts/sdk-swift-api.py --conformances`), of the kinds
