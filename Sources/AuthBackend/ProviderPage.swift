@@ -73,20 +73,11 @@ enum ProviderPage {
         }
         let bundleID = configuration.bundleID
         guard value("ibi") == bundleID else { return bad("ibi must be the iOS app's bundle ID \(bundleID)") }
-        guard let event = value("eventId"), event.count == 10, event.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
-            return bad("eventId must be 10 uppercase letters")
-        }
+        guard let event = ReCAPTCHAPage.eventID(items) else { return bad("eventId must be 10 uppercase letters") }
         guard let session = value("sessionId"), session.count == 64, session.allSatisfy(\.isHexDigit) else {
             return bad("sessionId must be the SHA-256 (hex) of the app's session ID")
         }
-        let scheme: String
-        if let clientID = value("clientId"), !clientID.isEmpty {
-            scheme = clientID.split(separator: ".").reversed().joined(separator: ".")
-        } else if let appID = value("appId"), !appID.isEmpty {
-            scheme = "app-" + appID.replacingOccurrences(of: ":", with: "-")
-        } else {
-            return bad("appId or clientId is required")
-        }
+        guard let scheme = ReCAPTCHAPage.callbackScheme(items) else { return bad("appId or clientId is required") }
         var loginHint: String?
         if let text = value("customParameters") {
             guard let parameters = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)) else {

@@ -71,18 +71,26 @@ enum ReCAPTCHAPage {
         }
         guard value("authType") == "verifyApp" else { return .failure(IdentityToolkitError(.invalidRequest, "authType must be verifyApp")) }
         guard let ibi = value("ibi"), ibi == bundleID else { return .failure(IdentityToolkitError(.invalidRequest, "ibi must be the iOS app's bundle ID \(bundleID)")) }
-        guard let event = value("eventId"), event.count == 10, event.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
+        guard let event = eventID(items) else {
             return .failure(IdentityToolkitError(.invalidRequest, "eventId must be 10 uppercase letters"))
         }
-        let scheme: String
-        if let clientID = value("clientId"), !clientID.isEmpty {
-            scheme = clientID.split(separator: ".").reversed().joined(separator: ".")
-        } else if let appID = value("appId"), !appID.isEmpty {
-            scheme = "app-" + appID.replacingOccurrences(of: ":", with: "-")
-        } else {
-            return .failure(IdentityToolkitError(.invalidRequest, "appId or clientId is required"))
-        }
+        guard let scheme = callbackScheme(items) else { return .failure(IdentityToolkitError(.invalidRequest, "appId or clientId is required")) }
         return .success(Query(apiKey: apiKey, bundleID: ibi, eventID: event, scheme: scheme, language: value("hl")))
+    }
+
+    /// A handler query's `eventId`, if it is 10 uppercase letters (the SDK's event IDs; both pages).
+    static func eventID(_ items: [URLQueryItem]) -> String? {
+        guard let event = items.first(where: { $0.name == "eventId" })?.value, event.count == 10,
+              event.allSatisfy({ $0.isASCII && $0.isUppercase }) else { return nil }
+        return event
+    }
+
+    /// The app's scheme the page redirects to, as the widget derives it: the reversed `clientId`,
+    /// else `app-` and the `appId` with `-` for `:`; nil with neither (both pages).
+    static func callbackScheme(_ items: [URLQueryItem]) -> String? {
+        func value(_ name: String) -> String? { items.first { $0.name == name }?.value.flatMap { $0.isEmpty ? nil : $0 } }
+        if let clientID = value("clientId") { return clientID.split(separator: ".").reversed().joined(separator: ".") }
+        return value("appId").map { "app-" + $0.replacingOccurrences(of: ":", with: "-") }
     }
 
     /// The redirect to the app for a token or an error.

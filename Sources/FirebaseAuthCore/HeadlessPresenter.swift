@@ -106,6 +106,13 @@ package struct HeadlessPresenter: AuthUIDelegate {
         }
     }
 
+    /// The page at `url` loaded as this presenter loads it, and its redirect link; nil when it does
+    /// not load or has none (for presenters that do something else with the redirect).
+    package static func loadRedirect(_ url: URL, host: AppHost) async -> URL? {
+        guard let answer = try? await host.transport.send(TransportRequest(method: "GET", url: url)), answer.status == 200 else { return nil }
+        return redirect(in: String(decoding: answer.body, as: UTF8.self))
+    }
+
     /// The page's redirect link (`<a id="authsim-redirect" href="…">`), its `&amp;`s unescaped.
     package static func redirect(in html: String) -> URL? {
         // Searched as bytes: the standard library's generic firstRange(of:) and

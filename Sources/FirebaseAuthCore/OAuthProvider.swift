@@ -57,12 +57,8 @@ open class OAuthProvider: NSObject, FederatedAuthProvider {
         } else {
             refusal = nil
         }
-        let options = auth.options
-        if let reversed = options.reversedClientIDScheme, CallbackScheme.isRegistered(reversed, in: auth.host.urlSchemes) {
-            (callbackScheme, usingClientIDScheme) = (reversed, true)
-        } else {
-            (callbackScheme, usingClientIDScheme) = (options.encodedAppIDScheme, false)
-        }
+        callbackScheme = CallbackScheme.derive(options: auth.options, registered: auth.host.urlSchemes)
+        usingClientIDScheme = callbackScheme == auth.options.reversedClientIDScheme
     }
 
     /// `init(providerID:auth:)` with an `AuthProviderID`.

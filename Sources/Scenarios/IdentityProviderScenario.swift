@@ -2,7 +2,6 @@ import AuthBackend
 import DeviceOS
 import FirebaseAuthCore
 import Foundation
-import HTTPTransport
 import LocalPKI
 
 /// A sign-in on an identity provider's web page (`OAuthProvider`'s web flow) in a scenario file:
@@ -51,9 +50,7 @@ package enum IdentityProviderScenario {
         let timeline: Timeline
 
         func present(_ url: URL, host: AppHost) async {
-            guard let answer = try? await host.transport.send(TransportRequest(method: "GET", url: url)),
-                  let redirect = HeadlessPresenter.redirect(in: String(decoding: answer.body, as: UTF8.self))
-            else {
+            guard let redirect = await HeadlessPresenter.loadRedirect(url, host: host) else {
                 timeline.record(.browser, "the page did not load or has no redirect", .presenter(kind: PresenterEvent.Kind.failed.rawValue))
                 return
             }

@@ -199,8 +199,7 @@ struct RewritingPresenter: AuthUIDelegate {
     }
 
     func present(_ url: URL, host: AppHost) async {
-        guard let answer = try? await host.transport.send(TransportRequest(method: "GET", url: url)),
-              let redirect = HeadlessPresenter.redirect(in: String(decoding: answer.body, as: UTF8.self)),
+        guard let redirect = await HeadlessPresenter.loadRedirect(url, host: host),
               var components = URLComponents(url: redirect, resolvingAgainstBaseURL: false)
         else { return onEvent(PresenterEvent(.failed, "no page")) }
         components.scheme = scheme
