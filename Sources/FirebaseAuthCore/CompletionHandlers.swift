@@ -86,8 +86,8 @@ extension Auth {
     /// completion, as in 12.19).
     public func signIn(with provider: any FederatedAuthProvider, uiDelegate: (any AuthUIDelegate)?,
                        completion: ((AuthDataResult?, (any Error)?) -> Void)?) {
-        complete(completion, with: (self, provider)) { (call: (Auth, any FederatedAuthProvider)) async throws -> AuthDataResult in
-            try await call.0.signIn(with: call.1, uiDelegate: uiDelegate)
+        complete(completion, with: (self, provider, uiDelegate)) { (call: (Auth, any FederatedAuthProvider, (any AuthUIDelegate)?)) async throws -> AuthDataResult in
+            try await call.0.signIn(with: call.1, uiDelegate: call.2)
         }
     }
 
@@ -124,9 +124,9 @@ extension PhoneAuthProvider {
     public func verifyPhoneNumber(_ phoneNumber: String, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession? = nil,
                                   completion: (@MainActor (String?, (any Error)?) -> Void)?) {
-        let session = HandedOver(multiFactorSession)
+        let handedOver = HandedOver((uiDelegate, multiFactorSession))
         completeOnMainActor(completion) { () async throws -> String in
-            try await self.verifyPhoneNumber(phoneNumber, uiDelegate: uiDelegate, multiFactorSession: session.value)
+            try await self.verifyPhoneNumber(phoneNumber, uiDelegate: handedOver.value.0, multiFactorSession: handedOver.value.1)
         }
     }
 
@@ -135,9 +135,9 @@ extension PhoneAuthProvider {
     public func verifyPhoneNumber(with multiFactorInfo: PhoneMultiFactorInfo, uiDelegate: (any AuthUIDelegate)? = nil,
                                   multiFactorSession: MultiFactorSession?,
                                   completion: ((String?, (any Error)?) -> Void)?) {
-        let session = HandedOver(multiFactorSession)
+        let handedOver = HandedOver((uiDelegate, multiFactorSession))
         complete(completion) { () async throws -> String in
-            try await self.verifyPhoneNumber(with: multiFactorInfo, uiDelegate: uiDelegate, multiFactorSession: session.value)
+            try await self.verifyPhoneNumber(with: multiFactorInfo, uiDelegate: handedOver.value.0, multiFactorSession: handedOver.value.1)
         }
     }
 }
@@ -188,16 +188,16 @@ extension User {
     /// `link(with:uiDelegate:completion:)`: through the provider's web flow.
     public func link(with provider: any FederatedAuthProvider, uiDelegate: (any AuthUIDelegate)?,
                      completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion, with: (self, provider)) { (call: (User, any FederatedAuthProvider)) async throws -> AuthDataResult in
-            try await call.0.link(with: call.1, uiDelegate: uiDelegate)
+        complete(completion, with: (self, provider, uiDelegate)) { (call: (User, any FederatedAuthProvider, (any AuthUIDelegate)?)) async throws -> AuthDataResult in
+            try await call.0.link(with: call.1, uiDelegate: call.2)
         }
     }
 
     /// `reauthenticate(with:uiDelegate:completion:)`: through the provider's web flow.
     public func reauthenticate(with provider: any FederatedAuthProvider, uiDelegate: (any AuthUIDelegate)?,
                                completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
-        complete(completion, with: (self, provider)) { (call: (User, any FederatedAuthProvider)) async throws -> AuthDataResult in
-            try await call.0.reauthenticate(with: call.1, uiDelegate: uiDelegate)
+        complete(completion, with: (self, provider, uiDelegate)) { (call: (User, any FederatedAuthProvider, (any AuthUIDelegate)?)) async throws -> AuthDataResult in
+            try await call.0.reauthenticate(with: call.1, uiDelegate: call.2)
         }
     }
 

@@ -21,7 +21,7 @@ public protocol FederatedAuthProvider: NSObjectProtocol {
 /// Its `withProviderID:` factories are Objective-C only in 12.19 (`@available(swift 1000.0)`):
 /// the Apple guide's `credential(withProviderID:IDToken:rawNonce:)` is the Objective-C name and
 /// does not build for iOS in Swift; here they are refused with the Swift spelling.
-open class OAuthProvider: NSObject, FederatedAuthProvider {
+open class OAuthProvider: NSObject, @preconcurrency FederatedAuthProvider {
     /// `OAuthProvider.id`: "OAuth", as the SDK's (not a provider's ID: Apple's is `AuthProviderID.apple.rawValue`).
     public static let id = "OAuth"
 
@@ -91,8 +91,8 @@ open class OAuthProvider: NSObject, FederatedAuthProvider {
     /// redirect reaching `Auth.canHandle(_:)` is `webContextCancelled` (17058); a page already
     /// presented, the same; the page's errors as the SDK maps them.
     open func getCredentialWith(_ uiDelegate: (any AuthUIDelegate)?, completion: ((AuthCredential?, (any Error)?) -> Void)? = nil) {
-        let flow = WebFlowCall(self)
-        complete(completion) { try await AuthError.forApp { try await flow.run(uiDelegate) } }
+        let flow = WebFlowCall(self), presenter = HandedOver(uiDelegate)
+        complete(completion) { try await AuthError.forApp { try await flow.run(presenter.value) } }
     }
 
     /// `credential(with:)`: ``getCredentialWith(_:completion:)`` as an async call.
@@ -221,8 +221,10 @@ extension Auth {
         let outcome = try beginPresentation(eventID: eventID, scheme: scheme, authType: authType)
         let host = self.host
         let auth = WeakAuth(auth: self)
+        // The delegate is the presenting task's from here on (this call only waits for the outcome).
+        let presenter = HandedOver(uiDelegate)
         let presenting = Task {
-            await uiDelegate.present(url, host: host)
+            await presenter.value.present(url, host: host)
             // The web view closed. If no redirect reached canHandle(url), the user cancelled
             // (or the app never passed the URL to Auth, and the page could not close itself).
             auth.auth?.endPresentation(eventID: eventID)

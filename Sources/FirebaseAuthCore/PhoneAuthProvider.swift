@@ -6,7 +6,7 @@ import IdentityToolkitAPI
 /// `AuthUIDelegate`: presents the reCAPTCHA page for the fallback. `present(_:host:)` shows `url`
 /// and returns when the web view closes; a page that redirects hands its URL to the OS with
 /// `host.open(_:)`, as a real browser does. ``HeadlessPresenter`` is the default.
-public protocol AuthUIDelegate: Sendable {
+public protocol AuthUIDelegate {
     func present(_ url: URL, host: AppHost) async
 }
 

@@ -70,7 +70,7 @@ public struct AppProfile: Sendable {
     // MARK: Where it runs
 
     /// The reCAPTCHA presenter (nil: the SDK's default, a ``HeadlessPresenter`` handing the redirect to the app).
-    public var uiDelegate: (any AuthUIDelegate)? = nil
+    public var uiDelegate: (any AuthUIDelegate & Sendable)? = nil
     /// Claim the app's URL schemes here while it runs, so that `redirect-interceptor` can hand it URLs.
     package var schemeDirectory: SchemeDirectory? = nil
 

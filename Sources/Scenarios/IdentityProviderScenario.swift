@@ -19,7 +19,7 @@ package enum IdentityProviderScenario {
             }
             let provider = OAuthProvider(providerID: identityProvider.providerID, auth: auth)
             if let hint = identityProvider.loginHint { provider.customParameters = ["login_hint": hint] }
-            let headless: any AuthUIDelegate = identityProvider.otherAppOwnsScheme
+            let headless: any AuthUIDelegate & Sendable = identityProvider.otherAppOwnsScheme
                 ? OtherAppTakesRedirect(timeline: timeline) : HeadlessPresenter { ScenarioRunner.record($0, into: timeline) }
             let presenter = PagePresenter(inner: profile.uiDelegate ?? headless, providerID: identityProvider.providerID, timeline: timeline)
             timeline.record(.app, to: .browser,
@@ -62,7 +62,7 @@ package enum IdentityProviderScenario {
 
     /// Puts the page's opening in the timeline, then presents it.
     struct PagePresenter: AuthUIDelegate {
-        let inner: any AuthUIDelegate
+        let inner: any AuthUIDelegate & Sendable
         let providerID: String
         let timeline: Timeline
 

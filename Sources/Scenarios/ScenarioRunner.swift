@@ -16,7 +16,7 @@ package struct AppRunOptions: Sendable {
     /// The app's files instead of the scenario's app section.
     package var bundle: AppBundle?
     /// The reCAPTCHA presenter (nil: a headless one that records into the timeline).
-    package var uiDelegate: (any AuthUIDelegate)?
+    package var uiDelegate: (any AuthUIDelegate & Sendable)?
     /// Claim the app's schemes here for `redirect-interceptor`.
     package var schemeDirectory: SchemeDirectory?
     /// Overrides the code the scenario says the user types.
@@ -437,7 +437,7 @@ package enum ScenarioRunner {
 /// `@unchecked Sendable`: it holds the app's `Auth` (not Sendable, as in 12.19), whose state is
 /// under its own locks, and reads it only.
 struct RecordingPresenter: AuthUIDelegate, @unchecked Sendable {
-    let inner: any AuthUIDelegate
+    let inner: any AuthUIDelegate & Sendable
     let auth: Auth
     let timeline: Timeline
 
