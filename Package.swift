@@ -279,7 +279,8 @@ let package = Package(
             name: "AuthFlowTests",
             dependencies: ["FirebaseCore", "DeviceOS", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor",
                            "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport", "LocalPKI", crypto, .product(name: "CryptoExtras", package: "swift-crypto"), logging,
-                           .product(name: "InMemoryLogging", package: "swift-log")]
+                           .product(name: "InMemoryLogging", package: "swift-log")],
+            exclude: ["StateFormats"]
         ),
         .testTarget(
             name: "ScenarioTests",

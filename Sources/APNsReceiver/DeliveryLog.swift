@@ -142,9 +142,13 @@ package final class DeliveryLog: Sendable {
     /// Also `fsync` after each line (survives a machine crash; much slower).
     package let syncEachWrite: Bool
 
-    /// Opens (creating) `file` for appending.
+    /// The log's format: 1 without a stamp, 2 with one (the lines are the same).
+    package static let format = StateFormat(kind: "delivery log", current: 2)
+
+    /// Opens (creating) `file` for appending: a new file starts with its stamp, an older one is
+    /// migrated, a newer one refused (``AppendOnlyFile/init(file:what:mode:format:upgrade:)``).
     package init(file: URL, syncEachWrite: Bool = false) throws(ReceiverError) {
-        do { lines = try AppendOnlyFile(file: file, what: "the delivery log") } catch { throw ReceiverError(.storage, error.message) }
+        do { lines = try AppendOnlyFile(file: file, what: "the delivery log", format: Self.format) } catch { throw ReceiverError(error) }
         self.syncEachWrite = syncEachWrite
     }
 
@@ -184,6 +188,11 @@ package final class DeliveryLog: Sendable {
         }
     }
 
+    /// Empties the log in `file` down to its stamp (`push-receiver reset`).
+    package static func empty(_ file: URL) throws(ReceiverError) {
+        do { try AppendOnlyFile.empty(file, what: "the delivery log", format: format) } catch { throw ReceiverError(error) }
+    }
+
     /// Reads a delivery log. A torn last line (a write cut by a kill) is skipped.
     package static func entries(in file: URL) throws(ReceiverError) -> [Entry] { try read(file).records }
 
@@ -191,14 +200,14 @@ package final class DeliveryLog: Sendable {
     /// kill, which a restarted receiver ended before appending, is one).
     package static func read(_ file: URL) throws(ReceiverError) -> JSONLinesRead<Entry> {
         let decoder = JSONDecoder()
-        do { return try AppendOnlyFile.lines(in: file, what: "the delivery log") { try decoder.decode(Entry.self, from: $0) } } catch {
-            throw ReceiverError(.storage, error.message)
+        do { return try AppendOnlyFile.lines(in: file, what: "the delivery log", format: format) { try decoder.decode(Entry.self, from: $1) } } catch {
+            throw ReceiverError(error)
         }
     }
 
     /// How many lines a delivery log holds, ended by their newline (a last line a kill cut short is
-    /// not one), read in pieces: a large log is counted without being held in memory as
-    /// ``entries(in:)`` holds it. A receiver that restarts after a kill ends a cut line before it
+    /// not one; its stamp is not one either), read in pieces: a large log is counted without being
+    /// held in memory as ``entries(in:)`` holds it. A receiver that restarts after a kill ends a cut line before it
     /// appends, so a log that went through one may count a line more than ``entries(in:)`` decodes.
     package static func count(in file: URL) throws(ReceiverError) -> Int {
         let handle: FileHandle
@@ -214,7 +223,8 @@ package final class DeliveryLog: Sendable {
         } catch {
             throw ReceiverError(.storage, "cannot read \(file.path): \(error.localizedDescription)")
         }
-        return lines
+        let stamped = AppendOnlyFile.firstLine(of: file).flatMap(FormatStamp.parse(line:)) != nil
+        return stamped ? lines - 1 : lines
     }
 
     /// One line, appended to `out` (see ``LineEncoder``).

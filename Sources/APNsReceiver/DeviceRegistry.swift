@@ -59,10 +59,34 @@ package final class DeviceRegistry: Sendable {
         /// A fleet's copy: the version of the store's records it holds.
         var version: Int64 = 0
     }
+    /// The file: its ``FormatStamp``'s members (`authsim-format` and `written-by` absent in files
+    /// written before stamps), then the devices.
     private struct FileFormat: Codable {
+        var format: String?
         var version: Int
+        var writtenBy: String?
         var devices: [RegisteredDevice]
+        enum CodingKeys: String, CodingKey { case format = "authsim-format", version, writtenBy = "written-by", devices }
+
+        /// The stamp's members alone.
+        struct Header: Decodable {
+            var format: String?
+            var version: Int
+            var writtenBy: String?
+            enum CodingKeys: String, CodingKey { case format = "authsim-format", version, writtenBy = "written-by" }
+
+            var stamp: FormatStamp? {
+                guard let format else { return version == 1 ? nil : FormatStamp(format: FileFormat.format.kind, version: version, writtenBy: "an unknown authsim") }
+                return FormatStamp(format: format, version: version, writtenBy: writtenBy ?? "an unknown authsim")
+            }
+        }
+
+        static var format: StateFormat { DeviceRegistry.format }
     }
+
+    /// The registry's format (its stamp's members were added without changing it: version 1
+    /// readers skip them).
+    package static let format = StateFormat(kind: "device registry", current: 1)
 
     /// The file the registry lives in; `nil` for an in-memory registry.
     package let file: URL?
@@ -238,7 +262,9 @@ package final class DeviceRegistry: Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
             try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try encoder.encode(FileFormat(version: 1, devices: sorted)).write(to: file, options: .atomic)
+            let stamp = FileFormat.format.stamp
+            try encoder.encode(FileFormat(format: stamp.format, version: stamp.version, writtenBy: stamp.writtenBy, devices: sorted))
+                .write(to: file, options: .atomic)
         } catch {
             throw ReceiverError(.storage, "cannot write the device registry \(file.path): \(error.localizedDescription)")
         }
@@ -257,11 +283,16 @@ package final class DeviceRegistry: Sendable {
             return true
         }
         let decoded: FileFormat
-        do { decoded = try JSONDecoder().decode(FileFormat.self, from: Data(contentsOf: file)) } catch {
+        do {
+            let data = try Data(contentsOf: file)
+            // The stamp first: a newer registry is refused by its version, not by what its devices hold.
+            let header = try JSONDecoder().decode(FileFormat.Header.self, from: data)
+            do { _ = try FileFormat.format.version(of: header.stamp, in: file.path) } catch { throw ReceiverError(.format, error.message) }
+            decoded = try JSONDecoder().decode(FileFormat.self, from: data)
+        } catch let error as ReceiverError {
+            throw error
+        } catch {
             throw ReceiverError(.storage, "\(file.path) is not a device registry: \(error)")
-        }
-        guard decoded.version == 1 else {
-            throw ReceiverError(.storage, "\(file.path) has registry version \(decoded.version); this build reads version 1")
         }
         var devices: [Key: RegisteredDevice] = [:]
         for device in decoded.devices { devices[Key(environment: device.environment, token: device.token.hex)] = device }

@@ -10,8 +10,12 @@ package final class RejectionLog: Sendable {
     package var file: URL { lines.file }
     private let lines: AppendOnlyFile
 
+    /// The log's format: 1 without a stamp, 2 with one (the lines are the same).
+    package static let format = StateFormat(kind: "rejection log", current: 2)
+
+    /// Opens (creating) `file` for appending, as ``DeliveryLog/init(file:syncEachWrite:)`` does.
     package init(file: URL) throws(ReceiverError) {
-        do { lines = try AppendOnlyFile(file: file, what: "the rejection log") } catch { throw ReceiverError(.storage, error.message) }
+        do { lines = try AppendOnlyFile(file: file, what: "the rejection log", format: Self.format) } catch { throw ReceiverError(error) }
     }
 
     /// One refusal.
@@ -75,13 +79,18 @@ package final class RejectionLog: Sendable {
         return try encoder.encode(entry)
     }
 
+    /// Empties the log in `file` down to its stamp (`push-receiver reset`).
+    package static func empty(_ file: URL) throws(ReceiverError) {
+        do { try AppendOnlyFile.empty(file, what: "the rejection log", format: format) } catch { throw ReceiverError(error) }
+    }
+
     /// Reads a rejection log; lines that are not entries are left out (``read(_:)`` lists them).
     package static func entries(in file: URL) throws(ReceiverError) -> [Entry] { try read(file).records }
 
     /// Reads a rejection log: its entries, and the lines that are not entries.
     package static func read(_ file: URL) throws(ReceiverError) -> JSONLinesRead<Entry> {
-        do { return try AppendOnlyFile.lines(in: file, what: "the rejection log", decode) } catch {
-            throw ReceiverError(.storage, error.message)
+        do { return try AppendOnlyFile.lines(in: file, what: "the rejection log", format: format) { try decode($1) } } catch {
+            throw ReceiverError(error)
         }
     }
 

@@ -17,9 +17,14 @@ import Glibc
 ///
 /// authsim writes exactly that (so the Auth Emulator imports it), plus
 /// `auth_export/authsim-config.json`: the rest of its project config (test numbers, reCAPTCHA SMS
-/// defense), which the emulator does not read.
+/// defense), which the emulator does not read; and its ``FormatStamp`` as the metadata's
+/// `authsim` member, which the emulator skips. An import checks it: an export of a newer format is
+/// refused, naming both authsims; one without it (the emulator's, or an older authsim's) is read.
 package enum EmulatorExport {
     package static let metadataFile = "firebase-export-metadata.json"
+
+    /// authsim's part of the export (its stamp was added without changing it: version 1).
+    package static let format = StateFormat(kind: "emulator export", current: 1)
 
     /// The folder holding `accounts.json` for an import of `directory`: the metadata's `auth.path`,
     /// else `auth_export`, else the folder itself (an `auth_export` folder given directly); `nil`
@@ -41,10 +46,14 @@ package enum EmulatorExport {
             struct Metadata: Decodable {
                 struct Part: Decodable { let path: String }
                 let auth: Part?
+                let authsim: FormatStamp?
             }
             let parsed: Metadata
             do { parsed = try JSONDecoder().decode(Metadata.self, from: data) } catch {
                 throw IdentityToolkitError(.invalidConfig, "\(metadata.path) is not an emulator export's metadata: \(error)")
+            }
+            do { _ = try format.version(of: parsed.authsim, in: directory.path) } catch {
+                throw IdentityToolkitError(.stateFormat, "--import: \(error.message)", status: 500)
             }
             guard let auth = parsed.auth else {
                 throw IdentityToolkitError(.invalidConfig, "\(metadata.path) has no auth part: the export was made without the Auth Emulator")
@@ -125,6 +134,7 @@ package enum EmulatorExport {
             struct Part: Encodable { let version: String; let path: String }
             let version: String
             let auth: Part
+            let authsim: FormatStamp
         }
         let accounts = try await toolkit.exportAccounts()
         let config = try await toolkit.projectConfigForExport()
@@ -135,7 +145,7 @@ package enum EmulatorExport {
         try writeJSON(accounts, to: folder.appendingPathComponent("accounts.json"))
         try writeJSON(config, to: folder.appendingPathComponent("config.json"))
         try writeJSON(ours, to: folder.appendingPathComponent("authsim-config.json"))
-        try writeJSON(Metadata(version: version, auth: .init(version: version, path: "auth_export")),
+        try writeJSON(Metadata(version: version, auth: .init(version: version, path: "auth_export"), authsim: format.stamp),
                       to: directory.appendingPathComponent(metadataFile))
     }
 

@@ -40,12 +40,16 @@ package final class Keychain: Sendable {
         }
     }
 
+    /// The file: its format (`authsim-keychain/<version>`), the authsim that wrote it (absent in
+    /// files written before it was kept: version 1 readers skip it), the items.
     struct FileContents: Codable {
         var format: String
+        var writtenBy: String?
         var items: [Item]
+        enum CodingKeys: String, CodingKey { case format, writtenBy = "written-by", items }
     }
 
-    static let format = "authsim-keychain/1"
+    package static let format = "authsim-keychain/1"
     /// What the SDK sets on its items.
     package static let accessibleAfterFirstUnlockThisDeviceOnly = "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly"
     /// What the SDK sets on a user shared across devices (`shareAuthStateAcrossDevices`).
@@ -72,7 +76,7 @@ package final class Keychain: Sendable {
             do {
                 let contents = try JSONDecoder().decode(FileContents.self, from: data)
                 if contents.format == Self.format { items = contents.items } else {
-                    problem = "\(file.path) is \(contents.format), not \(Self.format)"
+                    problem = "\(file.path) is \(contents.format)\(contents.writtenBy.map { ", written by authsim \($0)" } ?? ""); this authsim (\(AuthsimVersion.current)) reads \(Self.format): left untouched, the keychain is in memory"
                 }
             } catch {
                 problem = "\(file.path) is not a keychain file (\(error)); left untouched, the keychain is in memory"
@@ -141,7 +145,7 @@ package final class Keychain: Sendable {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-            let data = try encoder.encode(FileContents(format: Self.format, items: items))
+            let data = try encoder.encode(FileContents(format: Self.format, writtenBy: AuthsimVersion.current, items: items))
             do throws(FileStoreError) { try PrivateFile.replace(file, with: data) } catch {
                 throw KeychainError("cannot write the keychain \(file.path): \(error.message)")
             }

@@ -177,7 +177,7 @@ extension IdentityToolkitError {
             case .methodNotAllowed: 405
             case .payloadTooLarge: 413
             case .notImplemented: 501
-            case .stateUnavailable, .stateCorrupt, .internal: 500
+            case .stateUnavailable, .stateCorrupt, .stateFormat, .internal: 500
             case .unavailable: 503
             default: 400
             }
@@ -315,6 +315,8 @@ extension IdentityToolkitError {
         package static let unavailable = Self(rawValue: "UNAVAILABLE")
         /// The state folder holds something the backend cannot read.
         package static let stateCorrupt = Self(rawValue: "STATE_CORRUPT")
+        /// The state folder holds a format version this build does not read (a newer authsim wrote it).
+        package static let stateFormat = Self(rawValue: "STATE_FORMAT")
     }
 }
 

@@ -1,3 +1,4 @@
+import APNsReceiver
 import APNsWire
 import CommandSupport
 import LocalPKI
@@ -56,10 +57,11 @@ struct CommandLineTests {
 
         #expect(try await receiver.terminate() == 0)
         #expect(try await receiver.waitFor("shutting down").count > 0)
+        // Each log: its format stamp, then one line.
         let log = try String(contentsOfFile: state + "/deliveries.jsonl", encoding: .utf8)
-        #expect(log.split(separator: "\n").count == 1)
+        #expect(log.split(separator: "\n").count == 2 && log.hasPrefix(DeliveryLog.format.stamp.line))
         let rejections = try String(contentsOfFile: state + "/rejections.jsonl", encoding: .utf8)
-        #expect(rejections.split(separator: "\n").count == 1)
+        #expect(rejections.split(separator: "\n").count == 2 && rejections.hasPrefix(RejectionLog.format.stamp.line))
         #expect(rejections.contains(#""reason":"BadDeviceToken""#))
         // The topic the refused push named, as the delivery log keeps it for accepted ones.
         #expect(rejections.contains(#""topic":"com.example.authsim""#), "\(rejections)")

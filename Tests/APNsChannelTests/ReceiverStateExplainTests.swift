@@ -1,3 +1,4 @@
+import APNsReceiver
 import APNsWire
 import Foundation
 import Testing
@@ -149,7 +150,9 @@ struct ReceiverCommandTests {
         try #"{"y":1}"#.write(to: folder.appendingPathComponent("rejections.jsonl"), atomically: true, encoding: .utf8)
         let reset = try await runProgram([receiver, "reset", "--state", folder.path])
         #expect(reset.status == 0 && reset.output.contains("emptied deliveries.jsonl, rejections.jsonl"))
-        #expect((try Data(contentsOf: folder.appendingPathComponent("deliveries.jsonl"))).isEmpty)
+        // Emptied down to the format stamp.
+        #expect(try String(contentsOf: folder.appendingPathComponent("deliveries.jsonl"), encoding: .utf8) == DeliveryLog.format.stamp.line)
+        #expect(try DeliveryLog.read(folder.appendingPathComponent("deliveries.jsonl")).records.isEmpty)
         #expect(try await runProgram([receiver, "devices", "list", "--state", folder.path, "--json"]).output.split(separator: "\n").count == 1)
         _ = try await runProgram([receiver, "reset", "--state", folder.path, "--devices"])
         #expect(try await runProgram([receiver, "devices", "list", "--state", folder.path, "--json"]).output.isEmpty)

@@ -93,7 +93,10 @@ struct RegistryAndLogTests {
                 if response.isSuccess { accepted.append(try #require(response.apnsID)) }
             }
             await client.shutdown()
-            let lines = try String(contentsOf: fixture.channel.deliveryLogFile, encoding: .utf8).split(separator: "\n")
+            // After the format stamp, a line per push.
+            let all = try String(contentsOf: fixture.channel.deliveryLogFile, encoding: .utf8).split(separator: "\n").map(String.init)
+            #expect(all.first.map { $0 + "\n" } == DeliveryLog.format.stamp.line)
+            let lines = all.dropFirst().map { $0 }
             #expect(lines.count == accepted.count)
             #expect(try fixture.deliveryLog().map(\.apnsID) == accepted)
             let first = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])

@@ -182,8 +182,7 @@ struct SDKRowTests {
             try await waitForSleepers(clock)
             #expect(auth.pendingReceipts.count == 2)
             // Now A's push arrives, late: the OS hands it to the app.
-            let log = try String(contentsOf: channel.deliveryLogFile, encoding: .utf8).split(separator: "\n")
-            let firstPush = try #require(log.first.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            let firstPush = try #require(try loggedPushes(in: channel.deliveryLogFile).first)
             let payload = try #require(firstPush["payload"] as? [String: Any])
             let receiptA = try #require((payload["com.google.firebase.auth"] as? [String: Any])?["receipt"] as? String)
             #expect(auth.host.didReceiveRemoteNotification(payload))

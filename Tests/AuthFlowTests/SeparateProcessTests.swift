@@ -1,3 +1,4 @@
+import APNsReceiver
 import Foundation
 import RedirectInterceptor
 import Scenarios
@@ -29,8 +30,7 @@ struct SeparateProcessTests {
         #expect(wrong.output.contains("17044 invalidVerificationCode"))
 
         // The receiver logged exactly the two pushes it accepted; users persist in the backend's folder.
-        let log = try String(contentsOf: folder.appendingPathComponent("receiver/deliveries.jsonl"), encoding: .utf8)
-        #expect(log.split(separator: "\n").count == 2)
+        #expect(try DeliveryLog.read(folder.appendingPathComponent("receiver/deliveries.jsonl")).records.count == 2)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("backend/journal.jsonl").path))
     }
 

@@ -1,3 +1,4 @@
+import APNsReceiver
 import APNsWire
 import Utilities
 import AuthBackend
@@ -100,7 +101,14 @@ struct SilentPushSignInTests {
     }
 }
 
+/// The pushes of a delivery log, as JSON objects (its format stamp left out), payload included.
+func loggedPushes(in file: URL) throws -> [[String: Any]] {
+    try String(contentsOf: file, encoding: .utf8).split(separator: "\n").compactMap { line in
+        line.hasPrefix(#"{"authsim-format""#) ? nil : try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    }
+}
+
 func fixtureLogCount(_ world: PhoneAuthWorld) throws -> Int {
     guard FileManager.default.fileExists(atPath: world.channel!.deliveryLogFile.path) else { return 0 }
-    return try String(contentsOf: world.channel!.deliveryLogFile, encoding: .utf8).split(separator: "\n").count
+    return try DeliveryLog.count(in: world.channel!.deliveryLogFile)
 }

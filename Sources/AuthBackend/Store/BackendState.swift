@@ -464,7 +464,8 @@ struct BackendState {
     }
 }
 
-/// The backend's state directory: `journal.jsonl` (one ``BackendRecord`` per line, appended with
+/// The backend's state directory: `journal.jsonl` (its ``format`` stamp, then one ``BackendRecord``
+/// per line, appended with
 /// `write(2)` before the answer that depends on it goes out, so a backend killed with SIGKILL and
 /// started again knows its users, pending sessions, app credentials and reCAPTCHA tokens) and
 /// `id-token-rsa-key.pem` (so ID tokens issued before a restart stay valid). The directory is the
@@ -476,6 +477,11 @@ struct BackendJournal: Sendable {
     let lines: Int
 
     var journalFile: URL { directory.appendingPathComponent("journal.jsonl") }
+
+    /// The journal's format: 1 without a stamp, 2 with one (the records are the same). A backend
+    /// opening an older journal rewrites it in the current format, as it rewrites every journal
+    /// it opens; a newer one is refused and left as it is.
+    static let format = StateFormat(kind: "backend journal", current: 2)
 
     /// Opens `directory`, replays its journal into a state, and rewrites the journal compacted
     /// (purged as of `now`). A torn last line (a write cut by a kill) is skipped; any other bad
@@ -494,7 +500,8 @@ struct BackendJournal: Sendable {
     }
 
     /// The state the journal in `directory` holds, read without writing anything. A torn last
-    /// line (a write cut by a kill) is skipped; any other bad line is an error naming the line.
+    /// line (a write cut by a kill) is skipped; any other bad line is an error naming the line; a
+    /// journal of a newer format is `STATE_FORMAT`, naming both authsims.
     static func replay(_ directory: URL) throws(IdentityToolkitError) -> BackendState {
         let manager = FileManager.default
         let journal = directory.appendingPathComponent("journal.jsonl")
@@ -503,7 +510,11 @@ struct BackendJournal: Sendable {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
             let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-            for (index, line) in lines.enumerated() where !line.isEmpty {
+            let stamp = lines.first.flatMap(FormatStamp.parse(line:))
+            do { _ = try format.version(of: stamp, in: journal.path) } catch {
+                throw IdentityToolkitError(.stateFormat, error.message, status: 500)
+            }
+            for (index, line) in lines.enumerated() where !line.isEmpty && !(index == 0 && stamp != nil) {
                 do {
                     state.apply(try decoder.decode(BackendRecord.self, from: Data(line)))
                 } catch {
@@ -530,7 +541,7 @@ struct BackendJournal: Sendable {
         do {
             // Written in chunks of a megabyte: the state is never held as one text beside itself.
             try? FileManager.default.removeItem(at: compacted)
-            let file = try AppendOnlyFile(file: compacted, what: "the backend journal's rewrite", mode: 0o600)
+            let file = try AppendOnlyFile(file: compacted, what: "the backend journal's rewrite", mode: 0o600, format: format)
             var chunk: [UInt8] = []
             chunk.reserveCapacity(1 << 20)
             for record in records {
@@ -548,10 +559,10 @@ struct BackendJournal: Sendable {
             throw IdentityToolkitError(.stateUnavailable, "cannot rewrite \(journal.path): \(error)", status: 500)
         }
         do {
-            let file = try AppendOnlyFile(file: journal, what: "the backend journal", mode: 0o600)
+            let file = try AppendOnlyFile(file: journal, what: "the backend journal", mode: 0o600, format: format)
             return BackendJournal(directory: directory, file: file, lines: records.count)
         } catch {
-            throw IdentityToolkitError(.stateUnavailable, error.message, status: 500)
+            throw IdentityToolkitError(error.code == .format ? .stateFormat : .stateUnavailable, error.message, status: 500)
         }
     }
 

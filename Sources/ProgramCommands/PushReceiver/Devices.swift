@@ -165,14 +165,10 @@ struct Reset: AsyncParsableCommand {
         }
         let state = registry.state
         var emptied: [String] = []
-        for file in [state.logFile, state.rejectionsFile] {
+        let logs: [(URL, (URL) throws(ReceiverError) -> Void)] = [(state.logFile, DeliveryLog.empty), (state.rejectionsFile, RejectionLog.empty)]
+        for (file, empty) in logs {
             guard FileManager.default.fileExists(atPath: file.path) else { continue }
-            let handle: FileHandle
-            do { handle = try FileHandle(forWritingTo: file) } catch {
-                throw ValidationError("cannot empty \(file.path): \(error.localizedDescription)")
-            }
-            try handle.truncate(atOffset: 0)
-            try handle.close()
+            do { try empty(file) } catch { throw ValidationError(error.message) }
             emptied.append(file.lastPathComponent)
         }
         if devices, FileManager.default.fileExists(atPath: state.registryFile.path) {
