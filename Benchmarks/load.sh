@@ -35,7 +35,7 @@ kill -TERM $RECEIVER; wait $RECEIVER || true
 
 OK=$(echo "$OUT" | awk '/^status codes:/ {print $3}')
 FAILED=$(echo "$OUT" | awk '/^requests:/ {print $10 + $12 + $14}')   # failed, errored, timeout
-LINES=$(wc -l < "$WORK/state/deliveries.jsonl")
+LINES=$(grep -vc '^{"authsim-format"' "$WORK/state/deliveries.jsonl")   # the first line is the format stamp
 UNIQUE=$(grep -o '"apns-id":"[^"]*"' "$WORK/state/deliveries.jsonl" | sort -u | wc -l)
 echo "answered 200: $OK of $N; failed/errored/timed out: $FAILED; delivery log: $LINES lines, $UNIQUE distinct apns-ids; receiver peak RSS $PEAK" >&2
 if [ "$OK" = "$N" ] && [ "$FAILED" = "0" ] && [ "$LINES" = "$N" ] && [ "$UNIQUE" = "$N" ]; then

@@ -96,7 +96,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
   read -r a b m rounds < <(best "h2rate https://127.0.0.1:24197 $PUSHES 4 100" "h2rate https://127.0.0.1:24298 $PUSHES 4 100")
   echo "| TLS (ALPN h2) | $a | $b | $(ratio $a $b)× | ${m}× |"
   kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
-  echo "(delivery log: $(wc -l < "$WORK/state-r/deliveries.jsonl") lines for $((4 * ROUNDS * PUSHES)) pushes answered)"
+  echo "(delivery log: $(grep -vc '^{"authsim-format"' "$WORK/state-r/deliveries.jsonl") lines for $((4 * ROUNDS * PUSHES)) pushes answered)"
   # The same receiver with its device gateway (every accepted push handed to the device side,
   # as push-receiver runs by default), beside it alone, taking turns.
   start_receiver "$WORK/state-a" 24787 24789
@@ -351,7 +351,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = growth ]; then
     s=$(date +%s.%N); r=$(h2rate https://127.0.0.1:24597 $n 4 100); e=$(date +%s.%N)
     peak=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' /proc/$RECEIVER/status)
     kill $RECEIVER; wait $RECEIVER 2>/dev/null || true
-    echo "| $n | $(awk "BEGIN {printf \"%.2f\", $e-$s}") | $r | $peak | $(wc -l < "$WORK/state-g/deliveries.jsonl") |"
+    echo "| $n | $(awk "BEGIN {printf \"%.2f\", $e-$s}") | $r | $peak | $(grep -vc '^{"authsim-format"' "$WORK/state-g/deliveries.jsonl") |"
   done
   # Sign-ins, each device retired after its own: what stays is the backend's. "heap" is malloc's
   # memory in use (malloc_info); "once lifetimes pass", after the backend's clock jumped two hours
@@ -436,7 +436,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     echo; echo "### Fleet: $P pushes into push-receiver (h2load -c 4 -m 100, cleartext), alone and keeping them in the fleet's database"
     echo "| delivery log | receivers | pushes kept | req/s (all receivers) |"; echo "|---|---|---|---|"
     receiver_at fleet-file 24901; r=$(h2rate http://127.0.0.1:24901 $P 4 100); kill $RPID; wait $RPID 2>/dev/null || true
-    echo "| deliveries.jsonl | 1 | $(wc -l < "$WORK/fleet-file/deliveries.jsonl") | $r |"; FILE_RATE=$r
+    echo "| deliveries.jsonl | 1 | $(grep -vc '^{"authsim-format"' "$WORK/fleet-file/deliveries.jsonl") | $r |"; FILE_RATE=$r
     url=$(db fleetp1); receiver_at fleet-pg 24902 --store "$url" --node-name a
     r=$(h2rate http://127.0.0.1:24902 $P 4 100); kill $RPID; wait $RPID 2>/dev/null || true
     KEPT=$("$PGBIN/psql" -X -A -t -h "$PGDIR" -U authsim -d fleetp1 -c 'SELECT count(*) FROM receiver_deliveries')

@@ -616,6 +616,8 @@ def final_state(nodes, postgres, out):
         deliveries = {}
         for node in nodes:
             for line in open(os.path.join(node.state, "deliveries.jsonl")):
+                if line.startswith('{"authsim-format"'):
+                    continue  # the log's format stamp
                 apns_id = json.loads(line)["apns-id"]
                 deliveries[apns_id] = deliveries.get(apns_id, 0) + 1
     state = {"users": users, "deliveries": deliveries}

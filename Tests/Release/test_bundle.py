@@ -47,7 +47,8 @@ def test_push_through_push_receiver(bundle: Path, tmp_path: Path):
         assert sent.returncode == 0, sent.stdout + sent.stderr
         answers = [json.loads(line) for line in sent.stdout.splitlines() if line.strip()]
         assert answers[0]["status"] == 200, answers
-        deliveries = (tmp_path / "State" / "deliveries.jsonl").read_text().splitlines()
+        stamp, *deliveries = (tmp_path / "State" / "deliveries.jsonl").read_text().splitlines()
+        assert json.loads(stamp)["authsim-format"] == "delivery log", stamp
         assert len(deliveries) == 1 and json.loads(deliveries[0])["device-token"].lower() == token.lower()
     finally:
         receiver.terminate()
