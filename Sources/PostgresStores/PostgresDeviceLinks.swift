@@ -42,7 +42,7 @@ package final class PostgresDeviceLinks: SharedDeviceLinks {
     }
 
     package func link(_ token: DeviceToken, environment: APNsEnvironment) async throws(ReceiverError) {
-        try await run("linking a device") { [node] connection in
+        _ = try await run("linking a device") { [node] connection in
             try await connection.query("""
                 WITH linked AS (
                     INSERT INTO receiver_device_links (environment, token, node, streams) VALUES (\(environment.rawValue), \(token.hex), \(node), 1)
@@ -55,7 +55,7 @@ package final class PostgresDeviceLinks: SharedDeviceLinks {
     }
 
     package func unlink(_ token: DeviceToken, environment: APNsEnvironment) async throws(ReceiverError) {
-        try await run("unlinking a device") { [node] connection in
+        _ = try await run("unlinking a device") { [node] connection in
             try await connection.query("""
                 WITH fewer AS (
                     UPDATE receiver_device_links SET streams = streams - 1
@@ -91,7 +91,7 @@ package final class PostgresDeviceLinks: SharedDeviceLinks {
         do { texts = try pushes.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) } } catch {
             throw ReceiverError(.storage, "a push cannot be written as JSON: \(error)")
         }
-        try await run("handing \(pushes.count) push(es) to \(node)") { connection in
+        _ = try await run("handing \(pushes.count) push(es) to \(node)") { connection in
             try await connection.query("""
                 WITH handed AS (
                     INSERT INTO receiver_forwards (node, push) SELECT \(node), t.push::jsonb FROM unnest(\(texts)::text[]) AS t(push)
