@@ -29,6 +29,9 @@ package struct FileStoreError: CodedError {
 /// starts with its ``FormatStamp``.
 package final class AppendOnlyFile: Sendable {
     package let file: URL
+    /// The length in bytes of a last line a killed writer cut short, found when the file was
+    /// opened (and ended there, so readers skip it as unreadable); `nil` when there was none.
+    package let cutLine: Int?
     private let descriptor: Mutex<Int32>
 
     /// Opens (creating, with `mode`) `file` of `format` for appending; `what` names it in errors.
@@ -47,6 +50,7 @@ package final class AppendOnlyFile: Sendable {
             throw FileStoreError(.create, "cannot create \(file.deletingLastPathComponent().path): \(error.localizedDescription)")
         }
         var fd = try Self.openLocked(file, what: what, mode: mode)
+        var cut: Int?
         do throws(FileStoreError) {
             var size = stat()
             guard fstat(fd, &size) == 0 else { throw FileStoreError(.open, "cannot read \(what) \(file.path): \(String(cString: strerror(errno)))") }
@@ -61,14 +65,14 @@ package final class AppendOnlyFile: Sendable {
                     throw FileStoreError(.format, error.message)
                 }
                 if version == format.current {
-                    Self.endCutLine(fd, file: file, size: size.st_size)
+                    cut = Self.endCutLine(fd, file: file, size: size.st_size)
                 } else {
                     try Self.migrate(file, what: what, mode: mode, format: format, from: version, upgrade: upgrade)
                     let migrated = try Self.openLocked(file, what: what, mode: mode)
                     close(fd)
                     fd = migrated
                     var migratedSize = stat()
-                    if fstat(fd, &migratedSize) == 0 { Self.endCutLine(fd, file: file, size: migratedSize.st_size) }
+                    if fstat(fd, &migratedSize) == 0 { cut = Self.endCutLine(fd, file: file, size: migratedSize.st_size) }
                 }
             }
         } catch {
@@ -77,6 +81,7 @@ package final class AppendOnlyFile: Sendable {
         }
         flock(fd, LOCK_UN)
         self.file = file
+        cutLine = cut
         descriptor = Mutex(fd)
     }
 
@@ -117,15 +122,18 @@ package final class AppendOnlyFile: Sendable {
     }
 
     /// A last line cut short (the writer was killed mid-write) is ended here, so the next line
-    /// starts on a line of its own and readers skip only the torn one.
-    private static func endCutLine(_ fd: Int32, file: URL, size: off_t) {
-        guard size > 0 else { return }
+    /// starts on a line of its own and readers skip only the torn one. Returns its length (up to
+    /// 64 KiB is looked at), or `nil` when the file ended with its newline.
+    private static func endCutLine(_ fd: Int32, file: URL, size: off_t) -> Int? {
+        guard size > 0 else { return nil }
         let reader = open(file.path, O_RDONLY | O_CLOEXEC)
-        var last: UInt8 = 0
-        if reader >= 0 {
-            if pread(reader, &last, 1, size - 1) == 1, last != UInt8(ascii: "\n") { _ = write(fd, "\n", 1) }
-            close(reader)
-        }
+        guard reader >= 0 else { return nil }
+        defer { close(reader) }
+        let span = Int(min(size, 1 << 16))
+        var tail = [UInt8](repeating: 0, count: span)
+        guard pread(reader, &tail, span, size - off_t(span)) == span, tail.last != UInt8(ascii: "\n") else { return nil }
+        _ = write(fd, "\n", 1)
+        return tail.lastIndex(of: UInt8(ascii: "\n")).map { span - 1 - $0 } ?? span
     }
 
     /// The first line of `file` (without its newline), read up to 64 KiB; `nil` when unreadable.
@@ -198,13 +206,19 @@ package final class AppendOnlyFile: Sendable {
         bytes.withUnsafeBytes { writeAll(fd, $0, sync: sync) }
     }
 
+    /// All of `buffer` at the file's end, or none of it: a write that fails part way (a disk that
+    /// fills up mid-line) is cut back to where it began, so that no half line is left for the
+    /// lines after it to follow (a reader would take it for damage, not for a kill's torn tail).
     private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, sync: Bool) -> String? {
+        let start = lseek(fd, 0, SEEK_END)
         var offset = 0
         while offset < buffer.count {
             let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                return String(cString: strerror(errno))
+                let reason = String(cString: strerror(errno))
+                if offset > 0, start >= 0 { _ = ftruncate(fd, start) }
+                return reason
             }
             offset += written
         }
