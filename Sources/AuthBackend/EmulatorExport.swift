@@ -120,9 +120,9 @@ package enum EmulatorExport {
         return ImportReport(users: users, files: files)
     }
 
-    /// Writes `toolkit`'s users and config to `directory` in the export format (each file
-    /// written whole, then renamed over the old one; the folder the user's alone, 0700, as
-    /// exports hold phone numbers).
+    /// Writes `toolkit`'s users and config to `directory` in the export format (every file
+    /// written whole beside its target, then all renamed over the old ones: a failure leaves the
+    /// old export; the folder the user's alone, 0700, as exports hold phone numbers).
     package static func write(_ toolkit: IdentityToolkit, to directory: URL, version: String) async throws(IdentityToolkitError) {
         let folder = directory.appendingPathComponent("auth_export")
         do {
@@ -142,17 +142,16 @@ package enum EmulatorExport {
         ours.authsim = nil
         ours.emailPrivacyConfig = nil
         ours.signIn?.allowDuplicateEmails = nil
-        try writeJSON(accounts, to: folder.appendingPathComponent("accounts.json"))
-        try writeJSON(config, to: folder.appendingPathComponent("config.json"))
-        try writeJSON(ours, to: folder.appendingPathComponent("authsim-config.json"))
-        try writeJSON(Metadata(version: version, auth: .init(version: version, path: "auth_export"), authsim: format.stamp),
-                      to: directory.appendingPathComponent(metadataFile))
-    }
-
-    static func writeJSON(_ value: some Encodable, to file: URL) throws(IdentityToolkitError) {
-        let bytes = try IdentityToolkitJSON.encode(value)
-        do { try PrivateFile.replace(file, with: bytes) } catch {
-            throw IdentityToolkitError(.stateUnavailable, "cannot write \(file.path): \(error.message)")
+        // All four files together: a full disk or a read-only folder leaves the last export whole.
+        let files: [(URL, Data)] = [
+            (folder.appendingPathComponent("accounts.json"), Data(try IdentityToolkitJSON.encode(accounts))),
+            (folder.appendingPathComponent("config.json"), Data(try IdentityToolkitJSON.encode(config))),
+            (folder.appendingPathComponent("authsim-config.json"), Data(try IdentityToolkitJSON.encode(ours))),
+            (directory.appendingPathComponent(metadataFile),
+             Data(try IdentityToolkitJSON.encode(Metadata(version: version, auth: .init(version: version, path: "auth_export"), authsim: format.stamp)))),
+        ]
+        do { try PrivateFile.replace(files) } catch {
+            throw IdentityToolkitError(.stateUnavailable, "cannot write the export to \(directory.path) (the last one, if any, is left as it was): \(error.message)")
         }
     }
 }

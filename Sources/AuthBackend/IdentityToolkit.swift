@@ -86,9 +86,13 @@ package actor IdentityToolkit {
                 logger: Logger = Logger(label: "authsim.backend", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         let configuration = try configuration.validated()
         if let stateDirectory {
-            let (journal, state, key) = try BackendJournal.open(stateDirectory, configuration: configuration, now: clock.now)
-            try self.init(validated: configuration, pusher: pusher, clock: clock, journal: journal, store: nil, state: state, key: key,
-                          observer: observer, logger: logger)
+            let opened = try BackendJournal.open(stateDirectory, configuration: configuration, now: clock.now)
+            if let dropped = opened.droppedTail {
+                logger.warning("the journal's last line was cut short (a write the process's end interrupted, before its answer went out): dropped",
+                               metadata: ["journal": "\(opened.journal.journalFile.path)", "bytes": "\(dropped)"])
+            }
+            try self.init(validated: configuration, pusher: pusher, clock: clock, journal: opened.journal, store: nil, state: opened.state,
+                          key: opened.key, observer: observer, logger: logger)
         } else {
             try self.init(validated: configuration, pusher: pusher, clock: clock, journal: nil, store: nil, state: BackendState(), key: nil,
                           observer: observer, logger: logger)

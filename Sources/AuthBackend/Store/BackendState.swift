@@ -483,10 +483,19 @@ struct BackendJournal: Sendable {
     /// it opens; a newer one is refused and left as it is.
     static let format = StateFormat(kind: "backend journal", current: 2)
 
+    /// What opening a journal found besides its state: the bytes of a last line a kill cut short
+    /// (dropped), if there was one.
+    struct Opened {
+        var journal: BackendJournal
+        var state: BackendState
+        var key: _RSA.Signing.PrivateKey
+        var droppedTail: Int?
+    }
+
     /// Opens `directory`, replays its journal into a state, and rewrites the journal compacted
-    /// (purged as of `now`). A torn last line (a write cut by a kill) is skipped; any other bad
-    /// line is an error naming the line.
-    static func open(_ directory: URL, configuration: BackendConfiguration, now: Date) throws(IdentityToolkitError) -> (BackendJournal, BackendState, _RSA.Signing.PrivateKey) {
+    /// (purged as of `now`). A torn last line (a write cut by a kill) is dropped, and said in
+    /// ``Opened/droppedTail``; any other bad line is an error naming the line.
+    static func open(_ directory: URL, configuration: BackendConfiguration, now: Date) throws(IdentityToolkitError) -> Opened {
         let manager = FileManager.default
         do {
             try manager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -494,15 +503,22 @@ struct BackendJournal: Sendable {
             throw IdentityToolkitError(.stateUnavailable, "cannot create \(directory.path): \(error.localizedDescription)", status: 500)
         }
         let key = try idTokenKey(in: directory)
-        var state = try replay(directory)
+        var droppedTail: Int?
+        var state = try replay(directory, droppedTail: &droppedTail)
         state.purge(now: now, configuration: configuration)
-        return (try rewrite(directory, with: state.records), state, key)
+        return Opened(journal: try rewrite(directory, with: state.records), state: state, key: key, droppedTail: droppedTail)
+    }
+
+    /// ``replay(_:droppedTail:)`` for a caller that does not ask about a cut last line.
+    static func replay(_ directory: URL) throws(IdentityToolkitError) -> BackendState {
+        var droppedTail: Int?
+        return try replay(directory, droppedTail: &droppedTail)
     }
 
     /// The state the journal in `directory` holds, read without writing anything. A torn last
-    /// line (a write cut by a kill) is skipped; any other bad line is an error naming the line; a
+    /// line (a write cut by a kill) is skipped, its length in `droppedTail`; any other bad line is an error naming the line; a
     /// journal of a newer format is `STATE_FORMAT`, naming both authsims.
-    static func replay(_ directory: URL) throws(IdentityToolkitError) -> BackendState {
+    static func replay(_ directory: URL, droppedTail: inout Int?) throws(IdentityToolkitError) -> BackendState {
         let manager = FileManager.default
         let journal = directory.appendingPathComponent("journal.jsonl")
         var state = BackendState()
@@ -519,7 +535,10 @@ struct BackendJournal: Sendable {
                     state.apply(try decoder.decode(BackendRecord.self, from: Data(line)))
                 } catch {
                     let isTornTail = index == lines.count - 1 && data.last != UInt8(ascii: "\n")
-                    if isTornTail { break }
+                    if isTornTail {
+                        droppedTail = line.count
+                        break
+                    }
                     throw IdentityToolkitError(.stateCorrupt, "\(journal.path) line \(index + 1) is not a backend record: \(error)", status: 500)
                 }
             }
@@ -554,8 +573,11 @@ struct BackendJournal: Sendable {
             if !chunk.isEmpty { try file.append(chunk) }
             guard rename(compacted.path, journal.path) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         } catch let error as IdentityToolkitError {
+            try? FileManager.default.removeItem(at: compacted)
             throw error
         } catch {
+            // The old journal stays whole; the part of the new one written goes.
+            try? FileManager.default.removeItem(at: compacted)
             throw IdentityToolkitError(.stateUnavailable, "cannot rewrite \(journal.path): \(error)", status: 500)
         }
         do {

@@ -28,21 +28,23 @@ struct LocalLedger {
         linesAtCheck = lines
     }
 
-    /// Keeps `records`, which `state` already holds. A journal that cannot take them leaves
-    /// `state` as the journal has it (read back) and throws: the call answers the error, and
-    /// nothing that was not written is believed.
+    /// Keeps `records`, which `state` already holds. A journal that cannot take them (a full
+    /// disk, a read-only folder) leaves `state` as the journal has it (read back) and throws 503
+    /// `UNAVAILABLE`: the call answers it, and nothing that was not written is believed.
     mutating func keep(_ records: [BackendRecord], state: inout BackendState, now: Date, configuration: BackendConfiguration,
                        logger: Logger) throws(IdentityToolkitError) {
         if let journal {
             do throws(IdentityToolkitError) { try journal.append(records) } catch {
-                logger.error("the journal could not be written; the call is answered with the error", metadata: ["error": "\(error.message)"])
+                logger.error("the journal could not be written; answering 503 UNAVAILABLE", metadata: ["error": "\(error.message)"])
                 do throws(IdentityToolkitError) {
                     state = try BackendJournal.replay(journal.directory)
                 } catch {
                     logger.critical("the journal cannot be read back either; this backend's memory is ahead of its journal",
                                     metadata: ["error": "\(error.message)"])
                 }
-                throw error
+                // What Google's front end answers when its storage fails: the client retries later;
+                // the path and the system's reason are the log's, not a stranger's.
+                throw IdentityToolkitError.unavailable()
             }
             lines += records.count
         }
