@@ -1,6 +1,7 @@
 import APNsWire
 import Utilities
 import Foundation
+import Logging
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -186,6 +187,14 @@ package final class DeliveryLog: Sendable {
             case topic, pushType = "push-type", priority, expiration, collapseID = "collapse-id", teamID = "team-id"
             case keyID = "key-id", background, dropped, payloadBytes = "payload-bytes"
         }
+    }
+
+    /// Says, as a warning, that the log's last line was cut short by a kill when it was opened
+    /// (ended then, so readers count it as unreadable): how long it was and in which file.
+    package func reportCutLine(to logger: Logger) {
+        guard let cut = lines.cutLine else { return }
+        logger.warning("the delivery log's last line was cut short (its writer was killed mid-line); ended, and left for readers to skip",
+                       metadata: ["file": "\(file.path)", "bytes": "\(cut)"])
     }
 
     /// Empties the log in `file` down to its stamp (`push-receiver reset`).

@@ -96,6 +96,8 @@ package final class DeviceRegistry: Sendable {
     /// their versions). `nil` for a file or an in-memory registry.
     package let fleetFaults: FaultPlan?
     private let state: Mutex<State>
+    /// A file's registry: one change at a time, from reading the file to writing it.
+    private let writing = Mutex(())
     /// A fleet's copy: its reads of the store, shared by the callers that arrive together.
     private let catchUps = CoalescedReads<ReceiverError>()
 
@@ -252,24 +254,26 @@ package final class DeviceRegistry: Sendable {
             state.withLock { change(&$0.devices) }
             return
         }
-        try reload(force: false)
-        let snapshot = state.withLock { state -> [RegisteredDevice] in
-            change(&state.devices)
-            return Array(state.devices.values)
+        // The change is made to a copy and takes effect once the file has it: a registry that
+        // cannot be written (a full disk, a read-only folder) stays as its file is.
+        try writing.withLock { _ throws(ReceiverError) in
+            try reload(force: false)
+            var devices = state.withLock { $0.devices }
+            change(&devices)
+            let sorted = devices.values.sorted { ($0.environment.rawValue, $0.token.hex) < ($1.environment.rawValue, $1.token.hex) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            do {
+                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                let stamp = FileFormat.format.stamp
+                try encoder.encode(FileFormat(format: stamp.format, version: stamp.version, writtenBy: stamp.writtenBy, devices: sorted))
+                    .write(to: file, options: .atomic)
+            } catch {
+                throw ReceiverError(.storage, "cannot write the device registry \(file.path): \(error.localizedDescription)")
+            }
+            let stamp = Self.modificationDate(of: file)
+            state.withLock { $0.devices = devices; $0.fileStamp = stamp }
         }
-        let sorted = snapshot.sorted { ($0.environment.rawValue, $0.token.hex) < ($1.environment.rawValue, $1.token.hex) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do {
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let stamp = FileFormat.format.stamp
-            try encoder.encode(FileFormat(format: stamp.format, version: stamp.version, writtenBy: stamp.writtenBy, devices: sorted))
-                .write(to: file, options: .atomic)
-        } catch {
-            throw ReceiverError(.storage, "cannot write the device registry \(file.path): \(error.localizedDescription)")
-        }
-        let stamp = Self.modificationDate(of: file)
-        state.withLock { $0.fileStamp = stamp }
     }
 
     /// Re-reads the file when it changed since the last read. Returns whether it read it.

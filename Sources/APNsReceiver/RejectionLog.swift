@@ -1,6 +1,7 @@
 import APNsWire
 import Utilities
 import Foundation
+import Logging
 import Synchronization
 
 /// push-receiver's record of the pushes it refused: one JSON line each (environment, token,
@@ -13,9 +14,13 @@ package final class RejectionLog: Sendable {
     /// The log's format: 1 without a stamp, 2 with one (the lines are the same).
     package static let format = StateFormat(kind: "rejection log", current: 2)
 
+    /// Where a line that cannot be written is said (the refusal is answered all the same).
+    private let logger: Logger?
+
     /// Opens (creating) `file` for appending, as ``DeliveryLog/init(file:syncEachWrite:)`` does.
-    package init(file: URL) throws(ReceiverError) {
+    package init(file: URL, logger: Logger? = nil) throws(ReceiverError) {
         do { lines = try AppendOnlyFile(file: file, what: "the rejection log", format: Self.format) } catch { throw ReceiverError(error) }
+        self.logger = logger
     }
 
     /// One refusal.
@@ -61,10 +66,14 @@ package final class RejectionLog: Sendable {
         append(Entry(rejection, apnsID: apnsID, environment: environment, deviceToken: deviceToken, at: time))
     }
 
-    /// Appends one entry (left out when it cannot be written, as above).
+    /// Appends one entry (left out when it cannot be written, as above, and said to the logger).
     package func append(_ entry: Entry) {
-        guard let line = try? Self.encode(entry) else { return }
-        try? lines.append(String(decoding: line, as: UTF8.self) + "\n")
+        do {
+            try lines.append(String(decoding: try Self.encode(entry), as: UTF8.self) + "\n")
+        } catch {
+            logger?.error("the rejection log could not be written; the refusal is answered, its line left out",
+                          metadata: ["file": "\(file.path)", "apns-id": "\(entry.apnsID)", "error": "\(error)"])
+        }
     }
 
     /// An entry as one line of JSON (without the newline), keys sorted, times in RFC 3339 with
@@ -77,6 +86,14 @@ package final class RejectionLog: Sendable {
         }
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(entry)
+    }
+
+    /// Says, as a warning, that the log's last line was cut short by a kill when it was opened
+    /// (ended then, so readers count it as unreadable): how long it was and in which file.
+    package func reportCutLine(to logger: Logger) {
+        guard let cut = lines.cutLine else { return }
+        logger.warning("the rejection log's last line was cut short (its writer was killed mid-line); ended, and left for readers to skip",
+                       metadata: ["file": "\(file.path)", "bytes": "\(cut)"])
     }
 
     /// Empties the log in `file` down to its stamp (`push-receiver reset`).

@@ -3,9 +3,8 @@
 /// the rejection log file (``RejectionLog``) are the embedded default and are not one of these.
 ///
 /// A push is answered 200 only once ``keep(_:lines:registryVersion:done:)`` said it is kept. A push that cannot be
-/// kept is answered 503 `ServiceUnavailable` when the error's code is `unavailable` (the database
-/// cannot be reached: APNs's answer while it is down, which providers retry), else 500
-/// `InternalServerError`, as when the file cannot be written.
+/// kept is answered 503 `ServiceUnavailable` (APNs's answer while it cannot take pushes, which
+/// providers retry), as when the file cannot be written.
 ///
 /// A refused push is answered once ``keep(refusals:done:)`` is done, kept or not: APNs refuses a
 /// bad push whatever becomes of its records, so a refusal that cannot be kept is logged, and

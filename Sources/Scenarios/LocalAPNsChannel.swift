@@ -58,7 +58,9 @@ package final class LocalAPNsChannel: Sendable {
         let log = try DeliveryLog(file: logFile)
         // Refusals beside the deliveries, as push-receiver keeps them, so that `authsim explain
         // --receiver-state` reads a scenario's folder as it reads push-receiver's.
-        let rejections = sharedLog == nil ? try RejectionLog(file: state.appendingPathComponent("rejections.jsonl")) : nil
+        let rejections = sharedLog == nil ? try RejectionLog(file: state.appendingPathComponent("rejections.jsonl"), logger: logger) : nil
+        log.reportCutLine(to: logger)
+        rejections?.reportCutLine(to: logger)
         var configuration = PushReceiverConfiguration(
             listeners: [
                 ReceiverListener(port: 0, environment: .sandbox),

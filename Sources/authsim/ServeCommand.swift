@@ -104,7 +104,9 @@ struct Serve: AsyncParsableCommand {
         let control = try await RegistryControl.start(registry: registry)
         let deliveries = try DeliveryLog(file: stateFolder.appendingPathComponent("deliveries.jsonl"))
         // A fleet keeps its refusals in the store, before their answers.
-        let rejections = fleet == nil ? try RejectionLog(file: stateFolder.appendingPathComponent("rejections.jsonl")) : nil
+        let rejections = fleet == nil ? try RejectionLog(file: stateFolder.appendingPathComponent("rejections.jsonl"), logger: logger) : nil
+        deliveries.reportCutLine(to: logger)
+        rejections?.reportCutLine(to: logger)
         let rules = try faults.map { try FaultRule(parsing: $0) }
         let plan: FaultPlan
         do { plan = try await registry.faultPlan(starting: rules) } catch {

@@ -164,7 +164,7 @@ struct PushExchange {
     }
 
     /// Puts accepted pushes in the delivery log file with one write, and returns their answers:
-    /// 200, or 500 `InternalServerError` for all of them when the log cannot be written.
+    /// 200, or 503 `ServiceUnavailable` for all of them when the log cannot be written.
     func commit(_ pushes: [AcceptedPush], lines: [UInt8]) -> [PushAnswer] {
         do {
             try services.log.append(lines: lines)
@@ -175,15 +175,15 @@ struct PushExchange {
     }
 
     /// The answers to pushes the log kept (`kept` nil: 200 each, the push recorded as accepted)
-    /// or could not keep: 503 `ServiceUnavailable` for all of them when a fleet's database cannot
-    /// be reached (what APNs answers while it is down; the provider retries later), else 500
-    /// `InternalServerError`.
+    /// or could not keep: 503 `ServiceUnavailable` for all of them, what APNs answers while it
+    /// cannot take pushes (the provider retries later): a fleet's database out of reach, or a
+    /// delivery log file that cannot be written (a full disk, a read-only folder).
     func answers(for pushes: [AcceptedPush], kept error: ReceiverError?) -> [PushAnswer] {
         if let error {
-            services.logger.error("delivery log write failed", metadata: ["error": "\(error)"])
+            services.logger.error("delivery log write failed; answering 503 ServiceUnavailable", metadata: ["error": "\(error)"])
             let refusal = error.code == .unavailable
                 ? PushRejection(.serviceUnavailable, "the fleet's delivery log cannot be reached")
-                : PushRejection(.internalServerError, "the delivery log could not be written")
+                : PushRejection(.serviceUnavailable, "the delivery log could not be written")
             return pushes.map { rejection(refusal, apnsID: $0.apnsID) }
         }
         // (By index: the pushes are read in place, and one is copied only for the device side.)

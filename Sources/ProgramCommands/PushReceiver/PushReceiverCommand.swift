@@ -129,7 +129,9 @@ struct Serve: AsyncParsableCommand {
         }
         let log = try DeliveryLog(file: stateOptions.logFile, syncEachWrite: fsync)
         // A fleet keeps its refusals in the store, before their answers.
-        let rejections = shared == nil ? try RejectionLog(file: stateOptions.rejectionsFile) : nil
+        let rejections = shared == nil ? try RejectionLog(file: stateOptions.rejectionsFile, logger: logger) : nil
+        log.reportCutLine(to: logger)
+        rejections?.reportCutLine(to: logger)
         let hub = DeviceHub(latency: .milliseconds(deliveryLatencyMs))
         if let shared, !noDeviceGateway {
             // Pushes for devices connected to other receivers' gateways go there, and theirs for devices here come here.
