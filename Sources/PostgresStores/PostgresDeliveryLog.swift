@@ -106,7 +106,7 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     /// still holds.
     package func empty() async throws(SharedStoreError) {
         do {
-            try await sessions[0].run("emptying the fleet's logs", seconds: deadline) { connection in
+            _ = try await sessions[0].run("emptying the fleet's logs", seconds: deadline) { connection in
                 try await connection.query("TRUNCATE receiver_deliveries, receiver_rejections", logger: silentStoreLogger)
             }
         } catch {
