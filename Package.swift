@@ -227,7 +227,8 @@ let package = Package(
         // The parsers that take hostile input, as fuzz targets (Fuzz/run.sh drives libFuzzer).
         .target(
             name: "FuzzTargets",
-            dependencies: ["FirebaseCore", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios", crypto]
+            dependencies: ["FirebaseCore", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "Diagnostics", "FirebaseAuthCore", "HTTP2Wire",
+                           "IdentityToolkitAPI", "Scenarios", "Utilities", crypto, nio("NIOCore")]
         ),
 
         // MARK: Executables (thin)
@@ -303,7 +304,7 @@ let package = Package(
             dependencies: ["AuthBackend", "APNsReceiver", "APNsSender", "APNsWire", "DeviceLink", "IdentityToolkitAPI", "Inspector", "PostgresStores", "Scenarios",
                            "TestSupport", "Utilities", crypto, logging, .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
-        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "AuthBackend"]),
         // The auth core's rules as values (the app credential, the presentation): no I/O.
         .testTarget(name: "FirebaseAuthCoreTests", dependencies: ["FirebaseAuthCore", "DeviceOS", "IdentityToolkitAPI"]),
         // The device on its own: the app and its interceptors, the keychain file, the gateway and remote devices.

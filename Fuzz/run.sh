@@ -21,7 +21,8 @@ binary="$(swift build -c "$configuration" --scratch-path .build-fuzz --show-bin-
 
 targets=("$target")
 if [ "$target" = all ]; then
-  targets=(provider-token push-request payload redirect-url plist scenario-file apple-token)
+  targets=(provider-token push-request payload redirect-url plist scenario-file apple-token
+           toolkit-body toolkit-json http2-frames emulator-import state-files ipa gateway-message)
 fi
 mkdir -p .build-fuzz/artifacts
 status=0
@@ -34,6 +35,8 @@ for name in "${targets[@]}"; do
   # Foundation's PropertyListSerialization leaks a 48-byte CFError on every malformed plist
   # (swift-corelibs-foundation, its error path, not this toolkit): LeakSanitizer would stop there.
   if [ "$name" = plist ]; then extra+=(-detect_leaks=0); asan="detect_leaks=0"; fi
+  # A dictionary per format (field names, stamps, frame words) where one helps.
+  if [ -f "Fuzz/dict/$name.dict" ]; then extra+=(-dict="Fuzz/dict/$name.dict"); fi
   if ! ASAN_OPTIONS="$asan" AUTHSIM_FUZZ_TARGET="$name" "$binary" "${extra[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
        -artifact_prefix=".build-fuzz/artifacts/$name-" -print_final_stats=1 \
        ".build-fuzz/corpus/$name" "Fuzz/corpus/$name"; then

@@ -2,12 +2,16 @@ import APNsReceiver
 import APNsWire
 import AuthBackend
 import Crypto
+import Diagnostics
 import FirebaseAuthCore
 import DeviceOS
 import FirebaseCore
 import Foundation
+import HTTP2Wire
 import IdentityToolkitAPI
+import NIOCore
 import Scenarios
+import Utilities
 
 /// The parsers that take hostile input, each as a function of raw bytes that must return (never
 /// crash, hang or allocate without bound) whatever the bytes are. Run by `authsim-fuzz` under
@@ -21,6 +25,13 @@ package enum FuzzTargets {
         "plist": plist,
         "scenario-file": scenarioFile,
         "apple-token": appleToken,
+        "toolkit-body": toolkitBody,
+        "toolkit-json": toolkitJSON,
+        "http2-frames": http2Frames,
+        "emulator-import": emulatorImport,
+        "state-files": stateFiles,
+        "ipa": ipa,
+        "gateway-message": gatewayMessage,
     ]
 
     static let key = try! P256.Signing.PrivateKey(rawRepresentation: Array(repeating: 7, count: 31) + [1])
@@ -85,6 +96,142 @@ package enum FuzzTargets {
         _ = try? AppleIDProvider.verifySignature(String(decoding: bytes, as: UTF8.self), jwks: jwks)
     }
 
+    /// An Identity Toolkit request as a client sends it: the first byte picks the call (every row
+    /// of the backend's table), the second its content type; the rest is the body (or a GET's
+    /// query), read exactly as the call's route reads it (strict JSON, the schema check).
+    @Sendable static func toolkitBody(_ bytes: [UInt8]) {
+        guard bytes.count >= 2 else { return }
+        let call = ToolkitCalls.all[Int(bytes[0]) % ToolkitCalls.all.count]
+        let body = Array(bytes.dropFirst(2))
+        let contentType = bytes[1] & 1 == 0 ? "application/json" : "application/x-www-form-urlencoded"
+        _ = try? call.read(body: body, query: String(decoding: body, as: UTF8.self), contentType: contentType)
+    }
+
+    /// Structure-aware: the bytes are choices that build a valid JSON body for the call the first
+    /// byte picks: its own fields, unknown ones, values of the wrong type, huge and odd numbers,
+    /// long strings, deep nesting; then read as the route reads it.
+    @Sendable static func toolkitJSON(_ bytes: [UInt8]) {
+        var choices = Choices(bytes)
+        let call = ToolkitCalls.all[Int(choices.next()) % ToolkitCalls.all.count]
+        var text = ""
+        JSONMaker(fields: call.schemaFields.sorted() + JSONMaker.strangeNames).object(&choices, depth: 0, into: &text)
+        _ = try? call.read(body: Array(text.utf8), query: "", contentType: "application/json")
+    }
+
+    /// Bytes from a peer after the connection preface, through the HTTP/2 connection core as
+    /// push-receiver's server side reads them, and as apns-sender's client side reads a server's,
+    /// in pieces whose sizes the first byte sets; every event taken, every answer written.
+    @Sendable static func http2Frames(_ bytes: [UInt8]) {
+        guard let first = bytes.first else { return }
+        let configuration = HTTP2Connection.Configuration(
+            settings: [(.headerTableSize, 4096), (.maxConcurrentStreams, 1000), (.initialWindowSize, 65_535), (.maxFrameSize, 16_384),
+                       (.maxHeaderListSize, 16_384)],
+            clock: { 0 })
+        let piece = Int(first) + 1
+        for role in [HTTP2Connection.Role.server, .client] {
+            var connection = HTTP2Connection(role: role, configuration: configuration)
+            var input = (role == .server ? HTTP2Limits.preface : []) + bytes.dropFirst()
+            var events = 0
+            while !input.isEmpty, events < 100_000 {
+                var buffer = ByteBuffer(bytes: input.prefix(piece))
+                input.removeFirst(min(piece, input.count))
+                connection.receive(&buffer)
+                while let event = connection.nextEvent() {
+                    events += 1
+                    if case .headers(let stream, _, let endStream) = event, role == .server, endStream {
+                        var block = ByteBuffer()
+                        connection.writeHeaders(&block, stream: stream, endStream: true)
+                    }
+                    if events >= 100_000 { break }
+                }
+                _ = connection.takeOutput(allocator: ByteBufferAllocator())
+            }
+        }
+    }
+
+    /// An emulator export handed to `--import`: the bytes split at NUL into the metadata,
+    /// `accounts.json`, `config.json` and `authsim-config.json` (an empty part: no such file),
+    /// read and applied as an import does.
+    @Sendable static func emulatorImport(_ bytes: [UInt8]) {
+        let folder = scratch.appendingPathComponent("export")
+        try? FileManager.default.removeItem(at: folder)
+        try? FileManager.default.createDirectory(at: folder.appendingPathComponent("auth_export"), withIntermediateDirectories: true)
+        let parts = bytes.split(separator: 0, maxSplits: 3, omittingEmptySubsequences: false)
+        let names = ["firebase-export-metadata.json", "auth_export/accounts.json", "auth_export/config.json", "auth_export/authsim-config.json"]
+        for (name, part) in zip(names, parts) where !part.isEmpty {
+            FileManager.default.createFile(atPath: folder.appendingPathComponent(name).path, contents: Data(part))
+        }
+        try? HostileFiles.importExport(folder)
+    }
+
+    /// A state file as a crash or an older or newer authsim left it, read as a start reads it: the
+    /// first byte picks the backend journal, the delivery log (read, counted, and opened for
+    /// appending, which migrates or refuses it), the rejection log, the device registry or a
+    /// simulated app's keychain.
+    @Sendable static func stateFiles(_ bytes: [UInt8]) {
+        guard let first = bytes.first else { return }
+        let folder = scratch.appendingPathComponent("state")
+        try? FileManager.default.removeItem(at: folder)
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let contents = Data(bytes.dropFirst())
+        switch first % 5 {
+        case 0:
+            FileManager.default.createFile(atPath: folder.appendingPathComponent("journal.jsonl").path, contents: contents)
+            try? HostileFiles.replayJournal(in: folder)
+        case 1:
+            let file = folder.appendingPathComponent("deliveries.jsonl")
+            FileManager.default.createFile(atPath: file.path, contents: contents)
+            _ = try? DeliveryLog.read(file)
+            _ = try? DeliveryLog.count(in: file)
+            _ = try? DeliveryLog(file: file)
+        case 2:
+            let file = folder.appendingPathComponent("rejections.jsonl")
+            FileManager.default.createFile(atPath: file.path, contents: contents)
+            _ = try? RejectionLog.read(file)
+            _ = try? RejectionLog(file: file)
+        case 3:
+            let file = folder.appendingPathComponent("devices.json")
+            FileManager.default.createFile(atPath: file.path, contents: contents)
+            _ = try? DeviceRegistry(file: file).all
+        default:
+            let file = folder.appendingPathComponent("keychain.json")
+            FileManager.default.createFile(atPath: file.path, contents: contents)
+            _ = Keychain(file: file).items
+        }
+    }
+
+    /// An `.ipa` handed to `authsim doctor --app`: found, unpacked (the files doctor reads), removed.
+    @Sendable static func ipa(_ bytes: [UInt8]) {
+        let file = scratch.appendingPathComponent("App.ipa")
+        FileManager.default.createFile(atPath: file.path, contents: Data(bytes))
+        if let location = try? AppLocation.find(file.path) { location.discard() }
+    }
+
+    /// The device gateway's messages: the first byte picks a registration body (read as the
+    /// gateway reads it) or a notification line a device reads off its stream (then handed to
+    /// Auth's notification reading, as the device hands it to the app).
+    @Sendable static func gatewayMessage(_ bytes: [UInt8]) {
+        guard let first = bytes.first else { return }
+        let data = Data(bytes.dropFirst())
+        if first & 1 == 0 {
+            guard let asked = try? JSONDecoder().decode(DeviceRegistration.self, from: data) else { return }
+            _ = APNsEnvironment(rawValue: asked.environment)
+            _ = asked.token.flatMap(DeviceToken.init(hex:))
+        } else {
+            guard let push = try? JSONDecoder().decode(GatewayPush.self, from: data),
+                  let payload = try? NotificationPayload(json: Array((try? JSONEncoder().encode(push.payload)) ?? Data()))
+            else { return }
+            _ = AuthNotification.read(payload.userInfo)
+        }
+    }
+
+    /// A folder of this process's own for the targets that read files.
+    static let scratch: URL = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("authsim-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }()
+
     /// Runs every file under `paths` (files or folders) through `target`. Returns how many ran.
     package static func replay(_ target: @Sendable ([UInt8]) -> Void, paths: [URL]) -> Int {
         var count = 0
@@ -101,5 +248,75 @@ package enum FuzzTargets {
             }
         }
         return count
+    }
+}
+
+/// The fuzzer's bytes as a stream of choices (zeros once they run out).
+struct Choices {
+    private let bytes: [UInt8]
+    private var index = 0
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    var exhausted: Bool { index >= bytes.count }
+    mutating func next() -> UInt8 {
+        guard index < bytes.count else { return 0 }
+        defer { index += 1 }
+        return bytes[index]
+    }
+}
+
+/// Builds JSON that always parses, from choices: the shape a structure-aware target needs.
+struct JSONMaker {
+    let fields: [String]
+
+    /// Names no schema has, and names that trip naive parsers.
+    static let strangeNames = ["unknownField", "", "__proto__", "constructor", "a.b", "tenantId\u{0}", "idToken ", "ÉTAT", "🔑"]
+    static let numbers = ["0", "-0", "1", "-1", "1.5", "1e309", "-1e309", "1e-400", "123456789012345678901234567890", "9223372036854775808",
+                          "-9223372036854775809", "4294967296", "3.4028235e38", "0.1e1", "2147483648"]
+    static let strings = ["", "+16505551234", "+1", "ada@example.com", "password", "AIzaSyA-authsim-local-api-key-0000000",
+                          "eyJhbGciOiJSUzI1NiJ9.e30.sig", "https://example.com/x", "PHONE_SMS", "TOTP", "sandbox", "\u{0}", "\u{FFFD}\u{10FFFF}"]
+
+    func object(_ choices: inout Choices, depth: Int, into out: inout String) {
+        out += "{"
+        let count = Int(choices.next() % 8)
+        for index in 0..<count {
+            if index > 0 { out += "," }
+            let pick = Int(choices.next())
+            let name = fields.isEmpty ? Self.strangeNames[pick % Self.strangeNames.count] : fields[pick % fields.count]
+            out += quoted(name) + ":"
+            value(&choices, depth: depth + 1, into: &out)
+        }
+        out += "}"
+    }
+
+    func value(_ choices: inout Choices, depth: Int, into out: inout String) {
+        let kind = choices.next()
+        switch depth > 24 ? kind % 6 : kind % 10 {
+        case 0: out += "null"
+        case 1: out += kind & 0x80 == 0 ? "true" : "false"
+        case 2: out += Self.numbers[Int(choices.next()) % Self.numbers.count]
+        case 3: out += quoted(Self.strings[Int(choices.next()) % Self.strings.count])
+        case 4:
+            // Text from the choices themselves.
+            let length = Int(choices.next() % 32)
+            out += quoted(String(decoding: (0..<length).map { _ in choices.next() }, as: UTF8.self))
+        case 5: out += quoted(String(repeating: "a", count: Int(choices.next()) * 512))
+        case 6, 7: object(&choices, depth: depth, into: &out)
+        case 8:
+            out += "["
+            let count = Int(choices.next() % 6)
+            for index in 0..<count {
+                if index > 0 { out += "," }
+                value(&choices, depth: depth + 1, into: &out)
+            }
+            out += "]"
+        default:
+            // Deep nesting: up to 1,020 arrays.
+            let levels = Int(choices.next()) * 4
+            out += String(repeating: "[", count: levels) + String(repeating: "]", count: levels)
+        }
+    }
+
+    func quoted(_ text: String) -> String {
+        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
     }
 }

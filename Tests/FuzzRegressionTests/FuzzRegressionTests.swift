@@ -1,3 +1,4 @@
+import AuthBackend
 import Foundation
 import FuzzTargets
 import Testing
@@ -22,6 +23,26 @@ struct FuzzRegressionTests {
         for input in [[], [UInt8](repeating: 0xff, count: 100_000), nested, Array("{\"a\":".utf8), (0..<256).map { UInt8($0) },
                       Array(String(repeating: "a.", count: 50_000).utf8)] {
             target(input)
+        }
+    }
+
+    /// The seeds are what clients really send, so the fuzzer starts past the front door: each
+    /// Identity Toolkit seed is read by its call's route without an error (the calls are the
+    /// backend's table, in its order: the first byte).
+    @Test("toolkit-body's seeds are bodies the backend's routes accept")
+    func toolkitSeedsAreAccepted() throws {
+        let folder = fuzzRoot.appendingPathComponent("corpus/toolkit-body")
+        let seeds = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(seeds.count >= 15)
+        for name in seeds {
+            let bytes = Array(try Data(contentsOf: folder.appendingPathComponent(name)))
+            let call = ToolkitCalls.all[Int(bytes[0]) % ToolkitCalls.all.count]
+            #expect(name.hasPrefix(call.operation.rawValue), "\(name) picks \(call.operation)")
+            let body = Array(bytes.dropFirst(2))
+            #expect(throws: Never.self, "\(name)") {
+                try call.read(body: body, query: String(decoding: body, as: UTF8.self),
+                              contentType: bytes[1] & 1 == 0 ? "application/json" : "application/x-www-form-urlencoded")
+            }
         }
     }
 }

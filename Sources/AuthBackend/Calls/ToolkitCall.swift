@@ -146,6 +146,12 @@ package protocol ServedCall: Sendable {
     var readingStyle: String { get }
     /// Whether it is the Admin SDKs' (`…/v1/projects/{p}/…`: a bearer token, not an API key).
     var isAdmin: Bool { get }
+    /// The fields of its request's schema (none for a request read its own way).
+    var schemaFields: Set<String> { get }
+    /// Reads `body` (and a query, for a GET) as its route reads a request at its first path: the
+    /// request, or the error the route answers (the fuzz targets' seam: hostile bytes go through
+    /// exactly the reading a client's do).
+    func read(body: [UInt8], query: String, contentType: String) throws(IdentityToolkitError)
 }
 
 extension ToolkitCall: ServedCall {
@@ -155,6 +161,17 @@ extension ToolkitCall: ServedCall {
     package var access: CallAccess { rule.access }
     package var readingStyle: String { reading.style.rawValue }
     package var isAdmin: Bool { endpoints.allSatisfy { [.v1Project, .v1Tenant, .v2Project].contains($0.service) } }
+    package var schemaFields: Set<String> { (Call.self as? any SchemaCheckedMessage.Type)?.schemaFields ?? [] }
+
+    package func read(body: [UInt8], query: String, contentType: String) throws(IdentityToolkitError) {
+        let endpoint = endpoints[0]
+        let method = (reading.methods ?? [endpoint.method])[0]
+        var fields = HTTPFields()
+        fields[.contentType] = contentType
+        let head = HTTPRequest(method: HTTPRequest.Method(rawValue: method.rawValue)!, scheme: "http", authority: "127.0.0.1",
+                               path: "/\(endpoint.path)\(query.isEmpty ? "" : "?\(query)")", headerFields: fields)
+        _ = try reading.read(Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: body))), ByteBuffer(bytes: body), endpoint, name)
+    }
 }
 
 /// What registers a row on a router (kept apart from the public ``ServedCall``: it names the

@@ -4,7 +4,7 @@ import Foundation
 /// `AuthNotificationManager.canHandle(notification:)` reads it: the forwarding probe, a silent push
 /// carrying an app credential's receipt and secret, or not Auth's. The payload's
 /// `com.google.firebase.auth` value may be a dictionary or a JSON string of one.
-enum AuthNotification: Hashable, Sendable {
+package enum AuthNotification: Hashable, Sendable {
     case probe
     case credential(receipt: String, secret: String)
     case notAuths
@@ -13,7 +13,7 @@ enum AuthNotification: Hashable, Sendable {
     /// The probe notification the SDK hands the app delegate.
     static let probeWarning = "This fake notification should be forwarded to Firebase Auth."
 
-    static func read(_ userInfo: [AnyHashable: Any]) -> AuthNotification {
+    package static func read(_ userInfo: [AnyHashable: Any]) -> AuthNotification {
         guard let raw = userInfo[payloadKey] else { return .notAuths }
         var payload = raw as? [String: Any]
         if payload == nil, let text = raw as? String, let data = text.data(using: .utf8) {
