@@ -70,12 +70,22 @@ def log(*parts):
 class Postgres:
     """Debian's PostgreSQL in a folder, on a Unix socket, trusting the user authsim (as nobody when root)."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, small_disk_mb=None):
         versions = sorted(int(v) for v in os.listdir("/usr/lib/postgresql") if v.isdigit())
         self.bin = f"/usr/lib/postgresql/{versions[-1]}/bin"
         os.makedirs(folder, exist_ok=True)
         self.folder = folder
         self.data = os.path.join(folder, "data")
+        # On a size-limited tmpfs of its own, the disk can be filled to its last byte (the
+        # disk-full fault); mounting one needs root with CAP_SYS_ADMIN, else the fault is off.
+        self.small_disk = False
+        if small_disk_mb:
+            mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={small_disk_mb}m,mode=0755", "tmpfs", folder],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.small_disk = mounted.returncode == 0
+            log(f"PostgreSQL on a {small_disk_mb} MB tmpfs: the disk-full fault is on" if self.small_disk
+                else "cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN): the disk-full fault is off")
+        self.filler = os.path.join(folder, "filler")
         self.as_user = []
         if os.getuid() == 0:
             os.chown(folder, 65534, 65534)
@@ -91,8 +101,9 @@ class Postgres:
         return f"postgres://authsim@/authsim?host={self.folder}"
 
     def start(self):
+        # WAL bounded, so that a small disk holds a run's worth of it.
         self.process = subprocess.Popen(self.as_user + [f"{self.bin}/postgres", "-D", self.data, "-k", self.folder, "-c", "listen_addresses=",
-                                                        "-c", "max_connections=200"],
+                                                        "-c", "max_connections=200", "-c", "max_wal_size=64MB", "-c", "min_wal_size=32MB"],
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in self.process.stdout:
             if "ready to accept connections" in line:
@@ -108,6 +119,35 @@ class Postgres:
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             self.process.wait()
+
+    def fill_disk(self):
+        """Fills PostgreSQL's disk to its last byte (it fails its writes, or stops: PANIC on WAL)."""
+        with open(self.filler, "wb") as f:
+            block = b"." * (1 << 20)
+            try:
+                while True:
+                    f.write(block)
+                    f.flush()
+            except OSError:
+                pass
+            try:
+                while True:
+                    f.write(b".")
+                    f.flush()
+            except OSError:
+                pass
+
+    def free_disk(self):
+        """Frees the disk; starts PostgreSQL again if the full disk stopped it."""
+        os.remove(self.filler)
+        if self.process.poll() is not None:
+            log("PostgreSQL stopped on the full disk: starting it again")
+            self.start()
+
+    def unmount(self):
+        if self.small_disk:
+            subprocess.run(["umount", "-l", self.folder], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def psql(self, database, sql):
         return subprocess.run([f"{self.bin}/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", self.folder, "-U", "authsim",
@@ -494,13 +534,22 @@ def run_clients(workload, threads):
 
 
 def run_faults(nodes, postgres, stop, seed, history):
-    """Every few seconds one of: kill a node and start it again, pause one, restart PostgreSQL."""
+    """Every few seconds one of: kill a node and start it again, pause one, restart PostgreSQL,
+    fill PostgreSQL's disk for a few seconds (where it is a tmpfs of its own)."""
     rng = random.Random(seed)
-    # Each kind once in the first three (a short run meets them all), then at random.
-    first = ["kill", "pause", "postgres"]
+    # Each kind once in the first ones (a short run meets them all), then at random.
+    kinds = ["kill", "pause", "postgres"] + (["disk-full"] if postgres.small_disk else [])
+    first = list(kinds)
     rng.shuffle(first)
     while not stop.wait(rng.uniform(4, 9)):
-        fault = first.pop(0) if first else rng.choice(["kill", "kill", "pause", "postgres"])
+        fault = first.pop(0) if first else rng.choice(["kill"] + kinds)
+        if fault == "disk-full":
+            log("fault: PostgreSQL's disk full")
+            history.record(op="fault", fault="disk-full")
+            postgres.fill_disk()
+            stop.wait(rng.uniform(2, 5))
+            postgres.free_disk()
+            continue
         if fault == "kill":
             node = rng.choice(nodes)
             log("fault: SIGKILL", node.name)
@@ -791,7 +840,8 @@ def main():
     # Its own folder under /tmp: nobody must reach it (a socket's path has at most 107 bytes).
     if args.long:
         args.no_faults = True
-    postgres = None if args.one_node else Postgres(tempfile.mkdtemp(prefix="authsim-chaos-pg-"))
+    postgres = None if args.one_node else Postgres(tempfile.mkdtemp(prefix="authsim-chaos-pg-"),
+                                                    small_disk_mb=None if args.no_faults or args.long else 384)
     names = ["node"] if args.one_node else ["node-a", "node-b"]
     nodes = [Node(name, binary, out, certs, postgres.url if postgres else None, token_file, args.store_snapshot_every) for name in names]
     history = History(os.path.join(out, "history.jsonl"))
@@ -849,6 +899,7 @@ def main():
         if postgres:
             postgres.stop()
             shutil.rmtree(postgres.folder, ignore_errors=True)
+            postgres.unmount()
     log("chaos: " + ("PASSED" if passed else "FAILED") + f" (history and logs in {out})")
     sys.exit(0 if passed else 1)
 
