@@ -122,20 +122,17 @@ class Postgres:
 
     def fill_disk(self):
         """Fills PostgreSQL's disk to its last byte (it fails its writes, or stops: PANIC on WAL)."""
-        with open(self.filler, "wb") as f:
-            block = b"." * (1 << 20)
-            try:
-                while True:
-                    f.write(block)
-                    f.flush()
-            except OSError:
-                pass
-            try:
-                while True:
-                    f.write(b".")
-                    f.flush()
-            except OSError:
-                pass
+        fd = os.open(self.filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            for size in (1 << 20, 4096, 1):
+                block = b"." * size
+                try:
+                    while True:
+                        os.write(fd, block)
+                except OSError:
+                    pass
+        finally:
+            os.close(fd)
 
     def free_disk(self):
         """Frees the disk; starts PostgreSQL again if the full disk stopped it."""
