@@ -47,6 +47,8 @@ extension IdentityToolkitJSON {
     /// A body as a JSON object, for its fields to be checked; anything else is the front end's
     /// INVALID_ARGUMENT (not JSON, or JSON but not an object).
     package static func object(from bytes: some Collection<UInt8>, what: String) throws(IdentityToolkitError) -> [String: JSONValue] {
+        // One pass for a well-formed object; anything else gets Foundation's value or error below.
+        if case .object(let object)? = JSONValue.parse(strict: bytes as? [UInt8] ?? Array(bytes)) { return object }
         do { return try JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) } catch {
             if (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))) != nil {
                 throw IdentityToolkitError(.invalidJSON, frontend: .init(

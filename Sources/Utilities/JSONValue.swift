@@ -9,6 +9,12 @@ package enum JSONValue: Codable, Sendable, Hashable {
     case object([String: JSONValue])
 
     package init(from decoder: any Decoder) throws {
+        // The strict decoder's node whole, in one pass: the attempts below cost a failed decode
+        // per level, which Foundation makes naming the whole path (quadratic in the nesting).
+        if let strict = decoder as? StrictJSONNodeDecoder, let value = try? JSONValue(strict: strict.node) {
+            self = value
+            return
+        }
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null

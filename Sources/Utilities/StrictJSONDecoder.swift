@@ -7,8 +7,8 @@ import Foundation
 /// The fast path takes strict RFC 8259 JSON and gives up (``decode(_:from:)`` then asks
 /// Foundation) on: any syntax error or trailing text, invalid UTF-8, a control character in a
 /// string, an escape that makes a lone surrogate, a key given twice in one object, nesting past
-/// 256 levels, an integer with a fraction or exponent or out of its type's range, a float that
-/// is not finite, `Float`, `Date`, `Data`, `URL` and `Decimal` (Foundation has strategies for
+/// 512 levels (Foundation's own limit), an integer with a fraction or exponent or out of its
+/// type's range, a float that is not finite, `Float`, `Date`, `Data`, `URL` and `Decimal` (Foundation has strategies for
 /// them), a missing key or `null` where a value is required, a value of the wrong kind, and
 /// `superDecoder`. So every error, with its `DecodingError` case, path and wording, is
 /// Foundation's own, and the fast path only answers where Foundation gives the same value
@@ -64,7 +64,10 @@ indirect enum StrictJSONNode {
 struct StrictJSONParser {
     let bytes: [UInt8]
     var at = 0
-    static let maximumDepth = 256
+    static let maximumDepth = 512
+    /// A key given twice in an object keeps its first value, as Foundation's decoder does for a
+    /// dictionary (``JSONValue/parse(strict:)``); otherwise the parser gives up on it.
+    var keepsFirstOfRepeatedKeys = false
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -110,14 +113,15 @@ struct StrictJSONParser {
                 guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { throw StrictJSONGiveUp() }
                 at += 1
                 let item = try value(depth: depth + 1)
-                // A key given twice: Foundation's choice, not a guess.
+                // A key given twice: Foundation's choice, not a guess (for a value read whole,
+                // its choice is known: the first).
                 if seen == nil, entries.count >= StrictJSONKeyIndex.linearLimit { seen = Set(entries.map(\.key)) }
-                if seen != nil {
-                    guard seen!.insert(key).inserted else { throw StrictJSONGiveUp() }
+                let repeated = seen != nil ? !seen!.insert(key).inserted : entries.contains { $0.key == key }
+                if repeated {
+                    guard keepsFirstOfRepeatedKeys else { throw StrictJSONGiveUp() }
                 } else {
-                    for entry in entries where entry.key == key { throw StrictJSONGiveUp() }
+                    entries.append((key, item))
                 }
-                entries.append((key, item))
                 skipSpace()
                 guard at < bytes.count else { throw StrictJSONGiveUp() }
                 if bytes[at] == UInt8(ascii: ",") { at += 1; continue }
@@ -489,4 +493,34 @@ struct StrictJSONSingleValueContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt32.Type) throws -> UInt32 { try StrictJSONNodeDecoder.integer(node, type) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try StrictJSONNodeDecoder.integer(node, type) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decodeValue(type) }
+}
+
+extension JSONValue {
+    /// `node` as the value Foundation's decoder makes of it (numbers as `Double`); gives up where
+    /// Foundation would not read a number as one.
+    init(strict node: StrictJSONNode) throws {
+        switch node {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .number: self = .number(try StrictJSONNodeDecoder.double(node))
+        case .string(let value): self = .string(value)
+        case .array(let items): self = .array(try items.map(JSONValue.init(strict:)))
+        case .object(let entries):
+            var object: [String: JSONValue] = [:]
+            object.reserveCapacity(entries.count)
+            for entry in entries { object[entry.key] = try JSONValue(strict: entry.value) }
+            self = .object(object)
+        }
+    }
+
+    /// A JSON document as a value, in one pass over it; nil where the strict parser gives up (then
+    /// Foundation's decoder decides, with its own error). Decoding one through `Decodable` costs
+    /// Foundation's decoder a failed attempt per level, each naming its whole coding path: deep
+    /// nesting made that quadratic (456 levels: 1.7 s of a debug backend's CPU for one body).
+    package static func parse(strict bytes: [UInt8]) -> JSONValue? {
+        var parser = StrictJSONParser(bytes: bytes)
+        parser.keepsFirstOfRepeatedKeys = true
+        guard let root = try? parser.document() else { return nil }
+        return try? JSONValue(strict: root)
+    }
 }

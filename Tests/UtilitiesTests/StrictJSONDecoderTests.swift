@@ -55,6 +55,34 @@ struct StrictJSONDecoderTests {
         }
     }
 
+    /// Foundation takes 512 levels of nesting and refuses 513; the fast path answers up to its
+    /// limit and agrees. A deep value is read in one pass (`JSONValue.parse(strict:)`): through
+    /// `Decodable`, Foundation's decoder fails an attempt per level naming the whole path, which
+    /// made a 456-level body cost a debug backend 1.7 s (found by the toolkit-json fuzz target).
+    @Test("nesting at Foundation's limit: the same values and refusals; a deep value is read in one pass")
+    func deepNesting() throws {
+        for depth in [255, 256, 257, 500, 510, 511, 512, 513] {
+            let arrays = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            let inSample = #"{"text":"t","any":"# + String(repeating: "[", count: depth - 1) + String(repeating: "]", count: depth - 1) + "}"
+            #expect(Self.agree(JSONValue.self, Array(arrays.utf8)) == nil, "\(depth)")
+            #expect(Self.agree(Sample.self, Array(inSample.utf8)) == nil, "\(depth)")
+            let foundation = try? JSONDecoder().decode(JSONValue.self, from: Data(arrays.utf8))
+            let parsed = JSONValue.parse(strict: Array(arrays.utf8))
+            #expect(parsed == foundation, "\(depth)")
+            #expect((parsed != nil) == (depth <= 512), "\(depth): the one-pass reading gave up where Foundation answers")
+        }
+    }
+
+    @Test("a key given twice: a value read whole keeps the first, as Foundation's decoder does")
+    func repeatedKeys() throws {
+        for text in [#"{"a":1,"a":2}"#, #"{"b":[1,{"c":3,"c":[4]}],"a":"x","a":null}"#, #"{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k3":"again"}"#] {
+            let foundation = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            #expect(JSONValue.parse(strict: Array(text.utf8)) == foundation, "\(text)")
+            // The typed fast path still leaves the choice to Foundation.
+            #expect((try? StrictJSONDecoder.fastDecode(JSONValue.self, from: Array(text.utf8))) == nil)
+        }
+    }
+
     @Test("10,000 mutated bodies: the fast path never answers other than Foundation")
     func mutations() {
         var random = SplitMix(seed: 0x0DEC0DE)
@@ -72,7 +100,12 @@ struct StrictJSONDecoderTests {
                 }
             }
             if (try? StrictJSONDecoder.fastDecode(Sample.self, from: bytes)) != nil { fast += 1 }
-            for problem in [Self.agree(Sample.self, bytes), Self.agree(JSONValue.self, bytes)].compactMap({ $0 }) where disagreements.count < 10 {
+            var problems = [Self.agree(Sample.self, bytes), Self.agree(JSONValue.self, bytes)].compactMap { $0 }
+            // The one-pass reading of a whole value, too.
+            if let parsed = JSONValue.parse(strict: bytes), parsed != (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))) {
+                problems.append("\(String(decoding: bytes, as: UTF8.self).debugDescription): parse(strict:) \(parsed), Foundation differs")
+            }
+            for problem in problems where disagreements.count < 10 {
                 disagreements.append(problem)
             }
         }
