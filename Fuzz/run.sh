@@ -37,7 +37,7 @@ for name in "${targets[@]}"; do
   if [ "$name" = plist ]; then extra+=(-detect_leaks=0); asan="detect_leaks=0"; fi
   # A dictionary per format (field names, stamps, frame words) where one helps.
   if [ -f "Fuzz/dict/$name.dict" ]; then extra+=(-dict="Fuzz/dict/$name.dict"); fi
-  if ! ASAN_OPTIONS="$asan" AUTHSIM_FUZZ_TARGET="$name" "$binary" "${extra[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+  if ! ASAN_OPTIONS="$asan" LSAN_OPTIONS="suppressions=Fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" AUTHSIM_FUZZ_TARGET="$name" "$binary" "${extra[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
        -artifact_prefix=".build-fuzz/artifacts/$name-" -print_final_stats=1 \
        ".build-fuzz/corpus/$name" "Fuzz/corpus/$name"; then
     echo "✘ $name: libFuzzer found a problem; see .build-fuzz/artifacts/$name-*" >&2
