@@ -213,6 +213,21 @@ enum Migrations {
             "ALTER TABLE receiver_deliveries ALTER COLUMN line TYPE text USING line::text",
             "ALTER TABLE receiver_rejections ALTER COLUMN entry TYPE text USING entry::text",
         ]),
+        Step(version: 10, name: "which authsim applied each step, and the formats of the stored records", statements: [
+            // Who migrated the database, for the refusal a node of an older authsim gives.
+            "ALTER TABLE authsim_migrations ADD COLUMN applied_by text",
+            // The format of each kind of record the nodes read and write (``StoreFormats``), and
+            // the authsim that last set it: a node refuses a database whose records are newer than
+            // it reads.
+            """
+            CREATE TABLE authsim_formats (
+                format text PRIMARY KEY,
+                version integer NOT NULL,
+                written_by text NOT NULL,
+                set_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }
@@ -234,8 +249,15 @@ enum Migrations {
                 applied = version
             }
             guard applied <= latest else {
-                throw SharedStoreError(.schemaTooNew,
-                    "the database has schema version \(applied), and this authsim knows up to \(latest): it was migrated by a newer authsim. Run that version, or give this one its own database.")
+                var by = "a newer authsim"
+                let writers = try await connection.query(
+                    "SELECT coalesce(applied_by, '') FROM authsim_migrations WHERE version > \(latest) ORDER BY version DESC LIMIT 1", logger: logger)
+                for try await writer in writers.decode(String.self) where !writer.isEmpty { by = "authsim \(writer)" }
+                throw SharedStoreError(.schemaTooNew, """
+                    the database has schema version \(applied), and this authsim (\(AuthsimVersion.current)) knows up to \(latest): \
+                    it was migrated by \(by), a newer authsim. Run that version on every node (docs/fleet.md, upgrading), \
+                    or give this one its own database.
+                    """)
             }
             for step in steps where step.version > applied {
                 for statement in step.statements {
@@ -244,6 +266,45 @@ enum Migrations {
                 try await connection.query("INSERT INTO authsim_migrations (version, name) VALUES (\(step.version), \(step.name))", logger: logger)
                 logger.info("store migrated", metadata: ["store": "\(address)", "version": "\(step.version)", "step": "\(step.name)"])
             }
+            if applied < latest {
+                try await connection.query("UPDATE authsim_migrations SET applied_by = \(AuthsimVersion.current) WHERE version > \(applied)", logger: logger)
+            }
+            try await StoreFormats.check(on: connection, logger: logger)
+        }
+    }
+}
+
+/// The formats of the records a fleet's nodes read and write in the database (what
+/// ``StateFormat`` is for the files): each kind's version is in `authsim_formats`, with the authsim
+/// that set it. A node of a newer format raises the row (migrating the records first, when a
+/// version comes that changes them); a node of an older one refuses the database, naming both
+/// authsims. So a fleet upgraded node by node either shares its records' formats or stops the
+/// node that cannot read them (docs/fleet.md).
+enum StoreFormats {
+    /// The backend's records (``BackendRecord``'s JSON, as the journal's lines), the receivers'
+    /// delivery and rejection lines (as the files' lines).
+    static let all = [
+        StateFormat(kind: "backend records", current: 1),
+        StateFormat(kind: "receiver log lines", current: 1),
+    ]
+
+    static func check(on connection: PostgresConnection, logger: Logger) async throws {
+        var stored: [String: (version: Int, writtenBy: String)] = [:]
+        for try await (format, version, writtenBy) in try await connection.query(
+            "SELECT format, version, written_by FROM authsim_formats", logger: logger).decode((String, Int, String).self) {
+            stored[format] = (version, writtenBy)
+        }
+        for format in all {
+            if let row = stored[format.kind] {
+                do { _ = try format.version(of: FormatStamp(format: format.kind, version: row.version, writtenBy: row.writtenBy), in: "the database") } catch {
+                    throw SharedStoreError(.schemaTooNew, "\(error.message) (every node of a fleet must read its records: docs/fleet.md, upgrading)")
+                }
+                if row.version == format.current { continue }
+            }
+            try await connection.query("""
+                INSERT INTO authsim_formats (format, version, written_by) VALUES (\(format.kind), \(format.current), \(AuthsimVersion.current))
+                ON CONFLICT (format) DO UPDATE SET version = excluded.version, written_by = excluded.written_by, set_at = now()
+                """, logger: logger)
         }
     }
 }

@@ -279,19 +279,46 @@ struct BackendStoreTests {
         #expect(signedIn.phoneNumber == "+16505554567")
     }
 
-    @Test("a database migrated by a newer authsim, or holding another project, is refused with what to do")
+    @Test("a database migrated by a newer authsim, of a newer record format, or holding another project, is refused with what to do")
     func refusesForeignDatabases() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
         let newer = try await postgres.newDatabase("\(#function)newer")
         _ = try await Self.node(newer.url, "a")
-        _ = try await postgres.psql(newer.name, "INSERT INTO authsim_migrations (version, name) VALUES (99, 'from the future')")
+        // Every step says which authsim applied it; the records' formats are this build's.
+        #expect(try await postgres.psql(newer.name, "SELECT DISTINCT applied_by FROM authsim_migrations")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == AuthsimVersion.current)
+        #expect(try await postgres.psql(newer.name, "SELECT format || ' ' || version || ' ' || written_by FROM authsim_formats ORDER BY format")
+            .split(separator: "\n") == ["backend records 1 \(AuthsimVersion.current)", "receiver log lines 1 \(AuthsimVersion.current)"])
+        _ = try await postgres.psql(newer.name, "INSERT INTO authsim_migrations (version, name, applied_by) VALUES (99, 'from the future', '9.0.0')")
         do {
             _ = try await Self.node(newer.url, "b")
             Issue.record("a database at schema 99 was opened")
         } catch let error as SharedStoreError {
             #expect(error.code == .schemaTooNew)
             #expect(error.message.contains("schema version 99"), "\(error.message)")
-            #expect(error.message.contains("newer authsim"), "\(error.message)")
+            #expect(error.message.contains("authsim 9.0.0, a newer authsim") && error.message.contains("(\(AuthsimVersion.current))"), "\(error.message)")
+        }
+
+        // Records of a newer format: refused at start, naming both authsims and the versions.
+        let newerRecords = try await postgres.newDatabase("\(#function)records")
+        let running = try await Self.node(newerRecords.url, "a")
+        _ = try await running.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
+        _ = try await postgres.psql(newerRecords.name, "UPDATE authsim_formats SET version = 2, written_by = '9.0.0' WHERE format = 'backend records'")
+        do {
+            _ = try await Self.node(newerRecords.url, "b")
+            Issue.record("a database whose records are of a newer format was opened")
+        } catch let error as SharedStoreError {
+            #expect(error.code == .schemaTooNew)
+            #expect(error.message.contains("authsim 9.0.0 in backend records format 2") && error.message.contains("(\(AuthsimVersion.current)) reads formats 1–1"),
+                    "\(error.message)")
+        }
+        // A node already running meets a record it cannot read (what a newer node would write):
+        // it answers STATE_FORMAT, saying to upgrade it, and applies nothing of it.
+        _ = try await postgres.psql(newerRecords.name, """
+            INSERT INTO backend_records (position, node, record) SELECT coalesce(max(position), 0) + 1, 'b', '{"fromTheFuture":{"_0":1}}'::jsonb FROM backend_records
+            """)
+        await Self.expectError(.stateFormat) { () throws(IdentityToolkitError) in
+            _ = try await running.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550197"))
         }
 
         let other = try await postgres.newDatabase("\(#function)other")

@@ -164,7 +164,16 @@ extension IdentityToolkit {
     private func replay(_ newer: BackendStoreRecords) throws(IdentityToolkitError) {
         if fleet?.noteRead(newer) == true { core.state = BackendState() }
         let config = core.state.projectConfig
-        for text in newer.records { core.state.apply(try BackendJournal.record(text)) }
+        for text in newer.records {
+            let record: BackendRecord
+            do { record = try BackendJournal.record(text) } catch {
+                logger.critical("a record in the fleet's store is not one this node reads; it stops answering until it is upgraded",
+                                metadata: ["store": "\(fleet?.store.address ?? "")", "error": "\(error.message)"])
+                throw IdentityToolkitError(.stateFormat, "a record in the fleet's store is not one this authsim (\(AuthsimVersion.current)) reads: "
+                                           + "a node of a newer authsim wrote it? Upgrade this node (docs/fleet.md, upgrading). \(error.message)", status: 500)
+            }
+            core.state.apply(record)
+        }
         fleet?.position = newer.position
         if let changed = core.state.projectConfig, changed != config { core.adopt(changed) }
     }
