@@ -94,7 +94,7 @@ extension Auth {
             let response = try await backend.call(try phone.verifyRequest(operation: .link, idToken: idToken))
             if let inUse = PhoneAuthCredential.inUse(response) { throw inUse }
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-            user.clearAnonymous()
+            try user.clearAnonymous()
             // No additional user info for a phone link (User.swift 1626–1644; audit 3, D4.5).
             return AuthDataResult(user: user, additionalUserInfo: nil)
         case let oauth as any IdentityProviderCredential:
@@ -103,7 +103,7 @@ extension Auth {
             oauth.prepare(&request)
             let response = try await verifyAssertion(request)
             try await renew(user, idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-            user.clearAnonymous()
+            try user.clearAnonymous()
             return AuthDataResult(user: user,
                                   additionalUserInfo: AdditionalUserInfo(providerID: response.providerId?.rawValue ?? oauth.providerID,
                                                                          profile: AdditionalUserInfo.profile(rawUserInfo: response.rawUserInfo),
@@ -118,7 +118,7 @@ extension Auth {
                 throw AuthError(.internalError, "signupNewUser answered without tokens (the SDK stops with fatalError: Invalid SignUpNewUserResponse)")
             }
             try await renew(user, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
-            user.clearAnonymous()
+            try user.clearAnonymous()
             return AuthDataResult(user: user, additionalUserInfo: nil)
         default:
             throw AuthError(.invalidCredential, "this auth core links phone, identity provider and email credentials, not \(credential)")
@@ -137,7 +137,7 @@ extension Auth {
             throw AuthError(.internalError, "emailLinkSignin answered without tokens (the SDK stops with fatalError: missing token in EmailLinkSignInResponse)")
         }
         try await renew(user, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
-        user.clearAnonymous()
+        try user.clearAnonymous()
         return AuthDataResult(user: user, additionalUserInfo: nil)
     }
 

@@ -401,7 +401,7 @@ public final class Auth: NSObject {
     public func signIn(with credential: AuthCredential) async throws -> AuthDataResult {
         return try await AuthError.forApp {
             let result = try await internalSignIn(with: credential, isReauthentication: false)
-            makeCurrent(result.user)
+            try makeCurrent(result.user)
             return result
         }
     }
@@ -463,7 +463,7 @@ public final class Auth: NSObject {
         guard let idToken, !idToken.isEmpty else {
             throw AuthError(.invalidUserToken, "Invalid user token: accessToken is nil")
         }
-        user.setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn))
+        try user.setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration(expiresIn))
         try await loadAccountInfo(into: user)
     }
 
@@ -489,7 +489,7 @@ public final class Auth: NSObject {
 
     @inline(never)
     private static func update(_ user: User, from response: GetAccountInfoResponse) throws(AuthError) {
-        user.update(with: try record(in: response))
+        try user.update(with: try record(in: response))
     }
 
     /// The answer's one user: any other count is the SDK's unexpected response (17999,
@@ -527,7 +527,7 @@ public final class Auth: NSObject {
                 user.sendRequests(through: self)
                 try await loadAccountInfo(into: user)
             }
-            makeCurrent(user)
+            try makeCurrent(user)
         }
     }
 
@@ -539,29 +539,41 @@ public final class Auth: NSObject {
         }
     }
 
-    /// Makes `user` the current user.
-    func makeCurrent(_ user: User) {
-        let current = HandedOver<User?>(user)
-        state.withLock { $0.currentUser = current }
-        saveUser(user)
+    /// Makes `user` the current user, once the keychain has it: a save that fails leaves the
+    /// current user as it was and fails the call with `keychainError` (17995), as the SDK's
+    /// `updateCurrentUser(_:byForce: false, savingToDisk: true)` does (Auth.swift 1952–1975).
+    func makeCurrent(_ user: User) throws(AuthError) {
+        try replaceCurrent(with: user)
     }
 
-    /// Signs the current user out (and removes it from the keychain).
-    public func signOut() throws {
-        try AuthError.forApp {
-            state.withLock { $0.currentUser = HandedOver(nil) }
-            saveUser(nil)
+    /// ``makeCurrent(_:)`` for any user, or none (a sign-out).
+    private func replaceCurrent(with user: User?) throws(AuthError) {
+        let current = HandedOver<User?>(user)
+        let previous = state.withLock { state -> HandedOver<User?> in
+            defer { state.currentUser = current }
+            return state.currentUser
+        }
+        do throws(AuthError) { try saveUser(user) } catch {
+            state.withLock { if $0.currentUser.value === user { $0.currentUser = previous } }
+            throw error
         }
     }
 
-    /// Signs out `uid` if it is the current user (after deleting the account).
+    /// Signs the current user out (and removes it from the keychain); a keychain that cannot
+    /// remove it is `keychainError`, and the user stays signed in, as in the SDK.
+    public func signOut() throws {
+        try AuthError.forApp { try replaceCurrent(with: nil) }
+    }
+
+    /// Signs out `uid` if it is the current user (after deleting the account): by force, as the
+    /// SDK's `signOutByForce(withUserID:)`: the user goes whatever the keychain says.
     func signOut(ifCurrent uid: String) {
         let removed = state.withLock { state -> Bool in
             guard state.currentUser.value?.uid == uid else { return false }
             state.currentUser = HandedOver(nil)
             return true
         }
-        if removed { saveUser(nil) }
+        if removed { try? saveUser(nil) }
     }
 
     /// `canHandle(_ url:)`: whether `url` is the redirect of the reCAPTCHA page being presented

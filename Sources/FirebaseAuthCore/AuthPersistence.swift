@@ -93,7 +93,7 @@ extension Auth {
         let stored = try JSONDecoder().decode(StoredUser.self, from: data)
         let user = User(auth: self, uid: stored.uid, idToken: stored.idToken, refreshToken: stored.refreshToken,
                         expiration: stored.expiration, anonymous: stored.isAnonymous == true, tenantID: stored.tenantID)
-        if let record = stored.record { user.update(with: record, persist: false) }
+        if let record = stored.record { user.apply(record) }
         return user
     }
 
@@ -186,27 +186,42 @@ extension Auth {
     }
 
     /// Saves `user` if it is the current user, or removes the stored user when there is none: in
-    /// the access group if one is chosen (`AuthStoredUserManager.setStoredUser`), else the app's own item.
-    func saveUser(_ user: User?) {
-        do {
+    /// the access group if one is chosen (`AuthStoredUserManager.setStoredUser`), else the app's own
+    /// item. A keychain that cannot take it (a full disk, a read-only folder) is `keychainError`
+    /// (17995), which fails the call that changed the user, as the SDK's `updateKeychain` does
+    /// (Auth.swift 1959–1984, User.swift 1291, 1451, 1711).
+    func saveUser(_ user: User?) throws(AuthError) {
+        do throws(AuthError) {
             if let user {
                 guard state.withLock({ $0.currentUser }).value === user else { return }
-                let data = Data(try Self.itemEncoder.encode(user.stored))
+                let data: Data
+                do { data = Data(try Self.itemEncoder.encode(user.stored)) } catch {
+                    throw AuthError(.keychainError, "cannot encode the user for the keychain: \(error)")
+                }
                 if let group = userAccessGroup {
                     let (keychain, service, synchronizable) = try sharedUserItem(group, function: "SecItemAdd")
-                    try keychain.set(data, service: service, account: Self.sharedUserAccount, accessGroup: group, synchronizable: synchronizable,
-                                     accessible: synchronizable ? Keychain.accessibleAfterFirstUnlock : Keychain.accessibleAfterFirstUnlockThisDeviceOnly)
+                    do {
+                        try keychain.set(data, service: service, account: Self.sharedUserAccount, accessGroup: group, synchronizable: synchronizable,
+                                         accessible: synchronizable ? Keychain.accessibleAfterFirstUnlock : Keychain.accessibleAfterFirstUnlockThisDeviceOnly)
+                    } catch { throw AuthError(.keychainError, "SecItemAdd: \(error)") }
                 } else {
-                    try host.keychain.set(data, service: keychainService, account: account(userKey))
+                    do { try host.keychain.set(data, service: keychainService, account: account(userKey)) } catch {
+                        throw AuthError(.keychainError, "SecItemAdd: \(error)")
+                    }
                 }
             } else if let group = userAccessGroup {
                 let (keychain, service, synchronizable) = try sharedUserItem(group, function: "SecItemDelete")
-                try keychain.remove(service: service, account: Self.sharedUserAccount, accessGroup: group, synchronizable: synchronizable)
+                do { try keychain.remove(service: service, account: Self.sharedUserAccount, accessGroup: group, synchronizable: synchronizable) } catch {
+                    throw AuthError(.keychainError, "SecItemDelete: \(error)")
+                }
             } else {
-                try host.keychain.remove(service: keychainService, account: account(userKey))
+                do { try host.keychain.remove(service: keychainService, account: account(userKey)) } catch {
+                    throw AuthError(.keychainError, "SecItemDelete: \(error)")
+                }
             }
         } catch {
             host.logger.warning("cannot save the signed-in user in the keychain", metadata: ["error": "\(error)"])
+            throw error
         }
         // The SDK posts its auth-state notification after saving (Auth.swift updateCurrentUser,
         // updateKeychain): listeners hear of a new user, a new token, or none.

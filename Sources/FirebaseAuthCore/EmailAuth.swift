@@ -169,7 +169,7 @@ extension Auth {
     public func signIn(withEmail email: String, password: String) async throws -> AuthDataResult {
         return try await AuthError.forApp {
             let result = try await internalSignIn(with: EmailAuthCredential(email: email, password: password), isReauthentication: false)
-            makeCurrent(result.user)
+            try makeCurrent(result.user)
             return result
         }
     }
@@ -205,7 +205,7 @@ extension Auth {
             guard !email.isEmpty else { throw AuthError(.missingEmail, "An email address must be provided.") }
             let response = try await backend.call(SignUpNewUserRequest(email: email, password: password, returnSecureToken: true).fromIOS)
             let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-            makeCurrent(user)
+            try makeCurrent(user)
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: EmailAuthProvider.id, profile: nil, username: nil, isNewUser: true))
         }
     }
@@ -256,7 +256,7 @@ extension Auth {
     public func signIn(withEmail email: String, link: String) async throws -> AuthDataResult {
         return try await AuthError.forApp {
             let result = try await internalSignIn(with: EmailAuthCredential(email: email, link: link), isReauthentication: false)
-            makeCurrent(result.user)
+            try makeCurrent(result.user)
             return result
         }
     }
@@ -305,7 +305,7 @@ extension Auth {
             let response = try await backend.call(SignUpNewUserRequest(returnSecureToken: true).fromIOS)
             let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn,
                                                 anonymous: true)
-            makeCurrent(user)
+            try makeCurrent(user)
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", profile: nil, username: nil, isNewUser: true))
         }
     }
@@ -321,7 +321,7 @@ extension Auth {
         return try await AuthError.forApp {
             let response = try await backend.call(VerifyCustomTokenRequest(token: token))
             let user = try await completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn)
-            makeCurrent(user)
+            try makeCurrent(user)
             return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: "", profile: nil, username: nil, isNewUser: response.isNewUser ?? false))
         }
     }
@@ -512,11 +512,11 @@ extension User {
             if let email { request.email = email }
             if let password { request.password = password }
         }
-        if let email { setEmail(email) }
+        if let email { try setEmail(email) }
         guard self.email != nil, !hadPassword else { return }
         let auth = try owner()
         try await auth.loadAccountInfo(into: self)
-        clearAnonymous(ifAnyProvider: true)
+        try clearAnonymous(ifAnyProvider: true)
     }
 }
 

@@ -222,7 +222,7 @@ public final class MultiFactor: NSObject, NSSecureCoding {
             let auth = try user.owner()
             let response = try await auth.backend.call(request)
             let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
-            auth.makeCurrent(renewed)
+            try auth.makeCurrent(renewed)
         }
     }
 
@@ -242,7 +242,7 @@ public final class MultiFactor: NSObject, NSSecureCoding {
             let response = try await auth.backend.call(WithdrawMFARequest(idToken: user.rawIDToken, mfaEnrollmentId: factorUID))
             do {
                 let renewed = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
-                auth.makeCurrent(renewed)
+                try auth.makeCurrent(renewed)
             } catch {
                 try? auth.signOut()
                 throw error
@@ -292,7 +292,7 @@ public final class MultiFactorResolver: NSObject {
             }
             let response = try await auth.backend.call(request)
             let user = try await auth.completeSignIn(idToken: response.idToken, refreshToken: response.refreshToken, expiresIn: nil)
-            auth.makeCurrent(user)
+            try auth.makeCurrent(user)
             return AuthDataResult(user: user, additionalUserInfo: nil)
         }
     }

@@ -155,7 +155,7 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
               let stored = try? JSONDecoder().decode(StoredUser.self, from: data) else { return nil }
         self.init(auth: nil, host: AppProcess.current?.host, uid: stored.uid, idToken: stored.idToken, refreshToken: stored.refreshToken,
                   expiration: stored.expiration, anonymous: stored.isAnonymous == true, tenantID: stored.tenantID)
-        if let record = stored.record { update(with: record, persist: false) }
+        if let record = stored.record { apply(record) }
     }
 
     // MARK: The profile
@@ -181,8 +181,15 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
     /// The ID token as held, without refreshing (what the SDK's `rawAccessToken()` returns).
     var rawIDToken: String { tokens.withLock { $0.idToken } }
 
-    /// Takes the backend's description of the user (`getAccountInfo`).
-    func update(with record: UserRecord, persist: Bool = true) {
+    /// Takes the backend's description of the user (`getAccountInfo`) and saves the user (a
+    /// keychain that cannot take it fails the call, `keychainError`, as the SDK's updateKeychain).
+    func update(with record: UserRecord) throws(AuthError) {
+        apply(record)
+        try auth?.saveUser(self)
+    }
+
+    /// Takes the backend's description of the user without saving it (a user read from the keychain).
+    func apply(_ record: UserRecord) {
         profile.withLock { profile in
             profile.record = record
             profile.phoneNumber = record.phoneNumber.flatMap { $0.isEmpty ? nil : $0 }
@@ -199,26 +206,25 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
         }
         // An answer without mfaInfo keeps the factors the user had (User.swift 1387–1391, audit 3 D3.5).
         if let enrollments = record.mfaInfo { multiFactor.replace(with: enrollments) }
-        if persist { auth?.saveUser(self) }
     }
 
     /// The email an update set (the SDK's `_email = email`, before any reload).
-    func setEmail(_ email: String) {
+    func setEmail(_ email: String) throws(AuthError) {
         profile.withLock { $0.email = email }
-        auth?.saveUser(self)
+        try auth?.saveUser(self)
     }
 
     /// A provider was linked, or a number set (the SDK's `isAnonymous = false` in
     /// `updateTokenAndRefreshUser`, UserProfileUpdate.swift 139, and User.swift 1450); with
     /// `ifAnyProvider`, only if the account now lists a provider (a password or email update,
     /// User.swift 1272–1279).
-    func clearAnonymous(ifAnyProvider: Bool = false) {
+    func clearAnonymous(ifAnyProvider: Bool = false) throws(AuthError) {
         let changed = profile.withLock { profile -> Bool in
             guard profile.isAnonymous, !ifAnyProvider || !profile.providers.isEmpty else { return false }
             profile.isAnonymous = false
             return true
         }
-        if changed { auth?.saveUser(self) }
+        if changed { try auth?.saveUser(self) }
     }
 
     /// Another `Auth` whose configuration the user's requests go with, once it made the user its
@@ -254,29 +260,29 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
 
     /// Changes the account as the last `getAccountInfo` described it (a profile update, an unlink
     /// the backend took), and saves the user.
-    func changeProfile(_ change: (inout UserRecord) -> Void) {
+    func changeProfile(_ change: (inout UserRecord) -> Void) throws(AuthError) {
         guard var record = profile.withLock({ $0.record }) else { return }
         change(&record)
-        update(with: record)
+        try update(with: record)
     }
 
     /// Takes the tokens an `accounts:update` answer carries, when it carries them.
-    func takeTokens(of response: SetAccountInfoResponse) {
+    func takeTokens(of response: SetAccountInfoResponse) throws(AuthError) {
         guard let idToken = response.idToken, let refreshToken = response.refreshToken else { return }
         let expiration = response.expiresIn.flatMap(Double.init).map { now.addingTimeInterval($0) }
-        setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration)
+        try setTokens(idToken: idToken, refreshToken: refreshToken, expiration: expiration)
     }
 
     /// Takes another session's tokens (reauthentication, linking).
-    func adoptTokens(of other: User) {
+    func adoptTokens(of other: User) throws(AuthError) {
         let fresh = other.tokens.withLock { $0 }
         tokens.withLock { $0.adopt(idToken: fresh.idToken, refreshToken: fresh.refreshToken, expiration: fresh.expiration) }
-        auth?.saveUser(self)
+        try auth?.saveUser(self)
     }
 
-    func setTokens(idToken: String, refreshToken: String?, expiration: Date?) {
+    func setTokens(idToken: String, refreshToken: String?, expiration: Date?) throws(AuthError) {
         tokens.withLock { $0.adopt(idToken: idToken, refreshToken: refreshToken, expiration: expiration) }
-        auth?.saveUser(self)
+        try auth?.saveUser(self)
     }
 
     // MARK: The ID token
@@ -359,7 +365,7 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
         }
         let now = self.now
         tokens.withLock { $0.refreshed(idToken: idToken, refreshToken: response.refreshToken, expiresIn: response.expiresIn.flatMap(Double.init), now: now) }
-        auth.saveUser(self)
+        try auth.saveUser(self)
         return idToken
     }
 
@@ -386,7 +392,7 @@ public final class User: NSObject, UserInfo, NSSecureCoding {
             guard result.user.uid == auth.currentUser?.uid else {
                 throw AuthError(.userMismatch, "the credential is for user \(result.user.uid.prefix(8))…, not the current user \(auth.currentUser.map { "\($0.uid.prefix(8))…" } ?? "(none)")")
             }
-            adoptTokens(of: result.user)
+            try adoptTokens(of: result.user)
             return result
         }
     }

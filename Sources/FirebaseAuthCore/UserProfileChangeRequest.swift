@@ -56,7 +56,7 @@ public final class UserProfileChangeRequest: NSObject {
                     if taken.displayNameWasSet { request.displayName = taken.displayName }
                     if taken.photoURLWasSet { request.photoUrl = taken.photoURL?.absoluteString }
                 }
-                user.changeProfile { record in
+                try user.changeProfile { record in
                     if taken.displayNameWasSet { record.displayName = taken.displayName }
                     if taken.photoURLWasSet { record.photoUrl = taken.photoURL?.absoluteString }
                 }
@@ -79,7 +79,7 @@ extension User {
         try await auth.loadAccountInfo(into: self)
         var request = SetAccountInfoRequest(idToken: try await idToken(), returnSecureToken: true)
         change(&request)
-        takeTokens(of: try await auth.backend.call(request))
+        try takeTokens(of: try await auth.backend.call(request))
     }
 
     /// `createProfileChangeRequest()`.
@@ -99,8 +99,8 @@ extension User {
                 }
                 let auth = try owner()
                 let response = try await auth.backend.call(SetAccountInfoRequest(idToken: idToken, deleteProvider: [provider], returnSecureToken: true))
-                takeTokens(of: response)
-                changeProfile { record in
+                try takeTokens(of: response)
+                try changeProfile { record in
                     record.providerUserInfo?.removeAll { $0.providerId.rawValue == provider }
                     if provider == AuthProviderID.phone.rawValue { record.phoneNumber = nil }
                 }
@@ -136,7 +136,7 @@ extension User {
                     throw AuthError(.internalError, "verifyPhoneNumber answered without tokens (the SDK stops with fatalError: missing token)")
                 }
                 try await auth.renew(self, idToken: response.idToken, refreshToken: refreshToken, expiresIn: response.expiresIn)
-                clearAnonymous()
+                try clearAnonymous()
             }
         }
     }

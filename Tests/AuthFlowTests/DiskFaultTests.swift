@@ -3,6 +3,7 @@ import APNsSender
 import APNsWire
 @testable import AuthBackend
 import DeviceOS
+import FirebaseAuthCore
 import Foundation
 import IdentityToolkitAPI
 import InMemoryLogging
@@ -188,6 +189,33 @@ struct DiskFaultTests {
         }
         try await EmulatorExport.write(toolkit, to: export, version: "authsim")
         #expect(try await EmulatorExport.load(export, into: IdentityToolkit(pusher: nil)).users == 2)
+    }
+
+    /// Audit 3, D3.4: the SDK saves the user before making it current, and a save that fails
+    /// fails the call (Auth.swift 1952–1984, `updateCurrentUser(_:byForce: false, savingToDisk:
+    /// true)`), and a token or profile change whose save fails fails its call (User.swift 1291,
+    /// 1451, 1711, `updateKeychain`).
+    @Test("a keychain that cannot be written: sign-in fails with keychainError (17995) and the current user stays; sign-out fails and keeps the user; freed, both work")
+    func keychainWriteFailure() async throws {
+        guard let disk = try await SmallFilesystem.mount(#function, bytes: 64 << 10) else { return }
+        defer { Task { await disk.unmount() } }
+        try await withWorld { world, _ in
+            let file = disk.folder.appendingPathComponent("Keychain/com.example.authsim.json")
+            let (auth, _) = try await world.install(AppProfile(), keychain: Keychain(file: file), appName: "full-disk-app")
+            let first = try await auth.signInAnonymously().user
+            let saved = try Data(contentsOf: file)
+            try disk.fill()
+            await expectAuthError(.keychainError) { try await auth.createUser(withEmail: "full@example.com", password: "correct horse") }
+            #expect(auth.currentUser?.uid == first.uid)
+            await expectAuthError(.keychainError) { try auth.signOut() }
+            #expect(auth.currentUser?.uid == first.uid)
+            #expect(try Data(contentsOf: file) == saved)
+            try disk.free()
+            let second = try await auth.createUser(withEmail: "freed@example.com", password: "correct horse").user
+            #expect(auth.currentUser?.uid == second.uid)
+            try auth.signOut()
+            #expect(auth.currentUser == nil)
+        }
     }
 
     @Test("a torn last record (a write cut by a kill) is dropped with a warning that says which file and how many bytes")

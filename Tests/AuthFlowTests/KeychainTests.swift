@@ -107,7 +107,9 @@ struct KeychainTests {
         }
     }
 
-    @Test("a keychain file that is not one is left untouched: Auth starts empty, works in memory, and the file keeps its bytes")
+    /// A file that is not a keychain is never written over; the keychain it stands for cannot be
+    /// written, so a sign-in fails as the SDK fails it on a keychain write error (audit 3, D3.4).
+    @Test("a keychain file that is not one is left untouched: Auth starts empty, a sign-in fails with keychainError (17995) naming the file, and the file keeps its bytes")
     func damagedFile() async throws {
         var configuration = BackendConfiguration()
         configuration.testPhoneNumbers = ["+16505554567": "123456"]
@@ -122,8 +124,11 @@ struct KeychainTests {
             #expect(auth.currentUser == nil)
             let provider = PhoneAuthProvider.provider(auth: auth)
             let id = try await provider.verifyPhoneNumber("+16505554567", uiDelegate: nil)
-            _ = try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: "123456"))
-            #expect(auth.currentUser != nil)
+            let refused = await expectAuthError(.keychainError) {
+                try await auth.signIn(with: provider.credential(withVerificationID: id, verificationCode: "123456"))
+            }
+            #expect(refused?.message.contains("\(file.path) is not a keychain file") == true, "\(String(describing: refused?.message))")
+            #expect(auth.currentUser == nil)
             #expect(try Data(contentsOf: file) == Data("{\"half\": ".utf8))
             #expect(throws: KeychainError.self) { try keychain.set(Data([1]), service: "s", account: "a") }
         }
