@@ -191,11 +191,7 @@ package final class DeliveryLog: Sendable {
 
     /// Says, as a warning, that the log's last line was cut short by a kill when it was opened
     /// (ended then, so readers count it as unreadable): how long it was and in which file.
-    package func reportCutLine(to logger: Logger) {
-        guard let cut = lines.cutLine else { return }
-        logger.warning("the delivery log's last line was cut short (its writer was killed mid-line); ended, and left for readers to skip",
-                       metadata: ["file": "\(file.path)", "bytes": "\(cut)"])
-    }
+    package func reportCutLine(to logger: Logger) { lines.reportCutLine(of: "the delivery log", to: logger) }
 
     /// Empties the log in `file` down to its stamp (`push-receiver reset`).
     package static func empty(_ file: URL) throws(ReceiverError) {
@@ -390,5 +386,15 @@ package final class DeliveryLog: Sendable {
             }
         }
         static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10 }
+    }
+}
+
+extension AppendOnlyFile {
+    /// A warning, when the file's last line was cut short by a kill when it was opened (ended
+    /// then, so readers count it as unreadable): how long it was and in which file.
+    func reportCutLine(of what: String, to logger: Logger) {
+        guard let cut = cutLine else { return }
+        logger.warning("\(what)'s last line was cut short (its writer was killed mid-line); ended, and left for readers to skip",
+                       metadata: ["file": "\(file.path)", "bytes": "\(cut)"])
     }
 }

@@ -90,11 +90,7 @@ package final class RejectionLog: Sendable {
 
     /// Says, as a warning, that the log's last line was cut short by a kill when it was opened
     /// (ended then, so readers count it as unreadable): how long it was and in which file.
-    package func reportCutLine(to logger: Logger) {
-        guard let cut = lines.cutLine else { return }
-        logger.warning("the rejection log's last line was cut short (its writer was killed mid-line); ended, and left for readers to skip",
-                       metadata: ["file": "\(file.path)", "bytes": "\(cut)"])
-    }
+    package func reportCutLine(to logger: Logger) { lines.reportCutLine(of: "the rejection log", to: logger) }
 
     /// Empties the log in `file` down to its stamp (`push-receiver reset`).
     package static func empty(_ file: URL) throws(ReceiverError) {
