@@ -210,14 +210,18 @@ package final class AppendOnlyFile: Sendable {
     /// fills up mid-line) is cut back to where it began, so that no half line is left for the
     /// lines after it to follow (a reader would take it for damage, not for a kill's torn tail).
     private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, sync: Bool) -> String? {
-        let start = lseek(fd, 0, SEEK_END)
         var offset = 0
         while offset < buffer.count {
             let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 let reason = String(cString: strerror(errno))
-                if offset > 0, start >= 0 { _ = ftruncate(fd, start) }
+                // The part written ends the file (its one writer holds the lock): cut it off. Asked
+                // only on failure, so a write that succeeds costs no more system calls than before.
+                if offset > 0 {
+                    let end = lseek(fd, 0, SEEK_END)
+                    if end >= off_t(offset) { _ = ftruncate(fd, end - off_t(offset)) }
+                }
                 return reason
             }
             offset += written
