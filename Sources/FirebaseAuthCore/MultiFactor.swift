@@ -185,7 +185,7 @@ public final class MultiFactor: NSObject, NSSecureCoding {
 
     /// A session for enrolling a second factor: carries the user's ID token of this moment.
     public func session() async throws -> MultiFactorSession {
-        return try await AuthError.forApp {
+        return try AuthError.forApp {
             guard let user else { throw AuthError(.nullUser, "this MultiFactor's user is gone (signed out and released)") }
             return MultiFactorSession(idToken: user.rawIDToken, mfaPendingCredential: nil, user: user)
         }
