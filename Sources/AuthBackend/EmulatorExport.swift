@@ -79,45 +79,63 @@ package enum EmulatorExport {
         }
     }
 
+    /// An export as read, before anything is applied: its config files (the emulator's, then
+    /// authsim's), and its accounts cut into the batches an import sends (each `allowOverwrite`,
+    /// with the index of its first user).
+    package struct Contents {
+        package var configs: [(file: String, config: EmulatorProjectConfig)] = []
+        package var accountsFile: String?
+        package var batches: [(start: Int, request: UploadAccountRequest)] = []
+        package var users = 0
+    }
+
+    /// Reads the export in `directory` as ``load(_:into:)`` does, or nil when there is nothing
+    /// to import (``authFolder(in:)``). A file that does not read is `INVALID_CONFIG` naming it.
+    package static func read(_ directory: URL) throws(IdentityToolkitError) -> Contents? {
+        guard let folder = try authFolder(in: directory) else { return nil }
+        var contents = Contents()
+        for name in ["config.json", "authsim-config.json"] {
+            let file = folder.appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
+            do { contents.configs.append((file.path, try IdentityToolkitJSON.decodeChecked(EmulatorProjectConfig.self, from: data, what: file.path))) } catch {
+                throw IdentityToolkitError(.invalidConfig, "\(file.path): \(error.message)")
+            }
+        }
+        let accounts = folder.appendingPathComponent("accounts.json")
+        guard let data = FileManager.default.contents(atPath: accounts.path) else { return contents }
+        var request: UploadAccountRequest
+        do { request = try UploadAccountRequest.checked(Array(data)) } catch {
+            throw IdentityToolkitError(.invalidConfig, "\(accounts.path): \(error.message)")
+        }
+        let all = request.users ?? []
+        for start in stride(from: 0, to: all.count, by: IdentityToolkit.maximumBatchSize) {
+            request.users = Array(all[start..<min(start + IdentityToolkit.maximumBatchSize, all.count)])
+            request.allowOverwrite = true
+            contents.batches.append((start, request))
+        }
+        contents.accountsFile = accounts.path
+        contents.users = all.count
+        return contents
+    }
+
     /// Loads an export into `toolkit`: the config (emulator's, then authsim's), then the accounts
     /// (users with the same local ID are replaced, so the same seed can be imported on every
     /// start). Any user that cannot be imported fails the whole import, naming it.
     package static func load(_ directory: URL, into toolkit: IdentityToolkit) async throws(IdentityToolkitError) -> ImportReport {
-        guard let folder = try authFolder(in: directory) else { return ImportReport(users: 0, files: []) }
-        var files: [String] = []
-        for name in ["config.json", "authsim-config.json"] {
-            let file = folder.appendingPathComponent(name)
-            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
-            let config: EmulatorProjectConfig
-            do { config = try IdentityToolkitJSON.decodeChecked(EmulatorProjectConfig.self, from: data, what: file.path) } catch {
-                throw IdentityToolkitError(.invalidConfig, "\(file.path): \(error.message)")
-            }
+        guard let contents = try read(directory) else { return ImportReport(users: 0, files: []) }
+        for (file, config) in contents.configs {
             do { _ = try await toolkit.updateProjectConfig(config) } catch {
-                throw IdentityToolkitError(.invalidConfig, "\(file.path): \(error.message)")
+                throw IdentityToolkitError(.invalidConfig, "\(file): \(error.message)")
             }
-            files.append(file.path)
         }
-        var users = 0
-        let accounts = folder.appendingPathComponent("accounts.json")
-        if let data = FileManager.default.contents(atPath: accounts.path) {
-            var request: UploadAccountRequest
-            do { request = try UploadAccountRequest.checked(Array(data)) } catch {
-                throw IdentityToolkitError(.invalidConfig, "\(accounts.path): \(error.message)")
+        for (start, request) in contents.batches {
+            let answer = try await toolkit.call(ToolkitCalls.adminBatchCreate, request)
+            if let failure = answer.error?.first {
+                let id = request.users?[failure.index].localId ?? "?"
+                throw IdentityToolkitError(.invalidConfig, "\(contents.accountsFile ?? "accounts.json"): user \(start + failure.index) (\(id)): \(failure.message)")
             }
-            let all = request.users ?? []
-            for start in stride(from: 0, to: all.count, by: IdentityToolkit.maximumBatchSize) {
-                request.users = Array(all[start..<min(start + IdentityToolkit.maximumBatchSize, all.count)])
-                request.allowOverwrite = true
-                let answer = try await toolkit.call(ToolkitCalls.adminBatchCreate, request)
-                if let failure = answer.error?.first {
-                    let id = request.users?[failure.index].localId ?? "?"
-                    throw IdentityToolkitError(.invalidConfig, "\(accounts.path): user \(start + failure.index) (\(id)): \(failure.message)")
-                }
-            }
-            users = all.count
-            files.append(accounts.path)
         }
-        return ImportReport(users: users, files: files)
+        return ImportReport(users: contents.users, files: contents.configs.map(\.file) + (contents.accountsFile.map { [$0] } ?? []))
     }
 
     /// Writes `toolkit`'s users and config to `directory` in the export format (every file

@@ -16,25 +16,17 @@ package enum HostileFiles {
     /// A core with no users (made once: its signer's keys are the process's).
     private static let emptyCore = try? BackendCore(configuration: BackendConfiguration())
 
-    /// An export folder, as `--import` reads it: the metadata and its stamp, the emulator's config
-    /// and authsim's, the accounts, each applied by the rules the import's calls run, on a core of
-    /// its own.
+    /// An export folder, as `--import` reads it (``EmulatorExport/read(_:)``: the metadata and its
+    /// stamp, the emulator's config and authsim's, the accounts), each applied by the rules the
+    /// import's calls run, on a core of its own.
     package static func importExport(_ directory: URL) throws(IdentityToolkitError) {
-        guard let folder = try EmulatorExport.authFolder(in: directory) else { return }
+        guard let contents = try EmulatorExport.read(directory) else { return }
         guard var core = emptyCore else { throw IdentityToolkitError(.internal, "no core to import into") }
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        for name in ["config.json", "authsim-config.json"] {
-            guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path) else { continue }
-            let config = try IdentityToolkitJSON.decodeChecked(EmulatorProjectConfig.self, from: data, what: name)
+        for (_, config) in contents.configs {
             _ = try core.handle(now: now) { call throws(IdentityToolkitError) in try call.updateProjectConfig(config) }.answer.get()
         }
-        guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent("accounts.json").path) else { return }
-        var request = try UploadAccountRequest.checked(Array(data))
-        let all = request.users ?? []
-        for start in stride(from: 0, to: all.count, by: IdentityToolkit.maximumBatchSize) {
-            request.users = Array(all[start..<min(start + IdentityToolkit.maximumBatchSize, all.count)])
-            request.allowOverwrite = true
-            let batch = request
+        for (_, batch) in contents.batches {
             _ = try core.handle(now: now) { call throws(IdentityToolkitError) in try call.adminBatchCreate(batch) }.answer.get()
         }
     }
