@@ -159,7 +159,7 @@ package enum FuzzTargets {
         let parts = bytes.split(separator: 0, maxSplits: 3, omittingEmptySubsequences: false)
         let names = ["firebase-export-metadata.json", "auth_export/accounts.json", "auth_export/config.json", "auth_export/authsim-config.json"]
         for (name, part) in zip(names, parts) where !part.isEmpty {
-            FileManager.default.createFile(atPath: folder.appendingPathComponent(name).path, contents: Data(part))
+            _ = FileManager.default.createFile(atPath: folder.appendingPathComponent(name).path, contents: Data(part))
         }
         try? HostileFiles.importExport(folder)
     }
@@ -173,29 +173,22 @@ package enum FuzzTargets {
         let folder = scratch.appendingPathComponent("state")
         try? FileManager.default.removeItem(at: folder)
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let contents = Data(bytes.dropFirst())
-        switch first % 5 {
+        let kind = Int(first % 5)
+        let file = folder.appendingPathComponent(["journal.jsonl", "deliveries.jsonl", "rejections.jsonl", "devices.json", "keychain.json"][kind])
+        _ = FileManager.default.createFile(atPath: file.path, contents: Data(bytes.dropFirst()))
+        switch kind {
         case 0:
-            FileManager.default.createFile(atPath: folder.appendingPathComponent("journal.jsonl").path, contents: contents)
             try? HostileFiles.replayJournal(in: folder)
         case 1:
-            let file = folder.appendingPathComponent("deliveries.jsonl")
-            FileManager.default.createFile(atPath: file.path, contents: contents)
             _ = try? DeliveryLog.read(file)
             _ = try? DeliveryLog.count(in: file)
             _ = try? DeliveryLog(file: file)
         case 2:
-            let file = folder.appendingPathComponent("rejections.jsonl")
-            FileManager.default.createFile(atPath: file.path, contents: contents)
             _ = try? RejectionLog.read(file)
             _ = try? RejectionLog(file: file)
         case 3:
-            let file = folder.appendingPathComponent("devices.json")
-            FileManager.default.createFile(atPath: file.path, contents: contents)
             _ = try? DeviceRegistry(file: file).all
         default:
-            let file = folder.appendingPathComponent("keychain.json")
-            FileManager.default.createFile(atPath: file.path, contents: contents)
             _ = Keychain(file: file).items
         }
     }
@@ -203,7 +196,7 @@ package enum FuzzTargets {
     /// An `.ipa` handed to `authsim doctor --app`: found, unpacked (the files doctor reads), removed.
     @Sendable static func ipa(_ bytes: [UInt8]) {
         let file = scratch.appendingPathComponent("App.ipa")
-        FileManager.default.createFile(atPath: file.path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: file.path, contents: Data(bytes))
         if let location = try? AppLocation.find(file.path) { location.discard() }
     }
 
@@ -282,7 +275,7 @@ struct JSONMaker {
             if index > 0 { out += "," }
             let pick = Int(choices.next())
             let name = fields.isEmpty ? Self.strangeNames[pick % Self.strangeNames.count] : fields[pick % fields.count]
-            out += quoted(name) + ":"
+            out += CompactJSON.string(name) + ":"
             value(&choices, depth: depth + 1, into: &out)
         }
         out += "}"
@@ -294,12 +287,12 @@ struct JSONMaker {
         case 0: out += "null"
         case 1: out += kind & 0x80 == 0 ? "true" : "false"
         case 2: out += Self.numbers[Int(choices.next()) % Self.numbers.count]
-        case 3: out += quoted(Self.strings[Int(choices.next()) % Self.strings.count])
+        case 3: out += CompactJSON.string(Self.strings[Int(choices.next()) % Self.strings.count])
         case 4:
             // Text from the choices themselves.
             let length = Int(choices.next() % 32)
-            out += quoted(String(decoding: (0..<length).map { _ in choices.next() }, as: UTF8.self))
-        case 5: out += quoted(String(repeating: "a", count: Int(choices.next()) * 512))
+            out += CompactJSON.string(String(decoding: (0..<length).map { _ in choices.next() }, as: UTF8.self))
+        case 5: out += CompactJSON.string(String(repeating: "a", count: Int(choices.next()) * 512))
         case 6, 7: object(&choices, depth: depth, into: &out)
         case 8:
             out += "["
@@ -314,9 +307,5 @@ struct JSONMaker {
             let levels = Int(choices.next()) * 4
             out += String(repeating: "[", count: levels) + String(repeating: "]", count: levels)
         }
-    }
-
-    func quoted(_ text: String) -> String {
-        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
     }
 }

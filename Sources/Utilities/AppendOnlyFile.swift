@@ -209,7 +209,7 @@ package final class AppendOnlyFile: Sendable {
     /// All of `buffer` at the file's end, or none of it: a write that fails part way (a disk that
     /// fills up mid-line) is cut back to where it began, so that no half line is left for the
     /// lines after it to follow (a reader would take it for damage, not for a kill's torn tail).
-    private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, sync: Bool) -> String? {
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, sync: Bool) -> String? {
         var offset = 0
         while offset < buffer.count {
             let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)

@@ -48,19 +48,7 @@ package enum PrivateFile {
         guard fd >= 0 else {
             throw FileStoreError(.create, "cannot create \(file.path): \(String(cString: strerror(errno)))")
         }
-        var failure: String?
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = String(cString: strerror(errno))
-                    return
-                }
-                offset += count
-            }
-        }
+        var failure = bytes.withUnsafeBytes { AppendOnlyFile.writeAll(fd, $0, sync: false) }
         if failure == nil, close(fd) != 0 { failure = String(cString: strerror(errno)) } else if failure != nil { close(fd) }
         if let failure {
             try? FileManager.default.removeItem(at: file)

@@ -82,7 +82,7 @@ package struct FormatStamp: Codable, Sendable, Hashable {
     /// The stamp as a line of a JSON-lines file, newline included. Its first key is one no record
     /// of any of authsim's files has, so a line is told from a record by its start.
     package var line: String {
-        #"{"authsim-format":\#(JSONText.quoted(format)),"version":\#(version),"written-by":\#(JSONText.quoted(writtenBy))}"# + "\n"
+        #"{"authsim-format":\#(CompactJSON.string(format)),"version":\#(version),"written-by":\#(CompactJSON.string(writtenBy))}"# + "\n"
     }
 
     /// The stamp a line is, or `nil` when the line is not one (a record, or written before stamps).
@@ -110,12 +110,5 @@ package struct StateFormatError: CodedError {
     package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
-    }
-}
-
-/// JSON string literals for hand-written lines.
-enum JSONText {
-    static func quoted(_ text: String) -> String {
-        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
     }
 }
