@@ -17,6 +17,9 @@ package struct ReceiverError: CodedError, CarriesListenError {
         self.message = message
         listenError = nil
     }
+    /// Whether a server answers it 503 (try again): the fleet's store out of reach, or a state
+    /// file that cannot be kept (a full disk, a read-only folder).
+    package var isUnavailable: Bool { code == .unavailable || code == .storage }
     /// A state file that cannot be opened, written or read: `format` when a newer authsim wrote
     /// it, else `storage`.
     package init(_ error: FileStoreError) {

@@ -81,7 +81,7 @@ package final class DeviceGateway: Sendable {
                 // A fleet's registry has it in the store, and this receiver's copy, when this returns.
                 try await registry.apply(.register(RegisteredDevice(token: token, environment: environment, bundleID: asked.bundleID, label: asked.label)))
             } catch {
-                throw GatewayError(error.code == .unavailable || error.code == .storage ? .serviceUnavailable : .internalServerError, error.message)
+                throw GatewayError(error.isUnavailable ? .serviceUnavailable : .internalServerError, error.message)
             }
             return try GatewayJSON(RegisteredToken(token: token.hex, environment: environment.rawValue))
         }
@@ -94,7 +94,7 @@ package final class DeviceGateway: Sendable {
             let links = await hub.fleetLinks
             if let links {
                 do throws(ReceiverError) { try await links.shared.link(token, environment: environment) } catch {
-                    throw GatewayError(error.code == .unavailable || error.code == .storage ? .serviceUnavailable : .internalServerError, error.message)
+                    throw GatewayError(error.isUnavailable ? .serviceUnavailable : .internalServerError, error.message)
                 }
             }
             let (lines, sink) = AsyncStream.makeStream(of: ByteBuffer.self)

@@ -191,6 +191,10 @@ extension Auth {
     /// (17995), which fails the call that changed the user, as the SDK's `updateKeychain` does
     /// (Auth.swift 1959–1984, User.swift 1291, 1451, 1711).
     func saveUser(_ user: User?) throws(AuthError) {
+        /// A keychain call; its failure is the SDK's keychain error for `function`.
+        func keychainCall(_ function: String, _ call: () throws(KeychainError) -> Void) throws(AuthError) {
+            do { try call() } catch { throw AuthError(.keychainError, "\(function): \(error)") }
+        }
         do throws(AuthError) {
             if let user {
                 guard state.withLock({ $0.currentUser }).value === user else { return }
@@ -200,24 +204,20 @@ extension Auth {
                 }
                 if let group = userAccessGroup {
                     let (keychain, service, synchronizable) = try sharedUserItem(group, function: "SecItemAdd")
-                    do {
+                    try keychainCall("SecItemAdd") { () throws(KeychainError) in
                         try keychain.set(data, service: service, account: Self.sharedUserAccount, accessGroup: group, synchronizable: synchronizable,
                                          accessible: synchronizable ? Keychain.accessibleAfterFirstUnlock : Keychain.accessibleAfterFirstUnlockThisDeviceOnly)
-                    } catch { throw AuthError(.keychainError, "SecItemAdd: \(error)") }
-                } else {
-                    do { try host.keychain.set(data, service: keychainService, account: account(userKey)) } catch {
-                        throw AuthError(.keychainError, "SecItemAdd: \(error)")
                     }
+                } else {
+                    try keychainCall("SecItemAdd") { () throws(KeychainError) in try host.keychain.set(data, service: keychainService, account: account(userKey)) }
                 }
             } else if let group = userAccessGroup {
                 let (keychain, service, synchronizable) = try sharedUserItem(group, function: "SecItemDelete")
-                do { try keychain.remove(service: service, account: Self.sharedUserAccount, accessGroup: group, synchronizable: synchronizable) } catch {
-                    throw AuthError(.keychainError, "SecItemDelete: \(error)")
+                try keychainCall("SecItemDelete") { () throws(KeychainError) in
+                    try keychain.remove(service: service, account: Self.sharedUserAccount, accessGroup: group, synchronizable: synchronizable)
                 }
             } else {
-                do { try host.keychain.remove(service: keychainService, account: account(userKey)) } catch {
-                    throw AuthError(.keychainError, "SecItemDelete: \(error)")
-                }
+                try keychainCall("SecItemDelete") { () throws(KeychainError) in try host.keychain.remove(service: keychainService, account: account(userKey)) }
             }
         } catch {
             host.logger.warning("cannot save the signed-in user in the keychain", metadata: ["error": "\(error)"])

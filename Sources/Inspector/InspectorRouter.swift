@@ -195,7 +195,7 @@ struct InspectorErrorMiddleware: RouterMiddleware {
     /// A receiver's failure: 503 when its state cannot be kept (the fleet's store out of reach, a
     /// file that cannot be written: try again), else 500.
     private static func problem(_ error: ReceiverError) -> InspectorError {
-        InspectorError(error.code == .unavailable || error.code == .storage ? .serviceUnavailable : .internalServerError, error.message)
+        InspectorError(error.isUnavailable ? .serviceUnavailable : .internalServerError, error.message)
     }
 }
 
