@@ -59,9 +59,6 @@ let package = Package(
         // its pool, PostgresClient, is not used: docs/dependencies.md). Only PostgresStores links
         // it; the embedded default does not.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        // authsim doctor reads an .ipa (a zip archive). About 6 s of a cold debug build; zlib
-        // (Debian's zlib1g-dev to build, zlib1g at run time) inflates.
-        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
         // base64url for every JWT (docs/dependencies.md: 1.9x our encoder, 6x our decoder).
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
     ],
@@ -192,10 +189,13 @@ let package = Package(
         // The causes and fixes that explain and the inspector both state: the backend's refusals,
         // what a receiver's state folder shows, and the Diagnosis they come as.
         .target(name: "Causes", dependencies: ["Utilities", "APNsWire", "APNsReceiver", "AuthBackend", "IdentityToolkitAPI"]),
+        // zlib (Debian's zlib1g-dev), for the deflated entries of an .ipa that doctor reads
+        // (Diagnostics/ZipArchive.swift reads the archive itself: docs/dependencies.md).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "Diagnostics",
             dependencies: ["FirebaseCore", "Causes", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "LocalPKI", "FirebaseAuthCore", "IdentityToolkitAPI", "Scenarios",
-                           "Utilities", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
+                           "Utilities", "CZlib"]
         ),
         // The parts' stores on PostgreSQL, for a fleet of nodes sharing one database (docs/fleet.md):
         // the backend's records, the receivers' delivery log; versioned migrations the program runs itself.

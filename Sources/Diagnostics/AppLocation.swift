@@ -1,6 +1,5 @@
 import Foundation
 import Utilities
-import ZIPFoundation
 
 /// Why `--app` names no app `authsim doctor` can read.
 package struct AppLocationError: CodedError {
@@ -79,13 +78,13 @@ package struct AppLocation: Sendable {
         guard magic == Data([0x50, 0x4B, 0x03, 0x04]) else {
             throw AppLocationError(.notAnApp, "--app \(given) is a file but not an .ipa (a zip archive): give the built .app folder, the Payload folder that holds it, or the .ipa")
         }
-        let archive: Archive
-        do { archive = try Archive(url: file, accessMode: .read) } catch {
-            throw AppLocationError(.unreadableArchive, "--app \(given): cannot read the archive (\(error))")
+        let archive: ZipArchive
+        do { archive = try ZipArchive(file: file) } catch {
+            throw AppLocationError(.unreadableArchive, "--app \(given): cannot read the archive: \(error)")
         }
         // Payload/<Name>.app/<file>: the apps are the second components.
         var apps: Set<String> = []
-        for entry in archive {
+        for entry in archive.entries {
             let parts = entry.path.split(separator: "/", omittingEmptySubsequences: true)
             if parts.count >= 2, parts[0] == "Payload", parts[1].hasSuffix(".app") { apps.insert(String(parts[1])) }
         }
@@ -103,29 +102,30 @@ package struct AppLocation: Sendable {
         do {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("Frameworks/RecaptchaEnterprise.framework"),
                                                     withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            for entry in archive where entry.type == .file && entry.path.hasPrefix(prefix) {
+            var unpacked: Set<String> = []
+            for entry in archive.entries where entry.kind == .file && entry.path.hasPrefix(prefix) {
                 let inner = String(entry.path.dropFirst(prefix.count))
-                guard wanted.contains(inner) || inner == executable else { continue }
+                guard wanted.contains(inner) || inner == executable, unpacked.insert(inner).inserted else { continue }
                 guard entry.uncompressedSize <= maximumEntrySize else {
                     throw AppLocationError(.unreadableArchive, "--app \(given): \(entry.path) is larger than \(maximumEntrySize >> 20) MB")
                 }
-                _ = try archive.extract(entry, to: directory.appendingPathComponent(inner), skipCRC32: false)
+                try archive.extract(entry, to: directory.appendingPathComponent(inner), limit: maximumEntrySize)
             }
         } catch let error as AppLocationError {
             try? FileManager.default.removeItem(at: folder)
             throw error
         } catch {
             try? FileManager.default.removeItem(at: folder)
-            throw AppLocationError(.unreadableArchive, "--app \(given): cannot unpack \(prefix) (\(error))")
+            throw AppLocationError(.unreadableArchive, "--app \(given): cannot unpack \(prefix): \(error)")
         }
         return AppLocation(directory: directory, givenAs: given, unpacked: folder)
     }
 
     /// The executable's name (`CFBundleExecutable`) read from the archive's Info.plist, if it can be.
-    private static func executableName(_ archive: Archive, infoPlist: String) -> String? {
-        guard let entry = archive[infoPlist], entry.uncompressedSize <= 16 << 20 else { return nil }
+    private static func executableName(_ archive: ZipArchive, infoPlist: String) -> String? {
+        guard let entry = archive[infoPlist], entry.kind == .file else { return nil }
         var data = Data()
-        guard (try? archive.extract(entry, consumer: { data.append($0) })) != nil,
+        guard (try? archive.extract(entry, limit: 16 << 20) { data.append(contentsOf: $0) }) != nil,
               let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else { return nil }
         guard let name = plist["CFBundleExecutable"] as? String, !name.contains("/"), !name.isEmpty else { return nil }
         return name
