@@ -228,7 +228,8 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: ["FirebaseCore", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "Diagnostics", "FirebaseAuthCore", "HTTP2Wire",
-                           "IdentityToolkitAPI", "Scenarios", "Utilities", crypto, nio("NIOCore")]
+                           "IdentityToolkitAPI", "Inspector", "Scenarios", "Utilities", crypto, hummingbird, nio("NIOCore"), nio("NIOEmbedded"),
+                           .product(name: "HTTPTypes", package: "swift-http-types"), logging]
         ),
 
         // MARK: Executables (thin)

@@ -22,7 +22,8 @@ binary="$(swift build -c "$configuration" --scratch-path .build-fuzz --show-bin-
 targets=("$target")
 if [ "$target" = all ]; then
   targets=(provider-token push-request payload redirect-url plist scenario-file apple-token
-           toolkit-body toolkit-json http2-frames emulator-import state-files ipa gateway-message)
+           toolkit-body toolkit-json http2-frames emulator-import state-files ipa gateway-message
+           inspector-query)
 fi
 mkdir -p .build-fuzz/artifacts
 status=0

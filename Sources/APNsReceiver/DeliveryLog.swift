@@ -116,7 +116,7 @@ package struct AcceptedPush: Sendable, Hashable {
 
     private var box: Box
 
-    init(receivedAt: Date, environment: APNsEnvironment, apnsID: String,
+    package init(receivedAt: Date, environment: APNsEnvironment, apnsID: String,
          apnsUniqueID: String? = nil, deviceToken: DeviceToken, topic: String,
          bundleID: String, pushType: APNsPushType, priority: APNsPriority, expiration: Int? = nil, collapseID: String? = nil,
          teamID: String, keyID: String, payload: [UInt8], isBackground: Bool, dropped: Bool) {

@@ -13,25 +13,43 @@ import NIOCore
 import Scenarios
 import Utilities
 
-/// The parsers that take hostile input, each as a function of raw bytes that must return (never
-/// crash, hang or allocate without bound) whatever the bytes are. Run by `authsim-fuzz` under
+/// One fuzz target: a function of raw bytes that must return (never crash, hang or allocate
+/// without bound) whatever the bytes are.
+package enum FuzzTarget: Sendable {
+    /// Plain code, run where it is called.
+    case bytes(@Sendable ([UInt8]) -> Void)
+    /// Code that answers through async servers' responders: the tests await it; the libFuzzer
+    /// build waits for it on libFuzzer's own thread, which is not one of Swift's pool.
+    case async(@Sendable ([UInt8]) async -> Void)
+
+    /// Runs the target on `input`.
+    package func callAsFunction(_ input: [UInt8]) async {
+        switch self {
+        case .bytes(let run): run(input)
+        case .async(let run): await run(input)
+        }
+    }
+}
+
+/// The parsers that take hostile input, each a ``FuzzTarget``. Run by `authsim-fuzz` under
 /// libFuzzer (Fuzz/run.sh) and, on the checked-in corpus and past crashes, by the tests.
 package enum FuzzTargets {
-    package static let all: [String: @Sendable ([UInt8]) -> Void] = [
-        "provider-token": providerToken,
-        "push-request": pushRequest,
-        "payload": payload,
-        "redirect-url": redirectURL,
-        "plist": plist,
-        "scenario-file": scenarioFile,
-        "apple-token": appleToken,
-        "toolkit-body": toolkitBody,
-        "toolkit-json": toolkitJSON,
-        "http2-frames": http2Frames,
-        "emulator-import": emulatorImport,
-        "state-files": stateFiles,
-        "ipa": ipa,
-        "gateway-message": gatewayMessage,
+    package static let all: [String: FuzzTarget] = [
+        "provider-token": .bytes(providerToken),
+        "push-request": .bytes(pushRequest),
+        "payload": .bytes(payload),
+        "redirect-url": .bytes(redirectURL),
+        "plist": .bytes(plist),
+        "scenario-file": .bytes(scenarioFile),
+        "apple-token": .bytes(appleToken),
+        "toolkit-body": .bytes(toolkitBody),
+        "toolkit-json": .bytes(toolkitJSON),
+        "http2-frames": .bytes(http2Frames),
+        "emulator-import": .bytes(emulatorImport),
+        "state-files": .bytes(stateFiles),
+        "ipa": .bytes(ipa),
+        "gateway-message": .bytes(gatewayMessage),
+        "inspector-query": .async(InspectorQueries.respond),
     ]
 
     static let key = try! P256.Signing.PrivateKey(rawRepresentation: Array(repeating: 7, count: 31) + [1])
@@ -226,7 +244,7 @@ package enum FuzzTargets {
     }()
 
     /// Runs every file under `paths` (files or folders) through `target`. Returns how many ran.
-    package static func replay(_ target: @Sendable ([UInt8]) -> Void, paths: [URL]) -> Int {
+    package static func replay(_ target: FuzzTarget, paths: [URL]) async -> Int {
         var count = 0
         for path in paths {
             var isDirectory: ObjCBool = false
@@ -236,7 +254,7 @@ package enum FuzzTargets {
                 : [path]
             for file in files where !file.lastPathComponent.hasPrefix(".") {
                 guard let data = try? Data(contentsOf: file) else { continue }
-                target(Array(data))
+                await target(Array(data))
                 count += 1
             }
         }

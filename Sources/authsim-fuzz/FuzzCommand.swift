@@ -4,7 +4,7 @@ import FuzzTargets
 #if FUZZING
 // The libFuzzer build (Fuzz/run.sh: -D FUZZING -sanitize=fuzzer,address): libFuzzer's main drives
 // this entry point; AUTHSIM_FUZZ_TARGET names the target.
-private let fuzzTarget: @Sendable ([UInt8]) -> Void = {
+private let fuzzTarget: FuzzTarget = {
     let name = ProcessInfo.processInfo.environment["AUTHSIM_FUZZ_TARGET"] ?? ""
     guard let target = FuzzTargets.all[name] else {
         FileHandle.standardError.write(Data("AUTHSIM_FUZZ_TARGET must be one of \(FuzzTargets.all.keys.sorted().joined(separator: ", "))\n".utf8))
@@ -15,7 +15,19 @@ private let fuzzTarget: @Sendable ([UInt8]) -> Void = {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    fuzzTarget(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+    let input = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    switch fuzzTarget {
+    case .bytes(let run):
+        run(input)
+    case .async(let run):
+        // libFuzzer calls from its own thread, not one of Swift's pool: it may wait here.
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await run(input)
+            done.signal()
+        }
+        done.wait()
+    }
     return 0
 }
 
@@ -38,13 +50,13 @@ public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePo
 /// crashes, an input to debug). The libFuzzer build of this program is Fuzz/run.sh's.
 @main
 struct FuzzCommand {
-    static func main() {
+    static func main() async {
         let arguments = CommandLine.arguments
         guard arguments.count >= 3, arguments[1] == "replay", let target = FuzzTargets.all[arguments[2]] else {
             FileHandle.standardError.write(Data("usage: authsim-fuzz replay <target> <file|dir>… (targets: \(FuzzTargets.all.keys.sorted().joined(separator: ", ")))\n".utf8))
             exit(2)
         }
-        let count = FuzzTargets.replay(target, paths: arguments.dropFirst(3).map { URL(fileURLWithPath: $0) })
+        let count = await FuzzTargets.replay(target, paths: arguments.dropFirst(3).map { URL(fileURLWithPath: $0) })
         print("\(arguments[2]): \(count) inputs, no crash")
     }
 }

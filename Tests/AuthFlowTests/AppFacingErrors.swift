@@ -14,7 +14,8 @@ func expectAuthError<T>(_ expected: AuthErrorCode? = nil, sourceLocation: Source
         Issue.record("no error was thrown\(expected.map { ", \($0) expected" } ?? "")", sourceLocation: sourceLocation)
         return nil
     } catch {
-        guard let nsError = error as? NSError, nsError.domain == AuthErrorDomain, let authError = AuthError(thrown: error) else {
+        let nsError = error as NSError
+        guard nsError.domain == AuthErrorDomain, let authError = AuthError(thrown: error) else {
             Issue.record("not the SDK's kind of error (an NSError in \(AuthErrorDomain)): \(type(of: error)) \(error)", sourceLocation: sourceLocation)
             return nil
         }

@@ -168,7 +168,7 @@ struct DiskFaultTests {
             let paths = try FileManager.default.subpathsOfDirectory(atPath: disk.folder.path).filter { !$0.hasSuffix(".filler") }
             return try Dictionary(uniqueKeysWithValues: paths.compactMap { path in
                 var isDirectory: ObjCBool = false
-                FileManager.default.fileExists(atPath: disk.folder.appendingPathComponent(path).path, isDirectory: &isDirectory)
+                _ = FileManager.default.fileExists(atPath: disk.folder.appendingPathComponent(path).path, isDirectory: &isDirectory)
                 return isDirectory.boolValue ? nil : (path, try Data(contentsOf: disk.folder.appendingPathComponent(path)))
             })
         }

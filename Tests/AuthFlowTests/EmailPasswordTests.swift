@@ -317,8 +317,8 @@ struct EmailPasswordTests {
             ]))
             #expect(try await auth.signIn(withEmail: "grace@example.com", password: "cobol1959").user.uid == "emulated")
             // A field Google does not know: 400 as Google's front end answers it.
-            let unknown = await #expect(throws: IdentityToolkitError.self) {
-                _ = try await IdentityToolkitJSON.decodeChecked(VerifyPasswordRequest.self, from: Array(#"{"email":"a@b.c","pasword":"x"}"#.utf8),
+            let unknown = #expect(throws: IdentityToolkitError.self) {
+                _ = try IdentityToolkitJSON.decodeChecked(VerifyPasswordRequest.self, from: Array(#"{"email":"a@b.c","pasword":"x"}"#.utf8),
                                                                 what: "accounts:signInWithPassword")
             }
             #expect(unknown?.message.contains("Unknown name") == true, "\(String(describing: unknown))")

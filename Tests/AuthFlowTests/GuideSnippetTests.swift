@@ -50,7 +50,7 @@ struct GuideSnippetTests {
         // A port nothing listens on, held for the whole test: bound and never listened on, it
         // refuses every connection, and no other test's server can take it meanwhile (a port
         // bound, closed and reused once answered here as another test's server).
-        let socket = try await ServerProcess(["/usr/bin/env", "python3", "-c",
+        let socket = try ServerProcess(["/usr/bin/env", "python3", "-c",
                                               "import socket, time; s=socket.socket(); s.bind(('127.0.0.1',0)); print('port', s.getsockname()[1], flush=True); time.sleep(600)"])
         defer { socket.stop() }
         let port = try await printedPort(socket)
