@@ -22,6 +22,9 @@ package enum InspectorQueries {
     private static let state = Mutex<(uses: Int, responder: RouterResponder<BasicRequestContext>?)>((0, nil))
     private static let renewal = 500
     private static let logger = Logger(label: "authsim.fuzz.inspector", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// The connection every request comes on (a channel of NIO's for tests: no socket; one for the
+    /// process, as a channel and its pipeline hold each other until closed).
+    private static let channel = NIOAsyncTestingChannel()
 
     @Sendable static func respond(_ bytes: [UInt8]) async {
         guard let responder = Self.responder() else { return }
@@ -46,7 +49,7 @@ package enum InspectorQueries {
         }
         let request = Request(head: HTTPRequest(method: method, scheme: "http", authority: "localhost", path: target, headerFields: fields),
                               body: RequestBody(buffer: ByteBuffer(bytes: body)))
-        let context = BasicRequestContext(source: ApplicationRequestContextSource(channel: NIOAsyncTestingChannel(), logger: logger))
+        let context = BasicRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
         let response: Response
         do {
             response = try await responder.respond(to: request, context: context)
