@@ -150,7 +150,7 @@ let package = Package(
         // FirebaseAuth's phone-auth app verification and Sign in with Apple, on Linux, with the SDK's names.
         .target(
             name: "FirebaseAuthCore",
-            dependencies: ["Utilities", "DeviceOS", "FirebaseCore", "IdentityToolkitAPI", "HTTPTransport", crypto, logging]
+            dependencies: ["Utilities", "DeviceOS", "FirebaseCore", "IdentityToolkitAPI", "HTTPTransport", logging]
         ),
         // The auth core under the SDK's module name, as an app's code imports it; authsim's own
         // hooks stay behind @_spi(Authsim).
@@ -257,7 +257,7 @@ let package = Package(
 
         // Helpers the test targets share: temporary folders, programs and server processes.
         .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
-        .testTarget(name: "UtilitiesTests", dependencies: ["Utilities", "Lifecycle", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
+        .testTarget(name: "UtilitiesTests", dependencies: ["Utilities", "Lifecycle", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), crypto]),
         // docs/imports.md's import table against Sources' import lines: reads files, links nothing of ours.
         .testTarget(name: "LayoutTests"),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities", crypto]),

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import IdentityToolkitAPI
 import Utilities
@@ -19,7 +18,7 @@ package enum AppleNonce {
 
     /// Lowercase hex SHA-256, what goes into `ASAuthorizationAppleIDRequest.nonce`.
     package static func sha256(_ input: String) -> String {
-        Hex.encode(SHA256.hash(data: Array(input.utf8)))
+        Hex.encode(SHA256Digest.hash(Array(input.utf8)))
     }
 }
 

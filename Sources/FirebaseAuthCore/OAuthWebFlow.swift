@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Utilities
 
@@ -20,7 +19,7 @@ package enum OAuthWebFlow {
     /// `hash(forString:)`: the lowercase hex SHA-256 of the session ID, what the handler URL
     /// carries (the raw one goes to signInWithIdp).
     package static func sessionHash(_ sessionID: String) -> String {
-        Hex.encode(SHA256.hash(data: Array(sessionID.utf8)))
+        Hex.encode(SHA256Digest.hash(Array(sessionID.utf8)))
     }
 
     /// What the handler URL carries beyond the app's identity.
