@@ -89,12 +89,17 @@ let package = Package(
 
         // MARK: HTTP/1.1, both ends
 
-        // The HTTP/1.1 client every part uses (the auth core's transport, remote devices): our own
-        // on SwiftNIO (measured against AsyncHTTPClient: docs/dependencies.md), kept-alive connections,
-        // http and https, whole answers or streams of lines.
+        // OpenSSL's libssl (Debian's libssl-dev), the app side's TLS client.
+        .systemLibrary(name: "CLibSSL", pkgConfig: "libssl", providers: [.apt(["libssl-dev"])]),
+        // The HTTP/1.1 client seam (whole answers or streams of lines) and the app side's own
+        // client on the system's sockets and libssl (SocketTransport): what an app's build of
+        // FirebaseAuth compiles, with no event-loop or TLS package (docs/dependencies.md).
+        .target(name: "HTTPTransport", dependencies: ["Utilities", "CLibSSL"]),
+        // The same seam on SwiftNIO, for the simulation's processes where thousands of apps share
+        // connections (measured against AsyncHTTPClient: docs/dependencies.md).
         .target(
-            name: "HTTPTransport",
-            dependencies: ["Utilities", nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"),
+            name: "NIOHTTPTransport",
+            dependencies: ["HTTPTransport", "Utilities", nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"),
                            .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         // A Hummingbird router served on a port it reports, stopped gracefully: what the backend
@@ -165,7 +170,7 @@ let package = Package(
         // an app on a device) and to the OS's URL dispatch (an app claiming its schemes).
         .target(
             name: "DeviceLink",
-            dependencies: ["Utilities", "APNsWire", "APNsReceiver", "DeviceOS", "HTTPTransport", "HTTPServerSupport", "Lifecycle", "RedirectInterceptor",
+            dependencies: ["Utilities", "APNsWire", "APNsReceiver", "DeviceOS", "HTTPTransport", "NIOHTTPTransport", "HTTPServerSupport", "Lifecycle", "RedirectInterceptor",
                            hummingbird, hummingbirdCore, nio("NIOCore"), logging]
         ),
 
@@ -175,7 +180,7 @@ let package = Package(
         .target(
             name: "Scenarios",
             dependencies: ["FirebaseCore", "DeviceOS", "DeviceLink", "Lifecycle", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore",
-                           "IdentityToolkitAPI", "HTTPTransport", "RedirectInterceptor", logging]
+                           "IdentityToolkitAPI", "HTTPTransport", "NIOHTTPTransport", "RedirectInterceptor", logging]
         ),
         // A test's device and channel in one call, for an app's own tests of its sign-in code
         // (`import FirebaseAuth`, `import FirebaseCore`): the world, the simulated app installed as
@@ -218,7 +223,7 @@ let package = Package(
         ),
         .target(
             name: "Benchmarking",
-            dependencies: ["DeviceOS", "APNsWire", "APNsReceiver", "Utilities", "AuthBackend", "RS256", "FirebaseAuthCore", "Scenarios", "HTTPTransport",
+            dependencies: ["DeviceOS", "APNsWire", "APNsReceiver", "Utilities", "AuthBackend", "RS256", "FirebaseAuthCore", "Scenarios", "HTTPTransport", "NIOHTTPTransport",
                            "IdentityToolkitAPI", "HTTPServerSupport", crypto, hummingbird, nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"),
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
@@ -267,7 +272,7 @@ let package = Package(
         .testTarget(name: "HTTP2WireTests", dependencies: ["HTTP2Wire", nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
         .testTarget(
             name: "HTTPTransportTests",
-            dependencies: ["HTTPTransport", "HTTPServerSupport", "LocalPKI", "TestSupport", hummingbird, hummingbirdCore, nio("NIOCore"), nio("NIOPosix"),
+            dependencies: ["HTTPTransport", "NIOHTTPTransport", "HTTPServerSupport", "LocalPKI", "TestSupport", hummingbird, hummingbirdCore, nio("NIOCore"), nio("NIOPosix"),
                            nio("NIOHTTP1"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
         ),
         .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport", crypto, .product(name: "X509", package: "swift-certificates")]),
@@ -311,7 +316,7 @@ let package = Package(
         // The device on its own: the app and its interceptors, the keychain file, the gateway and remote devices.
         .testTarget(
             name: "DeviceTests",
-            dependencies: ["DeviceOS", "DeviceLink", "APNsReceiver", "APNsWire", "HTTPTransport", "TestSupport", "Utilities"]
+            dependencies: ["DeviceOS", "DeviceLink", "APNsReceiver", "APNsWire", "HTTPTransport", "NIOHTTPTransport", "TestSupport", "Utilities"]
         ),
         // Examples/SignInFeature's code and tests, built and run here by `swift test`: its own package
         // builds authsim's whole graph a second time (7 minutes of CI), so CI checks that package's

@@ -85,7 +85,7 @@ cp LICENSE "$root/LICENSE"
 needs=$(ldd "$root/bin/authsim" | awk '{print $1}' | grep -v -e '^linux-vdso' -e '/ld-linux' -e '^ld-linux' | sort -u | paste -sd ' ')
 {
   echo "authsim $version for Linux $arch needs from the system: $needs"
-  echo "(glibc 2.$glibc_minor or newer, libstdc++ of GCC 12 or newer, OpenSSL 3's libcrypto, zlib: Debian 12+ and"
+  echo "(glibc 2.$glibc_minor or newer, libstdc++ of GCC 12 or newer, OpenSSL 3's libcrypto and libssl, zlib: Debian 12+ and"
   echo "Ubuntu 22.04+ have them all). push-receiver, apns-sender and redirect-interceptor are links to authsim."
   echo
   echo "authsim:"

@@ -1,6 +1,7 @@
 import AuthBackend
 import Foundation
 import HTTPTransport
+import NIOHTTPTransport
 import IdentityToolkitAPI
 import Utilities
 

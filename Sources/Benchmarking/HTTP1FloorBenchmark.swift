@@ -2,6 +2,7 @@ import AuthBackend
 import Foundation
 import HTTPServerSupport
 import HTTPTransport
+import NIOHTTPTransport
 import Hummingbird
 import NIOCore
 import NIOHTTP1

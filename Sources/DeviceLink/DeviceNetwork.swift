@@ -3,6 +3,7 @@ import APNsWire
 import DeviceOS
 import Foundation
 import HTTPTransport
+import NIOHTTPTransport
 import Lifecycle
 import Synchronization
 

@@ -3,6 +3,7 @@ import APNsWire
 import DeviceOS
 import Foundation
 import HTTPTransport
+import NIOHTTPTransport
 import Utilities
 
 /// A push as a device in another process receives it from the ``DeviceGateway``.
@@ -22,9 +23,9 @@ package struct RemotePush: Sendable {
 package final class RemoteDevice: Sendable {
     package let token: DeviceToken
     package let environment: APNsEnvironment
-    private let stream: LineStream
+    private let stream: any LineStreaming
 
-    private init(token: DeviceToken, environment: APNsEnvironment, stream: LineStream) {
+    private init(token: DeviceToken, environment: APNsEnvironment, stream: any LineStreaming) {
         self.token = token
         self.environment = environment
         self.stream = stream

@@ -62,7 +62,7 @@ public final class AppHost: Sendable {
     package var transport: any HTTPTransport {
         ownTransport.withLock { own in
             if let own { return own }
-            let made = NIOHTTP1Transport()
+            let made = SocketTransport()
             own = made
             return made
         }

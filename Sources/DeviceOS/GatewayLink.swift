@@ -95,22 +95,22 @@ package enum GatewayClient {
     /// Opens the notification stream of `token` (hex); returns once the gateway says it is
     /// connected (within `timeout`). Each push comes to `onPush` as the gateway's line.
     package static func connect(gateway: String, token: String, environment: String, adminToken: String? = nil,
-                                transport: NIOHTTP1Transport, timeout: Duration = .seconds(10),
-                                onPush: @escaping @Sendable (GatewayPush) -> Void) async throws(GatewayLinkError) -> LineStream {
+                                transport: any HTTPTransport, timeout: Duration = .seconds(10),
+                                onPush: @escaping @Sendable (GatewayPush) -> Void) async throws(GatewayLinkError) -> any LineStreaming {
         guard let url = URL(string: "http://\(gateway)/devices/\(environment)/\(token)/notifications") else {
             throw GatewayLinkError(.configuration, "\(gateway) is not a host:port for the device gateway")
         }
         let connected = Confirmation()
-        let stream: LineStream
+        let stream: any LineStreaming
         do {
-            stream = try await transport.lines(TransportRequest(method: "GET", url: url, headers: authorization(adminToken), timeout: timeout)) { line in
+            stream = try await transport.lines(TransportRequest(method: "GET", url: url, headers: authorization(adminToken), timeout: timeout), onLine: { line in
                 if line == Array(#"{"connected":true}"#.utf8) {
                     connected.confirm()
                     return
                 }
                 guard let push = try? JSONDecoder().decode(GatewayPush.self, from: Data(line)) else { return }
                 onPush(push)
-            }
+            }, onEnd: { _ in })
         } catch {
             throw unreachable(gateway, error)
         }

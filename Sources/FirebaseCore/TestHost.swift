@@ -129,12 +129,12 @@ package struct TestHost: Codable, Sendable, Equatable {
         guard FileManager.default.fileExists(atPath: folder.appendingPathComponent("GoogleService-Info.plist").path) else {
             throw TestHostError(.badApp, "the host app \(app) has no GoogleService-Info.plist")
         }
-        var transport = NIOHTTP1Transport()
+        var transport = SocketTransport()
         if let caFile {
             guard let pem = try? String(contentsOfFile: caFile, encoding: .utf8) else {
                 throw TestHostError(.unreadable, "cannot read the CA the device trusts, \(caFile)")
             }
-            transport = NIOHTTP1Transport(trustingCAPEM: pem)
+            transport = SocketTransport(trustingCAPEM: pem)
         }
         let profile = folder.appendingPathComponent("embedded.mobileprovision")
         var configuration = AppHost.Configuration(bundleID: info.bundleID, urlSchemes: info.urlSchemes,
@@ -164,12 +164,12 @@ final class GatewayDevice: Sendable {
     let gateway: String
     let environment: String?
     let bundleID: String
-    private let transport: NIOHTTP1Transport
+    private let transport: SocketTransport
     private let joined = Mutex<Task<AppHost.RemoteNotificationRegistration, Never>?>(nil)
     /// The notification stream, open for the life of the process.
-    private let stream = Mutex<LineStream?>(nil)
+    private let stream = Mutex<(any LineStreaming)?>(nil)
 
-    init(gateway: String, environment: String?, bundleID: String, transport: NIOHTTP1Transport) {
+    init(gateway: String, environment: String?, bundleID: String, transport: SocketTransport) {
         self.transport = transport
         self.gateway = gateway
         self.environment = environment

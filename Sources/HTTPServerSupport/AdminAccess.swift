@@ -191,7 +191,7 @@ package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         var raw = in6_addr()
         withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        return inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil ? String(cString: text) : "?"
+        return inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil ? String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Utilities
 
 /// How the parts talk HTTP as clients: one request, one whole answer. The auth core's `Auth` is
@@ -19,6 +20,21 @@ package protocol HTTPTransport: Sendable {
     /// share 128) do not hold their bodies meanwhile. An error `content` throws ends the call.
     func send(method: String, url: URL, timeout: Duration,
               content: () throws(TransportError) -> TransportContent) async throws(TransportError) -> TransportResponse
+
+    /// Sends `request` on a connection of its own and hands each line of the answer's body to
+    /// `onLine` as it comes (a stream of JSON lines, as the device gateway sends pushes). Returns
+    /// once the answer's head came with status 200; another status is thrown with the answer's
+    /// body. `onEnd` hears once when the stream ends: `nil` when the server ended it, the error
+    /// otherwise (the connection lost, a line over the transport's limit).
+    /// ``LineStreaming/close()`` ends it from this side (then `onEnd` is not called).
+    func lines(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
+               onEnd: @escaping @Sendable (TransportError?) -> Void) async throws(TransportError) -> any LineStreaming
+}
+
+/// An answer streamed line by line (``HTTPTransport/lines(_:onLine:onEnd:)``).
+package protocol LineStreaming: Sendable {
+    /// Ends the stream from this side and closes its connection.
+    func close() async
 }
 
 extension HTTPTransport {
@@ -26,6 +42,11 @@ extension HTTPTransport {
     package func send(method: String, url: URL, timeout: Duration,
                      content: () throws(TransportError) -> TransportContent) async throws(TransportError) -> TransportResponse {
         try await send(TransportRequest(method: method, url: url, content: try content(), timeout: timeout))
+    }
+
+    /// ``lines(_:onLine:onEnd:)`` for a caller that does not need to hear the stream's end.
+    package func lines(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void) async throws(TransportError) -> any LineStreaming {
+        try await lines(request, onLine: onLine, onEnd: { _ in })
     }
 }
 
@@ -103,5 +124,58 @@ package struct TransportError: CodedError {
     package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+}
+
+/// A counting semaphore for async callers, first come first served.
+package final class Limiter: Sendable {
+    private struct State {
+        var available: Int
+        /// Waiters in arrival order from `head` on (a queue without `removeFirst`'s O(n) per release).
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var head = 0
+    }
+    private let state: Mutex<State>
+
+    package init(_ count: Int) { state = Mutex(State(available: count)) }
+
+    package func acquire() async {
+        // A free slot is taken without suspending (a continuation costs an allocation and a check).
+        if state.withLock({ Self.takeFree(&$0) }) { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let granted = state.withLock { state -> Bool in
+                if Self.takeFree(&state) { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    /// Takes a free slot if there is one.
+    private static func takeFree(_ state: inout State) -> Bool {
+        guard state.available > 0 else { return false }
+        state.available -= 1
+        return true
+    }
+
+    package func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.head < state.waiters.count else {
+                state.available += 1
+                return nil
+            }
+            let next = state.waiters[state.head]
+            state.head += 1
+            if state.head == state.waiters.count {
+                state.waiters.removeAll(keepingCapacity: true)
+                state.head = 0
+            } else if state.head >= 1024, state.head * 2 >= state.waiters.count {
+                state.waiters.removeFirst(state.head)
+                state.head = 0
+            }
+            return next
+        }
+        next?.resume()
     }
 }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import HTTPTransport
 import Synchronization
 import Utilities
 
@@ -199,7 +200,13 @@ package final class NIOHTTP1Transport: HTTPTransport {
     /// otherwise (the connection lost, a line over `maximumResponseBytes`). ``LineStream/close()``
     /// ends it from this side (then `onEnd` is not called).
     package func lines(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
-                      onEnd: @escaping @Sendable (TransportError?) -> Void = { _ in }) async throws(TransportError) -> LineStream {
+                      onEnd: @escaping @Sendable (TransportError?) -> Void) async throws(TransportError) -> any LineStreaming {
+        try await stream(request, onLine: onLine, onEnd: onEnd)
+    }
+
+    /// ``lines(_:onLine:onEnd:)`` with its concrete stream.
+    package func stream(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
+                        onEnd: @escaping @Sendable (TransportError?) -> Void = { _ in }) async throws(TransportError) -> LineStream {
         let url = request.url
         let target = try Target(url)
         let head = requestHead(request, host: target.host, port: target.port)
@@ -391,7 +398,7 @@ fileprivate final class AnswerCollector: ChannelInboundHandler, @unchecked Senda
 }
 
 /// An answer streamed line by line (``NIOHTTP1Transport/lines(_:onLine:onEnd:)``).
-package final class LineStream: Sendable {
+package final class LineStream: LineStreaming {
     private let channel: any Channel
     private let started: LineStreamStart
 
@@ -508,58 +515,5 @@ private final class LineSplitter: ChannelInboundHandler {
             onEnd(error)
         }
         context.close(promise: nil)
-    }
-}
-
-/// A counting semaphore for async callers, first come first served.
-final class Limiter: Sendable {
-    private struct State {
-        var available: Int
-        /// Waiters in arrival order from `head` on (a queue without `removeFirst`'s O(n) per release).
-        var waiters: [CheckedContinuation<Void, Never>] = []
-        var head = 0
-    }
-    private let state: Mutex<State>
-
-    init(_ count: Int) { state = Mutex(State(available: count)) }
-
-    func acquire() async {
-        // A free slot is taken without suspending (a continuation costs an allocation and a check).
-        if state.withLock({ Self.takeFree(&$0) }) { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let granted = state.withLock { state -> Bool in
-                if Self.takeFree(&state) { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if granted { continuation.resume() }
-        }
-    }
-
-    /// Takes a free slot if there is one.
-    private static func takeFree(_ state: inout State) -> Bool {
-        guard state.available > 0 else { return false }
-        state.available -= 1
-        return true
-    }
-
-    func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.head < state.waiters.count else {
-                state.available += 1
-                return nil
-            }
-            let next = state.waiters[state.head]
-            state.head += 1
-            if state.head == state.waiters.count {
-                state.waiters.removeAll(keepingCapacity: true)
-                state.head = 0
-            } else if state.head >= 1024, state.head * 2 >= state.waiters.count {
-                state.waiters.removeFirst(state.head)
-                state.head = 0
-            }
-            return next
-        }
-        next?.resume()
     }
 }

@@ -8,6 +8,7 @@ import FirebaseAuthCore
 import FirebaseCore
 import Foundation
 import HTTPTransport
+import NIOHTTPTransport
 import IdentityToolkitAPI
 import Lifecycle
 import LocalPKI

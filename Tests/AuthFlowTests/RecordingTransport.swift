@@ -21,6 +21,12 @@ final class RecordingTransport: HTTPTransport {
         requests.withLock { $0.append(request) }
         return try await inner.send(request)
     }
+
+    func lines(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
+               onEnd: @escaping @Sendable (TransportError?) -> Void) async throws(TransportError) -> any LineStreaming {
+        requests.withLock { $0.append(request) }
+        return try await inner.lines(request, onLine: onLine, onEnd: onEnd)
+    }
 }
 
 /// An app on its own transport recorder, in `world`.

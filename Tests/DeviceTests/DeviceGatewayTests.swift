@@ -3,6 +3,7 @@ import APNsWire
 @testable import DeviceLink
 import Foundation
 import HTTPTransport
+import NIOHTTPTransport
 import Synchronization
 import TestSupport
 import Testing

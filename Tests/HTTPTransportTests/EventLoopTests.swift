@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServerSupport
 import HTTPTransport
+import NIOHTTPTransport
 import LocalPKI
 import Hummingbird
 import HummingbirdCore

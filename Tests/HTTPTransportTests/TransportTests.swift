@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServerSupport
 import HTTPTransport
+import NIOHTTPTransport
 import Hummingbird
 import LocalPKI
 import NIOCore
@@ -14,10 +15,26 @@ import Glibc
 import TestSupport
 import Testing
 
-/// The HTTP client every part uses, against real servers: Hummingbird on loopback, and
-/// `openssl s_server` (an HTTP server we did not write) for `https://`.
+/// The HTTP clients, against real servers: Hummingbird on loopback, and `openssl s_server` (an
+/// HTTP server we did not write) for `https://`. Each test runs on both: the simulation's
+/// (`NIOHTTP1Transport`) and the app side's own (`SocketTransport`, sockets and libssl).
 @Suite("The HTTP transport")
 struct TransportTests {
+    enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case nio, sockets
+        var testDescription: String { rawValue }
+
+        func make(maximumResponseBytes: Int = 4 << 20, caPEM: String? = nil) throws -> any HTTPTransport {
+            switch self {
+            case .nio:
+                let roots = try caPEM.map { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) }
+                return NIOHTTP1Transport(maximumResponseBytes: maximumResponseBytes, trustRoots: roots.map { .certificates($0) } ?? .default)
+            case .sockets:
+                return SocketTransport(maximumResponseBytes: maximumResponseBytes, trustingCAPEM: caPEM)
+            }
+        }
+    }
+
     /// A Hummingbird server with a few routes for the client to meet.
     static func withServer(_ body: (String) async throws -> Void) async throws {
         let router = Router()
@@ -42,6 +59,17 @@ struct TransportTests {
                 try await writer.finish(nil)
             })
         }
+        // One line, then the next only once the client has read it (named by `id`, so that tests
+        // running at once each have theirs): each comes in a read of its own.
+        router.get("/lines-in-turn/:id") { _, context in
+            let heard = Self.turn(context.parameters.get("id") ?? "")
+            return Response(status: .ok, body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: "first\n"))
+                await heard.wait()
+                try await writer.write(ByteBuffer(string: "second\n"))
+                try await writer.finish(nil)
+            })
+        }
         router.get("/missing-lines") { _, _ in Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: "nothing here"))) }
         let server = try await RunningServer.start(router: router, host: "127.0.0.1", port: 0, name: "the test server")
         do {
@@ -55,11 +83,20 @@ struct TransportTests {
         }
     }
 
-    @Test("whole answers over kept-alive connections; any status is an answer, not an error")
-    func answers() async throws {
+    static let turns = Mutex<[String: Latch]>([:])
+    static func turn(_ id: String) -> Latch {
+        turns.withLock { turns in
+            if let latch = turns[id] { return latch }
+            let latch = Latch()
+            turns[id] = latch
+            return latch
+        }
+    }
+
+    @Test("whole answers over kept-alive connections; any status is an answer, not an error", arguments: Kind.allCases)
+    func answers(_ kind: Kind) async throws {
         try await Self.withServer { base in
-            let transport = NIOHTTP1Transport()
-            defer { transport.shutdown() }
+            let transport = try kind.make()
             for _ in 0..<3 {
                 let answer = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/small")!))
                 #expect(answer.status == 200)
@@ -72,14 +109,17 @@ struct TransportTests {
             #expect(echoed.body == Array("ping".utf8))
             let missing = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/nothing")!))
             #expect(missing.status == 404)
+            // A chunked answer, whole.
+            let chunked = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/lines")!))
+            #expect(String(decoding: chunked.body, as: UTF8.self) == "{\"n\":0}\n{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n")
         }
     }
 
-    @Test("an answer over the size limit, a server that does not answer in time, and no server at all are errors that say so")
-    func failures() async throws {
+    @Test("an answer over the size limit, a server that does not answer in time, and no server at all are errors that say so",
+          arguments: Kind.allCases)
+    func failures(_ kind: Kind) async throws {
         try await Self.withServer { base in
-            let small = NIOHTTP1Transport(maximumResponseBytes: 10_000)
-            defer { small.shutdown() }
+            let small = try kind.make(maximumResponseBytes: 10_000)
             let tooLarge = await #expect(throws: TransportError.self) {
                 try await small.send(TransportRequest(method: "GET", url: URL(string: base + "/big")!))
             }
@@ -95,22 +135,22 @@ struct TransportTests {
         let (closedPort, holder) = try unlistenedPort()
         defer { close(holder) }
         let refused = await #expect(throws: TransportError.self) {
-            try await NIOHTTP1Transport().send(TransportRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(closedPort)/")!))
+            try await kind.make().send(TransportRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(closedPort)/")!))
         }
         #expect(refused?.code == .unreachable)
         let badURL = await #expect(throws: TransportError.self) {
-            try await NIOHTTP1Transport().send(TransportRequest(method: "GET", url: URL(string: "ftp://127.0.0.1/")!))
+            try await kind.make().send(TransportRequest(method: "GET", url: URL(string: "ftp://127.0.0.1/")!))
         }
         #expect(badURL?.code == .badURL)
     }
 
-    @Test("a kept-alive connection the server dropped is sent on again once, on a new connection; a new one closed before an answer is an error")
-    func droppedConnections() async throws {
+    @Test("a kept-alive connection the server dropped is sent on again once, on a new connection; a new one closed before an answer is an error",
+          arguments: Kind.allCases)
+    func droppedConnections(_ kind: Kind) async throws {
         // The server answers a connection's first request and closes it on the second, as a server
         // that dropped an idle kept-alive connection meets the client's next request.
         try await DroppingServer.with(answersFirst: true) { base, connections in
-            let transport = NIOHTTP1Transport()
-            defer { transport.shutdown() }
+            let transport = try kind.make()
             let first = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/one")!))
             #expect(first.status == 200)
             let second = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/two")!))
@@ -120,8 +160,7 @@ struct TransportTests {
         }
         // A new connection is not sent on again: the error says the connection closed.
         try await DroppingServer.with(answersFirst: false) { base, connections in
-            let transport = NIOHTTP1Transport()
-            defer { transport.shutdown() }
+            let transport = try kind.make()
             let closed = await #expect(throws: TransportError.self) {
                 try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/one")!))
             }
@@ -131,11 +170,11 @@ struct TransportTests {
         }
     }
 
-    @Test("a streamed answer comes line by line, lines split across writes joined; a refused stream is an error with its body")
-    func lineStreams() async throws {
+    @Test("a streamed answer comes line by line, lines split across writes joined; a refused stream is an error with its body",
+          arguments: Kind.allCases)
+    func lineStreams(_ kind: Kind) async throws {
         try await Self.withServer { base in
-            let transport = NIOHTTP1Transport()
-            defer { transport.shutdown() }
+            let transport = try kind.make()
             let lines = Collected()
             let ended = Collected()
             let end = Latch()
@@ -149,6 +188,17 @@ struct TransportTests {
             #expect(ended.values == ["ended"])
             #expect(lines.values == [#"{"n":0}"#, #"{"n":1}"#, #"{"n":2}"#, #"{"n":3}"#])
             await stream.close()
+            // Lines that come one read at a time, the second only once the first was read.
+            let id = UUID().uuidString
+            let inTurn = Collected()
+            let done = Latch()
+            let turned = try await transport.lines(TransportRequest(method: "GET", url: URL(string: base + "/lines-in-turn/" + id)!)) { line in
+                inTurn.add(String(decoding: line, as: UTF8.self))
+                Self.turn(id).open()
+            } onEnd: { _ in done.open() }
+            await done.wait()
+            #expect(inTurn.values == ["first", "second"])
+            await turned.close()
             let refused = await #expect(throws: TransportError.self) {
                 try await transport.lines(TransportRequest(method: "GET", url: URL(string: base + "/missing-lines")!)) { _ in }
             }
@@ -156,8 +206,9 @@ struct TransportTests {
         }
     }
 
-    @Test("https:// with TLS 1.2+ against openssl s_server: trusted through the given CA, refused with the system's roots")
-    func https() async throws {
+    @Test("https:// with TLS 1.2+ against openssl s_server: trusted through the given CA, refused with the system's roots",
+          arguments: Kind.allCases)
+    func https(_ kind: Kind) async throws {
         guard await toolAvailable(["openssl", "version"]) else { return }
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -169,15 +220,13 @@ struct TransportTests {
         defer { server.stop() }
         _ = try await server.waitFor("ACCEPT")
         let url = URL(string: "https://localhost:\(try server.port(after: "ACCEPT"))/")!
-        let roots = try NIOSSLCertificate.fromPEMBytes(Array(credentials.caCertificatePEM.utf8))
-        let trusting = NIOHTTP1Transport(trustRoots: .certificates(roots))
-        defer { trusting.shutdown() }
+        let trusting = try kind.make(caPEM: credentials.caCertificatePEM)
         let answer = try await trusting.send(TransportRequest(method: "GET", url: url, timeout: .seconds(30)))
         #expect(answer.status == 200)
         let page = String(decoding: answer.body, as: UTF8.self)
         #expect(page.contains("s_server"))
         await #expect(throws: TransportError.self) {
-            try await NIOHTTP1Transport().send(TransportRequest(method: "GET", url: url, timeout: .seconds(5)))
+            try await kind.make().send(TransportRequest(method: "GET", url: url, timeout: .seconds(5)))
         }
     }
 }

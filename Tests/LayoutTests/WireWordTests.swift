@@ -21,6 +21,7 @@ struct WireWordTests {
         #"header.alg == "ES256""#: "JOSE's alg (RFC 7518), checked strictly where a token is verified",
         #"jwk.kty == "RSA""#: "JOSE's key type (RFC 7517)",
         #"method == "POST""#: "HTTP's method, as Apple's server checks it",
+        #"method == "HEAD""#: "HTTP's method: an answer to HEAD has no body (RFC 9112 §6.3)",
     ]
 
     @Test("no code or wire enum value is compared, or made, as a string outside the types that name it")

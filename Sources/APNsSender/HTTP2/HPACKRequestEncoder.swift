@@ -128,7 +128,7 @@ struct HPACKRequestEncoder {
             guard count > 0 else { return }
             let bytes = (word << (64 - 8 * UInt64(count))).bigEndian
             let count = self.count
-            withUnsafeBytes(of: bytes) { block.writeBytes(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+            _ = withUnsafeBytes(of: bytes) { block.writeBytes(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
             word = 0
             self.count = 0
         }
