@@ -1,5 +1,4 @@
 import CLibSSL
-import Dispatch
 import Foundation
 import Synchronization
 import Utilities
@@ -10,7 +9,7 @@ import Glibc
 /// An ``HTTPTransport`` on the system's sockets, with OpenSSL's libssl for `https://`: what an
 /// app's own build of `FirebaseAuth` talks HTTP with, so that it compiles no event-loop or TLS
 /// package (docs/dependencies.md gives the build's cost). Kept-alive connections per scheme, host
-/// and port; each exchange runs on a thread of Dispatch's pool, at most `connectionsPerHost` per
+/// and port; each exchange runs on a thread of its own, at most `connectionsPerHost` per
 /// host at a time, with blocking reads bounded by the request's deadline. HTTP/1.1 answers with a
 /// length, chunked or ending at the connection's close. TLS 1.2 or later, the peer's certificate
 /// checked against the system's roots (and a CA the device trusts) and its name or address.
@@ -49,7 +48,7 @@ package final class SocketTransport: HTTPTransport {
         await limiter.acquire()
         defer { limiter.release() }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<TransportResponse, TransportError>, Never>) in
-            DispatchQueue.global().async { continuation.resume(returning: self.exchange(request, target: target)) }
+            Self.onOwnThread { continuation.resume(returning: self.exchange(request, target: target)) }
         }
         return try result.mapError { TransportError($0.code, "\(request.method) \(request.url.absoluteString): \($0.message)") }.get()
     }
@@ -61,7 +60,7 @@ package final class SocketTransport: HTTPTransport {
         let target = try SocketTarget(request.url)
         let limit = maximumResponseBytes
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<SocketLineStream, TransportError>, Never>) in
-            DispatchQueue.global().async {
+            Self.onOwnThread {
                 continuation.resume(returning: Result { () throws(TransportError) -> SocketLineStream in
                     let deadline = ContinuousClock.now + request.timeout
                     let connection = try self.connect(target, deadline: deadline)
@@ -85,6 +84,15 @@ package final class SocketTransport: HTTPTransport {
     }
 
     // MARK: One exchange, on a thread of its own
+
+    /// Runs blocking work on a thread of its own. Not on Dispatch's global queues: on Linux they
+    /// are as wide as the cores and also run Swift's tasks, so two exchanges waiting on a server
+    /// in this process would hold the threads that server needs to answer them.
+    private static func onOwnThread(_ work: @escaping @Sendable () -> Void) {
+        let thread = Thread(block: work)
+        thread.name = "authsim HTTP exchange"
+        thread.start()
+    }
 
     private func exchange(_ request: TransportRequest, target: SocketTarget) -> Result<TransportResponse, TransportError> {
         let deadline = ContinuousClock.now + request.timeout

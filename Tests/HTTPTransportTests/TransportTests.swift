@@ -70,6 +70,17 @@ struct TransportTests {
                 try await writer.finish(nil)
             })
         }
+        // Answers only once `n` requests named `id` are all waiting here.
+        router.get("/together/:id/:n") { _, context -> String in
+            let n = Int(context.parameters.get("n") ?? "") ?? 1
+            let gate = Self.turn("together-" + (context.parameters.get("id") ?? ""))
+            if Self.arrivals.withLock({ arrived in
+                arrived[context.parameters.get("id") ?? "", default: 0] += 1
+                return arrived[context.parameters.get("id") ?? ""] == n
+            }) { gate.open() }
+            await gate.wait()
+            return "together"
+        }
         router.get("/missing-lines") { _, _ in Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: "nothing here"))) }
         let server = try await RunningServer.start(router: router, host: "127.0.0.1", port: 0, name: "the test server")
         do {
@@ -84,6 +95,7 @@ struct TransportTests {
     }
 
     static let turns = Mutex<[String: Latch]>([:])
+    static let arrivals = Mutex<[String: Int]>([:])
     static func turn(_ id: String) -> Latch {
         turns.withLock { turns in
             if let latch = turns[id] { return latch }
@@ -112,6 +124,26 @@ struct TransportTests {
             // A chunked answer, whole.
             let chunked = try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/lines")!))
             #expect(String(decoding: chunked.body, as: UTF8.self) == "{\"n\":0}\n{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n")
+        }
+    }
+
+    /// Every request in flight at once, each waiting on the server: a transport that serialised
+    /// them would never answer. (The first SocketTransport ran its blocking exchanges on Dispatch's
+    /// global queues, which on Linux also run Swift's tasks: this passed slowly with it, and
+    /// ServerErrorTableTests, whose backends answer from tasks, timed out.)
+    @Test("eight requests waiting on the server at once all get their answers", arguments: Kind.allCases)
+    func waitingTogether(_ kind: Kind) async throws {
+        try await Self.withServer { base in
+            let transport = try kind.make()
+            let id = UUID().uuidString
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await transport.send(TransportRequest(method: "GET", url: URL(string: base + "/together/\(id)/8")!, timeout: .seconds(60))).status
+                    }
+                }
+                for try await status in group { #expect(status == 200) }
+            }
         }
     }
 
