@@ -1,6 +1,9 @@
 import Foundation
 import Synchronization
 import Utilities
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How the parts talk HTTP as clients: one request, one whole answer. The auth core's `Auth` is
 /// given one through its app's host (so that thousands of simulated apps share one connection
@@ -177,5 +180,35 @@ package final class Limiter: Sendable {
             return next
         }
         next?.resume()
+    }
+}
+
+/// Where a request goes: scheme, host and port, and the pool's key for them.
+package struct TransportTarget: Sendable {
+    package let host: String
+    package let port: Int
+    package let secure: Bool
+    package let key: String
+
+    package init(_ url: URL) throws(TransportError) {
+        guard let scheme = url.scheme, scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
+            throw TransportError(.badURL, "\(url.absoluteString) is not an http:// or https:// URL with a host")
+        }
+        self.host = host
+        secure = scheme == "https"
+        port = url.port ?? (secure ? 443 : 80)
+        key = "\(scheme)://\(host):\(port)"
+    }
+
+    /// The host without an IPv6 literal's brackets.
+    package var bareHost: String { host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host }
+}
+
+extension TransportTarget {
+    /// Whether `host` is an IPv4 or IPv6 literal.
+    package static func isIPAddress(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 }

@@ -12,7 +12,7 @@ final class SocketConnection: @unchecked Sendable {
     private let ssl: OpaquePointer?
     private let closed = Atomic<Bool>(false)
 
-    init(_ target: SocketTarget, tls: TLSClientContext?, deadline: ContinuousClock.Instant) throws(TransportError) {
+    init(_ target: TransportTarget, tls: TLSClientContext?, deadline: ContinuousClock.Instant) throws(TransportError) {
         descriptor = try Self.open(target, deadline: deadline)
         guard let tls else {
             ssl = nil
@@ -27,7 +27,7 @@ final class SocketConnection: @unchecked Sendable {
         let name = target.bareHost
         // An IP literal is no server name (RFC 6066 §3): no SNI, and the certificate is checked
         // against the peer's address; a name is sent and checked.
-        if SocketTarget.isIPAddress(name) {
+        if TransportTarget.isIPAddress(name) {
             X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name)
         } else {
             name.withCString { pointer in
@@ -133,7 +133,7 @@ final class SocketConnection: @unchecked Sendable {
 
     /// A connected socket to one of the target's addresses, tried in the resolver's order; the
     /// connect bounded by 10 s or the deadline, whichever is first.
-    private static func open(_ target: SocketTarget, deadline: ContinuousClock.Instant) throws(TransportError) -> Int32 {
+    private static func open(_ target: TransportTarget, deadline: ContinuousClock.Instant) throws(TransportError) -> Int32 {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = AI_ADDRCONFIG | AI_NUMERICSERV
@@ -165,15 +165,6 @@ final class SocketConnection: @unchecked Sendable {
             Glibc.close(descriptor)
         }
         throw TransportError(.unreachable, "cannot connect to \(target.key): \(reason)")
-    }
-}
-
-extension SocketTarget {
-    /// Whether `host` is an IPv4 or IPv6 literal.
-    static func isIPAddress(_ host: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 }
 

@@ -38,7 +38,7 @@ package final class SocketTransport: HTTPTransport {
     }
 
     package func send(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
-        let target = try SocketTarget(request.url)
+        let target = try TransportTarget(request.url)
         let limiter = slots.withLock { slots in
             if let limiter = slots[target.key] { return limiter }
             let limiter = Limiter(connectionsPerHost)
@@ -57,7 +57,7 @@ package final class SocketTransport: HTTPTransport {
     /// `onLine` as it comes, as ``NIOHTTP1Transport/lines(_:onLine:onEnd:)`` does.
     package func lines(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
                        onEnd: @escaping @Sendable (TransportError?) -> Void) async throws(TransportError) -> any LineStreaming {
-        let target = try SocketTarget(request.url)
+        let target = try TransportTarget(request.url)
         let limit = maximumResponseBytes
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<SocketLineStream, TransportError>, Never>) in
             Self.onOwnThread {
@@ -94,7 +94,7 @@ package final class SocketTransport: HTTPTransport {
         thread.start()
     }
 
-    private func exchange(_ request: TransportRequest, target: SocketTarget) -> Result<TransportResponse, TransportError> {
+    private func exchange(_ request: TransportRequest, target: TransportTarget) -> Result<TransportResponse, TransportError> {
         let deadline = ContinuousClock.now + request.timeout
         let bytes = Self.head(request, target: target) + (request.body ?? [])
         // A kept-alive connection the server closed meanwhile fails before any of the answer: the
@@ -141,7 +141,7 @@ package final class SocketTransport: HTTPTransport {
 
     /// The request's head: its target as the URL has it (percent escapes kept), `Host`, its
     /// fields, `Content-Length`.
-    static func head(_ request: TransportRequest, target: SocketTarget) -> [UInt8] {
+    static func head(_ request: TransportRequest, target: TransportTarget) -> [UInt8] {
         let encodedPath = request.url.path(percentEncoded: true)
         var path = encodedPath.isEmpty ? "/" : encodedPath
         if let query = request.url.query(percentEncoded: true) { path += "?" + query }
@@ -151,7 +151,7 @@ package final class SocketTransport: HTTPTransport {
         return Array(text.utf8)
     }
 
-    private func connect(_ target: SocketTarget, deadline: ContinuousClock.Instant) throws(TransportError) -> SocketConnection {
+    private func connect(_ target: TransportTarget, deadline: ContinuousClock.Instant) throws(TransportError) -> SocketConnection {
         let context: TLSClientContext?
         if target.secure {
             context = try tls.withLock { (made: inout TLSClientContext?) throws(TransportError) -> TLSClientContext in
@@ -165,27 +165,6 @@ package final class SocketTransport: HTTPTransport {
         }
         return try SocketConnection(target, tls: context, deadline: deadline)
     }
-}
-
-/// Where a request goes: scheme, host and port, and the pool's key for them.
-struct SocketTarget: Sendable {
-    let host: String
-    let port: Int
-    let secure: Bool
-    let key: String
-
-    init(_ url: URL) throws(TransportError) {
-        guard let scheme = url.scheme, scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
-            throw TransportError(.badURL, "\(url.absoluteString) is not an http:// or https:// URL with a host")
-        }
-        self.host = host
-        secure = scheme == "https"
-        port = url.port ?? (secure ? 443 : 80)
-        key = "\(scheme)://\(host):\(port)"
-    }
-
-    /// The host without an IPv6 literal's brackets.
-    var bareHost: String { host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host }
 }
 
 /// OpenSSL's client context: TLS 1.2 or later, peers verified against the system's roots and the

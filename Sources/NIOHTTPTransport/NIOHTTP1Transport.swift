@@ -71,7 +71,7 @@ package final class NIOHTTP1Transport: HTTPTransport {
 
     package func send(method: String, url: URL, timeout: Duration,
                      content: () throws(TransportError) -> TransportContent) async throws(TransportError) -> TransportResponse {
-        let target = try Target(url)
+        let target = try TransportTarget(url)
         let limiter = limiter(for: target.key)
         // Requests past the limit wait here, in this small frame: the exchange (the request head,
         // the connection, the answer) is made only once a slot is free. With 10,000 sign-ins in
@@ -90,29 +90,10 @@ package final class NIOHTTP1Transport: HTTPTransport {
 
     /// The exchange, made once it holds a slot.
     @inline(never)
-    private func made(method: String, url: URL, timeout: Duration, target: Target,
+    private func made(method: String, url: URL, timeout: Duration, target: TransportTarget,
                       content: () throws(TransportError) -> TransportContent) throws(TransportError) -> Exchange {
         let request = TransportRequest(method: method, url: url, content: try content(), timeout: timeout)
         return Exchange(request: request, head: requestHead(request, host: target.host, port: target.port), target: target, transport: self)
-    }
-
-    /// Where a request goes: scheme, host and port, and the pool's key for them.
-    fileprivate struct Target {
-        let host: String
-        let port: Int
-        let secure: Bool
-        let key: String
-
-        @inline(never)
-        init(_ url: URL) throws(TransportError) {
-            guard let scheme = url.scheme, scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
-                throw TransportError(.badURL, "\(url.absoluteString) is not an http:// or https:// URL with a host")
-            }
-            self.host = host
-            secure = scheme == "https"
-            port = url.port ?? (secure ? 443 : 80)
-            key = "\(scheme)://\(host):\(port)"
-        }
     }
 
     /// The slots of `key`'s host.
@@ -163,15 +144,9 @@ package final class NIOHTTP1Transport: HTTPTransport {
         return nil
     }
 
-    /// Whether `host` is an IPv4 or IPv6 literal (brackets allowed).
-    static func isIPAddress(_ host: String) -> Bool {
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        return (try? SocketAddress(ipAddress: bare, port: 0)) != nil
-    }
-
     /// A new connection to `target` whose pipeline ends in the handler `last` makes; a failure
     /// is ``TransportError/Code/unreachable``.
-    private func connect(to target: Target, _ last: @escaping @Sendable () -> any ChannelHandler) -> EventLoopFuture<Channel> {
+    private func connect(to target: TransportTarget, _ last: @escaping @Sendable () -> any ChannelHandler) -> EventLoopFuture<Channel> {
         let tls: NIOSSLContext?
         do { tls = target.secure ? try tlsContext() : nil } catch { return group.next().makeFailedFuture(error) }
         return ClientBootstrap(group: group)
@@ -182,7 +157,7 @@ package final class NIOHTTP1Transport: HTTPTransport {
                     if let tls {
                         // An IP literal is no server name (RFC 6066 §3): no SNI, and the
                         // certificate is checked against the peer's address.
-                        let name = Self.isIPAddress(target.host) ? nil : target.host
+                        let name = TransportTarget.isIPAddress(target.bareHost) ? nil : target.host
                         try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
@@ -208,7 +183,7 @@ package final class NIOHTTP1Transport: HTTPTransport {
     package func stream(_ request: TransportRequest, onLine: @escaping @Sendable ([UInt8]) -> Void,
                         onEnd: @escaping @Sendable (TransportError?) -> Void = { _ in }) async throws(TransportError) -> LineStream {
         let url = request.url
-        let target = try Target(url)
+        let target = try TransportTarget(url)
         let head = requestHead(request, host: target.host, port: target.port)
         let limit = maximumResponseBytes
         let started = LineStreamStart()
@@ -270,13 +245,13 @@ fileprivate struct Connection: Sendable {
 fileprivate final class Exchange: @unchecked Sendable {
     let request: TransportRequest
     let head: HTTPRequestHead
-    let target: NIOHTTP1Transport.Target
+    let target: TransportTarget
     /// Held for the exchange only (a kept-alive connection's collector holds no transport).
     let transport: NIOHTTP1Transport
     /// Set before the exchange starts, taken when it ends.
     var continuation: UnsafeContinuation<Result<TransportResponse, TransportError>, Never>?
 
-    init(request: TransportRequest, head: HTTPRequestHead, target: NIOHTTP1Transport.Target, transport: NIOHTTP1Transport) {
+    init(request: TransportRequest, head: HTTPRequestHead, target: TransportTarget, transport: NIOHTTP1Transport) {
         self.request = request
         self.head = head
         self.target = target
