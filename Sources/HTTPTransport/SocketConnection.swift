@@ -333,7 +333,7 @@ final class SocketLineStream: LineStreaming, @unchecked Sendable {
          onEnd: @escaping @Sendable (TransportError?) -> Void) {
         self.connection = connection
         let closedHere = self.closedHere
-        let thread = Thread {
+        SocketTransport.onOwnThread(named: "authsim line stream") {
             var pending: [UInt8] = []
             var failure: TransportError?
             do throws(TransportError) {
@@ -353,8 +353,6 @@ final class SocketLineStream: LineStreaming, @unchecked Sendable {
             if !closedHere.value.load(ordering: .acquiring) { onEnd(failure) }
             connection.close()
         }
-        thread.name = "authsim line stream"
-        thread.start()
     }
 
     package func close() async {

@@ -88,9 +88,17 @@ package final class SocketTransport: HTTPTransport {
     /// Runs blocking work on a thread of its own. Not on Dispatch's global queues: on Linux they
     /// are as wide as the cores and also run Swift's tasks, so two exchanges waiting on a server
     /// in this process would hold the threads that server needs to answer them.
-    private static func onOwnThread(_ work: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: work)
-        thread.name = "authsim HTTP exchange"
+    static func onOwnThread(named name: String = "authsim HTTP exchange", _ work: @escaping @Sendable () -> Void) {
+        let thread = Thread {
+            // OpenSSL writes with write(2), which raises SIGPIPE when the server has closed: the
+            // thread blocks it (and then gets EPIPE), so an app's process is not ended by it.
+            var pipe = sigset_t()
+            sigemptyset(&pipe)
+            sigaddset(&pipe, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipe, nil)
+            work()
+        }
+        thread.name = name
         thread.start()
     }
 
