@@ -10,7 +10,10 @@ import Glibc
 final class SocketConnection: @unchecked Sendable {
     private let descriptor: Int32
     private let ssl: OpaquePointer?
-    private let closed = Atomic<Bool>(false)
+    /// Whether the descriptor is closed. ``close()`` and ``interrupt()`` hold it: once a number
+    /// is closed the system may give it to the next socket this process opens (a server's), which
+    /// a late interrupt must not shut down.
+    private let closed = Mutex<Bool>(false)
 
     init(_ target: TransportTarget, tls: TLSClientContext?, deadline: ContinuousClock.Instant) throws(TransportError) {
         descriptor = try Self.open(target, deadline: deadline)
@@ -54,15 +57,21 @@ final class SocketConnection: @unchecked Sendable {
 
     /// Closes the connection (once); a thread blocked reading it wakes with its end.
     func close() {
-        guard closed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
-        shutdown(descriptor, Int32(SHUT_RDWR))
-        if let ssl { SSL_free(ssl) }
-        Glibc.close(descriptor)
+        closed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            shutdown(descriptor, Int32(SHUT_RDWR))
+            if let ssl { SSL_free(ssl) }
+            Glibc.close(descriptor)
+        }
     }
 
-    /// Ends a thread's blocking read from another thread, without freeing what it reads with.
+    /// Ends a thread's blocking read from another thread, without freeing what it reads with;
+    /// nothing once the connection is closed.
     func interrupt() {
-        shutdown(descriptor, Int32(SHUT_RDWR))
+        closed.withLock { closed in
+            if !closed { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
     }
 
     func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(TransportError) {
@@ -111,7 +120,7 @@ final class SocketConnection: @unchecked Sendable {
                     throw TransportError(.closed, "reading failed: \(String(cString: strerror(error)))")
                 }
             }
-            if closed.load(ordering: .acquiring) { return [] }
+            if closed.withLock({ $0 }) { return [] }
             guard let deadline, ContinuousClock.now < deadline else { throw TransportError(.timedOut, "no whole answer by its deadline") }
             try setTimeouts(deadline)
         }

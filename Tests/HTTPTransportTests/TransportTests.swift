@@ -230,7 +230,23 @@ struct TransportTests {
             } onEnd: { _ in done.open() }
             await done.wait()
             #expect(inTurn.values == ["first", "second"])
+            // Closed from this side after the server ended it: the stream's descriptor was closed,
+            // and its number may be the socket opened next (here one listening): that one must
+            // still listen afterwards (a late shutdown of the old number once broke a server).
+            let (port, listener) = try unlistenedPort()
+            defer { close(listener) }
+            #expect(listen(listener, 4) == 0)
             await turned.close()
+            let dialer = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(dialer) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(dialer, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            #expect(connected == 0, "the socket opened after the stream ended no longer listens")
             let refused = await #expect(throws: TransportError.self) {
                 try await transport.lines(TransportRequest(method: "GET", url: URL(string: base + "/missing-lines")!)) { _ in }
             }
