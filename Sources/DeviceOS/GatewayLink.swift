@@ -103,14 +103,14 @@ package enum GatewayClient {
         let connected = Confirmation()
         let stream: any LineStreaming
         do {
-            stream = try await transport.lines(TransportRequest(method: "GET", url: url, headers: authorization(adminToken), timeout: timeout), onLine: { line in
+            stream = try await transport.lines(TransportRequest(method: "GET", url: url, headers: authorization(adminToken), timeout: timeout)) { line in
                 if line == Array(#"{"connected":true}"#.utf8) {
                     connected.confirm()
                     return
                 }
                 guard let push = try? JSONDecoder().decode(GatewayPush.self, from: Data(line)) else { return }
                 onPush(push)
-            }, onEnd: { _ in })
+            }
         } catch {
             throw unreachable(gateway, error)
         }

@@ -132,12 +132,15 @@ final class SocketConnection: @unchecked Sendable {
         if let deadline {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { throw TransportError(.timedOut, "no whole answer by its deadline") }
-            let (seconds, attoseconds) = left.components
-            value.tv_sec = Int(seconds)
-            value.tv_usec = max(1, Int(attoseconds / 1_000_000_000_000))
+            value = Self.socketTimeout(left)
         }
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// `left` (more than zero) as a socket timeout, at least a microsecond (zero would mean none).
+    private static func socketTimeout(_ left: Duration) -> timeval {
+        timeval(tv_sec: Int(left.components.seconds), tv_usec: max(1, Int(left.components.attoseconds / 1_000_000_000_000)))
     }
 
     /// A connected socket to one of the target's addresses, tried in the resolver's order; the
@@ -158,14 +161,12 @@ final class SocketConnection: @unchecked Sendable {
             next = address.pointee.ai_next
             let descriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.ai_protocol)
             guard descriptor >= 0 else { continue }
-            var limit = timeval()
             let left = min(deadline - ContinuousClock.now, .seconds(10))
             guard left > .zero else {
                 Glibc.close(descriptor)
                 throw TransportError(.timedOut, "no connection to \(target.key) by its deadline")
             }
-            limit.tv_sec = Int(left.components.seconds)
-            limit.tv_usec = max(1, Int(left.components.attoseconds / 1_000_000_000_000))
+            var limit = Self.socketTimeout(left)
             setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
             var one: Int32 = 1
             setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
