@@ -4,6 +4,7 @@
 #   Benchmarks/run.sh            everything (about 5 minutes on 2 cores)
 #   Benchmarks/run.sh quick      smaller counts (about 1 minute)
 #   Benchmarks/run.sh receiver|sender|inspector|es256|rs256|flows|growth|fleet
+#   AUTHSIM_BIN=DIR Benchmarks/run.sh …   the programs in DIR (a release bundle's bin/) instead of building
 #
 # Needs h2load and nghttpd (apt-get install nghttp2-client nghttp2-server), openssl, and for the
 # sender's reference aioapns (pip install aioapns); the fleet's, PostgreSQL's server (apt-get install
@@ -18,9 +19,18 @@ PUSHES=$([ $QUICK = 1 ] && echo 50000 || echo 200000)
 for tool in h2load nghttpd openssl python3; do
   command -v $tool >/dev/null || { echo "needs $tool (apt-get install nghttp2-client nghttp2-server openssl python3)" >&2; exit 2; }
 done
-echo "building release products…" >&2
-swift build -c release >/dev/null
-BIN=$(swift build -c release --show-bin-path)
+if [ -n "${AUTHSIM_BIN:-}" ]; then
+  # Another build's programs (a folder holding authsim, push-receiver and apns-sender, as a
+  # release bundle's bin/ does): to compare two commits with the same script.
+  BIN=$(cd "$AUTHSIM_BIN" && pwd)
+  for program in authsim push-receiver apns-sender; do
+    [ -x "$BIN/$program" ] || { echo "AUTHSIM_BIN=$AUTHSIM_BIN has no $program" >&2; exit 2; }
+  done
+else
+  echo "building release products…" >&2
+  swift build -c release >/dev/null
+  BIN=$(swift build -c release --show-bin-path)
+fi
 WORK=$(mktemp -d /tmp/authsim-bench.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 TOKEN=5f3a00112233445566778899aabbccddeeff00112233445566778899aabbccdd
@@ -402,23 +412,30 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     # The same with a snapshot of the state every 2,000 records (about every 400 sign-ins; the default is 100,000).
     frow "$(fleet --store "$(db fleet1s)" --store-snapshot-every 2000)" ", snapshot every 2,000 records"
 
-    # The ceiling these cores put on a fleet: the CPU one node (authsim) and PostgreSQL spend per
-    # sign-in, from a run of N less a run of 40 (the same start, connections and stop), and the
-    # rate every core would give at that cost. More nodes only raise the cost per sign-in (each
-    # replays the others' records), so no fleet on this machine passes that rate.
+    # CPU per sign-in at 1, 2 and 4 nodes: what the nodes (authsim: the nodes and the clients that
+    # load them, in one process) and PostgreSQL spend, from a run of N less a run of 40 (the same
+    # start, connections and stop). Cores cannot hide it: a design whose nodes repeat each other's
+    # work costs more per sign-in as nodes are added. From the one-node row, the rate every core
+    # of this machine would give at that cost.
     pgticks() { local t=0 p; for p in $PGPID $(pgrep -P $PGPID); do t=$((t + $(awk '{print $14+$15+$16+$17}' /proc/$p/stat 2>/dev/null || echo 0))); done; echo $t; }
-    cpurun() {  # COUNT -> "authsim-cpu-s postgres-cpu-s sign-ins/s"
-      local url p0 out p1; url=$(db "fleetcpu$1"); p0=$(pgticks)
-      out=$( { time -p "$BIN/authsim" bench fleet --json --count $1 --store "$url" | tail -1; } 2>&1 )
+    cpurun() {  # COUNT NODES -> "authsim-cpu-s postgres-cpu-s sign-ins/s"
+      local url p0 out p1 name="fleetcpu$1n$2"; url=$(db "$name"); p0=$(pgticks)
+      out=$( { time -p "$BIN/authsim" bench fleet --json --count $1 --nodes $2 --store "$url" | tail -1; } 2>&1 )
       # Its connections' backends end after it: counted once the postmaster has reaped them.
-      for _ in $(seq 50); do [ "$("$PGBIN/psql" -X -A -t -h "$PGDIR" -U authsim -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE datname = 'fleetcpu$1'")" = 0 ] && break; sleep 0.1; done
+      for _ in $(seq 50); do [ "$("$PGBIN/psql" -X -A -t -h "$PGDIR" -U authsim -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$name'")" = 0 ] && break; sleep 0.1; done
       p1=$(pgticks)
       echo "$out" | awk -v pg=$(( p1 - p0 )) -v tck=$(getconf CLK_TCK) '/^user|^sys/ {cpu += $2} /^\{/ {match($0, /"signInsPerSecond":[0-9.]+/); rate = substr($0, RSTART + 19, RLENGTH - 19)} END {print cpu, pg / tck, rate}'
     }
-    read -r A0 P0 _ <<< "$(cpurun 40)"; read -r A1 P1 RATE <<< "$(cpurun $N)"
-    echo; echo "### Fleet: what $(nproc) cores allow, at one node's CPU per sign-in (a run of $N less a run of 40)"
-    echo "| authsim (node and its clients) ms per sign-in | PostgreSQL ms per sign-in | every core at that cost, sign-ins/s | one node, sign-ins/s | ceiling ÷ one node |"; echo "|---|---|---|---|---|"
-    awk -v a0=$A0 -v p0=$P0 -v a1=$A1 -v p1=$P1 -v n=$N -v rate=$RATE -v cores=$(nproc) 'BEGIN {a = (a1 - a0) / (n - 40); p = (p1 - p0) / (n - 40); c = cores / (a + p); printf "| %.3f | %.3f | %.0f | %.0f | %.2f× |\n", a * 1000, p * 1000, c, rate, c / rate}'
+    echo; echo "### Fleet: CPU per sign-in by the number of nodes (a run of $N less a run of 40; all nodes in one process)"
+    echo "| nodes | authsim (nodes and clients) ms per sign-in | PostgreSQL ms per sign-in | both | ÷ one node | sign-ins/s |"; echo "|---|---|---|---|---|---|"
+    ONE=""
+    for nodes in 1 2 4; do
+      read -r A0 P0 _ <<< "$(cpurun 40 $nodes)"; read -r A1 P1 RATE <<< "$(cpurun $N $nodes)"
+      read -r a p <<< "$(awk -v a0=$A0 -v p0=$P0 -v a1=$A1 -v p1=$P1 -v n=$N 'BEGIN {printf "%.4f %.4f", (a1 - a0) / (n - 40) * 1000, (p1 - p0) / (n - 40) * 1000}')"
+      [ -z "$ONE" ] && { ONE=$(awk -v a=$a -v p=$p 'BEGIN {print a + p}'); ONE_A=$a; ONE_P=$p; ONE_RATE=$RATE; }
+      awk -v a=$a -v p=$p -v one=$ONE -v nodes=$nodes -v rate=$RATE 'BEGIN {printf "| %d | %.3f | %.3f | %.3f | %.2f× | %.0f |\n", nodes, a, p, a + p, (a + p) / one, rate}'
+    done
+    awk -v a=$ONE_A -v p=$ONE_P -v rate=$ONE_RATE -v cores=$(nproc) 'BEGIN {c = cores / (a + p) * 1000; printf "(every core at one node'"'"'s cost: %.0f sign-ins/s, %.2f× of one node'"'"'s rate on %d cores)\n", c, c / rate, cores}'
 
     # Pushes: push-receiver alone (deliveries.jsonl) beside receivers keeping their pushes in the
     # fleet's database (--store), h2load on cleartext; with two receivers, one h2load each at once.
