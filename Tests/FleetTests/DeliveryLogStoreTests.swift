@@ -306,9 +306,8 @@ struct SharedRegistryTests {
         await linksB.close()
     }
 
-    /// The writers keep every batch waiting in one COPY (PostgresDeliveryLog): pushes at once,
-    /// from several connections, each kept once, and a node name with what COPY's text format
-    /// escapes (a tab, a backslash, a newline) kept as it is.
+    /// Pushes at once, from several connections, each batch one INSERT (PostgresDeliveryLog): each
+    /// push kept once, and a node name with a tab, a backslash and a newline kept as it is.
     @Test("200 pushes at once over 4 connections: each kept once; a node name with a tab, a backslash and a newline kept as given")
     func manyAtOnce() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
