@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark, each beside its reference tool or its floor in the same command (release builds).
 #
-#   Benchmarks/run.sh            everything (about 5 minutes on 2 cores)
+#   Benchmarks/run.sh            everything (5 to 18 minutes on 2 cores, with the CPU of the day)
 #   Benchmarks/run.sh quick      smaller counts (about 1 minute)
 #   Benchmarks/run.sh receiver|sender|inspector|es256|rs256|flows|growth|fleet
 #   AUTHSIM_BIN=DIR Benchmarks/run.sh …   the programs in DIR (a release bundle's bin/) instead of building
