@@ -753,7 +753,9 @@ BREAKS = {
     "recaptcha": lambda h, s: h.append(next(dict(e) for e in h if e.get("op") == "sendCode" and "recaptcha" in e and e.get("status") == 200)),
     "temporary-proofs": lambda h, s: h.append(next(dict(e) for e in h if e.get("op") == "proofSignIn" and e.get("status") == 200)),
     "receipts": lambda h, s: h.append(dict(next(e for e in h if e.get("op") == "sendCode" and "receipt" in e and e.get("status") == 200), forged=True)),
-    "users-kept": lambda h, s: s["users"].remove(next(u for u in s["users"] if u.get("phoneNumber"))),
+    # A user a 200 sign-in named (a phone user can also come from a sign-in whose answer was lost).
+    "users-kept": lambda h, s: s["users"].remove(next(u for u in s["users"] if u["localId"] in {
+        e.get("localId") for e in h if e.get("op") in ("signIn", "retry", "proofSignIn") and e.get("status") == 200})),
     "one-user": lambda h, s: s["users"].append(dict(next(u for u in s["users"] if u.get("phoneNumber")), localId="second-" + uuid.uuid4().hex)),
     "pushes": lambda h, s: s["deliveries"].pop(next(e["apnsID"] for e in h if e.get("op") == "push" and e.get("status") == 200)),
     "half-done": lambda h, s: h.append({"op": "retry", "status": 400, "message": "INVALID_SESSION_INFO", "session": "x" * 20, "number": "+16505559999", "t": 0}),
