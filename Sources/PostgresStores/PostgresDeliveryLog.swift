@@ -16,9 +16,6 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     /// Written with every push: which receiver answered it.
     package let node: String
     private let sessions: [PostgresSession]
-    /// Whether a batch's commit waits for PostgreSQL's flush to disk (its location's
-    /// `synchronous_commit`, ``PostgresLocation/committingWithoutFlush()``).
-    package let commitsWaitForFlush: Bool
     private let next = Atomic<Int>(0)
     private let deadline: Double
 
@@ -31,7 +28,6 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
         self.node = node
         self.deadline = deadline
         self.sessions = (0..<max(1, connections)).map { _ in PostgresSession(location: location, clock: clock, logger: logger) }
-        self.commitsWaitForFlush = !location.configuration.options.additionalStartupParameters.contains { $0 == ("synchronous_commit", "off") }
     }
 
     /// Connects, and creates or migrates the schema.

@@ -253,11 +253,8 @@ package struct PostgresReceiverStores: Sendable {
     package var address: String { log.address }
     package var node: String { log.node }
 
-    /// - Parameter flushEachPush: the pushes' and refusals' commits wait for PostgreSQL's flush to
-    ///   disk (`--fsync`); by default they do not, as the file log is written without `fsync`: a push
-    ///   is committed before its answer and survives the receiver's death either way.
-    package init(location: PostgresLocation, node: String, flushEachPush: Bool = false, logger: Logger) {
-        log = PostgresDeliveryLog(location: flushEachPush ? location : location.committingWithoutFlush(), node: node, logger: logger)
+    package init(location: PostgresLocation, node: String, logger: Logger) {
+        log = PostgresDeliveryLog(location: location, node: node, logger: logger)
         devices = PostgresDeviceRegistry(location: location, node: node, logger: logger)
         links = PostgresDeviceLinks(location: location, node: node, logger: logger)
     }

@@ -16,7 +16,7 @@ import PostgresNIO
 ///   private database's CA), as libpq reads it.
 /// - The password may also come from `PGPASSWORD`, so that it stays off the command line.
 package struct PostgresLocation: Sendable {
-    package private(set) var configuration: PostgresConnection.Configuration
+    package let configuration: PostgresConnection.Configuration
     /// The URL without its password, for messages.
     package let address: String
 
@@ -89,16 +89,6 @@ package struct PostgresLocation: Sendable {
         throws(PostgresLocationError) -> PostgresLocation? {
         guard let text = option ?? environment["AUTHSIM_STORE"].flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
         return try PostgresLocation(text, environment: environment)
-    }
-
-    /// The same database, its sessions' commits not waiting for PostgreSQL to flush them to disk
-    /// (`synchronous_commit = off`): a commit is as visible to every session and as safe from the
-    /// client's death, and is lost only if the database's server crashes within a fraction of a
-    /// second of it (a third of a second, three `wal_writer_delay`s, by default).
-    package func committingWithoutFlush() -> PostgresLocation {
-        var location = self
-        location.configuration.options.additionalStartupParameters.append(("synchronous_commit", "off"))
-        return location
     }
 
     /// A node's name when `--node-name` gives none: the host name and the node's port (its process

@@ -3,8 +3,6 @@ import APNsSender
 import APNsWire
 import DeviceLink
 import Foundation
-import Logging
-import PostgresNIO
 import PostgresStores
 import Scenarios
 import TestSupport
@@ -60,41 +58,6 @@ struct DeliveryLogStoreTests {
         await client.shutdown()
         await channel.shutdown()
         await log.close()
-    }
-
-    /// A receiver's pushes are committed before their answers without waiting for PostgreSQL's
-    /// flush to disk, as the file log is written without fsync; `--fsync` (`flushEachPush`) waits,
-    /// as it fsyncs the file. Read back from the server: the sessions' own `synchronous_commit`.
-    @Test("pushes commit without waiting for the disk flush by default, and wait for it with --fsync")
-    func commitFlush() async throws {
-        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
-        let database = try await postgres.newDatabase(#function)
-        let location = try PostgresLocation(database.url)
-        func setting(_ location: PostgresLocation) async throws -> String? {
-            let logger = Logger(label: "test")
-            let connection = try await PostgresConnection.connect(configuration: location.configuration, id: 1, logger: logger)
-            var value: String?
-            for try await text in try await connection.query("SHOW synchronous_commit", logger: logger).decode(String.self) { value = text }
-            try await connection.close()
-            return value
-        }
-        #expect(try await setting(location) == "on")
-        #expect(try await setting(location.committingWithoutFlush()) == "off")
-        let logger = Logger(label: "test")
-        let plain = PostgresReceiverStores(location: location, node: "a", logger: logger)
-        let flushing = PostgresReceiverStores(location: location, node: "b", flushEachPush: true, logger: logger)
-        #expect(!plain.log.commitsWaitForFlush)
-        #expect(flushing.log.commitsWaitForFlush)
-        // And such a log keeps what it is given.
-        try await plain.open()
-        let failure = await withCheckedContinuation { (done: CheckedContinuation<ReceiverError?, Never>) in
-            plain.log.keep(refusals: [RejectionLog.Entry(time: Date(), environment: .sandbox, apnsID: "A1", deviceToken: "7a7a", status: 400,
-                                                         reason: .badDeviceToken, detail: "test")]) { done.resume(returning: $0) }
-        }
-        #expect(failure == nil)
-        #expect(try await plain.log.rejections().count == 1)
-        await plain.close()
-        await flushing.close()
     }
 
     /// Schema 9 keeps the logs' lines as text (PostgreSQL parsing them into jsonb cost a fifth of

@@ -67,7 +67,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("fault"),
             help: "Inject a fault: delay=MS | drop | reject=REASON | goaway=REASON | refuse-stream, then optionally ,token=HEX ,environment=ENV ,count=N ,probability=P. Repeatable.")
     var faults: [String] = []
-    @Flag(help: "fsync the delivery log after each push; with --store, wait for the database's flush to disk at each commit (survives a machine crash; slower).") var fsync = false
+    @Flag(help: "fsync the delivery log after each push (survives a machine crash; slower).") var fsync = false
     @OptionGroup var fleet: FleetOptions
     @Option(help: "Seconds a new connection has to finish TLS and send the HTTP/2 preface before it is closed.") var handshakeTimeout = 10.0
     @Option(help: "Seconds without traffic before a connection gets GOAWAY IdleTimeout (Apple: about an hour).") var idleTimeout = 3600.0
@@ -110,7 +110,7 @@ struct Serve: AsyncParsableCommand {
         policy.idleTimeout = idleTimeout
         let descriptors = raiseOpenFileLimit()
         let rules = try faults.map { try FaultRule(parsing: $0) }
-        let shared = try await fleet.stores(port: sandboxPort, flushEachPush: fsync, logger: logger)
+        let shared = try await fleet.stores(port: sandboxPort, logger: logger)
         let registry: DeviceRegistry
         if let shared {
             do { registry = try await shared.registry() } catch {
@@ -178,8 +178,7 @@ struct Serve: AsyncParsableCommand {
             }
             say("CA for clients: \(cert == nil ? credentials.caCertificateFile.path : "(your certificate)")")
             if let shared {
-                say("fleet: \(shared.address), node \(shared.node): devices (\(registry.all.count) registered), deliveries and rejections are the fleet's"
-                    + (fsync ? " (each push's commit waits for the database's flush: --fsync)" : ""))
+                say("fleet: \(shared.address), node \(shared.node): devices (\(registry.all.count) registered), deliveries and rejections are the fleet's")
                 say("  push-receiver devices list|deliveries|rejections --store … show every node's")
             } else {
                 say("devices: \(stateOptions.registryFile.path) (\(registry.all.count) registered)")
@@ -203,11 +202,9 @@ struct FleetOptions: ParsableArguments {
     var nodeName: String?
 
     /// The fleet's stores, opened (schema created or migrated), or nil without --store.
-    /// - Parameter flushEachPush: `--fsync`: each push's commit waits for the database's flush to disk.
-    func stores(port: Int, flushEachPush: Bool = false, logger: Logger) async throws -> PostgresReceiverStores? {
+    func stores(port: Int, logger: Logger) async throws -> PostgresReceiverStores? {
         guard let location = try fleetLocation(store, required: false) else { return nil }
-        let stores = PostgresReceiverStores(location: location, node: nodeName ?? PostgresLocation.defaultNodeName(port: port),
-                                            flushEachPush: flushEachPush, logger: logger)
+        let stores = PostgresReceiverStores(location: location, node: nodeName ?? PostgresLocation.defaultNodeName(port: port), logger: logger)
         do { try await stores.open() } catch {
             await stores.close()
             throw CommandFailure("cannot open the store \(location.address): \(error)")
