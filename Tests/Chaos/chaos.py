@@ -682,6 +682,10 @@ def half_done_retries(workload, entries, nodes):
                       json={"sessionInfo": session, "code": entry["code"]}, record={"session": session, "number": entry["number"]})
 
 
+# The operations whose 200 names the user signed in (`localId`).
+SIGN_IN_OPS = ("signIn", "retry", "proofSignIn")
+
+
 def check(entries, state):
     """The rules, over a history and a final state: a list of (rule, what broke it)."""
     problems = []
@@ -723,7 +727,7 @@ def check(entries, state):
     problems += [("one-user", f"{n} has {len(ids)} users") for n, ids in by_number.items() if len(ids) > 1]
     signed_ids = {}
     for e in ok:
-        if e["op"] in ("signIn", "retry", "proofSignIn") and e.get("localId"):
+        if e["op"] in SIGN_IN_OPS and e.get("localId"):
             user = by_id.get(e["localId"])
             if user is None or user.get("phoneNumber") != e["number"]:
                 problems.append(("users-kept", f"{e['number']} signed in as {e['localId']} at {e['t']}, and that user is {'gone' if user is None else 'another number'}"))
@@ -748,14 +752,18 @@ def check(entries, state):
     return problems
 
 
+def remove_signed_in_user(history, state):
+    """Removes a user a 200 sign-in named (a phone user can also come from a sign-in whose answer was lost)."""
+    named = {e.get("localId") for e in history if e.get("op") in SIGN_IN_OPS and e.get("status") == 200}
+    state["users"].remove(next(u for u in state["users"] if u["localId"] in named))
+
+
 BREAKS = {
     "codes": lambda h, s: h.append(next(dict(e) for e in h if e.get("op") == "signIn" and e.get("status") == 200)),
     "recaptcha": lambda h, s: h.append(next(dict(e) for e in h if e.get("op") == "sendCode" and "recaptcha" in e and e.get("status") == 200)),
     "temporary-proofs": lambda h, s: h.append(next(dict(e) for e in h if e.get("op") == "proofSignIn" and e.get("status") == 200)),
     "receipts": lambda h, s: h.append(dict(next(e for e in h if e.get("op") == "sendCode" and "receipt" in e and e.get("status") == 200), forged=True)),
-    # A user a 200 sign-in named (a phone user can also come from a sign-in whose answer was lost).
-    "users-kept": lambda h, s: s["users"].remove(next(u for u in s["users"] if u["localId"] in {
-        e.get("localId") for e in h if e.get("op") in ("signIn", "retry", "proofSignIn") and e.get("status") == 200})),
+    "users-kept": remove_signed_in_user,
     "one-user": lambda h, s: s["users"].append(dict(next(u for u in s["users"] if u.get("phoneNumber")), localId="second-" + uuid.uuid4().hex)),
     "pushes": lambda h, s: s["deliveries"].pop(next(e["apnsID"] for e in h if e.get("op") == "push" and e.get("status") == 200)),
     "half-done": lambda h, s: h.append({"op": "retry", "status": 400, "message": "INVALID_SESSION_INFO", "session": "x" * 20, "number": "+16505559999", "t": 0}),
