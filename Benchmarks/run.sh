@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every benchmark, each beside its reference tool or its floor in the same command (release builds).
 #
-#   Benchmarks/run.sh            everything (5 to 18 minutes on 2 cores, with the CPU of the day)
+#   Benchmarks/run.sh            everything (7 to 20 minutes on 2 cores, with the CPU of the day)
 #   Benchmarks/run.sh quick      smaller counts (about 1 minute)
-#   Benchmarks/run.sh receiver|sender|inspector|es256|rs256|flows|growth|fleet
+#   Benchmarks/run.sh receiver|sender|inspector|es256|rs256|flows|growth|fleet|build
 #   AUTHSIM_BIN=DIR Benchmarks/run.sh …   the programs in DIR (a release bundle's bin/) instead of building
 #
 # Needs h2load and nghttpd (apt-get install nghttp2-client nghttp2-server), openssl, and for the
@@ -15,6 +15,13 @@ cd "$(dirname "$0")/.."
 WHAT=${1:-all}
 QUICK=0; [ "$WHAT" = quick ] && { QUICK=1; WHAT=all; }
 PUSHES=$([ $QUICK = 1 ] && echo 50000 || echo 200000)
+
+# A user's cold build of the app side (Benchmarks/app-build.sh), beside SwiftPM's floor: before
+# the release build below, which it does not need.
+if { [ "$WHAT" = all ] && [ $QUICK = 0 ]; } || [ "$WHAT" = build ]; then
+  Benchmarks/app-build.sh
+  [ "$WHAT" = build ] && exit 0
+fi
 
 for tool in h2load nghttpd openssl python3; do
   command -v $tool >/dev/null || { echo "needs $tool (apt-get install nghttp2-client nghttp2-server openssl python3)" >&2; exit 2; }
