@@ -59,8 +59,6 @@ let package = Package(
         // its pool, PostgresClient, is not used: docs/dependencies.md). Only PostgresStores links
         // it; the embedded default does not.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        // base64url for every JWT (docs/dependencies.md: 1.9x our encoder, 6x our decoder).
-        .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
     ],
     targets: [
         // MARK: Generic pieces
@@ -68,7 +66,7 @@ let package = Package(
         // What every part uses and none owns, with no APNs or Firebase meaning: child processes,
         // append-only files, compact JSON, any-JSON values, base64url, hex, clocks, random IDs,
         // process limits, coded errors.
-        .target(name: "Utilities", dependencies: [.product(name: "ExtrasBase64", package: "swift-extras-base64")]),
+        .target(name: "Utilities"),
         // Long-running parts (receivers, servers, clients, stores, feeds) as swift-service-lifecycle
         // Services in one group: a program's (with SIGINT and SIGTERM), a world's, a lone server's;
         // each part stops after the parts that depend on it. The parts' modules depend on it.
