@@ -5,12 +5,20 @@ import PackageDescription
 // Targets are listed bottom-up: generic pieces, wire formats and contracts, the parts, then what
 // runs them.
 
-let nio = { (name: String) in Target.Dependency.product(name: name, package: "swift-nio") }
-let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+// The simulation (receivers, backend, programs, AuthsimTesting) needs every package below but
+// swift-log; the app side (FirebaseCore, FirebaseAuth, Firebase) needs swift-log only. Each of the
+// others is named under the "Simulation" trait, on by default: a package that builds only the app
+// side turns it off (`traits: []` on its `.package` line) and SwiftPM neither fetches nor builds
+// them (docs/app-code-on-linux.md; Benchmarks/app-build.sh measures both).
+func simulation(_ name: String, _ package: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: .when(traits: ["Simulation"]))
+}
+let nio = { (name: String) in simulation(name, "swift-nio") }
+let crypto = simulation("Crypto", "swift-crypto")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
-let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
-let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
-let hummingbirdCore = Target.Dependency.product(name: "HummingbirdCore", package: "hummingbird")
+let argumentParser = simulation("ArgumentParser", "swift-argument-parser")
+let hummingbird = simulation("Hummingbird", "hummingbird")
+let hummingbirdCore = simulation("HummingbirdCore", "hummingbird")
 
 let package = Package(
     name: "authsim",
@@ -30,6 +38,8 @@ let package = Package(
         .executable(name: "authsim", targets: ["authsim"]),
         .executable(name: "authsim-fuzz", targets: ["authsim-fuzz"]),
     ],
+    traits: [.trait(name: "Simulation", description: "Everything but the app side: turn it off to build FirebaseAuth and FirebaseCore alone"),
+             .default(enabledTraits: ["Simulation"])],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
@@ -70,7 +80,7 @@ let package = Package(
         // Long-running parts (receivers, servers, clients, stores, feeds) as swift-service-lifecycle
         // Services in one group: a program's (with SIGINT and SIGTERM), a world's, a lone server's;
         // each part stops after the parts that depend on it. The parts' modules depend on it.
-        .target(name: "Lifecycle", dependencies: [logging, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
+        .target(name: "Lifecycle", dependencies: [logging, simulation("ServiceLifecycle", "swift-service-lifecycle")]),
 
         // MARK: Wire formats and contracts
 
@@ -83,7 +93,7 @@ let package = Package(
         .target(name: "IdentityToolkitAPI", dependencies: ["Utilities"]),
         // One HTTP/2 connection core for both ends (stream states, flow control, HPACK decoding, GOAWAY,
         // errors, abuse limits), tested frame by frame; frames and HPACK primitives. NIOHPACK decodes.
-        .target(name: "HTTP2Wire", dependencies: [nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
+        .target(name: "HTTP2Wire", dependencies: [nio("NIOCore"), simulation("NIOHPACK", "swift-nio-http2")]),
 
         // MARK: HTTP/1.1, both ends
 
@@ -98,14 +108,14 @@ let package = Package(
         .target(
             name: "NIOHTTPTransport",
             dependencies: ["HTTPTransport", "Utilities", nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
+                           simulation("NIOSSL", "swift-nio-ssl")]
         ),
         // A Hummingbird router served on a port it reports, stopped gracefully: what the backend
         // and the device gateway share.
         .target(
             name: "HTTPServerSupport",
-            dependencies: ["Utilities", "Lifecycle", crypto, hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging, nio("NIOCore"), nio("NIOPosix"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
+            dependencies: ["Utilities", "Lifecycle", crypto, hummingbird, hummingbirdCore, simulation("HTTPTypes", "swift-http-types"), logging, nio("NIOCore"), nio("NIOPosix"), simulation("NIOSSL", "swift-nio-ssl"),
+                           simulation("ServiceLifecycle", "swift-service-lifecycle")]
         ),
 
         // MARK: The parts
@@ -113,22 +123,22 @@ let package = Package(
         // The local CA, the server certificate and the APNs auth key (.p8) in Certs/.
         .target(
             name: "LocalPKI",
-            dependencies: ["APNsWire", "Utilities", crypto, .product(name: "X509", package: "swift-certificates"),
-                           .product(name: "SwiftASN1", package: "swift-asn1")]
+            dependencies: ["APNsWire", "Utilities", crypto, simulation("X509", "swift-certificates"),
+                           simulation("SwiftASN1", "swift-asn1")]
         ),
         // The provider: an HTTP/2 + TLS client with a provider-token cache.
         .target(
             name: "APNsSender",
             dependencies: ["APNsWire", "Utilities", "HTTP2Wire", "Lifecycle", nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                           .product(name: "NIOHPACK", package: "swift-nio-http2"), logging]
+                           simulation("NIOSSL", "swift-nio-ssl"),
+                           simulation("NIOHPACK", "swift-nio-http2"), logging]
         ),
         // APNs (sandbox and production): validation, registry, delivery log, faults; it hands each
         // accepted push to a delivery handler (the device's hub) and knows nothing of devices.
         .target(
             name: "APNsReceiver",
             dependencies: ["APNsWire", "Utilities", "HTTP2Wire", "Lifecycle", nio("NIOCore"), nio("NIOPosix"), nio("NIOTLS"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl"), logging]
+                           simulation("NIOSSL", "swift-nio-ssl"), logging]
         ),
         // OpenSSL's libcrypto (Debian's libssl-dev), for RS256 signatures at its rate: OpenSSL 3
         // signs RSA-2048 with AVX-512 IFMA code that BoringSSL lacks (2.3× on this machine).
@@ -140,8 +150,8 @@ let package = Package(
         .target(
             name: "AuthBackend",
             dependencies: ["APNsWire", "Utilities", "APNsSender", "IdentityToolkitAPI", "HTTPServerSupport", "Lifecycle", "RS256",
-                           crypto, .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
-                           nio("NIOCore"), hummingbird, hummingbirdCore, .product(name: "HTTPTypes", package: "swift-http-types"), logging]
+                           crypto, simulation("CryptoExtras", "swift-crypto"), simulation("X509", "swift-certificates"),
+                           nio("NIOCore"), hummingbird, hummingbirdCore, simulation("HTTPTypes", "swift-http-types"), logging]
         ),
         // The simulated phone, as the app sees it (UIKit's and Security's part): the app and its
         // delegate (AppHost), the keychain, UserDefaults, APNs registration, opened URLs, the
@@ -204,8 +214,8 @@ let package = Package(
         // the backend's records, the receivers' delivery log; versioned migrations the program runs itself.
         .target(
             name: "PostgresStores",
-            dependencies: ["AuthBackend", "APNsReceiver", "Lifecycle", "Utilities", logging, .product(name: "PostgresNIO", package: "postgres-nio"),
-                           .product(name: "NIOSSL", package: "swift-nio-ssl")]
+            dependencies: ["AuthBackend", "APNsReceiver", "Lifecycle", "Utilities", logging, simulation("PostgresNIO", "postgres-nio"),
+                           simulation("NIOSSL", "swift-nio-ssl")]
         ),
         // Measurements for Benchmarks/run.sh: ES256 rates, whole sign-in flows at scale.
         // The inspector: the receiver's pushes, faults and devices and the backend's SMS and users,
@@ -213,9 +223,9 @@ let package = Package(
         .target(
             name: "Inspector",
             dependencies: ["DeviceLink", "APNsWire", "APNsReceiver", "AuthBackend", "Causes", "HTTPServerSupport", "IdentityToolkitAPI", "Lifecycle", "Utilities",
-                           hummingbird, hummingbirdCore, nio("NIOCore"), .product(name: "HTTPTypes", package: "swift-http-types"), logging,
-                           .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                           .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird")],
+                           hummingbird, hummingbirdCore, nio("NIOCore"), simulation("HTTPTypes", "swift-http-types"), logging,
+                           simulation("OpenAPIRuntime", "swift-openapi-runtime"),
+                           simulation("OpenAPIHummingbird", "swift-openapi-hummingbird")],
             exclude: ["API/openapi-generator-config.yaml"],
             resources: [.copy("Resources"), .copy("API/openapi.json")]
         ),
@@ -223,7 +233,7 @@ let package = Package(
             name: "Benchmarking",
             dependencies: ["DeviceOS", "APNsWire", "APNsReceiver", "Utilities", "AuthBackend", "RS256", "FirebaseAuthCore", "Scenarios", "HTTPTransport", "NIOHTTPTransport",
                            "IdentityToolkitAPI", "HTTPServerSupport", crypto, hummingbird, nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"),
-                           .product(name: "CryptoExtras", package: "swift-crypto")]
+                           simulation("CryptoExtras", "swift-crypto")]
         ),
         // What the command lines share: output, logging set-up, the Lifecycle their servers run in.
         .target(name: "CommandSupport", dependencies: ["Utilities", "APNsWire", "HTTPServerSupport", "Lifecycle", argumentParser, logging]),
@@ -232,7 +242,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: ["FirebaseCore", "DeviceOS", "APNsWire", "APNsReceiver", "AuthBackend", "Diagnostics", "FirebaseAuthCore", "HTTP2Wire",
                            "IdentityToolkitAPI", "Inspector", "Scenarios", "Utilities", crypto, hummingbird, nio("NIOCore"), nio("NIOEmbedded"),
-                           .product(name: "HTTPTypes", package: "swift-http-types"), logging]
+                           simulation("HTTPTypes", "swift-http-types"), logging]
         ),
 
         // MARK: Executables (thin)
@@ -260,30 +270,30 @@ let package = Package(
 
         // Helpers the test targets share: temporary folders, programs and server processes.
         .target(name: "TestSupport", dependencies: ["Utilities"], path: "Tests/TestSupport"),
-        .testTarget(name: "UtilitiesTests", dependencies: ["Utilities", "Lifecycle", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), crypto]),
+        .testTarget(name: "UtilitiesTests", dependencies: ["Utilities", "Lifecycle", simulation("ServiceLifecycle", "swift-service-lifecycle"), crypto]),
         // docs/imports.md's import table against Sources' import lines: reads files, links nothing of ours.
         .testTarget(name: "LayoutTests"),
         .testTarget(name: "APNsWireTests", dependencies: ["APNsWire", "Utilities", crypto]),
         // The messages against Google's discovery documents (google-api-python-client ships them).
         .testTarget(name: "IdentityToolkitAPITests", dependencies: ["IdentityToolkitAPI", "TestSupport", "Utilities"]),
         // The HTTP/2 core, frame by frame, without sockets; header blocks by NIOHPACK's encoder.
-        .testTarget(name: "HTTP2WireTests", dependencies: ["HTTP2Wire", nio("NIOCore"), .product(name: "NIOHPACK", package: "swift-nio-http2")]),
+        .testTarget(name: "HTTP2WireTests", dependencies: ["HTTP2Wire", nio("NIOCore"), simulation("NIOHPACK", "swift-nio-http2")]),
         .testTarget(
             name: "HTTPTransportTests",
             dependencies: ["HTTPTransport", "NIOHTTPTransport", "HTTPServerSupport", "LocalPKI", "TestSupport", hummingbird, hummingbirdCore, nio("NIOCore"), nio("NIOPosix"),
-                           nio("NIOHTTP1"), .product(name: "NIOSSL", package: "swift-nio-ssl")]
+                           nio("NIOHTTP1"), simulation("NIOSSL", "swift-nio-ssl")]
         ),
-        .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport", crypto, .product(name: "X509", package: "swift-certificates")]),
+        .testTarget(name: "LocalPKITests", dependencies: ["LocalPKI", "TestSupport", crypto, simulation("X509", "swift-certificates")]),
         .testTarget(
             name: "BackendRouteTests",
-            dependencies: ["AuthBackend", "IdentityToolkitAPI", "RS256", "TestSupport", "Utilities", crypto, .product(name: "CryptoExtras", package: "swift-crypto"),
-                           hummingbird, .product(name: "HummingbirdTesting", package: "hummingbird"), logging,
-                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
+            dependencies: ["AuthBackend", "IdentityToolkitAPI", "RS256", "TestSupport", "Utilities", crypto, simulation("CryptoExtras", "swift-crypto"),
+                           hummingbird, simulation("HummingbirdTesting", "hummingbird"), logging,
+                           simulation("ServiceLifecycle", "swift-service-lifecycle")]
         ),
         .testTarget(
             name: "AuthFlowTests",
             dependencies: ["FirebaseCore", "DeviceOS", "APNsWire", "Utilities", "APNsSender", "APNsReceiver", "AuthBackend", "FirebaseAuthCore", "RedirectInterceptor",
-                           "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport", "LocalPKI", crypto, .product(name: "CryptoExtras", package: "swift-crypto"), logging,
+                           "Scenarios", "TestSupport", "IdentityToolkitAPI", "HTTPTransport", "LocalPKI", crypto, simulation("CryptoExtras", "swift-crypto"), logging,
                            .product(name: "InMemoryLogging", package: "swift-log")],
             exclude: ["StateFormats"]
         ),
@@ -306,7 +316,7 @@ let package = Package(
         .testTarget(
             name: "FleetTests",
             dependencies: ["AuthBackend", "APNsReceiver", "APNsSender", "APNsWire", "DeviceLink", "IdentityToolkitAPI", "Inspector", "PostgresStores", "Scenarios",
-                           "TestSupport", "Utilities", crypto, logging, .product(name: "PostgresNIO", package: "postgres-nio")]
+                           "TestSupport", "Utilities", crypto, logging, simulation("PostgresNIO", "postgres-nio")]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "AuthBackend"]),
         // The auth core's rules as values (the app credential, the presentation): no I/O.
@@ -330,7 +340,7 @@ let package = Package(
             name: "APNsChannelTests",
             dependencies: ["DeviceLink", "APNsWire", "Utilities", "LocalPKI", "APNsSender", "APNsReceiver", "HTTPTransport", "HTTP2Wire", "Scenarios", "TestSupport",
                            "CommandSupport",
-                           nio("NIOCore"), nio("NIOEmbedded"), .product(name: "NIOHPACK", package: "swift-nio-http2"), logging]
+                           nio("NIOCore"), nio("NIOEmbedded"), simulation("NIOHPACK", "swift-nio-http2"), logging]
         ),
     ]
 )

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A user's build of authsim's app side, cold: a package whose one target imports FirebaseAuth and
-# calls `Auth.auth().signOut()`, depending on authsim at a commit by URL (a clone of this checkout),
-# built from nothing (a scratch folder and a package cache of its own, the manifest cache off);
-# beside it, the same package depending on nothing (what SwiftPM, one module and a link cost alone).
-# CPU-seconds are user + system of every process the build ran. docs/dependencies.md holds the figures.
+# calls `Auth.auth().signOut()`, depending on authsim at a commit by URL (a clone of this checkout)
+# with its Simulation trait off (`traits: []`, as docs/app-code-on-linux.md says) and with authsim's
+# default traits, built from nothing (a scratch folder and a package cache of its own, the manifest
+# cache off); beside them, the same package depending on nothing (what SwiftPM, one module and a link
+# cost alone). CPU-seconds are user + system of every process the build ran. docs/dependencies.md
+# holds the figures.
 #
 #   Benchmarks/app-build.sh [COMMIT]            the app side at COMMIT (HEAD when none)
 #   Benchmarks/app-build.sh --testing [COMMIT]  also a test target that imports AuthsimTesting
@@ -17,12 +19,13 @@ WORK=$(mktemp -d /tmp/authsim-appbuild.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 git clone -q --no-checkout . "$WORK/authsim"
 
-# package NAME DEPENDS(0|1) TESTS(0|1): a package in $WORK/NAME.
+# package NAME DEPENDS(0: no, 1: traits off, 2: default traits) TESTS(0|1): a package in $WORK/NAME.
 package() {
-  local dir="$WORK/$1" deps="" products="" testTarget=""
+  local dir="$WORK/$1" deps="" products="" testTarget="" traits=""
   mkdir -p "$dir/Sources/App"
-  if [ "$2" = 1 ]; then
-    deps=".package(url: \"file://$WORK/authsim\", revision: \"$COMMIT\")"
+  [ "$2" = 1 ] && traits=", traits: []"
+  if [ "$2" != 0 ]; then
+    deps=".package(url: \"file://$WORK/authsim\", revision: \"$COMMIT\"$traits)"
     products='.product(name: "FirebaseAuth", package: "authsim")'
     printf 'import FirebaseAuth\n\npublic func signOut() throws { try Auth.auth().signOut() }\n' > "$dir/Sources/App/App.swift"
   else
@@ -64,8 +67,10 @@ echo "|---|---|---|---|"
 package floor 0 0
 row "one target, no dependency (SwiftPM's floor)" "$(cold floor)"
 package app 1 0
-row "one target importing FirebaseAuth" "$(cold app)"
+row "one target importing FirebaseAuth, authsim's Simulation trait off" "$(cold app)"
+package appdefault 2 0
+row "the same with authsim's default traits" "$(cold appdefault)"
 if [ $TESTING = 1 ]; then
-  package testing 1 1
+  package testing 2 1
   row "the same with a test target importing AuthsimTesting (--build-tests)" "$(cold testing --build-tests)"
 fi
