@@ -61,7 +61,7 @@ struct Base64URLTests {
         #expect(Base64URL.decode("abcde") == nil)
         #expect(Base64URL.decode("ab===") == nil)
         #expect(Base64URL.decode("abc==") == nil)
-        // A `=` inside the last group (swift-extras-base64 alone would skip it), and empty input.
+        // A `=` inside the last group (a decoder that skips it would take "abc"), and empty input.
         #expect(Base64URL.decode("ab=c") == nil)
         #expect(Base64URL.decode("a=") == nil)
         #expect(Base64URL.decode("") == [])
