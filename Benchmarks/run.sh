@@ -441,10 +441,10 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     for nodes in 1 2 4; do
       read -r A0 P0 _ <<< "$(cpurun 40 $nodes)"; read -r A1 P1 RATE <<< "$(cpurun $N $nodes)"
       read -r a p <<< "$(awk -v a0=$A0 -v p0=$P0 -v a1=$A1 -v p1=$P1 -v n=$N 'BEGIN {printf "%.4f %.4f", (a1 - a0) / (n - 40) * 1000, (p1 - p0) / (n - 40) * 1000}')"
-      [ -z "$ONE" ] && { ONE=$(awk -v a=$a -v p=$p 'BEGIN {print a + p}'); ONE_A=$a; ONE_P=$p; ONE_RATE=$RATE; }
+      [ -z "$ONE" ] && { ONE=$(awk -v a=$a -v p=$p 'BEGIN {print a + p}'); ONE_RATE=$RATE; }
       awk -v a=$a -v p=$p -v one=$ONE -v nodes=$nodes -v rate=$RATE 'BEGIN {printf "| %d | %.3f | %.3f | %.3f | %.2f× | %.0f |\n", nodes, a, p, a + p, (a + p) / one, rate}'
     done
-    awk -v a=$ONE_A -v p=$ONE_P -v rate=$ONE_RATE -v cores=$(nproc) 'BEGIN {c = cores / (a + p) * 1000; printf "(every core at one node'"'"'s cost: %.0f sign-ins/s, %.2f× of one node'"'"'s rate on %d cores)\n", c, c / rate, cores}'
+    awk -v one=$ONE -v rate=$ONE_RATE -v cores=$(nproc) 'BEGIN {c = cores / one * 1000; printf "(every core at one node'"'"'s cost: %.0f sign-ins/s, %.2f× of one node'"'"'s rate on %d cores)\n", c, c / rate, cores}'
 
     # Pushes: push-receiver alone (deliveries.jsonl) beside receivers keeping their pushes in the
     # fleet's database (--store), h2load on cleartext; with two receivers, one h2load each at once.
