@@ -8,9 +8,14 @@
 #                                                  the same binaries as a Python package, with the
 #                                                  inspector's client and the pytest plugin
 #
-# Usage: Scripts/release.sh [--out DIR] [--skip-build]
+# Usage: Scripts/release.sh [--out DIR] [--skip-build | --debug]
 #   --out DIR      where the tarball and the wheel go (default: dist)
 #   --skip-build   package what .build/static already holds (after a build of the same tree)
+#   --debug        package the debug build (`swift build`'s objects in .build, linked again with the
+#                  standard library and Foundation static): the same bundle, unoptimized, in about a
+#                  minute where the debug build is done. For CI, which has just built and tested that
+#                  build: it proves the packaging and the programs with Swift hidden, not the optimizer.
+#                  The bundle holds NOT-A-RELEASE; never ship it. The next `swift build` links authsim again.
 #
 # The version is Utilities.AuthsimVersion's (Sources/Utilities/AuthsimVersion.swift), the only place
 # it is written. The build goes to its own scratch folder (.build/static), so it does not disturb
@@ -24,6 +29,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
     --skip-build) build=0; shift ;;
+    --debug) build=debug; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "release.sh: unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
@@ -42,6 +48,22 @@ bin="$scratch/release"
 if [ "$build" = 1 ]; then
   echo "release.sh: building authsim (release, --static-swift-stdlib)…" >&2
   swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product authsim >&2
+elif [ "$build" = debug ]; then
+  # The debug objects were compiled against the shared Foundation, whose modules name only the
+  # shared libraries to link: the static ones' own dependencies (_FoundationICU, _FoundationCollections,
+  # …) are therefore named here, every static library of the toolchain in one group, from which the
+  # linker takes only what is used (in any order).
+  static_libs="$(dirname "$(dirname "$(command -v swift)")")/lib/swift_static/linux"
+  [ -d "$static_libs" ] || { echo "release.sh: --debug needs the toolchain's static libraries in $static_libs" >&2; exit 1; }
+  group=(-Xlinker --start-group)
+  for archive in "$static_libs"/lib*.a; do
+    library=$(basename "$archive" .a)
+    group+=(-Xlinker "-l${library#lib}")
+  done
+  group+=(-Xlinker --end-group)
+  echo "release.sh: linking the debug build's authsim (--static-swift-stdlib)…" >&2
+  swift build --static-swift-stdlib --product authsim "${group[@]}" >&2
+  bin=$(swift build --show-bin-path)
 fi
 [ -x "$bin/authsim" ] || { echo "release.sh: $bin/authsim is missing: run without --skip-build" >&2; exit 1; }
 
@@ -65,6 +87,9 @@ cp -R Scenarios Payloads "$root/"
 cp README.md "$root/README.md"
 cp -R docs "$root/docs"
 cp LICENSE "$root/LICENSE"
+if [ "$build" = debug ]; then
+  echo "A debug build of authsim $version (Scripts/release.sh --debug), unoptimized: for testing the packaging, not for use." > "$root/NOT-A-RELEASE"
+fi
 {
   echo "authsim $version links these into its executables; each one's licence follows."
   echo "(Every Swift package this source tree resolves is listed; not every binary links every one.)"
