@@ -62,8 +62,17 @@ elif [ "$build" = debug ]; then
   done
   group+=(-Xlinker --end-group)
   echo "release.sh: linking the debug build's authsim (--static-swift-stdlib)…" >&2
-  swift build --static-swift-stdlib --product authsim "${group[@]}" >&2
-  bin=$(swift build --show-bin-path)
+  # A module this build compiles (one the debug build had not, or whose dependency changed) is
+  # compiled against the static libraries, and the next debug build would take its objects as they
+  # are and fail to link: they go, so that it compiles them again.
+  marker=$(mktemp)
+  status=0
+  swift build --static-swift-stdlib --product authsim "${group[@]}" >&2 || status=$?
+  debug_bin=$(swift build --show-bin-path)
+  find "$debug_bin/" -path '*.build/*' -name '*.o' -newer "$marker" -delete
+  rm -f "$marker"
+  [ "$status" = 0 ] || exit "$status"
+  bin=$debug_bin
 fi
 [ -x "$bin/authsim" ] || { echo "release.sh: $bin/authsim is missing: run without --skip-build" >&2; exit 1; }
 
