@@ -42,8 +42,8 @@ struct TenantCoreTests {
             try call.adminCreateUser(SignUpNewUserRequest(email: "ada@example.com", tenantId: tenant), hash: hash)
         }.answer.get()
         #expect(inProject.localId != inTenant.localId)
-        #expect(core.state.projectUsers.count == 1 && core.state.tenants[tenant]?.users.count == 1)
-        let user = try #require(core.state.tenants[tenant]?.users.byID[inTenant.localId ?? ""])
+        #expect(core.state.projectUsers.count == 1 && core.state.users(in: tenant).count == 1)
+        let user = try #require(core.state.users(in: tenant).byID[inTenant.localId ?? ""])
         #expect(user.tenantId == tenant)
 
         let signedIn = core.handle(now: start.addingTimeInterval(1)) { call throws(IdentityToolkitError) in
@@ -79,7 +79,7 @@ struct TenantCoreTests {
     func settings() throws {
         var core = try CoreFixtures.core()
         let tenant = try createTenant(&core, TenantConfig())
-        let made = try #require(core.state.tenants[tenant]?.config)
+        let made = try #require(core.state.tenants[tenant])
         #expect(made.allowPasswordSignup == false && made.enableAnonymousUser == false && made.enableEmailLinkSignin == false)
         #expect(made.mfaConfig == MultiFactorAuthConfig(state: .disabled, enabledProviders: []))
 
@@ -112,7 +112,7 @@ struct TenantCoreTests {
         let uid = try #require(try core.handle(now: start) { call throws(IdentityToolkitError) in
             try call.adminCreateUser(SignUpNewUserRequest(email: "b@example.com", emailVerified: true, tenantId: tenant), hash: hash)
         }.answer.get().localId)
-        let user = try #require(core.state.tenants[tenant]?.users.byID[uid])
+        let user = try #require(core.state.users(in: tenant).byID[uid])
         let idToken = core.tokenSigner.token(for: user, provider: .password, now: start)
         let enroll = core.handle(now: start) { call throws(IdentityToolkitError) in
             try call.startMFAEnrollment(StartMFAEnrollmentRequest(idToken: idToken, phoneEnrollmentInfo: StartMFAPhoneRequestInfo(phoneNumber: "+16505550111"),
@@ -215,8 +215,8 @@ struct TenantCoreTests {
         }.answer.get()
         var rebuilt = BackendState()
         for record in core.state.records { rebuilt.apply(try BackendJournal.record(try BackendJournal.text(record))) }
-        #expect(rebuilt.tenants[tenant]?.config == core.state.tenants[tenant]?.config)
-        #expect(rebuilt.tenants[tenant]?.users.byID["same"]?.email == "a@example.com")
+        #expect(rebuilt.tenants[tenant] == core.state.tenants[tenant])
+        #expect(rebuilt.users(in: tenant).byID["same"]?.email == "a@example.com")
         #expect(rebuilt.projectUsers.byID["same"]?.email == "b@example.com")
     }
 }

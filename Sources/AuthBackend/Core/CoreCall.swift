@@ -62,7 +62,7 @@ struct CoreCall {
 
     /// The configuration of the call's tenant; nil for the project's own users.
     var tenantConfig: TenantConfig? {
-        tenant.map { core.state.tenants[$0]?.config ?? .implicit }
+        tenant.map { core.state.tenants[$0] ?? .implicit }
     }
 
     /// Makes the call one of `asked`'s (nil or empty: no change): a request's `tenantId`, an Admin

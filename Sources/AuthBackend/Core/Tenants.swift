@@ -119,7 +119,7 @@ extension CoreCall {
     /// `getTenantProject`), so that a suite that names a tenant without making it finds it.
     mutating func getTenant(_ request: GetTenantRequest) throws(IdentityToolkitError) -> TenantConfig {
         let id = try pathTenant(request.tenantId, endpoint: .getTenant)
-        if let existing = state.tenants[id] { return described(id, existing.config) }
+        if let existing = state.tenants[id] { return described(id, existing) }
         commit(.tenant(id: id, .implicit))
         return described(id, .implicit)
     }
@@ -128,7 +128,7 @@ extension CoreCall {
     /// replaces the tenant, what it leaves out off (the emulator's updateTenant).
     mutating func updateTenant(_ request: UpdateTenantRequest) throws(IdentityToolkitError) -> TenantConfig {
         let id = try pathTenant(request.tenantId, endpoint: .updateTenant)
-        let current = state.tenants[id]?.config ?? .implicit
+        let current = state.tenants[id] ?? .implicit
         let config: TenantConfig
         if let mask = request.updateMask, !mask.isEmpty {
             if let unknown = mask.first(where: { !TenantConfig.maskableFields.contains($0) }) {
@@ -163,6 +163,6 @@ extension CoreCall {
         let ids = state.tenants.keys.sorted().filter { id in request.pageToken.map { id > $0 } ?? true }
         let page = size == 0 ? ids : Array(ids.prefix(size))
         let token = size > 0 && ids.count >= size ? page.last : nil
-        return ListTenantsResponse(tenants: page.map { described($0, state.tenants[$0]!.config) }, nextPageToken: token)
+        return ListTenantsResponse(tenants: page.map { described($0, state.tenants[$0]!) }, nextPageToken: token)
     }
 }

@@ -95,15 +95,26 @@ enum SessionPurpose: Codable, Sendable, Hashable {
 
 /// One pool of users: the project's own, or one tenant's. Each tenant's users are apart, as in
 /// Identity Platform and the Auth Emulator (`TenantProjectState`): the same UID, email or number
-/// can be in two of them.
+/// can be in two of them. Its tables change through ``put(_:)``, ``remove(_:)`` and the rows a
+/// fleet node loads (StateRows.swift), which keep the indexes in step with the users.
 struct UserDirectory {
-    private(set) var byID: [String: BackendUser] = [:]
+    var byID: StateTable<String, BackendUser>
     /// Users by lower-cased email (at most one user has each).
-    private(set) var idByEmail: [String: String] = [:]
-    private(set) var idByPhone: [String: String] = [:]
-    private(set) var idByAppleSub: [String: String] = [:]
+    var idByEmail: StateTable<String, String>
+    var idByPhone: StateTable<String, String>
+    var idByAppleSub: StateTable<String, String>
     /// Users by another provider's ID (`providerId|rawId` of `otherProviders`: Google, Facebook, …).
-    private(set) var idByProviderID: [String: String] = [:]
+    var idByProviderID: StateTable<String, String>
+
+    /// The users of `tenant` (nil: the project's own); `reads` notes what a fleet node's state lacks.
+    init(tenant: String? = nil, reads: StateReads? = nil) {
+        let scope = tenant ?? ""
+        byID = StateTable(.users, scope: scope, reads: reads)
+        idByEmail = StateTable(.idByEmail, scope: scope, reads: reads)
+        idByPhone = StateTable(.idByPhone, scope: scope, reads: reads)
+        idByAppleSub = StateTable(.idByAppleSub, scope: scope, reads: reads)
+        idByProviderID = StateTable(.idByProviderID, scope: scope, reads: reads)
+    }
 
     var count: Int { byID.count }
 
@@ -123,6 +134,15 @@ struct UserDirectory {
 
     mutating func remove(_ localId: String) {
         if let old = byID.removeValue(forKey: localId) { unindex(old) }
+    }
+
+    /// Every user removed, with the indexes.
+    mutating func removeAll() {
+        byID.removeAll()
+        idByEmail.removeAll()
+        idByPhone.removeAll()
+        idByAppleSub.removeAll()
+        idByProviderID.removeAll()
     }
 
     private mutating func unindex(_ old: BackendUser) {
@@ -158,21 +178,16 @@ struct UserDirectory {
     }
 }
 
-/// A tenant: its configuration and its users.
-struct TenantState {
-    var config: TenantConfig
-    var users = UserDirectory()
-}
-
 /// What the backend knows, in memory: users, app credentials, sessions, reCAPTCHA tokens, SMS.
 struct BackendState {
-    struct Receipt {
+    // The tables' rows: what a fleet's store keeps of each, as JSON (``BackendState/rowText(_:)``).
+    struct Receipt: Codable {
         let secretSHA256: String
         let appToken: String
         let issuedAt: Date
         var signIn: SignInID?
     }
-    struct Session: Hashable {
+    struct Session: Hashable, Codable {
         let phoneNumber: String
         let code: String
         let createdAt: Date
@@ -181,7 +196,7 @@ struct BackendState {
         var tenant: String?
         var attempts = 0
     }
-    struct RefreshToken {
+    struct RefreshToken: Codable {
         let localId: String
         let provider: ProviderID
         let secondFactor: String?
@@ -189,7 +204,7 @@ struct BackendState {
         let issuedAt: Date
         var claims: String? = nil
     }
-    struct MFAPending {
+    struct MFAPending: Codable {
         let localId: String
         let provider: ProviderID
         let at: Date
@@ -197,77 +212,126 @@ struct BackendState {
         var tenant: String?
         var used = false
     }
-    struct RecaptchaToken {
+    struct RecaptchaToken: Codable {
         let eventID: String
         let issuedAt: Date
         var signIn: SignInID?
         var used = false
     }
-    struct Pending {
+    struct Pending: Codable {
         let sub: String
         let email: String?
         let at: Date
         var tenant: String?
     }
-    var receipts: [String: Receipt] = [:]
+    struct TemporaryProof: Codable {
+        var phoneNumber: String
+        var at: Date
+        var used: Bool
+        var tenant: String?
+    }
+    struct EnterpriseToken: Codable {
+        var action: String
+        var issuedAt: Date
+        var used: Bool
+    }
+    struct OobCode: Codable {
+        var message: OobEmail
+        var used: Bool
+    }
+    struct TOTPSession: Codable {
+        var localId: String
+        var secret: String
+        var createdAt: Date
+        var tenant: String?
+    }
+    /// What a fleet node's state lacks, noted by its tables (nil outside a fleet).
+    let reads: StateReads?
+    var receipts: StateTable<String, Receipt>
     /// The sign-ins whose silent push went out and that have asked for no code yet, and when the
     /// push went: a reCAPTCHA fallback's token continues the one of them there is (``BackendCore/issueRecaptchaToken(eventID:)``).
-    var awaitingCode: [SignInID: Date] = [:]
-    var sessions: [String: Session] = [:]
+    var awaitingCode: StateTable<SignInID, Date>
+    var sessions: StateTable<String, Session>
     /// The newest session of each number and purpose (``sessionKey(_:_:)``): sendVerificationCode is
     /// re-entrant per number.
-    var latestSession: [String: String] = [:]
+    var latestSession: StateTable<String, String>
     /// Refresh tokens and multi-factor pending credentials, by SHA-256.
-    var refreshTokens: [String: RefreshToken] = [:]
-    var mfaPending: [String: MFAPending] = [:]
+    var refreshTokens: StateTable<String, RefreshToken>
+    var mfaPending: StateTable<String, MFAPending>
     /// Temporary proofs of numbers, by SHA-256: the number, when, and whether spent.
-    var temporaryProofs: [String: (phoneNumber: String, at: Date, used: Bool, tenant: String?)] = [:]
+    var temporaryProofs: StateTable<String, TemporaryProof>
     /// reCAPTCHA Enterprise tokens, by SHA-256: their action, when, whether assessed.
-    var enterpriseTokens: [String: (action: String, issuedAt: Date, used: Bool)] = [:]
+    var enterpriseTokens: StateTable<String, EnterpriseToken>
     /// Keyed by the token's SHA-256: an O(1) lookup whose timing says nothing about the token.
-    var recaptchaTokens: [String: RecaptchaToken] = [:]
+    var recaptchaTokens: StateTable<String, RecaptchaToken>
     var outbox: [SMSMessage] = []
     /// The emails' codes, by SHA-256, and the emails in the order they went.
-    var oobCodes: [String: (message: OobEmail, used: Bool)] = [:]
+    var oobCodes: StateTable<String, OobCode>
     var emailOutbox: [OobEmail] = []
     /// TOTP enrollments started and not finished, by their session's SHA-256.
-    var totpSessions: [String: (localId: String, secret: String, createdAt: Date, tenant: String?)] = [:]
+    var totpSessions: StateTable<String, TOTPSession>
     /// The project's own users.
-    var projectUsers = UserDirectory()
-    /// The tenants, by ID, with their users.
-    var tenants: [String: TenantState] = [:]
-    var spentAppleTokens: [String: Date] = [:]
-    var pendingAppleTokens: [String: Pending] = [:]
+    var projectUsers: UserDirectory
+    /// The tenants' configurations, by ID.
+    var tenants: StateTable<String, TenantConfig>
+    /// The tenants' users, by tenant ID (a tenant's record comes before its users' in a journal,
+    /// but a journal cut short must still read).
+    var tenantUsers: [String: UserDirectory] = [:]
+    var spentAppleTokens: StateTable<String, Date>
+    var pendingAppleTokens: StateTable<String, Pending>
     /// Revoked Apple authorization codes, by SHA-256 (kept: a code does not expire here).
-    var revokedAppleCodes: [String: Date] = [:]
+    var revokedAppleCodes: StateTable<String, Date>
     /// The simulated Apple's grants, `sub|clientID` (kept until revoked, as Apple keeps them).
-    var appleConsents: Set<String> = []
+    var appleConsents: StateTable<String, Bool>
     /// The fleet's project config, once a node changed it (a shared store's record).
     var projectConfig: SharedProjectConfig?
     /// The fleet's latest silent pushes, at most ``silentPushLimit`` (a shared store's records).
     var fleetSilentPushes = RecentItems<SilentPushRecord>(capacity: silentPushLimit)
     static let silentPushLimit = 1000
 
+    /// An empty state; `reads` (a fleet node's) notes what its tables lack.
+    init(reads: StateReads? = nil) {
+        self.reads = reads
+        receipts = StateTable(.receipts, reads: reads)
+        awaitingCode = StateTable(.awaitingCode, reads: reads)
+        sessions = StateTable(.sessions, reads: reads)
+        latestSession = StateTable(.latestSession, reads: reads)
+        refreshTokens = StateTable(.refreshTokens, reads: reads)
+        mfaPending = StateTable(.mfaPending, reads: reads)
+        temporaryProofs = StateTable(.temporaryProofs, reads: reads)
+        enterpriseTokens = StateTable(.enterpriseTokens, reads: reads)
+        recaptchaTokens = StateTable(.recaptchaTokens, reads: reads)
+        oobCodes = StateTable(.oobCodes, reads: reads)
+        totpSessions = StateTable(.totpSessions, reads: reads)
+        projectUsers = UserDirectory(reads: reads)
+        tenants = StateTable(.tenants, reads: reads)
+        spentAppleTokens = StateTable(.spentAppleTokens, reads: reads)
+        pendingAppleTokens = StateTable(.pendingAppleTokens, reads: reads)
+        revokedAppleCodes = StateTable(.revokedAppleCodes, reads: reads)
+        appleConsents = StateTable(.appleConsents, reads: reads)
+    }
+
     /// The users of `tenant` (nil: the project's own); none for a tenant not made yet.
     func users(in tenant: String?) -> UserDirectory {
         guard let tenant else { return projectUsers }
-        return tenants[tenant]?.users ?? UserDirectory()
+        return tenantUsers[tenant] ?? UserDirectory(tenant: tenant, reads: reads)
     }
 
     /// Every user, the project's then each tenant's (in the order of the tenants' IDs).
     var allUsers: [BackendUser] {
-        Array(projectUsers.byID.values) + tenants.keys.sorted().flatMap { tenants[$0]!.users.byID.values }
+        Array(projectUsers.byID.values) + tenants.keys.sorted().flatMap { users(in: $0).byID.values }
     }
 
     /// How many users there are, in the project and its tenants.
-    var userCount: Int { tenants.values.reduce(projectUsers.count) { $0 + $1.users.count } }
+    var userCount: Int { tenants.keys.reduce(projectUsers.count) { $0 + users(in: $1).count } }
 
     /// Changes the users of `tenant` in place (a tenant not made yet is made with the Auth
     /// Emulator's defaults: a record of a tenant's user comes after its tenant's record, but a
     /// journal cut short must still read).
     private mutating func changeUsers(in tenant: String?, _ change: (inout UserDirectory) -> Void) {
         guard let tenant else { return change(&projectUsers) }
-        change(&tenants[tenant, default: TenantState(config: .implicit)].users)
+        if tenants[tenant] == nil { tenants[tenant] = .implicit }
+        change(&tenantUsers[tenant, default: UserDirectory(tenant: tenant, reads: reads)])
     }
 
     mutating func apply(_ record: BackendRecord) {
@@ -298,7 +362,7 @@ struct BackendState {
         case .userDeleted(let localId, let tenant):
             changeUsers(in: tenant) { $0.remove(localId) }
             // Kept refresh tokens (from journals before they were sealed) are the project's.
-            if tenant == nil { refreshTokens = refreshTokens.filter { $0.value.localId != localId } }
+            if tenant == nil, !refreshTokens.isEmpty { refreshTokens = refreshTokens.filter { $0.value.localId != localId } }
         case .appleTokenSpent(let digest, let at):
             spentAppleTokens[digest] = at
         case .applePending(let token, let sub, let email, let at, let tenant):
@@ -321,23 +385,31 @@ struct BackendState {
         case .mfaPendingUsed(let digest):
             mfaPending[digest]?.used = true
         case .temporaryProof(let digest, let phoneNumber, let at, let tenant):
-            temporaryProofs[digest] = (phoneNumber, at, false, tenant)
+            temporaryProofs[digest] = TemporaryProof(phoneNumber: phoneNumber, at: at, used: false, tenant: tenant)
         case .temporaryProofUsed(let digest):
             temporaryProofs[digest]?.used = true
         case .enterpriseToken(let digest, let action, let issuedAt):
-            enterpriseTokens[digest] = (action, issuedAt, false)
+            enterpriseTokens[digest] = EnterpriseToken(action: action, issuedAt: issuedAt, used: false)
         case .enterpriseTokenUsed(let digest):
             enterpriseTokens[digest]?.used = true
         case .accountsReset(let tenant):
-            changeUsers(in: tenant) { $0 = UserDirectory() }
+            changeUsers(in: tenant) { $0.removeAll() }
             mfaPending = mfaPending.filter { $0.value.tenant != tenant }
             pendingAppleTokens = pendingAppleTokens.filter { $0.value.tenant != tenant }
             temporaryProofs = temporaryProofs.filter { $0.value.tenant != tenant }
-            if tenant == nil { refreshTokens = [:] }
+            if tenant == nil { refreshTokens.removeAll() }
         case .tenant(let id, let config):
-            tenants[id, default: TenantState(config: config)].config = config
+            tenants[id] = config
         case .tenantDeleted(let id):
             tenants[id] = nil
+            if reads == nil {
+                tenantUsers[id] = nil
+            } else {
+                // Each user's rows go, as changes a fleet node writes.
+                var users = users(in: id)
+                users.removeAll()
+                tenantUsers[id] = users
+            }
             mfaPending = mfaPending.filter { $0.value.tenant != id }
             pendingAppleTokens = pendingAppleTokens.filter { $0.value.tenant != id }
             temporaryProofs = temporaryProofs.filter { $0.value.tenant != id }
@@ -346,12 +418,12 @@ struct BackendState {
         case .silentPush(let push):
             fleetSilentPushes.append(push)
         case .oobCode(let digest, let message):
-            oobCodes[digest] = (message, false)
+            oobCodes[digest] = OobCode(message: message, used: false)
             emailOutbox.append(message)
         case .oobCodeUsed(let digest):
             oobCodes[digest]?.used = true
         case .totpSession(let digest, let localId, let secret, let createdAt, let tenant):
-            totpSessions[digest] = (localId, secret, createdAt, tenant)
+            totpSessions[digest] = TOTPSession(localId: localId, secret: secret, createdAt: createdAt, tenant: tenant)
         case .totpSessionUsed(let digest):
             totpSessions[digest] = nil
         }
@@ -408,7 +480,7 @@ struct BackendState {
 
     /// The records that rebuild this state (what a compacted journal holds).
     var records: [BackendRecord] {
-        var out: [BackendRecord] = tenants.keys.sorted().map { .tenant(id: $0, tenants[$0]!.config) }
+        var out: [BackendRecord] = tenants.keys.sorted().map { .tenant(id: $0, tenants[$0]!) }
         out += allUsers.sorted { $0.createdAt < $1.createdAt }.map { .user($0) }
         for (id, r) in receipts {
             let answered = r.signIn.map { awaitingCode[$0] == nil } ?? false
@@ -433,7 +505,7 @@ struct BackendState {
         for (digest, at) in spentAppleTokens { out.append(.appleTokenSpent(digest: digest, at: at)) }
         for (token, p) in pendingAppleTokens { out.append(.applePending(token: token, sub: p.sub, email: p.email, at: p.at, tenant: p.tenant)) }
         for (digest, at) in revokedAppleCodes { out.append(.appleCodeRevoked(digest: digest, at: at)) }
-        for key in appleConsents.sorted() {
+        for key in appleConsents.keys.sorted() {
             // sub|clientID: a sub has no "|", a client ID may.
             let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
             if parts.count == 2 { out.append(.appleConsent(sub: parts[0], clientID: parts[1], granted: true)) }
