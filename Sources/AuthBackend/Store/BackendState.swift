@@ -180,7 +180,7 @@ struct UserDirectory {
 
 /// What the backend knows, in memory: users, app credentials, sessions, reCAPTCHA tokens, SMS.
 struct BackendState {
-    // The tables' rows: what a fleet's store keeps of each, as JSON (``BackendState/rowText(_:)``).
+    // The tables' rows: what a fleet's store keeps of each, as JSON (``BackendState/row(_:)``).
     struct Receipt: Codable {
         let secretSHA256: String
         let appToken: String

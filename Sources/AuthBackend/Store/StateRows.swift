@@ -51,6 +51,16 @@ enum RowCoding {
     }()
 }
 
+/// A table of the state as rows, whatever its keys and values: what the state's row functions
+/// reach each table through (``BackendState/table(_:)``, ``UserDirectory/table(_:)``).
+protocol RowTable {
+    func changedRows() throws(IdentityToolkitError) -> [StateRow]
+    func row(_ key: String) throws(IdentityToolkitError) -> StateRow
+    func allRows() throws(IdentityToolkitError) -> [StateRow]
+}
+
+extension StateTable: RowTable where Value: Codable {}
+
 extension StateTable where Value: Codable {
     /// The rows changed since ``forgetChanges()``, with their values now.
     func changedRows() throws(IdentityToolkitError) -> [StateRow] {
@@ -85,8 +95,21 @@ extension StateTable where Value: Codable {
 }
 
 extension UserDirectory {
+    /// One of the users' tables by name (an index, or the users).
+    func table(_ name: StateTableName) -> any RowTable {
+        switch name {
+        case .users: byID
+        case .idByEmail: idByEmail
+        case .idByPhone: idByPhone
+        case .idByAppleSub: idByAppleSub
+        default: idByProviderID
+        }
+    }
+
     func changedRows() throws(IdentityToolkitError) -> [StateRow] {
-        try byID.changedRows() + idByEmail.changedRows() + idByPhone.changedRows() + idByAppleSub.changedRows() + idByProviderID.changedRows()
+        var rows: [StateRow] = []
+        for name in StateTableName.allCases where name.isScoped { rows += try table(name).changedRows() }
+        return rows
     }
 
     mutating func forgetChanges() {
@@ -95,27 +118,6 @@ extension UserDirectory {
         idByPhone.forgetChanges()
         idByAppleSub.forgetChanges()
         idByProviderID.forgetChanges()
-    }
-
-    /// The row `key` of `table` (one of the users' tables).
-    func row(_ table: StateTableName, _ key: String) throws(IdentityToolkitError) -> StateRow {
-        switch table {
-        case .users: try byID.row(key)
-        case .idByEmail: try idByEmail.row(key)
-        case .idByPhone: try idByPhone.row(key)
-        case .idByAppleSub: try idByAppleSub.row(key)
-        default: try idByProviderID.row(key)
-        }
-    }
-
-    func allRows(_ table: StateTableName) throws(IdentityToolkitError) -> [StateRow] {
-        switch table {
-        case .users: try byID.allRows()
-        case .idByEmail: try idByEmail.allRows()
-        case .idByPhone: try idByPhone.allRows()
-        case .idByAppleSub: try idByAppleSub.allRows()
-        default: try idByProviderID.allRows()
-        }
     }
 
     mutating func loadRow(_ table: StateTableName, _ key: String, _ text: String?) throws(IdentityToolkitError) {
@@ -143,13 +145,34 @@ extension BackendState {
     /// The rows of every table changed since ``forgetChanges()``, with their values now (what a
     /// fleet node writes when its batch commits).
     func changedRows() throws(IdentityToolkitError) -> [StateRow] {
-        var rows = try receipts.changedRows() + awaitingCode.changedRows() + sessions.changedRows() + latestSession.changedRows()
-        rows += try refreshTokens.changedRows() + mfaPending.changedRows() + temporaryProofs.changedRows() + enterpriseTokens.changedRows()
-        rows += try recaptchaTokens.changedRows() + oobCodes.changedRows() + totpSessions.changedRows() + tenants.changedRows()
-        rows += try spentAppleTokens.changedRows() + pendingAppleTokens.changedRows() + revokedAppleCodes.changedRows() + appleConsents.changedRows()
+        var rows: [StateRow] = []
+        for name in StateTableName.allCases where !name.isScoped { rows += try table(name).changedRows() }
         rows += try projectUsers.changedRows()
         for tenant in tenantUsers.keys.sorted() { rows += try tenantUsers[tenant]!.changedRows() }
         return rows
+    }
+
+    /// One of the state's tables of no tenant by name; for a users' table, the project's.
+    func table(_ name: StateTableName) -> any RowTable {
+        switch name {
+        case .receipts: receipts
+        case .awaitingCode: awaitingCode
+        case .sessions: sessions
+        case .latestSession: latestSession
+        case .refreshTokens: refreshTokens
+        case .mfaPending: mfaPending
+        case .temporaryProofs: temporaryProofs
+        case .enterpriseTokens: enterpriseTokens
+        case .recaptchaTokens: recaptchaTokens
+        case .oobCodes: oobCodes
+        case .totpSessions: totpSessions
+        case .tenants: tenants
+        case .spentAppleTokens: spentAppleTokens
+        case .pendingAppleTokens: pendingAppleTokens
+        case .revokedAppleCodes: revokedAppleCodes
+        case .appleConsents: appleConsents
+        case .users, .idByEmail, .idByPhone, .idByAppleSub, .idByProviderID: projectUsers.table(name)
+        }
     }
 
     /// Nothing changed from here on (the changes are written).
@@ -181,70 +204,32 @@ extension BackendState {
     /// The row `key` as this state holds it (text nil: none), read without noting anything: what
     /// a state that holds everything (a journal's) gives a fleet's store.
     func row(_ key: String) throws(IdentityToolkitError) -> StateRow {
-        let (table, scope, inTable) = try Self.parse(row: key)
-        if table.isScoped {
-            let users = scope.map { tenantUsers[$0] ?? UserDirectory(tenant: $0) } ?? projectUsers
-            return try users.row(table, inTable)
-        }
-        switch table {
-        case .receipts: return try receipts.row(inTable)
-        case .awaitingCode: return try awaitingCode.row(inTable)
-        case .sessions: return try sessions.row(inTable)
-        case .latestSession: return try latestSession.row(inTable)
-        case .refreshTokens: return try refreshTokens.row(inTable)
-        case .mfaPending: return try mfaPending.row(inTable)
-        case .temporaryProofs: return try temporaryProofs.row(inTable)
-        case .enterpriseTokens: return try enterpriseTokens.row(inTable)
-        case .recaptchaTokens: return try recaptchaTokens.row(inTable)
-        case .oobCodes: return try oobCodes.row(inTable)
-        case .totpSessions: return try totpSessions.row(inTable)
-        case .tenants: return try tenants.row(inTable)
-        case .spentAppleTokens: return try spentAppleTokens.row(inTable)
-        case .pendingAppleTokens: return try pendingAppleTokens.row(inTable)
-        case .revokedAppleCodes: return try revokedAppleCodes.row(inTable)
-        case .appleConsents: return try appleConsents.row(inTable)
-        case .users, .idByEmail, .idByPhone, .idByAppleSub, .idByProviderID: return StateRow(key: key, text: nil)
-        }
+        let (name, scope, inTable) = try Self.parse(row: key)
+        return try (users(holding: name, scope)?.table(name) ?? table(name)).row(inTable)
+    }
+
+    /// The users whose table `name` is, of tenant `scope` (nil: the project's); nil for a table of no tenant.
+    private func users(holding name: StateTableName, _ scope: String?) -> UserDirectory? {
+        guard name.isScoped else { return nil }
+        return scope.map { tenantUsers[$0] ?? UserDirectory(tenant: $0) } ?? projectUsers
     }
 
     /// Every row the state holds, in every table and tenant: what a fleet's store gets from a state
     /// that holds everything (a journal's, or the records of an older fleet).
     func allRows() throws(IdentityToolkitError) -> [StateRow] {
         var rows: [StateRow] = []
-        for table in StateTableName.allCases where !table.isScoped { rows += try self.rows(under: "\(table.rawValue)/") }
-        for table in StateTableName.allCases where table.isScoped {
-            rows += try projectUsers.allRows(table)
-            for tenant in tenantUsers.keys.sorted() { rows += try tenantUsers[tenant]!.allRows(table) }
+        for name in StateTableName.allCases where !name.isScoped { rows += try table(name).allRows() }
+        for name in StateTableName.allCases where name.isScoped {
+            rows += try projectUsers.table(name).allRows()
+            for tenant in tenantUsers.keys.sorted() { rows += try tenantUsers[tenant]!.table(name).allRows() }
         }
         return rows
     }
 
     /// Every row under `prefix` (a table's, or a tenant's users' table's: ``StateTable/prefix``).
     func rows(under prefix: String) throws(IdentityToolkitError) -> [StateRow] {
-        let (table, scope, _) = try Self.parse(row: prefix)
-        if table.isScoped {
-            let users = scope.map { tenantUsers[$0] ?? UserDirectory(tenant: $0) } ?? projectUsers
-            return try users.allRows(table)
-        }
-        switch table {
-        case .receipts: return try receipts.allRows()
-        case .awaitingCode: return try awaitingCode.allRows()
-        case .sessions: return try sessions.allRows()
-        case .latestSession: return try latestSession.allRows()
-        case .refreshTokens: return try refreshTokens.allRows()
-        case .mfaPending: return try mfaPending.allRows()
-        case .temporaryProofs: return try temporaryProofs.allRows()
-        case .enterpriseTokens: return try enterpriseTokens.allRows()
-        case .recaptchaTokens: return try recaptchaTokens.allRows()
-        case .oobCodes: return try oobCodes.allRows()
-        case .totpSessions: return try totpSessions.allRows()
-        case .tenants: return try tenants.allRows()
-        case .spentAppleTokens: return try spentAppleTokens.allRows()
-        case .pendingAppleTokens: return try pendingAppleTokens.allRows()
-        case .revokedAppleCodes: return try revokedAppleCodes.allRows()
-        case .appleConsents: return try appleConsents.allRows()
-        case .users, .idByEmail, .idByPhone, .idByAppleSub, .idByProviderID: return []
-        }
+        let (name, scope, _) = try Self.parse(row: prefix)
+        return try (users(holding: name, scope)?.table(name) ?? table(name)).allRows()
     }
 
     /// Puts in a row read from a fleet's store (`text` nil: the store has none). Not a change.
