@@ -228,6 +228,91 @@ enum Migrations {
             )
             """,
         ]),
+        Step(version: 11, name: "the backend's state as rows, each changed under its own lock", statements: [
+            // Each row of the backend's state (StateRow: a receipt, a session, a user, an index of
+            // users by number, …) as JSON, with the version of its last change (drawn from one
+            // sequence per commit). The key's C collation lets a table's or a tenant's rows be
+            // read as one range of the primary key.
+            "CREATE SEQUENCE backend_row_versions",
+            """
+            CREATE TABLE backend_rows (
+                key text COLLATE "C" PRIMARY KEY,
+                version bigint NOT NULL,
+                value text NOT NULL,
+                expires_at timestamptz
+            )
+            """,
+            "CREATE INDEX backend_rows_expires_at ON backend_rows (expires_at) WHERE expires_at IS NOT NULL",
+            // The rows with these keys and every row under these prefixes, as committed now (no
+            // lock): what a batch loads before its rules run again.
+            """
+            CREATE FUNCTION authsim_backend_rows(keys text[], prefixes text[])
+            RETURNS TABLE (row_key text, row_version bigint, row_value text)
+            LANGUAGE sql STABLE AS $$
+                SELECT r.key, r.version, r.value FROM backend_rows r WHERE r.key = ANY(keys)
+                UNION
+                SELECT r.key, r.version, r.value FROM unnest(prefixes) AS p(prefix)
+                    JOIN backend_rows r ON r.key >= p.prefix AND r.key < p.prefix || chr(1114111)
+            $$
+            """,
+            // A batch's commit, in one statement (its own transaction):
+            // 1. Locks, in one order (by lock ID, so two commits never wait for each other in a
+            //    circle): each row read, shared; each row written, exclusive; each prefix read
+            //    whole, exclusive; the prefix of each row written, shared (so no row appears under
+            //    a prefix while a commit that read it whole checks it).
+            // 2. Returns the rows that are no longer as the batch read them (version 0 for a row
+            //    gone; a row under a prefix read whole that the batch did not read), and writes
+            //    nothing, if there are any: the batch loads them and its rules run again.
+            // 3. Otherwise deletes the rows to delete and writes the others with a new version (and
+            //    when they may go: seconds since 1970, 0 for never), and returns that version alone
+            //    (key NULL): the commit's place in the fleet's order.
+            """
+            CREATE FUNCTION authsim_backend_commit(read_keys text[], read_versions bigint[], whole text[],
+                                                   write_keys text[], write_values text[], write_expiry double precision[],
+                                                   delete_keys text[], write_prefixes text[])
+            RETURNS TABLE (row_key text, row_version bigint, row_value text)
+            LANGUAGE plpgsql VOLATILE AS $$
+            DECLARE
+                wanted record;
+                new_version bigint;
+            BEGIN
+                FOR wanted IN
+                    SELECT lock_id, bool_or(exclusive) AS exclusive FROM (
+                        SELECT hashtextextended(k, 0) AS lock_id, false AS exclusive FROM unnest(read_keys) AS k
+                        UNION ALL SELECT hashtextextended(k, 0), true FROM unnest(write_keys) AS k
+                        UNION ALL SELECT hashtextextended(k, 0), true FROM unnest(delete_keys) AS k
+                        UNION ALL SELECT hashtextextended(p, 0), true FROM unnest(whole) AS p
+                        UNION ALL SELECT hashtextextended(p, 0), false FROM unnest(write_prefixes) AS p
+                    ) AS locks GROUP BY lock_id ORDER BY lock_id
+                LOOP
+                    IF wanted.exclusive THEN
+                        PERFORM pg_advisory_xact_lock(wanted.lock_id);
+                    ELSE
+                        PERFORM pg_advisory_xact_lock_shared(wanted.lock_id);
+                    END IF;
+                END LOOP;
+                RETURN QUERY
+                    SELECT h.k, coalesce(r.version, 0), r.value
+                        FROM unnest(read_keys, read_versions) AS h(k, v) LEFT JOIN backend_rows r ON r.key = h.k
+                        WHERE coalesce(r.version, 0) <> h.v
+                    UNION ALL
+                    SELECT r.key, r.version, r.value FROM unnest(whole) AS p(prefix)
+                        JOIN backend_rows r ON r.key >= p.prefix AND r.key < p.prefix || chr(1114111)
+                        WHERE NOT (r.key = ANY(read_keys));
+                IF FOUND THEN
+                    RETURN;
+                END IF;
+                new_version := nextval('backend_row_versions');
+                DELETE FROM backend_rows WHERE key = ANY(delete_keys);
+                INSERT INTO backend_rows (key, version, value, expires_at)
+                    SELECT w.k, new_version, w.v, CASE WHEN w.e > 0 THEN to_timestamp(w.e) END
+                    FROM unnest(write_keys, write_values, write_expiry) AS w(k, v, e)
+                    ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, value = EXCLUDED.value, expires_at = EXCLUDED.expires_at;
+                RETURN QUERY SELECT NULL::text, new_version, NULL::text;
+            END
+            $$
+            """,
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -112,6 +112,50 @@ package actor PostgresBackendStore: BackendStore {
         }
     }
 
+    package func rows(keys: [String], under prefixes: [String]) async throws(SharedStoreError) -> [VersionedRow] {
+        do {
+            return try await session.run("reading rows", seconds: deadline) { [logger] connection in
+                var rows: [VersionedRow] = []
+                for try await (key, version, text) in try await connection.query(
+                    "SELECT * FROM authsim_backend_rows(\(keys)::text[], \(prefixes)::text[])", logger: logger).decode((String, Int64, String).self) {
+                    rows.append(VersionedRow(key: key, version: version, text: text))
+                }
+                return rows
+            }
+        } catch {
+            throw SharedStoreError(.unavailable, error.description)
+        }
+    }
+
+    package func commit(_ batch: RowBatch) async throws(SharedStoreError) -> RowCommit {
+        let readKeys = Array(batch.read.keys)
+        let readVersions = readKeys.map { batch.read[$0]! }
+        let kept = batch.writes.filter { $0.row.text != nil }
+        let writeKeys = kept.map(\.row.key)
+        let writeValues = kept.map { $0.row.text! }
+        let writeExpiry = kept.map { $0.expires?.timeIntervalSince1970 ?? 0 }
+        let deleteKeys = batch.writes.filter { $0.row.text == nil }.map(\.row.key)
+        let prefixes = Array(Set(batch.writes.map { RowBatch.prefix(of: $0.row.key) }))
+        let whole = batch.whole
+        do {
+            return try await session.run("committing rows", seconds: deadline) { [logger] connection in
+                var stale: [VersionedRow] = []
+                var committed: Int64?
+                let rows = try await connection.query("""
+                    SELECT * FROM authsim_backend_commit(\(readKeys)::text[], \(readVersions)::bigint[], \(whole)::text[],
+                        \(writeKeys)::text[], \(writeValues)::text[], \(writeExpiry)::double precision[], \(deleteKeys)::text[], \(prefixes)::text[])
+                    """, logger: logger)
+                for try await (key, version, text) in rows.decode((String?, Int64, String?).self) {
+                    if let key { stale.append(VersionedRow(key: key, version: version, text: text)) } else { committed = version }
+                }
+                if let committed { return .committed(version: committed) }
+                return .stale(stale)
+            }
+        } catch {
+            throw SharedStoreError(.unavailable, error.description)
+        }
+    }
+
     package func close() async { await session.close() }
 
     private func connected() async throws(SharedStoreError) -> PostgresConnection {

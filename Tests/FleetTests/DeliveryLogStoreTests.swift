@@ -76,6 +76,7 @@ struct DeliveryLogStoreTests {
             ALTER TABLE receiver_rejections ALTER COLUMN entry TYPE jsonb USING entry::jsonb;
             DELETE FROM authsim_migrations WHERE version >= 9;
             DROP TABLE authsim_formats;
+            DROP FUNCTION authsim_backend_rows; DROP FUNCTION authsim_backend_commit; DROP TABLE backend_rows; DROP SEQUENCE backend_row_versions;
             ALTER TABLE authsim_migrations DROP COLUMN applied_by;
             INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('old', '7a7a', 'p1', '{"apns-id":"p1","topic":"com.example.authsim"}'::jsonb);
             INSERT INTO receiver_rejections (node, device_token, apns_id, entry) VALUES ('old', '7a7a', 'r1', '{"apns-id":"r1","reason":"BadDeviceToken"}'::jsonb)
@@ -85,7 +86,7 @@ struct DeliveryLogStoreTests {
         #expect(try await postgres.psql(database.name, "SELECT data_type FROM information_schema.columns WHERE table_name = 'receiver_deliveries' AND column_name = 'line'") == "text")
         // The steps after 8 applied once each, by this authsim; the formats set.
         #expect(try await postgres.psql(database.name, "SELECT version || ' ' || coalesce(applied_by, '-') FROM authsim_migrations WHERE version >= 8 ORDER BY version")
-            .split(separator: "\n") == ["8 -", "9 \(AuthsimVersion.current)", "10 \(AuthsimVersion.current)"])
+            .split(separator: "\n") == ["8 -", "9 \(AuthsimVersion.current)", "10 \(AuthsimVersion.current)", "11 \(AuthsimVersion.current)"])
         #expect(try await postgres.psql(database.name, "SELECT count(*) FROM authsim_formats") == "2")
         let pushes = try await log.deliveries().map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
         #expect(pushes == [["apns-id": "p1", "topic": "com.example.authsim", "node": "old"]])

@@ -36,8 +36,59 @@ package protocol BackendStore: Sendable {
     /// Exactly one of ``BackendStoreChange/commit(_:)`` and ``BackendStoreChange/abandon()`` ends it.
     func beginChange(after position: Int64) async throws(SharedStoreError) -> any BackendStoreChange
 
+    /// The rows with these keys (``StateRow``'s), and every row under these prefixes, as committed
+    /// now (no lock): what a batch loads when its rules missed them. A key with no row is not in
+    /// the answer.
+    func rows(keys: [String], under prefixes: [String]) async throws(SharedStoreError) -> [VersionedRow]
+
+    /// Writes a batch's rows if every row it read is still as it read it, in one transaction that
+    /// holds the rows' locks (shared for a row read, exclusive for one written or a prefix read
+    /// whole); otherwise writes nothing and gives back the rows that changed since, to load before
+    /// the rules run again.
+    func commit(_ batch: RowBatch) async throws(SharedStoreError) -> RowCommit
+
     /// Closes the store's connections.
     func close() async
+}
+
+/// A row of the backend's state as a fleet's store holds it: its text (nil: no row) and the
+/// version of its last change (0: no row).
+package struct VersionedRow: Sendable, Hashable {
+    package var key: String
+    package var version: Int64
+    package var text: String?
+    package init(key: String, version: Int64, text: String?) {
+        self.key = key
+        self.version = version
+        self.text = text
+    }
+}
+
+/// What a batch read and what it writes (``BackendStore/commit(_:)``).
+package struct RowBatch: Sendable {
+    /// Every row the batch read, with the version it read (0: none), written rows included.
+    package var read: [String: Int64] = [:]
+    /// The prefixes the batch read whole (a table's, or a tenant's users').
+    package var whole: [String] = []
+    /// The rows it writes: their text (nil: deleted) and when the store may drop them (nil: never).
+    package var writes: [(row: StateRow, expires: Date?)] = []
+    package init() {}
+
+    /// The prefix a row is read whole under: its table's, or for a tenant's users its tenant's.
+    package static func prefix(of key: String) -> String {
+        guard let slash = key.firstIndex(of: "/") else { return key }
+        let table = key[..<slash]
+        guard StateTableName(rawValue: String(table))?.isScoped == true,
+              let scopeEnd = key[key.index(after: slash)...].firstIndex(of: "/") else { return String(key[...slash]) }
+        return String(key[...scopeEnd])
+    }
+}
+
+/// How a commit ended: written, at this version (the commit's place in the fleet's order), or not
+/// written because these rows changed since the batch read them.
+package enum RowCommit: Sendable, Equatable {
+    case committed(version: Int64)
+    case stale([VersionedRow])
 }
 
 /// A change in progress: the fleet's write turn is this node's.
