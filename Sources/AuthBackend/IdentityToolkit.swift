@@ -53,7 +53,7 @@ package actor IdentityToolkit {
     /// A fleet node's view of the fleet's store and its waiting changes (``open(configuration:pusher:clock:store:observer:logger:)``).
     var fleet: FleetLedger?
     /// How far into the fleet's records ``core``'s state is (0 outside a fleet).
-    var storePosition: Int64 { fleet?.position ?? 0 }
+    var storePosition: Int64 { fleet?.lastVersion ?? 0 }
     /// Where a fleet's node keeps its events for every node's inspector (``setEventSink(_:)``).
     var eventSink: (any BackendEventSink)?
     /// How the next provider pages end, first first (``answerNextProviderPage(_:)``); then the
@@ -151,17 +151,25 @@ package actor IdentityToolkit {
     /// Runs `call`, which only reads, through the core once its state is the store's (a fleet's)
     /// and tells of its events.
     func read<T>(_ call: (inout CoreCall) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
-        try await readShared()
-        return try check(call)
+        guard fleet != nil else { return try check(call) }
+        let outcome = RunResult<CoreOutcome<T>>()
+        try await withoutActuallyEscaping(call) { call async throws(IdentityToolkitError) in
+            try await onRows { outcome.value = self.core.handle(now: self.clock.now, call) }
+        }
+        guard let outcome = outcome.value else { throw IdentityToolkitError(.internal, "a read that did not run") }
+        return try told(outcome)
     }
 
     /// Runs `call`, which reads the state as this node has it or the request alone (the checks
     /// made before a password is hashed), and tells of its events.
     func check<T>(_ call: (inout CoreCall) throws(IdentityToolkitError) -> T) throws(IdentityToolkitError) -> T {
-        let outcome = core.handle(now: clock.now, call)
+        try told(core.handle(now: clock.now, call))
+    }
+
+    /// A read's outcome, told: its answer, or an error for a rule that wrote in a read (a
+    /// programming error, answered, never lost silently).
+    private func told<T>(_ outcome: CoreOutcome<T>) throws(IdentityToolkitError) -> T {
         guard outcome.records.isEmpty else {
-            // A rule that writes in a read: a programming error, answered, never lost silently.
-            fleet?.stateIsStale = true
             throw IdentityToolkitError(.internal, "a read that changed the state: this is a bug in authsim")
         }
         tell(outcome)
@@ -189,20 +197,30 @@ package actor IdentityToolkit {
         LocalLedger.purge(&core.state, now: clock.now, configuration: configuration)
     }
 
-    /// The users kept now.
+    /// The users kept now (a backend of its own: a fleet node holds no rows between calls; ``users()`` reads the fleet's).
     package var userCount: Int { core.state.userCount }
 
     /// The journal file, when the backend keeps its state on disk.
     package nonisolated let journalFile: URL?
 
-    /// Every SMS sent so far.
+    /// Every SMS sent so far (a backend of its own; ``sentMessages()`` reads a fleet's).
     package var messages: [SMSMessage] { core.state.outbox }
+
+    /// Every SMS sent so far (kept for its lifetime and the retention after it), oldest first: a
+    /// fleet's read from the store.
+    package func sentMessages() async throws(IdentityToolkitError) -> [SMSMessage] {
+        try await reading { $0.outboxMessages }
+    }
+
+    /// Every user, oldest first: a fleet's read from the store.
+    package func users() async throws(IdentityToolkitError) -> [BackendUser] {
+        try await reading { $0.allUsers.sorted { $0.createdAt < $1.createdAt } }
+    }
     /// The latest silent pushes' results, oldest first: with a shared store, every node's (read
     /// from the store first), else this backend's.
     package func silentPushResults() async throws(IdentityToolkitError) -> [SilentPushRecord] {
         guard fleet != nil else { return silentPushes.all }
-        try await readShared()
-        return core.state.fleetSilentPushes.all
+        return try await reading { $0.silentPushList }
     }
     package var allUsers: [BackendUser] { core.state.allUsers.sorted { $0.createdAt < $1.createdAt } }
 
@@ -294,8 +312,7 @@ package actor IdentityToolkit {
 
     /// The event a token was issued for, if it was issued here.
     package func recaptchaEventID(for token: String) async throws(IdentityToolkitError) -> String? {
-        try await readShared()
-        return core.state.recaptchaTokens[BackendCore.digest(token)]?.eventID
+        try await reading { $0.recaptchaTokens[BackendCore.digest(token)]?.eventID }
     }
 
 
@@ -325,17 +342,17 @@ package actor IdentityToolkit {
 
     /// The code of a session (a verification ID), as the SMS carried it.
     package func code(forSession sessionInfo: String) async throws(IdentityToolkitError) -> String? {
-        try await readShared()
-        return core.state.sessions[sessionInfo]?.code
+        try await reading { $0.sessions[sessionInfo]?.code }
     }
 
     /// The emulator's view of sent codes (`GET /emulator/v1/projects/{project}/verificationCodes`,
     /// or a tenant's: `…/tenants/{t}/verificationCodes`).
     package func verificationCodes(tenant: String? = nil) async throws(IdentityToolkitError) -> VerificationCodesResponse {
-        try await readShared()
-        return VerificationCodesResponse(verificationCodes: core.state.outbox.filter { $0.tenant == tenant }.map {
-            VerificationCode(code: $0.code, phoneNumber: $0.phoneNumber, sessionInfo: $0.sessionInfo)
-        })
+        try await reading { state in
+            VerificationCodesResponse(verificationCodes: state.outboxMessages.filter { $0.tenant == tenant }.map {
+                VerificationCode(code: $0.code, phoneNumber: $0.phoneNumber, sessionInfo: $0.sessionInfo)
+            })
+        }
     }
 
     /// `getProjectConfig`: the project and its authorized domains (the first `firebaseapp.com`

@@ -10,14 +10,14 @@ extension IdentityToolkit {
 
     /// The project config: its reCAPTCHA part, as the Admin API writes it (a fleet's, with a shared store).
     package func projectConfigForAdmin() async throws(IdentityToolkitError) -> EmulatorProjectConfig {
-        try await readShared()
+        try await reading { _ in }
         return core.currentProjectConfig()
     }
 
     /// The project config in the Auth Emulator's own shape (`signIn.allowDuplicateEmails`,
     /// `emailPrivacyConfig`): what an export's `config.json` holds, so that the emulator loads it.
     package func projectConfigForExport() async throws(IdentityToolkitError) -> EmulatorProjectConfig {
-        try await readShared()
+        try await reading { _ in }
         return EmulatorProjectConfig(signIn: .init(allowDuplicateEmails: core.emulatorSignIn.allowDuplicateEmails),
                                      emailPrivacyConfig: .init(enableImprovedEmailPrivacy: core.emulatorSignIn.enableImprovedEmailPrivacy))
     }
@@ -91,8 +91,9 @@ extension IdentityToolkit {
         let (email, password) = try check { core throws(IdentityToolkitError) in try core.passwordCredentials(request) }
         // The hash is checked off the actor (scrypt takes tens of milliseconds), then the sign-in
         // goes on only if the user still has the hash that was checked.
-        try await readShared()
-        let stored = core.state.users(in: request.tenantId).user(email: email).flatMap { user in user.passwordHash.map { (hash: $0, salt: user.salt) } }
+        let stored = try await reading { state in
+            state.users(in: request.tenantId).user(email: email).flatMap { user in user.passwordHash.map { (hash: $0, salt: user.salt) } }
+        }
         var verified: String?
         if let stored, await PasswordHashing.matches(password, hash: stored.hash, salt: stored.salt) { verified = stored.hash }
         return try await signIn { [verified] core throws(IdentityToolkitError) in
@@ -122,15 +123,15 @@ extension IdentityToolkit {
     /// Every email sent (a day past its code's lifetime, then forgotten), oldest first, with
     /// whether its code was spent: what the inspector lists.
     package func sentEmails() async throws(IdentityToolkitError) -> [(email: OobEmail, used: Bool)] {
-        try await readShared()
-        return core.state.emailOutbox.map { ($0, core.state.oobCodes[BackendCore.digest($0.code)]?.used ?? true) }
+        try await reading { state in state.emailOutboxMessages.map { ($0, state.oobCodes[BackendCore.digest($0.code)]?.used ?? true) } }
     }
 
     /// The emails sent whose codes are still unused, oldest first (`GET /emulator/v1/projects/{p}/oobCodes`,
     /// or a tenant's: `…/tenants/{t}/oobCodes`).
     package func emailOutbox(tenant: String? = nil) async throws(IdentityToolkitError) -> [OobEmail] {
-        try await readShared()
-        return core.state.emailOutbox.filter { $0.tenant == tenant && core.state.oobCodes[BackendCore.digest($0.code)]?.used == false }
+        try await reading { state in
+            state.emailOutboxMessages.filter { $0.tenant == tenant && state.oobCodes[BackendCore.digest($0.code)]?.used == false }
+        }
     }
 
     // MARK: Users, as an admin manages them (UserManagement.swift)

@@ -207,11 +207,15 @@ extension IdentityToolkit {
             return (400, "<!DOCTYPE html><html><body><h1>Bad sign-in request</h1><p id=\"authsim-error\">\(WebText.escapeHTML(problem.detail ?? problem.code.rawValue))</p></body></html>")
         case .success(let parsed): query = parsed
         }
-        do { try await readShared() } catch {
+        let users: [BackendUser]
+        do throws(IdentityToolkitError) {
+            users = try await reading { state in
+                state.users(in: query.tenantID).byID.values.sorted { ($0.createdAt, $0.localId) < ($1.createdAt, $1.localId) }
+            }
+        } catch {
             return (error.httpStatus, "<!DOCTYPE html><html><body><h1>Backend error</h1><p id=\"authsim-error\">\(WebText.escapeHTML(error.message))</p></body></html>")
         }
         let provider = ProviderID(rawValue: query.providerID)
-        let users = core.state.users(in: query.tenantID).byID.values.sorted { ($0.createdAt, $0.localId) < ($1.createdAt, $1.localId) }
         let accounts = users.compactMap { user -> ProviderPage.Account? in
             guard let info = user.otherProviders?.first(where: { $0.providerId == provider }), let rawId = info.rawId else { return nil }
             return ProviderPage.Account(claims: ProviderPage.claims(sub: rawId, name: info.displayName, email: info.email, picture: info.photoUrl),

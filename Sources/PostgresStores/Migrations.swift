@@ -231,7 +231,7 @@ enum Migrations {
         Step(version: 11, name: "the backend's state as rows, each changed under its own lock", statements: [
             // Each row of the backend's state (StateRow: a receipt, a session, a user, an index of
             // users by number, …) as JSON, with the version of its last change (drawn from one
-            // sequence per commit). The key's C collation lets a table's or a tenant's rows be
+            // sequence per commit) and the node that made it. The key's C collation lets a table's or a tenant's rows be
             // read as one range of the primary key.
             "CREATE SEQUENCE backend_row_versions",
             """
@@ -239,7 +239,8 @@ enum Migrations {
                 key text COLLATE "C" PRIMARY KEY,
                 version bigint NOT NULL,
                 value text NOT NULL,
-                expires_at timestamptz
+                expires_at timestamptz,
+                node text NOT NULL
             )
             """,
             "CREATE INDEX backend_rows_expires_at ON backend_rows (expires_at) WHERE expires_at IS NOT NULL",
@@ -269,7 +270,7 @@ enum Migrations {
             """
             CREATE FUNCTION authsim_backend_commit(read_keys text[], read_versions bigint[], whole text[],
                                                    write_keys text[], write_values text[], write_expiry double precision[],
-                                                   delete_keys text[], write_prefixes text[])
+                                                   delete_keys text[], write_prefixes text[], writer text)
             RETURNS TABLE (row_key text, row_version bigint, row_value text)
             LANGUAGE plpgsql VOLATILE AS $$
             DECLARE
@@ -304,10 +305,11 @@ enum Migrations {
                 END IF;
                 new_version := nextval('backend_row_versions');
                 DELETE FROM backend_rows WHERE key = ANY(delete_keys);
-                INSERT INTO backend_rows (key, version, value, expires_at)
-                    SELECT w.k, new_version, w.v, CASE WHEN w.e > 0 THEN to_timestamp(w.e) END
+                INSERT INTO backend_rows (key, version, value, expires_at, node)
+                    SELECT w.k, new_version, w.v, CASE WHEN w.e > 0 THEN to_timestamp(w.e) END, writer
                     FROM unnest(write_keys, write_values, write_expiry) AS w(k, v, e)
-                    ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, value = EXCLUDED.value, expires_at = EXCLUDED.expires_at;
+                    ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
+                        node = EXCLUDED.node;
                 RETURN QUERY SELECT NULL::text, new_version, NULL::text;
             END
             $$
@@ -366,10 +368,11 @@ enum Migrations {
 /// authsims. So a fleet upgraded node by node either shares its records' formats or stops the
 /// node that cannot read them (docs/fleet.md).
 enum StoreFormats {
-    /// The backend's records (``BackendRecord``'s JSON, as the journal's lines), the receivers'
-    /// delivery and rejection lines (as the files' lines).
+    /// The backend's state (2: rows of the state's tables, as JSON, in `backend_rows`; 1: every
+    /// change as a ``BackendRecord``, replayed by every node, read once to make the rows), the
+    /// receivers' delivery and rejection lines (as the files' lines).
     static let all = [
-        StateFormat(kind: "backend records", current: 1),
+        StateFormat(kind: "backend records", current: 2),
         StateFormat(kind: "receiver log lines", current: 1),
     ]
 

@@ -5,14 +5,12 @@ import PostgresNIO
 import Utilities
 
 /// The backend's ``BackendStore`` on PostgreSQL: every node of a fleet reads and writes the same
-/// `backend_records`, in the order the fleet's write turn (an advisory lock) gives them.
+/// `backend_rows`, each row under its own advisory lock.
 ///
-/// A change costs four round trips (BEGIN, the turn with the records since this node's last,
-/// the INSERT of its records, COMMIT); a node whose position is current reads nothing back.
-///
-/// Now and then a change also writes a snapshot of the state (`backend_snapshots`) and deletes
-/// the records it replaces, so the table stays the size of the recent past: a node that starts,
-/// or one behind the snapshot, reads the snapshot and the records after it.
+/// A batch costs a round trip per load of the rows its rules lacked and one for its commit (one
+/// statement, `authsim_backend_commit`: the rows' locks, the check that every row read is as read,
+/// the writes). `backend_records` and `backend_snapshots` hold what an older authsim's fleet kept:
+/// read once, by the first node that finds no rows (``legacyRecords()``).
 package actor PostgresBackendStore: BackendStore {
     package nonisolated let address: String
     /// Written with every record: which node handled the request.
@@ -84,31 +82,34 @@ package actor PostgresBackendStore: BackendStore {
         return stored
     }
 
-    package func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords {
+    package func legacyRecords() async throws(SharedStoreError) -> [String]? {
         do {
-            return try await session.run("reading", seconds: deadline) { [logger] connection in
-                try await Self.read(try await connection.query("SELECT * FROM authsim_backend_records(\(position))", logger: logger),
-                                    after: position)
+            return try await session.run("reading an older fleet's records", seconds: deadline) { [logger] connection in
+                var hasRows = false
+                for try await exists in try await connection.query("SELECT EXISTS (SELECT 1 FROM backend_rows)", logger: logger).decode(Bool.self) {
+                    hasRows = exists
+                }
+                guard !hasRows else { return nil }
+                var records: [String] = []
+                for try await (_, text, _) in try await connection.query("SELECT * FROM authsim_backend_records(0)", logger: logger)
+                    .decode((Int64, String?, Bool).self) {
+                    if let text { records.append(text) }
+                }
+                return records.isEmpty ? nil : records
             }
         } catch {
             throw SharedStoreError(.unavailable, error.description)
         }
     }
 
-    package func beginChange(after position: Int64) async throws(SharedStoreError) -> any BackendStoreChange {
-        let connection = try await connected()
+    package func forgetLegacyRecords() async throws(SharedStoreError) {
         do {
-            let newer = try await bounded(connection, seconds: deadline, what: "starting a change") { [logger] connection in
-                try await connection.query("BEGIN", logger: logger)
-                return try await Self.read(try await connection.query("SELECT * FROM authsim_backend_turn_from(\(position))", logger: logger),
-                                           after: position)
+            try await session.run("deleting an older fleet's records", seconds: deadline) { [logger] connection in
+                try await connection.query("DELETE FROM backend_records", logger: logger)
+                try await connection.query("DELETE FROM backend_snapshots", logger: logger)
             }
-            return Change(store: self, connection: connection, newer: newer)
         } catch {
-            // Closing the connection ends its transaction too. (A query after a failed one, a
-            // ROLLBACK on a connection the server had just closed, was seen never to answer.)
-            await session.broken(connection)
-            throw SharedStoreError(.unavailable, "starting a change: \(PostgresStoreFailure.describe(error))")
+            throw SharedStoreError(.unavailable, error.description)
         }
     }
 
@@ -138,12 +139,12 @@ package actor PostgresBackendStore: BackendStore {
         let prefixes = Array(Set(batch.writes.map { RowBatch.prefix(of: $0.row.key) }))
         let whole = batch.whole
         do {
-            return try await session.run("committing rows", seconds: deadline) { [logger] connection in
+            return try await session.run("committing rows", seconds: deadline) { [logger, node] connection in
                 var stale: [VersionedRow] = []
                 var committed: Int64?
                 let rows = try await connection.query("""
                     SELECT * FROM authsim_backend_commit(\(readKeys)::text[], \(readVersions)::bigint[], \(whole)::text[],
-                        \(writeKeys)::text[], \(writeValues)::text[], \(writeExpiry)::double precision[], \(deleteKeys)::text[], \(prefixes)::text[])
+                        \(writeKeys)::text[], \(writeValues)::text[], \(writeExpiry)::double precision[], \(deleteKeys)::text[], \(prefixes)::text[], \(node))
                     """, logger: logger)
                 for try await (key, version, text) in rows.decode((String?, Int64, String?).self) {
                     if let key { stale.append(VersionedRow(key: key, version: version, text: text)) } else { committed = version }
@@ -156,75 +157,23 @@ package actor PostgresBackendStore: BackendStore {
         }
     }
 
-    package func close() async { await session.close() }
-
-    private func connected() async throws(SharedStoreError) -> PostgresConnection {
-        do { return try await session.connected() } catch { throw SharedStoreError(.unavailable, error.description) }
-        // (Callers name the store: the command line says which URL; a request's log line says `store`.)
-    }
-
-    /// Ends a change that will not commit.
-    fileprivate func rollBack(_ connection: PostgresConnection) async {
+    package func dropExpired(before date: Date) async throws(SharedStoreError) -> Int {
         do {
-            _ = try await bounded(connection, seconds: deadline, what: "rolling back") { [logger] connection in
-                try await connection.query("ROLLBACK", logger: logger)
-            }
-        } catch {
-            await session.broken(connection)
-        }
-    }
-
-    fileprivate func write(_ records: [String], snapshot: [String]?, after position: Int64,
-                           on connection: PostgresConnection) async throws(SharedStoreError) -> Int64 {
-        let last = position + Int64(records.count)
-        do {
-            try await bounded(connection, seconds: deadline, what: "writing") { [logger, node] connection in
-                try await connection.query("""
-                    INSERT INTO backend_records (position, node, record)
-                    SELECT \(position) + t.ordinality, \(node), t.record::jsonb FROM unnest(\(records)::text[]) WITH ORDINALITY AS t(record, ordinality)
-                    """, logger: logger)
-                if let snapshot {
-                    // The state as of the last record replaces every record up to it, and any older snapshot.
-                    try await connection.query("""
-                        INSERT INTO backend_snapshots (position, node, records)
-                        SELECT \(last), \(node), coalesce(jsonb_agg(t.record::jsonb ORDER BY t.n), '[]'::jsonb)
-                        FROM unnest(\(snapshot)::text[]) WITH ORDINALITY AS t(record, n)
-                        """, logger: logger)
-                    try await connection.query("DELETE FROM backend_records WHERE position <= \(last)", logger: logger)
-                    try await connection.query("DELETE FROM backend_snapshots WHERE position < \(last)", logger: logger)
+            return try await session.run("dropping expired rows", seconds: deadline) { [logger] connection in
+                var dropped = 0
+                for try await count in try await connection.query("""
+                    WITH gone AS (DELETE FROM backend_rows WHERE key IN (
+                        SELECT key FROM backend_rows WHERE expires_at < \(date) LIMIT 5000) RETURNING 1)
+                    SELECT count(*)::bigint FROM gone
+                    """, logger: logger).decode(Int64.self) {
+                    dropped = Int(count)
                 }
-                try await connection.query("COMMIT", logger: logger)
+                return dropped
             }
-            return last
         } catch {
-            // A COMMIT whose answer was lost may have committed: the caller rebuilds from the store.
-            await session.broken(connection)
-            throw SharedStoreError(.unavailable, "writing: \(PostgresStoreFailure.describe(error))")
+            throw SharedStoreError(.unavailable, error.description)
         }
     }
 
-    private static func read(_ rows: PostgresRowSequence, after position: Int64) async throws -> BackendStoreRecords {
-        var result = BackendStoreRecords(records: [], position: position)
-        for try await (at, text, fromSnapshot) in rows.decode((Int64, String?, Bool).self) {
-            result.position = at
-            if fromSnapshot {
-                // The snapshot's header row (no text), then its records.
-                result.snapshotRecords = (result.snapshotRecords ?? -1) + 1
-            }
-            if let text { result.records.append(text) }
-        }
-        return result
-    }
-
-    private struct Change: BackendStoreChange {
-        let store: PostgresBackendStore
-        let connection: PostgresConnection
-        let newer: BackendStoreRecords
-
-        func commit(_ records: [String], snapshot: [String]?) async throws(SharedStoreError) -> Int64 {
-            try await store.write(records, snapshot: snapshot, after: newer.position, on: connection)
-        }
-
-        func abandon() async { await store.rollBack(connection) }
-    }
+    package func close() async { await session.close() }
 }

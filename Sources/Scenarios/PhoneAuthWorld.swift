@@ -211,7 +211,7 @@ package final class PhoneAuthWorld: Sendable {
 
     /// The last code texted to `phoneNumber` (from the backend's outbox, over HTTP when it runs elsewhere).
     package func lastCode(for phoneNumber: String) async -> String? {
-        if let toolkit { return await toolkit.messages.last { $0.phoneNumber == phoneNumber }?.code }
+        if let toolkit { return (try? await toolkit.sentMessages())?.last { $0.phoneNumber == phoneNumber }?.code }
         let endpoint = IdentityToolkitEndpoint.emulatorVerificationCodes
         guard let url = endpoint.url(emulator: "\(backendHost):\(backendPort)", apiKey: nil, projectID: projectID),
               let answer = try? await transport.send(TransportRequest(method: endpoint.method.rawValue, url: url, headers: adminHeaders)),

@@ -31,8 +31,7 @@ struct Backend: AsyncParsableCommand {
                                valueName: "url")) var store: String?
     @Option(help: ArgumentHelp("This node's name, kept with every record it writes to --store (default: the host name and --port).", valueName: "name"))
     var nodeName: String?
-    @Option(help: ArgumentHelp("With --store: write a snapshot of the state in place of the records before it once this many records came after the last one (or as many as it held, if more), so the table and a starting node's replay stay short.",
-                               valueName: "records")) var storeSnapshotEvery = 100_000
+    @Option(help: .hidden) var storeSnapshotEvery: String?
     @Option(help: "Seconds the app is told to wait for the silent push.") var suggestedTimeout = 5
     @Option(help: "Seconds after a sign-in in which a user may delete the account, change the email or password or unlink a provider; later they get CREDENTIAL_TOO_OLD_LOGIN_AGAIN (requiresRecentLogin) until they reauthenticate. Google's is 300; 0: no limit, as the Auth Emulator.")
     var recentLoginSeconds = BackendConfiguration().recentLoginSeconds
@@ -93,8 +92,7 @@ struct Backend: AsyncParsableCommand {
         configuration.fixedSMSCode = smsCode
         configuration.idSeed = idSeed
         configuration.acceptUnverifiedCodeRequests = acceptUnverifiedCodeRequests
-        guard storeSnapshotEvery > 0 else { throw ValidationError("--store-snapshot-every is a positive number of records") }
-        configuration.storeSnapshotEvery = storeSnapshotEvery
+        if storeSnapshotEvery != nil { throw ValidationError(StoreOptions.snapshotsGone) }
         do { configuration.recaptchaOutcome = try ReCAPTCHAOutcome(argument: recaptchaOutcome) } catch {
             throw ValidationError("--recaptcha-outcome: \(error.detail ?? error.code.rawValue)")
         }
@@ -156,7 +154,7 @@ struct Backend: AsyncParsableCommand {
             if let folder = exportOnExit {
                 await parts.add(ShutdownStep("the export on exit") {
                     try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
-                    let count = await toolkit.allUsers.count
+                    let count = try await toolkit.users().count
                     say("authsim backend exported \(count) \(count == 1 ? "user" : "users") to \(folder)")
                 })
             }
@@ -231,4 +229,11 @@ func localPusher(_ credentials: LocalCredentials, key: APNsAuthKey, sandboxPort:
                        tokens: try ProviderTokenCache(signer: key.signer))
     }
     return APNsPusher(sandbox: try client(.sandbox, port: sandboxPort), production: try client(.production, port: productionPort))
+}
+
+/// What the `--store` options say that is not an option of their own.
+enum StoreOptions {
+    /// `--store-snapshot-every`, of a fleet that kept records: refused, with why and where to read.
+    static let snapshotsGone = "--store-snapshot-every is gone: a fleet keeps the backend's state as rows, each dropped once it expires, "
+        + "so there are no records to snapshot (docs/fleet-internals.md). Drop the option."
 }

@@ -121,13 +121,11 @@ struct Bench: AsyncParsableCommand {
         @Option(help: "Backends sharing --store.") var nodes = 1
         @Option(help: "Sign-ins (each two requests and two changes).") var count = 2_000
         @Option(help: "Sign-ins in progress at once.") var concurrency = 64
-        @Option(help: ArgumentHelp("With --store: snapshot the state in place of the records before it every this many records (as authsim backend --store-snapshot-every).",
-                                   valueName: "records")) var storeSnapshotEvery = 100_000
         @Flag(help: "One JSON object.") var json = false
 
         func validate() throws {
-            guard nodes >= 1, count >= 1, concurrency >= 1, storeSnapshotEvery >= 1 else {
-                throw ValidationError("--nodes, --count, --concurrency and --store-snapshot-every are at least 1")
+            guard nodes >= 1, count >= 1, concurrency >= 1 else {
+                throw ValidationError("--nodes, --count and --concurrency are at least 1")
             }
             guard nodes == 1 || store != nil else { throw ValidationError("--nodes \(nodes) needs --store: nodes without a shared store are separate backends") }
         }
@@ -136,7 +134,6 @@ struct Bench: AsyncParsableCommand {
             var configuration = BackendConfiguration()
             configuration.acceptUnverifiedCodeRequests = true
             configuration.fixedSMSCode = "123456"
-            configuration.storeSnapshotEvery = storeSnapshotEvery
             var toolkits: [IdentityToolkit] = []
             var eventLogs: [PostgresEventLog] = []
             var folder: URL?

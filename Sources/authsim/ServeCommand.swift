@@ -53,8 +53,7 @@ struct Serve: AsyncParsableCommand {
                                valueName: "url")) var store: String?
     @Option(help: ArgumentHelp("This node's name in the fleet, kept with its pushes and records (default: the host name and --sandbox-port).", valueName: "name"))
     var nodeName: String?
-    @Option(help: ArgumentHelp("With --store: write a snapshot of the backend's state in place of the records before it once this many records came after the last one (or as many as it held, if more), as authsim backend --store-snapshot-every.",
-                               valueName: "records")) var storeSnapshotEvery = 100_000
+    @Option(help: .hidden) var storeSnapshotEvery: String?
     @Option(help: ArgumentHelp("Once every part listens, write their addresses to this file as one JSON object (for harnesses that pass port 0; the file is replaced whole, mode 0600).",
                                valueName: "file"))
     var readyFile: String?
@@ -62,7 +61,7 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard maxPushes > 0 else { throw ValidationError("--max-pushes must be positive") }
         guard suggestedTimeout > 0 else { throw ValidationError("--suggested-timeout is a positive number of seconds") }
-        guard storeSnapshotEvery > 0 else { throw ValidationError("--store-snapshot-every is a positive number of records") }
+        if storeSnapshotEvery != nil { throw ValidationError(StoreOptions.snapshotsGone) }
         try checkPorts([("--sandbox-port", sandboxPort ?? 0), ("--production-port", productionPort ?? 0), ("--device-port", devicePort ?? 0),
                         ("--backend-port", backendPort), ("--ui-port", uiPort ?? 0)])
     }
@@ -161,7 +160,6 @@ struct Serve: AsyncParsableCommand {
             configuration.suggestedTimeout = suggestedTimeout
             configuration.recentLoginSeconds = recentLoginSeconds
             configuration.totpAdjacentIntervals = totpAdjacentIntervals < 0 ? nil : totpAdjacentIntervals
-            configuration.storeSnapshotEvery = storeSnapshotEvery
             let pusher = try localPusher(credentials, key: key, sandboxPort: sandbox, productionPort: production)
             await parts.add(pusher)
             let flows = FlowHistory()
@@ -194,7 +192,7 @@ struct Serve: AsyncParsableCommand {
             if let folder = exportOnExit {
                 await parts.add(ShutdownStep("the export on exit") {
                     try await EmulatorExport.write(toolkit, to: URL(fileURLWithPath: folder), version: "authsim")
-                    let count = await toolkit.allUsers.count
+                    let count = try await toolkit.users().count
                     say("exported \(count) \(count == 1 ? "user" : "users") to \(folder)")
                 })
             }

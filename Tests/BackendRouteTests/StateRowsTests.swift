@@ -22,7 +22,12 @@ struct StateRowsTests {
         /// The most runs one call took.
         var mostRuns = 0
 
-        init(_ core: BackendCore) { whole = core }
+        /// `core`, its state one that notes reads (noted, never loaded: it holds everything), so
+        /// that its tables are a fleet node's (the outbox and the silent pushes as rows).
+        init(_ core: BackendCore) {
+            whole = core
+            whole.state = BackendState(reads: StateReads())
+        }
 
         mutating func call<T>(at now: Date, _ body: (inout CoreCall) throws(IdentityToolkitError) -> T) throws -> T {
             let random = SeededRandom(seed: seed)

@@ -154,12 +154,12 @@ class Postgres:
 class Node:
     """One `authsim serve --store` node on fixed ports (a restart takes them again)."""
 
-    def __init__(self, name, binary, folder, certs, store, token_file, snapshot_every=None):
+    def __init__(self, name, binary, folder, certs, store, token_file):
         self.name = name
         self.state = os.path.join(folder, name)
         self.ports = {k: free_port() for k in ["sandbox", "production", "device", "backend", "ui"]}
         self.args = [binary, "serve"] + (["--store", store, "--node-name", name] if store else []) \
-            + (["--store-snapshot-every", str(snapshot_every)] if store and snapshot_every else []) + ["--certs", certs,
+            + ["--certs", certs,
                      "--state", os.path.join(folder, name), "--admin-token-file", token_file,
                      "--sandbox-port", str(self.ports["sandbox"]), "--production-port", str(self.ports["production"]),
                      "--device-port", str(self.ports["device"]), "--backend-port", str(self.ports["backend"]),
@@ -814,7 +814,6 @@ def main():
     parser.add_argument("--long", action="store_true", help="a long run: no faults, returning numbers, samples of memory, files and store")
     parser.add_argument("--one-node", action="store_true", help="with --long: one authsim serve, its state in files")
     parser.add_argument("--sample-every", type=float, default=30)
-    parser.add_argument("--store-snapshot-every", type=int, help="the nodes' --store-snapshot-every (records between snapshots of the backend's state)")
     args = parser.parse_args()
 
     if args.check:
@@ -850,7 +849,7 @@ def main():
     postgres = None if args.one_node else Postgres(tempfile.mkdtemp(prefix="authsim-chaos-pg-"),
                                                     small_disk_mb=None if args.no_faults or args.long else 384)
     names = ["node"] if args.one_node else ["node-a", "node-b"]
-    nodes = [Node(name, binary, out, certs, postgres.url if postgres else None, token_file, args.store_snapshot_every) for name in names]
+    nodes = [Node(name, binary, out, certs, postgres.url if postgres else None, token_file) for name in names]
     history = History(os.path.join(out, "history.jsonl"))
     stop = threading.Event()
     passed = False

@@ -80,7 +80,7 @@ struct BackendFleetProcessTests {
                                               #"{"sessionInfo":"\#(sessionInfo)","code":"\#(code)"}"#)
         #expect(status5 == 400)
         #expect(errorMessage(again)?.hasPrefix("INVALID_SESSION_INFO") == true, "\(again)")
-        let nodes = try await postgres.psql(database.name, "SELECT string_agg(DISTINCT node, ',' ORDER BY node) FROM backend_records")
+        let nodes = try await postgres.psql(database.name, "SELECT string_agg(DISTINCT node, ',' ORDER BY node) FROM backend_rows")
         #expect(nodes == "a,b")
     }
 

@@ -53,7 +53,7 @@ struct BackendStoreTests {
             _ = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "000000"))
         }
         #expect(try await a.code(forSession: session) == "123456")
-        #expect(await a.core.state.sessions[session]?.attempts == 1)
+        #expect(try await a.reading { $0.sessions[session]?.attempts } == 1)
 
         let signedIn = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
         let idToken = try #require(signedIn.idToken)
@@ -68,54 +68,69 @@ struct BackendStoreTests {
         // A refresh token B issued, refreshed on A.
         let refreshed = try await a.secureToken(SecureTokenRequest(grantType: "refresh_token", refreshToken: signedIn.refreshToken))
         #expect(refreshed.userId == signedIn.localId)
-        // Which node wrote what.
-        let nodes = try await postgres.psql(database.name, "SELECT string_agg(DISTINCT node, ',' ORDER BY node) FROM backend_records")
+        // Which node wrote what: A the session, B the user.
+        let nodes = try await postgres.psql(database.name, "SELECT string_agg(DISTINCT node, ',' ORDER BY node) FROM backend_rows")
         #expect(nodes == "a,b")
     }
 
-    @Test("snapshots: the records before one go; a node behind it and a node started after it rebuild from it, and nothing it holds is lost")
-    func snapshotsReplaceOldRecords() async throws {
+    @Test("rows past their lifetime and retention go from the store after a commit, once a minute; users stay")
+    func expiredRowsGo() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let clock = ManualWallClock(Date())
+        let a = try await Self.node(database.url, "a", clock: clock)
+        func rows(_ table: String) async throws -> String {
+            try await postgres.psql(database.name, "SELECT count(*) FROM backend_rows WHERE key LIKE '\(table)/%'")
+        }
+        let sent = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
+        _ = try await a.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
+        let unused = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550177"))
+        let before = (try await rows("session"), try await rows("sms"), try await rows("user"))
+        #expect(before == ("1", "2", "1"))
+        // Past the code's lifetime and the retention after it: the next commit drops them.
+        let configuration = BackendConfiguration()
+        clock.advance(by: configuration.codeLifetime + configuration.expiredRetention + 61)
+        _ = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550166"))
+        let after = (try await rows("session"), try await rows("sms"), try await rows("user"))
+        #expect(after == ("1", "1", "1"))
+        await Self.expectError(.invalidSessionInfo) { () throws(IdentityToolkitError) in
+            _ = try await a.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: unused.sessionInfo, code: "123456"))
+        }
+    }
+
+    @Test("a fleet an older authsim kept as records: the first node started makes them rows; the user, the code and the SMS carry over, the records go")
+    func legacyRecordsBecomeRows() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
         let database = try await postgres.newDatabase(#function)
         let url = database.url
-        let often: (inout BackendConfiguration) -> Void = { $0.storeSnapshotEvery = 10 }
-        let a = try await Self.node(url, "a", configure: often)
-        let b = try await Self.node(url, "b", configure: often)
-
-        // B signs a user in and asks for a code, then stays idle while A deletes that user and
-        // writes snapshots past it all.
-        let first = try await b.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550188"))
-        let gone = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: first.sessionInfo, code: "123456"))
-        let goneID = try #require(gone.localId)
-        let early = try await b.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
-        _ = try await a.call(ToolkitCalls.deleteAccount, DeleteAccountRequest(idToken: gone.idToken))
-        var tokens: [String] = []
-        for index in 0..<6 {
-            let number = "+1650555010\(index)"
-            let sent = try await a.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: number))
-            let signedIn = try await a.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: sent.sessionInfo, code: "123456"))
-            tokens.append(try #require(signedIn.idToken))
-        }
-        let written = await a.storePosition
-        #expect(try await postgres.psql(database.name, "SELECT count(*) FROM backend_snapshots") == "1")
-        // Only the records after the snapshot are kept.
-        let snapshot = try #require(Int64(try await postgres.psql(database.name, "SELECT position FROM backend_snapshots")))
-        let kept = try #require(Int64(try await postgres.psql(database.name, "SELECT count(*) FROM backend_records")))
-        #expect(snapshot > 10 && kept == written - snapshot, "snapshot at \(snapshot), \(kept) records kept of \(written)")
-
-        // B, behind the snapshot, rebuilds from it: its code is still there, and still single-use.
-        let signedIn = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
-        #expect(signedIn.phoneNumber == Self.number)
-        #expect(await b.core.state.projectUsers.byID[goneID] == nil, "B kept a user deleted before the snapshot: it did not start again from it")
+        // The schema, with no rows yet; then the records an older fleet left (a snapshot's and one after).
+        _ = try await Self.node(url, "setup")
+        let now = Date()
+        let user = BackendUser(localId: "legacyUser", phoneNumber: "+16505550188", createdAt: now.addingTimeInterval(-3600))
+        let records: [BackendRecord] = [
+            .user(user),
+            .session(id: "legacySession", phoneNumber: Self.number, code: "654321", createdAt: now),
+            .sms(SMSMessage(phoneNumber: Self.number, code: "654321", sessionInfo: "legacySession", languageCode: nil, text: "654321", sentAt: now)),
+        ]
+        let texts = try records.map { record throws(IdentityToolkitError) in try BackendJournal.text(record) }
+        let snapshot = "[" + texts[0] + "]"
+        _ = try await postgres.psql(database.name, """
+            INSERT INTO backend_snapshots (position, node, records) VALUES (1, 'old', '\(snapshot)'::jsonb);
+            INSERT INTO backend_records (position, node, record) VALUES (2, 'old', '\(texts[1])'::jsonb), (3, 'old', '\(texts[2])'::jsonb)
+            """)
+        let a = try await Self.node(url, "a")
+        #expect(try await postgres.psql(database.name, "SELECT count(*) FROM backend_records") == "0")
+        #expect(try await postgres.psql(database.name, "SELECT count(*) FROM backend_snapshots") == "0")
+        #expect(try await a.verificationCodes().verificationCodes.map(\.sessionInfo) == ["legacySession"])
+        // A second node started after finds rows and adopts nothing again.
+        let b = try await Self.node(url, "b")
+        let signedIn = try await b.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: "legacySession", code: "654321"))
+        #expect(signedIn.phoneNumber == Self.number && signedIn.isNewUser == true)
         await Self.expectError(.invalidSessionInfo) { () throws(IdentityToolkitError) in
-            _ = try await a.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: early.sessionInfo, code: "123456"))
+            _ = try await a.call(ToolkitCalls.signInWithPhoneNumber, VerifyPhoneNumberRequest(sessionInfo: "legacySession", code: "654321"))
         }
-        // A node started now reads the snapshot and what came after: every user, every token good.
-        let c = try await Self.node(url, "c", configure: often)
-        #expect(await c.core.state.projectUsers.byID.count == 7)
-        for token in tokens {
-            #expect(try await c.call(ToolkitCalls.getAccountInfo, GetAccountInfoRequest(idToken: token)).users?.count == 1)
-        }
+        #expect(try await a.reading { $0.projectUsers.byID["legacyUser"]?.phoneNumber } == "+16505550188")
+        #expect(try await postgres.psql(database.name, "SELECT node FROM backend_rows WHERE key = 'user//legacyUser'") == "a")
     }
 
     @Test("the fleet's events are kept an hour: a node deletes older ones, at most once a minute")
@@ -288,7 +303,7 @@ struct BackendStoreTests {
         #expect(try await postgres.psql(newer.name, "SELECT DISTINCT applied_by FROM authsim_migrations")
             .trimmingCharacters(in: .whitespacesAndNewlines) == AuthsimVersion.current)
         #expect(try await postgres.psql(newer.name, "SELECT format || ' ' || version || ' ' || written_by FROM authsim_formats ORDER BY format")
-            .split(separator: "\n") == ["backend records 1 \(AuthsimVersion.current)", "receiver log lines 1 \(AuthsimVersion.current)"])
+            .split(separator: "\n") == ["backend records 2 \(AuthsimVersion.current)", "receiver log lines 1 \(AuthsimVersion.current)"])
         _ = try await postgres.psql(newer.name, "INSERT INTO authsim_migrations (version, name, applied_by) VALUES (99, 'from the future', '9.0.0')")
         do {
             _ = try await Self.node(newer.url, "b")
@@ -303,19 +318,19 @@ struct BackendStoreTests {
         let newerRecords = try await postgres.newDatabase("\(#function)records")
         let running = try await Self.node(newerRecords.url, "a")
         _ = try await running.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: Self.number))
-        _ = try await postgres.psql(newerRecords.name, "UPDATE authsim_formats SET version = 2, written_by = '9.0.0' WHERE format = 'backend records'")
+        _ = try await postgres.psql(newerRecords.name, "UPDATE authsim_formats SET version = 3, written_by = '9.0.0' WHERE format = 'backend records'")
         do {
             _ = try await Self.node(newerRecords.url, "b")
             Issue.record("a database whose records are of a newer format was opened")
         } catch let error as SharedStoreError {
             #expect(error.code == .schemaTooNew)
-            #expect(error.message.contains("authsim 9.0.0 in backend records format 2") && error.message.contains("(\(AuthsimVersion.current)) reads formats 1–1"),
+            #expect(error.message.contains("authsim 9.0.0 in backend records format 3") && error.message.contains("(\(AuthsimVersion.current)) reads formats 1–2"),
                     "\(error.message)")
         }
-        // A node already running meets a record it cannot read (what a newer node would write):
-        // it answers STATE_FORMAT, saying to upgrade it, and applies nothing of it.
+        // A node already running meets a row it cannot read (what a newer node would write): it
+        // answers STATE_FORMAT, saying to upgrade it, and writes nothing.
         _ = try await postgres.psql(newerRecords.name, """
-            INSERT INTO backend_records (position, node, record) SELECT coalesce(max(position), 0) + 1, 'b', '{"fromTheFuture":{"_0":1}}'::jsonb FROM backend_records
+            INSERT INTO backend_rows (key, version, value, node) VALUES ('config/project', nextval('backend_row_versions'), '{"fromTheFuture":[1]}', 'b')
             """)
         await Self.expectError(.stateFormat) { () throws(IdentityToolkitError) in
             _ = try await running.sendVerificationCode(SendVerificationCodeRequest(phoneNumber: "+16505550197"))

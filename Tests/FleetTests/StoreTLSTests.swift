@@ -37,7 +37,7 @@ struct StoreTLSTests {
                                             "http://127.0.0.1:\(port)/identitytoolkit.googleapis.com/v1/projects/authsim-demo/accounts"])
         #expect(created.output.contains("localId"), "\(created.output)")
         let records = try await runProgram(["sh", "-c", "PGPASSWORD='\(Self.password)' PGSSLMODE=verify-full PGSSLROOTCERT='\(postgres.caFile)' "
-                                            + "psql -X -A -t -h localhost -p \(postgres.port) -U authsim -d authsim -c 'SELECT count(*) FROM backend_records'"])
+                                            + "psql -X -A -t -h localhost -p \(postgres.port) -U authsim -d authsim -c 'SELECT count(*) FROM backend_rows'"])
         #expect((Int(records.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "libpq reads what the node wrote: \(records.output)")
         #expect(!good.text.contains(Self.password) && !(good.process.output + [good.process.errorText]).joined().contains(Self.password))
 

@@ -92,6 +92,31 @@ struct SecureBackendRandom: BackendRandom {
     func bytes(_ count: Int) -> [UInt8] { SecureRandom.bytes(count) }
 }
 
+/// libcrypto's generator, recorded, so that the rules can run again on the same bytes: a fleet
+/// node's rules run again once the rows they lacked are loaded, and a new user's ID (a row the
+/// rules read to be sure it is free) must be the one they drew before. ``rewind()`` before each
+/// run; bytes past what the last run drew are new.
+final class RecordedRandom: @unchecked Sendable {
+    private var tape: [UInt8] = []
+    private var cursor = 0
+
+    func rewind() { cursor = 0 }
+
+    func bytes(_ count: Int) -> [UInt8] {
+        if cursor + count > tape.count { tape += SecureRandom.bytes(cursor + count - tape.count) }
+        defer { cursor += count }
+        return Array(tape[cursor..<cursor + count])
+    }
+
+    /// This recording as a ``BackendRandom`` (made, run and rewound on one actor).
+    var source: some BackendRandom { Source(recorded: self) }
+
+    private struct Source: BackendRandom {
+        let recorded: RecordedRandom
+        func bytes(_ count: Int) -> [UInt8] { recorded.bytes(count) }
+    }
+}
+
 /// A ``BackendRandom`` as a `RandomNumberGenerator`, for the standard library's unbiased `random(in:using:)`.
 struct BackendRandomGenerator: RandomNumberGenerator {
     var source: any BackendRandom

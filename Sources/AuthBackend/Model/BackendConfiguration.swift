@@ -101,9 +101,6 @@ package struct BackendConfiguration: Sendable {
     /// the key → Application restrictions → iOS apps): the bundle IDs whose requests
     /// (`X-Ios-Bundle-Identifier`) it accepts. Empty: no restriction.
     package var apiKeyIOSBundleIDs: [String] = []
-    /// A fleet's node writes a snapshot of the state, in place of the records before it, once this
-    /// many records (or as many as the last snapshot held, if more) came after the last one.
-    package var storeSnapshotEvery = 100_000
     /// `getProjectConfig`'s authorized domains (the first `firebaseapp.com` one is the auth domain).
     package var authorizedDomains: [String] { ["localhost", "\(projectID).firebaseapp.com", "\(projectID).web.app"] }
     package init() {}

@@ -90,7 +90,7 @@ extension BackendState {
         if testCode == nil {
             // Quotas count the day's SMS (only when a quota is set: the outbox can be long).
             let today = configuration.smsPerNumberPerDay == nil && configuration.smsPerProjectPerDay == nil
-                ? [] : outbox.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
+                ? [] : outboxMessages.filter { now.timeIntervalSince($0.sentAt) < 86_400 }
             if let limit = configuration.smsPerNumberPerDay, today.filter({ $0.phoneNumber == number }).count >= limit {
                 return .refuse(IdentityToolkitError(.quotaExceeded, "\(limit) SMS to this number today"))
             }

@@ -283,11 +283,17 @@ struct BackendState {
     var revokedAppleCodes: StateTable<String, Date>
     /// The simulated Apple's grants, `sub|clientID` (kept until revoked, as Apple keeps them).
     var appleConsents: StateTable<String, Bool>
-    /// The fleet's project config, once a node changed it (a shared store's record).
-    var projectConfig: SharedProjectConfig?
-    /// The fleet's latest silent pushes, at most ``silentPushLimit`` (a shared store's records).
+    /// The fleet's project config, once a node changed it (a shared store's record), by ``sharedConfigKey``.
+    var sharedConfig: StateTable<String, SharedProjectConfig>
+    static let sharedConfigKey = "project"
+    var projectConfig: SharedProjectConfig? { sharedConfig[Self.sharedConfigKey] }
+    /// The fleet's latest silent pushes, at most ``silentPushLimit`` (a shared store's records):
+    /// a list in a journal's state, rows by receipt in a fleet node's (``silentPushRows``).
     var fleetSilentPushes = RecentItems<SilentPushRecord>(capacity: silentPushLimit)
+    var silentPushRows: StateTable<String, SilentPushRecord>
     static let silentPushLimit = 1000
+    /// A fleet node's SMS outbox, as rows (a journal's state keeps ``outbox``, a list).
+    var smsRows: StateTable<String, SMSMessage>
 
     /// An empty state; `reads` (a fleet node's) notes what its tables lack.
     init(reads: StateReads? = nil) {
@@ -309,7 +315,31 @@ struct BackendState {
         pendingAppleTokens = StateTable(.pendingAppleTokens, reads: reads)
         revokedAppleCodes = StateTable(.revokedAppleCodes, reads: reads)
         appleConsents = StateTable(.appleConsents, reads: reads)
+        sharedConfig = StateTable(.sharedConfig, reads: reads)
+        silentPushRows = StateTable(.silentPushes, reads: reads)
+        smsRows = StateTable(.sms, reads: reads)
     }
+
+    /// The SMS sent, oldest first: the outbox's list, or a fleet node's rows.
+    var outboxMessages: [SMSMessage] {
+        guard reads != nil else { return outbox }
+        return smsRows.values.sorted { ($0.sentAt, $0.sessionInfo, $0.code) < ($1.sentAt, $1.sessionInfo, $1.code) }
+    }
+
+    /// The emails sent, oldest first: the outbox's list, or a fleet node's codes.
+    var emailOutboxMessages: [OobEmail] {
+        guard reads != nil else { return emailOutbox }
+        return oobCodes.values.map(\.message).sorted { ($0.sentAt, $0.code) < ($1.sentAt, $1.code) }
+    }
+
+    /// The latest silent pushes, oldest first (a fleet's records).
+    var silentPushList: [SilentPushRecord] {
+        guard reads != nil else { return fleetSilentPushes.all }
+        return Array(silentPushRows.values.sorted { ($0.at, $0.receipt) < ($1.at, $1.receipt) }.suffix(Self.silentPushLimit))
+    }
+
+    /// An SMS's row key: its session and instant (a session's code may be sent again).
+    static func smsKey(_ message: SMSMessage) -> String { "\(message.sessionInfo)@\(message.sentAt.timeIntervalSince1970)" }
 
     /// The users of `tenant` (nil: the project's own); none for a tenant not made yet.
     func users(in tenant: String?) -> UserDirectory {
@@ -356,7 +386,7 @@ struct BackendState {
         case .recaptchaUsed(let digest):
             recaptchaTokens[digest]?.used = true
         case .sms(let message):
-            outbox.append(message)
+            if reads == nil { outbox.append(message) } else { smsRows[Self.smsKey(message)] = message }
         case .user(let user):
             changeUsers(in: user.tenantId) { $0.put(user) }
         case .userDeleted(let localId, let tenant):
@@ -414,12 +444,12 @@ struct BackendState {
             pendingAppleTokens = pendingAppleTokens.filter { $0.value.tenant != id }
             temporaryProofs = temporaryProofs.filter { $0.value.tenant != id }
         case .projectConfig(let config):
-            projectConfig = config
+            sharedConfig[Self.sharedConfigKey] = config
         case .silentPush(let push):
-            fleetSilentPushes.append(push)
+            if reads == nil { fleetSilentPushes.append(push) } else { silentPushRows[push.receipt] = push }
         case .oobCode(let digest, let message):
             oobCodes[digest] = OobCode(message: message, used: false)
-            emailOutbox.append(message)
+            if reads == nil { emailOutbox.append(message) }
         case .oobCodeUsed(let digest):
             oobCodes[digest]?.used = true
         case .totpSession(let digest, let localId, let secret, let createdAt, let tenant):

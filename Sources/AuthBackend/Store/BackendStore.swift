@@ -2,18 +2,19 @@ import Foundation
 import IdentityToolkitAPI
 import Utilities
 
-/// Where a fleet of backends keeps what they share: every change their rules make, as
-/// ``BackendRecord``s in one order that every node reads (PostgreSQL, in `PostgresStores`).
+/// Where a fleet of backends keeps what they share: the backend's state as rows (``StateRow``: a
+/// receipt, a session, a user, an index of users, …), each with the version of its last change
+/// (PostgreSQL, in `PostgresStores`).
 ///
-/// A node replays the records it has not seen before each change, so each rule (a code is spent
-/// once, a receipt is used once, quotas count every node's SMS) runs on the fleet's state, not its
-/// own; a change's records are written, in one transaction, before its answer goes out.
+/// A node's rules run on the rows they read, loaded as they read them, and a batch's changed rows
+/// are written only if every row it read is still as read, under those rows' locks: so each rule (a
+/// code is spent once, a receipt is used once, quotas count every node's SMS) runs on the fleet's
+/// state, and no node replays another's work. A batch's rows are written before its answers go out.
 ///
 /// The journal on disk (``BackendJournal``) is the embedded default and is not one of these: one
 /// backend's actor already gives its one order, and the journal appends without a round trip.
 ///
-/// Records cross this seam as their JSON text (the journal's line, without the newline), so that
-/// the record types stay the backend's own.
+/// Rows cross this seam as JSON text, so that the state's types stay the backend's own.
 package protocol BackendStore: Sendable {
     /// The store's address for messages: no password.
     var address: String { get }
@@ -28,13 +29,13 @@ package protocol BackendStore: Sendable {
     /// node's Apple sheet signed verifies on every node, and every node gives an Apple user one `sub`.
     func appleKey(projectID: String, candidatePEM: String) async throws(SharedStoreError) -> String
 
-    /// The records after `position`, for a read (no write turn taken).
-    func records(after position: Int64) async throws(SharedStoreError) -> BackendStoreRecords
+    /// The records a fleet of an older authsim kept (its snapshot, then the records after it), when
+    /// the store holds no rows yet; nil when it holds rows, or nothing at all. A node that gets
+    /// them rebuilds the state from them and commits it as rows (``forgetLegacyRecords()`` then).
+    func legacyRecords() async throws(SharedStoreError) -> [String]?
 
-    /// Starts a change: takes the fleet's write turn (no other node's change runs until this one
-    /// ends) and returns the records after `position`, which the change's rules must see first.
-    /// Exactly one of ``BackendStoreChange/commit(_:)`` and ``BackendStoreChange/abandon()`` ends it.
-    func beginChange(after position: Int64) async throws(SharedStoreError) -> any BackendStoreChange
+    /// Deletes the older fleet's records, once their state is rows.
+    func forgetLegacyRecords() async throws(SharedStoreError)
 
     /// The rows with these keys (``StateRow``'s), and every row under these prefixes, as committed
     /// now (no lock): what a batch loads when its rules missed them. A key with no row is not in
@@ -46,6 +47,9 @@ package protocol BackendStore: Sendable {
     /// whole); otherwise writes nothing and gives back the rows that changed since, to load before
     /// the rules run again.
     func commit(_ batch: RowBatch) async throws(SharedStoreError) -> RowCommit
+
+    /// Deletes rows whose expiry is before `date` (at most a few thousand a call); returns how many.
+    func dropExpired(before date: Date) async throws(SharedStoreError) -> Int
 
     /// Closes the store's connections.
     func close() async
@@ -91,41 +95,14 @@ package enum RowCommit: Sendable, Equatable {
     case stale([VersionedRow])
 }
 
-/// A change in progress: the fleet's write turn is this node's.
-package protocol BackendStoreChange: Sendable {
-    /// What other nodes wrote since this node's position.
-    var newer: BackendStoreRecords { get }
-    /// Writes `records` after the fleet's last record and ends the change (its transaction
-    /// commits); returns the position of the last record written. With `snapshot` (the records
-    /// that rebuild the state as of that position), the store keeps it in place of every record
-    /// up to that position.
-    func commit(_ records: [String], snapshot: [String]?) async throws(SharedStoreError) -> Int64
-    /// Ends the change without writing.
-    func abandon() async
-}
-
-/// Records read from a store, and the position of the last one.
-package struct BackendStoreRecords: Sendable {
-    package var records: [String]
-    package var position: Int64
-    /// When the position asked for was before the store's snapshot: how many of the records are
-    /// the snapshot's (the first ones). They rebuild the state from nothing.
-    package var snapshotRecords: Int?
-    package init(records: [String], position: Int64, snapshotRecords: Int? = nil) {
-        self.records = records
-        self.position = position
-        self.snapshotRecords = snapshotRecords
-    }
-}
-
 /// Where the nodes of a fleet keep their events (``BackendEvent``: what the inspector draws as
 /// sign-ins), so that any node's inspector shows the whole fleet's (PostgreSQL, in
 /// `PostgresStores`). Events are a view, not state: they are kept after the answer, in batches.
 ///
-/// Each event carries the fleet position its node had reached when it was emitted (the backend
-/// records it had replayed or written). A sign-in whose code was asked on one node and checked on
-/// another reads in the order it happened when events are sorted by position: the second node
-/// replayed the first node's change before its own, so its events carry a higher position.
+/// Each event carries the fleet position its node had reached when it was emitted (the highest
+/// version of a row it had read or written). A sign-in whose code was asked on one node and
+/// checked on another reads in the order it happened when events are sorted by position: the
+/// second node read the session the first wrote, so its events carry a higher position.
 package protocol BackendEventSink: Sendable {
     /// Queues `event`; never waits.
     func record(_ event: BackendEvent, signIn: SignInID?, position: Int64, at time: Date)

@@ -171,6 +171,9 @@ extension BackendState {
         case .pendingAppleTokens: pendingAppleTokens
         case .revokedAppleCodes: revokedAppleCodes
         case .appleConsents: appleConsents
+        case .sms: smsRows
+        case .silentPushes: silentPushRows
+        case .sharedConfig: sharedConfig
         case .users, .idByEmail, .idByPhone, .idByAppleSub, .idByProviderID: projectUsers.table(name)
         }
     }
@@ -181,6 +184,7 @@ extension BackendState {
         refreshTokens.forgetChanges(); mfaPending.forgetChanges(); temporaryProofs.forgetChanges(); enterpriseTokens.forgetChanges()
         recaptchaTokens.forgetChanges(); oobCodes.forgetChanges(); totpSessions.forgetChanges(); tenants.forgetChanges()
         spentAppleTokens.forgetChanges(); pendingAppleTokens.forgetChanges(); revokedAppleCodes.forgetChanges(); appleConsents.forgetChanges()
+        sharedConfig.forgetChanges(); silentPushRows.forgetChanges(); smsRows.forgetChanges()
         projectUsers.forgetChanges()
         for tenant in Array(tenantUsers.keys) { tenantUsers[tenant]!.forgetChanges() }
     }
@@ -259,7 +263,42 @@ extension BackendState {
         case .pendingAppleTokens: try pendingAppleTokens.loadRow(key, row.text)
         case .revokedAppleCodes: try revokedAppleCodes.loadRow(key, row.text)
         case .appleConsents: try appleConsents.loadRow(key, row.text)
+        case .sms: try smsRows.loadRow(key, row.text)
+        case .silentPushes: try silentPushRows.loadRow(key, row.text)
+        case .sharedConfig: try sharedConfig.loadRow(key, row.text)
         case .users, .idByEmail, .idByPhone, .idByAppleSub, .idByProviderID: break
+        }
+    }
+}
+
+extension BackendState {
+    /// When a fleet's store may drop `row` (nil: never): its lifetime and the configuration's
+    /// retention after it, as ``purge(now:configuration:)`` drops it from a journal's state.
+    func expiry(of row: StateRow, configuration: BackendConfiguration) -> Date? {
+        guard row.text != nil, let (table, scope, key) = try? Self.parse(row: row.key) else { return nil }
+        let keep = configuration.expiredRetention
+        func after(_ at: Date?, _ lifetime: TimeInterval) -> Date? { at.map { $0.addingTimeInterval(lifetime + keep) } }
+        _ = scope
+        switch table {
+        case .receipts: return after(receipts.storage[key]?.issuedAt, configuration.receiptLifetime)
+        case .awaitingCode: return SignInID.key(inRow: key).flatMap { awaitingCode.storage[$0] }.map { $0.addingTimeInterval(BackendCore.fallbackWindow) }
+        case .sessions: return after(sessions.storage[key]?.createdAt, configuration.codeLifetime)
+        case .latestSession: return after(latestSession.storage[key].flatMap { sessions.storage[$0]?.createdAt }, configuration.codeLifetime)
+        case .recaptchaTokens: return after(recaptchaTokens.storage[key]?.issuedAt, configuration.recaptchaTokenLifetime)
+        case .sms:
+            let quotas = configuration.smsPerNumberPerDay != nil || configuration.smsPerProjectPerDay != nil
+            return after(smsRows.storage[key]?.sentAt, quotas ? 86_400 : configuration.codeLifetime)
+        case .spentAppleTokens: return after(spentAppleTokens.storage[key], AppleIDProvider.tokenLifetime)
+        case .pendingAppleTokens: return pendingAppleTokens.storage[key].map { $0.at.addingTimeInterval(86_400) }
+        case .mfaPending: return after(mfaPending.storage[key]?.at, configuration.mfaPendingCredentialLifetime)
+        case .temporaryProofs: return after(temporaryProofs.storage[key]?.at, configuration.temporaryProofLifetime)
+        case .enterpriseTokens: return after(enterpriseTokens.storage[key]?.issuedAt, BackendCore.enterpriseTokenLifetime)
+        case .oobCodes: return after(oobCodes.storage[key]?.message.sentAt, configuration.oobCodeLifetime)
+        case .totpSessions: return after(totpSessions.storage[key]?.createdAt, BackendCore.totpEnrollmentWindow)
+        // The list keeps the latest 1,000: a day is more than a fleet's inspector shows.
+        case .silentPushes: return silentPushRows.storage[key].map { $0.at.addingTimeInterval(86_400) }
+        case .refreshTokens, .tenants, .revokedAppleCodes, .appleConsents, .sharedConfig,
+             .users, .idByEmail, .idByPhone, .idByAppleSub, .idByProviderID: return nil
         }
     }
 }

@@ -9,6 +9,9 @@ enum StateTableName: String, CaseIterable, Sendable {
     case spentAppleTokens = "appleSpent", pendingAppleTokens = "applePending", revokedAppleCodes = "appleRevoked"
     case appleConsents = "appleConsent"
     case users = "user", idByEmail = "email", idByPhone = "phone", idByAppleSub = "appleSub", idByProviderID = "provider"
+    /// A fleet's alone: its SMS outbox, its silent pushes' outcomes, its project config (a backend of
+    /// its own keeps the first two as lists, and its config in memory).
+    case sms = "sms", silentPushes = "silentPush", sharedConfig = "config"
 }
 
 /// A key of a ``StateTable``, as it names a row.

@@ -162,7 +162,7 @@ struct InspectorAPI: APIProtocol {
 
     func listSMS(_ input: Operations.ListSMS.Input) async throws -> Operations.ListSMS.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
-        return .ok(.init(body: .json(await toolkit.messages.map(Self.schema))))
+        return .ok(.init(body: .json(try await toolkit.sentMessages().map(Self.schema))))
     }
 
     func listEmails(_ input: Operations.ListEmails.Input) async throws -> Operations.ListEmails.Output {
@@ -209,7 +209,7 @@ struct InspectorAPI: APIProtocol {
         guard let user = try await Self.user(input.path.uid, in: toolkit) else {
             return .notFound(.init(body: .json(.problem(.notFound, "no user \(input.path.uid)"))))
         }
-        let trail = UserTrail(of: user, flows: sources.flows.all, pushes: sources.history.all, sms: await toolkit.messages, emails: try await toolkit.sentEmails())
+        let trail = UserTrail(of: user, flows: sources.flows.all, pushes: sources.history.all, sms: try await toolkit.sentMessages(), emails: try await toolkit.sentEmails())
         return .ok(.init(body: .json(.init(user: user, flows: trail.flows.map(Self.schema), pushes: trail.pushes.map(Self.schema),
                                            sms: trail.sms.map(Self.schema), emails: trail.emails.map(Self.schema)))))
     }
