@@ -418,8 +418,6 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     frow "$(fleet --store "$(db fleet1)")"
     frow "$(fleet --store "$(db fleet2)" --nodes 2)"
     frow "$(fleet --store "$(db fleet4)" --nodes 4)"
-    # The same with a snapshot of the state every 2,000 records (about every 400 sign-ins; the default is 100,000).
-    frow "$(fleet --store "$(db fleet1s)" --store-snapshot-every 2000)" ", snapshot every 2,000 records"
 
     # CPU per sign-in at 1, 2 and 4 nodes: what the nodes (authsim: the nodes and the clients that
     # load them, in one process) and PostgreSQL spend, from a run of N less a run of 40 (the same

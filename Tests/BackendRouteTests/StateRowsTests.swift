@@ -40,10 +40,11 @@ struct StateRowsTests {
             var partial = run.handle(now: now, random: random, body)
             var runs = 1
             while reads.hasMisses && runs < 10 {
-                let (rows, prefixes) = (reads.missing, reads.missingWhole)
+                let (rows, prefixes, loose) = (reads.missing, reads.missingWhole, reads.missingLoose)
                 for row in rows { try loaded.state.loadRow(whole.state.row(row)) }
-                for prefix in prefixes { for row in try whole.state.rows(under: prefix) { try loaded.state.loadRow(row) } }
+                for prefix in prefixes.union(loose) { for row in try whole.state.rows(under: prefix) { try loaded.state.loadRow(row) } }
                 reads.hold(rows: rows, whole: prefixes)
+                reads.loadedLoosely(loose)
                 reads.clearMisses()
                 run = loaded
                 partial = run.handle(now: now, random: random, body)

@@ -130,7 +130,8 @@ extension CoreCall {
         // Two in the window already mean "several": the look stops there, so that thousands of
         // sign-ins waiting at once cost each token two steps, not thousands.
         let cutoff = now.addingTimeInterval(-BackendCore.fallbackWindow)
-        let waiting = Array(state.awaitingCode.lazy.filter { $0.value >= cutoff }.prefix(2))
+        // Loosely (a fleet's commit does not check them): they only say which sign-in it continues.
+        let waiting = Array(state.awaitingCode.looseRows.lazy.filter { $0.value >= cutoff }.prefix(2))
         if waiting.count == 1 { continueSignIn(waiting[0].key) }
         let token = "03A" + randomString(bytes: 96)
         commit(.recaptcha(digest: BackendCore.digest(token), eventID: eventID, issuedAt: now, signIn: signIn()))

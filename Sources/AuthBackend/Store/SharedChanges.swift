@@ -184,11 +184,18 @@ extension IdentityToolkit {
             core.state = held
             body()
             if reads.hasMisses {
-                let (keys, prefixes) = (Array(reads.missing), Array(reads.missingWhole))
+                let (keys, prefixes, loose) = (Array(reads.missing), Array(reads.missingWhole), Array(reads.missingLoose))
                 let rows: [VersionedRow]
-                do throws(SharedStoreError) { rows = try await store.rows(keys: keys, under: prefixes) } catch {
-                    throw storeUnavailable(error, while: "reading \(keys.count) row(s) and \(prefixes.count) table(s)")
+                var looseRows: [VersionedRow] = []
+                do throws(SharedStoreError) {
+                    rows = try await store.rows(keys: keys, under: prefixes)
+                    if !loose.isEmpty { looseRows = try await store.rows(keys: [], under: loose) }
+                } catch {
+                    throw storeUnavailable(error, while: "reading \(keys.count) row(s) and \(prefixes.count + loose.count) table(s)")
                 }
+                // Put in as they are, with no version: the commit does not check them.
+                for row in looseRows where versions[row.key] == nil { try held.loadRow(StateRow(key: row.key, text: row.text)) }
+                reads.loadedLoosely(loose)
                 var found: [String: VersionedRow] = [:]
                 for row in rows { found[row.key] = row }
                 for key in keys where found[key] == nil { found[key] = VersionedRow(key: key, version: 0, text: nil) }

@@ -45,6 +45,9 @@ final class StateReads: @unchecked Sendable {
     private(set) var missing: Set<String> = []
     /// Prefixes read whole and not held.
     private(set) var missingWhole: Set<String> = []
+    /// Prefixes read whole loosely (``StateTable/looseRows``) and not loaded; those loaded.
+    private(set) var missingLoose: Set<String> = []
+    private(set) var loadedLoose: Set<String> = []
 
     func read(_ prefix: String, _ key: String) {
         guard !loadedWhole.contains(prefix) else { return }
@@ -54,6 +57,15 @@ final class StateReads: @unchecked Sendable {
 
     func readWhole(_ prefix: String) {
         if !loadedWhole.contains(prefix) { missingWhole.insert(prefix) }
+    }
+
+    func readLoosely(_ prefix: String) {
+        if !loadedWhole.contains(prefix) && !loadedLoose.contains(prefix) { missingLoose.insert(prefix) }
+    }
+
+    /// The rows under `prefixes` were loaded loosely: not held (a read of one by its key loads it).
+    func loadedLoosely(_ prefixes: some Sequence<String>) {
+        loadedLoose.formUnion(prefixes)
     }
 
     /// `rows`, and every row under `prefixes`, are held from now on.
@@ -66,9 +78,10 @@ final class StateReads: @unchecked Sendable {
     func clearMisses() {
         missing = []
         missingWhole = []
+        missingLoose = []
     }
 
-    var hasMisses: Bool { !missing.isEmpty || !missingWhole.isEmpty }
+    var hasMisses: Bool { !missing.isEmpty || !missingWhole.isEmpty || !missingLoose.isEmpty }
 }
 
 /// One table of the backend's state: a dictionary that, in a fleet node's state, notes each read
@@ -155,6 +168,14 @@ struct StateTable<Key: StateTableKey, Value>: Sequence {
     var values: Dictionary<Key, Value>.Values {
         reads?.readWhole(prefix)
         return storage.values
+    }
+
+    /// Every row, for a rule whose outcome does not hang on them (which sign-in a token's events
+    /// belong to): in a fleet node's state they are loaded as they are now, and the batch's commit
+    /// does not check them, so it waits for no other node's rows of the table, nor they for it.
+    var looseRows: Dictionary<Key, Value> {
+        reads?.readLoosely(prefix)
+        return storage
     }
 
     /// The rows `isIncluded` keeps (the others removed, changed): a new dictionary sized to what is
