@@ -115,7 +115,7 @@ struct Bench: AsyncParsableCommand {
             discussion: """
                 Without --store: one backend on the embedded journal (a temporary folder), the default to compare with. \
                 With --store: --nodes backends in this process, each with its own connection to the database; \
-                the database should be empty (a new one), or its records are replayed first.
+                the database should be empty (a new one): the rows it holds are the fleet's state.
                 """)
         @Option(help: ArgumentHelp("The fleet's PostgreSQL (postgres://…, as authsim backend --store).", valueName: "url")) var store: String?
         @Option(help: "Backends sharing --store.") var nodes = 1
