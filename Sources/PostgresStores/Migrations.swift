@@ -245,15 +245,16 @@ enum Migrations {
             """,
             "CREATE INDEX backend_rows_expires_at ON backend_rows (expires_at) WHERE expires_at IS NOT NULL",
             // The rows with these keys and every row under these prefixes, as committed now (no
-            // lock): what a batch loads before its rules run again.
+            // lock): what a batch loads before its rules run again. (Every comparison with a key is
+            // in the key's collation, "C": in the database's, the primary key's index is not used.)
             """
             CREATE FUNCTION authsim_backend_rows(keys text[], prefixes text[])
             RETURNS TABLE (row_key text, row_version bigint, row_value text)
             LANGUAGE sql STABLE AS $$
-                SELECT r.key, r.version, r.value FROM backend_rows r WHERE r.key = ANY(keys)
+                SELECT r.key, r.version, r.value FROM unnest(keys) AS k(key) JOIN backend_rows r ON r.key = k.key COLLATE "C"
                 UNION
                 SELECT r.key, r.version, r.value FROM unnest(prefixes) AS p(prefix)
-                    JOIN backend_rows r ON r.key >= p.prefix AND r.key < p.prefix || chr(1114111)
+                    JOIN backend_rows r ON r.key >= p.prefix COLLATE "C" AND r.key < (p.prefix || chr(1114111)) COLLATE "C"
             $$
             """,
             // A batch's commit, in one statement (its own transaction):
@@ -294,17 +295,17 @@ enum Migrations {
                 END LOOP;
                 RETURN QUERY
                     SELECT h.k, coalesce(r.version, 0), r.value
-                        FROM unnest(read_keys, read_versions) AS h(k, v) LEFT JOIN backend_rows r ON r.key = h.k
+                        FROM unnest(read_keys, read_versions) AS h(k, v) LEFT JOIN backend_rows r ON r.key = h.k COLLATE "C"
                         WHERE coalesce(r.version, 0) <> h.v
                     UNION ALL
                     SELECT r.key, r.version, r.value FROM unnest(whole) AS p(prefix)
-                        JOIN backend_rows r ON r.key >= p.prefix AND r.key < p.prefix || chr(1114111)
+                        JOIN backend_rows r ON r.key >= p.prefix COLLATE "C" AND r.key < (p.prefix || chr(1114111)) COLLATE "C"
                         WHERE NOT (r.key = ANY(read_keys));
                 IF FOUND THEN
                     RETURN;
                 END IF;
                 new_version := nextval('backend_row_versions');
-                DELETE FROM backend_rows WHERE key = ANY(delete_keys);
+                DELETE FROM backend_rows b USING unnest(delete_keys) AS d(k) WHERE b.key = d.k COLLATE "C";
                 INSERT INTO backend_rows (key, version, value, expires_at, node)
                     SELECT w.k, new_version, w.v, CASE WHEN w.e > 0 THEN to_timestamp(w.e) END, writer
                     FROM unnest(write_keys, write_values, write_expiry) AS w(k, v, e)
