@@ -425,22 +425,28 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     # work costs more per sign-in as nodes are added. From the one-node row, the rate every core
     # of this machine would give at that cost.
     pgticks() { local t=0 p; for p in $PGPID $(pgrep -P $PGPID); do t=$((t + $(awk '{print $14+$15+$16+$17}' /proc/$p/stat 2>/dev/null || echo 0))); done; echo $t; }
-    cpurun() {  # COUNT NODES -> "authsim-cpu-s postgres-cpu-s sign-ins/s"
-      local url p0 out p1 name="fleetcpu$1n$2"; url=$(db "$name"); p0=$(pgticks)
-      out=$( { time -p "$BIN/authsim" bench fleet --json --count $1 --nodes $2 --store "$url" | tail -1; } 2>&1 )
+    cpurun() {  # COUNT NODES IN-FLIGHT TABLE -> "authsim-cpu-s postgres-cpu-s sign-ins/s"
+      local url p0 out p1 name="fleetcpu$1n$2c$3t$4"; url=$(db "$name"); p0=$(pgticks)
+      out=$( { time -p "$BIN/authsim" bench fleet --json --count $1 --nodes $2 --concurrency $3 --store "$url" | tail -1; } 2>&1 )
       # Its connections' backends end after it: counted once the postmaster has reaped them.
       for _ in $(seq 50); do [ "$("$PGBIN/psql" -X -A -t -h "$PGDIR" -U authsim -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$name'")" = 0 ] && break; sleep 0.1; done
       p1=$(pgticks)
       echo "$out" | awk -v pg=$(( p1 - p0 )) -v tck=$(getconf CLK_TCK) '/^user|^sys/ {cpu += $2} /^\{/ {match($0, /"signInsPerSecond":[0-9.]+/); rate = substr($0, RSTART + 19, RLENGTH - 19)} END {print cpu, pg / tck, rate}'
     }
-    echo; echo "### Fleet: CPU per sign-in by the number of nodes (a run of $N less a run of 40; all nodes in one process)"
-    echo "| nodes | authsim (nodes and clients) ms per sign-in | PostgreSQL ms per sign-in | both | ÷ one node | sign-ins/s |"; echo "|---|---|---|---|---|---|"
-    ONE=""
-    for nodes in 1 2 4; do
-      read -r A0 P0 _ <<< "$(cpurun 40 $nodes)"; read -r A1 P1 RATE <<< "$(cpurun $N $nodes)"
-      read -r a p <<< "$(awk -v a0=$A0 -v p0=$P0 -v a1=$A1 -v p1=$P1 -v n=$N 'BEGIN {printf "%.4f %.4f", (a1 - a0) / (n - 40) * 1000, (p1 - p0) / (n - 40) * 1000}')"
-      [ -z "$ONE" ] && { ONE=$(awk -v a=$a -v p=$p 'BEGIN {print a + p}'); ONE_RATE=$RATE; }
-      awk -v a=$a -v p=$p -v one=$ONE -v nodes=$nodes -v rate=$RATE 'BEGIN {printf "| %d | %.3f | %.3f | %.3f | %.2f× | %.0f |\n", nodes, a, p, a + p, (a + p) / one, rate}'
+    # Two loads: 64 in flight in all (each node's batches shrink as nodes are added), and 64 per
+    # node (the same batches: what replaying, or not, each other's work shows).
+    for per_node in 0 1; do
+      if [ $per_node = 0 ]; then what="64 in flight in all"; else what="64 in flight per node"; fi
+      echo; echo "### Fleet: CPU per sign-in by the number of nodes, $what (a run of $N less a run of 40; all nodes in one process)"
+      echo "| nodes | authsim (nodes and clients) ms per sign-in | PostgreSQL ms per sign-in | both | ÷ one node | sign-ins/s |"; echo "|---|---|---|---|---|---|"
+      ONE=""
+      for nodes in 1 2 4; do
+        inflight=$([ $per_node = 1 ] && echo $((64 * nodes)) || echo 64)
+        read -r A0 P0 _ <<< "$(cpurun 40 $nodes $inflight $per_node)"; read -r A1 P1 RATE <<< "$(cpurun $N $nodes $inflight $per_node)"
+        read -r a p <<< "$(awk -v a0=$A0 -v p0=$P0 -v a1=$A1 -v p1=$P1 -v n=$N 'BEGIN {printf "%.4f %.4f", (a1 - a0) / (n - 40) * 1000, (p1 - p0) / (n - 40) * 1000}')"
+        [ -z "$ONE" ] && { ONE=$(awk -v a=$a -v p=$p 'BEGIN {print a + p}'); ONE_RATE=$RATE; }
+        awk -v a=$a -v p=$p -v one=$ONE -v nodes=$nodes -v rate=$RATE 'BEGIN {printf "| %d | %.3f | %.3f | %.3f | %.2f× | %.0f |\n", nodes, a, p, a + p, (a + p) / one, rate}'
+      done
     done
     awk -v one=$ONE -v rate=$ONE_RATE -v cores=$(nproc) 'BEGIN {c = cores / one * 1000; printf "(every core at one node'"'"'s cost: %.0f sign-ins/s, %.2f× of one node'"'"'s rate on %d cores)\n", c, c / rate, cores}'
 
