@@ -613,8 +613,8 @@ def long_report(samples, nodes):
     """The samples as a table, and whether memory, files and the state stayed flat after warm-up
     (16 minutes: a code's 5 and the 10 it is kept after; or half a shorter run): the highest value
     of the last third at most 15 % (and 10 MB, 5 files, 1 MB of state) over the highest between
-    warm-up and the last third. Highest against highest, because the journal and the snapshot
-    table are sawteeth (rewritten once doubled): a bound, not a line."""
+    warm-up and the last third. Highest against highest, because the journal is a sawtooth
+    (rewritten once doubled) and a fleet's rows go in steps (once a minute): a bound, not a line."""
     log("minute | operations | " + " | ".join(f"{n.name} RSS MB, files" for n in nodes) + " | state MB | log MB")
     for row in samples:
         log(f"{row['minute']} | {row['operations']} | " + " | ".join(f"{row[n.name][0]}, {row[n.name][1]}" for n in nodes)
