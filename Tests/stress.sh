@@ -44,8 +44,9 @@ stop_burners() {
 }
 trap stop_burners EXIT INT TERM
 
-# A hung run's evidence, then its end: the tests started and not finished (from its log), every
-# thread of the test process (gdb, when installed) and its open files, in $2.hang.
+# A hung run's evidence, then its end, in $2.hang: the tests started and not finished (from its
+# log), every process under the test run as a tree, the Python clients' stacks, and the threads
+# (gdb, when installed) and open files of every other program but Chromium's and PostgreSQL's.
 hung() { # swift-test-pid log
   local evidence="${2%.log}.hang"
   {
@@ -59,12 +60,29 @@ for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
 for name in started:
     if name not in ended: print("  " + name)
 EOF
-    for child in $(pgrep -P "$1"); do
-      echo; echo "process $child: $(tr '\0' ' ' < /proc/"$child"/cmdline | cut -c1-200)"
-      ls -l /proc/"$child"/fd 2>/dev/null | awk 'NR > 1 {print "  " $NF}' | sort | uniq -c | sort -rn
-      command -v gdb >/dev/null && timeout 120 gdb -p "$child" -batch -ex "thread apply all bt 24" 2>&1
-      kill "$child" 2>/dev/null
+    # Every process under the test process (its programs, their clients, their browsers), as a tree.
+    local all=() queue=("$1") pid
+    while [ ${#queue[@]} -gt 0 ]; do
+      pid=${queue[0]}; queue=("${queue[@]:1}")
+      for child in $(pgrep -P "$pid"); do all+=("$child"); queue+=("$child"); done
     done
+    echo; echo "processes under the test run:"
+    [ ${#all[@]} -gt 0 ] && ps -o pid,ppid,stat,etime,time,args --forest -p "$1,$(IFS=,; echo "${all[*]}")" | cut -c1-220
+    # Python clients (Tests/Clients/hang_dump.py) write every thread's stack when sent SIGUSR1.
+    local stacks="${TMPDIR:-/tmp}/authsim-python-stacks"
+    for pid in "${all[@]}"; do
+      [ -f "$stacks/$pid.txt" ] || continue
+      kill -USR1 "$pid" 2>/dev/null && sleep 1
+      echo; echo "python process $pid's threads:"; cat "$stacks/$pid.txt"
+    done
+    # Swift programs' threads (gdb, when installed) and open files; not Chromium's many processes.
+    for pid in "${all[@]}"; do
+      case "$(cat /proc/"$pid"/comm 2>/dev/null)" in chromium*|chrome*|python*|postgres|bash|sh|env|"") continue ;; esac
+      echo; echo "process $pid: $(tr '\0' ' ' < /proc/"$pid"/cmdline | cut -c1-200)"
+      ls -l /proc/"$pid"/fd 2>/dev/null | awk 'NR > 1 {print "  " $NF}' | sort | uniq -c | sort -rn
+      command -v gdb >/dev/null && timeout 120 gdb -p "$pid" -batch -ex "thread apply all bt 24" 2>&1
+    done
+    for pid in "${all[@]}"; do kill "$pid" 2>/dev/null; done
   } > "$evidence" 2>&1
   kill "$1" 2>/dev/null
 }

@@ -7,17 +7,22 @@
         browser.screenshot("page.png")
 """
 import base64
+import collections
 import itertools
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
 import websocket  # websocket-client
+
+import hang_dump  # noqa: F401 (stress.sh gets this process's stacks if it hangs)
 
 
 def ok(name):
@@ -59,6 +64,12 @@ class Chromium:
                     endpoint = match.group(1)
                     break
             assert endpoint, "chromium printed no DevTools endpoint"
+            # Chromium goes on writing to stderr; a pipe nobody reads fills (64 KiB) and stops it
+            # mid-write, DevTools and all. Read to the end, keeping the last lines for a failure.
+            self.stderr_tail = collections.deque(maxlen=40)
+            self.stderr_bytes = 0
+            self.drain = threading.Thread(target=self._drain, daemon=True)
+            self.drain.start()
             http = "http://" + endpoint.split("/")[2]
             with urllib.request.urlopen(f"{http}/json/list", timeout=10) as answer:
                 page = next(t for t in json.load(answer) if t["type"] == "page")
@@ -70,7 +81,14 @@ class Chromium:
             raise
         return self
 
+    def _drain(self):
+        for line in self.process.stderr:
+            self.stderr_bytes += len(line)
+            self.stderr_tail.append(line.rstrip("\n"))
+
     def __exit__(self, *exception):
+        if exception[0] is not None and getattr(self, "stderr_tail", None):
+            print(f"chromium's stderr ({self.stderr_bytes} bytes), its last lines:", *self.stderr_tail, sep="\n  ", file=sys.stderr, flush=True)
         if getattr(self, "socket", None):
             self.socket.close()
         self.process.terminate()
