@@ -4,6 +4,7 @@
 #   Benchmarks/run.sh            everything (7 to 20 minutes on 2 cores, with the CPU of the day)
 #   Benchmarks/run.sh quick      smaller counts (about 1 minute)
 #   Benchmarks/run.sh receiver|sender|inspector|es256|rs256|flows|growth|fleet|build
+#   Benchmarks/run.sh fleet-pushes   only the fleet's pushes-into-PostgreSQL rows (about 1 minute)
 #   AUTHSIM_BIN=DIR Benchmarks/run.sh …   the programs in DIR (a release bundle's bin/) instead of building
 #
 # Needs h2load and nghttpd (apt-get install nghttp2-client nghttp2-server), openssl, and for the
@@ -396,7 +397,7 @@ fi
 
 # The backend as a fleet on one PostgreSQL (docs/fleet.md): a server of its own in $WORK (fsync on,
 # as a real database's; a Unix socket only), a new database per row.
-if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
+if [ "$WHAT" = all ] || [ "$WHAT" = fleet ] || [ "$WHAT" = fleet-pushes ]; then
   PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
   if [ -z "$PGBIN" ]; then
     echo; echo "### Fleet: skipped (no PostgreSQL: apt-get install postgresql)"
@@ -412,6 +413,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
     fleet() { "$BIN/authsim" bench fleet --json --count $N "$@" | tail -1; }
     db() { "$PGBIN/psql" -X -q -h "$PGDIR" -U authsim -d postgres -c "CREATE DATABASE $1" && echo "postgres://authsim@/$1?host=$PGDIR"; }
     frow() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("| %s%s | %d | %d | %.2f | %d | %d | %.0f | %.0f | %d |" % (d["store"], sys.argv[2], d["nodes"], d["signIns"], d["wallSeconds"], d["signInsPerSecond"], d["changesPerSecond"], d["p50ms"], d["p99ms"], d["failures"]))' "$1" "${2:-}"; }
+    if [ "$WHAT" != fleet-pushes ]; then
     echo; echo "### Fleet: $N phone sign-ins over HTTP (64 at once), each code requested from one node and checked on the next"
     echo "| store | nodes | sign-ins | wall s | sign-ins/s | changes/s | p50 ms | p99 ms | failed |"; echo "|---|---|---|---|---|---|---|---|---|"
     frow "$(fleet)"
@@ -449,6 +451,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ]; then
       done
     done
     awk -v one=$ONE -v rate=$ONE_RATE -v cores=$(nproc) 'BEGIN {c = cores / one * 1000; printf "(every core at one node'"'"'s cost: %.0f sign-ins/s, %.2f× of one node'"'"'s rate on %d cores)\n", c, c / rate, cores}'
+    fi
 
     # Pushes: push-receiver alone (deliveries.jsonl) beside receivers keeping their pushes in the
     # fleet's database (--store), h2load on cleartext; with two receivers, one h2load each at once.
