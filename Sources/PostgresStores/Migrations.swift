@@ -316,6 +316,38 @@ enum Migrations {
             $$
             """,
         ]),
+        Step(version: 12, name: "the receivers' pushes kept a batch to a row", statements: [
+            // Each batch of pushes a receiver answered 200 (a connection's read), kept before the
+            // answers: one row of its delivery-log lines, newline-separated, in order, and the
+            // device tokens they name (each once: the index finds a device's batches). A row per
+            // push cost PostgreSQL a heap tuple, two index entries and a WAL record each: most of
+            // a kept push's CPU (Benchmarks/run.sh fleet-pushes). The lines are long and read
+            // rarely: stored out of line, not compressed (compressing them cost more than it saved).
+            """
+            CREATE TABLE receiver_delivery_batches (
+                id bigserial PRIMARY KEY,
+                node text NOT NULL,
+                kept_at timestamptz NOT NULL DEFAULT now(),
+                device_tokens text[] NOT NULL,
+                lines text NOT NULL
+            )
+            """,
+            "ALTER TABLE receiver_delivery_batches ALTER COLUMN lines SET STORAGE EXTERNAL",
+            "CREATE INDEX receiver_delivery_batches_device_tokens ON receiver_delivery_batches USING gin (device_tokens)",
+            """
+            INSERT INTO receiver_delivery_batches (node, kept_at, device_tokens, lines)
+                SELECT node, kept_at, ARRAY[device_token], line FROM receiver_deliveries ORDER BY id
+            """,
+            "DROP TABLE receiver_deliveries",
+            // The pushes one to a row, as the table was: for queries by hand and older scripts.
+            """
+            CREATE VIEW receiver_deliveries AS
+                SELECT b.id AS batch, l.position, b.node, b.kept_at, l.line::json->>'device-token' AS device_token,
+                       l.line::json->>'apns-id' AS apns_id, l.line
+                FROM receiver_delivery_batches b
+                    CROSS JOIN LATERAL unnest(string_to_array(b.lines, E'\\n')) WITH ORDINALITY AS l(line, position)
+            """,
+        ]),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

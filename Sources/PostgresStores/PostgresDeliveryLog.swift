@@ -5,9 +5,10 @@ import PostgresNIO
 import Synchronization
 import Utilities
 
-/// push-receiver's ``SharedDeliveryLog`` on PostgreSQL: every receiver of a fleet appends the
-/// pushes it answered 200 to `receiver_deliveries`, one INSERT per batch (a connection's read),
-/// before their answers go out; one query through any node finds every push of the fleet.
+/// push-receiver's ``SharedDeliveryLog`` on PostgreSQL: every receiver of a fleet keeps the
+/// pushes it answered 200 in `receiver_delivery_batches`, a batch (a connection's read) to a row of
+/// its delivery-log lines, before their answers go out; one query through any node finds every
+/// push of the fleet. Refusals go to `receiver_rejections`, one row each (they are few).
 ///
 /// Appends need no fleet-wide turn (rows are independent), so the batches of all the receiver's
 /// connections go out at once over a few connections of its own.
@@ -36,17 +37,45 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     }
 
     package func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, done: @escaping @Sendable (KeepOutcome) -> Void) {
-        let texts = lines.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
-        guard texts.count == pushes.count else {
-            done(.failed(ReceiverError(.storage, "\(pushes.count) pushes but \(texts.count) delivery-log lines")))
+        guard lines.last == UInt8(ascii: "\n"), Self.newlines(in: lines) == pushes.count else {
+            done(.failed(ReceiverError(.storage, "\(pushes.count) pushes but another number of delivery-log lines")))
             return
         }
-        insert("keeping \(pushes.count) push(es)", into: "receiver_deliveries", column: "line", tokens: pushes.map(\.deviceToken.hex),
-               ids: pushes.map(\.apnsID), texts: texts, registryVersion: registryVersion) { [node] result in
-            switch result {
-            case .success(let kept): done(kept == pushes.count ? .kept : .stale)
-            case .failure(let error): done(.failed(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)")))
+        // The lines without the last newline (the row splits them at each), and each token once.
+        let text = String(decoding: lines.dropLast(), as: UTF8.self)
+        let tokens = Set(pushes.lazy.map(\.deviceToken)).map(\.hex).sorted()
+        let (node, deadline) = (self.node, self.deadline)
+        let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
+        Task {
+            do throws(PostgresStoreFailure) {
+                let kept = try await session.run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
+                    // The command tag's row count says whether the batch was kept (1) or found stale (0).
+                    try await connection.query("""
+                        INSERT INTO receiver_delivery_batches (node, device_tokens, lines)
+                        SELECT \(node), \(tokens)::text[], \(text)
+                        WHERE \(registryVersion)::bigint IS NULL
+                            OR (NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
+                                AND NOT EXISTS (SELECT 1 FROM receiver_fault_plan WHERE version > \(registryVersion)::bigint))
+                        """, logger: silentStoreLogger, { _ in }).get().rows ?? 0
+                }
+                done(kept == 1 ? .kept : .stale)
+            } catch {
+                done(.failed(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)")))
             }
+        }
+    }
+
+    /// How many newlines `bytes` holds (`memchr`: a batch's lines run to tens of kilobytes).
+    static func newlines(in bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBytes { raw in
+            guard var at = raw.baseAddress else { return 0 }
+            let end = at + raw.count
+            var count = 0
+            while at < end, let found = memchr(at, 0x0A, end - at) {
+                count += 1
+                at = UnsafeRawPointer(found) + 1
+            }
+            return count
         }
     }
 
@@ -56,35 +85,26 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
             done(ReceiverError(.storage, "a refusal cannot be written as JSON: \(error)"))
             return
         }
-        insert("keeping \(refusals.count) refusal(s)", into: "receiver_rejections", column: "entry", tokens: refusals.map(\.deviceToken),
-               ids: refusals.map(\.apnsID), texts: texts, registryVersion: nil) { [node] result in
+        insert(refusals.count, tokens: refusals.map(\.deviceToken), ids: refusals.map(\.apnsID), texts: texts) { [node] result in
             if case .failure(let error) = result { return done(ReceiverError(.unavailable, "the fleet's rejection log (\(node)): \(error)")) }
             done(nil)
         }
     }
 
-    /// Inserts one row per push into `table` (its JSON line, as text, in `column`; two fixed names, never input)
-    /// with one INSERT, on the next of the receiver's sessions, then calls `done` with how many
-    /// rows were kept. With `registryVersion`, none is kept when the fleet's device registry or
-    /// fault plan changed after that version (a probe of receiver_devices' version index and of
-    /// the plan's one row, once per batch).
-    private func insert(_ what: String, into table: String, column: String, tokens: [String], ids: [String], texts: [String],
-                        registryVersion: Int64?, done: @escaping @Sendable (Result<Int, PostgresStoreFailure>) -> Void) {
+    /// Inserts one row per refusal into `receiver_rejections` (its JSON line as text in `entry`)
+    /// with one INSERT, on the next of the receiver's sessions, then calls `done`.
+    private func insert(_ count: Int, tokens: [String], ids: [String], texts: [String], done: @escaping @Sendable (Result<Void, PostgresStoreFailure>) -> Void) {
         let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
         let (node, deadline) = (self.node, self.deadline)
         Task {
             do throws(PostgresStoreFailure) {
-                let kept = try await session.run(what, seconds: deadline) { connection in
-                    // The command tag's row count says how many were kept.
+                try await session.run("keeping \(count) refusal(s)", seconds: deadline) { connection in
                     try await connection.query("""
-                        INSERT INTO \(unescaped: table) (node, device_token, apns_id, \(unescaped: column))
+                        INSERT INTO receiver_rejections (node, device_token, apns_id, entry)
                         SELECT \(node), t.token, t.id, t.json FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, json)
-                        WHERE \(registryVersion)::bigint IS NULL
-                            OR (NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
-                                AND NOT EXISTS (SELECT 1 FROM receiver_fault_plan WHERE version > \(registryVersion)::bigint))
-                        """, logger: silentStoreLogger, { _ in }).get().rows ?? 0
+                        """, logger: silentStoreLogger)
                 }
-                done(.success(kept))
+                done(.success(()))
             } catch {
                 done(.failure(error))
             }
@@ -93,12 +113,31 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
 
     /// The fleet's refusals, oldest first: each its rejection-log line with `node` added, as JSON text.
     package func rejections(deviceToken: String? = nil, limit: Int? = nil) async throws(SharedStoreError) -> [String] {
-        try await lines(of: "receiver_rejections", column: "entry", deviceToken: deviceToken, limit: limit)
+        let token = deviceToken?.lowercased()
+        let limit = limit ?? Int(Int32.max)
+        return try await lines("reading receiver_rejections", """
+            SELECT (entry::jsonb || jsonb_build_object('node', node))::text FROM receiver_rejections
+            WHERE \(token)::text IS NULL OR device_token = \(token) ORDER BY id LIMIT \(limit)
+            """)
     }
 
     /// The fleet's pushes, oldest first: each its delivery-log line with `node` added, as JSON text.
+    /// For one device, only the batches naming its token are read (their index), then their lines.
     package func deliveries(deviceToken: String? = nil, limit: Int? = nil) async throws(SharedStoreError) -> [String] {
-        try await lines(of: "receiver_deliveries", column: "line", deviceToken: deviceToken, limit: limit)
+        let limit = limit ?? Int(Int32.max)
+        guard let token = deviceToken?.lowercased() else {
+            return try await lines("reading receiver_delivery_batches", """
+                SELECT (l.line::jsonb || jsonb_build_object('node', b.node))::text FROM receiver_delivery_batches b
+                    CROSS JOIN LATERAL unnest(string_to_array(b.lines, E'\\n')) WITH ORDINALITY AS l(line, position)
+                ORDER BY b.id, l.position LIMIT \(limit)
+                """)
+        }
+        return try await lines("reading receiver_delivery_batches", """
+            SELECT (l.line::jsonb || jsonb_build_object('node', b.node))::text FROM receiver_delivery_batches b
+                CROSS JOIN LATERAL unnest(string_to_array(b.lines, E'\\n')) WITH ORDINALITY AS l(line, position)
+            WHERE b.device_tokens @> ARRAY[\(token)::text] AND l.line::json->>'device-token' = \(token)
+            ORDER BY b.id, l.position LIMIT \(limit)
+            """)
     }
 
     /// Empties the fleet's delivery and rejection logs (`push-receiver reset --store`), as `reset`
@@ -107,24 +146,18 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     package func empty() async throws(SharedStoreError) {
         do {
             _ = try await sessions[0].run("emptying the fleet's logs", seconds: deadline) { connection in
-                try await connection.query("TRUNCATE receiver_deliveries, receiver_rejections", logger: silentStoreLogger)
+                try await connection.query("TRUNCATE receiver_delivery_batches, receiver_rejections", logger: silentStoreLogger)
             }
         } catch {
             throw SharedStoreError(.unavailable, error.description)
         }
     }
 
-    /// `table`'s JSON `column` with `node` added, oldest first (two fixed names, never input).
-    private func lines(of table: String, column: String, deviceToken: String?, limit: Int?) async throws(SharedStoreError) -> [String] {
-        let token = deviceToken?.lowercased()
-        let limit = limit ?? Int(Int32.max)
+    /// The text of each row `query` returns, in its order.
+    private func lines(_ what: String, _ query: PostgresQuery) async throws(SharedStoreError) -> [String] {
         do {
-            return try await sessions[0].run("reading \(table)", seconds: deadline) { connection in
+            return try await sessions[0].run(what, seconds: deadline) { connection in
                 var lines: [String] = []
-                let query: PostgresQuery = """
-                    SELECT (\(unescaped: column)::jsonb || jsonb_build_object('node', node))::text FROM \(unescaped: table)
-                    WHERE \(token)::text IS NULL OR device_token = \(token) ORDER BY id LIMIT \(limit)
-                    """
                 for try await line in try await connection.query(query, logger: silentStoreLogger).decode(String.self) { lines.append(line) }
                 return lines
             }

@@ -8,7 +8,7 @@ import Synchronization
 import Utilities
 
 /// What an inspector shows of a fleet: the pushes the other receivers answer, read from
-/// `receiver_deliveries` and `receiver_rejections` as they are kept, and every backend node's
+/// `receiver_delivery_batches` and `receiver_rejections` as they are kept, and every backend node's
 /// events (`backend_events`, this node's own included, so that a sign-in's steps from several
 /// nodes are put in one order: ``FleetFlowOrder``).
 ///
@@ -26,7 +26,7 @@ import Utilities
 package final class PostgresFleetFeed: Sendable {
     /// How long an ID below the cursor is waited for.
     package static let holeLifetime: TimeInterval = 60
-    /// Rows read per table and poll, at most.
+    /// Rows read per table and poll, at most (batches of pushes: a tenth as many).
     static let pageSize = 2000
 
     package let address: String
@@ -54,13 +54,38 @@ package final class PostgresFleetFeed: Sendable {
             holes = holes.filter { now.timeIntervalSince($0.value) < PostgresFleetFeed.holeLifetime }
         }
     }
-    /// The tables read, each with the columns read after its row's ID and node: a position and a
-    /// time (0 and the row's for the pushes), then the JSON.
-    private static let tables = [
-        (name: "receiver_deliveries", columns: "0::bigint, kept_at, line"),
-        (name: "receiver_rejections", columns: "0::bigint, kept_at, entry"),
-        (name: "backend_events", columns: "position, at, event"),
-    ]
+    /// The tables read, each with its rows' ID, node, position (a push's in its batch, an event's
+    /// in the backend's order), time and JSON.
+    private static let tables = ["receiver_delivery_batches", "receiver_rejections", "backend_events"]
+
+    /// The rows of table `table` after `cursor`, at most a page, and those of its holes.
+    static func query(_ table: Int, after cursor: Cursor) -> PostgresQuery {
+        let holes = Array(cursor.holes.keys)
+        switch table {
+        case 0:
+            // A page of whole batches (never a batch cut at a page's end), then their lines.
+            return """
+                SELECT b.id, b.node, l.position, b.kept_at, l.line FROM (
+                    (SELECT id, node, kept_at, lines FROM receiver_delivery_batches WHERE id > \(cursor.last) ORDER BY id LIMIT \(pageSize / 10))
+                    UNION ALL
+                    (SELECT id, node, kept_at, lines FROM receiver_delivery_batches WHERE id = ANY(\(holes)::bigint[]))
+                ) AS b CROSS JOIN LATERAL unnest(string_to_array(b.lines, E'\\n')) WITH ORDINALITY AS l(line, position)
+                """
+        case 1:
+            return """
+                (SELECT id, node, 0::bigint, kept_at, entry FROM receiver_rejections WHERE id > \(cursor.last) ORDER BY id LIMIT \(pageSize))
+                UNION ALL
+                (SELECT id, node, 0::bigint, kept_at, entry FROM receiver_rejections WHERE id = ANY(\(holes)::bigint[]))
+                """
+        default:
+            return """
+                (SELECT id, node, position, at, event::text FROM backend_events WHERE id > \(cursor.last) ORDER BY id LIMIT \(pageSize))
+                UNION ALL
+                (SELECT id, node, position, at, event::text FROM backend_events WHERE id = ANY(\(holes)::bigint[]))
+                """
+        }
+    }
+
     private struct State {
         /// One per table of ``tables``, in its order.
         var cursors = [Cursor](repeating: Cursor(), count: PostgresFleetFeed.tables.count)
@@ -90,7 +115,7 @@ package final class PostgresFleetFeed: Sendable {
         do {
             latest = try await session.run("reading the fleet's logs", seconds: deadline) { connection in
                 // One round trip for every table (fixed names, never input).
-                let newest = Self.tables.enumerated().map { "SELECT \($0.offset), coalesce(max(id), 0) FROM \($0.element.name)" }
+                let newest = Self.tables.enumerated().map { "SELECT \($0.offset), coalesce(max(id), 0) FROM \($0.element)" }
                 var latest = [Int64](repeating: -1, count: Self.tables.count)
                 let rows = try await connection.query(PostgresQuery(unsafeSQL: newest.joined(separator: " UNION ALL ")), logger: silentStoreLogger)
                 for try await (table, id) in rows.decode((Int, Int64).self) { latest[table] = id }
@@ -123,13 +148,8 @@ package final class PostgresFleetFeed: Sendable {
         do {
             rows = try await session.run("reading the fleet's logs", seconds: deadline) { connection in
                 var rows: [Row] = []
-                for (table, (name, columns)) in Self.tables.enumerated() {
-                    let cursor = cursors[table]
-                    let result = try await connection.query("""
-                        (SELECT id, node, \(unescaped: columns)::text FROM \(unescaped: name) WHERE id > \(cursor.last) ORDER BY id LIMIT \(page))
-                        UNION ALL
-                        (SELECT id, node, \(unescaped: columns)::text FROM \(unescaped: name) WHERE id = ANY(\(Array(cursor.holes.keys))::bigint[]))
-                        """, logger: silentStoreLogger)
+                for table in Self.tables.indices {
+                    let result = try await connection.query(Self.query(table, after: cursors[table]), logger: silentStoreLogger)
                     for try await (id, node, position, at, text) in result.decode((Int64, String, Int64, Date, String).self) {
                         rows.append((table, id, node, position, at, text))
                     }
@@ -144,7 +164,7 @@ package final class PostgresFleetFeed: Sendable {
         }
         let decoder = JSONDecoder()
         var poll = Poll()
-        for row in rows.sorted(by: { ($0.table, $0.id) < ($1.table, $1.id) }) {
+        for row in rows.sorted(by: { ($0.table, $0.id, $0.position) < ($1.table, $1.id, $1.position) }) {
             let data = Data(row.text.utf8)
             switch row.table {
             case 0 where row.node != ownNode:

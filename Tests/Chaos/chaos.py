@@ -598,8 +598,8 @@ def sample(nodes, postgres, history, started):
         row[node.name] = rss_and_files(node.process.pid)
     mb = 1024 * 1024
     if postgres:
-        sizes = postgres.psql("authsim", """SELECT coalesce(sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname IN ('receiver_deliveries', 'receiver_rejections', 'backend_events')), 0),
-                                                   coalesce(sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname NOT IN ('receiver_deliveries', 'receiver_rejections', 'backend_events')), 0)
+        sizes = postgres.psql("authsim", """SELECT coalesce(sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname IN ('receiver_delivery_batches', 'receiver_rejections', 'backend_events')), 0),
+                                                   coalesce(sum(pg_total_relation_size(c.oid)) FILTER (WHERE c.relname NOT IN ('receiver_delivery_batches', 'receiver_rejections', 'backend_events')), 0)
                                             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'""").strip().split("|")
         row["log MB"], row["state MB"] = round(int(sizes[0]) / mb, 2), round(int(sizes[1]) / mb, 2)
     else:

@@ -61,8 +61,9 @@ struct DeliveryLogStoreTests {
     }
 
     /// Schema 9 keeps the logs' lines as text (PostgreSQL parsing them into jsonb cost a fifth of
-    /// a kept push): a database of schema 8, its lines jsonb, keeps them through the migration.
-    @Test("a schema-8 database's pushes and refusals, kept as jsonb, read the same after the migration to text")
+    /// a kept push), schema 12 a receiver's batch of pushes to a row: a database of schema 8, its
+    /// lines jsonb and one push to a row, keeps them through the migrations.
+    @Test("a schema-8 database's pushes and refusals, kept as jsonb one to a row, read the same after the migrations to text and to batches")
     func linesMigrateToText() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
         let database = try await postgres.newDatabase(#function)
@@ -72,24 +73,29 @@ struct DeliveryLogStoreTests {
         await first.close()
         // Back to schema 8, as an older authsim left it, with a push and a refusal in it.
         _ = try await postgres.psql(database.name, """
-            ALTER TABLE receiver_deliveries ALTER COLUMN line TYPE jsonb USING line::jsonb;
+            DROP VIEW receiver_deliveries; DROP TABLE receiver_delivery_batches;
+            CREATE TABLE receiver_deliveries (id bigserial PRIMARY KEY, node text NOT NULL, kept_at timestamptz NOT NULL DEFAULT now(),
+                device_token text NOT NULL, apns_id text NOT NULL, line jsonb NOT NULL);
+            CREATE INDEX receiver_deliveries_device_token ON receiver_deliveries (device_token, id);
             ALTER TABLE receiver_rejections ALTER COLUMN entry TYPE jsonb USING entry::jsonb;
             DELETE FROM authsim_migrations WHERE version >= 9;
             DROP TABLE authsim_formats;
             DROP FUNCTION authsim_backend_rows; DROP FUNCTION authsim_backend_commit; DROP TABLE backend_rows; DROP SEQUENCE backend_row_versions;
             ALTER TABLE authsim_migrations DROP COLUMN applied_by;
-            INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('old', '7a7a', 'p1', '{"apns-id":"p1","topic":"com.example.authsim"}'::jsonb);
+            INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('old', '7a7a', 'p1', '{"apns-id":"p1","device-token":"7a7a","topic":"com.example.authsim"}'::jsonb);
             INSERT INTO receiver_rejections (node, device_token, apns_id, entry) VALUES ('old', '7a7a', 'r1', '{"apns-id":"r1","reason":"BadDeviceToken"}'::jsonb)
             """)
         let log = PostgresDeliveryLog(location: location, node: "b", connections: 1)
         try await log.open()
-        #expect(try await postgres.psql(database.name, "SELECT data_type FROM information_schema.columns WHERE table_name = 'receiver_deliveries' AND column_name = 'line'") == "text")
+        // Step 12: the push kept one to a row is a batch of one now; the view shows it as it was.
+        #expect(try await postgres.psql(database.name, "SELECT node || ' ' || array_to_string(device_tokens, ',') FROM receiver_delivery_batches") == "old 7a7a")
+        #expect(try await postgres.psql(database.name, "SELECT apns_id || ' ' || device_token || ' ' || position FROM receiver_deliveries") == "p1 7a7a 1")
         // The steps after 8 applied once each, by this authsim; the formats set.
         #expect(try await postgres.psql(database.name, "SELECT version || ' ' || coalesce(applied_by, '-') FROM authsim_migrations WHERE version >= 8 ORDER BY version")
-            .split(separator: "\n") == ["8 -", "9 \(AuthsimVersion.current)", "10 \(AuthsimVersion.current)", "11 \(AuthsimVersion.current)"])
+            .split(separator: "\n") == ["8 -"] + (9...12).map { "\($0) \(AuthsimVersion.current)" })
         #expect(try await postgres.psql(database.name, "SELECT count(*) FROM authsim_formats") == "2")
         let pushes = try await log.deliveries().map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
-        #expect(pushes == [["apns-id": "p1", "topic": "com.example.authsim", "node": "old"]])
+        #expect(pushes == [["apns-id": "p1", "device-token": "7a7a", "topic": "com.example.authsim", "node": "old"]])
         let refusals = try await log.rejections().map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
         #expect(refusals == [["apns-id": "r1", "reason": "BadDeviceToken", "node": "old"]])
         await log.close()
@@ -307,9 +313,10 @@ struct SharedRegistryTests {
         await linksB.close()
     }
 
-    /// Pushes at once, from several connections, each batch one INSERT (PostgresDeliveryLog): each
-    /// push kept once, and a node name with a tab, a backslash and a newline kept as it is.
-    @Test("200 pushes at once over 4 connections: each kept once; a node name with a tab, a backslash and a newline kept as given")
+    /// Pushes at once, from several connections, each batch one row (PostgresDeliveryLog): each
+    /// push kept once, and a node name with a tab, a backslash and a newline kept as it is; one
+    /// device's pushes found through the batches that name its token.
+    @Test("200 pushes at once over 4 connections: each kept once; a node name with a tab, a backslash and a newline kept as given; one device's pushes alone")
     func manyAtOnce() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
         let database = try await postgres.newDatabase(#function)
@@ -320,15 +327,16 @@ struct SharedRegistryTests {
         try await log.open()
         let channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
                                                        sharedLog: log)
-        let token = DeviceToken.random()
+        let token = DeviceToken.random(), other = DeviceToken.random()
         try channel.register(token, environment: .sandbox, bundleID: "com.example.authsim")
+        try channel.register(other, environment: .sandbox, bundleID: "com.example.authsim")
         var clients: [APNsClient] = []
         for _ in 0..<4 { clients.append(try channel.client(environment: .sandbox, retries: 0)) }
         let answered = try await withThrowingTaskGroup(of: String?.self) { group in
             for index in 0..<200 {
                 let client = clients[index % clients.count]
                 group.addTask {
-                    let response = try await client.send(PushRequest(deviceToken: token, headers: PushHeaders(pushType: .background, topic: "com.example.authsim",
+                    let response = try await client.send(PushRequest(deviceToken: index % 5 == 0 ? other : token, headers: PushHeaders(pushType: .background, topic: "com.example.authsim",
                                                                                                               priority: .consideringPower), payload: DeliveryLogStoreTests.silent))
                     return response.status == 200 ? response.apnsID : nil
                 }
@@ -340,6 +348,11 @@ struct SharedRegistryTests {
         #expect(kept.count == 200)
         #expect(Set(kept.compactMap { $0["apns-id"] as? String }) == Set(answered.compactMap { $0 }))
         #expect(kept.allSatisfy { $0["node"] as? String == node })
+        let others = try await log.deliveries(deviceToken: other.hex.uppercased()).compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["device-token"] as? String
+        }
+        #expect(others == Array(repeating: other.hex, count: 40))
+        #expect(try await log.deliveries(deviceToken: token.hex, limit: 7).count == 7)
         for client in clients { await client.shutdown() }
         await channel.shutdown()
         await log.close()

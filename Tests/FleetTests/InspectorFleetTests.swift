@@ -23,8 +23,13 @@ struct InspectorFleetTests {
 
     static func insert(_ node: String, _ id: String, on connection: PostgresConnection) async throws {
         try await connection.query("""
-            INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES (\(node), '7a7a', \(id), \(deliveryLine(id))::jsonb)
+            INSERT INTO receiver_delivery_batches (node, device_tokens, lines) VALUES (\(node), ARRAY['7a7a'], \(deliveryLine(id)))
             """, logger: Logger(label: "test"))
+    }
+
+    /// SQL keeping a batch of pushes `ids` (their lines in one row, as a receiver keeps a read's pushes) from `node`.
+    static func batch(_ node: String, _ ids: [String]) -> String {
+        "INSERT INTO receiver_delivery_batches (node, device_tokens, lines) VALUES ('\(node)', ARRAY['7a7a'], '\(ids.map(deliveryLine).joined(separator: "\n"))')"
     }
 
     static func ids(_ pushes: [FleetPush]) -> [String] {
@@ -45,12 +50,12 @@ struct InspectorFleetTests {
         try await feed.open(backlog: 100)
         #expect(try await feed.poll().pushes.isEmpty)
 
-        // A's batch takes ID 1 and stays open while B's takes ID 2 and commits.
+        // A's batch takes ID 1 and stays open while B's (two pushes, one row) takes ID 2 and commits.
         let slow = try await PostgresConnection.connect(configuration: location.configuration, id: 1, logger: Logger(label: "test"))
         try await slow.query("BEGIN", logger: Logger(label: "test"))
         try await Self.insert("a", "first", on: slow)
-        _ = try await postgres.psql(database.name, "INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('b', '7a7a', 'second', '\(Self.deliveryLine("second"))'::jsonb)")
-        #expect(Self.ids(try await feed.poll().pushes) == ["b:second"])
+        _ = try await postgres.psql(database.name, Self.batch("b", ["second", "third"]))
+        #expect(Self.ids(try await feed.poll().pushes) == ["b:second", "b:third"])
         // A commits: the hole at ID 1 is read at the next poll.
         try await slow.query("COMMIT", logger: Logger(label: "test"))
         #expect(Self.ids(try await feed.poll().pushes) == ["a:first"])
@@ -58,7 +63,7 @@ struct InspectorFleetTests {
         try await slow.close()
 
         // The feed's own node is recorded by its own receiver, not read back.
-        _ = try await postgres.psql(database.name, "INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('here', '7a7a', 'own', '\(Self.deliveryLine("own"))'::jsonb)")
+        _ = try await postgres.psql(database.name, Self.batch("here", ["own"]))
         #expect(try await feed.poll().pushes.isEmpty)
         // A refusal another node kept.
         let refusal = #"{"apns-id":"refused","detail":"not registered","device-token":"7a7a","environment":"sandbox","reason":"BadDeviceToken","status":400,"time":"2026-11-26T10:00:01.000Z"}"#
