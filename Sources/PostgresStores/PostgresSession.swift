@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import PostgresNIO
 import Synchronization
 import Utilities
@@ -149,8 +150,8 @@ func bounded<T: Sendable>(_ connection: PostgresConnection, seconds: Double, wha
     let race = BoundedRace<T>()
     return try await withCheckedThrowingContinuation { continuation in
         race.arm(continuation)
-        race.setTimer(Task {
-            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+        // On the connection's event loop: a task and a sleep per call cost the hot path a thread's wake-up.
+        race.setTimer(connection.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1_000_000_000))) {
             connection.close().whenComplete { _ in }
             race.finish(.failure(PostgresStoreFailure("no answer in \(seconds) s while \(what); the connection is closed")))
         })
@@ -162,11 +163,11 @@ func bounded<T: Sendable>(_ connection: PostgresConnection, seconds: Double, wha
 
 /// The body and the timer of ``bounded(_:seconds:what:_:)``: the first to finish answers and stops the timer.
 private final class BoundedRace<T: Sendable>: Sendable {
-    private let state = Mutex<(continuation: CheckedContinuation<T, any Error>?, timer: Task<Void, Never>?, done: Bool)>((nil, nil, false))
+    private let state = Mutex<(continuation: CheckedContinuation<T, any Error>?, timer: Scheduled<Void>?, done: Bool)>((nil, nil, false))
 
     func arm(_ continuation: CheckedContinuation<T, any Error>) { state.withLock { $0.continuation = continuation } }
 
-    func setTimer(_ timer: Task<Void, Never>) {
+    func setTimer(_ timer: Scheduled<Void>) {
         let finished = state.withLock { state -> Bool in
             if !state.done { state.timer = timer }
             return state.done
@@ -175,7 +176,7 @@ private final class BoundedRace<T: Sendable>: Sendable {
     }
 
     func finish(_ result: Result<T, any Error>) {
-        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Scheduled<Void>?) in
             guard !state.done else { return (nil, nil) }
             state.done = true
             defer { (state.continuation, state.timer) = (nil, nil) }
