@@ -152,8 +152,9 @@ func bounded<T: Sendable>(_ connection: PostgresConnection, seconds: Double, wha
         race.arm(continuation)
         // On the connection's event loop: a task and a sleep per call cost the hot path a thread's wake-up.
         race.setTimer(connection.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1_000_000_000))) {
-            connection.close().whenComplete { _ in }
+            // The bound's error first: closing fails the body, whose error must not win the race.
             race.finish(.failure(PostgresStoreFailure("no answer in \(seconds) s while \(what); the connection is closed")))
+            connection.close().whenComplete { _ in }
         })
         Task {
             do { race.finish(.success(try await body(connection))) } catch { race.finish(.failure(error)) }
