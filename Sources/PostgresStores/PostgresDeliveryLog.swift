@@ -44,23 +44,22 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
         // The lines without the last newline (the row splits them at each), and each token once.
         let text = String(decoding: lines.dropLast(), as: UTF8.self)
         let tokens = Set(pushes.lazy.map(\.deviceToken)).map(\.hex).sorted()
-        let (node, deadline) = (self.node, self.deadline)
-        let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
-        Task {
-            do throws(PostgresStoreFailure) {
-                let kept = try await session.run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
-                    // The command tag's row count says whether the batch was kept (1) or found stale (0).
-                    try await connection.query("""
-                        INSERT INTO receiver_delivery_batches (node, device_tokens, lines)
-                        SELECT \(node), \(tokens)::text[], \(text)
-                        WHERE \(registryVersion)::bigint IS NULL
-                            OR (NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
-                                AND NOT EXISTS (SELECT 1 FROM receiver_fault_plan WHERE version > \(registryVersion)::bigint))
-                        """, logger: silentStoreLogger, { _ in }).get().rows ?? 0
-                }
-                done(kept == 1 ? .kept : .stale)
-            } catch {
-                done(.failed(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)")))
+        let node = self.node
+        // With `registryVersion`, the batch is kept only if the fleet's device registry and fault
+        // plan changed after none of it (a probe of each one's version index); the command tag's
+        // row count says which (1 kept, 0 stale).
+        run("keeping \(pushes.count) push(es)") { connection in
+            try await connection.query("""
+                INSERT INTO receiver_delivery_batches (node, device_tokens, lines)
+                SELECT \(node), \(tokens)::text[], \(text)
+                WHERE \(registryVersion)::bigint IS NULL
+                    OR (NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
+                        AND NOT EXISTS (SELECT 1 FROM receiver_fault_plan WHERE version > \(registryVersion)::bigint))
+                """, logger: silentStoreLogger, { _ in }).get().rows ?? 0
+        } done: { result in
+            switch result {
+            case .success(let kept): done(kept == 1 ? .kept : .stale)
+            case .failure(let error): done(.failed(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)")))
             }
         }
     }
@@ -85,29 +84,26 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
             done(ReceiverError(.storage, "a refusal cannot be written as JSON: \(error)"))
             return
         }
-        insert(refusals.count, tokens: refusals.map(\.deviceToken), ids: refusals.map(\.apnsID), texts: texts) { [node] result in
+        let (node, tokens, ids) = (self.node, refusals.map(\.deviceToken), refusals.map(\.apnsID))
+        run("keeping \(refusals.count) refusal(s)") { connection in
+            _ = try await connection.query("""
+                INSERT INTO receiver_rejections (node, device_token, apns_id, entry)
+                SELECT \(node), t.token, t.id, t.json FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, json)
+                """, logger: silentStoreLogger)
+        } done: { result in
             if case .failure(let error) = result { return done(ReceiverError(.unavailable, "the fleet's rejection log (\(node)): \(error)")) }
             done(nil)
         }
     }
 
-    /// Inserts one row per refusal into `receiver_rejections` (its JSON line as text in `entry`)
-    /// with one INSERT, on the next of the receiver's sessions, then calls `done`.
-    private func insert(_ count: Int, tokens: [String], ids: [String], texts: [String], done: @escaping @Sendable (Result<Void, PostgresStoreFailure>) -> Void) {
+    /// Runs `body` on the next of the receiver's sessions, off the caller's thread (a connection's
+    /// event loop), and hands `done` what came of it, on any thread.
+    private func run<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T,
+                                  done: @escaping @Sendable (Result<T, PostgresStoreFailure>) -> Void) {
         let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
-        let (node, deadline) = (self.node, self.deadline)
+        let deadline = self.deadline
         Task {
-            do throws(PostgresStoreFailure) {
-                try await session.run("keeping \(count) refusal(s)", seconds: deadline) { connection in
-                    try await connection.query("""
-                        INSERT INTO receiver_rejections (node, device_token, apns_id, entry)
-                        SELECT \(node), t.token, t.id, t.json FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, json)
-                        """, logger: silentStoreLogger)
-                }
-                done(.success(()))
-            } catch {
-                done(.failure(error))
-            }
+            do throws(PostgresStoreFailure) { done(.success(try await session.run(what, seconds: deadline, body))) } catch { done(.failure(error)) }
         }
     }
 

@@ -142,7 +142,6 @@ package final class PostgresFleetFeed: Sendable {
     package func poll() async throws(SharedStoreError) -> Poll {
         let cursors = state.withLock { $0.cursors }
         let now = clock.now
-        let page = Self.pageSize
         typealias Row = (table: Int, id: Int64, node: String, position: Int64, at: Date, text: String)
         let rows: [Row]
         do {
