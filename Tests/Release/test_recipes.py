@@ -63,13 +63,18 @@ def test_the_whole_demo(bundle: Path, tmp_path: Path):
         # Files, not pipes: a demo writes more than a pipe holds, and neither must wait on the other's reader.
         with open(folder / "out", "w") as out, open(folder / "err", "w") as err:
             runs[variant] = subprocess.Popen([program(variant, bundle, "authsim"), "demo"], stdout=out, stderr=err, text=True, cwd=folder)
-    for variant, process in runs.items():
-        status = process.wait(timeout=600)
-        stdout, stderr = (tmp_path / variant / "out").read_text(), (tmp_path / variant / "err").read_text()
-        summary = re.search(r"(\d+) of (\d+) scenarios ended as they should", stdout)
-        assert summary and summary.group(1) == summary.group(2), f"{variant}: " + stdout[-3000:] + stderr[-2000:]
-        assert int(summary.group(2)) >= 57, variant
-        assert status == 0, f"{variant}: " + stderr[-2000:]
+    try:
+        for variant, process in runs.items():
+            status = process.wait(timeout=600)
+            stdout, stderr = (tmp_path / variant / "out").read_text(), (tmp_path / variant / "err").read_text()
+            summary = re.search(r"(\d+) of (\d+) scenarios ended as they should", stdout)
+            assert summary and summary.group(1) == summary.group(2), f"{variant}: " + stdout[-3000:] + stderr[-2000:]
+            assert int(summary.group(2)) >= 57, variant
+            assert status == 0, f"{variant}: " + stderr[-2000:]
+    finally:
+        for process in runs.values():
+            if process.poll() is None:
+                process.kill()
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
