@@ -152,12 +152,7 @@ package actor IdentityToolkit {
     /// and tells of its events.
     func read<T>(_ call: (inout CoreCall) throws(IdentityToolkitError) -> T) async throws(IdentityToolkitError) -> T {
         guard fleet != nil else { return try check(call) }
-        let outcome = RunResult<CoreOutcome<T>>()
-        try await withoutActuallyEscaping(call) { call async throws(IdentityToolkitError) in
-            try await onRows { outcome.value = self.core.handle(now: self.clock.now, call) }
-        }
-        guard let outcome = outcome.value else { throw IdentityToolkitError(.internal, "a read that did not run") }
-        return try told(outcome)
+        return try told(try await reading { _ in self.core.handle(now: self.clock.now, call) })
     }
 
     /// Runs `call`, which reads the state as this node has it or the request alone (the checks
@@ -214,7 +209,7 @@ package actor IdentityToolkit {
 
     /// Every user, oldest first: a fleet's read from the store.
     package func users() async throws(IdentityToolkitError) -> [BackendUser] {
-        try await reading { $0.allUsers.sorted { $0.createdAt < $1.createdAt } }
+        try await reading { $0.usersOldestFirst }
     }
     /// The latest silent pushes' results, oldest first: with a shared store, every node's (read
     /// from the store first), else this backend's.
@@ -222,7 +217,7 @@ package actor IdentityToolkit {
         guard fleet != nil else { return silentPushes.all }
         return try await reading { $0.silentPushList }
     }
-    package var allUsers: [BackendUser] { core.state.allUsers.sorted { $0.createdAt < $1.createdAt } }
+    package var allUsers: [BackendUser] { core.state.usersOldestFirst }
 
     // MARK: verifyClient
 

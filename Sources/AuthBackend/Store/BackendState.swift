@@ -347,6 +347,9 @@ struct BackendState {
         return tenantUsers[tenant] ?? UserDirectory(tenant: tenant, reads: reads)
     }
 
+    /// Every user, oldest first (what the inspector and the admin's lists show).
+    var usersOldestFirst: [BackendUser] { allUsers.sorted { $0.createdAt < $1.createdAt } }
+
     /// Every user, the project's then each tenant's (in the order of the tenants' IDs).
     var allUsers: [BackendUser] {
         Array(projectUsers.byID.values) + tenants.keys.sorted().flatMap { users(in: $0).byID.values }

@@ -203,9 +203,7 @@ extension IdentityToolkit {
                 reads.hold(rows: found.keys, whole: prefixes)
                 continue
             }
-            // (A local first: `fleet?.x = f(fleet)` reads fleet inside its own modification.)
-            let seen = max(fleet?.lastVersion ?? 0, versions.values.max() ?? 0)
-            fleet?.lastVersion = seen
+            noteSeen(versions.values.max() ?? 0)
             let changed = commit ? try core.state.changedRows() : []
             guard !changed.isEmpty else {
                 done = true
@@ -222,8 +220,7 @@ extension IdentityToolkit {
             }
             switch outcome {
             case .committed(let version):
-                let seen = max(fleet?.lastVersion ?? 0, version)
-                fleet?.lastVersion = seen
+                noteSeen(version)
                 done = true
                 await dropExpiredRows()
                 return
@@ -233,6 +230,13 @@ extension IdentityToolkit {
         }
         logger.error("a batch ran its rules \(Self.mostRuns) times and still found rows changed by other nodes; answering 503 UNAVAILABLE")
         throw IdentityToolkitError.unavailable()
+    }
+
+    /// Raises the highest row version this node has seen (the position its events carry) to `version`.
+    private func noteSeen(_ version: Int64) {
+        // (A local first: `fleet?.x = f(fleet)` reads fleet inside its own modification.)
+        let seen = max(fleet?.lastVersion ?? 0, version)
+        fleet?.lastVersion = seen
     }
 
     /// Once a minute, after a commit: the rows past their expiry go (what a journal's state
@@ -282,7 +286,7 @@ extension IdentityToolkit {
     }
 }
 
-/// What the last run of a read's rules gave (``IdentityToolkit/onRows(_:)``): made, set and read on the actor.
+/// What the last run of a read's rules gave (``IdentityToolkit/reading(_:)``): made, set and read on the actor.
 final class RunResult<T>: @unchecked Sendable {
     var value: T?
 }
