@@ -57,13 +57,14 @@ package final class PostgresFleetFeed: Sendable {
     /// The tables read, each with its rows' ID, node, position (a push's in its batch, an event's
     /// in the backend's order), time and JSON.
     private static let tables = ["receiver_delivery_batches", "receiver_rejections", "backend_events"]
+    /// The columns read after a row's ID and node, of the tables kept an entry to a row.
+    private static let columns = ["receiver_rejections": "0::bigint, kept_at, entry", "backend_events": "position, at, event::text"]
 
     /// The rows of table `table` after `cursor`, at most a page, and those of its holes.
     static func query(_ table: Int, after cursor: Cursor) -> PostgresQuery {
-        let holes = Array(cursor.holes.keys)
-        switch table {
-        case 0:
-            // A page of whole batches (never a batch cut at a page's end), then their lines.
+        let (name, holes) = (tables[table], Array(cursor.holes.keys))
+        guard let columns = columns[name] else {
+            // A page of whole batches of pushes (never a batch cut at a page's end), then their lines.
             return """
                 SELECT b.id, b.node, l.position, b.kept_at, l.line FROM (
                     (SELECT id, node, kept_at, lines FROM receiver_delivery_batches WHERE id > \(cursor.last) ORDER BY id LIMIT \(pageSize / 10))
@@ -71,19 +72,12 @@ package final class PostgresFleetFeed: Sendable {
                     (SELECT id, node, kept_at, lines FROM receiver_delivery_batches WHERE id = ANY(\(holes)::bigint[]))
                 ) AS b CROSS JOIN LATERAL unnest(string_to_array(b.lines, E'\\n')) WITH ORDINALITY AS l(line, position)
                 """
-        case 1:
-            return """
-                (SELECT id, node, 0::bigint, kept_at, entry FROM receiver_rejections WHERE id > \(cursor.last) ORDER BY id LIMIT \(pageSize))
-                UNION ALL
-                (SELECT id, node, 0::bigint, kept_at, entry FROM receiver_rejections WHERE id = ANY(\(holes)::bigint[]))
-                """
-        default:
-            return """
-                (SELECT id, node, position, at, event::text FROM backend_events WHERE id > \(cursor.last) ORDER BY id LIMIT \(pageSize))
-                UNION ALL
-                (SELECT id, node, position, at, event::text FROM backend_events WHERE id = ANY(\(holes)::bigint[]))
-                """
         }
+        return """
+            (SELECT id, node, \(unescaped: columns) FROM \(unescaped: name) WHERE id > \(cursor.last) ORDER BY id LIMIT \(pageSize))
+            UNION ALL
+            (SELECT id, node, \(unescaped: columns) FROM \(unescaped: name) WHERE id = ANY(\(holes)::bigint[]))
+            """
     }
 
     private struct State {
