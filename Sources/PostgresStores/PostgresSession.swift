@@ -6,9 +6,7 @@ import Synchronization
 import Utilities
 
 /// One connection to the store's database, opened when first needed and again after it breaks,
-/// no sooner than a backoff (0.1 s, doubling to 5 s) after the last failed attempt: calls in
-/// between fail at once with the last cause, so a database that is down is not hammered and no
-/// caller waits for it.
+/// no sooner than a backoff (``ReconnectBackoff``) after the last failed attempt.
 ///
 /// One connection, not a pool: a backend node's changes take the fleet's write turn one batch at
 /// a time, so a second connection would only wait for the first. (A receiver, whose appends take
@@ -20,7 +18,7 @@ actor PostgresSession {
     /// The connect in progress, which callers arriving meanwhile share.
     private var connecting: Task<PostgresConnection, any Error>?
     private var connections = 0
-    private var lastFailure: (at: Date, backoff: TimeInterval, cause: String)?
+    private var backoff = ReconnectBackoff()
     /// The backoff's clock (a test moves it instead of waiting).
     private let clock: any WallClock
     /// Runs in flight, and whether one of them is a transaction: a transaction has the connection
@@ -53,9 +51,7 @@ actor PostgresSession {
             do { return try await connecting.value } catch { throw PostgresStoreFailure("cannot connect: \(PostgresStoreFailure.describe(error))") }
         }
         connection = nil
-        if let lastFailure, clock.now < lastFailure.at.addingTimeInterval(lastFailure.backoff) {
-            throw PostgresStoreFailure("unreachable (\(lastFailure.cause)); next attempt within \(lastFailure.backoff) s")
-        }
+        if let refusal = backoff.refusal(at: clock.now) { throw PostgresStoreFailure(refusal) }
         connections += 1
         let (configuration, id, logger) = (location.configuration, connections, logger)
         let attempt = Task { try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger) }
@@ -63,15 +59,13 @@ actor PostgresSession {
         do {
             let opened = try await attempt.value
             connecting = nil
-            if lastFailure != nil { logger.notice("reconnected to the store", metadata: ["store": "\(location.address)"]) }
-            lastFailure = nil
+            if backoff.succeeded() { logger.notice("reconnected to the store", metadata: ["store": "\(location.address)"]) }
             connection = opened
             return opened
         } catch {
             connecting = nil
             let cause = PostgresStoreFailure.describe(error)
-            let backoff = min((lastFailure?.backoff ?? 0.05) * 2, 5)
-            lastFailure = (clock.now, backoff, cause)
+            backoff.failed(cause, at: clock.now)
             throw PostgresStoreFailure("cannot connect: \(cause)")
         }
     }
