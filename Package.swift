@@ -316,7 +316,7 @@ let package = Package(
         .testTarget(
             name: "FleetTests",
             dependencies: ["AuthBackend", "APNsReceiver", "APNsSender", "APNsWire", "DeviceLink", "IdentityToolkitAPI", "Inspector", "PostgresStores", "Scenarios",
-                           "TestSupport", "Utilities", crypto, logging, simulation("PostgresNIO", "postgres-nio")]
+                           "TestSupport", "Utilities", crypto, logging, nio("NIOCore"), nio("NIOPosix"), simulation("PostgresNIO", "postgres-nio")]
         ),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "AuthBackend"]),
         // The auth core's rules as values (the app credential, the presentation): no I/O.

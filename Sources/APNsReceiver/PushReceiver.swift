@@ -200,6 +200,8 @@ package final class PushReceiver: Sendable {
             }
         }
         for channel in open { try? await channel.closeFuture.get() }
+        // A fleet's log keeps connections on the receiver's event loops.
+        await configuration.sharedLog?.release(group)
         try? await group.shutdownGracefully()
     }
 

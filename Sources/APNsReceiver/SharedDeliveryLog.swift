@@ -1,3 +1,5 @@
+import NIOCore
+
 /// Where the receivers of a fleet keep the pushes they answered, so that one query finds every
 /// push of the fleet (PostgreSQL, in `PostgresStores`). The delivery log file (``DeliveryLog``) and
 /// the rejection log file (``RejectionLog``) are the embedded default and are not one of these.
@@ -11,15 +13,19 @@
 /// answered as it would have been.
 package protocol SharedDeliveryLog: Sendable {
     /// Keeps `pushes` (their delivery-log lines, newline-ended, in `lines`, in the same order), and
-    /// then calls `done`, on any thread, with what became of all of them.
+    /// then calls `done` with what became of all of them, on `loop` (the connection's, where this
+    /// is called), and not before this returns.
     /// - Parameter registryVersion: the version of the fleet's device registry the pushes were
     ///   validated on (``DeviceRegistry/version``), when the registry is the fleet's: none is kept
     ///   if the registry or the fleet's fault plan changed since (``KeepOutcome/stale``), and the
     ///   receiver decides on them again.
-    func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, done: @escaping @Sendable (KeepOutcome) -> Void)
-    /// Keeps the rejection-log entries of refused pushes, then calls `done` on any thread: `nil`
-    /// when all are kept, else why none is.
-    func keep(refusals: [RejectionLog.Entry], done: @escaping @Sendable (ReceiverError?) -> Void)
+    func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, on loop: any EventLoop,
+              done: @escaping @Sendable (KeepOutcome) -> Void)
+    /// Keeps the rejection-log entries of refused pushes, then calls `done` on `loop`, not before
+    /// this returns: `nil` when all are kept, else why none is.
+    func keep(refusals: [RejectionLog.Entry], on loop: any EventLoop, done: @escaping @Sendable (ReceiverError?) -> Void)
+    /// Lets go of what the log holds on `group`'s event loops (a receiver's, which stop next).
+    func release(_ group: any EventLoopGroup) async
 }
 
 /// What became of a batch of accepted pushes in a fleet's log.

@@ -1,6 +1,7 @@
 import APNsReceiver
 import Foundation
 import Logging
+import NIOCore
 import PostgresNIO
 import Synchronization
 import Utilities
@@ -10,35 +11,44 @@ import Utilities
 /// its delivery-log lines, before their answers go out; one query through any node finds every
 /// push of the fleet. Refusals go to `receiver_rejections`, one row each (they are few).
 ///
-/// Appends need no fleet-wide turn (rows are independent), so the batches of all the receiver's
-/// connections go out at once over a few connections of its own.
+/// Appends need no fleet-wide turn (rows are independent): each of the receiver's event loops
+/// keeps its connections' batches over a connection of its own (``LoopConnection``), from the
+/// loop that read them, and answers them there when PostgreSQL has. Reads, the schema and
+/// `reset` use a session of their own.
 package final class PostgresDeliveryLog: SharedDeliveryLog {
     package let address: String
     /// Written with every push: which receiver answered it.
     package let node: String
-    private let sessions: [PostgresSession]
-    private let next = Atomic<Int>(0)
+    private let location: PostgresLocation
+    private let session: PostgresSession
+    /// The connection of each event loop that kept something, by the loop.
+    private let links = Mutex<[ObjectIdentifier: LoopConnection]>([:])
+    private let clock: any WallClock
+    private let logger: Logger
     private let deadline: Double
 
     /// - Parameters:
-    ///   - connections: connections to the database (batches are spread over them).
-    ///   - deadline: seconds one batch may take before the database counts as lost (500 for its pushes).
-    package init(location: PostgresLocation, node: String, connections: Int = 2, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
+    ///   - deadline: seconds one batch may take before the database counts as lost (503 for its pushes).
+    package init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
                 logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.node = node
+        self.location = location
+        self.clock = clock
+        self.logger = logger
         self.deadline = deadline
-        self.sessions = (0..<max(1, connections)).map { _ in PostgresSession(location: location, clock: clock, logger: logger) }
+        self.session = PostgresSession(location: location, clock: clock, logger: logger)
     }
 
     /// Connects, and creates or migrates the schema.
     package func open() async throws(SharedStoreError) {
-        try await sessions[0].migrate()
+        try await session.migrate()
     }
 
-    package func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, done: @escaping @Sendable (KeepOutcome) -> Void) {
+    package func keep(_ pushes: [AcceptedPush], lines: [UInt8], registryVersion: Int64?, on loop: any EventLoop,
+                      done: @escaping @Sendable (KeepOutcome) -> Void) {
         guard lines.last == UInt8(ascii: "\n"), Self.newlines(in: lines) == pushes.count else {
-            done(.failed(ReceiverError(.storage, "\(pushes.count) pushes but another number of delivery-log lines")))
+            loop.execute { done(.failed(ReceiverError(.storage, "\(pushes.count) pushes but another number of delivery-log lines"))) }
             return
         }
         // The lines without the last newline (the row splits them at each), and each token once.
@@ -48,14 +58,14 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
         // With `registryVersion`, the batch is kept only if the fleet's device registry and fault
         // plan changed after none of it (a probe of each one's version index); the command tag's
         // row count says which (1 kept, 0 stale).
-        run("keeping \(pushes.count) push(es)") { connection in
-            try await connection.query("""
+        link(on: loop).run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
+            connection.query("""
                 INSERT INTO receiver_delivery_batches (node, device_tokens, lines)
                 SELECT \(node), \(tokens)::text[], \(text)
                 WHERE \(registryVersion)::bigint IS NULL
                     OR (NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
                         AND NOT EXISTS (SELECT 1 FROM receiver_fault_plan WHERE version > \(registryVersion)::bigint))
-                """, logger: silentStoreLogger, { _ in }).get().rows ?? 0
+                """, logger: silentStoreLogger, { _ in }).map { $0.rows ?? 0 }
         } done: { result in
             switch result {
             case .success(let kept): done(kept == 1 ? .kept : .stale)
@@ -78,33 +88,46 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
         }
     }
 
-    package func keep(refusals: [RejectionLog.Entry], done: @escaping @Sendable (ReceiverError?) -> Void) {
+    package func keep(refusals: [RejectionLog.Entry], on loop: any EventLoop, done: @escaping @Sendable (ReceiverError?) -> Void) {
         let texts: [String]
         do { texts = try refusals.map { String(decoding: try RejectionLog.encode($0), as: UTF8.self) } } catch {
-            done(ReceiverError(.storage, "a refusal cannot be written as JSON: \(error)"))
+            loop.execute { done(ReceiverError(.storage, "a refusal cannot be written as JSON: \(error)")) }
             return
         }
         let (node, tokens, ids) = (self.node, refusals.map(\.deviceToken), refusals.map(\.apnsID))
-        run("keeping \(refusals.count) refusal(s)") { connection in
-            _ = try await connection.query("""
+        link(on: loop).run("keeping \(refusals.count) refusal(s)", seconds: deadline) { connection in
+            connection.query("""
                 INSERT INTO receiver_rejections (node, device_token, apns_id, entry)
                 SELECT \(node), t.token, t.id, t.json FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, json)
-                """, logger: silentStoreLogger)
+                """, logger: silentStoreLogger, { _ in }).map { _ in }
         } done: { result in
             if case .failure(let error) = result { return done(ReceiverError(.unavailable, "the fleet's rejection log (\(node)): \(error)")) }
             done(nil)
         }
     }
 
-    /// Runs `body` on the next of the receiver's sessions, off the caller's thread (a connection's
-    /// event loop), and hands `done` what came of it, on any thread.
-    private func run<T: Sendable>(_ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T,
-                                  done: @escaping @Sendable (Result<T, PostgresStoreFailure>) -> Void) {
-        let session = sessions[next.add(1, ordering: .relaxed).oldValue % sessions.count]
-        let deadline = self.deadline
-        Task {
-            do throws(PostgresStoreFailure) { done(.success(try await session.run(what, seconds: deadline, body))) } catch { done(.failure(error)) }
+    /// The connection of `loop`, made when the loop first keeps something.
+    private func link(on loop: any EventLoop) -> LoopConnection {
+        links.withLock { links in
+            if let link = links[ObjectIdentifier(loop)] { return link }
+            let link = LoopConnection(loop: loop, location: location, clock: clock, logger: logger)
+            links[ObjectIdentifier(loop)] = link
+            return link
         }
+    }
+
+    /// How many event loops hold a connection of this log (none once their receiver stopped).
+    package var loopConnections: Int { links.withLock { $0.count } }
+
+    /// Closes the connections of `group`'s event loops, which stop next (a receiver's, at its shutdown).
+    package func release(_ group: any EventLoopGroup) async {
+        let loops = Set(group.makeIterator().map { ObjectIdentifier($0) })
+        let released = links.withLock { links in
+            let mine = links.filter { loops.contains($0.key) }
+            for key in mine.keys { links[key] = nil }
+            return Array(mine.values)
+        }
+        for link in released { try? await link.close().get() }
     }
 
     /// The fleet's refusals, oldest first: each its rejection-log line with `node` added, as JSON text.
@@ -141,7 +164,7 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     /// still holds.
     package func empty() async throws(SharedStoreError) {
         do {
-            _ = try await sessions[0].run("emptying the fleet's logs", seconds: deadline) { connection in
+            _ = try await session.run("emptying the fleet's logs", seconds: deadline) { connection in
                 try await connection.query("TRUNCATE receiver_delivery_batches, receiver_rejections", logger: silentStoreLogger)
             }
         } catch {
@@ -152,7 +175,7 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     /// The text of each row `query` returns, in its order.
     private func lines(_ what: String, _ query: PostgresQuery) async throws(SharedStoreError) -> [String] {
         do {
-            return try await sessions[0].run(what, seconds: deadline) { connection in
+            return try await session.run(what, seconds: deadline) { connection in
                 var lines: [String] = []
                 for try await line in try await connection.query(query, logger: silentStoreLogger).decode(String.self) { lines.append(line) }
                 return lines
@@ -162,7 +185,9 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
         }
     }
 
+    /// Closes the session and the loops' connections (a receiver released its own at its shutdown).
     package func close() async {
-        for session in sessions { await session.close() }
+        await session.close()
+        for link in links.withLock({ links in defer { links = [:] }; return Array(links.values) }) { try? await link.close().get() }
     }
 }

@@ -10,7 +10,7 @@ import Utilities
 ///
 /// One connection, not a pool: a backend node's changes take the fleet's write turn one batch at
 /// a time, so a second connection would only wait for the first. (A receiver, whose appends take
-/// no turn, spreads its batches over a few sessions.)
+/// no turn, keeps its batches over a connection per event loop, ``LoopConnection``.)
 actor PostgresSession {
     let location: PostgresLocation
     private let logger: Logger

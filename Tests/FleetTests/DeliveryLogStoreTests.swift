@@ -23,7 +23,7 @@ struct DeliveryLogStoreTests {
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let clock = ManualWallClock(Date())
-        let log = PostgresDeliveryLog(location: try PostgresLocation(database.url), node: "a", connections: 1, clock: clock)
+        let log = PostgresDeliveryLog(location: try PostgresLocation(database.url), node: "a", clock: clock)
         try await log.open()
         let channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
                                                        sharedLog: log)
@@ -68,7 +68,7 @@ struct DeliveryLogStoreTests {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
         let database = try await postgres.newDatabase(#function)
         let location = try PostgresLocation(database.url)
-        let first = PostgresDeliveryLog(location: location, node: "a", connections: 1)
+        let first = PostgresDeliveryLog(location: location, node: "a")
         try await first.open()
         await first.close()
         // Back to schema 8, as an older authsim left it, with a push and a refusal in it.
@@ -85,7 +85,7 @@ struct DeliveryLogStoreTests {
             INSERT INTO receiver_deliveries (node, device_token, apns_id, line) VALUES ('old', '7a7a', 'p1', '{"apns-id":"p1","device-token":"7a7a","topic":"com.example.authsim"}'::jsonb);
             INSERT INTO receiver_rejections (node, device_token, apns_id, entry) VALUES ('old', '7a7a', 'r1', '{"apns-id":"r1","reason":"BadDeviceToken"}'::jsonb)
             """)
-        let log = PostgresDeliveryLog(location: location, node: "b", connections: 1)
+        let log = PostgresDeliveryLog(location: location, node: "b")
         try await log.open()
         // Step 12: the push kept one to a row is a batch of one now; the view shows it as it was.
         #expect(try await postgres.psql(database.name, "SELECT node || ' ' || array_to_string(device_tokens, ',') FROM receiver_delivery_batches") == "old 7a7a")
@@ -136,7 +136,7 @@ struct SharedRegistryTests {
             try await elsewhere.open()
             writer = try await DeviceRegistry(shared: elsewhere)
             copy = try await DeviceRegistry(shared: Deaf(store: PostgresDeviceRegistry(location: location, node: "b")))
-            log = PostgresDeliveryLog(location: location, node: "b", connections: 1)
+            log = PostgresDeliveryLog(location: location, node: "b")
             channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
                                                        sharedLog: log, registry: copy)
             client = try channel.client(environment: .sandbox, retries: 0)
@@ -201,7 +201,7 @@ struct SharedRegistryTests {
         var channels: [LocalAPNsChannel] = []
         var logs: [PostgresDeliveryLog] = []
         for node in ["a", "b"] {
-            let log = PostgresDeliveryLog(location: location, node: node, connections: 1)
+            let log = PostgresDeliveryLog(location: location, node: node)
             try await log.open()
             let registry = try await DeviceRegistry(shared: PostgresDeviceRegistry(location: location, node: node))
             logs.append(log)
@@ -323,7 +323,7 @@ struct SharedRegistryTests {
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let node = "node\tone\\two\nthree"
-        let log = PostgresDeliveryLog(location: try PostgresLocation(database.url), node: node, connections: 2)
+        let log = PostgresDeliveryLog(location: try PostgresLocation(database.url), node: node)
         try await log.open()
         let channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
                                                        sharedLog: log)
@@ -353,8 +353,10 @@ struct SharedRegistryTests {
         }
         #expect(others == Array(repeating: other.hex, count: 40))
         #expect(try await log.deliveries(deviceToken: token.hex, limit: 7).count == 7)
+        #expect(log.loopConnections >= 1)
         for client in clients { await client.shutdown() }
         await channel.shutdown()
+        #expect(log.loopConnections == 0, "the receiver's shutdown closes the connections on its event loops before they stop")
         await log.close()
     }
 }

@@ -312,13 +312,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let loop = context.eventLoop
         let logger = exchange.services.logger
         let bound = NIOLoopBound((self, batch), eventLoop: loop)
-        shared.keep(refusals: batch.map(\.refusal)) { error in
+        shared.keep(refusals: batch.map(\.refusal), on: loop) { error in
             if let error { logger.error("refusals not kept in the fleet's rejection log; answered anyway", metadata: ["error": "\(error)"]) }
-            loop.execute {
-                let (handler, batch) = bound.value
-                handler.answer(batch.lazy.map { ($0.stream, $0.answer) }, delay: delay)
-                if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
-            }
+            let (handler, batch) = bound.value
+            handler.answer(batch.lazy.map { ($0.stream, $0.answer) }, delay: delay)
+            if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
         }
     }
 
@@ -366,25 +364,24 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let bound = NIOLoopBound((self, batch), eventLoop: loop)
         let pushes = batch.pushes
         let registry = exchange.services.validator.registry
-        shared.keep(pushes, lines: lines, registryVersion: version) { outcome in
+        // `done` comes on this loop, after this returns.
+        shared.keep(pushes, lines: lines, registryVersion: version, on: loop) { outcome in
             let answer = { @Sendable in
-                loop.execute {
-                    let (handler, batch) = bound.value
-                    switch outcome {
-                    case .kept: handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: nil), delay: delay)
-                    case .failed(let error): handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: error), delay: delay)
-                    case .stale: handler.validateAgain(batch, delay: delay)
-                    }
-                    // Outside a read nothing else flushes them.
-                    if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
+                let (handler, batch) = bound.value
+                switch outcome {
+                case .kept: handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: nil), delay: delay)
+                case .failed(let error): handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: error), delay: delay)
+                case .stale: handler.validateAgain(batch, delay: delay)
                 }
+                // Outside a read nothing else flushes them.
+                if !handler.inRead, let context = handler.context { handler.flushOutput(context: context) }
             }
             guard case .stale = outcome else { return answer() }
             // The registry changed since these were validated: nothing was kept. Catch up first
             // (a failure leaves the copy as it is, and the keep's own check decides again).
             Task {
                 try? await registry.catchUp()
-                answer()
+                loop.execute { answer() }
             }
         }
     }

@@ -254,7 +254,7 @@ struct FleetQuery: ParsableArguments {
 
     func lines(_ read: (PostgresDeliveryLog, String?, Int?) async throws(SharedStoreError) -> [String]) async throws {
         guard let location = try fleetLocation(store, required: true) else { return }
-        let log = PostgresDeliveryLog(location: location, node: "query", connections: 1)
+        let log = PostgresDeliveryLog(location: location, node: "query")
         do {
             try await log.open()
             for line in try await read(log, deviceToken, limit) { say(line) }
