@@ -56,19 +56,13 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
         let tokens = Set(pushes.lazy.map(\.deviceToken)).map(\.hex).sorted()
         let node = self.node
         // With `registryVersion`, the batch is kept only if the fleet's device registry and fault
-        // plan changed after none of it (a probe of each one's version index); the command tag's
-        // row count says which (1 kept, 0 stale).
+        // plan changed after none of it (a probe of each one's version index): false when stale.
         link(on: loop).run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
-            connection.query("""
-                INSERT INTO receiver_delivery_batches (node, device_tokens, lines)
-                SELECT \(node), \(tokens)::text[], \(text)
-                WHERE \(registryVersion)::bigint IS NULL
-                    OR (NOT EXISTS (SELECT 1 FROM receiver_devices WHERE version > \(registryVersion)::bigint)
-                        AND NOT EXISTS (SELECT 1 FROM receiver_fault_plan WHERE version > \(registryVersion)::bigint))
-                """, logger: silentStoreLogger, { _ in }).map { $0.rows ?? 0 }
+            connection.query("SELECT authsim_keep_deliveries(\(node), \(tokens)::text[], \(text), \(registryVersion)::bigint)",
+                             logger: silentStoreLogger).flatMapThrowing { result in try result.rows.first?.decode(Bool.self) ?? false }
         } done: { result in
             switch result {
-            case .success(let kept): done(kept == 1 ? .kept : .stale)
+            case .success(let kept): done(kept ? .kept : .stale)
             case .failure(let error): done(.failed(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)")))
             }
         }

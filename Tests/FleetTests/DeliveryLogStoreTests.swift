@@ -61,8 +61,9 @@ struct DeliveryLogStoreTests {
     }
 
     /// Schema 9 keeps the logs' lines as text (PostgreSQL parsing them into jsonb cost a fifth of
-    /// a kept push), schema 12 a receiver's batch of pushes to a row: a database of schema 8, its
-    /// lines jsonb and one push to a row, keeps them through the migrations.
+    /// a kept push), schema 12 a receiver's batch of pushes to a row, schema 13 its lines
+    /// compressed: a database of schema 8, its lines jsonb and one push to a row, keeps them
+    /// through the migrations.
     @Test("a schema-8 database's pushes and refusals, kept as jsonb one to a row, read the same after the migrations to text and to batches")
     func linesMigrateToText() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
@@ -73,7 +74,7 @@ struct DeliveryLogStoreTests {
         await first.close()
         // Back to schema 8, as an older authsim left it, with a push and a refusal in it.
         _ = try await postgres.psql(database.name, """
-            DROP VIEW receiver_deliveries; DROP TABLE receiver_delivery_batches;
+            DROP VIEW receiver_deliveries; DROP TABLE receiver_delivery_batches; DROP FUNCTION authsim_keep_deliveries;
             CREATE TABLE receiver_deliveries (id bigserial PRIMARY KEY, node text NOT NULL, kept_at timestamptz NOT NULL DEFAULT now(),
                 device_token text NOT NULL, apns_id text NOT NULL, line jsonb NOT NULL);
             CREATE INDEX receiver_deliveries_device_token ON receiver_deliveries (device_token, id);
@@ -92,8 +93,13 @@ struct DeliveryLogStoreTests {
         #expect(try await postgres.psql(database.name, "SELECT apns_id || ' ' || device_token || ' ' || position FROM receiver_deliveries") == "p1 7a7a 1")
         // The steps after 8 applied once each, by this authsim; the formats set.
         #expect(try await postgres.psql(database.name, "SELECT version || ' ' || coalesce(applied_by, '-') FROM authsim_migrations WHERE version >= 8 ORDER BY version")
-            .split(separator: "\n") == ["8 -"] + (9...12).map { "\($0) \(AuthsimVersion.current)" })
+            .split(separator: "\n") == ["8 -"] + (9...13).map { "\($0) \(AuthsimVersion.current)" })
         #expect(try await postgres.psql(database.name, "SELECT count(*) FROM authsim_formats") == "2")
+        // Step 13: the batches' lines compressed with lz4 on a server that has it (14 and later, Debian's built with lz4).
+        #expect(try await postgres.psql(database.name, """
+            SELECT (current_setting('server_version_num')::integer < 140000) OR attcompression = 'l'
+            FROM pg_attribute WHERE attrelid = 'receiver_delivery_batches'::regclass AND attname = 'lines'
+            """) == "t")
         let pushes = try await log.deliveries().map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
         #expect(pushes == [["apns-id": "p1", "device-token": "7a7a", "topic": "com.example.authsim", "node": "old"]])
         let refusals = try await log.rejections().map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
