@@ -348,22 +348,28 @@ enum Migrations {
                     CROSS JOIN LATERAL unnest(string_to_array(b.lines, E'\\n')) WITH ORDINALITY AS l(line, position)
             """,
         ]),
-        Step(version: 13, name: "a receiver's batches kept by a function, their lines compressed with lz4", statements: [
-            // A batch of pushes, kept unless the fleet's device registry or fault plan changed after
-            // `registry_version` (NULL: kept): true when kept. As one statement sent with each batch,
-            // PostgreSQL parsed and planned it every time (a fifth of its CPU for a batch); a
-            // PL/pgSQL function's statements are planned once per connection.
+        Step(version: 13, name: "a receiver's batches kept by a function, together, their lines compressed with lz4", statements: [
+            // Batches of pushes (an event loop's, gathered while its last keep ran), each kept as a
+            // row unless the fleet's device registry or fault plan changed after its version (-1:
+            // a receiver whose registry is not the fleet's, kept): which were, in order. Their
+            // tokens come space-separated, a string each (arrays of arrays must be rectangular).
+            // As one statement sent with each batch, PostgreSQL parsed and planned it every time (a
+            // fifth of its CPU for a batch); a PL/pgSQL function's statements are planned once per
+            // connection.
             """
-            CREATE FUNCTION authsim_keep_deliveries(batch_node text, batch_tokens text[], batch_lines text, registry_version bigint)
-            RETURNS boolean
+            CREATE FUNCTION authsim_keep_deliveries(batch_node text, batch_tokens text[], batch_lines text[], registry_versions bigint[])
+            RETURNS boolean[]
             LANGUAGE plpgsql VOLATILE AS $$
+            DECLARE
+                newest bigint := greatest((SELECT max(version) FROM receiver_devices), (SELECT max(version) FROM receiver_fault_plan));
+                kept boolean[];
             BEGIN
-                IF registry_version IS NOT NULL AND (EXISTS (SELECT 1 FROM receiver_devices WHERE version > registry_version)
-                                                     OR EXISTS (SELECT 1 FROM receiver_fault_plan WHERE version > registry_version)) THEN
-                    RETURN false;
-                END IF;
-                INSERT INTO receiver_delivery_batches (node, device_tokens, lines) VALUES (batch_node, batch_tokens, batch_lines);
-                RETURN true;
+                kept := ARRAY(SELECT v < 0 OR newest IS NULL OR newest <= v FROM unnest(registry_versions) WITH ORDINALITY AS r(v, n) ORDER BY n);
+                INSERT INTO receiver_delivery_batches (node, device_tokens, lines)
+                    SELECT batch_node, string_to_array(b.tokens, ' '), b.lines
+                    FROM unnest(batch_tokens, batch_lines, kept) WITH ORDINALITY AS b(tokens, lines, keep, n)
+                    WHERE b.keep ORDER BY b.n;
+                RETURN kept;
             END
             $$
             """,

@@ -21,8 +21,8 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     package let node: String
     private let location: PostgresLocation
     private let session: PostgresSession
-    /// The connection of each event loop that kept something, by the loop.
-    private let links = Mutex<[ObjectIdentifier: LoopConnection]>([:])
+    /// What each event loop that kept something holds: its connection and its waiting batches.
+    private let keepers = Mutex<[ObjectIdentifier: LoopKeeper]>([:])
     private let clock: any WallClock
     private let logger: Logger
     private let deadline: Double
@@ -52,20 +52,9 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
             return
         }
         // The lines without the last newline (the row splits them at each), and each token once.
-        let text = String(decoding: lines.dropLast(), as: UTF8.self)
-        let tokens = Set(pushes.lazy.map(\.deviceToken)).map(\.hex).sorted()
-        let node = self.node
-        // With `registryVersion`, the batch is kept only if the fleet's device registry and fault
-        // plan changed after none of it (a probe of each one's version index): false when stale.
-        link(on: loop).run("keeping \(pushes.count) push(es)", seconds: deadline) { connection in
-            connection.query("SELECT authsim_keep_deliveries(\(node), \(tokens)::text[], \(text), \(registryVersion)::bigint)",
-                             logger: silentStoreLogger).flatMapThrowing { result in try result.rows.first?.decode(Bool.self) ?? false }
-        } done: { result in
-            switch result {
-            case .success(let kept): done(kept ? .kept : .stale)
-            case .failure(let error): done(.failed(ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(error)")))
-            }
-        }
+        let tokens = Set(pushes.lazy.map(\.deviceToken)).map(\.hex).sorted().joined(separator: " ")
+        keeper(on: loop).keep(LoopKeeper.Batch(tokens: tokens, lines: String(decoding: lines.dropLast(), as: UTF8.self),
+                                               registryVersion: registryVersion, pushes: pushes.count, done: done))
     }
 
     /// How many newlines `bytes` holds (`memchr`: a batch's lines run to tens of kilobytes).
@@ -89,7 +78,7 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
             return
         }
         let (node, tokens, ids) = (self.node, refusals.map(\.deviceToken), refusals.map(\.apnsID))
-        link(on: loop).run("keeping \(refusals.count) refusal(s)", seconds: deadline) { connection in
+        keeper(on: loop).link.run("keeping \(refusals.count) refusal(s)", seconds: deadline) { connection in
             connection.query("""
                 INSERT INTO receiver_rejections (node, device_token, apns_id, entry)
                 SELECT \(node), t.token, t.id, t.json FROM unnest(\(tokens)::text[], \(ids)::text[], \(texts)::text[]) AS t(token, id, json)
@@ -100,28 +89,28 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
         }
     }
 
-    /// The connection of `loop`, made when the loop first keeps something.
-    private func link(on loop: any EventLoop) -> LoopConnection {
-        links.withLock { links in
-            if let link = links[ObjectIdentifier(loop)] { return link }
-            let link = LoopConnection(loop: loop, location: location, clock: clock, logger: logger)
-            links[ObjectIdentifier(loop)] = link
-            return link
+    /// What `loop` holds, made when the loop first keeps something.
+    private func keeper(on loop: any EventLoop) -> LoopKeeper {
+        keepers.withLock { keepers in
+            if let keeper = keepers[ObjectIdentifier(loop)] { return keeper }
+            let keeper = LoopKeeper(link: LoopConnection(loop: loop, location: location, clock: clock, logger: logger), node: node, deadline: deadline)
+            keepers[ObjectIdentifier(loop)] = keeper
+            return keeper
         }
     }
 
     /// How many event loops hold a connection of this log (none once their receiver stopped).
-    package var loopConnections: Int { links.withLock { $0.count } }
+    package var loopConnections: Int { keepers.withLock { $0.count } }
 
     /// Closes the connections of `group`'s event loops, which stop next (a receiver's, at its shutdown).
     package func release(_ group: any EventLoopGroup) async {
         let loops = Set(group.makeIterator().map { ObjectIdentifier($0) })
-        let released = links.withLock { links in
-            let mine = links.filter { loops.contains($0.key) }
-            for key in mine.keys { links[key] = nil }
+        let released = keepers.withLock { keepers in
+            let mine = keepers.filter { loops.contains($0.key) }
+            for key in mine.keys { keepers[key] = nil }
             return Array(mine.values)
         }
-        for link in released { try? await link.close().get() }
+        for keeper in released { try? await keeper.link.close().get() }
     }
 
     /// The fleet's refusals, oldest first: each its rejection-log line with `node` added, as JSON text.
@@ -182,6 +171,69 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     /// Closes the session and the loops' connections (a receiver released its own at its shutdown).
     package func close() async {
         await session.close()
-        for link in links.withLock({ links in defer { links = [:] }; return Array(links.values) }) { try? await link.close().get() }
+        for keeper in keepers.withLock({ keepers in defer { keepers = [:] }; return Array(keepers.values) }) { try? await keeper.link.close().get() }
+    }
+}
+
+/// One event loop's share of a ``PostgresDeliveryLog``: its connection, and the batches waiting
+/// for it. One keep is in flight at a time; the batches that arrive meanwhile (from the loop's
+/// other client connections) wait, and go together in the next: one statement, one transaction
+/// and one WAL flush for all of them, each still a row of its own. Touched on its loop only.
+private final class LoopKeeper: @unchecked Sendable {
+    struct Batch {
+        /// The tokens the lines name, each once, space-separated.
+        let tokens: String
+        let lines: String
+        let registryVersion: Int64?
+        let pushes: Int
+        let done: @Sendable (KeepOutcome) -> Void
+    }
+
+    let link: LoopConnection
+    private let node: String
+    private let deadline: Double
+    private var waiting: [Batch] = []
+    private var sending = false
+
+    init(link: LoopConnection, node: String, deadline: Double) {
+        self.link = link
+        self.node = node
+        self.deadline = deadline
+    }
+
+    func keep(_ batch: Batch) {
+        link.loop.preconditionInEventLoop()
+        waiting.append(batch)
+        if !sending { send() }
+    }
+
+    /// Keeps every waiting batch in one statement. Each is kept only if the fleet's device registry
+    /// and fault plan changed after none of its pushes (its version; -1 when its registry is not
+    /// the fleet's): the function answers, in order, which were.
+    private func send() {
+        let batches = waiting
+        waiting.removeAll(keepingCapacity: true)
+        sending = true
+        let (node, tokens, lines) = (node, batches.map(\.tokens), batches.map(\.lines))
+        let versions = batches.map { $0.registryVersion ?? -1 }
+        let pushes = batches.reduce(0) { $0 + $1.pushes }
+        link.run("keeping \(pushes) push(es) in \(batches.count) batch(es)", seconds: deadline) { connection in
+            connection.query("SELECT authsim_keep_deliveries(\(node), \(tokens)::text[], \(lines)::text[], \(versions)::bigint[])",
+                             logger: silentStoreLogger).flatMapThrowing { result in try result.rows.first?.decode([Bool].self) ?? [] }
+        } done: { [self] result in
+            // The next statement goes out before these are answered, so the database works meanwhile.
+            sending = false
+            if !waiting.isEmpty { send() }
+            switch result {
+            case .success(let kept) where kept.count == batches.count:
+                for (batch, kept) in zip(batches, kept) { batch.done(kept ? .kept : .stale) }
+            case .success(let kept):
+                let error = ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(kept.count) outcomes for \(batches.count) batches")
+                for batch in batches { batch.done(.failed(error)) }
+            case .failure(let failure):
+                let error = ReceiverError(.unavailable, "the fleet's delivery log (\(node)): \(failure)")
+                for batch in batches { batch.done(.failed(error)) }
+            }
+        }
     }
 }
