@@ -3,6 +3,8 @@ import APNsSender
 import APNsWire
 import DeviceLink
 import Foundation
+import NIOCore
+import NIOPosix
 import PostgresStores
 import Scenarios
 import TestSupport
@@ -57,6 +59,74 @@ struct DeliveryLogStoreTests {
         #expect(kept == [first.apnsID, again.apnsID].compactMap { $0 })
         await client.shutdown()
         await channel.shutdown()
+        await log.close()
+    }
+
+    /// The outcomes of keeps, gathered on their loop until all have come.
+    final class Outcomes: @unchecked Sendable {
+        private var outcomes: [String?]
+        private let continuation: CheckedContinuation<[String?], Never>
+        init(_ count: Int, _ continuation: CheckedContinuation<[String?], Never>) {
+            outcomes = Array(repeating: nil, count: count)
+            self.continuation = continuation
+        }
+        func add(_ index: Int, _ outcome: KeepOutcome) {
+            switch outcome {
+            case .kept: outcomes[index] = "kept"
+            case .stale: outcomes[index] = "stale"
+            case .failed(let error): outcomes[index] = "failed: \(error)"
+            }
+            if !outcomes.contains(nil) { continuation.resume(returning: outcomes) }
+        }
+    }
+
+    /// Two pushes to one device, as a receiver accepts them, and their delivery-log lines.
+    static func batch(_ index: Int) throws -> ([AcceptedPush], [UInt8]) {
+        let token = DeviceToken.random()
+        let pushes = try (0..<2).map { push in
+            try JSONDecoder().decode(AcceptedPush.self, from: Data("""
+                {"received-at":1790000000.25,"environment":"sandbox","apns-id":"batch-\(index)-\(push)","device-token":"\(token.hex)",
+                 "topic":"com.example.authsim","bundle-id":"com.example.authsim","push-type":"background","priority":5,
+                 "team-id":"TEAM123456","key-id":"KEY1234567","payload":"\(Data(silent).base64EncodedString())","background":true,"dropped":false}
+                """.utf8))
+        }
+        let lines = pushes.map { #"{"apns-id":"\#($0.apnsID)","device-token":"\#(token.hex)"}"# + "\n" }.joined()
+        return (pushes, Array(lines.utf8))
+    }
+
+    /// PostgresDeliveryLog's LoopKeeper: the batches that arrive while an event loop's keep runs
+    /// wait, and go together in the next statement (one transaction: the rows share an xmin).
+    @Test("batches that wait for an event loop's connection go in one statement: each a row, in order, each checked against its own registry version")
+    func waitingBatchesTogether() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let log = PostgresDeliveryLog(location: try PostgresLocation(database.url), node: "a")
+        try await log.open()
+        // The fleet's registry at version 1: a change a receiver validating on version 0 did not know.
+        _ = try await postgres.psql(database.name, "INSERT INTO receiver_devices (environment, token, device, version, node) VALUES ('sandbox', 'aa', NULL, 1, 'cli')")
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        // Five batches in one turn of the loop: the first goes at once, the four after it wait.
+        // The third was validated on version 0 and is not kept; the fourth's registry is not the fleet's.
+        let versions: [Int64?] = [1, 1, 0, nil, 2]
+        let batches = try versions.indices.map(Self.batch)
+        let outcomes = await withCheckedContinuation { continuation in
+            let gathered = Outcomes(versions.count, continuation)
+            loop.execute {
+                for (index, (version, batch)) in zip(versions, batches).enumerated() {
+                    log.keep(batch.0, lines: batch.1, registryVersion: version, on: loop) { gathered.add(index, $0) }
+                }
+            }
+        }
+        #expect(outcomes == ["kept", "kept", "stale", "kept", "kept"])
+        let kept = try await log.deliveries().compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["apns-id"] as? String
+        }
+        #expect(kept == [0, 1, 3, 4].flatMap { ["batch-\($0)-0", "batch-\($0)-1"] })
+        #expect(try await postgres.psql(database.name, "SELECT count(DISTINCT xmin::text) FROM receiver_delivery_batches") == "2",
+                "the first batch alone, the three kept of those that waited in one transaction")
+        await log.release(group)
+        try await group.shutdownGracefully()
         await log.close()
     }
 
