@@ -26,17 +26,21 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     private let clock: any WallClock
     private let logger: Logger
     private let deadline: Double
+    private let statementBytes: Int
 
     /// - Parameters:
     ///   - deadline: seconds one batch may take before the database counts as lost (503 for its pushes).
+    ///   - statementBytes: the lines one statement carries at most, when batches wait to go
+    ///     together (a batch larger than this goes alone): past it, the rest wait for the next.
     package init(location: PostgresLocation, node: String, clock: any WallClock = SystemWallClock(), deadline: Double = 10,
-                logger: Logger = silentStoreLogger) {
+                statementBytes: Int = 4 << 20, logger: Logger = silentStoreLogger) {
         self.address = location.address
         self.node = node
         self.location = location
         self.clock = clock
         self.logger = logger
         self.deadline = deadline
+        self.statementBytes = statementBytes
         self.session = PostgresSession(location: location, clock: clock, logger: logger)
     }
 
@@ -93,7 +97,8 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
     private func keeper(on loop: any EventLoop) -> LoopKeeper {
         keepers.withLock { keepers in
             if let keeper = keepers[ObjectIdentifier(loop)] { return keeper }
-            let keeper = LoopKeeper(link: LoopConnection(loop: loop, location: location, clock: clock, logger: logger), node: node, deadline: deadline)
+            let keeper = LoopKeeper(link: LoopConnection(loop: loop, location: location, clock: clock, logger: logger), node: node, deadline: deadline,
+                                    statementBytes: statementBytes)
             keepers[ObjectIdentifier(loop)] = keeper
             return keeper
         }
@@ -192,13 +197,15 @@ private final class LoopKeeper: @unchecked Sendable {
     let link: LoopConnection
     private let node: String
     private let deadline: Double
+    private let statementBytes: Int
     private var waiting: [Batch] = []
     private var sending = false
 
-    init(link: LoopConnection, node: String, deadline: Double) {
+    init(link: LoopConnection, node: String, deadline: Double, statementBytes: Int) {
         self.link = link
         self.node = node
         self.deadline = deadline
+        self.statementBytes = statementBytes
     }
 
     func keep(_ batch: Batch) {
@@ -207,12 +214,18 @@ private final class LoopKeeper: @unchecked Sendable {
         if !sending { send() }
     }
 
-    /// Keeps every waiting batch in one statement. Each is kept only if the fleet's device registry
-    /// and fault plan changed after none of its pushes (its version; -1 when its registry is not
-    /// the fleet's): the function answers, in order, which were.
+    /// Keeps the waiting batches in one statement, oldest first, as many as ``statementBytes``
+    /// allows (one at least). Each is kept only if the fleet's device registry and fault plan
+    /// changed after none of its pushes (its version; -1 when its registry is not the fleet's): the
+    /// function answers, in order, which were.
     private func send() {
-        let batches = waiting
-        waiting.removeAll(keepingCapacity: true)
+        var taken = 1, bytes = waiting[0].lines.utf8.count
+        while taken < waiting.count, bytes + waiting[taken].lines.utf8.count <= statementBytes {
+            bytes += waiting[taken].lines.utf8.count
+            taken += 1
+        }
+        let batches = Array(waiting.prefix(taken))
+        waiting.removeFirst(taken)
         sending = true
         let (node, tokens, lines) = (node, batches.map(\.tokens), batches.map(\.lines))
         let versions = batches.map { $0.registryVersion ?? -1 }

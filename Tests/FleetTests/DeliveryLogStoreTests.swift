@@ -130,6 +130,33 @@ struct DeliveryLogStoreTests {
         await log.close()
     }
 
+    @Test("batches that wait go together up to a statement's bytes: four waiting, two to a statement")
+    func waitingBatchesCapped() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let batches = try (0..<5).map(Self.batch)
+        // Room for two batches' lines in a statement, not three (the batches' lines are of one length).
+        let size = batches[0].1.count - 1
+        let log = PostgresDeliveryLog(location: try PostgresLocation(database.url), node: "a", statementBytes: 2 * size + 1)
+        try await log.open()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let outcomes = await withCheckedContinuation { continuation in
+            let gathered = Outcomes(batches.count, continuation)
+            loop.execute {
+                for (index, batch) in batches.enumerated() {
+                    log.keep(batch.0, lines: batch.1, registryVersion: nil, on: loop) { gathered.add(index, $0) }
+                }
+            }
+        }
+        #expect(outcomes == Array(repeating: "kept", count: 5))
+        #expect(try await postgres.psql(database.name, "SELECT string_agg(n::text, ' ' ORDER BY first) FROM (SELECT count(*) AS n, min(id) AS first FROM receiver_delivery_batches GROUP BY xmin::text) t") == "1 2 2",
+                "the first alone, then the four that waited two to a statement")
+        await log.release(group)
+        try await group.shutdownGracefully()
+        await log.close()
+    }
+
     /// Schema 9 keeps the logs' lines as text (PostgreSQL parsing them into jsonb cost a fifth of
     /// a kept push), schema 12 a receiver's batch of pushes to a row, schema 13 its lines
     /// compressed: a database of schema 8, its lines jsonb and one push to a row, keeps them
