@@ -14,6 +14,13 @@ package struct ConnectionAuthState: Sendable {
     var currentHeader: String?
     /// How many distinct tokens this connection accepted.
     package internal(set) var tokensAccepted = 0
+    /// The last token whose signature verified but which was refused (expired, issued in the
+    /// future, another team's, another environment's, too soon after the last), with the header
+    /// that carried it: the same header again is checked without verifying the signature again.
+    /// (A provider that keeps sending an expired token would otherwise cost an ES256 verify a push.)
+    var refused: (header: String, token: ConnectionToken)?
+    /// How many tokens this connection's pushes had verified (parsed, their signature checked).
+    package internal(set) var tokensVerified = 0
     package init() {}
 }
 
@@ -266,8 +273,13 @@ package struct PushValidator: Sendable {
             if let current = auth.current, jwt == current.jwt {
                 (token, isNew) = (current, false)
                 auth.currentHeader = header
+            } else if let refused = auth.refused, refused.header == header {
+                // Verified before and refused: checked again (time may have made it acceptable),
+                // its signature not verified again.
+                (token, isNew) = (refused.token, true)
             } else {
                 do {
+                    auth.tokensVerified += 1
                     let (verified, key) = try tokens.verify(jwt)
                     token = ConnectionToken(jwt: jwt, verified: verified, key: key, since: now)
                 } catch {
@@ -276,6 +288,8 @@ package struct PushValidator: Sendable {
                 isNew = true
             }
         }
+        // Kept until the checks below pass (a refusal leaves it for the next push with this header).
+        if isNew { auth.refused = (header, token) }
         if let environments = token.key.environments, !environments.contains(environment) {
             throw PushRejection(.badEnvironmentKeyInToken, "key \(token.key.keyID) is limited to \(environments.map(\.rawValue).sorted().joined(separator: ", ")), and this is \(environment)")
         }
@@ -293,10 +307,14 @@ package struct PushValidator: Sendable {
             if let since = auth.current?.since, now.timeIntervalSince(since) < policy.providerTokenMinimumRefresh {
                 throw PushRejection(.tooManyProviderTokenUpdates, "a new token \(Int(now.timeIntervalSince(since))) s after the last one on this connection; at most one per \(Int(policy.providerTokenMinimumRefresh)) s")
             }
-            auth.current = token
+            // Taken now (one verified and refused earlier was made then).
+            let taken = token.since == now ? token : ConnectionToken(jwt: token.jwt, verified: token.verified, key: token.key, since: now)
+            auth.current = taken
             auth.currentHeader = header
-            auth.boundTeam = token.verified.teamID
+            auth.boundTeam = taken.verified.teamID
             auth.tokensAccepted += 1
+            auth.refused = nil
+            return taken
         }
         return token
     }
