@@ -94,6 +94,24 @@ struct DeliveryLogStoreTests {
         return (pushes, Array(lines.utf8))
     }
 
+    /// Keeps `batches` through `log` in one turn of a loop of its own (the first goes at once, the
+    /// rest wait), each against its registry version: their outcomes, in order.
+    static func keepInOneTurn(_ log: PostgresDeliveryLog, _ batches: [([AcceptedPush], [UInt8])], versions: [Int64?]) async throws -> [String?] {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let outcomes = await withCheckedContinuation { continuation in
+            let gathered = Outcomes(batches.count, continuation)
+            loop.execute {
+                for (index, (batch, version)) in zip(batches, versions).enumerated() {
+                    log.keep(batch.0, lines: batch.1, registryVersion: version, on: loop) { gathered.add(index, $0) }
+                }
+            }
+        }
+        await log.release(group)
+        try await group.shutdownGracefully()
+        return outcomes
+    }
+
     /// PostgresDeliveryLog's LoopKeeper: the batches that arrive while an event loop's keep runs
     /// wait, and go together in the next statement (one transaction: the rows share an xmin).
     @Test("batches that wait for an event loop's connection go in one statement: each a row, in order, each checked against its own registry version")
@@ -104,20 +122,10 @@ struct DeliveryLogStoreTests {
         try await log.open()
         // The fleet's registry at version 1: a change a receiver validating on version 0 did not know.
         _ = try await postgres.psql(database.name, "INSERT INTO receiver_devices (environment, token, device, version, node) VALUES ('sandbox', 'aa', NULL, 1, 'cli')")
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let loop = group.next()
-        // Five batches in one turn of the loop: the first goes at once, the four after it wait.
+        // Five batches in one turn of a loop: the first goes at once, the four after it wait.
         // The third was validated on version 0 and is not kept; the fourth's registry is not the fleet's.
         let versions: [Int64?] = [1, 1, 0, nil, 2]
-        let batches = try versions.indices.map(Self.batch)
-        let outcomes = await withCheckedContinuation { continuation in
-            let gathered = Outcomes(versions.count, continuation)
-            loop.execute {
-                for (index, (version, batch)) in zip(versions, batches).enumerated() {
-                    log.keep(batch.0, lines: batch.1, registryVersion: version, on: loop) { gathered.add(index, $0) }
-                }
-            }
-        }
+        let outcomes = try await Self.keepInOneTurn(log, try versions.indices.map(Self.batch), versions: versions)
         #expect(outcomes == ["kept", "kept", "stale", "kept", "kept"])
         let kept = try await log.deliveries().compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["apns-id"] as? String
@@ -125,8 +133,6 @@ struct DeliveryLogStoreTests {
         #expect(kept == [0, 1, 3, 4].flatMap { ["batch-\($0)-0", "batch-\($0)-1"] })
         #expect(try await postgres.psql(database.name, "SELECT count(DISTINCT xmin::text) FROM receiver_delivery_batches") == "2",
                 "the first batch alone, the three kept of those that waited in one transaction")
-        await log.release(group)
-        try await group.shutdownGracefully()
         await log.close()
     }
 
@@ -139,21 +145,10 @@ struct DeliveryLogStoreTests {
         let size = batches[0].1.count - 1
         let log = PostgresDeliveryLog(location: try PostgresLocation(database.url), node: "a", statementBytes: 2 * size + 1)
         try await log.open()
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let loop = group.next()
-        let outcomes = await withCheckedContinuation { continuation in
-            let gathered = Outcomes(batches.count, continuation)
-            loop.execute {
-                for (index, batch) in batches.enumerated() {
-                    log.keep(batch.0, lines: batch.1, registryVersion: nil, on: loop) { gathered.add(index, $0) }
-                }
-            }
-        }
+        let outcomes = try await Self.keepInOneTurn(log, batches, versions: Array(repeating: nil, count: batches.count))
         #expect(outcomes == Array(repeating: "kept", count: 5))
         #expect(try await postgres.psql(database.name, "SELECT string_agg(n::text, ' ' ORDER BY first) FROM (SELECT count(*) AS n, min(id) AS first FROM receiver_delivery_batches GROUP BY xmin::text) t") == "1 2 2",
                 "the first alone, then the four that waited two to a statement")
-        await log.release(group)
-        try await group.shutdownGracefully()
         await log.close()
     }
 
