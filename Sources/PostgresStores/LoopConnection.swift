@@ -51,7 +51,7 @@ final class LoopConnection: @unchecked Sendable {
             case .success(let connection):
                 // The bound only bounds a failure (a database that stops answering); nothing waits on it.
                 let timer = loop.scheduleTask(in: .nanoseconds(Int64(seconds * 1_000_000_000))) { [self] in
-                    call.finish(.failure(PostgresStoreFailure("no answer in \(seconds) s while \(what); the connection is closed")))
+                    call.finish(.failure(.unanswered(in: seconds, while: what)))
                     drop(connection)
                 }
                 body(connection).whenComplete { [self] result in
@@ -60,7 +60,7 @@ final class LoopConnection: @unchecked Sendable {
                     case .success(let value): call.finish(.success(value))
                     case .failure(let error):
                         drop(connection)
-                        call.finish(.failure(PostgresStoreFailure("\(what): \(PostgresStoreFailure.describe(error))")))
+                        call.finish(.failure(PostgresStoreFailure(what, failedWith: error)))
                     }
                 }
             }

@@ -88,7 +88,7 @@ actor PostgresSession {
         let connection = try await connected()
         do { return try await bounded(connection, seconds: seconds, what: what, body) } catch {
             await broken(connection)
-            throw PostgresStoreFailure("\(what): \(PostgresStoreFailure.describe(error))")
+            throw PostgresStoreFailure(what, failedWith: error)
         }
     }
 
@@ -147,7 +147,7 @@ func bounded<T: Sendable>(_ connection: PostgresConnection, seconds: Double, wha
         // On the connection's event loop: a task and a sleep per call cost the hot path a thread's wake-up.
         race.setTimer(connection.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1_000_000_000))) {
             // The bound's error first: closing fails the body, whose error must not win the race.
-            race.finish(.failure(PostgresStoreFailure("no answer in \(seconds) s while \(what); the connection is closed")))
+            race.finish(.failure(PostgresStoreFailure.unanswered(in: seconds, while: what)))
             connection.close().whenComplete { _ in }
         })
         Task {
@@ -187,6 +187,14 @@ private final class BoundedRace<T: Sendable>: Sendable {
 struct PostgresStoreFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+
+    /// A statement's failure while doing `what`, said with the server's words.
+    init(_ what: String, failedWith error: any Error) { self.init("\(what): \(Self.describe(error))") }
+
+    /// A statement past its bound (whose connection is then closed).
+    static func unanswered(in seconds: Double, while what: String) -> PostgresStoreFailure {
+        PostgresStoreFailure("no answer in \(seconds) s while \(what); the connection is closed")
+    }
 
     /// A TLS failure said as what to do (the raw BoringSSL text after it), or nil for another error.
     static func tlsAdvice(_ error: any Error) -> String? {
