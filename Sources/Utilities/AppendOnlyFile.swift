@@ -114,7 +114,8 @@ package final class AppendOnlyFile: Sendable {
     }
 
     private static func openForAppending(_ file: URL, what: String, mode: mode_t) throws(FileStoreError) -> Int32 {
-        let fd = open(file.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, mode)
+        // Read and write: the writer reads back what it appended (``read(at:count:)``).
+        let fd = open(file.path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, mode)
         guard fd >= 0 else {
             throw FileStoreError(.open, "cannot open \(what) \(file.path): \(String(cString: strerror(errno)))")
         }
@@ -194,6 +195,57 @@ package final class AppendOnlyFile: Sendable {
     package func append(_ lines: [UInt8], sync: Bool = false) throws(FileStoreError) {
         let failure = lines.withUnsafeBytes { writeAll($0, sync: sync) }
         if let failure { throw FileStoreError(.write, "cannot append to \(file.path): \(failure)") }
+    }
+
+    /// Where an append put its bytes: the offset they begin at, in the file as it was between two
+    /// empties (``generation``).
+    package struct Location: Sendable, Hashable {
+        package let offset: Int64
+        /// How many times this writer found the file emptied under it (`push-receiver reset`
+        /// truncates it while the writer runs): bytes appended before are no longer where they were.
+        package let generation: Int
+
+        /// `bytes` further into the same append.
+        package func advanced(by bytes: Int) -> Location { Location(offset: offset + Int64(bytes), generation: generation) }
+    }
+
+    /// Where the file ended after this writer's last append, and the file's ``Location/generation``.
+    private let end = Mutex<(offset: Int64, generation: Int)?>(nil)
+
+    /// ``append(_:sync:)``, and says where in the file `lines` begin (for ``read(at:count:)``):
+    /// one more system call than an append.
+    package func appendLocating(_ lines: [UInt8], sync: Bool = false) throws(FileStoreError) -> Location {
+        let (failure, location) = lines.withUnsafeBytes { buffer in
+            descriptor.withLock { fd -> (String?, Location?) in
+                if let failure = Self.writeAll(fd, buffer, sync: sync) { return (failure, nil) }
+                // An append leaves the file's offset at its end, where the bytes end.
+                let after = Int64(lseek(fd, 0, SEEK_CUR))
+                let at = after - Int64(buffer.count)
+                return (nil, end.withLock { end in
+                    // Another writer changed the file since this one's last append: emptied it.
+                    let generation = end.map { $0.offset == at ? $0.generation : $0.generation + 1 } ?? 0
+                    end = (after, generation)
+                    return Location(offset: at, generation: generation)
+                })
+            }
+        }
+        guard let location else { throw FileStoreError(.write, "cannot append to \(file.path): \(failure ?? "")") }
+        return location
+    }
+
+    /// `count` bytes at `location` (``appendLocating(_:sync:)``'s), as the file holds them now;
+    /// `nil` once they are gone: the file emptied since (`push-receiver reset`).
+    package func read(at location: Location, count: Int) -> [UInt8]? {
+        guard count > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = descriptor.withLock { fd -> Int in
+            // An empty since the last append is seen here: the file is shorter than that append left it.
+            guard let end = end.withLock({ $0 }), end.generation == location.generation else { return -1 }
+            var size = stat()
+            guard fstat(fd, &size) == 0, Int64(size.st_size) >= end.offset else { return -1 }
+            return bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(location.offset)) }
+        }
+        return read == count ? bytes : nil
     }
 
     /// Writes all of `buffer` under the lock; the error text when a write fails.
