@@ -8,7 +8,7 @@ import Utilities
 /// delegate, which feeds the auth core's `canHandleNotification`) sits behind it.
 ///
 /// Called off the connection's event loop; a slow handler never delays APNs answers. The receiver
-/// hands pushes over in batches (``deliver(batch:)``), oldest first: whatever was accepted while
+/// hands pushes over in batches (``deliver(handed:)``), oldest first: whatever was accepted while
 /// the previous batch was being handed over.
 package protocol PushDeliveryHandler: Sendable {
     func deliver(_ push: AcceptedPush) async
@@ -16,12 +16,92 @@ package protocol PushDeliveryHandler: Sendable {
     /// ``deliver(_:)`` at once, none waiting for another. A delivery latency counts from when
     /// the batch is handed over (the pushes were accepted while the one before was).
     func deliver(batch: [AcceptedPush]) async
+    /// Whether the receiver may hand background pushes over as their delivery-log lines alone,
+    /// now (read once per batch of answers). By default never.
+    var takesLogLines: Bool { get }
+    /// The pushes accepted since the last batch, oldest first, as the receiver hands them over:
+    /// lines only while ``takesLogLines`` said so. By default each line is read back into its push
+    /// and the batch goes to ``deliver(batch:)``.
+    func deliver(handed batch: [HandedPush]) async
 }
 
 extension PushDeliveryHandler {
     package func deliver(batch: [AcceptedPush]) async {
         await withTaskGroup(of: Void.self) { group in
             for push in batch { group.addTask { await self.deliver(push) } }
+        }
+    }
+
+    package var takesLogLines: Bool { false }
+
+    package func deliver(handed batch: [HandedPush]) async {
+        await deliver(batch: batch.flatMap(\.pushes))
+    }
+}
+
+/// Accepted pushes on their way to the device side: one push, or the delivery-log lines of a
+/// read's background pushes.
+///
+/// Lines are what a receiver hands over while nothing on the device side can take a push (no
+/// device connected, no app, no observer: ``PushDeliveryHandler/takesLogLines``): the pushes
+/// could only be noted undelivered, or read back should a device connect before their latency
+/// has passed. Handed over as themselves, a quarter-second's pushes (the latency: 50,000 at
+/// push-receiver's rate) cost the receiver 10–15 % more CPU than without its gateway; as their
+/// reads' lines held in memory, 5–10 %: the event loops wrote each read's lines into fresh, cold
+/// memory instead of the buffer the last read freed. Lines in the delivery log file are read
+/// back from it; only a fleet's (kept in its database) are held.
+package enum HandedPush: Sendable {
+    case push(AcceptedPush)
+    case lines(HandedLines)
+
+    /// The pushes, read back from their lines if that is what was handed (see ``HandedLines/push(_:)``).
+    package var pushes: [AcceptedPush] {
+        switch self {
+        case .push(let push): [push]
+        case .lines(let lines): lines.pushes()
+        }
+    }
+}
+
+/// Some of the delivery-log lines one read kept, oldest first: where they are and how to read them.
+package struct HandedLines: Sendable {
+    /// Where the read's lines are.
+    enum Place: Sendable {
+        /// In memory (a fleet's log: its lines went to the database).
+        case bytes([UInt8])
+        /// In the delivery log file, from there.
+        case file(DeliveryLog, at: AppendOnlyFile.Location)
+    }
+    private let place: Place
+    /// Each line's place in the read's lines.
+    private let ranges: [Range<Int>]
+
+    init(_ place: Place, ranges: [Range<Int>]) {
+        self.place = place
+        self.ranges = ranges
+    }
+
+    package var count: Int { ranges.count }
+
+    /// The `index`th push, read back from its line (``AcceptedPush/init(deliveryLogLine:)``);
+    /// `nil` when the file no longer holds it (emptied by `push-receiver reset` since).
+    package func push(_ index: Int) -> AcceptedPush? {
+        switch place {
+        case .bytes(let bytes): return AcceptedPush(deliveryLogLine: bytes[ranges[index]])
+        case .file(let log, let at):
+            let range = ranges[index]
+            return log.read(at: at.advanced(by: range.lowerBound), count: range.count).flatMap { AcceptedPush(deliveryLogLine: $0[...]) }
+        }
+    }
+
+    /// All of them, read back with one read of the file (those it no longer holds left out).
+    package func pushes() -> [AcceptedPush] {
+        guard let first = ranges.first?.lowerBound, let end = ranges.last?.upperBound else { return [] }
+        switch place {
+        case .bytes(let bytes): return ranges.compactMap { AcceptedPush(deliveryLogLine: bytes[$0]) }
+        case .file(let log, let at):
+            guard let read = log.read(at: at.advanced(by: first), count: end - first) else { return [] }
+            return ranges.compactMap { AcceptedPush(deliveryLogLine: read[($0.lowerBound - first)..<($0.upperBound - first)]) }
         }
     }
 }
@@ -32,10 +112,10 @@ extension PushDeliveryHandler {
 /// throughput (Benchmarks/run.sh inspector, issue 27).
 final class DeliveryQueue: Sendable {
     private struct State {
-        var pending: [AcceptedPush] = []
+        var pending: [HandedPush] = []
         /// The last batch's array, emptied, kept for the next: pushes are appended without the
         /// array growing from nothing (and copying itself) batch after batch.
-        var spare: [AcceptedPush] = []
+        var spare: [HandedPush] = []
         var draining = false
     }
     private let state = Mutex(State())
@@ -43,7 +123,10 @@ final class DeliveryQueue: Sendable {
 
     init(handler: any PushDeliveryHandler) { self.handler = handler }
 
-    func enqueue(_ push: AcceptedPush) {
+    /// Whether a background push may go as its line now (``PushDeliveryHandler/takesLogLines``).
+    var takesLogLines: Bool { handler.takesLogLines }
+
+    func enqueue(_ push: HandedPush) {
         let startDrain = state.withLock { state -> Bool in
             state.pending.append(push)
             guard !state.draining else { return false }
@@ -55,7 +138,7 @@ final class DeliveryQueue: Sendable {
 
     private func drain() async {
         while true {
-            var batch = state.withLock { state -> [AcceptedPush] in
+            var batch = state.withLock { state -> [HandedPush] in
                 if state.pending.isEmpty { state.draining = false }
                 var batch = state.spare
                 swap(&batch, &state.pending)
@@ -63,7 +146,7 @@ final class DeliveryQueue: Sendable {
                 return batch
             }
             guard !batch.isEmpty else { return }
-            await handler.deliver(batch: batch)
+            await handler.deliver(handed: batch)
             batch.removeAll(keepingCapacity: true)
             state.withLock { $0.spare = batch }
         }

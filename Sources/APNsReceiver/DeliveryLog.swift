@@ -161,9 +161,15 @@ package final class DeliveryLog: Sendable {
     }
 
     /// Appends lines made by ``encode(_:into:)``, with one `write(2)`.
-    func append(lines: [UInt8]) throws(ReceiverError) {
-        do { try self.lines.append(lines, sync: syncEachWrite) } catch { throw ReceiverError(.storage, error.message) }
+    /// - Returns: where in the file they begin (``read(at:count:)``).
+    @discardableResult
+    func append(lines: [UInt8]) throws(ReceiverError) -> AppendOnlyFile.Location {
+        do { return try self.lines.appendLocating(lines, sync: syncEachWrite) } catch { throw ReceiverError(.storage, error.message) }
     }
+
+    /// Lines this log appended, read back: `count` bytes at `location` (`nil` once the file no
+    /// longer holds them: emptied by `push-receiver reset` since).
+    func read(at location: AppendOnlyFile.Location, count: Int) -> [UInt8]? { lines.read(at: location, count: count) }
 
     /// One log line.
     package struct Entry: Codable, Sendable, Hashable {
@@ -396,5 +402,28 @@ extension AppendOnlyFile {
         guard let cut = cutLine else { return }
         logger.warning("\(what)'s last line was cut short (its writer was killed mid-line); ended, and left for readers to skip",
                        metadata: ["file": "\(file.path)", "bytes": "\(cut)"])
+    }
+}
+
+extension AcceptedPush {
+    /// A push read back from its delivery-log line (``DeliveryLog/LineEncoder``'s): the line's
+    /// fields, the time to its millisecond, the bundle ID from the topic as validation derived it,
+    /// and the payload as the line holds it (the JSON received, line breaks turned to spaces, as
+    /// the device gateway sends it). `nil` for a line the encoder did not write.
+    package init?(deliveryLogLine line: ArraySlice<UInt8>) {
+        // The payload is the last field, and its key cannot occur earlier: every quote inside an
+        // earlier string is escaped.
+        let key = #","payload":"#.utf8
+        guard line.count > 2, line.last == UInt8(ascii: "\n"), line[line.endIndex - 2] == UInt8(ascii: "}"),
+              let at = line.firstRange(of: key), at.upperBound <= line.endIndex - 2,
+              let entry = try? JSONDecoder().decode(DeliveryLog.Entry.self, from: Data(line)),
+              let receivedAt = RFC3339.date(entry.time), let token = DeviceToken(hex: entry.deviceToken),
+              let priority = APNsPriority(rawValue: entry.priority) else { return nil }
+        let pushType = APNsPushType(rawValue: entry.pushType)
+        self.init(receivedAt: receivedAt, environment: entry.environment, apnsID: entry.apnsID, apnsUniqueID: entry.apnsUniqueID,
+                  deviceToken: token, topic: entry.topic, bundleID: pushType.bundleID(forTopic: entry.topic), pushType: pushType,
+                  priority: priority, expiration: entry.expiration, collapseID: entry.collapseID, teamID: entry.teamID,
+                  keyID: entry.keyID, payload: Array(line[at.upperBound..<(line.endIndex - 2)]), isBackground: entry.background,
+                  dropped: entry.dropped)
     }
 }

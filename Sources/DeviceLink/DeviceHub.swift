@@ -1,6 +1,7 @@
 import APNsReceiver
 import APNsWire
 import Foundation
+import Synchronization
 import Utilities
 
 /// An app on a simulated device, as the OS sees it: a bundle ID and a way into its delegate.
@@ -31,11 +32,32 @@ package actor DeviceHub: PushDeliveryHandler {
     private var remote: [DeviceKey: [Int: @Sendable (AcceptedPush) -> Void]] = [:]
     private var nextRemoteID = 0
     /// The latest pushes (at most 1000) that reached the hub but no app: for `authsim explain`.
-    package var undelivered: [(push: AcceptedPush, why: String)] { undeliveredRing.all.map { ($0.push, $0.note.text(for: $0.push)) } }
+    /// (A push handed over as its delivery-log line is read back here, when asked for.)
+    package var undelivered: [(push: AcceptedPush, why: String)] {
+        undeliveredRing.all.compactMap { item in
+            switch item {
+            case .push(let push, let note): (push, note.text(for: push))
+            case .line(let lines, let index): lines.push(index).map { ($0, DeliveryNote.noDevice.text(for: $0)) }
+            }
+        }
+    }
     private var undeliveredRing = RecentItems<Undelivered>(capacity: 1000)
-    private struct Undelivered {
-        let push: AcceptedPush
-        let note: DeliveryNote
+    private enum Undelivered {
+        case push(AcceptedPush, DeliveryNote)
+        /// A push handed over as its line while nothing here could take it: no device had its token.
+        case line(HandedLines, Int)
+    }
+
+    /// Nothing here can take a push: no device connected through the gateway, no app, no fleet,
+    /// no observer, the network not losing pushes. A background push can then only be noted
+    /// undelivered, and the receiver hands it over as its delivery-log line (``takesLogLines``).
+    private nonisolated let nothingTakesPushes: Atomic<Bool>
+
+    package nonisolated var takesLogLines: Bool { nothingTakesPushes.load(ordering: .relaxed) }
+
+    /// Says whether anything here can take a push now (after each change to what can).
+    private func takersChanged() {
+        nothingTakesPushes.store(observer == nil && !losesPushes && remote.isEmpty && apps.isEmpty && fleet == nil, ordering: .relaxed)
     }
 
     /// How long APNs takes to reach the device: real pushes take tens of milliseconds to seconds.
@@ -57,6 +79,7 @@ package actor DeviceHub: PushDeliveryHandler {
         self.latency = latency
         self.latencyClock = clock
         self.observer = observer
+        nothingTakesPushes = Atomic(observer == nil)
     }
 
     private var onLost: (@Sendable (AcceptedPush) -> Void)?
@@ -73,6 +96,7 @@ package actor DeviceHub: PushDeliveryHandler {
     /// other receivers hand this one reach the devices connected here. Reads the links first.
     package func join(_ links: FleetDeviceLinks) async throws(ReceiverError) {
         fleet = links
+        takersChanged()
         links.follow(into: self)
         try await links.catchUp()
     }
@@ -95,6 +119,7 @@ package actor DeviceHub: PushDeliveryHandler {
     package func setLosesPushes(_ loses: Bool, onLost: (@Sendable (AcceptedPush) -> Void)? = nil) {
         losesPushes = loses
         self.onLost = onLost
+        takersChanged()
     }
 
     /// Installs `app` on the device whose token is `token` in `environment`.
@@ -102,12 +127,14 @@ package actor DeviceHub: PushDeliveryHandler {
     package func install(_ app: any SimulatedApp, token: DeviceToken, environment: APNsEnvironment) {
         let previous = apps[DeviceKey(environment: environment, token: token.hex), default: [:]].updateValue(app, forKey: app.bundleID)
         if let previous, !previous.isSameProcess(as: app) { previous.processEnded() }
+        takersChanged()
     }
 
     /// The device whose token is `token` is gone: its apps get no more pushes (a push to it is
     /// noted undelivered, as one to a token no app holds).
     package func remove(token: DeviceToken, environment: APNsEnvironment) {
         guard let gone = apps.removeValue(forKey: DeviceKey(environment: environment, token: token.hex)) else { return }
+        takersChanged()
         for app in gone.values { app.processEnded() }
     }
 
@@ -115,6 +142,7 @@ package actor DeviceHub: PushDeliveryHandler {
     package func removeAll() {
         let gone = apps
         apps = [:]
+        takersChanged()
         for app in gone.values.flatMap(\.values) { app.processEnded() }
     }
 
@@ -124,6 +152,7 @@ package actor DeviceHub: PushDeliveryHandler {
     package func connect(token: DeviceToken, environment: APNsEnvironment, sink: @escaping @Sendable (AcceptedPush) -> Void) -> Int {
         nextRemoteID += 1
         remote[DeviceKey(environment: environment, token: token.hex), default: [:]][nextRemoteID] = sink
+        takersChanged()
         return nextRemoteID
     }
 
@@ -132,6 +161,7 @@ package actor DeviceHub: PushDeliveryHandler {
             remote[key]?.removeValue(forKey: id)
             if remote[key]?.isEmpty == true { remote[key] = nil }
         }
+        takersChanged()
         for watcher in countWatchers.ready(for: connectedDeviceCount) { watcher.resume() }
     }
 
@@ -166,28 +196,54 @@ package actor DeviceHub: PushDeliveryHandler {
     /// reached the hub (the batch waits once, not once per push), after a pause ends, unless the
     /// network loses it. A device connected through the gateway gets it at once; an app here gets
     /// it in a task of its own, so that a slow app delegate holds up no other device's pushes.
+    package func deliver(batch: [AcceptedPush]) async {
+        await deliver(handed: batch.map(HandedPush.push))
+    }
+
+    /// ``deliver(batch:)`` as the receiver hands pushes over. Lines (handed over while nothing
+    /// here could take a push) are noted undelivered as they are while nothing still can, only
+    /// the newest the list keeps; when something can now (a device connected during the latency),
+    /// each is read back into its push and placed.
     ///
     /// Only a push that must still wait suspends: the others are placed without an async call
     /// (a receiver hands over a batch per read, at its rate).
-    package func deliver(batch: [AcceptedPush]) async {
+    package func deliver(handed batch: [HandedPush]) async {
         var waited = Waited(passed: .now)
         let arrived = waited.passed
         var elsewhere: [AcceptedPush] = []
-        for push in batch {
-            guard push.isBackground else {
-                alert(push)
-                continue
-            }
-            if paused || mustWait(from: arrived, waited) { await reach(from: arrived, &waited) }
-            switch place(push) {
-            case .placed: break
-            case .elsewhere: elsewhere.append(push)
-            case .app(let app):
-                let observer = observer
-                Task { await Self.handOver(push, to: app, observer: observer) }
+        for handed in batch {
+            switch handed {
+            case .push(let push):
+                guard push.isBackground else {
+                    alert(push)
+                    continue
+                }
+                if paused || mustWait(from: arrived, waited) { await reach(from: arrived, &waited) }
+                placeBackground(push, elsewhere: &elsewhere)
+            case .lines(let lines):
+                if paused || mustWait(from: arrived, waited) { await reach(from: arrived, &waited) }
+                guard !takesLogLines else {
+                    for index in max(0, lines.count - undeliveredRing.capacity)..<lines.count {
+                        undeliveredRing.append(.line(lines, index))
+                    }
+                    continue
+                }
+                for push in lines.pushes() { placeBackground(push, elsewhere: &elsewhere) }
             }
         }
         if !elsewhere.isEmpty { await forward(elsewhere) }
+    }
+
+    /// Places a background push that reached its device's side (``place(_:)``): an app here gets
+    /// it in a task of its own; one for elsewhere in the fleet joins `elsewhere`.
+    private func placeBackground(_ push: AcceptedPush, elsewhere: inout [AcceptedPush]) {
+        switch place(push) {
+        case .placed: break
+        case .elsewhere: elsewhere.append(push)
+        case .app(let app):
+            let observer = observer
+            Task { await Self.handOver(push, to: app, observer: observer) }
+        }
     }
 
     /// An alert goes to the user, not to the app's delegate.
@@ -310,7 +366,7 @@ package actor DeviceHub: PushDeliveryHandler {
 
     private func note(_ push: AcceptedPush, _ why: DeliveryNote) {
         observer?(push, why)
-        undeliveredRing.append(Undelivered(push: push, note: why))
+        undeliveredRing.append(.push(push, why))
     }
 }
 

@@ -38,6 +38,45 @@ struct ChannelTests {
         }
     }
 
+    @Test("pushes accepted while nothing could take them went as their log lines; a device that connects before they are placed gets them, read back from the log")
+    func lateDeviceGetsLoggedPushes() async throws {
+        try await withFixture { fixture in
+            let token = try fixture.device()
+            let hub = fixture.channel.hub
+            // No device, no app, no observer: the receiver hands the pushes over as their lines.
+            #expect(hub.takesLogLines)
+            await hub.setPaused(true)
+            let client = try fixture.client()
+            var ids: [String] = []
+            for _ in 0..<3 {
+                let response = try await client.send(PushRequest(
+                    deviceToken: token, headers: PushHeaders(pushType: .background, topic: Fixture.bundleID, priority: .consideringPower),
+                    payload: Fixture.silent))
+                #expect(response.status == 200)
+                ids.append(try #require(response.apnsID))
+            }
+            await client.shutdown()
+            let (got, arrival) = AsyncStream.makeStream(of: AcceptedPush.self)
+            _ = await hub.connect(token: token, environment: .sandbox) { arrival.yield($0) }
+            #expect(!hub.takesLogLines)
+            // Bounds a failure (the pushes never come): the stream ends, and the count below says so.
+            let bound = Task {
+                try? await Task.sleep(for: .seconds(120))
+                arrival.finish()
+            }
+            defer { bound.cancel() }
+            await hub.setPaused(false)
+            var pushes: [AcceptedPush] = []
+            for await push in got {
+                pushes.append(push)
+                if pushes.count == ids.count { break }
+            }
+            #expect(pushes.map(\.apnsID) == ids)
+            #expect(pushes.allSatisfy { $0.payload == Fixture.silent && $0.deviceToken == token && $0.bundleID == Fixture.bundleID })
+            #expect(await hub.undelivered.isEmpty)
+        }
+    }
+
     @Test("a sandbox token pushed through production is BadDeviceToken, as Apple answers")
     func tokenTypeMismatch() async throws {
         try await withFixture { fixture in

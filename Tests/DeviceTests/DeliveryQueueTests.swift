@@ -42,7 +42,7 @@ struct DeliveryQueueTests {
             var push = DeviceGatewayTests.push
             push.apnsID = id
             push.deviceToken = token
-            queue.enqueue(push)
+            queue.enqueue(.push(push))
             if index == 100 { await hub.setPaused(false) }
         }
         await sink.wait(count: ids.count)
@@ -107,7 +107,7 @@ struct DeliveryQueueTests {
         for index in 0..<20 {
             var push = DeviceGatewayTests.push
             push.apnsID = "p\(index)"
-            queue.enqueue(push)
+            queue.enqueue(.push(push))
         }
         await sink.wait(count: 20)
         #expect(Set(sink.ids) == Set((0..<20).map { "p\($0)" }) && sink.ids.count == 20)

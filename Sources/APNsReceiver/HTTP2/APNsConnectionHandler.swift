@@ -77,7 +77,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Pushes accepted during this read, and their delivery-log lines: written with one
     /// `write(2)` before the read's answers go out (``commitStaged()``).
     private var staged = KeptBatch()
-    private var stagedLines: [UInt8] = []
+    private var stagedLines = BatchLines()
     /// A fleet's registry: the version the first of ``staged`` was validated on.
     private var stagedVersion: Int64?
     /// A fleet's refusals of this read: kept in its rejection log with one INSERT, then answered.
@@ -232,12 +232,12 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             // Counted as processed now, so a GOAWAY sent before the commit does not disown it.
             noteProcessed(stream.id)
             if delay == nil || delay == 0, inRead {
-                lineEncoder.encode(push, into: &stagedLines)
+                stagedLines.append(push, with: &lineEncoder)
                 if staged.isEmpty { stagedVersion = version }
                 staged.append(stream, push)
             } else {
-                var line: [UInt8] = []
-                lineEncoder.encode(push, into: &line)
+                var line = BatchLines()
+                line.append(push, with: &lineEncoder)
                 keep(KeptBatch(streams: [stream], pushes: [push]), lines: line, version: version, delay: delay, callerFlushes: false)
             }
         }
@@ -342,7 +342,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let batch = staged
         let lines = stagedLines
         staged = KeptBatch()
-        stagedLines.removeAll(keepingCapacity: true)
+        stagedLines.removeAll()
         // Its callers, flushOutput and goAway, flush right after.
         keep(batch, lines: lines, version: stagedVersion, delay: nil, callerFlushes: true)
     }
@@ -353,9 +353,10 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// - Parameter callerFlushes: the caller flushes once this returns; otherwise, outside a read
     ///   (a delayed fault's push), this flushes the answers the file's keeping queued.
     /// - Parameter version: the fleet's registry's version the batch was validated on.
-    private func keep(_ batch: KeptBatch, lines: [UInt8], version: Int64?, delay: Int?, callerFlushes: Bool) {
+    private func keep(_ batch: KeptBatch, lines: BatchLines, version: Int64?, delay: Int?, callerFlushes: Bool) {
         guard let shared = exchange.services.sharedLog else {
-            answerKept(batch, exchange.commit(batch.pushes, lines: lines), delay: delay)
+            let (answers, at) = exchange.commit(batch.pushes, lines: lines, asLines: (delay ?? 0) == 0)
+            answerKept(batch, answers, lines: at.map { .file(exchange.services.log, at: $0) }, ranges: lines, delay: delay)
             if !callerFlushes, !inRead, let context { flushOutput(context: context) }
             return
         }
@@ -365,12 +366,15 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let pushes = batch.pushes
         let registry = exchange.services.validator.registry
         // `done` comes on this loop, after this returns.
-        shared.keep(pushes, lines: lines, registryVersion: version, on: loop) { outcome in
+        shared.keep(pushes, lines: lines.bytes, registryVersion: version, on: loop) { outcome in
             let answer = { @Sendable in
                 let (handler, batch) = bound.value
                 switch outcome {
-                case .kept: handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: nil), delay: delay)
-                case .failed(let error): handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: error), delay: delay)
+                case .kept:
+                    handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: nil, asLines: (delay ?? 0) == 0),
+                                       lines: .bytes(lines.bytes), ranges: lines, delay: delay)
+                case .failed(let error):
+                    handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: error, asLines: false), lines: nil, ranges: lines, delay: delay)
                 case .stale: handler.validateAgain(batch, delay: delay)
                 }
                 // Outside a read nothing else flushes them.
@@ -398,9 +402,18 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         }
     }
 
-    /// Queues the answers of kept pushes whose streams are still open (the caller flushes).
-    private func answerKept(_ batch: KeptBatch, _ answers: [PushAnswer], delay: Int?) {
+    /// Queues the answers of kept pushes whose streams are still open (the caller flushes), then
+    /// hands the device side, as one, the lines of those it takes as lines (``PushAnswer/handsLine``):
+    /// at `lines`, each where `ranges` says.
+    private func answerKept(_ batch: KeptBatch, _ answers: [PushAnswer], lines: HandedLines.Place?, ranges: BatchLines, delay: Int?) {
+        var handed: [Range<Int>] = []
+        if lines != nil {
+            for index in answers.indices where answers[index].handsLine && streams[batch.streams[index].id] === batch.streams[index] {
+                handed.append(ranges.range(index))
+            }
+        }
         answer(zip(batch.streams, answers), delay: delay)
+        if let lines, !handed.isEmpty { exchange.handOff(lines: HandedLines(lines, ranges: handed)) }
     }
 
     /// Queues answers on the streams still open, after `delay` (a fault's), as one write (the

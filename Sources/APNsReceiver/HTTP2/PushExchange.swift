@@ -41,6 +41,35 @@ struct PushAnswer {
     var body: [UInt8]?
     /// Handed to the device side once the answer is written.
     var delivery: AcceptedPush?
+    /// Handed to the device side as its delivery-log line, with the rest of its batch's, once
+    /// the batch's answers are written (nothing there could take the push itself).
+    var handsLine = false
+}
+
+/// The delivery-log lines of a batch of accepted pushes, one per push in order, in one buffer:
+/// written with one `write(2)` (or one statement), and each push's line handed to the device side
+/// in its place while nothing there can take the push (``PushDeliveryHandler/takesLogLines``).
+struct BatchLines {
+    private(set) var bytes: [UInt8] = []
+    /// Where each push's line ends in ``bytes``.
+    private var ends: [Int] = []
+    var count: Int { ends.count }
+
+    var isEmpty: Bool { ends.isEmpty }
+
+    mutating func append(_ push: AcceptedPush, with encoder: inout DeliveryLog.LineEncoder) {
+        encoder.encode(push, into: &bytes)
+        ends.append(bytes.count)
+    }
+
+    /// Where the batch's `index`th push's line is in ``bytes``.
+    func range(_ index: Int) -> Range<Int> { (index == 0 ? 0 : ends[index - 1])..<ends[index] }
+
+    /// Empties the batch for the next read (its buffers kept, unless a slice still holds them).
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+    }
 }
 
 /// What the decisions on one push carry over from one to the next (a fleet's receiver may decide
@@ -165,20 +194,26 @@ struct PushExchange {
 
     /// Puts accepted pushes in the delivery log file with one write, and returns their answers:
     /// 200, or 503 `ServiceUnavailable` for all of them when the log cannot be written.
-    func commit(_ pushes: [AcceptedPush], lines: [UInt8]) -> [PushAnswer] {
+    /// - Parameter asLines: see ``answers(for:kept:asLines:)``.
+    /// - Returns: the answers, and where in the log file the lines begin (nil when not written).
+    func commit(_ pushes: [AcceptedPush], lines: BatchLines, asLines: Bool) -> (answers: [PushAnswer], at: AppendOnlyFile.Location?) {
+        let at: AppendOnlyFile.Location
         do {
-            try services.log.append(lines: lines)
+            at = try services.log.append(lines: lines.bytes)
         } catch {
-            return answers(for: pushes, kept: error)
+            return (answers(for: pushes, kept: error, asLines: asLines), nil)
         }
-        return answers(for: pushes, kept: nil)
+        return (answers(for: pushes, kept: nil, asLines: asLines), at)
     }
 
     /// The answers to pushes the log kept (`kept` nil: 200 each, the push recorded as accepted)
     /// or could not keep: 503 `ServiceUnavailable` for all of them, what APNs answers while it
     /// cannot take pushes (the provider retries later): a fleet's database out of reach, or a
     /// delivery log file that cannot be written (a full disk, a read-only folder).
-    func answers(for pushes: [AcceptedPush], kept error: ReceiverError?) -> [PushAnswer] {
+    /// - Parameter asLines: the answers go out now (no fault's delay): a background push may be
+    ///   handed to the device side as its line (``PushAnswer/handsLine``) while nothing there
+    ///   takes pushes.
+    func answers(for pushes: [AcceptedPush], kept error: ReceiverError?, asLines: Bool) -> [PushAnswer] {
         if let error {
             services.logger.error("delivery log write failed; answering 503 ServiceUnavailable", metadata: ["error": "\(error)"])
             let refusal = error.code == .unavailable
@@ -188,6 +223,7 @@ struct PushExchange {
         }
         // (By index: the pushes are read in place, and one is copied only for the device side.)
         let handsOff = services.delivery != nil
+        let linesSuffice = asLines && services.delivery?.takesLogLines == true
         var answers: [PushAnswer] = []
         answers.reserveCapacity(pushes.count)
         let debug = services.logger.logLevel <= .debug
@@ -200,7 +236,10 @@ struct PushExchange {
             }
             services.events.recordAccepted(pushes[index])
             var answer = PushAnswer(status: 200, apnsID: pushes[index].apnsID, apnsUniqueID: pushes[index].apnsUniqueID)
-            if handsOff, !pushes[index].dropped { answer.delivery = pushes[index] }
+            if handsOff, !pushes[index].dropped {
+                // An alert goes as itself: the user sees it, and an observer hears of it.
+                if linesSuffice, pushes[index].isBackground { answer.handsLine = true } else { answer.delivery = pushes[index] }
+            }
             answers.append(answer)
         }
         return answers
@@ -208,7 +247,12 @@ struct PushExchange {
 
     /// Gives an accepted push to the device side without holding up the answer.
     func handOff(_ push: AcceptedPush) {
-        services.delivery?.enqueue(push)
+        services.delivery?.enqueue(.push(push))
+    }
+
+    /// Gives background pushes to the device side as their delivery-log lines, as one.
+    func handOff(lines: HandedLines) {
+        services.delivery?.enqueue(.lines(lines))
     }
 
     private func rejection(_ rejection: PushRejection, apnsID: String) -> PushAnswer {
