@@ -211,9 +211,13 @@ package actor DeviceHub: PushDeliveryHandler {
         var waited = Waited(passed: .now)
         let arrived = waited.passed
         var elsewhere: [AcceptedPush] = []
+        // Lines noted undelivered, not in the list yet: only the newest it keeps go in, before
+        // anything else is noted or the hub waits (a batch's 50,000 lines made 50,000 entries).
+        var unnoted: [HandedLines] = []
         for handed in batch {
             switch handed {
             case .push(let push):
+                noteUndelivered(&unnoted)
                 guard push.isBackground else {
                     alert(push)
                     continue
@@ -221,17 +225,39 @@ package actor DeviceHub: PushDeliveryHandler {
                 if paused || mustWait(from: arrived, waited) { await reach(from: arrived, &waited) }
                 placeBackground(push, elsewhere: &elsewhere)
             case .lines(let lines):
-                if paused || mustWait(from: arrived, waited) { await reach(from: arrived, &waited) }
+                if paused || mustWait(from: arrived, waited) {
+                    noteUndelivered(&unnoted)
+                    await reach(from: arrived, &waited)
+                }
                 guard !takesLogLines else {
-                    for index in max(0, lines.count - undeliveredRing.capacity)..<lines.count {
-                        undeliveredRing.append(.line(lines, index))
-                    }
+                    unnoted.append(lines)
                     continue
                 }
+                noteUndelivered(&unnoted)
                 for push in lines.pushes() { placeBackground(push, elsewhere: &elsewhere) }
             }
         }
+        noteUndelivered(&unnoted)
         if !elsewhere.isEmpty { await forward(elsewhere) }
+    }
+
+    /// Notes `lines` undelivered (no device had their tokens), in order, and empties it: only
+    /// the newest the list keeps are appended.
+    private func noteUndelivered(_ lines: inout [HandedLines]) {
+        guard !lines.isEmpty else { return }
+        var room = undeliveredRing.capacity
+        var first = lines.endIndex
+        while first > lines.startIndex, room > 0 {
+            first -= 1
+            room -= lines[first].count
+        }
+        for position in first..<lines.endIndex {
+            // The oldest read kept may be kept in part: `-room` of its lines would not fit.
+            for index in (position == first ? max(0, -room) : 0)..<lines[position].count {
+                undeliveredRing.append(.line(lines[position], index))
+            }
+        }
+        lines.removeAll()
     }
 
     /// Places a background push that reached its device's side (``place(_:)``): an app here gets

@@ -121,6 +121,31 @@ struct LogLineHandOffTests {
         #expect(undelivered.allSatisfy { $0.why.contains("no simulated device has token AB12CD34") })
     }
 
+    @Test("a batch of many reads' lines keeps the newest 1,000 in order, a push noted between them in its place")
+    func manyReadsNotedInOrder() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pushes = (0..<1_500).map(Self.push)
+        let log = try DeliveryLog(file: folder.appendingPathComponent("deliveries.jsonl"))
+        var handed: [HandedPush] = []
+        var encoder = DeliveryLog.LineEncoder()
+        for read in 0..<5 {
+            var lines = BatchLines()
+            for push in pushes[(read * 300)..<(read * 300 + 300)] { lines.append(push, with: &encoder) }
+            let at = try log.append(lines: lines.bytes)
+            handed.append(.lines(HandedLines(.file(log, at: at), ranges: (0..<300).map(lines.range))))
+        }
+        // A push handed over as itself (a delayed fault's), noted by the hub between the fourth read and the fifth.
+        var delayed = DeviceGatewayTests.push
+        delayed.apnsID = "delayed"
+        handed.insert(.push(delayed), at: 4)
+        let hub = DeviceHub()
+        await hub.deliver(handed: handed)
+        let undelivered = await hub.undelivered
+        #expect(undelivered.map(\.push) == pushes[501..<1_200].map(Self.asReadBack) + [delayed] + pushes[1_200...].map(Self.asReadBack))
+        #expect(undelivered[699].why.contains("no simulated device has token AB12"))
+    }
+
     @Test("lines handed over while nothing could take them reach a device that connected before their latency passed")
     func lateDeviceGetsLines() async throws {
         let folder = temporaryDirectory(#function)
