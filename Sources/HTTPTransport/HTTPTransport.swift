@@ -202,6 +202,13 @@ package struct TransportTarget: Sendable {
 
     /// The host without an IPv6 literal's brackets.
     package var bareHost: String { host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host }
+
+    /// The `Host` field for a request to `url` (RFC 9112 §3.2): an IPv6 literal in brackets, and
+    /// the port when the URL names one. (`URL.host` drops the brackets: `::1:8080` is no host.)
+    package func hostField(for url: URL) -> String {
+        let name = bareHost.contains(":") ? "[\(bareHost)]" : host
+        return url.port == nil ? name : "\(name):\(port)"
+    }
 }
 
 extension TransportTarget {

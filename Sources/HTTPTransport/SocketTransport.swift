@@ -153,7 +153,7 @@ package final class SocketTransport: HTTPTransport {
         let encodedPath = request.url.path(percentEncoded: true)
         var path = encodedPath.isEmpty ? "/" : encodedPath
         if let query = request.url.query(percentEncoded: true) { path += "?" + query }
-        var text = "\(request.method) \(path) HTTP/1.1\r\nHost: \(request.url.port == nil ? target.host : "\(target.host):\(target.port)")\r\n"
+        var text = "\(request.method) \(path) HTTP/1.1\r\nHost: \(target.hostField(for: request.url))\r\n"
         for (name, value) in request.headers { text += "\(name): \(value)\r\n" }
         text += "Content-Length: \(request.body?.count ?? 0)\r\n\r\n"
         return Array(text.utf8)

@@ -93,7 +93,7 @@ package final class NIOHTTP1Transport: HTTPTransport {
     private func made(method: String, url: URL, timeout: Duration, target: TransportTarget,
                       content: () throws(TransportError) -> TransportContent) throws(TransportError) -> Exchange {
         let request = TransportRequest(method: method, url: url, content: try content(), timeout: timeout)
-        return Exchange(request: request, head: requestHead(request, host: target.host, port: target.port), target: target, transport: self)
+        return Exchange(request: request, head: requestHead(request, target: target), target: target, transport: self)
     }
 
     /// The slots of `key`'s host.
@@ -124,13 +124,13 @@ package final class NIOHTTP1Transport: HTTPTransport {
         }
     }
 
-    private func requestHead(_ request: TransportRequest, host: String, port: Int) -> HTTPRequestHead {
+    private func requestHead(_ request: TransportRequest, target: TransportTarget) -> HTTPRequestHead {
         // As the URL has them, percent escapes kept (`path` decodes them, and cost more).
         let encodedPath = request.url.path(percentEncoded: true)
         var path = encodedPath.isEmpty ? "/" : encodedPath
         if let query = request.url.query(percentEncoded: true) { path += "?" + query }
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: path)
-        head.headers.add(name: "Host", value: request.url.port == nil ? host : "\(host):\(port)")
+        head.headers.add(name: "Host", value: target.hostField(for: request.url))
         for (name, value) in request.headers { head.headers.add(name: name, value: value) }
         head.headers.add(name: "Content-Length", value: String(request.body?.count ?? 0))
         return head
@@ -184,7 +184,7 @@ package final class NIOHTTP1Transport: HTTPTransport {
                         onEnd: @escaping @Sendable (TransportError?) -> Void = { _ in }) async throws(TransportError) -> LineStream {
         let url = request.url
         let target = try TransportTarget(url)
-        let head = requestHead(request, host: target.host, port: target.port)
+        let head = requestHead(request, target: target)
         let limit = maximumResponseBytes
         let started = LineStreamStart()
         let channel: Channel

@@ -127,6 +127,39 @@ struct TransportTests {
         }
     }
 
+    @Test("the Host field names an IPv6 literal in brackets, and the port only when the URL does")
+    func hostField() throws {
+        let cases: [(String, String)] = [
+            ("http://[::1]:8080/x", "[::1]:8080"), ("https://[2001:db8::1]/x", "[2001:db8::1]"),
+            ("http://127.0.0.1:9099/x", "127.0.0.1:9099"), ("https://www.googleapis.com/x", "www.googleapis.com"),
+            ("https://www.googleapis.com:443/x", "www.googleapis.com:443"),
+        ]
+        for (url, field) in cases {
+            let url = try #require(URL(string: url))
+            #expect(try TransportTarget(url).hostField(for: url) == field)
+        }
+    }
+
+    /// Whether this machine has IPv6 loopback (`::1` on `lo`).
+    static let hasIPv6Loopback = (try? String(contentsOfFile: "/proc/net/if_inet6", encoding: .utf8))?
+        .contains("00000000000000000000000000000001") ?? false
+
+    @Test("a server on ::1 gets Host [::1]:port from both transports", .enabled(if: hasIPv6Loopback), arguments: Kind.allCases)
+    func ipv6Host(_ kind: Kind) async throws {
+        let router = Router()
+        router.get("/host") { request, _ in request.head.authority ?? "none" }
+        let server = try await RunningServer.start(router: router, host: "::1", port: 0, name: "the IPv6 test server")
+        do {
+            let answer = try await kind.make().send(TransportRequest(method: "GET", url: URL(string: "http://[::1]:\(server.port)/host")!))
+            #expect(answer.status == 200)
+            #expect(String(decoding: answer.body, as: UTF8.self) == "[::1]:\(server.port)")
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
     /// Every request in flight at once, each waiting on the server: a transport that serialised
     /// them would never answer. (The first SocketTransport ran its blocking exchanges on Dispatch's
     /// global queues, which on Linux also run Swift's tasks: this passed slowly with it, and
