@@ -101,6 +101,26 @@ h2rate() { # url requests clients streams → req/s
     -H "apns-push-type: background" -H "apns-priority: 5" "$1/3/device/$TOKEN" 2>&1 \
     | awk '/^finished in/ {gsub(",","",$4); print $4}'
 }
+# h2rate_ticks PID FILE url requests clients streams → req/s, and the CPU ticks (user + system, /proc)
+# process PID spent meanwhile appended to FILE.
+h2rate_ticks() {
+  local pid=$1 file=$2 t0 rate; shift 2
+  t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  rate=$(h2rate "$@")
+  echo $(( $(awk '{print $14 + $15}' "/proc/$pid/stat") - t0 )) >> "$file"
+  echo "$rate"
+}
+# cpu_rounds A-FILE B-FILE: each round's CPU of B's two runs over A's (the same pushes each run), and
+# their median ("median r1,r2,…"): this VM's CPU steal moves rates more than the work done.
+cpu_rounds() {
+  local ratios=() a b
+  for r in $(seq "$ROUNDS"); do
+    a=$(sed -n "$((2 * r - 1)),$((2 * r))p" "$1" | awk '{s += $1} END {print s}')
+    b=$(sed -n "$((2 * r - 1)),$((2 * r))p" "$2" | awk '{s += $1} END {print s}')
+    ratios+=("$(awk "BEGIN {printf \"%.2f\", $b / $a}")")
+  done
+  echo "$(median "${ratios[@]}") $(IFS=,; echo "${ratios[*]}")"
+}
 JWT=$("$BIN/apns-sender" --print-token --certs "$WORK/certs")
 mkdir -p "$WORK/www/3/device" && echo ok > "$WORK/www/3/device/$TOKEN"
 nghttpd --no-tls -d "$WORK/www" 24299 > /dev/null 2>&1 &
@@ -131,9 +151,12 @@ if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
   GPUSHES=$((5 * PUSHES))
   echo; echo "### push-receiver with its device gateway vs push-receiver alone: h2load -n $GPUSHES -c 4 -m 100 over TLS, best of $((2 * ROUNDS)) runs each, $ROUNDS rounds taking turns A B B A"
   echo "| | req/s (best) | ratio of bests | median ratio | each round | lowest round |"; echo "|---|---|---|---|---|---|"
-  read -r a b m rounds < <(best "h2rate https://127.0.0.1:24797 $GPUSHES 4 100" "h2rate https://127.0.0.1:24787 $GPUSHES 4 100")
+  read -r a b m rounds < <(best "h2rate_ticks $GATEWAY $WORK/ticks-gateway https://127.0.0.1:24797 $GPUSHES 4 100" \
+    "h2rate_ticks $ALONE $WORK/ticks-alone https://127.0.0.1:24787 $GPUSHES 4 100")
+  read -r cm crounds < <(cpu_rounds "$WORK/ticks-gateway" "$WORK/ticks-alone")
   echo "| push-receiver alone (--no-device-gateway) | $b | 1.00× | 1.00× | | |"
   echo "| push-receiver with its device gateway (the default) | $a | $(ratio $a $b)× | ${m}× | ${rounds//,/× · }× | $(lowest "$rounds")× |"
+  echo "(the receiver's CPU per push, alone's over the gateway's, its /proc ticks: ${cm}× median; rounds ${crounds//,/× · }×)"
   kill $ALONE $GATEWAY; wait $ALONE $GATEWAY 2>/dev/null || true
 fi
 
