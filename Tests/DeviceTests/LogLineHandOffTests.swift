@@ -26,12 +26,21 @@ struct LogLineHandOffTests {
 
     /// `pushes` in a fresh delivery log in `folder`, as one read's lines: the log and where they are.
     static func logged(_ pushes: [AcceptedPush], in folder: URL) throws -> (DeliveryLog, HandedLines) {
+        let (log, reads) = try logged(reads: [pushes[...]], in: folder)
+        return (log, reads[0])
+    }
+
+    /// `reads` in a fresh delivery log in `folder`, each appended as one read's lines.
+    static func logged(reads: [ArraySlice<AcceptedPush>], in folder: URL) throws -> (DeliveryLog, [HandedLines]) {
         let log = try DeliveryLog(file: folder.appendingPathComponent("deliveries.jsonl"))
         var encoder = DeliveryLog.LineEncoder()
-        var lines = BatchLines()
-        for push in pushes { lines.append(push, with: &encoder) }
-        let at = try log.append(lines: lines.bytes)
-        return (log, HandedLines(.file(log, at: at), ranges: pushes.indices.map(lines.range)))
+        let handed = try reads.map { pushes in
+            var lines = BatchLines()
+            for push in pushes { lines.append(push, with: &encoder) }
+            let at = try log.append(lines: lines.bytes)
+            return HandedLines(.file(log, at: at), ranges: (0..<lines.count).map(lines.range))
+        }
+        return (log, handed)
     }
 
     /// What a push read back from its line keeps: the time to its millisecond, and the payload's
@@ -126,15 +135,8 @@ struct LogLineHandOffTests {
         let folder = temporaryDirectory(#function)
         defer { try? FileManager.default.removeItem(at: folder) }
         let pushes = (0..<1_500).map(Self.push)
-        let log = try DeliveryLog(file: folder.appendingPathComponent("deliveries.jsonl"))
-        var handed: [HandedPush] = []
-        var encoder = DeliveryLog.LineEncoder()
-        for read in 0..<5 {
-            var lines = BatchLines()
-            for push in pushes[(read * 300)..<(read * 300 + 300)] { lines.append(push, with: &encoder) }
-            let at = try log.append(lines: lines.bytes)
-            handed.append(.lines(HandedLines(.file(log, at: at), ranges: (0..<300).map(lines.range))))
-        }
+        let (_, reads) = try Self.logged(reads: (0..<5).map { pushes[($0 * 300)..<($0 * 300 + 300)] }, in: folder)
+        var handed = reads.map(HandedPush.lines)
         // A push handed over as itself (a delayed fault's), noted by the hub between the fourth read and the fifth.
         var delayed = DeviceGatewayTests.push
         delayed.apnsID = "delayed"
