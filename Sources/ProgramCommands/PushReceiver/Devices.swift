@@ -136,7 +136,12 @@ func jsonLine(_ device: RegisteredDevice) throws -> String {
 /// appending to the files it opened.
 struct Reset: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Empty the delivery and rejection logs (and with --devices the registry) of a --state folder, or with --store of the fleet.")
+        abstract: "Empty the delivery and rejection logs (and with --devices the registry) of a --state folder, or with --store of the fleet.",
+        discussion: """
+            A receiver running on the folder goes on, appending after the emptied logs' first line; pushes it \
+            accepted less than its delivery latency ago, with no device connected, are not delivered to one \
+            that connects afterwards. Stop it first for a clean run.
+            """)
     @Flag(help: "Forget the registered devices too.") var devices = false
     @OptionGroup var registry: RegistryOptions
     func run() async throws {
