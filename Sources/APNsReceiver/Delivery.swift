@@ -45,11 +45,11 @@ extension PushDeliveryHandler {
 /// Lines are what a receiver hands over while nothing on the device side can take a push (no
 /// device connected, no app, no observer: ``PushDeliveryHandler/takesLogLines``): the pushes
 /// could only be noted undelivered, or read back should a device connect before their latency
-/// has passed. Handed over as themselves, a quarter-second's pushes (the latency: 50,000 at
-/// push-receiver's rate) cost the receiver 10–15 % more CPU than without its gateway; as their
-/// reads' lines held in memory, 5–10 %: the event loops wrote each read's lines into fresh, cold
-/// memory instead of the buffer the last read freed. Lines in the delivery log file are read
-/// back from it; only a fleet's (kept in its database) are held.
+/// has passed. Held as themselves for the latency (a quarter-second: 50,000 pushes at
+/// push-receiver's rate), the pushes made the event loops allocate from cold memory, and the
+/// receiver did 0.82× of the pushes per CPU-second it does alone; holding their reads' lines in
+/// memory, 0.91×; only where the lines are in the delivery log file, 0.94×
+/// (docs/benchmark-limits.md). Only a fleet's lines (its log is the database) are held in memory.
 package enum HandedPush: Sendable {
     case push(AcceptedPush)
     case lines(HandedLines)

@@ -47,8 +47,8 @@ struct PushAnswer {
 }
 
 /// The delivery-log lines of a batch of accepted pushes, one per push in order, in one buffer:
-/// written with one `write(2)` (or one statement), and each push's line handed to the device side
-/// in its place while nothing there can take the push (``PushDeliveryHandler/takesLogLines``).
+/// written with one `write(2)` (or one statement); where each is goes to the device side in the
+/// pushes' place while nothing there can take a push (``PushDeliveryHandler/takesLogLines``).
 struct BatchLines {
     private(set) var bytes: [UInt8] = []
     /// Where each push's line ends in ``bytes``.
@@ -65,7 +65,7 @@ struct BatchLines {
     /// Where the batch's `index`th push's line is in ``bytes``.
     func range(_ index: Int) -> Range<Int> { (index == 0 ? 0 : ends[index - 1])..<ends[index] }
 
-    /// Empties the batch for the next read (its buffers kept, unless a slice still holds them).
+    /// Empties the batch for the next read (its buffers kept while nothing else holds them).
     mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
