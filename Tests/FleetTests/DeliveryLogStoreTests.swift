@@ -62,6 +62,48 @@ struct DeliveryLogStoreTests {
         await log.close()
     }
 
+    @Test("nothing on the device side to take them: a fleet's log's lines go over held in memory, and reach a device that connects in time")
+    func linesHeldForFleetLog() async throws {
+        guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }
+        let database = try await postgres.newDatabase(#function)
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = PostgresDeliveryLog(location: try PostgresLocation(database.url), node: "a")
+        try await log.open()
+        let channel = try await LocalAPNsChannel.start(certs: folder.appendingPathComponent("Certs"), state: folder.appendingPathComponent("State"),
+                                                       sharedLog: log)
+        let token = DeviceToken.random()
+        try channel.register(token, environment: .sandbox, bundleID: "com.example.authsim")
+        #expect(channel.hub.takesLogLines)
+        await channel.hub.setPaused(true)
+        let client = try channel.client(environment: .sandbox, timeout: 120)
+        var ids: [String] = []
+        for _ in 0..<3 {
+            let answer = try await client.send(PushRequest(deviceToken: token, headers: PushHeaders(pushType: .background, topic: "com.example.authsim",
+                                                                                                    priority: .consideringPower), payload: Self.silent))
+            #expect(answer.status == 200)
+            ids.append(try #require(answer.apnsID))
+        }
+        await client.shutdown()
+        let (got, arrival) = AsyncStream.makeStream(of: AcceptedPush.self)
+        _ = await channel.hub.connect(token: token, environment: .sandbox) { arrival.yield($0) }
+        // Bounds a failure (the pushes never come): the stream ends, and the count below says so.
+        let bound = Task {
+            try? await Task.sleep(for: .seconds(120))
+            arrival.finish()
+        }
+        defer { bound.cancel() }
+        await channel.hub.setPaused(false)
+        var pushes: [AcceptedPush] = []
+        for await push in got {
+            pushes.append(push)
+            if pushes.count == ids.count { break }
+        }
+        #expect(pushes.map(\.apnsID) == ids && pushes.allSatisfy { $0.payload == Self.silent })
+        await channel.shutdown()
+        await log.close()
+    }
+
     /// The outcomes of keeps, gathered on their loop until all have come.
     final class Outcomes: @unchecked Sendable {
         private var outcomes: [String?]
