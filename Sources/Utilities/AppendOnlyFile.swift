@@ -32,7 +32,9 @@ package final class AppendOnlyFile: Sendable {
     /// The length in bytes of a last line a killed writer cut short, found when the file was
     /// opened (and ended there, so readers skip it as unreadable); `nil` when there was none.
     package let cutLine: Int?
-    private let descriptor: Mutex<Int32>
+    /// The open file, and where it ended after this writer's last ``appendLocating(_:sync:)``
+    /// with the file's ``Location/generation`` then (nil before the first).
+    private let descriptor: Mutex<(fd: Int32, end: (offset: Int64, generation: Int)?)>
 
     /// Opens (creating, with `mode`) `file` of `format` for appending; `what` names it in errors.
     ///
@@ -82,7 +84,7 @@ package final class AppendOnlyFile: Sendable {
         flock(fd, LOCK_UN)
         self.file = file
         cutLine = cut
-        descriptor = Mutex(fd)
+        descriptor = Mutex((fd, nil))
     }
 
     /// Empties `file` of `format` down to its stamp (`push-receiver reset`). A writer that has it
@@ -182,7 +184,7 @@ package final class AppendOnlyFile: Sendable {
         }
     }
 
-    deinit { descriptor.withLock { if $0 >= 0 { close($0) } } }
+    deinit { descriptor.withLock { if $0.fd >= 0 { close($0.fd) } } }
 
     /// Appends `line` (which should end with a newline) in one piece.
     package func append(_ line: String, sync: Bool = false) throws(FileStoreError) {
@@ -209,28 +211,24 @@ package final class AppendOnlyFile: Sendable {
         package func advanced(by bytes: Int) -> Location { Location(offset: offset + Int64(bytes), generation: generation) }
     }
 
-    /// Where the file ended after this writer's last append, and the file's ``Location/generation``.
-    private let end = Mutex<(offset: Int64, generation: Int)?>(nil)
-
     /// ``append(_:sync:)``, and says where in the file `lines` begin (for ``read(at:count:)``):
     /// one more system call than an append.
     package func appendLocating(_ lines: [UInt8], sync: Bool = false) throws(FileStoreError) -> Location {
-        let (failure, location) = lines.withUnsafeBytes { buffer in
-            descriptor.withLock { fd -> (String?, Location?) in
-                if let failure = Self.writeAll(fd, buffer, sync: sync) { return (failure, nil) }
+        let outcome = lines.withUnsafeBytes { buffer in
+            descriptor.withLock { state -> Result<Location, FileStoreError> in
+                if let failure = Self.writeAll(state.fd, buffer, sync: sync) {
+                    return .failure(FileStoreError(.write, "cannot append to \(file.path): \(failure)"))
+                }
                 // An append leaves the file's offset at its end, where the bytes end.
-                let after = Int64(lseek(fd, 0, SEEK_CUR))
+                let after = Int64(lseek(state.fd, 0, SEEK_CUR))
                 let at = after - Int64(buffer.count)
-                return (nil, end.withLock { end in
-                    // Another writer changed the file since this one's last append: emptied it.
-                    let generation = end.map { $0.offset == at ? $0.generation : $0.generation + 1 } ?? 0
-                    end = (after, generation)
-                    return Location(offset: at, generation: generation)
-                })
+                // Another writer changed the file since this one's last append: emptied it.
+                let generation = state.end.map { $0.offset == at ? $0.generation : $0.generation + 1 } ?? 0
+                state.end = (after, generation)
+                return .success(Location(offset: at, generation: generation))
             }
         }
-        guard let location else { throw FileStoreError(.write, "cannot append to \(file.path): \(failure ?? "")") }
-        return location
+        return try outcome.get()
     }
 
     /// `count` bytes at `location` (``appendLocating(_:sync:)``'s), as the file holds them now;
@@ -238,12 +236,12 @@ package final class AppendOnlyFile: Sendable {
     package func read(at location: Location, count: Int) -> [UInt8]? {
         guard count > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: count)
-        let read = descriptor.withLock { fd -> Int in
+        let read = descriptor.withLock { state -> Int in
             // An empty since the last append is seen here: the file is shorter than that append left it.
-            guard let end = end.withLock({ $0 }), end.generation == location.generation else { return -1 }
+            guard let end = state.end, end.generation == location.generation else { return -1 }
             var size = stat()
-            guard fstat(fd, &size) == 0, Int64(size.st_size) >= end.offset else { return -1 }
-            return bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(location.offset)) }
+            guard fstat(state.fd, &size) == 0, Int64(size.st_size) >= end.offset else { return -1 }
+            return bytes.withUnsafeMutableBytes { pread(state.fd, $0.baseAddress, count, off_t(location.offset)) }
         }
         return read == count ? bytes : nil
     }
@@ -251,7 +249,7 @@ package final class AppendOnlyFile: Sendable {
     /// Writes all of `buffer` under the lock; the error text when a write fails.
     private func writeAll(_ buffer: UnsafeRawBufferPointer, sync: Bool) -> String? {
         guard buffer.count > 0 else { return nil }
-        return descriptor.withLock { fd in Self.writeAll(fd, buffer, sync: sync) }
+        return descriptor.withLock { Self.writeAll($0.fd, buffer, sync: sync) }
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8], sync: Bool) -> String? {
