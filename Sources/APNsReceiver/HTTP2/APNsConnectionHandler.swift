@@ -354,9 +354,11 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     ///   (a delayed fault's push), this flushes the answers the file's keeping queued.
     /// - Parameter version: the fleet's registry's version the batch was validated on.
     private func keep(_ batch: KeptBatch, lines: BatchLines, version: Int64?, delay: Int?, callerFlushes: Bool) {
+        // Answered now, not after a fault's delay: the pushes may go to the device side as their lines.
+        let answeredNow = (delay ?? 0) == 0
         guard let shared = exchange.services.sharedLog else {
-            let (answers, at) = exchange.commit(batch.pushes, lines: lines, asLines: (delay ?? 0) == 0)
-            answerKept(batch, answers, lines: at.map { .file(exchange.services.log, at: $0) }, ranges: lines, delay: delay)
+            let (answers, at) = exchange.commit(batch.pushes, lines: lines, asLines: answeredNow)
+            answerKept(batch, answers, lines: at.map { .file(exchange.services.log, at: $0) }, delay: delay)
             if !callerFlushes, !inRead, let context { flushOutput(context: context) }
             return
         }
@@ -371,10 +373,10 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
                 let (handler, batch) = bound.value
                 switch outcome {
                 case .kept:
-                    handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: nil, asLines: (delay ?? 0) == 0),
-                                       lines: .bytes(lines.bytes), ranges: lines, delay: delay)
+                    handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: nil, lines: answeredNow ? lines : nil),
+                                       lines: .bytes(lines.bytes), delay: delay)
                 case .failed(let error):
-                    handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: error, asLines: false), lines: nil, ranges: lines, delay: delay)
+                    handler.answerKept(batch, handler.exchange.answers(for: pushes, kept: error, lines: nil), lines: nil, delay: delay)
                 case .stale: handler.validateAgain(batch, delay: delay)
                 }
                 // Outside a read nothing else flushes them.
@@ -403,26 +405,27 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     /// Queues the answers of kept pushes whose streams are still open (the caller flushes), then
-    /// hands the device side, as one, the lines of those it takes as lines (``PushAnswer/handsLine``):
-    /// at `lines`, each where `ranges` says.
-    private func answerKept(_ batch: KeptBatch, _ answers: [PushAnswer], lines: HandedLines.Place?, ranges: BatchLines, delay: Int?) {
-        var handed: [Range<Int>] = []
-        if lines != nil {
-            for index in answers.indices where answers[index].handsLine && streams[batch.streams[index].id] === batch.streams[index] {
-                handed.append(ranges.range(index))
-            }
-        }
-        answer(zip(batch.streams, answers), delay: delay)
+    /// hands the device side, as one, the lines of those that go as lines (``PushAnswer/line``),
+    /// which are at `lines`.
+    private func answerKept(_ batch: KeptBatch, _ answers: [PushAnswer], lines: HandedLines.Place?, delay: Int?) {
+        let handed = answer(zip(batch.streams, answers), delay: delay)
         if let lines, !handed.isEmpty { exchange.handOff(lines: HandedLines(lines, ranges: handed)) }
     }
 
     /// Queues answers on the streams still open, after `delay` (a fault's), as one write (the
     /// caller flushes): kept pushes' answers, and a fleet's refusals once kept.
-    private func answer<Answers: Sequence>(_ answers: Answers, delay: Int?) where Answers.Element == (Stream, PushAnswer) {
+    /// - Returns: the lines (``PushAnswer/line``) of the answers sent.
+    @discardableResult
+    private func answer<Answers: Sequence>(_ answers: Answers, delay: Int?) -> [Range<Int>] where Answers.Element == (Stream, PushAnswer) {
         let wasInRead = inRead
         inRead = true
         defer { inRead = wasInRead }
-        for (stream, answer) in answers where streams[stream.id] === stream { send(answer, on: stream, after: delay) }
+        var lines: [Range<Int>] = []
+        for (stream, answer) in answers where streams[stream.id] === stream {
+            if let line = answer.line { lines.append(line) }
+            send(answer, on: stream, after: delay)
+        }
+        return lines
     }
 
     private func noteProcessed(_ id: UInt32) {

@@ -41,9 +41,10 @@ struct PushAnswer {
     var body: [UInt8]?
     /// Handed to the device side once the answer is written.
     var delivery: AcceptedPush?
-    /// Handed to the device side as its delivery-log line, with the rest of its batch's, once
-    /// the batch's answers are written (nothing there could take the push itself).
-    var handsLine = false
+    /// Where its delivery-log line is in its batch's lines, when the push goes to the device side
+    /// as that line, with the rest of its batch's, once the batch's answers are written (nothing
+    /// there could take the push itself).
+    var line: Range<Int>?
 }
 
 /// The delivery-log lines of a batch of accepted pushes, one per push in order, in one buffer:
@@ -194,26 +195,26 @@ struct PushExchange {
 
     /// Puts accepted pushes in the delivery log file with one write, and returns their answers:
     /// 200, or 503 `ServiceUnavailable` for all of them when the log cannot be written.
-    /// - Parameter asLines: see ``answers(for:kept:asLines:)``.
+    /// - Parameter asLines: the answers go out now: see ``answers(for:kept:lines:)``.
     /// - Returns: the answers, and where in the log file the lines begin (nil when not written).
     func commit(_ pushes: [AcceptedPush], lines: BatchLines, asLines: Bool) -> (answers: [PushAnswer], at: AppendOnlyFile.Location?) {
         let at: AppendOnlyFile.Location
         do {
             at = try services.log.append(lines: lines.bytes)
         } catch {
-            return (answers(for: pushes, kept: error, asLines: asLines), nil)
+            return (answers(for: pushes, kept: error, lines: nil), nil)
         }
-        return (answers(for: pushes, kept: nil, asLines: asLines), at)
+        return (answers(for: pushes, kept: nil, lines: asLines ? lines : nil), at)
     }
 
     /// The answers to pushes the log kept (`kept` nil: 200 each, the push recorded as accepted)
     /// or could not keep: 503 `ServiceUnavailable` for all of them, what APNs answers while it
     /// cannot take pushes (the provider retries later): a fleet's database out of reach, or a
     /// delivery log file that cannot be written (a full disk, a read-only folder).
-    /// - Parameter asLines: the answers go out now (no fault's delay): a background push may be
-    ///   handed to the device side as its line (``PushAnswer/handsLine``) while nothing there
-    ///   takes pushes.
-    func answers(for pushes: [AcceptedPush], kept error: ReceiverError?, asLines: Bool) -> [PushAnswer] {
+    /// - Parameter lines: the pushes' lines, when the answers go out now (no fault's delay): a
+    ///   background push may then be handed to the device side as its line (``PushAnswer/line``)
+    ///   while nothing there takes pushes.
+    func answers(for pushes: [AcceptedPush], kept error: ReceiverError?, lines: BatchLines?) -> [PushAnswer] {
         if let error {
             services.logger.error("delivery log write failed; answering 503 ServiceUnavailable", metadata: ["error": "\(error)"])
             let refusal = error.code == .unavailable
@@ -223,7 +224,7 @@ struct PushExchange {
         }
         // (By index: the pushes are read in place, and one is copied only for the device side.)
         let handsOff = services.delivery != nil
-        let linesSuffice = asLines && services.delivery?.takesLogLines == true
+        let asLines = lines != nil && services.delivery?.takesLogLines == true
         var answers: [PushAnswer] = []
         answers.reserveCapacity(pushes.count)
         let debug = services.logger.logLevel <= .debug
@@ -238,7 +239,7 @@ struct PushExchange {
             var answer = PushAnswer(status: 200, apnsID: pushes[index].apnsID, apnsUniqueID: pushes[index].apnsUniqueID)
             if handsOff, !pushes[index].dropped {
                 // An alert goes as itself: the user sees it, and an observer hears of it.
-                if linesSuffice, pushes[index].isBackground { answer.handsLine = true } else { answer.delivery = pushes[index] }
+                if asLines, let lines, pushes[index].isBackground { answer.line = lines.range(index) } else { answer.delivery = pushes[index] }
             }
             answers.append(answer)
         }
