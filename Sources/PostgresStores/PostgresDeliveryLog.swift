@@ -220,8 +220,9 @@ private final class LoopKeeper: @unchecked Sendable {
     /// function answers, in order, which were.
     private func send() {
         var taken = 1, bytes = waiting[0].lines.utf8.count
-        while taken < waiting.count, bytes + waiting[taken].lines.utf8.count <= statementBytes {
+        while taken < waiting.count {
             bytes += waiting[taken].lines.utf8.count
+            guard bytes <= statementBytes else { break }
             taken += 1
         }
         let batches = Array(waiting.prefix(taken))
