@@ -95,16 +95,16 @@ enum SessionPurpose: Codable, Sendable, Hashable {
 
 /// One pool of users: the project's own, or one tenant's. Each tenant's users are apart, as in
 /// Identity Platform and the Auth Emulator (`TenantProjectState`): the same UID, email or number
-/// can be in two of them. Its tables change through ``put(_:)``, ``remove(_:)`` and the rows a
-/// fleet node loads (StateRows.swift), which keep the indexes in step with the users.
+/// can be in two of them. Its tables change only here: through ``put(_:)``, ``remove(_:)`` and
+/// the rows a fleet node loads (``loadRow(_:_:_:)``), which keep the indexes in step with the users.
 struct UserDirectory {
-    var byID: StateTable<String, BackendUser>
+    private(set) var byID: StateTable<String, BackendUser>
     /// Users by lower-cased email (at most one user has each).
-    var idByEmail: StateTable<String, String>
-    var idByPhone: StateTable<String, String>
-    var idByAppleSub: StateTable<String, String>
+    private(set) var idByEmail: StateTable<String, String>
+    private(set) var idByPhone: StateTable<String, String>
+    private(set) var idByAppleSub: StateTable<String, String>
     /// Users by another provider's ID (`providerId|rawId` of `otherProviders`: Google, Facebook, …).
-    var idByProviderID: StateTable<String, String>
+    private(set) var idByProviderID: StateTable<String, String>
 
     /// The users of `tenant` (nil: the project's own); `reads` notes what a fleet node's state lacks.
     init(tenant: String? = nil, reads: StateReads? = nil) {
@@ -161,6 +161,26 @@ struct UserDirectory {
     mutating func signedIn(_ localId: String, at: Date) {
         if let last = byID[localId]?.lastLoginAt, last >= at { return }
         byID[localId]?.lastLoginAt = at
+    }
+
+    /// The changes so far are written (a fleet node put them in the store): none from here on.
+    mutating func forgetChanges() {
+        byID.forgetChanges()
+        idByEmail.forgetChanges()
+        idByPhone.forgetChanges()
+        idByAppleSub.forgetChanges()
+        idByProviderID.forgetChanges()
+    }
+
+    /// A row of one of the tables as a fleet node loads it from the store (nil text: removed).
+    mutating func loadRow(_ table: StateTableName, _ key: String, _ text: String?) throws(IdentityToolkitError) {
+        switch table {
+        case .users: try byID.loadRow(key, text)
+        case .idByEmail: try idByEmail.loadRow(key, text)
+        case .idByPhone: try idByPhone.loadRow(key, text)
+        case .idByAppleSub: try idByAppleSub.loadRow(key, text)
+        default: try idByProviderID.loadRow(key, text)
+        }
     }
 
     /// The user with this email (emails are compared lower-cased; at most one user has each).

@@ -111,24 +111,6 @@ extension UserDirectory {
         for name in StateTableName.allCases where name.isScoped { rows += try table(name).changedRows() }
         return rows
     }
-
-    mutating func forgetChanges() {
-        byID.forgetChanges()
-        idByEmail.forgetChanges()
-        idByPhone.forgetChanges()
-        idByAppleSub.forgetChanges()
-        idByProviderID.forgetChanges()
-    }
-
-    mutating func loadRow(_ table: StateTableName, _ key: String, _ text: String?) throws(IdentityToolkitError) {
-        switch table {
-        case .users: try byID.loadRow(key, text)
-        case .idByEmail: try idByEmail.loadRow(key, text)
-        case .idByPhone: try idByPhone.loadRow(key, text)
-        case .idByAppleSub: try idByAppleSub.loadRow(key, text)
-        default: try idByProviderID.loadRow(key, text)
-        }
-    }
 }
 
 extension StateTableName {
