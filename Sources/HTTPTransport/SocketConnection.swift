@@ -140,7 +140,8 @@ final class SocketConnection: @unchecked Sendable {
 
     /// `left` (more than zero) as a socket timeout, at least a microsecond (zero would mean none).
     private static func socketTimeout(_ left: Duration) -> timeval {
-        timeval(tv_sec: Int(left.components.seconds), tv_usec: max(1, Int(left.components.attoseconds / 1_000_000_000_000)))
+        let (seconds, attoseconds) = left.components
+        return timeval(tv_sec: Int(seconds), tv_usec: max(1, Int(attoseconds / 1_000_000_000_000)))
     }
 
     /// A connected socket to one of the target's addresses, tried in the resolver's order; the
