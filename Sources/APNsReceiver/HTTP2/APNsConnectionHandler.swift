@@ -407,25 +407,26 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Queues the answers of kept pushes whose streams are still open (the caller flushes), then
     /// hands the device side, as one, the lines of those that go as lines (``PushAnswer/line``),
     /// which are at `lines`.
+    /// (By index, not through ``answer(_:delay:)``: each answer is read in place, not copied.)
     private func answerKept(_ batch: KeptBatch, _ answers: [PushAnswer], lines: HandedLines.Place?, delay: Int?) {
-        let handed = answer(zip(batch.streams, answers), delay: delay)
+        let wasInRead = inRead
+        inRead = true
+        defer { inRead = wasInRead }
+        var handed: [Range<Int>] = []
+        for index in 0..<min(answers.count, batch.streams.count) where streams[batch.streams[index].id] === batch.streams[index] {
+            if let line = answers[index].line { handed.append(line) }
+            send(answers[index], on: batch.streams[index], after: delay)
+        }
         if let lines, !handed.isEmpty { exchange.handOff(lines: HandedLines(lines, ranges: handed)) }
     }
 
     /// Queues answers on the streams still open, after `delay` (a fault's), as one write (the
-    /// caller flushes): kept pushes' answers, and a fleet's refusals once kept.
-    /// - Returns: the lines (``PushAnswer/line``) of the answers sent.
-    @discardableResult
-    private func answer<Answers: Sequence>(_ answers: Answers, delay: Int?) -> [Range<Int>] where Answers.Element == (Stream, PushAnswer) {
+    /// caller flushes): a fleet's refusals once kept.
+    private func answer<Answers: Sequence>(_ answers: Answers, delay: Int?) where Answers.Element == (Stream, PushAnswer) {
         let wasInRead = inRead
         inRead = true
         defer { inRead = wasInRead }
-        var lines: [Range<Int>] = []
-        for (stream, answer) in answers where streams[stream.id] === stream {
-            if let line = answer.line { lines.append(line) }
-            send(answer, on: stream, after: delay)
-        }
-        return lines
+        for (stream, answer) in answers where streams[stream.id] === stream { send(answer, on: stream, after: delay) }
     }
 
     private func noteProcessed(_ id: UInt32) {

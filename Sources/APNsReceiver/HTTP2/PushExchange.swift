@@ -222,9 +222,10 @@ struct PushExchange {
                 : PushRejection(.serviceUnavailable, "the delivery log could not be written")
             return pushes.map { rejection(refusal, apnsID: $0.apnsID) }
         }
-        // (By index: the pushes are read in place, and one is copied only for the device side.)
+        // (By index: the pushes are read in place, and one is copied only for the device side;
+        // each answer is made whole where it is appended, which copies none.)
         let handsOff = services.delivery != nil
-        let asLines = lines != nil && services.delivery?.takesLogLines == true
+        let lines = services.delivery?.takesLogLines == true ? lines : nil
         var answers: [PushAnswer] = []
         answers.reserveCapacity(pushes.count)
         let debug = services.logger.logLevel <= .debug
@@ -236,12 +237,14 @@ struct PushExchange {
                 ])
             }
             services.events.recordAccepted(pushes[index])
-            var answer = PushAnswer(status: 200, apnsID: pushes[index].apnsID, apnsUniqueID: pushes[index].apnsUniqueID)
+            var delivery: AcceptedPush?
+            var line: Range<Int>?
             if handsOff, !pushes[index].dropped {
                 // An alert goes as itself: the user sees it, and an observer hears of it.
-                if asLines, let lines, pushes[index].isBackground { answer.line = lines.range(index) } else { answer.delivery = pushes[index] }
+                if let lines, pushes[index].isBackground { line = lines.range(index) } else { delivery = pushes[index] }
             }
-            answers.append(answer)
+            answers.append(PushAnswer(status: 200, apnsID: pushes[index].apnsID, apnsUniqueID: pushes[index].apnsUniqueID,
+                                      delivery: delivery, line: line))
         }
         return answers
     }
