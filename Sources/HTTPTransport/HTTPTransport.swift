@@ -206,7 +206,8 @@ package struct TransportTarget: Sendable {
     /// The `Host` field for a request to `url` (RFC 9112 §3.2): an IPv6 literal in brackets, and
     /// the port when the URL names one. (`URL.host` drops the brackets: `::1:8080` is no host.)
     package func hostField(for url: URL) -> String {
-        let name = bareHost.contains(":") ? "[\(bareHost)]" : host
+        // Only an IPv6 literal has a colon; the target may hold it bracketed or not.
+        let name = host.hasPrefix("[") || !host.utf8.contains(UInt8(ascii: ":")) ? host : "[\(host)]"
         return url.port == nil ? name : "\(name):\(port)"
     }
 }
