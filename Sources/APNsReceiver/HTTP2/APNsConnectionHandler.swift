@@ -395,13 +395,21 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Decides again on the pushes of a batch the fleet's log found stale, on the copies' latest
     /// (registry and fault plan), and acts on what that decides (kept and answered 200, or refused).
     private func validateAgain(_ batch: KeptBatch, delay: Int?) {
+        asInRead {
+            for stream in batch.streams where streams[stream.id] === stream {
+                stream.progress.confirmed = true
+                decide(stream)
+            }
+        }
+    }
+
+    /// Runs `body` as a read runs: the answers it queues are written once, by the caller's
+    /// flush, not one by one (``inRead``).
+    private func asInRead(_ body: () -> Void) {
         let wasInRead = inRead
         inRead = true
         defer { inRead = wasInRead }
-        for stream in batch.streams where streams[stream.id] === stream {
-            stream.progress.confirmed = true
-            decide(stream)
-        }
+        body()
     }
 
     /// Queues the answers of kept pushes whose streams are still open (the caller flushes), then
@@ -409,13 +417,12 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// which are at `lines`.
     /// (By index, not through ``answer(_:delay:)``: each answer is read in place, not copied.)
     private func answerKept(_ batch: KeptBatch, _ answers: [PushAnswer], lines: HandedLines.Place?, delay: Int?) {
-        let wasInRead = inRead
-        inRead = true
-        defer { inRead = wasInRead }
         var handed: [Range<Int>] = []
-        for index in 0..<min(answers.count, batch.streams.count) where streams[batch.streams[index].id] === batch.streams[index] {
-            if let line = answers[index].line { handed.append(line) }
-            send(answers[index], on: batch.streams[index], after: delay)
+        asInRead {
+            for index in 0..<min(answers.count, batch.streams.count) where streams[batch.streams[index].id] === batch.streams[index] {
+                if let line = answers[index].line { handed.append(line) }
+                send(answers[index], on: batch.streams[index], after: delay)
+            }
         }
         if let lines, !handed.isEmpty { exchange.handOff(lines: HandedLines(lines, ranges: handed)) }
     }
@@ -423,10 +430,9 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Queues answers on the streams still open, after `delay` (a fault's), as one write (the
     /// caller flushes): a fleet's refusals once kept.
     private func answer<Answers: Sequence>(_ answers: Answers, delay: Int?) where Answers.Element == (Stream, PushAnswer) {
-        let wasInRead = inRead
-        inRead = true
-        defer { inRead = wasInRead }
-        for (stream, answer) in answers where streams[stream.id] === stream { send(answer, on: stream, after: delay) }
+        asInRead {
+            for (stream, answer) in answers where streams[stream.id] === stream { send(answer, on: stream, after: delay) }
+        }
     }
 
     private func noteProcessed(_ id: UInt32) {

@@ -56,8 +56,6 @@ struct BatchLines {
     private var ends: [Int] = []
     var count: Int { ends.count }
 
-    var isEmpty: Bool { ends.isEmpty }
-
     mutating func append(_ push: AcceptedPush, with encoder: inout DeliveryLog.LineEncoder) {
         encoder.encode(push, into: &bytes)
         ends.append(bytes.count)
