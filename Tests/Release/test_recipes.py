@@ -77,6 +77,17 @@ def test_the_whole_demo(bundle: Path, tmp_path: Path):
                 process.kill()
 
 
+@pytest.mark.parametrize("name,expects,script", recipes(), ids=[r[0] for r in recipes()])
+def test_recipe_waits_on_a_fresh_log(name: str, expects: list, script: str):
+    """A recipe that waits for a program's line in its log (`until grep … LOG`) gives each start a log of
+    its own: `program > LOG &` empties LOG in the background, so a second start into the same LOG can
+    let `until grep` read the first start's lines and go on before the program listens (it did, on a
+    busy CI machine)."""
+    for log in set(re.findall(r"until grep -qs \"[^\"]*\" (\S+);", script)):
+        starts = re.findall(r">\s*" + re.escape(log) + r"(?:\s|$)", script)
+        assert len(starts) == 1, f"{name}: {len(starts)} programs write {log}; give each start its own log"
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("name,expects,script", recipes(), ids=[r[0] for r in recipes()])
 def test_documented_recipe(name: str, expects: list, script: str, variant: str, bundle: Path, tmp_path: Path):
@@ -85,8 +96,10 @@ def test_documented_recipe(name: str, expects: list, script: str, variant: str, 
         shutil.rmtree(folder, ignore_errors=True)
     run = subprocess.run(["bash", "-c", "exec 2>&1\n" + script], capture_output=True, text=True, cwd=tmp_path,
                          env=environment(variant, bundle, tmp_path / "shim"), timeout=300)
+    # The start and the end: a traceback at the end can push what the recipe's first steps printed out of view.
+    shown = run.stdout if len(run.stdout) <= 6000 else run.stdout[:2000] + "\n[…]\n" + run.stdout[-4000:]
     for expected in expects:
-        assert expected in run.stdout, f"{name} ({variant}): no {expected!r} in\n{run.stdout[-4000:]}"
+        assert expected in run.stdout, f"{name} ({variant}): no {expected!r} in\n{shown}"
     for broken in ["Fatal error", "command not found", "swift is not here", ".build/"]:
         assert broken not in run.stdout, f"{name} ({variant}): {broken!r} in\n{run.stdout[-4000:]}"
 
