@@ -81,6 +81,7 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}'
 
 start_receiver() { # state-dir tls-port cleartext-port → receiver pid in RECEIVER
   "$BIN/push-receiver" devices add --state "$1" --environment sandbox --bundle $TOPIC --token $TOKEN >/dev/null
+  : > "$1.log" # emptied here, not by the background start: the wait below must not read a last start's lines
   "$BIN/push-receiver" --certs "$WORK/certs" --state "$1" --sandbox-port "$2" --no-production-listener \
     --cleartext-port "$3" --no-device-gateway > "$1.log" 2>&1 &
   RECEIVER=$!
@@ -483,6 +484,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = fleet ] || [ "$WHAT" = fleet-pushes ]; then
       # With --store the registry is the fleet's: the device goes into the store (once is enough).
       if [ "${3:-}" = --store ]; then where=(--store "$4"); else where=(--state "$WORK/$1"); fi
       "$BIN/push-receiver" devices add "${where[@]}" --environment sandbox --bundle $TOPIC --token $TOKEN >/dev/null
+      : > "$WORK/$1.log" # as in start_receiver
       "$BIN/push-receiver" --certs "$WORK/certs" --state "$WORK/$1" --sandbox-port 0 --no-production-listener --no-device-gateway \
         --cleartext-port "$2" "${@:3}" > "$WORK/$1.log" 2>&1 &
       RPID=$!
