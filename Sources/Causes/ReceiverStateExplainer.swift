@@ -21,13 +21,28 @@ package enum ReceiverStateExplainer {
         package let diagnoses: [(count: Int, diagnosis: Diagnosis)]
     }
 
+    /// Whether `state` can be a receiver's `--state` folder: it exists, is a folder and holds one
+    /// of its logs. A wrong path, told apart from a log that cannot be read.
+    package static func checkFolder(_ state: URL) throws(ReceiverError) {
+        let fileManager = FileManager.default
+        var isFolder: ObjCBool = false
+        guard fileManager.fileExists(atPath: state.path, isDirectory: &isFolder) else {
+            throw ReceiverError(.storage, "\(state.path) does not exist: give push-receiver's --state folder")
+        }
+        guard isFolder.boolValue else {
+            throw ReceiverError(.storage, "\(state.path) is a file, not a folder: give push-receiver's --state folder (the one holding deliveries.jsonl)")
+        }
+        let (deliveries, rejections) = (state.appendingPathComponent("deliveries.jsonl"), state.appendingPathComponent("rejections.jsonl"))
+        guard fileManager.fileExists(atPath: deliveries.path) || fileManager.fileExists(atPath: rejections.path) else {
+            throw ReceiverError(.storage, "\(state.path) has neither deliveries.jsonl nor rejections.jsonl: is it push-receiver's --state folder?")
+        }
+    }
+
     package static func explain(state: URL) throws -> Report {
+        try checkFolder(state)
         let deliveries = state.appendingPathComponent("deliveries.jsonl")
         let rejectionsFile = state.appendingPathComponent("rejections.jsonl")
         let fileManager = FileManager.default
-        guard fileManager.fileExists(atPath: deliveries.path) || fileManager.fileExists(atPath: rejectionsFile.path) else {
-            throw ReceiverError(.storage, "\(state.path) has neither deliveries.jsonl nor rejections.jsonl: is it push-receiver's --state folder?")
-        }
         let acceptedRead = fileManager.fileExists(atPath: deliveries.path) ? try DeliveryLog.read(deliveries) : nil
         let rejectedRead = fileManager.fileExists(atPath: rejectionsFile.path) ? try RejectionLog.read(rejectionsFile) : nil
         // A log none of whose lines can be read is not push-receiver's (or not this version's):

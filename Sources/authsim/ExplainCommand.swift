@@ -18,13 +18,26 @@ struct Explain: AsyncParsableCommand {
     @Argument(help: "The events file (JSON lines).") var file: String?
     @Option(help: ArgumentHelp("A push-receiver's --state folder.", valueName: "dir")) var receiverState: String?
     @Flag(help: "One JSON object per scenario: scenario, code, cause, fix.") var json = false
-    @Option(parsing: .upToNextOption, help: ArgumentHelp("With --receiver-state: which findings make the exit status 1 (for a CI step): rejected, dropped, or none. Default: rejected dropped.",
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("With --receiver-state: which findings make the exit status 1 (for a CI step): rejected, dropped, or none; several apart by spaces or commas.",
                                                          valueName: "finding"))
     var failOn: [String] = ["rejected", "dropped"]
 
+    /// `--fail-on`'s findings, each once: `rejected,dropped` as `rejected dropped`.
+    private var findings: [String] {
+        failOn.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }.filter { !$0.isEmpty }
+    }
+
     func validate() throws {
-        for finding in failOn where !["rejected", "dropped", "none"].contains(finding) {
+        guard !findings.isEmpty else { throw ValidationError("--fail-on takes rejected, dropped or none") }
+        for finding in findings where !["rejected", "dropped", "none"].contains(finding) {
             throw ValidationError("--fail-on takes rejected, dropped or none, not \(finding)")
+        }
+        if findings.contains("none") && findings.count > 1 {
+            throw ValidationError("--fail-on none reports only: it goes alone, not with \(findings.filter { $0 != "none" }.joined(separator: " "))")
+        }
+        // A wrong folder is a usage error (64); a log that cannot be read fails the run (1).
+        if let receiverState {
+            do { try ReceiverStateExplainer.checkFolder(URL(fileURLWithPath: receiverState)) } catch { throw ValidationError(error.message) }
         }
     }
 
@@ -32,7 +45,7 @@ struct Explain: AsyncParsableCommand {
         if let receiverState {
             let report: ReceiverStateExplainer.Report
             do { report = try ReceiverStateExplainer.explain(state: URL(fileURLWithPath: receiverState)) } catch {
-                throw ValidationError("\(error)")
+                throw CommandFailure("\(error)")
             }
             if !json { say("push-receiver (\(receiverState)): \(report.accepted) accepted (\(report.dropped) of them dropped by a fault), \(report.rejected) rejected") }
             for (count, diagnosis) in report.diagnoses {
@@ -43,9 +56,10 @@ struct Explain: AsyncParsableCommand {
                     say("  fix: \(diagnosis.fix).")
                 }
             }
-            let failing = (failOn.contains("rejected") && report.rejected > 0) || (failOn.contains("dropped") && report.dropped > 0)
+            let findings = findings
+            let failing = (findings.contains("rejected") && report.rejected > 0) || (findings.contains("dropped") && report.dropped > 0)
             if failing {
-                if !json { say("exit status 1: --fail-on \(failOn.joined(separator: " ")) (--fail-on none to report only)") }
+                if !json { say("exit status 1: --fail-on \(findings.joined(separator: " ")) (--fail-on none to report only)") }
                 throw ExitCode(1)
             }
             return

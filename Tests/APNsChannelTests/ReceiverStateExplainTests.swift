@@ -43,7 +43,8 @@ struct ReceiverStateExplainTests {
         // Nothing push-receiver wrote: an error, exit 1, naming the file and the first line.
         try write(folder, deliveries: ["not json", #"{"some":"other log"}"#], rejections: [])
         let garbage = try await runProgram(["sh", "-c", "\"$0\" explain --receiver-state \"$1\" 2>&1", authsim, folder.path])
-        #expect(garbage.status != 0, "\(garbage.output)")
+        #expect(garbage.status == 1, "a log it cannot read fails the run, not the usage: \(garbage.output)")
+        #expect(!garbage.output.contains("Usage:"), "\(garbage.output)")
         #expect(garbage.output.contains("deliveries.jsonl holds no line push-receiver wrote (2 lines, line 1: not json)"), "\(garbage.output)")
         #expect(!garbage.output.contains("nothing reached it"), "\(garbage.output)")
         // One line cut by a kill among good ones: counted and named; the rest explained.
@@ -53,6 +54,30 @@ struct ReceiverStateExplainTests {
         #expect(cut.status == 0, "\(cut.output)")
         #expect(cut.output.contains("2 accepted") && cut.output.contains("1 × 1 line of deliveries.jsonl could not be read and is not counted above (line 2:"),
                 "\(cut.output)")
+    }
+
+    @Test("a wrong --receiver-state is a usage error that says what is wrong; --fail-on takes commas too")
+    func wrongFolder() async throws {
+        let folder = temporaryDirectory(#function)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authsim = try executable("authsim")
+        let explain = { (path: String, more: [String]) in
+            try await runProgram(["sh", "-c", "\"$0\" explain --receiver-state \"$@\" 2>&1", authsim, path] + more)
+        }
+        let missing = try await explain(folder.appendingPathComponent("nowhere").path, [])
+        #expect(missing.status == 64 && missing.output.contains("nowhere does not exist"), "\(missing.output)")
+        try write(folder, deliveries: [Self.delivery(dropped: true)], rejections: [])
+        let file = try await explain(folder.appendingPathComponent("deliveries.jsonl").path, [])
+        #expect(file.status == 64 && file.output.contains("deliveries.jsonl is a file, not a folder"), "\(file.output)")
+        let empty = temporaryDirectory(#function + "-empty")
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let other = try await explain(empty.path, [])
+        #expect(other.status == 64 && other.output.contains("has neither deliveries.jsonl nor rejections.jsonl"), "\(other.output)")
+        // `rejected,dropped` as `rejected dropped` (the help shows the default so); none goes alone.
+        let commas = try await explain(folder.path, ["--fail-on", "rejected,dropped"])
+        #expect(commas.status == 1 && commas.output.contains("exit status 1: --fail-on rejected dropped"), "\(commas.output)")
+        let mixed = try await explain(folder.path, ["--fail-on", "none", "dropped"])
+        #expect(mixed.status == 64 && mixed.output.contains("--fail-on none reports only"), "\(mixed.output)")
     }
 
     @Test("an untrusted key's InvalidProviderToken gets push-receiver --p8 as its fix; all delivered exits 0")
