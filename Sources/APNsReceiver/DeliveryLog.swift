@@ -37,6 +37,16 @@ package struct AcceptedPush: Sendable, Hashable {
         get { box.fields.deviceToken }
         set { box = Box(box.fields, changing: { $0.deviceToken = newValue }) }
     }
+    /// The device tokens `pushes` name, each once, sorted (a fleet's batch row's). Neighbouring
+    /// pushes mostly share a token: only one that differs from the push before goes into the set,
+    /// compared where it is (each push's token copied and hashed cost 4 retains a push).
+    package static func deviceTokens(of pushes: [AcceptedPush]) -> [String] {
+        var seen = Set<String>()
+        for index in pushes.indices where index == 0 || pushes[index].box.fields.deviceToken != pushes[index - 1].box.fields.deviceToken {
+            seen.insert(pushes[index].box.fields.deviceToken.hex)
+        }
+        return seen.sorted()
+    }
     package var topic: String {
         get { box.fields.topic }
         set { box = Box(box.fields, changing: { $0.topic = newValue }) }

@@ -92,6 +92,9 @@ package final class DeviceRegistry: Sendable {
     package let file: URL?
     /// The fleet's registry this is a copy of; `nil` for a file or an in-memory registry.
     package let shared: (any SharedDeviceRegistry)?
+    /// Whether ``shared`` is set: read for each push, where comparing the existential with nil
+    /// copied it (a retain and a release).
+    package let isFleets: Bool
     /// A fleet's copy: the fleet's fault plan, kept current with the devices (its changes share
     /// their versions). `nil` for a file or an in-memory registry.
     package let fleetFaults: FaultPlan?
@@ -105,6 +108,7 @@ package final class DeviceRegistry: Sendable {
     package init(devices: [RegisteredDevice] = []) {
         file = nil
         shared = nil
+        isFleets = false
         fleetFaults = nil
         var initial = State()
         for device in devices { initial.devices[Key(environment: device.environment, token: device.token.hex)] = device }
@@ -117,6 +121,7 @@ package final class DeviceRegistry: Sendable {
     package init(file: URL) throws(ReceiverError) {
         self.file = file
         shared = nil
+        isFleets = false
         fleetFaults = nil
         state = Mutex(State())
         try reload(force: true)
@@ -128,6 +133,7 @@ package final class DeviceRegistry: Sendable {
     package init(shared: any SharedDeviceRegistry, following: Bool = true) async throws(ReceiverError) {
         file = nil
         self.shared = shared
+        isFleets = true
         fleetFaults = FaultPlan(shared: shared)
         state = Mutex(State())
         try await catchUp()

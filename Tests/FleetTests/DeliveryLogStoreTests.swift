@@ -178,6 +178,17 @@ struct DeliveryLogStoreTests {
         await log.close()
     }
 
+    @Test("a batch row's device tokens: each once, sorted, whether neighbours share them or not")
+    func batchTokens() throws {
+        let (first, _) = try Self.batch(0), (second, _) = try Self.batch(1)
+        let (a, b) = (first[0].deviceToken.hex, second[0].deviceToken.hex)
+        let both = [a, b].sorted()
+        #expect(AcceptedPush.deviceTokens(of: first) == [a])
+        #expect(AcceptedPush.deviceTokens(of: first + second) == both)
+        #expect(AcceptedPush.deviceTokens(of: [first[0], second[0], first[1], second[1]]) == both, "apart, not neighbours")
+        #expect(AcceptedPush.deviceTokens(of: []) == [])
+    }
+
     @Test("batches that wait go together up to a statement's bytes: four waiting, two to a statement")
     func waitingBatchesCapped() async throws {
         guard let postgres = try await TemporaryPostgres.sharedIfInstalled() else { return }

@@ -204,7 +204,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// are kept against (nil when the registry is not a fleet's).
     private func registryVersion() -> Int64? {
         let registry = exchange.services.validator.registry
-        return registry.shared == nil ? nil : registry.version
+        return registry.isFleets ? registry.version : nil
     }
 
     private func act(on decision: consuming PushDecision, stream: Stream, request: IncomingPush, version: Int64?) {

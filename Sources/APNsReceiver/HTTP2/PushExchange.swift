@@ -171,7 +171,7 @@ struct PushExchange {
         switch services.validator.validate(request, environment: connection.environment, auth: &connection.auth, now: now) {
         case .failure(var rejection):
             rejection.topic = request.known.topic
-            if !confirmed, services.validator.registry.shared != nil, Self.registryReasons.contains(rejection.reason) {
+            if !confirmed, services.validator.registry.isFleets, Self.registryReasons.contains(rejection.reason) {
                 return .confirm
             }
             let id = answerID(for: request)
