@@ -181,6 +181,7 @@ struct InspectorErrorMiddleware: RouterMiddleware {
             // request its document does not decode).
             if let inner = error.underlyingError as? InspectorError { throw inner }
             if let inner = error.underlyingError as? ReceiverError { throw Self.problem(inner) }
+            if let inner = error.underlyingError as? IdentityToolkitError { throw Self.problem(inner) }
             throw InspectorError(error.httpStatus, "\(error.operationID): \(error.causeDescription)")
         } catch let error as HTTPError {
             throw InspectorError(error.status, error.status == .notFound ? "no such path: \(request.uri.path) (the API is described at /api/v1/openapi.json)"
@@ -189,7 +190,17 @@ struct InspectorErrorMiddleware: RouterMiddleware {
             throw InspectorError(.contentTooLarge, "the body is too large")
         } catch let error as ReceiverError {
             throw Self.problem(error)
+        } catch let error as IdentityToolkitError {
+            throw Self.problem(error)
         }
+    }
+
+    /// The backend's failure with the status it answers its own API with: 503 when it cannot
+    /// reach its state (the fleet's store, its journal), not the generated server's bare 500.
+    /// Google's message for that says nothing of the cause, which the backend logs.
+    private static func problem(_ error: IdentityToolkitError) -> InspectorError {
+        guard error.httpStatus == 503 else { return InspectorError(HTTPResponse.Status(code: error.httpStatus), error.message) }
+        return InspectorError(.serviceUnavailable, "the backend cannot read or keep its state now (the fleet's store or its journal; its log says why): try again")
     }
 
     /// A receiver's failure: 503 when its state cannot be kept (the fleet's store out of reach, a

@@ -114,6 +114,15 @@ struct InspectorFleetTests {
         #expect(try await ReceiverFleetTests.push(fleet, port: port, token: fleet.token) == (200, nil))
         let (listed, _) = try await runProgram(["curl", "-s", "\(inspector)/api/v1/faults"])
         #expect(listed.replacingOccurrences(of: " ", with: "").contains(#""faults":[]"#), "\(listed)")
+
+        // The database out of reach: the users' list is 503 with the cause (try again), not a 500.
+        let (users, usersStatus) = try await runProgram(["curl", "-s", "-w", "\n%{http_code}", "\(inspector)/api/v1/users"])
+        #expect(usersStatus == 0 && users.hasSuffix("\n200"), "\(users)")
+        _ = try await postgres.psql("postgres", "ALTER DATABASE \"\(fleet.database.name)\" ALLOW_CONNECTIONS false")
+        _ = try await postgres.psql("postgres", "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(fleet.database.name)'")
+        let (cut, _) = try await runProgram(["curl", "-s", "-w", "\n%{http_code}", "\(inspector)/api/v1/users"])
+        _ = try await postgres.psql("postgres", "ALTER DATABASE \"\(fleet.database.name)\" ALLOW_CONNECTIONS true")
+        #expect(cut.hasSuffix("\n503") && cut.contains("cannot read or keep its state now"), "\(cut)")
         #expect(try await serve.terminate() == 0)
     }
 
