@@ -749,6 +749,10 @@ def check(entries, state):
         if e.get("op") == "retry" and e.get("status") is not None and 400 <= e["status"] < 500 and e.get("message") != "SESSION_EXPIRED":
             if not by_number.get(e["number"]):
                 problems.append(("half-done", f"session …{e['session'][-12:]} is spent ({e.get('message')}) and {e['number']} has no user"))
+    # answered-503: a part that cannot reach its state answers 503 (try again); any other 5xx is a
+    # failure nothing mapped (the inspector's users list once answered a bare 500 with the database cut).
+    problems += [("answered-503", f"{e['op']} {e.get('path') or ''} on {e.get('node')} answered {e['status']}".replace("  ", " "))
+                 for e in entries if isinstance(e.get("status"), int) and e["status"] >= 500 and e["status"] != 503]
     return problems
 
 
@@ -766,6 +770,7 @@ BREAKS = {
     "users-kept": remove_signed_in_user,
     "one-user": lambda h, s: s["users"].append(dict(next(u for u in s["users"] if u.get("phoneNumber")), localId="second-" + uuid.uuid4().hex)),
     "pushes": lambda h, s: s["deliveries"].pop(next(e["apnsID"] for e in h if e.get("op") == "push" and e.get("status") == 200)),
+    "answered-503": lambda h, s: h.append({"op": "inspect", "node": "node-a", "status": 500, "path": "/api/v1/users", "t": 0}),
     "half-done": lambda h, s: h.append({"op": "retry", "status": 400, "message": "INVALID_SESSION_INFO", "session": "x" * 20, "number": "+16505559999", "t": 0}),
 }
 
