@@ -121,8 +121,12 @@ struct InspectorFleetTests {
         _ = try await postgres.psql("postgres", "ALTER DATABASE \"\(fleet.database.name)\" ALLOW_CONNECTIONS false")
         _ = try await postgres.psql("postgres", "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(fleet.database.name)'")
         let (cut, _) = try await runProgram(["curl", "-s", "-w", "\n%{http_code}", "\(inspector)/api/v1/users"])
+        // A change refused for the same reason is not the caller's fault: 503, not 400.
+        let (added, _) = try await runProgram(["curl", "-s", "-w", "\n%{http_code}", "-X", "POST", "-H", "content-type: application/json",
+                                               "-d", #"{"email":"cut@example.com"}"#, "\(inspector)/api/v1/users"])
         _ = try await postgres.psql("postgres", "ALTER DATABASE \"\(fleet.database.name)\" ALLOW_CONNECTIONS true")
         #expect(cut.hasSuffix("\n503") && cut.contains("cannot read or keep its state now"), "\(cut)")
+        #expect(added.hasSuffix("\n503") && added.contains("cannot read or keep its state now"), "\(added)")
         #expect(try await serve.terminate() == 0)
     }
 

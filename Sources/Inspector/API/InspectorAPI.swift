@@ -190,7 +190,7 @@ struct InspectorAPI: APIProtocol {
             }
             return .created(.init(body: .json(user)))
         } catch {
-            switch Self.refusal(error) {
+            switch try Self.refusal(error) {
             case (.notFound, let problem): return .notFound(.init(body: .json(problem)))
             case (.conflict, let problem): return .conflict(.init(body: .json(problem)))
             case (_, let problem): return .badRequest(.init(body: .json(problem)))
@@ -222,7 +222,7 @@ struct InspectorAPI: APIProtocol {
             let edit = try Self.edit(body)
             _ = try await toolkit.adminUpdate(try edit.update(uid: uid, claims: try edit.claimsJSON()))
         } catch {
-            switch Self.refusal(error) {
+            switch try Self.refusal(error) {
             case (.notFound, let problem): return .notFound(.init(body: .json(problem)))
             case (.conflict, let problem): return .conflict(.init(body: .json(problem)))
             case (_, let problem): return .badRequest(.init(body: .json(problem)))
@@ -237,7 +237,7 @@ struct InspectorAPI: APIProtocol {
     func deleteUser(_ input: Operations.DeleteUser.Input) async throws -> Operations.DeleteUser.Output {
         guard let toolkit = sources.toolkit else { return .notFound(.init(body: .json(.problem(.notFound, Self.noBackend)))) }
         do { _ = try await toolkit.call(ToolkitCalls.adminDelete, DeleteAccountRequest(idToken: nil, localId: input.path.uid)) } catch {
-            switch Self.refusal(error) {
+            switch try Self.refusal(error) {
             case (.notFound, let problem): return .notFound(.init(body: .json(problem)))
             case (_, let problem): return .badRequest(.init(body: .json(problem)))
             }
@@ -257,7 +257,7 @@ struct InspectorAPI: APIProtocol {
             let done = try await toolkit.importAccounts(file.users ?? [], overwrite: input.query.overwrite ?? false)
             return .ok(.init(body: .json(.init(imported: done.imported, replaced: done.replaced))))
         } catch {
-            switch Self.refusal(error) {
+            switch try Self.refusal(error) {
             case (.conflict, let problem): return .conflict(.init(body: .json(problem)))
             case (_, let problem): return .badRequest(.init(body: .json(problem)))
             }
@@ -284,10 +284,14 @@ struct InspectorAPI: APIProtocol {
     enum RefusalKind { case badRequest, notFound, conflict }
 
     /// A refused change as the API answers it: a user that is not there 404, an email, phone
-    /// number or ID another user has 409, the rest 400, with the service's code and message.
-    static func refusal(_ error: any Error) -> (RefusalKind, Components.Schemas._Error) {
+    /// number or ID another user has 409, the rest 400, with the service's code and message. The
+    /// backend's own failures (5xx) are rethrown.
+    static func refusal(_ error: any Error) throws -> (RefusalKind, Components.Schemas._Error) {
         switch error {
         case let refusal as UserEdit.Refusal: return (.badRequest, .problem(.badRequest, refusal.message))
+        // The backend's own failure (its state out of reach): not a refusal of the request; the
+        // error middleware answers it with its status.
+        case let error as IdentityToolkitError where error.httpStatus >= 500: throw error
         case let error as IdentityToolkitError:
             switch error.code {
             case .userNotFound: return (.notFound, .problem(.notFound, error.message))
