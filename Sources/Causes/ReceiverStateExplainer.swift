@@ -23,7 +23,9 @@ package enum ReceiverStateExplainer {
 
     /// Whether `state` can be a receiver's `--state` folder: it exists, is a folder and holds one
     /// of its logs. A wrong path, told apart from a log that cannot be read.
-    package static func checkFolder(_ state: URL) throws(ReceiverError) {
+    /// - Returns: its two logs' paths (either may be absent).
+    @discardableResult
+    package static func checkFolder(_ state: URL) throws(ReceiverError) -> (deliveries: URL, rejections: URL) {
         let fileManager = FileManager.default
         var isFolder: ObjCBool = false
         guard fileManager.fileExists(atPath: state.path, isDirectory: &isFolder) else {
@@ -36,12 +38,11 @@ package enum ReceiverStateExplainer {
         guard fileManager.fileExists(atPath: deliveries.path) || fileManager.fileExists(atPath: rejections.path) else {
             throw ReceiverError(.storage, "\(state.path) has neither deliveries.jsonl nor rejections.jsonl: is it push-receiver's --state folder?")
         }
+        return (deliveries, rejections)
     }
 
     package static func explain(state: URL) throws -> Report {
-        try checkFolder(state)
-        let deliveries = state.appendingPathComponent("deliveries.jsonl")
-        let rejectionsFile = state.appendingPathComponent("rejections.jsonl")
+        let (deliveries, rejectionsFile) = try checkFolder(state)
         let fileManager = FileManager.default
         let acceptedRead = fileManager.fileExists(atPath: deliveries.path) ? try DeliveryLog.read(deliveries) : nil
         let rejectedRead = fileManager.fileExists(atPath: rejectionsFile.path) ? try RejectionLog.read(rejectionsFile) : nil

@@ -56,7 +56,8 @@ package final class PostgresDeliveryLog: SharedDeliveryLog {
             return
         }
         // The lines without the last newline (the row splits them at each), and each token once.
-        keeper(on: loop).keep(LoopKeeper.Batch(tokens: AcceptedPush.deviceTokens(of: pushes).joined(separator: " "), lines: String(decoding: lines.dropLast(), as: UTF8.self),
+        keeper(on: loop).keep(LoopKeeper.Batch(tokens: AcceptedPush.deviceTokens(of: pushes).joined(separator: " "),
+                                               lines: String(decoding: lines.dropLast(), as: UTF8.self),
                                                registryVersion: registryVersion, pushes: pushes.count, done: done))
     }
 

@@ -751,7 +751,7 @@ def check(entries, state):
                 problems.append(("half-done", f"session …{e['session'][-12:]} is spent ({e.get('message')}) and {e['number']} has no user"))
     # answered-503: a part that cannot reach its state answers 503 (try again); any other 5xx is a
     # failure nothing mapped (the inspector's users list once answered a bare 500 with the database cut).
-    problems += [("answered-503", f"{e['op']} {e.get('path') or ''} on {e.get('node')} answered {e['status']}".replace("  ", " "))
+    problems += [("answered-503", " ".join(filter(None, [e["op"], e.get("path"), "on", e.get("node"), "answered", str(e["status"])])))
                  for e in entries if isinstance(e.get("status"), int) and e["status"] >= 500 and e["status"] != 503]
     return problems
 
