@@ -48,7 +48,8 @@ struct AccessRuleTests {
 
     /// A line that declares something `public` or `open` (attributes before it allowed).
     static func isPublicDeclaration(_ line: String) -> Bool {
-        line.firstMatch(of: /^\s*(@[A-Za-z_][A-Za-z_0-9]*(\([^)]*\))?\s+)*(public[\s(]|open\s)/) != nil
+        // The words first: Regex, unoptimized, over every line of Sources/ took 9 s of the suite.
+        (line.contains("public") || line.contains("open")) && line.firstMatch(of: /^\s*(@[A-Za-z_][A-Za-z_0-9]*(\([^)]*\))?\s+)*(public[\s(]|open\s)/) != nil
     }
 
     @Test("no library module outside the products declares anything public or open; every product ships a module here")
