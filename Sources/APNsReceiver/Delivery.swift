@@ -44,11 +44,11 @@ extension PushDeliveryHandler {
 ///
 /// Lines are what a receiver hands over while nothing on the device side can take a push (no
 /// device connected, no app, no observer: ``PushDeliveryHandler/takesLogLines``): the pushes
-/// could only be noted undelivered, or read back should a device connect before their latency
-/// has passed. Held as themselves for the latency (a quarter-second: 50,000 pushes at
-/// push-receiver's rate), the pushes made the event loops allocate from cold memory, and the
-/// receiver did 0.82× of the pushes per CPU-second it does alone; holding their reads' lines in
-/// memory, 0.91×; only where the lines are in the delivery log file, 0.94×
+/// reach no device and nobody hears of them, unless a device connects before their latency has
+/// passed (they are read back then). Held as themselves for the latency (a quarter-second:
+/// 50,000 pushes at push-receiver's rate), the pushes made the event loops allocate from cold
+/// memory, and the receiver did 0.82× of the pushes per CPU-second it does alone; holding their
+/// reads' lines in memory, 0.91×; only where the lines are in the delivery log file, 0.94×
 /// (docs/benchmark-limits.md). Only a fleet's lines (its log is the database) are held in memory.
 package enum HandedPush: Sendable {
     case push(AcceptedPush)
@@ -82,17 +82,6 @@ package struct HandedLines: Sendable {
     }
 
     package var count: Int { ranges.count }
-
-    /// The `index`th push, read back from its line (``AcceptedPush/init(deliveryLogLine:)``);
-    /// `nil` when the file no longer holds it (emptied by `push-receiver reset` since).
-    package func push(_ index: Int) -> AcceptedPush? {
-        switch place {
-        case .bytes(let bytes): return AcceptedPush(deliveryLogLine: bytes[ranges[index]])
-        case .file(let log, let at):
-            let range = ranges[index]
-            return log.read(at: at.advanced(by: range.lowerBound), count: range.count).flatMap { AcceptedPush(deliveryLogLine: $0[...]) }
-        }
-    }
 
     /// All of them, read back with one read of the file (those it no longer holds left out).
     package func pushes() -> [AcceptedPush] {

@@ -22,7 +22,7 @@ extension SimulatedApp {
 }
 
 /// The device side of APNs: routes accepted background pushes to the app on the device the
-/// token belongs to, and records what it could not deliver (no such device or app).
+/// token belongs to, and tells its observer (the inspector) what became of each.
 package actor DeviceHub: PushDeliveryHandler {
     private struct DeviceKey: Hashable {
         let environment: APNsEnvironment
@@ -31,26 +31,10 @@ package actor DeviceHub: PushDeliveryHandler {
     private var apps: [DeviceKey: [String: any SimulatedApp]] = [:]
     private var remote: [DeviceKey: [Int: @Sendable (AcceptedPush) -> Void]] = [:]
     private var nextRemoteID = 0
-    /// The latest pushes (at most 1000) that reached the hub but no app: for `authsim explain`.
-    /// (A push handed over as its delivery-log line is read back here, when asked for.)
-    package var undelivered: [(push: AcceptedPush, why: String)] {
-        undeliveredRing.all.compactMap { item in
-            switch item {
-            case .push(let push, let note): (push, note.text(for: push))
-            case .line(let lines, let index): lines.push(index).map { ($0, DeliveryNote.noDevice.text(for: $0)) }
-            }
-        }
-    }
-    private var undeliveredRing = RecentItems<Undelivered>(capacity: 1000)
-    private enum Undelivered {
-        case push(AcceptedPush, DeliveryNote)
-        /// A push handed over as its line while nothing here could take it: no device had its token.
-        case line(HandedLines, Int)
-    }
 
     /// Nothing here can take a push: no device connected through the gateway, no app, no fleet,
-    /// no observer, the network not losing pushes. A background push can then only be noted
-    /// undelivered, and the receiver hands it over as its delivery-log line (``takesLogLines``).
+    /// no observer, the network not losing pushes. A background push then reaches nothing and
+    /// nobody hears of it, and the receiver hands it over as its delivery-log line (``takesLogLines``).
     private nonisolated let nothingTakesPushes: Atomic<Bool>
 
     package nonisolated var takesLogLines: Bool { nothingTakesPushes.load(ordering: .relaxed) }
@@ -131,7 +115,7 @@ package actor DeviceHub: PushDeliveryHandler {
     }
 
     /// The device whose token is `token` is gone: its apps get no more pushes (a push to it is
-    /// noted undelivered, as one to a token no app holds).
+    /// told to the observer, as one to a token no app holds).
     package func remove(token: DeviceToken, environment: APNsEnvironment) {
         guard let gone = apps.removeValue(forKey: DeviceKey(environment: environment, token: token.hex)) else { return }
         takersChanged()
@@ -201,9 +185,9 @@ package actor DeviceHub: PushDeliveryHandler {
     }
 
     /// ``deliver(batch:)`` as the receiver hands pushes over. Lines (handed over while nothing
-    /// here could take a push) are noted undelivered as they are while nothing still can, only
-    /// the newest the list keeps; when something can now (a device connected during the latency),
-    /// each is read back into its push and placed.
+    /// here could take a push) wait their latency and are let go if nothing still can; when
+    /// something can now (a device connected during the latency), each is read back into its
+    /// push and placed.
     ///
     /// Only a push that must still wait suspends: the others are placed without an async call
     /// (a receiver hands over a batch per read, at its rate).
@@ -211,13 +195,9 @@ package actor DeviceHub: PushDeliveryHandler {
         var waited = Waited(passed: .now)
         let arrived = waited.passed
         var elsewhere: [AcceptedPush] = []
-        // Lines noted undelivered, not in the list yet: only the newest it keeps go in, before
-        // anything else is noted or the hub waits (a batch's 50,000 lines made 50,000 entries).
-        var unnoted: [HandedLines] = []
         for handed in batch {
             switch handed {
             case .push(let push):
-                noteUndelivered(&unnoted)
                 guard push.isBackground else {
                     alert(push)
                     continue
@@ -225,39 +205,14 @@ package actor DeviceHub: PushDeliveryHandler {
                 if paused || mustWait(from: arrived, waited) { await reach(from: arrived, &waited) }
                 placeBackground(push, elsewhere: &elsewhere)
             case .lines(let lines):
-                if paused || mustWait(from: arrived, waited) {
-                    noteUndelivered(&unnoted)
-                    await reach(from: arrived, &waited)
-                }
-                guard !takesLogLines else {
-                    unnoted.append(lines)
-                    continue
-                }
-                noteUndelivered(&unnoted)
+                if paused || mustWait(from: arrived, waited) { await reach(from: arrived, &waited) }
+                // Nothing could take them, and nothing still can: they reach no device, and no
+                // observer is there to hear it.
+                guard !takesLogLines else { continue }
                 for push in lines.pushes() { placeBackground(push, elsewhere: &elsewhere) }
             }
         }
-        noteUndelivered(&unnoted)
         if !elsewhere.isEmpty { await forward(elsewhere) }
-    }
-
-    /// Notes `lines` undelivered (no device had their tokens), in order, and empties it: only
-    /// the newest the list keeps are appended.
-    private func noteUndelivered(_ lines: inout [HandedLines]) {
-        guard !lines.isEmpty else { return }
-        var room = undeliveredRing.capacity
-        var first = lines.endIndex
-        while first > lines.startIndex, room > 0 {
-            first -= 1
-            room -= lines[first].count
-        }
-        for position in first..<lines.endIndex {
-            // The oldest read kept may be kept in part: `-room` of its lines would not fit.
-            for index in (position == first ? max(0, -room) : 0)..<lines[position].count {
-                undeliveredRing.append(.line(lines[position], index))
-            }
-        }
-        lines.removeAll()
     }
 
     /// Places a background push that reached its device's side (``place(_:)``): an app here gets
@@ -306,7 +261,7 @@ package actor DeviceHub: PushDeliveryHandler {
 
     /// Where a background push that reached the device side goes.
     private enum Placement {
-        /// Delivered to a device connected through the gateway, or noted undelivered.
+        /// Delivered to a device connected through the gateway, or told to the observer undelivered.
         case placed
         /// No device here has its token and the receiver is a fleet's: ``forward(_:)``.
         case elsewhere
@@ -315,7 +270,7 @@ package actor DeviceHub: PushDeliveryHandler {
     }
 
     /// Places a push that reached the device side: lost, handed to the gateway, to an app here,
-    /// elsewhere in the fleet, or noted undelivered.
+    /// elsewhere in the fleet, or told to the observer undelivered.
     private func place(_ push: AcceptedPush) -> Placement {
         if losesPushes {
             note(push, .lost)
@@ -344,7 +299,8 @@ package actor DeviceHub: PushDeliveryHandler {
     }
 
     /// Pushes another receiver of the fleet accepted for devices connected here (the APNs latency
-    /// was waited there): to their devices at once, or noted undelivered if they hung up meanwhile.
+    /// was waited there): to their devices at once, or told to the observer undelivered if they
+    /// hung up meanwhile.
     func deliver(forwarded pushes: [AcceptedPush]) {
         for push in pushes where !handToGateway(push, key: DeviceKey(environment: push.environment, token: push.deviceToken.hex), latency: .zero) {
             note(push, .noDevice)
@@ -390,9 +346,9 @@ package actor DeviceHub: PushDeliveryHandler {
         }
     }
 
+    /// Tells the observer, if there is one, what became of a push that reached no device's app.
     private func note(_ push: AcceptedPush, _ why: DeliveryNote) {
         observer?(push, why)
-        undeliveredRing.append(.push(push, why))
     }
 }
 
