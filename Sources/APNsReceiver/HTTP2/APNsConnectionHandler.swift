@@ -413,14 +413,14 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     /// Queues the answers of kept pushes whose streams are still open (the caller flushes), then
-    /// hands the device side, as one, the lines of those that go as lines (``PushAnswer/line``),
+    /// hands the device side, as one, the lines of those that go as lines (``PushAnswer/ToDevice/line(_:)``),
     /// which are at `lines`.
     /// (By index, not through ``answer(_:delay:)``: each answer is read in place, not copied.)
     private func answerKept(_ batch: KeptBatch, _ answers: [PushAnswer], lines: HandedLines.Place?, delay: Int?) {
         var handed: [Range<Int>] = []
         asInRead {
             for index in 0..<min(answers.count, batch.streams.count) where streams[batch.streams[index].id] === batch.streams[index] {
-                if let line = answers[index].line { handed.append(line) }
+                if case .line(let line) = answers[index].toDevice { handed.append(line) }
                 send(answers[index], on: batch.streams[index], after: delay)
             }
         }
@@ -453,7 +453,7 @@ final class APNsConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         if let body = answer.body {
             // An error's JSON; it goes out as the client's windows allow.
             connection.writeBody(body, stream: stream.id)
-        } else if let push = answer.delivery {
+        } else if case .push(let push) = answer.toDevice {
             // The answer is all out: an accepted push goes to the device side.
             exchange.handOff(push)
         }

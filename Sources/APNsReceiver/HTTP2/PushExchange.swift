@@ -39,12 +39,17 @@ struct PushAnswer {
     var apnsID: String
     var apnsUniqueID: String?
     var body: [UInt8]?
-    /// Handed to the device side once the answer is written.
-    var delivery: AcceptedPush?
-    /// Where its delivery-log line is in its batch's lines, when the push goes to the device side
-    /// as that line, with the rest of its batch's, once the batch's answers are written (nothing
-    /// there could take the push itself).
-    var line: Range<Int>?
+    /// What goes to the device side, if anything (an accepted push that was not dropped).
+    var toDevice: ToDevice?
+
+    enum ToDevice {
+        /// The push, handed over once the answer is written.
+        case push(AcceptedPush)
+        /// Where its delivery-log line is in its batch's lines: it goes as that line, with the
+        /// rest of its batch's, once the batch's answers are written (nothing there could take
+        /// the push itself).
+        case line(Range<Int>)
+    }
 }
 
 /// The delivery-log lines of a batch of accepted pushes, one per push in order, in one buffer:
@@ -235,14 +240,13 @@ struct PushExchange {
                 ])
             }
             services.events.recordAccepted(pushes[index])
-            var delivery: AcceptedPush?
-            var line: Range<Int>?
+            var toDevice: PushAnswer.ToDevice?
             if handsOff, !pushes[index].dropped {
                 // An alert goes as itself: the user sees it, and an observer hears of it.
-                if let lines, pushes[index].isBackground { line = lines.range(index) } else { delivery = pushes[index] }
+                if let lines, pushes[index].isBackground { toDevice = .line(lines.range(index)) } else { toDevice = .push(pushes[index]) }
             }
             answers.append(PushAnswer(status: 200, apnsID: pushes[index].apnsID, apnsUniqueID: pushes[index].apnsUniqueID,
-                                      delivery: delivery, line: line))
+                                      toDevice: toDevice))
         }
         return answers
     }
