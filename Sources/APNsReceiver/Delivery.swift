@@ -81,8 +81,6 @@ package struct HandedLines: Sendable {
         self.ranges = ranges
     }
 
-    package var count: Int { ranges.count }
-
     /// All of them, read back with one read of the file (those it no longer holds left out).
     package func pushes() -> [AcceptedPush] {
         guard let first = ranges.first?.lowerBound, let end = ranges.last?.upperBound else { return [] }
