@@ -115,7 +115,7 @@ package actor DeviceHub: PushDeliveryHandler {
     }
 
     /// The device whose token is `token` is gone: its apps get no more pushes (a push to it is
-    /// told to the observer, as one to a token no app holds).
+    /// reported to the observer, as one to a token no app holds).
     package func remove(token: DeviceToken, environment: APNsEnvironment) {
         guard let gone = apps.removeValue(forKey: DeviceKey(environment: environment, token: token.hex)) else { return }
         takersChanged()
@@ -261,7 +261,7 @@ package actor DeviceHub: PushDeliveryHandler {
 
     /// Where a background push that reached the device side goes.
     private enum Placement {
-        /// Delivered to a device connected through the gateway, or told to the observer undelivered.
+        /// Delivered to a device connected through the gateway, or reported undelivered to the observer.
         case placed
         /// No device here has its token and the receiver is a fleet's: ``forward(_:)``.
         case elsewhere
@@ -270,7 +270,7 @@ package actor DeviceHub: PushDeliveryHandler {
     }
 
     /// Places a push that reached the device side: lost, handed to the gateway, to an app here,
-    /// elsewhere in the fleet, or told to the observer undelivered.
+    /// elsewhere in the fleet, or reported undelivered to the observer.
     private func place(_ push: AcceptedPush) -> Placement {
         if losesPushes {
             note(push, .lost)
@@ -299,7 +299,7 @@ package actor DeviceHub: PushDeliveryHandler {
     }
 
     /// Pushes another receiver of the fleet accepted for devices connected here (the APNs latency
-    /// was waited there): to their devices at once, or told to the observer undelivered if they
+    /// was waited there): to their devices at once, or reported undelivered to the observer if they
     /// hung up meanwhile.
     func deliver(forwarded pushes: [AcceptedPush]) {
         for push in pushes where !handToGateway(push, key: DeviceKey(environment: push.environment, token: push.deviceToken.hex), latency: .zero) {
