@@ -2,7 +2,7 @@
 # Every benchmark, each beside its reference tool or its floor in the same command (release builds).
 #
 #   Benchmarks/run.sh            everything (7 to 20 minutes on 2 cores, with the CPU of the day)
-#   Benchmarks/run.sh quick      smaller counts (about 1 minute)
+#   Benchmarks/run.sh quick      smaller counts (about 4 minutes)
 #   Benchmarks/run.sh receiver|sender|inspector|es256|rs256|flows|growth|fleet|build
 #   Benchmarks/run.sh fleet-pushes   only the fleet's pushes-into-PostgreSQL rows (about 1 minute)
 #   AUTHSIM_BIN=DIR Benchmarks/run.sh …   the programs in DIR (a release bundle's bin/) instead of building
