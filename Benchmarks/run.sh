@@ -164,13 +164,12 @@ if [ "$WHAT" = all ] || [ "$WHAT" = receiver ]; then
   # Rounds five times as long as the others: the gateway costs less than this VM's speed moves, and
   # the goal holds it in every round. A round is GATEWAY_TURNS (10) turns A B B A of half-length
   # runs, its ratio the median of its turns' (best, above).
-  GTURNS=$GATEWAY_TURNS
-  GPUSHES=$((5 * PUSHES / GTURNS))
-  echo; echo "### push-receiver with its device gateway vs push-receiver alone: h2load -n $GPUSHES -c 4 -m 100 over TLS, best of $((2 * ROUNDS * GTURNS)) runs each, $ROUNDS rounds of $GTURNS turns A B B A"
+  GPUSHES=$((5 * PUSHES / GATEWAY_TURNS))
+  echo; echo "### push-receiver with its device gateway vs push-receiver alone: h2load -n $GPUSHES -c 4 -m 100 over TLS, best of $((2 * ROUNDS * GATEWAY_TURNS)) runs each, $ROUNDS rounds of $GATEWAY_TURNS turns A B B A"
   echo "| | req/s (best) | ratio of bests | median ratio | each round | lowest round |"; echo "|---|---|---|---|---|---|"
   read -r a b m rounds < <(best "h2rate_ticks $GATEWAY $WORK/ticks-gateway https://127.0.0.1:24797 $GPUSHES 4 100" \
-    "h2rate_ticks $ALONE $WORK/ticks-alone https://127.0.0.1:24787 $GPUSHES 4 100" "$GTURNS")
-  read -r cm crounds < <(cpu_rounds "$WORK/ticks-gateway" "$WORK/ticks-alone" "$GTURNS")
+    "h2rate_ticks $ALONE $WORK/ticks-alone https://127.0.0.1:24787 $GPUSHES 4 100" "$GATEWAY_TURNS")
+  read -r cm crounds < <(cpu_rounds "$WORK/ticks-gateway" "$WORK/ticks-alone" "$GATEWAY_TURNS")
   echo "| push-receiver alone (--no-device-gateway) | $b | 1.00× | 1.00× | | |"
   echo "| push-receiver with its device gateway (the default) | $a | $(ratio $a $b)× | ${m}× | ${rounds//,/× · }× | $(lowest "$rounds")× |"
   echo "(the receiver's CPU per push, alone's over the gateway's, its /proc ticks: ${cm}× median; rounds ${crounds//,/× · }×)"
