@@ -4,7 +4,8 @@
 # clients under test from pip, then pytest runs Tests/Release against the unpacked tarball and the
 # installed wheel.
 #
-# usage: Tests/Release/run.sh [DIST]   (default: dist)
+# usage: Tests/Release/run.sh [DIST [PYTEST-ARGS…]]   (DIST: dist by default; with PYTEST-ARGS one
+#        pytest runs Tests/Release with them, else two at once: the whole demo and the rest)
 # needs: bwrap (Debian's bubblewrap); python3 with venv; pip reaching PyPI or its configured mirror.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,4 +36,19 @@ for variable in $(env | sed -n 's/^\(PIP_[A-Z_]*\)=.*/\1/p'); do hidden+=(--sete
 "${hidden[@]}" "$work/venv/bin/pip" install -q "$wheel" "pytest>=7" "aioapns==4.0" "firebase-admin==7.7.0"
 # The wheel put the programs on PATH.
 "${hidden[@]}" sh -c "authsim --version && push-receiver --version && apns-sender --version && redirect-interceptor --version" >/dev/null
-"${hidden[@]}" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider Tests/Release "$@"
+pytest=("${hidden[@]}" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider)
+# Arguments narrow the run (a file, -k, --durations…): one pytest, as given.
+[ $# -gt 0 ] && { "${pytest[@]}" Tests/Release "$@"; exit; }
+# Otherwise two pytest processes at once: the whole demo (two `authsim demo` runs, mostly waiting on
+# the SDK's own timers: 46 s here) in one, every other test (about 50 s, one after another) in the
+# other; the demo's output is shown when both are done, and either failing fails the run.
+demo=Tests/Release/test_recipes.py::test_the_whole_demo
+"${pytest[@]}" "$demo" > "$work/demo.log" 2>&1 &
+demo_pid=$!
+rest_status=0
+"${pytest[@]}" Tests/Release --deselect "$demo" || rest_status=$?
+demo_status=0
+wait "$demo_pid" || demo_status=$?
+echo "$demo (a pytest of its own, exit $demo_status):"
+cat "$work/demo.log"
+[ "$rest_status" = 0 ] && [ "$demo_status" = 0 ] || exit 1
