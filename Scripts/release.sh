@@ -15,7 +15,8 @@
 #                  standard library and Foundation static): the same bundle, unoptimized, in about a
 #                  minute where the debug build is done. For CI, which has just built and tested that
 #                  build: it proves the packaging and the programs with Swift hidden, not the optimizer.
-#                  The bundle holds NOT-A-RELEASE; never ship it. The next `swift build` links authsim again.
+#                  The bundle holds NOT-A-RELEASE; never ship it. The debug build's authsim is then
+#                  linked again as `swift build` links it, so .build is left as it was found.
 #
 # The version is Utilities.AuthsimVersion's (Sources/Utilities/AuthsimVersion.swift), the only place
 # it is written. The build goes to its own scratch folder (.build/static), so it does not disturb
@@ -91,6 +92,14 @@ strip -o "$root/bin/authsim" "$bin/authsim"
 for product in "${products[@]:1}"; do ln -s authsim "$root/bin/$product"; done
 # Foundation's Bundle.module looks for a target's resources beside the executable.
 cp -R "$bin"/*.resources "$root/bin/"
+if [ "$build" = debug ]; then
+  # The debug build's authsim linked again as `swift build` links it (the shared libraries), now that
+  # the bundle has its copy: .build is as the debug build left it, and a later swift build, run or
+  # test finds nothing to do (about 30 s here, alone; 105 s when the demo's `swift run` did it in
+  # .ci/run's last step, beside the release's tests and chaos).
+  echo "release.sh: linking the debug build's authsim again as swift build does…" >&2
+  swift build --product authsim >&2
+fi
 cp -R Scenarios Payloads "$root/"
 # The documentation, as in the repository: the README and docs/ (`authsim docs` lists and prints them).
 cp README.md "$root/README.md"
