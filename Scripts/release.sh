@@ -13,8 +13,8 @@
 #   --skip-build   package what .build/static already holds (after a build of the same tree)
 #   --debug        package the debug build (`swift build`'s objects in .build, linked again with the
 #                  standard library and Foundation static): the same bundle, unoptimized, in about a
-#                  minute where the debug build is done. For CI, which has just built and tested that
-#                  build: it proves the packaging and the programs with Swift hidden, not the optimizer.
+#                  minute and a half where the debug build is done. For CI, which has just built and
+#                  tested that build: it proves the packaging and the programs with Swift hidden, not the optimizer.
 #                  The bundle holds NOT-A-RELEASE; never ship it. The debug build's authsim is then
 #                  linked again as `swift build` links it, so .build is left as it was found.
 #

@@ -8,7 +8,7 @@
 #   Tests/chaos.sh --minutes 1.5    the short form .ci/run runs
 #   Tests/chaos.sh --release        against a release build (swift build -c release)
 #   Tests/chaos.sh --bin DIR        against the programs in DIR (authsim, apns-sender), built already:
-#                                   no swift build (.ci/run gives it the tested debug build's folder)
+#                                   no swift build (.ci/run gives it the CI bundle's bin/, unpacked)
 # Other arguments go to chaos.py (--seed N, --out DIR, --no-faults, --sign-in-clients N).
 # Needs: Debian's postgresql, python3 with requests, httpx (HTTP/2) and PyJWT (.ci/run installs them).
 set -euo pipefail
