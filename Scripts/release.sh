@@ -11,12 +11,12 @@
 # Usage: Scripts/release.sh [--out DIR] [--skip-build | --debug]
 #   --out DIR      where the tarball and the wheel go (default: dist)
 #   --skip-build   package what .build/static already holds (after a build of the same tree)
-#   --debug        package the debug build (`swift build`'s objects in .build, linked again with the
-#                  standard library and Foundation static): the same bundle, unoptimized, in about a
-#                  minute and a half where the debug build is done. For CI, which has just built and
-#                  tested that build: it proves the packaging and the programs with Swift hidden, not the optimizer.
-#                  The bundle holds NOT-A-RELEASE; never ship it. The debug build's authsim is then
-#                  linked again as `swift build` links it, so .build is left as it was found.
+#   --debug        package the debug build (`swift build`'s objects in .build, linked again by SwiftPM's
+#                  own link command with the standard library and Foundation static, into a folder of
+#                  its own): the same bundle, unoptimized, in about half a minute where the debug build is
+#                  done, and .build left as it was. For CI, which has just built and tested that build: it
+#                  proves the packaging and the programs with Swift hidden, not the optimizer.
+#                  The bundle holds NOT-A-RELEASE; never ship it.
 #
 # The version is Utilities.AuthsimVersion's (Sources/Utilities/AuthsimVersion.swift), the only place
 # it is written. The build goes to its own scratch folder (.build/static), so it does not disturb
@@ -42,6 +42,9 @@ arch=$(uname -m)
 products=(authsim push-receiver apns-sender redirect-interceptor)
 scratch=.build/static
 bin="$scratch/release"
+binary="$bin/authsim"
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
 
 # One binary is all four programs: authsim runs push-receiver, apns-sender or redirect-interceptor
 # when started under that name (ProgramCommands), and the bundle links those names to it. Four
@@ -62,44 +65,42 @@ elif [ "$build" = debug ]; then
     group+=(-Xlinker "-l${library#lib}")
   done
   group+=(-Xlinker --end-group)
-  echo "release.sh: linking the debug build's authsim (--static-swift-stdlib)…" >&2
-  # A module this build compiles (one the debug build had not, or whose dependency changed) is
-  # compiled against the static libraries, and the next debug build would take its objects as they
-  # are and fail to link: they go, so that it compiles them again.
-  marker=$(mktemp)
-  status=0
-  swift build --static-swift-stdlib --product authsim "${group[@]}" >&2 || status=$?
-  debug_bin=$(swift build --show-bin-path)
-  find "$debug_bin/" -path '*.build/*' -name '*.o' -newer "$marker" -delete
-  rm -f "$marker"
-  [ "$status" = 0 ] || exit "$status"
-  bin=$debug_bin
+  # The debug build's authsim, linked again by SwiftPM's own link command with -static-stdlib, into
+  # the stage: .build is left as it is. (`swift build --static-swift-stdlib` would plan the build
+  # again and relink .build's authsim, and the next swift build would plan and link it back.) It is
+  # built first only when it is missing or a source is newer: SwiftPM plans the whole build again
+  # whenever its environment differs from the last build's, this script's included (about 10 s).
+  bin=$(swift build --show-bin-path)
+  newer=
+  [ -x "$bin/authsim" ] && newer=$(find Package.swift Sources -newer "$bin/authsim" -print -quit)
+  if [ ! -x "$bin/authsim" ] || [ -n "$newer" ]; then
+    why="not built yet"
+    [ -n "$newer" ] && why="$newer is newer than it"
+    echo "release.sh: building the debug build's authsim ($why)…" >&2
+    swift build --product authsim >&2
+  fi
+  echo "release.sh: linking the debug build's authsim (-static-stdlib)…" >&2
+  link=()
+  mapfile -d '' link < <(python3 Scripts/swiftpm-link-command.py .build/debug.yaml "$bin/authsim" "$stage/authsim")
+  [ ${#link[@]} -gt 0 ] || { echo "release.sh: no link command for authsim in .build/debug.yaml" >&2; exit 1; }
+  "${link[@]}" -static-stdlib "${group[@]}" >&2
+  binary="$stage/authsim"
 fi
-[ -x "$bin/authsim" ] || { echo "release.sh: $bin/authsim is missing: run without --skip-build" >&2; exit 1; }
+[ -x "$binary" ] || { echo "release.sh: $binary is missing: run without --skip-build" >&2; exit 1; }
 
 # The newest glibc symbol version the binary needs names the wheel's manylinux tag.
-glibc=$(objdump -T "$bin/authsim" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
+glibc=$(objdump -T "$binary" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
 glibc_minor=${glibc#GLIBC_2.}
 
 name="authsim-$version-linux-$arch"
 mkdir -p "$out"
-stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
 root="$stage/$name"
 mkdir -p "$root/bin"
 # Symbols stripped: about half of the binary is debug information.
-strip -o "$root/bin/authsim" "$bin/authsim"
+strip -o "$root/bin/authsim" "$binary"
 for product in "${products[@]:1}"; do ln -s authsim "$root/bin/$product"; done
 # Foundation's Bundle.module looks for a target's resources beside the executable.
 cp -R "$bin"/*.resources "$root/bin/"
-if [ "$build" = debug ]; then
-  # The debug build's authsim linked again as `swift build` links it (the shared libraries), now that
-  # the bundle has its copy: .build is as the debug build left it, and a later swift build, run or
-  # test finds nothing to do (about 30 s here, alone; 105 s when the demo's `swift run` did it in
-  # .ci/run's last step, beside the release's tests and chaos).
-  echo "release.sh: linking the debug build's authsim again as swift build does…" >&2
-  swift build --product authsim >&2
-fi
 cp -R Scenarios Payloads "$root/"
 # The documentation, as in the repository: the README and docs/ (`authsim docs` lists and prints them).
 cp README.md "$root/README.md"
