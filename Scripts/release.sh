@@ -71,12 +71,10 @@ elif [ "$build" = debug ]; then
   # built first only when it is missing or a source is newer: SwiftPM plans the whole build again
   # whenever its environment differs from the last build's, this script's included (about 10 s).
   bin=$(swift build --show-bin-path)
-  newer=
-  [ -x "$bin/authsim" ] && newer=$(find Package.swift Sources -newer "$bin/authsim" -print -quit)
-  if [ ! -x "$bin/authsim" ] || [ -n "$newer" ]; then
-    why="not built yet"
-    [ -n "$newer" ] && why="$newer is newer than it"
-    echo "release.sh: building the debug build's authsim ($why)…" >&2
+  stale="not built yet"
+  [ -x "$bin/authsim" ] && stale=$(find Package.swift Sources -newer "$bin/authsim" -printf '%p is newer than it' -quit)
+  if [ -n "$stale" ]; then
+    echo "release.sh: building the debug build's authsim ($stale)…" >&2
     swift build --product authsim >&2
   fi
   echo "release.sh: linking the debug build's authsim (-static-stdlib)…" >&2

@@ -18,6 +18,7 @@ absolute() { case "$1" in /*) echo "$1" ;; *) echo "$caller/$1" ;; esac; }
 cd "$(dirname "$0")/../.."
 # What pip installs beside the wheel, pinned: the test runner and the clients the tests drive.
 clients=("pytest>=7" "aioapns==4.0" "firebase-admin==7.7.0")
+pins=$(printf '%s\n' "${clients[@]}")
 command -v bwrap >/dev/null || { echo "Tests/Release/run.sh: bwrap is missing (apt-get install bubblewrap)" >&2; exit 1; }
 python=$(python3 -c 'import sys; print(sys.executable)')
 # hidden VENV HOME: the command prefix that runs what follows in bwrap, the toolchain's folder replaced by
@@ -37,22 +38,23 @@ prepare() {
   hidden "$1" "$2"
   "${hidden[@]}" "$python" -m venv "$1"
   "${hidden[@]}" "$1/bin/pip" install -q "${clients[@]}"
-  printf '%s\n' "${clients[@]}" > "$1/authsim-release-tests"
+  echo "$pins" > "$1/authsim-release-tests"
 }
 
 venv=
 case "${1:-}" in
   --prepare)
     [ -n "${2:-}" ] && [ $# -eq 2 ] || { echo "Tests/Release/run.sh: --prepare takes one folder (usage: --prepare VENV)" >&2; exit 2; }
-    [ ! -e "$(absolute "$2")" ] || { echo "Tests/Release/run.sh: $2 exists: --prepare makes a new venv" >&2; exit 2; }
+    venv=$(absolute "$2")
+    [ ! -e "$venv" ] || { echo "Tests/Release/run.sh: $2 exists: --prepare makes a new venv" >&2; exit 2; }
     home=$(mktemp -d)
     trap 'rm -rf "$home"' EXIT
-    prepare "$(absolute "$2")" "$home"
+    prepare "$venv" "$home"
     exit ;;
   --venv)
     [ -n "${2:-}" ] || { echo "Tests/Release/run.sh: --venv needs a folder made by --prepare" >&2; exit 2; }
     venv=$(cd "$(absolute "$2")" 2>/dev/null && pwd) || { echo "Tests/Release/run.sh: no venv at $2: make it with --prepare $2" >&2; exit 2; }
-    [ "$(printf '%s\n' "${clients[@]}")" = "$(cat "$venv/authsim-release-tests" 2>/dev/null)" ] \
+    [ "$pins" = "$(cat "$venv/authsim-release-tests" 2>/dev/null)" ] \
       || { echo "Tests/Release/run.sh: $2 was not made by this script's --prepare, or with other pins: make it again" >&2; exit 2; }
     shift 2 ;;
 esac
